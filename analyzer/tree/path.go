@@ -1,0 +1,170 @@
+package tree
+
+import (
+	"strconv"
+	"strings"
+)
+
+// StepKind tells how one step of a Path selects its child.
+type StepKind int
+
+const (
+	// KeyStep selects a map entry by key.
+	KeyStep StepKind = iota
+	// NameStep selects the list element whose "name" field equals Key. Lists
+	// of named elements are paired by name, never by position, because a
+	// strategic-merge patch prepends the elements it adds.
+	NameStep
+	// IndexStep selects a list element by position (lists without names).
+	IndexStep
+)
+
+// Step is one step of a Path.
+type Step struct {
+	Kind  StepKind
+	Key   string // the map key (KeyStep) or the element's name (NameStep)
+	Index int    // the position (IndexStep)
+}
+
+// Path locates a field inside an object.
+type Path []Step
+
+// Key, Name and Index build steps.
+func Key(k string) Step  { return Step{Kind: KeyStep, Key: k} }
+func Name(n string) Step { return Step{Kind: NameStep, Key: n} }
+func Index(i int) Step   { return Step{Kind: IndexStep, Index: i} }
+
+// ParseSimple builds a key-only path from a dotted string ("spec.replicas").
+func ParseSimple(dotted string) Path {
+	if dotted == "" {
+		return nil
+	}
+	var p Path
+	for _, k := range strings.Split(dotted, ".") {
+		p = append(p, Key(k))
+	}
+	return p
+}
+
+// Child returns a new path with s appended; p itself is never aliased.
+func (p Path) Child(s Step) Path {
+	out := make(Path, len(p), len(p)+1)
+	copy(out, p)
+	return append(out, s)
+}
+
+// String renders the path as a user reads it:
+// spec.template.spec.containers[app].image, with keys holding '.' or '['
+// quoted: metadata.labels["app.kubernetes.io/name"].
+func (p Path) String() string {
+	var b strings.Builder
+	for i, s := range p {
+		switch s.Kind {
+		case KeyStep:
+			if plainKey(s.Key) {
+				if i > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(s.Key)
+			} else {
+				b.WriteString("[")
+				b.WriteString(strconv.Quote(s.Key))
+				b.WriteString("]")
+			}
+		case NameStep:
+			if plainName(s.Key) {
+				b.WriteString("[" + s.Key + "]")
+			} else {
+				b.WriteString("[name=" + strconv.Quote(s.Key) + "]")
+			}
+		case IndexStep:
+			b.WriteString("[" + strconv.Itoa(s.Index) + "]")
+		}
+	}
+	return b.String()
+}
+
+func plainKey(k string) bool {
+	return k != "" && !strings.ContainsAny(k, ".[]\" \t\n")
+}
+
+func plainName(n string) bool {
+	if n == "" || strings.ContainsAny(n, "[]\"= \t\n") {
+		return false
+	}
+	_, err := strconv.Atoi(n)
+	return err != nil // a numeric name would read as a position
+}
+
+// Get returns the value at p inside v and whether it is present.
+func Get(v any, p Path) (any, bool) {
+	cur := v
+	for _, s := range p {
+		switch s.Kind {
+		case KeyStep:
+			m, ok := cur.(map[string]any)
+			if !ok {
+				return nil, false
+			}
+			cur, ok = m[s.Key]
+			if !ok {
+				return nil, false
+			}
+		case NameStep:
+			l, ok := cur.([]any)
+			if !ok {
+				return nil, false
+			}
+			found := false
+			for _, e := range l {
+				if m, ok := e.(map[string]any); ok && m["name"] == s.Key {
+					cur, found = e, true
+					break
+				}
+			}
+			if !found {
+				return nil, false
+			}
+		case IndexStep:
+			l, ok := cur.([]any)
+			if !ok || s.Index < 0 || s.Index >= len(l) {
+				return nil, false
+			}
+			cur = l[s.Index]
+		}
+	}
+	return cur, true
+}
+
+// ElementNames returns the names of a list's elements when every element is
+// a map with a non-empty string name and the names are unique; ok is false
+// otherwise. An absent (nil) list is trivially named.
+func ElementNames(l []any) (names []string, ok bool) {
+	seen := map[string]bool{}
+	for _, e := range l {
+		m, isMap := e.(map[string]any)
+		if !isMap {
+			return nil, false
+		}
+		n, isStr := m["name"].(string)
+		if !isStr || n == "" || seen[n] {
+			return nil, false
+		}
+		seen[n] = true
+		names = append(names, n)
+	}
+	return names, true
+}
+
+// ByName indexes a named list (see ElementNames) by element name.
+func ByName(l []any) map[string]map[string]any {
+	out := make(map[string]map[string]any, len(l))
+	for _, e := range l {
+		if m, ok := e.(map[string]any); ok {
+			if n, ok := m["name"].(string); ok {
+				out[n] = m
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,192 @@
+// Package tree holds the JSON-shaped values every part of driftback compares:
+// objects decoded from YAML, rendered by kustomize or read from the API.
+// The three sources disagree on number types (a YAML decoder yields float64 or
+// int, the API int64, kustomize int), so equality here is canonical: the same
+// number is the same value whatever Go type carries it.
+package tree
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Normalize returns v as a canonical tree: map[string]any, []any, string,
+// bool, nil, int64 (every integral number that fits) or float64.
+func Normalize(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			out[k] = Normalize(e)
+		}
+		return out
+	case map[any]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			out[fmt.Sprint(k)] = Normalize(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = Normalize(e)
+		}
+		return out
+	case []map[string]any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = Normalize(e)
+		}
+		return out
+	case []string:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = e
+		}
+		return out
+	case int:
+		return int64(t)
+	case int8:
+		return int64(t)
+	case int16:
+		return int64(t)
+	case int32:
+		return int64(t)
+	case int64:
+		return t
+	case uint:
+		return normFloatOrUint(uint64(t))
+	case uint8:
+		return int64(t)
+	case uint16:
+		return int64(t)
+	case uint32:
+		return int64(t)
+	case uint64:
+		return normFloatOrUint(t)
+	case float32:
+		return normFloat(float64(t))
+	case float64:
+		return normFloat(t)
+	case json.Number:
+		if i, err := t.Int64(); err == nil {
+			return i
+		}
+		if f, err := t.Float64(); err == nil {
+			return normFloat(f)
+		}
+		return t.String()
+	default:
+		return v
+	}
+}
+
+func normFloatOrUint(u uint64) any {
+	if u <= math.MaxInt64 {
+		return int64(u)
+	}
+	return float64(u)
+}
+
+func normFloat(f float64) any {
+	if f == math.Trunc(f) && f >= -(1<<63) && f < (1<<63) && !math.IsInf(f, 0) {
+		return int64(f)
+	}
+	return f
+}
+
+// Equal reports whether a and b are the same canonical value. Both are
+// normalised first, so callers may pass raw decoder output.
+func Equal(a, b any) bool {
+	return equalNorm(Normalize(a), Normalize(b))
+}
+
+func equalNorm(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, xv := range x {
+			yv, ok := y[k]
+			if !ok || !equalNorm(xv, yv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !equalNorm(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	default:
+		return a == b
+	}
+}
+
+// Copy returns a deep copy of a canonical tree.
+func Copy(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			out[k] = Copy(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = Copy(e)
+		}
+		return out
+	default:
+		return v
+	}
+}
+
+// SortedKeys returns the keys of m in byte order, so every walk over a map is
+// deterministic.
+func SortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// UnionKeys returns the sorted union of the keys of the given maps (nil maps
+// are empty).
+func UnionKeys(ms ...map[string]any) []string {
+	seen := map[string]bool{}
+	var keys []string
+	for _, m := range ms {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Canonical returns the canonical JSON encoding of v (sorted keys, normalised
+// numbers); two values are Equal exactly when their encodings are identical.
+func Canonical(v any) string {
+	b, err := json.Marshal(Normalize(v))
+	if err != nil {
+		return fmt.Sprintf("%#v", v)
+	}
+	return string(b)
+}
