@@ -1,0 +1,287 @@
+// Package repofs is an immutable in-memory snapshot of a repository's files:
+// what the analyzer reads instead of a disk, so that a plan is a pure function
+// of its inputs and no build can reach outside the snapshot. Paths are
+// repo-relative, slash-separated and clean; anything that would escape the
+// repository is rejected when it enters.
+package repofs
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// DefaultMaxBytes caps what LoadDir reads, so a hostile checkout cannot
+// exhaust memory.
+const DefaultMaxBytes = 256 << 20
+
+// Repo is a snapshot: files by path, and symlinks (recorded, never followed).
+type Repo struct {
+	files map[string][]byte
+	links map[string]string
+	dirs  map[string]bool
+}
+
+// New returns an empty snapshot.
+func New() *Repo {
+	return &Repo{files: map[string][]byte{}, links: map[string]string{}, dirs: map[string]bool{"": true}}
+}
+
+// Clean turns a repo-relative path into its canonical form ("" is the repo
+// top). Absolute paths and paths that climb out of the repository are errors.
+func Clean(rel string) (string, error) {
+	if strings.ContainsRune(rel, 0) {
+		return "", fmt.Errorf("path %q holds a NUL byte", rel)
+	}
+	s := filepath.ToSlash(rel)
+	if path.IsAbs(s) || filepath.IsAbs(rel) || (len(s) > 1 && s[1] == ':') {
+		return "", fmt.Errorf("path %q is absolute; paths are relative to the repository", rel)
+	}
+	c := path.Clean(s)
+	if c == "." {
+		return "", nil
+	}
+	if c == ".." || strings.HasPrefix(c, "../") {
+		return "", fmt.Errorf("path %q escapes the repository", rel)
+	}
+	return c, nil
+}
+
+// Join resolves rel against the repo directory dir, rejecting escapes.
+func Join(dir, rel string) (string, error) {
+	if path.IsAbs(filepath.ToSlash(rel)) {
+		return "", fmt.Errorf("path %q is absolute; paths are relative to the repository", rel)
+	}
+	return Clean(path.Join(dir, filepath.ToSlash(rel)))
+}
+
+// Add stores a file. Its parent folders come into being implicitly.
+func (r *Repo) Add(p string, data []byte) error {
+	c, err := Clean(p)
+	if err != nil {
+		return err
+	}
+	if c == "" || r.dirs[c] {
+		return fmt.Errorf("path %q is a folder", p)
+	}
+	r.files[c] = data
+	for d := path.Dir(c); ; d = path.Dir(d) {
+		if d == "." {
+			break
+		}
+		r.dirs[d] = true
+	}
+	return nil
+}
+
+// AddSymlink records a symlink so that a build that reaches it is refused.
+func (r *Repo) AddSymlink(p, target string) error {
+	c, err := Clean(p)
+	if err != nil {
+		return err
+	}
+	r.links[c] = target
+	return nil
+}
+
+// File returns a file's bytes.
+func (r *Repo) File(p string) ([]byte, bool) {
+	c, err := Clean(p)
+	if err != nil {
+		return nil, false
+	}
+	b, ok := r.files[c]
+	return b, ok
+}
+
+// IsDir reports whether p is a folder that holds files.
+func (r *Repo) IsDir(p string) bool {
+	c, err := Clean(p)
+	return err == nil && r.dirs[c]
+}
+
+// Symlink reports whether p, or a folder above it, is a symlink, and names it.
+func (r *Repo) Symlink(p string) (string, bool) {
+	c, err := Clean(p)
+	if err != nil {
+		return "", false
+	}
+	for d := c; d != "." && d != ""; d = path.Dir(d) {
+		if _, ok := r.links[d]; ok {
+			return d, true
+		}
+	}
+	return "", false
+}
+
+// List returns the direct entries of folder dir: files and subfolders (with a
+// trailing slash), sorted.
+func (r *Repo) List(dir string) []string {
+	c, err := Clean(dir)
+	if err != nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	add := func(name string) {
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	for p := range r.files {
+		if rest, ok := under(c, p); ok {
+			if i := strings.IndexByte(rest, '/'); i >= 0 {
+				add(rest[:i+1])
+			} else {
+				add(rest)
+			}
+		}
+	}
+	for p := range r.links {
+		if rest, ok := under(c, p); ok && !strings.Contains(rest, "/") {
+			add(rest)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func under(dir, p string) (string, bool) {
+	if dir == "" {
+		return p, true
+	}
+	if strings.HasPrefix(p, dir+"/") {
+		return p[len(dir)+1:], true
+	}
+	return "", false
+}
+
+// Paths returns every file path, sorted.
+func (r *Repo) Paths() []string {
+	out := make([]string, 0, len(r.files))
+	for p := range r.files {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// With returns a new snapshot with the given files replaced (nil content
+// deletes). The receiver is unchanged, so verify can build an edited tree
+// beside the original.
+func (r *Repo) With(changes map[string][]byte) (*Repo, error) {
+	out := New()
+	for p, b := range r.files {
+		if _, changed := changes[p]; !changed {
+			out.files[p] = b
+		}
+	}
+	for d := range r.dirs {
+		out.dirs[d] = true
+	}
+	for p, t := range r.links {
+		out.links[p] = t
+	}
+	for p, b := range changes {
+		if b == nil {
+			c, err := Clean(p)
+			if err != nil {
+				return nil, err
+			}
+			delete(out.files, c)
+			continue
+		}
+		if err := out.Add(p, b); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// FS returns a kustomize in-memory filesystem holding every file under "/".
+// Symlinks are absent from it: the loader refuses them before any build.
+func (r *Repo) FS() (filesys.FileSystem, error) {
+	mem := filesys.MakeFsInMemory()
+	for _, p := range r.Paths() {
+		if err := mem.WriteFile("/"+p, r.files[p]); err != nil {
+			return nil, fmt.Errorf("load %s into memory: %w", p, err)
+		}
+	}
+	return mem, nil
+}
+
+// LoadDir snapshots a checkout on disk. The .git folder is skipped; symlinks
+// are recorded, not followed; the total size is capped at maxBytes (0 means
+// DefaultMaxBytes).
+func LoadDir(dir string, maxBytes int64) (*Repo, error) {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBytes
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("repository %s: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("repository %s: not a folder", dir)
+	}
+	r := New()
+	var total int64
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		if rel == "." {
+			return nil
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return r.AddSymlink(rel, target)
+		case d.Type().IsRegular():
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			total += info.Size()
+			if total > maxBytes {
+				return fmt.Errorf("repository %s is larger than %d bytes", dir, maxBytes)
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return r.Add(rel, b)
+		default:
+			return nil // sockets, devices: never part of a build
+		}
+	})
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("repository %s: %w", dir, err)
+		}
+		return nil, err
+	}
+	return r, nil
+}
