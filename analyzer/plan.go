@@ -1,0 +1,90 @@
+package analyzer
+
+// The plan is driftback's one output: what to write, where, and what was
+// refused. Its JSON form is a public contract (`driftback plan -o json`),
+// so field names and meanings change only with care.
+
+// Routes say where an edit is written.
+const (
+	RouteSource   = "source"   // written through to the source document
+	RouteImages   = "images"   // an images: entry of a kustomization
+	RouteReplicas = "replicas" // a replicas: entry of a kustomization
+)
+
+// Refusal codes, shown to users; stable (DESIGN §10).
+const (
+	CodeBuildOwned          = "build-owned"
+	CodeUnplaceableEdit     = "unplaceable-edit"
+	CodeRenderMismatch      = "render-mismatch"
+	CodeUnsupported         = "unsupported-kustomization"
+	CodeRenderFailed        = "render-failed"
+	CodeWriteFanIn          = "write-fan-in"
+	CodeOutOfScope          = "out-of-scope"
+	CodeSensitive           = "sensitive"
+	CodeSharedEntryConflict = "shared-entry-conflict"
+	CodeOrchestratorContext = "orchestrator-context"
+	CodeNotAppliedYet       = "not-applied-yet"
+)
+
+// ObjectRef names a Kubernetes object.
+type ObjectRef struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace"`
+	Name       string `json:"name"`
+}
+
+// String reads as kind/namespace/name, the way kubectl users name objects.
+func (o ObjectRef) String() string {
+	if o.Kind == "" && o.Name == "" {
+		return ""
+	}
+	if o.Namespace == "" {
+		return o.Kind + "/" + o.Name
+	}
+	return o.Kind + "/" + o.Namespace + "/" + o.Name
+}
+
+// Edit is one routed change: the field's value in Git's render (From) is
+// replaced by what the cluster runs (To), written to File at Line.
+type Edit struct {
+	Object ObjectRef `json:"object"`
+	Field  string    `json:"field"`
+	From   any       `json:"from"`
+	To     any       `json:"to"`
+	File   string    `json:"file"`
+	Line   int       `json:"line"`
+	Route  string    `json:"route"`
+}
+
+// Refusal is a change driftback will not write, with the reason and how a
+// person can resolve it.
+type Refusal struct {
+	Code    string    `json:"code"`
+	Object  ObjectRef `json:"object"`
+	Field   string    `json:"field"`
+	File    string    `json:"file"`
+	Line    int       `json:"line,omitempty"`
+	Message string    `json:"message"`
+	Hint    string    `json:"hint"`
+}
+
+// File is the full new content of a file the plan changes.
+type File struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+	Deleted bool   `json:"deleted,omitempty"`
+}
+
+// Plan is the result of analysing one root against the live objects.
+type Plan struct {
+	Root     string    `json:"root"`
+	Edits    []Edit    `json:"edits"`
+	Refusals []Refusal `json:"refusals"`
+	Files    []File    `json:"files"`
+	Notes    []string  `json:"notes"`
+}
+
+// InSync reports whether the cluster matches Git: nothing to write and
+// nothing refused.
+func (p *Plan) InSync() bool { return len(p.Edits) == 0 && len(p.Refusals) == 0 }
