@@ -1,0 +1,82 @@
+package tree
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestEqualIsCanonicalAcrossNumberTypes(t *testing.T) {
+	// A YAML decoder gives float64 or int, the API int64, kustomize int:
+	// all the same replica count.
+	if !Equal(map[string]any{"r": 3}, map[string]any{"r": float64(3)}) {
+		t.Error("int and float64 of one number differ")
+	}
+	if !Equal([]any{int64(3)}, []any{int32(3)}) {
+		t.Error("int64 and int32 differ")
+	}
+	if Equal(map[string]any{"r": 3}, map[string]any{"r": "3"}) {
+		t.Error("a string equals a number")
+	}
+	if Equal(map[string]any{"a": nil}, map[string]any{}) {
+		t.Error("an explicit null equals an absence")
+	}
+	if Equal(1.5, 1) {
+		t.Error("1.5 equals 1")
+	}
+}
+
+func TestPathString(t *testing.T) {
+	p := Path{Key("spec"), Key("template"), Key("spec"), Key("containers"), Name("app"), Key("image")}
+	if got := p.String(); got != "spec.template.spec.containers[app].image" {
+		t.Errorf("got %s", got)
+	}
+	q := Path{Key("metadata"), Key("labels"), Key("app.kubernetes.io/name")}
+	if got := q.String(); got != `metadata.labels["app.kubernetes.io/name"]` {
+		t.Errorf("got %s", got)
+	}
+	r := Path{Key("args"), Index(0)}
+	if got := r.String(); got != "args[0]" {
+		t.Errorf("got %s", got)
+	}
+	if got := (Path{Key("env"), Name("0")}).String(); got != `env[name="0"]` {
+		t.Errorf("a numeric name must not read as a position: %s", got)
+	}
+}
+
+func TestGetByName(t *testing.T) {
+	obj := Normalize(map[string]any{"c": []any{
+		map[string]any{"name": "side", "image": "s"},
+		map[string]any{"name": "app", "image": "a"},
+	}})
+	v, ok := Get(obj, Path{Key("c"), Name("app"), Key("image")})
+	if !ok || v != "a" {
+		t.Errorf("Get = %v %v", v, ok)
+	}
+	if _, ok := Get(obj, Path{Key("c"), Name("nope")}); ok {
+		t.Error("found a missing element")
+	}
+}
+
+func TestRedactSecretHoldsNoValue(t *testing.T) {
+	s := map[string]any{"kind": "Secret", "data": map[string]any{"k": "aHVudGVyMg=="}, "stringData": map[string]any{"j": "hunter2"}}
+	r := RedactSecret(s)
+	c := Canonical(r)
+	if strings.Contains(c, "hunter2") || strings.Contains(c, "aHVudGVyMg") {
+		t.Fatalf("value survived: %s", c)
+	}
+	d := r["data"].(map[string]any)
+	if d["k"] != d["j"] {
+		t.Error("data and stringData of the same bytes digest differently")
+	}
+	if _, ok := s["stringData"]; !ok {
+		t.Error("input modified")
+	}
+}
+
+func TestRedactSecretIsIdempotent(t *testing.T) {
+	s := map[string]any{"kind": "Secret", "data": map[string]any{"k": "aHVudGVyMg=="}}
+	once := RedactSecret(s)
+	if !Equal(once, RedactSecret(once)) {
+		t.Error("redacting twice changes the digests")
+	}
+}

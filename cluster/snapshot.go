@@ -1,0 +1,150 @@
+package cluster
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/driftback/driftback/analyzer/tree"
+)
+
+// Object is one live object, sanitized, with its field-ownership records
+// kept aside for the intent view.
+type Object struct {
+	Object map[string]any
+	// ManagedFields is metadata.managedFields as read, nil when the source
+	// did not include it (kubectl get without --show-managed-fields).
+	ManagedFields []any
+	// LastApplied is the kubectl.kubernetes.io/last-applied-configuration
+	// annotation, decoded; nil when absent. Client-side appliers leave it.
+	LastApplied map[string]any
+}
+
+// MaxSnapshotBytes bounds what ReadSnapshot accepts.
+const MaxSnapshotBytes = 256 << 20
+
+// ReadSnapshot reads live objects as the API returns them: multi-document
+// YAML or JSON, or a List (what `kubectl get -o yaml` prints). Objects that
+// a controller owns are skipped. Errors name the file and line.
+func ReadSnapshot(path string) ([]Object, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxSnapshotBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(data) > MaxSnapshotBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, MaxSnapshotBytes)
+	}
+	return ParseSnapshot(path, data)
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// ParseSnapshot is ReadSnapshot on bytes; name is used in errors.
+func ParseSnapshot(name string, data []byte) ([]Object, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var out []Object
+	for doc := 0; ; doc++ {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+				return nil, fmt.Errorf("%s:%s: %s", name, m[1], m[2])
+			}
+			return nil, fmt.Errorf("%s: %v", name, err)
+		}
+		var v any
+		if err := n.Decode(&v); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", name, n.Line, err)
+		}
+		if v == nil {
+			continue
+		}
+		obj, ok := tree.Normalize(v).(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s:%d: document %d is not an object", name, line(&n), doc+1)
+		}
+		items, isList := listItems(obj)
+		if !isList {
+			items = []any{obj}
+		}
+		for i, it := range items {
+			o, ok := it.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("%s:%d: list item %d is not an object", name, line(&n), i+1)
+			}
+			if err := checkObject(o); err != nil {
+				return nil, fmt.Errorf("%s:%d: %s", name, line(&n), err)
+			}
+			if controlled(o) {
+				continue
+			}
+			out = append(out, fromAPI(o))
+		}
+	}
+	return out, nil
+}
+
+func line(n *yaml.Node) int {
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		return n.Content[0].Line
+	}
+	return n.Line
+}
+
+// listItems recognises List and typed lists (DeploymentList).
+func listItems(obj map[string]any) ([]any, bool) {
+	kind, _ := obj["kind"].(string)
+	items, ok := obj["items"].([]any)
+	if !ok {
+		_, hasItems := obj["items"]
+		if hasItems && obj["items"] == nil {
+			return nil, true
+		}
+		return nil, false
+	}
+	return items, kind == "List" || (len(kind) > 4 && kind[len(kind)-4:] == "List")
+}
+
+func checkObject(o map[string]any) error {
+	av, _ := o["apiVersion"].(string)
+	kind, _ := o["kind"].(string)
+	meta, _ := o["metadata"].(map[string]any)
+	name, _ := meta["name"].(string)
+	if av == "" || kind == "" || name == "" {
+		return fmt.Errorf("object without apiVersion, kind or metadata.name")
+	}
+	return nil
+}
+
+// fromAPI keeps the ownership records aside, then sanitizes.
+func fromAPI(o map[string]any) Object {
+	var obj Object
+	meta, _ := o["metadata"].(map[string]any)
+	if mf, ok := meta["managedFields"].([]any); ok {
+		obj.ManagedFields = mf
+	}
+	if ann, ok := meta["annotations"].(map[string]any); ok && o["kind"] != "Secret" {
+		// A Secret's last-applied annotation holds its values: never read.
+		if s, ok := ann["kubectl.kubernetes.io/last-applied-configuration"].(string); ok {
+			var la any
+			if yaml.Unmarshal([]byte(s), &la) == nil {
+				obj.LastApplied, _ = tree.Normalize(la).(map[string]any)
+			}
+		}
+	}
+	obj.Object = Sanitize(o)
+	return obj
+}

@@ -1,0 +1,103 @@
+package cluster
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/driftback/driftback/analyzer/tree"
+)
+
+const listSnapshot = `apiVersion: v1
+kind: List
+items:
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata:
+    name: app
+    namespace: prod
+    uid: 1234
+    resourceVersion: "99"
+    generation: 3
+    creationTimestamp: "2026-01-01T00:00:00Z"
+    labels:
+      app: app
+      kustomize.toolkit.fluxcd.io/name: apps
+    annotations:
+      deployment.kubernetes.io/revision: "4"
+      kubectl.kubernetes.io/last-applied-configuration: '{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"app"}}'
+    managedFields:
+    - manager: kustomize-controller
+      operation: Apply
+  spec:
+    replicas: 3
+  status:
+    readyReplicas: 3
+- apiVersion: apps/v1
+  kind: ReplicaSet
+  metadata:
+    name: app-5d8
+    ownerReferences:
+    - {apiVersion: apps/v1, kind: Deployment, name: app, controller: true, uid: x}
+- apiVersion: v1
+  kind: Service
+  metadata: {name: web}
+  spec:
+    clusterIP: 10.0.0.1
+    clusterIPs: [10.0.0.1]
+    ports: [{port: 80}]
+- apiVersion: v1
+  kind: Secret
+  metadata: {name: creds}
+  data: {password: aHVudGVyMg==}
+`
+
+func TestParseSnapshotList(t *testing.T) {
+	objs, err := ParseSnapshot("live.yaml", []byte(listSnapshot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 3 {
+		t.Fatalf("got %d objects, want 3 (the controlled ReplicaSet is skipped)", len(objs))
+	}
+	d := objs[0]
+	if d.ManagedFields == nil || d.LastApplied == nil {
+		t.Error("ownership records were not kept aside")
+	}
+	meta := d.Object["metadata"].(map[string]any)
+	for _, k := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "annotations"} {
+		if _, ok := meta[k]; ok {
+			t.Errorf("metadata.%s survived sanitizing", k)
+		}
+	}
+	if labels := meta["labels"].(map[string]any); len(labels) != 1 || labels["app"] != "app" {
+		t.Errorf("labels = %v", labels)
+	}
+	if _, ok := d.Object["status"]; ok {
+		t.Error("status survived")
+	}
+	svc := objs[1].Object["spec"].(map[string]any)
+	if _, ok := svc["clusterIP"]; ok {
+		t.Error("clusterIP survived")
+	}
+	if s := objs[2].Object; strings.Contains(tree.Canonical(s), "aHVudGVyMg") {
+		t.Error("a Secret value survived")
+	}
+}
+
+func TestParseSnapshotMultiDocAndErrors(t *testing.T) {
+	objs, err := ParseSnapshot("live.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n"))
+	if err != nil || len(objs) != 2 {
+		t.Fatalf("got %d, %v", len(objs), err)
+	}
+	_, err = ParseSnapshot("live.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n   bad: [\n"))
+	if err == nil || !strings.HasPrefix(err.Error(), "live.yaml:") {
+		t.Fatalf("error %v does not name the file", err)
+	}
+	_, err = ParseSnapshot("live.yaml", []byte("apiVersion: v1\nkind: ConfigMap\n"))
+	if err == nil || !strings.Contains(err.Error(), "live.yaml:1:") {
+		t.Fatalf("error %v does not name file and line", err)
+	}
+	if _, err := ParseSnapshot("live.yaml", []byte("- 1\n- 2\n")); err == nil {
+		t.Fatal("a YAML list of numbers was accepted as objects")
+	}
+}
