@@ -1,0 +1,183 @@
+package ktree
+
+import (
+	"reflect"
+	"strings"
+
+	"sigs.k8s.io/kustomize/api/types"
+)
+
+// Support classifies one field of types.Kustomization.
+type Support int
+
+// The zero value is deliberately not a classification, so a field missing
+// from Fields reads as unclassified rather than as accepted.
+const (
+	// Accepted fields are built and understood by the rest of the analyzer.
+	Accepted Support = iota + 1
+	// Refused fields make the whole target unsupported when set.
+	Refused
+	// Meta fields describe the file and do not change what a build renders.
+	Meta
+)
+
+func (s Support) String() string {
+	switch s {
+	case Accepted:
+		return "accepted"
+	case Refused:
+		return "refused"
+	case Meta:
+		return "meta"
+	}
+	return "unclassified"
+}
+
+// Fields classifies every field of types.Kustomization by Go field name. A
+// kustomize bump that adds a field fails TestFieldsCoverStruct until the new
+// field is classified here; until then Load refuses it when set.
+var Fields = map[string]Support{
+	"TypeMeta": Meta,
+	"MetaData": Meta,
+
+	"Resources":         Accepted,
+	"Bases":             Accepted, // FixKustomization folds it into Resources
+	"Namespace":         Accepted,
+	"Images":            Accepted, // but images[].tagSuffix is refused
+	"Replicas":          Accepted,
+	"Labels":            Accepted,
+	"CommonLabels":      Accepted,
+	"CommonAnnotations": Accepted,
+	"Patches":           Accepted, // path: to one strategic-merge object only
+	"BuildMetadata":     Accepted,
+	"GeneratorOptions":  Accepted,
+	"SortOptions":       Accepted,
+
+	"OpenAPI":                     Refused,
+	"NamePrefix":                  Refused,
+	"NameSuffix":                  Refused,
+	"PatchesStrategicMerge":       Refused,
+	"PatchesJson6902":             Refused,
+	"ImageTags":                   Refused,
+	"Replacements":                Refused,
+	"Vars":                        Refused,
+	"Components":                  Refused,
+	"Crds":                        Refused,
+	"ConfigMapGenerator":          Refused,
+	"SecretGenerator":             Refused,
+	"HelmGlobals":                 Refused,
+	"HelmCharts":                  Refused,
+	"HelmChartInflationGenerator": Refused,
+	"Configurations":              Refused,
+	"Generators":                  Refused,
+	"Transformers":                Refused,
+	"Validators":                  Refused,
+}
+
+type why struct{ message, hint string }
+
+const excludeHint = "or exclude this root from driftback"
+
+// reasons words the refusal of each refused field, keyed by its JSON name.
+var reasons = map[string]why{
+	"openapi": {"a custom OpenAPI schema changes how kustomize merges patches, which driftback does not model",
+		"remove openapi, " + excludeHint},
+	"namePrefix": {"namePrefix renames every object, so live objects can no longer be paired with their source documents",
+		"write the final names into the manifests, " + excludeHint},
+	"nameSuffix": {"nameSuffix renames every object, so live objects can no longer be paired with their source documents",
+		"write the final names into the manifests, " + excludeHint},
+	"patchesStrategicMerge": {"patchesStrategicMerge is deprecated and not supported",
+		"move each entry to patches: as `- path: <file>` (kustomize edit fix does this)"},
+	"patchesJson6902": {"JSON6902 patches address fields by position and op, which driftback cannot trace back to a source",
+		"express the change as a strategic-merge patch file under patches:, " + excludeHint},
+	"imageTags": {"imageTags is deprecated and not supported",
+		"rename imageTags to images (kustomize edit fix does this)"},
+	"replacements": {"replacements copy values between objects, so a rendered field has no single source to write back to",
+		"write the values into the manifests directly, " + excludeHint},
+	"vars": {"vars substitute values between objects, so a rendered field has no single source to write back to",
+		"write the values into the manifests directly, " + excludeHint},
+	"components": {"components are not supported: driftback cannot trace what a component contributes",
+		"fold the component's resources and patches into this kustomization, " + excludeHint},
+	"crds": {"crds changes which fields of custom resources kustomize rewrites, which driftback does not model",
+		"remove crds, " + excludeHint},
+	"configMapGenerator": {"generated ConfigMaps have no source document to write live changes back to",
+		"commit the ConfigMaps as plain resources, " + excludeHint},
+	"secretGenerator": {"generated Secrets have no source document, and driftback never writes Secret data",
+		"keep Secrets out of this root, " + excludeHint},
+	"helmGlobals": {"Helm inflation is not supported: rendered objects have no source document",
+		"commit the rendered chart as plain resources, " + excludeHint},
+	"helmCharts": {"Helm inflation is not supported: rendered objects have no source document",
+		"commit the rendered chart as plain resources, " + excludeHint},
+	"helmChartInflationGenerator": {"Helm inflation is not supported: rendered objects have no source document",
+		"commit the rendered chart as plain resources, " + excludeHint},
+	"configurations": {"transformer configurations change which fields kustomize rewrites, which driftback does not model",
+		"remove configurations, " + excludeHint},
+	"generators": {"generator plugins are not supported: driftback builds with plugins off",
+		"commit the generated objects as plain resources, " + excludeHint},
+	"transformers": {"transformer plugins are not supported: driftback builds with plugins off",
+		"use the built-in fields driftback supports (patches, images, replicas, labels), " + excludeHint},
+	"validators": {"validator plugins are not supported: driftback builds with plugins off",
+		"remove validators, " + excludeHint},
+}
+
+// jsonName is the key a field is spelled with in a kustomization file.
+func jsonName(f reflect.StructField) string {
+	tag := f.Tag.Get("json")
+	name, _, _ := strings.Cut(tag, ",")
+	if name == "" {
+		return f.Name
+	}
+	return name
+}
+
+// set reports whether a decoded field holds anything: an empty list counts
+// as set, because the user wrote the key.
+func set(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Slice, reflect.Map, reflect.Pointer, reflect.Interface:
+		return !v.IsNil()
+	}
+	return !v.IsZero()
+}
+
+// refusedFields lists the JSON names of refused (or unclassified) fields set
+// in k, in struct order.
+func refusedFields(k *types.Kustomization) []string {
+	var out []string
+	v := reflect.ValueOf(k).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		s := Fields[f.Name]
+		if s == Accepted || s == Meta {
+			continue
+		}
+		if set(v.Field(i)) {
+			out = append(out, jsonName(f))
+		}
+	}
+	return out
+}
+
+// allJSONNames lists the top-level keys a kustomization file may hold.
+func allJSONNames() []string {
+	var out []string
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if f.Anonymous && f.Type.Kind() == reflect.Struct {
+				walk(f.Type) // TypeMeta's kind and apiVersion sit inline
+				continue
+			}
+			if f.IsExported() {
+				out = append(out, jsonName(f))
+			}
+		}
+	}
+	walk(reflect.TypeOf(types.Kustomization{}))
+	return out
+}

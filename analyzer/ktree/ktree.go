@@ -1,0 +1,533 @@
+// Package ktree loads every kustomization a root reaches, with kustomize's
+// own types, and judges it before any build: features driftback does not
+// support are refused by name, with the file and line that use them. It also
+// records which repository files a build reads, which later decides what an
+// edit touches and which files several roots share.
+package ktree
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+	"sigs.k8s.io/kustomize/api/konfig"
+	"sigs.k8s.io/kustomize/api/types"
+
+	"github.com/driftback/driftback/analyzer/repofs"
+)
+
+// CodeUnsupported is the only refusal code ktree produces.
+const CodeUnsupported = "unsupported-kustomization"
+
+// Refusal is one reason a target cannot be handled.
+type Refusal struct {
+	Code    string // always CodeUnsupported here
+	File    string // repo-relative file, e.g. overlays/prod/kustomization.yaml
+	Line    int    // 1-based line of the offending key or list item where known, else 0
+	Feature string // the field or construct, e.g. "components", "patches[1] (inline)"
+	Message string // one sentence a user reads
+	Hint    string // one line: how a human can resolve it
+}
+
+func (r Refusal) String() string {
+	loc := r.File
+	if r.Line > 0 {
+		loc = fmt.Sprintf("%s:%d", r.File, r.Line)
+	}
+	return fmt.Sprintf("%s: %s [%s]: %s", loc, r.Code, r.Feature, r.Message)
+}
+
+// Node is one folder of the build.
+type Node struct {
+	Dir      string               // repo-relative folder ("" for the repo top)
+	File     string               // the kustomization file; "" for a plain folder of manifests
+	K        *types.Kustomization // decoded and fixed; synthesized for a plain folder; nil when undecodable
+	Raw      []byte               // the kustomization file's bytes (nil for a plain folder)
+	Children []*Node              // kustomizations reached through resources/bases, in order
+}
+
+// Tree is everything a root's build reads.
+type Tree struct {
+	Root      *Node
+	Nodes     []*Node  // every node, root first, depth-first in resource order, each once
+	Inputs    []string // every repo file the build reads, sorted, unique
+	Resources []string // the manifest files among Inputs, sorted
+	Patches   []string // the patch files among Inputs, sorted; read, never written
+}
+
+// Node returns the node for folder dir, or nil.
+func (t *Tree) Node(dir string) *Node {
+	for _, n := range t.Nodes {
+		if n.Dir == dir {
+			return n
+		}
+	}
+	return nil
+}
+
+// KustomizationFiles are the names kustomize recognizes, in its order.
+func KustomizationFiles() []string { return konfig.RecognizedKustomizationFileNames() }
+
+// manifestExt are the extensions a plain folder contributes.
+var manifestExt = map[string]bool{".yaml": true, ".yml": true, ".json": true}
+
+type state int
+
+const (
+	unseen state = iota
+	visiting
+	done
+)
+
+type loader struct {
+	repo      *repofs.Repo
+	state     map[string]state
+	nodes     map[string]*Node
+	stack     []string
+	order     []*Node
+	refusals  []Refusal
+	inputs    map[string]bool
+	resources map[string]bool
+	patches   map[string]bool
+}
+
+// edge is how a folder was reached, for refusals that belong to the
+// referring entry rather than to the folder.
+type edge struct {
+	file, feature string
+	line          int
+}
+
+func (l *loader) refuse(file string, line int, feature, message, hint string) {
+	l.refusals = append(l.refusals, Refusal{Code: CodeUnsupported, File: file, Line: line,
+		Feature: feature, Message: message, Hint: hint})
+}
+
+// Load reads the kustomization tree at root (a repo-relative folder).
+// Refusals are returned, not errors: err is only for a root that does not
+// exist or is not a folder. When refusals is non-empty the tree may be
+// partial and must not be built.
+func Load(repo *repofs.Repo, root string) (*Tree, []Refusal, error) {
+	if repo == nil {
+		return nil, nil, fmt.Errorf("no repository snapshot")
+	}
+	dir, err := repofs.Clean(root)
+	if err != nil {
+		return nil, nil, fmt.Errorf("root %q: %w", root, err)
+	}
+	l := &loader{repo: repo, state: map[string]state{}, nodes: map[string]*Node{},
+		inputs: map[string]bool{}, resources: map[string]bool{}, patches: map[string]bool{}}
+	if link, ok := repo.Symlink(dir); ok {
+		l.refuse(dir, 0, "symlink", fmt.Sprintf("the root %s goes through the symlink %s; driftback does not follow symlinks", quote(dir), quote(link)),
+			"point the target at the real folder")
+		return &Tree{}, l.refusals, nil
+	}
+	if !repo.IsDir(dir) {
+		if _, isFile := repo.File(dir); isFile {
+			return nil, nil, fmt.Errorf("root %q is a file, not a folder", root)
+		}
+		return nil, nil, fmt.Errorf("root %q does not exist in the repository", root)
+	}
+	rootNode := l.visit(dir, nil)
+	// Reading order follows the files, not the walk.
+	sort.SliceStable(l.refusals, func(i, j int) bool {
+		a, b := l.refusals[i], l.refusals[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		return a.Line < b.Line
+	})
+	t := &Tree{Root: rootNode, Nodes: l.order,
+		Inputs: keys(l.inputs), Resources: keys(l.resources), Patches: keys(l.patches)}
+	return t, l.refusals, nil
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// kustFile finds the kustomization file in dir. ok is false when the folder
+// has none; a refusal comes back when it has several or a symlinked one.
+func (l *loader) kustFile(dir string) (file string, ok bool, r *Refusal) {
+	var found []string
+	for _, name := range KustomizationFiles() {
+		p := path.Join(dir, name)
+		if link, isLink := l.repo.Symlink(p); isLink && within(link, dir) && link != dir {
+			return p, true, &Refusal{Code: CodeUnsupported, File: p, Feature: "symlink",
+				Message: fmt.Sprintf("the kustomization file %s is a symlink; driftback does not follow symlinks", quote(p)),
+				Hint:    "replace the symlink with a real file"}
+		}
+		if _, isFile := l.repo.File(p); isFile {
+			found = append(found, p)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", false, nil
+	case 1:
+		return found[0], true, nil
+	}
+	return found[0], true, &Refusal{Code: CodeUnsupported, File: found[0], Feature: "multiple kustomization files",
+		Message: fmt.Sprintf("%s holds more than one kustomization file (%s), which kustomize refuses to build", quote(dirName(dir)), strings.Join(found, ", ")),
+		Hint:    "keep exactly one of kustomization.yaml, kustomization.yml, Kustomization"}
+}
+
+// visit loads the folder dir. from is nil for the root.
+func (l *loader) visit(dir string, from *edge) *Node {
+	switch l.state[dir] {
+	case visiting:
+		i := len(l.stack) - 1
+		for i > 0 && l.stack[i] != dir {
+			i--
+		}
+		chain := append(append([]string{}, l.stack[i:]...), dir)
+		for j := range chain {
+			chain[j] = dirName(chain[j])
+		}
+		l.refuse(from.file, from.line, from.feature+" (cycle)",
+			"the kustomizations form a cycle: "+strings.Join(chain, " → "),
+			"remove one of the references so that no kustomization reaches itself")
+		return nil
+	case done:
+		// A diamond: kustomize decides whether the build allows it; the
+		// files are recorded once either way.
+		return l.nodes[dir]
+	}
+
+	file, ok, bad := l.kustFile(dir)
+	if bad != nil {
+		l.refusals = append(l.refusals, *bad)
+		l.state[dir] = done // refuse the folder once, however often it is reached
+		return nil
+	}
+	if !ok {
+		if from != nil {
+			l.refuse(from.file, from.line, from.feature+" (no kustomization)",
+				fmt.Sprintf("%s is a folder without a kustomization file, which kustomize cannot use as a resource", quote(dir)),
+				"add a kustomization.yaml to "+dir+" listing its manifests, or list the manifest files themselves")
+			return nil
+		}
+		return l.plain(dir)
+	}
+
+	raw, _ := l.repo.File(file)
+	l.inputs[file] = true
+	n := &Node{Dir: dir, File: file, Raw: raw}
+	l.state[dir] = visiting
+	l.stack = append(l.stack, dir)
+	l.nodes[dir] = n
+	l.order = append(l.order, n)
+	defer func() {
+		l.stack = l.stack[:len(l.stack)-1]
+		l.state[dir] = done
+	}()
+
+	pre, k, top := l.decode(file, raw)
+	if k == nil {
+		return n
+	}
+	n.K = k
+	l.judge(file, pre, k, top)
+
+	for i, e := range k.Resources {
+		what, line := resourceEntry(pre, top, i)
+		r, p := resolve(l.repo, dir, e, what)
+		if p != nil {
+			l.refuse(file, line, what+" ("+p.kind+")", p.message, p.hint)
+			continue
+		}
+		if !r.isDir {
+			l.inputs[r.path] = true
+			l.resources[r.path] = true
+			continue
+		}
+		if within(dir, r.path) && l.state[r.path] != visiting {
+			// kustomize refuses a folder at or above the kustomization
+			// including it; treat it as the cycle it would be.
+			l.refuse(file, line, what+" (cycle)",
+				fmt.Sprintf("%s %s is %s, and a kustomization may not include a folder that holds it", what, quote(e), quote(dirName(r.path))),
+				"point at a sibling or lower folder instead")
+			continue
+		}
+		if c := l.visit(r.path, &edge{file: file, feature: what, line: line}); c != nil {
+			n.Children = append(n.Children, c)
+		}
+	}
+	for i, p := range k.Patches {
+		l.patch(dir, file, top, i, p)
+	}
+	return n
+}
+
+// resourceEntry names the i-th entry of the fixed Resources list as the
+// user wrote it: FixKustomization appends bases after resources.
+func resourceEntry(pre *types.Kustomization, top *yaml.Node, i int) (string, int) {
+	if i < len(pre.Resources) {
+		return fmt.Sprintf("resources[%d]", i), itemLine(top, "resources", i)
+	}
+	j := i - len(pre.Resources)
+	return fmt.Sprintf("bases[%d]", j), itemLine(top, "bases", j)
+}
+
+// plain synthesizes a kustomization for a root folder that has none: its
+// manifest files, not recursive, sorted.
+func (l *loader) plain(dir string) *Node {
+	k := &types.Kustomization{}
+	for _, name := range l.repo.List(dir) {
+		if strings.HasSuffix(name, "/") || !manifestExt[strings.ToLower(path.Ext(name))] {
+			continue
+		}
+		p := path.Join(dir, name)
+		if link, ok := l.repo.Symlink(p); ok {
+			l.refuse(p, 0, "symlink", fmt.Sprintf("the manifest %s is the symlink %s; driftback does not follow symlinks", quote(p), quote(link)),
+				"replace the symlink with the real file")
+			continue
+		}
+		k.Resources = append(k.Resources, name)
+		l.inputs[p] = true
+		l.resources[p] = true
+	}
+	k.FixKustomization()
+	n := &Node{Dir: dir, K: k}
+	l.nodes[dir] = n
+	l.state[dir] = done
+	l.order = append(l.order, n)
+	if len(k.Resources) == 0 {
+		l.refuse(dir, 0, "empty folder",
+			fmt.Sprintf("%s holds neither a kustomization file nor any .yaml, .yml or .json manifest", quote(dirName(dir))),
+			"point the target at a folder with a kustomization.yaml or manifests")
+	}
+	return n
+}
+
+// decode reads a kustomization the way kustomize does (Unmarshal, then
+// FixKustomization) and also parses it with yaml.v3 for positions. pre is
+// the decode before the fix, whose fields are spelled as the user wrote
+// them; k is nil when the file cannot be used at all.
+func (l *loader) decode(file string, raw []byte) (pre, k *types.Kustomization, top *yaml.Node) {
+	ds, perr := docs(raw)
+	if len(ds) > 0 {
+		top = ds[0]
+	}
+	var dk types.Kustomization
+	if err := dk.Unmarshal(raw); err != nil {
+		line := errLine(err)
+		feature := "unparseable kustomization"
+		if key, ok := unknownField(err); ok {
+			feature = key
+			if line == 0 {
+				line = findKey(top, key)
+			}
+			l.refuse(file, line, feature,
+				fmt.Sprintf("kustomize rejects the unknown field %s: %v", quote(key), err),
+				"remove or correct the misspelt key")
+			return nil, nil, top
+		}
+		if line == 0 {
+			line = typeErrorLine(err, top)
+		}
+		l.refuse(file, line, feature, "kustomize cannot read this kustomization: "+err.Error(),
+			"fix the YAML so that `kustomize build` accepts it")
+		return nil, nil, top
+	}
+	if perr != nil {
+		l.refuse(file, errLine(perr), "unparseable kustomization",
+			"driftback's YAML parser cannot read this kustomization: "+perr.Error(),
+			"simplify the YAML (plain block style without unusual constructs)")
+		return nil, nil, top
+	}
+	if len(ds) > 1 {
+		l.refuse(file, ds[1].Line, "multiple YAML documents",
+			"the kustomization file holds more than one YAML document; kustomize reads the first and silently ignores the rest",
+			"remove the extra documents")
+	}
+	if top != nil && top.Kind == yaml.MappingNode {
+		if d, line := duplicate(top, ""); d != "" {
+			l.refuse(file, line, "duplicate key "+d,
+				fmt.Sprintf("the key %s appears twice (spelling compared without case); kustomize silently keeps the last one", quote(d)),
+				"keep one of the two entries")
+		}
+		for i := 0; i+1 < len(top.Content); i += 2 {
+			key := top.Content[i].Value
+			if canon, ok := canonicalKey(key); ok && canon != key {
+				l.refuse(file, top.Content[i].Line, key+" (spelling)",
+					fmt.Sprintf("the key %s is read by kustomize as %s only because its decoder ignores case", quote(key), quote(canon)),
+					"spell it "+canon)
+			}
+		}
+	}
+	p := dk
+	pre = &p
+	fixed := dk
+	fixed.FixKustomization()
+	if err := fixed.CheckEmpty(); err != nil {
+		l.refuse(file, 0, "empty kustomization", "kustomize refuses an empty kustomization: "+err.Error(),
+			"list the resources this folder builds")
+	}
+	if fixed.Kind == types.ComponentKind {
+		l.refuse(file, keyLine(top, "kind"), "kind: Component",
+			"this file is a kustomize Component, which only components: can use, and driftback does not support components",
+			"make it a Kustomization, "+excludeHint)
+	} else if errs := fixed.EnforceFields(); len(errs) > 0 {
+		feature, line := "apiVersion", keyLine(top, "apiVersion")
+		if fixed.Kind != types.KustomizationKind {
+			feature, line = "kind", keyLine(top, "kind")
+		}
+		l.refuse(file, line, feature, "kustomize refuses this kustomization: "+strings.Join(errs, "; "),
+			"use apiVersion "+types.KustomizationVersion+" and kind "+types.KustomizationKind)
+	}
+	return pre, &fixed, top
+}
+
+// unknownField recognizes encoding/json's strict-decode error.
+func unknownField(err error) (string, bool) {
+	const marker = `unknown field "`
+	s := err.Error()
+	i := strings.Index(s, marker)
+	if i < 0 {
+		return "", false
+	}
+	rest := s[i+len(marker):]
+	j := strings.IndexByte(rest, '"')
+	if j < 0 {
+		return "", false
+	}
+	return rest[:j], true
+}
+
+// typeErrorLine finds the key an encoding/json type error names, as in
+// "Go struct field Image.images.newTag of type string": the type name, then
+// the JSON path from the top of the file.
+func typeErrorLine(err error, top *yaml.Node) int {
+	const marker = "Go struct field "
+	s := err.Error()
+	i := strings.Index(s, marker)
+	if i < 0 {
+		return 0
+	}
+	f := s[i+len(marker):]
+	if j := strings.IndexAny(f, " \t"); j >= 0 {
+		f = f[:j]
+	}
+	parts := strings.Split(f, ".")
+	if len(parts) < 2 {
+		return 0
+	}
+	parts = parts[1:]
+	k, v := entry(top, parts[0])
+	if k == nil {
+		return 0
+	}
+	if len(parts) > 1 {
+		if l := findKey(v, parts[len(parts)-1]); l > 0 {
+			return l
+		}
+	}
+	return k.Line
+}
+
+var canonical = func() map[string]string {
+	m := map[string]string{}
+	for _, n := range allJSONNames() {
+		m[strings.ToLower(n)] = n
+	}
+	return m
+}()
+
+func canonicalKey(k string) (string, bool) {
+	c, ok := canonical[strings.ToLower(k)]
+	return c, ok
+}
+
+// judge refuses what driftback does not support in one decoded file.
+func (l *loader) judge(file string, pre, k *types.Kustomization, top *yaml.Node) {
+	for _, name := range refusedFields(pre) {
+		w, ok := reasons[name]
+		if !ok {
+			w = why{fmt.Sprintf("the kustomization field %s is not supported by driftback", quote(name)),
+				"remove it, " + excludeHint}
+		}
+		l.refuse(file, keyLine(top, name), name, w.message, w.hint)
+	}
+	for i, im := range pre.Images {
+		if im.TagSuffix != "" {
+			l.refuse(file, itemKeyLine(top, "images", i, "tagSuffix"), fmt.Sprintf("images[%d].tagSuffix", i),
+				fmt.Sprintf("images[%d] (%s) sets tagSuffix, which appends to a tag from elsewhere, so the tag has no single source", i, im.Name),
+				"write the full tag with newTag instead")
+		}
+	}
+}
+
+// patch judges one patches entry and records its file.
+func (l *loader) patch(dir, file string, top *yaml.Node, i int, p types.Patch) {
+	what := fmt.Sprintf("patches[%d]", i)
+	line := itemLine(top, "patches", i)
+	if strings.TrimSpace(p.Patch) != "" {
+		l.refuse(file, itemKeyLine(top, "patches", i, "patch"), what+" (inline)",
+			what+" is an inline patch; driftback supports only patches kept in their own file",
+			"move the patch into a file next to the kustomization and reference it with path:")
+		return
+	}
+	if strings.TrimSpace(p.Path) == "" {
+		l.refuse(file, line, what+" (empty)", what+" names neither a path nor a patch, which kustomize refuses",
+			"give the entry a path: to a patch file, or remove it")
+		return
+	}
+	line = itemKeyLine(top, "patches", i, "path")
+	r, pr := resolve(l.repo, dir, p.Path, what)
+	if pr != nil {
+		l.refuse(file, line, what+" ("+pr.kind+")", pr.message, pr.hint)
+		return
+	}
+	if r.isDir {
+		l.refuse(file, line, what+" (folder)", fmt.Sprintf("%s path %s is a folder, not a patch file", what, quote(p.Path)),
+			"point path: at the patch file")
+		return
+	}
+	l.inputs[r.path] = true
+	l.patches[r.path] = true
+	data, _ := l.repo.File(r.path)
+	if kind, msg := classifyPatch(data); kind != "" {
+		hint := "keep exactly one strategic-merge object (apiVersion, kind, metadata.name) in " + r.path
+		if kind == "JSON6902" {
+			hint = "rewrite it as a strategic-merge patch: one object with apiVersion, kind, metadata.name and the fields to set"
+		}
+		l.refuse(file, line, what+" ("+kind+")", fmt.Sprintf("%s %s %s", what, quote(r.path), msg), hint)
+	}
+}
+
+// classifyPatch returns "" for a file holding exactly one KRM object, else
+// the kind of problem and a phrase that completes "patches[i] <file> ...".
+func classifyPatch(data []byte) (kind, msg string) {
+	ds, err := docs(data)
+	if err != nil {
+		return "unparseable", "cannot be parsed: " + err.Error()
+	}
+	if len(ds) == 0 {
+		return "empty", "holds no object"
+	}
+	for _, d := range ds {
+		if d.Kind == yaml.SequenceNode {
+			return "JSON6902", "is a JSON6902 operation list; driftback supports only strategic-merge patches"
+		}
+	}
+	if len(ds) > 1 {
+		return "multiple objects", fmt.Sprintf("holds %d objects; driftback supports one object per patch file", len(ds))
+	}
+	d := ds[0]
+	if d.Kind != yaml.MappingNode || scalar(d, "apiVersion") == "" || scalar(d, "kind") == "" ||
+		scalar(child(d, "metadata"), "name") == "" {
+		return "not a KRM object", "is not a Kubernetes object with apiVersion, kind and metadata.name"
+	}
+	if strings.HasSuffix(scalar(d, "kind"), "List") && has(d, "items") {
+		return "multiple objects", "is a list of objects; driftback supports one object per patch file"
+	}
+	return "", ""
+}

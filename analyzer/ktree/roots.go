@@ -1,0 +1,96 @@
+package ktree
+
+import (
+	"path"
+	"sort"
+
+	"sigs.k8s.io/kustomize/api/types"
+
+	"github.com/driftback/driftback/analyzer/repofs"
+)
+
+// Roots returns every top-level root of the repo, sorted: folders holding a
+// kustomization file that no other kustomization reaches through
+// resources/bases. Components (kind: Component, or folders reached through
+// components:) are not roots: they cannot be built on their own.
+func Roots(repo *repofs.Repo) []string {
+	kdirs := map[string]bool{}
+	for _, p := range repo.Paths() {
+		for _, name := range KustomizationFiles() {
+			if path.Base(p) == name {
+				kdirs[path.Dir(p)] = true
+			}
+		}
+	}
+	reached := map[string]bool{}
+	component := map[string]bool{}
+	for d := range kdirs {
+		dir := d
+		if dir == "." {
+			dir = ""
+		}
+		l := &loader{repo: repo}
+		file, ok, bad := l.kustFile(dir)
+		if !ok || bad != nil {
+			continue
+		}
+		raw, _ := repo.File(file)
+		var k types.Kustomization
+		if err := k.Unmarshal(raw); err != nil {
+			continue
+		}
+		k.FixKustomization()
+		if k.Kind == types.ComponentKind {
+			component[dir] = true
+		}
+		// Direct references suffice: whatever is reached deeper is reached
+		// directly by some other kustomization in the repo.
+		for _, list := range [][]string{k.Resources, k.Components} {
+			for _, e := range list {
+				if surelyRemote(e) || isAbs(e) {
+					continue
+				}
+				p, err := repofs.Join(dir, e)
+				if err != nil || p == dir || !repo.IsDir(p) {
+					continue
+				}
+				reached[p] = true
+			}
+		}
+	}
+	var out []string
+	for d := range kdirs {
+		dir := d
+		if dir == "." {
+			dir = ""
+		}
+		if !reached[dir] && !component[dir] {
+			out = append(out, dir)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// FanIn maps each repo file read by two or more top-level roots to the
+// sorted list of those roots. A root with refusals still counts with the
+// files it was seen to read: an edit to them would change its build too.
+func FanIn(repo *repofs.Repo) map[string][]string {
+	readers := map[string][]string{}
+	for _, root := range Roots(repo) {
+		t, _, err := Load(repo, root)
+		if err != nil || t == nil {
+			continue
+		}
+		for _, f := range t.Inputs {
+			readers[f] = append(readers[f], root)
+		}
+	}
+	out := map[string][]string{}
+	for f, rs := range readers {
+		if len(rs) >= 2 {
+			out[f] = rs // Roots is sorted, so each list is too
+		}
+	}
+	return out
+}
