@@ -1,0 +1,215 @@
+// Package report renders an analyzer.Plan for people: a terminal summary
+// (Text), the pull-request body (Markdown) and a git-style diff (Patch).
+//
+// Everything a plan carries (object names, field paths, values, messages,
+// notes, file names) comes from the cluster or the repository and is
+// untrusted. Text strips terminal control characters; Markdown renders it
+// inert (see md); Patch quotes paths the way git does.
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+const (
+	// Values are cut short: a ConfigMap blob would drown the table.
+	maxValueRunes = 200
+	// Other strings get more room, but still a bound, so one hostile
+	// message cannot eat the whole body budget.
+	maxTextRunes = 500
+	// zwsp breaks GitHub's mention, issue-reference and autolink filters,
+	// which run on the rendered text (after entity decoding), so an
+	// entity alone would not stop them.
+	zwsp = "\u200b"
+)
+
+// truncate keeps at most n runes of s, marking a cut with "…".
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i := 0
+	for k := range s {
+		if i == n-1 {
+			return s[:k] + "…"
+		}
+		i++
+	}
+	return s
+}
+
+// unsafeRune reports runes that must never reach a terminal or a page raw:
+// control characters (escape sequences), invalid UTF-8, and bidi overrides
+// that can make text read differently from what it is.
+func unsafeRune(r rune) bool {
+	switch {
+	case r == '\t':
+		return false
+	case r < 0x20, r == 0x7f, r >= 0x80 && r <= 0x9f:
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true
+	case r == utf8.RuneError:
+		return true
+	}
+	return false
+}
+
+func isNewline(r rune) bool {
+	return r == '\n' || r == '\r' || r == '\u2028' || r == '\u2029'
+}
+
+// plain makes s safe for one terminal line: newlines become "↵", control
+// characters U+FFFD.
+func plain(s string, n int) string {
+	rs := []rune(truncate(s, n))
+	var b strings.Builder
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case r == '\r' && i+1 < len(rs) && rs[i+1] == '\n':
+			b.WriteString("↵")
+			i++
+		case isNewline(r):
+			b.WriteString("↵")
+		case unsafeRune(r):
+			b.WriteRune(utf8.RuneError)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// mdEntities are the characters that start markdown or HTML syntax. They
+// become numeric entities, which render as the character but are never
+// parsed as syntax.
+var mdEntities = map[rune]string{
+	'&':  "&amp;",
+	'<':  "&lt;",
+	'>':  "&gt;",
+	'|':  "&#124;",
+	'`':  "&#96;",
+	'*':  "&#42;",
+	'_':  "&#95;",
+	'[':  "&#91;",
+	']':  "&#93;",
+	'!':  "&#33;",
+	'~':  "&#126;",
+	'\\': "&#92;",
+	'$':  "&#36;",
+	'\t': "&#9;",
+}
+
+// md renders untrusted s as inert, single-line markdown text, safe in a
+// table cell, a list item or a heading line:
+//   - newlines become a visible "↵"; control and bidi characters U+FFFD;
+//   - markdown/HTML punctuation becomes entities (mdEntities), so no
+//     links, images, HTML, comments, emphasis, code spans or cell breaks;
+//   - "#" becomes "&#35;" (no heading) followed by U+200B when text follows,
+//     so "#123" is no issue link; "@x" becomes "@\u200bx" (no mention);
+//   - "://", "www." and "GH-1" get a U+200B so GitHub does not autolink them;
+//   - a leading "-", "+", "=", "1." or space and a trailing space become
+//     entities, so a list item's text cannot start a nested block.
+func md(s string, n int) string {
+	rs := []rune(truncate(s, n))
+	var b strings.Builder
+	at := func(i int) rune {
+		if i < len(rs) {
+			return rs[i]
+		}
+		return -1
+	}
+	followed := func(i int) bool { // a non-space rune comes after i
+		r := at(i + 1)
+		return r != -1 && !unicode.IsSpace(r)
+	}
+	digitsBefore := func(i int) bool {
+		if i == 0 || i > 9 {
+			return false
+		}
+		for _, r := range rs[:i] {
+			if r < '0' || r > '9' {
+				return false
+			}
+		}
+		return true
+	}
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case r == '\r' && at(i+1) == '\n':
+			b.WriteString("↵")
+			i++
+		case isNewline(r):
+			b.WriteString("↵")
+		case unsafeRune(r):
+			b.WriteRune(utf8.RuneError)
+		case r == ' ' && (i == 0 || i == len(rs)-1):
+			b.WriteString("&#32;")
+		case i == 0 && (r == '-' || r == '+' || r == '='):
+			fmt.Fprintf(&b, "&#%d;", r)
+		case (r == '.' || r == ')') && digitsBefore(i):
+			fmt.Fprintf(&b, "&#%d;", r)
+		case r == '#':
+			b.WriteString("&#35;")
+			if followed(i) {
+				b.WriteString(zwsp)
+			}
+		case r == '@':
+			b.WriteByte('@')
+			if followed(i) {
+				b.WriteString(zwsp)
+			}
+		case r == ':' && at(i+1) == '/' && at(i+2) == '/':
+			b.WriteString(":" + zwsp)
+		case (r == 'w' || r == 'W') && foldPrefix(rs[i:], "www."):
+			b.WriteString(string(rs[i:i+3]) + zwsp)
+			i += 2
+		case (r == 'g' || r == 'G') && foldPrefix(rs[i:], "gh-") && unicode.IsDigit(at(i+3)):
+			b.WriteString(string(rs[i:i+2]) + zwsp)
+			i++
+		default:
+			if e, ok := mdEntities[r]; ok {
+				b.WriteString(e)
+			} else {
+				b.WriteRune(r)
+			}
+		}
+	}
+	return b.String()
+}
+
+func foldPrefix(rs []rune, prefix string) bool {
+	p := []rune(prefix)
+	if len(rs) < len(p) {
+		return false
+	}
+	return strings.EqualFold(string(rs[:len(p)]), prefix)
+}
+
+// valueText is the JSON-ish reading of a field value: strings as they are,
+// nil as "(absent)", everything else as compact JSON.
+func valueText(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "(absent)"
+	case string:
+		if v == "" {
+			return `""` // an empty string is not the same as absent
+		}
+		return v
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // escaping is md's job; keep the text readable
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
+}

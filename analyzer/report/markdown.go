@@ -1,0 +1,279 @@
+package report
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/driftback/driftback/analyzer"
+)
+
+// DefaultMaxBytes is GitHub's limit on a pull-request body and a check-run
+// summary (65,536 characters; a byte bound is at least as strict).
+const DefaultMaxBytes = 65536
+
+// MarkdownOptions lets the GitHub bot add what only it knows.
+type MarkdownOptions struct {
+	// Target names the target in the summary line; "" means p.Root.
+	Target string
+	// FileURL links a file:line cell; nil renders plain text. Only http and
+	// https links are used; anything else falls back to plain text.
+	FileURL func(path string, line int) string
+	// Controls are checkbox lines shown under "Controls", verbatim: they are
+	// the bot's own markdown and are not escaped.
+	Controls []string
+	// State is the hidden payload, rendered last as
+	// "<!-- driftback:state STATE -->". A payload that could end or confuse
+	// the comment is base64-encoded behind a "base64:" prefix; ParseState
+	// reverses this.
+	State string
+	// MaxBytes bounds the output (len < MaxBytes); 0 means DefaultMaxBytes.
+	MaxBytes int
+}
+
+const (
+	statePrefix = "<!-- driftback:state "
+	stateSuffix = " -->"
+	stateBase64 = "base64:"
+)
+
+// Markdown is the pull-request body for the plan; the bot also uses it as
+// the check-run summary. Layout: a one-line summary, then the "Edits",
+// "Refusals", "Notes" and "Controls" sections (each left out when empty)
+// and the hidden state comment, always last.
+//
+// When the body would reach MaxBytes, table rows are dropped from the end:
+// edits first (they are also visible in the pull request's diff), then
+// notes, then refusals (shown nowhere else), and a line under the summary
+// says how many were left out. The summary still counts everything. The
+// controls and the state block are never dropped.
+func Markdown(p *analyzer.Plan, opts MarkdownOptions) string {
+	if p == nil {
+		p = &analyzer.Plan{}
+	}
+	limit := opts.MaxBytes
+	if limit <= 0 {
+		limit = DefaultMaxBytes
+	}
+	target := opts.Target
+	if target == "" {
+		target = p.Root
+	}
+
+	d := mdDoc{controls: opts.Controls, state: stateBlock(opts.State)}
+	if p.InSync() {
+		d.summary = "**In sync:** the cluster matches Git"
+		if target != "" {
+			d.summary += " for " + md(target, maxTextRunes)
+		}
+		d.summary += "."
+	} else {
+		d.summary = "**Drift:** " + counts(len(p.Edits), len(p.Refusals))
+		if target != "" {
+			d.summary += " in " + md(target, maxTextRunes)
+		}
+		d.summary += "."
+	}
+	for _, e := range p.Edits {
+		d.edits = append(d.edits, "| "+strings.Join([]string{
+			md(e.Object.String(), maxTextRunes),
+			md(e.Field, maxTextRunes),
+			valueCell(e.From) + " → " + valueCell(e.To),
+			locationCell(e.File, e.Line, opts.FileURL),
+			md(e.Route, maxTextRunes),
+		}, " | ")+" |")
+	}
+	for _, r := range p.Refusals {
+		why := md(r.Message, maxTextRunes)
+		if loc := locationCell(r.File, r.Line, opts.FileURL); loc != "" {
+			why += " (" + loc + ")"
+		}
+		d.refusals = append(d.refusals, "| "+strings.Join([]string{
+			md(r.Code, maxTextRunes),
+			md(r.Object.String(), maxTextRunes),
+			md(r.Field, maxTextRunes),
+			why,
+			md(r.Hint, maxTextRunes),
+		}, " | ")+" |")
+	}
+	for _, n := range p.Notes {
+		d.notes = append(d.notes, "- "+md(n, maxTextRunes))
+	}
+
+	fits := func(ne, nn, nr int) bool { return len(d.build(ne, nn, nr)) < limit }
+	ne, nn, nr := len(d.edits), len(d.notes), len(d.refusals)
+	// Largest count that fits, given the others; build grows with each
+	// count once anything is dropped, so a binary search is sound.
+	largest := func(n int, f func(k int) bool) int {
+		return sort.Search(n+1, func(k int) bool { return !f(k) }) - 1
+	}
+	if !fits(ne, nn, nr) {
+		ne = max(0, largest(len(d.edits), func(k int) bool { return fits(k, nn, nr) }))
+	}
+	if !fits(ne, nn, nr) {
+		nn = max(0, largest(len(d.notes), func(k int) bool { return fits(ne, k, nr) }))
+	}
+	if !fits(ne, nn, nr) {
+		nr = max(0, largest(len(d.refusals), func(k int) bool { return fits(ne, nn, k) }))
+	}
+	// Beyond this the summary, controls and state alone are too big; they
+	// are kept whole rather than cut mid-line.
+	return d.build(ne, nn, nr)
+}
+
+// mdDoc holds the rendered pieces of a body so it can be assembled with
+// fewer rows.
+type mdDoc struct {
+	summary                string
+	edits, refusals, notes []string
+	controls               []string
+	state                  string
+}
+
+const (
+	editsHeader    = "| Object | Field | Git → Live | Written to | Route |\n| --- | --- | --- | --- | --- |\n"
+	refusalsHeader = "| Code | Object | Field | Why | How to fix |\n| --- | --- | --- | --- | --- |\n"
+)
+
+// build assembles the body with the first ne edits, nn notes and nr
+// refusals.
+func (d *mdDoc) build(ne, nn, nr int) string {
+	var b strings.Builder
+	b.WriteString(d.summary + "\n")
+	var dropped []string
+	if k := len(d.edits) - ne; k > 0 {
+		dropped = append(dropped, plural(k, "more edit"))
+	}
+	if k := len(d.refusals) - nr; k > 0 {
+		dropped = append(dropped, plural(k, "more refusal"))
+	}
+	if k := len(d.notes) - nn; k > 0 {
+		dropped = append(dropped, plural(k, "more note"))
+	}
+	if len(dropped) > 0 {
+		b.WriteString("\n…and " + strings.Join(dropped, " / ") + " not shown (body limit).\n")
+	}
+	table := func(title, header string, rows []string) {
+		if len(rows) == 0 {
+			return
+		}
+		b.WriteString("\n### " + title + "\n\n" + header)
+		for _, r := range rows {
+			b.WriteString(r + "\n")
+		}
+	}
+	table("Edits", editsHeader, d.edits[:ne])
+	table("Refusals", refusalsHeader, d.refusals[:nr])
+	if nn > 0 {
+		b.WriteString("\n### Notes\n\n")
+		for _, n := range d.notes[:nn] {
+			b.WriteString(n + "\n")
+		}
+	}
+	if len(d.controls) > 0 {
+		b.WriteString("\n### Controls\n\n")
+		for _, c := range d.controls {
+			b.WriteString(c + "\n")
+		}
+	}
+	b.WriteString("\n" + d.state)
+	return b.String()
+}
+
+// valueCell shows a value as code; absent stays plain so it cannot be
+// mistaken for the string "(absent)".
+func valueCell(v any) string {
+	if v == nil {
+		return "(absent)"
+	}
+	return "<code>" + md(valueText(v), maxValueRunes) + "</code>"
+}
+
+// locationCell is "file:line", linked when the bot gives a usable URL.
+func locationCell(file string, line int, fileURL func(string, int) string) string {
+	loc := location(file, line)
+	if loc == "" {
+		return ""
+	}
+	text := md(loc, maxTextRunes)
+	if fileURL == nil {
+		return text
+	}
+	u, ok := safeURL(fileURL(file, line))
+	if !ok {
+		return text
+	}
+	return "[" + text + "](" + u + ")"
+}
+
+// safeURL admits only http(s) URLs and percent-encodes every byte that
+// could end the link destination or the table cell. File paths are
+// untrusted and the bot may not have escaped them.
+func safeURL(raw string) (string, bool) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", false
+	}
+	var b strings.Builder
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case c == '&':
+			b.WriteString("&amp;") // markdown decodes entities in destinations
+		case c <= ' ' || c >= 0x7f || strings.IndexByte("<>()\"'`|\\[]{}^*_~!", c) >= 0:
+			fmt.Fprintf(&b, "%%%02X", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), true
+}
+
+// stateBlock renders the hidden state comment. A payload that holds "--"
+// (which covers "-->", "--!>" and "<!--"), control characters, invalid
+// UTF-8, edge whitespace or the encoding marker itself is base64-encoded,
+// so the comment always ends where we end it and reads back exactly.
+func stateBlock(state string) string {
+	if needsEncoding(state) {
+		state = stateBase64 + base64.StdEncoding.EncodeToString([]byte(state))
+	}
+	return statePrefix + state + stateSuffix
+}
+
+func needsEncoding(s string) bool {
+	if strings.Contains(s, "--") || strings.HasPrefix(s, stateBase64) ||
+		strings.TrimSpace(s) != s || strings.Contains(s, "\n") {
+		return true
+	}
+	for _, r := range s {
+		if unsafeRune(r) || r == '\t' {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseState returns the payload of the last state block in a body written
+// by Markdown, decoded. ok is false when there is none or it is damaged.
+func ParseState(body string) (state string, ok bool) {
+	i := strings.LastIndex(body, statePrefix)
+	if i < 0 {
+		return "", false
+	}
+	rest := body[i+len(statePrefix):]
+	j := strings.Index(rest, stateSuffix)
+	if j < 0 {
+		return "", false
+	}
+	state = rest[:j]
+	if enc, found := strings.CutPrefix(state, stateBase64); found {
+		raw, err := base64.StdEncoding.DecodeString(enc)
+		if err != nil {
+			return "", false
+		}
+		return string(raw), true
+	}
+	return state, true
+}
