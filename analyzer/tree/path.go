@@ -168,3 +168,93 @@ func ByName(l []any) map[string]map[string]any {
 	}
 	return out
 }
+
+// Set stores val at p inside v, which must hold every parent of p already.
+// It reports whether the value was stored.
+func Set(v any, p Path, val any) bool {
+	if len(p) == 0 {
+		return false
+	}
+	parent, ok := Get(v, p[:len(p)-1])
+	if !ok {
+		return false
+	}
+	last := p[len(p)-1]
+	switch last.Kind {
+	case KeyStep:
+		m, ok := parent.(map[string]any)
+		if !ok {
+			return false
+		}
+		m[last.Key] = val
+		return true
+	case IndexStep:
+		l, ok := parent.([]any)
+		if !ok || last.Index < 0 || last.Index >= len(l) {
+			return false
+		}
+		l[last.Index] = val
+		return true
+	case NameStep:
+		l, ok := parent.([]any)
+		if !ok {
+			return false
+		}
+		for i, e := range l {
+			if m, ok := e.(map[string]any); ok && m["name"] == last.Key {
+				l[i] = val
+				return true
+			}
+		}
+		// A new named element goes at the end, as source form orders them.
+		return setList(v, p[:len(p)-1], append(l, val))
+	}
+	return false
+}
+
+// Delete removes the value at p inside v; it reports whether one was there.
+func Delete(v any, p Path) bool {
+	if len(p) == 0 {
+		return false
+	}
+	parent, ok := Get(v, p[:len(p)-1])
+	if !ok {
+		return false
+	}
+	last := p[len(p)-1]
+	switch last.Kind {
+	case KeyStep:
+		m, ok := parent.(map[string]any)
+		if !ok {
+			return false
+		}
+		_, had := m[last.Key]
+		delete(m, last.Key)
+		return had
+	case NameStep, IndexStep:
+		l, ok := parent.([]any)
+		if !ok {
+			return false
+		}
+		for i, e := range l {
+			hit := last.Kind == IndexStep && i == last.Index
+			if m, ok := e.(map[string]any); ok && last.Kind == NameStep && m["name"] == last.Key {
+				hit = true
+			}
+			if hit {
+				out := append(append([]any{}, l[:i]...), l[i+1:]...)
+				return setList(v, p[:len(p)-1], out)
+			}
+		}
+	}
+	return false
+}
+
+// setList replaces the list at p (lists are values, so growing or
+// shrinking one means storing it again in its parent).
+func setList(v any, p Path, l []any) bool {
+	if len(p) == 0 {
+		return false
+	}
+	return Set(v, p, l)
+}

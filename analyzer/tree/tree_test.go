@@ -80,3 +80,29 @@ func TestRedactSecretIsIdempotent(t *testing.T) {
 		t.Error("redacting twice changes the digests")
 	}
 }
+
+func TestSetAndDelete(t *testing.T) {
+	obj := Normalize(map[string]any{"spec": map[string]any{"c": []any{
+		map[string]any{"name": "a", "v": 1},
+		map[string]any{"name": "b", "v": 2},
+	}}}).(map[string]any)
+	if !Set(obj, Path{Key("spec"), Key("c"), Name("b"), Key("v")}, int64(3)) {
+		t.Fatal("Set by name failed")
+	}
+	if !Set(obj, Path{Key("spec"), Key("c"), Name("z")}, map[string]any{"name": "z"}) {
+		t.Fatal("Set of a new named element failed")
+	}
+	if !Delete(obj, Path{Key("spec"), Key("c"), Name("a")}) {
+		t.Fatal("Delete by name failed")
+	}
+	want := Normalize(map[string]any{"spec": map[string]any{"c": []any{
+		map[string]any{"name": "b", "v": 3},
+		map[string]any{"name": "z"},
+	}}})
+	if !Equal(obj, want) {
+		t.Errorf("got %s", Canonical(obj))
+	}
+	if Set(obj, Path{Key("nope"), Key("x")}, 1) || Delete(obj, Path{Key("nope")}) {
+		t.Error("Set or Delete claimed success on a missing parent")
+	}
+}
