@@ -1,0 +1,383 @@
+// Package analyzer is driftback's projection: a pure function of
+// (repository files, target root, live objects) to a Plan. It renders the
+// root with the real kustomize library, computes per object what its source
+// document should hold (source form), writes that into the user's bytes,
+// re-renders to prove it, and refuses by name what cannot be placed safely.
+// No network, no clock, no disk.
+package analyzer
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/repofs"
+	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/analyzer/yamledit"
+)
+
+// Live is one live object, already sanitized (status, server metadata and
+// operational annotations removed; Secret values redacted).
+type Live struct {
+	Object map[string]any
+	// Owner says who set the fields the render lacks; nil when the object
+	// came without managedFields, and then only rendered fields compare.
+	Owner Ownership
+}
+
+// Input is everything a plan depends on.
+type Input struct {
+	Repo *repofs.Repo
+	Root string // repo-relative kustomize root, or a plain folder of manifests
+	Live []Live
+	// FanIn maps a file to the top-level roots that read it; nil computes it
+	// from Repo. Callers that plan many roots pass one shared map.
+	FanIn map[string][]string
+}
+
+// Analyze plans one root. An error means the input itself is unusable
+// (malformed YAML, a missing root); everything the analysis can name is a
+// refusal in the plan instead.
+func Analyze(in Input) (*Plan, error) {
+	root, err := repofs.Clean(in.Root)
+	if err != nil {
+		return nil, fmt.Errorf("root: %w", err)
+	}
+	plan := &Plan{Root: displayDir(root), Edits: []Edit{}, Refusals: []Refusal{}, Files: []File{}, Notes: []string{}}
+	b, refusals, err := build(in.Repo, root)
+	if err != nil {
+		return nil, err
+	}
+	if len(refusals) > 0 {
+		plan.Refusals = refusals
+		return plan, nil
+	}
+	fanIn := in.FanIn
+	if fanIn == nil {
+		fanIn = ktree.FanIn(in.Repo)
+	}
+	a := &analysis{in: in, root: root, base: b, fanIn: fanIn, plan: plan}
+	a.pair()
+	a.project()
+	a.verify()
+	a.finish()
+	return plan, nil
+}
+
+// built is one render of a root, with the parsed source files it read.
+type built struct {
+	tree    *ktree.Tree
+	objects []rendered
+	byID    map[objectID]int
+	files   map[string]*yamledit.File // resource files, parsed
+}
+
+// build loads, judges and renders a root. Judged refusals come back as
+// refusals; malformed YAML in a file the build reads is an error.
+func build(repo *repofs.Repo, root string) (*built, []Refusal, error) {
+	t, krefs, err := ktree.Load(repo, root)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(krefs) > 0 {
+		out := make([]Refusal, 0, len(krefs))
+		for _, r := range krefs {
+			out = append(out, Refusal{
+				Code: r.Code, File: r.File, Line: r.Line, Field: r.Feature,
+				Message: r.Message, Hint: r.Hint,
+			})
+		}
+		return nil, out, nil
+	}
+	b := &built{tree: t, byID: map[objectID]int{}, files: map[string]*yamledit.File{}}
+	for _, p := range t.Resources {
+		data, _ := repo.File(p)
+		f, err := yamledit.Parse(p, data)
+		if err != nil {
+			return nil, nil, err
+		}
+		b.files[p] = f
+	}
+	objs, err := render(repo, t, nil)
+	if err != nil {
+		return nil, []Refusal{{
+			Code: CodeRenderFailed, File: t.Root.File, Message: err.Error(),
+			Hint: "fix the kustomization so that `kustomize build` succeeds",
+		}}, nil
+	}
+	b.objects = objs
+	for i, o := range objs {
+		b.byID[o.ID] = i
+	}
+	return b, nil, nil
+}
+
+// analysis is the working state of one Analyze call.
+type analysis struct {
+	in    Input
+	root  string
+	base  *built
+	fanIn map[string][]string
+	plan  *Plan
+
+	pairs      []pair
+	candidates []*candidate
+	final      map[string]*yamledit.File
+}
+
+// pair is a rendered object and the live object it corresponds to.
+type pair struct {
+	ren    rendered
+	live   map[string]any
+	owner  Ownership
+	intent map[string]any // the live object reduced to what a person wants
+}
+
+// candidate is an object whose source document the plan rewrites.
+type candidate struct {
+	pair
+	file    string
+	doc     int
+	src     map[string]any
+	want    map[string]any // source form
+	changed []tree.Path
+	rounds  int // verify rounds that refused some of its fields
+}
+
+// giveUp drops one field from the candidate: the source keeps its own value
+// there, and verify expects whatever the build makes of it. The rest of the
+// object's edits go on, so one bad field never blocks the good ones.
+func (c *candidate) giveUp(p tree.Path) {
+	restore(c.want, c.src, p)
+	restore(c.intent, c.ren.Object, p)
+	c.changed = diffPaths(present(c.src), present(c.want), nil)
+}
+
+// restore makes dst hold from's value (or absence) at p, copying the
+// shortest missing ancestor whole when dst lacks part of the way.
+func restore(dst, from map[string]any, p tree.Path) {
+	for i := 1; i <= len(p); i++ {
+		q := p[:i]
+		if _, ok := tree.Get(dst, q); ok && i < len(p) {
+			continue
+		}
+		if v, ok := tree.Get(from, q); ok {
+			tree.Set(dst, q, tree.Copy(v))
+		} else {
+			tree.Delete(dst, q)
+		}
+		return
+	}
+}
+
+func (a *analysis) pair() {
+	byID := map[objectID][]int{}
+	byBare := map[objectID][]int{}
+	for i, l := range a.in.Live {
+		id := idOf(l.Object)
+		byID[id] = append(byID[id], i)
+		byBare[id.withoutNamespace()] = append(byBare[id.withoutNamespace()], i)
+	}
+	used := map[int]bool{}
+	anyUnowned := false
+	for _, r := range a.base.objects {
+		idx := byID[r.ID]
+		if len(idx) == 0 && r.ID.Namespace == "" {
+			// The build sets no namespace: the applier's default decides it,
+			// so accept the one live object of that name.
+			if c := byBare[r.ID]; len(c) == 1 {
+				idx = c
+			}
+		}
+		if len(idx) != 1 {
+			if len(idx) == 0 {
+				a.note("missing: %s renders from Git but is not in the cluster", refOf(r.Object))
+			} else {
+				a.note("ambiguous: %s matches %d live objects; it is not compared", refOf(r.Object), len(idx))
+			}
+			continue
+		}
+		used[idx[0]] = true
+		l := a.in.Live[idx[0]]
+		ren := tree.RedactSecret(r.Object)
+		live := tree.RedactSecret(l.Object)
+		if l.Owner == nil {
+			anyUnowned = true
+		}
+		a.pairs = append(a.pairs, pair{ren: rendered{ID: r.ID, Object: ren, Origin: r.Origin}, live: live, owner: l.Owner, intent: intentView(live, ren, l.Owner)})
+	}
+	for i, l := range a.in.Live {
+		if !used[i] {
+			a.note("untracked: %s is in the cluster but %s does not render it", refOf(l.Object), a.plan.Root)
+		}
+	}
+	if anyUnowned {
+		a.note("live objects came without metadata.managedFields: only the fields the render has were compared")
+	}
+}
+
+// project computes source form for every drifted object and keeps the ones
+// that can be written as candidates; the rest become refusals.
+func (a *analysis) project() {
+	for _, p := range a.pairs {
+		if tree.Equal(p.intent, p.ren.Object) {
+			continue
+		}
+		ref := refOf(p.ren.Object)
+		if p.ren.ID.Kind == "Secret" && p.ren.ID.Group == "" {
+			fields := diffPaths(present(p.ren.Object), present(p.intent), nil)
+			a.refuse(Refusal{
+				Code: CodeSensitive, Object: ref, Field: joinPaths(fields), File: p.ren.Origin,
+				Message: "the Secret differs from Git; driftback never reads or writes Secret values",
+				Hint:    "update the Secret's source (or its sealed/external form) by hand, or revert the change in the cluster",
+			})
+			continue
+		}
+		file, doc, src, err := a.source(p.ren)
+		if err != nil {
+			a.refuse(Refusal{Code: CodeUnplaceableEdit, Object: ref, File: p.ren.Origin, Message: err.Error(),
+				Hint: "edit the source by hand"})
+			continue
+		}
+		var bad []unplaceable
+		sf := sourceForm(present(src), present(p.ren.Object), present(p.intent), nil, &bad)
+		want, _ := sf.V.(map[string]any)
+		c := &candidate{pair: p, file: file, doc: doc, src: src, want: want}
+		c.intent = tree.Copy(p.intent).(map[string]any)
+		for _, u := range bad {
+			a.refuse(Refusal{Code: CodeUnplaceableEdit, Object: ref, Field: u.Path.String(), File: file,
+				Line: a.base.files[file].Line(doc, u.Path), Message: u.Why,
+				Hint: "give the list elements unique names, or make the change in Git by hand"})
+			c.giveUp(u.Path)
+		}
+		c.changed = diffPaths(present(src), present(c.want), nil)
+		if len(c.changed) == 0 {
+			if len(bad) == 0 {
+				// The source already holds what live runs; the build changes it.
+				a.refuseBuildOwned(c, diffPaths(present(p.ren.Object), present(p.intent), nil))
+			}
+			continue
+		}
+		if roots := a.fanIn[file]; len(roots) > 1 {
+			a.refuse(Refusal{Code: CodeWriteFanIn, Object: ref, Field: c.changed[0].String(), File: file,
+				Message: fmt.Sprintf("%s is rendered by %d roots (%s); writing it would change all of them", file, len(roots), strings.Join(roots, ", ")),
+				Hint:    "make the change in the overlay of this target, or in Git by hand if every root should get it"})
+			continue
+		}
+		if err := a.base.files[file].Safe(doc); err != nil {
+			a.refuse(Refusal{Code: CodeUnplaceableEdit, Object: ref, Field: c.changed[0].String(), File: file,
+				Message: "the source document cannot be edited safely: " + err.Error(),
+				Hint:    "edit the source by hand"})
+			continue
+		}
+		a.candidates = append(a.candidates, c)
+	}
+}
+
+// source finds the document in the origin file that the object came from.
+func (a *analysis) source(r rendered) (string, int, map[string]any, error) {
+	f := a.base.files[r.Origin]
+	if f == nil {
+		return "", 0, nil, fmt.Errorf("no source file is known for %s", refOf(r.Object))
+	}
+	match := -1
+	var src map[string]any
+	for i := 0; i < f.Len(); i++ {
+		v, err := f.Value(i)
+		if err != nil || v == nil {
+			continue
+		}
+		id := idOf(v)
+		if id.Kind == r.ID.Kind && id.Name == r.ID.Name && id.Group == r.ID.Group {
+			if match >= 0 {
+				return "", 0, nil, fmt.Errorf("%s holds more than one %s/%s", r.Origin, id.Kind, id.Name)
+			}
+			match, src = i, v
+		}
+	}
+	if match < 0 {
+		return "", 0, nil, fmt.Errorf("%s does not hold %s/%s", r.Origin, r.ID.Kind, r.ID.Name)
+	}
+	return r.Origin, match, src, nil
+}
+
+func (a *analysis) note(format string, args ...any) {
+	a.plan.Notes = append(a.plan.Notes, fmt.Sprintf(format, args...))
+}
+
+func (a *analysis) refuse(r Refusal) {
+	a.plan.Refusals = append(a.plan.Refusals, r)
+}
+
+// diffPaths lists the paths where a and b differ, named lists by element
+// name, as a user would point at them.
+func diffPaths(a, b value, p tree.Path) []tree.Path {
+	var out []tree.Path
+	var walk func(a, b value, p tree.Path)
+	walk = func(a, b value, p tree.Path) {
+		if a.equal(b) {
+			return
+		}
+		am, aok := a.V.(map[string]any)
+		bm, bok := b.V.(map[string]any)
+		if a.Present && b.Present && aok && bok {
+			for _, k := range tree.UnionKeys(am, bm) {
+				walk(child(a, k), child(b, k), p.Child(tree.Key(k)))
+			}
+			return
+		}
+		al, aok := a.V.([]any)
+		bl, bok := b.V.([]any)
+		if a.Present && b.Present && aok && bok {
+			an, aNamed := tree.ElementNames(al)
+			bn, bNamed := tree.ElementNames(bl)
+			if aNamed && bNamed {
+				ab, bb := tree.ByName(al), tree.ByName(bl)
+				seen := map[string]bool{}
+				for _, n := range append(an, bn...) {
+					if seen[n] {
+						continue
+					}
+					seen[n] = true
+					av, bv := absent, absent
+					if e, ok := ab[n]; ok {
+						av = present(e)
+					}
+					if e, ok := bb[n]; ok {
+						bv = present(e)
+					}
+					walk(av, bv, p.Child(tree.Name(n)))
+				}
+				return
+			}
+			if len(al) == len(bl) && allMaps(al) && allMaps(bl) {
+				for i := range al {
+					walk(present(al[i]), present(bl[i]), p.Child(tree.Index(i)))
+				}
+				return
+			}
+		}
+		out = append(out, p)
+	}
+	walk(a, b, p)
+	return out
+}
+
+func allMaps(l []any) bool {
+	for _, e := range l {
+		if _, ok := e.(map[string]any); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func joinPaths(ps []tree.Path) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = p.String()
+	}
+	sort.Strings(s)
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,387 @@
+package analyzer
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/repofs"
+	"github.com/driftback/driftback/analyzer/tree"
+)
+
+// fixture loads analyzer/testdata/NAME as a repository snapshot.
+func fixture(t *testing.T, name string) *repofs.Repo {
+	t.Helper()
+	r, err := repofs.LoadDir(filepath.Join("testdata", name), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// renderedLive renders root with the real kustomize and returns the objects
+// as a cluster that matches Git exactly would hold them.
+func renderedLive(t *testing.T, repo *repofs.Repo, root string) []map[string]any {
+	t.Helper()
+	b, refs, err := build(repo, root)
+	if err != nil || len(refs) > 0 {
+		t.Fatalf("build %s: %v %+v", root, err, refs)
+	}
+	var out []map[string]any
+	for _, o := range b.objects {
+		out = append(out, tree.Copy(o.Object).(map[string]any))
+	}
+	return out
+}
+
+func asLive(objs []map[string]any) []Live {
+	out := make([]Live, len(objs))
+	for i, o := range objs {
+		out[i] = Live{Object: o}
+	}
+	return out
+}
+
+// find returns the live object of that kind and name.
+func find(t *testing.T, objs []map[string]any, kind, name string) map[string]any {
+	t.Helper()
+	for _, o := range objs {
+		id := idOf(o)
+		if id.Kind == kind && id.Name == name {
+			return o
+		}
+	}
+	t.Fatalf("no %s/%s in %d objects", kind, name, len(objs))
+	return nil
+}
+
+func set(t *testing.T, obj map[string]any, p tree.Path, v any) {
+	t.Helper()
+	parent, ok := tree.Get(obj, p[:len(p)-1])
+	if !ok {
+		t.Fatalf("no parent for %s", p)
+	}
+	last := p[len(p)-1]
+	switch last.Kind {
+	case tree.KeyStep:
+		parent.(map[string]any)[last.Key] = v
+	case tree.IndexStep:
+		parent.([]any)[last.Index] = v
+	default:
+		t.Fatalf("set through a name step: %s", p)
+	}
+}
+
+func plan(t *testing.T, repo *repofs.Repo, root string, live []map[string]any) *Plan {
+	t.Helper()
+	p, err := Analyze(Input{Repo: repo, Root: root, Live: asLive(live)})
+	if err != nil {
+		t.Fatalf("Analyze: %v", err)
+	}
+	return p
+}
+
+func containers(p ...tree.Step) tree.Path {
+	return append(tree.Path{tree.Key("spec"), tree.Key("template"), tree.Key("spec"), tree.Key("containers")}, p...)
+}
+
+func dump(p *Plan) string {
+	b, _ := json.MarshalIndent(p, "", "  ")
+	return string(b)
+}
+
+// TestNoOpInvariant: for every root of every fixture, feeding the render
+// back as live gives zero edits, zero refusals and no files, and source form
+// keeps every source document whole.
+func TestNoOpInvariant(t *testing.T) {
+	entries, err := os.ReadDir("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := 0
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		repo := fixture(t, e.Name())
+		rs := ktree.Roots(repo)
+		if len(rs) == 0 {
+			rs = plainRoots(repo)
+		}
+		for _, root := range rs {
+			roots++
+			t.Run(e.Name()+"/"+root, func(t *testing.T) {
+				live := renderedLive(t, repo, root)
+				p := plan(t, repo, root, live)
+				if len(p.Edits)+len(p.Refusals)+len(p.Files) != 0 {
+					t.Fatalf("render fed back as live is not a no-op:\n%s", dump(p))
+				}
+				b, _, _ := build(repo, root)
+				for _, o := range b.objects {
+					a := &analysis{in: Input{Repo: repo}, base: b}
+					_, doc, src, err := a.source(o)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var bad []unplaceable
+					sf := sourceForm(present(src), present(o.Object), present(o.Object), nil, &bad)
+					if !tree.Equal(sf.V, src) || len(bad) > 0 {
+						t.Errorf("source form of %s (doc %d) is not the source", o.ID, doc)
+					}
+				}
+			})
+		}
+	}
+	if roots < 5 {
+		t.Fatalf("only %d roots exercised", roots)
+	}
+}
+
+// plainRoots lists folders of manifests without any kustomization.
+func plainRoots(repo *repofs.Repo) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range repo.Paths() {
+		d := filepath.ToSlash(filepath.Dir(p))
+		if !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestOverlayInSync(t *testing.T) {
+	repo := fixture(t, "overlay")
+	p := plan(t, repo, "overlays/prod", renderedLive(t, repo, "overlays/prod"))
+	if !p.InSync() {
+		t.Fatalf("not in sync:\n%s", dump(p))
+	}
+}
+
+func TestOverlayPortChangeWritesOneLineOfTheBase(t *testing.T) {
+	repo := fixture(t, "overlay")
+	live := renderedLive(t, repo, "overlays/prod")
+	d := find(t, live, "Deployment", "web")
+	set(t, d, containers(tree.Name("web"), tree.Key("ports"), tree.Index(0), tree.Key("containerPort")), 9090)
+	p := plan(t, repo, "overlays/prod", live)
+	if len(p.Refusals) != 0 || len(p.Edits) != 1 || len(p.Files) != 1 {
+		t.Fatalf("want one edit in one file:\n%s", dump(p))
+	}
+	e := p.Edits[0]
+	if e.Field != "spec.template.spec.containers[web].ports[0].containerPort" || e.File != "base/deployment.yaml" ||
+		e.Route != RouteSource || !tree.Equal(e.From, 8080) || !tree.Equal(e.To, 9090) || e.Line != 22 {
+		t.Errorf("edit = %+v", e)
+	}
+	orig, _ := repo.File("base/deployment.yaml")
+	want := strings.Replace(string(orig), "- containerPort: 8080 # http", "- containerPort: 9090 # http", 1)
+	if p.Files[0].Path != "base/deployment.yaml" || p.Files[0].Content != want {
+		t.Errorf("file content:\n%s\nwant:\n%s", p.Files[0].Content, want)
+	}
+	if p.Edits[0].Object != (ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "prod", Name: "web"}) {
+		t.Errorf("object = %+v", p.Edits[0].Object)
+	}
+}
+
+func TestOverlayLabelSetByBuildIsRefused(t *testing.T) {
+	repo := fixture(t, "overlay")
+	live := renderedLive(t, repo, "overlays/prod")
+	d := find(t, live, "Deployment", "web")
+	set(t, d, tree.Path{tree.Key("metadata"), tree.Key("labels"), tree.Key("env")}, "staging")
+	p := plan(t, repo, "overlays/prod", live)
+	if len(p.Edits) != 0 || len(p.Files) != 0 || len(p.Refusals) != 1 {
+		t.Fatalf("want one refusal, nothing written:\n%s", dump(p))
+	}
+	r := p.Refusals[0]
+	if r.Code != CodeBuildOwned || r.Field != "metadata.labels.env" || r.File != "overlays/prod/kustomization.yaml" ||
+		!strings.Contains(r.Message, "`labels:` in overlays/prod/kustomization.yaml") || r.Line != 6 {
+		t.Errorf("refusal = %+v", r)
+	}
+}
+
+func TestOverlayNamespaceAndAnnotationsStayOutOfTheSource(t *testing.T) {
+	repo := fixture(t, "overlay")
+	live := renderedLive(t, repo, "overlays/prod")
+	d := find(t, live, "Deployment", "web")
+	set(t, d, containers(tree.Name("web"), tree.Key("env"), tree.Name("LOG_LEVEL"), tree.Key("value")), "debug")
+	p := plan(t, repo, "overlays/prod", live)
+	if len(p.Files) != 1 {
+		t.Fatalf("%s", dump(p))
+	}
+	c := p.Files[0].Content
+	for _, leaked := range []string{"namespace", "env: prod", "team", "payments"} {
+		if strings.Contains(c, leaked) {
+			t.Errorf("the build's output %q leaked into the source:\n%s", leaked, c)
+		}
+	}
+	if !strings.Contains(c, `value: "debug"`) {
+		t.Errorf("quoting not kept:\n%s", c)
+	}
+}
+
+func TestSidecarPatchAndImageChange(t *testing.T) {
+	repo := fixture(t, "sidecar")
+	live := renderedLive(t, repo, "overlay")
+	d := find(t, live, "Deployment", "web")
+	cs, _ := tree.Get(d, containers())
+	if names, _ := tree.ElementNames(cs.([]any)); len(names) != 2 || names[0] != "proxy" {
+		t.Fatalf("measured kustomize fact changed: the patch no longer prepends the sidecar: %v", names)
+	}
+	set(t, find(t, live, "Deployment", "web")["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[1].(map[string]any), tree.Path{tree.Key("image")}, "ghcr.io/example/web:1.5.0")
+	p := plan(t, repo, "overlay", live)
+	if len(p.Refusals) != 0 || len(p.Edits) != 1 || len(p.Files) != 1 {
+		t.Fatalf("%s", dump(p))
+	}
+	c := p.Files[0].Content
+	if strings.Contains(c, "proxy") || strings.Count(c, "- name:") != 2 {
+		t.Errorf("the sidecar leaked into the base, or a container was lost:\n%s", c)
+	}
+	if !strings.Contains(c, "image: ghcr.io/example/web:1.5.0   # bumped by release tooling") {
+		t.Errorf("image not written in place:\n%s", c)
+	}
+	if p.Edits[0].Field != "spec.template.spec.containers[web].image" {
+		t.Errorf("field = %s", p.Edits[0].Field)
+	}
+}
+
+func TestPatchedArgsAreUnplaceable(t *testing.T) {
+	repo := fixture(t, "patched")
+	live := renderedLive(t, repo, "overlay")
+	d := find(t, live, "Deployment", "worker")
+	set(t, d, containers(tree.Index(0), tree.Key("args")), []any{"--queue", "bulk"})
+	p := plan(t, repo, "overlay", live)
+	if len(p.Edits) != 0 || len(p.Files) != 0 || len(p.Refusals) != 1 {
+		t.Fatalf("%s", dump(p))
+	}
+	if r := p.Refusals[0]; r.Code != CodeUnplaceableEdit || r.Field != "spec.template.spec.containers[worker].args" || r.File != "base/deployment.yaml" {
+		t.Errorf("refusal = %+v", r)
+	}
+}
+
+func TestPatchedReplicasAreBuildOwned(t *testing.T) {
+	repo := fixture(t, "patched")
+	live := renderedLive(t, repo, "overlay")
+	set(t, find(t, live, "Deployment", "worker"), tree.ParseSimple("spec.replicas"), 5)
+	p := plan(t, repo, "overlay", live)
+	if len(p.Edits) != 0 || len(p.Files) != 0 || len(p.Refusals) != 1 {
+		t.Fatalf("%s", dump(p))
+	}
+	r := p.Refusals[0]
+	if r.Code != CodeBuildOwned || r.Field != "spec.replicas" || r.File != "overlay/tune.yaml" || !strings.Contains(r.Message, "patch overlay/tune.yaml") {
+		t.Errorf("refusal = %+v", r)
+	}
+}
+
+// One refused object never blocks another object's good edit.
+func TestRefusalIsPerObject(t *testing.T) {
+	repo := fixture(t, "overlay")
+	live := renderedLive(t, repo, "overlays/prod")
+	set(t, find(t, live, "Deployment", "web"), tree.Path{tree.Key("metadata"), tree.Key("labels"), tree.Key("env")}, "staging")
+	svc := find(t, live, "Service", "web")
+	set(t, svc, tree.Path{tree.Key("spec"), tree.Key("ports"), tree.Index(0), tree.Key("targetPort")}, 8081)
+	p := plan(t, repo, "overlays/prod", live)
+	if len(p.Refusals) != 1 || len(p.Edits) != 1 || p.Edits[0].File != "base/service.yaml" {
+		t.Fatalf("%s", dump(p))
+	}
+}
+
+func TestMultiDocumentEditKeepsOtherDocuments(t *testing.T) {
+	repo := fixture(t, "multidoc")
+	live := renderedLive(t, repo, "app")
+	set(t, find(t, live, "Deployment", "api"), containers(tree.Index(0), tree.Key("resources"), tree.Key("limits"), tree.Key("memory")), "512Mi")
+	p := plan(t, repo, "app", live)
+	if len(p.Files) != 1 || len(p.Edits) != 1 {
+		t.Fatalf("%s", dump(p))
+	}
+	orig, _ := repo.File("app/all.yaml")
+	want := strings.Replace(string(orig), "memory: 256Mi", "memory: 512Mi", 1)
+	if p.Files[0].Content != want {
+		t.Errorf("got:\n%s\nwant:\n%s", p.Files[0].Content, want)
+	}
+}
+
+func TestSecretDriftIsSensitiveAndNeverPrinted(t *testing.T) {
+	repo := fixture(t, "secret")
+	live := renderedLive(t, repo, "")
+	s := find(t, live, "Secret", "db")
+	delete(s, "stringData")
+	s["data"] = map[string]any{"password": "aHVudGVyMi1sZWFrZWQ="} // "hunter2-leaked"
+	p := plan(t, repo, "", live)
+	if len(p.Refusals) != 1 || p.Refusals[0].Code != CodeSensitive || len(p.Edits) != 0 || len(p.Files) != 0 {
+		t.Fatalf("%s", dump(p))
+	}
+	out := dump(p)
+	for _, v := range []string{"aHVudGVyMi1sZWFrZWQ", "hunter2", "correct-horse", "sha256:"} {
+		if strings.Contains(out, v) {
+			t.Errorf("plan holds %q:\n%s", v, out)
+		}
+	}
+	// The same value as Git, in the API's base64 form: in sync.
+	live2 := renderedLive(t, repo, "")
+	s2 := find(t, live2, "Secret", "db")
+	delete(s2, "stringData")
+	s2["data"] = map[string]any{"password": "Y29ycmVjdC1ob3JzZS1iYXR0ZXJ5LXN0YXBsZQ=="}
+	if p := plan(t, repo, "", live2); !p.InSync() {
+		t.Errorf("equal Secret reported as drift:\n%s", dump(p))
+	}
+}
+
+func TestNotesForUntrackedAndMissing(t *testing.T) {
+	repo := fixture(t, "multidoc")
+	live := renderedLive(t, repo, "app")
+	var kept []map[string]any
+	for _, o := range live {
+		if idOf(o).Kind != "Service" {
+			kept = append(kept, o)
+		}
+	}
+	kept = append(kept, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "stray"}})
+	p := plan(t, repo, "app", kept)
+	notes := strings.Join(p.Notes, "\n")
+	if !strings.Contains(notes, "missing: Service/api") || !strings.Contains(notes, "untracked: ConfigMap/stray") ||
+		!strings.Contains(notes, "managedFields") {
+		t.Errorf("notes = %q", notes)
+	}
+	if !p.InSync() {
+		t.Errorf("notes alone are not drift:\n%s", dump(p))
+	}
+}
+
+// One refused field never blocks the good fields of the same object.
+func TestRefusalIsPerField(t *testing.T) {
+	repo := fixture(t, "overlay")
+	live := renderedLive(t, repo, "overlays/prod")
+	d := find(t, live, "Deployment", "web")
+	set(t, d, tree.Path{tree.Key("metadata"), tree.Key("labels"), tree.Key("env")}, "staging")
+	set(t, d, containers(tree.Name("web"), tree.Key("ports"), tree.Index(0), tree.Key("containerPort")), 9090)
+	p := plan(t, repo, "overlays/prod", live)
+	if len(p.Refusals) != 1 || p.Refusals[0].Code != CodeBuildOwned || len(p.Edits) != 1 || len(p.Files) != 1 {
+		t.Fatalf("%s", dump(p))
+	}
+	if strings.Contains(p.Files[0].Content, "staging") {
+		t.Errorf("the refused label was written:\n%s", p.Files[0].Content)
+	}
+}
+
+// Without managedFields, the fields the render lacks are server defaults
+// and operational noise: never drift, never written.
+func TestServerDefaultsAreNotDrift(t *testing.T) {
+	repo := fixture(t, "overlay")
+	live := renderedLive(t, repo, "overlays/prod")
+	d := find(t, live, "Deployment", "web")
+	set(t, d, tree.ParseSimple("spec.revisionHistoryLimit"), 10)
+	set(t, d, tree.ParseSimple("spec.template.spec.dnsPolicy"), "ClusterFirst")
+	c, _ := tree.Get(d, containers(tree.Name("web")))
+	c.(map[string]any)["imagePullPolicy"] = "IfNotPresent"
+	port, _ := tree.Get(d, containers(tree.Name("web"), tree.Key("ports"), tree.Index(0)))
+	port.(map[string]any)["protocol"] = "TCP"
+	p := plan(t, repo, "overlays/prod", live)
+	if !p.InSync() || len(p.Files) != 0 {
+		t.Fatalf("server defaults reported as drift:\n%s", dump(p))
+	}
+}

@@ -1,0 +1,40 @@
+package analyzer
+
+import (
+	"strings"
+
+	"github.com/driftback/driftback/analyzer/repofs"
+)
+
+// objectID is how driftback pairs a rendered object with its live twin: the
+// API group (never the version: a reader chooses which version it is served),
+// kind, namespace and name.
+type objectID struct {
+	Group, Kind, Namespace, Name string
+}
+
+func idOf(obj map[string]any) objectID {
+	av, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	meta, _ := obj["metadata"].(map[string]any)
+	name, _ := meta["name"].(string)
+	ns, _ := meta["namespace"].(string)
+	group := ""
+	if i := strings.LastIndexByte(av, '/'); i >= 0 {
+		group = av[:i]
+	}
+	return objectID{Group: group, Kind: kind, Namespace: ns, Name: name}
+}
+
+func refOf(obj map[string]any) ObjectRef {
+	id := idOf(obj)
+	av, _ := obj["apiVersion"].(string)
+	return ObjectRef{APIVersion: av, Kind: id.Kind, Namespace: id.Namespace, Name: id.Name}
+}
+
+func (id objectID) withoutNamespace() objectID {
+	id.Namespace = ""
+	return id
+}
+
+func joinRepo(dir, rel string) (string, error) { return repofs.Join(dir, rel) }

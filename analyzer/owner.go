@@ -1,0 +1,170 @@
+package analyzer
+
+import (
+	"fmt"
+	"regexp"
+
+	"sigs.k8s.io/kustomize/api/types"
+
+	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/analyzer/yamledit"
+)
+
+// ownerInfo names the build construct that sets a field, so a refusal can
+// tell a person where the value really lives.
+type ownerInfo struct {
+	file, message, hint string
+	line                int
+}
+
+// owner finds which construct of the tree sets field p of object r. Nodes
+// are visited root first: the root's transformers run last, so the
+// outermost construct that sets a field is the one that wins.
+func (a *analysis) owner(r rendered, p tree.Path) ownerInfo {
+	field := p.String()
+	last := ""
+	if len(p) > 0 && p[len(p)-1].Kind == tree.KeyStep {
+		last = p[len(p)-1].Key
+	}
+	for _, n := range a.base.tree.Nodes {
+		k := n.K
+		if k == nil || n.File == "" {
+			continue
+		}
+		at := func(key string) int { return keyLine(n, key) }
+		switch {
+		case field == "metadata.namespace" && k.Namespace != "":
+			return ownerInfo{file: n.File, line: at("namespace"),
+				message: fmt.Sprintf("the namespace is set by `namespace:` in %s", n.File),
+				hint:    "change `namespace:` there, or move the object to that namespace in the cluster"}
+		case isLabelPath(p) && setsLabel(k, last):
+			key := "labels"
+			if _, ok := k.CommonLabels[last]; ok {
+				key = "commonLabels"
+			}
+			return ownerInfo{file: n.File, line: at(key),
+				message: fmt.Sprintf("the label `%s` is set by `%s:` in %s", last, key, n.File),
+				hint:    fmt.Sprintf("change the label in `%s:` there, or revert it in the cluster", key)}
+		case isAnnotationPath(p) && hasKey(k.CommonAnnotations, last):
+			return ownerInfo{file: n.File, line: at("commonAnnotations"),
+				message: fmt.Sprintf("the annotation `%s` is set by `commonAnnotations:` in %s", last, n.File),
+				hint:    "change it in `commonAnnotations:` there, or revert it in the cluster"}
+		case field == "spec.replicas" && replicaEntry(k, r.ID.Name):
+			return ownerInfo{file: n.File, line: at("replicas"),
+				message: fmt.Sprintf("the replica count is set by `replicas:` in %s", n.File),
+				hint:    "change the count there, or revert the scale in the cluster"}
+		}
+		if pf := a.patchSetting(n, r, p); pf != "" {
+			return ownerInfo{file: pf,
+				message: fmt.Sprintf("%s is set by the patch %s (listed in `patches:` of %s)", field, pf, n.File),
+				hint:    "change the value in the patch file, or revert it in the cluster"}
+		}
+	}
+	return ownerInfo{
+		message: fmt.Sprintf("after writing the live value of %s to the source, the build still renders a different value", field),
+		hint:    "find the kustomization construct that sets this field and change it there, or revert the change in the cluster",
+	}
+}
+
+func keyLine(n *ktree.Node, key string) int {
+	f, err := yamledit.Parse(n.File, n.Raw)
+	if err != nil || f.Len() == 0 {
+		return 0
+	}
+	return f.Line(0, tree.Path{tree.Key(key)})
+}
+
+func isLabelPath(p tree.Path) bool {
+	for _, s := range p {
+		if s.Kind == tree.KeyStep && (s.Key == "labels" || s.Key == "matchLabels" || s.Key == "selector") {
+			return true
+		}
+	}
+	return false
+}
+
+func isAnnotationPath(p tree.Path) bool {
+	for _, s := range p {
+		if s.Kind == tree.KeyStep && s.Key == "annotations" {
+			return true
+		}
+	}
+	return false
+}
+
+func setsLabel(k *types.Kustomization, key string) bool {
+	if hasKey(k.CommonLabels, key) {
+		return true
+	}
+	for _, l := range k.Labels {
+		if hasKey(l.Pairs, key) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasKey(m map[string]string, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
+func replicaEntry(k *types.Kustomization, name string) bool {
+	for _, r := range k.Replicas {
+		if r.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// patchSetting returns the patch file of node n that applies to r and sets
+// p, or "".
+func (a *analysis) patchSetting(n *ktree.Node, r rendered, p tree.Path) string {
+	for _, pt := range n.K.Patches {
+		if pt.Path == "" {
+			continue
+		}
+		file, err := joinRepo(n.Dir, pt.Path)
+		if err != nil {
+			continue
+		}
+		data, ok := a.in.Repo.File(file)
+		if !ok {
+			continue
+		}
+		f, err := yamledit.Parse(file, data)
+		if err != nil || f.Len() == 0 {
+			continue
+		}
+		v, err := f.Value(0)
+		if err != nil || v == nil {
+			continue
+		}
+		if !patchTargets(pt, v, r) {
+			continue
+		}
+		if _, ok := tree.Get(v, p); ok {
+			return file
+		}
+	}
+	return ""
+}
+
+func patchTargets(pt types.Patch, patch map[string]any, r rendered) bool {
+	if t := pt.Target; t != nil {
+		if t.Kind != "" && t.Kind != r.ID.Kind {
+			return false
+		}
+		if t.Name != "" {
+			re, err := regexp.Compile("^(?:" + t.Name + ")$")
+			if err != nil || !re.MatchString(r.ID.Name) {
+				return false
+			}
+		}
+		return true
+	}
+	id := idOf(patch)
+	return id.Kind == r.ID.Kind && id.Name == r.ID.Name
+}

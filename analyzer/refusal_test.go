@@ -1,0 +1,165 @@
+package analyzer
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/driftback/driftback/analyzer/repofs"
+	"github.com/driftback/driftback/analyzer/tree"
+)
+
+const deployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+spec:
+  template:
+    spec:
+      containers:
+      - name: app
+        image: app:v1
+`
+
+func repoOf(t *testing.T, files map[string]string) *repofs.Repo {
+	t.Helper()
+	r := repofs.New()
+	for p, c := range files {
+		if err := r.Add(p, []byte(c)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r
+}
+
+// Every refused feature of DESIGN §6 refuses by name through Analyze, before
+// any build (a remote base would make kustomize run git).
+func TestRefusedFeaturesThroughAnalyze(t *testing.T) {
+	cases := map[string]string{
+		"components":            "resources: [d.yaml]\ncomponents: [../c]\n",
+		"namePrefix":            "resources: [d.yaml]\nnamePrefix: x-\n",
+		"nameSuffix":            "resources: [d.yaml]\nnameSuffix: -x\n",
+		"configMapGenerator":    "resources: [d.yaml]\nconfigMapGenerator:\n- name: c\n  literals: [a=b]\n",
+		"secretGenerator":       "resources: [d.yaml]\nsecretGenerator:\n- name: s\n  literals: [a=b]\n",
+		"vars":                  "resources: [d.yaml]\nvars:\n- name: V\n  objref: {kind: Deployment, name: app, apiVersion: apps/v1}\n",
+		"replacements":          "resources: [d.yaml]\nreplacements:\n- path: r.yaml\n",
+		"transformers":          "resources: [d.yaml]\ntransformers: [t.yaml]\n",
+		"validators":            "resources: [d.yaml]\nvalidators: [v.yaml]\n",
+		"helmCharts":            "helmCharts:\n- name: x\n  repo: https://charts.example\n",
+		"configurations":        "resources: [d.yaml]\nconfigurations: [c.yaml]\n",
+		"crds":                  "resources: [d.yaml]\ncrds: [c.yaml]\n",
+		"openapi":               "resources: [d.yaml]\nopenapi:\n  path: o.json\n",
+		"patchesStrategicMerge": "resources: [d.yaml]\npatchesStrategicMerge: [p.yaml]\n",
+		"patchesJson6902":       "resources: [d.yaml]\npatchesJson6902:\n- path: p.yaml\n  target: {kind: Deployment, name: app}\n",
+		"inline":                "resources: [d.yaml]\npatches:\n- patch: |-\n    apiVersion: apps/v1\n    kind: Deployment\n    metadata: {name: app}\n",
+		"JSON6902":              "resources: [d.yaml]\npatches:\n- path: ops.yaml\n  target: {kind: Deployment, name: app}\n",
+		"tagSuffix":             "resources: [d.yaml]\nimages:\n- name: app\n  tagSuffix: -fips\n",
+		"remote":                "resources:\n- github.com/example/repo//base?ref=v1\n",
+		"escapes":               "resources: [../../outside.yaml]\n",
+		"unknown":               "resources: [d.yaml]\nnotAField: 1\n",
+	}
+	for feature, kust := range cases {
+		t.Run(feature, func(t *testing.T) {
+			repo := repoOf(t, map[string]string{
+				"app/kustomization.yaml": kust,
+				"app/d.yaml":             deployment,
+				"app/ops.yaml":           "- op: replace\n  path: /spec/replicas\n  value: 2\n",
+				"app/p.yaml":             "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app}\n",
+			})
+			p, err := Analyze(Input{Repo: repo, Root: "app"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Refusals) == 0 {
+				t.Fatalf("%s was not refused", feature)
+			}
+			r := p.Refusals[0]
+			if r.Code != CodeUnsupported || !strings.Contains(strings.ToLower(r.Field+" "+r.Message), strings.ToLower(feature)) && feature != "escapes" && feature != "remote" {
+				t.Errorf("refusal %+v does not name %s", r, feature)
+			}
+			if r.File != "app/kustomization.yaml" || r.Line == 0 {
+				t.Errorf("refusal %+v lacks file and line", r)
+			}
+		})
+	}
+}
+
+func TestRenderFailedCarriesKustomizeMessage(t *testing.T) {
+	repo := repoOf(t, map[string]string{
+		"app/kustomization.yaml": "resources: [d.yaml]\nreplicas:\n- name: nothing-matches\n  count: 2\n",
+		"app/d.yaml":             deployment,
+	})
+	p, err := Analyze(Input{Repo: repo, Root: "app"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Refusals) != 1 || p.Refusals[0].Code != CodeRenderFailed || !strings.Contains(p.Refusals[0].Message, "nothing-matches") {
+		t.Fatalf("%s", dump(p))
+	}
+}
+
+func TestMalformedYAMLIsAnErrorWithFileAndLine(t *testing.T) {
+	repo := repoOf(t, map[string]string{
+		"app/kustomization.yaml": "resources: [d.yaml]\n",
+		"app/d.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [a\n",
+	})
+	_, err := Analyze(Input{Repo: repo, Root: "app"})
+	if err == nil || !strings.HasPrefix(err.Error(), "app/d.yaml:") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestMissingRootIsAnError(t *testing.T) {
+	if _, err := Analyze(Input{Repo: repofs.New(), Root: "nowhere"}); err == nil {
+		t.Fatal("a missing root was accepted")
+	}
+	if _, err := Analyze(Input{Repo: repofs.New(), Root: "../x"}); err == nil {
+		t.Fatal("an escaping root was accepted")
+	}
+}
+
+func TestWriteFanInIsRefused(t *testing.T) {
+	repo := repoOf(t, map[string]string{
+		"base/kustomization.yaml":       "resources: [d.yaml]\n",
+		"base/d.yaml":                   deployment,
+		"overlays/a/kustomization.yaml": "resources: [../../base]\nnamespace: a\n",
+		"overlays/b/kustomization.yaml": "resources: [../../base]\nnamespace: b\n",
+	})
+	live := renderedLive(t, repo, "overlays/a")
+	set(t, find(t, live, "Deployment", "app"), containers(tree.Name("app"), tree.Key("image")), "app:v2")
+	p := plan(t, repo, "overlays/a", live)
+	if len(p.Refusals) != 1 || p.Refusals[0].Code != CodeWriteFanIn || len(p.Files) != 0 ||
+		!strings.Contains(p.Refusals[0].Message, "overlays/a, overlays/b") {
+		t.Fatalf("%s", dump(p))
+	}
+}
+
+func TestUnsafeDocumentIsRefusedNotRewritten(t *testing.T) {
+	repo := repoOf(t, map[string]string{
+		"app/kustomization.yaml": "resources: [d.yaml]\n",
+		"app/d.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: c
+data:
+  a: &shared hello
+  b: *shared
+`,
+	})
+	live := renderedLive(t, repo, "app")
+	set(t, find(t, live, "ConfigMap", "c"), tree.ParseSimple("data.a"), "bye")
+	p := plan(t, repo, "app", live)
+	if len(p.Refusals) != 1 || p.Refusals[0].Code != CodeUnplaceableEdit || len(p.Files) != 0 {
+		t.Fatalf("%s", dump(p))
+	}
+}
+
+// A plain folder of manifests is a root too.
+func TestPlainFolderRoot(t *testing.T) {
+	repo := repoOf(t, map[string]string{"apps/d.yaml": deployment})
+	live := renderedLive(t, repo, "apps")
+	set(t, find(t, live, "Deployment", "app"), containers(tree.Name("app"), tree.Key("image")), "app:v2")
+	p := plan(t, repo, "apps", live)
+	if len(p.Edits) != 1 || len(p.Files) != 1 || !strings.Contains(p.Files[0].Content, "image: app:v2") {
+		t.Fatalf("%s", dump(p))
+	}
+}

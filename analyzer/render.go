@@ -1,0 +1,146 @@
+package analyzer
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/repofs"
+	"github.com/driftback/driftback/analyzer/tree"
+)
+
+// originAnnotation is where kustomize records, per rendered object, the file
+// it was read from; driftback asks for it and strips it again.
+const originAnnotation = "config.kubernetes.io/origin"
+
+// rendered is one object of a build, with the repo file it came from.
+type rendered struct {
+	ID     objectID
+	Object map[string]any // canonical tree
+	Origin string         // repo-relative source file
+}
+
+// render builds the tree's root with the real kustomize library on an
+// in-memory copy of the repository, plugins off, and returns the objects in
+// build order. extra replaces files in the in-memory copy only (the dye uses
+// it); the caller's repository is never modified.
+func render(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte) ([]rendered, error) {
+	fsys, err := repo.FS()
+	if err != nil {
+		return nil, err
+	}
+	for p, b := range extra {
+		if err := fsys.WriteFile("/"+p, b); err != nil {
+			return nil, err
+		}
+	}
+	kfile, err := injectOrigins(fsys, t)
+	if err != nil {
+		return nil, err
+	}
+	opts := krusty.MakeDefaultOptions()
+	opts.PluginConfig = types.DisabledPluginConfig()
+	k := krusty.MakeKustomizer(opts)
+	resMap, err := k.Run(fsys, "/"+t.Root.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("kustomize build %s: %s", displayDir(t.Root.Dir), strings.ReplaceAll(err.Error(), "/"+kfile, kfile))
+	}
+	out := make([]rendered, 0, resMap.Size())
+	for _, r := range resMap.Resources() {
+		origin, err := r.GetOrigin()
+		if err != nil {
+			return nil, fmt.Errorf("read origin of %s: %w", r.CurId(), err)
+		}
+		src := ""
+		if origin != nil && origin.Repo == "" && origin.Path != "" {
+			if src, err = repofs.Join(t.Root.Dir, origin.Path); err != nil {
+				return nil, fmt.Errorf("origin of %s: %w", r.CurId(), err)
+			}
+		}
+		m, err := r.Map()
+		if err != nil {
+			return nil, fmt.Errorf("decode %s: %w", r.CurId(), err)
+		}
+		obj := tree.Normalize(m).(map[string]any)
+		stripAnnotation(obj, originAnnotation)
+		out = append(out, rendered{ID: idOf(obj), Object: obj, Origin: src})
+	}
+	return out, nil
+}
+
+func displayDir(d string) string {
+	if d == "" {
+		return "."
+	}
+	return d
+}
+
+// injectOrigins turns on origin annotations in the in-memory copy of the
+// root kustomization (or writes a kustomization for a plain folder) and
+// returns the repo-relative path of that kustomization file.
+func injectOrigins(fsys filesys.FileSystem, t *ktree.Tree) (string, error) {
+	root := t.Root
+	if root.File == "" {
+		// A plain folder of manifests: the synthesized kustomization lists them.
+		files := append([]string(nil), root.K.Resources...)
+		sort.Strings(files)
+		doc := map[string]any{
+			"apiVersion":    "kustomize.config.k8s.io/v1beta1",
+			"kind":          "Kustomization",
+			"resources":     files,
+			"buildMetadata": []string{"originAnnotations"},
+		}
+		b, err := yaml.Marshal(doc)
+		if err != nil {
+			return "", err
+		}
+		name := path.Join(root.Dir, "kustomization.yaml")
+		return name, fsys.WriteFile("/"+name, b)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(root.Raw, &doc); err != nil {
+		return "", fmt.Errorf("%s: %w", root.File, err)
+	}
+	if doc == nil {
+		doc = map[string]any{}
+	}
+	meta, _ := doc["buildMetadata"].([]any)
+	has := false
+	for _, m := range meta {
+		if m == "originAnnotations" {
+			has = true
+		}
+	}
+	if !has {
+		doc["buildMetadata"] = append(meta, "originAnnotations")
+	}
+	b, err := yaml.Marshal(doc)
+	if err != nil {
+		return "", err
+	}
+	return root.File, fsys.WriteFile("/"+root.File, b)
+}
+
+// stripAnnotation removes one annotation, and the annotations map when it
+// was the last one, so the render reads as the user's build would.
+func stripAnnotation(obj map[string]any, key string) {
+	meta, _ := obj["metadata"].(map[string]any)
+	if meta == nil {
+		return
+	}
+	ann, _ := meta["annotations"].(map[string]any)
+	if ann == nil {
+		return
+	}
+	delete(ann, key)
+	if len(ann) == 0 {
+		delete(meta, "annotations")
+	}
+}

@@ -1,0 +1,252 @@
+package analyzer
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/analyzer/yamledit"
+)
+
+// maxRounds bounds how often verify may narrow one object before it gives
+// up on the object whole.
+const maxRounds = 4
+
+// verify re-renders the edited tree (DESIGN §9): every object the plan
+// changes must now render to its live intent view, every other object
+// exactly as before. A violation refuses that field (or that object), never
+// the target: what failed is dropped and the rest is verified again.
+func (a *analysis) verify() {
+	for len(a.candidates) > 0 {
+		files, failed := a.apply()
+		if len(failed) > 0 {
+			a.drop(failed)
+			continue
+		}
+		edited, err := a.in.Repo.With(files)
+		if err != nil {
+			a.refuseAll(CodeUnplaceableEdit, "the edited files cannot be placed: "+err.Error())
+			return
+		}
+		nb, refs, err := build(edited, a.root)
+		if err != nil || len(refs) > 0 {
+			msg := "the edited tree no longer builds"
+			if err != nil {
+				msg += ": " + err.Error()
+			} else {
+				msg += ": " + refs[0].Message
+			}
+			a.refuseAll(CodeRenderFailed, msg)
+			return
+		}
+		drop, fields := a.check(nb)
+		if len(drop) == 0 && len(fields) == 0 {
+			a.final = a.editedFiles(files)
+			return
+		}
+		for _, c := range a.candidates {
+			paths := fields[c]
+			if len(paths) == 0 || drop[c] {
+				continue
+			}
+			c.rounds++
+			a.refuseBuildOwned(c, paths)
+			for _, p := range paths {
+				c.giveUp(p)
+			}
+			if len(c.changed) == 0 || c.rounds >= maxRounds {
+				drop[c] = true
+			}
+		}
+		a.drop(drop)
+	}
+}
+
+// apply writes every candidate's source form into fresh copies of its file.
+// A document the editor cannot write refuses its candidate.
+func (a *analysis) apply() (map[string][]byte, map[*candidate]bool) {
+	parsed := map[string]*yamledit.File{}
+	failed := map[*candidate]bool{}
+	for _, c := range a.candidates {
+		f := parsed[c.file]
+		if f == nil {
+			data, _ := a.in.Repo.File(c.file)
+			var err error
+			if f, err = yamledit.Parse(c.file, data); err != nil {
+				failed[c] = true
+				a.refuse(a.refusalFor(c, CodeUnplaceableEdit, c.changed[0], c.file, 0, err.Error(), "edit the source by hand"))
+				continue
+			}
+			parsed[c.file] = f
+		}
+		if err := f.Set(c.doc, c.want); err != nil {
+			failed[c] = true
+			a.refuse(a.refusalFor(c, CodeUnplaceableEdit, c.changed[0], c.file, 0,
+				"the source document cannot be edited safely: "+err.Error(), "edit the source by hand"))
+		}
+	}
+	out := map[string][]byte{}
+	for p, f := range parsed {
+		out[p] = f.Bytes()
+	}
+	return out, failed
+}
+
+func (a *analysis) editedFiles(files map[string][]byte) map[string]*yamledit.File {
+	out := map[string]*yamledit.File{}
+	for p, b := range files {
+		if f, err := yamledit.Parse(p, b); err == nil {
+			out[p] = f
+		}
+	}
+	return out
+}
+
+// check compares the edited render with what each object should be. It
+// returns the candidates to drop whole (their refusals recorded) and, per
+// candidate, the fields that still render differently from live.
+func (a *analysis) check(nb *built) (map[*candidate]bool, map[*candidate][]tree.Path) {
+	drop := map[*candidate]bool{}
+	fields := map[*candidate][]tree.Path{}
+	byID := map[objectID]*candidate{}
+	for _, c := range a.candidates {
+		byID[c.ren.ID] = c
+	}
+	for _, c := range a.candidates {
+		i, ok := nb.byID[c.ren.ID]
+		if !ok {
+			drop[c] = true
+			a.refuse(a.refusalFor(c, CodeRenderFailed, nil, c.file, 0, "after the edit the build no longer renders this object", "edit the source by hand"))
+			continue
+		}
+		now := tree.RedactSecret(nb.objects[i].Object)
+		if ps := diffPaths(present(now), present(c.intent), nil); len(ps) > 0 {
+			fields[c] = ps
+		}
+	}
+	// Objects the plan does not change must render exactly as before; if
+	// one moved, the edits to the files it is read from are to blame.
+	for _, o := range a.base.objects {
+		if byID[o.ID] != nil {
+			continue
+		}
+		i, ok := nb.byID[o.ID]
+		if ok && tree.Equal(nb.objects[i].Object, o.Object) {
+			continue
+		}
+		blamed := false
+		for _, c := range a.candidates {
+			if c.file == o.Origin && !drop[c] {
+				blamed, drop[c] = true, true
+				a.refuse(a.refusalFor(c, CodeBuildOwned, c.changed[0], c.file, 0,
+					fmt.Sprintf("the edit would also change %s, which the plan does not mean to touch", refOf(o.Object)),
+					"make the change in Git by hand"))
+			}
+		}
+		if !blamed {
+			for _, c := range a.candidates {
+				if !drop[c] {
+					drop[c] = true
+					a.refuse(a.refusalFor(c, CodeBuildOwned, c.changed[0], c.file, 0,
+						fmt.Sprintf("the edits would also change %s, which the plan does not mean to touch", refOf(o.Object)),
+						"make the change in Git by hand"))
+				}
+			}
+		}
+	}
+	return drop, fields
+}
+
+// refuseBuildOwned names, for each field that the build renders differently
+// from live even after the write, the construct that owns it.
+func (a *analysis) refuseBuildOwned(c *candidate, paths []tree.Path) {
+	if len(paths) == 0 {
+		paths = []tree.Path{nil}
+	}
+	for _, fp := range paths {
+		o := a.owner(c.ren, fp)
+		a.refuse(Refusal{
+			Code: CodeBuildOwned, Object: refOf(c.ren.Object), Field: fp.String(),
+			File: firstNonEmpty(o.file, c.file), Line: o.line, Message: o.message, Hint: o.hint,
+		})
+	}
+}
+
+func (a *analysis) refusalFor(c *candidate, code string, p tree.Path, file string, line int, msg, hint string) Refusal {
+	return Refusal{Code: code, Object: refOf(c.ren.Object), Field: p.String(), File: file, Line: line, Message: msg, Hint: hint}
+}
+
+func (a *analysis) refuseAll(code, msg string) {
+	for _, c := range a.candidates {
+		a.refuse(a.refusalFor(c, code, c.changed[0], c.file, 0, msg, "make the change in Git by hand"))
+	}
+	a.candidates = nil
+}
+
+func (a *analysis) drop(bad map[*candidate]bool) {
+	keep := a.candidates[:0]
+	for _, c := range a.candidates {
+		if !bad[c] {
+			keep = append(keep, c)
+		}
+	}
+	a.candidates = keep
+}
+
+// finish turns the verified candidates into edits and files, in a stable
+// order.
+func (a *analysis) finish() {
+	for _, c := range a.candidates {
+		f := a.final[c.file]
+		for _, p := range c.changed {
+			from, _ := tree.Get(c.ren.Object, p)
+			to, _ := tree.Get(c.want, p)
+			a.plan.Edits = append(a.plan.Edits, Edit{
+				Object: refOf(c.ren.Object), Field: p.String(), From: from, To: to,
+				File: c.file, Line: lineOf(f, c.doc, p), Route: RouteSource,
+			})
+		}
+	}
+	paths := make([]string, 0, len(a.final))
+	for p := range a.final {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		orig, _ := a.in.Repo.File(p)
+		now := a.final[p].Bytes()
+		if string(orig) != string(now) {
+			a.plan.Files = append(a.plan.Files, File{Path: p, Content: string(now)})
+		}
+	}
+	sort.SliceStable(a.plan.Refusals, func(i, j int) bool {
+		ri, rj := a.plan.Refusals[i], a.plan.Refusals[j]
+		if ri.Object.String() != rj.Object.String() {
+			return ri.Object.String() < rj.Object.String()
+		}
+		return ri.Field < rj.Field
+	})
+}
+
+// lineOf finds the line of a field, or of its nearest present parent when
+// the edit removed it.
+func lineOf(f *yamledit.File, doc int, p tree.Path) int {
+	if f == nil {
+		return 0
+	}
+	for q := p; len(q) > 0; q = q[:len(q)-1] {
+		if l := f.Line(doc, q); l > 0 {
+			return l
+		}
+	}
+	return 0
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
