@@ -1,0 +1,54 @@
+// Command driftback keeps Git the truth for clusters run with GitOps: it
+// finds what changed in the cluster, works out which source file produced
+// each drifted field, and proposes the change back as a pull request.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// Exit codes follow kubectl diff: 0 in sync, 1 drift found, 2 an error.
+const (
+	exitInSync = 0
+	exitDrift  = 1
+	exitError  = 2
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitError
+	}
+	switch args[0] {
+	case "plan":
+		return planCmd(args[1:], stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, "driftback", version)
+		return exitInSync
+	case "help", "-h", "--help":
+		usage(stdout)
+		return exitInSync
+	default:
+		fmt.Fprintf(stderr, "driftback: unknown command %q\n", args[0])
+		usage(stderr)
+		return exitError
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage: driftback <command> [flags]
+
+commands:
+  plan      compare a kustomize root with live objects and print the plan
+  version   print the version
+`)
+}

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+)
+
+var binary string
+
+// TestMain builds the real driftback binary once; the tests drive it the way
+// a user does, through its flags, output and exit code.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "driftback-bin-")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "driftback")
+	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	if err != nil {
+		os.Stderr.Write(out)
+		os.RemoveAll(dir)
+		os.Exit(2)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func driftback(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return o.String(), e.String(), ee.ExitCode()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), 0
+}
+
+// copyTree copies the bundled example into a scratch checkout.
+func copyTree(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if info.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func TestPlanJSONOnTheExample(t *testing.T) {
+	out, stderr, code := driftback(t, "plan", "--repo", "examples/shop", "--root", "overlays/prod", "--live", "examples/live.yaml", "-o", "json")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (drift); stderr: %s", code, stderr)
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(out), &raw); err != nil {
+		t.Fatalf("not one JSON object: %v\n%s", err, out)
+	}
+	var keys []string
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if !reflect.DeepEqual(keys, []string{"edits", "files", "notes", "refusals", "root"}) {
+		t.Fatalf("top-level keys = %v", keys)
+	}
+	var plan struct {
+		Root  string
+		Edits []struct {
+			Object      map[string]string
+			Field, File string
+			From, To    any
+			Line        int
+			Route       string
+		}
+		Refusals []struct{ Code, Field, File, Message, Hint string }
+		Files    []struct{ Path, Content string }
+		Notes    []string
+	}
+	if err := json.Unmarshal([]byte(out), &plan); err != nil {
+		t.Fatal(err)
+	}
+	if plan.Root != "overlays/prod" {
+		t.Errorf("root = %q", plan.Root)
+	}
+	fields := map[string]bool{}
+	for _, e := range plan.Edits {
+		fields[e.Field] = true
+		if e.File != "base/web.yaml" || e.Route != "source" || e.Line == 0 || e.Object["kind"] != "Deployment" || e.Object["namespace"] != "shop" {
+			t.Errorf("edit %+v", e)
+		}
+	}
+	for _, f := range []string{"spec.template.spec.containers[web].env[CACHE_TTL].value", "spec.template.spec.containers[web].resources.limits.memory"} {
+		if !fields[f] {
+			t.Errorf("no edit of %s in %v", f, fields)
+		}
+	}
+	codes := map[string]bool{}
+	for _, r := range plan.Refusals {
+		codes[r.Code] = true
+		if r.Message == "" || r.Hint == "" || r.File == "" {
+			t.Errorf("refusal without message, hint or file: %+v", r)
+		}
+	}
+	if !codes["build-owned"] || !codes["unplaceable-edit"] {
+		t.Errorf("refusal codes = %v", codes)
+	}
+	if len(plan.Files) != 1 || plan.Files[0].Path != "base/web.yaml" || !strings.Contains(plan.Files[0].Content, `value: "60s"   # raise only with the CDN team`) {
+		t.Errorf("files = %+v", plan.Files)
+	}
+}
+
+func TestPlanWriteThenInSync(t *testing.T) {
+	repo := copyTree(t, "examples/shop")
+	if _, stderr, code := driftback(t, "plan", "--repo", repo, "--root", "overlays/prod", "--live", "examples/live.yaml", "--write"); code != 1 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(repo, "base/web.yaml"))
+	if err != nil || !strings.Contains(string(b), "memory: 512Mi") {
+		t.Fatalf("--write did not apply: %v\n%s", err, b)
+	}
+	// Planning again over the written tree: only the refusals remain.
+	out, _, code := driftback(t, "plan", "--repo", repo, "--root", "overlays/prod", "--live", "examples/live.yaml", "-o", "json")
+	var again struct {
+		Edits    []any
+		Refusals []any
+		Files    []any
+	}
+	if err := json.Unmarshal([]byte(out), &again); err != nil || code != 1 || len(again.Edits) != 0 || len(again.Files) != 0 || len(again.Refusals) == 0 {
+		t.Fatalf("second plan: exit %d, %v\n%s", code, err, out)
+	}
+}
+
+func TestPlanInSyncExitsZero(t *testing.T) {
+	repo := t.TempDir()
+	os.WriteFile(filepath.Join(repo, "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n"), 0o644)
+	live := filepath.Join(t.TempDir(), "live.yaml")
+	os.WriteFile(live, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: default\n  uid: x\n  resourceVersion: '1'\ndata:\n  k: v\n"), 0o644)
+	for _, format := range []string{"text", "json", "markdown", "patch"} {
+		out, stderr, code := driftback(t, "plan", "--repo", repo, "--root", ".", "--live", live, "-o", format)
+		if code != 0 {
+			t.Errorf("-o %s: exit %d, stdout %q stderr %q", format, code, out, stderr)
+		}
+	}
+}
+
+func TestPlanErrorsExitTwoWithFileAndLine(t *testing.T) {
+	repo := t.TempDir()
+	os.WriteFile(filepath.Join(repo, "kustomization.yaml"), []byte("resources:\n- bad.yaml\n"), 0o644)
+	os.WriteFile(filepath.Join(repo, "bad.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [a\n"), 0o644)
+	live := filepath.Join(t.TempDir(), "live.yaml")
+	os.WriteFile(live, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"), 0o644)
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plan", "--repo", repo, "--root", ".", "--live", live}, "bad.yaml:"},
+		{[]string{"plan", "--repo", repo, "--root", "."}, "--live is required"},
+		{[]string{"plan", "--repo", repo, "--root", ".", "--live", live, "-o", "xml"}, `-o "xml"`},
+		{[]string{"plan", "--repo", repo, "--root", ".", "--live", filepath.Join(repo, "nope.yaml")}, "nope.yaml"},
+		{[]string{"plan", "--repo", repo, "--root", "../..", "--live", live}, "escapes the repository"},
+		{[]string{"plan", "--bogus"}, "flag provided but not defined"},
+		{[]string{"frobnicate"}, "unknown command"},
+	}
+	for _, c := range cases {
+		_, stderr, code := driftback(t, c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) || strings.Contains(stderr, "panic") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, stderr, c.want)
+		}
+		if n := strings.Count(strings.TrimSpace(stderr), "\n"); c.args[0] == "plan" && len(c.args) > 2 && n > 0 {
+			t.Errorf("%v: the error is not one line: %q", c.args, stderr)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, _, code := driftback(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "driftback ") {
+		t.Errorf("version: %d %q", code, out)
+	}
+}

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# Builds the kube-apiserver and etcd pinned in tools/k8s/go.mod into a cache
+# directory outside the repository, and prints that directory as the last
+# line of stdout (the shape KUBEBUILDER_ASSETS wants). Everything else goes
+# to stderr. The build runs only when a binary is missing or tools/k8s has
+# changed since the last build, so a second run returns at once. A cold build
+# takes minutes on two cores and about 2.5 GB of memory.
+#
+# Environment:
+#   KUBE_ASSETS_DIR  where to put the binaries; default
+#                    ${XDG_CACHE_HOME:-$HOME/.cache}/driftback/kube-assets/<kube version>
+#
+# How the two were started and checked against each other (all on 127.0.0.1;
+# P1, P2, P3 are free ports, $D is a fresh temporary directory):
+#
+#   etcd --name=test --data-dir=$D/etcd \
+#     --listen-client-urls=http://127.0.0.1:P1 \
+#     --advertise-client-urls=http://127.0.0.1:P1 \
+#     --listen-peer-urls=http://127.0.0.1:P2 \
+#     --initial-advertise-peer-urls=http://127.0.0.1:P2 \
+#     --initial-cluster=test=http://127.0.0.1:P2 \
+#     --listen-metrics-urls=http://127.0.0.1:P4 \
+#     --unsafe-no-fsync --log-level=warn
+#   Ready when GET http://127.0.0.1:P1/health says {"health":"true",...}.
+#
+#   openssl genrsa -out $D/sa.key 2048          (service-account key pair)
+#   echo 'TOKEN,admin,admin-uid,system:masters' > $D/tokens.csv
+#   kube-apiserver \
+#     --etcd-servers=http://127.0.0.1:P1 \
+#     --bind-address=127.0.0.1 --secure-port=P3 \
+#     --cert-dir=$D/certs \              (writes a self-signed serving cert)
+#     --token-auth-file=$D/tokens.csv \
+#     --authorization-mode=RBAC \
+#     --service-account-issuer=https://kubernetes.default.svc \
+#     --service-account-key-file=$D/sa.key \
+#     --service-account-signing-key-file=$D/sa.key \
+#     --service-cluster-ip-range=10.0.0.0/24 \
+#     --advertise-address=127.0.0.1 \
+#     --disable-admission-plugins=ServiceAccount \
+#     --allow-privileged=true
+#   Ready when GET https://127.0.0.1:P3/readyz (Authorization: Bearer TOKEN,
+#   TLS unverified, or verified against $D/certs/apiserver.crt) returns "ok";
+#   GET /version then reports gitVersion v1.37.2.
+#
+#   Stop kube-apiserver first (SIGTERM, wait for it), then etcd: with etcd
+#   gone first the apiserver keeps retrying and does not exit promptly.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+moddir="$here/k8s"
+
+die() {
+	echo "kube-assets: $*" >&2
+	exit 1
+}
+
+command -v go >/dev/null || die "go is not on PATH"
+[[ -f "$moddir/go.mod" ]] || die "missing $moddir/go.mod"
+
+# The Kubernetes version comes from go.mod, so bumping it there is enough.
+kube_version="$(awk '$1 == "k8s.io/kubernetes" { print $2; exit }' "$moddir/go.mod")"
+[[ "$kube_version" =~ ^v([0-9]+)\.([0-9]+)\.[0-9]+$ ]] ||
+	die "cannot read a k8s.io/kubernetes release version from $moddir/go.mod (got '$kube_version')"
+kube_major="${BASH_REMATCH[1]}"
+kube_minor="${BASH_REMATCH[2]}"
+
+if [[ -n "${KUBE_ASSETS_DIR:-}" ]]; then
+	dest="$KUBE_ASSETS_DIR"
+else
+	cache_root="${XDG_CACHE_HOME:-${HOME:?kube-assets: neither XDG_CACHE_HOME nor HOME is set}/.cache}"
+	dest="$cache_root/driftback/kube-assets/$kube_version"
+fi
+
+# Without these the binaries report v0.0.0-master, and clients that check the
+# server version (and /version in tests) see nonsense. Kubernetes' own build
+# sets the same variables in both packages.
+ldflags=""
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+	ldflags+=" -X $pkg.gitVersion=$kube_version"
+	ldflags+=" -X $pkg.gitMajor=$kube_major"
+	ldflags+=" -X $pkg.gitMinor=$kube_minor"
+	ldflags+=" -X $pkg.gitTreeState=clean"
+done
+ldflags="${ldflags# }"
+
+# A build is current when its stamp matches everything that went into it.
+stamp="$(
+	{
+		cat "$moddir/go.mod" "$moddir/go.sum" "$moddir/etcd/main.go"
+		echo "$ldflags"
+		go env GOVERSION GOOS GOARCH
+	} | sha256sum | cut -d' ' -f1
+)"
+
+current() {
+	[[ -x "$dest/kube-apiserver" && -x "$dest/etcd" && -f "$dest/.stamp" ]] &&
+		[[ "$(cat "$dest/.stamp")" == "$stamp" ]]
+}
+
+if current; then
+	echo "$dest"
+	exit 0
+fi
+
+mkdir -p "$dest" || die "cannot create $dest"
+
+# Two test runs starting together must not build into each other.
+exec 9>"$dest/.lock"
+if command -v flock >/dev/null; then
+	flock 9
+fi
+if current; then
+	echo "$dest"
+	exit 0
+fi
+
+# Build into a scratch directory beside the final names and rename at the
+# end: an interrupted build leaves no binary that looks finished, and the
+# stamp is written only after both are in place.
+tmp="$(mktemp -d "$dest/.build.XXXXXX")"
+trap 'rm -rf "$tmp"' EXIT
+rm -f "$dest/.stamp"
+
+echo "kube-assets: building kube-apiserver and etcd $kube_version into $dest (a few minutes cold)" >&2
+start=$SECONDS
+# One go build for both: they share most of their dependencies.
+# -p 2: the machines have two cores and the build peaks near 2.5 GB.
+if ! (
+	cd "$moddir" &&
+		GOWORK=off CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -mod=readonly" \
+			go build -p 2 -trimpath -ldflags "$ldflags" -o "$tmp/" \
+			k8s.io/kubernetes/cmd/kube-apiserver \
+			github.com/driftback/driftback/tools/k8s/etcd
+) >&2; then
+	die "building kube-apiserver/etcd from $moddir failed (see the go build output above)"
+fi
+for bin in kube-apiserver etcd; do
+	[[ -x "$tmp/$bin" ]] || die "go build succeeded but $tmp/$bin is missing"
+done
+
+# A binary that cannot even print its version is not worth caching.
+got="$("$tmp/kube-apiserver" --version 2>&1)" ||
+	die "the new kube-apiserver does not run: $got"
+[[ "$got" == "Kubernetes $kube_version" ]] ||
+	die "the new kube-apiserver reports '$got', want 'Kubernetes $kube_version'"
+"$tmp/etcd" --version >/dev/null 2>&1 || die "the new etcd does not run"
+
+mv -f "$tmp/kube-apiserver" "$dest/kube-apiserver"
+mv -f "$tmp/etcd" "$dest/etcd"
+echo "$stamp" >"$dest/.stamp.tmp"
+mv -f "$dest/.stamp.tmp" "$dest/.stamp"
+echo "kube-assets: built in $((SECONDS - start))s" >&2
+
+echo "$dest"

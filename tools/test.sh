@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The whole test suite, exactly as CI runs it (.ci/run calls this script).
+# It installs what the tests need before running them, so a fresh clone on
+# a fresh machine needs nothing else.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+go vet ./...
+# -count=1: a cached pass proves nothing about this checkout.
+go test -count=1 ./... "$@"
