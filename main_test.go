@@ -204,3 +204,22 @@ func TestVersion(t *testing.T) {
 		t.Errorf("version: %d %q", code, out)
 	}
 }
+
+func TestPlanPatchAndMarkdownOnTheExample(t *testing.T) {
+	args := []string{"plan", "--repo", "examples/shop", "--root", "overlays/prod", "--live", "examples/live.yaml", "-o"}
+	patch, _, code := driftback(t, append(args, "patch")...)
+	if code != 1 || !strings.HasPrefix(patch, "diff --git a/base/web.yaml b/base/web.yaml\n") ||
+		!strings.Contains(patch, "\n-            memory: 256Mi\n+            memory: 512Mi\n") || strings.Count(patch, "diff --git") != 1 {
+		t.Errorf("patch (exit %d):\n%s", code, patch)
+	}
+	md, _, code := driftback(t, append(args, "markdown")...)
+	for _, want := range []string{"### Edits", "### Refusals", "build-owned", "unplaceable-edit", "base/web.yaml:28", "<!-- driftback:state"} {
+		if code != 1 || !strings.Contains(md, want) {
+			t.Errorf("markdown (exit %d) lacks %q:\n%s", code, want, md)
+		}
+	}
+	text, _, _ := driftback(t, append(args, "text")...)
+	if !strings.HasPrefix(text, "2 edits, 2 refusals in overlays/prod\n") {
+		t.Errorf("text:\n%s", text)
+	}
+}
