@@ -98,7 +98,7 @@ func normFloat(f float64) any {
 }
 
 // Equal reports whether a and b are the same canonical value. Both are
-// normalised first, so callers may pass raw decoder output.
+// normalised first, so callers may pass raw decoder output. NaN equals NaN.
 func Equal(a, b any) bool {
 	return equalNorm(Normalize(a), Normalize(b))
 }
@@ -128,6 +128,11 @@ func equalNorm(a, b any) bool {
 			}
 		}
 		return true
+	case float64:
+		// NaN equals NaN here: a value compared with itself must be equal,
+		// or a document holding .nan would never be a no-op.
+		y, ok := b.(float64)
+		return ok && (x == y || (math.IsNaN(x) && math.IsNaN(y)))
 	default:
 		return a == b
 	}

@@ -1,6 +1,7 @@
 package tree
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -104,5 +105,11 @@ func TestSetAndDelete(t *testing.T) {
 	}
 	if Set(obj, Path{Key("nope"), Key("x")}, 1) || Delete(obj, Path{Key("nope")}) {
 		t.Error("Set or Delete claimed success on a missing parent")
+	}
+}
+
+func TestNaNEqualsItself(t *testing.T) {
+	if !Equal(map[string]any{"x": math.NaN()}, map[string]any{"x": math.NaN()}) {
+		t.Error("NaN differs from NaN, so a document holding .nan is never a no-op")
 	}
 }

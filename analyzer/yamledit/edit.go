@@ -3,7 +3,6 @@ package yamledit
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -35,42 +34,8 @@ func (e *editor) add(start, end int, text string) {
 
 func spaces(n int) string { return strings.Repeat(" ", max(n, 0)) }
 
-// same is tree.Equal, except that NaN equals NaN so a no-op stays a no-op.
-func same(a, b any) bool {
-	return tree.Equal(a, b) || sameNaN(tree.Normalize(a), tree.Normalize(b))
-}
-
-func sameNaN(a, b any) bool {
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, xv := range x {
-			yv, ok := y[k]
-			if !ok || !sameNaN(xv, yv) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !sameNaN(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case float64:
-		y, ok := b.(float64)
-		return ok && (x == y || (math.IsNaN(x) && math.IsNaN(y)))
-	}
-	return a == b
-}
+// same is canonical equality (tree.Equal, under which NaN equals NaN).
+func same(a, b any) bool { return tree.Equal(a, b) }
 
 // checkCanonical rejects values the encoder cannot write.
 func checkCanonical(v any, p tree.Path) error {
