@@ -108,17 +108,22 @@ func TestPlanJSONOnTheExample(t *testing.T) {
 	if plan.Root != "overlays/prod" {
 		t.Errorf("root = %q", plan.Root)
 	}
-	fields := map[string]bool{}
+	// Every kind of outcome at once: write-through, images, replicas.
+	routes := map[string]string{}
 	for _, e := range plan.Edits {
-		fields[e.Field] = true
-		if e.File != "base/web.yaml" || e.Route != "source" || e.Line == 0 || e.Object["kind"] != "Deployment" || e.Object["namespace"] != "shop" {
+		routes[e.Field] = e.Route + " " + e.File
+		if e.Line == 0 || e.Object["kind"] != "Deployment" || e.Object["namespace"] != "shop" {
 			t.Errorf("edit %+v", e)
 		}
 	}
-	for _, f := range []string{"spec.template.spec.containers[web].env[CACHE_TTL].value", "spec.template.spec.containers[web].resources.limits.memory"} {
-		if !fields[f] {
-			t.Errorf("no edit of %s in %v", f, fields)
-		}
+	want := map[string]string{
+		"spec.template.spec.containers[web].env[CACHE_TTL].value":    "source base/web.yaml",
+		"spec.template.spec.containers[web].resources.limits.memory": "source base/web.yaml",
+		"spec.template.spec.containers[web].image":                   "images overlays/prod/kustomization.yaml",
+		"spec.replicas": "replicas overlays/prod/kustomization.yaml",
+	}
+	if !reflect.DeepEqual(routes, want) {
+		t.Errorf("edits = %v, want %v", routes, want)
 	}
 	codes := map[string]bool{}
 	for _, r := range plan.Refusals {
@@ -130,7 +135,8 @@ func TestPlanJSONOnTheExample(t *testing.T) {
 	if !codes["build-owned"] || !codes["unplaceable-edit"] {
 		t.Errorf("refusal codes = %v", codes)
 	}
-	if len(plan.Files) != 1 || plan.Files[0].Path != "base/web.yaml" || !strings.Contains(plan.Files[0].Content, `value: "60s"   # raise only with the CDN team`) {
+	if len(plan.Files) != 2 || plan.Files[0].Path != "base/web.yaml" || !strings.Contains(plan.Files[0].Content, `value: "60s"   # raise only with the CDN team`) ||
+		plan.Files[1].Path != "overlays/prod/kustomization.yaml" || !strings.Contains(plan.Files[1].Content, `newTag: "1.4.3" # release train, bumped by CI`) {
 		t.Errorf("files = %+v", plan.Files)
 	}
 }
@@ -209,17 +215,17 @@ func TestPlanPatchAndMarkdownOnTheExample(t *testing.T) {
 	args := []string{"plan", "--repo", "examples/shop", "--root", "overlays/prod", "--live", "examples/live.yaml", "-o"}
 	patch, _, code := driftback(t, append(args, "patch")...)
 	if code != 1 || !strings.HasPrefix(patch, "diff --git a/base/web.yaml b/base/web.yaml\n") ||
-		!strings.Contains(patch, "\n-            memory: 256Mi\n+            memory: 512Mi\n") || strings.Count(patch, "diff --git") != 1 {
+		!strings.Contains(patch, "\n-            memory: 256Mi\n+            memory: 512Mi\n") || strings.Count(patch, "diff --git") != 2 || !strings.Contains(patch, "\n-  count: 2\n+  count: 3\n") {
 		t.Errorf("patch (exit %d):\n%s", code, patch)
 	}
 	md, _, code := driftback(t, append(args, "markdown")...)
-	for _, want := range []string{"### Edits", "### Refusals", "build-owned", "unplaceable-edit", "base/web.yaml:28", "<!-- driftback:state"} {
+	for _, want := range []string{"### Edits", "### Refusals", "build-owned", "unplaceable-edit", "base/web.yaml:28", "| images |", "| replicas |", "<!-- driftback:state"} {
 		if code != 1 || !strings.Contains(md, want) {
 			t.Errorf("markdown (exit %d) lacks %q:\n%s", code, want, md)
 		}
 	}
 	text, _, _ := driftback(t, append(args, "text")...)
-	if !strings.HasPrefix(text, "2 edits, 2 refusals in overlays/prod\n") {
+	if !strings.HasPrefix(text, "4 edits, 2 refusals in overlays/prod\n") {
 		t.Errorf("text:\n%s", text)
 	}
 }

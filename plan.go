@@ -25,6 +25,7 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	live := fs.String("live", "", "live objects: multi-document YAML or a List, as `kubectl get -o yaml` prints")
 	format := fs.String("o", "text", "output format: text, json, markdown or patch")
 	write := fs.Bool("write", false, "apply the planned files to the checkout")
+	scope := fs.String("write-scope", "", "the folder the plan may write, relative to --repo (default: the whole repository);\nwith an overlay here, values its bases supply are authored as new images:/replicas: entries in it")
 	if err := fs.Parse(args); err != nil {
 		return exitError
 	}
@@ -54,7 +55,7 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	plan, err := analyzer.Analyze(analyzer.Input{Repo: repo, Root: *root, Live: toLive(objs)})
+	plan, err := analyzer.Analyze(analyzer.Input{Repo: repo, Root: *root, Live: toLive(objs), WriteScope: *scope})
 	if err != nil {
 		return fail(err)
 	}

@@ -34,6 +34,10 @@ type Input struct {
 	// FanIn maps a file to the top-level roots that read it; nil computes it
 	// from Repo. Callers that plan many roots pass one shared map.
 	FanIn map[string][]string
+	// WriteScope is the repo folder the plan may write; "" is the whole
+	// repository (fan-in files excepted). With an overlay as the scope, a
+	// value a base supplies is authored as a new entry in the overlay.
+	WriteScope string
 }
 
 // Analyze plans one root. An error means the input itself is unusable
@@ -57,8 +61,18 @@ func Analyze(in Input) (*Plan, error) {
 	if fanIn == nil {
 		fanIn = ktree.FanIn(in.Repo)
 	}
+	if in.WriteScope, err = repofs.Clean(in.WriteScope); err != nil {
+		return nil, fmt.Errorf("write scope: %w", err)
+	}
 	a := &analysis{in: in, root: root, base: b, fanIn: fanIn, plan: plan}
+	if a.dyed, err = dye(in.Repo, b); err != nil {
+		return nil, err
+	}
+	if a.dyed.note != "" {
+		a.note("%s", a.dyed.note)
+	}
 	a.pair()
+	a.planRoutes()
 	a.project()
 	a.verify()
 	a.finish()
@@ -124,6 +138,11 @@ type analysis struct {
 	pairs      []pair
 	candidates []*candidate
 	final      map[string]*yamledit.File
+
+	dyed       *dyeResult
+	routes     []*route
+	supplied   map[slotKey]bool // slot components an entry carries
+	conflicted map[slotKey]bool // ... of which refused as conflicts
 }
 
 // pair is a rendered object and the live object it corresponds to.
@@ -146,12 +165,21 @@ type candidate struct {
 }
 
 // giveUp drops one field from the candidate: the source keeps its own value
-// there, and verify expects whatever the build makes of it. The rest of the
-// object's edits go on, so one bad field never blocks the good ones.
-func (c *candidate) giveUp(p tree.Path) {
-	restore(c.want, c.src, p)
+// there, an entry route carrying it is dropped, and verify expects whatever
+// the build makes of it. The rest of the object's edits go on, so one bad
+// field never blocks the good ones.
+func (a *analysis) giveUp(c *candidate, p tree.Path) {
+	if c.want != nil {
+		restore(c.want, c.src, p)
+		c.changed = diffPaths(present(c.src), present(c.want), nil)
+	}
 	restore(c.intent, c.ren.Object, p)
-	c.changed = diffPaths(present(c.src), present(c.want), nil)
+	a.dropRoutes(c.ren.ID, p)
+}
+
+// live reports whether the candidate still changes anything.
+func (a *analysis) live(c *candidate) bool {
+	return len(c.changed) > 0 || len(a.routesOf(c.ren.ID)) > 0
 }
 
 // restore makes dst hold from's value (or absence) at p, copying the
@@ -201,7 +229,7 @@ func (a *analysis) pair() {
 		used[idx[0]] = true
 		l := a.in.Live[idx[0]]
 		ren := tree.RedactSecret(r.Object)
-		live := tree.RedactSecret(l.Object)
+		live := tree.RedactSecret(tree.Normalize(l.Object).(map[string]any))
 		if l.Owner == nil {
 			anyUnowned = true
 		}
@@ -234,45 +262,79 @@ func (a *analysis) project() {
 			})
 			continue
 		}
-		file, doc, src, err := a.source(p.ren)
-		if err != nil {
-			a.refuse(Refusal{Code: CodeUnplaceableEdit, Object: ref, File: p.ren.Origin, Message: err.Error(),
-				Hint: "edit the source by hand"})
-			continue
+		c := &candidate{pair: p}
+		c.intent = a.verifyIntent(p)
+		view := a.sourceView(p)
+		if !tree.Equal(view, p.ren.Object) {
+			a.placeSource(c, view)
 		}
-		var bad []unplaceable
-		sf := sourceForm(present(src), present(p.ren.Object), present(p.intent), nil, &bad)
-		want, _ := sf.V.(map[string]any)
-		c := &candidate{pair: p, file: file, doc: doc, src: src, want: want}
-		c.intent = tree.Copy(p.intent).(map[string]any)
-		for _, u := range bad {
-			a.refuse(Refusal{Code: CodeUnplaceableEdit, Object: ref, Field: u.Path.String(), File: file,
-				Line: a.base.files[file].Line(doc, u.Path), Message: u.Why,
-				Hint: "give the list elements unique names, or make the change in Git by hand"})
-			c.giveUp(u.Path)
+		if len(c.changed) > 0 || len(a.routesOf(p.ren.ID)) > 0 {
+			a.candidates = append(a.candidates, c)
 		}
-		c.changed = diffPaths(present(src), present(c.want), nil)
-		if len(c.changed) == 0 {
-			if len(bad) == 0 {
-				// The source already holds what live runs; the build changes it.
-				a.refuseBuildOwned(c, diffPaths(present(p.ren.Object), present(p.intent), nil))
-			}
-			continue
-		}
-		if roots := a.fanIn[file]; len(roots) > 1 {
-			a.refuse(Refusal{Code: CodeWriteFanIn, Object: ref, Field: c.changed[0].String(), File: file,
-				Message: fmt.Sprintf("%s is rendered by %d roots (%s); writing it would change all of them", file, len(roots), strings.Join(roots, ", ")),
-				Hint:    "make the change in the overlay of this target, or in Git by hand if every root should get it"})
-			continue
-		}
-		if err := a.base.files[file].Safe(doc); err != nil {
-			a.refuse(Refusal{Code: CodeUnplaceableEdit, Object: ref, Field: c.changed[0].String(), File: file,
-				Message: "the source document cannot be edited safely: " + err.Error(),
-				Hint:    "edit the source by hand"})
-			continue
-		}
-		a.candidates = append(a.candidates, c)
 	}
+}
+
+// placeSource computes the candidate's source document edit from the
+// source view (the intent with entry-carried values taken out). Fields it
+// cannot write are refused and given up; the rest stay.
+func (a *analysis) placeSource(c *candidate, view map[string]any) {
+	ref := refOf(c.ren.Object)
+	file, doc, src, err := a.source(c.ren)
+	if err != nil {
+		a.refuse(Refusal{Code: CodeUnplaceableEdit, Object: ref, File: c.ren.Origin, Message: err.Error(),
+			Hint: "edit the source by hand"})
+		a.abandonSource(c, view)
+		return
+	}
+	var bad []unplaceable
+	sf := sourceForm(present(src), present(c.ren.Object), present(view), nil, &bad)
+	want, _ := sf.V.(map[string]any)
+	c.file, c.doc, c.src, c.want = file, doc, src, want
+	for _, u := range bad {
+		a.refuse(Refusal{Code: CodeUnplaceableEdit, Object: ref, Field: u.Path.String(), File: file,
+			Line: a.base.files[file].Line(doc, u.Path), Message: u.Why,
+			Hint: "give the list elements unique names, or make the change in Git by hand"})
+		a.giveUp(c, u.Path)
+	}
+	c.changed = diffPaths(present(src), present(c.want), nil)
+	if len(c.changed) == 0 {
+		if len(bad) == 0 {
+			// The source already holds what live runs; the build changes it.
+			paths := diffPaths(present(c.ren.Object), present(view), nil)
+			a.refuseBuildOwned(c, paths)
+			a.abandonSource(c, view)
+		}
+		return
+	}
+	var refusal *Refusal
+	switch roots := a.fanIn[file]; {
+	case !inScope(a.in.WriteScope, file):
+		refusal = &Refusal{Code: CodeOutOfScope, Message: fmt.Sprintf("the value lives in %s, outside the write scope %s", file, a.in.WriteScope),
+			Hint: "widen the target's write scope, or make the change in Git by hand"}
+	case len(roots) > 1:
+		refusal = &Refusal{Code: CodeWriteFanIn, Message: fmt.Sprintf("%s is rendered by %d roots (%s); writing it would change all of them", file, len(roots), strings.Join(roots, ", ")),
+			Hint: "make the change in the overlay of this target, or in Git by hand if every root should get it"}
+	default:
+		if err := a.base.files[file].Safe(doc); err != nil {
+			refusal = &Refusal{Code: CodeUnplaceableEdit, Message: "the source document cannot be edited safely: " + err.Error(),
+				Hint: "edit the source by hand"}
+		}
+	}
+	if refusal != nil {
+		refusal.Object, refusal.Field, refusal.File = ref, joinPaths(c.changed), file
+		refusal.Line = lineOf(a.base.files[file], doc, c.changed[0])
+		a.refuse(*refusal)
+		a.abandonSource(c, view)
+	}
+}
+
+// abandonSource drops the candidate's source edit: verify then expects the
+// build's own values wherever the source would have changed.
+func (a *analysis) abandonSource(c *candidate, view map[string]any) {
+	for _, p := range diffPaths(present(c.ren.Object), present(view), nil) {
+		restore(c.intent, c.ren.Object, p)
+	}
+	c.want, c.changed = nil, nil
 }
 
 // source finds the document in the origin file that the object came from.
@@ -300,6 +362,14 @@ func (a *analysis) source(r rendered) (string, int, map[string]any, error) {
 		return "", 0, nil, fmt.Errorf("%s does not hold %s/%s", r.Origin, r.ID.Kind, r.ID.Name)
 	}
 	return r.Origin, match, src, nil
+}
+
+// refByID names a rendered object.
+func (a *analysis) refByID(id objectID) ObjectRef {
+	if i, ok := a.base.byID[id]; ok {
+		return refOf(a.base.objects[i].Object)
+	}
+	return ObjectRef{Kind: id.Kind, Namespace: id.Namespace, Name: id.Name}
 }
 
 func (a *analysis) note(format string, args ...any) {

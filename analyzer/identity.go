@@ -38,3 +38,7 @@ func (id objectID) withoutNamespace() objectID {
 }
 
 func joinRepo(dir, rel string) (string, error) { return repofs.Join(dir, rel) }
+
+func (id objectID) ref() string {
+	return ObjectRef{Kind: id.Kind, Namespace: id.Namespace, Name: id.Name}.String()
+}

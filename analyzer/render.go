@@ -41,7 +41,11 @@ func render(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte) ([]render
 			return nil, err
 		}
 	}
-	kfile, err := injectOrigins(fsys, t)
+	rootRaw := t.Root.Raw
+	if b, ok := extra[t.Root.File]; ok && t.Root.File != "" {
+		rootRaw = b // the dye replaced the root kustomization
+	}
+	kfile, err := injectOrigins(fsys, t, rootRaw)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +89,7 @@ func displayDir(d string) string {
 // injectOrigins turns on origin annotations in the in-memory copy of the
 // root kustomization (or writes a kustomization for a plain folder) and
 // returns the repo-relative path of that kustomization file.
-func injectOrigins(fsys filesys.FileSystem, t *ktree.Tree) (string, error) {
+func injectOrigins(fsys filesys.FileSystem, t *ktree.Tree, raw []byte) (string, error) {
 	root := t.Root
 	if root.File == "" {
 		// A plain folder of manifests: the synthesized kustomization lists them.
@@ -105,7 +109,7 @@ func injectOrigins(fsys filesys.FileSystem, t *ktree.Tree) (string, error) {
 		return name, fsys.WriteFile("/"+name, b)
 	}
 	var doc map[string]any
-	if err := yaml.Unmarshal(root.Raw, &doc); err != nil {
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
 		return "", fmt.Errorf("%s: %w", root.File, err)
 	}
 	if doc == nil {

@@ -3,6 +3,7 @@ package analyzer
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/driftback/driftback/analyzer/tree"
 	"github.com/driftback/driftback/analyzer/yamledit"
@@ -52,9 +53,9 @@ func (a *analysis) verify() {
 			c.rounds++
 			a.refuseBuildOwned(c, paths)
 			for _, p := range paths {
-				c.giveUp(p)
+				a.giveUp(c, p)
 			}
-			if len(c.changed) == 0 || c.rounds >= maxRounds {
+			if c.rounds >= maxRounds {
 				drop[c] = true
 			}
 		}
@@ -68,6 +69,9 @@ func (a *analysis) apply() (map[string][]byte, map[*candidate]bool) {
 	parsed := map[string]*yamledit.File{}
 	failed := map[*candidate]bool{}
 	for _, c := range a.candidates {
+		if len(c.changed) == 0 {
+			continue // carried by entry routes only
+		}
 		f := parsed[c.file]
 		if f == nil {
 			data, _ := a.in.Repo.File(c.file)
@@ -88,6 +92,19 @@ func (a *analysis) apply() (map[string][]byte, map[*candidate]bool) {
 	out := map[string][]byte{}
 	for p, f := range parsed {
 		out[p] = f.Bytes()
+	}
+	if len(failed) == 0 {
+		if err := a.applyRoutes(out); err != nil {
+			// A kustomization the editor will not rewrite: no route can land.
+			for _, c := range a.candidates {
+				if len(a.routesOf(c.ren.ID)) > 0 {
+					failed[c] = true
+					a.refuse(a.refusalFor(c, CodeUnplaceableEdit, nil, c.ren.Origin, 0,
+						"the kustomization entry cannot be edited safely: "+err.Error(), "edit the entry by hand"))
+				}
+			}
+			a.routes = nil
+		}
 	}
 	return out, failed
 }
@@ -138,7 +155,7 @@ func (a *analysis) check(nb *built) (map[*candidate]bool, map[*candidate][]tree.
 		for _, c := range a.candidates {
 			if c.file == o.Origin && !drop[c] {
 				blamed, drop[c] = true, true
-				a.refuse(a.refusalFor(c, CodeBuildOwned, c.changed[0], c.file, 0,
+				a.refuse(a.refusalFor(c, CodeBuildOwned, firstPath(c.changed), c.file, 0,
 					fmt.Sprintf("the edit would also change %s, which the plan does not mean to touch", refOf(o.Object)),
 					"make the change in Git by hand"))
 			}
@@ -147,7 +164,7 @@ func (a *analysis) check(nb *built) (map[*candidate]bool, map[*candidate][]tree.
 			for _, c := range a.candidates {
 				if !drop[c] {
 					drop[c] = true
-					a.refuse(a.refusalFor(c, CodeBuildOwned, c.changed[0], c.file, 0,
+					a.refuse(a.refusalFor(c, CodeBuildOwned, firstPath(c.changed), firstNonEmpty(c.file, c.ren.Origin), 0,
 						fmt.Sprintf("the edits would also change %s, which the plan does not mean to touch", refOf(o.Object)),
 						"make the change in Git by hand"))
 				}
@@ -178,19 +195,37 @@ func (a *analysis) refusalFor(c *candidate, code string, p tree.Path, file strin
 
 func (a *analysis) refuseAll(code, msg string) {
 	for _, c := range a.candidates {
-		a.refuse(a.refusalFor(c, code, c.changed[0], c.file, 0, msg, "make the change in Git by hand"))
+		a.refuse(a.refusalFor(c, code, firstPath(c.changed), firstNonEmpty(c.file, c.ren.Origin), 0, msg, "make the change in Git by hand"))
 	}
-	a.candidates = nil
+	a.candidates, a.routes = nil, nil
 }
 
+func firstPath(ps []tree.Path) tree.Path {
+	if len(ps) == 0 {
+		return nil
+	}
+	return ps[0]
+}
+
+// drop removes refused candidates, with the entry routes that carry them,
+// and candidates left with nothing to change.
 func (a *analysis) drop(bad map[*candidate]bool) {
 	keep := a.candidates[:0]
 	for _, c := range a.candidates {
-		if !bad[c] {
-			keep = append(keep, c)
+		if bad[c] {
+			a.dropRoutes(c.ren.ID, nil)
+			continue
 		}
+		keep = append(keep, c)
 	}
 	a.candidates = keep
+	live := a.candidates[:0]
+	for _, c := range a.candidates {
+		if a.live(c) {
+			live = append(live, c)
+		}
+	}
+	a.candidates = live
 }
 
 // finish turns the verified candidates into edits and files, in a stable
@@ -198,6 +233,9 @@ func (a *analysis) drop(bad map[*candidate]bool) {
 func (a *analysis) finish() {
 	for _, c := range a.candidates {
 		f := a.final[c.file]
+		if len(c.changed) == 0 {
+			continue
+		}
 		for _, p := range c.changed {
 			from, _ := tree.Get(c.ren.Object, p)
 			to, _ := tree.Get(c.want, p)
@@ -207,6 +245,7 @@ func (a *analysis) finish() {
 			})
 		}
 	}
+	a.routeEdits()
 	paths := make([]string, 0, len(a.final))
 	for p := range a.final {
 		paths = append(paths, p)
@@ -219,6 +258,13 @@ func (a *analysis) finish() {
 			a.plan.Files = append(a.plan.Files, File{Path: p, Content: string(now)})
 		}
 	}
+	sort.SliceStable(a.plan.Edits, func(i, j int) bool {
+		ei, ej := a.plan.Edits[i], a.plan.Edits[j]
+		if ei.Object.String() != ej.Object.String() {
+			return ei.Object.String() < ej.Object.String()
+		}
+		return ei.Field < ej.Field
+	})
 	sort.SliceStable(a.plan.Refusals, func(i, j int) bool {
 		ri, rj := a.plan.Refusals[i], a.plan.Refusals[j]
 		if ri.Object.String() != rj.Object.String() {
@@ -249,4 +295,68 @@ func firstNonEmpty(s ...string) string {
 		}
 	}
 	return ""
+}
+
+// routeEdits reports each verified entry route once per slot it carries
+// first, merging the fields one entry changes for the same slot (newTag and
+// digest together).
+func (a *analysis) routeEdits() {
+	type key struct {
+		file, list, name string
+		index            int
+		slot             string
+	}
+	seen := map[key]bool{}
+	for _, r := range a.routes {
+		if len(r.Slots) == 0 {
+			continue
+		}
+		first := r.Slots[0]
+		name := ""
+		if r.Author != nil {
+			name = r.Author.Name
+		}
+		k := key{r.Entry.Node.File, r.Entry.List, name, r.Entry.Index, first.key()}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		p := a.pairOf(first.Obj)
+		if p == nil {
+			continue
+		}
+		from, _ := tree.Get(p.ren.Object, first.Path)
+		to, _ := tree.Get(p.intent, first.Path)
+		route := RouteImages
+		if r.Entry.List == "replicas" {
+			route = RouteReplicas
+		}
+		a.plan.Edits = append(a.plan.Edits, Edit{
+			Object: refOf(p.ren.Object), Field: first.Path.String(), From: from, To: to,
+			File: r.Entry.Node.File, Line: entryLine(a.final[r.Entry.Node.File], r), Route: route,
+		})
+		if len(r.Slots) > 1 {
+			var others []string
+			for _, s := range r.Slots[1:] {
+				others = append(others, s.Obj.ref()+" "+s.Path.String())
+			}
+			a.note("%s also carries this change to %s", describeRoute(r), strings.Join(others, ", "))
+		}
+	}
+}
+
+func describeRoute(r *route) string {
+	if r.Author != nil {
+		return fmt.Sprintf("the new %s entry %s in %s", r.Entry.List, r.Author.Name, r.Entry.Node.File)
+	}
+	return r.Entry.String()
+}
+
+func (a *analysis) pairOf(id objectID) *pair {
+	for i := range a.pairs {
+		if a.pairs[i].ren.ID == id {
+			return &a.pairs[i]
+		}
+	}
+	return nil
 }

@@ -1,0 +1,296 @@
+package analyzer
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/repofs"
+	"github.com/driftback/driftback/analyzer/tree"
+)
+
+// kustomize records no field-level provenance, and removing an entry to see
+// what moves fails on the commonest repo state (base app:v1, overlay
+// newTag: v1: nothing moves). So driftback dyes: one extra render with a
+// unique nonce in every declared images:/replicas: field, and wherever a
+// nonce comes out, that entry supplied that value (DESIGN §4).
+
+// entry is one images: or replicas: entry of a kustomization in the tree.
+type entry struct {
+	Node  *ktree.Node
+	List  string // "images" or "replicas"
+	Index int
+}
+
+func (e entry) String() string { return fmt.Sprintf("%s[%d] in %s", e.List, e.Index, e.Node.File) }
+
+// supplier is the entry field that produced one component of a slot.
+type supplier struct {
+	Entry entry
+	Field string // newName, newTag, digest or count
+}
+
+// slotKey names one component of one image or replica slot of an object.
+type slotKey struct {
+	Obj   objectID
+	Path  string // the slot's field path, as tree.Path.String()
+	Field string // the component: newName/newTag/digest for images, count for replicas
+}
+
+const replicaNonceBase = 2_000_000_000
+
+// Nonces stay inside kustomize's image charset ([a-zA-Z0-9_.{}-]): a tag
+// outside it renders, but stops every later entry from matching, silently.
+func tagNonce(n int) string    { return fmt.Sprintf("ddye-t-%04d", n) }
+func digestNonce(n int) string { return fmt.Sprintf("sha256:ddye%04d", n) }
+func nameNonce(n int) string   { return fmt.Sprintf("ddye-n-%04d", n) }
+
+var (
+	tagNonceRE    = regexp.MustCompile(`^ddye-t-(\d{4,})$`)
+	digestNonceRE = regexp.MustCompile(`^sha256:ddye(\d{4,})$`)
+	nameNonceRE   = regexp.MustCompile(`^ddye-n-(\d{4,})$`)
+)
+
+// replicaKinds are the kinds whose spec.replicas a replicas: entry sets
+// (measured: created when absent).
+var replicaKinds = map[string]bool{"Deployment": true, "ReplicaSet": true, "StatefulSet": true, "ReplicationController": true}
+
+// dyeResult is what the dyed render says about suppliers.
+type dyeResult struct {
+	suppliers map[slotKey]supplier
+	entries   []entry
+	namesDyed bool
+	note      string // why attribution is off or partial, for the plan's notes
+}
+
+// dye renders the tree once more with every declared entry field replaced
+// by a nonce and reads back, per slot, which entry supplied it. Roots
+// without entries skip the extra render.
+func dye(repo *repofs.Repo, b *built) (*dyeResult, error) {
+	res := &dyeResult{suppliers: map[slotKey]supplier{}}
+	for _, n := range b.tree.Nodes {
+		if n.K == nil || n.File == "" {
+			continue
+		}
+		for i := range n.K.Images {
+			res.entries = append(res.entries, entry{Node: n, List: "images", Index: i})
+		}
+		for i := range n.K.Replicas {
+			res.entries = append(res.entries, entry{Node: n, List: "replicas", Index: i})
+		}
+	}
+	if len(res.entries) == 0 {
+		return res, nil
+	}
+	res.namesDyed = !renameChain(b.tree)
+	if !res.namesDyed {
+		res.note = "an images: entry matches another entry's newName (a rename chain): image name changes are written to the source, not routed"
+	}
+	byNonce := map[string]supplier{}
+	extra := map[string][]byte{}
+	num := 0
+	for _, n := range b.tree.Nodes {
+		if n.K == nil || n.File == "" || (len(n.K.Images) == 0 && len(n.K.Replicas) == 0) {
+			continue
+		}
+		k := *n.K
+		k.Images = append([]types.Image(nil), n.K.Images...)
+		k.Replicas = append([]types.Replica(nil), n.K.Replicas...)
+		for i := range k.Images {
+			e := entry{Node: n, List: "images", Index: i}
+			img := &k.Images[i]
+			if img.NewTag != "" {
+				num++
+				img.NewTag = tagNonce(num)
+				byNonce[img.NewTag] = supplier{e, fieldNewTag}
+			}
+			if img.Digest != "" {
+				num++
+				img.Digest = digestNonce(num)
+				byNonce[img.Digest] = supplier{e, fieldDigest}
+			}
+			if img.NewName != "" && res.namesDyed {
+				num++
+				img.NewName = nameNonce(num)
+				byNonce[img.NewName] = supplier{e, fieldNewName}
+			}
+		}
+		for i := range k.Replicas {
+			num++
+			k.Replicas[i].Count = replicaNonceBase + int64(num)
+			byNonce[strconv.FormatInt(k.Replicas[i].Count, 10)] = supplier{entry{Node: n, List: "replicas", Index: i}, fieldCount}
+		}
+		// Re-marshal kustomize's own struct so that quoting is right
+		// (newTag: y would read back as a boolean).
+		data, err := yaml.Marshal(&k)
+		if err != nil {
+			return nil, fmt.Errorf("dye %s: %w", n.File, err)
+		}
+		extra[n.File] = data
+	}
+	dyed, err := render(repo, b.tree, extra)
+	if err != nil {
+		res.suppliers = nil
+		res.note = "the dyed render failed, so no image or replica change is routed to an entry: " + err.Error()
+		return res, nil
+	}
+	if !sameShape(dyed, b.objects) {
+		res.suppliers = nil
+		res.note = "the dyed render differs in shape from the plain one, so no image or replica change is routed to an entry"
+		return res, nil
+	}
+	for _, o := range dyed {
+		for _, s := range imageSlots(o.Object) {
+			ref := parseImage(s.Image)
+			for _, f := range imageFields {
+				if sup, ok := byNonce[ref.component(f)]; ok && sup.Field == f {
+					res.suppliers[slotKey{o.ID, s.Path.String(), f}] = sup
+				}
+			}
+		}
+		if replicaKinds[o.ID.Kind] {
+			if v, ok := tree.Get(o.Object, replicasPath); ok {
+				if i, ok := v.(int64); ok {
+					if sup, ok := byNonce[strconv.FormatInt(i, 10)]; ok {
+						res.suppliers[slotKey{o.ID, replicasPath.String(), fieldCount}] = sup
+					}
+				}
+			}
+		}
+	}
+	return res, nil
+}
+
+var replicasPath = tree.Path{tree.Key("spec"), tree.Key("replicas")}
+
+// renameChain reports whether some images: entry's name pattern matches
+// another entry's newName: then dyeing the name would stop that match.
+func renameChain(t *ktree.Tree) bool {
+	var names []string
+	var patterns []*regexp.Regexp
+	for _, n := range t.Nodes {
+		if n.K == nil {
+			continue
+		}
+		for _, img := range n.K.Images {
+			if img.NewName != "" {
+				names = append(names, img.NewName)
+			}
+			// kustomize treats the entry name as a pattern over the image
+			// name (measured: "ap." matches "app").
+			if re, err := regexp.Compile("^" + img.Name + "$"); err == nil {
+				patterns = append(patterns, re)
+			} else {
+				return true // cannot tell: be safe
+			}
+		}
+	}
+	for _, re := range patterns {
+		for _, nn := range names {
+			if re.MatchString(nn) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func sameShape(a, b []rendered) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].ID != b[i].ID {
+			return false
+		}
+	}
+	return true
+}
+
+// imageSlot is one image reference inside an object.
+type imageSlot struct {
+	Path  tree.Path
+	Image string
+}
+
+// imageSlots finds the image fields kustomize's images transformer rewrites
+// (measured): containers and initContainers at any depth, and
+// volumes[].image.reference. ephemeralContainers are not rewritten, so they
+// belong to the source and are not slots.
+func imageSlots(obj map[string]any) []imageSlot {
+	var out []imageSlot
+	var walk func(v any, p tree.Path)
+	walk = func(v any, p tree.Path) {
+		switch t := v.(type) {
+		case map[string]any:
+			for _, k := range tree.SortedKeys(t) {
+				c := t[k]
+				cp := p.Child(tree.Key(k))
+				switch k {
+				case "containers", "initContainers":
+					if l, ok := c.([]any); ok {
+						out = append(out, listSlots(l, cp, tree.Path{tree.Key("image")})...)
+						continue
+					}
+				case "volumes":
+					if l, ok := c.([]any); ok {
+						out = append(out, listSlots(l, cp, tree.Path{tree.Key("image"), tree.Key("reference")})...)
+						continue
+					}
+				case "ephemeralContainers":
+					continue
+				}
+				walk(c, cp)
+			}
+		case []any:
+			for i, e := range t {
+				walk(e, p.Child(tree.Index(i)))
+			}
+		}
+	}
+	walk(obj, nil)
+	return out
+}
+
+func listSlots(l []any, p tree.Path, field tree.Path) []imageSlot {
+	_, named := tree.ElementNames(l)
+	var out []imageSlot
+	for i, e := range l {
+		m, ok := e.(map[string]any)
+		if !ok {
+			continue
+		}
+		ep := p.Child(tree.Index(i))
+		if named {
+			ep = p.Child(tree.Name(m["name"].(string)))
+		}
+		full := append(append(tree.Path{}, ep...), field...)
+		if s, ok := tree.Get(m, field); ok {
+			if img, ok := s.(string); ok {
+				out = append(out, imageSlot{Path: full, Image: img})
+			}
+		}
+	}
+	return out
+}
+
+// entryValue reads the current value of an entry's field.
+func entryValue(e entry, field string) any {
+	if e.List == "replicas" {
+		return e.Node.K.Replicas[e.Index].Count
+	}
+	img := e.Node.K.Images[e.Index]
+	switch field {
+	case fieldNewName:
+		return img.NewName
+	case fieldNewTag:
+		return img.NewTag
+	case fieldDigest:
+		return img.Digest
+	}
+	return nil
+}

@@ -1,0 +1,426 @@
+package analyzer
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/analyzer/yamledit"
+)
+
+// Routing (DESIGN §4): a changed image component or replica count whose
+// value an images:/replicas: entry supplies is written to that entry, where
+// the value lives; written to the source, the entry would override it
+// straight back on every build.
+
+// route is one planned write of an entry field.
+type route struct {
+	Entry  entry     // an existing entry; Entry.Index < 0 for an authored one
+	Author *newEntry // set when the entry is authored in the write scope
+	Field  string
+	Value  any // string for images, int64 for replicas
+	Slots  []slotRef
+}
+
+// newEntry is an images:/replicas: entry driftback adds to the write
+// scope's kustomization when the value comes from a base outside it.
+type newEntry struct {
+	List string // "images" or "replicas"
+	Name string // the image name or object name the entry matches
+}
+
+// slotRef is one slot whose live value a route carries.
+type slotRef struct {
+	Obj  objectID
+	Path tree.Path
+}
+
+func (s slotRef) key() string { return s.Obj.ref() + "|" + s.Path.String() }
+
+// demand is what one slot asks of the entry field that supplies it.
+type demand struct {
+	slot    slotRef
+	value   any
+	changed bool
+}
+
+// routingKey identifies an entry field, existing or authored.
+type routingKey struct {
+	entry  entry
+	author newEntry
+	field  string
+}
+
+// planRoutes reads every paired object's slots against the dye and decides
+// the entry edits. It returns, per object, the slot components that an
+// entry supplies (the source keeps its value there) and records
+// shared-entry conflicts.
+func (a *analysis) planRoutes() {
+	a.supplied = map[slotKey]bool{}
+	a.conflicted = map[slotKey]bool{}
+	demands := map[routingKey][]demand{}
+	add := func(k routingKey, d demand, sk slotKey) {
+		demands[k] = append(demands[k], d)
+		a.supplied[sk] = true
+	}
+	rootNode := a.base.tree.Root
+	canAuthor := a.in.WriteScope != "" && rootNode.File != "" && inScope(a.in.WriteScope, rootNode.File)
+	for _, p := range a.pairs {
+		if p.ren.ID.Kind == "Secret" {
+			continue
+		}
+		for _, s := range imageSlots(p.ren.Object) {
+			lv, ok := tree.Get(p.intent, s.Path)
+			live, isStr := lv.(string)
+			if !ok || !isStr {
+				continue
+			}
+			rr, lr := parseImage(s.Image), parseImage(live)
+			slot := slotRef{p.ren.ID, s.Path}
+			author := false
+			for _, f := range imageFields {
+				sk := slotKey{p.ren.ID, s.Path.String(), f}
+				want, have := lr.component(f), rr.component(f)
+				sup, ok := a.dyed.suppliers[sk]
+				switch {
+				case ok && inScope(a.in.WriteScope, sup.Entry.Node.File):
+					if want == "" {
+						continue // "no tag" from a tag-supplying entry: unroutable, verify decides
+					}
+					add(routingKey{entry: sup.Entry, field: f}, demand{slot, want, want != have}, sk)
+				case canAuthor && (ok || !inScope(a.in.WriteScope, p.ren.Origin)):
+					author = author || want != have
+				case ok && want != have:
+					a.supplied[sk], a.conflicted[sk] = true, true
+					a.refuse(Refusal{Code: CodeOutOfScope, Object: refOf(p.ren.Object), Field: s.Path.String(), File: sup.Entry.Node.File,
+						Message: fmt.Sprintf("%s %s supplies this value, and %s is outside the write scope %s", sup.Entry, f, sup.Entry.Node.File, a.in.WriteScope),
+						Hint:    "widen the target's write scope, or change the entry by hand"})
+				}
+			}
+			if author {
+				a.authorImage(p, s, rr, lr, add)
+			}
+		}
+		if !replicaKinds[p.ren.ID.Kind] {
+			continue
+		}
+		lv, lok := tree.Get(p.intent, replicasPath)
+		rv, _ := tree.Get(p.ren.Object, replicasPath)
+		count, isInt := lv.(int64)
+		if !lok || !isInt {
+			continue
+		}
+		sk := slotKey{p.ren.ID, replicasPath.String(), fieldCount}
+		slot := slotRef{p.ren.ID, replicasPath}
+		if sup, ok := a.dyed.suppliers[sk]; ok {
+			add(routingKey{entry: sup.Entry, field: fieldCount}, demand{slot, count, !tree.Equal(count, rv)}, sk)
+		} else if canAuthor && !inScope(a.in.WriteScope, p.ren.Origin) && !tree.Equal(count, rv) {
+			add(routingKey{author: newEntry{List: "replicas", Name: p.ren.ID.Name}, field: fieldCount}, demand{slot, count, true}, sk)
+		}
+	}
+	a.addAuthoredDemands(demands)
+	keys := make([]routingKey, 0, len(demands))
+	for k := range demands {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return routingLess(keys[i], keys[j]) })
+	for _, k := range keys {
+		a.resolve(k, demands[k])
+	}
+}
+
+// authorImage plans new overlay entries for the changed components of a
+// slot that nothing in the write scope supplies.
+func (a *analysis) authorImage(p pair, s imageSlot, rr, lr imageRef, add func(routingKey, demand, slotKey)) {
+	if rr.Name != lr.Name {
+		return // a rename needs a name pattern that still matches; leave it to the source
+	}
+	changed := lr.Tag != rr.Tag || lr.Digest != rr.Digest
+	if !changed {
+		return
+	}
+	slot := slotRef{p.ren.ID, s.Path}
+	ne := newEntry{List: "images", Name: rr.Name}
+	for _, f := range []string{fieldNewTag, fieldDigest} {
+		sk := slotKey{p.ren.ID, s.Path.String(), f}
+		// newTag alone clears a digest and digest alone clears the tag
+		// (measured), so the new entry sets what live has of both.
+		if v := lr.component(f); v != "" {
+			add(routingKey{author: ne, field: f}, demand{slot, v, v != rr.component(f)}, sk)
+		}
+	}
+}
+
+// addAuthoredDemands makes every other slot that an authored entry would
+// match demand its current value, so a new entry never moves an object
+// the plan does not mean to change.
+func (a *analysis) addAuthoredDemands(demands map[routingKey][]demand) {
+	for k := range demands {
+		if k.author.List == "" {
+			continue
+		}
+		have := map[string]bool{}
+		for _, d := range demands[k] {
+			have[d.slot.key()] = true
+		}
+		for _, o := range a.base.objects {
+			if k.author.List == "images" {
+				for _, s := range imageSlots(o.Object) {
+					r := parseImage(s.Image)
+					slot := slotRef{o.ID, s.Path}
+					if r.Name == k.author.Name && !have[slot.key()] {
+						demands[k] = append(demands[k], demand{slot, r.component(k.field), false})
+					}
+				}
+			} else if replicaKinds[o.ID.Kind] && o.ID.Name == k.author.Name {
+				slot := slotRef{o.ID, replicasPath}
+				if !have[slot.key()] {
+					v, _ := tree.Get(o.Object, replicasPath)
+					demands[k] = append(demands[k], demand{slot, v, false})
+				}
+			}
+		}
+	}
+}
+
+// resolve turns the demands on one entry field into a route, or into
+// shared-entry-conflict refusals when the slots it supplies disagree.
+func (a *analysis) resolve(k routingKey, ds []demand) {
+	anyChanged := false
+	for _, d := range ds {
+		anyChanged = anyChanged || d.changed
+	}
+	if !anyChanged {
+		return
+	}
+	values := map[string][]demand{}
+	for _, d := range ds {
+		values[tree.Canonical(d.value)] = append(values[tree.Canonical(d.value)], d)
+	}
+	if len(values) == 1 {
+		r := &route{Entry: k.entry, Field: k.field, Value: ds[0].value}
+		if k.author.List != "" {
+			au := k.author
+			r.Author, r.Entry = &au, entry{Node: a.base.tree.Root, List: au.List, Index: -1}
+		}
+		for _, d := range ds {
+			if d.changed {
+				r.Slots = append(r.Slots, d.slot)
+			}
+		}
+		a.routes = append(a.routes, r)
+		return
+	}
+	where := k.entry.String()
+	if k.author.List != "" {
+		where = fmt.Sprintf("a new %s entry for %s in %s", k.author.List, k.author.Name, a.base.tree.Root.File)
+	}
+	var parts []string
+	for _, d := range ds {
+		parts = append(parts, fmt.Sprintf("%s wants %v", d.slot.Obj.ref(), d.value))
+	}
+	sort.Strings(parts)
+	for _, d := range ds {
+		if !d.changed {
+			continue
+		}
+		a.conflicted[slotKey{d.slot.Obj, d.slot.Path.String(), k.field}] = true
+		a.refuse(Refusal{
+			Code: CodeSharedEntryConflict, Object: a.refByID(d.slot.Obj), Field: d.slot.Path.String(),
+			File: a.entryFile(k), Message: fmt.Sprintf("%s %s supplies %s to several objects that now run different values: %s",
+				where, k.field, d.slot.Path, strings.Join(parts, "; ")),
+			Hint: "bring the objects back to one value in the cluster, or split the entry in Git by hand",
+		})
+	}
+}
+
+func (a *analysis) entryFile(k routingKey) string {
+	if k.author.List != "" {
+		return a.base.tree.Root.File
+	}
+	return k.entry.Node.File
+}
+
+func routingLess(a, b routingKey) bool {
+	ka := fmt.Sprintf("%s|%s|%06d|%s|%s|%s", a.entryFileName(), a.entry.List, a.entry.Index, a.author.List, a.author.Name, a.field)
+	kb := fmt.Sprintf("%s|%s|%06d|%s|%s|%s", b.entryFileName(), b.entry.List, b.entry.Index, b.author.List, b.author.Name, b.field)
+	return ka < kb
+}
+
+func (k routingKey) entryFileName() string {
+	if k.entry.Node == nil {
+		return ""
+	}
+	return k.entry.Node.File
+}
+
+// sourceView is the intent view with every entry-supplied component put
+// back to its rendered value: source form must not write through what an
+// entry carries (routed, or refused as a conflict).
+func (a *analysis) sourceView(p pair) map[string]any {
+	view := tree.Copy(p.intent).(map[string]any)
+	a.overrideSupplied(view, p, func(sk slotKey) bool { return a.supplied[sk] })
+	return view
+}
+
+// verifyIntent is what the edited build must render for the object: the
+// intent view, except for components refused as conflicts.
+func (a *analysis) verifyIntent(p pair) map[string]any {
+	view := tree.Copy(p.intent).(map[string]any)
+	a.overrideSupplied(view, p, func(sk slotKey) bool { return a.conflicted[sk] })
+	return view
+}
+
+func (a *analysis) overrideSupplied(view map[string]any, p pair, pick func(slotKey) bool) {
+	for _, s := range imageSlots(p.ren.Object) {
+		lv, ok := tree.Get(view, s.Path)
+		live, isStr := lv.(string)
+		if !ok || !isStr {
+			continue
+		}
+		rr, lr := parseImage(s.Image), parseImage(live)
+		for _, f := range imageFields {
+			if pick(slotKey{p.ren.ID, s.Path.String(), f}) {
+				lr.setComponent(f, rr.component(f))
+			}
+		}
+		tree.Set(view, s.Path, lr.String())
+	}
+	if replicaKinds[p.ren.ID.Kind] && pick(slotKey{p.ren.ID, replicasPath.String(), fieldCount}) {
+		restore(view, p.ren.Object, replicasPath)
+	}
+}
+
+// routesOf lists the routes that carry a slot of the object.
+func (a *analysis) routesOf(id objectID) []*route {
+	var out []*route
+	for _, r := range a.routes {
+		for _, s := range r.Slots {
+			if s.Obj == id {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// dropRoutes removes the routes that carry the object's slot at or under p.
+func (a *analysis) dropRoutes(id objectID, p tree.Path) {
+	keep := a.routes[:0]
+	for _, r := range a.routes {
+		hit := false
+		for _, s := range r.Slots {
+			if s.Obj == id && hasPrefix(s.Path, p) {
+				hit = true
+			}
+		}
+		if !hit {
+			keep = append(keep, r)
+		}
+	}
+	a.routes = keep
+}
+
+func hasPrefix(p, prefix tree.Path) bool {
+	if len(prefix) > len(p) {
+		return false
+	}
+	for i := range prefix {
+		if p[i] != prefix[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// applyRoutes writes the routes into fresh copies of their kustomization
+// files (into files, which may already hold edited sources).
+func (a *analysis) applyRoutes(files map[string][]byte) error {
+	byFile := map[string][]*route{}
+	var order []string
+	for _, r := range a.routes {
+		f := r.Entry.Node.File
+		if byFile[f] == nil {
+			order = append(order, f)
+		}
+		byFile[f] = append(byFile[f], r)
+	}
+	sort.Strings(order)
+	for _, file := range order {
+		data, ok := files[file]
+		if !ok {
+			data, _ = a.in.Repo.File(file)
+		}
+		f, err := yamledit.Parse(file, data)
+		if err != nil {
+			return err
+		}
+		doc, err := f.Value(0)
+		if err != nil {
+			return err
+		}
+		for _, r := range byFile[file] {
+			if err := setEntry(doc, r); err != nil {
+				return fmt.Errorf("%s: %w", file, err)
+			}
+		}
+		if err := f.Set(0, doc); err != nil {
+			return err
+		}
+		files[file] = f.Bytes()
+	}
+	return nil
+}
+
+// setEntry changes one entry field in a decoded kustomization, appending an
+// authored entry (and its list) when needed.
+func setEntry(doc map[string]any, r *route) error {
+	list, _ := doc[r.Entry.List].([]any)
+	if r.Author == nil {
+		if r.Entry.Index >= len(list) {
+			return fmt.Errorf("%s has no entry %d", r.Entry.List, r.Entry.Index)
+		}
+		e, ok := list[r.Entry.Index].(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s[%d] is not a mapping", r.Entry.List, r.Entry.Index)
+		}
+		e[r.Field] = r.Value
+		return nil
+	}
+	for _, el := range list {
+		if e, ok := el.(map[string]any); ok && e["name"] == r.Author.Name {
+			e[r.Field] = r.Value
+			return nil
+		}
+	}
+	doc[r.Entry.List] = append(list, map[string]any{"name": r.Author.Name, r.Field: r.Value})
+	return nil
+}
+
+// entryLine finds the line of a route's field in its edited kustomization.
+func entryLine(f *yamledit.File, r *route) int {
+	if f == nil {
+		return 0
+	}
+	doc, err := f.Value(0)
+	if err != nil {
+		return 0
+	}
+	list, _ := doc[r.Entry.List].([]any)
+	idx := r.Entry.Index
+	if r.Author != nil {
+		for i, el := range list {
+			if e, ok := el.(map[string]any); ok && e["name"] == r.Author.Name {
+				idx = i
+			}
+		}
+	}
+	return lineOf(f, 0, tree.Path{tree.Key(r.Entry.List), tree.Index(idx), tree.Key(r.Field)})
+}
+
+// inScope reports whether a repo file lies inside the write scope folder.
+func inScope(scope, file string) bool {
+	return scope == "" || file == scope || strings.HasPrefix(file, scope+"/")
+}
