@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+KUBEBUILDER_ASSETS="$(bash tools/kube-assets.sh | tail -n 1)"
+export KUBEBUILDER_ASSETS
 go vet ./...
 # -count=1: a cached pass proves nothing about this checkout.
 go test -count=1 ./... "$@"
