@@ -31,6 +31,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "plan":
 		return planCmd(args[1:], stdout, stderr)
+	case "config":
+		return configCmd(args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "driftback", version)
 		return exitInSync
@@ -49,6 +51,7 @@ func usage(w io.Writer) {
 
 commands:
   plan      compare a kustomize root with live objects and print the plan
+  config    validate a config file (config validate FILE) or print its JSON Schema
   version   print the version
 `)
 }

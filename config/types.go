@@ -1,0 +1,194 @@
+package config
+
+import "time"
+
+// The doc comment of every type and field below is also its description in
+// the JSON Schema: Schema parses this file (embedded into the binary) and
+// copies the comments, so write them for the person editing driftback.yaml.
+//
+// Tags: yaml and json carry the key and must agree; schema carries extra
+// JSON Schema keywords separated by ";" (see schema.go); aka lists keys
+// people coming from Flux, Argo CD or Renovate tend to write instead, for
+// the "did you mean" hints.
+
+// Config is the whole driftback.yaml file.
+type Config struct {
+	// How driftback authenticates as a GitHub App.
+	GitHub GitHub `yaml:"github" json:"github" schema:"required"`
+	// How often every target is compared with its cluster, as a Go duration
+	// (30s, 1m, 1h30m). Minimum 10s; default 1m.
+	PollInterval time.Duration `yaml:"pollInterval,omitempty" json:"pollInterval,omitempty" schema:"default=1m" aka:"interval,syncInterval,pollingInterval"`
+	// Address of the HTTP server for /healthz, /readyz and /metrics, as
+	// host:port. Default ":8080".
+	Listen string `yaml:"listen,omitempty" json:"listen,omitempty" schema:"default=:8080" aka:"address,addr,metricsAddress"`
+	// The Kubernetes clusters targets read live objects from.
+	Clusters []Cluster `yaml:"clusters" json:"clusters" schema:"required;minItems=1" aka:"cluster"`
+	// Settings every target inherits unless it sets its own.
+	Defaults Defaults `yaml:"defaults,omitempty" json:"defaults,omitempty" aka:"default"`
+	// What to compare: one entry per kustomize root, each with its own pull
+	// request.
+	Targets []Target `yaml:"targets" json:"targets" schema:"required;minItems=1" aka:"target,apps,applications"`
+}
+
+// GitHub is the GitHub App identity. The private key itself never goes into
+// the config file: name a file or an environment variable that holds it.
+type GitHub struct {
+	// The App ID shown on the GitHub App's settings page.
+	AppID int64 `yaml:"appID" json:"appID" schema:"required;minimum=1" aka:"appId,app_id,applicationID"`
+	// Path of the PEM private key file of the App. Set exactly one of
+	// privateKeyFile and privateKeyEnv.
+	PrivateKeyFile string `yaml:"privateKeyFile,omitempty" json:"privateKeyFile,omitempty" schema:"minLength=1" aka:"keyFile,privateKeyPath"`
+	// Name of the environment variable holding the PEM private key of the App.
+	// Set exactly one of privateKeyFile and privateKeyEnv.
+	PrivateKeyEnv string `yaml:"privateKeyEnv,omitempty" json:"privateKeyEnv,omitempty" schema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$" aka:"keyEnv"`
+	// The installation to act as. Set exactly one of installationID and
+	// owner.
+	InstallationID int64 `yaml:"installationID,omitempty" json:"installationID,omitempty" schema:"minimum=1" aka:"installationId,installation_id,installation"`
+	// The user or organisation the App is installed on; driftback looks the
+	// installation up. Set exactly one of installationID and owner. Every
+	// target's repository must belong to this owner.
+	Owner string `yaml:"owner,omitempty" json:"owner,omitempty" schema:"pattern=^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?$" aka:"org,organization,account"`
+	// Base URL of the GitHub REST API. Default https://api.github.com/; for
+	// GitHub Enterprise Server use https://HOST/api/v3/.
+	APIURL string `yaml:"apiURL,omitempty" json:"apiURL,omitempty" schema:"format=uri;default=https://api.github.com/" aka:"apiUrl,baseURL,baseUrl,url,endpoint"`
+}
+
+// Cluster is one Kubernetes cluster driftback reads from.
+type Cluster struct {
+	// Name targets use to refer to this cluster. Lower-case letters, digits
+	// and '-', at most 63 characters.
+	Name string `yaml:"name" json:"name" schema:"required;pattern=^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"`
+	// Path of a kubeconfig file. Set exactly one of kubeconfig and inCluster.
+	Kubeconfig string `yaml:"kubeconfig,omitempty" json:"kubeconfig,omitempty" schema:"minLength=1" aka:"kubeConfig,kubeconfigPath,config"`
+	// Context in the kubeconfig to use; default its current context. Only
+	// with kubeconfig.
+	Context string `yaml:"context,omitempty" json:"context,omitempty" schema:"minLength=1" aka:"kubeContext,contextName"`
+	// Use the service account driftback runs as (driftback deployed in this
+	// cluster). Set exactly one of kubeconfig and inCluster.
+	InCluster bool `yaml:"inCluster,omitempty" json:"inCluster,omitempty" aka:"incluster,in_cluster,inClusterConfig"`
+}
+
+// Defaults are inherited by every target. A target's own appliers,
+// pullRequest fields and failOnRefusal replace them; its ignore rules are
+// added to them.
+type Defaults struct {
+	// Field managers that count as the GitOps applier: a live field owned
+	// only by one of them and absent from the render is a server default and
+	// is dropped. Default: kustomize-controller, argocd-controller,
+	// argocd-application-controller, kubectl, kubectl-client-side-apply,
+	// helm.
+	Appliers []string `yaml:"appliers,omitempty" json:"appliers,omitempty" schema:"minItems=1;uniqueItems" aka:"managers,fieldManagers"`
+	// Live fields never proposed back to Git (for example spec.replicas of a
+	// Deployment an HPA scales).
+	Ignore []IgnoreRule `yaml:"ignore,omitempty" json:"ignore,omitempty" aka:"ignores,ignoreDifferences,ignored"`
+	// How pull requests are opened.
+	PullRequest PullRequest `yaml:"pullRequest,omitempty" json:"pullRequest,omitempty" aka:"pr,pull_request,pullRequests"`
+	// Conclusion of the check run when some drift is refused: failure (true,
+	// the default) or neutral (false).
+	FailOnRefusal *bool `yaml:"failOnRefusal,omitempty" json:"failOnRefusal,omitempty" schema:"default=true" aka:"failOnRefusals"`
+}
+
+// IgnoreRule drops matching live fields from every comparison.
+type IgnoreRule struct {
+	// Kind the rule applies to, as Kind or Kind.group (Deployment,
+	// HorizontalPodAutoscaler.autoscaling); every kind when empty.
+	Kind string `yaml:"kind,omitempty" json:"kind,omitempty" schema:"pattern=^[A-Z][A-Za-z0-9]*(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"`
+	// Field path as driftback prints it: spec.replicas,
+	// spec.template.spec.containers[app].image,
+	// metadata.annotations["example.com/owner"]. The field and everything
+	// under it are ignored.
+	Path string `yaml:"path" json:"path" schema:"required;minLength=1" aka:"field,jsonPath,jsonPointer,jsonPointers"`
+	// Only ignore the field when this field manager owns it
+	// (kube-controller-manager, an HPA's manager, ...); any owner when empty.
+	Manager string `yaml:"manager,omitempty" json:"manager,omitempty" schema:"minLength=1" aka:"fieldManager,managers"`
+}
+
+// PullRequest says how driftback opens the pull request of a target. In a
+// target, each field that is set replaces the default; an empty list ([])
+// clears it.
+type PullRequest struct {
+	// Prefix of the branch name; the branch is PREFIX + target name. Default
+	// "driftback/".
+	BranchPrefix string `yaml:"branchPrefix,omitempty" json:"branchPrefix,omitempty" schema:"minLength=1;default=driftback/" aka:"branch,prefix,branchName"`
+	// Labels put on the pull request. They must exist in the repository.
+	Labels []string `yaml:"labels,omitempty" json:"labels,omitempty" schema:"uniqueItems" aka:"label"`
+	// GitHub logins asked to review (without @).
+	Reviewers []string `yaml:"reviewers,omitempty" json:"reviewers,omitempty" schema:"uniqueItems" aka:"reviewer,assignees"`
+	// Slugs of teams in the repository's organisation asked to review.
+	TeamReviewers []string `yaml:"teamReviewers,omitempty" json:"teamReviewers,omitempty" schema:"uniqueItems" aka:"teams,team_reviewers"`
+	// Open the pull request as a draft. Default false.
+	Draft *bool `yaml:"draft,omitempty" json:"draft,omitempty" schema:"default=false"`
+}
+
+// Target is one kustomize root in one repository compared with one cluster.
+type Target struct {
+	// Unique name of the target: lower-case letters, digits and '-', at most
+	// 63 characters. It names the branch (driftback/NAME) and the check run.
+	Name string `yaml:"name" json:"name" schema:"required;pattern=^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"`
+	// The GitHub repository, as owner/name.
+	Repo string `yaml:"repo" json:"repo" schema:"required;pattern=^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?/[A-Za-z0-9._-]+$" aka:"repository,repoURL,url"`
+	// Branch the GitOps tool deploys from and pull requests target. Default:
+	// the repository's default branch.
+	BaseBranch string `yaml:"baseBranch,omitempty" json:"baseBranch,omitempty" schema:"minLength=1" aka:"branch,targetRevision,ref,base"`
+	// Repository-relative folder of the kustomize root the cluster runs
+	// (the folder holding kustomization.yaml); "." for the repository root.
+	Root string `yaml:"root" json:"root" schema:"required;minLength=1" aka:"path,dir,directory,kustomization"`
+	// Repository-relative folder driftback may write to; default the whole
+	// repository. Edits that fall outside it are refused (out-of-scope).
+	WriteScope string `yaml:"writeScope,omitempty" json:"writeScope,omitempty" schema:"minLength=1" aka:"scope,writePath"`
+	// Name of the cluster (from clusters) this target runs in.
+	Cluster string `yaml:"cluster" json:"cluster" schema:"required;minLength=1" aka:"clusterName,destination"`
+	// Namespaces whose objects are compared. Set namespaces, namespaceSelector
+	// or both (an object is compared when its namespace is listed or matches
+	// the selector).
+	Namespaces []string `yaml:"namespaces,omitempty" json:"namespaces,omitempty" schema:"uniqueItems" aka:"namespace"`
+	// Label selector over namespaces (team=shop, env in (prod,staging),
+	// !legacy). kubernetes.io/metadata.name selects every namespace.
+	NamespaceSelector string `yaml:"namespaceSelector,omitempty" json:"namespaceSelector,omitempty" aka:"selector"`
+	// Which kinds of objects are compared.
+	Kinds Kinds `yaml:"kinds,omitempty" json:"kinds,omitempty" aka:"kind,resources"`
+	// Where to read the Git revision the cluster runs. Set exactly one of
+	// flux, argocd or head.
+	AppliedRevision AppliedRevision `yaml:"appliedRevision" json:"appliedRevision" schema:"required" aka:"revision,source,appliedRevisionSource"`
+	// Field managers that count as the GitOps applier; replaces
+	// defaults.appliers.
+	Appliers []string `yaml:"appliers,omitempty" json:"appliers,omitempty" schema:"minItems=1;uniqueItems" aka:"managers,fieldManagers"`
+	// Live fields never proposed back to Git; added to defaults.ignore.
+	Ignore []IgnoreRule `yaml:"ignore,omitempty" json:"ignore,omitempty" aka:"ignores,ignoreDifferences,ignored"`
+	// Pull request settings; each field set here replaces the one in
+	// defaults.pullRequest.
+	PullRequest *PullRequest `yaml:"pullRequest,omitempty" json:"pullRequest,omitempty" aka:"pr,pull_request,pullRequests"`
+	// Check run conclusion when drift is refused: failure (true) or neutral
+	// (false); replaces defaults.failOnRefusal.
+	FailOnRefusal *bool `yaml:"failOnRefusal,omitempty" json:"failOnRefusal,omitempty" aka:"failOnRefusals"`
+}
+
+// Kinds filters objects by kind. An entry is Kind (that kind in any API
+// group) or Kind.group (Deployment.apps, Kustomization.kustomize.toolkit.fluxcd.io).
+type Kinds struct {
+	// Only compare these kinds; every kind when empty.
+	Include []string `yaml:"include,omitempty" json:"include,omitempty" schema:"uniqueItems;itemPattern=^[A-Z][A-Za-z0-9]*(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" aka:"includes,only"`
+	// Never compare these kinds.
+	Exclude []string `yaml:"exclude,omitempty" json:"exclude,omitempty" schema:"uniqueItems;itemPattern=^[A-Z][A-Za-z0-9]*(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" aka:"excludes,skip"`
+}
+
+// AppliedRevision names the object that records which Git revision the
+// GitOps tool applied. Comparing against the branch head instead would
+// propose reverting every commit not yet applied.
+type AppliedRevision struct {
+	// A Flux Kustomization; its status.lastAppliedRevision is used.
+	Flux *ObjectRef `yaml:"flux,omitempty" json:"flux,omitempty" aka:"fluxKustomization,kustomization"`
+	// An Argo CD Application; its status.sync.revision is used.
+	ArgoCD *ObjectRef `yaml:"argocd,omitempty" json:"argocd,omitempty" aka:"argoCD,argo,argoCd,application"`
+	// Compare against the head of the base branch, accepting that commits the
+	// GitOps tool has not applied yet look like drift. Must be true if set.
+	Head bool `yaml:"head,omitempty" json:"head,omitempty" schema:"const=true" aka:"HEAD,branchHead"`
+}
+
+// ObjectRef names a namespaced object in the target's cluster.
+type ObjectRef struct {
+	// Namespace of the object.
+	Namespace string `yaml:"namespace" json:"namespace" schema:"required;pattern=^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$" aka:"ns"`
+	// Name of the object.
+	Name string `yaml:"name" json:"name" schema:"required;pattern=^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$"`
+}
