@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/repofs"
@@ -22,7 +24,10 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	repoDir := fs.String("repo", ".", "a local checkout of the repository")
 	root := fs.String("root", "", "the kustomize root (or plain folder of manifests), relative to --repo")
-	live := fs.String("live", "", "live objects: multi-document YAML or a List, as `kubectl get -o yaml` prints")
+	liveFile := fs.String("live", "", "live objects: multi-document YAML or a List, as `kubectl get -o yaml` prints")
+	kubeconfig := fs.String("kubeconfig", "", "read live objects from this cluster instead of --live")
+	kubeContext := fs.String("context", "", "the kubeconfig context (default: its current context)")
+	namespaces := fs.String("namespace", "", "with --kubeconfig: the namespaces to read, comma-separated")
 	format := fs.String("o", "text", "output format: text, json, markdown or patch")
 	write := fs.Bool("write", false, "apply the planned files to the checkout")
 	scope := fs.String("write-scope", "", "the folder the plan may write, relative to --repo (default: the whole repository);\nwith an overlay here, values its bases supply are authored as new images:/replicas: entries in it")
@@ -39,8 +44,11 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	if *root == "" {
 		return fail(errors.New("--root is required"))
 	}
-	if *live == "" {
-		return fail(errors.New("--live is required"))
+	if (*liveFile == "") == (*kubeconfig == "") {
+		return fail(errors.New("--live is required (or --kubeconfig and --namespace to read a cluster)"))
+	}
+	if *kubeconfig != "" && *namespaces == "" {
+		return fail(errors.New("--kubeconfig needs --namespace"))
 	}
 	switch *format {
 	case "text", "json", "markdown", "patch":
@@ -51,11 +59,15 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	objs, err := cluster.ReadSnapshot(*live)
+	objs, source, err := readLive(*liveFile, *kubeconfig, *kubeContext, *namespaces)
 	if err != nil {
 		return fail(err)
 	}
-	plan, err := analyzer.Analyze(analyzer.Input{Repo: repo, Root: *root, Live: toLive(objs), WriteScope: *scope})
+	live, err := toLive(objs, cluster.DefaultRules())
+	if err != nil {
+		return fail(fmt.Errorf("%s: %w", source, err))
+	}
+	plan, err := analyzer.Analyze(analyzer.Input{Repo: repo, Root: *root, Live: live, WriteScope: *scope})
 	if err != nil {
 		return fail(err)
 	}
@@ -73,15 +85,52 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	return exitDrift
 }
 
-// toLive hands the analyzer the sanitized objects. Ownership from
-// managedFields is not read yet: every object compares on the render's
-// fields only, and the plan says so.
-func toLive(objs []cluster.Object) []analyzer.Live {
+// readLive reads the snapshot file, or lists the namespaces of a cluster.
+func readLive(file, kubeconfig, kubeContext, namespaces string) ([]cluster.Object, string, error) {
+	if file != "" {
+		objs, err := cluster.ReadSnapshot(file)
+		return objs, file, err
+	}
+	cfg, err := cluster.RESTConfig(kubeconfig, kubeContext)
+	if err != nil {
+		return nil, kubeconfig, err
+	}
+	cfg.Timeout = 30 * time.Second
+	lister, err := cluster.NewClientLister(cfg)
+	if err != nil {
+		return nil, kubeconfig, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var ns []string
+	for _, n := range strings.Split(namespaces, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			ns = append(ns, n)
+		}
+	}
+	objs, err := lister.List(ctx, cluster.Scope{Namespaces: ns})
+	if err != nil {
+		return nil, kubeconfig, fmt.Errorf("%s: %w", cfg.Host, err)
+	}
+	return objs, kubeconfig, nil
+}
+
+// toLive hands the analyzer the sanitized objects with who-owns-what from
+// their managedFields; objects without managedFields compare on the
+// render's fields only, and the plan says so.
+func toLive(objs []cluster.Object, rules cluster.Rules) ([]analyzer.Live, error) {
 	out := make([]analyzer.Live, len(objs))
 	for i, o := range objs {
-		out[i] = analyzer.Live{Object: o.Object}
+		own, err := cluster.NewOwnership(o, rules)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = analyzer.Live{Object: o.Object, MetadataOnly: o.MetadataOnly}
+		if own != nil {
+			out[i].Owner = own
+		}
 	}
-	return out
+	return out, nil
 }
 
 func printPlan(w io.Writer, plan *analyzer.Plan, format string, repo *repofs.Repo) error {

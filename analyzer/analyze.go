@@ -24,6 +24,9 @@ type Live struct {
 	// Owner says who set the fields the render lacks; nil when the object
 	// came without managedFields, and then only rendered fields compare.
 	Owner Ownership
+	// MetadataOnly marks an object read without its body (a Secret listed
+	// from a cluster): only its metadata compares.
+	MetadataOnly bool
 }
 
 // Input is everything a plan depends on.
@@ -38,6 +41,10 @@ type Input struct {
 	// repository (fan-in files excepted). With an overlay as the scope, a
 	// value a base supplies is authored as a new entry in the overlay.
 	WriteScope string
+	// OrchestratorContext names the GitOps tool's own render settings for
+	// this target (Flux postBuild.substitute, Argo CD source.kustomize...).
+	// The build then differs from kustomize's, so the target is refused.
+	OrchestratorContext []string
 }
 
 // Analyze plans one root. An error means the input itself is unusable
@@ -49,6 +56,15 @@ func Analyze(in Input) (*Plan, error) {
 		return nil, fmt.Errorf("root: %w", err)
 	}
 	plan := &Plan{Root: displayDir(root), Edits: []Edit{}, Refusals: []Refusal{}, Files: []File{}, Notes: []string{}}
+	if len(in.OrchestratorContext) > 0 {
+		plan.Refusals = append(plan.Refusals, Refusal{
+			Code: CodeOrchestratorContext, Field: strings.Join(in.OrchestratorContext, ", "),
+			Message: "the GitOps tool renders this target with settings of its own (" + strings.Join(in.OrchestratorContext, ", ") +
+				"), so kustomize's build is not what the cluster runs",
+			Hint: "move those settings into the kustomization, or leave this target to hand edits",
+		})
+		return plan, nil
+	}
 	b, refusals, err := build(in.Repo, root)
 	if err != nil {
 		return nil, err
@@ -233,7 +249,14 @@ func (a *analysis) pair() {
 		if l.Owner == nil {
 			anyUnowned = true
 		}
-		a.pairs = append(a.pairs, pair{ren: rendered{ID: r.ID, Object: ren, Origin: r.Origin}, live: live, owner: l.Owner, intent: intentView(live, ren, l.Owner)})
+		intent := intentView(live, ren, l.Owner)
+		if l.MetadataOnly {
+			// Only metadata was read: everything else stands as rendered.
+			body := tree.Copy(ren).(map[string]any)
+			body["metadata"] = intent["metadata"]
+			intent = body
+		}
+		a.pairs = append(a.pairs, pair{ren: rendered{ID: r.ID, Object: ren, Origin: r.Origin}, live: live, owner: l.Owner, intent: intent})
 	}
 	for i, l := range a.in.Live {
 		if !used[i] {
@@ -279,6 +302,20 @@ func (a *analysis) project() {
 // cannot write are refused and given up; the rest stay.
 func (a *analysis) placeSource(c *candidate, view map[string]any) {
 	ref := refOf(c.ren.Object)
+	// kustomize never produces ${...}: a rendered token means another tool
+	// substitutes it after the build, so live cannot be compared there.
+	for _, p := range diffPaths(present(c.ren.Object), present(view), nil) {
+		if v, ok := tree.Get(c.ren.Object, p); ok && hasSubstitution(v) {
+			a.refuse(Refusal{Code: CodeRenderMismatch, Object: ref, Field: p.String(), File: c.ren.Origin,
+				Message: "the render holds a ${...} variable here, which something after kustomize substitutes; live cannot be compared with it",
+				Hint:    "resolve the variable in Git, or leave this field to hand edits"})
+			restore(view, c.ren.Object, p)
+			restore(c.intent, c.ren.Object, p)
+		}
+	}
+	if tree.Equal(view, c.ren.Object) {
+		return
+	}
 	file, doc, src, err := a.source(c.ren)
 	if err != nil {
 		a.refuse(Refusal{Code: CodeUnplaceableEdit, Object: ref, File: c.ren.Origin, Message: err.Error(),
@@ -450,4 +487,26 @@ func joinPaths(ps []tree.Path) string {
 	}
 	sort.Strings(s)
 	return strings.Join(s, ", ")
+}
+
+// hasSubstitution reports whether a rendered value holds a ${...} token.
+func hasSubstitution(v any) bool {
+	switch t := v.(type) {
+	case string:
+		i := strings.Index(t, "${")
+		return i >= 0 && strings.Contains(t[i:], "}")
+	case map[string]any:
+		for _, e := range t {
+			if hasSubstitution(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range t {
+			if hasSubstitution(e) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -10,6 +10,9 @@ import (
 // from metadata.managedFields.
 type Ownership interface {
 	UserOwned(p tree.Path) bool
+	// Ignored lists fields taken out of comparison (an HPA's replica
+	// count): the render's value stands there.
+	Ignored() []tree.Path
 }
 
 // intentView reduces a sanitized live object to the fields that say what a
@@ -18,6 +21,11 @@ type Ownership interface {
 // managedFields) only the render's fields are compared.
 func intentView(live, ren map[string]any, own Ownership) map[string]any {
 	out := pruneMap(live, ren, own, nil)
+	if own != nil {
+		for _, p := range own.Ignored() {
+			restore(out, ren, p)
+		}
+	}
 	// Pairing is by API group; the version is the reader's choice.
 	if av, ok := ren["apiVersion"]; ok {
 		out["apiVersion"] = av

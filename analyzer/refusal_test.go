@@ -163,3 +163,61 @@ func TestPlainFolderRoot(t *testing.T) {
 		t.Fatalf("%s", dump(p))
 	}
 }
+
+// kustomize never produces ${...}: a token in the render that live does not
+// match is someone else's substitution (Flux postBuild), not drift to write.
+func TestSubstitutionTokenIsRenderMismatch(t *testing.T) {
+	repo := repoOf(t, map[string]string{
+		"app/kustomization.yaml": "resources: [c.yaml]\n",
+		"app/c.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  region: ${cluster_region}\n  mode: fast\n",
+	})
+	live := renderedLive(t, repo, "app")
+	set(t, live[0], tree.ParseSimple("data.region"), "eu-west-1")
+	set(t, live[0], tree.ParseSimple("data.mode"), "slow")
+	p := plan(t, repo, "app", live)
+	if len(p.Refusals) != 1 || p.Refusals[0].Code != CodeRenderMismatch || p.Refusals[0].Field != "data.region" ||
+		len(p.Edits) != 1 || p.Edits[0].Field != "data.mode" {
+		t.Fatalf("%s", dump(p))
+	}
+}
+
+func TestOrchestratorContextRefusesTheTarget(t *testing.T) {
+	repo := repoOf(t, map[string]string{"app/d.yaml": deployment})
+	p, err := Analyze(Input{Repo: repo, Root: "app", OrchestratorContext: []string{"spec.postBuild.substitute"}})
+	if err != nil || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeOrchestratorContext ||
+		!strings.Contains(p.Refusals[0].Message, "spec.postBuild.substitute") {
+		t.Fatalf("%v %s", err, dump(p))
+	}
+}
+
+// A Secret read from a cluster carries metadata only: its body is never
+// compared (it was never read), its metadata is.
+func TestMetadataOnlySecret(t *testing.T) {
+	repo := fixture(t, "secret")
+	live := renderedLive(t, repo, "")
+	s := find(t, live, "Secret", "db")
+	delete(s, "stringData")
+	delete(s, "type")
+	var in []Live
+	for _, o := range live {
+		in = append(in, Live{Object: o, MetadataOnly: idOf(o).Kind == "Secret"})
+	}
+	p, err := Analyze(Input{Repo: repo, Root: "", Live: in})
+	if err != nil || !p.InSync() {
+		t.Fatalf("metadata-only Secret reported as drift: %v\n%s", err, dump(p))
+	}
+	s["metadata"].(map[string]any)["labels"] = map[string]any{"rotated": "yes"}
+	for i := range in {
+		in[i].Owner = personOwnsAll{} // someone labelled it by hand
+	}
+	p, _ = Analyze(Input{Repo: repo, Root: "", Live: in})
+	if len(p.Refusals) != 1 || p.Refusals[0].Code != CodeSensitive || p.Refusals[0].Field != "metadata.labels" {
+		t.Fatalf("%s", dump(p))
+	}
+}
+
+// personOwnsAll is an ownership where a person set every field.
+type personOwnsAll struct{}
+
+func (personOwnsAll) UserOwned(tree.Path) bool { return true }
+func (personOwnsAll) Ignored() []tree.Path     { return nil }

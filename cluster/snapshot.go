@@ -23,6 +23,9 @@ type Object struct {
 	// LastApplied is the kubectl.kubernetes.io/last-applied-configuration
 	// annotation, decoded; nil when absent. Client-side appliers leave it.
 	LastApplied map[string]any
+	// MetadataOnly marks an object read without its body (Secrets from a
+	// cluster): only its metadata can be compared.
+	MetadataOnly bool
 }
 
 // MaxSnapshotBytes bounds what ReadSnapshot accepts.
@@ -138,7 +141,7 @@ func fromAPI(o map[string]any) Object {
 	}
 	if ann, ok := meta["annotations"].(map[string]any); ok && o["kind"] != "Secret" {
 		// A Secret's last-applied annotation holds its values: never read.
-		if s, ok := ann["kubectl.kubernetes.io/last-applied-configuration"].(string); ok {
+		if s, ok := ann[lastAppliedAnnotation].(string); ok {
 			var la any
 			if yaml.Unmarshal([]byte(s), &la) == nil {
 				obj.LastApplied, _ = tree.Normalize(la).(map[string]any)

@@ -1,0 +1,407 @@
+package cluster_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/kustomize/api/krusty"
+	ktypes "sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/analyzer/repofs"
+	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/cluster"
+	"github.com/driftback/driftback/cluster/kubetest"
+)
+
+// These tests run against a real kube-apiserver and etcd (tools/kube-assets.sh
+// builds them). They measure which manager owns what after each kind of
+// write, and pin the facts the intent view rests on
+// (docs/field-ownership.md).
+
+var env *kubetest.Env
+
+func TestMain(m *testing.M) {
+	code := func() int {
+		if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
+			e, err := kubetest.Start(dir)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "start apiserver:", err)
+				return 2
+			}
+			env = e
+			defer env.Stop()
+		}
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+// needEnv fails under CI=true and skips elsewhere when the apiserver is
+// missing.
+func needEnv(t *testing.T) *kubetest.Env {
+	t.Helper()
+	kubetest.Assets(t)
+	if env == nil {
+		t.Fatal("KUBEBUILDER_ASSETS is set but the apiserver was not started")
+	}
+	return env
+}
+
+var (
+	deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	secrets     = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	namespaces  = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+)
+
+const baseDeployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels:
+    app: web
+spec:
+  replicas: 2
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: web
+        image: ghcr.io/example/web:1.0.0
+        ports:
+        - containerPort: 8080
+`
+
+// testRepo is a kustomize root (namespaced per test) over one base.
+func testRepo(t *testing.T, ns string, extra string) *repofs.Repo {
+	t.Helper()
+	r := repofs.New()
+	must(t, r.Add("base/kustomization.yaml", []byte("resources: [deployment.yaml]\n")))
+	must(t, r.Add("base/deployment.yaml", []byte(baseDeployment)))
+	must(t, r.Add("overlay/kustomization.yaml", []byte("resources: [../base]\nnamespace: "+ns+"\n"+extra)))
+	return r
+}
+
+// render builds the root with the real kustomize, as the GitOps tool would.
+func render(t *testing.T, r *repofs.Repo, root string) []*unstructured.Unstructured {
+	t.Helper()
+	fsys := filesys.MakeFsInMemory()
+	for _, p := range r.Paths() {
+		b, _ := r.File(p)
+		must(t, fsys.WriteFile("/"+p, b))
+	}
+	opts := krusty.MakeDefaultOptions()
+	opts.PluginConfig = ktypes.DisabledPluginConfig()
+	m, err := krusty.MakeKustomizer(opts).Run(fsys, "/"+root)
+	must(t, err)
+	var out []*unstructured.Unstructured
+	for _, res := range m.Resources() {
+		obj, err := res.Map()
+		must(t, err)
+		out = append(out, &unstructured.Unstructured{Object: obj})
+	}
+	return out
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func namespace(t *testing.T, dyn dynamic.Interface) string {
+	t.Helper()
+	name := fmt.Sprintf("t%d", time.Now().UnixNano()%1_000_000_000)
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
+	_, err := dyn.Resource(namespaces).Create(context.Background(), ns, metav1.CreateOptions{})
+	must(t, err)
+	return name
+}
+
+// serverSideApply applies every rendered object as the GitOps applier does.
+func serverSideApply(t *testing.T, dyn dynamic.Interface, objs []*unstructured.Unstructured, manager string) {
+	t.Helper()
+	for _, o := range objs {
+		gvr := deployments
+		if o.GetKind() == "Secret" {
+			gvr = secrets
+		}
+		_, err := dyn.Resource(gvr).Namespace(o.GetNamespace()).Apply(context.Background(), o.GetName(), o, metav1.ApplyOptions{FieldManager: manager, Force: true})
+		must(t, err)
+	}
+}
+
+func planLive(t *testing.T, r *repofs.Repo, ns string, writeScope string) *analyzer.Plan {
+	t.Helper()
+	l, err := cluster.NewClientLister(env.Config)
+	must(t, err)
+	objs, err := l.List(context.Background(), cluster.Scope{Namespaces: []string{ns}})
+	must(t, err)
+	var live []analyzer.Live
+	for _, o := range objs {
+		own, err := cluster.NewOwnership(o, cluster.DefaultRules())
+		must(t, err)
+		lv := analyzer.Live{Object: o.Object, MetadataOnly: o.MetadataOnly}
+		if own != nil {
+			lv.Owner = own
+		}
+		live = append(live, lv)
+	}
+	p, err := analyzer.Analyze(analyzer.Input{Repo: r, Root: "overlay", Live: live, WriteScope: writeScope})
+	must(t, err)
+	return p
+}
+
+func dump(p *analyzer.Plan) string {
+	b, _ := json.MarshalIndent(p, "", "  ")
+	return string(b)
+}
+
+// managers returns "manager/operation[/subresource]" for every entry.
+func managers(t *testing.T, dyn dynamic.Interface, ns, name string) []string {
+	t.Helper()
+	o, err := dyn.Resource(deployments).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
+	must(t, err)
+	var out []string
+	for _, m := range o.GetManagedFields() {
+		s := m.Manager + "/" + string(m.Operation)
+		if m.Subresource != "" {
+			s += "/" + m.Subresource
+		}
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestServerSideApplyIsInSync(t *testing.T) {
+	e := needEnv(t)
+	dyn := dynamic.NewForConfigOrDie(e.Config)
+	ns := namespace(t, dyn)
+	r := testRepo(t, ns, "")
+	serverSideApply(t, dyn, render(t, r, "overlay"), "kustomize-controller")
+
+	// Measured: the server filled in defaults, and nobody owns them.
+	o, err := dyn.Resource(deployments).Namespace(ns).Get(context.Background(), "web", metav1.GetOptions{})
+	must(t, err)
+	if _, ok, _ := unstructured.NestedInt64(o.Object, "spec", "revisionHistoryLimit"); !ok {
+		t.Fatal("the apiserver no longer defaults revisionHistoryLimit; re-measure")
+	}
+	if got := managers(t, dyn, ns, "web"); strings.Join(got, ",") != "kustomize-controller/Apply" {
+		t.Errorf("managers after server-side apply = %v", got)
+	}
+	if p := planLive(t, r, ns, ""); !p.InSync() {
+		t.Fatalf("server defaults reported as drift:\n%s", dump(p))
+	}
+}
+
+func TestKubectlEditIsWrittenThrough(t *testing.T) {
+	e := needEnv(t)
+	dyn := dynamic.NewForConfigOrDie(e.Config)
+	ns := namespace(t, dyn)
+	r := testRepo(t, ns, "")
+	serverSideApply(t, dyn, render(t, r, "overlay"), "kustomize-controller")
+
+	o, err := dyn.Resource(deployments).Namespace(ns).Get(context.Background(), "web", metav1.GetOptions{})
+	must(t, err)
+	cs, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+	c := cs[0].(map[string]any)
+	c["imagePullPolicy"] = "Always"
+	c["env"] = []any{map[string]any{"name": "DEBUG", "value": "1"}}
+	must(t, unstructured.SetNestedSlice(o.Object, cs, "spec", "template", "spec", "containers"))
+	_, err = dyn.Resource(deployments).Namespace(ns).Update(context.Background(), o, metav1.UpdateOptions{FieldManager: "kubectl-edit"})
+	must(t, err)
+
+	p := planLive(t, r, ns, "")
+	fields := map[string]string{}
+	for _, ed := range p.Edits {
+		fields[ed.Field] = ed.File + " " + ed.Route
+	}
+	want := map[string]string{
+		"spec.template.spec.containers[web].imagePullPolicy": "base/deployment.yaml source",
+		"spec.template.spec.containers[web].env":             "base/deployment.yaml source",
+	}
+	if len(p.Refusals) != 0 || fmt.Sprint(fields) != fmt.Sprint(want) {
+		t.Fatalf("edits = %v, want %v\n%s", fields, want, dump(p))
+	}
+	content := p.Files[0].Content
+	if !strings.Contains(content, "imagePullPolicy: Always") || !strings.Contains(content, "name: DEBUG") ||
+		strings.Contains(content, "namespace") || strings.Contains(content, "terminationMessagePath") {
+		t.Errorf("source:\n%s", content)
+	}
+}
+
+// Argo CD's default: a client-side apply (operation Update) owns the
+// defaults too and leaves last-applied-configuration.
+func TestClientSideApplyShowsNoDefaults(t *testing.T) {
+	e := needEnv(t)
+	dyn := dynamic.NewForConfigOrDie(e.Config)
+	ns := namespace(t, dyn)
+	r := testRepo(t, ns, "")
+	for _, o := range render(t, r, "overlay") {
+		applied, _ := json.Marshal(o.Object)
+		o.SetAnnotations(map[string]string{"kubectl.kubernetes.io/last-applied-configuration": string(applied)})
+		_, err := dyn.Resource(deployments).Namespace(ns).Create(context.Background(), o, metav1.CreateOptions{FieldManager: "kubectl-client-side-apply"})
+		must(t, err)
+	}
+	if got := managers(t, dyn, ns, "web"); strings.Join(got, ",") != "kubectl-client-side-apply/Update" {
+		t.Errorf("managers after client-side apply = %v", got)
+	}
+	if p := planLive(t, r, ns, ""); !p.InSync() {
+		t.Fatalf("client-side apply defaults reported as drift:\n%s", dump(p))
+	}
+}
+
+func TestScaleSubresourceRoutesToReplicasEntry(t *testing.T) {
+	e := needEnv(t)
+	dyn := dynamic.NewForConfigOrDie(e.Config)
+	ns := namespace(t, dyn)
+	r := testRepo(t, ns, "replicas:\n- name: web\n  count: 3\n")
+	serverSideApply(t, dyn, render(t, r, "overlay"), "kustomize-controller")
+	_, err := dyn.Resource(deployments).Namespace(ns).Patch(context.Background(), "web", types.MergePatchType,
+		[]byte(`{"spec":{"replicas":6}}`), metav1.PatchOptions{FieldManager: "kubectl"}, "scale")
+	must(t, err)
+	got := managers(t, dyn, ns, "web")
+	if strings.Join(got, ",") != "kubectl/Update/scale,kustomize-controller/Apply" {
+		t.Errorf("managers after kubectl scale = %v (re-measure)", got)
+	}
+	p := planLive(t, r, ns, "")
+	if len(p.Edits) != 1 || p.Edits[0].Route != analyzer.RouteReplicas || len(p.Refusals) != 0 ||
+		!strings.Contains(p.Files[0].Content, "count: 6") || p.Files[0].Path != "overlay/kustomization.yaml" {
+		t.Fatalf("%s", dump(p))
+	}
+}
+
+// An HPA scales through kube-controller-manager; the default ignore rule
+// takes that count out of comparison.
+func TestHPAReplicasAreIgnored(t *testing.T) {
+	e := needEnv(t)
+	dyn := dynamic.NewForConfigOrDie(e.Config)
+	ns := namespace(t, dyn)
+	r := testRepo(t, ns, "")
+	serverSideApply(t, dyn, render(t, r, "overlay"), "kustomize-controller")
+	_, err := dyn.Resource(deployments).Namespace(ns).Patch(context.Background(), "web", types.MergePatchType,
+		[]byte(`{"spec":{"replicas":9}}`), metav1.PatchOptions{FieldManager: "kube-controller-manager"}, "scale")
+	must(t, err)
+	if p := planLive(t, r, ns, ""); !p.InSync() {
+		t.Fatalf("an HPA's replica count reported as drift:\n%s", dump(p))
+	}
+}
+
+func TestSecretDriftIsSensitiveAndNeverRead(t *testing.T) {
+	e := needEnv(t)
+	dyn := dynamic.NewForConfigOrDie(e.Config)
+	ns := namespace(t, dyn)
+	const planted = "planted-value-7f3a9c"
+	r := testRepo(t, ns, "")
+	must(t, r.Add("overlay/secret.yaml", []byte("apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\nstringData:\n  password: "+planted+"\n")))
+	must(t, r.Add("overlay/kustomization.yaml", []byte("resources: [../base, secret.yaml]\nnamespace: "+ns+"\n")))
+	serverSideApply(t, dyn, render(t, r, "overlay"), "kustomize-controller")
+	// Someone rotates the password by hand and labels the Secret.
+	patch := fmt.Sprintf(`{"metadata":{"labels":{"rotated":"by-hand"}},"stringData":{"password":%q}}`, planted+"-2")
+	_, err := dyn.Resource(secrets).Namespace(ns).Patch(context.Background(), "db", types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl-edit"})
+	must(t, err)
+
+	p := planLive(t, r, ns, "")
+	if len(p.Refusals) != 1 || p.Refusals[0].Code != analyzer.CodeSensitive || len(p.Files) != 0 {
+		t.Fatalf("%s", dump(p))
+	}
+	outputs := dump(p) + report.Text(p) + report.Markdown(p, report.MarkdownOptions{})
+	for _, leak := range []string{planted, "cGxhbnRlZC12YWx1ZS03ZjNhOWM"} {
+		if strings.Contains(outputs, leak) {
+			t.Fatalf("the Secret's value reached the plan output")
+		}
+	}
+}
+
+// A Flux Kustomization records the applied revision in its status;
+// postBuild.substitute is render context driftback refuses by name.
+func TestFluxAppliedRevision(t *testing.T) {
+	e := needEnv(t)
+	dyn := dynamic.NewForConfigOrDie(e.Config)
+	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	crd := &unstructured.Unstructured{}
+	must(t, json.Unmarshal([]byte(fluxCRD), &crd.Object))
+	if _, err := dyn.Resource(crds).Create(context.Background(), crd, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
+		t.Fatal(err)
+	}
+	ks := schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
+	ns := namespace(t, dyn)
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+		"metadata": map[string]any{"name": "shop", "namespace": ns},
+		"spec": map[string]any{"path": "./overlays/prod", "interval": "5m", "prune": true,
+			"sourceRef": map[string]any{"kind": "GitRepository", "name": "shop"},
+			"postBuild": map[string]any{"substitute": map[string]any{"region": "eu"}}},
+	}}
+	var created *unstructured.Unstructured
+	var err error
+	for i := 0; i < 50; i++ { // the CRD takes a moment to be served
+		if created, err = dyn.Resource(ks).Namespace(ns).Create(context.Background(), obj, metav1.CreateOptions{}); err == nil {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	must(t, err)
+	must(t, unstructured.SetNestedField(created.Object, "main@sha1:0123456789abcdef0123456789abcdef01234567", "status", "lastAppliedRevision"))
+	_, err = dyn.Resource(ks).Namespace(ns).UpdateStatus(context.Background(), created, metav1.UpdateOptions{})
+	must(t, err)
+
+	a, err := cluster.AppliedRevision(context.Background(), dyn, cluster.Source{Flux: &cluster.ObjectKey{Namespace: ns, Name: "shop"}})
+	must(t, err)
+	if a.Revision != "0123456789abcdef0123456789abcdef01234567" || strings.Join(a.Context, ",") != "spec.postBuild.substitute" {
+		t.Fatalf("applied = %+v", a)
+	}
+	p, err := analyzer.Analyze(analyzer.Input{Repo: testRepo(t, ns, ""), Root: "overlay", OrchestratorContext: a.Context})
+	must(t, err)
+	if len(p.Refusals) != 1 || p.Refusals[0].Code != analyzer.CodeOrchestratorContext {
+		t.Fatalf("%s", dump(p))
+	}
+}
+
+const fluxCRD = `{
+ "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+ "metadata": {"name": "kustomizations.kustomize.toolkit.fluxcd.io"},
+ "spec": {"group": "kustomize.toolkit.fluxcd.io", "scope": "Namespaced",
+  "names": {"kind": "Kustomization", "listKind": "KustomizationList", "plural": "kustomizations", "singular": "kustomization"},
+  "versions": [{"name": "v1", "served": true, "storage": true, "subresources": {"status": {}},
+   "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}}`
+
+// Ports are keyed by containerPort and protocol in managedFields
+// (k:{"containerPort":8080,"protocol":"TCP"}): ownership must find the
+// element by those keys, not by position.
+func TestKeyedListOwnership(t *testing.T) {
+	e := needEnv(t)
+	dyn := dynamic.NewForConfigOrDie(e.Config)
+	ns := namespace(t, dyn)
+	r := testRepo(t, ns, "")
+	serverSideApply(t, dyn, render(t, r, "overlay"), "kustomize-controller")
+	patch := `{"spec":{"template":{"spec":{"containers":[{"name":"web","ports":[{"containerPort":8080,"protocol":"TCP","name":"http"}]}]}}}}`
+	_, err := dyn.Resource(deployments).Namespace(ns).Patch(context.Background(), "web", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl-edit"})
+	must(t, err)
+	p := planLive(t, r, ns, "")
+	if len(p.Edits) != 1 || p.Edits[0].Field != "spec.template.spec.containers[web].ports[0].name" || p.Edits[0].To != "http" {
+		t.Fatalf("%s", dump(p))
+	}
+	if c := p.Files[0].Content; strings.Contains(c, "protocol") {
+		t.Errorf("the defaulted protocol leaked into the source:\n%s", c)
+	}
+}

@@ -1,0 +1,291 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/driftback/driftback/analyzer/tree"
+)
+
+// Scope says which live objects belong to a target.
+type Scope struct {
+	Namespaces        []string // explicit namespaces
+	NamespaceSelector string   // or a label selector over namespaces
+	IncludeKinds      []string // Kind or Kind.group; empty = every kind
+	ExcludeKinds      []string
+}
+
+// DefaultExcludedKinds are kinds that are never in Git: the cluster's own
+// bookkeeping.
+var DefaultExcludedKinds = []string{"Event", "Event.events.k8s.io", "Endpoints", "EndpointSlice.discovery.k8s.io", "Lease.coordination.k8s.io", "ControllerRevision.apps", "PodMetrics.metrics.k8s.io"}
+
+// Lister reads the live objects of a scope.
+type Lister interface {
+	List(ctx context.Context, s Scope) ([]Object, error)
+}
+
+// SnapshotLister serves a snapshot file (what `plan --live` reads).
+type SnapshotLister struct{ Path string }
+
+// List reads the file and keeps the objects in scope.
+func (l SnapshotLister) List(_ context.Context, s Scope) ([]Object, error) {
+	objs, err := ReadSnapshot(l.Path)
+	if err != nil {
+		return nil, err
+	}
+	var out []Object
+	for _, o := range objs {
+		gvk := gvkOf(o.Object)
+		ns := namespaceOf(o.Object)
+		if !kindInScope(gvk, s) || (len(s.Namespaces) > 0 && ns != "" && !contains(s.Namespaces, ns)) {
+			continue
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// RESTConfig loads a kubeconfig (with an optional context), or the
+// in-cluster service account when kubeconfig is "".
+func RESTConfig(kubeconfig, kubeContext string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		cfg, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("in-cluster config: %w", err)
+		}
+		return cfg, nil
+	}
+	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: kubeContext}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+	}
+	return cfg, nil
+}
+
+// ClientLister reads live objects through discovery and the dynamic client.
+type ClientLister struct {
+	disc discovery.DiscoveryInterface
+	dyn  dynamic.Interface
+	meta metadata.Interface
+}
+
+// NewClientLister builds a lister from a REST config. It only reads: get
+// and list are all it needs.
+func NewClientLister(cfg *rest.Config) (*ClientLister, error) {
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	meta, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &ClientLister{disc: disc, dyn: dyn, meta: meta}, nil
+}
+
+// Dynamic exposes the dynamic client (the applied-revision lookup uses it).
+func (l *ClientLister) Dynamic() dynamic.Interface { return l.dyn }
+
+var secretsGVR = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+
+// List reads every listable namespaced kind in the scope's namespaces.
+// Objects a controller owns are skipped; Secrets are listed as metadata
+// only, so their values never reach this process.
+func (l *ClientLister) List(ctx context.Context, s Scope) ([]Object, error) {
+	namespaces, err := l.namespaces(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	resources, err := l.resources(s)
+	if err != nil {
+		return nil, err
+	}
+	var out []Object
+	for _, r := range resources {
+		for _, ns := range namespaces {
+			if r.gvr == secretsGVR {
+				objs, err := l.listSecretMetadata(ctx, ns)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, objs...)
+				continue
+			}
+			list, err := l.dyn.Resource(r.gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return nil, fmt.Errorf("list %s in %s: %w", r.gvr.String(), ns, err)
+			}
+			for _, item := range list.Items {
+				obj := tree.Normalize(item.Object).(map[string]any)
+				if controlled(obj) {
+					continue
+				}
+				out = append(out, fromAPI(obj))
+			}
+		}
+	}
+	return out, nil
+}
+
+func (l *ClientLister) listSecretMetadata(ctx context.Context, ns string) ([]Object, error) {
+	list, err := l.meta.Resource(secretsGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list secrets (metadata only) in %s: %w", ns, err)
+	}
+	var out []Object
+	for _, item := range list.Items {
+		if metav1.GetControllerOf(&item) != nil {
+			continue
+		}
+		meta := map[string]any{"name": item.Name, "namespace": item.Namespace}
+		if len(item.Labels) > 0 {
+			meta["labels"] = stringMap(item.Labels)
+		}
+		ann := map[string]string{}
+		for k, v := range item.Annotations {
+			if k != lastAppliedAnnotation { // it would carry the values
+				ann[k] = v
+			}
+		}
+		if len(ann) > 0 {
+			meta["annotations"] = stringMap(ann)
+		}
+		obj := map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": meta}
+		o := Object{Object: Sanitize(obj), MetadataOnly: true}
+		if len(item.ManagedFields) > 0 {
+			// Ownership of the metadata; the body's entries name only keys.
+			raw, err := json.Marshal(item.ManagedFields)
+			if err != nil {
+				return nil, err
+			}
+			if err := json.Unmarshal(raw, &o.ManagedFields); err != nil {
+				return nil, err
+			}
+			o.ManagedFields = tree.Normalize(o.ManagedFields).([]any)
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+func stringMap(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func (l *ClientLister) namespaces(ctx context.Context, s Scope) ([]string, error) {
+	if len(s.Namespaces) > 0 {
+		return s.Namespaces, nil
+	}
+	if s.NamespaceSelector == "" {
+		return nil, fmt.Errorf("the scope names no namespaces and no namespace selector")
+	}
+	list, err := l.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).
+		List(ctx, metav1.ListOptions{LabelSelector: s.NamespaceSelector})
+	if err != nil {
+		return nil, fmt.Errorf("list namespaces %q: %w", s.NamespaceSelector, err)
+	}
+	var out []string
+	for _, n := range list.Items {
+		out = append(out, n.GetName())
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+type resource struct {
+	gvr schema.GroupVersionResource
+	gvk schema.GroupVersionKind
+}
+
+// resources asks discovery for every namespaced kind that can be listed,
+// at the server's preferred version.
+func (l *ClientLister) resources(s Scope) ([]resource, error) {
+	lists, err := l.disc.ServerPreferredNamespacedResources()
+	if err != nil && len(lists) == 0 {
+		return nil, fmt.Errorf("discovery: %w", err)
+	}
+	var out []resource
+	for _, rl := range lists {
+		gv, err := schema.ParseGroupVersion(rl.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, r := range rl.APIResources {
+			if strings.Contains(r.Name, "/") || !contains(r.Verbs, "list") {
+				continue
+			}
+			gvk := gv.WithKind(r.Kind)
+			if !kindInScope(gvk, s) {
+				continue
+			}
+			out = append(out, resource{gvr: gv.WithResource(r.Name), gvk: gvk})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].gvr.String() < out[j].gvr.String() })
+	return out, nil
+}
+
+// kindInScope matches "Kind" or "Kind.group" entries.
+func kindInScope(gvk schema.GroupVersionKind, s Scope) bool {
+	names := []string{gvk.Kind, gvk.Kind + "." + gvk.Group}
+	match := func(list []string) bool {
+		for _, n := range names {
+			if contains(list, n) {
+				return true
+			}
+		}
+		return false
+	}
+	if match(DefaultExcludedKinds) && !match(s.IncludeKinds) {
+		return false
+	}
+	if len(s.IncludeKinds) > 0 && !match(s.IncludeKinds) {
+		return false
+	}
+	return !match(s.ExcludeKinds)
+}
+
+func gvkOf(obj map[string]any) schema.GroupVersionKind {
+	av, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	gv, _ := schema.ParseGroupVersion(av)
+	return gv.WithKind(kind)
+}
+
+func namespaceOf(obj map[string]any) string {
+	meta, _ := obj["metadata"].(map[string]any)
+	ns, _ := meta["namespace"].(string)
+	return ns
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

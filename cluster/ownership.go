@@ -1,0 +1,272 @@
+package cluster
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/driftback/driftback/analyzer/tree"
+)
+
+// The intent view (DESIGN §5.2): a live object holds every server default
+// that was never in Git. metadata.managedFields says who set each field; a
+// field the render lacks is a person's only when a manager other than the
+// GitOps applier owns it. The facts this rests on are pinned by the
+// apiserver tests and written down in docs/field-ownership.md.
+
+// IgnoreRule drops a field from comparison when the named manager owns it
+// (any manager when Manager is empty), e.g. an HPA's spec.replicas.
+type IgnoreRule struct {
+	Kind    string // any kind when empty
+	Path    string // dotted field path, e.g. spec.replicas
+	Manager string
+}
+
+// Rules configure the intent view.
+type Rules struct {
+	// Appliers are the GitOps tools' field managers: what they own came
+	// from Git (or is a default they happened to write).
+	Appliers []string
+	Ignore   []IgnoreRule
+}
+
+// DefaultAppliers are the field managers of the common GitOps appliers.
+var DefaultAppliers = []string{
+	"kustomize-controller", "argocd-controller", "argocd-application-controller",
+	"kubectl", "kubectl-client-side-apply", "helm",
+}
+
+// DefaultRules: the common appliers, and the replica count an HPA (run by
+// kube-controller-manager) keeps writing.
+func DefaultRules() Rules {
+	return Rules{
+		Appliers: append([]string(nil), DefaultAppliers...),
+		Ignore:   []IgnoreRule{{Path: "spec.replicas", Manager: "kube-controller-manager"}},
+	}
+}
+
+// Manager is one parsed managedFields entry.
+type Manager struct {
+	Name        string
+	Operation   string // Apply or Update
+	Subresource string // "scale", "status", ... or ""
+	Fields      *fieldpath.Set
+}
+
+// ParseManagedFields reads metadata.managedFields (FieldsV1) as decoded
+// from the API.
+func ParseManagedFields(entries []any) ([]Manager, error) {
+	var out []Manager
+	for i, e := range entries {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("managedFields[%d] is not an object", i)
+		}
+		mgr := Manager{}
+		mgr.Name, _ = m["manager"].(string)
+		mgr.Operation, _ = m["operation"].(string)
+		mgr.Subresource, _ = m["subresource"].(string)
+		if t, _ := m["fieldsType"].(string); t != "" && t != "FieldsV1" {
+			return nil, fmt.Errorf("managedFields[%d]: fieldsType %q is not FieldsV1", i, t)
+		}
+		raw, err := json.Marshal(m["fieldsV1"])
+		if err != nil {
+			return nil, fmt.Errorf("managedFields[%d]: %w", i, err)
+		}
+		set := fieldpath.NewSet()
+		if m["fieldsV1"] != nil {
+			if err := set.FromJSON(bytes.NewReader(raw)); err != nil {
+				return nil, fmt.Errorf("managedFields[%d] (%s): %w", i, mgr.Name, err)
+			}
+		}
+		mgr.Fields = set
+		out = append(out, mgr)
+	}
+	return out, nil
+}
+
+// Ownership answers the analyzer's questions about one live object.
+type Ownership struct {
+	kind        string
+	live        map[string]any
+	lastApplied map[string]any
+	managers    []Manager
+	rules       Rules
+}
+
+// NewOwnership builds the ownership view of a live object; nil (and no
+// error) when the object came without managedFields.
+func NewOwnership(o Object, rules Rules) (*Ownership, error) {
+	if o.ManagedFields == nil {
+		return nil, nil
+	}
+	ms, err := ParseManagedFields(o.ManagedFields)
+	if err != nil {
+		return nil, err
+	}
+	kind, _ := o.Object["kind"].(string)
+	return &Ownership{kind: kind, live: o.Object, lastApplied: o.LastApplied, managers: ms, rules: rules}, nil
+}
+
+// UserOwned reports whether a person set the field at p (which the render
+// lacks): some manager that is neither an applier nor ignored for p owns it
+// or something under it. A field owned only by client-side appliers is a
+// person's when kubectl's last-applied configuration holds it: a GitOps
+// client-side applier records exactly the render there, so only a hand
+// `kubectl apply` puts other fields in it.
+func (o *Ownership) UserOwned(p tree.Path) bool {
+	owned := false
+	for _, m := range o.managers {
+		if !o.owns(m, p) || o.ignoredFor(m, p) {
+			continue
+		}
+		if !o.isApplier(m) {
+			return true
+		}
+		owned = true
+	}
+	if owned && o.lastApplied != nil {
+		if _, ok := tree.Get(o.lastApplied, p); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Ignored lists the fields that ignore rules take out of comparison for
+// this object: the render's value stands there, whatever live holds.
+func (o *Ownership) Ignored() []tree.Path {
+	var out []tree.Path
+	for _, r := range o.rules.Ignore {
+		if r.Kind != "" && r.Kind != o.kind {
+			continue
+		}
+		p := tree.ParseSimple(r.Path)
+		if r.Manager == "" {
+			out = append(out, p)
+			continue
+		}
+		for _, m := range o.managers {
+			if m.Name == r.Manager && o.owns(m, p) {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// isApplier: a GitOps applier's own write. A write through a subresource
+// (kubectl scale records manager "kubectl" with subresource "scale") is a
+// person's act even when the manager name is an applier's.
+func (o *Ownership) isApplier(m Manager) bool {
+	if m.Subresource != "" {
+		return false
+	}
+	for _, a := range o.rules.Appliers {
+		if a == m.Name {
+			return true
+		}
+	}
+	return false
+}
+
+func (o *Ownership) ignoredFor(m Manager, p tree.Path) bool {
+	for _, r := range o.rules.Ignore {
+		if (r.Kind == "" || r.Kind == o.kind) && (r.Manager == "" || r.Manager == m.Name) && hasPrefix(p, tree.ParseSimple(r.Path)) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasPrefix(p, prefix tree.Path) bool {
+	if len(prefix) > len(p) {
+		return false
+	}
+	for i := range prefix {
+		if p[i] != prefix[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// owns walks p through the manager's field set, matching list elements the
+// way FieldsV1 keys them (k:{"name":...}, k:{"containerPort":...,
+// "protocol":...}, v:..., i:...) against the live element at that step.
+func (o *Ownership) owns(m Manager, p tree.Path) bool {
+	set := m.Fields
+	var cur any = o.live
+	for i, step := range p {
+		pe, ok := element(set, step, cur)
+		if !ok {
+			return false
+		}
+		if i == len(p)-1 {
+			return set.Members.Has(pe) || !set.WithPrefix(pe).Empty()
+		}
+		next, ok := set.Children.Get(pe)
+		if !ok {
+			return false
+		}
+		set = next
+		cur, _ = tree.Get(cur, tree.Path{step})
+	}
+	return false
+}
+
+// element finds the path element of set that step selects; parent is the
+// live value the step is taken in.
+func element(set *fieldpath.Set, step tree.Step, parent any) (fieldpath.PathElement, bool) {
+	if step.Kind == tree.KeyStep {
+		k := step.Key
+		return fieldpath.PathElement{FieldName: &k}, true
+	}
+	elem, ok := tree.Get(parent, tree.Path{step})
+	if !ok {
+		return fieldpath.PathElement{}, false
+	}
+	index := -1
+	if l, ok := parent.([]any); ok {
+		for i, e := range l {
+			if tree.Equal(e, elem) {
+				index = i
+				break
+			}
+		}
+	}
+	var found fieldpath.PathElement
+	hit := false
+	try := func(pe fieldpath.PathElement) {
+		if hit {
+			return
+		}
+		switch {
+		case pe.Key != nil:
+			m, ok := elem.(map[string]any)
+			if !ok {
+				return
+			}
+			for _, f := range *pe.Key {
+				if !tree.Equal(m[f.Name], f.Value.Unstructured()) {
+					return
+				}
+			}
+			found, hit = pe, true
+		case pe.Value != nil:
+			if tree.Equal((*pe.Value).Unstructured(), elem) {
+				found, hit = pe, true
+			}
+		case pe.Index != nil:
+			if *pe.Index == index {
+				found, hit = pe, true
+			}
+		}
+	}
+	set.Members.Iterate(try)
+	set.Children.Iterate(try)
+	return found, hit
+}
