@@ -1,0 +1,511 @@
+// Package githubtest is an in-process server that speaks the part of GitHub's
+// REST API a GitHub App bot uses, backed by real git objects, with GitHub App
+// authentication, conditional requests, rate-limit headers and fault
+// injection. Every request and response is checked against GitHub's published
+// OpenAPI description, so a test that passes here talks to GitHub the way
+// GitHub documents. It serves tests and `driftback demo`.
+package githubtest
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Options configure a Server. The zero value is usable.
+type Options struct {
+	// T, when set, fails the test (at cleanup) for every validation failure
+	// not taken with TakeFailures, and closes the server at cleanup.
+	T testing.TB
+	// Clock replaces time.Now for token expiry, JWT checks, rate-limit
+	// windows and timestamps.
+	Clock func() time.Time
+	// TokenLifetime of installation tokens; default one hour, as GitHub.
+	TokenLifetime time.Duration
+	// RateLimit is the primary limit per token per hour; default 5000.
+	RateLimit int
+	// NoValidation skips OpenAPI validation (and its multi-second load);
+	// for the demo, never for tests.
+	NoValidation bool
+}
+
+// Request is one entry of the request log.
+type Request struct {
+	Method      string
+	Path        string // escaped path, without query
+	Query       string
+	Operation   string // OpenAPI operation id, "" when unrouted
+	Status      int
+	NotModified bool
+}
+
+// Mutating reports whether the request could change state.
+func (r Request) Mutating() bool { return r.Method != http.MethodGet && r.Method != http.MethodHead }
+
+// Counters summarise traffic; subtract two snapshots to see what one step did.
+type Counters struct {
+	Requests    int // all requests
+	Mutating    int // non-GET requests
+	NotModified int // 304 answers
+	Errors      int // answers with status >= 400
+}
+
+// Sub returns c - o.
+func (c Counters) Sub(o Counters) Counters {
+	return Counters{c.Requests - o.Requests, c.Mutating - o.Mutating, c.NotModified - o.NotModified, c.Errors - o.Errors}
+}
+
+// Server is the fake GitHub. All methods are safe for concurrent use.
+type Server struct {
+	opts Options
+	ts   *httptest.Server
+	spec *spec
+
+	mu        sync.Mutex
+	nextID    int64
+	users     map[string]*user // by lower-case login
+	repos     map[string]*repo // by lower-case owner/name
+	apps      map[int64]*app
+	installs  map[int64]*installation
+	tokens    map[string]*token
+	downloads map[string]download
+	faults    []*Fault
+	log       []Request
+	counters  Counters
+	failures  []Failure
+	buckets   map[string]*bucket
+}
+
+// New starts a server. Validation needs the OpenAPI description, which is
+// loaded once per process; a load failure is fatal to T (or panics without one).
+func New(opts Options) *Server {
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	if opts.TokenLifetime == 0 {
+		opts.TokenLifetime = time.Hour
+	}
+	if opts.RateLimit == 0 {
+		opts.RateLimit = 5000
+	}
+	s := &Server{
+		opts:      opts,
+		nextID:    1000,
+		users:     map[string]*user{},
+		repos:     map[string]*repo{},
+		apps:      map[int64]*app{},
+		installs:  map[int64]*installation{},
+		tokens:    map[string]*token{},
+		downloads: map[string]download{},
+		buckets:   map[string]*bucket{},
+	}
+	if !opts.NoValidation {
+		sp, err := loadSpec()
+		if err != nil {
+			if opts.T != nil {
+				opts.T.Fatal(err)
+			}
+			panic(err)
+		}
+		s.spec = sp
+	}
+	s.ts = httptest.NewServer(http.HandlerFunc(s.serve))
+	if opts.T != nil {
+		opts.T.Cleanup(func() {
+			s.Close()
+			for _, f := range s.TakeFailures() {
+				opts.T.Errorf("githubtest: %s", f)
+			}
+		})
+	}
+	return s
+}
+
+// URL is the API base URL (no trailing slash); point go-github's BaseURL
+// and ghinstallation's BaseURL at it.
+func (s *Server) URL() string { return s.ts.URL }
+
+// Client is an HTTP client for the server (no auth added).
+func (s *Server) Client() *http.Client { return s.ts.Client() }
+
+// Close stops the server.
+func (s *Server) Close() { s.ts.Close() }
+
+func (s *Server) now() time.Time { return s.opts.Clock().UTC().Truncate(time.Second) }
+
+func (s *Server) id() int64 {
+	s.nextID++
+	return s.nextID
+}
+
+// Requests returns a copy of the request log.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.log...)
+}
+
+// Counters returns a snapshot of the traffic counters.
+func (s *Server) Counters() Counters {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.counters
+}
+
+// Failures returns the validation failures recorded so far.
+func (s *Server) Failures() []Failure {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Failure(nil), s.failures...)
+}
+
+// TakeFailures returns and forgets the recorded validation failures, for a
+// test that provokes one on purpose.
+func (s *Server) TakeFailures() []Failure {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.failures
+	s.failures = nil
+	return f
+}
+
+func (s *Server) fail(f Failure) {
+	s.mu.Lock()
+	s.failures = append(s.failures, f)
+	s.mu.Unlock()
+}
+
+// Fault makes matching requests misbehave. Path is matched with path.Match
+// against the escaped request path ("/repos/o/r/git/refs/heads/*"), or
+// equals the OpenAPI path template; Method "" matches any method.
+type Fault struct {
+	Method string
+	Path   string
+	// Count is how many matching requests are affected; 0 means 1.
+	Count int
+	// Status answers with this status (500, 502, ...) instead of handling.
+	Status int
+	// SecondaryRateLimit answers 403 with Retry-After of this many seconds.
+	SecondaryRateLimit int
+	// Delay holds the request this long first (honouring cancellation).
+	Delay time.Duration
+	// Mutate rewrites the real response before validation and sending,
+	// to prove the validator sees what clients would.
+	Mutate func(status int, h http.Header, body []byte) (int, []byte)
+}
+
+// InjectFault adds a fault; faults are consumed in the order added.
+func (s *Server) InjectFault(f Fault) {
+	if f.Count <= 0 {
+		f.Count = 1
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fc := f
+	s.faults = append(s.faults, &fc)
+}
+
+func (s *Server) takeFault(method, p, template string) *Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, f := range s.faults {
+		if f.Method != "" && !strings.EqualFold(f.Method, method) {
+			continue
+		}
+		if ok, _ := path.Match(f.Path, p); !ok && f.Path != template {
+			continue
+		}
+		f.Count--
+		if f.Count == 0 {
+			s.faults = append(s.faults[:i], s.faults[i+1:]...)
+		}
+		cp := *f
+		return &cp
+	}
+	return nil
+}
+
+// ExpireTokens makes every installation token issued so far expired.
+func (s *Server) ExpireTokens() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	past := s.opts.Clock().Add(-time.Second)
+	for _, t := range s.tokens {
+		t.expires = past
+	}
+}
+
+// reply is a buffered response.
+type reply struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func jsonReply(status int, v any) *reply {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	r := &reply{status: status, header: http.Header{}, body: b}
+	r.header.Set("Content-Type", "application/json; charset=utf-8")
+	return r
+}
+
+const docsURL = "https://docs.github.com/rest"
+
+func errReply(status int, msg string) *reply {
+	return jsonReply(status, map[string]any{"message": msg, "documentation_url": docsURL, "status": strconv.Itoa(status)})
+}
+
+// validationReply is GitHub's 422 with an errors list.
+func validationReply(resource, field, code, msg string) *reply {
+	e := map[string]any{"resource": resource, "code": code}
+	if field != "" {
+		e["field"] = field
+	}
+	if msg != "" {
+		e["message"] = msg
+	}
+	return jsonReply(422, map[string]any{"message": "Validation Failed", "errors": []any{e},
+		"documentation_url": docsURL, "status": "422"})
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	_ = r.Body.Close()
+	rt, params := match(r.Method, r.URL.EscapedPath())
+	var rep *reply
+	var ex *exchange
+	op := ""
+	if rt == nil {
+		rep = errReply(http.StatusNotFound, "Not Found")
+	} else {
+		op = rt.op
+		if s.spec != nil {
+			var f *Failure
+			ex, f = checkRequest(s.spec, r, rt, params, body)
+			if f != nil {
+				s.fail(*f)
+				if f.Kind == "request" {
+					// GitHub rejects a request outside its schema the same way.
+					rep = errReply(422, "Invalid request.\n\n"+f.Err)
+				}
+			}
+		}
+	}
+	var fault *Fault
+	if rep == nil {
+		fault = s.takeFault(r.Method, r.URL.EscapedPath(), rt.template)
+		if fault != nil && fault.Delay > 0 {
+			select {
+			case <-time.After(fault.Delay):
+			case <-r.Context().Done():
+				s.record(r, op, 499, false)
+				return
+			}
+		}
+		switch {
+		case fault != nil && fault.SecondaryRateLimit > 0:
+			rep = jsonReply(http.StatusForbidden, map[string]any{
+				"message":           "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+				"documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits",
+			})
+			rep.header.Set("Retry-After", strconv.Itoa(fault.SecondaryRateLimit))
+		case fault != nil && fault.Status != 0:
+			msg := http.StatusText(fault.Status)
+			if fault.Status >= 500 {
+				msg = "Server Error"
+			}
+			rep = errReply(fault.Status, msg)
+		}
+	}
+	s.mu.Lock()
+	c := &call{s: s, r: r, params: params, body: body, rt: rt}
+	if rep == nil {
+		rep = c.dispatch()
+	}
+	s.finish(c, rep)
+	s.mu.Unlock()
+
+	if fault != nil && fault.Mutate != nil {
+		rep.status, rep.body = fault.Mutate(rep.status, rep.header, rep.body)
+	}
+	if f := checkResponse(ex, r.Method, r.URL.Path, rep.status, rep.header, rep.body); f != nil {
+		s.fail(*f)
+	}
+	for k, v := range rep.header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rep.status)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(rep.body)
+	}
+	s.record(r, op, rep.status, rep.status == http.StatusNotModified)
+}
+
+// finish adds the headers every answer carries: ETag and 304 on GETs, rate
+// limit on everything. Holds s.mu.
+func (s *Server) finish(c *call, rep *reply) {
+	if rep.header == nil {
+		rep.header = http.Header{}
+	}
+	rep.header.Set("X-GitHub-Request-Id", fmt.Sprintf("GHT:%d", s.id()))
+	if c.r.Method == http.MethodGet && rep.status == http.StatusOK {
+		sum := sha256.Sum256(rep.body)
+		etag := `"` + hex.EncodeToString(sum[:]) + `"`
+		rep.header.Set("ETag", etag)
+		if etagMatch(c.r.Header.Get("If-None-Match"), etag) {
+			rep.status = http.StatusNotModified
+			rep.body = nil
+			rep.header.Del("Content-Type")
+			rep.header.Del("Link")
+		}
+	}
+	b := s.bucketFor(c)
+	if b != nil {
+		if rep.status != http.StatusNotModified {
+			b.used++ // GitHub does not charge for a 304
+		}
+		rep.header.Set("X-RateLimit-Limit", strconv.Itoa(b.limit))
+		rep.header.Set("X-RateLimit-Remaining", strconv.Itoa(max(b.limit-b.used, 0)))
+		rep.header.Set("X-RateLimit-Reset", strconv.FormatInt(b.reset.Unix(), 10))
+		rep.header.Set("X-RateLimit-Used", strconv.Itoa(b.used))
+		rep.header.Set("X-RateLimit-Resource", "core")
+	}
+}
+
+func etagMatch(header, etag string) bool {
+	if header == "" {
+		return false
+	}
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		if t == "*" || t == etag {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) record(r *http.Request, op string, status int, notModified bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	req := Request{Method: r.Method, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, Operation: op, Status: status, NotModified: notModified}
+	s.log = append(s.log, req)
+	s.counters.Requests++
+	if req.Mutating() {
+		s.counters.Mutating++
+	}
+	if notModified {
+		s.counters.NotModified++
+	}
+	if status >= 400 {
+		s.counters.Errors++
+	}
+}
+
+// bucket is one rate-limit window.
+type bucket struct {
+	limit int
+	used  int
+	reset time.Time
+}
+
+func (s *Server) bucketFor(c *call) *bucket {
+	key, limit := "anon:"+c.r.RemoteAddr, 60
+	tok := c.tok
+	if tok == nil {
+		// Injected faults answer before auth; charge them to the caller all the same.
+		tok = s.tokens[bearer(c.r)]
+	}
+	switch {
+	case tok != nil:
+		key, limit = "inst:"+strconv.FormatInt(tok.installation, 10), s.opts.RateLimit
+	case c.app != nil:
+		key, limit = "app:"+strconv.FormatInt(c.app.id, 10), s.opts.RateLimit
+	case c.rt != nil && c.rt.op == codeloadOp:
+		return nil // codeload is not the API and sends no rate-limit headers
+	}
+	now := s.opts.Clock()
+	b := s.buckets[key]
+	if b == nil || !now.Before(b.reset) {
+		b = &bucket{limit: limit, reset: now.Add(time.Hour).Truncate(time.Second)}
+		s.buckets[key] = b
+	}
+	return b
+}
+
+func randomToken(prefix string) string {
+	var b [18]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// RegisterApp makes appID a GitHub App whose JWTs are signed by the key
+// behind pub. Its bot user is "app<ID>[bot]" unless SetAppSlug renames it.
+func (s *Server) RegisterApp(appID int64, pub *rsa.PublicKey) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	slug := fmt.Sprintf("app%d", appID)
+	s.apps[appID] = &app{id: appID, slug: slug, pub: pub, created: s.now()}
+	s.userLocked(slug+"[bot]", "Bot")
+}
+
+// SetAppSlug renames an app; its bot becomes "<slug>[bot]".
+func (s *Server) SetAppSlug(appID int64, slug string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a := s.apps[appID]; a != nil {
+		a.slug = slug
+		s.userLocked(slug+"[bot]", "Bot")
+	}
+}
+
+// AddInstallation installs the app on every repository of owner.
+func (s *Server) AddInstallation(appID, installationID int64, owner string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.userLocked(owner, "Organization")
+	s.installs[installationID] = &installation{id: installationID, app: appID, owner: owner, created: s.now()}
+}
+
+// Token issues an installation token without HTTP, for tests that do not
+// exercise the app flow.
+func (s *Server) Token(installationID int64) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.issueToken(installationID).value
+}
+
+func (s *Server) issueToken(installationID int64) *token {
+	t := &token{value: randomToken("ghs_"), installation: installationID, expires: s.opts.Clock().Add(s.opts.TokenLifetime)}
+	s.tokens[t.value] = t
+	return t
+}
+
+// jsonBody decodes the request body into v.
+func (c *call) decode(v any) *reply {
+	if len(bytes.TrimSpace(c.body)) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(c.body, v); err != nil {
+		return errReply(400, "Problems parsing JSON")
+	}
+	return nil
+}
