@@ -1,0 +1,157 @@
+package bot
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/driftback/driftback/analyzer/repofs"
+)
+
+// Snapshots loads a commit's tree into the analyzer's in-memory filesystem
+// with one request (the tarball) and keeps the last few by commit SHA: a
+// commit never changes, so a cached snapshot is never stale.
+type Snapshots struct {
+	GitHub   *github.Client
+	Download *http.Client // for the archive host; never sent the installation token
+	MaxBytes int64        // uncompressed cap; 0 = repofs.DefaultMaxBytes
+	Keep     int          // snapshots kept; 0 = 8
+
+	mu    sync.Mutex
+	cache map[string]*repofs.Repo
+	order []string
+}
+
+// Load returns the tree of owner/repo at commit sha.
+func (s *Snapshots) Load(ctx context.Context, owner, repo, sha string) (*repofs.Repo, error) {
+	key := owner + "/" + repo + "@" + sha
+	s.mu.Lock()
+	if r, ok := s.cache[key]; ok {
+		s.mu.Unlock()
+		return r, nil
+	}
+	s.mu.Unlock()
+	u, _, err := s.GitHub.Repositories.GetArchiveLink(ctx, owner, repo, github.Tarball, &github.RepositoryContentGetOptions{Ref: sha}, 0)
+	if err != nil {
+		return nil, fmt.Errorf("tarball link for %s: %w", key, err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	client := s.Download
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("download tarball of %s: %w", key, redactURL(err))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("download tarball of %s: %s", key, resp.Status)
+	}
+	r, err := untar(resp.Body, s.maxBytes())
+	if err != nil {
+		return nil, fmt.Errorf("tarball of %s: %w", key, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cache == nil {
+		s.cache = map[string]*repofs.Repo{}
+	}
+	s.cache[key] = r
+	s.order = append(s.order, key)
+	keep := s.Keep
+	if keep == 0 {
+		keep = 8
+	}
+	for len(s.order) > keep {
+		delete(s.cache, s.order[0])
+		s.order = s.order[1:]
+	}
+	return r, nil
+}
+
+func (s *Snapshots) maxBytes() int64 {
+	if s.MaxBytes > 0 {
+		return s.MaxBytes
+	}
+	return repofs.DefaultMaxBytes
+}
+
+// redactURL keeps the archive URL's query (it carries a token) out of
+// errors and logs.
+func redactURL(err error) error {
+	var ue interface{ Unwrap() error }
+	if errors.As(err, &ue) {
+		msg := err.Error()
+		if i := strings.Index(msg, "?"); i >= 0 {
+			if j := strings.IndexAny(msg[i:], "\" "); j >= 0 {
+				msg = msg[:i] + msg[i+j:]
+			} else {
+				msg = msg[:i]
+			}
+		}
+		return errors.New(msg)
+	}
+	return err
+}
+
+// untar reads GitHub's tarball: one top-level folder ({owner}-{repo}-{sha})
+// holding the tree. Symlinks are recorded (the analyzer refuses builds that
+// reach them); the uncompressed size is capped.
+func untar(r io.Reader, maxBytes int64) (*repofs.Repo, error) {
+	gz, err := gzip.NewReader(r)
+	if err != nil {
+		return nil, err
+	}
+	defer gz.Close()
+	tr := tar.NewReader(gz)
+	repo := repofs.New()
+	var total int64
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return repo, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		name := h.Name
+		i := strings.IndexByte(name, '/')
+		if i < 0 {
+			continue // the top folder itself, or the pax header
+		}
+		rel := name[i+1:]
+		if rel == "" {
+			continue
+		}
+		switch h.Typeflag {
+		case tar.TypeReg:
+			total += h.Size
+			if total > maxBytes {
+				return nil, fmt.Errorf("larger than %d bytes", maxBytes)
+			}
+			data, err := io.ReadAll(io.LimitReader(tr, h.Size))
+			if err != nil {
+				return nil, err
+			}
+			if err := repo.Add(rel, data); err != nil {
+				return nil, err
+			}
+		case tar.TypeSymlink:
+			if err := repo.AddSymlink(rel, h.Linkname); err != nil {
+				return nil, err
+			}
+		}
+	}
+}
