@@ -6,6 +6,9 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -419,5 +422,42 @@ func renderedLive(t *testing.T) string {
 		}
 		s = strings.Replace(s, old, new, 1)
 	}
+	return s
+}
+
+func TestRunnerHealthReadyMetrics(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	r := &Runner{Bot: h.bot, Targets: []*Target{h.target}, Interval: time.Hour}
+	srv := httptestServer(t, r.Handler())
+	get := func(path string) (int, string) {
+		resp, err := srv.Client().Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := get("/healthz"); code != 200 {
+		t.Errorf("healthz %d", code)
+	}
+	if code, _ := get("/readyz"); code != 503 {
+		t.Errorf("ready before the first poll: %d", code)
+	}
+	r.PollOnce(context.Background())
+	if code, _ := get("/readyz"); code != 200 {
+		t.Errorf("not ready after a successful poll: %d", code)
+	}
+	_, m := get("/metrics")
+	for _, want := range []string{`driftback_polls_total{target="shop-prod"} 1`, `driftback_edits_total{target="shop-prod"} 4`, "driftback_github_requests_total", "driftback_github_rate_limit_remaining", "# TYPE driftback_polls_total counter"} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %q:\n%s", want, m)
+		}
+	}
+}
+
+func httptestServer(t *testing.T, h http.Handler) *httptest.Server {
+	s := httptest.NewServer(h)
+	t.Cleanup(s.Close)
 	return s
 }
