@@ -31,6 +31,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "plan":
 		return planCmd(args[1:], stdout, stderr)
+	case "run":
+		return runCmd(args[1:], stdout, stderr)
+	case "demo":
+		return demoCmd(args[1:], stdout, stderr)
 	case "config":
 		return configCmd(args[1:], stdout, stderr)
 	case "version":
@@ -50,6 +54,8 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage: driftback <command> [flags]
 
 commands:
+  demo      one complete reconcile on the bundled example, with an in-process GitHub
+  run       the GitHub App: poll the configured targets (run --config FILE)
   plan      compare a kustomize root with live objects and print the plan
   config    validate a config file (config validate FILE) or print its JSON Schema
   version   print the version

@@ -57,6 +57,47 @@ const tokenRefreshMargin = 5 * time.Minute
 // with conditional requests, retries with backoff, rate-limit handling and
 // serialized mutations in its transport.
 func NewClient(auth AppAuth, opts ClientOptions) (*github.Client, error) {
+	apps, resilient, baseURL, opts, err := newAppClient(auth, opts)
+	if err != nil {
+		return nil, err
+	}
+	ts := &tokenSource{apps: apps, id: auth.InstallationID, now: opts.Now, metrics: opts.Metrics}
+	tr := &etagTransport{base: &installationTransport{base: resilient, ts: ts}, metrics: opts.Metrics}
+	c := github.NewClient(&http.Client{Transport: tr})
+	c.BaseURL = baseURL
+	c.UploadURL = baseURL
+	return c, nil
+}
+
+// FindInstallation looks up the App's installation on an owner (an
+// organization, else a user), for configs that name the owner only.
+func FindInstallation(ctx context.Context, auth AppAuth, opts ClientOptions, owner string) (int64, error) {
+	apps, _, _, _, err := newAppClient(auth, opts)
+	if err != nil {
+		return 0, err
+	}
+	// Listing the App's installations works for organizations and users
+	// alike.
+	opt := &github.ListOptions{PerPage: 100}
+	for {
+		ins, resp, err := apps.Apps.ListInstallations(ctx, opt)
+		if err != nil {
+			return 0, fmt.Errorf("list the App's installations: %w", err)
+		}
+		for _, in := range ins {
+			if strings.EqualFold(in.GetAccount().GetLogin(), owner) {
+				return in.GetID(), nil
+			}
+		}
+		if resp.NextPage == 0 {
+			return 0, fmt.Errorf("the App is not installed on %s", owner)
+		}
+		opt.Page = resp.NextPage
+	}
+}
+
+// newAppClient builds the client that speaks as the App itself (JWT).
+func newAppClient(auth AppAuth, opts ClientOptions) (*github.Client, *resilientTransport, *url.URL, ClientOptions, error) {
 	if opts.Base == nil {
 		opts.Base = http.DefaultTransport
 	}
@@ -84,27 +125,22 @@ func NewClient(auth AppAuth, opts ClientOptions) (*github.Client, error) {
 	}
 	baseURL, err := url.Parse(base + "/")
 	if err != nil {
-		return nil, fmt.Errorf("github api url: %w", err)
+		return nil, nil, nil, opts, fmt.Errorf("github api url: %w", err)
 	}
 	resilient := &resilientTransport{base: opts.Base, opts: opts}
 	key, err := jwt.ParseRSAPrivateKeyFromPEM(auth.PrivateKey)
 	if err != nil {
-		return nil, errors.New("github app private key: not an RSA private key in PEM form") // never the key itself
+		return nil, nil, nil, opts, errors.New("github app private key: not an RSA private key in PEM form") // never the key itself
 	}
 	appTr, err := ghinstallation.NewAppsTransportWithOptions(resilient, auth.AppID,
 		ghinstallation.WithSigner(&clockSigner{key: key, now: opts.Now}))
 	if err != nil {
-		return nil, fmt.Errorf("github app transport: %w", err)
+		return nil, nil, nil, opts, fmt.Errorf("github app transport: %w", err)
 	}
 	appTr.BaseURL = base
 	apps := github.NewClient(&http.Client{Transport: appTr})
 	apps.BaseURL = baseURL
-	ts := &tokenSource{apps: apps, id: auth.InstallationID, now: opts.Now, metrics: opts.Metrics}
-	tr := &etagTransport{base: &installationTransport{base: resilient, ts: ts}, metrics: opts.Metrics}
-	c := github.NewClient(&http.Client{Transport: tr})
-	c.BaseURL = baseURL
-	c.UploadURL = baseURL
-	return c, nil
+	return apps, resilient, baseURL, opts, nil
 }
 
 // clockSigner signs the App's JWT with times from the bot's clock (the

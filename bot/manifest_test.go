@@ -1,0 +1,32 @@
+package bot
+
+import (
+	"os"
+	"reflect"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// The App asks for exactly what the bot uses (DESIGN §12): contents (the
+// branch), pull requests, checks; metadata is implied. Nothing else, and no
+// webhook events: driftback polls.
+func TestAppManifestPermissions(t *testing.T) {
+	b, err := os.ReadFile("../app.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Name        string            `yaml:"name"`
+		URL         string            `yaml:"url"`
+		Permissions map[string]string `yaml:"default_permissions"`
+		Events      []string          `yaml:"default_events"`
+	}
+	if err := yaml.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"contents": "write", "pull_requests": "write", "checks": "write", "metadata": "read"}
+	if !reflect.DeepEqual(m.Permissions, want) || len(m.Events) != 0 || m.Name == "" || m.URL == "" {
+		t.Fatalf("manifest %+v", m)
+	}
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/driftback/driftback/bot/githubtest"
+	"github.com/driftback/driftback/cluster/kubetest"
+)
+
+// The README's first command: one complete reconcile on the embedded
+// default, showing every kind of outcome at once.
+func TestDemoShowsEveryOutcome(t *testing.T) {
+	out, stderr, code := driftback(t, "demo")
+	if code != 0 {
+		t.Fatalf("demo exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"Pull request #1: driftback: bring shop-prod in line with the cluster",
+		"| source |", "| images |", "| replicas |", "| build-owned |", "| unplaceable-edit |",
+		"diff --git a/overlays/prod/kustomization.yaml b/overlays/prod/kustomization.yaml",
+		"+  newTag: \"1.4.3\" # release train, bumped by CI",
+		"driftback/shop-prod on base head main",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo output lacks %q", want)
+		}
+	}
+}
+
+// driftback run drives the GitHub test server end to end, reading a real
+// apiserver.
+func TestRunOnceAgainstTestServerAndApiserver(t *testing.T) {
+	env, err := kubetest.Start(kubetest.Assets(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Stop()
+	ctx := context.Background()
+	dyn := dynamic.NewForConfigOrDie(env.Config)
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "shop"}}}
+	if _, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	repo := copyTree(t, "examples/shop")
+	deployments := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	for _, o := range kustomizeBuild(t, repo, "overlays/prod") {
+		gvr := deployments
+		if o.GetKind() == "Service" {
+			gvr = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+		}
+		if _, err := dyn.Resource(gvr).Namespace("shop").Apply(ctx, o.GetName(), o, metav1.ApplyOptions{FieldManager: "kustomize-controller", Force: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The 3 a.m. hotfix: kubectl set image.
+	patch := `{"spec":{"template":{"spec":{"containers":[{"name":"web","image":"ghcr.io/example/shop-web:1.4.9"}]}}}}`
+	if _, err := dyn.Resource(deployments).Namespace("shop").Patch(ctx, "web", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl-set"}); err != nil {
+		t.Fatal(err)
+	}
+
+	srv := githubtest.New(githubtest.Options{T: t})
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.RegisterApp(7, &key.PublicKey)
+	srv.AddInstallation(7, 70, "acme")
+	files := map[string][]byte{}
+	filepath.Walk(repo, func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			b, _ := os.ReadFile(p)
+			rel, _ := filepath.Rel(repo, p)
+			files[filepath.ToSlash(rel)] = b
+		}
+		return err
+	})
+	srv.CreateRepo("acme", "shop", "main", files)
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "key.pem")
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600)
+	cfg := fmt.Sprintf(`github:
+  appID: 7
+  privateKeyFile: %s
+  owner: acme
+  apiURL: %s/
+clusters:
+- name: test
+  kubeconfig: %s
+targets:
+- name: shop-prod
+  repo: acme/shop
+  root: overlays/prod
+  cluster: test
+  namespaces: [shop]
+  appliedRevision: {head: true}
+`, keyFile, srv.URL(), env.Kubeconfig)
+	cfgFile := filepath.Join(dir, "driftback.yaml")
+	os.WriteFile(cfgFile, []byte(cfg), 0o600)
+	_, stderr, code := driftback(t, "run", "--config", cfgFile, "--once")
+	if code != 0 {
+		t.Fatalf("run exit %d: %s", code, stderr)
+	}
+	prs := srv.PullRequests("acme", "shop")
+	if len(prs) != 1 || !strings.Contains(prs[0].Body, "1.4.9") || !strings.Contains(prs[0].Body, "| images |") {
+		t.Fatalf("PRs %+v\nlog: %s", prs, stderr)
+	}
+	if b, _ := srv.File("acme", "shop", "driftback/shop-prod", "overlays/prod/kustomization.yaml"); !strings.Contains(string(b), `newTag: "1.4.9"`) {
+		t.Errorf("branch kustomization:\n%s", b)
+	}
+	if strings.Contains(stderr, "PRIVATE KEY") || strings.Contains(stderr, srv.Token(70)) {
+		t.Error("a secret reached the log")
+	}
+}
