@@ -6,6 +6,7 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -461,3 +462,31 @@ func httptestServer(t *testing.T, h http.Handler) *httptest.Server {
 	t.Cleanup(s.Close)
 	return s
 }
+
+// newHarnessOn is a second bot process (no caches, no memo) on the same
+// fake GitHub and live state as h.
+func newHarnessOn(t *testing.T, h *harness) *harness {
+	t.Helper()
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key(t))})
+	metrics := NewMetrics()
+	gh, err := NewClient(AppAuth{AppID: appID, PrivateKey: pemKey, InstallationID: instID, BaseURL: h.srv.URL() + "/"}, ClientOptions{
+		Base: h.srv.Client().Transport, Now: func() time.Time { return h.now }, MutationGap: time.Nanosecond,
+		Sleep: func(context.Context, time.Duration) error { return nil }, Metrics: metrics,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := *h
+	n.bot = &Bot{GitHub: gh, Snapshots: &Snapshots{GitHub: gh, Download: h.srv.Client()}, Metrics: metrics}
+	tgt := *h.target
+	n.target = &tgt
+	return &n
+}
+
+type brokenLister struct{}
+
+func (brokenLister) List(context.Context, cluster.Scope) ([]cluster.Object, error) {
+	return nil, errors.New("connection refused")
+}
+
+func snapshotAt(path string) cluster.Lister { return cluster.SnapshotLister{Path: path} }

@@ -234,6 +234,29 @@ type resilientTransport struct {
 
 	mutate  sync.Mutex
 	lastMut time.Time
+	recent  []time.Time // mutations in the last hour
+}
+
+// GitHub's secondary limits allow about 500 content-creating requests an
+// hour; the bot keeps under that with a margin.
+const mutationsPerHour = 450
+
+// hourlyBudget waits, when the last hour already holds mutationsPerHour
+// mutations, until the oldest of them leaves the window.
+func (t *resilientTransport) hourlyBudget(ctx context.Context) error {
+	now := t.opts.Now()
+	keep := t.recent[:0]
+	for _, at := range t.recent {
+		if now.Sub(at) < time.Hour {
+			keep = append(keep, at)
+		}
+	}
+	t.recent = keep
+	if len(t.recent) < mutationsPerHour {
+		return nil
+	}
+	t.opts.Metrics.Inc("driftback_github_rate_limited_total", map[string]string{"kind": "hourly-budget"})
+	return t.opts.Sleep(ctx, time.Hour-now.Sub(t.recent[0]))
 }
 
 // maxWait bounds one wait for a rate limit; beyond it the error surfaces
@@ -251,7 +274,13 @@ func (t *resilientTransport) RoundTrip(req *http.Request) (*http.Response, error
 				return nil, err
 			}
 		}
-		defer func() { t.lastMut = t.opts.Now() }()
+		if err := t.hourlyBudget(ctx); err != nil {
+			return nil, err
+		}
+		defer func() {
+			t.lastMut = t.opts.Now()
+			t.recent = append(t.recent, t.lastMut)
+		}()
 	}
 	backoff := time.Second
 	for attempt := 0; ; attempt++ {

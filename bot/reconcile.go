@@ -172,7 +172,19 @@ func (b *Bot) reconcile(ctx context.Context, t *Target, log *slog.Logger, baseSH
 		if out.Waiting == "" {
 			plan, err = analyzer.Analyze(analyzer.Input{Repo: renderRepo, Root: tc.Root, Live: live, WriteScope: tc.WriteScope, OrchestratorContext: orchestrator})
 			if err != nil {
-				return out, err
+				// The input itself is unusable (the root was deleted, a file
+				// is malformed): say so on the base head and leave the pull
+				// request as it is until Git is fixed.
+				failed := &analyzer.Plan{Root: tc.Root, Refusals: []analyzer.Refusal{{Code: analyzer.CodeRenderFailed, Message: err.Error(),
+					Hint: "fix the repository so that the target's root builds"}}}
+				res := resultOf(failed, tc)
+				res.conclusion = "failure"
+				n, cerr := b.postChecks(ctx, t, []string{baseSHA}, res)
+				out.CheckRuns = n
+				if cerr != nil {
+					return out, cerr
+				}
+				return out, fmt.Errorf("target %s: %w", tc.Name, err)
 			}
 			for _, f := range plan.Files {
 				if err := writablePath(f.Path); err != nil {
