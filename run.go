@@ -24,6 +24,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "", "the driftback.yaml config file")
 	once := fs.Bool("once", false, "poll every target once and exit")
+	leaseNS := fs.String("lease-namespace", os.Getenv("POD_NAMESPACE"), "share targets among replicas through Leases in this namespace (default $POD_NAMESPACE; empty: a single replica)")
+	leaseKubeconfig := fs.String("lease-kubeconfig", "", "the cluster that holds the Leases (default: the one driftback runs in)")
 	if err := fs.Parse(args); err != nil {
 		return exitError
 	}
@@ -48,6 +50,20 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if *once {
 		runner.PollOnce(ctx)
 		return exitInSync
+	}
+	if *leaseNS != "" {
+		rc, err := cluster.RESTConfig(*leaseKubeconfig, "")
+		if err != nil {
+			return fail(fmt.Errorf("leases: %w", err))
+		}
+		identity := os.Getenv("POD_NAME")
+		if identity == "" {
+			identity, _ = os.Hostname()
+		}
+		if runner.Leases, err = bot.NewLeases(rc, *leaseNS, identity); err != nil {
+			return fail(fmt.Errorf("leases: %w", err))
+		}
+		runner.Leases.Log = log
 	}
 	srv := &http.Server{Addr: cfg.Listen, Handler: runner.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() {

@@ -18,13 +18,25 @@ type Runner struct {
 	Targets  []*Target
 	Interval time.Duration
 	Log      *slog.Logger
+	// Leases, when set, limit this replica to the targets whose Lease it
+	// holds.
+	Leases *Leases
 
 	mu    sync.Mutex
 	ready map[string]bool // cluster name -> polled successfully once
 }
 
-// Run polls until ctx ends.
+// Run polls until ctx ends (and campaigns for the targets' leases).
 func (r *Runner) Run(ctx context.Context) error {
+	if r.Leases != nil {
+		names := make([]string, len(r.Targets))
+		for i, t := range r.Targets {
+			names[i] = t.Config.Name
+		}
+		done := make(chan struct{})
+		go func() { r.Leases.Run(ctx, names); close(done) }()
+		defer func() { <-done }()
+	}
 	t := time.NewTicker(r.Interval)
 	defer t.Stop()
 	for {
@@ -43,6 +55,12 @@ func (r *Runner) PollOnce(ctx context.Context) {
 	for _, t := range r.Targets {
 		if ctx.Err() != nil {
 			return
+		}
+		if r.Leases != nil && !r.Leases.Holds(t.Config.Name) {
+			// Another replica writes this target; it counts as polled for
+			// readiness, since this replica is healthy.
+			r.markReady(t.Config.Cluster)
+			continue
 		}
 		start := time.Now()
 		out, err := r.Bot.Reconcile(ctx, t)

@@ -1,0 +1,82 @@
+package bot
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/driftback/driftback/cluster/kubetest"
+)
+
+// Two replicas against one apiserver and one GitHub: a target has exactly
+// one writer, and killing it hands the target over.
+func TestLeasesGiveEachTargetOneWriter(t *testing.T) {
+	env, err := kubetest.Start(kubetest.Assets(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Stop()
+	h := newHarness(t, writeThroughOnly(t))
+	other := newHarnessOn(t, h)
+	replica := func(id string, hh *harness) (*Runner, *Leases) {
+		l, err := NewLeases(env.Config, "default", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.LeaseDuration, l.RenewDeadline, l.RetryPeriod = 2*time.Second, 1500*time.Millisecond, 200*time.Millisecond
+		return &Runner{Bot: hh.bot, Targets: []*Target{hh.target}, Interval: 100 * time.Millisecond, Leases: l}, l
+	}
+	r1, l1 := replica("replica-a", h)
+	r2, l2 := replica("replica-b", other)
+	ctx1, stop1 := context.WithCancel(context.Background())
+	ctx2, stop2 := context.WithCancel(context.Background())
+	done1, done2 := make(chan struct{}), make(chan struct{})
+	go func() { r1.Run(ctx1); close(done1) }()
+	go func() { r2.Run(ctx2); close(done2) }()
+	defer func() { stop1(); stop2(); <-done1; <-done2 }()
+
+	waitFor(t, 20*time.Second, "a PR", func() bool { return len(h.prs()) == 1 })
+	time.Sleep(time.Second) // several more polls by both
+	if l1.Holds("shop-prod") == l2.Holds("shop-prod") {
+		t.Fatalf("holders: a=%v b=%v", l1.Holds("shop-prod"), l2.Holds("shop-prod"))
+	}
+	leader, follower, stopLeader, leaderDone := r1, r2, stop1, done1
+	followerLeases := l2
+	if l2.Holds("shop-prod") {
+		leader, follower, stopLeader, leaderDone = r2, r1, stop2, done2
+		followerLeases = l1
+	}
+	if n := follower.Bot.Metrics.Get("driftback_polls_total", map[string]string{"target": "shop-prod"}); n != 0 {
+		t.Fatalf("the replica without the lease polled %v times", n)
+	}
+	if n := leader.Bot.Metrics.Get("driftback_polls_total", map[string]string{"target": "shop-prod"}); n < 2 {
+		t.Fatalf("the leader polled %v times", n)
+	}
+	number := h.openPR().Number
+
+	// Kill the leader: its lease is released and the other replica takes
+	// the target over.
+	stopLeader()
+	<-leaderDone
+	waitFor(t, 20*time.Second, "the hand-over", func() bool { return followerLeases.Holds("shop-prod") })
+	h.setLive(strings.Replace(writeThroughOnly(t), "value: 60s", "value: 66s", 1))
+	waitFor(t, 20*time.Second, "the successor's update", func() bool {
+		return strings.Contains(h.openPR().Body, "66s")
+	})
+	if got := h.openPR().Number; got != number || len(h.prs()) != 1 {
+		t.Fatalf("the successor opened another PR: %+v", h.prs())
+	}
+}
+
+func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if ok() {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
