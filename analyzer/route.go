@@ -312,7 +312,7 @@ func (a *analysis) dropRoutes(id objectID, p tree.Path) {
 	for _, r := range a.routes {
 		hit := false
 		for _, s := range r.Slots {
-			if s.Obj == id && hasPrefix(s.Path, p) {
+			if s.Obj == id && s.Path.HasPrefix(p) {
 				hit = true
 			}
 		}
@@ -321,18 +321,6 @@ func (a *analysis) dropRoutes(id objectID, p tree.Path) {
 		}
 	}
 	a.routes = keep
-}
-
-func hasPrefix(p, prefix tree.Path) bool {
-	if len(prefix) > len(p) {
-		return false
-	}
-	for i := range prefix {
-		if p[i] != prefix[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // applyRoutes writes the routes into fresh copies of their kustomization

@@ -192,12 +192,21 @@ func managers(t *testing.T, dyn dynamic.Interface, ns, name string) []string {
 	return out
 }
 
-func TestServerSideApplyIsInSync(t *testing.T) {
+// appliedRepo makes a namespace, a repo whose overlay targets it (extra
+// appended to the overlay's kustomization), and server-side applies its
+// render as Flux's kustomize-controller does.
+func appliedRepo(t *testing.T, extra string) (dynamic.Interface, string, *repofs.Repo) {
+	t.Helper()
 	e := needEnv(t)
 	dyn := dynamic.NewForConfigOrDie(e.Config)
 	ns := namespace(t, dyn)
-	r := testRepo(t, ns, "")
+	r := testRepo(t, ns, extra)
 	serverSideApply(t, dyn, render(t, r, "overlay"), "kustomize-controller")
+	return dyn, ns, r
+}
+
+func TestServerSideApplyIsInSync(t *testing.T) {
+	dyn, ns, r := appliedRepo(t, "")
 
 	// Measured: the server filled in defaults, and nobody owns them.
 	o, err := dyn.Resource(deployments).Namespace(ns).Get(context.Background(), "web", metav1.GetOptions{})
@@ -214,11 +223,7 @@ func TestServerSideApplyIsInSync(t *testing.T) {
 }
 
 func TestKubectlEditIsWrittenThrough(t *testing.T) {
-	e := needEnv(t)
-	dyn := dynamic.NewForConfigOrDie(e.Config)
-	ns := namespace(t, dyn)
-	r := testRepo(t, ns, "")
-	serverSideApply(t, dyn, render(t, r, "overlay"), "kustomize-controller")
+	dyn, ns, r := appliedRepo(t, "")
 
 	o, err := dyn.Resource(deployments).Namespace(ns).Get(context.Background(), "web", metav1.GetOptions{})
 	must(t, err)
@@ -271,11 +276,7 @@ func TestClientSideApplyShowsNoDefaults(t *testing.T) {
 }
 
 func TestScaleSubresourceRoutesToReplicasEntry(t *testing.T) {
-	e := needEnv(t)
-	dyn := dynamic.NewForConfigOrDie(e.Config)
-	ns := namespace(t, dyn)
-	r := testRepo(t, ns, "replicas:\n- name: web\n  count: 3\n")
-	serverSideApply(t, dyn, render(t, r, "overlay"), "kustomize-controller")
+	dyn, ns, r := appliedRepo(t, "replicas:\n- name: web\n  count: 3\n")
 	_, err := dyn.Resource(deployments).Namespace(ns).Patch(context.Background(), "web", types.MergePatchType,
 		[]byte(`{"spec":{"replicas":6}}`), metav1.PatchOptions{FieldManager: "kubectl"}, "scale")
 	must(t, err)
@@ -293,11 +294,7 @@ func TestScaleSubresourceRoutesToReplicasEntry(t *testing.T) {
 // An HPA scales through kube-controller-manager; the default ignore rule
 // takes that count out of comparison.
 func TestHPAReplicasAreIgnored(t *testing.T) {
-	e := needEnv(t)
-	dyn := dynamic.NewForConfigOrDie(e.Config)
-	ns := namespace(t, dyn)
-	r := testRepo(t, ns, "")
-	serverSideApply(t, dyn, render(t, r, "overlay"), "kustomize-controller")
+	dyn, ns, r := appliedRepo(t, "")
 	_, err := dyn.Resource(deployments).Namespace(ns).Patch(context.Background(), "web", types.MergePatchType,
 		[]byte(`{"spec":{"replicas":9}}`), metav1.PatchOptions{FieldManager: "kube-controller-manager"}, "scale")
 	must(t, err)
@@ -389,11 +386,7 @@ const fluxCRD = `{
 // (k:{"containerPort":8080,"protocol":"TCP"}): ownership must find the
 // element by those keys, not by position.
 func TestKeyedListOwnership(t *testing.T) {
-	e := needEnv(t)
-	dyn := dynamic.NewForConfigOrDie(e.Config)
-	ns := namespace(t, dyn)
-	r := testRepo(t, ns, "")
-	serverSideApply(t, dyn, render(t, r, "overlay"), "kustomize-controller")
+	dyn, ns, r := appliedRepo(t, "")
 	patch := `{"spec":{"template":{"spec":{"containers":[{"name":"web","ports":[{"containerPort":8080,"protocol":"TCP","name":"http"}]}]}}}}`
 	_, err := dyn.Resource(deployments).Namespace(ns).Patch(context.Background(), "web", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl-edit"})
 	must(t, err)

@@ -175,23 +175,11 @@ func (o *Ownership) isApplier(m Manager) bool {
 
 func (o *Ownership) ignoredFor(m Manager, p tree.Path) bool {
 	for _, r := range o.rules.Ignore {
-		if (r.Kind == "" || r.Kind == o.kind) && (r.Manager == "" || r.Manager == m.Name) && hasPrefix(p, tree.ParseSimple(r.Path)) {
+		if (r.Kind == "" || r.Kind == o.kind) && (r.Manager == "" || r.Manager == m.Name) && p.HasPrefix(tree.ParseSimple(r.Path)) {
 			return true
 		}
 	}
 	return false
-}
-
-func hasPrefix(p, prefix tree.Path) bool {
-	if len(prefix) > len(p) {
-		return false
-	}
-	for i := range prefix {
-		if p[i] != prefix[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // owns walks p through the manager's field set, matching list elements the

@@ -258,3 +258,16 @@ func setList(v any, p Path, l []any) bool {
 	}
 	return Set(v, p, l)
 }
+
+// HasPrefix reports whether p starts with prefix.
+func (p Path) HasPrefix(prefix Path) bool {
+	if len(prefix) > len(p) {
+		return false
+	}
+	for i := range prefix {
+		if p[i] != prefix[i] {
+			return false
+		}
+	}
+	return true
+}
