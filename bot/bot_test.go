@@ -57,7 +57,7 @@ type harness struct {
 	target *Target
 	live   string // snapshot path
 	base   string // base head SHA
-	now    time.Time
+	clock  *testClock
 	slept  []time.Duration
 	ctx    context.Context
 }
@@ -109,8 +109,8 @@ targets:
 
 func newHarness(t *testing.T, live string) *harness {
 	t.Helper()
-	h := &harness{t: t, now: time.Now(), ctx: context.Background()}
-	h.srv = githubtest.New(githubtest.Options{T: t, Clock: func() time.Time { return h.now }})
+	h := &harness{t: t, clock: &testClock{now: time.Now()}, ctx: context.Background()}
+	h.srv = githubtest.New(githubtest.Options{T: t, Clock: h.clock.Now})
 	h.srv.RegisterApp(appID, &key(t).PublicKey)
 	h.srv.SetAppSlug(appID, "driftback")
 	h.srv.AddInstallation(appID, instID, owner)
@@ -118,7 +118,7 @@ func newHarness(t *testing.T, live string) *harness {
 	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key(t))})
 	metrics := NewMetrics()
 	gh, err := NewClient(AppAuth{AppID: appID, PrivateKey: pemKey, InstallationID: instID, BaseURL: h.srv.URL() + "/"}, ClientOptions{
-		Base: h.srv.Client().Transport, Now: func() time.Time { return h.now }, MutationGap: time.Nanosecond,
+		Base: h.srv.Client().Transport, Now: h.clock.Now, MutationGap: time.Nanosecond,
 		Sleep:   func(ctx context.Context, d time.Duration) error { h.slept = append(h.slept, d); return nil },
 		Metrics: metrics,
 	})
@@ -372,7 +372,7 @@ func TestTokenRefreshedBeforeExpiry(t *testing.T) {
 	if n := h.bot.Metrics.Get("driftback_github_token_refreshes_total", nil); n != 1 {
 		t.Fatalf("token fetched %v times", n)
 	}
-	h.now = h.now.Add(56 * time.Minute) // 4 minutes before the token's hour ends
+	h.clock.Advance(56 * time.Minute) // 4 minutes before the token's hour ends
 	h.setLive(strings.Replace(writeThroughOnly(t), "value: 60s", "value: 61s", 1))
 	h.poll()
 	if n := h.bot.Metrics.Get("driftback_github_token_refreshes_total", nil); n != 2 {
@@ -470,7 +470,7 @@ func newHarnessOn(t *testing.T, h *harness) *harness {
 	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key(t))})
 	metrics := NewMetrics()
 	gh, err := NewClient(AppAuth{AppID: appID, PrivateKey: pemKey, InstallationID: instID, BaseURL: h.srv.URL() + "/"}, ClientOptions{
-		Base: h.srv.Client().Transport, Now: func() time.Time { return h.now }, MutationGap: time.Nanosecond,
+		Base: h.srv.Client().Transport, Now: h.clock.Now, MutationGap: time.Nanosecond,
 		Sleep: func(context.Context, time.Duration) error { return nil }, Metrics: metrics,
 	})
 	if err != nil {
@@ -490,3 +490,22 @@ func (brokenLister) List(context.Context, cluster.Scope) ([]cluster.Object, erro
 }
 
 func snapshotAt(path string) cluster.Lister { return cluster.SnapshotLister{Path: path} }
+
+// testClock is one clock for the bot and the fake GitHub, safe to read from
+// the server's goroutines.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
