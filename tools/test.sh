@@ -10,3 +10,5 @@ export KUBEBUILDER_ASSETS
 go vet ./...
 # -count=1: a cached pass proves nothing about this checkout.
 go test -count=1 ./... "$@"
+# Every fuzz target for a few seconds more than its seed corpus.
+bash tools/fuzz.sh
