@@ -5,10 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# A real kube-apiserver and etcd, built from Go modules into a cache
+# outside the repository when missing (the first time: 10-15 minutes).
 KUBEBUILDER_ASSETS="$(bash tools/kube-assets.sh | tail -n 1)"
 export KUBEBUILDER_ASSETS
 go vet ./...
+# Every fuzz target for a few seconds beyond its seed corpus.
+bash tools/fuzz.sh
 # -count=1: a cached pass proves nothing about this checkout.
 go test -count=1 ./... "$@"
-# Every fuzz target for a few seconds more than its seed corpus.
-bash tools/fuzz.sh
