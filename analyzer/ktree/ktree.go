@@ -67,6 +67,18 @@ func (t *Tree) Node(dir string) *Node {
 	return nil
 }
 
+// MaxFileBytes caps each file a build reads. kustomize parses and copies a
+// file several times per render, so a hostile 50 MB manifest would hold a
+// plan for minutes; real manifests, CRD bundles included, are far smaller.
+const MaxFileBytes = 8 << 20
+
+// tooLarge is the refusal message for a file over MaxFileBytes.
+func tooLarge(p string, n int) string {
+	return fmt.Sprintf("%s is %d bytes; driftback reads files of at most %d bytes (%d MiB)", quote(p), n, MaxFileBytes, MaxFileBytes>>20)
+}
+
+const tooLargeHint = "split the file, or leave it out of the roots driftback plans"
+
 // KustomizationFiles are the names kustomize recognizes, in its order.
 func KustomizationFiles() []string { return konfig.RecognizedKustomizationFileNames() }
 
@@ -218,6 +230,11 @@ func (l *loader) visit(dir string, from *edge) *Node {
 	}
 
 	raw, _ := l.repo.File(file)
+	if len(raw) > MaxFileBytes {
+		l.refuse(file, 0, "file too large", tooLarge(file, len(raw)), tooLargeHint)
+		l.state[dir] = done
+		return nil
+	}
 	l.inputs[file] = true
 	n := &Node{Dir: dir, File: file, Raw: raw}
 	l.state[dir] = visiting
@@ -244,6 +261,10 @@ func (l *loader) visit(dir string, from *edge) *Node {
 			continue
 		}
 		if !r.isDir {
+			if data, _ := l.repo.File(r.path); len(data) > MaxFileBytes {
+				l.refuse(file, line, what+" (too large)", tooLarge(r.path, len(data)), tooLargeHint)
+				continue
+			}
 			l.inputs[r.path] = true
 			l.resources[r.path] = true
 			continue
@@ -288,6 +309,10 @@ func (l *loader) plain(dir string) *Node {
 		if link, ok := l.repo.Symlink(p); ok {
 			l.refuse(p, 0, "symlink", fmt.Sprintf("the manifest %s is the symlink %s; driftback does not follow symlinks", quote(p), quote(link)),
 				"replace the symlink with the real file")
+			continue
+		}
+		if data, _ := l.repo.File(p); len(data) > MaxFileBytes {
+			l.refuse(p, 0, "file too large", tooLarge(p, len(data)), tooLargeHint)
 			continue
 		}
 		k.Resources = append(k.Resources, name)
@@ -491,9 +516,13 @@ func (l *loader) patch(dir, file string, top *yaml.Node, i int, p types.Patch) {
 			"point path: at the patch file")
 		return
 	}
+	data, _ := l.repo.File(r.path)
+	if len(data) > MaxFileBytes {
+		l.refuse(file, line, what+" (too large)", tooLarge(r.path, len(data)), tooLargeHint)
+		return
+	}
 	l.inputs[r.path] = true
 	l.patches[r.path] = true
-	data, _ := l.repo.File(r.path)
 	if kind, msg := classifyPatch(data); kind != "" {
 		hint := "keep exactly one strategic-merge object (apiVersion, kind, metadata.name) in " + r.path
 		if kind == "JSON6902" {

@@ -3,12 +3,15 @@ package ktree
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/driftback/driftback/analyzer/yamledit"
 )
 
 // docs parses every YAML document in raw. Documents that hold nothing (a
@@ -20,6 +23,11 @@ func docs(raw []byte) ([]*yaml.Node, error) {
 		var d yaml.Node
 		err := dec.Decode(&d)
 		if errors.Is(err, io.EOF) {
+			// kustomize expands what it reads without limits: refuse a file
+			// that would keep it busy (alias bombs, deep or huge documents).
+			if line, err := yamledit.CheckBounds(out); err != nil {
+				return out, fmt.Errorf("yaml: line %d: %v", line, err)
+			}
 			return out, nil
 		}
 		if err != nil {

@@ -12,7 +12,10 @@ import (
 // API server does on write. Other kinds pass through unchanged. The input is
 // not modified.
 func RedactSecret(obj map[string]any) map[string]any {
-	if obj == nil || obj["kind"] != "Secret" {
+	// Only the core Secret (apiVersion v1) holds values the API server
+	// treats as secret; a custom kind that happens to be named Secret is
+	// compared and written like any other object.
+	if obj == nil || obj["kind"] != "Secret" || obj["apiVersion"] != "v1" {
 		return obj
 	}
 	out := make(map[string]any, len(obj))

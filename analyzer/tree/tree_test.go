@@ -59,7 +59,7 @@ func TestGetByName(t *testing.T) {
 }
 
 func TestRedactSecretHoldsNoValue(t *testing.T) {
-	s := map[string]any{"kind": "Secret", "data": map[string]any{"k": "aHVudGVyMg=="}, "stringData": map[string]any{"j": "hunter2"}}
+	s := map[string]any{"apiVersion": "v1", "kind": "Secret", "data": map[string]any{"k": "aHVudGVyMg=="}, "stringData": map[string]any{"j": "hunter2"}}
 	r := RedactSecret(s)
 	c := Canonical(r)
 	if strings.Contains(c, "hunter2") || strings.Contains(c, "aHVudGVyMg") {
@@ -75,7 +75,7 @@ func TestRedactSecretHoldsNoValue(t *testing.T) {
 }
 
 func TestRedactSecretIsIdempotent(t *testing.T) {
-	s := map[string]any{"kind": "Secret", "data": map[string]any{"k": "aHVudGVyMg=="}}
+	s := map[string]any{"apiVersion": "v1", "kind": "Secret", "data": map[string]any{"k": "aHVudGVyMg=="}}
 	once := RedactSecret(s)
 	if !Equal(once, RedactSecret(once)) {
 		t.Error("redacting twice changes the digests")
@@ -111,5 +111,12 @@ func TestSetAndDelete(t *testing.T) {
 func TestNaNEqualsItself(t *testing.T) {
 	if !Equal(map[string]any{"x": math.NaN()}, map[string]any{"x": math.NaN()}) {
 		t.Error("NaN differs from NaN, so a document holding .nan is never a no-op")
+	}
+}
+
+func TestRedactSecretIsForTheCoreSecretOnly(t *testing.T) {
+	cr := map[string]any{"apiVersion": "example.com/v1", "kind": "Secret", "data": map[string]any{"k": "v"}}
+	if !Equal(RedactSecret(cr), cr) {
+		t.Error("a custom kind named Secret was redacted")
 	}
 }

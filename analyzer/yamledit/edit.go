@@ -753,6 +753,10 @@ func (e *editor) replace(v *yaml.Node, nv any, c ctx) error {
 				h := strings.Index(text, e.nl)
 				text = text[:h] + " " + cm + text[h:]
 				end = e.lineEnd(end)
+			} else if le := e.lineEnd(end); strings.Trim(string(e.buf[end:le]), " \t") == "" {
+				// Trailing blanks after the old value would become content
+				// of the block's last line.
+				end = le
 			}
 		}
 		e.add(start, end, text)

@@ -2,7 +2,7 @@ package yamledit
 
 import (
 	"bytes"
-	"strings"
+	"regexp"
 	"testing"
 
 	"github.com/driftback/driftback/analyzer/tree"
@@ -122,6 +122,8 @@ func changed(old any, pick uint) any {
 	return "v"
 }
 
+var lineBreaks = regexp.MustCompile("\r\n|\r|\n")
+
 func FuzzSetScalar(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte, pick uint) {
@@ -168,7 +170,9 @@ func FuzzSetScalar(f *testing.F) {
 			if !single {
 				return
 			}
-			a, b := strings.Split(before, "\n"), strings.Split(string(y.Bytes()), "\n")
+			// Split on every break YAML reads as one (a lone CR too), as the
+			// editor counts lines.
+			a, b := lineBreaks.Split(before, -1), lineBreaks.Split(string(y.Bytes()), -1)
 			if len(a) != len(b) {
 				t.Fatalf("line count changed editing %s:\n%q\n->\n%q", p, before, y.Bytes())
 			}

@@ -308,6 +308,14 @@ func (f *File) scalarEnd(n *yaml.Node, c ctx) (int, error) {
 	if s >= len(b) {
 		return s, nil
 	}
+	if n.Value == "" && (b[s] == '#' || breakWidth(b, s) > 0) {
+		// An empty scalar after a tag ("!!str # note") ends with the tag.
+		e := f.pos(n)
+		for e < s && b[e] != ' ' && b[e] != '\t' {
+			e++
+		}
+		return e, nil
+	}
 	var e int
 	switch b[s] {
 	case '"':

@@ -80,6 +80,9 @@ func Parse(name string, data []byte) (*File, error) {
 		}
 		return nil, &Error{File: name, Line: line, Msg: msg}
 	}
+	if line, err := CheckBounds(docs); err != nil {
+		return nil, &Error{File: name, Line: line, Msg: err.Error()}
+	}
 	return &File{name: name, buf: buf, docs: docs, lines: lines, nl: detectNL(buf)}, nil
 }
 

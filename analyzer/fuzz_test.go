@@ -1,0 +1,230 @@
+package analyzer
+
+import (
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/repofs"
+	"github.com/driftback/driftback/analyzer/tree"
+)
+
+// fuzzRoot is one root of a fixture with its render, the cluster that
+// matches Git exactly.
+type fuzzRoot struct {
+	name   string
+	repo   *repofs.Repo
+	root   string
+	render []map[string]any
+}
+
+var (
+	fuzzRootsOnce sync.Once
+	fuzzRootsList []fuzzRoot
+)
+
+// fuzzRoots renders every root of every fixture once per process.
+func fuzzRoots(t testing.TB) []fuzzRoot {
+	fuzzRootsOnce.Do(func() {
+		entries, err := os.ReadDir("testdata")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if !e.IsDir() || e.Name() == "fuzz" {
+				continue
+			}
+			repo, err := repofs.LoadDir("testdata/"+e.Name(), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs := ktree.Roots(repo)
+			if len(rs) == 0 {
+				rs = plainRoots(repo)
+			}
+			for _, root := range rs {
+				b, refs, err := build(repo, root)
+				if err != nil || len(refs) > 0 {
+					t.Fatalf("build %s/%s: %v %+v", e.Name(), root, err, refs)
+				}
+				var objs []map[string]any
+				for _, o := range b.objects {
+					objs = append(objs, tree.Copy(o.Object).(map[string]any))
+				}
+				fuzzRootsList = append(fuzzRootsList, fuzzRoot{e.Name() + "/" + root, repo, root, objs})
+			}
+		}
+	})
+	if len(fuzzRootsList) == 0 {
+		t.Fatal("no fixture roots")
+	}
+	return fuzzRootsList
+}
+
+// scalarLeaves lists the paths of every scalar in v, lists by index, in a
+// deterministic order.
+func scalarLeaves(v any, p tree.Path, out *[]tree.Path) {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, k := range tree.SortedKeys(x) {
+			scalarLeaves(x[k], p.Child(tree.Key(k)), out)
+		}
+	case []any:
+		for i, e := range x {
+			scalarLeaves(e, p.Child(tree.Index(i)), out)
+		}
+	default:
+		*out = append(*out, p)
+	}
+}
+
+// interesting reports the fields a person changes in a cluster: images,
+// replicas, env values, labels, annotations, ports, data. Identity fields
+// stay, so that a mutation drifts an object rather than replacing it.
+func interesting(p tree.Path) bool {
+	s := p.String()
+	switch {
+	case s == "apiVersion" || s == "kind" || s == "metadata.name" || s == "metadata.namespace":
+		return false
+	case strings.HasSuffix(s, ".name") && strings.Contains(s, "containers"):
+		return false // renaming a container re-pairs the list; not a scalar change
+	}
+	for _, w := range []string{"image", "replicas", "value", "labels", "annotations", "port", "Port", "data", "args", "memory", "cpu", "schedule"} {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// mutant derives a new value for old from one fuzz byte.
+func mutant(old any, b byte) any {
+	switch x := old.(type) {
+	case string:
+		if i := strings.LastIndexByte(x, ':'); i > strings.LastIndexByte(x, '/') && b%3 == 0 {
+			return x[:i+1] + "fz" + string(rune('0'+b%10)) // a new image tag
+		}
+		switch b % 5 {
+		case 0:
+			return x + "-" + string(rune('a'+b%26))
+		case 1:
+			return ""
+		case 2:
+			return strings.ToUpper(x)
+		case 3:
+			return int64(b)
+		}
+		return "v" + string(rune('0'+b%10))
+	case int64:
+		if b%4 == 0 {
+			return x + int64(b) + 1
+		}
+		return x + 1
+	case float64:
+		return x + 1
+	case bool:
+		return !x
+	case nil:
+		return "fz"
+	}
+	return old
+}
+
+// mutate applies mutations read three bytes at a time: which object, which
+// of its interesting leaves, which new value.
+func mutate(live []map[string]any, muts []byte) {
+	for i := 0; i+2 < len(muts) && i < 24; i += 3 {
+		obj := live[int(muts[i])%len(live)]
+		var all, ps []tree.Path
+		scalarLeaves(obj, nil, &all)
+		for _, p := range all {
+			if interesting(p) {
+				ps = append(ps, p)
+			}
+		}
+		if len(ps) == 0 {
+			continue
+		}
+		p := ps[int(muts[i+1])%len(ps)]
+		old, _ := tree.Get(obj, p)
+		tree.Set(obj, p, mutant(old, muts[i+2]))
+	}
+}
+
+// FuzzSourceForm drives the whole analysis with live objects that are real
+// kustomize renders of the fixtures, mutated at fuzzed paths. Invariants:
+//   - the unmutated render fed back as live plans nothing at all;
+//   - Analyze never fails on a fixture, and every file it writes is a repo
+//     file that builds;
+//   - idempotence: writing the plan's files into the repo and planning again
+//     against the same live objects plans no edit and no file.
+func FuzzSourceForm(f *testing.F) {
+	n := len(fuzzRoots(f))
+	for i := 0; i < n; i++ {
+		f.Add(uint8(i), []byte{})
+		f.Add(uint8(i), []byte{0, 0, 0})
+		f.Add(uint8(i), []byte{0, 1, 3, 1, 2, 4})
+		f.Add(uint8(i), []byte{2, 7, 9, 0, 5, 1, 1, 3, 8})
+	}
+	f.Fuzz(func(t *testing.T, which uint8, muts []byte) {
+		roots := fuzzRoots(t)
+		r := roots[int(which)%len(roots)]
+		live := make([]map[string]any, len(r.render))
+		for i, o := range r.render {
+			live[i] = tree.Copy(o).(map[string]any)
+		}
+		mutate(live, muts)
+		p, err := Analyze(Input{Repo: r.repo, Root: r.root, Live: asLive(live)})
+		if err != nil {
+			t.Fatalf("%s: Analyze: %v", r.name, err)
+		}
+		if len(muts) < 3 && len(p.Edits)+len(p.Refusals)+len(p.Files) != 0 {
+			t.Fatalf("%s: the render fed back as live is not a no-op:\n%s", r.name, dump(p))
+		}
+		changes := map[string][]byte{}
+		for _, file := range p.Files {
+			if _, ok := r.repo.File(file.Path); !ok || file.Deleted {
+				t.Fatalf("%s: the plan writes %q, which is not a repo file", r.name, file.Path)
+			}
+			changes[file.Path] = []byte(file.Content)
+		}
+		edited := map[string]bool{}
+		for _, e := range p.Edits {
+			edited[e.File] = true
+		}
+		for _, file := range p.Files {
+			if !edited[file.Path] {
+				t.Errorf("%s: %s is written but no edit names it:\n%s", r.name, file.Path, dump(p))
+			}
+		}
+		if len(changes) == 0 {
+			return
+		}
+		next, err := r.repo.With(changes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := Analyze(Input{Repo: next, Root: r.root, Live: asLive(live)})
+		if err != nil {
+			t.Fatalf("%s: planning over the written plan: %v\nfirst plan:\n%s", r.name, err, dump(p))
+		}
+		if len(again.Edits) != 0 || len(again.Files) != 0 {
+			t.Fatalf("%s: not idempotent: after writing the plan, planning again still edits\nfirst:\n%s\nagain:\n%s", r.name, dump(p), dump(again))
+		}
+		if codes(again) != codes(p) {
+			t.Errorf("%s: refusals changed after writing the plan: %s -> %s", r.name, codes(p), codes(again))
+		}
+	})
+}
+
+func codes(p *Plan) string {
+	var s []string
+	for _, r := range p.Refusals {
+		s = append(s, r.Code+" "+r.Object.String()+" "+r.Field)
+	}
+	sort.Strings(s)
+	return strings.Join(s, "; ")
+}
