@@ -45,6 +45,9 @@ type Input struct {
 	// this target (Flux postBuild.substitute, Argo CD source.kustomize...).
 	// The build then differs from kustomize's, so the target is refused.
 	OrchestratorContext []string
+	// Renders, when set, reuses kustomize builds across calls, keyed by the
+	// content of every file a build reads; the plan is the same without it.
+	Renders *RenderCache
 }
 
 // Analyze plans one root. An error means the input itself is unusable
@@ -65,7 +68,7 @@ func Analyze(in Input) (*Plan, error) {
 		})
 		return plan, nil
 	}
-	b, refusals, err := build(in.Repo, root)
+	b, refusals, err := buildCached(in.Renders, in.Repo, root)
 	if err != nil {
 		return nil, err
 	}
@@ -101,11 +104,17 @@ type built struct {
 	objects []rendered
 	byID    map[objectID]int
 	files   map[string]*yamledit.File // resource files, parsed
+	cache   *RenderCache              // where the dye looks for its render; may be nil
 }
 
 // build loads, judges and renders a root. Judged refusals come back as
 // refusals; malformed YAML in a file the build reads is an error.
 func build(repo *repofs.Repo, root string) (*built, []Refusal, error) {
+	return buildCached(nil, repo, root)
+}
+
+// buildCached is build with its render looked up in cache (nil: none).
+func buildCached(cache *RenderCache, repo *repofs.Repo, root string) (*built, []Refusal, error) {
 	t, krefs, err := ktree.Load(repo, root)
 	if err != nil {
 		return nil, nil, err
@@ -120,7 +129,7 @@ func build(repo *repofs.Repo, root string) (*built, []Refusal, error) {
 		}
 		return nil, out, nil
 	}
-	b := &built{tree: t, byID: map[objectID]int{}, files: map[string]*yamledit.File{}}
+	b := &built{tree: t, byID: map[objectID]int{}, files: map[string]*yamledit.File{}, cache: cache}
 	for _, p := range t.Resources {
 		data, _ := repo.File(p)
 		f, err := yamledit.Parse(p, data)
@@ -129,7 +138,7 @@ func build(repo *repofs.Repo, root string) (*built, []Refusal, error) {
 		}
 		b.files[p] = f
 	}
-	objs, err := render(repo, t, nil)
+	objs, err := renderCached(cache, repo, t, nil)
 	if err != nil {
 		return nil, []Refusal{{
 			Code: CodeRenderFailed, File: t.Root.File, Message: err.Error(),

@@ -90,49 +90,11 @@ func dye(repo *repofs.Repo, b *built) (*dyeResult, error) {
 	if !res.namesDyed {
 		res.note = "an images: entry matches another entry's newName (a rename chain): image name changes are written to the source, not routed"
 	}
-	byNonce := map[string]supplier{}
-	extra := map[string][]byte{}
-	num := 0
-	for _, n := range b.tree.Nodes {
-		if n.K == nil || n.File == "" || (len(n.K.Images) == 0 && len(n.K.Replicas) == 0) {
-			continue
-		}
-		k := *n.K
-		k.Images = append([]types.Image(nil), n.K.Images...)
-		k.Replicas = append([]types.Replica(nil), n.K.Replicas...)
-		for i := range k.Images {
-			e := entry{Node: n, List: "images", Index: i}
-			img := &k.Images[i]
-			if img.NewTag != "" {
-				num++
-				img.NewTag = tagNonce(num)
-				byNonce[img.NewTag] = supplier{e, fieldNewTag}
-			}
-			if img.Digest != "" {
-				num++
-				img.Digest = digestNonce(num)
-				byNonce[img.Digest] = supplier{e, fieldDigest}
-			}
-			if img.NewName != "" && res.namesDyed {
-				num++
-				img.NewName = nameNonce(num)
-				byNonce[img.NewName] = supplier{e, fieldNewName}
-			}
-		}
-		for i := range k.Replicas {
-			num++
-			k.Replicas[i].Count = replicaNonceBase + int64(num)
-			byNonce[strconv.FormatInt(k.Replicas[i].Count, 10)] = supplier{entry{Node: n, List: "replicas", Index: i}, fieldCount}
-		}
-		// Re-marshal kustomize's own struct so that quoting is right
-		// (newTag: y would read back as a boolean).
-		data, err := yaml.Marshal(&k)
-		if err != nil {
-			return nil, fmt.Errorf("dye %s: %w", n.File, err)
-		}
-		extra[n.File] = data
+	extra, byNonce, err := dyeFiles(b, res.namesDyed)
+	if err != nil {
+		return nil, err
 	}
-	dyed, err := render(repo, b.tree, extra)
+	dyed, err := renderCached(b.cache, repo, b.tree, extra)
 	if err != nil {
 		res.suppliers = nil
 		res.note = "the dyed render failed, so no image or replica change is routed to an entry: " + err.Error()
@@ -163,6 +125,54 @@ func dye(repo *repofs.Repo, b *built) (*dyeResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// dyeFiles writes the dyed kustomizations (every declared images:/replicas:
+// field replaced by a nonce) and names the supplier of each nonce.
+func dyeFiles(b *built, namesDyed bool) (map[string][]byte, map[string]supplier, error) {
+	byNonce := map[string]supplier{}
+	extra := map[string][]byte{}
+	num := 0
+	for _, n := range b.tree.Nodes {
+		if n.K == nil || n.File == "" || (len(n.K.Images) == 0 && len(n.K.Replicas) == 0) {
+			continue
+		}
+		k := *n.K
+		k.Images = append([]types.Image(nil), n.K.Images...)
+		k.Replicas = append([]types.Replica(nil), n.K.Replicas...)
+		for i := range k.Images {
+			e := entry{Node: n, List: "images", Index: i}
+			img := &k.Images[i]
+			if img.NewTag != "" {
+				num++
+				img.NewTag = tagNonce(num)
+				byNonce[img.NewTag] = supplier{e, fieldNewTag}
+			}
+			if img.Digest != "" {
+				num++
+				img.Digest = digestNonce(num)
+				byNonce[img.Digest] = supplier{e, fieldDigest}
+			}
+			if img.NewName != "" && namesDyed {
+				num++
+				img.NewName = nameNonce(num)
+				byNonce[img.NewName] = supplier{e, fieldNewName}
+			}
+		}
+		for i := range k.Replicas {
+			num++
+			k.Replicas[i].Count = replicaNonceBase + int64(num)
+			byNonce[strconv.FormatInt(k.Replicas[i].Count, 10)] = supplier{entry{Node: n, List: "replicas", Index: i}, fieldCount}
+		}
+		// Re-marshal kustomize's own struct so that quoting is right
+		// (newTag: y would read back as a boolean).
+		data, err := yaml.Marshal(&k)
+		if err != nil {
+			return nil, nil, fmt.Errorf("dye %s: %w", n.File, err)
+		}
+		extra[n.File] = data
+	}
+	return extra, byNonce, nil
 }
 
 var replicasPath = tree.Path{tree.Key("spec"), tree.Key("replicas")}

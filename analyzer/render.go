@@ -32,14 +32,19 @@ type rendered struct {
 // build order. extra replaces files in the in-memory copy only (the dye uses
 // it); the caller's repository is never modified.
 func render(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte) ([]rendered, error) {
-	fsys, err := repo.FS()
+	if origins, ok := directOrigins(repo, t, extra); ok {
+		if out, ok := renderDirect(repo, t, extra, origins); ok {
+			return out, nil
+		}
+	}
+	return renderAnnotated(repo, t, extra)
+}
+
+// renderAnnotated is the render with kustomize's origin annotations.
+func renderAnnotated(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte) ([]rendered, error) {
+	fsys, err := treeFS(repo, t, extra)
 	if err != nil {
 		return nil, err
-	}
-	for p, b := range extra {
-		if err := fsys.WriteFile("/"+p, b); err != nil {
-			return nil, err
-		}
 	}
 	rootRaw := t.Root.Raw
 	if b, ok := extra[t.Root.File]; ok && t.Root.File != "" {
@@ -52,6 +57,7 @@ func render(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte) ([]render
 	opts := krusty.MakeDefaultOptions()
 	opts.PluginConfig = types.DisabledPluginConfig()
 	k := krusty.MakeKustomizer(opts)
+	krustyBuilds.Add(1)
 	resMap, err := k.Run(fsys, "/"+t.Root.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build %s: %s", displayDir(t.Root.Dir), strings.ReplaceAll(err.Error(), "/"+kfile, kfile))

@@ -29,7 +29,7 @@ func (a *analysis) verify() {
 			a.refuseAll(CodeUnplaceableEdit, "the edited files cannot be placed: "+err.Error())
 			return
 		}
-		nb, refs, err := build(edited, a.root)
+		nb, refs, err := buildCached(a.in.Renders, edited, a.root)
 		if err != nil || len(refs) > 0 {
 			msg := "the edited tree no longer builds"
 			if err != nil {

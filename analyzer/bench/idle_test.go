@@ -1,0 +1,75 @@
+package bench
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/synth"
+	"github.com/driftback/driftback/analyzer/tree"
+)
+
+// TestIdlePollBuildsNothing: a second plan of unchanged roots with
+// unchanged live objects runs 0 kustomize builds when it shares the first
+// plan's render cache, and plans exactly what the first one did (and what
+// a plan without the cache does).
+func TestIdlePollBuildsNothing(t *testing.T) {
+	fx, err := synth.NewRepo(3, 3, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, _, err := fx.Live(0.3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fanIn := ktree.FanIn(fx.Repo)
+	cache := analyzer.NewRenderCache(0)
+	pass := func(c *analyzer.RenderCache) (map[string]*analyzer.Plan, int64) {
+		k0 := analyzer.KrustyBuilds()
+		out := map[string]*analyzer.Plan{}
+		for _, root := range fx.Roots {
+			p, err := analyzer.Analyze(analyzer.Input{Repo: fx.Repo, Root: root, Live: live[root], FanIn: fanIn, Renders: c})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[root] = p
+		}
+		return out, analyzer.KrustyBuilds() - k0
+	}
+	first, b1 := pass(cache)
+	second, b2 := pass(cache)
+	plain, b3 := pass(nil)
+	if b1 == 0 || b3 == 0 {
+		t.Fatalf("cold passes ran %d and %d builds", b1, b3)
+	}
+	if b2 != 0 {
+		t.Errorf("the idle poll ran %d kustomize builds, want 0", b2)
+	}
+	edits := 0
+	for _, root := range fx.Roots {
+		edits += len(first[root].Edits)
+		if !tree.Equal(asJSON(t, first[root]), asJSON(t, second[root])) || !tree.Equal(asJSON(t, first[root]), asJSON(t, plain[root])) {
+			t.Errorf("%s: the cached plan differs from the uncached one", root)
+		}
+	}
+	if edits == 0 {
+		t.Error("the drifted fixture planned no edits; the test proves nothing")
+	}
+	if hits, misses := cache.Stats(); misses != b1 || hits == 0 {
+		t.Errorf("cache stats: %d hits, %d misses; first pass built %d", hits, misses, b1)
+	}
+}
+
+func asJSON(t *testing.T, p *analyzer.Plan) any {
+	t.Helper()
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}

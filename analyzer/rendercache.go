@@ -1,0 +1,158 @@
+package analyzer
+
+import (
+	"container/list"
+	"crypto/sha256"
+	"encoding/binary"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/repofs"
+	"github.com/driftback/driftback/analyzer/tree"
+)
+
+// krustyBuilds counts kustomize builds run by this process.
+var krustyBuilds atomic.Int64
+
+// KrustyBuilds is the number of kustomize builds the analyzer has run in
+// this process, cache hits excluded: the hook by which a poller (and its
+// benchmark) shows that an unchanged root costs no build.
+func KrustyBuilds() int64 { return krustyBuilds.Load() }
+
+// RenderCache remembers renders by the content of everything a build reads:
+// the root's folder and kustomization file, the bytes of every input file
+// of the tree (ktree's Tree.Inputs) and the in-memory overrides the dye and
+// verify put in place. A hit returns a private copy, so a plan made with a
+// cache is the plan made without one. Safe for concurrent use; the least
+// recently used renders go first once it holds max of them.
+type RenderCache struct {
+	mu     sync.Mutex
+	max    int
+	order  *list.List // of *cacheEntry, most recent first
+	byKey  map[[32]byte]*list.Element
+	hits   int64
+	misses int64
+}
+
+type cacheEntry struct {
+	key  [32]byte
+	objs []rendered
+	err  error
+}
+
+// NewRenderCache returns a cache holding at most max renders (max < 1
+// means 4096). A root costs up to three: the plain, the dyed and the
+// verified render.
+func NewRenderCache(max int) *RenderCache {
+	if max < 1 {
+		max = 4096
+	}
+	return &RenderCache{max: max, order: list.New(), byKey: map[[32]byte]*list.Element{}}
+}
+
+// Stats reports cache hits and misses (each miss is one kustomize build).
+func (c *RenderCache) Stats() (hits, misses int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hits, c.misses
+}
+
+// renderKey hashes what render(repo, t, extra) reads.
+func renderKey(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte) [32]byte {
+	h := sha256.New()
+	var n [8]byte
+	field := func(b []byte) {
+		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	field([]byte(t.Root.Dir))
+	field([]byte(t.Root.File))
+	// A plain folder's synthesized kustomization lists its manifests.
+	if t.Root.K != nil {
+		for _, r := range t.Root.K.Resources {
+			field([]byte(r))
+		}
+	}
+	field(nil)
+	inInputs := map[string]bool{}
+	for _, p := range t.Inputs {
+		inInputs[p] = true
+		field([]byte(p))
+		if b, ok := extra[p]; ok {
+			h.Write([]byte{1})
+			field(b)
+			continue
+		}
+		b, ok := repo.File(p)
+		if !ok {
+			h.Write([]byte{2})
+			continue
+		}
+		h.Write([]byte{0})
+		field(b)
+	}
+	field(nil)
+	for _, p := range sortedKeys(extra) {
+		if !inInputs[p] {
+			field([]byte(p))
+			field(extra[p])
+		}
+	}
+	var key [32]byte
+	h.Sum(key[:0])
+	return key
+}
+
+func sortedKeys(m map[string][]byte) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// renderCached is render through the cache (none when c is nil).
+func renderCached(c *RenderCache, repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte) ([]rendered, error) {
+	if c == nil {
+		return render(repo, t, extra)
+	}
+	key := renderKey(repo, t, extra)
+	c.mu.Lock()
+	if el, ok := c.byKey[key]; ok {
+		c.order.MoveToFront(el)
+		c.hits++
+		e := el.Value.(*cacheEntry)
+		c.mu.Unlock()
+		return copyRendered(e.objs), e.err
+	}
+	c.misses++
+	c.mu.Unlock()
+
+	objs, err := render(repo, t, extra)
+	e := &cacheEntry{key: key, objs: copyRendered(objs), err: err}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.byKey[key]; !ok { // another caller may have raced us here
+		c.byKey[key] = c.order.PushFront(e)
+		for c.order.Len() > c.max {
+			old := c.order.Remove(c.order.Back()).(*cacheEntry)
+			delete(c.byKey, old.key)
+		}
+	}
+	return objs, err
+}
+
+func copyRendered(in []rendered) []rendered {
+	if in == nil {
+		return nil
+	}
+	out := make([]rendered, len(in))
+	for i, r := range in {
+		out[i] = rendered{ID: r.ID, Object: tree.Copy(r.Object).(map[string]any), Origin: r.Origin}
+	}
+	return out
+}

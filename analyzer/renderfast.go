@@ -1,0 +1,177 @@
+package analyzer
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"path"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/repofs"
+	"github.com/driftback/driftback/analyzer/tree"
+)
+
+// Performance (BENCHMARKS.md). Asking kustomize for origin annotations
+// also makes it record every builtin transformer on every object as it
+// runs (measured: half of a build's time), and copying the whole
+// repository into a fresh in-memory filesystem per build grows with the
+// repository, not the root. So a render writes only the tree's inputs into
+// its filesystem, and, where the origin of every object can be read off
+// the source files unambiguously, builds without the annotations. Whenever
+// that cannot be shown to give the same result, the annotated build runs
+// as before.
+
+// treeFS is an in-memory filesystem holding the files the tree reads (its
+// Inputs: every file a supported build opens) with extra in place.
+func treeFS(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte) (filesys.FileSystem, error) {
+	mem := filesys.MakeFsInMemory()
+	for _, p := range t.Inputs {
+		b, ok := extra[p]
+		if !ok {
+			if b, ok = repo.File(p); !ok {
+				continue
+			}
+		}
+		if err := mem.WriteFile("/"+p, b); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range sortedKeys(extra) {
+		if err := mem.WriteFile("/"+p, extra[p]); err != nil {
+			return nil, err
+		}
+	}
+	return mem, nil
+}
+
+// originKey identifies a source document the way a rendered object keeps
+// it: namePrefix and nameSuffix are refused and patches cannot rename, so
+// group, kind and name survive the build; the namespace may not.
+type originKey struct{ Group, Kind, Name string }
+
+// directOrigins maps each source document of the tree to its file, or
+// reports false when the annotated build is needed: the root asks for
+// build metadata of its own, some input mentions the origin annotation,
+// a patch could touch annotations, or a resource file holds a List or
+// does not parse.
+func directOrigins(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte) (map[originKey][]string, bool) {
+	if t.Root == nil || t.Root.K == nil || len(t.Root.K.BuildMetadata) > 0 {
+		return nil, false
+	}
+	read := func(p string) []byte {
+		if b, ok := extra[p]; ok {
+			return b
+		}
+		b, _ := repo.File(p)
+		return b
+	}
+	for _, p := range t.Inputs {
+		if bytes.Contains(read(p), []byte(originAnnotation)) {
+			return nil, false
+		}
+	}
+	for _, p := range t.Patches {
+		if b := read(p); bytes.Contains(b, []byte("annotations")) || bytes.Contains(b, []byte("$patch")) {
+			return nil, false
+		}
+	}
+	out := map[originKey][]string{}
+	for _, p := range t.Resources {
+		dec := yaml.NewDecoder(bytes.NewReader(read(p)))
+		for {
+			var v any
+			err := dec.Decode(&v)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return nil, false
+			}
+			if v == nil {
+				continue
+			}
+			m, ok := v.(map[string]any)
+			if !ok {
+				return nil, false
+			}
+			id := idOf(m)
+			if _, hasItems := m["items"]; hasItems || strings.HasSuffix(id.Kind, "List") {
+				return nil, false
+			}
+			k := originKey{id.Group, id.Kind, id.Name}
+			if fs := out[k]; len(fs) == 0 || fs[len(fs)-1] != p {
+				out[k] = append(out[k], p)
+			}
+		}
+	}
+	return out, true
+}
+
+// renderDirect builds without origin annotations and takes each object's
+// origin from origins. It reports false (and the caller builds annotated)
+// when the build fails, so that errors read as before, or when some
+// object's origin is not exactly one file.
+func renderDirect(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, origins map[originKey][]string) ([]rendered, bool) {
+	fsys, err := treeFS(repo, t, extra)
+	if err != nil {
+		return nil, false
+	}
+	if t.Root.File == "" {
+		// A plain folder: the same synthesized kustomization, without the
+		// build metadata.
+		files := append([]string(nil), t.Root.K.Resources...)
+		sort.Strings(files)
+		b, err := yaml.Marshal(map[string]any{
+			"apiVersion": "kustomize.config.k8s.io/v1beta1",
+			"kind":       "Kustomization",
+			"resources":  files,
+		})
+		if err != nil || fsys.WriteFile("/"+path.Join(t.Root.Dir, "kustomization.yaml"), b) != nil {
+			return nil, false
+		}
+	}
+	opts := krusty.MakeDefaultOptions()
+	opts.PluginConfig = types.DisabledPluginConfig()
+	krustyBuilds.Add(1)
+	resMap, err := krusty.MakeKustomizer(opts).Run(fsys, "/"+t.Root.Dir)
+	if err != nil {
+		return nil, false
+	}
+	out := make([]rendered, 0, resMap.Size())
+	for _, r := range resMap.Resources() {
+		m, err := r.Map()
+		if err != nil {
+			return nil, false
+		}
+		obj := tree.Normalize(m).(map[string]any)
+		id := idOf(obj)
+		files := origins[originKey{id.Group, id.Kind, id.Name}]
+		if len(files) != 1 {
+			return nil, false
+		}
+		// The annotated build always has an annotations map, and drops it
+		// when the origin was its only entry: do the same to an empty one.
+		meta, _ := obj["metadata"].(map[string]any)
+		if ann, has := meta["annotations"]; has {
+			switch a := ann.(type) {
+			case nil:
+				delete(meta, "annotations")
+			case map[string]any:
+				if len(a) == 0 {
+					delete(meta, "annotations")
+				}
+			default:
+				return nil, false
+			}
+		}
+		out = append(out, rendered{ID: id, Object: obj, Origin: files[0]})
+	}
+	return out, true
+}

@@ -1,0 +1,98 @@
+package analyzer
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/repofs"
+	"github.com/driftback/driftback/analyzer/tree"
+)
+
+// TestDirectRenderMatchesAnnotated: wherever the render takes the fast way
+// (no origin annotations, origins read off the source files), it returns
+// exactly what the annotated build returns, objects and origins, for every
+// root of every fixture and its dyed variant.
+func TestDirectRenderMatchesAnnotated(t *testing.T) {
+	dirs, err := os.ReadDir("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct := 0
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		repo, err := repofs.LoadDir(filepath.Join("testdata", d.Name()), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, root := range ktree.Roots(repo) {
+			tr, refs, err := ktree.Load(repo, root)
+			if err != nil || len(refs) > 0 {
+				continue
+			}
+			for _, extra := range []map[string][]byte{nil, dyedFiles(t, repo, root)} {
+				want, werr := renderAnnotated(repo, tr, extra)
+				origins, ok := directOrigins(repo, tr, extra)
+				if !ok {
+					continue
+				}
+				got, ok := renderDirect(repo, tr, extra, origins)
+				if !ok {
+					if werr == nil {
+						t.Logf("%s/%s: direct render declined", d.Name(), root)
+					}
+					continue
+				}
+				if werr != nil {
+					t.Errorf("%s/%s: direct render succeeded where the annotated one failed: %v", d.Name(), root, werr)
+					continue
+				}
+				direct++
+				if len(got) != len(want) {
+					t.Errorf("%s/%s: %d objects, annotated %d", d.Name(), root, len(got), len(want))
+					continue
+				}
+				for i := range got {
+					if got[i].ID != want[i].ID || got[i].Origin != want[i].Origin || !tree.Equal(got[i].Object, want[i].Object) {
+						t.Errorf("%s/%s object %d: direct %v %s %v\nannotated %v %s %v", d.Name(), root, i,
+							got[i].ID, got[i].Origin, got[i].Object, want[i].ID, want[i].Origin, want[i].Object)
+					}
+				}
+			}
+		}
+	}
+	if direct == 0 {
+		t.Fatal("no fixture took the direct render")
+	}
+}
+
+// dyedFiles is the dye's in-memory kustomizations for a root (nil when it
+// has no entries), taken from a dye run on a build.
+func dyedFiles(t *testing.T, repo *repofs.Repo, root string) map[string][]byte {
+	t.Helper()
+	b, refs, err := build(repo, root)
+	if err != nil || len(refs) > 0 {
+		return nil
+	}
+	return dyeExtra(b)
+}
+
+func dyeExtra(b *built) map[string][]byte {
+	has := false
+	for _, n := range b.tree.Nodes {
+		if n.K != nil && n.File != "" && len(n.K.Images)+len(n.K.Replicas) > 0 {
+			has = true
+		}
+	}
+	if !has {
+		return nil
+	}
+	extra, _, err := dyeFiles(b, !renameChain(b.tree))
+	if err != nil {
+		return nil
+	}
+	return extra
+}

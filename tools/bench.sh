@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Analyzer benchmarks (BENCHMARKS.md): baseline kustomize build of every
+# root, cold plans at 0/1/10% drift as ratios to it, the idle poll, peak
+# memory; sizes 10, 100 and 500 roots of 10 objects. About 15 minutes on
+# 2 shared cores. Output: bench.txt (raw) and benchstat's summary.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${BENCH_OUT:-bench.txt}
+benchstat="go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da"
+: >"$out"
+# Small sizes: enough samples for benchstat. The 500-root size runs each
+# benchmark once per count (one op is tens of seconds), so fewer counts.
+go test -run='^$' -bench='/roots=(10|100)(/|$)' -benchmem -count="${COUNT_SMALL:-5}" -timeout=60m ./analyzer/bench/ | tee -a "$out"
+go test -run='^$' -bench='/roots=500(/|$)' -benchmem -count="${COUNT_LARGE:-2}" -timeout=60m ./analyzer/bench/ | tee -a "$out"
+$benchstat "$out"
