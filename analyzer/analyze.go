@@ -53,7 +53,11 @@ type Input struct {
 // Analyze plans one root. An error means the input itself is unusable
 // (malformed YAML, a missing root); everything the analysis can name is a
 // refusal in the plan instead.
-func Analyze(in Input) (*Plan, error) {
+func Analyze(in Input) (*Plan, error) { return analyze(in, false) }
+
+// analyze is Analyze; forceDye runs the dye even when no image or replica
+// value drifted (tests prove the no-op invariant through it).
+func analyze(in Input, forceDye bool) (*Plan, error) {
 	root, err := repofs.Clean(in.Root)
 	if err != nil {
 		return nil, fmt.Errorf("root: %w", err)
@@ -84,13 +88,19 @@ func Analyze(in Input) (*Plan, error) {
 		return nil, fmt.Errorf("write scope: %w", err)
 	}
 	a := &analysis{in: in, root: root, base: b, fanIn: fanIn, plan: plan}
-	if a.dyed, err = dye(in.Repo, b); err != nil {
-		return nil, err
-	}
-	if a.dyed.note != "" {
-		a.note("%s", a.dyed.note)
-	}
 	a.pair()
+	// The dye only says who supplies an image or replica value; when no
+	// such value differs from live there is nothing to route, and the
+	// extra build is skipped.
+	a.dyed = &dyeResult{suppliers: map[slotKey]supplier{}}
+	if forceDye || a.slotsDrifted() {
+		if a.dyed, err = dye(in.Repo, b); err != nil {
+			return nil, err
+		}
+		if a.dyed.note != "" {
+			a.note("%s", a.dyed.note)
+		}
+	}
 	a.planRoutes()
 	a.project()
 	a.verify()
@@ -408,6 +418,26 @@ func (a *analysis) source(r rendered) (string, int, map[string]any, error) {
 		return "", 0, nil, fmt.Errorf("%s does not hold %s/%s", r.Origin, r.ID.Kind, r.ID.Name)
 	}
 	return r.Origin, match, src, nil
+}
+
+// slotsDrifted reports whether some paired object's image reference or
+// replica count differs from its render: only then can routing matter.
+func (a *analysis) slotsDrifted() bool {
+	for _, p := range a.pairs {
+		for _, s := range imageSlots(p.ren.Object) {
+			if v, ok := tree.Get(p.intent, s.Path); ok && v != s.Image {
+				return true
+			}
+		}
+		if replicaKinds[p.ren.ID.Kind] {
+			rv, rok := tree.Get(p.ren.Object, replicasPath)
+			lv, lok := tree.Get(p.intent, replicasPath)
+			if rok != lok || !tree.Equal(rv, lv) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // refByID names a rendered object.

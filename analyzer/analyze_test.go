@@ -120,6 +120,11 @@ func TestNoOpInvariant(t *testing.T) {
 				if len(p.Edits)+len(p.Refusals)+len(p.Files) != 0 {
 					t.Fatalf("render fed back as live is not a no-op:\n%s", dump(p))
 				}
+				// The same through the dye, which a no-drift plan skips.
+				dyed, err := analyze(Input{Repo: repo, Root: root, Live: asLive(live)}, true)
+				if err != nil || len(dyed.Edits)+len(dyed.Refusals)+len(dyed.Files) != 0 {
+					t.Fatalf("dyed: render fed back as live is not a no-op: %v\n%s", err, dump(dyed))
+				}
 				b, _, _ := build(repo, root)
 				for _, o := range b.objects {
 					a := &analysis{in: Input{Repo: repo}, base: b}
