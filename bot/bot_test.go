@@ -37,7 +37,7 @@ var (
 	appKey  *rsa.PrivateKey
 )
 
-func key(t *testing.T) *rsa.PrivateKey {
+func key(t testing.TB) *rsa.PrivateKey {
 	keyOnce.Do(func() {
 		k, err := rsa.GenerateKey(rand.Reader, 2048)
 		if err != nil {
@@ -51,7 +51,7 @@ func key(t *testing.T) *rsa.PrivateKey {
 // harness is the fake GitHub with the example repo, a live snapshot file
 // the test rewrites, and a bot pointed at both.
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *githubtest.Server
 	bot    *Bot
 	target *Target
@@ -62,7 +62,7 @@ type harness struct {
 	ctx    context.Context
 }
 
-func exampleFiles(t *testing.T) map[string][]byte {
+func exampleFiles(t testing.TB) map[string][]byte {
 	files := map[string][]byte{}
 	root := "../examples/shop"
 	err := filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
@@ -80,7 +80,7 @@ func exampleFiles(t *testing.T) map[string][]byte {
 	return files
 }
 
-func exampleLive(t *testing.T) string {
+func exampleLive(t testing.TB) string {
 	b, err := os.ReadFile("../examples/live.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +107,7 @@ targets:
     labels: [drift]
 `
 
-func newHarness(t *testing.T, live string) *harness {
+func newHarness(t testing.TB, live string) *harness {
 	t.Helper()
 	h := &harness{t: t, clock: &testClock{now: time.Now()}, ctx: context.Background()}
 	h.srv = githubtest.New(githubtest.Options{T: t, Clock: h.clock.Now})
@@ -191,7 +191,7 @@ func (h *harness) parents(sha string) []string {
 
 // writeThroughOnly is the example's live state with only the web tier's
 // write-through and image changes (no refusals).
-func writeThroughOnly(t *testing.T) string {
+func writeThroughOnly(t testing.TB) string {
 	s := exampleLive(t)
 	s = strings.Replace(s, "      env: staging\n", "      env: prod\n", 1)
 	s = strings.Replace(s, "          - --queue\n          - bulk\n", "", 1)
@@ -408,7 +408,7 @@ func TestSecondaryRateLimitBacksOff(t *testing.T) {
 
 // renderedLive is the live state of a cluster that matches Git exactly,
 // as the example's snapshot would read.
-func renderedLive(t *testing.T) string {
+func renderedLive(t testing.TB) string {
 	s := exampleLive(t)
 	for old, new := range map[string]string{
 		"      env: staging\n":                    "      env: prod\n",
