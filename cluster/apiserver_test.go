@@ -398,3 +398,25 @@ func TestKeyedListOwnership(t *testing.T) {
 		t.Errorf("the defaulted protocol leaked into the source:\n%s", c)
 	}
 }
+
+// A cluster that is down is an error, quickly, never a hang or a partial
+// list.
+func TestApiserverDown(t *testing.T) {
+	down, err := kubetest.Start(kubetest.Assets(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := *down.Config
+	down.Stop()
+	cfg.Timeout = 5 * time.Second
+	l, err := cluster.NewClientLister(&cfg)
+	must(t, err)
+	start := time.Now()
+	objs, err := l.List(context.Background(), cluster.Scope{Namespaces: []string{"default"}})
+	if err == nil || objs != nil {
+		t.Fatalf("a stopped apiserver listed %d objects, err %v", len(objs), err)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Fatalf("took %v to notice the apiserver is down", took)
+	}
+}
