@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -138,4 +139,28 @@ func repoWrites(reqs []githubtest.Request) int {
 		}
 	}
 	return n
+}
+
+// A human push that lands while the bot builds its commit is never
+// overwritten: the forced ref move checks the branch once more, and the
+// next poll freezes the branch.
+func TestPushDuringPollIsNotOverwritten(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.poll()
+	var human string
+	h.srv.InjectFault(githubtest.Fault{Method: "POST", Path: "/repos/{owner}/{repo}/git/commits",
+		Mutate: func(status int, hdr http.Header, body []byte) (int, []byte) {
+			human = h.srv.Commit(owner, repo, branch, "alice", map[string][]byte{"NOTES.md": []byte("mine\n")})
+			return status, body
+		}})
+	h.setLive(strings.Replace(writeThroughOnly(t), "value: 60s", "value: 70s", 1))
+	if err := h.pollErr(); err == nil || !strings.Contains(err.Error(), "moved during this poll") {
+		t.Fatalf("err = %v", err)
+	}
+	if head, _ := h.srv.Branch(owner, repo, branch); head != human {
+		t.Fatal("the human commit was overwritten")
+	}
+	if out := h.poll(); !out.Frozen || out.Pushed {
+		t.Fatalf("next poll: %+v", out)
+	}
 }

@@ -273,7 +273,7 @@ func (b *Bot) propose(ctx context.Context, t *Target, log *slog.Logger, baseSHA 
 	if !out.Frozen {
 		upToDate := exists && head == st.Head && st.Base == baseSHA && st.Edits == hash
 		if !upToDate {
-			sha, err := b.pushCommit(ctx, owner, repo, branch, baseSHA, plan, exists)
+			sha, err := b.pushCommit(ctx, owner, repo, branch, baseSHA, plan, exists, head)
 			if err != nil {
 				return nil, err
 			}
@@ -377,7 +377,7 @@ func (b *Bot) closeResolved(ctx context.Context, t *Target, pr *github.PullReque
 
 // pushCommit writes the plan's files as one commit on the base head (Git
 // Data API: a tree on base_tree, a commit, the ref moved); no clone.
-func (b *Bot) pushCommit(ctx context.Context, owner, repo, branch, baseSHA string, plan *analyzer.Plan, exists bool) (string, error) {
+func (b *Bot) pushCommit(ctx context.Context, owner, repo, branch, baseSHA string, plan *analyzer.Plan, exists bool, expect string) (string, error) {
 	base, _, err := b.GitHub.Git.GetCommit(ctx, owner, repo, baseSHA)
 	if err != nil {
 		return "", fmt.Errorf("base commit %s: %w", short(baseSHA), err)
@@ -406,6 +406,12 @@ func (b *Bot) pushCommit(ctx context.Context, owner, repo, branch, baseSHA strin
 	}
 	ref := &github.Reference{Ref: github.String("refs/heads/" + branch), Object: &github.GitObject{SHA: commit.SHA}}
 	if exists {
+		// The refs API has no compare-and-swap: read the branch once more
+		// right before the forced move, so a push made during this poll is
+		// never overwritten (the next poll sees it and freezes the branch).
+		if now, ok := b.branchHead(ctx, owner, repo, branch); !ok || now != expect {
+			return "", fmt.Errorf("%s moved during this poll (someone pushed); not overwriting it", branch)
+		}
 		// The branch is regenerated as one commit on the base head: a
 		// forced move is the point (foreign commits froze it before this).
 		_, _, err = b.GitHub.Git.UpdateRef(ctx, owner, repo, ref, true)
