@@ -57,7 +57,7 @@ type harness struct {
 	target *Target
 	live   string // snapshot path
 	base   string // base head SHA
-	clock  *testClock
+	clock  *githubtest.Clock
 	slept  []time.Duration
 	ctx    context.Context
 }
@@ -109,23 +109,13 @@ targets:
 
 func newHarness(t testing.TB, live string) *harness {
 	t.Helper()
-	h := &harness{t: t, clock: &testClock{now: time.Now()}, ctx: context.Background()}
+	h := &harness{t: t, clock: githubtest.NewClock(time.Now()), ctx: context.Background()}
 	h.srv = githubtest.New(githubtest.Options{T: t, Clock: h.clock.Now})
 	h.srv.RegisterApp(appID, &key(t).PublicKey)
 	h.srv.SetAppSlug(appID, "driftback")
 	h.srv.AddInstallation(appID, instID, owner)
 	h.base = h.srv.CreateRepo(owner, repo, "main", exampleFiles(t))
-	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key(t))})
-	metrics := NewMetrics()
-	gh, err := NewClient(AppAuth{AppID: appID, PrivateKey: pemKey, InstallationID: instID, BaseURL: h.srv.URL() + "/"}, ClientOptions{
-		Base: h.srv.Client().Transport, Now: h.clock.Now, MutationGap: time.Nanosecond,
-		Sleep:   func(ctx context.Context, d time.Duration) error { h.slept = append(h.slept, d); return nil },
-		Metrics: metrics,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.bot = &Bot{GitHub: gh, Snapshots: &Snapshots{GitHub: gh, Download: h.srv.Client()}, Metrics: metrics}
+	h.bot = h.newBot(t, true)
 	cfg, err := config.Parse("driftback.yaml", []byte(targetConfig))
 	if err != nil {
 		t.Fatal(err)
@@ -467,20 +457,34 @@ func httptestServer(t *testing.T, h http.Handler) *httptest.Server {
 // fake GitHub and live state as h.
 func newHarnessOn(t *testing.T, h *harness) *harness {
 	t.Helper()
+	n := *h
+	n.bot = h.newBot(t, false)
+	tgt := *h.target
+	n.target = &tgt
+	return &n
+}
+
+// newBot is one bot process on the harness's fake GitHub: its own token
+// cache, ETag cache and metrics. It never really sleeps; the first bot of
+// a harness records what it was asked to sleep in h.slept.
+func (h *harness) newBot(t testing.TB, record bool) *Bot {
+	t.Helper()
 	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key(t))})
 	metrics := NewMetrics()
 	gh, err := NewClient(AppAuth{AppID: appID, PrivateKey: pemKey, InstallationID: instID, BaseURL: h.srv.URL() + "/"}, ClientOptions{
 		Base: h.srv.Client().Transport, Now: h.clock.Now, MutationGap: time.Nanosecond,
-		Sleep: func(context.Context, time.Duration) error { return nil }, Metrics: metrics,
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			if record {
+				h.slept = append(h.slept, d)
+			}
+			return nil
+		},
+		Metrics: metrics,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := *h
-	n.bot = &Bot{GitHub: gh, Snapshots: &Snapshots{GitHub: gh, Download: h.srv.Client()}, Metrics: metrics}
-	tgt := *h.target
-	n.target = &tgt
-	return &n
+	return &Bot{GitHub: gh, Snapshots: &Snapshots{GitHub: gh, Download: h.srv.Client()}, Metrics: metrics}
 }
 
 type brokenLister struct{}
@@ -490,22 +494,3 @@ func (brokenLister) List(context.Context, cluster.Scope) ([]cluster.Object, erro
 }
 
 func snapshotAt(path string) cluster.Lister { return cluster.SnapshotLister{Path: path} }
-
-// testClock is one clock for the bot and the fake GitHub, safe to read from
-// the server's goroutines.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}

@@ -51,33 +51,16 @@ func appPrivKey(t testing.TB) *rsa.PrivateKey {
 type env struct {
 	srv    *Server
 	gh     *github.Client
-	clock  *fakeClock
+	clock  *Clock
 	itr    *ghinstallation.Transport
 	ctx    context.Context
 	baseSH string
 }
 
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	curT = t
-	clock := &fakeClock{now: time.Now()}
+	clock := NewClock(time.Now())
 	srv := New(Options{T: t, Clock: clock.Now})
 	srv.RegisterApp(appID, &appPrivKey(t).PublicKey)
 	srv.SetAppSlug(appID, "driftback")
@@ -340,7 +323,7 @@ func TestConditionalRequestsAndRateLimit(t *testing.T) {
 }
 
 func TestPrimaryRateLimitExhausted(t *testing.T) {
-	clock := &fakeClock{now: time.Now()}
+	clock := NewClock(time.Now())
 	srv := New(Options{T: t, Clock: clock.Now, RateLimit: 2})
 	srv.RegisterApp(appID, &appPrivKey(t).PublicKey)
 	srv.AddInstallation(appID, instID, tOwner)
@@ -362,7 +345,7 @@ func TestPrimaryRateLimitExhausted(t *testing.T) {
 	if res.StatusCode != 403 || res.Header.Get("X-Ratelimit-Remaining") != "0" {
 		t.Fatalf("third request: %d remaining %s", res.StatusCode, res.Header.Get("X-Ratelimit-Remaining"))
 	}
-	clock.Add(time.Hour + time.Second)
+	clock.Advance(time.Hour + time.Second)
 	tok = srv.Token(instID) // the old one expired with the hour
 	if res := get(); res.StatusCode != 200 {
 		t.Fatalf("after reset: %d", res.StatusCode)
@@ -600,7 +583,7 @@ func TestTokenExpiry(t *testing.T) {
 	if s := get(); s != 200 {
 		t.Fatalf("fresh token: %d", s)
 	}
-	e.clock.Add(61 * time.Minute)
+	e.clock.Advance(61 * time.Minute)
 	if s := get(); s != 401 {
 		t.Fatalf("token after an hour: %d", s)
 	}
