@@ -359,11 +359,7 @@ func (b *Bot) closeResolved(ctx context.Context, t *Target, pr *github.PullReque
 		return fmt.Errorf("comment on #%d: %w", pr.GetNumber(), err)
 	}
 	st.Version, st.Target, st.Closed = 1, tc.Name, "driftback"
-	body := pr.GetBody()
-	if i := strings.LastIndex(body, "<!-- driftback:state "); i >= 0 {
-		body = body[:i]
-	}
-	body += "<!-- driftback:state " + st.encode() + " -->"
+	body := report.ReplaceState(pr.GetBody(), st.encode())
 	if _, _, err := b.GitHub.PullRequests.Edit(ctx, owner, repo, pr.GetNumber(), &github.PullRequest{State: github.String("closed"), Body: github.String(body)}); err != nil {
 		return fmt.Errorf("close #%d: %w", pr.GetNumber(), err)
 	}

@@ -255,6 +255,15 @@ func needsEncoding(s string) bool {
 	return false
 }
 
+// ReplaceState swaps the payload of the last state block in body (or
+// appends a block when there is none), encoded as Markdown encodes it.
+func ReplaceState(body, state string) string {
+	if i := strings.LastIndex(body, statePrefix); i >= 0 {
+		body = body[:i]
+	}
+	return body + stateBlock(state)
+}
+
 // ParseState returns the payload of the last state block in a body written
 // by Markdown, decoded. ok is false when there is none or it is damaged.
 func ParseState(body string) (state string, ok bool) {

@@ -286,3 +286,19 @@ func TestMarkdownTruncation(t *testing.T) {
 		}
 	}
 }
+
+func TestReplaceStateKeepsOneReadableBlock(t *testing.T) {
+	body := Markdown(&analyzer.Plan{Root: "r"}, MarkdownOptions{State: "first"})
+	for _, st := range []string{"second", `{"target":"a--b"}`} {
+		body = ReplaceState(body, st)
+		if got, ok := ParseState(body); !ok || got != st {
+			t.Fatalf("ParseState = %q, %v; want %q", got, ok, st)
+		}
+		if strings.Count(body, "<!--") != 1 || strings.Count(body, "-->") != 1 {
+			t.Fatalf("state block broken:\n%s", body)
+		}
+	}
+	if got, ok := ParseState(ReplaceState("no block yet", "s")); !ok || got != "s" {
+		t.Fatalf("appending: %q %v", got, ok)
+	}
+}
