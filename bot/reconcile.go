@@ -102,7 +102,7 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 		return Outcome{Idle: true}, nil
 	}
 
-	out, err := b.reconcile(ctx, t, log, baseSHA, objs, prs)
+	out, err := b.reconcile(ctx, t, log, baseBranch, baseSHA, objs, prs)
 	if err != nil {
 		return out, err
 	}
@@ -117,7 +117,7 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 	return out, nil
 }
 
-func (b *Bot) reconcile(ctx context.Context, t *Target, log *slog.Logger, baseSHA string, objs []cluster.Object, prs []*github.PullRequest) (Outcome, error) {
+func (b *Bot) reconcile(ctx context.Context, t *Target, log *slog.Logger, baseBranch, baseSHA string, objs []cluster.Object, prs []*github.PullRequest) (Outcome, error) {
 	tc := t.Config
 	owner, repo := tc.Owner(), tc.RepoName()
 	var out Outcome
@@ -222,7 +222,7 @@ func (b *Bot) reconcile(ctx context.Context, t *Target, log *slog.Logger, baseSH
 			}
 		}
 	} else {
-		pr, err = b.propose(ctx, t, log, baseSHA, plan, open, lastClosed, &out)
+		pr, err = b.propose(ctx, t, log, baseBranch, baseSHA, plan, open, lastClosed, &out)
 		if err != nil {
 			return out, err
 		}
@@ -241,7 +241,7 @@ func (b *Bot) reconcile(ctx context.Context, t *Target, log *slog.Logger, baseSH
 }
 
 // propose brings the branch and the pull request in line with the plan.
-func (b *Bot) propose(ctx context.Context, t *Target, log *slog.Logger, baseSHA string, plan *analyzer.Plan, open, lastClosed *github.PullRequest, out *Outcome) (*github.PullRequest, error) {
+func (b *Bot) propose(ctx context.Context, t *Target, log *slog.Logger, baseBranch, baseSHA string, plan *analyzer.Plan, open, lastClosed *github.PullRequest, out *Outcome) (*github.PullRequest, error) {
 	tc := t.Config
 	owner, repo, branch := tc.Owner(), tc.RepoName(), tc.Branch()
 	hash := editSetHash(plan.Files)
@@ -286,7 +286,7 @@ func (b *Bot) propose(ctx context.Context, t *Target, log *slog.Logger, baseSHA 
 	}
 	body := b.body(t, plan, st, out.Frozen, head)
 	if open == nil {
-		pr, err := b.createPR(ctx, t, branch, body)
+		pr, err := b.createPR(ctx, t, branch, baseBranch, body)
 		if err != nil {
 			return nil, err
 		}
@@ -307,17 +307,9 @@ func (b *Bot) propose(ctx context.Context, t *Target, log *slog.Logger, baseSHA 
 	return open, nil
 }
 
-func (b *Bot) createPR(ctx context.Context, t *Target, branch, body string) (*github.PullRequest, error) {
+func (b *Bot) createPR(ctx context.Context, t *Target, branch, base, body string) (*github.PullRequest, error) {
 	tc := t.Config
 	owner, repo := tc.Owner(), tc.RepoName()
-	base := tc.BaseBranch
-	if base == "" {
-		r, _, err := b.GitHub.Repositories.Get(ctx, owner, repo)
-		if err != nil {
-			return nil, err
-		}
-		base = r.GetDefaultBranch()
-	}
 	draft := tc.PullRequest != nil && tc.PullRequest.Draft != nil && *tc.PullRequest.Draft
 	pr, _, err := b.GitHub.PullRequests.Create(ctx, owner, repo, &github.NewPullRequest{
 		Title: github.String(fmt.Sprintf("driftback: bring %s in line with the cluster", tc.Name)),
