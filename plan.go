@@ -15,6 +15,7 @@ import (
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/repofs"
 	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot"
 	"github.com/driftback/driftback/cluster"
 )
 
@@ -63,7 +64,7 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	live, err := toLive(objs, cluster.DefaultRules())
+	live, err := bot.LiveObjects(objs, cluster.DefaultRules())
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", source, err))
 	}
@@ -113,24 +114,6 @@ func readLive(file, kubeconfig, kubeContext, namespaces string) ([]cluster.Objec
 		return nil, kubeconfig, fmt.Errorf("%s: %w", cfg.Host, err)
 	}
 	return objs, kubeconfig, nil
-}
-
-// toLive hands the analyzer the sanitized objects with who-owns-what from
-// their managedFields; objects without managedFields compare on the
-// render's fields only, and the plan says so.
-func toLive(objs []cluster.Object, rules cluster.Rules) ([]analyzer.Live, error) {
-	out := make([]analyzer.Live, len(objs))
-	for i, o := range objs {
-		own, err := cluster.NewOwnership(o, rules)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = analyzer.Live{Object: o.Object, MetadataOnly: o.MetadataOnly}
-		if own != nil {
-			out[i].Owner = own
-		}
-	}
-	return out, nil
 }
 
 func printPlan(w io.Writer, plan *analyzer.Plan, format string, repo *repofs.Repo) error {

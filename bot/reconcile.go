@@ -142,17 +142,9 @@ func (b *Bot) reconcile(ctx context.Context, t *Target, log *slog.Logger, baseBr
 	for _, r := range tc.Ignore {
 		rules.Ignore = append(rules.Ignore, cluster.IgnoreRule{Kind: r.Kind, Path: r.Path, Manager: r.Manager})
 	}
-	live := make([]analyzer.Live, 0, len(objs))
-	for _, o := range objs {
-		own, err := cluster.NewOwnership(o, rules)
-		if err != nil {
-			return out, err
-		}
-		l := analyzer.Live{Object: o.Object, MetadataOnly: o.MetadataOnly}
-		if own != nil {
-			l.Owner = own
-		}
-		live = append(live, l)
+	live, err := LiveObjects(objs, rules)
+	if err != nil {
+		return out, err
 	}
 	var plan *analyzer.Plan
 	if out.Waiting == "" {
@@ -212,7 +204,6 @@ func (b *Bot) reconcile(ctx context.Context, t *Target, log *slog.Logger, baseBr
 
 	open, lastClosed := splitPRs(prs)
 	var pr *github.PullRequest
-	var err error
 	if len(plan.Files) == 0 {
 		// Nothing to propose: drift gone (merged, or reverted in the
 		// cluster). Close what is open.
@@ -488,6 +479,24 @@ func splitPRs(prs []*github.PullRequest) (open, lastClosed *github.PullRequest) 
 		}
 	}
 	return open, lastClosed
+}
+
+// LiveObjects hands the analyzer sanitized live objects with who-owns-what
+// from their managedFields; objects without managedFields compare on the
+// render's fields only (the plan says so).
+func LiveObjects(objs []cluster.Object, rules cluster.Rules) ([]analyzer.Live, error) {
+	out := make([]analyzer.Live, len(objs))
+	for i, o := range objs {
+		own, err := cluster.NewOwnership(o, rules)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = analyzer.Live{Object: o.Object, MetadataOnly: o.MetadataOnly}
+		if own != nil { // a typed nil would read as ownership known
+			out[i].Owner = own
+		}
+	}
+	return out, nil
 }
 
 // sameInputs reports whether the root reads the same files with the same
