@@ -1,10 +1,6 @@
 package analyzer
 
-import (
-	"strings"
-
-	"github.com/driftback/driftback/analyzer/repofs"
-)
+import "strings"
 
 // objectID is how driftback pairs a rendered object with its live twin: the
 // API group (never the version: a reader chooses which version it is served),
@@ -37,7 +33,6 @@ func (id objectID) withoutNamespace() objectID {
 	return id
 }
 
-func joinRepo(dir, rel string) (string, error) { return repofs.Join(dir, rel) }
 
 func (id objectID) ref() string {
 	return ObjectRef{Kind: id.Kind, Namespace: id.Namespace, Name: id.Name}.String()

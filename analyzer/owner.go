@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/kustomize/api/types"
 
 	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/repofs"
 	"github.com/driftback/driftback/analyzer/tree"
 	"github.com/driftback/driftback/analyzer/yamledit"
 )
@@ -126,7 +127,7 @@ func (a *analysis) patchSetting(n *ktree.Node, r rendered, p tree.Path) string {
 		if pt.Path == "" {
 			continue
 		}
-		file, err := joinRepo(n.Dir, pt.Path)
+		file, err := repofs.Join(n.Dir, pt.Path)
 		if err != nil {
 			continue
 		}
