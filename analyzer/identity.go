@@ -33,7 +33,6 @@ func (id objectID) withoutNamespace() objectID {
 	return id
 }
 
-
 func (id objectID) ref() string {
 	return ObjectRef{Kind: id.Kind, Namespace: id.Namespace, Name: id.Name}.String()
 }
