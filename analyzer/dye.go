@@ -49,12 +49,6 @@ func tagNonce(n int) string    { return fmt.Sprintf("ddye-t-%04d", n) }
 func digestNonce(n int) string { return fmt.Sprintf("sha256:ddye%04d", n) }
 func nameNonce(n int) string   { return fmt.Sprintf("ddye-n-%04d", n) }
 
-var (
-	tagNonceRE    = regexp.MustCompile(`^ddye-t-(\d{4,})$`)
-	digestNonceRE = regexp.MustCompile(`^sha256:ddye(\d{4,})$`)
-	nameNonceRE   = regexp.MustCompile(`^ddye-n-(\d{4,})$`)
-)
-
 // replicaKinds are the kinds whose spec.replicas a replicas: entry sets
 // (measured: created when absent).
 var replicaKinds = map[string]bool{"Deployment": true, "ReplicaSet": true, "StatefulSet": true, "ReplicationController": true}
@@ -62,7 +56,6 @@ var replicaKinds = map[string]bool{"Deployment": true, "ReplicaSet": true, "Stat
 // dyeResult is what the dyed render says about suppliers.
 type dyeResult struct {
 	suppliers map[slotKey]supplier
-	entries   []entry
 	namesDyed bool
 	note      string // why attribution is off or partial, for the plan's notes
 }
@@ -72,18 +65,7 @@ type dyeResult struct {
 // without entries skip the extra render.
 func dye(repo *repofs.Repo, b *built) (*dyeResult, error) {
 	res := &dyeResult{suppliers: map[slotKey]supplier{}}
-	for _, n := range b.tree.Nodes {
-		if n.K == nil || n.File == "" {
-			continue
-		}
-		for i := range n.K.Images {
-			res.entries = append(res.entries, entry{Node: n, List: "images", Index: i})
-		}
-		for i := range n.K.Replicas {
-			res.entries = append(res.entries, entry{Node: n, List: "replicas", Index: i})
-		}
-	}
-	if len(res.entries) == 0 {
+	if !hasEntries(b.tree) {
 		return res, nil
 	}
 	res.namesDyed = !renameChain(b.tree)
@@ -288,19 +270,13 @@ func listSlots(l []any, p tree.Path, field tree.Path) []imageSlot {
 	return out
 }
 
-// entryValue reads the current value of an entry's field.
-func entryValue(e entry, field string) any {
-	if e.List == "replicas" {
-		return e.Node.K.Replicas[e.Index].Count
+// hasEntries reports whether any kustomization of the tree declares an
+// images: or replicas: entry.
+func hasEntries(t *ktree.Tree) bool {
+	for _, n := range t.Nodes {
+		if n.K != nil && n.File != "" && len(n.K.Images)+len(n.K.Replicas) > 0 {
+			return true
+		}
 	}
-	img := e.Node.K.Images[e.Index]
-	switch field {
-	case fieldNewName:
-		return img.NewName
-	case fieldNewTag:
-		return img.NewTag
-	case fieldDigest:
-		return img.Digest
-	}
-	return nil
+	return false
 }
