@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/bot"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
@@ -120,7 +121,10 @@ func buildRunner(ctx context.Context, cfg *config.Config, log *slog.Logger) (*bo
 		listers[c.Name] = l
 	}
 	r := &bot.Runner{
-		Bot:      &bot.Bot{GitHub: gh, Snapshots: &bot.Snapshots{GitHub: gh}, Metrics: metrics, Log: log},
+		Bot: &bot.Bot{GitHub: gh, Snapshots: &bot.Snapshots{GitHub: gh}, Metrics: metrics, Log: log,
+			// A target costs up to three renders (plain, dyed, verified):
+			// room for one poll of every target.
+			Renders: analyzer.NewRenderCache(3 * len(cfg.ResolvedTargets()))},
 		Interval: cfg.PollInterval,
 		Log:      log,
 	}

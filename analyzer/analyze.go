@@ -7,6 +7,7 @@
 package analyzer
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"strings"
@@ -34,9 +35,10 @@ type Input struct {
 	Repo *repofs.Repo
 	Root string // repo-relative kustomize root, or a plain folder of manifests
 	Live []Live
-	// FanIn maps a file to the top-level roots that read it; nil computes it
-	// from Repo. Callers that plan many roots pass one shared map.
-	FanIn map[string][]string
+	// Forest holds Repo's kustomize trees and says which files several
+	// roots read; nil makes one for this call. A poller that plans many
+	// roots of one snapshot passes one Forest (over the same Repo) to all.
+	Forest *ktree.Forest
 	// WriteScope is the repo folder the plan may write; "" is the whole
 	// repository (fan-in files excepted). With an overlay as the scope, a
 	// value a base supplies is authored as a new entry in the overlay.
@@ -72,7 +74,17 @@ func analyze(in Input, forceDye bool) (*Plan, error) {
 		})
 		return plan, nil
 	}
-	b, refusals, err := buildCached(in.Renders, in.Repo, root)
+	forest := in.Forest
+	if forest == nil {
+		forest = ktree.NewForest(in.Repo)
+	} else if forest.Repo() != in.Repo {
+		return nil, fmt.Errorf("the Forest given is over another repository snapshot than Repo")
+	}
+	t, krefs, err := forest.Load(root)
+	if err != nil {
+		return nil, err
+	}
+	b, refusals, err := buildTree(in.Renders, in.Repo, t, krefs, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -80,14 +92,10 @@ func analyze(in Input, forceDye bool) (*Plan, error) {
 		plan.Refusals = refusals
 		return plan, nil
 	}
-	fanIn := in.FanIn
-	if fanIn == nil {
-		fanIn = ktree.FanIn(in.Repo)
-	}
 	if in.WriteScope, err = repofs.Clean(in.WriteScope); err != nil {
 		return nil, fmt.Errorf("write scope: %w", err)
 	}
-	a := &analysis{in: in, root: root, base: b, fanIn: fanIn, plan: plan}
+	a := &analysis{in: in, root: root, base: b, forest: forest, plan: plan}
 	a.pair()
 	// The dye only says who supplies an image or replica value; when no
 	// such value differs from live there is nothing to route, and the
@@ -120,15 +128,19 @@ type built struct {
 // build loads, judges and renders a root. Judged refusals come back as
 // refusals; malformed YAML in a file the build reads is an error.
 func build(repo *repofs.Repo, root string) (*built, []Refusal, error) {
-	return buildCached(nil, repo, root)
-}
-
-// buildCached is build with its render looked up in cache (nil: none).
-func buildCached(cache *RenderCache, repo *repofs.Repo, root string) (*built, []Refusal, error) {
 	t, krefs, err := ktree.Load(repo, root)
 	if err != nil {
 		return nil, nil, err
 	}
+	return buildTree(nil, repo, t, krefs, nil)
+}
+
+// buildTree renders a loaded tree (refusals from loading it come back as
+// the plan's), its render looked up in cache (nil: none). known holds
+// files parsed before, such as the unedited files of the plain build when
+// verify builds the edited tree: one whose bytes are unchanged is reused,
+// not parsed again.
+func buildTree(cache *RenderCache, repo *repofs.Repo, t *ktree.Tree, krefs []ktree.Refusal, known map[string]*yamledit.File) (*built, []Refusal, error) {
 	if len(krefs) > 0 {
 		out := make([]Refusal, 0, len(krefs))
 		for _, r := range krefs {
@@ -142,13 +154,19 @@ func buildCached(cache *RenderCache, repo *repofs.Repo, root string) (*built, []
 	b := &built{tree: t, byID: map[objectID]int{}, files: map[string]*yamledit.File{}, cache: cache}
 	for _, p := range t.Resources {
 		data, _ := repo.File(p)
+		// The parse is also the bound on what kustomize will read (alias
+		// bombs, deep nesting), so every file is parsed before the render.
+		if f := known[p]; f != nil && bytes.Equal(f.Bytes(), data) {
+			b.files[p] = f
+			continue
+		}
 		f, err := yamledit.Parse(p, data)
 		if err != nil {
 			return nil, nil, err
 		}
 		b.files[p] = f
 	}
-	objs, err := renderCached(cache, repo, t, nil)
+	objs, err := renderCached(cache, repo, t, nil, b.files)
 	if err != nil {
 		return nil, []Refusal{{
 			Code: CodeRenderFailed, File: t.Root.File, Message: err.Error(),
@@ -164,11 +182,11 @@ func buildCached(cache *RenderCache, repo *repofs.Repo, root string) (*built, []
 
 // analysis is the working state of one Analyze call.
 type analysis struct {
-	in    Input
-	root  string
-	base  *built
-	fanIn map[string][]string
-	plan  *Plan
+	in     Input
+	root   string
+	base   *built
+	forest *ktree.Forest // for which files other roots read too
+	plan   *Plan
 
 	pairs      []pair
 	candidates []*candidate
@@ -363,7 +381,7 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 		return
 	}
 	var refusal *Refusal
-	switch roots := a.fanIn[file]; {
+	switch roots := a.forest.Readers(file); {
 	case !inScope(a.in.WriteScope, file):
 		refusal = &Refusal{Code: CodeOutOfScope, Message: fmt.Sprintf("the value lives in %s, outside the write scope %s", file, a.in.WriteScope),
 			Hint: "widen the target's write scope, or make the change in Git by hand"}

@@ -15,11 +15,15 @@ func idOf(obj map[string]any) objectID {
 	meta, _ := obj["metadata"].(map[string]any)
 	name, _ := meta["name"].(string)
 	ns, _ := meta["namespace"].(string)
-	group := ""
-	if i := strings.LastIndexByte(av, '/'); i >= 0 {
-		group = av[:i]
+	return objectID{Group: groupOf(av), Kind: kind, Namespace: ns, Name: name}
+}
+
+// groupOf is the API group of an apiVersion ("" for the core group).
+func groupOf(apiVersion string) string {
+	if i := strings.LastIndexByte(apiVersion, '/'); i >= 0 {
+		return apiVersion[:i]
 	}
-	return objectID{Group: group, Kind: kind, Namespace: ns, Name: name}
+	return ""
 }
 
 func refOf(obj map[string]any) ObjectRef {

@@ -1,9 +1,11 @@
 package analyzer
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/analyzer/repofs"
 	"github.com/driftback/driftback/analyzer/tree"
 )
@@ -130,6 +132,16 @@ func TestWriteFanInIsRefused(t *testing.T) {
 	if len(p.Refusals) != 1 || p.Refusals[0].Code != CodeWriteFanIn || len(p.Files) != 0 ||
 		!strings.Contains(p.Refusals[0].Message, "overlays/a, overlays/b") {
 		t.Fatalf("%s", dump(p))
+	}
+	// A Forest shared across the pass says the same; one over another
+	// snapshot is an error, not a wrong fan-in map.
+	forest := ktree.NewForest(repo)
+	shared, err := Analyze(Input{Repo: repo, Root: "overlays/a", Live: asLive(live), Forest: forest})
+	if err != nil || !reflect.DeepEqual(shared, p) {
+		t.Fatalf("with a shared Forest: %v\n%s", err, dump(shared))
+	}
+	if _, err := Analyze(Input{Repo: repo, Root: "overlays/a", Live: asLive(live), Forest: ktree.NewForest(repofs.New())}); err == nil {
+		t.Fatal("a Forest over another snapshot was accepted")
 	}
 }
 

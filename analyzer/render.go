@@ -14,6 +14,7 @@ import (
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/analyzer/repofs"
 	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/analyzer/yamledit"
 )
 
 // originAnnotation is where kustomize records, per rendered object, the file
@@ -30,9 +31,10 @@ type rendered struct {
 // render builds the tree's root with the real kustomize library on an
 // in-memory copy of the repository, plugins off, and returns the objects in
 // build order. extra replaces files in the in-memory copy only (the dye uses
-// it); the caller's repository is never modified.
-func render(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte) ([]rendered, error) {
-	if origins, ok := directOrigins(repo, t, extra); ok {
+// it); the caller's repository is never modified. parsed may hold source
+// files already parsed, to be read instead of decoded again.
+func render(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, parsed map[string]*yamledit.File) ([]rendered, error) {
+	if origins, ok := directOrigins(repo, t, extra, parsed); ok {
 		if out, ok := renderDirect(repo, t, extra, origins); ok {
 			return out, nil
 		}

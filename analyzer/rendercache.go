@@ -11,6 +11,7 @@ import (
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/analyzer/repofs"
 	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/analyzer/yamledit"
 )
 
 // krustyBuilds counts kustomize builds run by this process.
@@ -59,7 +60,7 @@ func (c *RenderCache) Stats() (hits, misses int64) {
 	return c.hits, c.misses
 }
 
-// renderKey hashes what render(repo, t, extra) reads.
+// renderKey hashes what render(repo, t, extra, ...) reads.
 func renderKey(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte) [32]byte {
 	h := sha256.New()
 	var n [8]byte
@@ -116,9 +117,9 @@ func sortedKeys(m map[string][]byte) []string {
 }
 
 // renderCached is render through the cache (none when c is nil).
-func renderCached(c *RenderCache, repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte) ([]rendered, error) {
+func renderCached(c *RenderCache, repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, parsed map[string]*yamledit.File) ([]rendered, error) {
 	if c == nil {
-		return render(repo, t, extra)
+		return render(repo, t, extra, parsed)
 	}
 	key := renderKey(repo, t, extra)
 	c.mu.Lock()
@@ -132,7 +133,7 @@ func renderCached(c *RenderCache, repo *repofs.Repo, t *ktree.Tree, extra map[st
 	c.misses++
 	c.mu.Unlock()
 
-	objs, err := render(repo, t, extra)
+	objs, err := render(repo, t, extra, parsed)
 	e := &cacheEntry{key: key, objs: copyRendered(objs), err: err}
 	c.mu.Lock()
 	defer c.mu.Unlock()

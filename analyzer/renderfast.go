@@ -16,6 +16,7 @@ import (
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/analyzer/repofs"
 	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/analyzer/yamledit"
 )
 
 // Performance (BENCHMARKS.md). Asking kustomize for origin annotations
@@ -60,8 +61,9 @@ type originKey struct{ Group, Kind, Name string }
 // reports false when the annotated build is needed: the root asks for
 // build metadata of its own, some input mentions the origin annotation,
 // a patch could touch annotations, or a resource file holds a List or
-// does not parse.
-func directOrigins(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte) (map[originKey][]string, bool) {
+// does not parse. parsed may hold files the build has already parsed; one
+// whose bytes are what the render reads spares decoding them again.
+func directOrigins(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, parsed map[string]*yamledit.File) (map[originKey][]string, bool) {
 	if t.Root == nil || t.Root.K == nil || len(t.Root.K.BuildMetadata) > 0 {
 		return nil, false
 	}
@@ -84,31 +86,71 @@ func directOrigins(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte) (m
 	}
 	out := map[originKey][]string{}
 	for _, p := range t.Resources {
-		dec := yaml.NewDecoder(bytes.NewReader(read(p)))
-		for {
-			var v any
-			err := dec.Decode(&v)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return nil, false
-			}
-			if v == nil {
-				continue
-			}
-			m, ok := v.(map[string]any)
-			if !ok {
-				return nil, false
-			}
-			id := idOf(m)
-			if _, hasItems := m["items"]; hasItems || strings.HasSuffix(id.Kind, "List") {
-				return nil, false
-			}
-			k := originKey{id.Group, id.Kind, id.Name}
+		keys, ok := documentKeys(read(p), parsed[p])
+		if !ok {
+			return nil, false
+		}
+		for _, k := range keys {
 			if fs := out[k]; len(fs) == 0 || fs[len(fs)-1] != p {
 				out[k] = append(out[k], p)
 			}
+		}
+	}
+	return out, true
+}
+
+// documentKeys names the documents of one resource file, empty ones left
+// out; false for a List or a document that does not decode. f, when it
+// holds exactly data, is read instead of decoding data again.
+func documentKeys(data []byte, f *yamledit.File) ([]originKey, bool) {
+	var out []originKey
+	add := func(m map[string]any) bool {
+		id := idOf(m)
+		if _, hasItems := m["items"]; hasItems || strings.HasSuffix(id.Kind, "List") {
+			return false
+		}
+		out = append(out, originKey{id.Group, id.Kind, id.Name})
+		return true
+	}
+	if f != nil && bytes.Equal(f.Bytes(), data) {
+		for i := range f.Len() {
+			id, plain := f.Identity(i)
+			if plain {
+				if id.Empty {
+					continue
+				}
+				if id.HasItems || strings.HasSuffix(id.Kind, "List") {
+					return nil, false
+				}
+				out = append(out, originKey{groupOf(id.APIVersion), id.Kind, id.Name})
+				continue
+			}
+			m, err := f.Value(i)
+			if err != nil {
+				return nil, false
+			}
+			if m != nil && !add(m) {
+				return nil, false
+			}
+		}
+		return out, true
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var v any
+		err := dec.Decode(&v)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, false
+		}
+		if v == nil {
+			continue
+		}
+		m, ok := v.(map[string]any)
+		if !ok || !add(m) {
+			return nil, false
 		}
 	}
 	return out, true

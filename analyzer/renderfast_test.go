@@ -3,6 +3,7 @@ package analyzer
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/driftback/driftback/analyzer/ktree"
@@ -19,7 +20,7 @@ func TestDirectRenderMatchesAnnotated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	direct := 0
+	direct, parsedRoots := 0, 0
 	for _, d := range dirs {
 		if !d.IsDir() {
 			continue
@@ -35,7 +36,16 @@ func TestDirectRenderMatchesAnnotated(t *testing.T) {
 			}
 			for _, extra := range []map[string][]byte{nil, dyedFiles(t, repo, root)} {
 				want, werr := renderAnnotated(repo, tr, extra)
-				origins, ok := directOrigins(repo, tr, extra)
+				origins, ok := directOrigins(repo, tr, extra, nil)
+				// Origins read off the build's parsed files are the same
+				// as origins decoded from the bytes.
+				if b, _, err := build(repo, root); err == nil && b != nil {
+					fromParsed, okParsed := directOrigins(repo, tr, extra, b.files)
+					if okParsed != ok || !reflect.DeepEqual(fromParsed, origins) {
+						t.Errorf("%s/%s: origins from parsed files %v (%v), from bytes %v (%v)", d.Name(), root, fromParsed, okParsed, origins, ok)
+					}
+					parsedRoots++
+				}
 				if !ok {
 					continue
 				}
@@ -64,8 +74,8 @@ func TestDirectRenderMatchesAnnotated(t *testing.T) {
 			}
 		}
 	}
-	if direct == 0 {
-		t.Fatal("no fixture took the direct render")
+	if direct == 0 || parsedRoots == 0 {
+		t.Fatalf("no fixture took the direct render (%d) or compared parsed origins (%d)", direct, parsedRoots)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/analyzer/tree"
 	"github.com/driftback/driftback/analyzer/yamledit"
 )
@@ -29,7 +30,12 @@ func (a *analysis) verify() {
 			a.refuseAll(CodeUnplaceableEdit, "the edited files cannot be placed: "+err.Error())
 			return
 		}
-		nb, refs, err := buildCached(a.in.Renders, edited, a.root)
+		t, krefs, err := ktree.Load(edited, a.root)
+		var nb *built
+		var refs []Refusal
+		if err == nil {
+			nb, refs, err = buildTree(a.in.Renders, edited, t, krefs, a.base.files)
+		}
 		if err != nil || len(refs) > 0 {
 			msg := "the edited tree no longer builds"
 			if err != nil {

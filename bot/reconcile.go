@@ -38,6 +38,9 @@ type Bot struct {
 	Metrics   *Metrics
 	Log       *slog.Logger
 	Now       func() time.Time
+	// Renders reuses kustomize builds across polls and targets, keyed by
+	// the content of every file a build reads; nil builds every time.
+	Renders *analyzer.RenderCache
 
 	memo map[string]memo // per target: what the last reconcile saw
 }
@@ -162,7 +165,8 @@ func (b *Bot) reconcile(ctx context.Context, t *Target, log *slog.Logger, baseBr
 			}
 		}
 		if out.Waiting == "" {
-			plan, err = analyzer.Analyze(analyzer.Input{Repo: renderRepo, Root: tc.Root, Live: live, WriteScope: tc.WriteScope, OrchestratorContext: orchestrator})
+			plan, err = analyzer.Analyze(analyzer.Input{Repo: renderRepo, Forest: b.Snapshots.Forest(renderRepo), Renders: b.Renders,
+				Root: tc.Root, Live: live, WriteScope: tc.WriteScope, OrchestratorContext: orchestrator})
 			if err != nil {
 				// The input itself is unusable (the root was deleted, a file
 				// is malformed): say so on the base head and leave the pull

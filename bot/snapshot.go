@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/analyzer/repofs"
 )
 
@@ -25,9 +26,31 @@ type Snapshots struct {
 	MaxBytes int64        // uncompressed cap; 0 = repofs.DefaultMaxBytes
 	Keep     int          // snapshots kept; 0 = 8
 
-	mu    sync.Mutex
-	cache map[string]*repofs.Repo
-	order []string
+	mu      sync.Mutex
+	cache   map[string]*repofs.Repo
+	order   []string
+	forests map[*repofs.Repo]*ktree.Forest // of the snapshots in cache
+}
+
+// Forest returns the kustomize trees of a snapshot Load returned, one per
+// snapshot, so that every target planned on one commit shares the tree
+// loads and the fan-in map. A snapshot no longer kept gets a fresh one.
+func (s *Snapshots) Forest(r *repofs.Repo) *ktree.Forest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f := s.forests[r]; f != nil {
+		return f
+	}
+	f := ktree.NewForest(r)
+	for _, kept := range s.cache {
+		if kept == r {
+			if s.forests == nil {
+				s.forests = map[*repofs.Repo]*ktree.Forest{}
+			}
+			s.forests[r] = f
+		}
+	}
+	return f
 }
 
 // Load returns the tree of owner/repo at commit sha.
@@ -75,6 +98,7 @@ func (s *Snapshots) Load(ctx context.Context, owner, repo, sha string) (*repofs.
 		keep = 8
 	}
 	for len(s.order) > keep {
+		delete(s.forests, s.cache[s.order[0]])
 		delete(s.cache, s.order[0])
 		s.order = s.order[1:]
 	}

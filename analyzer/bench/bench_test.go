@@ -68,13 +68,14 @@ func buildAll(tb testing.TB, s *suite) {
 	}
 }
 
-// planAll plans every root as a poller would: one fan-in map for the pass,
-// then Analyze per root. It returns the number of edits planned.
+// planAll plans every root as a poller would: one Forest for the pass (the
+// fan-in map is built the first time a plan writes a file), then Analyze
+// per root. It returns the number of edits planned.
 func planAll(tb testing.TB, s *suite, live map[string][]analyzer.Live, cache *analyzer.RenderCache) int {
-	fanIn := ktree.FanIn(s.fx.Repo)
+	forest := ktree.NewForest(s.fx.Repo)
 	edits := 0
 	for _, root := range s.fx.Roots {
-		p, err := analyzer.Analyze(analyzer.Input{Repo: s.fx.Repo, Root: root, Live: live[root], FanIn: fanIn, Renders: cache})
+		p, err := analyzer.Analyze(analyzer.Input{Repo: s.fx.Repo, Root: root, Live: live[root], Forest: forest, Renders: cache})
 		if err != nil {
 			tb.Fatal(err)
 		}

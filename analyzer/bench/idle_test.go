@@ -23,13 +23,13 @@ func TestIdlePollBuildsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fanIn := ktree.FanIn(fx.Repo)
 	cache := analyzer.NewRenderCache(0)
 	pass := func(c *analyzer.RenderCache) (map[string]*analyzer.Plan, int64) {
 		k0 := analyzer.KrustyBuilds()
 		out := map[string]*analyzer.Plan{}
+		forest := ktree.NewForest(fx.Repo)
 		for _, root := range fx.Roots {
-			p, err := analyzer.Analyze(analyzer.Input{Repo: fx.Repo, Root: root, Live: live[root], FanIn: fanIn, Renders: c})
+			p, err := analyzer.Analyze(analyzer.Input{Repo: fx.Repo, Root: root, Live: live[root], Forest: forest, Renders: c})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -510,3 +510,82 @@ func TestKustomizeDecodeMeasured(t *testing.T) {
 		t.Errorf("later documents are ignored: err=%v namePrefix=%q", err, k.NamePrefix)
 	}
 }
+
+// TestForest: a Forest loads each root once, says what FanIn says, and
+// builds the fan-in map only when asked, from the trees it keeps.
+func TestForest(t *testing.T) {
+	r := mkrepo(t, map[string]string{
+		"base/kustomization.yaml":          "resources:\n- deploy.yaml\n",
+		"base/deploy.yaml":                 deploy,
+		"overlays/dev/kustomization.yaml":  "resources:\n- ../../base\nnamespace: dev\n",
+		"overlays/prod/kustomization.yaml": "resources:\n- ../../base\npatches:\n- path: patch.yaml\n",
+		"overlays/prod/patch.yaml":         smp,
+		"lonely/kustomization.yaml":        "resources:\n- cm.yaml\n",
+		"lonely/cm.yaml":                   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
+	}, nil)
+	f := NewForest(r)
+	if f.Repo() != r {
+		t.Fatal("Repo() is not the snapshot given")
+	}
+	t1, refs, err := f.Load("overlays/dev")
+	if err != nil || len(refs) > 0 {
+		t.Fatalf("Load: %v %v", err, refs)
+	}
+	if len(f.trees) != 1 {
+		t.Fatalf("one Load kept %d trees; the fan-in map was built before it was asked for", len(f.trees))
+	}
+	want, _, _ := Load(r, "overlays/dev")
+	if !reflect.DeepEqual(t1.Inputs, want.Inputs) || !reflect.DeepEqual(t1.Resources, want.Resources) {
+		t.Errorf("Forest.Load = %v, Load = %v", t1.Inputs, want.Inputs)
+	}
+	if t2, _, _ := f.Load("overlays/dev"); t2 != t1 {
+		t.Error("a second Load of the same root loaded it again")
+	}
+	fan := FanIn(r)
+	for _, p := range r.Paths() {
+		if got := f.Readers(p); !slices.Equal(got, fan[p]) {
+			t.Errorf("Readers(%s) = %v, FanIn says %v", p, got, fan[p])
+		}
+	}
+	if got := f.Readers("base/deploy.yaml"); !slices.Equal(got, []string{"overlays/dev", "overlays/prod"}) {
+		t.Errorf("Readers(base/deploy.yaml) = %v", got)
+	}
+	if len(f.trees) != 3 {
+		t.Errorf("the fan-in map loaded %d roots, want the 3 of the repository", len(f.trees))
+	}
+	if t3, _, _ := f.Load("overlays/dev"); t3 != t1 {
+		t.Error("building the fan-in map replaced a tree already loaded")
+	}
+	// A root that does not exist is an error every time, not a cached tree.
+	for range 2 {
+		if _, _, err := f.Load("nowhere"); err == nil {
+			t.Error("Load of a missing root succeeded")
+		}
+	}
+}
+
+// TestForestConcurrent: many plans may share one Forest (run with -race).
+func TestForestConcurrent(t *testing.T) {
+	r := mkrepo(t, map[string]string{
+		"base/kustomization.yaml":       "resources:\n- deploy.yaml\n",
+		"base/deploy.yaml":              deploy,
+		"overlays/a/kustomization.yaml": "resources:\n- ../../base\n",
+		"overlays/b/kustomization.yaml": "resources:\n- ../../base\n",
+	}, nil)
+	f := NewForest(r)
+	done := make(chan []string)
+	for i := range 8 {
+		go func() {
+			root := []string{"overlays/a", "overlays/b"}[i%2]
+			if _, _, err := f.Load(root); err != nil {
+				t.Error(err)
+			}
+			done <- f.Readers("base/deploy.yaml")
+		}()
+	}
+	for range 8 {
+		if got := <-done; !slices.Equal(got, []string{"overlays/a", "overlays/b"}) {
+			t.Errorf("Readers = %v", got)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package ktree
 import (
 	"path"
 	"sort"
+	"sync"
 
 	"sigs.k8s.io/kustomize/api/types"
 
@@ -76,9 +77,13 @@ func Roots(repo *repofs.Repo) []string {
 // sorted list of those roots. A root with refusals still counts with the
 // files it was seen to read: an edit to them would change its build too.
 func FanIn(repo *repofs.Repo) map[string][]string {
+	return fanIn(repo, func(root string) (*Tree, []Refusal, error) { return Load(repo, root) })
+}
+
+func fanIn(repo *repofs.Repo, load func(root string) (*Tree, []Refusal, error)) map[string][]string {
 	readers := map[string][]string{}
 	for _, root := range Roots(repo) {
-		t, _, err := Load(repo, root)
+		t, _, err := load(root)
 		if err != nil || t == nil {
 			continue
 		}
@@ -93,4 +98,56 @@ func FanIn(repo *repofs.Repo) map[string][]string {
 		}
 	}
 	return out
+}
+
+// Forest is one repository snapshot's kustomize trees, loaded on demand and
+// kept, for a poller that plans many roots of one commit. The fan-in map
+// needs every root's tree, yet only a plan that writes a file asks for it:
+// a pass with no drift never pays for it, and once it is built the loads it
+// made serve the plans that follow. The snapshot must not change while the
+// Forest is in use. Safe for concurrent use; trees are shared, read-only.
+type Forest struct {
+	repo *repofs.Repo
+
+	mu    sync.Mutex
+	trees map[string]loaded
+
+	fanInOnce sync.Once
+	fanIn     map[string][]string
+}
+
+type loaded struct {
+	tree     *Tree
+	refusals []Refusal
+	err      error
+}
+
+// NewForest returns an empty Forest over repo.
+func NewForest(repo *repofs.Repo) *Forest {
+	return &Forest{repo: repo, trees: map[string]loaded{}}
+}
+
+// Repo is the snapshot the Forest reads.
+func (f *Forest) Repo() *repofs.Repo { return f.repo }
+
+// Load is Load(f.Repo(), root), each root read once.
+func (f *Forest) Load(root string) (*Tree, []Refusal, error) {
+	f.mu.Lock()
+	l, ok := f.trees[root]
+	f.mu.Unlock()
+	if ok {
+		return l.tree, l.refusals, l.err
+	}
+	t, refs, err := Load(f.repo, root)
+	f.mu.Lock()
+	f.trees[root] = loaded{t, refs, err}
+	f.mu.Unlock()
+	return t, refs, err
+}
+
+// Readers lists, sorted, the top-level roots that read file when two or
+// more do (FanIn); nil otherwise. The first call loads every root.
+func (f *Forest) Readers(file string) []string {
+	f.fanInOnce.Do(func() { f.fanIn = fanIn(f.repo, f.Load) })
+	return f.fanIn[file]
 }

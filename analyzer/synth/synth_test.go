@@ -19,7 +19,7 @@ func TestNoDriftPlansNothing(t *testing.T) {
 	if fx.Objects != 40 {
 		t.Fatalf("objects = %d, want 40", fx.Objects)
 	}
-	fanIn := ktree.FanIn(fx.Repo)
+	forest := ktree.NewForest(fx.Repo)
 	for _, drift := range []float64{0, 0.5} {
 		live, drifted, err := fx.Live(drift)
 		if err != nil {
@@ -28,7 +28,7 @@ func TestNoDriftPlansNothing(t *testing.T) {
 		edits, refusals, want := 0, 0, 0
 		for _, root := range fx.Roots {
 			want += drifted[root]
-			p, err := analyzer.Analyze(analyzer.Input{Repo: fx.Repo, Root: root, Live: live[root], FanIn: fanIn})
+			p, err := analyzer.Analyze(analyzer.Input{Repo: fx.Repo, Root: root, Live: live[root], Forest: forest})
 			if err != nil {
 				t.Fatal(err)
 			}
