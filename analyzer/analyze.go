@@ -98,10 +98,10 @@ func analyze(in Input, forceDye bool) (*Plan, error) {
 	a := &analysis{in: in, root: root, base: b, forest: forest, plan: plan}
 	a.pair()
 	// The dye only says who supplies an image or replica value; when no
-	// such value differs from live there is nothing to route, and the
-	// extra build is skipped.
+	// entry can supply one that differs from live there is nothing to
+	// route, and the extra build is skipped.
 	a.dyed = &dyeResult{suppliers: map[slotKey]supplier{}}
-	if forceDye || a.slotsDrifted() {
+	if forceDye || a.dyeCanRoute() {
 		if a.dyed, err = dye(in.Repo, b); err != nil {
 			return nil, err
 		}
@@ -420,6 +420,10 @@ func (a *analysis) source(r rendered) (string, int, map[string]any, error) {
 	match := -1
 	var src map[string]any
 	for i := 0; i < f.Len(); i++ {
+		// Name the document cheaply first: only the match is decoded whole.
+		if id, plain := f.Identity(i); plain && (id.Empty || id.Kind != r.ID.Kind || id.Name != r.ID.Name || groupOf(id.APIVersion) != r.ID.Group) {
+			continue
+		}
 		v, err := f.Value(i)
 		if err != nil || v == nil {
 			continue
@@ -438,19 +442,22 @@ func (a *analysis) source(r rendered) (string, int, map[string]any, error) {
 	return r.Origin, match, src, nil
 }
 
-// slotsDrifted reports whether some paired object's image reference or
-// replica count differs from its render: only then can routing matter.
-func (a *analysis) slotsDrifted() bool {
+// dyeCanRoute reports whether the dye could name an entry as the supplier
+// of some image or replica value that differs from live: only then is its
+// extra build worth running. Without it every such value is written to
+// the source, which is what the dye would have said anyway.
+func (a *analysis) dyeCanRoute() bool {
+	entries := entriesOf(a.base.tree)
 	for _, p := range a.pairs {
 		for _, s := range imageSlots(p.ren.Object) {
-			if v, ok := tree.Get(p.intent, s.Path); ok && v != s.Image {
+			if v, ok := tree.Get(p.intent, s.Path); ok && v != s.Image && entries.mayMatchImage(s.Image) {
 				return true
 			}
 		}
 		if replicaKinds[p.ren.ID.Kind] {
 			rv, rok := tree.Get(p.ren.Object, replicasPath)
 			lv, lok := tree.Get(p.intent, replicasPath)
-			if rok != lok || !tree.Equal(rv, lv) {
+			if (rok != lok || !tree.Equal(rv, lv)) && entries.replicas[p.ren.ID.Name] {
 				return true
 			}
 		}

@@ -270,6 +270,75 @@ func listSlots(l []any, p tree.Path, field tree.Path) []imageSlot {
 	return out
 }
 
+// treeEntries is what a tree's images:/replicas: entries match on.
+type treeEntries struct {
+	imageNames []string        // images[].name, kustomize's regular expressions
+	renames    bool            // some images entry sets newName
+	replicas   map[string]bool // replicas[].name: exact object names
+}
+
+func entriesOf(t *ktree.Tree) treeEntries {
+	e := treeEntries{replicas: map[string]bool{}}
+	for _, n := range t.Nodes {
+		if n.K == nil || n.File == "" {
+			continue
+		}
+		for _, img := range n.K.Images {
+			e.imageNames = append(e.imageNames, img.Name)
+			e.renames = e.renames || img.NewName != ""
+		}
+		for _, r := range n.K.Replicas {
+			e.replicas[r.Name] = true // matched by name alone (measured: any kind the fieldspec selects)
+		}
+	}
+	return e
+}
+
+// mayMatchImage reports whether some images entry could have supplied a
+// component of the rendered image ref, at any level of the build. It
+// answers true unless it can show that no entry matched: kustomize tests
+// ^name(:tag)?(@digest)?$ against the image as it stands at each level,
+// and only when no entry renames does that image keep the rendered name
+// at every level where a supplier could match it (a patch that replaced
+// the whole string afterwards leaves no entry supplying anything).
+func (e treeEntries) mayMatchImage(ref string) bool {
+	if len(e.imageNames) == 0 {
+		return false
+	}
+	if e.renames {
+		return true
+	}
+	name := parseImage(ref).Name
+	for _, pat := range e.imageNames {
+		if patternMayMatch(pat, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// patternMayMatch decides whether ^pat(:tag)?(@digest)?$ could match name
+// followed by a tag or digest. A pattern of letters, digits, '_', '-', '/'
+// and '.' (any one character) consumes exactly its own length, so after
+// it the image must end or go on with ':' or '@'; any other pattern is a
+// regular expression this does not read, and may match.
+func patternMayMatch(pat, name string) bool {
+	for _, c := range pat {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '/' || c == '.') {
+			return true
+		}
+	}
+	if len(pat) > len(name) {
+		return true // the pattern runs on into the tag or digest
+	}
+	for i := range len(pat) {
+		if pat[i] != '.' && pat[i] != name[i] {
+			return false
+		}
+	}
+	return len(pat) == len(name) || name[len(pat)] == ':' || name[len(pat)] == '@'
+}
+
 // hasEntries reports whether any kustomization of the tree declares an
 // images: or replicas: entry.
 func hasEntries(t *ktree.Tree) bool {

@@ -1,6 +1,9 @@
 package analyzer
 
-import "testing"
+import (
+	"regexp"
+	"testing"
+)
 
 func TestParseImage(t *testing.T) {
 	cases := map[string]imageRef{
@@ -37,4 +40,39 @@ func FuzzParseImage(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPatternMayMatch: an entry name is ruled out only where kustomize's
+// ^name(:tag)?(@digest)?$ provably cannot match the image name.
+func TestPatternMayMatch(t *testing.T) {
+	for _, c := range []struct {
+		pat, name string
+		want      bool
+	}{
+		{"registry.example.com/t1/app-00", "registry.example.com/t1/app-00", true},
+		{"registry.example.com/t1/app-00", "registry.example.com/t1/app-01", false},
+		{"registry.example.com/t1/app", "registry.example.com/t1/app-01", false}, // '-' cannot start a tag
+		{"app", "app", true},
+		{"ap.", "app", true}, // '.' is any character (measured)
+		{"ap.", "apx", true},
+		{"app.v1", "app", true},             // runs on into ":v1"
+		{"reg", "reg:5000/app", true},       // ':' after it could start a tag
+		{"nginx", "docker.io/nginx", false}, // anchored at the start
+		{"app-.*", "app-x", true},           // a regular expression: cannot tell
+		{"app|web", "web", true},
+		{"[", "x", true},
+		{"xpp", "app", false},
+	} {
+		if got := patternMayMatch(c.pat, c.name); got != c.want {
+			t.Errorf("patternMayMatch(%q, %q) = %v, want %v", c.pat, c.name, got, c.want)
+		}
+		// Never rule out what kustomize's own pattern matches.
+		if !c.want {
+			for _, img := range []string{c.name, c.name + ":v1", c.name + "@sha256:abc", c.name + ":v1@sha256:abc"} {
+				if re := regexp.MustCompile("^" + c.pat + `(:[a-zA-Z0-9_.{}-]*)?(@[a-zA-Z0-9]+([.+_-][a-zA-Z0-9]+)*:[a-zA-Z0-9_.{}-]*)?$`); re.MatchString(img) {
+					t.Errorf("%q matches %q, yet patternMayMatch ruled it out", c.pat, img)
+				}
+			}
+		}
+	}
 }

@@ -1,7 +1,9 @@
 package analyzer
 
 import (
+	"bytes"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -20,7 +22,7 @@ const maxRounds = 4
 // the target: what failed is dropped and the rest is verified again.
 func (a *analysis) verify() {
 	for len(a.candidates) > 0 {
-		files, failed := a.apply()
+		files, parsed, failed := a.apply()
 		if len(failed) > 0 {
 			a.drop(failed)
 			continue
@@ -34,7 +36,12 @@ func (a *analysis) verify() {
 		var nb *built
 		var refs []Refusal
 		if err == nil {
-			nb, refs, err = buildTree(a.in.Renders, edited, t, krefs, a.base.files)
+			// Unedited files keep the plain build's parse, edited ones the
+			// editor's: nothing is parsed twice.
+			known := make(map[string]*yamledit.File, len(a.base.files)+len(parsed))
+			maps.Copy(known, a.base.files)
+			maps.Copy(known, parsed)
+			nb, refs, err = buildTree(a.in.Renders, edited, t, krefs, known)
 		}
 		if err != nil || len(refs) > 0 {
 			msg := "the edited tree no longer builds"
@@ -48,7 +55,7 @@ func (a *analysis) verify() {
 		}
 		drop, fields := a.check(nb)
 		if len(drop) == 0 && len(fields) == 0 {
-			a.final = a.editedFiles(files)
+			a.final = editedFiles(files, parsed)
 			return
 		}
 		for _, c := range a.candidates {
@@ -69,9 +76,10 @@ func (a *analysis) verify() {
 	}
 }
 
-// apply writes every candidate's source form into fresh copies of its file.
-// A document the editor cannot write refuses its candidate.
-func (a *analysis) apply() (map[string][]byte, map[*candidate]bool) {
+// apply writes every candidate's source form into fresh copies of its file,
+// and returns the new bytes with the edited resource files' parses. A
+// document the editor cannot write refuses its candidate.
+func (a *analysis) apply() (map[string][]byte, map[string]*yamledit.File, map[*candidate]bool) {
 	parsed := map[string]*yamledit.File{}
 	failed := map[*candidate]bool{}
 	for _, c := range a.candidates {
@@ -112,13 +120,17 @@ func (a *analysis) apply() (map[string][]byte, map[*candidate]bool) {
 			a.routes = nil
 		}
 	}
-	return out, failed
+	return out, parsed, failed
 }
 
-func (a *analysis) editedFiles(files map[string][]byte) map[string]*yamledit.File {
+// editedFiles is every written file parsed, for the plan's line numbers:
+// the editor's own parse where it made the file.
+func editedFiles(files map[string][]byte, parsed map[string]*yamledit.File) map[string]*yamledit.File {
 	out := map[string]*yamledit.File{}
 	for p, b := range files {
-		if f, err := yamledit.Parse(p, b); err == nil {
+		if f := parsed[p]; f != nil && bytes.Equal(f.Bytes(), b) {
+			out[p] = f
+		} else if f, err := yamledit.Parse(p, b); err == nil {
 			out[p] = f
 		}
 	}

@@ -1,0 +1,54 @@
+package analyzer_test
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/synth"
+)
+
+// TestDyeSkipChangesNoPlan: skipping the dyed build where no entry can
+// supply a drifted image or replica value gives exactly the plan that the
+// dye would have given, over a synthetic repository in which every kind
+// of drift lands on objects with and without entries.
+func TestDyeSkipChangesNoPlan(t *testing.T) {
+	fx, err := synth.NewRepo(7, 30, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, _, err := fx.Live(0.4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forest := ktree.NewForest(fx.Repo)
+	skipped, routed := 0, 0
+	for _, root := range fx.Roots {
+		in := analyzer.Input{Repo: fx.Repo, Root: root, Live: live[root], Forest: forest}
+		k0 := analyzer.KrustyBuilds()
+		got, err := analyzer.Analyze(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k1 := analyzer.KrustyBuilds()
+		want, err := analyzer.AnalyzeForcingDye(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k2 := analyzer.KrustyBuilds(); k2-k1 > k1-k0 {
+			skipped++
+		}
+		for _, e := range want.Edits {
+			if e.Route != analyzer.RouteSource {
+				routed++
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: the plan without the dye differs from the dyed one\ngot  %+v\nwant %+v", root, got, want)
+		}
+	}
+	if skipped == 0 || routed == 0 {
+		t.Fatalf("the fixture exercised %d skipped dyes and %d routed edits; both must happen", skipped, routed)
+	}
+}
