@@ -7,7 +7,6 @@
 package analyzer
 
 import (
-	"bytes"
 	"fmt"
 	"sort"
 	"strings"
@@ -84,7 +83,7 @@ func analyze(in Input, forceDye bool) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, refusals, err := buildTree(in.Renders, in.Repo, t, krefs, nil)
+	b, refusals, err := buildTree(in.Renders, in.Repo, t, krefs, func(p string, _ []byte) (*yamledit.File, error) { return forest.Parse(p) })
 	if err != nil {
 		return nil, err
 	}
@@ -132,15 +131,17 @@ func build(repo *repofs.Repo, root string) (*built, []Refusal, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return buildTree(nil, repo, t, krefs, nil)
+	return buildTree(nil, repo, t, krefs, func(p string, data []byte) (*yamledit.File, error) { return yamledit.Parse(p, data) })
 }
 
+// parser parses the resource file p, whose bytes in the repository being
+// built are data; a Forest or an earlier build may already hold the parse.
+type parser func(p string, data []byte) (*yamledit.File, error)
+
 // buildTree renders a loaded tree (refusals from loading it come back as
-// the plan's), its render looked up in cache (nil: none). known holds
-// files parsed before, such as the unedited files of the plain build when
-// verify builds the edited tree: one whose bytes are unchanged is reused,
-// not parsed again.
-func buildTree(cache *RenderCache, repo *repofs.Repo, t *ktree.Tree, krefs []ktree.Refusal, known map[string]*yamledit.File) (*built, []Refusal, error) {
+// the plan's), its render looked up in cache (nil: none), its resource
+// files parsed by parse.
+func buildTree(cache *RenderCache, repo *repofs.Repo, t *ktree.Tree, krefs []ktree.Refusal, parse parser) (*built, []Refusal, error) {
 	if len(krefs) > 0 {
 		out := make([]Refusal, 0, len(krefs))
 		for _, r := range krefs {
@@ -156,11 +157,7 @@ func buildTree(cache *RenderCache, repo *repofs.Repo, t *ktree.Tree, krefs []ktr
 		data, _ := repo.File(p)
 		// The parse is also the bound on what kustomize will read (alias
 		// bombs, deep nesting), so every file is parsed before the render.
-		if f := known[p]; f != nil && bytes.Equal(f.Bytes(), data) {
-			b.files[p] = f
-			continue
-		}
-		f, err := yamledit.Parse(p, data)
+		f, err := parse(p, data)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -41,7 +41,12 @@ func (a *analysis) verify() {
 			known := make(map[string]*yamledit.File, len(a.base.files)+len(parsed))
 			maps.Copy(known, a.base.files)
 			maps.Copy(known, parsed)
-			nb, refs, err = buildTree(a.in.Renders, edited, t, krefs, known)
+			nb, refs, err = buildTree(a.in.Renders, edited, t, krefs, func(p string, data []byte) (*yamledit.File, error) {
+				if f := known[p]; f != nil && bytes.Equal(f.Bytes(), data) {
+					return f, nil
+				}
+				return yamledit.Parse(p, data)
+			})
 		}
 		if err != nil || len(refs) > 0 {
 			msg := "the edited tree no longer builds"

@@ -556,6 +556,20 @@ func TestForest(t *testing.T) {
 	if t3, _, _ := f.Load("overlays/dev"); t3 != t1 {
 		t.Error("building the fan-in map replaced a tree already loaded")
 	}
+	// Manifests are parsed once, errors included.
+	d1, err := f.Parse("base/deploy.yaml")
+	if err != nil || d1 == nil || string(d1.Bytes()) != deploy {
+		t.Fatalf("Parse: %v", err)
+	}
+	if d2, _ := f.Parse("base/deploy.yaml"); d2 != d1 {
+		t.Error("a second Parse of the same file parsed it again")
+	}
+	bad := mkrepo(t, map[string]string{"x.yaml": "a: [\n"}, nil)
+	for range 2 {
+		if _, err := NewForest(bad).Parse("x.yaml"); err == nil || !strings.Contains(err.Error(), "x.yaml") {
+			t.Errorf("Parse of malformed YAML: %v", err)
+		}
+	}
 	// A root that does not exist is an error every time, not a cached tree.
 	for range 2 {
 		if _, _, err := f.Load("nowhere"); err == nil {

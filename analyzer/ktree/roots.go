@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/kustomize/api/types"
 
 	"github.com/driftback/driftback/analyzer/repofs"
+	"github.com/driftback/driftback/analyzer/yamledit"
 )
 
 // Roots returns every top-level root of the repo, sorted: folders holding a
@@ -100,17 +101,21 @@ func fanIn(repo *repofs.Repo, load func(root string) (*Tree, []Refusal, error)) 
 	return out
 }
 
-// Forest is one repository snapshot's kustomize trees, loaded on demand and
-// kept, for a poller that plans many roots of one commit. The fan-in map
-// needs every root's tree, yet only a plan that writes a file asks for it:
-// a pass with no drift never pays for it, and once it is built the loads it
-// made serve the plans that follow. The snapshot must not change while the
-// Forest is in use. Safe for concurrent use; trees are shared, read-only.
+// Forest is one repository snapshot's kustomize trees and parsed manifest
+// files, made on demand and kept, for a poller that plans many roots of one
+// commit: overlays over shared bases read the same files, and each is
+// parsed once. The fan-in map needs every root's tree, yet only a plan that
+// writes a file asks for it: a pass with no drift never pays for it, and
+// once it is built the loads it made serve the plans that follow. The
+// snapshot must not change while the Forest is in use. Safe for concurrent
+// use; trees and files are shared and must be treated as read-only (parse
+// a file afresh to edit it).
 type Forest struct {
 	repo *repofs.Repo
 
 	mu    sync.Mutex
 	trees map[string]loaded
+	files map[string]parsed
 
 	fanInOnce sync.Once
 	fanIn     map[string][]string
@@ -122,9 +127,30 @@ type loaded struct {
 	err      error
 }
 
+type parsed struct {
+	file *yamledit.File
+	err  error
+}
+
 // NewForest returns an empty Forest over repo.
 func NewForest(repo *repofs.Repo) *Forest {
-	return &Forest{repo: repo, trees: map[string]loaded{}}
+	return &Forest{repo: repo, trees: map[string]loaded{}, files: map[string]parsed{}}
+}
+
+// Parse is yamledit.Parse of the snapshot's file p, each file parsed once.
+func (f *Forest) Parse(p string) (*yamledit.File, error) {
+	f.mu.Lock()
+	r, ok := f.files[p]
+	f.mu.Unlock()
+	if ok {
+		return r.file, r.err
+	}
+	data, _ := f.repo.File(p)
+	file, err := yamledit.Parse(p, data)
+	f.mu.Lock()
+	f.files[p] = parsed{file, err}
+	f.mu.Unlock()
+	return file, err
 }
 
 // Repo is the snapshot the Forest reads.
