@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"bytes"
 	"reflect"
 	"strings"
 	"testing"
@@ -233,3 +234,46 @@ type personOwnsAll struct{}
 
 func (personOwnsAll) UserOwned(tree.Path) bool { return true }
 func (personOwnsAll) Ignored() []tree.Path     { return nil }
+
+// TestEditedTreeIsLoadsTree: verify takes the plain build's tree for an
+// edited repository exactly when loading it again would give the same
+// tree, and loads (and judges) it again otherwise.
+func TestEditedTreeIsLoadsTree(t *testing.T) {
+	repo := repoOf(t, map[string]string{
+		"base/kustomization.yaml": "resources: [d.yaml]\n",
+		"base/d.yaml":             deployment,
+		"app/kustomization.yaml":  "resources: [../base]\nnamespace: a\nimages:\n- name: app\n  newTag: v2\n",
+	})
+	b, refs, err := build(repo, "app")
+	if err != nil || len(refs) > 0 {
+		t.Fatal(err, refs)
+	}
+	a := &analysis{root: "app", base: b}
+	same := func(edits map[string][]byte) (*ktree.Tree, []ktree.Refusal) {
+		t.Helper()
+		edited, err := repo.With(edits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, grefs, err := a.editedTree(edited, edits)
+		want, wrefs, werr := ktree.Load(edited, "app")
+		if err != nil || werr != nil {
+			t.Fatal(err, werr)
+		}
+		if !reflect.DeepEqual(got.Inputs, want.Inputs) || !reflect.DeepEqual(got.Resources, want.Resources) ||
+			!reflect.DeepEqual(got.Patches, want.Patches) || len(grefs) != len(wrefs) {
+			t.Errorf("editedTree %v %v, Load %v %v", got.Inputs, grefs, want.Inputs, wrefs)
+		}
+		return got, grefs
+	}
+	if got, _ := same(map[string][]byte{"base/d.yaml": []byte(strings.Replace(deployment, "replicas: 1", "replicas: 4", 1))}); got != b.tree {
+		t.Error("an edited manifest made verify load the tree again")
+	}
+	if got, _ := same(map[string][]byte{"app/kustomization.yaml": []byte("resources: [../base]\nnamespace: a\nimages:\n- name: app\n  newTag: v3\n")}); got == b.tree {
+		t.Error("an edited kustomization was not loaded again")
+	}
+	huge := append([]byte(deployment+"# "), bytes.Repeat([]byte("x"), ktree.MaxFileBytes)...)
+	if got, grefs := same(map[string][]byte{"base/d.yaml": huge}); got == b.tree || len(grefs) == 0 {
+		t.Error("an edited manifest over the size limit was not judged again")
+	}
+}

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/repofs"
 	"github.com/driftback/driftback/analyzer/tree"
 	"github.com/driftback/driftback/analyzer/yamledit"
 )
@@ -32,7 +34,7 @@ func (a *analysis) verify() {
 			a.refuseAll(CodeUnplaceableEdit, "the edited files cannot be placed: "+err.Error())
 			return
 		}
-		t, krefs, err := ktree.Load(edited, a.root)
+		t, krefs, err := a.editedTree(edited, files)
 		var nb *built
 		var refs []Refusal
 		if err == nil {
@@ -79,6 +81,24 @@ func (a *analysis) verify() {
 		}
 		a.drop(drop)
 	}
+}
+
+// editedTree loads the kustomize tree of the edited repository. What Load
+// reads of a manifest is only that it exists and its size, and an edit
+// never adds or removes a file, so when no kustomization file was edited
+// and no edited manifest outgrew ktree.MaxFileBytes the tree is the plain
+// build's; otherwise it is loaded and judged again.
+func (a *analysis) editedTree(edited *repofs.Repo, files map[string][]byte) (*ktree.Tree, []ktree.Refusal, error) {
+	kustomizations := map[string]bool{}
+	for _, n := range a.base.tree.Nodes {
+		kustomizations[n.File] = true
+	}
+	for p, b := range files {
+		if kustomizations[p] || len(b) > ktree.MaxFileBytes || !slices.Contains(a.base.tree.Inputs, p) {
+			return ktree.Load(edited, a.root)
+		}
+	}
+	return a.base.tree, nil, nil
 }
 
 // apply writes every candidate's source form into fresh copies of its file,
