@@ -266,7 +266,7 @@ func TestEditedTreeIsLoadsTree(t *testing.T) {
 		}
 		return got, grefs
 	}
-	if got, _ := same(map[string][]byte{"base/d.yaml": []byte(strings.Replace(deployment, "replicas: 1", "replicas: 4", 1))}); got != b.tree {
+	if got, _ := same(map[string][]byte{"base/d.yaml": []byte(strings.Replace(deployment, "image: app:v1", "image: app:v9", 1))}); got != b.tree {
 		t.Error("an edited manifest made verify load the tree again")
 	}
 	if got, _ := same(map[string][]byte{"app/kustomization.yaml": []byte("resources: [../base]\nnamespace: a\nimages:\n- name: app\n  newTag: v3\n")}); got == b.tree {
