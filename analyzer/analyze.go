@@ -279,7 +279,11 @@ func (a *analysis) pair() {
 		used[idx[0]] = true
 		l := a.in.Live[idx[0]]
 		ren := tree.RedactSecret(r.Object)
-		live := tree.RedactSecret(tree.Normalize(l.Object).(map[string]any))
+		obj := l.Object
+		if !tree.IsCanonical(obj) {
+			obj = tree.Normalize(obj).(map[string]any)
+		}
+		live := tree.RedactSecret(obj) // read, never written: no copy needed
 		if l.Owner == nil {
 			anyUnowned = true
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/analyzer/synth"
+	"github.com/driftback/driftback/analyzer/tree"
 )
 
 // TestDyeSkipChangesNoPlan: skipping the dyed build where no entry can
@@ -22,6 +23,22 @@ func TestDyeSkipChangesNoPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The caller's live objects are read, never written.
+	before := map[string][]map[string]any{}
+	for root, ls := range live {
+		for _, l := range ls {
+			before[root] = append(before[root], tree.Copy(l.Object).(map[string]any))
+		}
+	}
+	defer func() {
+		for root, ls := range live {
+			for i, l := range ls {
+				if !reflect.DeepEqual(l.Object, before[root][i]) {
+					t.Errorf("%s: Analyze changed the caller's live object %d", root, i)
+				}
+			}
+		}
+	}()
 	forest := ktree.NewForest(fx.Repo)
 	skipped, routed := 0, 0
 	for _, root := range fx.Roots {

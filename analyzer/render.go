@@ -80,7 +80,7 @@ func renderAnnotated(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte) 
 		if err != nil {
 			return nil, fmt.Errorf("decode %s: %w", r.CurId(), err)
 		}
-		obj := tree.Normalize(m).(map[string]any)
+		obj := tree.NormalizeOwned(m).(map[string]any) // m is the decoder's fresh copy
 		stripAnnotation(obj, originAnnotation)
 		out = append(out, rendered{ID: idOf(obj), Object: obj, Origin: src})
 	}

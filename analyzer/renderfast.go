@@ -192,7 +192,7 @@ func renderDirect(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, ori
 		if err != nil {
 			return nil, false
 		}
-		obj := tree.Normalize(m).(map[string]any)
+		obj := tree.NormalizeOwned(m).(map[string]any) // m is the decoder's fresh copy
 		id := idOf(obj)
 		files := origins[originKey{id.Group, id.Kind, id.Name}]
 		if len(files) != 1 {

@@ -83,6 +83,54 @@ func Normalize(v any) any {
 	}
 }
 
+// NormalizeOwned is Normalize for a value nobody else holds (a decoder's
+// fresh output): maps and lists already of the canonical types are
+// normalised in place rather than copied.
+func NormalizeOwned(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			t[k] = NormalizeOwned(e)
+		}
+		return t
+	case []any:
+		for i, e := range t {
+			t[i] = NormalizeOwned(e)
+		}
+		return t
+	case string, bool, nil, int64:
+		return v
+	}
+	return Normalize(v)
+}
+
+// IsCanonical reports whether v is already what Normalize would make of
+// it, so that it can be read without a normalised copy.
+func IsCanonical(v any) bool {
+	switch t := v.(type) {
+	case map[string]any:
+		for _, e := range t {
+			if !IsCanonical(e) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, e := range t {
+			if !IsCanonical(e) {
+				return false
+			}
+		}
+		return true
+	case string, bool, nil, int64:
+		return true
+	case float64:
+		n, ok := normFloat(t).(float64)
+		return ok && (n == t || math.IsNaN(t))
+	}
+	return false
+}
+
 func normFloatOrUint(u uint64) any {
 	if u <= math.MaxInt64 {
 		return int64(u)
@@ -100,6 +148,48 @@ func normFloat(f float64) any {
 // Equal reports whether a and b are the same canonical value. Both are
 // normalised first, so callers may pass raw decoder output. NaN equals NaN.
 func Equal(a, b any) bool {
+	// Values that are canonical already (the common case: renders and live
+	// objects are normalised once when read) compare without a copy; any
+	// other shape is normalised whole, which is what it means.
+	switch x := a.(type) {
+	case map[string]any:
+		if y, ok := b.(map[string]any); ok {
+			if len(x) != len(y) {
+				return false
+			}
+			for k, xv := range x {
+				yv, ok := y[k]
+				if !ok || !Equal(xv, yv) {
+					return false
+				}
+			}
+			return true
+		}
+	case []any:
+		if y, ok := b.([]any); ok {
+			if len(x) != len(y) {
+				return false
+			}
+			for i := range x {
+				if !Equal(x[i], y[i]) {
+					return false
+				}
+			}
+			return true
+		}
+	case string:
+		if y, ok := b.(string); ok {
+			return x == y
+		}
+	case int64:
+		if y, ok := b.(int64); ok {
+			return x == y
+		}
+	case bool:
+		if y, ok := b.(bool); ok {
+			return x == y
+		}
+	}
 	return equalNorm(Normalize(a), Normalize(b))
 }
 

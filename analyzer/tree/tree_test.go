@@ -1,7 +1,9 @@
 package tree
 
 import (
+	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -120,3 +122,72 @@ func TestRedactSecretIsForTheCoreSecretOnly(t *testing.T) {
 		t.Error("a custom kind named Secret was redacted")
 	}
 }
+
+// TestEqualAgreesWithNormalizedEqual: the copy-free comparison says what
+// comparing the two normalised copies says, over random mixed values.
+func TestEqualAgreesWithNormalizedEqual(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var gen func(depth int) any
+	gen = func(depth int) any {
+		switch n := rng.IntN(12); {
+		case depth > 3 || n < 2:
+			return []any{"a", "b", int64(1), 1, float64(1), 1.5, int32(1), true, nil, "1", uint8(1), json.Number("1")}[rng.IntN(12)]
+		case n < 5:
+			m := map[string]any{}
+			for range rng.IntN(3) {
+				m[[]string{"x", "y", "1"}[rng.IntN(3)]] = gen(depth + 1)
+			}
+			return m
+		case n < 7:
+			m := map[any]any{}
+			for range rng.IntN(3) {
+				// Not both 1 and "1": they collide, and which one wins
+				// depends on map order.
+				m[[]any{"x", 1, "y"}[rng.IntN(3)]] = gen(depth + 1)
+			}
+			return m
+		case n < 9:
+			l := []any{}
+			for range rng.IntN(3) {
+				l = append(l, gen(depth+1))
+			}
+			return l
+		case n < 10:
+			return []string{"x", "y"}[:rng.IntN(3)]
+		default:
+			return []map[string]any{{"x": gen(depth + 1)}}
+		}
+	}
+	same := 0
+	for range 20000 {
+		a := gen(0)
+		b := gen(0)
+		if rng.IntN(3) == 0 {
+			b = Normalize(a)
+		}
+		if IsCanonical(a) && !equalNorm(a, Normalize(a)) {
+			t.Fatalf("IsCanonical(%#v) but Normalize changes it", a)
+		}
+		if n := Normalize(a); !IsCanonical(n) {
+			t.Fatalf("Normalize(%#v) = %#v is not canonical", a, n)
+		}
+		if n := NormalizeOwned(Copy(Normalize(a))); !equalNorm(n, Normalize(a)) {
+			t.Fatalf("NormalizeOwned(%#v) = %#v", a, n)
+		}
+		if fresh, n := Copy(a), Normalize(a); !isMapAnyAny(a) && !equalNorm(NormalizeOwned(fresh), n) {
+			t.Fatalf("NormalizeOwned(%#v) differs from Normalize", a)
+		}
+		want := equalNorm(Normalize(a), Normalize(b))
+		if got := Equal(a, b); got != want {
+			t.Fatalf("Equal(%#v, %#v) = %v, normalised comparison says %v", a, b, got, want)
+		}
+		if want {
+			same++
+		}
+	}
+	if same < 1000 {
+		t.Fatalf("only %d equal pairs generated", same)
+	}
+}
+
+func isMapAnyAny(v any) bool { _, ok := v.(map[any]any); return ok }
