@@ -201,6 +201,7 @@ type pair struct {
 	live   map[string]any
 	owner  Ownership
 	intent map[string]any // the live object reduced to what a person wants
+	inSync bool           // intent equals the render (and is the render's map)
 }
 
 // candidate is an object whose source document the plan rewrites.
@@ -287,14 +288,20 @@ func (a *analysis) pair() {
 		if l.Owner == nil {
 			anyUnowned = true
 		}
-		intent := intentView(live, ren, l.Owner)
+		var intent map[string]any
+		inSync := !l.MetadataOnly && intentMatches(live, ren, l.Owner)
+		if inSync {
+			intent = ren // the view would equal the render; both are only read
+		} else {
+			intent = intentView(live, ren, l.Owner)
+		}
 		if l.MetadataOnly {
 			// Only metadata was read: everything else stands as rendered.
 			body := tree.Copy(ren).(map[string]any)
 			body["metadata"] = intent["metadata"]
 			intent = body
 		}
-		a.pairs = append(a.pairs, pair{ren: rendered{ID: r.ID, Object: ren, Origin: r.Origin}, live: live, owner: l.Owner, intent: intent})
+		a.pairs = append(a.pairs, pair{ren: rendered{ID: r.ID, Object: ren, Origin: r.Origin}, live: live, owner: l.Owner, intent: intent, inSync: inSync})
 	}
 	for i, l := range a.in.Live {
 		if !used[i] {
@@ -310,7 +317,7 @@ func (a *analysis) pair() {
 // that can be written as candidates; the rest become refusals.
 func (a *analysis) project() {
 	for _, p := range a.pairs {
-		if tree.Equal(p.intent, p.ren.Object) {
+		if p.inSync || tree.Equal(p.intent, p.ren.Object) {
 			continue
 		}
 		ref := refOf(p.ren.Object)

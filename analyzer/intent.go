@@ -36,15 +36,19 @@ func intentView(live, ren map[string]any, own Ownership) map[string]any {
 func pruneMap(live, ren map[string]any, own Ownership, p tree.Path) map[string]any {
 	out := make(map[string]any, len(live))
 	for k, lv := range live {
-		cp := p.Child(tree.Key(k))
 		rv, inRen := ren[k]
 		if !inRen {
-			if own != nil && own.UserOwned(cp) {
+			if own != nil && own.UserOwned(p.Child(tree.Key(k))) {
 				out[k] = lv
 			}
 			continue
 		}
-		out[k] = prune(lv, rv, own, cp)
+		switch lv.(type) {
+		case map[string]any, []any:
+			out[k] = prune(lv, rv, own, p.Child(tree.Key(k)))
+		default:
+			out[k] = lv // a scalar the render has: compared as it is, no path needed
+		}
 	}
 	return out
 }
@@ -88,4 +92,109 @@ func prune(lv, rv any, own Ownership, p tree.Path) any {
 		}
 	}
 	return lv
+}
+
+// intentMatches reports whether intentView(live, ren, own) equals ren,
+// without building the view: on a quiet cluster nearly every object is in
+// sync, and that is all a plan asks of it. It walks the two objects the
+// way pruneMap and prune do.
+func intentMatches(live, ren map[string]any, own Ownership) bool {
+	if own != nil && len(own.Ignored()) > 0 {
+		return tree.Equal(intentView(live, ren, own), ren) // restore's ancestor rules: build the view
+	}
+	for k, rv := range ren {
+		if k == "apiVersion" {
+			continue // the view always takes the render's apiVersion
+		}
+		lv, ok := live[k]
+		if !ok || !childMatches(lv, rv, own, nil, k) {
+			return false
+		}
+	}
+	return extrasUnowned(live, ren, own, nil)
+}
+
+// mapMatches reports whether pruneMap(l, r, own, p) equals r.
+func mapMatches(l, r map[string]any, own Ownership, p tree.Path) bool {
+	for k, rv := range r {
+		lv, ok := l[k]
+		if !ok || !childMatches(lv, rv, own, p, k) {
+			return false
+		}
+	}
+	return extrasUnowned(l, r, own, p)
+}
+
+// childMatches is valueMatches for the entry k of the map at p; the path
+// is only made for collections, the only values that need one.
+func childMatches(lv, rv any, own Ownership, p tree.Path, k string) bool {
+	switch lv.(type) {
+	case map[string]any, []any:
+		return valueMatches(lv, rv, own, p.Child(tree.Key(k)))
+	}
+	return tree.Equal(lv, rv)
+}
+
+// extrasUnowned reports whether no key of live that ren lacks is one a
+// person set: such a key would be in the view and not in the render.
+func extrasUnowned(live, ren map[string]any, own Ownership, p tree.Path) bool {
+	if own == nil {
+		return true
+	}
+	for k := range live {
+		if _, ok := ren[k]; !ok && own.UserOwned(p.Child(tree.Key(k))) {
+			return false
+		}
+	}
+	return true
+}
+
+// valueMatches reports whether prune(lv, rv, own, p) equals rv.
+func valueMatches(lv, rv any, own Ownership, p tree.Path) bool {
+	switch l := lv.(type) {
+	case map[string]any:
+		if r, ok := rv.(map[string]any); ok {
+			return mapMatches(l, r, own, p)
+		}
+	case []any:
+		r, ok := rv.([]any)
+		if !ok {
+			break
+		}
+		_, lok := tree.ElementNames(l)
+		_, rok := tree.ElementNames(r)
+		if lok && rok {
+			// The view holds, in live's order, the pruned elements the
+			// render has and the person-owned ones it lacks.
+			rb := tree.ByName(r)
+			i := 0
+			for _, e := range l {
+				m := e.(map[string]any)
+				n := m["name"].(string)
+				ep := p.Child(tree.Name(n))
+				re, ok := rb[n]
+				if !ok {
+					if own != nil && own.UserOwned(ep) {
+						return false
+					}
+					continue
+				}
+				// Names are unique, so the same name is the same element.
+				if i >= len(r) || r[i].(map[string]any)["name"] != n || !mapMatches(m, re, own, ep) {
+					return false
+				}
+				i++
+			}
+			return i == len(r)
+		}
+		if len(l) == len(r) {
+			for i := range l {
+				if !valueMatches(l[i], r[i], own, p.Child(tree.Index(i))) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	return tree.Equal(lv, rv) // prune keeps live's value whole here
 }
