@@ -6,10 +6,13 @@
 package ktree
 
 import (
+	"bytes"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/api/konfig"
@@ -95,6 +98,7 @@ const (
 
 type loader struct {
 	repo      *repofs.Repo
+	decoded   *decodeCache // kustomizations decoded before (a Forest's); nil: none
 	state     map[string]state
 	nodes     map[string]*Node
 	stack     []string
@@ -122,6 +126,12 @@ func (l *loader) refuse(file string, line int, feature, message, hint string) {
 // exist or is not a folder. When refusals is non-empty the tree may be
 // partial and must not be built.
 func Load(repo *repofs.Repo, root string) (*Tree, []Refusal, error) {
+	return loadCached(repo, root, nil)
+}
+
+// loadCached is Load, with kustomization files decoded through cache (nil:
+// none).
+func loadCached(repo *repofs.Repo, root string, cache *decodeCache) (*Tree, []Refusal, error) {
 	if repo == nil {
 		return nil, nil, fmt.Errorf("no repository snapshot")
 	}
@@ -129,7 +139,7 @@ func Load(repo *repofs.Repo, root string) (*Tree, []Refusal, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("root %q: %w", root, err)
 	}
-	l := &loader{repo: repo, state: map[string]state{}, nodes: map[string]*Node{},
+	l := &loader{repo: repo, decoded: cache, state: map[string]state{}, nodes: map[string]*Node{},
 		inputs: map[string]bool{}, resources: map[string]bool{}, patches: map[string]bool{}}
 	if link, ok := repo.Symlink(dir); ok {
 		l.refuse(dir, 0, "symlink", fmt.Sprintf("the root %s goes through the symlink %s; driftback does not follow symlinks", quote(dir), quote(link)),
@@ -337,6 +347,52 @@ func (l *loader) plain(dir string) *Node {
 // the decode before the fix, whose fields are spelled as the user wrote
 // them; k is nil when the file cannot be used at all.
 func (l *loader) decode(file string, raw []byte) (pre, k *types.Kustomization, top *yaml.Node) {
+	if l.decoded == nil {
+		return l.decodeFile(file, raw)
+	}
+	if d, ok := l.decoded.get(file, raw); ok {
+		l.refusals = append(l.refusals, d.refusals...)
+		return d.pre, d.k, d.top
+	}
+	n := len(l.refusals)
+	pre, k, top = l.decodeFile(file, raw)
+	l.decoded.put(file, decoded{raw: raw, pre: pre, k: k, top: top, refusals: slices.Clone(l.refusals[n:])})
+	return pre, k, top
+}
+
+// decodeCache keeps what decode made of each kustomization file of one
+// snapshot, refusals included: every root that reaches a shared base reads
+// the same bytes. What it holds is shared and read-only.
+type decodeCache struct {
+	mu sync.Mutex
+	m  map[string]decoded
+}
+
+type decoded struct {
+	raw      []byte
+	pre, k   *types.Kustomization
+	top      *yaml.Node
+	refusals []Refusal
+}
+
+func (c *decodeCache) get(file string, raw []byte) (decoded, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, ok := c.m[file]
+	return d, ok && bytes.Equal(d.raw, raw)
+}
+
+func (c *decodeCache) put(file string, d decoded) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]decoded{}
+	}
+	c.m[file] = d
+}
+
+// decodeFile is decode without the cache.
+func (l *loader) decodeFile(file string, raw []byte) (pre, k *types.Kustomization, top *yaml.Node) {
 	ds, perr := docs(raw)
 	if len(ds) > 0 {
 		top = ds[0]

@@ -55,6 +55,20 @@ func load(t *testing.T, r *repofs.Repo, root string) (*Tree, []Refusal) {
 	if err != nil {
 		t.Fatalf("Load(%q): %v", root, err)
 	}
+	// A Forest's decode cache changes nothing, on the first load of each
+	// kustomization and on every later one (every root of the repository
+	// first, so that the root's own files come from the cache).
+	f := NewForest(r)
+	for _, other := range Roots(r) {
+		f.Load(other)
+	}
+	for range 2 {
+		ft, frefs, ferr := loadCached(r, root, &f.decoded)
+		if ferr != nil || !reflect.DeepEqual(frefs, refs) || (tr == nil) != (ft == nil) ||
+			(tr != nil && (!reflect.DeepEqual(ft.Inputs, tr.Inputs) || !reflect.DeepEqual(ft.Resources, tr.Resources) || !reflect.DeepEqual(ft.Patches, tr.Patches))) {
+			t.Fatalf("Load(%q) through the decode cache differs: %v\n%v\nwant %v", root, ferr, frefs, refs)
+		}
+	}
 	for _, x := range refs {
 		if x.Code != CodeUnsupported || x.File == "" || x.Feature == "" || x.Message == "" || x.Hint == "" {
 			t.Errorf("incomplete refusal: %+v", x)

@@ -113,9 +113,10 @@ func fanIn(repo *repofs.Repo, load func(root string) (*Tree, []Refusal, error)) 
 type Forest struct {
 	repo *repofs.Repo
 
-	mu    sync.Mutex
-	trees map[string]loaded
-	files map[string]parsed
+	mu      sync.Mutex
+	trees   map[string]loaded
+	files   map[string]parsed
+	decoded decodeCache
 
 	fanInOnce sync.Once
 	fanIn     map[string][]string
@@ -164,7 +165,7 @@ func (f *Forest) Load(root string) (*Tree, []Refusal, error) {
 	if ok {
 		return l.tree, l.refusals, l.err
 	}
-	t, refs, err := Load(f.repo, root)
+	t, refs, err := loadCached(f.repo, root, &f.decoded)
 	f.mu.Lock()
 	f.trees[root] = loaded{t, refs, err}
 	f.mu.Unlock()

@@ -60,6 +60,10 @@ func cost(n *yaml.Node, memo map[*yaml.Node]*nodeCost, depth int) nodeCost {
 	if n == nil {
 		return nodeCost{}
 	}
+	// Only an anchored node can be reached twice (through an alias), so only
+	// anchored nodes are remembered: a map entry per node would cost more
+	// than the walk.
+	anchored := n.Anchor != ""
 	if c, ok := memo[n]; ok {
 		if c == nil { // an alias inside its own anchor: yaml.v3 rejects it, stay safe
 			return nodeCost{size: MaxWork + 1, work: MaxWork + 1, aliased: true}
@@ -69,7 +73,9 @@ func cost(n *yaml.Node, memo map[*yaml.Node]*nodeCost, depth int) nodeCost {
 	if depth > MaxDepth {
 		return nodeCost{size: 1, height: MaxDepth + 1}
 	}
-	memo[n] = nil
+	if anchored {
+		memo[n] = nil
+	}
 	var c nodeCost
 	switch n.Kind {
 	case yaml.AliasNode:
@@ -97,6 +103,8 @@ func cost(n *yaml.Node, memo map[*yaml.Node]*nodeCost, depth int) nodeCost {
 			c.work = sat(c.work + c.size + sat(keys*keys))
 		}
 	}
-	memo[n] = &c
+	if anchored {
+		memo[n] = &c
+	}
 	return c
 }
