@@ -2,17 +2,18 @@
 # Analyzer benchmarks (BENCHMARKS.md): baseline kustomize build of every
 # root, cold plans at 0/1/10% drift as ratios to it, the idle poll, peak
 # memory; sizes 10, 100 and 500 roots of 10 objects; the bot's idle poll.
-# About 10 minutes on 2 shared cores. Output: bench.txt (raw) and benchstat's summary.
+# About 15 minutes on 2 shared cores. Output: bench.txt (raw) and benchstat's summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${BENCH_OUT:-bench.txt}
 benchstat="go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da"
 : >"$out"
-# Small sizes: enough samples for benchstat. The 500-root size runs each
-# benchmark once per count (one op is tens of seconds), so fewer counts.
-go test -run='^$' -bench='/roots=(10|100)(/|$)' -benchmem -count="${COUNT_SMALL:-5}" -timeout=60m ./analyzer/bench/ | tee -a "$out"
-go test -run='^$' -bench='/roots=500(/|$)' -benchmem -count="${COUNT_LARGE:-2}" -timeout=60m ./analyzer/bench/ | tee -a "$out"
+# Small sizes: six samples, the fewest for which benchstat gives a 95%
+# interval. The 500-root size runs each benchmark once per count (one op
+# is tens of seconds), so fewer counts and no interval.
+go test -run='^$' -bench='/roots=(10|100)(/|$)' -benchmem -count="${COUNT_SMALL:-6}" -timeout=60m ./analyzer/bench/ | tee -a "$out"
+go test -run='^$' -bench='/roots=500(/|$)' -benchmem -count="${COUNT_LARGE:-3}" -timeout=60m ./analyzer/bench/ | tee -a "$out"
 # The bot's idle poll against the in-process GitHub: builds and
 # rate-limited requests per poll (it fails unless both are 0).
-go test -run='^$' -bench='IdlePoll' -benchmem -count="${COUNT_SMALL:-5}" -timeout=10m ./bot/ | tee -a "$out"
+go test -run='^$' -bench='IdlePoll' -benchmem -count="${COUNT_SMALL:-6}" -timeout=10m ./bot/ | tee -a "$out"
 $benchstat "$out"
