@@ -98,7 +98,7 @@ const (
 
 type loader struct {
 	repo      *repofs.Repo
-	decoded   *decodeCache // kustomizations decoded before (a Forest's); nil: none
+	decoded   *memo[decoded] // kustomizations decoded before (a Forest's); nil: none
 	state     map[string]state
 	nodes     map[string]*Node
 	stack     []string
@@ -131,7 +131,7 @@ func Load(repo *repofs.Repo, root string) (*Tree, []Refusal, error) {
 
 // loadCached is Load, with kustomization files decoded through cache (nil:
 // none).
-func loadCached(repo *repofs.Repo, root string, cache *decodeCache) (*Tree, []Refusal, error) {
+func loadCached(repo *repofs.Repo, root string, cache *memo[decoded]) (*Tree, []Refusal, error) {
 	if repo == nil {
 		return nil, nil, fmt.Errorf("no repository snapshot")
 	}
@@ -350,24 +350,23 @@ func (l *loader) decode(file string, raw []byte) (pre, k *types.Kustomization, t
 	if l.decoded == nil {
 		return l.decodeFile(file, raw)
 	}
-	if d, ok := l.decoded.get(file, raw); ok {
-		l.refusals = append(l.refusals, d.refusals...)
-		return d.pre, d.k, d.top
+	d := l.decoded.get(file, func() decoded {
+		n := len(l.refusals)
+		pre, k, top := l.decodeFile(file, raw)
+		d := decoded{raw: raw, pre: pre, k: k, top: top, refusals: slices.Clone(l.refusals[n:])}
+		l.refusals = l.refusals[:n] // added back below, as on every later use
+		return d
+	})
+	if !bytes.Equal(d.raw, raw) {
+		return l.decodeFile(file, raw) // not the bytes the cache saw
 	}
-	n := len(l.refusals)
-	pre, k, top = l.decodeFile(file, raw)
-	l.decoded.put(file, decoded{raw: raw, pre: pre, k: k, top: top, refusals: slices.Clone(l.refusals[n:])})
-	return pre, k, top
+	l.refusals = append(l.refusals, d.refusals...)
+	return d.pre, d.k, d.top
 }
 
-// decodeCache keeps what decode made of each kustomization file of one
-// snapshot, refusals included: every root that reaches a shared base reads
-// the same bytes. What it holds is shared and read-only.
-type decodeCache struct {
-	mu sync.Mutex
-	m  map[string]decoded
-}
-
+// decoded is what decode made of one kustomization file, refusals
+// included, kept by a Forest: every root that reaches a shared base reads
+// the same bytes. It is shared and read-only.
 type decoded struct {
 	raw      []byte
 	pre, k   *types.Kustomization
@@ -375,20 +374,32 @@ type decoded struct {
 	refusals []Refusal
 }
 
-func (c *decodeCache) get(file string, raw []byte) (decoded, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	d, ok := c.m[file]
-	return d, ok && bytes.Equal(d.raw, raw)
+// memo computes a value once per key and keeps it. Safe for concurrent
+// use: callers racing on one key may each compute it, and all get the
+// value stored first.
+type memo[V any] struct {
+	mu sync.Mutex
+	m  map[string]V
 }
 
-func (c *decodeCache) put(file string, d decoded) {
+func (c *memo[V]) get(key string, compute func() V) V {
+	c.mu.Lock()
+	v, ok := c.m[key]
+	c.mu.Unlock()
+	if ok {
+		return v
+	}
+	v = compute()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = map[string]decoded{}
+	if first, ok := c.m[key]; ok {
+		return first
 	}
-	c.m[file] = d
+	if c.m == nil {
+		c.m = map[string]V{}
+	}
+	c.m[key] = v
+	return v
 }
 
 // decodeFile is decode without the cache.

@@ -545,8 +545,8 @@ func TestForest(t *testing.T) {
 	if err != nil || len(refs) > 0 {
 		t.Fatalf("Load: %v %v", err, refs)
 	}
-	if len(f.trees) != 1 {
-		t.Fatalf("one Load kept %d trees; the fan-in map was built before it was asked for", len(f.trees))
+	if len(f.trees.m) != 1 {
+		t.Fatalf("one Load kept %d trees; the fan-in map was built before it was asked for", len(f.trees.m))
 	}
 	want, _, _ := Load(r, "overlays/dev")
 	if !reflect.DeepEqual(t1.Inputs, want.Inputs) || !reflect.DeepEqual(t1.Resources, want.Resources) {
@@ -564,8 +564,8 @@ func TestForest(t *testing.T) {
 	if got := f.Readers("base/deploy.yaml"); !slices.Equal(got, []string{"overlays/dev", "overlays/prod"}) {
 		t.Errorf("Readers(base/deploy.yaml) = %v", got)
 	}
-	if len(f.trees) != 3 {
-		t.Errorf("the fan-in map loaded %d roots, want the 3 of the repository", len(f.trees))
+	if len(f.trees.m) != 3 {
+		t.Errorf("the fan-in map loaded %d roots, want the 3 of the repository", len(f.trees.m))
 	}
 	if t3, _, _ := f.Load("overlays/dev"); t3 != t1 {
 		t.Error("building the fan-in map replaced a tree already loaded")

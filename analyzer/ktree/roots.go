@@ -113,10 +113,9 @@ func fanIn(repo *repofs.Repo, load func(root string) (*Tree, []Refusal, error)) 
 type Forest struct {
 	repo *repofs.Repo
 
-	mu      sync.Mutex
-	trees   map[string]loaded
-	files   map[string]parsed
-	decoded decodeCache
+	trees   memo[loaded]
+	files   memo[parsed]
+	decoded memo[decoded]
 
 	fanInOnce sync.Once
 	fanIn     map[string][]string
@@ -134,24 +133,16 @@ type parsed struct {
 }
 
 // NewForest returns an empty Forest over repo.
-func NewForest(repo *repofs.Repo) *Forest {
-	return &Forest{repo: repo, trees: map[string]loaded{}, files: map[string]parsed{}}
-}
+func NewForest(repo *repofs.Repo) *Forest { return &Forest{repo: repo} }
 
 // Parse is yamledit.Parse of the snapshot's file p, each file parsed once.
 func (f *Forest) Parse(p string) (*yamledit.File, error) {
-	f.mu.Lock()
-	r, ok := f.files[p]
-	f.mu.Unlock()
-	if ok {
-		return r.file, r.err
-	}
-	data, _ := f.repo.File(p)
-	file, err := yamledit.Parse(p, data)
-	f.mu.Lock()
-	f.files[p] = parsed{file, err}
-	f.mu.Unlock()
-	return file, err
+	r := f.files.get(p, func() parsed {
+		data, _ := f.repo.File(p)
+		file, err := yamledit.Parse(p, data)
+		return parsed{file, err}
+	})
+	return r.file, r.err
 }
 
 // Repo is the snapshot the Forest reads.
@@ -159,17 +150,11 @@ func (f *Forest) Repo() *repofs.Repo { return f.repo }
 
 // Load is Load(f.Repo(), root), each root read once.
 func (f *Forest) Load(root string) (*Tree, []Refusal, error) {
-	f.mu.Lock()
-	l, ok := f.trees[root]
-	f.mu.Unlock()
-	if ok {
-		return l.tree, l.refusals, l.err
-	}
-	t, refs, err := loadCached(f.repo, root, &f.decoded)
-	f.mu.Lock()
-	f.trees[root] = loaded{t, refs, err}
-	f.mu.Unlock()
-	return t, refs, err
+	l := f.trees.get(root, func() loaded {
+		t, refs, err := loadCached(f.repo, root, &f.decoded)
+		return loaded{t, refs, err}
+	})
+	return l.tree, l.refusals, l.err
 }
 
 // Readers lists, sorted, the top-level roots that read file when two or
