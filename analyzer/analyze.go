@@ -7,6 +7,7 @@
 package analyzer
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"strings"
@@ -131,12 +132,23 @@ func build(repo *repofs.Repo, root string) (*built, []Refusal, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return buildTree(nil, repo, t, krefs, func(p string, data []byte) (*yamledit.File, error) { return yamledit.Parse(p, data) })
+	return buildTree(nil, repo, t, krefs, yamledit.Parse)
 }
 
 // parser parses the resource file p, whose bytes in the repository being
 // built are data; a Forest or an earlier build may already hold the parse.
 type parser func(p string, data []byte) (*yamledit.File, error)
+
+// reusing is a parser that takes a file from known when it holds exactly
+// those bytes, and parses it otherwise.
+func reusing(known map[string]*yamledit.File) parser {
+	return func(p string, data []byte) (*yamledit.File, error) {
+		if f := known[p]; f != nil && bytes.Equal(f.Bytes(), data) {
+			return f, nil
+		}
+		return yamledit.Parse(p, data)
+	}
+}
 
 // buildTree renders a loaded tree (refusals from loading it come back as
 // the plan's), its render looked up in cache (nil: none), its resource

@@ -1,6 +1,8 @@
 package analyzer
 
 import (
+	"maps"
+
 	"github.com/driftback/driftback/analyzer/tree"
 )
 
@@ -102,16 +104,12 @@ func intentMatches(live, ren map[string]any, own Ownership) bool {
 	if own != nil && len(own.Ignored()) > 0 {
 		return tree.Equal(intentView(live, ren, own), ren) // restore's ancestor rules: build the view
 	}
-	for k, rv := range ren {
-		if k == "apiVersion" {
-			continue // the view always takes the render's apiVersion
-		}
-		lv, ok := live[k]
-		if !ok || !childMatches(lv, rv, own, nil, k) {
-			return false
-		}
+	if av, ok := ren["apiVersion"]; ok && !tree.Equal(live["apiVersion"], av) {
+		// The view always takes the render's apiVersion.
+		live = maps.Clone(live)
+		live["apiVersion"] = av
 	}
-	return extrasUnowned(live, ren, own, nil)
+	return mapMatches(live, ren, own, nil)
 }
 
 // mapMatches reports whether pruneMap(l, r, own, p) equals r.

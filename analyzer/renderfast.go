@@ -104,32 +104,31 @@ func directOrigins(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, pa
 // holds exactly data, is read instead of decoding data again.
 func documentKeys(data []byte, f *yamledit.File) ([]originKey, bool) {
 	var out []originKey
-	add := func(m map[string]any) bool {
-		id := idOf(m)
-		if _, hasItems := m["items"]; hasItems || strings.HasSuffix(id.Kind, "List") {
+	// add names one document; a List cannot be told apart by origin.
+	add := func(id yamledit.Identity) bool {
+		if id.HasItems || strings.HasSuffix(id.Kind, "List") {
 			return false
 		}
-		out = append(out, originKey{id.Group, id.Kind, id.Name})
+		out = append(out, originKey{groupOf(id.APIVersion), id.Kind, id.Name})
 		return true
+	}
+	addValue := func(m map[string]any) bool {
+		av, _ := m["apiVersion"].(string)
+		id := idOf(m)
+		_, items := m["items"]
+		return add(yamledit.Identity{APIVersion: av, Kind: id.Kind, Name: id.Name, HasItems: items})
 	}
 	if f != nil && bytes.Equal(f.Bytes(), data) {
 		for i := range f.Len() {
 			id, plain := f.Identity(i)
-			if plain {
-				if id.Empty {
-					continue
-				}
-				if id.HasItems || strings.HasSuffix(id.Kind, "List") {
+			if !plain {
+				m, err := f.Value(i)
+				if err != nil || (m != nil && !addValue(m)) {
 					return nil, false
 				}
-				out = append(out, originKey{groupOf(id.APIVersion), id.Kind, id.Name})
 				continue
 			}
-			m, err := f.Value(i)
-			if err != nil {
-				return nil, false
-			}
-			if m != nil && !add(m) {
+			if !id.Empty && !add(id) {
 				return nil, false
 			}
 		}
@@ -149,7 +148,7 @@ func documentKeys(data []byte, f *yamledit.File) ([]originKey, bool) {
 			continue
 		}
 		m, ok := v.(map[string]any)
-		if !ok || !add(m) {
+		if !ok || !addValue(m) {
 			return nil, false
 		}
 	}

@@ -1,7 +1,6 @@
 package analyzer
 
 import (
-	"bytes"
 	"fmt"
 	"maps"
 	"slices"
@@ -43,12 +42,7 @@ func (a *analysis) verify() {
 			known := make(map[string]*yamledit.File, len(a.base.files)+len(parsed))
 			maps.Copy(known, a.base.files)
 			maps.Copy(known, parsed)
-			nb, refs, err = buildTree(a.in.Renders, edited, t, krefs, func(p string, data []byte) (*yamledit.File, error) {
-				if f := known[p]; f != nil && bytes.Equal(f.Bytes(), data) {
-					return f, nil
-				}
-				return yamledit.Parse(p, data)
-			})
+			nb, refs, err = buildTree(a.in.Renders, edited, t, krefs, reusing(known))
 		}
 		if err != nil || len(refs) > 0 {
 			msg := "the edited tree no longer builds"
@@ -151,11 +145,10 @@ func (a *analysis) apply() (map[string][]byte, map[string]*yamledit.File, map[*c
 // editedFiles is every written file parsed, for the plan's line numbers:
 // the editor's own parse where it made the file.
 func editedFiles(files map[string][]byte, parsed map[string]*yamledit.File) map[string]*yamledit.File {
+	parse := reusing(parsed)
 	out := map[string]*yamledit.File{}
 	for p, b := range files {
-		if f := parsed[p]; f != nil && bytes.Equal(f.Bytes(), b) {
-			out[p] = f
-		} else if f, err := yamledit.Parse(p, b); err == nil {
+		if f, err := parse(p, b); err == nil {
 			out[p] = f
 		}
 	}

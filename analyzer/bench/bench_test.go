@@ -70,18 +70,19 @@ func buildAll(tb testing.TB, s *suite) {
 
 // planAll plans every root as a poller would: one Forest for the pass (the
 // fan-in map is built the first time a plan writes a file), then Analyze
-// per root. It returns the number of edits planned.
-func planAll(tb testing.TB, s *suite, live map[string][]analyzer.Live, cache *analyzer.RenderCache) int {
+// per root.
+func planAll(tb testing.TB, s *suite, live map[string][]analyzer.Live, cache *analyzer.RenderCache) {
 	forest := ktree.NewForest(s.fx.Repo)
-	edits := 0
 	for _, root := range s.fx.Roots {
-		p, err := analyzer.Analyze(analyzer.Input{Repo: s.fx.Repo, Root: root, Live: live[root], Forest: forest, Renders: cache})
-		if err != nil {
-			tb.Fatal(err)
-		}
-		edits += len(p.Edits)
+		planRoot(tb, s, forest, root, live, cache)
 	}
-	return edits
+}
+
+// planRoot is one root's plan within a pass.
+func planRoot(tb testing.TB, s *suite, forest *ktree.Forest, root string, live map[string][]analyzer.Live, cache *analyzer.RenderCache) {
+	if _, err := analyzer.Analyze(analyzer.Input{Repo: s.fx.Repo, Root: root, Live: live[root], Forest: forest, Renders: cache}); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // peak samples the process's memory while a measured section runs.
@@ -166,9 +167,7 @@ func interleaved(b *testing.B, s *suite, live map[string][]analyzer.Live, cache 
 		k0 := analyzer.KrustyBuilds()
 		b.StartTimer()
 		t1 := time.Now()
-		if _, err := analyzer.Analyze(analyzer.Input{Repo: s.fx.Repo, Root: root, Live: live[root], Forest: forest, Renders: cache}); err != nil {
-			b.Fatal(err)
-		}
+		planRoot(b, s, forest, root, live, cache)
 		plan += time.Since(t1)
 		builds += analyzer.KrustyBuilds() - k0
 	}
