@@ -22,12 +22,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/driftback/driftback/analyzer/repofs"
 	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/bot"
-	"github.com/driftback/driftback/bot/githubtest"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
+	"github.com/driftback/driftback/internal/githubtest"
+	"github.com/driftback/driftback/internal/repofs"
 )
 
 // The embedded default: a small repository and the live snapshot of a

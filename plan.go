@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/driftback/driftback/analyzer"
-	"github.com/driftback/driftback/analyzer/repofs"
 	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/bot"
 	"github.com/driftback/driftback/cluster"
+	"github.com/driftback/driftback/internal/repofs"
 )
 
 // planCmd is `driftback plan`: a dry run on a local checkout.

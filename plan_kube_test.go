@@ -16,7 +16,7 @@ import (
 	ktypes "sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
-	"github.com/driftback/driftback/cluster/kubetest"
+	"github.com/driftback/driftback/internal/kubetest"
 )
 
 // plan --kubeconfig against a real apiserver: the bundled example applied

@@ -18,8 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/driftback/driftback/bot/githubtest"
-	"github.com/driftback/driftback/cluster/kubetest"
+	"github.com/driftback/driftback/internal/githubtest"
+	"github.com/driftback/driftback/internal/kubetest"
 )
 
 // The README's first command: one complete reconcile on the embedded

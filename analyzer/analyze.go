@@ -13,9 +13,9 @@ import (
 	"strings"
 
 	"github.com/driftback/driftback/analyzer/ktree"
-	"github.com/driftback/driftback/analyzer/repofs"
-	"github.com/driftback/driftback/analyzer/tree"
-	"github.com/driftback/driftback/analyzer/yamledit"
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/repofs"
+	"github.com/driftback/driftback/internal/yamledit"
 )
 
 // Live is one live object, already sanitized (status, server metadata and
@@ -223,7 +223,7 @@ type candidate struct {
 	doc     int
 	src     map[string]any
 	want    map[string]any // source form
-	changed []tree.Path
+	changed []jsonvalue.Path
 	rounds  int // verify rounds that refused some of its fields
 }
 
@@ -231,7 +231,7 @@ type candidate struct {
 // there, an entry route carrying it is dropped, and verify expects whatever
 // the build makes of it. The rest of the object's edits go on, so one bad
 // field never blocks the good ones.
-func (a *analysis) giveUp(c *candidate, p tree.Path) {
+func (a *analysis) giveUp(c *candidate, p jsonvalue.Path) {
 	if c.want != nil {
 		restore(c.want, c.src, p)
 		c.changed = diffPaths(present(c.src), present(c.want), nil)
@@ -247,16 +247,16 @@ func (a *analysis) live(c *candidate) bool {
 
 // restore makes dst hold from's value (or absence) at p, copying the
 // shortest missing ancestor whole when dst lacks part of the way.
-func restore(dst, from map[string]any, p tree.Path) {
+func restore(dst, from map[string]any, p jsonvalue.Path) {
 	for i := 1; i <= len(p); i++ {
 		q := p[:i]
-		if _, ok := tree.Get(dst, q); ok && i < len(p) {
+		if _, ok := jsonvalue.Get(dst, q); ok && i < len(p) {
 			continue
 		}
-		if v, ok := tree.Get(from, q); ok {
-			tree.Set(dst, q, tree.Copy(v))
+		if v, ok := jsonvalue.Get(from, q); ok {
+			jsonvalue.Set(dst, q, jsonvalue.Copy(v))
 		} else {
-			tree.Delete(dst, q)
+			jsonvalue.Delete(dst, q)
 		}
 		return
 	}
@@ -291,12 +291,12 @@ func (a *analysis) pair() {
 		}
 		used[idx[0]] = true
 		l := a.in.Live[idx[0]]
-		ren := tree.RedactSecret(r.Object)
+		ren := jsonvalue.RedactSecret(r.Object)
 		obj := l.Object
-		if !tree.IsCanonical(obj) {
-			obj = tree.Normalize(obj).(map[string]any)
+		if !jsonvalue.IsCanonical(obj) {
+			obj = jsonvalue.Normalize(obj).(map[string]any)
 		}
-		live := tree.RedactSecret(obj) // read, never written: no copy needed
+		live := jsonvalue.RedactSecret(obj) // read, never written: no copy needed
 		if l.Owner == nil {
 			anyUnowned = true
 		}
@@ -309,7 +309,7 @@ func (a *analysis) pair() {
 		}
 		if l.MetadataOnly {
 			// Only metadata was read: everything else stands as rendered.
-			body := tree.Copy(ren).(map[string]any)
+			body := jsonvalue.Copy(ren).(map[string]any)
 			body["metadata"] = intent["metadata"]
 			intent = body
 		}
@@ -329,7 +329,7 @@ func (a *analysis) pair() {
 // that can be written as candidates; the rest become refusals.
 func (a *analysis) project() {
 	for _, p := range a.pairs {
-		if p.inSync || tree.Equal(p.intent, p.ren.Object) {
+		if p.inSync || jsonvalue.Equal(p.intent, p.ren.Object) {
 			continue
 		}
 		ref := refOf(p.ren.Object)
@@ -345,7 +345,7 @@ func (a *analysis) project() {
 		c := &candidate{pair: p}
 		c.intent = a.verifyIntent(p)
 		view := a.sourceView(p)
-		if !tree.Equal(view, p.ren.Object) {
+		if !jsonvalue.Equal(view, p.ren.Object) {
 			a.placeSource(c, view)
 		}
 		if len(c.changed) > 0 || len(a.routesOf(p.ren.ID)) > 0 {
@@ -362,7 +362,7 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 	// kustomize never produces ${...}: a rendered token means another tool
 	// substitutes it after the build, so live cannot be compared there.
 	for _, p := range diffPaths(present(c.ren.Object), present(view), nil) {
-		if v, ok := tree.Get(c.ren.Object, p); ok && hasSubstitution(v) {
+		if v, ok := jsonvalue.Get(c.ren.Object, p); ok && hasSubstitution(v) {
 			a.refuse(Refusal{Code: CodeRenderMismatch, Object: ref, Field: p.String(), File: c.ren.Origin,
 				Message: "the render holds a ${...} variable here, which something after kustomize substitutes; live cannot be compared with it",
 				Hint:    "resolve the variable in Git, or leave this field to hand edits"})
@@ -370,7 +370,7 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 			restore(c.intent, c.ren.Object, p)
 		}
 	}
-	if tree.Equal(view, c.ren.Object) {
+	if jsonvalue.Equal(view, c.ren.Object) {
 		return
 	}
 	file, doc, src, err := a.source(c.ren)
@@ -470,14 +470,14 @@ func (a *analysis) dyeCanRoute() bool {
 	entries := entriesOf(a.base.tree)
 	for _, p := range a.pairs {
 		for _, s := range imageSlots(p.ren.Object) {
-			if v, ok := tree.Get(p.intent, s.Path); ok && v != s.Image && entries.mayMatchImage(s.Image) {
+			if v, ok := jsonvalue.Get(p.intent, s.Path); ok && v != s.Image && entries.mayMatchImage(s.Image) {
 				return true
 			}
 		}
 		if replicaKinds[p.ren.ID.Kind] {
-			rv, rok := tree.Get(p.ren.Object, replicasPath)
-			lv, lok := tree.Get(p.intent, replicasPath)
-			if (rok != lok || !tree.Equal(rv, lv)) && entries.replicas[p.ren.ID.Name] {
+			rv, rok := jsonvalue.Get(p.ren.Object, replicasPath)
+			lv, lok := jsonvalue.Get(p.intent, replicasPath)
+			if (rok != lok || !jsonvalue.Equal(rv, lv)) && entries.replicas[p.ren.ID.Name] {
 				return true
 			}
 		}
@@ -503,28 +503,28 @@ func (a *analysis) refuse(r Refusal) {
 
 // diffPaths lists the paths where a and b differ, named lists by element
 // name, as a user would point at them.
-func diffPaths(a, b value, p tree.Path) []tree.Path {
-	var out []tree.Path
-	var walk func(a, b value, p tree.Path)
-	walk = func(a, b value, p tree.Path) {
+func diffPaths(a, b value, p jsonvalue.Path) []jsonvalue.Path {
+	var out []jsonvalue.Path
+	var walk func(a, b value, p jsonvalue.Path)
+	walk = func(a, b value, p jsonvalue.Path) {
 		if a.equal(b) {
 			return
 		}
 		am, aok := a.V.(map[string]any)
 		bm, bok := b.V.(map[string]any)
 		if a.Present && b.Present && aok && bok {
-			for _, k := range tree.UnionKeys(am, bm) {
-				walk(child(a, k), child(b, k), p.Child(tree.Key(k)))
+			for _, k := range jsonvalue.UnionKeys(am, bm) {
+				walk(child(a, k), child(b, k), p.Child(jsonvalue.Key(k)))
 			}
 			return
 		}
 		al, aok := a.V.([]any)
 		bl, bok := b.V.([]any)
 		if a.Present && b.Present && aok && bok {
-			an, aNamed := tree.ElementNames(al)
-			bn, bNamed := tree.ElementNames(bl)
+			an, aNamed := jsonvalue.ElementNames(al)
+			bn, bNamed := jsonvalue.ElementNames(bl)
 			if aNamed && bNamed {
-				ab, bb := tree.ByName(al), tree.ByName(bl)
+				ab, bb := jsonvalue.ByName(al), jsonvalue.ByName(bl)
 				seen := map[string]bool{}
 				for _, n := range append(an, bn...) {
 					if seen[n] {
@@ -538,13 +538,13 @@ func diffPaths(a, b value, p tree.Path) []tree.Path {
 					if e, ok := bb[n]; ok {
 						bv = present(e)
 					}
-					walk(av, bv, p.Child(tree.Name(n)))
+					walk(av, bv, p.Child(jsonvalue.Name(n)))
 				}
 				return
 			}
 			if len(al) == len(bl) && allMaps(al) && allMaps(bl) {
 				for i := range al {
-					walk(present(al[i]), present(bl[i]), p.Child(tree.Index(i)))
+					walk(present(al[i]), present(bl[i]), p.Child(jsonvalue.Index(i)))
 				}
 				return
 			}
@@ -564,7 +564,7 @@ func allMaps(l []any) bool {
 	return true
 }
 
-func joinPaths(ps []tree.Path) string {
+func joinPaths(ps []jsonvalue.Path) string {
 	s := make([]string, len(ps))
 	for i, p := range ps {
 		s[i] = p.String()

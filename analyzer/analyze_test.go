@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/driftback/driftback/analyzer/ktree"
-	"github.com/driftback/driftback/analyzer/repofs"
-	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/repofs"
 )
 
 // fixture loads analyzer/testdata/NAME as a repository snapshot.
@@ -33,7 +33,7 @@ func renderedLive(t *testing.T, repo *repofs.Repo, root string) []map[string]any
 	}
 	var out []map[string]any
 	for _, o := range b.objects {
-		out = append(out, tree.Copy(o.Object).(map[string]any))
+		out = append(out, jsonvalue.Copy(o.Object).(map[string]any))
 	}
 	return out
 }
@@ -59,17 +59,17 @@ func find(t *testing.T, objs []map[string]any, kind, name string) map[string]any
 	return nil
 }
 
-func set(t *testing.T, obj map[string]any, p tree.Path, v any) {
+func set(t *testing.T, obj map[string]any, p jsonvalue.Path, v any) {
 	t.Helper()
-	parent, ok := tree.Get(obj, p[:len(p)-1])
+	parent, ok := jsonvalue.Get(obj, p[:len(p)-1])
 	if !ok {
 		t.Fatalf("no parent for %s", p)
 	}
 	last := p[len(p)-1]
 	switch last.Kind {
-	case tree.KeyStep:
+	case jsonvalue.KeyStep:
 		parent.(map[string]any)[last.Key] = v
-	case tree.IndexStep:
+	case jsonvalue.IndexStep:
 		parent.([]any)[last.Index] = v
 	default:
 		t.Fatalf("set through a name step: %s", p)
@@ -85,8 +85,8 @@ func plan(t *testing.T, repo *repofs.Repo, root string, live []map[string]any) *
 	return p
 }
 
-func containers(p ...tree.Step) tree.Path {
-	return append(tree.Path{tree.Key("spec"), tree.Key("template"), tree.Key("spec"), tree.Key("containers")}, p...)
+func containers(p ...jsonvalue.Step) jsonvalue.Path {
+	return append(jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("template"), jsonvalue.Key("spec"), jsonvalue.Key("containers")}, p...)
 }
 
 func dump(p *Plan) string {
@@ -134,7 +134,7 @@ func TestNoOpInvariant(t *testing.T) {
 					}
 					var bad []unplaceable
 					sf := sourceForm(present(src), present(o.Object), present(o.Object), nil, &bad)
-					if !tree.Equal(sf.V, src) || len(bad) > 0 {
+					if !jsonvalue.Equal(sf.V, src) || len(bad) > 0 {
 						t.Errorf("source form of %s (doc %d) is not the source", o.ID, doc)
 					}
 				}
@@ -173,14 +173,14 @@ func TestOverlayPortChangeWritesOneLineOfTheBase(t *testing.T) {
 	repo := fixture(t, "overlay")
 	live := renderedLive(t, repo, "overlays/prod")
 	d := find(t, live, "Deployment", "web")
-	set(t, d, containers(tree.Name("web"), tree.Key("ports"), tree.Index(0), tree.Key("containerPort")), 9090)
+	set(t, d, containers(jsonvalue.Name("web"), jsonvalue.Key("ports"), jsonvalue.Index(0), jsonvalue.Key("containerPort")), 9090)
 	p := plan(t, repo, "overlays/prod", live)
 	if len(p.Refusals) != 0 || len(p.Edits) != 1 || len(p.Files) != 1 {
 		t.Fatalf("want one edit in one file:\n%s", dump(p))
 	}
 	e := p.Edits[0]
 	if e.Field != "spec.template.spec.containers[web].ports[0].containerPort" || e.File != "base/deployment.yaml" ||
-		e.Route != RouteSource || !tree.Equal(e.From, 8080) || !tree.Equal(e.To, 9090) || e.Line != 22 {
+		e.Route != RouteSource || !jsonvalue.Equal(e.From, 8080) || !jsonvalue.Equal(e.To, 9090) || e.Line != 22 {
 		t.Errorf("edit = %+v", e)
 	}
 	orig, _ := repo.File("base/deployment.yaml")
@@ -197,7 +197,7 @@ func TestOverlayLabelSetByBuildIsRefused(t *testing.T) {
 	repo := fixture(t, "overlay")
 	live := renderedLive(t, repo, "overlays/prod")
 	d := find(t, live, "Deployment", "web")
-	set(t, d, tree.Path{tree.Key("metadata"), tree.Key("labels"), tree.Key("env")}, "staging")
+	set(t, d, jsonvalue.Path{jsonvalue.Key("metadata"), jsonvalue.Key("labels"), jsonvalue.Key("env")}, "staging")
 	p := plan(t, repo, "overlays/prod", live)
 	if len(p.Edits) != 0 || len(p.Files) != 0 || len(p.Refusals) != 1 {
 		t.Fatalf("want one refusal, nothing written:\n%s", dump(p))
@@ -213,7 +213,7 @@ func TestOverlayNamespaceAndAnnotationsStayOutOfTheSource(t *testing.T) {
 	repo := fixture(t, "overlay")
 	live := renderedLive(t, repo, "overlays/prod")
 	d := find(t, live, "Deployment", "web")
-	set(t, d, containers(tree.Name("web"), tree.Key("env"), tree.Name("LOG_LEVEL"), tree.Key("value")), "debug")
+	set(t, d, containers(jsonvalue.Name("web"), jsonvalue.Key("env"), jsonvalue.Name("LOG_LEVEL"), jsonvalue.Key("value")), "debug")
 	p := plan(t, repo, "overlays/prod", live)
 	if len(p.Files) != 1 {
 		t.Fatalf("%s", dump(p))
@@ -233,11 +233,11 @@ func TestSidecarPatchAndImageChange(t *testing.T) {
 	repo := fixture(t, "sidecar")
 	live := renderedLive(t, repo, "overlay")
 	d := find(t, live, "Deployment", "web")
-	cs, _ := tree.Get(d, containers())
-	if names, _ := tree.ElementNames(cs.([]any)); len(names) != 2 || names[0] != "proxy" {
+	cs, _ := jsonvalue.Get(d, containers())
+	if names, _ := jsonvalue.ElementNames(cs.([]any)); len(names) != 2 || names[0] != "proxy" {
 		t.Fatalf("measured kustomize fact changed: the patch no longer prepends the sidecar: %v", names)
 	}
-	set(t, find(t, live, "Deployment", "web")["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[1].(map[string]any), tree.Path{tree.Key("image")}, "ghcr.io/example/web:1.5.0")
+	set(t, find(t, live, "Deployment", "web")["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[1].(map[string]any), jsonvalue.Path{jsonvalue.Key("image")}, "ghcr.io/example/web:1.5.0")
 	p := plan(t, repo, "overlay", live)
 	if len(p.Refusals) != 0 || len(p.Edits) != 1 || len(p.Files) != 1 {
 		t.Fatalf("%s", dump(p))
@@ -258,7 +258,7 @@ func TestPatchedArgsAreUnplaceable(t *testing.T) {
 	repo := fixture(t, "patched")
 	live := renderedLive(t, repo, "overlay")
 	d := find(t, live, "Deployment", "worker")
-	set(t, d, containers(tree.Index(0), tree.Key("args")), []any{"--queue", "bulk"})
+	set(t, d, containers(jsonvalue.Index(0), jsonvalue.Key("args")), []any{"--queue", "bulk"})
 	p := plan(t, repo, "overlay", live)
 	if len(p.Edits) != 0 || len(p.Files) != 0 || len(p.Refusals) != 1 {
 		t.Fatalf("%s", dump(p))
@@ -271,7 +271,7 @@ func TestPatchedArgsAreUnplaceable(t *testing.T) {
 func TestPatchedReplicasAreBuildOwned(t *testing.T) {
 	repo := fixture(t, "patched")
 	live := renderedLive(t, repo, "overlay")
-	set(t, find(t, live, "Deployment", "worker"), tree.ParseSimple("spec.replicas"), 5)
+	set(t, find(t, live, "Deployment", "worker"), jsonvalue.ParseSimple("spec.replicas"), 5)
 	p := plan(t, repo, "overlay", live)
 	if len(p.Edits) != 0 || len(p.Files) != 0 || len(p.Refusals) != 1 {
 		t.Fatalf("%s", dump(p))
@@ -286,9 +286,9 @@ func TestPatchedReplicasAreBuildOwned(t *testing.T) {
 func TestRefusalIsPerObject(t *testing.T) {
 	repo := fixture(t, "overlay")
 	live := renderedLive(t, repo, "overlays/prod")
-	set(t, find(t, live, "Deployment", "web"), tree.Path{tree.Key("metadata"), tree.Key("labels"), tree.Key("env")}, "staging")
+	set(t, find(t, live, "Deployment", "web"), jsonvalue.Path{jsonvalue.Key("metadata"), jsonvalue.Key("labels"), jsonvalue.Key("env")}, "staging")
 	svc := find(t, live, "Service", "web")
-	set(t, svc, tree.Path{tree.Key("spec"), tree.Key("ports"), tree.Index(0), tree.Key("targetPort")}, 8081)
+	set(t, svc, jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("ports"), jsonvalue.Index(0), jsonvalue.Key("targetPort")}, 8081)
 	p := plan(t, repo, "overlays/prod", live)
 	if len(p.Refusals) != 1 || len(p.Edits) != 1 || p.Edits[0].File != "base/service.yaml" {
 		t.Fatalf("%s", dump(p))
@@ -298,7 +298,7 @@ func TestRefusalIsPerObject(t *testing.T) {
 func TestMultiDocumentEditKeepsOtherDocuments(t *testing.T) {
 	repo := fixture(t, "multidoc")
 	live := renderedLive(t, repo, "app")
-	set(t, find(t, live, "Deployment", "api"), containers(tree.Index(0), tree.Key("resources"), tree.Key("limits"), tree.Key("memory")), "512Mi")
+	set(t, find(t, live, "Deployment", "api"), containers(jsonvalue.Index(0), jsonvalue.Key("resources"), jsonvalue.Key("limits"), jsonvalue.Key("memory")), "512Mi")
 	p := plan(t, repo, "app", live)
 	if len(p.Files) != 1 || len(p.Edits) != 1 {
 		t.Fatalf("%s", dump(p))
@@ -362,8 +362,8 @@ func TestRefusalIsPerField(t *testing.T) {
 	repo := fixture(t, "overlay")
 	live := renderedLive(t, repo, "overlays/prod")
 	d := find(t, live, "Deployment", "web")
-	set(t, d, tree.Path{tree.Key("metadata"), tree.Key("labels"), tree.Key("env")}, "staging")
-	set(t, d, containers(tree.Name("web"), tree.Key("ports"), tree.Index(0), tree.Key("containerPort")), 9090)
+	set(t, d, jsonvalue.Path{jsonvalue.Key("metadata"), jsonvalue.Key("labels"), jsonvalue.Key("env")}, "staging")
+	set(t, d, containers(jsonvalue.Name("web"), jsonvalue.Key("ports"), jsonvalue.Index(0), jsonvalue.Key("containerPort")), 9090)
 	p := plan(t, repo, "overlays/prod", live)
 	if len(p.Refusals) != 1 || p.Refusals[0].Code != CodeBuildOwned || len(p.Edits) != 1 || len(p.Files) != 1 {
 		t.Fatalf("%s", dump(p))
@@ -379,11 +379,11 @@ func TestServerDefaultsAreNotDrift(t *testing.T) {
 	repo := fixture(t, "overlay")
 	live := renderedLive(t, repo, "overlays/prod")
 	d := find(t, live, "Deployment", "web")
-	set(t, d, tree.ParseSimple("spec.revisionHistoryLimit"), 10)
-	set(t, d, tree.ParseSimple("spec.template.spec.dnsPolicy"), "ClusterFirst")
-	c, _ := tree.Get(d, containers(tree.Name("web")))
+	set(t, d, jsonvalue.ParseSimple("spec.revisionHistoryLimit"), 10)
+	set(t, d, jsonvalue.ParseSimple("spec.template.spec.dnsPolicy"), "ClusterFirst")
+	c, _ := jsonvalue.Get(d, containers(jsonvalue.Name("web")))
 	c.(map[string]any)["imagePullPolicy"] = "IfNotPresent"
-	port, _ := tree.Get(d, containers(tree.Name("web"), tree.Key("ports"), tree.Index(0)))
+	port, _ := jsonvalue.Get(d, containers(jsonvalue.Name("web"), jsonvalue.Key("ports"), jsonvalue.Index(0)))
 	port.(map[string]any)["protocol"] = "TCP"
 	p := plan(t, repo, "overlays/prod", live)
 	if !p.InSync() || len(p.Files) != 0 {

@@ -9,8 +9,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/driftback/driftback/analyzer/ktree"
-	"github.com/driftback/driftback/analyzer/repofs"
-	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/repofs"
 )
 
 // kustomize records no field-level provenance, and removing an entry to see
@@ -37,7 +37,7 @@ type supplier struct {
 // slotKey names one component of one image or replica slot of an object.
 type slotKey struct {
 	Obj   objectID
-	Path  string // the slot's field path, as tree.Path.String()
+	Path  string // the slot's field path, as jsonvalue.Path.String()
 	Field string // the component: newName/newTag/digest for images, count for replicas
 }
 
@@ -97,7 +97,7 @@ func dye(repo *repofs.Repo, b *built) (*dyeResult, error) {
 			}
 		}
 		if replicaKinds[o.ID.Kind] {
-			if v, ok := tree.Get(o.Object, replicasPath); ok {
+			if v, ok := jsonvalue.Get(o.Object, replicasPath); ok {
 				if i, ok := v.(int64); ok {
 					if sup, ok := byNonce[strconv.FormatInt(i, 10)]; ok {
 						res.suppliers[slotKey{o.ID, replicasPath.String(), fieldCount}] = sup
@@ -157,7 +157,7 @@ func dyeFiles(b *built, namesDyed bool) (map[string][]byte, map[string]supplier,
 	return extra, byNonce, nil
 }
 
-var replicasPath = tree.Path{tree.Key("spec"), tree.Key("replicas")}
+var replicasPath = jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("replicas")}
 
 // renameChain reports whether some images: entry's name pattern matches
 // another entry's newName: then dyeing the name would stop that match.
@@ -205,7 +205,7 @@ func sameShape(a, b []rendered) bool {
 
 // imageSlot is one image reference inside an object.
 type imageSlot struct {
-	Path  tree.Path
+	Path  jsonvalue.Path
 	Image string
 }
 
@@ -215,22 +215,22 @@ type imageSlot struct {
 // belong to the source and are not slots.
 func imageSlots(obj map[string]any) []imageSlot {
 	var out []imageSlot
-	var walk func(v any, p tree.Path)
-	walk = func(v any, p tree.Path) {
+	var walk func(v any, p jsonvalue.Path)
+	walk = func(v any, p jsonvalue.Path) {
 		switch t := v.(type) {
 		case map[string]any:
-			for _, k := range tree.SortedKeys(t) {
+			for _, k := range jsonvalue.SortedKeys(t) {
 				c := t[k]
-				cp := p.Child(tree.Key(k))
+				cp := p.Child(jsonvalue.Key(k))
 				switch k {
 				case "containers", "initContainers":
 					if l, ok := c.([]any); ok {
-						out = append(out, listSlots(l, cp, tree.Path{tree.Key("image")})...)
+						out = append(out, listSlots(l, cp, jsonvalue.Path{jsonvalue.Key("image")})...)
 						continue
 					}
 				case "volumes":
 					if l, ok := c.([]any); ok {
-						out = append(out, listSlots(l, cp, tree.Path{tree.Key("image"), tree.Key("reference")})...)
+						out = append(out, listSlots(l, cp, jsonvalue.Path{jsonvalue.Key("image"), jsonvalue.Key("reference")})...)
 						continue
 					}
 				case "ephemeralContainers":
@@ -240,7 +240,7 @@ func imageSlots(obj map[string]any) []imageSlot {
 			}
 		case []any:
 			for i, e := range t {
-				walk(e, p.Child(tree.Index(i)))
+				walk(e, p.Child(jsonvalue.Index(i)))
 			}
 		}
 	}
@@ -248,20 +248,20 @@ func imageSlots(obj map[string]any) []imageSlot {
 	return out
 }
 
-func listSlots(l []any, p tree.Path, field tree.Path) []imageSlot {
-	_, named := tree.ElementNames(l)
+func listSlots(l []any, p jsonvalue.Path, field jsonvalue.Path) []imageSlot {
+	_, named := jsonvalue.ElementNames(l)
 	var out []imageSlot
 	for i, e := range l {
 		m, ok := e.(map[string]any)
 		if !ok {
 			continue
 		}
-		ep := p.Child(tree.Index(i))
+		ep := p.Child(jsonvalue.Index(i))
 		if named {
-			ep = p.Child(tree.Name(m["name"].(string)))
+			ep = p.Child(jsonvalue.Name(m["name"].(string)))
 		}
-		full := append(append(tree.Path{}, ep...), field...)
-		if s, ok := tree.Get(m, field); ok {
+		full := append(append(jsonvalue.Path{}, ep...), field...)
+		if s, ok := jsonvalue.Get(m, field); ok {
 			if img, ok := s.(string); ok {
 				out = append(out, imageSlot{Path: full, Image: img})
 			}

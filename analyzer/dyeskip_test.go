@@ -6,8 +6,8 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/ktree"
-	"github.com/driftback/driftback/analyzer/synth"
-	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/synth"
 )
 
 // TestDyeSkipChangesNoPlan: skipping the dyed build where no entry can
@@ -27,7 +27,7 @@ func TestDyeSkipChangesNoPlan(t *testing.T) {
 	before := map[string][]map[string]any{}
 	for root, ls := range live {
 		for _, l := range ls {
-			before[root] = append(before[root], tree.Copy(l.Object).(map[string]any))
+			before[root] = append(before[root], jsonvalue.Copy(l.Object).(map[string]any))
 		}
 	}
 	defer func() {

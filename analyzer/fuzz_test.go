@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/driftback/driftback/analyzer/ktree"
-	"github.com/driftback/driftback/analyzer/repofs"
-	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/repofs"
 )
 
 // fuzzRoot is one root of a fixture with its render, the cluster that
@@ -52,7 +52,7 @@ func fuzzRoots(t testing.TB) []fuzzRoot {
 				}
 				var objs []map[string]any
 				for _, o := range b.objects {
-					objs = append(objs, tree.Copy(o.Object).(map[string]any))
+					objs = append(objs, jsonvalue.Copy(o.Object).(map[string]any))
 				}
 				fuzzRootsList = append(fuzzRootsList, fuzzRoot{e.Name() + "/" + root, repo, root, objs})
 			}
@@ -66,15 +66,15 @@ func fuzzRoots(t testing.TB) []fuzzRoot {
 
 // scalarLeaves lists the paths of every scalar in v, lists by index, in a
 // deterministic order.
-func scalarLeaves(v any, p tree.Path, out *[]tree.Path) {
+func scalarLeaves(v any, p jsonvalue.Path, out *[]jsonvalue.Path) {
 	switch x := v.(type) {
 	case map[string]any:
-		for _, k := range tree.SortedKeys(x) {
-			scalarLeaves(x[k], p.Child(tree.Key(k)), out)
+		for _, k := range jsonvalue.SortedKeys(x) {
+			scalarLeaves(x[k], p.Child(jsonvalue.Key(k)), out)
 		}
 	case []any:
 		for i, e := range x {
-			scalarLeaves(e, p.Child(tree.Index(i)), out)
+			scalarLeaves(e, p.Child(jsonvalue.Index(i)), out)
 		}
 	default:
 		*out = append(*out, p)
@@ -84,7 +84,7 @@ func scalarLeaves(v any, p tree.Path, out *[]tree.Path) {
 // interesting reports the fields a person changes in a cluster: images,
 // replicas, env values, labels, annotations, ports, data. Identity fields
 // stay, so that a mutation drifts an object rather than replacing it.
-func interesting(p tree.Path) bool {
+func interesting(p jsonvalue.Path) bool {
 	s := p.String()
 	switch {
 	case s == "apiVersion" || s == "kind" || s == "metadata.name" || s == "metadata.namespace":
@@ -138,7 +138,7 @@ func mutant(old any, b byte) any {
 func mutate(live []map[string]any, muts []byte) {
 	for i := 0; i+2 < len(muts) && i < 24; i += 3 {
 		obj := live[int(muts[i])%len(live)]
-		var all, ps []tree.Path
+		var all, ps []jsonvalue.Path
 		scalarLeaves(obj, nil, &all)
 		for _, p := range all {
 			if interesting(p) {
@@ -149,8 +149,8 @@ func mutate(live []map[string]any, muts []byte) {
 			continue
 		}
 		p := ps[int(muts[i+1])%len(ps)]
-		old, _ := tree.Get(obj, p)
-		tree.Set(obj, p, mutant(old, muts[i+2]))
+		old, _ := jsonvalue.Get(obj, p)
+		jsonvalue.Set(obj, p, mutant(old, muts[i+2]))
 	}
 }
 
@@ -174,7 +174,7 @@ func FuzzSourceForm(f *testing.F) {
 		r := roots[int(which)%len(roots)]
 		live := make([]map[string]any, len(r.render))
 		for i, o := range r.render {
-			live[i] = tree.Copy(o).(map[string]any)
+			live[i] = jsonvalue.Copy(o).(map[string]any)
 		}
 		mutate(live, muts)
 		p, err := Analyze(Input{Repo: r.repo, Root: r.root, Live: asLive(live)})

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/driftback/driftback/analyzer/repofs"
+	"github.com/driftback/driftback/internal/repofs"
 )
 
 // Hostile repositories: content an attacker controls (a pull request, a

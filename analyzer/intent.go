@@ -3,7 +3,7 @@ package analyzer
 import (
 	"maps"
 
-	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/internal/jsonvalue"
 )
 
 // Ownership tells, for a field that the render lacks, whether a person (a
@@ -11,10 +11,10 @@ import (
 // or nobody did — a server default, drop it. The cluster package builds one
 // from metadata.managedFields.
 type Ownership interface {
-	UserOwned(p tree.Path) bool
+	UserOwned(p jsonvalue.Path) bool
 	// Ignored lists fields taken out of comparison (an HPA's replica
 	// count): the render's value stands there.
-	Ignored() []tree.Path
+	Ignored() []jsonvalue.Path
 }
 
 // intentView reduces a sanitized live object to the fields that say what a
@@ -35,19 +35,19 @@ func intentView(live, ren map[string]any, own Ownership) map[string]any {
 	return out
 }
 
-func pruneMap(live, ren map[string]any, own Ownership, p tree.Path) map[string]any {
+func pruneMap(live, ren map[string]any, own Ownership, p jsonvalue.Path) map[string]any {
 	out := make(map[string]any, len(live))
 	for k, lv := range live {
 		rv, inRen := ren[k]
 		if !inRen {
-			if own != nil && own.UserOwned(p.Child(tree.Key(k))) {
+			if own != nil && own.UserOwned(p.Child(jsonvalue.Key(k))) {
 				out[k] = lv
 			}
 			continue
 		}
 		switch lv.(type) {
 		case map[string]any, []any:
-			out[k] = prune(lv, rv, own, p.Child(tree.Key(k)))
+			out[k] = prune(lv, rv, own, p.Child(jsonvalue.Key(k)))
 		default:
 			out[k] = lv // a scalar the render has: compared as it is, no path needed
 		}
@@ -55,7 +55,7 @@ func pruneMap(live, ren map[string]any, own Ownership, p tree.Path) map[string]a
 	return out
 }
 
-func prune(lv, rv any, own Ownership, p tree.Path) any {
+func prune(lv, rv any, own Ownership, p jsonvalue.Path) any {
 	switch l := lv.(type) {
 	case map[string]any:
 		if r, ok := rv.(map[string]any); ok {
@@ -66,15 +66,15 @@ func prune(lv, rv any, own Ownership, p tree.Path) any {
 		if !ok {
 			return lv
 		}
-		_, lok := tree.ElementNames(l)
-		_, rok := tree.ElementNames(r)
+		_, lok := jsonvalue.ElementNames(l)
+		_, rok := jsonvalue.ElementNames(r)
 		if lok && rok {
-			rb := tree.ByName(r)
+			rb := jsonvalue.ByName(r)
 			out := make([]any, 0, len(l))
 			for _, e := range l {
 				m := e.(map[string]any)
 				n := m["name"].(string)
-				cp := p.Child(tree.Name(n))
+				cp := p.Child(jsonvalue.Name(n))
 				if re, ok := rb[n]; ok {
 					out = append(out, pruneMap(m, re, own, cp))
 				} else if own != nil && own.UserOwned(cp) {
@@ -88,7 +88,7 @@ func prune(lv, rv any, own Ownership, p tree.Path) any {
 		if len(l) == len(r) {
 			out := make([]any, len(l))
 			for i := range l {
-				out[i] = prune(l[i], r[i], own, p.Child(tree.Index(i)))
+				out[i] = prune(l[i], r[i], own, p.Child(jsonvalue.Index(i)))
 			}
 			return out
 		}
@@ -102,9 +102,9 @@ func prune(lv, rv any, own Ownership, p tree.Path) any {
 // way pruneMap and prune do.
 func intentMatches(live, ren map[string]any, own Ownership) bool {
 	if own != nil && len(own.Ignored()) > 0 {
-		return tree.Equal(intentView(live, ren, own), ren) // restore's ancestor rules: build the view
+		return jsonvalue.Equal(intentView(live, ren, own), ren) // restore's ancestor rules: build the view
 	}
-	if av, ok := ren["apiVersion"]; ok && !tree.Equal(live["apiVersion"], av) {
+	if av, ok := ren["apiVersion"]; ok && !jsonvalue.Equal(live["apiVersion"], av) {
 		// The view always takes the render's apiVersion.
 		live = maps.Clone(live)
 		live["apiVersion"] = av
@@ -113,7 +113,7 @@ func intentMatches(live, ren map[string]any, own Ownership) bool {
 }
 
 // mapMatches reports whether pruneMap(l, r, own, p) equals r.
-func mapMatches(l, r map[string]any, own Ownership, p tree.Path) bool {
+func mapMatches(l, r map[string]any, own Ownership, p jsonvalue.Path) bool {
 	for k, rv := range r {
 		lv, ok := l[k]
 		if !ok || !childMatches(lv, rv, own, p, k) {
@@ -125,22 +125,22 @@ func mapMatches(l, r map[string]any, own Ownership, p tree.Path) bool {
 
 // childMatches is valueMatches for the entry k of the map at p; the path
 // is only made for collections, the only values that need one.
-func childMatches(lv, rv any, own Ownership, p tree.Path, k string) bool {
+func childMatches(lv, rv any, own Ownership, p jsonvalue.Path, k string) bool {
 	switch lv.(type) {
 	case map[string]any, []any:
-		return valueMatches(lv, rv, own, p.Child(tree.Key(k)))
+		return valueMatches(lv, rv, own, p.Child(jsonvalue.Key(k)))
 	}
-	return tree.Equal(lv, rv)
+	return jsonvalue.Equal(lv, rv)
 }
 
 // extrasUnowned reports whether no key of live that ren lacks is one a
 // person set: such a key would be in the view and not in the render.
-func extrasUnowned(live, ren map[string]any, own Ownership, p tree.Path) bool {
+func extrasUnowned(live, ren map[string]any, own Ownership, p jsonvalue.Path) bool {
 	if own == nil {
 		return true
 	}
 	for k := range live {
-		if _, ok := ren[k]; !ok && own.UserOwned(p.Child(tree.Key(k))) {
+		if _, ok := ren[k]; !ok && own.UserOwned(p.Child(jsonvalue.Key(k))) {
 			return false
 		}
 	}
@@ -148,7 +148,7 @@ func extrasUnowned(live, ren map[string]any, own Ownership, p tree.Path) bool {
 }
 
 // valueMatches reports whether prune(lv, rv, own, p) equals rv.
-func valueMatches(lv, rv any, own Ownership, p tree.Path) bool {
+func valueMatches(lv, rv any, own Ownership, p jsonvalue.Path) bool {
 	switch l := lv.(type) {
 	case map[string]any:
 		if r, ok := rv.(map[string]any); ok {
@@ -159,17 +159,17 @@ func valueMatches(lv, rv any, own Ownership, p tree.Path) bool {
 		if !ok {
 			break
 		}
-		_, lok := tree.ElementNames(l)
-		_, rok := tree.ElementNames(r)
+		_, lok := jsonvalue.ElementNames(l)
+		_, rok := jsonvalue.ElementNames(r)
 		if lok && rok {
 			// The view holds, in live's order, the pruned elements the
 			// render has and the person-owned ones it lacks.
-			rb := tree.ByName(r)
+			rb := jsonvalue.ByName(r)
 			i := 0
 			for _, e := range l {
 				m := e.(map[string]any)
 				n := m["name"].(string)
-				ep := p.Child(tree.Name(n))
+				ep := p.Child(jsonvalue.Name(n))
 				re, ok := rb[n]
 				if !ok {
 					if own != nil && own.UserOwned(ep) {
@@ -187,12 +187,12 @@ func valueMatches(lv, rv any, own Ownership, p tree.Path) bool {
 		}
 		if len(l) == len(r) {
 			for i := range l {
-				if !valueMatches(l[i], r[i], own, p.Child(tree.Index(i))) {
+				if !valueMatches(l[i], r[i], own, p.Child(jsonvalue.Index(i))) {
 					return false
 				}
 			}
 			return true
 		}
 	}
-	return tree.Equal(lv, rv) // prune keeps live's value whole here
+	return jsonvalue.Equal(lv, rv) // prune keeps live's value whole here
 }

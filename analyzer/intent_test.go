@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/driftback/driftback/analyzer"
-	"github.com/driftback/driftback/analyzer/synth"
-	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/synth"
 )
 
 // TestIntentMatchesIsTheView: the in-sync check that spares building the
@@ -41,7 +41,7 @@ func TestIntentMatchesIsTheView(t *testing.T) {
 					continue
 				}
 				for round := range 8 {
-					obj := tree.Copy(tree.Normalize(l.Object)).(map[string]any)
+					obj := jsonvalue.Copy(jsonvalue.Normalize(l.Object)).(map[string]any)
 					if round > 0 {
 						perturb(obj, rng)
 					}
@@ -85,7 +85,7 @@ func perturb(obj map[string]any, rng *rand.Rand) {
 	for depth := 0; depth < 8; depth++ {
 		switch c := v.(type) {
 		case map[string]any:
-			keys := tree.SortedKeys(c)
+			keys := jsonvalue.SortedKeys(c)
 			if len(keys) == 0 || rng.IntN(4) == 0 {
 				switch rng.IntN(3) {
 				case 0:
@@ -111,7 +111,7 @@ func perturb(obj map[string]any, rng *rand.Rand) {
 					c[len(c)-1] = map[string]any{"name": "extra", "image": "x"}
 				default:
 					if len(c) > 0 {
-						c[0] = tree.Copy(c[0])
+						c[0] = jsonvalue.Copy(c[0])
 						if m, ok := c[0].(map[string]any); ok {
 							m["name"] = "renamed"
 						}

@@ -7,9 +7,9 @@ import (
 	"sigs.k8s.io/kustomize/api/types"
 
 	"github.com/driftback/driftback/analyzer/ktree"
-	"github.com/driftback/driftback/analyzer/repofs"
-	"github.com/driftback/driftback/analyzer/tree"
-	"github.com/driftback/driftback/analyzer/yamledit"
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/repofs"
+	"github.com/driftback/driftback/internal/yamledit"
 )
 
 // ownerInfo names the build construct that sets a field, so a refusal can
@@ -22,10 +22,10 @@ type ownerInfo struct {
 // owner finds which construct of the tree sets field p of object r. Nodes
 // are visited root first: the root's transformers run last, so the
 // outermost construct that sets a field is the one that wins.
-func (a *analysis) owner(r rendered, p tree.Path) ownerInfo {
+func (a *analysis) owner(r rendered, p jsonvalue.Path) ownerInfo {
 	field := p.String()
 	last := ""
-	if len(p) > 0 && p[len(p)-1].Kind == tree.KeyStep {
+	if len(p) > 0 && p[len(p)-1].Kind == jsonvalue.KeyStep {
 		last = p[len(p)-1].Key
 	}
 	for _, n := range a.base.tree.Nodes {
@@ -73,21 +73,21 @@ func keyLine(n *ktree.Node, key string) int {
 	if err != nil || f.Len() == 0 {
 		return 0
 	}
-	return f.Line(0, tree.Path{tree.Key(key)})
+	return f.Line(0, jsonvalue.Path{jsonvalue.Key(key)})
 }
 
-func isLabelPath(p tree.Path) bool {
+func isLabelPath(p jsonvalue.Path) bool {
 	for _, s := range p {
-		if s.Kind == tree.KeyStep && (s.Key == "labels" || s.Key == "matchLabels" || s.Key == "selector") {
+		if s.Kind == jsonvalue.KeyStep && (s.Key == "labels" || s.Key == "matchLabels" || s.Key == "selector") {
 			return true
 		}
 	}
 	return false
 }
 
-func isAnnotationPath(p tree.Path) bool {
+func isAnnotationPath(p jsonvalue.Path) bool {
 	for _, s := range p {
-		if s.Kind == tree.KeyStep && s.Key == "annotations" {
+		if s.Kind == jsonvalue.KeyStep && s.Key == "annotations" {
 			return true
 		}
 	}
@@ -122,7 +122,7 @@ func replicaEntry(k *types.Kustomization, name string) bool {
 
 // patchSetting returns the patch file of node n that applies to r and sets
 // p, or "".
-func (a *analysis) patchSetting(n *ktree.Node, r rendered, p tree.Path) string {
+func (a *analysis) patchSetting(n *ktree.Node, r rendered, p jsonvalue.Path) string {
 	for _, pt := range n.K.Patches {
 		if pt.Path == "" {
 			continue
@@ -146,7 +146,7 @@ func (a *analysis) patchSetting(n *ktree.Node, r rendered, p tree.Path) string {
 		if !patchTargets(pt, v, r) {
 			continue
 		}
-		if _, ok := tree.Get(v, p); ok {
+		if _, ok := jsonvalue.Get(v, p); ok {
 			return file
 		}
 	}

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/driftback/driftback/analyzer/ktree"
-	"github.com/driftback/driftback/analyzer/repofs"
-	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/repofs"
 )
 
 const deployment = `apiVersion: apps/v1
@@ -128,7 +128,7 @@ func TestWriteFanInIsRefused(t *testing.T) {
 		"overlays/b/kustomization.yaml": "resources: [../../base]\nnamespace: b\n",
 	})
 	live := renderedLive(t, repo, "overlays/a")
-	set(t, find(t, live, "Deployment", "app"), containers(tree.Name("app"), tree.Key("image")), "app:v2")
+	set(t, find(t, live, "Deployment", "app"), containers(jsonvalue.Name("app"), jsonvalue.Key("image")), "app:v2")
 	p := plan(t, repo, "overlays/a", live)
 	if len(p.Refusals) != 1 || p.Refusals[0].Code != CodeWriteFanIn || len(p.Files) != 0 ||
 		!strings.Contains(p.Refusals[0].Message, "overlays/a, overlays/b") {
@@ -159,7 +159,7 @@ data:
 `,
 	})
 	live := renderedLive(t, repo, "app")
-	set(t, find(t, live, "ConfigMap", "c"), tree.ParseSimple("data.a"), "bye")
+	set(t, find(t, live, "ConfigMap", "c"), jsonvalue.ParseSimple("data.a"), "bye")
 	p := plan(t, repo, "app", live)
 	if len(p.Refusals) != 1 || p.Refusals[0].Code != CodeUnplaceableEdit || len(p.Files) != 0 {
 		t.Fatalf("%s", dump(p))
@@ -170,7 +170,7 @@ data:
 func TestPlainFolderRoot(t *testing.T) {
 	repo := repoOf(t, map[string]string{"apps/d.yaml": deployment})
 	live := renderedLive(t, repo, "apps")
-	set(t, find(t, live, "Deployment", "app"), containers(tree.Name("app"), tree.Key("image")), "app:v2")
+	set(t, find(t, live, "Deployment", "app"), containers(jsonvalue.Name("app"), jsonvalue.Key("image")), "app:v2")
 	p := plan(t, repo, "apps", live)
 	if len(p.Edits) != 1 || len(p.Files) != 1 || !strings.Contains(p.Files[0].Content, "image: app:v2") {
 		t.Fatalf("%s", dump(p))
@@ -185,8 +185,8 @@ func TestSubstitutionTokenIsRenderMismatch(t *testing.T) {
 		"app/c.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  region: ${cluster_region}\n  mode: fast\n",
 	})
 	live := renderedLive(t, repo, "app")
-	set(t, live[0], tree.ParseSimple("data.region"), "eu-west-1")
-	set(t, live[0], tree.ParseSimple("data.mode"), "slow")
+	set(t, live[0], jsonvalue.ParseSimple("data.region"), "eu-west-1")
+	set(t, live[0], jsonvalue.ParseSimple("data.mode"), "slow")
 	p := plan(t, repo, "app", live)
 	if len(p.Refusals) != 1 || p.Refusals[0].Code != CodeRenderMismatch || p.Refusals[0].Field != "data.region" ||
 		len(p.Edits) != 1 || p.Edits[0].Field != "data.mode" {
@@ -232,8 +232,8 @@ func TestMetadataOnlySecret(t *testing.T) {
 // personOwnsAll is an ownership where a person set every field.
 type personOwnsAll struct{}
 
-func (personOwnsAll) UserOwned(tree.Path) bool { return true }
-func (personOwnsAll) Ignored() []tree.Path     { return nil }
+func (personOwnsAll) UserOwned(jsonvalue.Path) bool { return true }
+func (personOwnsAll) Ignored() []jsonvalue.Path     { return nil }
 
 // TestEditedTreeIsLoadsTree: verify takes the plain build's tree for an
 // edited repository exactly when loading it again would give the same

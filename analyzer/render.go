@@ -12,9 +12,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/driftback/driftback/analyzer/ktree"
-	"github.com/driftback/driftback/analyzer/repofs"
-	"github.com/driftback/driftback/analyzer/tree"
-	"github.com/driftback/driftback/analyzer/yamledit"
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/repofs"
+	"github.com/driftback/driftback/internal/yamledit"
 )
 
 // originAnnotation is where kustomize records, per rendered object, the file
@@ -80,7 +80,7 @@ func renderAnnotated(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte) 
 		if err != nil {
 			return nil, fmt.Errorf("decode %s: %w", r.CurId(), err)
 		}
-		obj := tree.NormalizeOwned(m).(map[string]any) // m is the decoder's fresh copy
+		obj := jsonvalue.NormalizeOwned(m).(map[string]any) // m is the decoder's fresh copy
 		stripAnnotation(obj, originAnnotation)
 		out = append(out, rendered{ID: idOf(obj), Object: obj, Origin: src})
 	}

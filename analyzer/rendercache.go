@@ -9,9 +9,9 @@ import (
 	"sync/atomic"
 
 	"github.com/driftback/driftback/analyzer/ktree"
-	"github.com/driftback/driftback/analyzer/repofs"
-	"github.com/driftback/driftback/analyzer/tree"
-	"github.com/driftback/driftback/analyzer/yamledit"
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/repofs"
+	"github.com/driftback/driftback/internal/yamledit"
 )
 
 // krustyBuilds counts kustomize builds run by this process.
@@ -153,7 +153,7 @@ func copyRendered(in []rendered) []rendered {
 	}
 	out := make([]rendered, len(in))
 	for i, r := range in {
-		out[i] = rendered{ID: r.ID, Object: tree.Copy(r.Object).(map[string]any), Origin: r.Origin}
+		out[i] = rendered{ID: r.ID, Object: jsonvalue.Copy(r.Object).(map[string]any), Origin: r.Origin}
 	}
 	return out
 }

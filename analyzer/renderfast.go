@@ -14,9 +14,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/driftback/driftback/analyzer/ktree"
-	"github.com/driftback/driftback/analyzer/repofs"
-	"github.com/driftback/driftback/analyzer/tree"
-	"github.com/driftback/driftback/analyzer/yamledit"
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/repofs"
+	"github.com/driftback/driftback/internal/yamledit"
 )
 
 // Performance (BENCHMARKS.md). Asking kustomize for origin annotations
@@ -191,7 +191,7 @@ func renderDirect(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, ori
 		if err != nil {
 			return nil, false
 		}
-		obj := tree.NormalizeOwned(m).(map[string]any) // m is the decoder's fresh copy
+		obj := jsonvalue.NormalizeOwned(m).(map[string]any) // m is the decoder's fresh copy
 		id := idOf(obj)
 		files := origins[originKey{id.Group, id.Kind, id.Name}]
 		if len(files) != 1 {

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/driftback/driftback/analyzer/ktree"
-	"github.com/driftback/driftback/analyzer/repofs"
-	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/repofs"
 )
 
 // TestDirectRenderMatchesAnnotated: wherever the render takes the fast way
@@ -66,7 +66,7 @@ func TestDirectRenderMatchesAnnotated(t *testing.T) {
 					continue
 				}
 				for i := range got {
-					if got[i].ID != want[i].ID || got[i].Origin != want[i].Origin || !tree.Equal(got[i].Object, want[i].Object) {
+					if got[i].ID != want[i].ID || got[i].Origin != want[i].Origin || !jsonvalue.Equal(got[i].Object, want[i].Object) {
 						t.Errorf("%s/%s object %d: direct %v %s %v\nannotated %v %s %v", d.Name(), root, i,
 							got[i].ID, got[i].Origin, got[i].Object, want[i].ID, want[i].Origin, want[i].Object)
 					}

@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/driftback/driftback/analyzer/tree"
-	"github.com/driftback/driftback/analyzer/yamledit"
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/yamledit"
 )
 
 // Routing (DESIGN §4): a changed image component or replica count whose
@@ -33,7 +33,7 @@ type newEntry struct {
 // slotRef is one slot whose live value a route carries.
 type slotRef struct {
 	Obj  objectID
-	Path tree.Path
+	Path jsonvalue.Path
 }
 
 func (s slotRef) key() string { return s.Obj.ref() + "|" + s.Path.String() }
@@ -71,7 +71,7 @@ func (a *analysis) planRoutes() {
 			continue
 		}
 		for _, s := range imageSlots(p.ren.Object) {
-			lv, ok := tree.Get(p.intent, s.Path)
+			lv, ok := jsonvalue.Get(p.intent, s.Path)
 			live, isStr := lv.(string)
 			if !ok || !isStr {
 				continue
@@ -105,8 +105,8 @@ func (a *analysis) planRoutes() {
 		if !replicaKinds[p.ren.ID.Kind] {
 			continue
 		}
-		lv, lok := tree.Get(p.intent, replicasPath)
-		rv, _ := tree.Get(p.ren.Object, replicasPath)
+		lv, lok := jsonvalue.Get(p.intent, replicasPath)
+		rv, _ := jsonvalue.Get(p.ren.Object, replicasPath)
 		count, isInt := lv.(int64)
 		if !lok || !isInt {
 			continue
@@ -114,8 +114,8 @@ func (a *analysis) planRoutes() {
 		sk := slotKey{p.ren.ID, replicasPath.String(), fieldCount}
 		slot := slotRef{p.ren.ID, replicasPath}
 		if sup, ok := a.dyed.suppliers[sk]; ok {
-			add(routingKey{entry: sup.Entry, field: fieldCount}, demand{slot, count, !tree.Equal(count, rv)}, sk)
-		} else if canAuthor && !inScope(a.in.WriteScope, p.ren.Origin) && !tree.Equal(count, rv) {
+			add(routingKey{entry: sup.Entry, field: fieldCount}, demand{slot, count, !jsonvalue.Equal(count, rv)}, sk)
+		} else if canAuthor && !inScope(a.in.WriteScope, p.ren.Origin) && !jsonvalue.Equal(count, rv) {
 			add(routingKey{author: newEntry{List: "replicas", Name: p.ren.ID.Name}, field: fieldCount}, demand{slot, count, true}, sk)
 		}
 	}
@@ -176,7 +176,7 @@ func (a *analysis) addAuthoredDemands(demands map[routingKey][]demand) {
 			} else if replicaKinds[o.ID.Kind] && o.ID.Name == k.author.Name {
 				slot := slotRef{o.ID, replicasPath}
 				if !have[slot.key()] {
-					v, _ := tree.Get(o.Object, replicasPath)
+					v, _ := jsonvalue.Get(o.Object, replicasPath)
 					demands[k] = append(demands[k], demand{slot, v, false})
 				}
 			}
@@ -196,7 +196,7 @@ func (a *analysis) resolve(k routingKey, ds []demand) {
 	}
 	values := map[string][]demand{}
 	for _, d := range ds {
-		values[tree.Canonical(d.value)] = append(values[tree.Canonical(d.value)], d)
+		values[jsonvalue.Canonical(d.value)] = append(values[jsonvalue.Canonical(d.value)], d)
 	}
 	if len(values) == 1 {
 		r := &route{Entry: k.entry, Field: k.field, Value: ds[0].value}
@@ -259,7 +259,7 @@ func (k routingKey) entryFileName() string {
 // back to its rendered value: source form must not write through what an
 // entry carries (routed, or refused as a conflict).
 func (a *analysis) sourceView(p pair) map[string]any {
-	view := tree.Copy(p.intent).(map[string]any)
+	view := jsonvalue.Copy(p.intent).(map[string]any)
 	a.overrideSupplied(view, p, func(sk slotKey) bool { return a.supplied[sk] })
 	return view
 }
@@ -267,14 +267,14 @@ func (a *analysis) sourceView(p pair) map[string]any {
 // verifyIntent is what the edited build must render for the object: the
 // intent view, except for components refused as conflicts.
 func (a *analysis) verifyIntent(p pair) map[string]any {
-	view := tree.Copy(p.intent).(map[string]any)
+	view := jsonvalue.Copy(p.intent).(map[string]any)
 	a.overrideSupplied(view, p, func(sk slotKey) bool { return a.conflicted[sk] })
 	return view
 }
 
 func (a *analysis) overrideSupplied(view map[string]any, p pair, pick func(slotKey) bool) {
 	for _, s := range imageSlots(p.ren.Object) {
-		lv, ok := tree.Get(view, s.Path)
+		lv, ok := jsonvalue.Get(view, s.Path)
 		live, isStr := lv.(string)
 		if !ok || !isStr {
 			continue
@@ -285,7 +285,7 @@ func (a *analysis) overrideSupplied(view map[string]any, p pair, pick func(slotK
 				lr.setComponent(f, rr.component(f))
 			}
 		}
-		tree.Set(view, s.Path, lr.String())
+		jsonvalue.Set(view, s.Path, lr.String())
 	}
 	if replicaKinds[p.ren.ID.Kind] && pick(slotKey{p.ren.ID, replicasPath.String(), fieldCount}) {
 		restore(view, p.ren.Object, replicasPath)
@@ -307,7 +307,7 @@ func (a *analysis) routesOf(id objectID) []*route {
 }
 
 // dropRoutes removes the routes that carry the object's slot at or under p.
-func (a *analysis) dropRoutes(id objectID, p tree.Path) {
+func (a *analysis) dropRoutes(id objectID, p jsonvalue.Path) {
 	keep := a.routes[:0]
 	for _, r := range a.routes {
 		hit := false
@@ -405,7 +405,7 @@ func entryLine(f *yamledit.File, r *route) int {
 			}
 		}
 	}
-	return lineOf(f, 0, tree.Path{tree.Key(r.Entry.List), tree.Index(idx), tree.Key(r.Field)})
+	return lineOf(f, 0, jsonvalue.Path{jsonvalue.Key(r.Entry.List), jsonvalue.Index(idx), jsonvalue.Key(r.Field)})
 }
 
 // inScope reports whether a repo file lies inside the write scope folder.

@@ -4,12 +4,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/driftback/driftback/analyzer/repofs"
-	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/repofs"
 )
 
-func imagePath(list, name string) tree.Path {
-	return append(tree.Path{tree.Key("spec"), tree.Key("template"), tree.Key("spec"), tree.Key(list)}, tree.Name(name), tree.Key("image"))
+func imagePath(list, name string) jsonvalue.Path {
+	return append(jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("template"), jsonvalue.Key("spec"), jsonvalue.Key(list)}, jsonvalue.Name(name), jsonvalue.Key("image"))
 }
 
 // routedPlan renders the routed fixture, applies change to the live copy
@@ -44,8 +44,8 @@ func fileContent(t *testing.T, p *Plan, path string) string {
 func TestEntrySuppliesTagLiveBump(t *testing.T) {
 	repo, p := routedPlan(t, func(live []map[string]any) {
 		set(t, find(t, live, "Deployment", "api"), imagePath("containers", "api"), "example/api:2.0.0")
-		set(t, find(t, live, "CronJob", "report"), tree.Path{tree.Key("spec"), tree.Key("jobTemplate"), tree.Key("spec"),
-			tree.Key("template"), tree.Key("spec"), tree.Key("containers"), tree.Index(0), tree.Key("image")}, "example/api:2.0.0")
+		set(t, find(t, live, "CronJob", "report"), jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("jobTemplate"), jsonvalue.Key("spec"),
+			jsonvalue.Key("template"), jsonvalue.Key("spec"), jsonvalue.Key("containers"), jsonvalue.Index(0), jsonvalue.Key("image")}, "example/api:2.0.0")
 	})
 	e := onlyEdit(t, p)
 	if e.Route != RouteImages || e.File != "overlays/prod/kustomization.yaml" || e.Field != "spec.template.spec.containers[api].image" ||
@@ -68,7 +68,7 @@ func TestEntrySuppliesTagLiveBump(t *testing.T) {
 func TestEntryBeatsPatchOnImage(t *testing.T) {
 	repo := fixture(t, "routed")
 	live := renderedLive(t, repo, "overlays/prod")
-	if img, _ := tree.Get(find(t, live, "Deployment", "api"), imagePath("containers", "api")); img != "example/api:1.5.0" {
+	if img, _ := jsonvalue.Get(find(t, live, "Deployment", "api"), imagePath("containers", "api")); img != "example/api:1.5.0" {
 		t.Fatalf("measured kustomize fact changed: a patch no longer loses to an images entry: %v", img)
 	}
 }
@@ -115,7 +115,7 @@ func TestNewNameEntry(t *testing.T) {
 // "app"): the fixture's "example/mod.ls" entry supplies example/models.
 func TestRegexEntryNameOnImageVolume(t *testing.T) {
 	_, p := routedPlan(t, func(live []map[string]any) {
-		vols, _ := tree.Get(find(t, live, "Deployment", "api"), tree.ParseSimple("spec.template.spec.volumes"))
+		vols, _ := jsonvalue.Get(find(t, live, "Deployment", "api"), jsonvalue.ParseSimple("spec.template.spec.volumes"))
 		vols.([]any)[0].(map[string]any)["image"].(map[string]any)["reference"] = "example/models:2026"
 	})
 	e := onlyEdit(t, p)
@@ -153,10 +153,10 @@ func TestEphemeralContainersAreSource(t *testing.T) {
 		"app/pod.yaml":           "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: app:1\n  ephemeralContainers:\n  - name: dbg\n    image: debug:0\n",
 	})
 	live := renderedLive(t, repo, "app")
-	if img, _ := tree.Get(live[0], tree.Path{tree.Key("spec"), tree.Key("ephemeralContainers"), tree.Name("dbg"), tree.Key("image")}); img != "debug:0" {
+	if img, _ := jsonvalue.Get(live[0], jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("ephemeralContainers"), jsonvalue.Name("dbg"), jsonvalue.Key("image")}); img != "debug:0" {
 		t.Fatalf("measured kustomize fact changed: ephemeralContainers are now rewritten: %v", img)
 	}
-	set(t, live[0], tree.Path{tree.Key("spec"), tree.Key("ephemeralContainers"), tree.Index(0), tree.Key("image")}, "debug:9")
+	set(t, live[0], jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("ephemeralContainers"), jsonvalue.Index(0), jsonvalue.Key("image")}, "debug:9")
 	p := plan(t, repo, "app", live)
 	e := onlyEdit(t, p)
 	if e.Route != RouteSource || e.File != "app/pod.yaml" {
@@ -173,7 +173,7 @@ func TestIdempotentPin(t *testing.T) {
 		"ov/kustomization.yaml":   "resources: [../base]\nimages:\n- name: app\n  newTag: v1\n",
 	})
 	live := renderedLive(t, repo, "ov")
-	set(t, live[0], containers(tree.Name("app"), tree.Key("image")), "app:v2")
+	set(t, live[0], containers(jsonvalue.Name("app"), jsonvalue.Key("image")), "app:v2")
 	p := plan(t, repo, "ov", live)
 	e := onlyEdit(t, p)
 	if e.File != "ov/kustomization.yaml" || fileContent(t, p, "ov/kustomization.yaml") != "resources: [../base]\nimages:\n- name: app\n  newTag: v2\n" {
@@ -189,7 +189,7 @@ func TestLastMatchingEntryIsEdited(t *testing.T) {
 		"app/d.yaml":             deployment,
 	})
 	live := renderedLive(t, repo, "app")
-	set(t, live[0], containers(tree.Name("app"), tree.Key("image")), "app:v4")
+	set(t, live[0], containers(jsonvalue.Name("app"), jsonvalue.Key("image")), "app:v4")
 	p := plan(t, repo, "app", live)
 	onlyEdit(t, p)
 	if got := fileContent(t, p, "app/kustomization.yaml"); got != "resources: [d.yaml]\nimages:\n- name: app\n  newTag: v1\n- name: app\n  newTag: v4\n" {
@@ -206,9 +206,9 @@ func TestTwoDeploymentsShareEntryBothBumped(t *testing.T) {
 	})
 	bump := func(both bool) *Plan {
 		live := renderedLive(t, repo, "app")
-		set(t, find(t, live, "Deployment", "app"), containers(tree.Name("app"), tree.Key("image")), "app:v2")
+		set(t, find(t, live, "Deployment", "app"), containers(jsonvalue.Name("app"), jsonvalue.Key("image")), "app:v2")
 		if both {
-			set(t, find(t, live, "Deployment", "app2"), containers(tree.Name("app"), tree.Key("image")), "app:v2")
+			set(t, find(t, live, "Deployment", "app2"), containers(jsonvalue.Name("app"), jsonvalue.Key("image")), "app:v2")
 		}
 		return plan(t, repo, "app", live)
 	}
@@ -230,7 +230,7 @@ func TestNoTagOnTagEntryIsBuildOwned(t *testing.T) {
 		"app/d.yaml":             deployment,
 	})
 	live := renderedLive(t, repo, "app")
-	set(t, live[0], containers(tree.Name("app"), tree.Key("image")), "app")
+	set(t, live[0], containers(jsonvalue.Name("app"), jsonvalue.Key("image")), "app")
 	p := plan(t, repo, "app", live)
 	if len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeBuildOwned {
 		t.Fatalf("%s", dump(p))
@@ -246,10 +246,10 @@ func TestRenameChainTurnsOffNameDye(t *testing.T) {
 		"ov/kustomization.yaml":   "resources: [../base]\nimages:\n- name: mirror/app\n  newTag: v7\n",
 	})
 	live := renderedLive(t, repo, "ov")
-	if img, _ := tree.Get(live[0], containers(tree.Name("app"), tree.Key("image"))); img != "mirror/app:v7" {
+	if img, _ := jsonvalue.Get(live[0], containers(jsonvalue.Name("app"), jsonvalue.Key("image"))); img != "mirror/app:v7" {
 		t.Fatalf("rename chain renders %v", img)
 	}
-	set(t, live[0], containers(tree.Name("app"), tree.Key("image")), "mirror/app:v8")
+	set(t, live[0], containers(jsonvalue.Name("app"), jsonvalue.Key("image")), "mirror/app:v8")
 	p := plan(t, repo, "ov", live)
 	e := onlyEdit(t, p)
 	if e.File != "ov/kustomization.yaml" || !strings.Contains(strings.Join(p.Notes, "\n"), "rename chain") {
@@ -311,7 +311,7 @@ func TestOverlayWriteScopeAuthorsEntry(t *testing.T) {
 	}
 	repo := repoOf(t, files)
 	live := renderedLive(t, repo, "ov")
-	set(t, live[0], containers(tree.Name("app"), tree.Key("image")), "app:v2")
+	set(t, live[0], containers(jsonvalue.Name("app"), jsonvalue.Key("image")), "app:v2")
 	set(t, live[0], replicasPath, 4)
 	p, err := Analyze(Input{Repo: repo, Root: "ov", Live: asLive(live), WriteScope: "ov"})
 	if err != nil {
@@ -331,7 +331,7 @@ func TestOverlayWriteScopeAuthorsEntry(t *testing.T) {
 	}
 	// A rename is not authored (the new entry's name pattern would have to
 	// match what the base renders): the value lives in the base, out of scope.
-	set(t, live[0], containers(tree.Name("app"), tree.Key("image")), "mirror/app:v2")
+	set(t, live[0], containers(jsonvalue.Name("app"), jsonvalue.Key("image")), "mirror/app:v2")
 	p, _ = Analyze(Input{Repo: repoOf(t, files), Root: "ov", Live: asLive(live), WriteScope: "ov"})
 	if len(p.Refusals) != 1 || p.Refusals[0].Code != CodeOutOfScope || len(p.Files) != 0 {
 		t.Errorf("%s", dump(p))

@@ -1,7 +1,7 @@
 package analyzer
 
 import (
-	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/internal/jsonvalue"
 )
 
 // value is a field's value in one view, where absence is a value of its own:
@@ -19,7 +19,7 @@ func (a value) equal(b value) bool {
 	if a.Present != b.Present {
 		return false
 	}
-	return !a.Present || tree.Equal(a.V, b.V)
+	return !a.Present || jsonvalue.Equal(a.V, b.V)
 }
 
 func child(v value, key string) value {
@@ -52,7 +52,7 @@ func asList(v value) ([]any, bool) {
 
 // unplaceable records a list that source form cannot pair element by element.
 type unplaceable struct {
-	Path tree.Path
+	Path jsonvalue.Path
 	Why  string
 }
 
@@ -62,7 +62,7 @@ type unplaceable struct {
 // Every output value comes from src or live, never from ren: where live and
 // ren agree the source keeps its bytes, so the build's own output (overlay
 // labels, a namespace, a patched value) never flows back into its input.
-func sourceForm(src, ren, live value, p tree.Path, bad *[]unplaceable) value {
+func sourceForm(src, ren, live value, p jsonvalue.Path, bad *[]unplaceable) value {
 	if live.equal(ren) {
 		return src
 	}
@@ -74,8 +74,8 @@ func sourceForm(src, ren, live value, p tree.Path, bad *[]unplaceable) value {
 		rm, rok := asMap(ren)
 		if sok && rok {
 			out := map[string]any{}
-			for _, k := range tree.UnionKeys(sm, rm, lm) {
-				v := sourceForm(child(src, k), child(ren, k), child(live, k), p.Child(tree.Key(k)), bad)
+			for _, k := range jsonvalue.UnionKeys(sm, rm, lm) {
+				v := sourceForm(child(src, k), child(ren, k), child(live, k), p.Child(jsonvalue.Key(k)), bad)
 				if v.Present {
 					out[k] = v.V
 				}
@@ -102,15 +102,15 @@ func sourceForm(src, ren, live value, p tree.Path, bad *[]unplaceable) value {
 // listForm pairs list elements by name, never by position: a strategic-merge
 // patch that adds a container prepends it, so position pairing goes wrong
 // exactly when it matters.
-func listForm(sl, rl, ll []any, srcPresent bool, p tree.Path, bad *[]unplaceable) value {
-	sn, sok := tree.ElementNames(sl)
-	_, rok := tree.ElementNames(rl)
-	ln, lok := tree.ElementNames(ll)
+func listForm(sl, rl, ll []any, srcPresent bool, p jsonvalue.Path, bad *[]unplaceable) value {
+	sn, sok := jsonvalue.ElementNames(sl)
+	_, rok := jsonvalue.ElementNames(rl)
+	ln, lok := jsonvalue.ElementNames(ll)
 	if !sok || !rok || !lok {
 		*bad = append(*bad, unplaceable{Path: p, Why: "the list changed in the cluster and the build also changes it, but its elements have no unique names to pair them by"})
 		return present(ll) // placeholder; the object is refused
 	}
-	sb, rb, lb := tree.ByName(sl), tree.ByName(rl), tree.ByName(ll)
+	sb, rb, lb := jsonvalue.ByName(sl), jsonvalue.ByName(rl), jsonvalue.ByName(ll)
 	get := func(m map[string]map[string]any, n string) value {
 		if e, ok := m[n]; ok {
 			return present(e)
@@ -119,7 +119,7 @@ func listForm(sl, rl, ll []any, srcPresent bool, p tree.Path, bad *[]unplaceable
 	}
 	var out []any
 	emit := func(n string) {
-		v := sourceForm(get(sb, n), get(rb, n), get(lb, n), p.Child(tree.Name(n)), bad)
+		v := sourceForm(get(sb, n), get(rb, n), get(lb, n), p.Child(jsonvalue.Name(n)), bad)
 		if v.Present {
 			out = append(out, v.V)
 		}

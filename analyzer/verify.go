@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/driftback/driftback/analyzer/ktree"
-	"github.com/driftback/driftback/analyzer/repofs"
-	"github.com/driftback/driftback/analyzer/tree"
-	"github.com/driftback/driftback/analyzer/yamledit"
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/repofs"
+	"github.com/driftback/driftback/internal/yamledit"
 )
 
 // maxRounds bounds how often verify may narrow one object before it gives
@@ -158,9 +158,9 @@ func editedFiles(files map[string][]byte, parsed map[string]*yamledit.File) map[
 // check compares the edited render with what each object should be. It
 // returns the candidates to drop whole (their refusals recorded) and, per
 // candidate, the fields that still render differently from live.
-func (a *analysis) check(nb *built) (map[*candidate]bool, map[*candidate][]tree.Path) {
+func (a *analysis) check(nb *built) (map[*candidate]bool, map[*candidate][]jsonvalue.Path) {
 	drop := map[*candidate]bool{}
-	fields := map[*candidate][]tree.Path{}
+	fields := map[*candidate][]jsonvalue.Path{}
 	byID := map[objectID]*candidate{}
 	for _, c := range a.candidates {
 		byID[c.ren.ID] = c
@@ -172,7 +172,7 @@ func (a *analysis) check(nb *built) (map[*candidate]bool, map[*candidate][]tree.
 			a.refuse(a.refusalFor(c, CodeRenderFailed, nil, c.file, 0, "after the edit the build no longer renders this object", "edit the source by hand"))
 			continue
 		}
-		now := tree.RedactSecret(nb.objects[i].Object)
+		now := jsonvalue.RedactSecret(nb.objects[i].Object)
 		if ps := diffPaths(present(now), present(c.intent), nil); len(ps) > 0 {
 			fields[c] = ps
 		}
@@ -184,7 +184,7 @@ func (a *analysis) check(nb *built) (map[*candidate]bool, map[*candidate][]tree.
 			continue
 		}
 		i, ok := nb.byID[o.ID]
-		if ok && tree.Equal(nb.objects[i].Object, o.Object) {
+		if ok && jsonvalue.Equal(nb.objects[i].Object, o.Object) {
 			continue
 		}
 		blamed := false
@@ -212,9 +212,9 @@ func (a *analysis) check(nb *built) (map[*candidate]bool, map[*candidate][]tree.
 
 // refuseBuildOwned names, for each field that the build renders differently
 // from live even after the write, the construct that owns it.
-func (a *analysis) refuseBuildOwned(c *candidate, paths []tree.Path) {
+func (a *analysis) refuseBuildOwned(c *candidate, paths []jsonvalue.Path) {
 	if len(paths) == 0 {
-		paths = []tree.Path{nil}
+		paths = []jsonvalue.Path{nil}
 	}
 	for _, fp := range paths {
 		o := a.owner(c.ren, fp)
@@ -225,7 +225,7 @@ func (a *analysis) refuseBuildOwned(c *candidate, paths []tree.Path) {
 	}
 }
 
-func (a *analysis) refusalFor(c *candidate, code string, p tree.Path, file string, line int, msg, hint string) Refusal {
+func (a *analysis) refusalFor(c *candidate, code string, p jsonvalue.Path, file string, line int, msg, hint string) Refusal {
 	return Refusal{Code: code, Object: refOf(c.ren.Object), Field: p.String(), File: file, Line: line, Message: msg, Hint: hint}
 }
 
@@ -236,7 +236,7 @@ func (a *analysis) refuseAll(code, msg string) {
 	a.candidates, a.routes = nil, nil
 }
 
-func firstPath(ps []tree.Path) tree.Path {
+func firstPath(ps []jsonvalue.Path) jsonvalue.Path {
 	if len(ps) == 0 {
 		return nil
 	}
@@ -273,8 +273,8 @@ func (a *analysis) finish() {
 			continue
 		}
 		for _, p := range c.changed {
-			from, _ := tree.Get(c.ren.Object, p)
-			to, _ := tree.Get(c.want, p)
+			from, _ := jsonvalue.Get(c.ren.Object, p)
+			to, _ := jsonvalue.Get(c.want, p)
 			a.plan.Edits = append(a.plan.Edits, Edit{
 				Object: refOf(c.ren.Object), Field: p.String(), From: from, To: to,
 				File: c.file, Line: lineOf(f, c.doc, p), Route: RouteSource,
@@ -312,7 +312,7 @@ func (a *analysis) finish() {
 
 // lineOf finds the line of a field, or of its nearest present parent when
 // the edit removed it.
-func lineOf(f *yamledit.File, doc int, p tree.Path) int {
+func lineOf(f *yamledit.File, doc int, p jsonvalue.Path) int {
 	if f == nil {
 		return 0
 	}
@@ -361,8 +361,8 @@ func (a *analysis) routeEdits() {
 		if p == nil {
 			continue
 		}
-		from, _ := tree.Get(p.ren.Object, first.Path)
-		to, _ := tree.Get(p.intent, first.Path)
+		from, _ := jsonvalue.Get(p.ren.Object, first.Path)
+		to, _ := jsonvalue.Get(p.intent, first.Path)
 		route := RouteImages
 		if r.Entry.List == "replicas" {
 			route = RouteReplicas

@@ -19,9 +19,9 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
-	"github.com/driftback/driftback/bot/githubtest"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
+	"github.com/driftback/driftback/internal/githubtest"
 )
 
 const (

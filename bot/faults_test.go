@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/driftback/driftback/bot/githubtest"
+	"github.com/driftback/driftback/internal/githubtest"
 )
 
 // The fault matrix (issue 8): after each fault, no partial branch, no human

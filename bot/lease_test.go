@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/driftback/driftback/cluster/kubetest"
+	"github.com/driftback/driftback/internal/kubetest"
 )
 
 // Two replicas against one apiserver and one GitHub: a target has exactly

@@ -15,11 +15,11 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/ktree"
-	"github.com/driftback/driftback/analyzer/repofs"
 	"github.com/driftback/driftback/analyzer/report"
-	"github.com/driftback/driftback/analyzer/tree"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/repofs"
 )
 
 // Target is one target with what a reconcile needs beyond its config.
@@ -531,7 +531,7 @@ func fingerprint(v any) string {
 	case []cluster.Object:
 		parts := make([]string, len(t))
 		for i, o := range t {
-			parts[i] = tree.Canonical(o.Object) + tree.Canonical(o.ManagedFields)
+			parts[i] = jsonvalue.Canonical(o.Object) + jsonvalue.Canonical(o.ManagedFields)
 		}
 		sort.Strings(parts)
 		data = []byte(strings.Join(parts, "\n"))

@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/driftback/driftback/analyzer/ktree"
-	"github.com/driftback/driftback/analyzer/repofs"
+	"github.com/driftback/driftback/internal/repofs"
 )
 
 // Snapshots loads a commit's tree into the analyzer's in-memory filesystem

@@ -3,7 +3,7 @@ package bot
 import (
 	"testing"
 
-	"github.com/driftback/driftback/analyzer/repofs"
+	"github.com/driftback/driftback/internal/repofs"
 )
 
 // TestSnapshotsForest: targets planned on one kept snapshot share one

@@ -20,10 +20,10 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/driftback/driftback/analyzer"
-	"github.com/driftback/driftback/analyzer/repofs"
 	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/cluster"
-	"github.com/driftback/driftback/cluster/kubetest"
+	"github.com/driftback/driftback/internal/kubetest"
+	"github.com/driftback/driftback/internal/repofs"
 )
 
 // These tests run against a real kube-apiserver and etcd (tools/kube-assets.sh

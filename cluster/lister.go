@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/internal/jsonvalue"
 )
 
 // Scope says which live objects belong to a target.
@@ -133,7 +133,7 @@ func (l *ClientLister) List(ctx context.Context, s Scope) ([]Object, error) {
 				return nil, fmt.Errorf("list %s in %s: %w", r.gvr.String(), ns, err)
 			}
 			for _, item := range list.Items {
-				obj := tree.Normalize(item.Object).(map[string]any)
+				obj := jsonvalue.Normalize(item.Object).(map[string]any)
 				if controlled(obj) {
 					continue
 				}
@@ -178,7 +178,7 @@ func (l *ClientLister) listSecretMetadata(ctx context.Context, ns string) ([]Obj
 			if err := json.Unmarshal(raw, &o.ManagedFields); err != nil {
 				return nil, err
 			}
-			o.ManagedFields = tree.Normalize(o.ManagedFields).([]any)
+			o.ManagedFields = jsonvalue.Normalize(o.ManagedFields).([]any)
 		}
 		out = append(out, o)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/internal/jsonvalue"
 )
 
 // The intent view (DESIGN §5.2): a live object holds every server default
@@ -116,7 +116,7 @@ func NewOwnership(o Object, rules Rules) (*Ownership, error) {
 // person's when kubectl's last-applied configuration holds it: a GitOps
 // client-side applier records exactly the render there, so only a hand
 // `kubectl apply` puts other fields in it.
-func (o *Ownership) UserOwned(p tree.Path) bool {
+func (o *Ownership) UserOwned(p jsonvalue.Path) bool {
 	owned := false
 	for _, m := range o.managers {
 		if !o.owns(m, p) || o.ignoredFor(m, p) {
@@ -128,7 +128,7 @@ func (o *Ownership) UserOwned(p tree.Path) bool {
 		owned = true
 	}
 	if owned && o.lastApplied != nil {
-		if _, ok := tree.Get(o.lastApplied, p); ok {
+		if _, ok := jsonvalue.Get(o.lastApplied, p); ok {
 			return true
 		}
 	}
@@ -137,13 +137,13 @@ func (o *Ownership) UserOwned(p tree.Path) bool {
 
 // Ignored lists the fields that ignore rules take out of comparison for
 // this object: the render's value stands there, whatever live holds.
-func (o *Ownership) Ignored() []tree.Path {
-	var out []tree.Path
+func (o *Ownership) Ignored() []jsonvalue.Path {
+	var out []jsonvalue.Path
 	for _, r := range o.rules.Ignore {
 		if r.Kind != "" && r.Kind != o.kind {
 			continue
 		}
-		p := tree.ParseSimple(r.Path)
+		p := jsonvalue.ParseSimple(r.Path)
 		if r.Manager == "" {
 			out = append(out, p)
 			continue
@@ -173,9 +173,9 @@ func (o *Ownership) isApplier(m Manager) bool {
 	return false
 }
 
-func (o *Ownership) ignoredFor(m Manager, p tree.Path) bool {
+func (o *Ownership) ignoredFor(m Manager, p jsonvalue.Path) bool {
 	for _, r := range o.rules.Ignore {
-		if (r.Kind == "" || r.Kind == o.kind) && (r.Manager == "" || r.Manager == m.Name) && p.HasPrefix(tree.ParseSimple(r.Path)) {
+		if (r.Kind == "" || r.Kind == o.kind) && (r.Manager == "" || r.Manager == m.Name) && p.HasPrefix(jsonvalue.ParseSimple(r.Path)) {
 			return true
 		}
 	}
@@ -185,7 +185,7 @@ func (o *Ownership) ignoredFor(m Manager, p tree.Path) bool {
 // owns walks p through the manager's field set, matching list elements the
 // way FieldsV1 keys them (k:{"name":...}, k:{"containerPort":...,
 // "protocol":...}, v:..., i:...) against the live element at that step.
-func (o *Ownership) owns(m Manager, p tree.Path) bool {
+func (o *Ownership) owns(m Manager, p jsonvalue.Path) bool {
 	set := m.Fields
 	var cur any = o.live
 	for i, step := range p {
@@ -201,26 +201,26 @@ func (o *Ownership) owns(m Manager, p tree.Path) bool {
 			return false
 		}
 		set = next
-		cur, _ = tree.Get(cur, tree.Path{step})
+		cur, _ = jsonvalue.Get(cur, jsonvalue.Path{step})
 	}
 	return false
 }
 
 // element finds the path element of set that step selects; parent is the
 // live value the step is taken in.
-func element(set *fieldpath.Set, step tree.Step, parent any) (fieldpath.PathElement, bool) {
-	if step.Kind == tree.KeyStep {
+func element(set *fieldpath.Set, step jsonvalue.Step, parent any) (fieldpath.PathElement, bool) {
+	if step.Kind == jsonvalue.KeyStep {
 		k := step.Key
 		return fieldpath.PathElement{FieldName: &k}, true
 	}
-	elem, ok := tree.Get(parent, tree.Path{step})
+	elem, ok := jsonvalue.Get(parent, jsonvalue.Path{step})
 	if !ok {
 		return fieldpath.PathElement{}, false
 	}
 	index := -1
 	if l, ok := parent.([]any); ok {
 		for i, e := range l {
-			if tree.Equal(e, elem) {
+			if jsonvalue.Equal(e, elem) {
 				index = i
 				break
 			}
@@ -239,13 +239,13 @@ func element(set *fieldpath.Set, step tree.Step, parent any) (fieldpath.PathElem
 				return
 			}
 			for _, f := range *pe.Key {
-				if !tree.Equal(m[f.Name], f.Value.Unstructured()) {
+				if !jsonvalue.Equal(m[f.Name], f.Value.Unstructured()) {
 					return
 				}
 			}
 			found, hit = pe, true
 		case pe.Value != nil:
-			if tree.Equal((*pe.Value).Unstructured(), elem) {
+			if jsonvalue.Equal((*pe.Value).Unstructured(), elem) {
 				found, hit = pe, true
 			}
 		case pe.Index != nil:

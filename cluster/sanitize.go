@@ -5,7 +5,7 @@ package cluster
 import (
 	"strings"
 
-	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/internal/jsonvalue"
 )
 
 // serverMetadata is written by the API server, never by a person.
@@ -42,7 +42,7 @@ var specAllocated = map[string][]string{
 // operational labels and annotations and server-allocated fields (DESIGN
 // §5.1), with Secret values replaced by digests. The input is not modified.
 func Sanitize(obj map[string]any) map[string]any {
-	out, _ := tree.Copy(tree.Normalize(obj)).(map[string]any)
+	out, _ := jsonvalue.Copy(jsonvalue.Normalize(obj)).(map[string]any)
 	if out == nil {
 		return nil
 	}
@@ -72,7 +72,7 @@ func Sanitize(obj map[string]any) map[string]any {
 			delete(spec, k)
 		}
 	}
-	return tree.RedactSecret(out)
+	return jsonvalue.RedactSecret(out)
 }
 
 func isOperational(key string) bool {

@@ -10,7 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/internal/jsonvalue"
 )
 
 // Object is one live object, sanitized, with its field-ownership records
@@ -75,7 +75,7 @@ func ParseSnapshot(name string, data []byte) ([]Object, error) {
 		if v == nil {
 			continue
 		}
-		obj, ok := tree.Normalize(v).(map[string]any)
+		obj, ok := jsonvalue.Normalize(v).(map[string]any)
 		if !ok {
 			return nil, fmt.Errorf("%s:%d: document %d is not an object", name, line(&n), doc+1)
 		}
@@ -144,7 +144,7 @@ func fromAPI(o map[string]any) Object {
 		if s, ok := ann[lastAppliedAnnotation].(string); ok {
 			var la any
 			if yaml.Unmarshal([]byte(s), &la) == nil {
-				obj.LastApplied, _ = tree.Normalize(la).(map[string]any)
+				obj.LastApplied, _ = jsonvalue.Normalize(la).(map[string]any)
 			}
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/internal/jsonvalue"
 )
 
 const listSnapshot = `apiVersion: v1
@@ -79,7 +79,7 @@ func TestParseSnapshotList(t *testing.T) {
 	if _, ok := svc["clusterIP"]; ok {
 		t.Error("clusterIP survived")
 	}
-	if s := objs[2].Object; strings.Contains(tree.Canonical(s), "aHVudGVyMg") {
+	if s := objs[2].Object; strings.Contains(jsonvalue.Canonical(s), "aHVudGVyMg") {
 		t.Error("a Secret value survived")
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/ktree"
-	"github.com/driftback/driftback/analyzer/synth"
+	"github.com/driftback/driftback/internal/synth"
 )
 
 const (

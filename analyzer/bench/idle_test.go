@@ -6,8 +6,8 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/ktree"
-	"github.com/driftback/driftback/analyzer/synth"
-	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/synth"
 )
 
 // TestIdlePollBuildsNothing: a second plan of unchanged roots with
@@ -49,7 +49,7 @@ func TestIdlePollBuildsNothing(t *testing.T) {
 	edits := 0
 	for _, root := range fx.Roots {
 		edits += len(first[root].Edits)
-		if !tree.Equal(asJSON(t, first[root]), asJSON(t, second[root])) || !tree.Equal(asJSON(t, first[root]), asJSON(t, plain[root])) {
+		if !jsonvalue.Equal(asJSON(t, first[root]), asJSON(t, second[root])) || !jsonvalue.Equal(asJSON(t, first[root]), asJSON(t, plain[root])) {
 			t.Errorf("%s: the cached plan differs from the uncached one", root)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 
 	"sigs.k8s.io/kustomize/api/types"
 
-	"github.com/driftback/driftback/analyzer/repofs"
+	"github.com/driftback/driftback/internal/repofs"
 )
 
 const deploy = `apiVersion: apps/v1

@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/driftback/driftback/analyzer/repofs"
+	"github.com/driftback/driftback/internal/repofs"
 )
 
 var (

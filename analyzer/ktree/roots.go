@@ -7,8 +7,8 @@ import (
 
 	"sigs.k8s.io/kustomize/api/types"
 
-	"github.com/driftback/driftback/analyzer/repofs"
-	"github.com/driftback/driftback/analyzer/yamledit"
+	"github.com/driftback/driftback/internal/repofs"
+	"github.com/driftback/driftback/internal/yamledit"
 )
 
 // Roots returns every top-level root of the repo, sorted: folders holding a

@@ -11,7 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/driftback/driftback/analyzer/yamledit"
+	"github.com/driftback/driftback/internal/yamledit"
 )
 
 // docs parses every YAML document in raw. Documents that hold nothing (a

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/internal/jsonvalue"
 )
 
 const deployment = `# Deployment for the web app
@@ -103,7 +103,7 @@ func TestNoopCorpus(t *testing.T) {
 					t.Fatalf("Set(%d): %v", i, err)
 				}
 				// A deep copy forces the comparison, not pointer identity.
-				c, _ := tree.Copy(v).(map[string]any)
+				c, _ := jsonvalue.Copy(v).(map[string]any)
 				if v == nil {
 					c = nil
 				}
@@ -126,13 +126,13 @@ func set(t *testing.T, src string, i int, fn func(v map[string]any)) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, _ = tree.Copy(v).(map[string]any)
+	v, _ = jsonvalue.Copy(v).(map[string]any)
 	fn(v)
 	if err := f.Set(i, v); err != nil {
 		t.Fatalf("Set: %v", err)
 	}
 	got, err := f.Value(i)
-	if err != nil || !tree.Equal(got, v) {
+	if err != nil || !jsonvalue.Equal(got, v) {
 		t.Fatalf("after Set, Value = %v (%v), want %v", got, err, v)
 	}
 	return string(f.Bytes())
@@ -372,19 +372,19 @@ func TestMalformed(t *testing.T) {
 
 func TestLine(t *testing.T) {
 	f := mustParse(t, deployment)
-	p := func(s ...tree.Step) tree.Path { return tree.Path(s) }
-	containers := p(tree.Key("spec"), tree.Key("template"), tree.Key("spec"), tree.Key("containers"))
+	p := func(s ...jsonvalue.Step) jsonvalue.Path { return jsonvalue.Path(s) }
+	containers := p(jsonvalue.Key("spec"), jsonvalue.Key("template"), jsonvalue.Key("spec"), jsonvalue.Key("containers"))
 	cases := []struct {
-		path tree.Path
+		path jsonvalue.Path
 		line int
 	}{
-		{p(tree.Key("kind")), 3},
-		{p(tree.Key("metadata"), tree.Key("labels"), tree.Key("tier")), 9},
-		{containers.Child(tree.Name("web")).Child(tree.Key("image")), 17},
-		{containers.Child(tree.Name("sidecar")), 20},
-		{containers.Child(tree.Index(1)).Child(tree.Key("args")).Child(tree.Index(2)), 22},
-		{containers.Child(tree.Name("nope")), 0},
-		{p(tree.Key("images"), tree.Name("web"), tree.Key("newTag")), 26},
+		{p(jsonvalue.Key("kind")), 3},
+		{p(jsonvalue.Key("metadata"), jsonvalue.Key("labels"), jsonvalue.Key("tier")), 9},
+		{containers.Child(jsonvalue.Name("web")).Child(jsonvalue.Key("image")), 17},
+		{containers.Child(jsonvalue.Name("sidecar")), 20},
+		{containers.Child(jsonvalue.Index(1)).Child(jsonvalue.Key("args")).Child(jsonvalue.Index(2)), 22},
+		{containers.Child(jsonvalue.Name("nope")), 0},
+		{p(jsonvalue.Key("images"), jsonvalue.Name("web"), jsonvalue.Key("newTag")), 26},
 	}
 	for _, c := range cases {
 		if got := f.Line(0, c.path); got != c.line {
@@ -396,7 +396,7 @@ func TestLine(t *testing.T) {
 	if err := f.Set(0, v); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.Line(0, containers.Child(tree.Name("web")).Child(tree.Key("image"))); got != 16 {
+	if got := f.Line(0, containers.Child(jsonvalue.Name("web")).Child(jsonvalue.Key("image"))); got != 16 {
 		t.Errorf("after edit: line %d, want 16", got)
 	}
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/ktree"
-	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/internal/jsonvalue"
 )
 
 // TestNoDriftPlansNothing: the undrifted snapshot plans no edit and no
@@ -76,5 +76,5 @@ func TestDeterministic(t *testing.T) {
 }
 
 func equalJSON(a, b map[string]any) bool {
-	return tree.Equal(a, b)
+	return jsonvalue.Equal(a, b)
 }

@@ -20,7 +20,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/internal/jsonvalue"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -316,10 +316,10 @@ func decodeScalar(n *yaml.Node) (v any, err error) {
 	if _, ok := v.(time.Time); ok {
 		return n.Value, nil
 	}
-	return tree.Normalize(v), nil
+	return jsonvalue.Normalize(v), nil
 }
 
-// keyString is the key as tree.Normalize spells it, so keys found in the
+// keyString is the key as jsonvalue.Normalize spells it, so keys found in the
 // node tree match keys of the decoded value.
 func keyString(k *yaml.Node) string {
 	v, err := decodeScalar(k)
@@ -329,7 +329,7 @@ func keyString(k *yaml.Node) string {
 	if s, ok := v.(string); ok {
 		return s
 	}
-	return fmt.Sprint(v) // what tree.Normalize does with a map[any]any key
+	return fmt.Sprint(v) // what jsonvalue.Normalize does with a map[any]any key
 }
 
 var standardTags = map[string]bool{
@@ -414,7 +414,7 @@ func (f *File) docRange(i int) (lo, hi int) {
 
 // Line returns the 1-based line of the node at p inside document i (for a
 // map key, the key's line), or 0 when p is absent.
-func (f *File) Line(i int, p tree.Path) int {
+func (f *File) Line(i int, p jsonvalue.Path) int {
 	if i < 0 || i >= len(f.docs) {
 		return 0
 	}
@@ -426,7 +426,7 @@ func (f *File) Line(i int, p tree.Path) int {
 	for _, s := range p {
 		var next *yaml.Node
 		switch s.Kind {
-		case tree.KeyStep:
+		case jsonvalue.KeyStep:
 			if n.Kind != yaml.MappingNode {
 				return 0
 			}
@@ -436,7 +436,7 @@ func (f *File) Line(i int, p tree.Path) int {
 					break
 				}
 			}
-		case tree.NameStep:
+		case jsonvalue.NameStep:
 			if n.Kind != yaml.SequenceNode {
 				return 0
 			}
@@ -459,7 +459,7 @@ func (f *File) Line(i int, p tree.Path) int {
 			if next != nil {
 				line = next.Line
 			}
-		case tree.IndexStep:
+		case jsonvalue.IndexStep:
 			if n.Kind != yaml.SequenceNode || s.Index < 0 || s.Index >= len(n.Content) {
 				return 0
 			}

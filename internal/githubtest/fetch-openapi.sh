@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Refreshes testdata/api.github.com.json.gz, the GitHub REST description the
 # server validates against, from the npm package @octokit/openapi.
-# Usage: bot/githubtest/fetch-openapi.sh [VERSION]   (default 23.0.2)
+# Usage: internal/githubtest/fetch-openapi.sh [VERSION]   (default 23.0.2)
 # After a version change, update the version and sha256 in openapi.go.
 set -euo pipefail
 version="${1:-23.0.2}"

@@ -21,9 +21,9 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/ktree"
-	"github.com/driftback/driftback/analyzer/repofs"
-	"github.com/driftback/driftback/analyzer/tree"
 	"github.com/driftback/driftback/cluster"
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/repofs"
 )
 
 // sharedObjects is how many objects a shared base adds to every root that
@@ -114,7 +114,7 @@ func Build(fsys filesys.FileSystem, root string) ([]map[string]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, tree.Normalize(m).(map[string]any))
+		out = append(out, jsonvalue.Normalize(m).(map[string]any))
 	}
 	return out, nil
 }
@@ -290,8 +290,8 @@ func (fx *Fixture) Live(drift float64) (map[string][]analyzer.Live, map[string]i
 	for _, root := range fx.Roots {
 		var items []any
 		for i, ren := range fx.rendered[root] {
-			obj := tree.Copy(ren).(map[string]any)
-			var edits []tree.Path
+			obj := jsonvalue.Copy(ren).(map[string]any)
+			var edits []jsonvalue.Path
 			if chosen[ref{root, i}] {
 				edits = mutate(obj, rng)
 				if len(edits) > 0 {
@@ -325,50 +325,50 @@ func (fx *Fixture) Live(drift float64) (map[string][]analyzer.Live, map[string]i
 }
 
 var (
-	containers = tree.Path{tree.Key("spec"), tree.Key("template"), tree.Key("spec"), tree.Key("containers"), tree.Name("app")}
-	labelsPath = tree.Path{tree.Key("metadata"), tree.Key("labels")}
+	containers = jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("template"), jsonvalue.Key("spec"), jsonvalue.Key("containers"), jsonvalue.Name("app")}
+	labelsPath = jsonvalue.Path{jsonvalue.Key("metadata"), jsonvalue.Key("labels")}
 )
 
-func child(p tree.Path, steps ...tree.Step) tree.Path {
-	return append(append(tree.Path{}, p...), steps...)
+func child(p jsonvalue.Path, steps ...jsonvalue.Step) jsonvalue.Path {
+	return append(append(jsonvalue.Path{}, p...), steps...)
 }
 
 // mutate drifts one object the way people do: an image bump, a scale, an
 // env or port edit, a hand-added label, a config value. It returns the
 // paths it set (for the editor's managedFields).
-func mutate(obj map[string]any, rng *rand.Rand) []tree.Path {
+func mutate(obj map[string]any, rng *rand.Rand) []jsonvalue.Path {
 	kind, _ := obj["kind"].(string)
-	setP := func(p tree.Path, v any) tree.Path {
-		tree.Set(obj, p, v)
+	setP := func(p jsonvalue.Path, v any) jsonvalue.Path {
+		jsonvalue.Set(obj, p, v)
 		return p
 	}
 	switch kind {
 	case "Deployment":
 		switch rng.Intn(5) {
 		case 0: // image bump: routed when an images: entry supplies the tag
-			p := child(containers, tree.Key("image"))
-			img, _ := tree.Get(obj, p)
+			p := child(containers, jsonvalue.Key("image"))
+			img, _ := jsonvalue.Get(obj, p)
 			s, _ := img.(string)
 			if i := strings.LastIndexByte(s, ':'); i > strings.LastIndexByte(s, '/') {
 				s = s[:i]
 			}
-			return []tree.Path{setP(p, fmt.Sprintf("%s:3.%d.%d", s, rng.Intn(9), rng.Intn(20)))}
+			return []jsonvalue.Path{setP(p, fmt.Sprintf("%s:3.%d.%d", s, rng.Intn(9), rng.Intn(20)))}
 		case 1: // scale
-			p := tree.Path{tree.Key("spec"), tree.Key("replicas")}
-			cur, _ := tree.Get(obj, p)
+			p := jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("replicas")}
+			cur, _ := jsonvalue.Get(obj, p)
 			n, _ := cur.(int64)
-			return []tree.Path{setP(p, n+1+int64(rng.Intn(4)))}
+			return []jsonvalue.Path{setP(p, n+1+int64(rng.Intn(4)))}
 		case 2: // env value written through to the base
-			return []tree.Path{setP(child(containers, tree.Key("env"), tree.Name("CACHE_SIZE"), tree.Key("value")), fmt.Sprint(256+rng.Intn(1024)))}
+			return []jsonvalue.Path{setP(child(containers, jsonvalue.Key("env"), jsonvalue.Name("CACHE_SIZE"), jsonvalue.Key("value")), fmt.Sprint(256+rng.Intn(1024)))}
 		case 3: // container port
-			return []tree.Path{setP(child(containers, tree.Key("ports"), tree.Name("http"), tree.Key("containerPort")), int64(8081+rng.Intn(100)))}
+			return []jsonvalue.Path{setP(child(containers, jsonvalue.Key("ports"), jsonvalue.Name("http"), jsonvalue.Key("containerPort")), int64(8081+rng.Intn(100)))}
 		default: // a label added by hand
-			return []tree.Path{setP(child(labelsPath, tree.Key("oncall")), fmt.Sprintf("pager-%d", rng.Intn(50)))}
+			return []jsonvalue.Path{setP(child(labelsPath, jsonvalue.Key("oncall")), fmt.Sprintf("pager-%d", rng.Intn(50)))}
 		}
 	case "Service":
-		return []tree.Path{setP(tree.Path{tree.Key("spec"), tree.Key("ports"), tree.Index(0), tree.Key("port")}, int64(8000+rng.Intn(1000)))}
+		return []jsonvalue.Path{setP(jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("ports"), jsonvalue.Index(0), jsonvalue.Key("port")}, int64(8000+rng.Intn(1000)))}
 	case "ConfigMap":
-		return []tree.Path{setP(tree.Path{tree.Key("data"), tree.Key("timeout")}, fmt.Sprintf("%ds", 60+rng.Intn(60)))}
+		return []jsonvalue.Path{setP(jsonvalue.Path{jsonvalue.Key("data"), jsonvalue.Key("timeout")}, fmt.Sprintf("%ds", 60+rng.Intn(60)))}
 	}
 	return nil
 }
@@ -376,7 +376,7 @@ func mutate(obj map[string]any, rng *rand.Rand) []tree.Path {
 // dress turns a rendered object into what the API server returns for it:
 // server metadata, status, defaults nobody wrote, and managedFields in
 // which the GitOps applier owns the render and an editor owns the drift.
-func dress(obj, ren map[string]any, edits []tree.Path, uid string) map[string]any {
+func dress(obj, ren map[string]any, edits []jsonvalue.Path, uid string) map[string]any {
 	meta := obj["metadata"].(map[string]any)
 	meta["uid"] = "00000000-" + strings.NewReplacer("/", "-").Replace(uid)
 	meta["resourceVersion"] = fmt.Sprint(1000 + len(uid))
@@ -455,7 +455,7 @@ func fieldsOf(v any) map[string]any {
 			out["f:"+k] = fieldsOf(c)
 		}
 	case []any:
-		_, named := tree.ElementNames(t)
+		_, named := jsonvalue.ElementNames(t)
 		for i, e := range t {
 			switch {
 			case named:
@@ -472,18 +472,18 @@ func fieldsOf(v any) map[string]any {
 }
 
 // fieldsAt is the FieldsV1 set of the given paths in obj.
-func fieldsAt(obj map[string]any, paths []tree.Path) map[string]any {
+func fieldsAt(obj map[string]any, paths []jsonvalue.Path) map[string]any {
 	out := map[string]any{}
 	for _, p := range paths {
 		cur := out
 		for _, s := range p {
 			var k string
 			switch s.Kind {
-			case tree.KeyStep:
+			case jsonvalue.KeyStep:
 				k = "f:" + s.Key
-			case tree.NameStep:
+			case jsonvalue.NameStep:
 				k = nameKey(s.Key)
-			case tree.IndexStep:
+			case jsonvalue.IndexStep:
 				k = fmt.Sprintf("i:%d", s.Index)
 			}
 			next, _ := cur[k].(map[string]any)

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/internal/jsonvalue"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -34,21 +34,21 @@ func (e *editor) add(start, end int, text string) {
 
 func spaces(n int) string { return strings.Repeat(" ", max(n, 0)) }
 
-// same is canonical equality (tree.Equal, under which NaN equals NaN).
-func same(a, b any) bool { return tree.Equal(a, b) }
+// same is canonical equality (jsonvalue.Equal, under which NaN equals NaN).
+func same(a, b any) bool { return jsonvalue.Equal(a, b) }
 
 // checkCanonical rejects values the encoder cannot write.
-func checkCanonical(v any, p tree.Path) error {
+func checkCanonical(v any, p jsonvalue.Path) error {
 	switch x := v.(type) {
 	case map[string]any:
-		for _, k := range tree.SortedKeys(x) {
-			if err := checkCanonical(x[k], p.Child(tree.Key(k))); err != nil {
+		for _, k := range jsonvalue.SortedKeys(x) {
+			if err := checkCanonical(x[k], p.Child(jsonvalue.Key(k))); err != nil {
 				return err
 			}
 		}
 	case []any:
 		for i, it := range x {
-			if err := checkCanonical(it, p.Child(tree.Index(i))); err != nil {
+			if err := checkCanonical(it, p.Child(jsonvalue.Index(i))); err != nil {
 				return err
 			}
 		}
@@ -76,7 +76,7 @@ func (f *File) Set(i int, want map[string]any) error {
 	}
 	var w, c any
 	if want != nil {
-		w = tree.Normalize(want)
+		w = jsonvalue.Normalize(want)
 		if err := checkCanonical(w, nil); err != nil {
 			return f.errf(0, "document %d: %v", i, err)
 		}
@@ -329,7 +329,7 @@ func (e *editor) diffMap(m *yaml.Node, old, want map[string]any, c ctx) error {
 		e.add(e.headStart(ents[j].k, col, e.lineStart(ents[j].k.Line)), e.nextLine(end), "")
 	}
 	var added []string
-	for _, k := range tree.SortedKeys(want) {
+	for _, k := range jsonvalue.SortedKeys(want) {
 		if _, ok := old[k]; !ok {
 			added = append(added, k)
 		}
@@ -399,8 +399,8 @@ func (e *editor) diffList(s *yaml.Node, old, want []any, c ctx) error {
 	if len(want) == 0 {
 		return e.replace(s, want, c)
 	}
-	on, okO := tree.ElementNames(old)
-	nn, okN := tree.ElementNames(want)
+	on, okO := jsonvalue.ElementNames(old)
+	nn, okN := jsonvalue.ElementNames(want)
 	if !okO || !okN {
 		if len(old) != len(want) {
 			return e.replace(s, want, c)
@@ -597,7 +597,7 @@ func (e *editor) diffFlowMap(m *yaml.Node, old, want map[string]any, c ctx) erro
 		}
 		parts = append(parts, keyText+": "+vt)
 	}
-	for _, k := range tree.SortedKeys(want) {
+	for _, k := range jsonvalue.SortedKeys(want) {
 		if _, ok := old[k]; ok {
 			continue
 		}
@@ -624,8 +624,8 @@ func (e *editor) reemitFlow(n *yaml.Node, text string, c ctx) error {
 }
 
 func (e *editor) diffFlowSeq(s *yaml.Node, old, want []any, c ctx) error {
-	on, okO := tree.ElementNames(old)
-	nn, okN := tree.ElementNames(want)
+	on, okO := jsonvalue.ElementNames(old)
+	nn, okN := jsonvalue.ElementNames(want)
 	kept := len(old) == len(want) && len(want) > 0
 	if kept && okO && okN {
 		kept = slices.Equal(on, nn)

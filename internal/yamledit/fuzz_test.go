@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/internal/jsonvalue"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -26,7 +26,7 @@ func FuzzSetNoop(f *testing.F) {
 			return
 		}
 		for i := 0; i < y.Len(); i++ {
-			y.Line(i, tree.Path{tree.Key("a"), tree.Index(0), tree.Name("x")})
+			y.Line(i, jsonvalue.Path{jsonvalue.Key("a"), jsonvalue.Index(0), jsonvalue.Name("x")})
 			if y.Safe(i) != nil {
 				continue
 			}
@@ -45,15 +45,15 @@ func FuzzSetNoop(f *testing.F) {
 }
 
 // leaves lists the paths of every scalar in v, in a deterministic order.
-func leaves(v any, p tree.Path, out *[]tree.Path) {
+func leaves(v any, p jsonvalue.Path, out *[]jsonvalue.Path) {
 	switch x := v.(type) {
 	case map[string]any:
-		for _, k := range tree.SortedKeys(x) {
-			leaves(x[k], p.Child(tree.Key(k)), out)
+		for _, k := range jsonvalue.SortedKeys(x) {
+			leaves(x[k], p.Child(jsonvalue.Key(k)), out)
 		}
 	case []any:
 		for i, e := range x {
-			leaves(e, p.Child(tree.Index(i)), out)
+			leaves(e, p.Child(jsonvalue.Index(i)), out)
 		}
 	default:
 		*out = append(*out, p)
@@ -61,7 +61,7 @@ func leaves(v any, p tree.Path, out *[]tree.Path) {
 }
 
 // nodeAt finds the value node at p (key and index steps) and its context.
-func nodeAt(f *File, i int, p tree.Path) (*yaml.Node, ctx, bool) {
+func nodeAt(f *File, i int, p jsonvalue.Path) (*yaml.Node, ctx, bool) {
 	n := root(f.docs[i])
 	c := ctx{kind: atRoot, indent: -1, after: f.pos(n)}
 	for _, s := range p {
@@ -69,7 +69,7 @@ func nodeAt(f *File, i int, p tree.Path) (*yaml.Node, ctx, bool) {
 		var next *yaml.Node
 		var err error
 		switch {
-		case s.Kind == tree.KeyStep && n.Kind == yaml.MappingNode:
+		case s.Kind == jsonvalue.KeyStep && n.Kind == yaml.MappingNode:
 			for j := 0; j+1 < len(n.Content); j += 2 {
 				if keyString(n.Content[j]) == s.Key {
 					next = n.Content[j+1]
@@ -77,7 +77,7 @@ func nodeAt(f *File, i int, p tree.Path) (*yaml.Node, ctx, bool) {
 					break
 				}
 			}
-		case s.Kind == tree.IndexStep && n.Kind == yaml.SequenceNode && s.Index < len(n.Content):
+		case s.Kind == jsonvalue.IndexStep && n.Kind == yaml.SequenceNode && s.Index < len(n.Content):
 			next = n.Content[s.Index]
 			c, err = f.seqCtx(next, flow, c)
 		}
@@ -89,16 +89,16 @@ func nodeAt(f *File, i int, p tree.Path) (*yaml.Node, ctx, bool) {
 	return n, c, true
 }
 
-func setAt(v any, p tree.Path, nv any) {
+func setAt(v any, p jsonvalue.Path, nv any) {
 	for _, s := range p[:len(p)-1] {
-		if s.Kind == tree.KeyStep {
+		if s.Kind == jsonvalue.KeyStep {
 			v = v.(map[string]any)[s.Key]
 		} else {
 			v = v.([]any)[s.Index]
 		}
 	}
 	last := p[len(p)-1]
-	if last.Kind == tree.KeyStep {
+	if last.Kind == jsonvalue.KeyStep {
 		v.(map[string]any)[last.Key] = nv
 	} else {
 		v.([]any)[last.Index] = nv
@@ -139,7 +139,7 @@ func FuzzSetScalar(f *testing.F) {
 			if err != nil || v == nil {
 				continue
 			}
-			var ps []tree.Path
+			var ps []jsonvalue.Path
 			leaves(v, nil, &ps)
 			if len(ps) == 0 {
 				continue
@@ -155,14 +155,14 @@ func FuzzSetScalar(f *testing.F) {
 			}
 			line := n.Line
 			single := lineAt(y.lines, end) == line && n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) == 0
-			old, _ := tree.Get(v, p)
-			want, _ := tree.Copy(v).(map[string]any)
+			old, _ := jsonvalue.Get(v, p)
+			want, _ := jsonvalue.Copy(v).(map[string]any)
 			setAt(want, p, changed(old, pick))
 			before := string(y.Bytes())
 			if err := y.Set(i, want); err != nil {
 				t.Fatalf("Set %s = %v: %v", p, changed(old, pick), err)
 			}
-			if len(p) >= 2 && p[len(p)-1].Key == "name" && p[len(p)-2].Kind == tree.IndexStep {
+			if len(p) >= 2 && p[len(p)-1].Key == "name" && p[len(p)-2].Kind == jsonvalue.IndexStep {
 				// Renaming an element of a named list re-pairs the list
 				// by name; that may rewrite it whole.
 				return

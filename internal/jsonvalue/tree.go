@@ -3,7 +3,7 @@
 // The three sources disagree on number types (a YAML decoder yields float64 or
 // int, the API int64, kustomize int), so equality here is canonical: the same
 // number is the same value whatever Go type carries it.
-package tree
+package jsonvalue
 
 import (
 	"encoding/json"

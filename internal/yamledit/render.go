@@ -8,7 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/driftback/driftback/analyzer/tree"
+	"github.com/driftback/driftback/internal/jsonvalue"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -192,7 +192,7 @@ func key(k string, flow bool) (string, error) {
 // newKeyOrder puts "name" first, as Kubernetes authors do, then the rest
 // sorted so the output is deterministic.
 func newKeyOrder(m map[string]any) []string {
-	keys := tree.SortedKeys(m)
+	keys := jsonvalue.SortedKeys(m)
 	for i, k := range keys {
 		if k == "name" {
 			copy(keys[1:i+1], keys[:i])
