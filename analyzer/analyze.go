@@ -14,6 +14,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/noise"
 	"github.com/driftback/driftback/internal/repofs"
 	"github.com/driftback/driftback/internal/yamledit"
 )
@@ -297,6 +298,8 @@ func (a *analysis) pair() {
 			obj = jsonvalue.Normalize(obj).(map[string]any)
 		}
 		live := jsonvalue.RedactSecret(obj) // read, never written: no copy needed
+		// A value the server allocated is noise unless Git holds one.
+		live = noise.DropAllocated(live, ren)
 		if l.Owner == nil {
 			anyUnowned = true
 		}

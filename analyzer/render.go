@@ -1,6 +1,8 @@
 package analyzer
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"path"
 	"sort"
@@ -8,17 +10,20 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/noise"
 	"github.com/driftback/driftback/internal/repofs"
 	"github.com/driftback/driftback/internal/yamledit"
 )
 
 // originAnnotation is where kustomize records, per rendered object, the file
-// it was read from; driftback asks for it and strips it again.
+// it was read from; driftback asks for it, and the noise lens (objectOf)
+// strips it again, as the build bookkeeping it is.
 const originAnnotation = "config.kubernetes.io/origin"
 
 // rendered is one object of a build, with the repo file it came from.
@@ -76,15 +81,38 @@ func renderAnnotated(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte) 
 				return nil, fmt.Errorf("origin of %s: %w", r.CurId(), err)
 			}
 		}
-		m, err := r.Map()
+		obj, err := objectOf(r)
 		if err != nil {
-			return nil, fmt.Errorf("decode %s: %w", r.CurId(), err)
+			return nil, fmt.Errorf("kustomize's output for the object from %s: %w", displayDir(src), err)
 		}
-		obj := jsonvalue.NormalizeOwned(m).(map[string]any) // m is the decoder's fresh copy
-		stripAnnotation(obj, originAnnotation)
 		out = append(out, rendered{ID: idOf(obj), Object: obj, Origin: src})
 	}
 	return out, nil
+}
+
+// objectOf reads one rendered resource as the cluster receives it: the
+// JSON kustomize serializes it to (`kustomize build`, Flux and Argo CD
+// apply that, through kustomize's own YAML printer), then seen through the
+// noise lens. kustomize's in-memory value differs from what it serializes
+// for unquoted timestamps (a time, serialized as an RFC 3339 string) and
+// for folded scalars with more-indented lines; the serialized one runs.
+func objectOf(r *resource.Resource) (map[string]any, error) {
+	b, err := r.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.CurId(), err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber() // integers beyond float64's precision stay exact
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("%s: %w", r.CurId(), err)
+	}
+	obj, ok := jsonvalue.NormalizeOwned(v).(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: not an object", r.CurId())
+	}
+	noise.Strip(obj)
+	return obj, nil
 }
 
 func displayDir(d string) string {
@@ -138,21 +166,4 @@ func injectOrigins(fsys filesys.FileSystem, t *ktree.Tree, raw []byte) (string, 
 		return "", err
 	}
 	return root.File, fsys.WriteFile("/"+root.File, b)
-}
-
-// stripAnnotation removes one annotation, and the annotations map when it
-// was the last one, so the render reads as the user's build would.
-func stripAnnotation(obj map[string]any, key string) {
-	meta, _ := obj["metadata"].(map[string]any)
-	if meta == nil {
-		return
-	}
-	ann, _ := meta["annotations"].(map[string]any)
-	if ann == nil {
-		return
-	}
-	delete(ann, key)
-	if len(ann) == 0 {
-		delete(meta, "annotations")
-	}
 }

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/driftback/driftback/analyzer/ktree"
-	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/repofs"
 	"github.com/driftback/driftback/internal/yamledit"
 )
@@ -187,11 +186,10 @@ func renderDirect(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, ori
 	}
 	out := make([]rendered, 0, resMap.Size())
 	for _, r := range resMap.Resources() {
-		m, err := r.Map()
+		obj, err := objectOf(r)
 		if err != nil {
 			return nil, false
 		}
-		obj := jsonvalue.NormalizeOwned(m).(map[string]any) // m is the decoder's fresh copy
 		id := idOf(obj)
 		files := origins[originKey{id.Group, id.Kind, id.Name}]
 		if len(files) != 1 {

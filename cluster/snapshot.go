@@ -10,7 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/yamledit"
 )
 
 // Object is one live object, sanitized, with its field-ownership records
@@ -68,14 +68,16 @@ func ParseSnapshot(name string, data []byte) ([]Object, error) {
 			}
 			return nil, fmt.Errorf("%s: %v", name, err)
 		}
-		var v any
-		if err := n.Decode(&v); err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", name, n.Line, err)
+		// Read as the render and the sources are, so that one text is one
+		// value in every view (an unquoted timestamp stays its text).
+		v, err := yamledit.Decode(&n)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", name, line(&n), err)
 		}
 		if v == nil {
 			continue
 		}
-		obj, ok := jsonvalue.Normalize(v).(map[string]any)
+		obj, ok := v.(map[string]any)
 		if !ok {
 			return nil, fmt.Errorf("%s:%d: document %d is not an object", name, line(&n), doc+1)
 		}
@@ -142,9 +144,11 @@ func fromAPI(o map[string]any) Object {
 	if ann, ok := meta["annotations"].(map[string]any); ok && o["kind"] != "Secret" {
 		// A Secret's last-applied annotation holds its values: never read.
 		if s, ok := ann[lastAppliedAnnotation].(string); ok {
-			var la any
-			if yaml.Unmarshal([]byte(s), &la) == nil {
-				obj.LastApplied, _ = jsonvalue.Normalize(la).(map[string]any)
+			var n yaml.Node
+			if yaml.Unmarshal([]byte(s), &n) == nil {
+				if la, err := yamledit.Decode(&n); err == nil {
+					obj.LastApplied, _ = la.(map[string]any)
+				}
 			}
 		}
 	}

@@ -76,8 +76,10 @@ func TestParseSnapshotList(t *testing.T) {
 		t.Error("status survived")
 	}
 	svc := objs[1].Object["spec"].(map[string]any)
-	if _, ok := svc["clusterIP"]; ok {
-		t.Error("clusterIP survived")
+	// Allocated values stay: Git may hold them (a headless Service), so
+	// only the analyzer, which has the render, can call them noise.
+	if svc["clusterIP"] != "10.0.0.1" {
+		t.Error("clusterIP was dropped before the render could be consulted")
 	}
 	if s := objs[2].Object; strings.Contains(jsonvalue.Canonical(s), "aHVudGVyMg") {
 		t.Error("a Secret value survived")

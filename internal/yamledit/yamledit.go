@@ -211,7 +211,7 @@ func (f *File) Value(i int) (map[string]any, error) {
 	if r.Kind != yaml.MappingNode {
 		return nil, f.errf(r.Line, "document %d: top level is not a mapping", i)
 	}
-	v, err := decode(r)
+	v, err := Decode(r)
 	if err != nil {
 		return nil, f.errf(r.Line, "document %d: %v", i, err)
 	}
@@ -222,12 +222,27 @@ func (f *File) Value(i int) (map[string]any, error) {
 	return m, nil
 }
 
-// decode builds the canonical value of n. Scalars go through the YAML
+// Decode builds the canonical value of n. Scalars go through the YAML
 // decoder; collections are walked here so that a timestamp stays the string
-// the user wrote, as every JSON-minded reader of the file sees it.
-func decode(n *yaml.Node) (any, error) {
-	budget := 1 << 20 // bounds alias expansion
+// the user wrote, as every JSON-minded reader of the file sees it. It is
+// driftback's one way of reading YAML as a value: source documents, renders
+// and live snapshots all go through it, so that one text is one value in
+// every view.
+func Decode(n *yaml.Node) (any, error) {
+	// The budget bounds alias expansion: every node of the text, and a
+	// million more reached through aliases. Counting the text's own nodes
+	// lets a large plain document (a whole namespace's snapshot) through.
+	budget := 1<<20 + plainNodes(n)
 	return decodeNode(n, &budget)
+}
+
+// plainNodes counts the nodes of n without following aliases.
+func plainNodes(n *yaml.Node) int {
+	c := 1
+	for _, k := range n.Content {
+		c += plainNodes(k)
+	}
+	return c
 }
 
 func decodeNode(n *yaml.Node, budget *int) (v any, err error) {
@@ -446,7 +461,7 @@ func (f *File) Line(i int, p jsonvalue.Path) int {
 				}
 				for j := 0; j+1 < len(it.Content); j += 2 {
 					if keyString(it.Content[j]) == "name" {
-						if v, err := decode(it.Content[j+1]); err == nil && v == s.Key {
+						if v, err := Decode(it.Content[j+1]); err == nil && v == s.Key {
 							next = it
 						}
 						break
