@@ -85,6 +85,9 @@ func analyze(in Input, forceDye bool) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := malformed(krefs); err != nil {
+		return nil, err
+	}
 	b, refusals, err := buildTree(in.Renders, in.Repo, t, krefs, func(p string, _ []byte) (*yamledit.File, error) { return forest.Parse(p) })
 	if err != nil {
 		return nil, err
@@ -115,6 +118,21 @@ func analyze(in Input, forceDye bool) (*Plan, error) {
 	a.verify()
 	a.finish()
 	return plan, nil
+}
+
+// malformed is the error for the first kustomization that kustomize
+// itself cannot read: broken input, not drift and not a refusal.
+func malformed(krefs []ktree.Refusal) error {
+	for _, r := range krefs {
+		if !r.Malformed {
+			continue
+		}
+		if r.Line > 0 {
+			return fmt.Errorf("%s:%d: %s", r.File, r.Line, r.Message)
+		}
+		return fmt.Errorf("%s: %s", r.File, r.Message)
+	}
+	return nil
 }
 
 // built is one render of a root, with the parsed source files it read.
@@ -183,11 +201,41 @@ func buildTree(cache *RenderCache, repo *repofs.Repo, t *ktree.Tree, krefs []ktr
 			Hint: "fix the kustomization so that `kustomize build` succeeds",
 		}}, nil
 	}
+	for _, o := range objs {
+		if err := identified(o); err != nil {
+			return nil, nil, err
+		}
+	}
 	b.objects = objs
 	for i, o := range objs {
 		b.byID[o.ID] = i
 	}
 	return b, nil, nil
+}
+
+// identified reports a rendered object that no cluster could hold: one
+// without apiVersion, kind or name (kustomize builds a document whose
+// apiVersion is misspelt). The input is broken; nothing can pair with it.
+func identified(o rendered) error {
+	av, _ := o.Object["apiVersion"].(string)
+	var missing []string
+	if av == "" {
+		missing = append(missing, "apiVersion")
+	}
+	if o.ID.Kind == "" {
+		missing = append(missing, "kind")
+	}
+	if o.ID.Name == "" {
+		missing = append(missing, "metadata.name")
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	what := "an object"
+	if o.ID.Kind != "" || o.ID.Name != "" {
+		what = o.ID.ref()
+	}
+	return fmt.Errorf("%s: kustomize renders %s without %s; no cluster can hold it", displayDir(o.Origin), what, strings.Join(missing, ", "))
 }
 
 // analysis is the working state of one Analyze call.

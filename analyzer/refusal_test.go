@@ -58,7 +58,6 @@ func TestRefusedFeaturesThroughAnalyze(t *testing.T) {
 		"tagSuffix":             "resources: [d.yaml]\nimages:\n- name: app\n  tagSuffix: -fips\n",
 		"remote":                "resources:\n- github.com/example/repo//base?ref=v1\n",
 		"escapes":               "resources: [../../outside.yaml]\n",
-		"unknown":               "resources: [d.yaml]\nnotAField: 1\n",
 	}
 	for feature, kust := range cases {
 		t.Run(feature, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -123,15 +124,27 @@ func listItems(obj map[string]any) ([]any, bool) {
 	return items, kind == "List" || (len(kind) > 4 && kind[len(kind)-4:] == "List")
 }
 
+// checkObject refuses an object no cluster could hold, naming it as far
+// as it can be named and saying what it lacks.
 func checkObject(o map[string]any) error {
 	av, _ := o["apiVersion"].(string)
 	kind, _ := o["kind"].(string)
 	meta, _ := o["metadata"].(map[string]any)
 	name, _ := meta["name"].(string)
-	if av == "" || kind == "" || name == "" {
-		return fmt.Errorf("object without apiVersion, kind or metadata.name")
+	var missing []string
+	for _, f := range []struct{ field, v string }{{"apiVersion", av}, {"kind", kind}, {"metadata.name", name}} {
+		if f.v == "" {
+			missing = append(missing, f.field)
+		}
 	}
-	return nil
+	if len(missing) == 0 {
+		return nil
+	}
+	what := "an object"
+	if kind != "" || name != "" {
+		what = kind + "/" + name
+	}
+	return fmt.Errorf("%s without %s", what, strings.Join(missing, ", "))
 }
 
 // fromAPI keeps the ownership records aside, then sanitizes.

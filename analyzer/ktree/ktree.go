@@ -32,6 +32,9 @@ type Refusal struct {
 	Feature string // the field or construct, e.g. "components", "patches[1] (inline)"
 	Message string // one sentence a user reads
 	Hint    string // one line: how a human can resolve it
+	// Malformed marks a kustomization that kustomize itself cannot read:
+	// the input is broken, which is not a limit of driftback's.
+	Malformed bool
 }
 
 func (r Refusal) String() string {
@@ -119,6 +122,12 @@ type edge struct {
 func (l *loader) refuse(file string, line int, feature, message, hint string) {
 	l.refusals = append(l.refusals, Refusal{Code: CodeUnsupported, File: file, Line: line,
 		Feature: feature, Message: message, Hint: hint})
+}
+
+// malformed refuses a kustomization kustomize cannot read, marked so.
+func (l *loader) malformed(file string, line int, feature, message, hint string) {
+	l.refuse(file, line, feature, message, hint)
+	l.refusals[len(l.refusals)-1].Malformed = true
 }
 
 // Load reads the kustomization tree at root (a repo-relative folder).
@@ -417,7 +426,7 @@ func (l *loader) decodeFile(file string, raw []byte) (pre, k *types.Kustomizatio
 			if line == 0 {
 				line = findKey(top, key)
 			}
-			l.refuse(file, line, feature,
+			l.malformed(file, line, feature,
 				fmt.Sprintf("kustomize rejects the unknown field %s: %v", quote(key), err),
 				"remove or correct the misspelt key")
 			return nil, nil, top
@@ -425,7 +434,7 @@ func (l *loader) decodeFile(file string, raw []byte) (pre, k *types.Kustomizatio
 		if line == 0 {
 			line = typeErrorLine(err, top)
 		}
-		l.refuse(file, line, feature, "kustomize cannot read this kustomization: "+err.Error(),
+		l.malformed(file, line, feature, "kustomize cannot read this kustomization: "+err.Error(),
 			"fix the YAML so that `kustomize build` accepts it")
 		return nil, nil, top
 	}
