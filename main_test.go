@@ -179,8 +179,25 @@ func TestPlanErrorsExitTwoWithFileAndLine(t *testing.T) {
 	repo := t.TempDir()
 	os.WriteFile(filepath.Join(repo, "kustomization.yaml"), []byte("resources:\n- bad.yaml\n"), 0o644)
 	os.WriteFile(filepath.Join(repo, "bad.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [a\n"), 0o644)
+	// Broken kustomizations and objects without identity are input
+	// errors too (issue 13 class 10), not drift: kustomize cannot build
+	// them, or no cluster can hold what they render.
+	for p, c := range map[string]string{
+		"base/kustomization.yaml":     "resources:\n- cm.yaml\npatches: [\n",
+		"base/cm.yaml":                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+		"app/kustomization.yaml":      "resources:\n- ../base\n",
+		"typo/kustomization.yaml":     "resources:\n- cm.yaml\nnamePrefx: x-\n",
+		"typo/cm.yaml":                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+		"nameless/kustomization.yaml": "resources:\n- w.yaml\n",
+		"nameless/w.yaml":             "apiVersoin: example.com/v1\nkind: Widget\nmetadata: {name: w}\n",
+	} {
+		os.MkdirAll(filepath.Join(repo, filepath.Dir(p)), 0o755)
+		os.WriteFile(filepath.Join(repo, p), []byte(c), 0o644)
+	}
 	live := filepath.Join(t.TempDir(), "live.yaml")
 	os.WriteFile(live, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"), 0o644)
+	nameless := filepath.Join(t.TempDir(), "nameless.yaml")
+	os.WriteFile(nameless, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\nkind: Widget\nmetadata: {name: w}\n"), 0o644)
 	cases := []struct {
 		args []string
 		want string
@@ -190,6 +207,10 @@ func TestPlanErrorsExitTwoWithFileAndLine(t *testing.T) {
 		{[]string{"plan", "--repo", repo, "--root", ".", "--live", live, "-o", "xml"}, `-o "xml"`},
 		{[]string{"plan", "--repo", repo, "--root", ".", "--live", filepath.Join(repo, "nope.yaml")}, "nope.yaml"},
 		{[]string{"plan", "--repo", repo, "--root", "../..", "--live", live}, "escapes the repository"},
+		{[]string{"plan", "--repo", repo, "--root", "app", "--live", live}, "base/kustomization.yaml:3: kustomize cannot read this kustomization"},
+		{[]string{"plan", "--repo", repo, "--root", "typo", "--live", live}, `typo/kustomization.yaml:3: kustomize rejects the unknown field "namePrefx"`},
+		{[]string{"plan", "--repo", repo, "--root", "nameless", "--live", live}, "nameless/w.yaml: kustomize renders Widget/w without apiVersion"},
+		{[]string{"plan", "--repo", repo, "--root", "typo", "--live", nameless}, "nameless.yaml:5: Widget/w without apiVersion"},
 		{[]string{"plan", "--bogus"}, "flag provided but not defined"},
 		{[]string{"frobnicate"}, "unknown command"},
 	}

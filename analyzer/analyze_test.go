@@ -125,6 +125,14 @@ func TestNoOpInvariant(t *testing.T) {
 				if err != nil || len(dyed.Edits)+len(dyed.Refusals)+len(dyed.Files) != 0 {
 					t.Fatalf("dyed: render fed back as live is not a no-op: %v\n%s", err, dump(dyed))
 				}
+				// The same render as `kustomize build` prints it, read as a
+				// snapshot is: kustomize's output and the live reader, not
+				// driftback's own render, so both views meet in one lens.
+				if y, ok := printedBuild(t, repo, root); ok {
+					if p := planLive(t, repo, root, snapshotLive(t, y)); len(p.Edits)+len(p.Refusals)+len(p.Files) != 0 {
+						t.Fatalf("kustomize's printed build fed back as live is not a no-op:\n%s", dump(p))
+					}
+				}
 				b, _, _ := build(repo, root)
 				for _, o := range b.objects {
 					a := &analysis{in: Input{Repo: repo}, base: b}

@@ -103,3 +103,48 @@ func TestParseSnapshotMultiDocAndErrors(t *testing.T) {
 		t.Fatal("a YAML list of numbers was accepted as objects")
 	}
 }
+
+// Sanitizing drops what tools write at run time and keeps the settings
+// people write in Git, even under the same prefixes (issue 13 class 1).
+func TestSanitizeKeepsSettingsDropsBookkeeping(t *testing.T) {
+	objs, err := ParseSnapshot("live.yaml", []byte(`apiVersion: v1
+kind: Service
+metadata:
+  name: dns
+  annotations:
+    argocd.argoproj.io/sync-wave: "-1"
+    argocd.argoproj.io/hook: PreSync
+    argocd.argoproj.io/tracking-id: "apps:/Service:default/dns"
+    kustomize.toolkit.fluxcd.io/substitute: disabled
+  labels:
+    kustomize.toolkit.fluxcd.io/name: apps
+spec:
+  clusterIP: None
+  ipFamilies: [IPv4]
+  ipFamilyPolicy: SingleStack
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := objs[0].Object
+	want := map[string]any{"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{"name": "dns", "annotations": map[string]any{
+			"argocd.argoproj.io/sync-wave": "-1", "argocd.argoproj.io/hook": "PreSync",
+			"kustomize.toolkit.fluxcd.io/substitute": "disabled"}},
+		"spec": map[string]any{"clusterIP": "None", "ipFamilies": []any{"IPv4"}, "ipFamilyPolicy": "SingleStack"}}
+	if !jsonvalue.Equal(got, want) {
+		t.Errorf("got  %s\nwant %s", jsonvalue.Canonical(got), jsonvalue.Canonical(want))
+	}
+}
+
+// An unquoted timestamp in a snapshot reads as its text, as in a source
+// document and in the render (issue 13 class 6), not as a Go time.
+func TestSnapshotTimestampIsItsText(t *testing.T) {
+	objs, err := ParseSnapshot("live.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  when: 2019-03-20T17:54:53Z\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := objs[0].Object["data"].(map[string]any)["when"]; v != "2019-03-20T17:54:53Z" {
+		t.Errorf("when = %#v", v)
+	}
+}
