@@ -20,7 +20,8 @@ import (
 )
 
 // Live is one live object, already sanitized (status, server metadata and
-// operational annotations removed; Secret values redacted).
+// operational annotations removed; Secret values redacted). Server-allocated
+// fields stay: they are noise only where the render lacks them.
 type Live struct {
 	Object map[string]any
 	// Owner says who set the fields the render lacks; nil when the object
