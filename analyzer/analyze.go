@@ -11,34 +11,17 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/repofs"
 	"github.com/driftback/driftback/internal/yamledit"
 )
 
-// Live is one live object, already sanitized (status, server metadata and
-// operational annotations removed; Secret values redacted).
-type Live struct {
-	Object map[string]any
-	// Owner says who set the fields the render lacks; nil when the object
-	// came without managedFields, and then only rendered fields compare.
-	Owner Ownership
-	// MetadataOnly marks an object read without its body (a Secret listed
-	// from a cluster): only its metadata compares.
-	MetadataOnly bool
-}
-
-// Input is everything a plan depends on.
-type Input struct {
-	Repo *repofs.Repo
-	Root string // repo-relative kustomize root, or a plain folder of manifests
-	Live []Live
-	// Forest holds Repo's kustomize trees and says which files several
-	// roots read; nil makes one for this call. A poller that plans many
-	// roots of one snapshot passes one Forest (over the same Repo) to all.
-	Forest *ktree.Forest
+// Options says how a plan may write.
+type Options struct {
 	// WriteScope is the repo folder the plan may write; "" is the whole
 	// repository (fan-in files excepted). With an overlay as the scope, a
 	// value a base supplies is authored as a new entry in the overlay.
@@ -47,44 +30,45 @@ type Input struct {
 	// this target (Flux postBuild.substitute, Argo CD source.kustomize...).
 	// The build then differs from kustomize's, so the target is refused.
 	OrchestratorContext []string
-	// Renders, when set, reuses kustomize builds across calls, keyed by the
-	// content of every file a build reads; the plan is the same without it.
-	Renders *RenderCache
 }
 
-// Analyze plans one root. An error means the input itself is unusable
-// (malformed YAML, a missing root); everything the analysis can name is a
-// refusal in the plan instead.
-func Analyze(in Input) (*Plan, error) { return analyze(in, false) }
+// Input is one plan asked of a repository that nothing else plans on.
+type Input struct {
+	Repo    *repofs.Repo
+	Root    string // repo-relative kustomize root, or a plain folder of manifests
+	Live    []kube.LiveObject
+	Options Options
+}
 
-// analyze is Analyze; forceDye runs the dye even when no image or replica
-// value drifted (tests prove the no-op invariant through it).
-func analyze(in Input, forceDye bool) (*Plan, error) {
-	root, err := repofs.Clean(in.Root)
+// Analyze plans one root on a snapshot made for this call alone. An error
+// means the input itself is unusable (malformed YAML, a missing root);
+// everything the analysis can name is a refusal in the plan instead.
+func Analyze(in Input) (*Plan, error) {
+	return NewSnapshot(in.Repo, nil).Plan(in.Root, in.Live, in.Options)
+}
+
+// plan is Plan; forceDye runs the dye even when no image or replica value
+// drifted (tests prove the no-op invariant through it).
+func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, forceDye bool) (*Plan, error) {
+	root, err := repofs.Clean(root)
 	if err != nil {
 		return nil, fmt.Errorf("root: %w", err)
 	}
 	plan := &Plan{Root: displayDir(root), Edits: []Edit{}, Refusals: []Refusal{}, Files: []File{}, Notes: []string{}}
-	if len(in.OrchestratorContext) > 0 {
+	if len(opts.OrchestratorContext) > 0 {
 		plan.Refusals = append(plan.Refusals, Refusal{
-			Code: CodeOrchestratorContext, Field: strings.Join(in.OrchestratorContext, ", "),
-			Message: "the GitOps tool renders this target with settings of its own (" + strings.Join(in.OrchestratorContext, ", ") +
+			Code: CodeOrchestratorContext, Field: strings.Join(opts.OrchestratorContext, ", "),
+			Message: "the GitOps tool renders this target with settings of its own (" + strings.Join(opts.OrchestratorContext, ", ") +
 				"), so kustomize's build is not what the cluster runs",
 			Hint: "move those settings into the kustomization, or leave this target to hand edits",
 		})
 		return plan, nil
 	}
-	forest := in.Forest
-	if forest == nil {
-		forest = ktree.NewForest(in.Repo)
-	} else if forest.Repo() != in.Repo {
-		return nil, fmt.Errorf("the Forest given is over another repository snapshot than Repo")
-	}
-	t, krefs, err := forest.Load(root)
+	t, krefs, err := s.forest.Load(root)
 	if err != nil {
 		return nil, err
 	}
-	b, refusals, err := buildTree(in.Renders, in.Repo, t, krefs, func(p string, _ []byte) (*yamledit.File, error) { return forest.Parse(p) })
+	b, refusals, err := s.renderer().buildTree(s.repo, t, krefs, func(p string, _ []byte) (*yamledit.File, error) { return s.forest.Parse(p) })
 	if err != nil {
 		return nil, err
 	}
@@ -92,17 +76,17 @@ func analyze(in Input, forceDye bool) (*Plan, error) {
 		plan.Refusals = refusals
 		return plan, nil
 	}
-	if in.WriteScope, err = repofs.Clean(in.WriteScope); err != nil {
+	if opts.WriteScope, err = repofs.Clean(opts.WriteScope); err != nil {
 		return nil, fmt.Errorf("write scope: %w", err)
 	}
-	a := &analysis{in: in, root: root, base: b, forest: forest, plan: plan}
+	a := &analysis{snap: s, lives: live, opts: opts, root: root, base: b, plan: plan}
 	a.pair()
 	// The dye only says who supplies an image or replica value; when no
 	// entry can supply one that differs from live there is nothing to
 	// route, and the extra build is skipped.
 	a.dyed = &dyeResult{suppliers: map[slotKey]supplier{}}
 	if forceDye || a.dyeCanRoute() {
-		if a.dyed, err = dye(in.Repo, b); err != nil {
+		if a.dyed, err = dye(s.repo, b); err != nil {
 			return nil, err
 		}
 		if a.dyed.note != "" {
@@ -122,7 +106,7 @@ type built struct {
 	objects []rendered
 	byID    map[objectID]int
 	files   map[string]*yamledit.File // resource files, parsed
-	cache   *RenderCache              // where the dye looks for its render; may be nil
+	render  renderer                  // how the dye renders
 }
 
 // build loads, judges and renders a root. Judged refusals come back as
@@ -132,7 +116,7 @@ func build(repo *repofs.Repo, root string) (*built, []Refusal, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return buildTree(nil, repo, t, krefs, yamledit.Parse)
+	return renderer{builds: new(atomic.Int64)}.buildTree(repo, t, krefs, yamledit.Parse)
 }
 
 // parser parses the resource file p, whose bytes in the repository being
@@ -153,18 +137,18 @@ func reusing(known map[string]*yamledit.File) parser {
 // buildTree renders a loaded tree (refusals from loading it come back as
 // the plan's), its render looked up in cache (nil: none), its resource
 // files parsed by parse.
-func buildTree(cache *RenderCache, repo *repofs.Repo, t *ktree.Tree, krefs []ktree.Refusal, parse parser) (*built, []Refusal, error) {
+func (r renderer) buildTree(repo *repofs.Repo, t *ktree.Tree, krefs []ktree.Refusal, parse parser) (*built, []Refusal, error) {
 	if len(krefs) > 0 {
 		out := make([]Refusal, 0, len(krefs))
 		for _, r := range krefs {
 			out = append(out, Refusal{
-				Code: r.Code, File: r.File, Line: r.Line, Field: r.Feature,
+				Code: CodeUnsupported, File: r.File, Line: r.Line, Field: r.Feature,
 				Message: r.Message, Hint: r.Hint,
 			})
 		}
 		return nil, out, nil
 	}
-	b := &built{tree: t, byID: map[objectID]int{}, files: map[string]*yamledit.File{}, cache: cache}
+	b := &built{tree: t, byID: map[objectID]int{}, files: map[string]*yamledit.File{}, render: r}
 	for _, p := range t.Resources {
 		data, _ := repo.File(p)
 		// The parse is also the bound on what kustomize will read (alias
@@ -175,7 +159,7 @@ func buildTree(cache *RenderCache, repo *repofs.Repo, t *ktree.Tree, krefs []ktr
 		}
 		b.files[p] = f
 	}
-	objs, err := renderCached(cache, repo, t, nil, b.files)
+	objs, err := r.render(repo, t, nil, b.files)
 	if err != nil {
 		return nil, []Refusal{{
 			Code: CodeRenderFailed, File: t.Root.File, Message: err.Error(),
@@ -189,13 +173,14 @@ func buildTree(cache *RenderCache, repo *repofs.Repo, t *ktree.Tree, krefs []ktr
 	return b, nil, nil
 }
 
-// analysis is the working state of one Analyze call.
+// analysis is the working state of one plan.
 type analysis struct {
-	in     Input
-	root   string
-	base   *built
-	forest *ktree.Forest // for which files other roots read too
-	plan   *Plan
+	snap  *Snapshot
+	lives []kube.LiveObject // the live objects asked about
+	opts  Options
+	root  string
+	base  *built
+	plan  *Plan
 
 	pairs      []pair
 	candidates []*candidate
@@ -211,7 +196,7 @@ type analysis struct {
 type pair struct {
 	ren    rendered
 	live   map[string]any
-	owner  Ownership
+	owner  kube.Ownership
 	intent map[string]any // the live object reduced to what a person wants
 	inSync bool           // intent equals the render (and is the render's map)
 }
@@ -265,7 +250,7 @@ func restore(dst, from map[string]any, p jsonvalue.Path) {
 func (a *analysis) pair() {
 	byID := map[objectID][]int{}
 	byBare := map[objectID][]int{}
-	for i, l := range a.in.Live {
+	for i, l := range a.lives {
 		id := idOf(l.Object)
 		byID[id] = append(byID[id], i)
 		byBare[id.withoutNamespace()] = append(byBare[id.withoutNamespace()], i)
@@ -290,7 +275,7 @@ func (a *analysis) pair() {
 			continue
 		}
 		used[idx[0]] = true
-		l := a.in.Live[idx[0]]
+		l := a.lives[idx[0]]
 		ren := jsonvalue.RedactSecret(r.Object)
 		obj := l.Object
 		if !jsonvalue.IsCanonical(obj) {
@@ -315,7 +300,7 @@ func (a *analysis) pair() {
 		}
 		a.pairs = append(a.pairs, pair{ren: rendered{ID: r.ID, Object: ren, Origin: r.Origin}, live: live, owner: l.Owner, intent: intent, inSync: inSync})
 	}
-	for i, l := range a.in.Live {
+	for i, l := range a.lives {
 		if !used[i] {
 			a.note("untracked: %s is in the cluster but %s does not render it", refOf(l.Object), a.plan.Root)
 		}
@@ -401,9 +386,9 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 		return
 	}
 	var refusal *Refusal
-	switch roots := a.forest.Readers(file); {
-	case !inScope(a.in.WriteScope, file):
-		refusal = &Refusal{Code: CodeOutOfScope, Message: fmt.Sprintf("the value lives in %s, outside the write scope %s", file, a.in.WriteScope),
+	switch roots := a.snap.forest.Readers(file); {
+	case !inScope(a.opts.WriteScope, file):
+		refusal = &Refusal{Code: CodeOutOfScope, Message: fmt.Sprintf("the value lives in %s, outside the write scope %s", file, a.opts.WriteScope),
 			Hint: "widen the target's write scope, or make the change in Git by hand"}
 	case len(roots) > 1:
 		refusal = &Refusal{Code: CodeWriteFanIn, Message: fmt.Sprintf("%s is rendered by %d roots (%s); writing it would change all of them", file, len(roots), strings.Join(roots, ", ")),

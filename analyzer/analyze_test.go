@@ -10,6 +10,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/repofs"
 )
 
@@ -38,10 +39,10 @@ func renderedLive(t *testing.T, repo *repofs.Repo, root string) []map[string]any
 	return out
 }
 
-func asLive(objs []map[string]any) []Live {
-	out := make([]Live, len(objs))
+func asLive(objs []map[string]any) []kube.LiveObject {
+	out := make([]kube.LiveObject, len(objs))
 	for i, o := range objs {
-		out[i] = Live{Object: o}
+		out[i] = kube.LiveObject{Object: o}
 	}
 	return out
 }
@@ -121,13 +122,13 @@ func TestNoOpInvariant(t *testing.T) {
 					t.Fatalf("render fed back as live is not a no-op:\n%s", dump(p))
 				}
 				// The same through the dye, which a no-drift plan skips.
-				dyed, err := analyze(Input{Repo: repo, Root: root, Live: asLive(live)}, true)
+				dyed, err := AnalyzeForcingDye(Input{Repo: repo, Root: root, Live: asLive(live)})
 				if err != nil || len(dyed.Edits)+len(dyed.Refusals)+len(dyed.Files) != 0 {
 					t.Fatalf("dyed: render fed back as live is not a no-op: %v\n%s", err, dump(dyed))
 				}
 				b, _, _ := build(repo, root)
 				for _, o := range b.objects {
-					a := &analysis{in: Input{Repo: repo}, base: b}
+					a := &analysis{snap: NewSnapshot(repo, nil), base: b}
 					_, doc, src, err := a.source(o)
 					if err != nil {
 						t.Fatal(err)

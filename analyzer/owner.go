@@ -131,7 +131,7 @@ func (a *analysis) patchSetting(n *ktree.Node, r rendered, p jsonvalue.Path) str
 		if err != nil {
 			continue
 		}
-		data, ok := a.in.Repo.File(file)
+		data, ok := a.snap.repo.File(file)
 		if !ok {
 			continue
 		}

@@ -65,7 +65,7 @@ func (a *analysis) planRoutes() {
 		a.supplied[sk] = true
 	}
 	rootNode := a.base.tree.Root
-	canAuthor := a.in.WriteScope != "" && rootNode.File != "" && inScope(a.in.WriteScope, rootNode.File)
+	canAuthor := a.opts.WriteScope != "" && rootNode.File != "" && inScope(a.opts.WriteScope, rootNode.File)
 	for _, p := range a.pairs {
 		if p.ren.ID.Kind == "Secret" {
 			continue
@@ -84,17 +84,17 @@ func (a *analysis) planRoutes() {
 				want, have := lr.component(f), rr.component(f)
 				sup, ok := a.dyed.suppliers[sk]
 				switch {
-				case ok && inScope(a.in.WriteScope, sup.Entry.Node.File):
+				case ok && inScope(a.opts.WriteScope, sup.Entry.Node.File):
 					if want == "" {
 						continue // "no tag" from a tag-supplying entry: unroutable, verify decides
 					}
 					add(routingKey{entry: sup.Entry, field: f}, demand{slot, want, want != have}, sk)
-				case canAuthor && (ok || !inScope(a.in.WriteScope, p.ren.Origin)):
+				case canAuthor && (ok || !inScope(a.opts.WriteScope, p.ren.Origin)):
 					author = author || want != have
 				case ok && want != have:
 					a.supplied[sk], a.conflicted[sk] = true, true
 					a.refuse(Refusal{Code: CodeOutOfScope, Object: refOf(p.ren.Object), Field: s.Path.String(), File: sup.Entry.Node.File,
-						Message: fmt.Sprintf("%s %s supplies this value, and %s is outside the write scope %s", sup.Entry, f, sup.Entry.Node.File, a.in.WriteScope),
+						Message: fmt.Sprintf("%s %s supplies this value, and %s is outside the write scope %s", sup.Entry, f, sup.Entry.Node.File, a.opts.WriteScope),
 						Hint:    "widen the target's write scope, or change the entry by hand"})
 				}
 			}
@@ -115,7 +115,7 @@ func (a *analysis) planRoutes() {
 		slot := slotRef{p.ren.ID, replicasPath}
 		if sup, ok := a.dyed.suppliers[sk]; ok {
 			add(routingKey{entry: sup.Entry, field: fieldCount}, demand{slot, count, !jsonvalue.Equal(count, rv)}, sk)
-		} else if canAuthor && !inScope(a.in.WriteScope, p.ren.Origin) && !jsonvalue.Equal(count, rv) {
+		} else if canAuthor && !inScope(a.opts.WriteScope, p.ren.Origin) && !jsonvalue.Equal(count, rv) {
 			add(routingKey{author: newEntry{List: "replicas", Name: p.ren.ID.Name}, field: fieldCount}, demand{slot, count, true}, sk)
 		}
 	}
@@ -339,7 +339,7 @@ func (a *analysis) applyRoutes(files map[string][]byte) error {
 	for _, file := range order {
 		data, ok := files[file]
 		if !ok {
-			data, _ = a.in.Repo.File(file)
+			data, _ = a.snap.repo.File(file)
 		}
 		f, err := yamledit.Parse(file, data)
 		if err != nil {

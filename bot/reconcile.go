@@ -7,14 +7,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/google/go-github/v62/github"
 
 	"github.com/driftback/driftback/analyzer"
-	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
@@ -31,18 +30,39 @@ type Target struct {
 	Applied func(ctx context.Context) (cluster.Applied, error)
 }
 
-// Bot reconciles targets against GitHub.
+// Bot reconciles targets against GitHub. Make one with New.
 type Bot struct {
 	GitHub    *github.Client
 	Snapshots *Snapshots
 	Metrics   *Metrics
 	Log       *slog.Logger
-	Now       func() time.Time
-	// Renders reuses kustomize builds across polls and targets, keyed by
-	// the content of every file a build reads; nil builds every time.
-	Renders *analyzer.RenderCache
 
 	memo map[string]memo // per target: what the last reconcile saw
+}
+
+// Options are the parts of a Bot that have defaults.
+type Options struct {
+	// Download fetches repository archives, which GitHub serves from
+	// another host; it is never sent the installation token. nil:
+	// http.DefaultClient.
+	Download *http.Client
+	Metrics  *Metrics     // nil: a registry of its own
+	Log      *slog.Logger // nil: logs are discarded
+	// Renders is how many kustomize renders are kept across polls; a
+	// target costs up to three (plain, dyed, verified). 0 keeps none.
+	Renders int
+}
+
+// New returns a Bot that talks to GitHub through gh.
+func New(gh *github.Client, opts Options) *Bot {
+	if opts.Metrics == nil {
+		opts.Metrics = NewMetrics()
+	}
+	s := &Snapshots{GitHub: gh, Download: opts.Download}
+	if opts.Renders > 0 {
+		s.Renders = analyzer.NewRenderCache(opts.Renders)
+	}
+	return &Bot{GitHub: gh, Snapshots: s, Metrics: opts.Metrics, Log: opts.Log}
 }
 
 // memo lets an idle poll skip all work: nothing it depends on moved.
@@ -141,11 +161,7 @@ func (b *Bot) reconcile(ctx context.Context, t *Target, log *slog.Logger, baseBr
 			renderSHA = a.Revision
 		}
 	}
-	rules := cluster.Rules{Appliers: tc.Appliers}
-	for _, r := range tc.Ignore {
-		rules.Ignore = append(rules.Ignore, cluster.IgnoreRule{Kind: r.Kind, Path: r.Path, Manager: r.Manager})
-	}
-	live, err := LiveObjects(objs, rules)
+	live, err := cluster.LiveObjects(objs, cluster.NewRules(tc.Appliers, tc.Ignore))
 	if err != nil {
 		return out, err
 	}
@@ -160,13 +176,12 @@ func (b *Bot) reconcile(ctx context.Context, t *Target, log *slog.Logger, baseBr
 			if err != nil {
 				return out, err
 			}
-			if !sameInputs(renderRepo, baseRepo, tc.Root) {
+			if !renderRepo.SameInputs(baseRepo, tc.Root) {
 				out.Waiting = fmt.Sprintf("the cluster runs %s, and the files of %s changed since then on the base branch; waiting for the GitOps tool to apply %s", short(renderSHA), tc.Root, short(baseSHA))
 			}
 		}
 		if out.Waiting == "" {
-			plan, err = analyzer.Analyze(analyzer.Input{Repo: renderRepo, Forest: b.Snapshots.Forest(renderRepo), Renders: b.Renders,
-				Root: tc.Root, Live: live, WriteScope: tc.WriteScope, OrchestratorContext: orchestrator})
+			plan, err = renderRepo.Plan(tc.Root, live, analyzer.Options{WriteScope: tc.WriteScope, OrchestratorContext: orchestrator})
 			if err != nil {
 				// The input itself is unusable (the root was deleted, a file
 				// is malformed): say so on the base head and leave the pull
@@ -483,45 +498,6 @@ func splitPRs(prs []*github.PullRequest) (open, lastClosed *github.PullRequest) 
 		}
 	}
 	return open, lastClosed
-}
-
-// LiveObjects hands the analyzer sanitized live objects with who-owns-what
-// from their managedFields; objects without managedFields compare on the
-// render's fields only (the plan says so).
-func LiveObjects(objs []cluster.Object, rules cluster.Rules) ([]analyzer.Live, error) {
-	out := make([]analyzer.Live, len(objs))
-	for i, o := range objs {
-		own, err := cluster.NewOwnership(o, rules)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = analyzer.Live{Object: o.Object, MetadataOnly: o.MetadataOnly}
-		if own != nil { // a typed nil would read as ownership known
-			out[i].Owner = own
-		}
-	}
-	return out, nil
-}
-
-// sameInputs reports whether the root reads the same files with the same
-// bytes in both snapshots.
-func sameInputs(a, b *repofs.Repo, root string) bool {
-	ta, ra, errA := ktree.Load(a, root)
-	tb, rb, errB := ktree.Load(b, root)
-	if errA != nil || errB != nil || len(ra) > 0 || len(rb) > 0 {
-		return false
-	}
-	if strings.Join(ta.Inputs, "\n") != strings.Join(tb.Inputs, "\n") {
-		return false
-	}
-	for _, p := range ta.Inputs {
-		x, _ := a.File(p)
-		y, _ := b.File(p)
-		if string(x) != string(y) {
-			return false
-		}
-	}
-	return true
 }
 
 // fingerprint hashes a value canonically.

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/kube"
 )
 
 // The intent view (DESIGN §5.2): a live object holds every server default
@@ -16,35 +18,68 @@ import (
 // GitOps applier owns it. The facts this rests on are pinned by the
 // apiserver tests and written down in docs/field-ownership.md.
 
-// IgnoreRule drops a field from comparison when the named manager owns it
-// (any manager when Manager is empty), e.g. an HPA's spec.replicas.
-type IgnoreRule struct {
-	Kind    string // any kind when empty
-	Path    string // dotted field path, e.g. spec.replicas
-	Manager string
-}
-
 // Rules configure the intent view.
 type Rules struct {
 	// Appliers are the GitOps tools' field managers: what they own came
 	// from Git (or is a default they happened to write).
 	Appliers []string
-	Ignore   []IgnoreRule
+	// Ignore drops a field from comparison when the named manager owns it
+	// (any manager when Manager is empty), e.g. an HPA's spec.replicas.
+	Ignore []kube.IgnoreRule
 }
 
-// DefaultAppliers are the field managers of the common GitOps appliers.
+// DefaultAppliers are the field managers of the common GitOps appliers,
+// taken when a target names none (DESIGN §5).
 var DefaultAppliers = []string{
 	"kustomize-controller", "argocd-controller", "argocd-application-controller",
 	"kubectl", "kubectl-client-side-apply", "helm",
 }
 
-// DefaultRules: the common appliers, and the replica count an HPA (run by
-// kube-controller-manager) keeps writing.
-func DefaultRules() Rules {
-	return Rules{
-		Appliers: append([]string(nil), DefaultAppliers...),
-		Ignore:   []IgnoreRule{{Path: "spec.replicas", Manager: "kube-controller-manager"}},
+// builtinIgnore holds for every target: the replica count an HPA (run by
+// kube-controller-manager) keeps writing is the autoscaler's, not drift.
+var builtinIgnore = []kube.IgnoreRule{{Path: "spec.replicas", Manager: "kube-controller-manager"}}
+
+// NewRules is the one way rules are made, by `plan` and by the bot alike:
+// appliers (nil: DefaultAppliers), the built-in ignore rules, then ignore.
+func NewRules(appliers []string, ignore []kube.IgnoreRule) Rules {
+	if appliers == nil {
+		appliers = DefaultAppliers
 	}
+	return Rules{
+		Appliers: slices.Clone(appliers),
+		Ignore:   append(slices.Clone(builtinIgnore), ignore...),
+	}
+}
+
+// DefaultRules are the rules of a target that configures none.
+func DefaultRules() Rules { return NewRules(nil, nil) }
+
+// ParseLive reads a snapshot (ParseSnapshot; name is used in errors) and
+// hands its objects to the analyzer (LiveObjects).
+func ParseLive(name string, data []byte, rules Rules) ([]kube.LiveObject, error) {
+	objs, err := ParseSnapshot(name, data)
+	if err != nil {
+		return nil, err
+	}
+	return LiveObjects(objs, rules)
+}
+
+// LiveObjects hands the analyzer sanitized live objects with who-owns-what
+// from their managedFields; objects without managedFields compare on the
+// render's fields only (the plan says so).
+func LiveObjects(objs []Object, rules Rules) ([]kube.LiveObject, error) {
+	out := make([]kube.LiveObject, len(objs))
+	for i, o := range objs {
+		own, err := NewOwnership(o, rules)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = kube.LiveObject{Object: o.Object, MetadataOnly: o.MetadataOnly}
+		if own != nil { // a typed nil would read as ownership known
+			out[i].Owner = own
+		}
+	}
+	return out, nil
 }
 
 // Manager is one parsed managedFields entry.

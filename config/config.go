@@ -34,17 +34,6 @@ const (
 	DefaultBranchPrefix = "driftback/"
 )
 
-// DefaultAppliers are the field managers of the common GitOps appliers
-// (DESIGN §5). Do not modify.
-var DefaultAppliers = []string{
-	"kustomize-controller",
-	"argocd-controller",
-	"argocd-application-controller",
-	"kubectl",
-	"kubectl-client-side-apply",
-	"helm",
-}
-
 // MaxFileBytes bounds what Load reads.
 const MaxFileBytes = 1 << 20
 
@@ -180,9 +169,6 @@ func (c *Config) fillDefaults() {
 	} else if !strings.HasSuffix(c.GitHub.APIURL, "/") {
 		c.GitHub.APIURL += "/"
 	}
-	if c.Defaults.Appliers == nil {
-		c.Defaults.Appliers = append([]string(nil), DefaultAppliers...)
-	}
 	if c.Defaults.PullRequest.BranchPrefix == "" {
 		c.Defaults.PullRequest.BranchPrefix = DefaultBranchPrefix
 	}
@@ -250,13 +236,10 @@ func (c *Config) resolve(src *Target) *Target {
 		t.AppliedRevision.ArgoCD = ptr(*src.AppliedRevision.ArgoCD)
 	}
 
-	switch {
-	case src.Appliers != nil:
+	// Neither set: nil, and the cluster package's defaults apply.
+	t.Appliers = clone(def.Appliers)
+	if src.Appliers != nil {
 		t.Appliers = clone(src.Appliers)
-	case def.Appliers != nil:
-		t.Appliers = clone(def.Appliers)
-	default:
-		t.Appliers = clone(DefaultAppliers)
 	}
 
 	t.Ignore = append(clone(def.Ignore), src.Ignore...)

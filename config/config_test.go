@@ -1,6 +1,8 @@
 package config
 
 import (
+	"github.com/driftback/driftback/internal/kube"
+
 	"errors"
 	"fmt"
 	"reflect"
@@ -345,7 +347,7 @@ targets:
 		Name: "a", Repo: "o/a", Root: "x", Cluster: "c", Namespaces: []string{"n"},
 		AppliedRevision: AppliedRevision{Head: true},
 		Appliers:        []string{"flux"},
-		Ignore:          []IgnoreRule{{Path: "spec.replicas"}},
+		Ignore:          []kube.IgnoreRule{{Path: "spec.replicas"}},
 		PullRequest:     &PullRequest{BranchPrefix: "bot/", Labels: []string{"drift"}, Reviewers: []string{"alice"}, TeamReviewers: []string{"ops"}, Draft: ptr(false)},
 		FailOnRefusal:   ptr(false),
 	}
@@ -355,9 +357,9 @@ targets:
 	b := c.Target("b")
 	wantB := &Target{
 		Name: "b", Repo: "o/b", Root: "y", WriteScope: "y", Cluster: "c", NamespaceSelector: "team=b",
-		AppliedRevision: AppliedRevision{ArgoCD: &ObjectRef{Namespace: "argocd", Name: "b"}},
+		AppliedRevision: AppliedRevision{ArgoCD: &kube.ObjectRef{Namespace: "argocd", Name: "b"}},
 		Appliers:        []string{"argocd-controller"},
-		Ignore:          []IgnoreRule{{Path: "spec.replicas"}, {Kind: "Service", Path: "spec.ports"}},
+		Ignore:          []kube.IgnoreRule{{Path: "spec.replicas"}, {Kind: "Service", Path: "spec.ports"}},
 		PullRequest:     &PullRequest{BranchPrefix: "bot/", Labels: []string{}, Reviewers: []string{"alice"}, TeamReviewers: []string{"ops"}, Draft: ptr(true)},
 		FailOnRefusal:   ptr(true),
 	}
@@ -401,7 +403,7 @@ func TestBuiltInDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	tg := c.Target("shop")
-	if !reflect.DeepEqual(tg.Appliers, DefaultAppliers) || tg.PullRequest.BranchPrefix != "driftback/" ||
+	if tg.Appliers != nil || tg.PullRequest.BranchPrefix != "driftback/" ||
 		*tg.PullRequest.Draft || !*tg.FailOnRefusal || tg.Ignore != nil || tg.Branch() != "driftback/shop" {
 		t.Errorf("built-in defaults: %s", dump(tg))
 	}

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"github.com/driftback/driftback/internal/kube"
+
 	"fmt"
 	"net"
 	"net/url"
@@ -322,7 +324,7 @@ func (d *decoder) validateRevision(p string, rev *AppliedRevision) {
 	}
 }
 
-func (d *decoder) checkObjectRef(p string, ref *ObjectRef, what string) {
+func (d *decoder) checkObjectRef(p string, ref *kube.ObjectRef, what string) {
 	if d.isBad(p) || ref == nil {
 		return
 	}
@@ -369,7 +371,7 @@ func (d *decoder) checkList(p string, list []string, check func(string) string) 
 
 func (d *decoder) checkAppliers(p string, appliers []string) {
 	if d.present(p) && len(appliers) == 0 && !d.isBad(p) {
-		d.fail(p, "is empty; name at least one field manager, or leave appliers out for the defaults (%s)", strings.Join(DefaultAppliers, ", "))
+		d.fail(p, "is empty; name at least one field manager, or leave appliers out for the defaults")
 		return
 	}
 	d.checkList(p, appliers, func(s string) string {
@@ -380,7 +382,7 @@ func (d *decoder) checkAppliers(p string, appliers []string) {
 	})
 }
 
-func (d *decoder) checkIgnore(p string, rules []IgnoreRule) {
+func (d *decoder) checkIgnore(p string, rules []kube.IgnoreRule) {
 	for i, r := range rules {
 		ip := indexPath(p, i)
 		if d.isBad(ip) {

@@ -21,12 +21,9 @@ import (
 	"github.com/driftback/driftback/internal/repofs"
 )
 
-// CodeUnsupported is the only refusal code ktree produces.
-const CodeUnsupported = "unsupported-kustomization"
-
-// Refusal is one reason a target cannot be handled.
+// Refusal is one construct of a tree that the projection does not model;
+// a plan reports it as an unsupported-kustomization refusal.
 type Refusal struct {
-	Code    string // always CodeUnsupported here
 	File    string // repo-relative file, e.g. overlays/prod/kustomization.yaml
 	Line    int    // 1-based line of the offending key or list item where known, else 0
 	Feature string // the field or construct, e.g. "components", "patches[1] (inline)"
@@ -39,7 +36,7 @@ func (r Refusal) String() string {
 	if r.Line > 0 {
 		loc = fmt.Sprintf("%s:%d", r.File, r.Line)
 	}
-	return fmt.Sprintf("%s: %s [%s]: %s", loc, r.Code, r.Feature, r.Message)
+	return fmt.Sprintf("%s: unsupported [%s]: %s", loc, r.Feature, r.Message)
 }
 
 // Node is one folder of the build.
@@ -117,7 +114,7 @@ type edge struct {
 }
 
 func (l *loader) refuse(file string, line int, feature, message, hint string) {
-	l.refusals = append(l.refusals, Refusal{Code: CodeUnsupported, File: file, Line: line,
+	l.refusals = append(l.refusals, Refusal{File: file, Line: line,
 		Feature: feature, Message: message, Hint: hint})
 }
 
@@ -182,7 +179,7 @@ func (l *loader) kustFile(dir string) (file string, ok bool, r *Refusal) {
 	for _, name := range KustomizationFiles() {
 		p := path.Join(dir, name)
 		if link, isLink := l.repo.Symlink(p); isLink && within(link, dir) && link != dir {
-			return p, true, &Refusal{Code: CodeUnsupported, File: p, Feature: "symlink",
+			return p, true, &Refusal{File: p, Feature: "symlink",
 				Message: fmt.Sprintf("the kustomization file %s is a symlink; driftback does not follow symlinks", quote(p)),
 				Hint:    "replace the symlink with a real file"}
 		}
@@ -196,7 +193,7 @@ func (l *loader) kustFile(dir string) (file string, ok bool, r *Refusal) {
 	case 1:
 		return found[0], true, nil
 	}
-	return found[0], true, &Refusal{Code: CodeUnsupported, File: found[0], Feature: "multiple kustomization files",
+	return found[0], true, &Refusal{File: found[0], Feature: "multiple kustomization files",
 		Message: fmt.Sprintf("%s holds more than one kustomization file (%s), which kustomize refuses to build", quote(dirName(dir)), strings.Join(found, ", ")),
 		Hint:    "keep exactly one of kustomization.yaml, kustomization.yml, Kustomization"}
 }
