@@ -163,7 +163,7 @@ func TestErrors(t *testing.T) {
 		{"target name too long", func(t *testing.T) string { return with(t, "- name: shop", "- name: "+strings.Repeat("a", 64)) },
 			"driftback.yaml:9:9", `is not a valid target name`, 0},
 		{"bad label selector", func(t *testing.T) string { return with(t, "  namespaces: [shop]", `  namespaceSelector: "team in (a"`) },
-			"driftback.yaml:13:22", `targets[0].namespaceSelector: "team in (a" is not a label selector: expected "," or ")" in the in list`, 0},
+			"driftback.yaml:13:22", `targets[0].namespaceSelector: "team in (a" is not a label selector: found '', expected: ',' or ')'`, 0},
 		{"no namespaces", func(t *testing.T) string { return with(t, "  namespaces: [shop]\n", "") },
 			"driftback.yaml:9:3", `targets[0]: set namespaces, namespaceSelector or both`, 0},
 		{"bad namespace", func(t *testing.T) string { return with(t, "  namespaces: [shop]", "  namespaces: [shop, Shop]") },
@@ -439,13 +439,14 @@ func TestSelector(t *testing.T) {
 	for _, s := range []string{
 		"team=shop", "team==shop", "team!=shop", "team", "!legacy", "env in (prod,staging)", "env notin (a, b)",
 		"team=shop,env in (prod),!legacy", "kubernetes.io/metadata.name", "app.kubernetes.io/part-of=shop", "x=", "env in ()",
+		"replicas>1", // gt and lt are in the grammar the API server reads
 	} {
 		if err := checkSelector(s); err != nil {
 			t.Errorf("%q: %v", s, err)
 		}
 	}
 	for _, s := range []string{
-		"", "team=shop,", "=shop", "team shop", "env in prod", "env in (a", "Team_/x=1", "-team=1", "a=b=c", "a>1", "!", "team=-x",
+		"", "team=shop,", "=shop", "team shop", "env in prod", "env in (a", "Team_/x=1", "-team=1", "a=b=c", "a>b", "!", "team=-x", " ",
 	} {
 		if err := checkSelector(s); err == nil {
 			t.Errorf("%q: accepted", s)
