@@ -1,9 +1,3 @@
-// Package analyzer is driftback's projection: a pure function of
-// (repository files, target root, live objects) to a Plan. It renders the
-// root with the real kustomize library, computes per object what its source
-// document should hold (source form), writes that into the user's bytes,
-// re-renders to prove it, and refuses by name what cannot be placed safely.
-// No network, no clock, no disk.
 package analyzer
 
 import (

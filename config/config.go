@@ -1,14 +1,3 @@
-// Package config reads driftback.yaml, the one file `driftback run` needs:
-// the GitHub App identity, the clusters, and the targets (a kustomize root
-// in a repository, compared with a cluster).
-//
-// Parse is strict: unknown keys, wrong types, duplicate keys, missing
-// required keys and bad values are all errors, each naming the file, line,
-// column and field and saying what is allowed. It returns every error it
-// finds at once, as Errors.
-//
-// The package imports nothing else from driftback; analyzer, cluster and
-// bot import it.
 package config
 
 import (

@@ -1,8 +1,3 @@
-// Package ktree loads every kustomization a root reaches, with kustomize's
-// own types, and judges it before any build: features driftback does not
-// support are refused by name, with the file and line that use them. It also
-// records which repository files a build reads, which later decides what an
-// edit touches and which files several roots share.
 package ktree
 
 import (

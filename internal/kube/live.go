@@ -1,7 +1,3 @@
-// Package kube names the Kubernetes objects that pass between driftback's
-// packages: a reference to a namespaced object (config names one, cluster
-// reads it), and a live object as the cluster package hands it to the
-// analyzer. It may import only internal/jsonvalue.
 package kube
 
 import "github.com/driftback/driftback/internal/jsonvalue"
