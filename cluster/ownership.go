@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -124,11 +125,17 @@ func ParseManagedFields(entries []any) ([]Manager, error) {
 
 // Ownership answers the analyzer's questions about one live object.
 type Ownership struct {
-	kind        string
 	live        map[string]any
 	lastApplied map[string]any
 	managers    []Manager
 	rules       Rules
+	ignore      []ignoreRule // the rules' that name this object's kind
+}
+
+// ignoreRule is an IgnoreRule with its path read.
+type ignoreRule struct {
+	manager string
+	path    jsonvalue.Path
 }
 
 // NewOwnership builds the ownership view of a live object; nil (and no
@@ -142,7 +149,32 @@ func NewOwnership(o Object, rules Rules) (*Ownership, error) {
 		return nil, err
 	}
 	kind, _ := o.Object["kind"].(string)
-	return &Ownership{kind: kind, live: o.Object, lastApplied: o.LastApplied, managers: ms, rules: rules}, nil
+	av, _ := o.Object["apiVersion"].(string)
+	group, _, _ := strings.Cut(av, "/")
+	if !strings.Contains(av, "/") {
+		group = "" // the core group: apiVersion v1
+	}
+	own := &Ownership{live: o.Object, lastApplied: o.LastApplied, managers: ms, rules: rules}
+	for _, r := range rules.Ignore {
+		p, err := jsonvalue.ParsePath(r.Path)
+		if err != nil {
+			return nil, fmt.Errorf("ignore rule path %q: %v", r.Path, err)
+		}
+		if kindMatches(r.Kind, kind, group) {
+			own.ignore = append(own.ignore, ignoreRule{manager: r.Manager, path: p})
+		}
+	}
+	return own, nil
+}
+
+// kindMatches reads a rule's kind as the config writes it: empty for every
+// kind, Kind for that kind in any group, Kind.group for one group's.
+func kindMatches(rule, kind, group string) bool {
+	if rule == "" {
+		return true
+	}
+	k, g, grouped := strings.Cut(rule, ".")
+	return k == kind && (!grouped || g == group)
 }
 
 // UserOwned reports whether a person set the field at p (which the render
@@ -174,18 +206,14 @@ func (o *Ownership) UserOwned(p jsonvalue.Path) bool {
 // this object: the render's value stands there, whatever live holds.
 func (o *Ownership) Ignored() []jsonvalue.Path {
 	var out []jsonvalue.Path
-	for _, r := range o.rules.Ignore {
-		if r.Kind != "" && r.Kind != o.kind {
-			continue
-		}
-		p := jsonvalue.ParseSimple(r.Path)
-		if r.Manager == "" {
-			out = append(out, p)
+	for _, r := range o.ignore {
+		if r.manager == "" {
+			out = append(out, r.path)
 			continue
 		}
 		for _, m := range o.managers {
-			if m.Name == r.Manager && o.owns(m, p) {
-				out = append(out, p)
+			if m.Name == r.manager && o.owns(m, r.path) {
+				out = append(out, r.path)
 				break
 			}
 		}
@@ -209,8 +237,8 @@ func (o *Ownership) isApplier(m Manager) bool {
 }
 
 func (o *Ownership) ignoredFor(m Manager, p jsonvalue.Path) bool {
-	for _, r := range o.rules.Ignore {
-		if (r.Kind == "" || r.Kind == o.kind) && (r.Manager == "" || r.Manager == m.Name) && p.HasPrefix(jsonvalue.ParseSimple(r.Path)) {
+	for _, r := range o.ignore {
+		if (r.manager == "" || r.manager == m.Name) && p.HasPrefix(r.path) {
 			return true
 		}
 	}

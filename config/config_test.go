@@ -454,22 +454,6 @@ func TestSelector(t *testing.T) {
 	}
 }
 
-func TestFieldPath(t *testing.T) {
-	for _, s := range []string{
-		"spec.replicas", "spec.template.spec.containers[app].image", `metadata.annotations["example.com/x"]`,
-		`spec.containers[name="a b"].env[FOO].value`, "spec.ports[0]", "data",
-	} {
-		if err := checkFieldPath(s); err != nil {
-			t.Errorf("%q: %v", s, err)
-		}
-	}
-	for _, s := range []string{"", ".spec", "spec.", "spec..x", "spec[", "spec[]", `spec["x]`, "spec[a]x", "spec x", `a["x"`} {
-		if err := checkFieldPath(s); err == nil {
-			t.Errorf("%q: accepted", s)
-		}
-	}
-}
-
 func TestRef(t *testing.T) {
 	for _, s := range []string{"main", "release/1.2", "driftback/x"} {
 		if err := checkRef(s); err != nil {
