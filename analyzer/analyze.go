@@ -273,20 +273,28 @@ func (a *analysis) pair() {
 	used := map[int]bool{}
 	anyUnowned := false
 	for _, r := range a.base.objects {
-		idx := byID[r.ID]
-		if len(idx) == 0 && r.ID.Namespace == "" {
+		id := r.ID.withoutVersion()
+		idx := a.sameVersion(r, byID[id])
+		if len(idx) == 0 && id.Namespace == "" {
 			// The build sets no namespace: the applier's default decides it,
 			// so accept the one live object of that name.
-			if c := byBare[r.ID]; len(c) == 1 {
+			if c := a.sameVersion(r, byBare[id]); len(c) == 1 {
 				idx = c
 			}
 		}
 		if len(idx) != 1 {
 			if len(idx) == 0 {
 				a.note("missing: %s renders from Git but is not in the cluster", refOf(r.Object))
-			} else {
-				a.note("ambiguous: %s matches %d live objects; it is not compared", refOf(r.Object), len(idx))
+				continue
 			}
+			// Comparing with either could miss the drift of the other, and
+			// saying nothing would read as "in sync".
+			for _, i := range idx {
+				used[i] = true
+			}
+			a.refuse(Refusal{Code: CodeRenderMismatch, Object: refOf(r.Object), File: r.Origin,
+				Message: fmt.Sprintf("%d live objects are %s, and which one the render describes cannot be told", len(idx), refOf(r.Object)),
+				Hint:    "give the objects distinct names, or compare them by hand"})
 			continue
 		}
 		used[idx[0]] = true
@@ -323,6 +331,29 @@ func (a *analysis) pair() {
 	if anyUnowned {
 		a.note("live objects came without metadata.managedFields: only the fields the render has were compared")
 	}
+}
+
+// sameVersion narrows the live objects idx (of r's group, kind and name)
+// by version: to r's own where the render holds that object at several
+// versions, and to r's when several live objects would otherwise match.
+func (a *analysis) sameVersion(r rendered, idx []int) []int {
+	if r.ID.Version == "" && len(idx) < 2 {
+		return idx
+	}
+	version := r.ID.Version
+	if version == "" {
+		version = versionOf(apiVersionOf(r.Object))
+	}
+	var out []int
+	for _, i := range idx {
+		if versionOf(apiVersionOf(a.in.Live[i].Object)) == version {
+			out = append(out, i)
+		}
+	}
+	if r.ID.Version == "" && len(out) == 0 {
+		return idx // none at the render's version: still ambiguous, never silently missing
+	}
+	return out
 }
 
 // project computes source form for every drifted object and keeps the ones
@@ -448,10 +479,9 @@ func (a *analysis) source(r rendered) (string, int, map[string]any, error) {
 		if err != nil || v == nil {
 			continue
 		}
-		id := idOf(v)
-		if id.Kind == r.ID.Kind && id.Name == r.ID.Name && id.Group == r.ID.Group {
+		if r.ID.matches(v) {
 			if match >= 0 {
-				return "", 0, nil, fmt.Errorf("%s holds more than one %s/%s", r.Origin, id.Kind, id.Name)
+				return "", 0, nil, fmt.Errorf("%s holds more than one %s/%s", r.Origin, r.ID.Kind, r.ID.Name)
 			}
 			match, src = i, v
 		}

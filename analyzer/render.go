@@ -36,10 +36,13 @@ type rendered struct {
 func render(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, parsed map[string]*yamledit.File) ([]rendered, error) {
 	if origins, ok := directOrigins(repo, t, extra, parsed); ok {
 		if out, ok := renderDirect(repo, t, extra, origins); ok {
+			versioned(out)
 			return out, nil
 		}
 	}
-	return renderAnnotated(repo, t, extra)
+	out, err := renderAnnotated(repo, t, extra)
+	versioned(out)
+	return out, err
 }
 
 // renderAnnotated is the render with kustomize's origin annotations.

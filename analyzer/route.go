@@ -36,7 +36,7 @@ type slotRef struct {
 	Path jsonvalue.Path
 }
 
-func (s slotRef) key() string { return s.Obj.ref() + "|" + s.Path.String() }
+func (s slotRef) key() string { return fmt.Sprintf("%v|%s", s.Obj, s.Path) }
 
 // demand is what one slot asks of the entry field that supplies it.
 type demand struct {
