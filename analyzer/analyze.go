@@ -222,7 +222,8 @@ type candidate struct {
 	file    string
 	doc     int
 	src     map[string]any
-	want    map[string]any // source form
+	view    map[string]any // the live values the source is made to carry (sourceView)
+	want    map[string]any // source form of view
 	changed []jsonvalue.Path
 	rounds  int // verify rounds that refused some of its fields
 }
@@ -233,11 +234,24 @@ type candidate struct {
 // field never blocks the good ones.
 func (a *analysis) giveUp(c *candidate, p jsonvalue.Path) {
 	if c.want != nil {
-		restore(c.want, c.src, p)
-		c.changed = diffPaths(present(c.src), present(c.want), nil)
+		// The field is taken as in sync and the whole form computed again:
+		// undoing it in the computed edit would leave behind the maps and
+		// lists it had to create on the way (a "data: {}" in a base).
+		restore(c.view, c.ren.Object, p)
+		c.form()
 	}
 	restore(c.intent, c.ren.Object, p)
 	a.dropRoutes(c.ren.ID, p)
+}
+
+// form computes the candidate's source form from its view, and what it
+// changes; it returns the lists it cannot pair.
+func (c *candidate) form() []unplaceable {
+	var bad []unplaceable
+	sf := sourceForm(present(c.src), present(c.ren.Object), present(c.view), nil, &bad)
+	c.want, _ = sf.V.(map[string]any)
+	c.changed = diffPaths(present(c.src), present(c.want), nil)
+	return bad
 }
 
 // live reports whether the candidate still changes anything.
@@ -411,17 +425,14 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 		a.abandonSource(c, view)
 		return
 	}
-	var bad []unplaceable
-	sf := sourceForm(present(src), present(c.ren.Object), present(view), nil, &bad)
-	want, _ := sf.V.(map[string]any)
-	c.file, c.doc, c.src, c.want = file, doc, src, want
+	c.file, c.doc, c.src, c.view = file, doc, src, view
+	bad := c.form()
 	for _, u := range bad {
 		a.refuse(Refusal{Code: CodeUnplaceableEdit, Object: ref, Field: u.Path.String(), File: file,
 			Line: a.base.files[file].Line(doc, u.Path), Message: u.Why,
 			Hint: "give the list elements unique names, or make the change in Git by hand"})
 		a.giveUp(c, u.Path)
 	}
-	c.changed = diffPaths(present(src), present(c.want), nil)
 	if len(c.changed) == 0 {
 		if len(bad) == 0 {
 			// The source already holds what live runs; the build changes it.
@@ -459,7 +470,7 @@ func (a *analysis) abandonSource(c *candidate, view map[string]any) {
 	for _, p := range diffPaths(present(c.ren.Object), present(view), nil) {
 		restore(c.intent, c.ren.Object, p)
 	}
-	c.want, c.changed = nil, nil
+	c.view, c.want, c.changed = nil, nil, nil
 }
 
 // source finds the document in the origin file that the object came from.
