@@ -442,15 +442,8 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 		}
 		return
 	}
-	var refusal *Refusal
-	switch roots := a.forest.Readers(file); {
-	case !inScope(a.in.WriteScope, file):
-		refusal = &Refusal{Code: CodeOutOfScope, Message: fmt.Sprintf("the value lives in %s, outside the write scope %s", file, a.in.WriteScope),
-			Hint: "widen the target's write scope, or make the change in Git by hand"}
-	case len(roots) > 1:
-		refusal = &Refusal{Code: CodeWriteFanIn, Message: fmt.Sprintf("%s is rendered by %d roots (%s); writing it would change all of them", file, len(roots), strings.Join(roots, ", ")),
-			Hint: "make the change in the overlay of this target, or in Git by hand if every root should get it"}
-	default:
+	refusal := a.unwritable(file)
+	if refusal == nil {
 		if err := a.base.files[file].Safe(doc); err != nil {
 			refusal = &Refusal{Code: CodeUnplaceableEdit, Message: "the source document cannot be edited safely: " + err.Error(),
 				Hint: "edit the source by hand"}
@@ -462,6 +455,21 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 		a.refuse(*refusal)
 		a.abandonSource(c, view)
 	}
+}
+
+// unwritable says why the plan may not write file, a source document or a
+// kustomization holding an entry alike: it lies outside the write scope,
+// or another top-level root reads it too. nil when it may.
+func (a *analysis) unwritable(file string) *Refusal {
+	if !inScope(a.in.WriteScope, file) {
+		return &Refusal{Code: CodeOutOfScope, File: file, Message: fmt.Sprintf("the value lives in %s, outside the write scope %s", file, a.in.WriteScope),
+			Hint: "widen the target's write scope, or make the change in Git by hand"}
+	}
+	if roots := a.forest.Readers(file); len(roots) > 1 {
+		return &Refusal{Code: CodeWriteFanIn, File: file, Message: fmt.Sprintf("%s is rendered by %d roots (%s); writing it would change all of them", file, len(roots), strings.Join(roots, ", ")),
+			Hint: "make the change in the overlay of this target, or in Git by hand if every root should get it"}
+	}
+	return nil
 }
 
 // abandonSource drops the candidate's source edit: verify then expects the
