@@ -201,7 +201,8 @@ type candidate struct {
 	file    string
 	doc     int
 	src     map[string]any
-	want    map[string]any // source form
+	view    map[string]any // the live values the source is made to carry (sourceView)
+	want    map[string]any // source form of view
 	changed []jsonvalue.Path
 	rounds  int // verify rounds that refused some of its fields
 }
@@ -212,11 +213,24 @@ type candidate struct {
 // field never blocks the good ones.
 func (a *analysis) giveUp(c *candidate, p jsonvalue.Path) {
 	if c.want != nil {
-		restore(c.want, c.src, p)
-		c.changed = diffPaths(present(c.src), present(c.want), nil)
+		// The field is taken as in sync and the whole form computed again:
+		// undoing it in the computed edit would leave behind the maps and
+		// lists it had to create on the way (a "data: {}" in a base).
+		restore(c.view, c.ren.Object, p)
+		c.form()
 	}
 	restore(c.intent, c.ren.Object, p)
 	a.dropRoutes(c.ren.ID, p)
+}
+
+// form computes the candidate's source form from its view, and what it
+// changes; it returns the lists it cannot pair.
+func (c *candidate) form() []unplaceable {
+	var bad []unplaceable
+	sf := sourceForm(present(c.src), present(c.ren.Object), present(c.view), nil, &bad)
+	c.want, _ = sf.V.(map[string]any)
+	c.changed = diffPaths(present(c.src), present(c.want), nil)
+	return bad
 }
 
 // live reports whether the candidate still changes anything.
@@ -252,20 +266,28 @@ func (a *analysis) pair() {
 	used := map[int]bool{}
 	anyUnowned := false
 	for _, r := range a.base.objects {
-		idx := byID[r.ID]
-		if len(idx) == 0 && r.ID.Namespace == "" {
+		id := r.ID.withoutVersion()
+		idx := a.sameVersion(r, byID[id])
+		if len(idx) == 0 && id.Namespace == "" {
 			// The build sets no namespace: the applier's default decides it,
 			// so accept the one live object of that name.
-			if c := byBare[r.ID]; len(c) == 1 {
+			if c := a.sameVersion(r, byBare[id]); len(c) == 1 {
 				idx = c
 			}
 		}
 		if len(idx) != 1 {
 			if len(idx) == 0 {
 				a.note("missing: %s renders from Git but is not in the cluster", refOf(r.Object))
-			} else {
-				a.note("ambiguous: %s matches %d live objects; it is not compared", refOf(r.Object), len(idx))
+				continue
 			}
+			// Comparing with either could miss the drift of the other, and
+			// saying nothing would read as "in sync".
+			for _, i := range idx {
+				used[i] = true
+			}
+			a.refuse(Refusal{Code: CodeRenderMismatch, Object: refOf(r.Object), File: r.Origin,
+				Message: fmt.Sprintf("%d live objects are %s, and which one the render describes cannot be told", len(idx), refOf(r.Object)),
+				Hint:    "give the objects distinct names, or compare them by hand"})
 			continue
 		}
 		used[idx[0]] = true
@@ -302,6 +324,29 @@ func (a *analysis) pair() {
 	if anyUnowned {
 		a.note("live objects came without metadata.managedFields: only the fields the render has were compared")
 	}
+}
+
+// sameVersion narrows the live objects idx (of r's group, kind and name)
+// by version: to r's own where the render holds that object at several
+// versions, and to r's when several live objects would otherwise match.
+func (a *analysis) sameVersion(r rendered, idx []int) []int {
+	if r.ID.Version == "" && len(idx) < 2 {
+		return idx
+	}
+	version := r.ID.Version
+	if version == "" {
+		version = versionOf(apiVersionOf(r.Object))
+	}
+	var out []int
+	for _, i := range idx {
+		if versionOf(apiVersionOf(a.lives[i].Object)) == version {
+			out = append(out, i)
+		}
+	}
+	if r.ID.Version == "" && len(out) == 0 {
+		return idx // none at the render's version: still ambiguous, never silently missing
+	}
+	return out
 }
 
 // project computes source form for every drifted object and keeps the ones
@@ -359,17 +404,14 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 		a.abandonSource(c, view)
 		return
 	}
-	var bad []unplaceable
-	sf := sourceForm(present(src), present(c.ren.Object), present(view), nil, &bad)
-	want, _ := sf.V.(map[string]any)
-	c.file, c.doc, c.src, c.want = file, doc, src, want
+	c.file, c.doc, c.src, c.view = file, doc, src, view
+	bad := c.form()
 	for _, u := range bad {
 		a.refuse(Refusal{Code: CodeUnplaceableEdit, Object: ref, Field: u.Path.String(), File: file,
 			Line: a.base.files[file].Line(doc, u.Path), Message: u.Why,
 			Hint: "give the list elements unique names, or make the change in Git by hand"})
 		a.giveUp(c, u.Path)
 	}
-	c.changed = diffPaths(present(src), present(c.want), nil)
 	if len(c.changed) == 0 {
 		if len(bad) == 0 {
 			// The source already holds what live runs; the build changes it.
@@ -379,15 +421,8 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 		}
 		return
 	}
-	var refusal *Refusal
-	switch roots := a.snap.forest.Readers(file); {
-	case !inScope(a.opts.WriteScope, file):
-		refusal = &Refusal{Code: CodeOutOfScope, Message: fmt.Sprintf("the value lives in %s, outside the write scope %s", file, a.opts.WriteScope),
-			Hint: "widen the target's write scope, or make the change in Git by hand"}
-	case len(roots) > 1:
-		refusal = &Refusal{Code: CodeWriteFanIn, Message: fmt.Sprintf("%s is rendered by %d roots (%s); writing it would change all of them", file, len(roots), strings.Join(roots, ", ")),
-			Hint: "make the change in the overlay of this target, or in Git by hand if every root should get it"}
-	default:
+	refusal := a.unwritable(file)
+	if refusal == nil {
 		if err := a.base.files[file].Safe(doc); err != nil {
 			refusal = &Refusal{Code: CodeUnplaceableEdit, Message: "the source document cannot be edited safely: " + err.Error(),
 				Hint: "edit the source by hand"}
@@ -401,13 +436,28 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 	}
 }
 
+// unwritable says why the plan may not write file, a source document or a
+// kustomization holding an entry alike: it lies outside the write scope,
+// or another top-level root reads it too. nil when it may.
+func (a *analysis) unwritable(file string) *Refusal {
+	if !inScope(a.opts.WriteScope, file) {
+		return &Refusal{Code: CodeOutOfScope, File: file, Message: fmt.Sprintf("the value lives in %s, outside the write scope %s", file, a.opts.WriteScope),
+			Hint: "widen the target's write scope, or make the change in Git by hand"}
+	}
+	if roots := a.snap.forest.Readers(file); len(roots) > 1 {
+		return &Refusal{Code: CodeWriteFanIn, File: file, Message: fmt.Sprintf("%s is rendered by %d roots (%s); writing it would change all of them", file, len(roots), strings.Join(roots, ", ")),
+			Hint: "make the change in the overlay of this target, or in Git by hand if every root should get it"}
+	}
+	return nil
+}
+
 // abandonSource drops the candidate's source edit: verify then expects the
 // build's own values wherever the source would have changed.
 func (a *analysis) abandonSource(c *candidate, view map[string]any) {
 	for _, p := range diffPaths(present(c.ren.Object), present(view), nil) {
 		restore(c.intent, c.ren.Object, p)
 	}
-	c.want, c.changed = nil, nil
+	c.view, c.want, c.changed = nil, nil, nil
 }
 
 // source finds the document in the origin file that the object came from.
@@ -427,10 +477,9 @@ func (a *analysis) source(r rendered) (string, int, map[string]any, error) {
 		if err != nil || v == nil {
 			continue
 		}
-		id := idOf(v)
-		if id.Kind == r.ID.Kind && id.Name == r.ID.Name && id.Group == r.ID.Group {
+		if r.ID.matches(v) {
 			if match >= 0 {
-				return "", 0, nil, fmt.Errorf("%s holds more than one %s/%s", r.Origin, id.Kind, id.Name)
+				return "", 0, nil, fmt.Errorf("%s holds more than one %s/%s", r.Origin, r.ID.Kind, r.ID.Name)
 			}
 			match, src = i, v
 		}

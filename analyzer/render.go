@@ -38,10 +38,13 @@ type rendered struct {
 func render(builds *atomic.Int64, repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, parsed map[string]*yamledit.File) ([]rendered, error) {
 	if origins, ok := directOrigins(repo, t, extra, parsed); ok {
 		if out, ok := renderDirect(builds, repo, t, extra, origins); ok {
+			versioned(out)
 			return out, nil
 		}
 	}
-	return renderAnnotated(builds, repo, t, extra)
+	out, err := renderAnnotated(builds, repo, t, extra)
+	versioned(out)
+	return out, err
 }
 
 // renderAnnotated is the render with kustomize's origin annotations.

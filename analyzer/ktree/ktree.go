@@ -47,7 +47,7 @@ type Node struct {
 type Tree struct {
 	Root      *Node
 	Nodes     []*Node  // every node, root first, depth-first in resource order, each once
-	Inputs    []string // every repo file the build reads, sorted, unique
+	Inputs    []string // every repo file the build reads, sorted, unique (through refused fields too: reads.go)
 	Resources []string // the manifest files among Inputs, sorted
 	Patches   []string // the patch files among Inputs, sorted; read, never written
 }
@@ -99,6 +99,7 @@ type loader struct {
 	inputs    map[string]bool
 	resources map[string]bool
 	patches   map[string]bool
+	followed  map[string]bool // folders follow has recorded
 }
 
 // edge is how a folder was reached, for refusals that belong to the
@@ -132,7 +133,7 @@ func loadCached(repo *repofs.Repo, root string, cache *memo[decoded]) (*Tree, []
 		return nil, nil, fmt.Errorf("root %q: %w", root, err)
 	}
 	l := &loader{repo: repo, decoded: cache, state: map[string]state{}, nodes: map[string]*Node{},
-		inputs: map[string]bool{}, resources: map[string]bool{}, patches: map[string]bool{}}
+		inputs: map[string]bool{}, resources: map[string]bool{}, patches: map[string]bool{}, followed: map[string]bool{}}
 	if link, ok := repo.Symlink(dir); ok {
 		l.refuse(dir, 0, "symlink", fmt.Sprintf("the root %s goes through the symlink %s; driftback does not follow symlinks", quote(dir), quote(link)),
 			"point the target at the real folder")
@@ -286,6 +287,11 @@ func (l *loader) visit(dir string, from *edge) *Node {
 	for i, p := range k.Patches {
 		l.patch(dir, file, top, i, p)
 	}
+	// The judged walk above followed resources and patches; every other
+	// field that reads files is refused, and followed only to record them.
+	rest := *k
+	rest.Resources, rest.Patches = nil, nil
+	l.follow(dir, &rest)
 	return n
 }
 
