@@ -116,18 +116,6 @@ func (g *store) setRef(name string, h plumbing.Hash) {
 
 func (g *store) deleteRef(name string) { _ = g.st.RemoveReference(plumbing.ReferenceName(name)) }
 
-// refs lists reference names under prefix, sorted.
-func (g *store) refs(prefix string) []string {
-	var out []string
-	for name := range g.st.ReferenceStorage {
-		if strings.HasPrefix(string(name), prefix) {
-			out = append(out, string(name))
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
 // resolve turns a branch, tag, full ref or (abbreviated) commit sha into a commit.
 func (g *store) resolve(rev string) (plumbing.Hash, bool) {
 	rev = strings.TrimPrefix(rev, "refs/")
