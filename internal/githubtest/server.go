@@ -15,21 +15,29 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"path"
 	"strconv"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 )
+
+// TB is the part of testing.TB the server uses; *testing.T and *testing.B
+// satisfy it. It is declared here because the package is linked into the
+// product binary (`driftback demo`), which must not import testing.
+type TB interface {
+	Errorf(format string, args ...any)
+	Fatal(args ...any)
+	Cleanup(func())
+}
 
 // Options configure a Server. The zero value is usable.
 type Options struct {
 	// T, when set, fails the test (at cleanup) for every validation failure
 	// not taken with TakeFailures, and closes the server at cleanup.
-	T testing.TB
+	T TB
 	// Clock replaces time.Now for token expiry, JWT checks, rate-limit
 	// windows and timestamps.
 	Clock func() time.Time
@@ -70,9 +78,19 @@ func (c Counters) Sub(o Counters) Counters {
 
 // Server is the fake GitHub. All methods are safe for concurrent use.
 type Server struct {
-	opts Options
-	ts   *httptest.Server
-	spec *spec
+	opts   Options
+	ln     net.Listener
+	hs     *http.Server
+	url    string
+	client *http.Client
+	spec   *spec
+
+	// Connection tracking for Close, under connMu; connWG counts the
+	// Serve loop and every open connection.
+	connMu sync.Mutex
+	conns  map[net.Conn]http.ConnState
+	closed bool
+	connWG sync.WaitGroup
 
 	mu        sync.Mutex
 	nextID    int64
@@ -89,8 +107,9 @@ type Server struct {
 	buckets   map[string]*bucket
 }
 
-// New starts a server. Validation needs the OpenAPI description, which is
-// loaded once per process; a load failure is fatal to T (or panics without one).
+// New starts a server on a loopback port. Validation needs the OpenAPI
+// description, which is loaded once per process; a load failure, like a
+// failure to listen, is fatal to T (or panics without one).
 func New(opts Options) *Server {
 	if opts.Clock == nil {
 		opts.Clock = time.Now
@@ -115,14 +134,13 @@ func New(opts Options) *Server {
 	if !opts.NoValidation {
 		sp, err := loadSpec()
 		if err != nil {
-			if opts.T != nil {
-				opts.T.Fatal(err)
-			}
-			panic(err)
+			fatal(opts.T, err)
 		}
 		s.spec = sp
 	}
-	s.ts = httptest.NewServer(http.HandlerFunc(s.serve))
+	if err := s.start(); err != nil {
+		fatal(opts.T, err)
+	}
 	if opts.T != nil {
 		opts.T.Cleanup(func() {
 			s.Close()
@@ -134,15 +152,92 @@ func New(opts Options) *Server {
 	return s
 }
 
+func fatal(t TB, err error) {
+	if t != nil {
+		t.Fatal(err)
+	}
+	panic(err)
+}
+
+// start listens on 127.0.0.1 and serves in the background.
+func (s *Server) start() error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("githubtest: listen: %w", err)
+	}
+	s.ln = ln
+	s.url = "http://" + ln.Addr().String()
+	s.client = &http.Client{Transport: &http.Transport{}}
+	s.conns = map[net.Conn]http.ConnState{}
+	s.hs = &http.Server{Handler: http.HandlerFunc(s.serve), ConnState: s.trackConn}
+	s.connWG.Add(1)
+	go func() {
+		defer s.connWG.Done()
+		_ = s.hs.Serve(ln) // returns when Close closes the listener
+	}()
+	return nil
+}
+
+// trackConn follows every connection's state so Close can drop the idle
+// ones at once and wait for the ones with a request in flight.
+func (s *Server) trackConn(c net.Conn, st http.ConnState) {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	switch st {
+	case http.StateNew:
+		// The Serve loop reports this before it returns, so connWG is
+		// never at zero here.
+		s.connWG.Add(1)
+		s.conns[c] = st
+		if s.closed {
+			_ = c.Close()
+		}
+	case http.StateActive:
+		s.conns[c] = st
+	case http.StateIdle:
+		s.conns[c] = st
+		if s.closed {
+			_ = c.Close()
+		}
+	case http.StateHijacked, http.StateClosed:
+		if _, ok := s.conns[c]; ok {
+			delete(s.conns, c)
+			s.connWG.Done()
+		}
+	}
+}
+
 // URL is the API base URL (no trailing slash); point go-github's BaseURL
 // and ghinstallation's BaseURL at it.
-func (s *Server) URL() string { return s.ts.URL }
+func (s *Server) URL() string { return s.url }
 
 // Client is an HTTP client for the server (no auth added).
-func (s *Server) Client() *http.Client { return s.ts.Client() }
+func (s *Server) Client() *http.Client { return s.client }
 
-// Close stops the server.
-func (s *Server) Close() { s.ts.Close() }
+// Close stops the server: no new connections, idle ones closed now, and it
+// returns once the requests in flight have been answered. Safe to call
+// more than once.
+func (s *Server) Close() {
+	s.connMu.Lock()
+	if !s.closed {
+		s.closed = true
+		s.hs.SetKeepAlivesEnabled(false)
+		_ = s.ln.Close() // ends the Serve loop
+		for c, st := range s.conns {
+			if st == http.StateIdle || st == http.StateNew {
+				_ = c.Close()
+			}
+		}
+	}
+	s.connMu.Unlock()
+	// Clients of a test server commonly use the default transport; their
+	// idle connections to a closed server would only linger.
+	if t, ok := http.DefaultTransport.(*http.Transport); ok {
+		t.CloseIdleConnections()
+	}
+	s.client.CloseIdleConnections()
+	s.connWG.Wait()
+}
 
 func (s *Server) now() time.Time { return s.opts.Clock().UTC().Truncate(time.Second) }
 
