@@ -1,9 +1,6 @@
 package githubtest
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -471,98 +468,6 @@ func (g *store) lineCounts(from, to plumbing.Hash) (add, del int) {
 		}
 	}
 	return add, del
-}
-
-// tarball writes the tree of commit h as GitHub serves it: gzip'd tar,
-// pax comment with the commit sha, every path under {owner}-{repo}-{short}/.
-func (g *store) tarball(owner, repo string, h plumbing.Hash) ([]byte, error) {
-	c, err := g.commit(h)
-	if err != nil {
-		return nil, err
-	}
-	prefix := fmt.Sprintf("%s-%s-%s/", owner, repo, h.String()[:7])
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	when := c.Committer.When.UTC()
-	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeXGlobalHeader, Name: "pax_global_header",
-		PAXRecords: map[string]string{"comment": h.String()}, Format: tar.FormatPAX}); err != nil {
-		return nil, err
-	}
-	dir := func(name string) error {
-		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name, Mode: 0o775, ModTime: when, Format: tar.FormatPAX})
-	}
-	if err := dir(prefix); err != nil {
-		return nil, err
-	}
-	var walk func(p string, th plumbing.Hash) error
-	walk = func(p string, th plumbing.Hash) error {
-		t, err := g.tree(th)
-		if err != nil {
-			return err
-		}
-		for _, e := range t.Entries {
-			name := p + e.Name
-			switch e.Mode {
-			case filemode.Dir:
-				if err := dir(name + "/"); err != nil {
-					return err
-				}
-				if err := walk(name+"/", e.Hash); err != nil {
-					return err
-				}
-			case filemode.Submodule:
-				if err := dir(name + "/"); err != nil {
-					return err
-				}
-			default:
-				data, _ := g.blob(e.Hash)
-				hdr := &tar.Header{Name: name, Mode: 0o664, Size: int64(len(data)), ModTime: when, Typeflag: tar.TypeReg, Format: tar.FormatPAX}
-				if e.Mode == filemode.Executable {
-					hdr.Mode = 0o775
-				}
-				if e.Mode == filemode.Symlink {
-					hdr = &tar.Header{Name: name, Mode: 0o777, Linkname: string(data), ModTime: when, Typeflag: tar.TypeSymlink, Format: tar.FormatPAX}
-					data = nil
-				}
-				if err := tw.WriteHeader(hdr); err != nil {
-					return err
-				}
-				if _, err := tw.Write(data); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	if err := walk(prefix, c.TreeHash); err != nil {
-		return nil, err
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-// modeString is the six-digit mode GitHub prints.
-func modeString(m filemode.FileMode) string {
-	if m == filemode.Dir {
-		return "040000"
-	}
-	return fmt.Sprintf("%06o", uint32(m))
-}
-
-func typeOfMode(m filemode.FileMode) string {
-	switch m {
-	case filemode.Dir:
-		return "tree"
-	case filemode.Submodule:
-		return "commit"
-	}
-	return "blob"
 }
 
 func sig(name, email string, when time.Time) object.Signature {

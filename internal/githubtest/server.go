@@ -7,17 +7,12 @@
 package githubtest
 
 import (
-	"bytes"
-	"crypto/rand"
-	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -283,102 +278,6 @@ func (s *Server) fail(f Failure) {
 	s.mu.Unlock()
 }
 
-// Fault makes matching requests misbehave. Path is matched with path.Match
-// against the escaped request path ("/repos/o/r/git/refs/heads/*"), or
-// equals the OpenAPI path template; Method "" matches any method.
-type Fault struct {
-	Method string
-	Path   string
-	// Count is how many matching requests are affected; 0 means 1.
-	Count int
-	// Status answers with this status (500, 502, ...) instead of handling.
-	Status int
-	// SecondaryRateLimit answers 403 with Retry-After of this many seconds.
-	SecondaryRateLimit int
-	// Delay holds the request this long first (honouring cancellation).
-	Delay time.Duration
-	// Mutate rewrites the real response before validation and sending,
-	// to prove the validator sees what clients would.
-	Mutate func(status int, h http.Header, body []byte) (int, []byte)
-}
-
-// InjectFault adds a fault; faults are consumed in the order added.
-func (s *Server) InjectFault(f Fault) {
-	if f.Count <= 0 {
-		f.Count = 1
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	fc := f
-	s.faults = append(s.faults, &fc)
-}
-
-func (s *Server) takeFault(method, p, template string) *Fault {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i, f := range s.faults {
-		if f.Method != "" && !strings.EqualFold(f.Method, method) {
-			continue
-		}
-		if ok, _ := path.Match(f.Path, p); !ok && f.Path != template {
-			continue
-		}
-		f.Count--
-		if f.Count == 0 {
-			s.faults = append(s.faults[:i], s.faults[i+1:]...)
-		}
-		cp := *f
-		return &cp
-	}
-	return nil
-}
-
-// ExpireTokens makes every installation token issued so far expired.
-func (s *Server) ExpireTokens() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	past := s.opts.Clock().Add(-time.Second)
-	for _, t := range s.tokens {
-		t.expires = past
-	}
-}
-
-// reply is a buffered response.
-type reply struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-func jsonReply(status int, v any) *reply {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	r := &reply{status: status, header: http.Header{}, body: b}
-	r.header.Set("Content-Type", "application/json; charset=utf-8")
-	return r
-}
-
-const docsURL = "https://docs.github.com/rest"
-
-func errReply(status int, msg string) *reply {
-	return jsonReply(status, map[string]any{"message": msg, "documentation_url": docsURL, "status": strconv.Itoa(status)})
-}
-
-// validationReply is GitHub's 422 with an errors list.
-func validationReply(resource, field, code, msg string) *reply {
-	e := map[string]any{"resource": resource, "code": code}
-	if field != "" {
-		e["field"] = field
-	}
-	if msg != "" {
-		e["message"] = msg
-	}
-	return jsonReply(422, map[string]any{"message": "Validation Failed", "errors": []any{e},
-		"documentation_url": docsURL, "status": "422"})
-}
-
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	_ = r.Body.Close()
@@ -511,96 +410,4 @@ func (s *Server) record(r *http.Request, op string, status int, notModified bool
 	if status >= 400 {
 		s.counters.Errors++
 	}
-}
-
-// bucket is one rate-limit window.
-type bucket struct {
-	limit int
-	used  int
-	reset time.Time
-}
-
-func (s *Server) bucketFor(c *call) *bucket {
-	key, limit := "anon:"+c.r.RemoteAddr, 60
-	tok := c.tok
-	if tok == nil {
-		// Injected faults answer before auth; charge them to the caller all the same.
-		tok = s.tokens[bearer(c.r)]
-	}
-	switch {
-	case tok != nil:
-		key, limit = "inst:"+strconv.FormatInt(tok.installation, 10), s.opts.RateLimit
-	case c.app != nil:
-		key, limit = "app:"+strconv.FormatInt(c.app.id, 10), s.opts.RateLimit
-	case c.rt != nil && c.rt.op == codeloadOp:
-		return nil // codeload is not the API and sends no rate-limit headers
-	}
-	now := s.opts.Clock()
-	b := s.buckets[key]
-	if b == nil || !now.Before(b.reset) {
-		b = &bucket{limit: limit, reset: now.Add(time.Hour).Truncate(time.Second)}
-		s.buckets[key] = b
-	}
-	return b
-}
-
-func randomToken(prefix string) string {
-	var b [18]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(err)
-	}
-	return prefix + hex.EncodeToString(b[:])
-}
-
-// RegisterApp makes appID a GitHub App whose JWTs are signed by the key
-// behind pub. Its bot user is "app<ID>[bot]" unless SetAppSlug renames it.
-func (s *Server) RegisterApp(appID int64, pub *rsa.PublicKey) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	slug := fmt.Sprintf("app%d", appID)
-	s.apps[appID] = &app{id: appID, slug: slug, pub: pub, created: s.now()}
-	s.userLocked(slug+"[bot]", "Bot")
-}
-
-// SetAppSlug renames an app; its bot becomes "<slug>[bot]".
-func (s *Server) SetAppSlug(appID int64, slug string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if a := s.apps[appID]; a != nil {
-		a.slug = slug
-		s.userLocked(slug+"[bot]", "Bot")
-	}
-}
-
-// AddInstallation installs the app on every repository of owner.
-func (s *Server) AddInstallation(appID, installationID int64, owner string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.userLocked(owner, "Organization")
-	s.installs[installationID] = &installation{id: installationID, app: appID, owner: owner, created: s.now()}
-}
-
-// Token issues an installation token without HTTP, for tests that do not
-// exercise the app flow.
-func (s *Server) Token(installationID int64) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.issueToken(installationID).value
-}
-
-func (s *Server) issueToken(installationID int64) *token {
-	t := &token{value: randomToken("ghs_"), installation: installationID, expires: s.opts.Clock().Add(s.opts.TokenLifetime)}
-	s.tokens[t.value] = t
-	return t
-}
-
-// jsonBody decodes the request body into v.
-func (c *call) decode(v any) *reply {
-	if len(bytes.TrimSpace(c.body)) == 0 {
-		return nil
-	}
-	if err := json.Unmarshal(c.body, v); err != nil {
-		return errReply(400, "Problems parsing JSON")
-	}
-	return nil
 }
