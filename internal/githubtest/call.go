@@ -81,7 +81,8 @@ func (c *call) botUser() *user {
 
 func (c *call) actor() string { return c.botUser().login }
 
-// jsonBody decodes the request body into v.
+// decode reads the JSON request body into v; an empty body leaves v as it
+// is, a malformed one gets GitHub's 400.
 func (c *call) decode(v any) *reply {
 	if len(bytes.TrimSpace(c.body)) == 0 {
 		return nil

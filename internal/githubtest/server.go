@@ -1,9 +1,3 @@
-// Package githubtest is an in-process server that speaks the part of GitHub's
-// REST API a GitHub App bot uses, backed by real git objects, with GitHub App
-// authentication, conditional requests, rate-limit headers and fault
-// injection. Every request and response is checked against GitHub's published
-// OpenAPI description, so a test that passes here talks to GitHub the way
-// GitHub documents. It serves tests and `driftback demo`.
 package githubtest
 
 import (
