@@ -30,9 +30,11 @@ func reads(k *types.Kustomization) []string {
 	if p := k.OpenAPI["path"]; p != "" {
 		out = append(out, p)
 	}
+	//lint:ignore SA1019 kustomize still reads the deprecated patch fields, so their files are inputs
 	for _, p := range k.PatchesStrategicMerge {
 		out = append(out, string(p))
 	}
+	//lint:ignore SA1019 as above
 	for _, ps := range [][]types.Patch{k.Patches, k.PatchesJson6902} {
 		for _, p := range ps {
 			out = append(out, p.Path)
