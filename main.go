@@ -1,6 +1,3 @@
-// Command driftback keeps Git the truth for clusters run with GitOps: it
-// finds what changed in the cluster, works out which source file produced
-// each drifted field, and proposes the change back as a pull request.
 package main
 
 import (

@@ -14,7 +14,6 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
-	"github.com/driftback/driftback/bot"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/repofs"
 )
@@ -64,11 +63,11 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	live, err := bot.LiveObjects(objs, cluster.DefaultRules())
+	live, err := cluster.LiveObjects(objs, cluster.DefaultRules())
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", source, err))
 	}
-	plan, err := analyzer.Analyze(analyzer.Input{Repo: repo, Root: *root, Live: live, WriteScope: *scope})
+	plan, err := analyzer.Analyze(analyzer.Input{Repo: repo, Root: *root, Live: live, Options: analyzer.Options{WriteScope: *scope}})
 	if err != nil {
 		return fail(err)
 	}

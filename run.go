@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/bot"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
@@ -121,10 +120,8 @@ func buildRunner(ctx context.Context, cfg *config.Config, log *slog.Logger) (*bo
 		listers[c.Name] = l
 	}
 	r := &bot.Runner{
-		Bot: &bot.Bot{GitHub: gh, Snapshots: &bot.Snapshots{GitHub: gh}, Metrics: metrics, Log: log,
-			// A target costs up to three renders (plain, dyed, verified):
-			// room for one poll of every target.
-			Renders: analyzer.NewRenderCache(3 * len(cfg.ResolvedTargets()))},
+		// Room for one poll of every target's renders.
+		Bot:      bot.New(gh, bot.Options{Metrics: metrics, Log: log, Renders: 3 * len(cfg.ResolvedTargets())}),
 		Interval: cfg.PollInterval,
 		Log:      log,
 	}
@@ -134,9 +131,9 @@ func buildRunner(ctx context.Context, cfg *config.Config, log *slog.Logger) (*bo
 		var src cluster.Source
 		switch ar := t.AppliedRevision; {
 		case ar.Flux != nil:
-			src.Flux = &cluster.ObjectKey{Namespace: ar.Flux.Namespace, Name: ar.Flux.Name}
+			src.Flux = ar.Flux
 		case ar.ArgoCD != nil:
-			src.ArgoCD = &cluster.ObjectKey{Namespace: ar.ArgoCD.Namespace, Name: ar.ArgoCD.Name}
+			src.ArgoCD = ar.ArgoCD
 		}
 		if src.Flux != nil || src.ArgoCD != nil {
 			target.Applied = func(ctx context.Context) (cluster.Applied, error) {

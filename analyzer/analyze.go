@@ -1,9 +1,3 @@
-// Package analyzer is driftback's projection: a pure function of
-// (repository files, target root, live objects) to a Plan. It renders the
-// root with the real kustomize library, computes per object what its source
-// document should hold (source form), writes that into the user's bytes,
-// re-renders to prove it, and refuses by name what cannot be placed safely.
-// No network, no clock, no disk.
 package analyzer
 
 import (
@@ -11,36 +5,18 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/noise"
 	"github.com/driftback/driftback/internal/repofs"
 	"github.com/driftback/driftback/internal/yamledit"
 )
 
-// Live is one live object, already sanitized (status, server metadata and
-// operational annotations removed; Secret values redacted). Server-allocated
-// fields stay: they are noise only where the render lacks them.
-type Live struct {
-	Object map[string]any
-	// Owner says who set the fields the render lacks; nil when the object
-	// came without managedFields, and then only rendered fields compare.
-	Owner Ownership
-	// MetadataOnly marks an object read without its body (a Secret listed
-	// from a cluster): only its metadata compares.
-	MetadataOnly bool
-}
-
-// Input is everything a plan depends on.
-type Input struct {
-	Repo *repofs.Repo
-	Root string // repo-relative kustomize root, or a plain folder of manifests
-	Live []Live
-	// Forest holds Repo's kustomize trees and says which files several
-	// roots read; nil makes one for this call. A poller that plans many
-	// roots of one snapshot passes one Forest (over the same Repo) to all.
-	Forest *ktree.Forest
+// Options says how a plan may write.
+type Options struct {
 	// WriteScope is the repo folder the plan may write; "" is the whole
 	// repository (fan-in files excepted). With an overlay as the scope, a
 	// value a base supplies is authored as a new entry in the overlay.
@@ -49,47 +25,48 @@ type Input struct {
 	// this target (Flux postBuild.substitute, Argo CD source.kustomize...).
 	// The build then differs from kustomize's, so the target is refused.
 	OrchestratorContext []string
-	// Renders, when set, reuses kustomize builds across calls, keyed by the
-	// content of every file a build reads; the plan is the same without it.
-	Renders *RenderCache
 }
 
-// Analyze plans one root. An error means the input itself is unusable
-// (malformed YAML, a missing root); everything the analysis can name is a
-// refusal in the plan instead.
-func Analyze(in Input) (*Plan, error) { return analyze(in, false) }
+// Input is one plan asked of a repository that nothing else plans on.
+type Input struct {
+	Repo    *repofs.Repo
+	Root    string // repo-relative kustomize root, or a plain folder of manifests
+	Live    []kube.LiveObject
+	Options Options
+}
 
-// analyze is Analyze; forceDye runs the dye even when no image or replica
-// value drifted (tests prove the no-op invariant through it).
-func analyze(in Input, forceDye bool) (*Plan, error) {
-	root, err := repofs.Clean(in.Root)
+// Analyze plans one root on a snapshot made for this call alone. An error
+// means the input itself is unusable (malformed YAML, a missing root);
+// everything the analysis can name is a refusal in the plan instead.
+func Analyze(in Input) (*Plan, error) {
+	return NewSnapshot(in.Repo, nil).Plan(in.Root, in.Live, in.Options)
+}
+
+// plan is Plan; forceDye runs the dye even when no image or replica value
+// drifted (tests prove the no-op invariant through it).
+func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, forceDye bool) (*Plan, error) {
+	root, err := repofs.Clean(root)
 	if err != nil {
 		return nil, fmt.Errorf("root: %w", err)
 	}
 	plan := &Plan{Root: displayDir(root), Edits: []Edit{}, Refusals: []Refusal{}, Files: []File{}, Notes: []string{}}
-	if len(in.OrchestratorContext) > 0 {
+	if len(opts.OrchestratorContext) > 0 {
 		plan.Refusals = append(plan.Refusals, Refusal{
-			Code: CodeOrchestratorContext, Field: strings.Join(in.OrchestratorContext, ", "),
-			Message: "the GitOps tool renders this target with settings of its own (" + strings.Join(in.OrchestratorContext, ", ") +
+			Code: CodeOrchestratorContext, Field: strings.Join(opts.OrchestratorContext, ", "),
+			Message: "the GitOps tool renders this target with settings of its own (" + strings.Join(opts.OrchestratorContext, ", ") +
 				"), so kustomize's build is not what the cluster runs",
 			Hint: "move those settings into the kustomization, or leave this target to hand edits",
 		})
 		return plan, nil
 	}
-	forest := in.Forest
-	if forest == nil {
-		forest = ktree.NewForest(in.Repo)
-	} else if forest.Repo() != in.Repo {
-		return nil, fmt.Errorf("the Forest given is over another repository snapshot than Repo")
-	}
-	t, krefs, err := forest.Load(root)
+	t, krefs, err := s.forest.Load(root)
 	if err != nil {
 		return nil, err
 	}
 	if err := malformed(krefs); err != nil {
 		return nil, err
 	}
-	b, refusals, err := buildTree(in.Renders, in.Repo, t, krefs, func(p string, _ []byte) (*yamledit.File, error) { return forest.Parse(p) })
+	b, refusals, err := s.renderer().buildTree(s.repo, t, krefs, func(p string, _ []byte) (*yamledit.File, error) { return s.forest.Parse(p) })
 	if err != nil {
 		return nil, err
 	}
@@ -97,17 +74,17 @@ func analyze(in Input, forceDye bool) (*Plan, error) {
 		plan.Refusals = refusals
 		return plan, nil
 	}
-	if in.WriteScope, err = repofs.Clean(in.WriteScope); err != nil {
+	if opts.WriteScope, err = repofs.Clean(opts.WriteScope); err != nil {
 		return nil, fmt.Errorf("write scope: %w", err)
 	}
-	a := &analysis{in: in, root: root, base: b, forest: forest, plan: plan}
+	a := &analysis{snap: s, lives: live, opts: opts, root: root, base: b, plan: plan}
 	a.pair()
 	// The dye only says who supplies an image or replica value; when no
 	// entry can supply one that differs from live there is nothing to
 	// route, and the extra build is skipped.
 	a.dyed = &dyeResult{suppliers: map[slotKey]supplier{}}
 	if forceDye || a.dyeCanRoute() {
-		if a.dyed, err = dye(in.Repo, b); err != nil {
+		if a.dyed, err = dye(s.repo, b); err != nil {
 			return nil, err
 		}
 		if a.dyed.note != "" {
@@ -142,7 +119,7 @@ type built struct {
 	objects []rendered
 	byID    map[objectID]int
 	files   map[string]*yamledit.File // resource files, parsed
-	cache   *RenderCache              // where the dye looks for its render; may be nil
+	render  renderer                  // how the dye renders
 }
 
 // build loads, judges and renders a root. Judged refusals come back as
@@ -152,7 +129,7 @@ func build(repo *repofs.Repo, root string) (*built, []Refusal, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return buildTree(nil, repo, t, krefs, yamledit.Parse)
+	return renderer{builds: new(atomic.Int64)}.buildTree(repo, t, krefs, yamledit.Parse)
 }
 
 // parser parses the resource file p, whose bytes in the repository being
@@ -173,18 +150,18 @@ func reusing(known map[string]*yamledit.File) parser {
 // buildTree renders a loaded tree (refusals from loading it come back as
 // the plan's), its render looked up in cache (nil: none), its resource
 // files parsed by parse.
-func buildTree(cache *RenderCache, repo *repofs.Repo, t *ktree.Tree, krefs []ktree.Refusal, parse parser) (*built, []Refusal, error) {
+func (r renderer) buildTree(repo *repofs.Repo, t *ktree.Tree, krefs []ktree.Refusal, parse parser) (*built, []Refusal, error) {
 	if len(krefs) > 0 {
 		out := make([]Refusal, 0, len(krefs))
 		for _, r := range krefs {
 			out = append(out, Refusal{
-				Code: r.Code, File: r.File, Line: r.Line, Field: r.Feature,
+				Code: CodeUnsupported, File: r.File, Line: r.Line, Field: r.Feature,
 				Message: r.Message, Hint: r.Hint,
 			})
 		}
 		return nil, out, nil
 	}
-	b := &built{tree: t, byID: map[objectID]int{}, files: map[string]*yamledit.File{}, cache: cache}
+	b := &built{tree: t, byID: map[objectID]int{}, files: map[string]*yamledit.File{}, render: r}
 	for _, p := range t.Resources {
 		data, _ := repo.File(p)
 		// The parse is also the bound on what kustomize will read (alias
@@ -195,7 +172,7 @@ func buildTree(cache *RenderCache, repo *repofs.Repo, t *ktree.Tree, krefs []ktr
 		}
 		b.files[p] = f
 	}
-	objs, err := renderCached(cache, repo, t, nil, b.files)
+	objs, err := r.render(repo, t, nil, b.files)
 	if err != nil {
 		return nil, []Refusal{{
 			Code: CodeRenderFailed, File: t.Root.File, Message: err.Error(),
@@ -239,13 +216,14 @@ func identified(o rendered) error {
 	return fmt.Errorf("%s: kustomize renders %s without %s; no cluster can hold it", displayDir(o.Origin), what, strings.Join(missing, ", "))
 }
 
-// analysis is the working state of one Analyze call.
+// analysis is the working state of one plan.
 type analysis struct {
-	in     Input
-	root   string
-	base   *built
-	forest *ktree.Forest // for which files other roots read too
-	plan   *Plan
+	snap  *Snapshot
+	lives []kube.LiveObject // the live objects asked about
+	opts  Options
+	root  string
+	base  *built
+	plan  *Plan
 
 	pairs      []pair
 	candidates []*candidate
@@ -261,7 +239,7 @@ type analysis struct {
 type pair struct {
 	ren    rendered
 	live   map[string]any
-	owner  Ownership
+	owner  kube.Ownership
 	intent map[string]any // the live object reduced to what a person wants
 	inSync bool           // intent equals the render (and is the render's map)
 }
@@ -272,7 +250,8 @@ type candidate struct {
 	file    string
 	doc     int
 	src     map[string]any
-	want    map[string]any // source form
+	view    map[string]any // the live values the source is made to carry (sourceView)
+	want    map[string]any // source form of view
 	changed []jsonvalue.Path
 	rounds  int // verify rounds that refused some of its fields
 }
@@ -283,11 +262,24 @@ type candidate struct {
 // field never blocks the good ones.
 func (a *analysis) giveUp(c *candidate, p jsonvalue.Path) {
 	if c.want != nil {
-		restore(c.want, c.src, p)
-		c.changed = diffPaths(present(c.src), present(c.want), nil)
+		// The field is taken as in sync and the whole form computed again:
+		// undoing it in the computed edit would leave behind the maps and
+		// lists it had to create on the way (a "data: {}" in a base).
+		restore(c.view, c.ren.Object, p)
+		c.form()
 	}
 	restore(c.intent, c.ren.Object, p)
 	a.dropRoutes(c.ren.ID, p)
+}
+
+// form computes the candidate's source form from its view, and what it
+// changes; it returns the lists it cannot pair.
+func (c *candidate) form() []unplaceable {
+	var bad []unplaceable
+	sf := sourceForm(present(c.src), present(c.ren.Object), present(c.view), nil, &bad)
+	c.want, _ = sf.V.(map[string]any)
+	c.changed = diffPaths(present(c.src), present(c.want), nil)
+	return bad
 }
 
 // live reports whether the candidate still changes anything.
@@ -315,7 +307,7 @@ func restore(dst, from map[string]any, p jsonvalue.Path) {
 func (a *analysis) pair() {
 	byID := map[objectID][]int{}
 	byBare := map[objectID][]int{}
-	for i, l := range a.in.Live {
+	for i, l := range a.lives {
 		id := idOf(l.Object)
 		byID[id] = append(byID[id], i)
 		byBare[id.withoutNamespace()] = append(byBare[id.withoutNamespace()], i)
@@ -323,24 +315,32 @@ func (a *analysis) pair() {
 	used := map[int]bool{}
 	anyUnowned := false
 	for _, r := range a.base.objects {
-		idx := byID[r.ID]
-		if len(idx) == 0 && r.ID.Namespace == "" {
+		id := r.ID.withoutVersion()
+		idx := a.sameVersion(r, byID[id])
+		if len(idx) == 0 && id.Namespace == "" {
 			// The build sets no namespace: the applier's default decides it,
 			// so accept the one live object of that name.
-			if c := byBare[r.ID]; len(c) == 1 {
+			if c := a.sameVersion(r, byBare[id]); len(c) == 1 {
 				idx = c
 			}
 		}
 		if len(idx) != 1 {
 			if len(idx) == 0 {
 				a.note("missing: %s renders from Git but is not in the cluster", refOf(r.Object))
-			} else {
-				a.note("ambiguous: %s matches %d live objects; it is not compared", refOf(r.Object), len(idx))
+				continue
 			}
+			// Comparing with either could miss the drift of the other, and
+			// saying nothing would read as "in sync".
+			for _, i := range idx {
+				used[i] = true
+			}
+			a.refuse(Refusal{Code: CodeRenderMismatch, Object: refOf(r.Object), File: r.Origin,
+				Message: fmt.Sprintf("%d live objects are %s, and which one the render describes cannot be told", len(idx), refOf(r.Object)),
+				Hint:    "give the objects distinct names, or compare them by hand"})
 			continue
 		}
 		used[idx[0]] = true
-		l := a.in.Live[idx[0]]
+		l := a.lives[idx[0]]
 		ren := jsonvalue.RedactSecret(r.Object)
 		obj := l.Object
 		if !jsonvalue.IsCanonical(obj) {
@@ -367,7 +367,7 @@ func (a *analysis) pair() {
 		}
 		a.pairs = append(a.pairs, pair{ren: rendered{ID: r.ID, Object: ren, Origin: r.Origin}, live: live, owner: l.Owner, intent: intent, inSync: inSync})
 	}
-	for i, l := range a.in.Live {
+	for i, l := range a.lives {
 		if !used[i] {
 			a.note("untracked: %s is in the cluster but %s does not render it", refOf(l.Object), a.plan.Root)
 		}
@@ -375,6 +375,29 @@ func (a *analysis) pair() {
 	if anyUnowned {
 		a.note("live objects came without metadata.managedFields: only the fields the render has were compared")
 	}
+}
+
+// sameVersion narrows the live objects idx (of r's group, kind and name)
+// by version: to r's own where the render holds that object at several
+// versions, and to r's when several live objects would otherwise match.
+func (a *analysis) sameVersion(r rendered, idx []int) []int {
+	if r.ID.Version == "" && len(idx) < 2 {
+		return idx
+	}
+	version := r.ID.Version
+	if version == "" {
+		version = versionOf(apiVersionOf(r.Object))
+	}
+	var out []int
+	for _, i := range idx {
+		if versionOf(apiVersionOf(a.lives[i].Object)) == version {
+			out = append(out, i)
+		}
+	}
+	if r.ID.Version == "" && len(out) == 0 {
+		return idx // none at the render's version: still ambiguous, never silently missing
+	}
+	return out
 }
 
 // project computes source form for every drifted object and keeps the ones
@@ -432,17 +455,14 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 		a.abandonSource(c, view)
 		return
 	}
-	var bad []unplaceable
-	sf := sourceForm(present(src), present(c.ren.Object), present(view), nil, &bad)
-	want, _ := sf.V.(map[string]any)
-	c.file, c.doc, c.src, c.want = file, doc, src, want
+	c.file, c.doc, c.src, c.view = file, doc, src, view
+	bad := c.form()
 	for _, u := range bad {
 		a.refuse(Refusal{Code: CodeUnplaceableEdit, Object: ref, Field: u.Path.String(), File: file,
 			Line: a.base.files[file].Line(doc, u.Path), Message: u.Why,
 			Hint: "give the list elements unique names, or make the change in Git by hand"})
 		a.giveUp(c, u.Path)
 	}
-	c.changed = diffPaths(present(src), present(c.want), nil)
 	if len(c.changed) == 0 {
 		if len(bad) == 0 {
 			// The source already holds what live runs; the build changes it.
@@ -452,15 +472,8 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 		}
 		return
 	}
-	var refusal *Refusal
-	switch roots := a.forest.Readers(file); {
-	case !inScope(a.in.WriteScope, file):
-		refusal = &Refusal{Code: CodeOutOfScope, Message: fmt.Sprintf("the value lives in %s, outside the write scope %s", file, a.in.WriteScope),
-			Hint: "widen the target's write scope, or make the change in Git by hand"}
-	case len(roots) > 1:
-		refusal = &Refusal{Code: CodeWriteFanIn, Message: fmt.Sprintf("%s is rendered by %d roots (%s); writing it would change all of them", file, len(roots), strings.Join(roots, ", ")),
-			Hint: "make the change in the overlay of this target, or in Git by hand if every root should get it"}
-	default:
+	refusal := a.unwritable(file)
+	if refusal == nil {
 		if err := a.base.files[file].Safe(doc); err != nil {
 			refusal = &Refusal{Code: CodeUnplaceableEdit, Message: "the source document cannot be edited safely: " + err.Error(),
 				Hint: "edit the source by hand"}
@@ -474,13 +487,28 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 	}
 }
 
+// unwritable says why the plan may not write file, a source document or a
+// kustomization holding an entry alike: it lies outside the write scope,
+// or another top-level root reads it too. nil when it may.
+func (a *analysis) unwritable(file string) *Refusal {
+	if !inScope(a.opts.WriteScope, file) {
+		return &Refusal{Code: CodeOutOfScope, File: file, Message: fmt.Sprintf("the value lives in %s, outside the write scope %s", file, a.opts.WriteScope),
+			Hint: "widen the target's write scope, or make the change in Git by hand"}
+	}
+	if roots := a.snap.forest.Readers(file); len(roots) > 1 {
+		return &Refusal{Code: CodeWriteFanIn, File: file, Message: fmt.Sprintf("%s is rendered by %d roots (%s); writing it would change all of them", file, len(roots), strings.Join(roots, ", ")),
+			Hint: "make the change in the overlay of this target, or in Git by hand if every root should get it"}
+	}
+	return nil
+}
+
 // abandonSource drops the candidate's source edit: verify then expects the
 // build's own values wherever the source would have changed.
 func (a *analysis) abandonSource(c *candidate, view map[string]any) {
 	for _, p := range diffPaths(present(c.ren.Object), present(view), nil) {
 		restore(c.intent, c.ren.Object, p)
 	}
-	c.want, c.changed = nil, nil
+	c.view, c.want, c.changed = nil, nil, nil
 }
 
 // source finds the document in the origin file that the object came from.
@@ -500,10 +528,9 @@ func (a *analysis) source(r rendered) (string, int, map[string]any, error) {
 		if err != nil || v == nil {
 			continue
 		}
-		id := idOf(v)
-		if id.Kind == r.ID.Kind && id.Name == r.ID.Name && id.Group == r.ID.Group {
+		if r.ID.matches(v) {
 			if match >= 0 {
-				return "", 0, nil, fmt.Errorf("%s holds more than one %s/%s", r.Origin, id.Kind, id.Name)
+				return "", 0, nil, fmt.Errorf("%s holds more than one %s/%s", r.Origin, r.ID.Kind, r.ID.Name)
 			}
 			match, src = i, v
 		}

@@ -2,14 +2,13 @@ package analyzer
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
-	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/repofs"
 )
 
@@ -38,10 +37,10 @@ func renderedLive(t *testing.T, repo *repofs.Repo, root string) []map[string]any
 	return out
 }
 
-func asLive(objs []map[string]any) []Live {
-	out := make([]Live, len(objs))
+func asLive(objs []map[string]any) []kube.LiveObject {
+	out := make([]kube.LiveObject, len(objs))
 	for i, o := range objs {
-		out[i] = Live{Object: o}
+		out[i] = kube.LiveObject{Object: o}
 	}
 	return out
 }
@@ -98,56 +97,56 @@ func dump(p *Plan) string {
 // back as live gives zero edits, zero refusals and no files, and source form
 // keeps every source document whole.
 func TestNoOpInvariant(t *testing.T) {
-	entries, err := os.ReadDir("testdata")
-	if err != nil {
-		t.Fatal(err)
-	}
 	roots := 0
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		repo := fixture(t, e.Name())
-		rs := ktree.Roots(repo)
-		if len(rs) == 0 {
-			rs = plainRoots(repo)
-		}
-		for _, root := range rs {
+	for _, fr := range fixtureRoots(t) {
+		repo, root := fr.repo, fr.root
+		t.Run(fr.name(), func(t *testing.T) {
+			if fr.refused {
+				// Refused by feature: nothing but those refusals.
+				p := plan(t, repo, root, nil)
+				for _, r := range p.Refusals {
+					if r.Code != CodeUnsupported {
+						t.Fatalf("a root refused by feature plans more:\n%s", dump(p))
+					}
+				}
+				if len(p.Refusals) == 0 || len(p.Edits)+len(p.Files) != 0 {
+					t.Fatalf("a root refused by feature plans more:\n%s", dump(p))
+				}
+				return
+			}
 			roots++
-			t.Run(e.Name()+"/"+root, func(t *testing.T) {
-				live := renderedLive(t, repo, root)
-				p := plan(t, repo, root, live)
-				if len(p.Edits)+len(p.Refusals)+len(p.Files) != 0 {
-					t.Fatalf("render fed back as live is not a no-op:\n%s", dump(p))
+			live := renderedLive(t, repo, root)
+			p := plan(t, repo, root, live)
+			if len(p.Edits)+len(p.Refusals)+len(p.Files) != 0 {
+				t.Fatalf("render fed back as live is not a no-op:\n%s", dump(p))
+			}
+			// The same through the dye, which a no-drift plan skips.
+			dyed, err := AnalyzeForcingDye(Input{Repo: repo, Root: root, Live: asLive(live)})
+			if err != nil || len(dyed.Edits)+len(dyed.Refusals)+len(dyed.Files) != 0 {
+				t.Fatalf("dyed: render fed back as live is not a no-op: %v\n%s", err, dump(dyed))
+			}
+			// The same render as `kustomize build` prints it, read as a
+			// snapshot is: kustomize's output and the live reader, not
+			// driftback's own render, so both views meet in one lens.
+			if y, ok := printedBuild(t, repo, root); ok {
+				if p := planLive(t, repo, root, snapshotLive(t, y)); len(p.Edits)+len(p.Refusals)+len(p.Files) != 0 {
+					t.Fatalf("kustomize's printed build fed back as live is not a no-op:\n%s", dump(p))
 				}
-				// The same through the dye, which a no-drift plan skips.
-				dyed, err := analyze(Input{Repo: repo, Root: root, Live: asLive(live)}, true)
-				if err != nil || len(dyed.Edits)+len(dyed.Refusals)+len(dyed.Files) != 0 {
-					t.Fatalf("dyed: render fed back as live is not a no-op: %v\n%s", err, dump(dyed))
+			}
+			b, _, _ := build(repo, root)
+			for _, o := range b.objects {
+				a := &analysis{snap: NewSnapshot(repo, nil), base: b}
+				_, doc, src, err := a.source(o)
+				if err != nil {
+					t.Fatal(err)
 				}
-				// The same render as `kustomize build` prints it, read as a
-				// snapshot is: kustomize's output and the live reader, not
-				// driftback's own render, so both views meet in one lens.
-				if y, ok := printedBuild(t, repo, root); ok {
-					if p := planLive(t, repo, root, snapshotLive(t, y)); len(p.Edits)+len(p.Refusals)+len(p.Files) != 0 {
-						t.Fatalf("kustomize's printed build fed back as live is not a no-op:\n%s", dump(p))
-					}
+				var bad []unplaceable
+				sf := sourceForm(present(src), present(o.Object), present(o.Object), nil, &bad)
+				if !jsonvalue.Equal(sf.V, src) || len(bad) > 0 {
+					t.Errorf("source form of %s (doc %d) is not the source", o.ID, doc)
 				}
-				b, _, _ := build(repo, root)
-				for _, o := range b.objects {
-					a := &analysis{in: Input{Repo: repo}, base: b}
-					_, doc, src, err := a.source(o)
-					if err != nil {
-						t.Fatal(err)
-					}
-					var bad []unplaceable
-					sf := sourceForm(present(src), present(o.Object), present(o.Object), nil, &bad)
-					if !jsonvalue.Equal(sf.V, src) || len(bad) > 0 {
-						t.Errorf("source form of %s (doc %d) is not the source", o.ID, doc)
-					}
-				}
-			})
-		}
+			}
+		})
 	}
 	if roots < 5 {
 		t.Fatalf("only %d roots exercised", roots)

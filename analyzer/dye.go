@@ -76,7 +76,7 @@ func dye(repo *repofs.Repo, b *built) (*dyeResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	dyed, err := renderCached(b.cache, repo, b.tree, extra, b.files)
+	dyed, err := b.render.render(repo, b.tree, extra, b.files)
 	if err != nil {
 		res.suppliers = nil
 		res.note = "the dyed render failed, so no image or replica change is routed to an entry: " + err.Error()

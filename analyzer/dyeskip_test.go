@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/driftback/driftback/analyzer"
-	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/synth"
 )
@@ -19,7 +18,7 @@ func TestDyeSkipChangesNoPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	live, _, err := fx.Live(0.4)
+	live, _, err := fx.LiveObjects(0.4, readLive)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,21 +38,20 @@ func TestDyeSkipChangesNoPlan(t *testing.T) {
 			}
 		}
 	}()
-	forest := ktree.NewForest(fx.Repo)
+	snap := analyzer.NewSnapshot(fx.Repo, nil)
 	skipped, routed := 0, 0
 	for _, root := range fx.Roots {
-		in := analyzer.Input{Repo: fx.Repo, Root: root, Live: live[root], Forest: forest}
-		k0 := analyzer.KrustyBuilds()
-		got, err := analyzer.Analyze(in)
+		k0 := snap.Builds()
+		got, err := snap.Plan(root, live[root], analyzer.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		k1 := analyzer.KrustyBuilds()
-		want, err := analyzer.AnalyzeForcingDye(in)
+		k1 := snap.Builds()
+		want, err := snap.PlanForcingDye(root, live[root], analyzer.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if k2 := analyzer.KrustyBuilds(); k2-k1 > k1-k0 {
+		if k2 := snap.Builds(); k2-k1 > k1-k0 {
 			skipped++
 		}
 		for _, e := range want.Edits {

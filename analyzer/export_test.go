@@ -1,13 +1,23 @@
 package analyzer
 
-import "github.com/driftback/driftback/internal/jsonvalue"
+import (
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/kube"
+)
 
 // AnalyzeForcingDye is Analyze with the dyed build run whether or not
 // dyeCanRoute thinks it can route anything, for tests outside the package.
-func AnalyzeForcingDye(in Input) (*Plan, error) { return analyze(in, true) }
+func AnalyzeForcingDye(in Input) (*Plan, error) {
+	return NewSnapshot(in.Repo, nil).PlanForcingDye(in.Root, in.Live, in.Options)
+}
+
+// PlanForcingDye is Plan with the dyed build forced, as AnalyzeForcingDye.
+func (s *Snapshot) PlanForcingDye(root string, live []kube.LiveObject, opts Options) (*Plan, error) {
+	return s.plan(root, live, opts, true)
+}
 
 // IntentMatchesView reports what intentMatches says of a live object and
 // its render, and what comparing the built intent view with it says.
-func IntentMatchesView(live, ren map[string]any, own Ownership) (fast, built bool) {
+func IntentMatchesView(live, ren map[string]any, own kube.Ownership) (fast, built bool) {
 	return intentMatches(live, ren, own), jsonvalue.Equal(intentView(live, ren, own), ren)
 }

@@ -1,13 +1,11 @@
 package analyzer
 
 import (
-	"os"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/repofs"
 )
@@ -29,33 +27,19 @@ var (
 // fuzzRoots renders every root of every fixture once per process.
 func fuzzRoots(t testing.TB) []fuzzRoot {
 	fuzzRootsOnce.Do(func() {
-		entries, err := os.ReadDir("testdata")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
-			if !e.IsDir() || e.Name() == "fuzz" {
+		for _, fr := range fixtureRoots(t, "fuzz") {
+			if fr.refused {
 				continue
 			}
-			repo, err := repofs.LoadDir("testdata/"+e.Name(), 0)
-			if err != nil {
-				t.Fatal(err)
+			b, refs, err := build(fr.repo, fr.root)
+			if err != nil || len(refs) > 0 {
+				t.Fatalf("build %s: %v %+v", fr.name(), err, refs)
 			}
-			rs := ktree.Roots(repo)
-			if len(rs) == 0 {
-				rs = plainRoots(repo)
+			var objs []map[string]any
+			for _, o := range b.objects {
+				objs = append(objs, jsonvalue.Copy(o.Object).(map[string]any))
 			}
-			for _, root := range rs {
-				b, refs, err := build(repo, root)
-				if err != nil || len(refs) > 0 {
-					t.Fatalf("build %s/%s: %v %+v", e.Name(), root, err, refs)
-				}
-				var objs []map[string]any
-				for _, o := range b.objects {
-					objs = append(objs, jsonvalue.Copy(o.Object).(map[string]any))
-				}
-				fuzzRootsList = append(fuzzRootsList, fuzzRoot{e.Name() + "/" + root, repo, root, objs})
-			}
+			fuzzRootsList = append(fuzzRootsList, fuzzRoot{fr.name(), fr.repo, fr.root, objs})
 		}
 	})
 	if len(fuzzRootsList) == 0 {

@@ -4,24 +4,14 @@ import (
 	"maps"
 
 	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/kube"
 )
-
-// Ownership tells, for a field that the render lacks, whether a person (a
-// manager other than the GitOps applier) set it in the cluster — keep it —
-// or nobody did — a server default, drop it. The cluster package builds one
-// from metadata.managedFields.
-type Ownership interface {
-	UserOwned(p jsonvalue.Path) bool
-	// Ignored lists fields taken out of comparison (an HPA's replica
-	// count): the render's value stands there.
-	Ignored() []jsonvalue.Path
-}
 
 // intentView reduces a sanitized live object to the fields that say what a
 // person wants: every field the render has (always compared) plus fields
 // the render lacks that own says a person set. With own == nil (no
 // managedFields) only the render's fields are compared.
-func intentView(live, ren map[string]any, own Ownership) map[string]any {
+func intentView(live, ren map[string]any, own kube.Ownership) map[string]any {
 	out := pruneMap(live, ren, own, nil)
 	if own != nil {
 		for _, p := range own.Ignored() {
@@ -35,7 +25,7 @@ func intentView(live, ren map[string]any, own Ownership) map[string]any {
 	return out
 }
 
-func pruneMap(live, ren map[string]any, own Ownership, p jsonvalue.Path) map[string]any {
+func pruneMap(live, ren map[string]any, own kube.Ownership, p jsonvalue.Path) map[string]any {
 	out := make(map[string]any, len(live))
 	for k, lv := range live {
 		rv, inRen := ren[k]
@@ -55,7 +45,7 @@ func pruneMap(live, ren map[string]any, own Ownership, p jsonvalue.Path) map[str
 	return out
 }
 
-func prune(lv, rv any, own Ownership, p jsonvalue.Path) any {
+func prune(lv, rv any, own kube.Ownership, p jsonvalue.Path) any {
 	switch l := lv.(type) {
 	case map[string]any:
 		if r, ok := rv.(map[string]any); ok {
@@ -100,7 +90,7 @@ func prune(lv, rv any, own Ownership, p jsonvalue.Path) any {
 // without building the view: on a quiet cluster nearly every object is in
 // sync, and that is all a plan asks of it. It walks the two objects the
 // way pruneMap and prune do.
-func intentMatches(live, ren map[string]any, own Ownership) bool {
+func intentMatches(live, ren map[string]any, own kube.Ownership) bool {
 	if own != nil && len(own.Ignored()) > 0 {
 		return jsonvalue.Equal(intentView(live, ren, own), ren) // restore's ancestor rules: build the view
 	}
@@ -113,7 +103,7 @@ func intentMatches(live, ren map[string]any, own Ownership) bool {
 }
 
 // mapMatches reports whether pruneMap(l, r, own, p) equals r.
-func mapMatches(l, r map[string]any, own Ownership, p jsonvalue.Path) bool {
+func mapMatches(l, r map[string]any, own kube.Ownership, p jsonvalue.Path) bool {
 	for k, rv := range r {
 		lv, ok := l[k]
 		if !ok || !childMatches(lv, rv, own, p, k) {
@@ -125,7 +115,7 @@ func mapMatches(l, r map[string]any, own Ownership, p jsonvalue.Path) bool {
 
 // childMatches is valueMatches for the entry k of the map at p; the path
 // is only made for collections, the only values that need one.
-func childMatches(lv, rv any, own Ownership, p jsonvalue.Path, k string) bool {
+func childMatches(lv, rv any, own kube.Ownership, p jsonvalue.Path, k string) bool {
 	switch lv.(type) {
 	case map[string]any, []any:
 		return valueMatches(lv, rv, own, p.Child(jsonvalue.Key(k)))
@@ -135,7 +125,7 @@ func childMatches(lv, rv any, own Ownership, p jsonvalue.Path, k string) bool {
 
 // extrasUnowned reports whether no key of live that ren lacks is one a
 // person set: such a key would be in the view and not in the render.
-func extrasUnowned(live, ren map[string]any, own Ownership, p jsonvalue.Path) bool {
+func extrasUnowned(live, ren map[string]any, own kube.Ownership, p jsonvalue.Path) bool {
 	if own == nil {
 		return true
 	}
@@ -148,7 +138,7 @@ func extrasUnowned(live, ren map[string]any, own Ownership, p jsonvalue.Path) bo
 }
 
 // valueMatches reports whether prune(lv, rv, own, p) equals rv.
-func valueMatches(lv, rv any, own Ownership, p jsonvalue.Path) bool {
+func valueMatches(lv, rv any, own kube.Ownership, p jsonvalue.Path) bool {
 	switch l := lv.(type) {
 	case map[string]any:
 		if r, ok := rv.(map[string]any); ok {

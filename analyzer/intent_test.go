@@ -26,7 +26,7 @@ func TestIntentMatchesIsTheView(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	checked, inSync, drifted := 0, 0, 0
 	for _, drift := range []float64{0, 0.5} {
-		live, _, err := fx.Live(drift)
+		live, _, err := fx.LiveObjects(drift, readLive)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/repofs"
 )
 
@@ -46,26 +47,14 @@ func printedBuild(t *testing.T, repo *repofs.Repo, root string) ([]byte, bool) {
 	return y, true
 }
 
-// snapshotLive reads a snapshot the way `driftback plan --live` does:
-// cluster.ParseSnapshot, then ownership from managedFields.
-func snapshotLive(t *testing.T, data []byte) []Live {
+// snapshotLive reads a snapshot the way `driftback plan --live` does.
+func snapshotLive(t *testing.T, data []byte) []kube.LiveObject {
 	t.Helper()
-	objs, err := cluster.ParseSnapshot("live.yaml", data)
+	live, err := cluster.ParseLive("live.yaml", data, cluster.DefaultRules())
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make([]Live, len(objs))
-	for i, o := range objs {
-		own, err := cluster.NewOwnership(o, cluster.DefaultRules())
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[i] = Live{Object: o.Object, MetadataOnly: o.MetadataOnly}
-		if own != nil {
-			out[i].Owner = own
-		}
-	}
-	return out
+	return live
 }
 
 // documents decodes multi-document YAML into plain maps, to be dressed
@@ -99,7 +88,7 @@ func printYAML(t *testing.T, objs []map[string]any) []byte {
 	return b.Bytes()
 }
 
-func planLive(t *testing.T, repo *repofs.Repo, root string, live []Live) *Plan {
+func planLive(t *testing.T, repo *repofs.Repo, root string, live []kube.LiveObject) *Plan {
 	t.Helper()
 	p, err := Analyze(Input{Repo: repo, Root: root, Live: live})
 	if err != nil {

@@ -41,6 +41,7 @@ func (a *analysis) owner(r rendered, p jsonvalue.Path) ownerInfo {
 				hint:    "change `namespace:` there, or move the object to that namespace in the cluster"}
 		case isLabelPath(p) && setsLabel(k, last):
 			key := "labels"
+			//lint:ignore SA1019 users still write commonLabels; the refusal must name the key they wrote
 			if _, ok := k.CommonLabels[last]; ok {
 				key = "commonLabels"
 			}
@@ -95,6 +96,7 @@ func isAnnotationPath(p jsonvalue.Path) bool {
 }
 
 func setsLabel(k *types.Kustomization, key string) bool {
+	//lint:ignore SA1019 kustomize still applies commonLabels, so they still set labels
 	if hasKey(k.CommonLabels, key) {
 		return true
 	}
@@ -131,7 +133,7 @@ func (a *analysis) patchSetting(n *ktree.Node, r rendered, p jsonvalue.Path) str
 		if err != nil {
 			continue
 		}
-		data, ok := a.in.Repo.File(file)
+		data, ok := a.snap.repo.File(file)
 		if !ok {
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/repofs"
 )
 
@@ -133,15 +134,17 @@ func TestWriteFanInIsRefused(t *testing.T) {
 		!strings.Contains(p.Refusals[0].Message, "overlays/a, overlays/b") {
 		t.Fatalf("%s", dump(p))
 	}
-	// A Forest shared across the pass says the same; one over another
-	// snapshot is an error, not a wrong fan-in map.
-	forest := ktree.NewForest(repo)
-	shared, err := Analyze(Input{Repo: repo, Root: "overlays/a", Live: asLive(live), Forest: forest})
-	if err != nil || !reflect.DeepEqual(shared, p) {
-		t.Fatalf("with a shared Forest: %v\n%s", err, dump(shared))
+	// A snapshot shared across the pass says the same, before and after
+	// another root's plan filled its fan-in map.
+	snap := NewSnapshot(repo, nil)
+	for _, r := range []string{"overlays/a", "overlays/b", "overlays/a"} {
+		if _, err := snap.Plan(r, asLive(live), Options{}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, err := Analyze(Input{Repo: repo, Root: "overlays/a", Live: asLive(live), Forest: ktree.NewForest(repofs.New())}); err == nil {
-		t.Fatal("a Forest over another snapshot was accepted")
+	shared, err := snap.Plan("overlays/a", asLive(live), Options{})
+	if err != nil || !reflect.DeepEqual(shared, p) {
+		t.Fatalf("with a shared snapshot: %v\n%s", err, dump(shared))
 	}
 }
 
@@ -195,7 +198,7 @@ func TestSubstitutionTokenIsRenderMismatch(t *testing.T) {
 
 func TestOrchestratorContextRefusesTheTarget(t *testing.T) {
 	repo := repoOf(t, map[string]string{"app/d.yaml": deployment})
-	p, err := Analyze(Input{Repo: repo, Root: "app", OrchestratorContext: []string{"spec.postBuild.substitute"}})
+	p, err := Analyze(Input{Repo: repo, Root: "app", Options: Options{OrchestratorContext: []string{"spec.postBuild.substitute"}}})
 	if err != nil || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeOrchestratorContext ||
 		!strings.Contains(p.Refusals[0].Message, "spec.postBuild.substitute") {
 		t.Fatalf("%v %s", err, dump(p))
@@ -210,9 +213,9 @@ func TestMetadataOnlySecret(t *testing.T) {
 	s := find(t, live, "Secret", "db")
 	delete(s, "stringData")
 	delete(s, "type")
-	var in []Live
+	var in []kube.LiveObject
 	for _, o := range live {
-		in = append(in, Live{Object: o, MetadataOnly: idOf(o).Kind == "Secret"})
+		in = append(in, kube.LiveObject{Object: o, MetadataOnly: idOf(o).Kind == "Secret"})
 	}
 	p, err := Analyze(Input{Repo: repo, Root: "", Live: in})
 	if err != nil || !p.InSync() {

@@ -7,6 +7,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -38,17 +39,21 @@ type rendered struct {
 // build order. extra replaces files in the in-memory copy only (the dye uses
 // it); the caller's repository is never modified. parsed may hold source
 // files already parsed, to be read instead of decoded again.
-func render(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, parsed map[string]*yamledit.File) ([]rendered, error) {
+// builds counts the kustomize runs.
+func render(builds *atomic.Int64, repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, parsed map[string]*yamledit.File) ([]rendered, error) {
 	if origins, ok := directOrigins(repo, t, extra, parsed); ok {
-		if out, ok := renderDirect(repo, t, extra, origins); ok {
+		if out, ok := renderDirect(builds, repo, t, extra, origins); ok {
+			versioned(out)
 			return out, nil
 		}
 	}
-	return renderAnnotated(repo, t, extra)
+	out, err := renderAnnotated(builds, repo, t, extra)
+	versioned(out)
+	return out, err
 }
 
 // renderAnnotated is the render with kustomize's origin annotations.
-func renderAnnotated(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte) ([]rendered, error) {
+func renderAnnotated(builds *atomic.Int64, repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte) ([]rendered, error) {
 	fsys, err := treeFS(repo, t, extra)
 	if err != nil {
 		return nil, err
@@ -64,7 +69,7 @@ func renderAnnotated(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte) 
 	opts := krusty.MakeDefaultOptions()
 	opts.PluginConfig = types.DisabledPluginConfig()
 	k := krusty.MakeKustomizer(opts)
-	krustyBuilds.Add(1)
+	builds.Add(1)
 	resMap, err := k.Run(fsys, "/"+t.Root.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build %s: %s", displayDir(t.Root.Dir), strings.ReplaceAll(err.Error(), "/"+kfile, kfile))

@@ -14,14 +14,6 @@ import (
 	"github.com/driftback/driftback/internal/yamledit"
 )
 
-// krustyBuilds counts kustomize builds run by this process.
-var krustyBuilds atomic.Int64
-
-// KrustyBuilds is the number of kustomize builds the analyzer has run in
-// this process, cache hits excluded: the hook by which a poller (and its
-// benchmark) shows that an unchanged root costs no build.
-func KrustyBuilds() int64 { return krustyBuilds.Load() }
-
 // RenderCache remembers renders by the content of everything a build reads:
 // the root's folder and kustomization file, the bytes of every input file
 // of the tree (ktree's Tree.Inputs) and the in-memory overrides the dye and
@@ -53,7 +45,8 @@ func NewRenderCache(max int) *RenderCache {
 	return &RenderCache{max: max, order: list.New(), byKey: map[[32]byte]*list.Element{}}
 }
 
-// Stats reports cache hits and misses (each miss is one kustomize build).
+// Stats reports cache hits and misses (each miss is one render: a
+// kustomize build).
 func (c *RenderCache) Stats() (hits, misses int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -116,10 +109,18 @@ func sortedKeys(m map[string][]byte) []string {
 	return out
 }
 
-// renderCached is render through the cache (none when c is nil).
-func renderCached(c *RenderCache, repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, parsed map[string]*yamledit.File) ([]rendered, error) {
+// renderer runs the builds of one snapshot's plans, through the cache
+// shared across snapshots when there is one, counting every kustomize run.
+type renderer struct {
+	cache  *RenderCache // nil: every render builds
+	builds *atomic.Int64
+}
+
+// render is render through the cache.
+func (r renderer) render(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, parsed map[string]*yamledit.File) ([]rendered, error) {
+	c := r.cache
 	if c == nil {
-		return render(repo, t, extra, parsed)
+		return render(r.builds, repo, t, extra, parsed)
 	}
 	key := renderKey(repo, t, extra)
 	c.mu.Lock()
@@ -133,7 +134,7 @@ func renderCached(c *RenderCache, repo *repofs.Repo, t *ktree.Tree, extra map[st
 	c.misses++
 	c.mu.Unlock()
 
-	objs, err := render(repo, t, extra, parsed)
+	objs, err := render(r.builds, repo, t, extra, parsed)
 	e := &cacheEntry{key: key, objs: copyRendered(objs), err: err}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -158,7 +159,7 @@ func documentKeys(data []byte, f *yamledit.File) ([]originKey, bool) {
 // origin from origins. It reports false (and the caller builds annotated)
 // when the build fails, so that errors read as before, or when some
 // object's origin is not exactly one file.
-func renderDirect(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, origins map[originKey][]string) ([]rendered, bool) {
+func renderDirect(builds *atomic.Int64, repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, origins map[originKey][]string) ([]rendered, bool) {
 	fsys, err := treeFS(repo, t, extra)
 	if err != nil {
 		return nil, false
@@ -179,7 +180,7 @@ func renderDirect(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, ori
 	}
 	opts := krusty.MakeDefaultOptions()
 	opts.PluginConfig = types.DisabledPluginConfig()
-	krustyBuilds.Add(1)
+	builds.Add(1)
 	resMap, err := krusty.MakeKustomizer(opts).Run(fsys, "/"+t.Root.Dir)
 	if err != nil {
 		return nil, false

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sync/atomic"
 	"testing"
 
 	"github.com/driftback/driftback/analyzer/ktree"
@@ -35,7 +36,7 @@ func TestDirectRenderMatchesAnnotated(t *testing.T) {
 				continue
 			}
 			for _, extra := range []map[string][]byte{nil, dyedFiles(t, repo, root)} {
-				want, werr := renderAnnotated(repo, tr, extra)
+				want, werr := renderAnnotated(new(atomic.Int64), repo, tr, extra)
 				origins, ok := directOrigins(repo, tr, extra, nil)
 				// Origins read off the build's parsed files are the same
 				// as origins decoded from the bytes.
@@ -49,7 +50,7 @@ func TestDirectRenderMatchesAnnotated(t *testing.T) {
 				if !ok {
 					continue
 				}
-				got, ok := renderDirect(repo, tr, extra, origins)
+				got, ok := renderDirect(new(atomic.Int64), repo, tr, extra, origins)
 				if !ok {
 					if werr == nil {
 						t.Logf("%s/%s: direct render declined", d.Name(), root)

@@ -36,7 +36,7 @@ type slotRef struct {
 	Path jsonvalue.Path
 }
 
-func (s slotRef) key() string { return s.Obj.ref() + "|" + s.Path.String() }
+func (s slotRef) key() string { return fmt.Sprintf("%v|%s", s.Obj, s.Path) }
 
 // demand is what one slot asks of the entry field that supplies it.
 type demand struct {
@@ -64,8 +64,34 @@ func (a *analysis) planRoutes() {
 		demands[k] = append(demands[k], d)
 		a.supplied[sk] = true
 	}
-	rootNode := a.base.tree.Root
-	canAuthor := a.in.WriteScope != "" && rootNode.File != "" && inScope(a.in.WriteScope, rootNode.File)
+	// An entry of the target's own is authored only where its write scope
+	// allows and no other root reads its kustomization; asked lazily, as
+	// the answer may load every root of the repository.
+	authorable := 0
+	canAuthor := func() bool {
+		if authorable == 0 {
+			authorable = -1
+			if root := a.base.tree.Root; a.opts.WriteScope != "" && root.File != "" && a.unwritable(root.File) == nil {
+				authorable = 1
+			}
+		}
+		return authorable > 0
+	}
+	// An existing entry is a file like any other: written only where the
+	// plan may write its kustomization; otherwise a changed value is
+	// authored in the target's own, or refused.
+	supplierOf := func(sk slotKey) (supplier, *Refusal, bool) {
+		sup, ok := a.dyed.suppliers[sk]
+		if !ok {
+			return sup, nil, false
+		}
+		return sup, a.unwritable(sup.Entry.Node.File), true
+	}
+	refuseEntry := func(p pair, slot jsonvalue.Path, sup supplier, field string, why *Refusal) {
+		why.Object, why.Field = refOf(p.ren.Object), slot.String()
+		why.Message = fmt.Sprintf("%s %s supplies this value: %s", sup.Entry, field, why.Message)
+		a.refuse(*why)
+	}
 	for _, p := range a.pairs {
 		if p.ren.ID.Kind == "Secret" {
 			continue
@@ -82,20 +108,18 @@ func (a *analysis) planRoutes() {
 			for _, f := range imageFields {
 				sk := slotKey{p.ren.ID, s.Path.String(), f}
 				want, have := lr.component(f), rr.component(f)
-				sup, ok := a.dyed.suppliers[sk]
+				sup, blocked, ok := supplierOf(sk)
 				switch {
-				case ok && inScope(a.in.WriteScope, sup.Entry.Node.File):
+				case ok && blocked == nil:
 					if want == "" {
 						continue // "no tag" from a tag-supplying entry: unroutable, verify decides
 					}
 					add(routingKey{entry: sup.Entry, field: f}, demand{slot, want, want != have}, sk)
-				case canAuthor && (ok || !inScope(a.in.WriteScope, p.ren.Origin)):
-					author = author || want != have
+				case want != have && canAuthor() && (ok || a.unwritable(p.ren.Origin) != nil):
+					author = true
 				case ok && want != have:
 					a.supplied[sk], a.conflicted[sk] = true, true
-					a.refuse(Refusal{Code: CodeOutOfScope, Object: refOf(p.ren.Object), Field: s.Path.String(), File: sup.Entry.Node.File,
-						Message: fmt.Sprintf("%s %s supplies this value, and %s is outside the write scope %s", sup.Entry, f, sup.Entry.Node.File, a.in.WriteScope),
-						Hint:    "widen the target's write scope, or change the entry by hand"})
+					refuseEntry(p, s.Path, sup, f, blocked)
 				}
 			}
 			if author {
@@ -113,10 +137,15 @@ func (a *analysis) planRoutes() {
 		}
 		sk := slotKey{p.ren.ID, replicasPath.String(), fieldCount}
 		slot := slotRef{p.ren.ID, replicasPath}
-		if sup, ok := a.dyed.suppliers[sk]; ok {
-			add(routingKey{entry: sup.Entry, field: fieldCount}, demand{slot, count, !jsonvalue.Equal(count, rv)}, sk)
-		} else if canAuthor && !inScope(a.in.WriteScope, p.ren.Origin) && !jsonvalue.Equal(count, rv) {
+		changed := !jsonvalue.Equal(count, rv)
+		switch sup, blocked, ok := supplierOf(sk); {
+		case ok && blocked == nil:
+			add(routingKey{entry: sup.Entry, field: fieldCount}, demand{slot, count, changed}, sk)
+		case changed && canAuthor() && (ok || a.unwritable(p.ren.Origin) != nil):
 			add(routingKey{author: newEntry{List: "replicas", Name: p.ren.ID.Name}, field: fieldCount}, demand{slot, count, true}, sk)
+		case ok && changed:
+			a.supplied[sk], a.conflicted[sk] = true, true
+			refuseEntry(p, replicasPath, sup, fieldCount, blocked)
 		}
 	}
 	a.addAuthoredDemands(demands)
@@ -339,7 +368,7 @@ func (a *analysis) applyRoutes(files map[string][]byte) error {
 	for _, file := range order {
 		data, ok := files[file]
 		if !ok {
-			data, _ = a.in.Repo.File(file)
+			data, _ = a.snap.repo.File(file)
 		}
 		f, err := yamledit.Parse(file, data)
 		if err != nil {

@@ -313,7 +313,7 @@ func TestOverlayWriteScopeAuthorsEntry(t *testing.T) {
 	live := renderedLive(t, repo, "ov")
 	set(t, live[0], containers(jsonvalue.Name("app"), jsonvalue.Key("image")), "app:v2")
 	set(t, live[0], replicasPath, 4)
-	p, err := Analyze(Input{Repo: repo, Root: "ov", Live: asLive(live), WriteScope: "ov"})
+	p, err := Analyze(Input{Repo: repo, Root: "ov", Live: asLive(live), Options: Options{WriteScope: "ov"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,14 +325,14 @@ func TestOverlayWriteScopeAuthorsEntry(t *testing.T) {
 		t.Errorf("authored:\n%s", got)
 	}
 	files["ov/kustomization.yaml"] = got
-	again, err := Analyze(Input{Repo: repoOf(t, files), Root: "ov", Live: asLive(live), WriteScope: "ov"})
+	again, err := Analyze(Input{Repo: repoOf(t, files), Root: "ov", Live: asLive(live), Options: Options{WriteScope: "ov"}})
 	if err != nil || !again.InSync() {
 		t.Fatalf("second plan is not a no-op: %v\n%s", err, dump(again))
 	}
 	// A rename is not authored (the new entry's name pattern would have to
 	// match what the base renders): the value lives in the base, out of scope.
 	set(t, live[0], containers(jsonvalue.Name("app"), jsonvalue.Key("image")), "mirror/app:v2")
-	p, _ = Analyze(Input{Repo: repoOf(t, files), Root: "ov", Live: asLive(live), WriteScope: "ov"})
+	p, _ = Analyze(Input{Repo: repoOf(t, files), Root: "ov", Live: asLive(live), Options: Options{WriteScope: "ov"}})
 	if len(p.Refusals) != 1 || p.Refusals[0].Code != CodeOutOfScope || len(p.Files) != 0 {
 		t.Errorf("%s", dump(p))
 	}

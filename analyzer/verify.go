@@ -28,7 +28,7 @@ func (a *analysis) verify() {
 			a.drop(failed)
 			continue
 		}
-		edited, err := a.in.Repo.With(files)
+		edited, err := a.snap.repo.With(files)
 		if err != nil {
 			a.refuseAll(CodeUnplaceableEdit, "the edited files cannot be placed: "+err.Error())
 			return
@@ -42,7 +42,7 @@ func (a *analysis) verify() {
 			known := make(map[string]*yamledit.File, len(a.base.files)+len(parsed))
 			maps.Copy(known, a.base.files)
 			maps.Copy(known, parsed)
-			nb, refs, err = buildTree(a.in.Renders, edited, t, krefs, reusing(known))
+			nb, refs, err = a.snap.renderer().buildTree(edited, t, krefs, reusing(known))
 		}
 		if err != nil || len(refs) > 0 {
 			msg := "the edited tree no longer builds"
@@ -107,7 +107,7 @@ func (a *analysis) apply() (map[string][]byte, map[string]*yamledit.File, map[*c
 		}
 		f := parsed[c.file]
 		if f == nil {
-			data, _ := a.in.Repo.File(c.file)
+			data, _ := a.snap.repo.File(c.file)
 			var err error
 			if f, err = yamledit.Parse(c.file, data); err != nil {
 				failed[c] = true
@@ -288,7 +288,7 @@ func (a *analysis) finish() {
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
-		orig, _ := a.in.Repo.File(p)
+		orig, _ := a.snap.repo.File(p)
 		now := a.final[p].Bytes()
 		if string(orig) != string(now) {
 			a.plan.Files = append(a.plan.Files, File{Path: p, Content: string(now)})

@@ -484,7 +484,7 @@ func (h *harness) newBot(t testing.TB, record bool) *Bot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Bot{GitHub: gh, Snapshots: &Snapshots{GitHub: gh, Download: h.srv.Client()}, Metrics: metrics}
+	return New(gh, Options{Download: h.srv.Client(), Metrics: metrics, Renders: 3})
 }
 
 type brokenLister struct{}

@@ -57,17 +57,17 @@ func resultOf(plan *analyzer.Plan, tc config.Target) checkResult {
 
 // postChecksFor posts the plan's result on the base head, and on the PR
 // head a success: that commit renders to what the cluster runs.
-func (b *Bot) postChecksFor(ctx context.Context, t *Target, shas []string, res checkResult, baseSHA string) (int, error) {
+func (b *Bot) postChecksFor(ctx context.Context, p *poll, shas []string, res checkResult) (int, error) {
 	n := 0
 	for _, sha := range shas {
 		r := res
-		if sha != baseSHA {
+		if sha != p.baseSHA {
 			r = checkResult{conclusion: "success", title: "This branch matches the cluster", summary: res.summary}
 			if len(res.annotations) > 0 {
 				r.conclusion, r.title, r.annotations = res.conclusion, res.title, res.annotations
 			}
 		}
-		k, err := b.postChecks(ctx, t, []string{sha}, r)
+		k, err := b.postChecks(ctx, p, []string{sha}, r)
 		n += k
 		if err != nil {
 			return n, err
@@ -78,9 +78,8 @@ func (b *Bot) postChecksFor(ctx context.Context, t *Target, shas []string, res c
 
 // postChecks creates or updates the target's check run on each commit,
 // and only when its content changed (a hash in external_id says).
-func (b *Bot) postChecks(ctx context.Context, t *Target, shas []string, r checkResult) (int, error) {
-	tc := t.Config
-	owner, repo, name := tc.Owner(), tc.RepoName(), tc.CheckName()
+func (b *Bot) postChecks(ctx context.Context, p *poll, shas []string, r checkResult) (int, error) {
+	owner, repo, name := p.owner, p.repo, p.t.Config.CheckName()
 	summary := truncate(r.summary, report.DefaultMaxBytes-1)
 	id := contentID(r)
 	n := 0

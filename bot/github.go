@@ -1,7 +1,3 @@
-// Package bot is the GitHub App: it keeps one pull request per target with
-// the analyzer's plan, and check runs that say whether the cluster matches
-// Git. All state lives in GitHub (a hidden block in the PR body); the
-// process holds caches only.
 package bot
 
 import (

@@ -2,8 +2,6 @@ package bot
 
 import (
 	"testing"
-
-	"github.com/driftback/driftback/analyzer"
 )
 
 // BenchmarkIdlePoll: with nothing changed, a poll costs no kustomize build
@@ -12,7 +10,7 @@ func BenchmarkIdlePoll(b *testing.B) {
 	h := newHarness(b, writeThroughOnly(b))
 	h.poll()
 	h.poll() // primes every conditional request
-	builds := analyzer.KrustyBuilds()
+	_, builds := h.bot.Snapshots.Renders.Stats()
 	before := h.srv.Counters()
 	b.ResetTimer()
 	for b.Loop() {
@@ -22,11 +20,12 @@ func BenchmarkIdlePoll(b *testing.B) {
 	}
 	b.StopTimer()
 	d := h.srv.Counters().Sub(before)
+	_, after := h.bot.Snapshots.Renders.Stats()
 	n := float64(b.N)
-	b.ReportMetric(float64(analyzer.KrustyBuilds()-builds)/n, "builds/op")
+	b.ReportMetric(float64(after-builds)/n, "builds/op")
 	b.ReportMetric(float64(d.Requests-d.NotModified)/n, "rate-limited-requests/op")
 	b.ReportMetric(float64(d.Requests)/n, "requests/op")
-	if analyzer.KrustyBuilds() != builds || d.Requests != d.NotModified {
-		b.Fatalf("an idle poll built %d times and made %d rate-limited requests", analyzer.KrustyBuilds()-builds, d.Requests-d.NotModified)
+	if after != builds || d.Requests != d.NotModified {
+		b.Fatalf("an idle poll built %d times and made %d rate-limited requests", after-builds, d.Requests-d.NotModified)
 	}
 }

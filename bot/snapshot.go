@@ -13,48 +13,30 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
-	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/internal/repofs"
 )
 
 // Snapshots loads a commit's tree into the analyzer's in-memory filesystem
 // with one request (the tarball) and keeps the last few by commit SHA: a
-// commit never changes, so a cached snapshot is never stale.
+// commit never changes, so a kept snapshot (and what the analyzer learned
+// of it) is never stale, and every target planned on one commit shares it.
 type Snapshots struct {
 	GitHub   *github.Client
 	Download *http.Client // for the archive host; never sent the installation token
 	MaxBytes int64        // uncompressed cap; 0 = repofs.DefaultMaxBytes
 	Keep     int          // snapshots kept; 0 = 8
+	// Renders reuses kustomize builds across snapshots, keyed by the
+	// content of every file a build reads; nil builds every time.
+	Renders *analyzer.RenderCache
 
-	mu      sync.Mutex
-	cache   map[string]*repofs.Repo
-	order   []string
-	forests map[*repofs.Repo]*ktree.Forest // of the snapshots in cache
+	mu    sync.Mutex
+	cache map[string]*analyzer.Snapshot
+	order []string
 }
 
-// Forest returns the kustomize trees of a snapshot Load returned, one per
-// snapshot, so that every target planned on one commit shares the tree
-// loads and the fan-in map. A snapshot no longer kept gets a fresh one.
-func (s *Snapshots) Forest(r *repofs.Repo) *ktree.Forest {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if f := s.forests[r]; f != nil {
-		return f
-	}
-	f := ktree.NewForest(r)
-	for _, kept := range s.cache {
-		if kept == r {
-			if s.forests == nil {
-				s.forests = map[*repofs.Repo]*ktree.Forest{}
-			}
-			s.forests[r] = f
-		}
-	}
-	return f
-}
-
-// Load returns the tree of owner/repo at commit sha.
-func (s *Snapshots) Load(ctx context.Context, owner, repo, sha string) (*repofs.Repo, error) {
+// Load returns the snapshot of owner/repo at commit sha.
+func (s *Snapshots) Load(ctx context.Context, owner, repo, sha string) (*analyzer.Snapshot, error) {
 	key := owner + "/" + repo + "@" + sha
 	s.mu.Lock()
 	if r, ok := s.cache[key]; ok {
@@ -82,14 +64,18 @@ func (s *Snapshots) Load(ctx context.Context, owner, repo, sha string) (*repofs.
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("download tarball of %s: %s", key, resp.Status)
 	}
-	r, err := untar(resp.Body, s.maxBytes())
+	files, err := untar(resp.Body, s.maxBytes())
 	if err != nil {
 		return nil, fmt.Errorf("tarball of %s: %w", key, err)
 	}
+	r := analyzer.NewSnapshot(files, s.Renders)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if kept, ok := s.cache[key]; ok { // a concurrent Load got there first
+		return kept, nil
+	}
 	if s.cache == nil {
-		s.cache = map[string]*repofs.Repo{}
+		s.cache = map[string]*analyzer.Snapshot{}
 	}
 	s.cache[key] = r
 	s.order = append(s.order, key)
@@ -98,7 +84,6 @@ func (s *Snapshots) Load(ctx context.Context, owner, repo, sha string) (*repofs.
 		keep = 8
 	}
 	for len(s.order) > keep {
-		delete(s.forests, s.cache[s.order[0]])
 		delete(s.cache, s.order[0])
 		s.order = s.order[1:]
 	}

@@ -2,26 +2,31 @@ package bot
 
 import (
 	"testing"
-
-	"github.com/driftback/driftback/internal/repofs"
 )
 
-// TestSnapshotsForest: targets planned on one kept snapshot share one
-// Forest; a snapshot that is not (or no longer) kept gets its own.
-func TestSnapshotsForest(t *testing.T) {
-	s := &Snapshots{Keep: 1}
-	a, b := repofs.New(), repofs.New()
-	s.cache = map[string]*repofs.Repo{"o/r@a": a}
-	s.order = []string{"o/r@a"}
-	fa := s.Forest(a)
-	if fa.Repo() != a || s.Forest(a) != fa {
-		t.Fatal("a kept snapshot did not keep its Forest")
+// TestSnapshotsOnePerCommit: every target planned on one kept commit shares
+// one analyzer snapshot (its trees, parses and fan-in map); a commit no
+// longer kept is loaded anew.
+func TestSnapshotsOnePerCommit(t *testing.T) {
+	h := newHarness(t, exampleLive(t))
+	s := h.bot.Snapshots
+	s.Keep = 1
+	a, err := s.Load(h.ctx, owner, repo, h.base)
+	if err != nil {
+		t.Fatal(err)
 	}
-	fb := s.Forest(b)
-	if fb.Repo() != b || fb == fa || s.Forest(b) == fb {
-		t.Fatal("a snapshot that is not kept shared or kept a Forest")
+	if again, err := s.Load(h.ctx, owner, repo, h.base); err != nil || again != a {
+		t.Fatalf("a kept commit was loaded again (%v)", err)
 	}
-	if len(s.forests) != 1 {
-		t.Fatalf("%d forests kept for 1 snapshot", len(s.forests))
+	next := h.srv.Commit(owner, repo, "main", "someone", map[string][]byte{"README.md": []byte("hi\n")})
+	b, err := s.Load(h.ctx, owner, repo, next)
+	if err != nil || b == a {
+		t.Fatalf("another commit shared a snapshot (%v)", err)
+	}
+	if !a.SameInputs(b, "overlays/prod") {
+		t.Fatal("a README change counted as an input of overlays/prod")
+	}
+	if again, err := s.Load(h.ctx, owner, repo, h.base); err != nil || again == a {
+		t.Fatalf("a commit evicted by Keep=1 was still kept (%v)", err)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/cluster"
+	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/kubetest"
 	"github.com/driftback/driftback/internal/repofs"
 )
@@ -155,17 +156,9 @@ func planLive(t *testing.T, r *repofs.Repo, ns string, writeScope string) *analy
 	must(t, err)
 	objs, err := l.List(context.Background(), cluster.Scope{Namespaces: []string{ns}})
 	must(t, err)
-	var live []analyzer.Live
-	for _, o := range objs {
-		own, err := cluster.NewOwnership(o, cluster.DefaultRules())
-		must(t, err)
-		lv := analyzer.Live{Object: o.Object, MetadataOnly: o.MetadataOnly}
-		if own != nil {
-			lv.Owner = own
-		}
-		live = append(live, lv)
-	}
-	p, err := analyzer.Analyze(analyzer.Input{Repo: r, Root: "overlay", Live: live, WriteScope: writeScope})
+	live, err := cluster.LiveObjects(objs, cluster.DefaultRules())
+	must(t, err)
+	p, err := analyzer.Analyze(analyzer.Input{Repo: r, Root: "overlay", Live: live, Options: analyzer.Options{WriteScope: writeScope}})
 	must(t, err)
 	return p
 }
@@ -362,12 +355,12 @@ func TestFluxAppliedRevision(t *testing.T) {
 	_, err = dyn.Resource(ks).Namespace(ns).UpdateStatus(context.Background(), created, metav1.UpdateOptions{})
 	must(t, err)
 
-	a, err := cluster.AppliedRevision(context.Background(), dyn, cluster.Source{Flux: &cluster.ObjectKey{Namespace: ns, Name: "shop"}})
+	a, err := cluster.AppliedRevision(context.Background(), dyn, cluster.Source{Flux: &kube.ObjectRef{Namespace: ns, Name: "shop"}})
 	must(t, err)
 	if a.Revision != "0123456789abcdef0123456789abcdef01234567" || strings.Join(a.Context, ",") != "spec.postBuild.substitute" {
 		t.Fatalf("applied = %+v", a)
 	}
-	p, err := analyzer.Analyze(analyzer.Input{Repo: testRepo(t, ns, ""), Root: "overlay", OrchestratorContext: a.Context})
+	p, err := analyzer.Analyze(analyzer.Input{Repo: testRepo(t, ns, ""), Root: "overlay", Options: analyzer.Options{OrchestratorContext: a.Context}})
 	must(t, err)
 	if len(p.Refusals) != 1 || p.Refusals[0].Code != analyzer.CodeOrchestratorContext {
 		t.Fatalf("%s", dump(p))

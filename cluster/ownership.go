@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/kube"
 )
 
 // The intent view (DESIGN §5.2): a live object holds every server default
@@ -16,35 +19,68 @@ import (
 // GitOps applier owns it. The facts this rests on are pinned by the
 // apiserver tests and written down in docs/field-ownership.md.
 
-// IgnoreRule drops a field from comparison when the named manager owns it
-// (any manager when Manager is empty), e.g. an HPA's spec.replicas.
-type IgnoreRule struct {
-	Kind    string // any kind when empty
-	Path    string // dotted field path, e.g. spec.replicas
-	Manager string
-}
-
 // Rules configure the intent view.
 type Rules struct {
 	// Appliers are the GitOps tools' field managers: what they own came
 	// from Git (or is a default they happened to write).
 	Appliers []string
-	Ignore   []IgnoreRule
+	// Ignore drops a field from comparison when the named manager owns it
+	// (any manager when Manager is empty), e.g. an HPA's spec.replicas.
+	Ignore []kube.IgnoreRule
 }
 
-// DefaultAppliers are the field managers of the common GitOps appliers.
+// DefaultAppliers are the field managers of the common GitOps appliers,
+// taken when a target names none (DESIGN §5).
 var DefaultAppliers = []string{
 	"kustomize-controller", "argocd-controller", "argocd-application-controller",
 	"kubectl", "kubectl-client-side-apply", "helm",
 }
 
-// DefaultRules: the common appliers, and the replica count an HPA (run by
-// kube-controller-manager) keeps writing.
-func DefaultRules() Rules {
-	return Rules{
-		Appliers: append([]string(nil), DefaultAppliers...),
-		Ignore:   []IgnoreRule{{Path: "spec.replicas", Manager: "kube-controller-manager"}},
+// builtinIgnore holds for every target: the replica count an HPA (run by
+// kube-controller-manager) keeps writing is the autoscaler's, not drift.
+var builtinIgnore = []kube.IgnoreRule{{Path: "spec.replicas", Manager: "kube-controller-manager"}}
+
+// NewRules is the one way rules are made, by `plan` and by the bot alike:
+// appliers (nil: DefaultAppliers), the built-in ignore rules, then ignore.
+func NewRules(appliers []string, ignore []kube.IgnoreRule) Rules {
+	if appliers == nil {
+		appliers = DefaultAppliers
 	}
+	return Rules{
+		Appliers: slices.Clone(appliers),
+		Ignore:   append(slices.Clone(builtinIgnore), ignore...),
+	}
+}
+
+// DefaultRules are the rules of a target that configures none.
+func DefaultRules() Rules { return NewRules(nil, nil) }
+
+// ParseLive reads a snapshot (ParseSnapshot; name is used in errors) and
+// hands its objects to the analyzer (LiveObjects).
+func ParseLive(name string, data []byte, rules Rules) ([]kube.LiveObject, error) {
+	objs, err := ParseSnapshot(name, data)
+	if err != nil {
+		return nil, err
+	}
+	return LiveObjects(objs, rules)
+}
+
+// LiveObjects hands the analyzer sanitized live objects with who-owns-what
+// from their managedFields; objects without managedFields compare on the
+// render's fields only (the plan says so).
+func LiveObjects(objs []Object, rules Rules) ([]kube.LiveObject, error) {
+	out := make([]kube.LiveObject, len(objs))
+	for i, o := range objs {
+		own, err := NewOwnership(o, rules)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = kube.LiveObject{Object: o.Object, MetadataOnly: o.MetadataOnly}
+		if own != nil { // a typed nil would read as ownership known
+			out[i].Owner = own
+		}
+	}
+	return out, nil
 }
 
 // Manager is one parsed managedFields entry.
@@ -89,11 +125,17 @@ func ParseManagedFields(entries []any) ([]Manager, error) {
 
 // Ownership answers the analyzer's questions about one live object.
 type Ownership struct {
-	kind        string
 	live        map[string]any
 	lastApplied map[string]any
 	managers    []Manager
 	rules       Rules
+	ignore      []ignoreRule // the rules' that name this object's kind
+}
+
+// ignoreRule is an IgnoreRule with its path read.
+type ignoreRule struct {
+	manager string
+	path    jsonvalue.Path
 }
 
 // NewOwnership builds the ownership view of a live object; nil (and no
@@ -107,7 +149,32 @@ func NewOwnership(o Object, rules Rules) (*Ownership, error) {
 		return nil, err
 	}
 	kind, _ := o.Object["kind"].(string)
-	return &Ownership{kind: kind, live: o.Object, lastApplied: o.LastApplied, managers: ms, rules: rules}, nil
+	av, _ := o.Object["apiVersion"].(string)
+	group, _, _ := strings.Cut(av, "/")
+	if !strings.Contains(av, "/") {
+		group = "" // the core group: apiVersion v1
+	}
+	own := &Ownership{live: o.Object, lastApplied: o.LastApplied, managers: ms, rules: rules}
+	for _, r := range rules.Ignore {
+		p, err := jsonvalue.ParsePath(r.Path)
+		if err != nil {
+			return nil, fmt.Errorf("ignore rule path %q: %v", r.Path, err)
+		}
+		if kindMatches(r.Kind, kind, group) {
+			own.ignore = append(own.ignore, ignoreRule{manager: r.Manager, path: p})
+		}
+	}
+	return own, nil
+}
+
+// kindMatches reads a rule's kind as the config writes it: empty for every
+// kind, Kind for that kind in any group, Kind.group for one group's.
+func kindMatches(rule, kind, group string) bool {
+	if rule == "" {
+		return true
+	}
+	k, g, grouped := strings.Cut(rule, ".")
+	return k == kind && (!grouped || g == group)
 }
 
 // UserOwned reports whether a person set the field at p (which the render
@@ -139,18 +206,14 @@ func (o *Ownership) UserOwned(p jsonvalue.Path) bool {
 // this object: the render's value stands there, whatever live holds.
 func (o *Ownership) Ignored() []jsonvalue.Path {
 	var out []jsonvalue.Path
-	for _, r := range o.rules.Ignore {
-		if r.Kind != "" && r.Kind != o.kind {
-			continue
-		}
-		p := jsonvalue.ParseSimple(r.Path)
-		if r.Manager == "" {
-			out = append(out, p)
+	for _, r := range o.ignore {
+		if r.manager == "" {
+			out = append(out, r.path)
 			continue
 		}
 		for _, m := range o.managers {
-			if m.Name == r.Manager && o.owns(m, p) {
-				out = append(out, p)
+			if m.Name == r.manager && o.owns(m, r.path) {
+				out = append(out, r.path)
 				break
 			}
 		}
@@ -174,8 +237,8 @@ func (o *Ownership) isApplier(m Manager) bool {
 }
 
 func (o *Ownership) ignoredFor(m Manager, p jsonvalue.Path) bool {
-	for _, r := range o.rules.Ignore {
-		if (r.Kind == "" || r.Kind == o.kind) && (r.Manager == "" || r.Manager == m.Name) && p.HasPrefix(jsonvalue.ParseSimple(r.Path)) {
+	for _, r := range o.ignore {
+		if (r.manager == "" || r.manager == m.Name) && p.HasPrefix(r.path) {
 			return true
 		}
 	}

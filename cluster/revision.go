@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/driftback/driftback/internal/kube"
 )
 
 // The revision the cluster runs (DESIGN §7). Comparing live with the base
@@ -30,12 +32,9 @@ type Applied struct {
 
 // Source names the object that records the applied revision.
 type Source struct {
-	Flux   *ObjectKey // a Flux Kustomization
-	ArgoCD *ObjectKey // an Argo CD Application
+	Flux   *kube.ObjectRef // a Flux Kustomization
+	ArgoCD *kube.ObjectRef // an Argo CD Application
 }
-
-// ObjectKey is a namespace and name.
-type ObjectKey struct{ Namespace, Name string }
 
 var (
 	fluxKustomizations = schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}

@@ -1,5 +1,3 @@
-// Package cluster reads live objects — from a cluster through client-go, or
-// from a snapshot file — and reduces them to what can be compared with Git.
 package cluster
 
 import (

@@ -1,14 +1,3 @@
-// Package config reads driftback.yaml, the one file `driftback run` needs:
-// the GitHub App identity, the clusters, and the targets (a kustomize root
-// in a repository, compared with a cluster).
-//
-// Parse is strict: unknown keys, wrong types, duplicate keys, missing
-// required keys and bad values are all errors, each naming the file, line,
-// column and field and saying what is allowed. It returns every error it
-// finds at once, as Errors.
-//
-// The package imports nothing else from driftback; analyzer, cluster and
-// bot import it.
 package config
 
 import (
@@ -33,17 +22,6 @@ const (
 	DefaultAPIURL       = "https://api.github.com/"
 	DefaultBranchPrefix = "driftback/"
 )
-
-// DefaultAppliers are the field managers of the common GitOps appliers
-// (DESIGN §5). Do not modify.
-var DefaultAppliers = []string{
-	"kustomize-controller",
-	"argocd-controller",
-	"argocd-application-controller",
-	"kubectl",
-	"kubectl-client-side-apply",
-	"helm",
-}
 
 // MaxFileBytes bounds what Load reads.
 const MaxFileBytes = 1 << 20
@@ -180,9 +158,6 @@ func (c *Config) fillDefaults() {
 	} else if !strings.HasSuffix(c.GitHub.APIURL, "/") {
 		c.GitHub.APIURL += "/"
 	}
-	if c.Defaults.Appliers == nil {
-		c.Defaults.Appliers = append([]string(nil), DefaultAppliers...)
-	}
 	if c.Defaults.PullRequest.BranchPrefix == "" {
 		c.Defaults.PullRequest.BranchPrefix = DefaultBranchPrefix
 	}
@@ -250,13 +225,10 @@ func (c *Config) resolve(src *Target) *Target {
 		t.AppliedRevision.ArgoCD = ptr(*src.AppliedRevision.ArgoCD)
 	}
 
-	switch {
-	case src.Appliers != nil:
+	// Neither set: nil, and the cluster package's defaults apply.
+	t.Appliers = clone(def.Appliers)
+	if src.Appliers != nil {
 		t.Appliers = clone(src.Appliers)
-	case def.Appliers != nil:
-		t.Appliers = clone(def.Appliers)
-	default:
-		t.Appliers = clone(DefaultAppliers)
 	}
 
 	t.Ignore = append(clone(def.Ignore), src.Ignore...)

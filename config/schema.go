@@ -1,6 +1,8 @@
 package config
 
 import (
+	"github.com/driftback/driftback/internal/kube"
+
 	"bytes"
 	_ "embed"
 	"encoding/json"
@@ -73,7 +75,7 @@ var crossField = map[string]map[string]any{
 var schemaOnce = sync.OnceValue(generateSchema)
 
 func generateSchema() []byte {
-	g := &schemaGen{defs: map[string]any{}, docs: parseDocs(typesSource)}
+	g := &schemaGen{defs: map[string]any{}, docs: parseDocs(typesSource, kube.ConfiguredSource)}
 	root := g.object(reflect.TypeFor[Config]())
 	root["$schema"] = "https://json-schema.org/draft/2020-12/schema"
 	root["$id"] = SchemaID
@@ -101,13 +103,21 @@ type schemaGen struct {
 	docs map[string]string // "Type" and "Type.Field" → doc comment
 }
 
-// parseDocs collects the doc comments of the types and fields in src.
-func parseDocs(src string) map[string]string {
+// parseDocs collects the doc comments of the types and fields in srcs (Go
+// files: types.go, and those of the types it borrows).
+func parseDocs(srcs ...string) map[string]string {
+	docs := map[string]string{}
+	for _, src := range srcs {
+		collectDocs(src, docs)
+	}
+	return docs
+}
+
+func collectDocs(src string, docs map[string]string) {
 	f, err := parser.ParseFile(token.NewFileSet(), "types.go", src, parser.ParseComments)
 	if err != nil {
-		panic("config: parsing embedded types.go: " + err.Error())
+		panic("config: parsing embedded type source: " + err.Error())
 	}
-	docs := map[string]string{}
 	for _, decl := range f.Decls {
 		gd, ok := decl.(*ast.GenDecl)
 		if !ok || gd.Tok != token.TYPE {
@@ -131,7 +141,6 @@ func parseDocs(src string) map[string]string {
 			}
 		}
 	}
-	return docs
 }
 
 func oneParagraph(s string) string {

@@ -1,6 +1,10 @@
 package config
 
-import "time"
+import (
+	"time"
+
+	"github.com/driftback/driftback/internal/kube"
+)
 
 // The doc comment of every type and field below is also its description in
 // the JSON Schema: Schema parses this file (embedded into the binary) and
@@ -80,27 +84,12 @@ type Defaults struct {
 	Appliers []string `yaml:"appliers,omitempty" json:"appliers,omitempty" schema:"minItems=1;uniqueItems" aka:"managers,fieldManagers"`
 	// Live fields never proposed back to Git (for example spec.replicas of a
 	// Deployment an HPA scales).
-	Ignore []IgnoreRule `yaml:"ignore,omitempty" json:"ignore,omitempty" aka:"ignores,ignoreDifferences,ignored"`
+	Ignore []kube.IgnoreRule `yaml:"ignore,omitempty" json:"ignore,omitempty" aka:"ignores,ignoreDifferences,ignored"`
 	// How pull requests are opened.
 	PullRequest PullRequest `yaml:"pullRequest,omitempty" json:"pullRequest,omitempty" aka:"pr,pull_request,pullRequests"`
 	// Conclusion of the check run when some drift is refused: failure (true,
 	// the default) or neutral (false).
 	FailOnRefusal *bool `yaml:"failOnRefusal,omitempty" json:"failOnRefusal,omitempty" schema:"default=true" aka:"failOnRefusals"`
-}
-
-// IgnoreRule drops matching live fields from every comparison.
-type IgnoreRule struct {
-	// Kind the rule applies to, as Kind or Kind.group (Deployment,
-	// HorizontalPodAutoscaler.autoscaling); every kind when empty.
-	Kind string `yaml:"kind,omitempty" json:"kind,omitempty" schema:"pattern=^[A-Z][A-Za-z0-9]*(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"`
-	// Field path as driftback prints it: spec.replicas,
-	// spec.template.spec.containers[app].image,
-	// metadata.annotations["example.com/owner"]. The field and everything
-	// under it are ignored.
-	Path string `yaml:"path" json:"path" schema:"required;minLength=1" aka:"field,jsonPath,jsonPointer,jsonPointers"`
-	// Only ignore the field when this field manager owns it
-	// (kube-controller-manager, an HPA's manager, ...); any owner when empty.
-	Manager string `yaml:"manager,omitempty" json:"manager,omitempty" schema:"minLength=1" aka:"fieldManager,managers"`
 }
 
 // PullRequest says how driftback opens the pull request of a target. In a
@@ -154,7 +143,7 @@ type Target struct {
 	// defaults.appliers.
 	Appliers []string `yaml:"appliers,omitempty" json:"appliers,omitempty" schema:"minItems=1;uniqueItems" aka:"managers,fieldManagers"`
 	// Live fields never proposed back to Git; added to defaults.ignore.
-	Ignore []IgnoreRule `yaml:"ignore,omitempty" json:"ignore,omitempty" aka:"ignores,ignoreDifferences,ignored"`
+	Ignore []kube.IgnoreRule `yaml:"ignore,omitempty" json:"ignore,omitempty" aka:"ignores,ignoreDifferences,ignored"`
 	// Pull request settings; each field set here replaces the one in
 	// defaults.pullRequest.
 	PullRequest *PullRequest `yaml:"pullRequest,omitempty" json:"pullRequest,omitempty" aka:"pr,pull_request,pullRequests"`
@@ -177,18 +166,10 @@ type Kinds struct {
 // propose reverting every commit not yet applied.
 type AppliedRevision struct {
 	// A Flux Kustomization; its status.lastAppliedRevision is used.
-	Flux *ObjectRef `yaml:"flux,omitempty" json:"flux,omitempty" aka:"fluxKustomization,kustomization"`
+	Flux *kube.ObjectRef `yaml:"flux,omitempty" json:"flux,omitempty" aka:"fluxKustomization,kustomization"`
 	// An Argo CD Application; its status.sync.revision is used.
-	ArgoCD *ObjectRef `yaml:"argocd,omitempty" json:"argocd,omitempty" aka:"argoCD,argo,argoCd,application"`
+	ArgoCD *kube.ObjectRef `yaml:"argocd,omitempty" json:"argocd,omitempty" aka:"argoCD,argo,argoCd,application"`
 	// Compare against the head of the base branch, accepting that commits the
 	// GitOps tool has not applied yet look like drift. Must be true if set.
 	Head bool `yaml:"head,omitempty" json:"head,omitempty" schema:"const=true" aka:"HEAD,branchHead"`
-}
-
-// ObjectRef names a namespaced object in the target's cluster.
-type ObjectRef struct {
-	// Namespace of the object.
-	Namespace string `yaml:"namespace" json:"namespace" schema:"required;pattern=^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$" aka:"ns"`
-	// Name of the object.
-	Name string `yaml:"name" json:"name" schema:"required;pattern=^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$"`
 }

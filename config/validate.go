@@ -1,6 +1,9 @@
 package config
 
 import (
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/kube"
+
 	"fmt"
 	"net"
 	"net/url"
@@ -322,7 +325,7 @@ func (d *decoder) validateRevision(p string, rev *AppliedRevision) {
 	}
 }
 
-func (d *decoder) checkObjectRef(p string, ref *ObjectRef, what string) {
+func (d *decoder) checkObjectRef(p string, ref *kube.ObjectRef, what string) {
 	if d.isBad(p) || ref == nil {
 		return
 	}
@@ -369,7 +372,7 @@ func (d *decoder) checkList(p string, list []string, check func(string) string) 
 
 func (d *decoder) checkAppliers(p string, appliers []string) {
 	if d.present(p) && len(appliers) == 0 && !d.isBad(p) {
-		d.fail(p, "is empty; name at least one field manager, or leave appliers out for the defaults (%s)", strings.Join(DefaultAppliers, ", "))
+		d.fail(p, "is empty; name at least one field manager, or leave appliers out for the defaults")
 		return
 	}
 	d.checkList(p, appliers, func(s string) string {
@@ -380,7 +383,7 @@ func (d *decoder) checkAppliers(p string, appliers []string) {
 	})
 }
 
-func (d *decoder) checkIgnore(p string, rules []IgnoreRule) {
+func (d *decoder) checkIgnore(p string, rules []kube.IgnoreRule) {
 	for i, r := range rules {
 		ip := indexPath(p, i)
 		if d.isBad(ip) {
@@ -391,7 +394,7 @@ func (d *decoder) checkIgnore(p string, rules []IgnoreRule) {
 		}
 		if !d.present(ip + ".path") {
 			d.fail(ip+".path", "missing; name the field to ignore as driftback prints it, e.g. spec.replicas")
-		} else if err := checkFieldPath(r.Path); err != nil {
+		} else if _, err := jsonvalue.ParsePath(r.Path); err != nil {
 			d.fail(ip+".path", "%q is not a field path: %v; write it as driftback prints it, e.g. spec.replicas, spec.template.spec.containers[app].image, metadata.annotations[\"example.com/x\"]", r.Path, err)
 		}
 		if d.present(ip+".manager") && strings.TrimSpace(r.Manager) == "" {
@@ -498,82 +501,4 @@ func checkRef(s string) error {
 		}
 	}
 	return nil
-}
-
-// checkFieldPath checks the shape of a field path as driftback prints it:
-// dotted keys, each followed by any number of [selector]s, where a selector
-// is a list element name, a position, name="..." or a quoted key.
-func checkFieldPath(s string) error {
-	if s == "" {
-		return fmt.Errorf("it is empty")
-	}
-	i := 0
-	expectKey := true
-	for i < len(s) {
-		c := s[i]
-		switch {
-		case c == '[':
-			end, err := bracketEnd(s, i)
-			if err != nil {
-				return err
-			}
-			i = end + 1
-			expectKey = false
-		case c == '.':
-			if expectKey {
-				return fmt.Errorf("empty key at character %d", i+1)
-			}
-			i++
-			expectKey = true
-			if i == len(s) {
-				return fmt.Errorf("it ends with '.'")
-			}
-		case c == ']' || c == '"' || c == ' ' || c == '\t':
-			return fmt.Errorf("unexpected %q at character %d", c, i+1)
-		default:
-			if !expectKey {
-				return fmt.Errorf("expected '.' or '[' at character %d", i+1)
-			}
-			for i < len(s) && !strings.ContainsRune(".[]\" \t", rune(s[i])) {
-				i++
-			}
-			expectKey = false
-		}
-	}
-	return nil
-}
-
-// bracketEnd returns the index of the ']' closing the '[' at s[i].
-func bracketEnd(s string, i int) (int, error) {
-	j := i + 1
-	if (j < len(s) && s[j] == '"') || strings.HasPrefix(s[j:], "name=\"") {
-		if s[j] != '"' {
-			j += len("name=")
-		}
-		// A quoted string, as strconv.Quote writes it.
-		for k := j + 1; k < len(s); k++ {
-			if s[k] == '\\' {
-				k++
-				continue
-			}
-			if s[k] == '"' {
-				if _, err := strconv.Unquote(s[j : k+1]); err != nil {
-					return 0, fmt.Errorf("bad quoted string at character %d", j+1)
-				}
-				if k+1 >= len(s) || s[k+1] != ']' {
-					return 0, fmt.Errorf("expected ']' at character %d", k+2)
-				}
-				return k + 1, nil
-			}
-		}
-		return 0, fmt.Errorf("unterminated quote at character %d", j+1)
-	}
-	end := strings.IndexByte(s[j:], ']')
-	if end < 0 {
-		return 0, fmt.Errorf("'[' at character %d is never closed", i+1)
-	}
-	if end == 0 {
-		return 0, fmt.Errorf("empty [] at character %d", i+1)
-	}
-	return j + end, nil
 }

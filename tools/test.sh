@@ -10,6 +10,11 @@ cd "$(dirname "$0")/.."
 KUBEBUILDER_ASSETS="$(bash tools/kube-assets.sh | tail -n 1)"
 export KUBEBUILDER_ASSETS
 go vet ./...
+# staticcheck at the version tools/lint/go.mod pins, built beside the
+# kube assets (a warm Go build cache makes this a link).
+lintbin="${XDG_CACHE_HOME:-$HOME/.cache}/driftback/lint"
+GOWORK=off go build -C tools/lint -o "$lintbin/staticcheck" honnef.co/go/tools/cmd/staticcheck
+"$lintbin/staticcheck" ./...
 # Every fuzz target for a few seconds beyond its seed corpus.
 bash tools/fuzz.sh
 # -count=1: a cached pass proves nothing about this checkout.

@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"github.com/driftback/driftback/analyzer"
-	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/cluster"
+	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/synth"
 )
 
@@ -23,7 +24,7 @@ var sizes = []int{10, 100, 500}
 // suite is one generated repository with its live snapshots by drift.
 type suite struct {
 	fx   *synth.Fixture
-	live map[float64]map[string][]analyzer.Live
+	live map[float64]map[string][]kube.LiveObject
 }
 
 var (
@@ -44,9 +45,9 @@ func suiteOf(tb testing.TB, n int) *suite {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s := &suite{fx: fx, live: map[float64]map[string][]analyzer.Live{}}
+	s := &suite{fx: fx, live: map[float64]map[string][]kube.LiveObject{}}
 	for _, d := range []float64{0, 0.01, 0.10} {
-		if s.live[d], _, err = fx.Live(d); err != nil {
+		if s.live[d], _, err = fx.LiveObjects(d, readLive); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -68,19 +69,24 @@ func buildAll(tb testing.TB, s *suite) {
 	}
 }
 
-// planAll plans every root as a poller would: one Forest for the pass (the
-// fan-in map is built the first time a plan writes a file), then Analyze
-// per root.
-func planAll(tb testing.TB, s *suite, live map[string][]analyzer.Live, cache *analyzer.RenderCache) {
-	forest := ktree.NewForest(s.fx.Repo)
+// readLive reads a synthetic snapshot the way a poll reads a cluster.
+func readLive(root string, data []byte) ([]kube.LiveObject, error) {
+	return cluster.ParseLive(root, data, cluster.DefaultRules())
+}
+
+// planAll plans every root as a poller would: one snapshot for the pass
+// (the fan-in map is built the first time a plan writes a file), then a
+// plan per root.
+func planAll(tb testing.TB, s *suite, live map[string][]kube.LiveObject, cache *analyzer.RenderCache) {
+	snap := analyzer.NewSnapshot(s.fx.Repo, cache)
 	for _, root := range s.fx.Roots {
-		planRoot(tb, s, forest, root, live, cache)
+		planRoot(tb, snap, root, live)
 	}
 }
 
 // planRoot is one root's plan within a pass.
-func planRoot(tb testing.TB, s *suite, forest *ktree.Forest, root string, live map[string][]analyzer.Live, cache *analyzer.RenderCache) {
-	if _, err := analyzer.Analyze(analyzer.Input{Repo: s.fx.Repo, Root: root, Live: live[root], Forest: forest, Renders: cache}); err != nil {
+func planRoot(tb testing.TB, snap *analyzer.Snapshot, root string, live map[string][]kube.LiveObject) {
+	if _, err := snap.Plan(root, live[root], analyzer.Options{}); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -150,13 +156,13 @@ func BenchmarkBuild(b *testing.B) {
 // same machine load to within one root's build: on shared cores whose
 // speed swings by a third within a minute, timing all baselines and then
 // all plans measures the swing, not the plan.
-func interleaved(b *testing.B, s *suite, live map[string][]analyzer.Live, cache *analyzer.RenderCache) (base, plan time.Duration, builds int64) {
+func interleaved(b *testing.B, s *suite, live map[string][]kube.LiveObject, cache *analyzer.RenderCache) (base, plan time.Duration, builds int64) {
 	b.StopTimer()
 	fsys, err := s.fx.Repo.FS()
 	if err != nil {
 		b.Fatal(err)
 	}
-	forest := ktree.NewForest(s.fx.Repo)
+	snap := analyzer.NewSnapshot(s.fx.Repo, cache)
 	for _, root := range s.fx.Roots {
 		b.StopTimer()
 		t0 := time.Now()
@@ -164,12 +170,12 @@ func interleaved(b *testing.B, s *suite, live map[string][]analyzer.Live, cache 
 			b.Fatal(err)
 		}
 		base += time.Since(t0)
-		k0 := analyzer.KrustyBuilds()
+		k0 := snap.Builds()
 		b.StartTimer()
 		t1 := time.Now()
-		planRoot(b, s, forest, root, live, cache)
+		planRoot(b, snap, root, live)
 		plan += time.Since(t1)
-		builds += analyzer.KrustyBuilds() - k0
+		builds += snap.Builds() - k0
 	}
 	return base, plan, builds
 }

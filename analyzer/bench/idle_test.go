@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/driftback/driftback/analyzer"
-	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/synth"
 )
@@ -19,23 +18,22 @@ func TestIdlePollBuildsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	live, _, err := fx.Live(0.3)
+	live, _, err := fx.LiveObjects(0.3, readLive)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cache := analyzer.NewRenderCache(0)
 	pass := func(c *analyzer.RenderCache) (map[string]*analyzer.Plan, int64) {
-		k0 := analyzer.KrustyBuilds()
 		out := map[string]*analyzer.Plan{}
-		forest := ktree.NewForest(fx.Repo)
+		snap := analyzer.NewSnapshot(fx.Repo, c)
 		for _, root := range fx.Roots {
-			p, err := analyzer.Analyze(analyzer.Input{Repo: fx.Repo, Root: root, Live: live[root], Forest: forest, Renders: c})
+			p, err := snap.Plan(root, live[root], analyzer.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			out[root] = p
 		}
-		return out, analyzer.KrustyBuilds() - k0
+		return out, snap.Builds()
 	}
 	first, b1 := pass(cache)
 	second, b2 := pass(cache)

@@ -1,8 +1,3 @@
-// Package ktree loads every kustomization a root reaches, with kustomize's
-// own types, and judges it before any build: features driftback does not
-// support are refused by name, with the file and line that use them. It also
-// records which repository files a build reads, which later decides what an
-// edit touches and which files several roots share.
 package ktree
 
 import (
@@ -21,12 +16,9 @@ import (
 	"github.com/driftback/driftback/internal/repofs"
 )
 
-// CodeUnsupported is the only refusal code ktree produces.
-const CodeUnsupported = "unsupported-kustomization"
-
-// Refusal is one reason a target cannot be handled.
+// Refusal is one construct of a tree that the projection does not model;
+// a plan reports it as an unsupported-kustomization refusal.
 type Refusal struct {
-	Code    string // always CodeUnsupported here
 	File    string // repo-relative file, e.g. overlays/prod/kustomization.yaml
 	Line    int    // 1-based line of the offending key or list item where known, else 0
 	Feature string // the field or construct, e.g. "components", "patches[1] (inline)"
@@ -42,7 +34,7 @@ func (r Refusal) String() string {
 	if r.Line > 0 {
 		loc = fmt.Sprintf("%s:%d", r.File, r.Line)
 	}
-	return fmt.Sprintf("%s: %s [%s]: %s", loc, r.Code, r.Feature, r.Message)
+	return fmt.Sprintf("%s: unsupported [%s]: %s", loc, r.Feature, r.Message)
 }
 
 // Node is one folder of the build.
@@ -58,7 +50,7 @@ type Node struct {
 type Tree struct {
 	Root      *Node
 	Nodes     []*Node  // every node, root first, depth-first in resource order, each once
-	Inputs    []string // every repo file the build reads, sorted, unique
+	Inputs    []string // every repo file the build reads, sorted, unique (through refused fields too: reads.go)
 	Resources []string // the manifest files among Inputs, sorted
 	Patches   []string // the patch files among Inputs, sorted; read, never written
 }
@@ -110,6 +102,7 @@ type loader struct {
 	inputs    map[string]bool
 	resources map[string]bool
 	patches   map[string]bool
+	followed  map[string]bool // folders follow has recorded
 }
 
 // edge is how a folder was reached, for refusals that belong to the
@@ -120,7 +113,7 @@ type edge struct {
 }
 
 func (l *loader) refuse(file string, line int, feature, message, hint string) {
-	l.refusals = append(l.refusals, Refusal{Code: CodeUnsupported, File: file, Line: line,
+	l.refusals = append(l.refusals, Refusal{File: file, Line: line,
 		Feature: feature, Message: message, Hint: hint})
 }
 
@@ -149,7 +142,7 @@ func loadCached(repo *repofs.Repo, root string, cache *memo[decoded]) (*Tree, []
 		return nil, nil, fmt.Errorf("root %q: %w", root, err)
 	}
 	l := &loader{repo: repo, decoded: cache, state: map[string]state{}, nodes: map[string]*Node{},
-		inputs: map[string]bool{}, resources: map[string]bool{}, patches: map[string]bool{}}
+		inputs: map[string]bool{}, resources: map[string]bool{}, patches: map[string]bool{}, followed: map[string]bool{}}
 	if link, ok := repo.Symlink(dir); ok {
 		l.refuse(dir, 0, "symlink", fmt.Sprintf("the root %s goes through the symlink %s; driftback does not follow symlinks", quote(dir), quote(link)),
 			"point the target at the real folder")
@@ -191,7 +184,7 @@ func (l *loader) kustFile(dir string) (file string, ok bool, r *Refusal) {
 	for _, name := range KustomizationFiles() {
 		p := path.Join(dir, name)
 		if link, isLink := l.repo.Symlink(p); isLink && within(link, dir) && link != dir {
-			return p, true, &Refusal{Code: CodeUnsupported, File: p, Feature: "symlink",
+			return p, true, &Refusal{File: p, Feature: "symlink",
 				Message: fmt.Sprintf("the kustomization file %s is a symlink; driftback does not follow symlinks", quote(p)),
 				Hint:    "replace the symlink with a real file"}
 		}
@@ -205,7 +198,7 @@ func (l *loader) kustFile(dir string) (file string, ok bool, r *Refusal) {
 	case 1:
 		return found[0], true, nil
 	}
-	return found[0], true, &Refusal{Code: CodeUnsupported, File: found[0], Feature: "multiple kustomization files",
+	return found[0], true, &Refusal{File: found[0], Feature: "multiple kustomization files",
 		Message: fmt.Sprintf("%s holds more than one kustomization file (%s), which kustomize refuses to build", quote(dirName(dir)), strings.Join(found, ", ")),
 		Hint:    "keep exactly one of kustomization.yaml, kustomization.yml, Kustomization"}
 }
@@ -303,6 +296,11 @@ func (l *loader) visit(dir string, from *edge) *Node {
 	for i, p := range k.Patches {
 		l.patch(dir, file, top, i, p)
 	}
+	// The judged walk above followed resources and patches; every other
+	// field that reads files is refused, and followed only to record them.
+	rest := *k
+	rest.Resources, rest.Patches = nil, nil
+	l.follow(dir, &rest)
 	return n
 }
 

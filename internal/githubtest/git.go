@@ -1,13 +1,9 @@
 package githubtest
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
-	"errors"
+	"encoding/base64"
 	"fmt"
-	"io"
-	"path"
+	"net/http"
 	"sort"
 	"strings"
 	"time"
@@ -15,254 +11,214 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage/memory"
-	"github.com/go-git/go-git/v5/utils/diff"
 )
 
-// store wraps one repository's object database and refs. Callers hold the
-// server lock.
-type store struct {
-	st *memory.Storage
-}
-
-func newStore() *store { return &store{st: memory.NewStorage()} }
-
-func (g *store) put(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
-	obj := g.st.NewEncodedObject()
-	obj.SetType(t)
-	w, err := obj.Writer()
-	if err != nil {
-		return plumbing.ZeroHash, err
+// Commit simulates a push by author (a login) on branch: files with a nil
+// value are deleted, others written. The branch is created from the
+// default branch when missing. Returns the new commit sha.
+func (s *Server) Commit(owner, name, branch, author string, files map[string][]byte) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repoLocked(owner, name)
+	if rp == nil {
+		panic("githubtest: no repo " + owner + "/" + name)
 	}
-	if _, err := w.Write(data); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if err := w.Close(); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return g.st.SetEncodedObject(obj)
-}
-
-func (g *store) putBlob(data []byte) plumbing.Hash {
-	h, err := g.put(plumbing.BlobObject, data)
-	if err != nil {
-		panic(err) // memory storage does not fail
-	}
-	return h
-}
-
-func (g *store) blob(h plumbing.Hash) ([]byte, bool) {
-	obj, err := g.st.EncodedObject(plumbing.BlobObject, h)
-	if err != nil {
-		return nil, false
-	}
-	r, err := obj.Reader()
-	if err != nil {
-		return nil, false
-	}
-	defer r.Close()
-	b, err := io.ReadAll(r)
-	return b, err == nil
-}
-
-func (g *store) has(t plumbing.ObjectType, h plumbing.Hash) bool {
-	_, err := g.st.EncodedObject(t, h)
-	return err == nil
-}
-
-func (g *store) putTree(entries []object.TreeEntry) plumbing.Hash {
-	sort.Sort(object.TreeEntrySorter(entries))
-	t := &object.Tree{Entries: entries}
-	obj := g.st.NewEncodedObject()
-	if err := t.Encode(obj); err != nil {
-		panic(err)
-	}
-	h, err := g.st.SetEncodedObject(obj)
+	h, err := s.commitFilesLocked(rp, branch, author, "Update by "+author, files)
 	if err != nil {
 		panic(err)
 	}
 	return h
 }
 
-func (g *store) tree(h plumbing.Hash) (*object.Tree, error) { return object.GetTree(g.st, h) }
-
-func (g *store) commit(h plumbing.Hash) (*object.Commit, error) { return object.GetCommit(g.st, h) }
-
-func (g *store) putCommit(c *object.Commit) plumbing.Hash {
-	obj := g.st.NewEncodedObject()
-	if err := c.Encode(obj); err != nil {
-		panic(err)
+func (s *Server) commitFilesLocked(rp *repo, branch, author, msg string, files map[string][]byte) (string, error) {
+	g := rp.git
+	parent, ok := g.ref("refs/heads/" + branch)
+	if !ok && branch != rp.defaultBranch {
+		parent, ok = g.ref("refs/heads/" + rp.defaultBranch)
 	}
-	h, err := g.st.SetEncodedObject(obj)
+	var base plumbing.Hash
+	var parents []plumbing.Hash
+	if ok {
+		c, err := g.commit(parent)
+		if err != nil {
+			return "", err
+		}
+		base = c.TreeHash
+		parents = []plumbing.Hash{parent}
+	}
+	root, err := g.openDir(base)
 	if err != nil {
-		panic(err)
+		return "", err
 	}
-	return h
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		data := files[p]
+		if data == nil {
+			err = g.set(root, p, nil, true)
+		} else {
+			err = g.set(root, p, &treeNode{mode: 0o100644, hash: g.putBlob(data)}, false)
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	tree, _ := g.write(root)
+	u := s.userLocked(author, "")
+	now := s.now()
+	c := &object.Commit{Author: sig(u.login, u.email(), now), Committer: sig(u.login, u.email(), now),
+		Message: msg, TreeHash: tree, ParentHashes: parents}
+	h := g.putCommit(c)
+	g.setRef("refs/heads/"+branch, h)
+	rp.pushed = now
+	return h.String(), nil
 }
 
-func (g *store) ref(name string) (plumbing.Hash, bool) {
-	r, err := g.st.Reference(plumbing.ReferenceName(name))
-	if err != nil {
-		return plumbing.ZeroHash, false
+// Branch returns the commit a branch points at.
+func (s *Server) Branch(owner, name, branch string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repoLocked(owner, name)
+	if rp == nil {
+		return "", false
 	}
-	return r.Hash(), true
+	h, ok := rp.git.ref("refs/heads/" + branch)
+	return h.String(), ok
 }
 
-func (g *store) setRef(name string, h plumbing.Hash) {
-	if err := g.st.SetReference(plumbing.NewHashReference(plumbing.ReferenceName(name), h)); err != nil {
-		panic(err)
+// DeleteBranch removes a branch; open pull requests from it close, as on GitHub.
+func (s *Server) DeleteBranch(owner, name, branch string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repoLocked(owner, name)
+	if rp == nil {
+		return false
 	}
+	return s.deleteBranchLocked(rp, branch)
 }
 
-func (g *store) deleteRef(name string) { _ = g.st.RemoveReference(plumbing.ReferenceName(name)) }
-
-// refs lists reference names under prefix, sorted.
-func (g *store) refs(prefix string) []string {
-	var out []string
-	for name := range g.st.ReferenceStorage {
-		if strings.HasPrefix(string(name), prefix) {
-			out = append(out, string(name))
+func (s *Server) deleteBranchLocked(rp *repo, branch string) bool {
+	if _, ok := rp.git.ref("refs/heads/" + branch); !ok {
+		return false
+	}
+	for _, pr := range rp.pulls {
+		if pr.state == "open" && pr.head == branch {
+			s.refreshHead(rp, pr)
+			now := s.now()
+			pr.state, pr.closed, pr.updated = "closed", &now, now
 		}
 	}
-	sort.Strings(out)
-	return out
-}
-
-// resolve turns a branch, tag, full ref or (abbreviated) commit sha into a commit.
-func (g *store) resolve(rev string) (plumbing.Hash, bool) {
-	rev = strings.TrimPrefix(rev, "refs/")
-	for _, n := range []string{"refs/heads/" + rev, "refs/tags/" + rev, "refs/" + rev} {
-		if h, ok := g.ref(n); ok {
-			return h, true
-		}
-	}
-	if len(rev) == 40 && plumbing.IsHash(rev) {
-		h := plumbing.NewHash(rev)
-		if g.has(plumbing.CommitObject, h) {
-			return h, true
-		}
-		return plumbing.ZeroHash, false
-	}
-	if len(rev) >= 7 && len(rev) < 40 && isHex(rev) {
-		var found []plumbing.Hash
-		for h, obj := range g.st.ObjectStorage.Commits {
-			if obj.Type() == plumbing.CommitObject && strings.HasPrefix(h.String(), strings.ToLower(rev)) {
-				found = append(found, h)
-			}
-		}
-		if len(found) == 1 {
-			return found[0], true
-		}
-	}
-	return plumbing.ZeroHash, false
-}
-
-func isHex(s string) bool {
-	for _, c := range s {
-		if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
-			return false
-		}
-	}
+	rp.git.deleteRef("refs/heads/" + branch)
 	return true
 }
 
-// ancestors returns every commit reachable from h, h included.
-func (g *store) ancestors(h plumbing.Hash) map[plumbing.Hash]bool {
-	seen := map[plumbing.Hash]bool{}
-	stack := []plumbing.Hash{h}
-	for len(stack) > 0 {
-		cur := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[cur] {
-			continue
-		}
-		seen[cur] = true
-		c, err := g.commit(cur)
+func (c *call) createBlob() *reply {
+	var in struct {
+		Content  *string `json:"content"`
+		Encoding string  `json:"encoding"`
+	}
+	if rep := c.decode(&in); rep != nil {
+		return rep
+	}
+	if in.Content == nil {
+		return validationReply("Blob", "content", "missing_field", "")
+	}
+	data := []byte(*in.Content)
+	switch in.Encoding {
+	case "", "utf-8":
+	case "base64":
+		b, err := base64.StdEncoding.DecodeString(*in.Content)
 		if err != nil {
-			continue
+			return errReply(422, "Invalid Base64 content")
 		}
-		stack = append(stack, c.ParentHashes...)
+		data = b
+	default:
+		return errReply(422, "encoding must be utf-8 or base64")
 	}
-	return seen
+	h := c.repo.git.putBlob(data)
+	return jsonReply(http.StatusCreated, map[string]any{"sha": h.String(), "url": c.s.repoAPI(c.repo) + "/git/blobs/" + h.String()})
 }
 
-// isAncestor reports whether a is reachable from b (a == b counts).
-func (g *store) isAncestor(a, b plumbing.Hash) bool { return g.ancestors(b)[a] }
-
-// log lists commits reachable from tip and not from stop, newest first and
-// never a parent before its child (git log --date-order).
-func (g *store) log(tip plumbing.Hash, stop map[plumbing.Hash]bool) []*object.Commit {
-	set := map[plumbing.Hash]*object.Commit{}
-	for h := range g.ancestors(tip) {
-		if stop[h] {
-			continue
-		}
-		if c, err := g.commit(h); err == nil {
-			set[h] = c
-		}
+func (c *call) getBlob() *reply {
+	sha := c.params["file_sha"]
+	if !plumbing.IsHash(sha) {
+		return errReply(http.StatusNotFound, "Not Found")
 	}
-	children := map[plumbing.Hash]int{}
-	for _, c := range set {
-		for _, p := range c.ParentHashes {
-			if set[p] != nil {
-				children[p]++
-			}
-		}
+	data, ok := c.repo.git.blob(plumbing.NewHash(sha))
+	if !ok {
+		return errReply(http.StatusNotFound, "Not Found")
 	}
-	var ready, out []*object.Commit
-	for h, c := range set {
-		if children[h] == 0 {
-			ready = append(ready, c)
-		}
-	}
-	for len(ready) > 0 {
-		best := 0
-		for i, c := range ready {
-			b := ready[best]
-			if c.Committer.When.After(b.Committer.When) ||
-				(c.Committer.When.Equal(b.Committer.When) && c.Hash.String() < b.Hash.String()) {
-				best = i
-			}
-		}
-		c := ready[best]
-		ready = append(ready[:best], ready[best+1:]...)
-		out = append(out, c)
-		for _, p := range c.ParentHashes {
-			if set[p] == nil {
-				continue
-			}
-			children[p]--
-			if children[p] == 0 {
-				ready = append(ready, set[p])
-			}
-		}
-	}
-	return out
+	return jsonReply(http.StatusOK, map[string]any{"sha": sha, "node_id": "B_" + sha, "size": len(data),
+		"url": c.s.repoAPI(c.repo) + "/git/blobs/" + sha, "content": base64.StdEncoding.EncodeToString(data), "encoding": "base64"})
 }
 
-// mergeBase returns the best common ancestor of a and b, if any.
-func (g *store) mergeBase(a, b plumbing.Hash) (plumbing.Hash, bool) {
-	ca, err1 := g.commit(a)
-	cb, err2 := g.commit(b)
-	if err1 != nil || err2 != nil {
-		return plumbing.ZeroHash, false
+func (c *call) createTree() *reply {
+	var in struct {
+		BaseTree string `json:"base_tree"`
+		Tree     []struct {
+			Path    string  `json:"path"`
+			Mode    string  `json:"mode"`
+			Type    string  `json:"type"`
+			SHA     *string `json:"sha"`
+			Content *string `json:"content"`
+		} `json:"tree"`
 	}
-	bases, err := ca.MergeBase(cb)
-	if err != nil || len(bases) == 0 {
-		return plumbing.ZeroHash, false
+	if rep := c.decode(&in); rep != nil {
+		return rep
 	}
-	return bases[0].Hash, true
+	g := c.repo.git
+	var base plumbing.Hash
+	if in.BaseTree != "" {
+		if !plumbing.IsHash(in.BaseTree) || !g.has(plumbing.TreeObject, plumbing.NewHash(in.BaseTree)) {
+			return errReply(422, "Invalid tree info")
+		}
+		base = plumbing.NewHash(in.BaseTree)
+	}
+	root, err := g.openDir(base)
+	if err != nil {
+		return errReply(422, "Invalid tree info")
+	}
+	for _, e := range in.Tree {
+		if e.SHA != nil && e.Content != nil {
+			return errReply(422, "Must supply either tree.sha or tree.content, not both")
+		}
+		mode, err := filemode.New(e.Mode)
+		if err != nil || e.Mode == "" {
+			return errReply(422, fmt.Sprintf("tree.mode %q is not valid", e.Mode))
+		}
+		var node *treeNode
+		switch {
+		case e.Content != nil:
+			node = &treeNode{mode: mode, hash: g.putBlob([]byte(*e.Content))}
+		case e.SHA != nil:
+			if !plumbing.IsHash(*e.SHA) {
+				return errReply(422, fmt.Sprintf("tree.sha %s is not a valid %s", *e.SHA, e.Type))
+			}
+			h := plumbing.NewHash(*e.SHA)
+			want := map[string]plumbing.ObjectType{"blob": plumbing.BlobObject, "tree": plumbing.TreeObject}[e.Type]
+			if e.Type != "commit" && (want == plumbing.InvalidObject || !g.has(want, h)) {
+				return errReply(422, fmt.Sprintf("tree.sha %s is not a valid %s", *e.SHA, e.Type))
+			}
+			node = &treeNode{mode: mode, hash: h}
+		}
+		// sha null (no content) deletes the path from the base tree.
+		if err := g.set(root, e.Path, node, node == nil); err != nil {
+			return errReply(422, "tree.path "+err.Error())
+		}
+	}
+	h, _ := g.write(root)
+	rep := c.treeReply(h, false, http.StatusCreated)
+	rep.header.Set("Location", c.s.repoAPI(c.repo)+"/git/trees/"+h.String())
+	return rep
 }
 
-// flatEntry is one non-tree entry of a tree, by full path.
-type flatEntry struct {
-	mode filemode.FileMode
-	hash plumbing.Hash
-}
-
-// flatten lists every blob and submodule under tree h by full path.
-func (g *store) flatten(h plumbing.Hash) (map[string]flatEntry, error) {
-	out := map[string]flatEntry{}
+func (c *call) treeReply(h plumbing.Hash, recursive bool, status int) *reply {
+	g := c.repo.git
+	api := c.s.repoAPI(c.repo)
+	entries := []any{}
 	var walk func(prefix string, h plumbing.Hash) error
 	walk = func(prefix string, h plumbing.Hash) error {
 		t, err := g.tree(h)
@@ -270,293 +226,53 @@ func (g *store) flatten(h plumbing.Hash) (map[string]flatEntry, error) {
 			return err
 		}
 		for _, e := range t.Entries {
-			p := path.Join(prefix, e.Name)
-			if e.Mode == filemode.Dir {
-				if err := walk(p, e.Hash); err != nil {
-					return err
-				}
-				continue
-			}
-			out[p] = flatEntry{mode: e.Mode, hash: e.Hash}
-		}
-		return nil
-	}
-	return out, walk("", h)
-}
-
-// dirNode is a tree being edited: children are loaded only when a path
-// descends into them, so untouched subtrees keep their hashes.
-type dirNode struct {
-	entries map[string]*treeNode
-}
-
-type treeNode struct {
-	mode filemode.FileMode
-	hash plumbing.Hash
-	dir  *dirNode // set once a tree entry has been opened for editing
-}
-
-func (g *store) openDir(h plumbing.Hash) (*dirNode, error) {
-	d := &dirNode{entries: map[string]*treeNode{}}
-	if h.IsZero() {
-		return d, nil
-	}
-	t, err := g.tree(h)
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range t.Entries {
-		d.entries[e.Name] = &treeNode{mode: e.Mode, hash: e.Hash}
-	}
-	return d, nil
-}
-
-// set places (or with del, removes) an entry at a slash-separated path,
-// creating intermediate trees as git would.
-func (g *store) set(root *dirNode, p string, n *treeNode, del bool) error {
-	parts := strings.Split(strings.Trim(p, "/"), "/")
-	d := root
-	for i, name := range parts {
-		if name == "" || name == "." || name == ".." {
-			return fmt.Errorf("invalid path %q", p)
-		}
-		if i == len(parts)-1 {
-			if del {
-				delete(d.entries, name)
-			} else {
-				d.entries[name] = n
-			}
-			return nil
-		}
-		child, ok := d.entries[name]
-		if !ok || child.mode != filemode.Dir {
-			if del {
-				return nil // deleting under a missing directory changes nothing
-			}
-			child = &treeNode{mode: filemode.Dir, dir: &dirNode{entries: map[string]*treeNode{}}}
-			d.entries[name] = child
-		}
-		if child.dir == nil {
-			opened, err := g.openDir(child.hash)
-			if err != nil {
-				return err
-			}
-			child.dir = opened
-		}
-		d = child.dir
-	}
-	return nil
-}
-
-// write stores an edited tree and returns its hash; empty subtrees vanish,
-// as they do in git.
-func (g *store) write(d *dirNode) (plumbing.Hash, bool) {
-	var entries []object.TreeEntry
-	for name, n := range d.entries {
-		h := n.hash
-		if n.dir != nil {
-			var ok bool
-			h, ok = g.write(n.dir)
-			if !ok {
-				continue
-			}
-		}
-		entries = append(entries, object.TreeEntry{Name: name, Mode: n.mode, Hash: h})
-	}
-	if len(entries) == 0 {
-		return g.putTree(nil), false
-	}
-	return g.putTree(entries), true
-}
-
-// buildFlat writes a tree from full paths.
-func (g *store) buildFlat(files map[string]flatEntry) (plumbing.Hash, error) {
-	root := &dirNode{entries: map[string]*treeNode{}}
-	for p, e := range files {
-		if err := g.set(root, p, &treeNode{mode: e.mode, hash: e.hash}, false); err != nil {
-			return plumbing.ZeroHash, err
-		}
-	}
-	h, _ := g.write(root)
-	return h, nil
-}
-
-// mergeTrees does a file-level three-way merge; a path changed differently
-// on both sides is a conflict.
-func (g *store) mergeTrees(base, ours, theirs plumbing.Hash) (plumbing.Hash, error) {
-	fb, err := g.flatten(base)
-	if err != nil && !base.IsZero() {
-		return plumbing.ZeroHash, err
-	}
-	fo, err := g.flatten(ours)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	ft, err := g.flatten(theirs)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	paths := map[string]bool{}
-	for _, m := range []map[string]flatEntry{fb, fo, ft} {
-		for p := range m {
-			paths[p] = true
-		}
-	}
-	out := map[string]flatEntry{}
-	for p := range paths {
-		b, inB := fb[p]
-		o, inO := fo[p]
-		t, inT := ft[p]
-		switch {
-		case inO == inT && o == t:
-			if inO {
-				out[p] = o
-			}
-		case inO == inB && o == b:
-			if inT {
-				out[p] = t
-			}
-		case inT == inB && t == b:
-			if inO {
-				out[p] = o
-			}
-		default:
-			return plumbing.ZeroHash, errConflict
-		}
-	}
-	return g.buildFlat(out)
-}
-
-var errConflict = errors.New("merge conflict")
-
-// fileChange is one changed path between two trees.
-type fileChange struct {
-	path                string
-	status              string // added, removed, modified
-	sha                 plumbing.Hash
-	additions, deletion int
-}
-
-func (g *store) diffTrees(from, to plumbing.Hash) []fileChange {
-	a, _ := g.flatten(from)
-	b, _ := g.flatten(to)
-	var out []fileChange
-	for p, eb := range b {
-		ea, ok := a[p]
-		switch {
-		case !ok:
-			add, _ := g.lineCounts(plumbing.ZeroHash, eb.hash)
-			out = append(out, fileChange{path: p, status: "added", sha: eb.hash, additions: add})
-		case ea != eb:
-			add, del := g.lineCounts(ea.hash, eb.hash)
-			out = append(out, fileChange{path: p, status: "modified", sha: eb.hash, additions: add, deletion: del})
-		}
-	}
-	for p, ea := range a {
-		if _, ok := b[p]; !ok {
-			_, del := g.lineCounts(ea.hash, plumbing.ZeroHash)
-			out = append(out, fileChange{path: p, status: "removed", sha: ea.hash, deletion: del})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
-	return out
-}
-
-func (g *store) lineCounts(from, to plumbing.Hash) (add, del int) {
-	var a, b []byte
-	if !from.IsZero() {
-		a, _ = g.blob(from)
-	}
-	if !to.IsZero() {
-		b, _ = g.blob(to)
-	}
-	for _, d := range diff.Do(string(a), string(b)) {
-		n := strings.Count(d.Text, "\n")
-		if !strings.HasSuffix(d.Text, "\n") && d.Text != "" {
-			n++
-		}
-		switch d.Type {
-		case 1: // insert
-			add += n
-		case -1: // delete
-			del += n
-		}
-	}
-	return add, del
-}
-
-// tarball writes the tree of commit h as GitHub serves it: gzip'd tar,
-// pax comment with the commit sha, every path under {owner}-{repo}-{short}/.
-func (g *store) tarball(owner, repo string, h plumbing.Hash) ([]byte, error) {
-	c, err := g.commit(h)
-	if err != nil {
-		return nil, err
-	}
-	prefix := fmt.Sprintf("%s-%s-%s/", owner, repo, h.String()[:7])
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	when := c.Committer.When.UTC()
-	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeXGlobalHeader, Name: "pax_global_header",
-		PAXRecords: map[string]string{"comment": h.String()}, Format: tar.FormatPAX}); err != nil {
-		return nil, err
-	}
-	dir := func(name string) error {
-		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name, Mode: 0o775, ModTime: when, Format: tar.FormatPAX})
-	}
-	if err := dir(prefix); err != nil {
-		return nil, err
-	}
-	var walk func(p string, th plumbing.Hash) error
-	walk = func(p string, th plumbing.Hash) error {
-		t, err := g.tree(th)
-		if err != nil {
-			return err
-		}
-		for _, e := range t.Entries {
-			name := p + e.Name
+			p := prefix + e.Name
+			m := map[string]any{"path": p, "mode": modeString(e.Mode), "type": typeOfMode(e.Mode), "sha": e.Hash.String()}
 			switch e.Mode {
 			case filemode.Dir:
-				if err := dir(name + "/"); err != nil {
-					return err
-				}
-				if err := walk(name+"/", e.Hash); err != nil {
-					return err
-				}
+				m["url"] = api + "/git/trees/" + e.Hash.String()
 			case filemode.Submodule:
-				if err := dir(name + "/"); err != nil {
-					return err
-				}
 			default:
 				data, _ := g.blob(e.Hash)
-				hdr := &tar.Header{Name: name, Mode: 0o664, Size: int64(len(data)), ModTime: when, Typeflag: tar.TypeReg, Format: tar.FormatPAX}
-				if e.Mode == filemode.Executable {
-					hdr.Mode = 0o775
-				}
-				if e.Mode == filemode.Symlink {
-					hdr = &tar.Header{Name: name, Mode: 0o777, Linkname: string(data), ModTime: when, Typeflag: tar.TypeSymlink, Format: tar.FormatPAX}
-					data = nil
-				}
-				if err := tw.WriteHeader(hdr); err != nil {
-					return err
-				}
-				if _, err := tw.Write(data); err != nil {
+				m["size"] = len(data)
+				m["url"] = api + "/git/blobs/" + e.Hash.String()
+			}
+			entries = append(entries, m)
+			if recursive && e.Mode == filemode.Dir {
+				if err := walk(p+"/", e.Hash); err != nil {
 					return err
 				}
 			}
 		}
 		return nil
 	}
-	if err := walk(prefix, c.TreeHash); err != nil {
-		return nil, err
+	if err := walk("", h); err != nil {
+		return errReply(http.StatusNotFound, "Not Found")
 	}
-	if err := tw.Close(); err != nil {
-		return nil, err
+	return jsonReply(status, map[string]any{"sha": h.String(), "url": api + "/git/trees/" + h.String(), "tree": entries, "truncated": false})
+}
+
+func (c *call) getTree() *reply {
+	g := c.repo.git
+	rev := c.params["tree_sha"]
+	var h plumbing.Hash
+	switch {
+	case plumbing.IsHash(rev) && g.has(plumbing.TreeObject, plumbing.NewHash(rev)):
+		h = plumbing.NewHash(rev)
+	default:
+		// GitHub takes any tree-ish: a commit or branch names its tree.
+		ch, ok := g.resolve(rev)
+		if !ok {
+			return errReply(http.StatusNotFound, "Not Found")
+		}
+		cm, err := g.commit(ch)
+		if err != nil {
+			return errReply(http.StatusNotFound, "Not Found")
+		}
+		h = cm.TreeHash
 	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	rec := c.r.URL.Query().Get("recursive")
+	return c.treeReply(h, rec != "" && rec != "0" && rec != "false", http.StatusOK)
 }
 
 // modeString is the six-digit mode GitHub prints.
@@ -577,6 +293,193 @@ func typeOfMode(m filemode.FileMode) string {
 	return "blob"
 }
 
-func sig(name, email string, when time.Time) object.Signature {
-	return object.Signature{Name: name, Email: email, When: when}
+type gitPerson struct {
+	Name  string `json:"name"`
+	Email string `json:"email"`
+	Date  string `json:"date"`
+}
+
+func (c *call) createCommit() *reply {
+	var in struct {
+		Message   *string    `json:"message"`
+		Tree      string     `json:"tree"`
+		Parents   []string   `json:"parents"`
+		Author    *gitPerson `json:"author"`
+		Committer *gitPerson `json:"committer"`
+	}
+	if rep := c.decode(&in); rep != nil {
+		return rep
+	}
+	g := c.repo.git
+	if in.Message == nil {
+		return validationReply("Commit", "message", "missing_field", "")
+	}
+	if !plumbing.IsHash(in.Tree) || !g.has(plumbing.TreeObject, plumbing.NewHash(in.Tree)) {
+		return errReply(422, "Tree SHA does not exist")
+	}
+	var parents []plumbing.Hash
+	for _, p := range in.Parents {
+		if !plumbing.IsHash(p) || !g.has(plumbing.CommitObject, plumbing.NewHash(p)) {
+			return errReply(422, "Parent SHA does not exist or is not a commit object")
+		}
+		parents = append(parents, plumbing.NewHash(p))
+	}
+	now := c.s.now()
+	bot := c.botUser()
+	person := func(p *gitPerson, def object.Signature) (object.Signature, *reply) {
+		if p == nil {
+			return def, nil
+		}
+		when := now
+		if p.Date != "" {
+			t, err := time.Parse(time.RFC3339, p.Date)
+			if err != nil {
+				return def, errReply(422, "Invalid date")
+			}
+			when = t
+		}
+		return sig(p.Name, p.Email, when), nil
+	}
+	author, rep := person(in.Author, sig(bot.login, bot.email(), now))
+	if rep != nil {
+		return rep
+	}
+	committer, rep := person(in.Committer, author)
+	if rep != nil {
+		return rep
+	}
+	cm := &object.Commit{Author: author, Committer: committer, Message: *in.Message, TreeHash: plumbing.NewHash(in.Tree), ParentHashes: parents}
+	h := g.putCommit(cm)
+	cm, _ = g.commit(h)
+	rep = jsonReply(http.StatusCreated, c.s.gitCommitJSON(c.repo, cm))
+	rep.header.Set("Location", c.s.repoAPI(c.repo)+"/git/commits/"+h.String())
+	return rep
+}
+
+func (c *call) getGitCommit() *reply {
+	sha := c.params["commit_sha"]
+	if !plumbing.IsHash(sha) {
+		return errReply(http.StatusNotFound, "Not Found")
+	}
+	cm, err := c.repo.git.commit(plumbing.NewHash(sha))
+	if err != nil {
+		return errReply(http.StatusNotFound, "Not Found")
+	}
+	return jsonReply(http.StatusOK, c.s.gitCommitJSON(c.repo, cm))
+}
+
+func validRefName(name string) bool {
+	if !strings.HasPrefix(name, "refs/") || strings.Count(name, "/") < 2 || strings.HasSuffix(name, "/") {
+		return false
+	}
+	for _, bad := range []string{"..", "//", "@{", "\\", " ", "~", "^", ":", "?", "*", "[", ".lock/"} {
+		if strings.Contains(name, bad) {
+			return false
+		}
+	}
+	return !strings.HasSuffix(name, ".lock")
+}
+
+func (c *call) createRef() *reply {
+	var in struct {
+		Ref string `json:"ref"`
+		SHA string `json:"sha"`
+	}
+	if rep := c.decode(&in); rep != nil {
+		return rep
+	}
+	if !validRefName(in.Ref) {
+		return errReply(422, "Reference name is not valid")
+	}
+	g := c.repo.git
+	if !plumbing.IsHash(in.SHA) || !g.has(plumbing.CommitObject, plumbing.NewHash(in.SHA)) {
+		return errReply(422, "Object does not exist")
+	}
+	if _, ok := g.ref(in.Ref); ok {
+		return errReply(422, "Reference already exists")
+	}
+	g.setRef(in.Ref, plumbing.NewHash(in.SHA))
+	c.repo.pushed = c.s.now()
+	rep := jsonReply(http.StatusCreated, c.s.refJSON(c.repo, in.Ref, plumbing.NewHash(in.SHA)))
+	rep.header.Set("Location", c.s.repoAPI(c.repo)+"/git/"+in.Ref)
+	return rep
+}
+
+func (c *call) getRef() *reply {
+	name := "refs/" + c.params["ref"]
+	h, ok := c.repo.git.ref(name)
+	if !ok {
+		return errReply(http.StatusNotFound, "Not Found")
+	}
+	return jsonReply(http.StatusOK, c.s.refJSON(c.repo, name, h))
+}
+
+func (c *call) updateRef() *reply {
+	var in struct {
+		SHA   string `json:"sha"`
+		Force bool   `json:"force"`
+	}
+	if rep := c.decode(&in); rep != nil {
+		return rep
+	}
+	name := "refs/" + c.params["ref"]
+	g := c.repo.git
+	old, ok := g.ref(name)
+	if !ok {
+		return errReply(422, "Reference does not exist")
+	}
+	if !plumbing.IsHash(in.SHA) || !g.has(plumbing.CommitObject, plumbing.NewHash(in.SHA)) {
+		return errReply(422, "Object does not exist")
+	}
+	h := plumbing.NewHash(in.SHA)
+	if !in.Force && !g.isAncestor(old, h) {
+		return errReply(422, "Update is not a fast forward")
+	}
+	g.setRef(name, h)
+	c.repo.pushed = c.s.now()
+	return jsonReply(http.StatusOK, c.s.refJSON(c.repo, name, h))
+}
+
+func (c *call) deleteRef() *reply {
+	name := "refs/" + c.params["ref"]
+	if _, ok := c.repo.git.ref(name); !ok {
+		return errReply(422, "Reference does not exist")
+	}
+	if branch, ok := strings.CutPrefix(name, "refs/heads/"); ok {
+		c.s.deleteBranchLocked(c.repo, branch)
+	} else {
+		c.repo.git.deleteRef(name)
+	}
+	return &reply{status: http.StatusNoContent, header: http.Header{}}
+}
+
+func (s *Server) gitUserJSON(sg object.Signature) map[string]any {
+	return map[string]any{"name": sg.Name, "email": sg.Email, "date": ts(sg.When)}
+}
+
+var unsigned = map[string]any{"verified": false, "reason": "unsigned", "signature": nil, "payload": nil, "verified_at": nil}
+
+// gitCommitJSON is the Git Data API's commit ("git-commit").
+func (s *Server) gitCommitJSON(rp *repo, c *object.Commit) map[string]any {
+	api := s.repoAPI(rp)
+	parents := []any{}
+	for _, p := range c.ParentHashes {
+		parents = append(parents, map[string]any{"sha": p.String(), "url": api + "/git/commits/" + p.String(),
+			"html_url": s.repoHTML(rp) + "/commit/" + p.String()})
+	}
+	return map[string]any{
+		"sha": c.Hash.String(), "node_id": "C_" + c.Hash.String(),
+		"url": api + "/git/commits/" + c.Hash.String(), "html_url": s.repoHTML(rp) + "/commit/" + c.Hash.String(),
+		"author": s.gitUserJSON(c.Author), "committer": s.gitUserJSON(c.Committer),
+		"tree":    map[string]any{"sha": c.TreeHash.String(), "url": api + "/git/trees/" + c.TreeHash.String()},
+		"message": c.Message, "parents": parents, "verification": unsigned,
+	}
+}
+
+func (s *Server) refJSON(rp *repo, name string, h plumbing.Hash) map[string]any {
+	api := s.repoAPI(rp)
+	return map[string]any{
+		"ref": name, "node_id": "REF_" + strings.ReplaceAll(name, "/", "_"), "url": api + "/git/" + name,
+		"object": map[string]any{"type": "commit", "sha": h.String(), "url": api + "/git/commits/" + h.String()},
+	}
 }

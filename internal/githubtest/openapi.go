@@ -169,12 +169,13 @@ func unescapeForPath(p string) string {
 	return s
 }
 
-// validator checks one exchange against the description.
+// exchange is one request on its way through validation: the matched
+// operation, the validator input its response is checked with, and the
+// relaxations that apply.
 type exchange struct {
-	op     string
-	input  *openapi3filter.RequestValidationInput
-	relax  relaxation
-	failed []Failure
+	op    string
+	input *openapi3filter.RequestValidationInput
+	relax relaxation
 }
 
 var filterOptions = &openapi3filter.Options{

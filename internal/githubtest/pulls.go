@@ -1,19 +1,103 @@
 package githubtest
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
-func (c *call) actor() string { return c.botUser().login }
+// PR is the test-side view of a pull request.
+type PR struct {
+	Number         int
+	Title, Body    string
+	State          string // open or closed
+	Head, Base     string
+	HeadSHA        string
+	Merged         bool
+	MergeCommitSHA string
+	User           string
+	Labels         []string
+	Reviewers      []string
+	Comments       []string
+}
+
+// PullRequests lists every pull request of the repository by number.
+func (s *Server) PullRequests(owner, name string) []PR {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repoLocked(owner, name)
+	if rp == nil {
+		return nil
+	}
+	var out []PR
+	for _, pr := range rp.pulls {
+		s.refreshHead(rp, pr)
+		p := PR{Number: pr.number, Title: pr.title, Body: pr.body, State: pr.state, Head: pr.head, Base: pr.base,
+			HeadSHA: pr.headSHA, Merged: pr.merged != nil, MergeCommitSHA: pr.mergeSHA, User: pr.user,
+			Reviewers: append([]string(nil), pr.reviewers...)}
+		for _, l := range pr.labels {
+			p.Labels = append(p.Labels, l.name)
+		}
+		for _, c := range pr.comments {
+			p.Comments = append(p.Comments, c.body)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// MergePR merges pull request number the way the merge button does
+// (method "merge" or "squash"; "" is merge) and returns the new base head.
+func (s *Server) MergePR(owner, name string, number int, method string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repoLocked(owner, name)
+	if rp == nil {
+		return "", fmt.Errorf("no repo %s/%s", owner, name)
+	}
+	pr := rp.pull(number)
+	if pr == nil {
+		return "", fmt.Errorf("no pull request #%d", number)
+	}
+	sha, rep := s.mergeLocked(rp, pr, method, "", "", owner)
+	if rep != nil {
+		return "", fmt.Errorf("merge #%d: %d %s", number, rep.status, rep.body)
+	}
+	return sha, nil
+}
+
+// ClosePR closes a pull request without merging.
+func (s *Server) ClosePR(owner, name string, number int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repoLocked(owner, name)
+	if rp == nil {
+		return false
+	}
+	pr := rp.pull(number)
+	if pr == nil || pr.state != "open" {
+		return false
+	}
+	s.refreshHead(rp, pr)
+	now := s.now()
+	pr.state, pr.closed, pr.updated = "closed", &now, now
+	return true
+}
+
+// refreshHead follows the head branch of an open pull request.
+func (s *Server) refreshHead(rp *repo, pr *pull) {
+	if pr.state != "open" {
+		return
+	}
+	if h, ok := rp.git.ref("refs/heads/" + pr.head); ok {
+		pr.headSHA = h.String()
+	}
+}
 
 func (c *call) pullParam() (*pull, *reply) {
 	n, err := strconv.Atoi(c.params["pull_number"])
@@ -317,298 +401,90 @@ func (c *call) requestReviewers() *reply {
 	return jsonReply(http.StatusCreated, c.s.pullJSON(c.repo, pr))
 }
 
-func (c *call) listComments() *reply {
-	pr, rep := c.pullParam()
-	if rep != nil {
-		return rep
+func (s *Server) pullJSON(rp *repo, pr *pull) map[string]any {
+	s.refreshHead(rp, pr)
+	api, html := s.repoAPI(rp), s.repoHTML(rp)
+	n := fmt.Sprint(pr.number)
+	baseSHA, _ := rp.git.ref("refs/heads/" + pr.base)
+	side := func(branch, sha string) map[string]any {
+		return map[string]any{"label": rp.owner + ":" + branch, "ref": branch, "sha": sha,
+			"user": s.loginJSON(rp.owner), "repo": s.repoJSON(rp)}
 	}
-	items := []any{}
-	for _, cm := range pr.comments {
-		items = append(items, c.s.commentJSON(c.repo, pr, cm))
-	}
-	return c.paged(items)
-}
-
-func (c *call) createComment() *reply {
-	pr, rep := c.pullParam()
-	if rep != nil {
-		return rep
-	}
-	var in struct {
-		Body *string `json:"body"`
-	}
-	if rep := c.decode(&in); rep != nil {
-		return rep
-	}
-	if in.Body == nil || *in.Body == "" {
-		return validationReply("IssueComment", "body", "missing_field", "")
-	}
-	if len(*in.Body) > 65536 {
-		return validationReply("IssueComment", "body", "custom", "Body is too long (maximum is 65536 characters)")
-	}
-	now := c.s.now()
-	cm := &comment{id: c.s.id(), body: *in.Body, user: c.actor(), created: now, updated: now}
-	pr.comments = append(pr.comments, cm)
-	return jsonReply(http.StatusCreated, c.s.commentJSON(c.repo, pr, cm))
-}
-
-func (c *call) labelsReply(pr *pull) *reply {
-	items := []any{}
+	labels := []any{}
 	for _, l := range pr.labels {
-		items = append(items, c.s.labelJSON(c.repo, l))
+		labels = append(labels, s.labelJSON(rp, l))
 	}
-	return jsonReply(http.StatusOK, items)
-}
-
-func (c *call) listLabels() *reply {
-	pr, rep := c.pullParam()
-	if rep != nil {
-		return rep
+	reviewers, teams := []any{}, []any{}
+	for _, r := range pr.reviewers {
+		reviewers = append(reviewers, s.loginJSON(r))
 	}
-	return c.labelsReply(pr)
-}
-
-func (c *call) addLabels() *reply {
-	pr, rep := c.pullParam()
-	if rep != nil {
-		return rep
+	for _, t := range pr.teams {
+		teams = append(teams, s.teamJSON(t))
 	}
-	// The description allows ["a"], {"labels": ["a"]} and name objects.
-	var names []string
-	var raw any
-	_ = json.Unmarshal(c.body, &raw)
-	collect := func(v any) {
-		if list, ok := v.([]any); ok {
-			for _, x := range list {
-				switch t := x.(type) {
-				case string:
-					names = append(names, t)
-				case map[string]any:
-					names = append(names, str(t["name"]))
-				}
+	link := func(u string) map[string]any { return map[string]any{"href": u} }
+	var mergeSHA any
+	if pr.mergeSHA != "" {
+		mergeSHA = pr.mergeSHA
+	}
+	var mergedBy any
+	if pr.mergedBy != "" {
+		mergedBy = s.loginJSON(pr.mergedBy)
+	}
+	// Counts and mergeability come from the branches as they are now.
+	commits, add, del, changed := 0, 0, 0, 0
+	var mergeable any
+	state := "unknown"
+	if head, ok := rp.git.resolve(pr.headSHA); ok && !baseSHA.IsZero() {
+		commits = len(rp.git.log(head, rp.git.ancestors(baseSHA)))
+		if mb, ok := rp.git.mergeBase(baseSHA, head); ok {
+			hc, _ := rp.git.commit(head)
+			mc, _ := rp.git.commit(mb)
+			bc, _ := rp.git.commit(baseSHA)
+			ch := rp.git.diffTrees(mc.TreeHash, hc.TreeHash)
+			changed = len(ch)
+			for _, c := range ch {
+				add += c.additions
+				del += c.deletion
+			}
+			if pr.state == "open" {
+				_, err := rp.git.mergeTrees(mc.TreeHash, bc.TreeHash, hc.TreeHash)
+				mergeable = err == nil
+				state = map[bool]string{true: "clean", false: "dirty"}[err == nil]
 			}
 		}
 	}
-	switch t := raw.(type) {
-	case []any:
-		collect(t)
-	case map[string]any:
-		collect(t["labels"])
-	case string:
-		names = append(names, t)
+	if pr.merged != nil {
+		state = "unknown"
 	}
-	for _, n := range names {
-		have := false
-		for _, l := range pr.labels {
-			have = have || strings.EqualFold(l.name, n)
-		}
-		if !have && n != "" {
-			pr.labels = append(pr.labels, &label{id: c.s.id(), name: n})
-		}
+	return map[string]any{
+		"url": api + "/pulls/" + n, "id": pr.id, "node_id": nodeID("PR", pr.id), "html_url": html + "/pull/" + n,
+		"diff_url": html + "/pull/" + n + ".diff", "patch_url": html + "/pull/" + n + ".patch",
+		"issue_url": api + "/issues/" + n, "commits_url": api + "/pulls/" + n + "/commits",
+		"review_comments_url": api + "/pulls/" + n + "/comments", "review_comment_url": api + "/pulls/comments{/number}",
+		"comments_url": api + "/issues/" + n + "/comments", "statuses_url": api + "/statuses/" + pr.headSHA,
+		"number": pr.number, "state": pr.state, "locked": false, "title": pr.title, "user": s.loginJSON(pr.user),
+		"body": nullable(pr.body), "labels": labels, "milestone": nil, "active_lock_reason": nil,
+		"created_at": ts(pr.created), "updated_at": ts(pr.updated), "closed_at": tsPtr(pr.closed), "merged_at": tsPtr(pr.merged),
+		"merge_commit_sha": mergeSHA, "assignee": nil, "assignees": []any{},
+		"requested_reviewers": reviewers, "requested_teams": teams,
+		"head": side(pr.head, pr.headSHA), "base": side(pr.base, baseSHA.String()),
+		"_links": map[string]any{
+			"self": link(api + "/pulls/" + n), "html": link(html + "/pull/" + n), "issue": link(api + "/issues/" + n),
+			"comments": link(api + "/issues/" + n + "/comments"), "review_comments": link(api + "/pulls/" + n + "/comments"),
+			"review_comment": link(api + "/pulls/comments{/number}"), "commits": link(api + "/pulls/" + n + "/commits"),
+			"statuses": link(api + "/statuses/" + pr.headSHA),
+		},
+		"author_association": "NONE", "auto_merge": nil, "draft": pr.draft,
+		"merged": pr.merged != nil, "mergeable": mergeable, "rebaseable": false, "mergeable_state": state,
+		"merged_by": mergedBy, "comments": len(pr.comments), "review_comments": 0,
+		"maintainer_can_modify": pr.maintainer, "commits": commits, "additions": add, "deletions": del, "changed_files": changed,
 	}
-	pr.updated = c.s.now()
-	return c.labelsReply(pr)
 }
 
-func (c *call) removeLabel() *reply {
-	pr, rep := c.pullParam()
-	if rep != nil {
-		return rep
-	}
-	for i, l := range pr.labels {
-		if strings.EqualFold(l.name, c.params["name"]) {
-			pr.labels = append(pr.labels[:i], pr.labels[i+1:]...)
-			return c.labelsReply(pr)
-		}
-	}
-	return errReply(http.StatusNotFound, "Label does not exist")
-}
-
-// ---- check runs ----
-
-type checkInput struct {
-	Name        *string    `json:"name"`
-	HeadSHA     string     `json:"head_sha"`
-	DetailsURL  *string    `json:"details_url"`
-	ExternalID  *string    `json:"external_id"`
-	Status      *string    `json:"status"`
-	StartedAt   *time.Time `json:"started_at"`
-	Conclusion  *string    `json:"conclusion"`
-	CompletedAt *time.Time `json:"completed_at"`
-	Output      *struct {
-		Title       *string          `json:"title"`
-		Summary     *string          `json:"summary"`
-		Text        *string          `json:"text"`
-		Annotations []map[string]any `json:"annotations"`
-	} `json:"output"`
-}
-
-// maxAnnotations per request is GitHub's documented limit.
-const maxAnnotations = 50
-
-func (c *call) applyCheck(cr *checkRun, in *checkInput) *reply {
-	now := c.s.now()
-	if in.Output != nil && len(in.Output.Annotations) > maxAnnotations {
-		return validationReply("CheckRun", "output.annotations", "custom", "Only 50 annotations are allowed per request")
-	}
-	if in.Name != nil {
-		cr.name = *in.Name
-	}
-	if in.DetailsURL != nil {
-		cr.detailsURL = *in.DetailsURL
-	}
-	if in.ExternalID != nil {
-		cr.externalID = *in.ExternalID
-	}
-	if in.StartedAt != nil {
-		t := in.StartedAt.UTC()
-		cr.started = &t
-	}
-	if in.Status != nil {
-		cr.status = *in.Status
-	}
-	if in.Conclusion != nil {
-		cr.conclusion = *in.Conclusion
-		cr.status = "completed" // a conclusion completes the run
-	}
-	if cr.status == "completed" {
-		if cr.conclusion == "" {
-			return validationReply("CheckRun", "conclusion", "missing_field", "")
-		}
-		t := now
-		if in.CompletedAt != nil {
-			t = in.CompletedAt.UTC()
-		}
-		if cr.completed == nil || in.CompletedAt != nil {
-			cr.completed = &t
-		}
-	}
-	if o := in.Output; o != nil {
-		if o.Title != nil {
-			cr.title = *o.Title
-		}
-		if o.Summary != nil {
-			cr.summary = *o.Summary
-		}
-		if o.Text != nil {
-			cr.text = *o.Text
-		}
-		// Annotations accumulate across updates, as on GitHub.
-		cr.annotations = append(cr.annotations, o.Annotations...)
-	}
-	return nil
-}
-
-func (c *call) createCheckRun() *reply {
-	var in checkInput
-	if rep := c.decode(&in); rep != nil {
-		return rep
-	}
-	if in.Name == nil || *in.Name == "" {
-		return validationReply("CheckRun", "name", "missing_field", "")
-	}
-	if !plumbing.IsHash(in.HeadSHA) || !c.repo.git.has(plumbing.CommitObject, plumbing.NewHash(in.HeadSHA)) {
-		return errReply(422, "No commit found for SHA: "+in.HeadSHA)
-	}
-	now := c.s.now()
-	cr := &checkRun{id: c.s.id(), headSHA: in.HeadSHA, status: "queued", started: &now}
-	if c.app != nil {
-		cr.app = c.app.id
-	}
-	if rep := c.applyCheck(cr, &in); rep != nil {
-		return rep
-	}
-	c.repo.checkRuns = append(c.repo.checkRuns, cr)
-	return jsonReply(http.StatusCreated, c.s.checkRunJSON(c.repo, cr))
-}
-
-func (c *call) checkParam() (*checkRun, *reply) {
-	id, _ := strconv.ParseInt(c.params["check_run_id"], 10, 64)
-	for _, cr := range c.repo.checkRuns {
-		if cr.id == id {
-			return cr, nil
-		}
-	}
-	return nil, errReply(http.StatusNotFound, "Not Found")
-}
-
-func (c *call) getCheckRun() *reply {
-	cr, rep := c.checkParam()
-	if rep != nil {
-		return rep
-	}
-	return jsonReply(http.StatusOK, c.s.checkRunJSON(c.repo, cr))
-}
-
-func (c *call) updateCheckRun() *reply {
-	cr, rep := c.checkParam()
-	if rep != nil {
-		return rep
-	}
-	var in checkInput
-	if rep := c.decode(&in); rep != nil {
-		return rep
-	}
-	// Validate on a copy so a rejected update changes nothing.
-	cp := *cr
-	cp.annotations = append([]map[string]any(nil), cr.annotations...)
-	if rep := c.applyCheck(&cp, &in); rep != nil {
-		return rep
-	}
-	*cr = cp
-	return jsonReply(http.StatusOK, c.s.checkRunJSON(c.repo, cr))
-}
-
-func (c *call) listCheckRuns() *reply {
-	h, ok := c.repo.git.resolve(c.params["ref"])
-	if !ok {
-		return errReply(422, "No commit found for SHA: "+c.params["ref"])
-	}
-	q := c.r.URL.Query()
-	latest := q.Get("filter") != "all"
-	seen := map[string]bool{}
-	var runs []any
-	// Newest first; with filter=latest only the newest run of each name.
-	for i := len(c.repo.checkRuns) - 1; i >= 0; i-- {
-		cr := c.repo.checkRuns[i]
-		if cr.headSHA != h.String() {
-			continue
-		}
-		if n := q.Get("check_name"); n != "" && cr.name != n {
-			continue
-		}
-		if st := q.Get("status"); st != "" && cr.status != st {
-			continue
-		}
-		if latest && seen[cr.name] {
-			continue
-		}
-		seen[cr.name] = true
-		runs = append(runs, c.s.checkRunJSON(c.repo, cr))
-	}
-	if runs == nil {
-		runs = []any{}
-	}
-	lo, hi, link := c.page(len(runs))
-	rep := jsonReply(http.StatusOK, map[string]any{"total_count": len(runs), "check_runs": runs[lo:hi]})
-	if link != "" {
-		rep.header.Set("Link", link)
-	}
-	return rep
-}
-
-func (c *call) listAnnotations() *reply {
-	cr, rep := c.checkParam()
-	if rep != nil {
-		return rep
-	}
-	items := []any{}
-	for _, a := range cr.annotations {
-		m := map[string]any{"path": a["path"], "start_line": a["start_line"], "end_line": a["end_line"],
-			"start_column": a["start_column"], "end_column": a["end_column"], "annotation_level": a["annotation_level"],
-			"title": a["title"], "message": a["message"], "raw_details": a["raw_details"],
-			"blob_href": c.s.repoHTML(c.repo) + "/blob/" + cr.headSHA + "/" + str(a["path"])}
-		items = append(items, m)
-	}
-	return c.paged(items)
+func (s *Server) teamJSON(slug string) map[string]any {
+	id := int64(len(slug)) // stable enough: teams only round-trip names here
+	api := s.URL() + "/teams/" + slug
+	return map[string]any{"id": id, "node_id": nodeID("T", id), "url": api, "members_url": api + "/members{/member}",
+		"name": slug, "slug": slug, "description": nil, "permission": "pull", "privacy": "closed",
+		"html_url": s.URL() + "/orgs/teams/" + slug, "repositories_url": api + "/repos", "parent": nil, "type": "organization"}
 }

@@ -1,35 +1,32 @@
-// Package githubtest is an in-process server that speaks the part of GitHub's
-// REST API a GitHub App bot uses, backed by real git objects, with GitHub App
-// authentication, conditional requests, rate-limit headers and fault
-// injection. Every request and response is checked against GitHub's published
-// OpenAPI description, so a test that passes here talks to GitHub the way
-// GitHub documents. It serves tests and `driftback demo`.
 package githubtest
 
 import (
-	"bytes"
-	"crypto/rand"
-	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
-	"net/http/httptest"
-	"path"
 	"strconv"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 )
+
+// TB is the part of testing.TB the server uses; *testing.T and *testing.B
+// satisfy it. It is declared here because the package is linked into the
+// product binary (`driftback demo`), which must not import testing.
+type TB interface {
+	Errorf(format string, args ...any)
+	Fatal(args ...any)
+	Cleanup(func())
+}
 
 // Options configure a Server. The zero value is usable.
 type Options struct {
 	// T, when set, fails the test (at cleanup) for every validation failure
 	// not taken with TakeFailures, and closes the server at cleanup.
-	T testing.TB
+	T TB
 	// Clock replaces time.Now for token expiry, JWT checks, rate-limit
 	// windows and timestamps.
 	Clock func() time.Time
@@ -70,9 +67,19 @@ func (c Counters) Sub(o Counters) Counters {
 
 // Server is the fake GitHub. All methods are safe for concurrent use.
 type Server struct {
-	opts Options
-	ts   *httptest.Server
-	spec *spec
+	opts   Options
+	ln     net.Listener
+	hs     *http.Server
+	url    string
+	client *http.Client
+	spec   *spec
+
+	// Connection tracking for Close, under connMu; connWG counts the
+	// Serve loop and every open connection.
+	connMu sync.Mutex
+	conns  map[net.Conn]http.ConnState
+	closed bool
+	connWG sync.WaitGroup
 
 	mu        sync.Mutex
 	nextID    int64
@@ -89,8 +96,9 @@ type Server struct {
 	buckets   map[string]*bucket
 }
 
-// New starts a server. Validation needs the OpenAPI description, which is
-// loaded once per process; a load failure is fatal to T (or panics without one).
+// New starts a server on a loopback port. Validation needs the OpenAPI
+// description, which is loaded once per process; a load failure, like a
+// failure to listen, is fatal to T (or panics without one).
 func New(opts Options) *Server {
 	if opts.Clock == nil {
 		opts.Clock = time.Now
@@ -115,14 +123,13 @@ func New(opts Options) *Server {
 	if !opts.NoValidation {
 		sp, err := loadSpec()
 		if err != nil {
-			if opts.T != nil {
-				opts.T.Fatal(err)
-			}
-			panic(err)
+			fatal(opts.T, err)
 		}
 		s.spec = sp
 	}
-	s.ts = httptest.NewServer(http.HandlerFunc(s.serve))
+	if err := s.start(); err != nil {
+		fatal(opts.T, err)
+	}
 	if opts.T != nil {
 		opts.T.Cleanup(func() {
 			s.Close()
@@ -134,15 +141,92 @@ func New(opts Options) *Server {
 	return s
 }
 
+func fatal(t TB, err error) {
+	if t != nil {
+		t.Fatal(err)
+	}
+	panic(err)
+}
+
+// start listens on 127.0.0.1 and serves in the background.
+func (s *Server) start() error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("githubtest: listen: %w", err)
+	}
+	s.ln = ln
+	s.url = "http://" + ln.Addr().String()
+	s.client = &http.Client{Transport: &http.Transport{}}
+	s.conns = map[net.Conn]http.ConnState{}
+	s.hs = &http.Server{Handler: http.HandlerFunc(s.serve), ConnState: s.trackConn}
+	s.connWG.Add(1)
+	go func() {
+		defer s.connWG.Done()
+		_ = s.hs.Serve(ln) // returns when Close closes the listener
+	}()
+	return nil
+}
+
+// trackConn follows every connection's state so Close can drop the idle
+// ones at once and wait for the ones with a request in flight.
+func (s *Server) trackConn(c net.Conn, st http.ConnState) {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	switch st {
+	case http.StateNew:
+		// The Serve loop reports this before it returns, so connWG is
+		// never at zero here.
+		s.connWG.Add(1)
+		s.conns[c] = st
+		if s.closed {
+			_ = c.Close()
+		}
+	case http.StateActive:
+		s.conns[c] = st
+	case http.StateIdle:
+		s.conns[c] = st
+		if s.closed {
+			_ = c.Close()
+		}
+	case http.StateHijacked, http.StateClosed:
+		if _, ok := s.conns[c]; ok {
+			delete(s.conns, c)
+			s.connWG.Done()
+		}
+	}
+}
+
 // URL is the API base URL (no trailing slash); point go-github's BaseURL
 // and ghinstallation's BaseURL at it.
-func (s *Server) URL() string { return s.ts.URL }
+func (s *Server) URL() string { return s.url }
 
 // Client is an HTTP client for the server (no auth added).
-func (s *Server) Client() *http.Client { return s.ts.Client() }
+func (s *Server) Client() *http.Client { return s.client }
 
-// Close stops the server.
-func (s *Server) Close() { s.ts.Close() }
+// Close stops the server: no new connections, idle ones closed now, and it
+// returns once the requests in flight have been answered. Safe to call
+// more than once.
+func (s *Server) Close() {
+	s.connMu.Lock()
+	if !s.closed {
+		s.closed = true
+		s.hs.SetKeepAlivesEnabled(false)
+		_ = s.ln.Close() // ends the Serve loop
+		for c, st := range s.conns {
+			if st == http.StateIdle || st == http.StateNew {
+				_ = c.Close()
+			}
+		}
+	}
+	s.connMu.Unlock()
+	// Clients of a test server commonly use the default transport; their
+	// idle connections to a closed server would only linger.
+	if t, ok := http.DefaultTransport.(*http.Transport); ok {
+		t.CloseIdleConnections()
+	}
+	s.client.CloseIdleConnections()
+	s.connWG.Wait()
+}
 
 func (s *Server) now() time.Time { return s.opts.Clock().UTC().Truncate(time.Second) }
 
@@ -186,102 +270,6 @@ func (s *Server) fail(f Failure) {
 	s.mu.Lock()
 	s.failures = append(s.failures, f)
 	s.mu.Unlock()
-}
-
-// Fault makes matching requests misbehave. Path is matched with path.Match
-// against the escaped request path ("/repos/o/r/git/refs/heads/*"), or
-// equals the OpenAPI path template; Method "" matches any method.
-type Fault struct {
-	Method string
-	Path   string
-	// Count is how many matching requests are affected; 0 means 1.
-	Count int
-	// Status answers with this status (500, 502, ...) instead of handling.
-	Status int
-	// SecondaryRateLimit answers 403 with Retry-After of this many seconds.
-	SecondaryRateLimit int
-	// Delay holds the request this long first (honouring cancellation).
-	Delay time.Duration
-	// Mutate rewrites the real response before validation and sending,
-	// to prove the validator sees what clients would.
-	Mutate func(status int, h http.Header, body []byte) (int, []byte)
-}
-
-// InjectFault adds a fault; faults are consumed in the order added.
-func (s *Server) InjectFault(f Fault) {
-	if f.Count <= 0 {
-		f.Count = 1
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	fc := f
-	s.faults = append(s.faults, &fc)
-}
-
-func (s *Server) takeFault(method, p, template string) *Fault {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i, f := range s.faults {
-		if f.Method != "" && !strings.EqualFold(f.Method, method) {
-			continue
-		}
-		if ok, _ := path.Match(f.Path, p); !ok && f.Path != template {
-			continue
-		}
-		f.Count--
-		if f.Count == 0 {
-			s.faults = append(s.faults[:i], s.faults[i+1:]...)
-		}
-		cp := *f
-		return &cp
-	}
-	return nil
-}
-
-// ExpireTokens makes every installation token issued so far expired.
-func (s *Server) ExpireTokens() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	past := s.opts.Clock().Add(-time.Second)
-	for _, t := range s.tokens {
-		t.expires = past
-	}
-}
-
-// reply is a buffered response.
-type reply struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-func jsonReply(status int, v any) *reply {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	r := &reply{status: status, header: http.Header{}, body: b}
-	r.header.Set("Content-Type", "application/json; charset=utf-8")
-	return r
-}
-
-const docsURL = "https://docs.github.com/rest"
-
-func errReply(status int, msg string) *reply {
-	return jsonReply(status, map[string]any{"message": msg, "documentation_url": docsURL, "status": strconv.Itoa(status)})
-}
-
-// validationReply is GitHub's 422 with an errors list.
-func validationReply(resource, field, code, msg string) *reply {
-	e := map[string]any{"resource": resource, "code": code}
-	if field != "" {
-		e["field"] = field
-	}
-	if msg != "" {
-		e["message"] = msg
-	}
-	return jsonReply(422, map[string]any{"message": "Validation Failed", "errors": []any{e},
-		"documentation_url": docsURL, "status": "422"})
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
@@ -416,96 +404,4 @@ func (s *Server) record(r *http.Request, op string, status int, notModified bool
 	if status >= 400 {
 		s.counters.Errors++
 	}
-}
-
-// bucket is one rate-limit window.
-type bucket struct {
-	limit int
-	used  int
-	reset time.Time
-}
-
-func (s *Server) bucketFor(c *call) *bucket {
-	key, limit := "anon:"+c.r.RemoteAddr, 60
-	tok := c.tok
-	if tok == nil {
-		// Injected faults answer before auth; charge them to the caller all the same.
-		tok = s.tokens[bearer(c.r)]
-	}
-	switch {
-	case tok != nil:
-		key, limit = "inst:"+strconv.FormatInt(tok.installation, 10), s.opts.RateLimit
-	case c.app != nil:
-		key, limit = "app:"+strconv.FormatInt(c.app.id, 10), s.opts.RateLimit
-	case c.rt != nil && c.rt.op == codeloadOp:
-		return nil // codeload is not the API and sends no rate-limit headers
-	}
-	now := s.opts.Clock()
-	b := s.buckets[key]
-	if b == nil || !now.Before(b.reset) {
-		b = &bucket{limit: limit, reset: now.Add(time.Hour).Truncate(time.Second)}
-		s.buckets[key] = b
-	}
-	return b
-}
-
-func randomToken(prefix string) string {
-	var b [18]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(err)
-	}
-	return prefix + hex.EncodeToString(b[:])
-}
-
-// RegisterApp makes appID a GitHub App whose JWTs are signed by the key
-// behind pub. Its bot user is "app<ID>[bot]" unless SetAppSlug renames it.
-func (s *Server) RegisterApp(appID int64, pub *rsa.PublicKey) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	slug := fmt.Sprintf("app%d", appID)
-	s.apps[appID] = &app{id: appID, slug: slug, pub: pub, created: s.now()}
-	s.userLocked(slug+"[bot]", "Bot")
-}
-
-// SetAppSlug renames an app; its bot becomes "<slug>[bot]".
-func (s *Server) SetAppSlug(appID int64, slug string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if a := s.apps[appID]; a != nil {
-		a.slug = slug
-		s.userLocked(slug+"[bot]", "Bot")
-	}
-}
-
-// AddInstallation installs the app on every repository of owner.
-func (s *Server) AddInstallation(appID, installationID int64, owner string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.userLocked(owner, "Organization")
-	s.installs[installationID] = &installation{id: installationID, app: appID, owner: owner, created: s.now()}
-}
-
-// Token issues an installation token without HTTP, for tests that do not
-// exercise the app flow.
-func (s *Server) Token(installationID int64) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.issueToken(installationID).value
-}
-
-func (s *Server) issueToken(installationID int64) *token {
-	t := &token{value: randomToken("ghs_"), installation: installationID, expires: s.opts.Clock().Add(s.opts.TokenLifetime)}
-	s.tokens[t.value] = t
-	return t
-}
-
-// jsonBody decodes the request body into v.
-func (c *call) decode(v any) *reply {
-	if len(bytes.TrimSpace(c.body)) == 0 {
-		return nil
-	}
-	if err := json.Unmarshal(c.body, v); err != nil {
-		return errReply(400, "Problems parsing JSON")
-	}
-	return nil
 }

@@ -681,3 +681,43 @@ func TestValidationCatchesBadResponse(t *testing.T) {
 		t.Fatalf("failures %v", fails)
 	}
 }
+
+// Close lets a request in flight finish and be answered before it returns.
+func TestCloseWaitsForRequestInFlight(t *testing.T) {
+	srv := New(Options{T: t})
+	const delay = 300 * time.Millisecond
+	srv.InjectFault(Fault{Method: "GET", Path: "/app/installations", Delay: delay})
+	got := make(chan error, 1)
+	go func() {
+		resp, err := srv.Client().Get(srv.URL() + "/app/installations")
+		if err == nil {
+			_, err = io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			if err == nil && resp.StatusCode != http.StatusUnauthorized {
+				err = errors.New(resp.Status)
+			}
+		}
+		got <- err
+	}()
+	// The fault is taken once the request is being handled.
+	for {
+		srv.mu.Lock()
+		n := len(srv.faults)
+		srv.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	srv.Close()
+	// The log entry is written after the answer is sent.
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("Close returned with %d requests answered, want 1", n)
+	}
+	if err := <-got; err != nil {
+		t.Errorf("request in flight during Close: %v", err)
+	}
+	if _, err := srv.Client().Get(srv.URL() + "/app/installations"); err == nil {
+		t.Error("the server still answers after Close")
+	}
+}

@@ -1,10 +1,3 @@
-// Package synth builds synthetic repositories and matching live snapshots
-// for benchmarks: N kustomize roots, each an overlay over a private base and
-// one of a few shared bases, with images:/replicas: entries, a patch file
-// and labels; and live objects that are the real kustomize render of each
-// root dressed as the API server returns them (status, server metadata,
-// server defaults, managedFields), with a chosen fraction of them drifted.
-// Everything is deterministic from the seed.
 package synth
 
 import (
@@ -19,10 +12,8 @@ import (
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
-	"github.com/driftback/driftback/analyzer"
-	"github.com/driftback/driftback/analyzer/ktree"
-	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/repofs"
 )
 
@@ -34,16 +25,16 @@ const sharedObjects = 2
 type Fixture struct {
 	Seed    int64
 	Repo    *repofs.Repo
-	Roots   []string // sorted, as ktree.Roots finds them
+	Roots   []string // the overlays, sorted: the roots no other root reads
 	Objects int      // rendered objects over all roots
 
 	rendered map[string][]map[string]any // per root, the plain kustomize build
 }
 
 // Generate returns a repository of roots roots with about objectsPerRoot
-// objects each (at least 3), and live objects per root with the fraction
+// objects each (at least 3), and live snapshots per root with the fraction
 // drift of all objects drifted. It is NewRepo followed by Live.
-func Generate(seed int64, roots, objectsPerRoot int, drift float64) (*repofs.Repo, []string, map[string][]analyzer.Live, error) {
+func Generate(seed int64, roots, objectsPerRoot int, drift float64) (*repofs.Repo, []string, map[string][]byte, error) {
 	fx, err := NewRepo(seed, roots, objectsPerRoot)
 	if err != nil {
 		return nil, nil, nil, err
@@ -79,10 +70,11 @@ func NewRepo(seed int64, roots, objectsPerRoot int) (*Fixture, error) {
 			return nil, err
 		}
 	}
-	fx := &Fixture{Seed: seed, Repo: repo, Roots: ktree.Roots(repo), rendered: map[string][]map[string]any{}}
-	if len(fx.Roots) != roots {
-		return nil, fmt.Errorf("synth: generated %d roots, ktree finds %d", roots, len(fx.Roots))
+	fx := &Fixture{Seed: seed, Repo: repo, rendered: map[string][]map[string]any{}}
+	for r := 0; r < roots; r++ {
+		fx.Roots = append(fx.Roots, overlayOf(r))
 	}
+	sort.Strings(fx.Roots)
 	fsys, err := repo.FS()
 	if err != nil {
 		return nil, err
@@ -134,10 +126,13 @@ func writeShared(add func(p, s string) error, s int, rng *rand.Rand) error {
 // writeRoot writes teams/tNNN/{base,overlay}: private objects in the base,
 // one app (Deployment, Service, ConfigMap) per file, and the overlay that
 // is the root.
+// overlayOf is the folder of root r, the one root that reads its base.
+func overlayOf(r int) string { return fmt.Sprintf("teams/t%03d/overlay", r) }
+
 func writeRoot(add func(p, s string) error, r, shared, private int, rng *rand.Rand) error {
 	team := fmt.Sprintf("t%03d", r)
 	base := "teams/" + team + "/base"
-	overlay := "teams/" + team + "/overlay"
+	overlay := overlayOf(r)
 	files := map[string]string{}
 	var resources, images, replicas []string
 	apps := (private + 2) / 3
@@ -260,13 +255,13 @@ data:
 `, name, 5+rng.Intn(30), 1+rng.Intn(5))
 }
 
-// Live returns, per root, live objects as a cluster that applied every root
-// would hold them, with round(drift × Objects) objects drifted (chosen and
-// mutated deterministically from the fixture's seed and drift), and the
-// number of drifted objects per root. The objects pass through the cluster
-// package's snapshot reader, so sanitizing and the managedFields intent
-// view are those of a real poll.
-func (fx *Fixture) Live(drift float64) (map[string][]analyzer.Live, map[string]int, error) {
+// Live returns, per root, a live snapshot (a JSON List, as `kubectl get -o
+// json` prints it) of the objects a cluster that applied every root would
+// hold, with round(drift × Objects) objects drifted (chosen and mutated
+// deterministically from the fixture's seed and drift), and the number of
+// drifted objects per root. Read it through the cluster package, so that
+// sanitizing and the managedFields intent view are those of a real poll.
+func (fx *Fixture) Live(drift float64) (map[string][]byte, map[string]int, error) {
 	rng := rand.New(rand.NewSource(fx.Seed ^ int64(math.Float64bits(drift))))
 	type ref struct {
 		root string
@@ -284,9 +279,8 @@ func (fx *Fixture) Live(drift float64) (map[string][]analyzer.Live, map[string]i
 	for _, j := range rng.Perm(len(all))[:n] {
 		chosen[all[j]] = true
 	}
-	out := map[string][]analyzer.Live{}
+	out := map[string][]byte{}
 	drifted := map[string]int{}
-	rules := cluster.DefaultRules()
 	for _, root := range fx.Roots {
 		var items []any
 		for i, ren := range fx.rendered[root] {
@@ -304,22 +298,7 @@ func (fx *Fixture) Live(drift float64) (map[string][]analyzer.Live, map[string]i
 		if err != nil {
 			return nil, nil, err
 		}
-		objs, err := cluster.ParseSnapshot(root, data)
-		if err != nil {
-			return nil, nil, err
-		}
-		live := make([]analyzer.Live, len(objs))
-		for i, o := range objs {
-			own, err := cluster.NewOwnership(o, rules)
-			if err != nil {
-				return nil, nil, err
-			}
-			live[i] = analyzer.Live{Object: o.Object, MetadataOnly: o.MetadataOnly}
-			if own != nil {
-				live[i].Owner = own
-			}
-		}
-		out[root] = live
+		out[root] = data
 	}
 	return out, drifted, nil
 }
@@ -513,4 +492,23 @@ func isScalar(v any) bool {
 		return false
 	}
 	return true
+}
+
+// Reader reads one root's live snapshot as a poll does (the cluster
+// package's ParseLive with its rules, which this package cannot import).
+type Reader func(root string, data []byte) ([]kube.LiveObject, error)
+
+// LiveObjects is Live read by read.
+func (fx *Fixture) LiveObjects(drift float64, read Reader) (map[string][]kube.LiveObject, map[string]int, error) {
+	data, drifted, err := fx.Live(drift)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make(map[string][]kube.LiveObject, len(data))
+	for root, b := range data {
+		if out[root], err = read(root, b); err != nil {
+			return nil, nil, err
+		}
+	}
+	return out, drifted, nil
 }

@@ -1,0 +1,69 @@
+package analyzer
+
+import (
+	"github.com/driftback/driftback/internal/kube"
+
+	"bytes"
+	"slices"
+	"sync/atomic"
+
+	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/internal/repofs"
+)
+
+// Snapshot is one commit of a repository with what the analyzer learns of
+// it across plans: every root's kustomize tree, every parsed manifest, and
+// which files several roots read. A poller plans every target of a commit
+// on one Snapshot; a commit never changes, so nothing kept goes stale.
+type Snapshot struct {
+	repo    *repofs.Repo
+	forest  *ktree.Forest
+	renders *RenderCache // shared across snapshots; nil builds every time
+	builds  atomic.Int64
+}
+
+// NewSnapshot wraps repo, which must not change afterwards. renders, when
+// not nil, reuses kustomize builds across snapshots (keyed by the content
+// of every file a build reads); the plans are the same without it.
+func NewSnapshot(repo *repofs.Repo, renders *RenderCache) *Snapshot {
+	return &Snapshot{repo: repo, forest: ktree.NewForest(repo), renders: renders}
+}
+
+// Repo is the snapshot's file tree.
+func (s *Snapshot) Repo() *repofs.Repo { return s.repo }
+
+// Plan plans one root against its live objects. An error means the input
+// itself is unusable (malformed YAML, a missing root); everything the
+// analysis can name is a refusal in the plan instead. Safe for concurrent
+// use.
+func (s *Snapshot) Plan(root string, live []kube.LiveObject, opts Options) (*Plan, error) {
+	return s.plan(root, live, opts, false)
+}
+
+// Builds is the number of kustomize builds this snapshot's plans ran,
+// renders found in the cache excluded: how a poller (and its benchmark)
+// shows that an unchanged root costs no build.
+func (s *Snapshot) Builds() int64 { return s.builds.Load() }
+
+func (s *Snapshot) renderer() renderer { return renderer{cache: s.renders, builds: &s.builds} }
+
+// SameInputs reports whether root reads the same files with the same bytes
+// here and in other: a plan of root would then be the same on both.
+func (s *Snapshot) SameInputs(other *Snapshot, root string) bool {
+	ta, ra, errA := s.forest.Load(root)
+	tb, rb, errB := other.forest.Load(root)
+	if errA != nil || errB != nil || len(ra) > 0 || len(rb) > 0 {
+		return false
+	}
+	if !slices.Equal(ta.Inputs, tb.Inputs) {
+		return false
+	}
+	for _, p := range ta.Inputs {
+		x, _ := s.repo.File(p)
+		y, _ := other.repo.File(p)
+		if !bytes.Equal(x, y) {
+			return false
+		}
+	}
+	return true
+}

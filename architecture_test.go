@@ -1,0 +1,142 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The import rule (docs/ARCHITECTURE.md): imports point one way,
+//
+//	commands (this package) → bot → analyzer, cluster, config → internal
+//
+// Product code imports only down the list: the three middle components
+// do not import each other (the types they share live in internal/kube),
+// and internal packages import no driftback package outside internal/.
+// Test servers and generators (internal/githubtest, internal/kubetest,
+// internal/synth) are for tests; of the product's code only the demo
+// command may use one (it runs the in-process GitHub server). Tests may
+// also import sideways, to make realistic input, but never upward.
+
+const module = "github.com/driftback/driftback"
+
+// component is a package's place in the rule: its layer (higher imports
+// lower) and its component within the layer.
+func component(pkg string) (layer int, name string) {
+	rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
+	top, _, _ := strings.Cut(rel, "/")
+	switch top {
+	case "":
+		return 4, "commands"
+	case "bot":
+		return 3, "bot"
+	case "analyzer", "cluster", "config", "deploy":
+		return 2, top
+	case "internal":
+		return 1, rel
+	}
+	return 0, rel
+}
+
+var testSupport = map[string]bool{
+	module + "/internal/githubtest": true,
+	module + "/internal/kubetest":   true,
+	module + "/internal/synth":      true,
+}
+
+type listedPackage struct {
+	ImportPath   string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+}
+
+func listPackages(t *testing.T) []listedPackage {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []listedPackage
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p listedPackage
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 10 {
+		t.Fatalf("go list found %d packages; the test would prove nothing", len(pkgs))
+	}
+	return pkgs
+}
+
+// importAllowed says whether product code of from may import to.
+func importAllowed(from, to string) bool {
+	fl, fc := component(from)
+	tl, tc := component(to)
+	if testSupport[to] {
+		return fc == "commands" || testSupport[from]
+	}
+	switch {
+	case fl == 1:
+		return tl == 1 // internal imports only internal
+	case tl < fl:
+		return true
+	case tl == fl:
+		return tc == fc // within one component
+	}
+	return false
+}
+
+func TestImportDirection(t *testing.T) {
+	for _, p := range listPackages(t) {
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, module) && !importAllowed(p.ImportPath, imp) {
+				t.Errorf("%s imports %s, against the import rule", p.ImportPath, imp)
+			}
+		}
+		fl, _ := component(p.ImportPath)
+		for _, imp := range append(p.TestImports, p.XTestImports...) {
+			if !strings.HasPrefix(imp, module) || imp == p.ImportPath {
+				continue
+			}
+			if tl, _ := component(imp); tl > fl {
+				t.Errorf("a test of %s imports %s, a layer above it", p.ImportPath, imp)
+			}
+		}
+	}
+}
+
+// TestImportRuleCatchesViolations: the rule itself rejects each kind of
+// upward or sideways import it is meant to stop.
+func TestImportRuleCatchesViolations(t *testing.T) {
+	bad := [][2]string{
+		{"/cluster", "/analyzer"},
+		{"/config", "/cluster"},
+		{"/analyzer", "/bot"},
+		{"/internal/yamledit", "/analyzer"},
+		{"/internal/synth", "/cluster"},
+		{"/bot", "/internal/githubtest"},
+		{"/analyzer/ktree", "/config"},
+	}
+	for _, b := range bad {
+		if importAllowed(module+b[0], module+b[1]) {
+			t.Errorf("%s → %s is allowed", b[0], b[1])
+		}
+	}
+	good := [][2]string{
+		{"", "/bot"}, {"/bot", "/analyzer/report"}, {"/analyzer", "/analyzer/ktree"},
+		{"/cluster", "/internal/kube"}, {"/internal/yamledit", "/internal/jsonvalue"}, {"", "/internal/githubtest"},
+	}
+	for _, g := range good {
+		if !importAllowed(module+g[0], module+g[1]) {
+			t.Errorf("%s → %s is refused", g[0], g[1])
+		}
+	}
+}

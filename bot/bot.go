@@ -1,0 +1,76 @@
+package bot
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/cluster"
+	"github.com/driftback/driftback/config"
+)
+
+// Target is one target with what a reconcile needs beyond its config.
+type Target struct {
+	Config config.Target // resolved: defaults merged in
+	Lister cluster.Lister
+	// Applied reads the revision the GitOps tool applied; nil means the
+	// target accepted rendering at the base head (appliedRevision.head).
+	Applied func(ctx context.Context) (cluster.Applied, error)
+}
+
+// Bot reconciles targets against GitHub. Make one with New.
+type Bot struct {
+	GitHub    *github.Client
+	Snapshots *Snapshots
+	Metrics   *Metrics
+	Log       *slog.Logger
+
+	memo map[string]memo // per target: what the last reconcile saw
+}
+
+// Options are the parts of a Bot that have defaults.
+type Options struct {
+	// Download fetches repository archives, which GitHub serves from
+	// another host; it is never sent the installation token. nil:
+	// http.DefaultClient.
+	Download *http.Client
+	Metrics  *Metrics     // nil: a registry of its own
+	Log      *slog.Logger // nil: logs are discarded
+	// Renders is how many kustomize renders are kept across polls; a
+	// target costs up to three (plain, dyed, verified). 0 keeps none.
+	Renders int
+}
+
+// New returns a Bot that talks to GitHub through gh.
+func New(gh *github.Client, opts Options) *Bot {
+	if opts.Metrics == nil {
+		opts.Metrics = NewMetrics()
+	}
+	s := &Snapshots{GitHub: gh, Download: opts.Download}
+	if opts.Renders > 0 {
+		s.Renders = analyzer.NewRenderCache(opts.Renders)
+	}
+	return &Bot{GitHub: gh, Snapshots: s, Metrics: opts.Metrics, Log: opts.Log}
+}
+
+// Outcome says what one reconcile did, for logs and tests.
+type Outcome struct {
+	Idle      bool // nothing changed since the last poll: no build, no write
+	Plan      *analyzer.Plan
+	PR        int    // the open pull request's number, 0 if none
+	Pushed    bool   // a new commit went to the branch
+	Frozen    bool   // someone else committed on the branch
+	Declined  bool   // the same edit set was closed unmerged before
+	Waiting   string // why nothing was proposed yet (the applied revision lags)
+	CheckRuns int    // check runs created or updated
+}
+
+func (b *Bot) log() *slog.Logger {
+	if b.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return b.Log
+}

@@ -1,0 +1,236 @@
+package bot
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/cluster"
+	"github.com/driftback/driftback/internal/jsonvalue"
+)
+
+// poll is one reconcile of one target: where it writes, what it read, and
+// what it did so far.
+type poll struct {
+	t                   *Target
+	log                 *slog.Logger
+	owner, repo, branch string // the target's repository and PR branch
+	baseBranch, baseSHA string
+	objs                []cluster.Object
+	prs                 []*github.PullRequest // the branch's, open and closed
+	out                 Outcome
+}
+
+// memo lets an idle poll skip all work: nothing it depends on moved.
+type memo struct {
+	base, live, config string
+}
+
+// Reconcile runs one poll of one target.
+func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
+	tc := t.Config
+	p := &poll{t: t, log: b.log().With("target", tc.Name), owner: tc.Owner(), repo: tc.RepoName(), branch: tc.Branch()}
+	b.Metrics.Inc("driftback_polls_total", map[string]string{"target": tc.Name})
+
+	p.baseBranch = tc.BaseBranch
+	if p.baseBranch == "" {
+		r, _, err := b.GitHub.Repositories.Get(ctx, p.owner, p.repo)
+		if err != nil {
+			return Outcome{}, fmt.Errorf("repository %s/%s: %w", p.owner, p.repo, err)
+		}
+		p.baseBranch = r.GetDefaultBranch()
+	}
+	ref, _, err := b.GitHub.Git.GetRef(ctx, p.owner, p.repo, "heads/"+p.baseBranch)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("base branch %s: %w", p.baseBranch, err)
+	}
+	p.baseSHA = ref.GetObject().GetSHA()
+
+	p.objs, err = t.Lister.List(ctx, cluster.Scope{
+		Namespaces: tc.Namespaces, NamespaceSelector: tc.NamespaceSelector,
+		IncludeKinds: tc.Kinds.Include, ExcludeKinds: tc.Kinds.Exclude,
+	})
+	if err != nil {
+		return Outcome{}, fmt.Errorf("cluster %s: %w", tc.Cluster, err)
+	}
+	prs, prsResp, err := b.listPRs(ctx, p)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("pull requests of %s: %w", p.branch, err)
+	}
+	p.prs = prs
+	m := memo{base: p.baseSHA, live: fingerprint(p.objs), config: fingerprint(tc)}
+	if b.memo == nil {
+		b.memo = map[string]memo{}
+	}
+	if last, ok := b.memo[tc.Name]; ok && last == m && notModified(prsResp) {
+		return Outcome{Idle: true}, nil
+	}
+
+	if err := b.reconcile(ctx, p); err != nil {
+		return p.out, err
+	}
+	// Prime the conditional-request cache with what this poll changed, so
+	// an unchanged next poll is all 304s.
+	if _, _, err := b.listPRs(ctx, p); err != nil {
+		return p.out, err
+	}
+	b.memo[tc.Name] = m
+	return p.out, nil
+}
+
+// listPRs lists the pull requests of the target's branch, open and closed.
+func (b *Bot) listPRs(ctx context.Context, p *poll) ([]*github.PullRequest, *github.Response, error) {
+	return b.GitHub.PullRequests.List(ctx, p.owner, p.repo, &github.PullRequestListOptions{
+		State: "all", Head: p.owner + ":" + p.branch, ListOptions: github.ListOptions{PerPage: 100},
+	})
+}
+
+// reconcile plans the target and brings its pull request and check runs
+// in line with the plan.
+func (b *Bot) reconcile(ctx context.Context, p *poll) error {
+	tc := p.t.Config
+	plan, err := b.plan(ctx, p)
+	if err != nil {
+		return err
+	}
+	p.out.Plan = plan
+	if p.out.Waiting != "" {
+		p.log.Info("waiting for the applied revision", "reason", p.out.Waiting)
+		n, err := b.postChecks(ctx, p, []string{p.baseSHA}, checkResult{conclusion: "neutral", title: "Waiting for the GitOps tool",
+			summary: p.out.Waiting + "\n\n(" + analyzer.CodeNotAppliedYet + ")"})
+		p.out.CheckRuns = n
+		return err
+	}
+	for _, r := range plan.Refusals {
+		b.Metrics.Inc("driftback_refusals_total", map[string]string{"target": tc.Name, "code": r.Code})
+	}
+	b.Metrics.Add("driftback_edits_total", map[string]string{"target": tc.Name}, float64(len(plan.Edits)))
+
+	open, lastClosed := splitPRs(p.prs)
+	var pr *github.PullRequest
+	if len(plan.Files) == 0 {
+		// Nothing to propose: drift gone (merged, or reverted in the
+		// cluster). Close what is open.
+		if open != nil {
+			if err := b.closeResolved(ctx, p, open); err != nil {
+				return err
+			}
+		}
+	} else {
+		pr, err = b.propose(ctx, p, plan, open, lastClosed)
+		if err != nil {
+			return err
+		}
+	}
+	res := resultOf(plan, tc)
+	shas := []string{p.baseSHA}
+	if pr != nil && !p.out.Frozen {
+		p.out.PR = pr.GetNumber()
+		// The branch head renders to what the cluster runs: that commit is
+		// in line with the cluster.
+		shas = append(shas, pr.GetHead().GetSHA())
+	}
+	n, err := b.postChecksFor(ctx, p, shas, res)
+	p.out.CheckRuns = n
+	return err
+}
+
+// plan renders the target at the revision the cluster runs (DESIGN §7)
+// and plans it against the live objects. It sets p.out.Waiting, and
+// returns no plan, when that revision is unknown or the root's inputs
+// changed on the base branch since.
+func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
+	tc := p.t.Config
+	renderSHA := p.baseSHA
+	var orchestrator []string
+	if p.t.Applied != nil {
+		a, err := p.t.Applied(ctx)
+		if err != nil {
+			return nil, err
+		}
+		orchestrator = a.Context
+		if a.Revision == "" {
+			p.out.Waiting = "the GitOps tool reports no applied revision yet"
+		}
+		renderSHA = a.Revision
+	}
+	live, err := cluster.LiveObjects(p.objs, cluster.NewRules(tc.Appliers, tc.Ignore))
+	if err != nil || p.out.Waiting != "" {
+		return nil, err
+	}
+	snap, err := b.Snapshots.Load(ctx, p.owner, p.repo, renderSHA)
+	if err != nil {
+		return nil, err
+	}
+	// Propose onto the base head only when the root reads the same bytes
+	// there as at the revision the cluster runs.
+	if renderSHA != p.baseSHA {
+		base, err := b.Snapshots.Load(ctx, p.owner, p.repo, p.baseSHA)
+		if err != nil {
+			return nil, err
+		}
+		if !snap.SameInputs(base, tc.Root) {
+			p.out.Waiting = fmt.Sprintf("the cluster runs %s, and the files of %s changed since then on the base branch; waiting for the GitOps tool to apply %s", short(renderSHA), tc.Root, short(p.baseSHA))
+			return nil, nil
+		}
+	}
+	plan, err := snap.Plan(tc.Root, live, analyzer.Options{WriteScope: tc.WriteScope, OrchestratorContext: orchestrator})
+	if err != nil {
+		// The input itself is unusable (the root was deleted, a file is
+		// malformed): say so on the base head and leave the pull request
+		// as it is until Git is fixed.
+		failed := &analyzer.Plan{Root: tc.Root, Refusals: []analyzer.Refusal{{Code: analyzer.CodeRenderFailed, Message: err.Error(),
+			Hint: "fix the repository so that the target's root builds"}}}
+		res := resultOf(failed, tc)
+		res.conclusion = "failure"
+		n, cerr := b.postChecks(ctx, p, []string{p.baseSHA}, res)
+		p.out.CheckRuns = n
+		if cerr != nil {
+			return nil, cerr
+		}
+		return nil, fmt.Errorf("target %s: %w", tc.Name, err)
+	}
+	for _, f := range plan.Files {
+		if err := writablePath(f.Path); err != nil {
+			plan.Files = nil
+			plan.Edits = nil
+			plan.Refusals = append(plan.Refusals, analyzer.Refusal{Code: analyzer.CodeOutOfScope, File: f.Path, Message: err.Error(),
+				Hint: "driftback never writes workflow files; make the change by hand"})
+			break
+		}
+	}
+	return plan, nil
+}
+
+// fingerprint hashes a value canonically.
+func fingerprint(v any) string {
+	var data []byte
+	switch t := v.(type) {
+	case []cluster.Object:
+		parts := make([]string, len(t))
+		for i, o := range t {
+			parts[i] = jsonvalue.Canonical(o.Object) + jsonvalue.Canonical(o.ManagedFields)
+		}
+		sort.Strings(parts)
+		data = []byte(strings.Join(parts, "\n"))
+	default:
+		data, _ = json.Marshal(v)
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+func short(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}

@@ -1,0 +1,91 @@
+package cluster
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/kube"
+)
+
+// deployment is a live Deployment whose app container's image and
+// replica count were last set by the named manager.
+func deployment(t *testing.T, apiVersion, manager string) Object {
+	t.Helper()
+	objs, err := ParseSnapshot("live.yaml", []byte(`apiVersion: `+apiVersion+`
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+  managedFields:
+  - manager: `+manager+`
+    operation: Update
+    apiVersion: `+apiVersion+`
+    fieldsType: FieldsV1
+    fieldsV1:
+      f:spec:
+        f:replicas: {}
+        f:template:
+          f:spec:
+            f:containers:
+              k:{"name":"app"}:
+                f:image: {}
+spec:
+  replicas: 3
+  template:
+    spec:
+      containers:
+      - name: app
+        image: example.com/app:2
+      - name: sidecar
+        image: example.com/sidecar:1
+`))
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("%v %d", err, len(objs))
+	}
+	return objs[0]
+}
+
+// TestIgnoreRulesReadPathsAndKindsAsTheConfigWritesThem: an ignore rule's
+// path is a field path as driftback prints it (list elements by name,
+// quoted keys), and its kind is Kind or Kind.group, as the config file
+// documents and validates them.
+func TestIgnoreRulesReadPathsAndKindsAsTheConfigWritesThem(t *testing.T) {
+	image := "spec.template.spec.containers[app].image"
+	for _, tc := range []struct {
+		name       string
+		apiVersion string
+		rule       kube.IgnoreRule
+		want       []string
+	}{
+		{"named element", "apps/v1", kube.IgnoreRule{Path: image, Manager: "deployer"}, []string{image}},
+		{"another element", "apps/v1", kube.IgnoreRule{Path: "spec.template.spec.containers[sidecar].image", Manager: "deployer"}, nil},
+		{"Kind.group", "apps/v1", kube.IgnoreRule{Kind: "Deployment.apps", Path: "spec.replicas"}, []string{"spec.replicas"}},
+		{"Kind alone, any group", "apps/v1", kube.IgnoreRule{Kind: "Deployment", Path: "spec.replicas"}, []string{"spec.replicas"}},
+		{"another group", "example.com/v1", kube.IgnoreRule{Kind: "Deployment.apps", Path: "spec.replicas"}, nil},
+		{"another kind", "apps/v1", kube.IgnoreRule{Kind: "StatefulSet.apps", Path: "spec.replicas"}, nil},
+		{"another manager", "apps/v1", kube.IgnoreRule{Path: image, Manager: "someone-else"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			own, err := NewOwnership(deployment(t, tc.apiVersion, "deployer"), Rules{Ignore: []kube.IgnoreRule{tc.rule}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, p := range own.Ignored() {
+				got = append(got, p.String())
+			}
+			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Fatalf("ignored %v, want %v", got, tc.want)
+			}
+			// A rule that ignores a field also hides who set it.
+			imagePath, _ := jsonvalue.ParsePath(image)
+			if tc.rule.Path == image && len(tc.want) > 0 && own.UserOwned(imagePath) {
+				t.Fatal("the ignored image still counts as a person's")
+			}
+		})
+	}
+	if _, err := NewOwnership(deployment(t, "apps/v1", "x"), Rules{Ignore: []kube.IgnoreRule{{Path: "spec..x"}}}); err == nil {
+		t.Fatal("an ignore rule with a malformed path was accepted")
+	}
+}

@@ -1,0 +1,188 @@
+package githubtest
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v4"
+)
+
+// RegisterApp makes appID a GitHub App whose JWTs are signed by the key
+// behind pub. Its bot user is "app<ID>[bot]" unless SetAppSlug renames it.
+func (s *Server) RegisterApp(appID int64, pub *rsa.PublicKey) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	slug := fmt.Sprintf("app%d", appID)
+	s.apps[appID] = &app{id: appID, slug: slug, pub: pub, created: s.now()}
+	s.userLocked(slug+"[bot]", "Bot")
+}
+
+// SetAppSlug renames an app; its bot becomes "<slug>[bot]".
+func (s *Server) SetAppSlug(appID int64, slug string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a := s.apps[appID]; a != nil {
+		a.slug = slug
+		s.userLocked(slug+"[bot]", "Bot")
+	}
+}
+
+// AddInstallation installs the app on every repository of owner.
+func (s *Server) AddInstallation(appID, installationID int64, owner string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.userLocked(owner, "Organization")
+	s.installs[installationID] = &installation{id: installationID, app: appID, owner: owner, created: s.now()}
+}
+
+// Token issues an installation token without HTTP, for tests that do not
+// exercise the app flow.
+func (s *Server) Token(installationID int64) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.issueToken(installationID).value
+}
+
+func (s *Server) issueToken(installationID int64) *token {
+	t := &token{value: randomToken("ghs_"), installation: installationID, expires: s.opts.Clock().Add(s.opts.TokenLifetime)}
+	s.tokens[t.value] = t
+	return t
+}
+
+// ExpireTokens makes every installation token issued so far expired.
+func (s *Server) ExpireTokens() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	past := s.opts.Clock().Add(-time.Second)
+	for _, t := range s.tokens {
+		t.expires = past
+	}
+}
+
+func randomToken(prefix string) string {
+	var b [18]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// verifyJWT checks an app JWT as GitHub does: RS256 by the app's key,
+// iss the app id, exp no more than ten minutes ahead.
+func (s *Server) verifyJWT(r *http.Request) (*app, *reply) {
+	raw := bearer(r)
+	if raw == "" {
+		return nil, errReply(http.StatusUnauthorized, "A JSON web token could not be decoded")
+	}
+	claims := jwt.MapClaims{}
+	var found *app
+	_, err := jwt.NewParser(jwt.WithoutClaimsValidation(), jwt.WithValidMethods([]string{"RS256"})).
+		ParseWithClaims(raw, claims, func(t *jwt.Token) (any, error) {
+			var id int64
+			switch iss := claims["iss"].(type) {
+			case string:
+				id, _ = strconv.ParseInt(iss, 10, 64)
+			case float64:
+				id = int64(iss)
+			}
+			found = s.apps[id]
+			if found == nil {
+				return nil, fmt.Errorf("unknown app")
+			}
+			return found.pub, nil
+		})
+	if err != nil || found == nil {
+		return nil, errReply(http.StatusUnauthorized, "A JSON web token could not be decoded")
+	}
+	now := s.opts.Clock()
+	exp, ok := claims["exp"].(float64)
+	if !ok {
+		return nil, errReply(http.StatusUnauthorized, "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires.")
+	}
+	switch {
+	case time.Unix(int64(exp), 0).Before(now):
+		return nil, errReply(http.StatusUnauthorized, "'Expiration time' claim ('exp') is too far in the past")
+	case time.Unix(int64(exp), 0).After(now.Add(10*time.Minute + 30*time.Second)):
+		// 30s of slack for clock drift, as GitHub allows some.
+		return nil, errReply(http.StatusUnauthorized, "'Expiration time' claim ('exp') is too far in the future")
+	}
+	if iat, ok := claims["iat"].(float64); ok && time.Unix(int64(iat), 0).After(now.Add(time.Minute)) {
+		return nil, errReply(http.StatusUnauthorized, "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued.")
+	}
+	return found, nil
+}
+
+func (c *call) listInstallations() *reply {
+	var ids []int64
+	for id, in := range c.s.installs {
+		if in.app == c.app.id {
+			ids = append(ids, id)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	out := []any{}
+	for _, id := range ids {
+		out = append(out, c.s.installationJSON(c.s.installs[id]))
+	}
+	return jsonReply(http.StatusOK, out)
+}
+
+func (c *call) createToken() *reply {
+	id, _ := strconv.ParseInt(c.params["installation_id"], 10, 64)
+	in := c.s.installs[id]
+	if in == nil || in.app != c.app.id {
+		return errReply(http.StatusNotFound, "Not Found")
+	}
+	t := c.s.issueToken(id)
+	return jsonReply(http.StatusCreated, map[string]any{"token": t.value, "expires_at": ts(t.expires),
+		"permissions": appPermissions, "repository_selection": "all"})
+}
+
+func (c *call) repoInstallation() *reply {
+	for _, in := range c.s.installs {
+		if in.app == c.app.id && strings.EqualFold(in.owner, c.repo.owner) {
+			return jsonReply(http.StatusOK, c.s.installationJSON(in))
+		}
+	}
+	return errReply(http.StatusNotFound, "Not Found")
+}
+
+// appPermissions are the ones DESIGN §12 asks for.
+var appPermissions = map[string]any{"contents": "write", "pull_requests": "write", "checks": "write", "metadata": "read"}
+
+func (s *Server) appJSON(a *app) map[string]any {
+	owner := s.loginJSON(a.slug + "-owner")
+	return map[string]any{
+		"id": a.id, "slug": a.slug, "node_id": nodeID("A", a.id), "owner": owner, "name": a.slug, "description": nil,
+		"external_url": s.URL() + "/apps/" + a.slug, "html_url": s.URL() + "/apps/" + a.slug,
+		"created_at": ts(a.created), "updated_at": ts(a.created),
+		"permissions": appPermissions, "events": []any{"check_run", "pull_request", "push"},
+	}
+}
+
+func (s *Server) installationJSON(in *installation) map[string]any {
+	a := s.apps[in.app]
+	slug := ""
+	if a != nil {
+		slug = a.slug
+	}
+	owner := s.userLocked(in.owner, "")
+	return map[string]any{
+		"id": in.id, "app_id": in.app, "app_slug": slug, "target_id": owner.id, "target_type": owner.typ,
+		"account": s.userJSON(owner), "repository_selection": "all",
+		"access_tokens_url": s.URL() + fmt.Sprintf("/app/installations/%d/access_tokens", in.id),
+		"repositories_url":  s.URL() + "/installation/repositories",
+		"html_url":          s.URL() + fmt.Sprintf("/organizations/%s/settings/installations/%d", in.owner, in.id),
+		"permissions":       appPermissions, "events": []any{"check_run", "pull_request", "push"},
+		"created_at": ts(in.created), "updated_at": ts(in.created),
+		"single_file_name": nil, "suspended_by": nil, "suspended_at": nil,
+		"has_multiple_single_files": false, "single_file_paths": []any{},
+	}
+}

@@ -1,0 +1,58 @@
+package githubtest
+
+import (
+	"net/http"
+	"path"
+	"strings"
+	"time"
+)
+
+// Fault makes matching requests misbehave. Path is matched with path.Match
+// against the escaped request path ("/repos/o/r/git/refs/heads/*"), or
+// equals the OpenAPI path template; Method "" matches any method.
+type Fault struct {
+	Method string
+	Path   string
+	// Count is how many matching requests are affected; 0 means 1.
+	Count int
+	// Status answers with this status (500, 502, ...) instead of handling.
+	Status int
+	// SecondaryRateLimit answers 403 with Retry-After of this many seconds.
+	SecondaryRateLimit int
+	// Delay holds the request this long first (honouring cancellation).
+	Delay time.Duration
+	// Mutate rewrites the real response before validation and sending,
+	// to prove the validator sees what clients would.
+	Mutate func(status int, h http.Header, body []byte) (int, []byte)
+}
+
+// InjectFault adds a fault; faults are consumed in the order added.
+func (s *Server) InjectFault(f Fault) {
+	if f.Count <= 0 {
+		f.Count = 1
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fc := f
+	s.faults = append(s.faults, &fc)
+}
+
+func (s *Server) takeFault(method, p, template string) *Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, f := range s.faults {
+		if f.Method != "" && !strings.EqualFold(f.Method, method) {
+			continue
+		}
+		if ok, _ := path.Match(f.Path, p); !ok && f.Path != template {
+			continue
+		}
+		f.Count--
+		if f.Count == 0 {
+			s.faults = append(s.faults[:i], s.faults[i+1:]...)
+		}
+		cp := *f
+		return &cp
+	}
+	return nil
+}

@@ -1,0 +1,27 @@
+package kube
+
+import "github.com/driftback/driftback/internal/jsonvalue"
+
+// LiveObject is one live object, already sanitized (status, server metadata
+// and operational annotations removed; Secret values redacted). Server-
+// allocated fields stay: they are noise only where the render lacks them.
+type LiveObject struct {
+	Object map[string]any
+	// Owner says who set the fields the render lacks; nil when the object
+	// came without managedFields, and then only rendered fields compare.
+	Owner Ownership
+	// MetadataOnly marks an object read without its body (a Secret listed
+	// from a cluster): only its metadata compares.
+	MetadataOnly bool
+}
+
+// Ownership tells, for a field that the render lacks, whether a person (a
+// manager other than the GitOps applier) set it in the cluster — keep it —
+// or nobody did — a server default, drop it. The cluster package builds one
+// from metadata.managedFields.
+type Ownership interface {
+	UserOwned(p jsonvalue.Path) bool
+	// Ignored lists fields taken out of comparison (an HPA's replica
+	// count): the render's value stands there.
+	Ignored() []jsonvalue.Path
+}
