@@ -82,6 +82,45 @@ func (s *Server) commitFilesLocked(rp *repo, branch, author, msg string, files m
 	return h.String(), nil
 }
 
+// Chmod simulates a push by author that gives an existing path on branch
+// another mode ("100755", or "120000" to make its content a link target).
+// Returns the new commit sha.
+func (s *Server) Chmod(owner, name, branch, author, p, mode string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repoLocked(owner, name)
+	if rp == nil {
+		panic("githubtest: no repo " + owner + "/" + name)
+	}
+	m, err := filemode.New(mode)
+	if err != nil {
+		panic(err)
+	}
+	g := rp.git
+	parent, ok := g.ref("refs/heads/" + branch)
+	if !ok {
+		panic("githubtest: no branch " + branch)
+	}
+	c, _ := g.commit(parent)
+	files, _ := g.flatten(c.TreeHash)
+	e, ok := files[p]
+	if !ok {
+		panic("githubtest: no path " + p)
+	}
+	files[p] = flatEntry{mode: m, hash: e.hash}
+	tree, err := g.buildFlat(files)
+	if err != nil {
+		panic(err)
+	}
+	u := s.userLocked(author, "")
+	now := s.now()
+	h := g.putCommit(&object.Commit{Author: sig(u.login, u.email(), now), Committer: sig(u.login, u.email(), now),
+		Message: "chmod " + mode + " " + p, TreeHash: tree, ParentHashes: []plumbing.Hash{parent}})
+	g.setRef("refs/heads/"+branch, h)
+	rp.pushed = now
+	return h.String()
+}
+
 // Branch returns the commit a branch points at.
 func (s *Server) Branch(owner, name, branch string) (string, bool) {
 	s.mu.Lock()
