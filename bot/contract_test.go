@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -514,5 +515,45 @@ func TestDownloadsAreBounded(t *testing.T) {
 	}
 	if tr, ok := d.Transport.(*http.Transport); !ok || tr.ResponseHeaderTimeout <= 0 || tr.TLSHandshakeTimeout <= 0 || tr.DialContext == nil {
 		t.Fatalf("download transport %+v", d.Transport)
+	}
+}
+
+func TestAPIURLIsTheInverseOfTheWebHost(t *testing.T) {
+	for web, api := range map[string]string{
+		"https://github.com":      "https://api.github.com/",
+		"https://octo.ghe.com/":   "https://api.octo.ghe.com/",
+		"https://ghe.example.com": "https://ghe.example.com/api/v3/",
+		"http://127.0.0.1:8080":   "http://127.0.0.1:8080/api/v3/",
+	} {
+		got, err := APIURL(web)
+		if err != nil || got != api {
+			t.Errorf("APIURL(%s) = %s, %v; want %s", web, got, err, api)
+			continue
+		}
+		u, _ := url.Parse(got)
+		if back := webURL(u); back != strings.TrimSuffix(web, "/") {
+			t.Errorf("webURL(%s) = %s, want %s", got, back, web)
+		}
+	}
+	for _, bad := range []string{"github.com", "ftp://github.com", "https://github.com/acme", ""} {
+		if _, err := APIURL(bad); err == nil {
+			t.Errorf("APIURL(%q) took it", bad)
+		}
+	}
+}
+
+// Item 15: a path that is a symbolic link on the base is never written:
+// content in a link entry becomes its target, a file in its place drops
+// the link.
+func TestSymlinkOnTheBaseIsNotWrittenThrough(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.base = h.srv.Chmod(owner, repo, "main", "alice", "base/web.yaml", "120000")
+	p := &poll{t: h.target, log: h.bot.log(), owner: owner, repo: repo, branch: branch, baseSHA: h.base}
+	plan := &analyzer.Plan{Root: "overlays/prod", Files: []analyzer.File{{Path: "base/web.yaml", Content: "kind: X\n"}}}
+	if _, err := h.bot.pushCommit(h.ctx, p, plan, branchMove{}); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, ok := h.srv.Branch(owner, repo, branch); ok {
+		t.Fatal("a branch was written")
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"unicode/utf8"
 
@@ -284,21 +283,6 @@ func (b *Bot) body(p *poll, plan *analyzer.Plan, st prState, head string) string
 		State:    st.encode(),
 		MaxBytes: maxBody, // bytes bound characters from above
 	})
-}
-
-// webURL is the web host behind an API root: github.com for
-// api.github.com, SUBDOMAIN.ghe.com for GitHub Enterprise Cloud with data
-// residency (api.SUBDOMAIN.ghe.com), and the host itself for GitHub
-// Enterprise Server (HOST/api/v3).
-func webURL(api *url.URL) string {
-	u := *api
-	u.RawQuery, u.Fragment = "", ""
-	u.Path = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/api/v3"), "/api")
-	u.RawPath = ""
-	if rest, ok := strings.CutPrefix(u.Host, "api."); ok && (rest == "github.com" || strings.HasSuffix(rest, ".ghe.com")) {
-		u.Host = rest
-	}
-	return strings.TrimSuffix(u.String(), "/")
 }
 
 // splitPRs finds the open PR of the branch and the most recent closed one.
