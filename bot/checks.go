@@ -110,14 +110,25 @@ func (b *Bot) postChecks(ctx context.Context, p *poll, shas []string, r checkRes
 			}
 			runID, done = cr.GetID(), cr.GetOutput().GetAnnotationsCount()
 		}
-		for done < len(r.annotations) {
+		for tries := 0; done < len(r.annotations); {
 			batch := r.annotations[done:min(done+annotationsPerRequest, len(r.annotations))]
-			if _, _, err := b.GitHub.Checks.UpdateCheckRun(ctx, p.owner, p.repo, runID, github.UpdateCheckRunOptions{
+			_, _, err := b.GitHub.Checks.UpdateCheckRun(ctx, p.owner, p.repo, runID, github.UpdateCheckRunOptions{
 				Name: p.t.Config.CheckName(), Output: &github.CheckRunOutput{Title: github.String(r.title), Summary: github.String(summary), Annotations: batch},
-			}); err != nil {
+			})
+			if err == nil {
+				done, tries = done+len(batch), 0
+				continue
+			}
+			if tries++; tries > 1 || !unknownOutcome(ctx, err) {
 				return n, fmt.Errorf("annotate check run on %s: %w", short(sha), err)
 			}
-			done += len(batch)
+			// The answer was lost; the run's count says whether the batch
+			// landed (an update appends, so it is not sent twice blindly).
+			cr, _, gerr := b.GitHub.Checks.GetCheckRun(ctx, p.owner, p.repo, runID)
+			if gerr != nil {
+				return n, fmt.Errorf("annotate check run on %s: %w (and reading it back: %v)", short(sha), err, gerr)
+			}
+			done = cr.GetOutput().GetAnnotationsCount()
 		}
 		n++
 	}

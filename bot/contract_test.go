@@ -557,3 +557,25 @@ func TestSymlinkOnTheBaseIsNotWrittenThrough(t *testing.T) {
 		t.Fatal("a branch was written")
 	}
 }
+
+// Item 4: an update that adds annotations appends them, so a lost answer
+// is not repeated blindly either: the run's count says whether it landed.
+func TestLostAnnotationBatchIsNotAppendedTwice(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	res := checkResult{conclusion: "failure", title: "many", summary: "s"}
+	for i := 0; i < 60; i++ {
+		res.annotations = append(res.annotations, &github.CheckRunAnnotation{Path: github.String("base/web.yaml"),
+			StartLine: github.Int(i + 1), EndLine: github.Int(i + 1), AnnotationLevel: github.String("failure"), Message: github.String("m")})
+	}
+	h.srv.InjectFault(githubtest.Fault{Method: "PATCH", Path: "/repos/{owner}/{repo}/check-runs/{check_run_id}",
+		Mutate: func(int, http.Header, []byte) (int, []byte) {
+			return http.StatusBadGateway, []byte(`{"message":"Server Error"}`)
+		}})
+	p := &poll{t: h.target, log: h.bot.log(), owner: owner, repo: repo, branch: branch, baseSHA: h.base}
+	if _, err := h.bot.postChecks(h.ctx, p, []string{h.base}, res); err != nil {
+		t.Fatal(err)
+	}
+	if run := h.check(h.base); len(run.Annotations) != 60 {
+		t.Fatalf("%d annotations, want 60", len(run.Annotations))
+	}
+}

@@ -392,8 +392,12 @@ func (c *cancelOnClose) Close() error {
 // reads, updates and deletes, and the creates that name what they make by
 // content (git objects) or merely add to a set (labels, reviewers, a token).
 // A pull request, comment, check run or ref created twice is a duplicate or
-// an error, so those are not repeated blindly; the bot looks first.
+// an error, and a check-run update appends its annotations, so those are
+// not repeated blindly; the bot looks first.
 func retrySafe(req *http.Request) bool {
+	if req.Method == http.MethodPatch && strings.Contains(req.URL.Path, "/check-runs/") {
+		return false
+	}
 	if req.Method != http.MethodPost {
 		return true
 	}
