@@ -98,7 +98,7 @@ func demoCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	b := bot.New(gh, bot.Options{Download: srv.Client()})
+	b := bot.New(gh, bot.Options{AppID: 1, Download: srv.Client()})
 	target := &bot.Target{Config: *cfg.Target("shop-prod"), Lister: cluster.SnapshotLister{Path: liveFile}}
 	ctx := context.Background()
 	out, err := b.Reconcile(ctx, target)

@@ -34,6 +34,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return demoCmd(args[1:], stdout, stderr)
 	case "config":
 		return configCmd(args[1:], stdout, stderr)
+	case "app":
+		return appCmd(args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "driftback", version)
 		return exitInSync
@@ -55,6 +57,7 @@ commands:
   run       the GitHub App: poll the configured targets (run --config FILE)
   plan      compare a kustomize root with live objects and print the plan
   config    validate a config file (config validate FILE) or print its JSON Schema
+  app       create the GitHub App from app.yaml (app create [--org ORG]) and write its id and key Secret
   version   print the version
 `)
 }

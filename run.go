@@ -121,7 +121,7 @@ func buildRunner(ctx context.Context, cfg *config.Config, log *slog.Logger) (*bo
 	}
 	r := &bot.Runner{
 		// Room for one poll of every target's renders.
-		Bot:      bot.New(gh, bot.Options{Metrics: metrics, Log: log, Renders: 3 * len(cfg.ResolvedTargets())}),
+		Bot:      bot.New(gh, bot.Options{AppID: cfg.GitHub.AppID, Metrics: metrics, Log: log, Renders: 3 * len(cfg.ResolvedTargets())}),
 		Interval: cfg.PollInterval,
 		Log:      log,
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/google/go-github/v62/github"
 
@@ -28,14 +29,19 @@ type Bot struct {
 	Metrics   *Metrics
 	Log       *slog.Logger
 
-	memo map[string]memo // per target: what the last reconcile saw
+	appID   int64
+	memo    map[string]memo    // per target: what the last reconcile saw
+	blocked map[string]blocked // per target: a branch move GitHub refused
 }
 
 // Options are the parts of a Bot that have defaults.
 type Options struct {
+	// AppID is the GitHub App's id: the bot reads and writes only the
+	// check runs its own App made. Required.
+	AppID int64
 	// Download fetches repository archives, which GitHub serves from
-	// another host; it is never sent the installation token. nil:
-	// http.DefaultClient.
+	// another host; it is never sent the installation token. nil: a client
+	// on NewTransport with a 5-minute overall timeout.
 	Download *http.Client
 	Metrics  *Metrics     // nil: a registry of its own
 	Log      *slog.Logger // nil: logs are discarded
@@ -49,12 +55,18 @@ func New(gh *github.Client, opts Options) *Bot {
 	if opts.Metrics == nil {
 		opts.Metrics = NewMetrics()
 	}
+	if opts.Download == nil {
+		opts.Download = &http.Client{Transport: NewTransport(), Timeout: downloadTimeout}
+	}
 	s := &Snapshots{GitHub: gh, Download: opts.Download}
 	if opts.Renders > 0 {
 		s.Renders = analyzer.NewRenderCache(opts.Renders)
 	}
-	return &Bot{GitHub: gh, Snapshots: s, Metrics: opts.Metrics, Log: opts.Log}
+	return &Bot{GitHub: gh, Snapshots: s, Metrics: opts.Metrics, Log: opts.Log, appID: opts.AppID}
 }
+
+// downloadTimeout bounds one tarball download, body included.
+const downloadTimeout = 5 * time.Minute
 
 // Outcome says what one reconcile did, for logs and tests.
 type Outcome struct {
@@ -65,6 +77,7 @@ type Outcome struct {
 	Frozen    bool   // someone else committed on the branch
 	Declined  bool   // the same edit set was closed unmerged before
 	Waiting   string // why nothing was proposed yet (the applied revision lags)
+	Blocked   string // why GitHub refused to move the branch (a ruleset, the workflows permission)
 	CheckRuns int    // check runs created or updated
 }
 

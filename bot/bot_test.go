@@ -113,6 +113,8 @@ func newHarness(t testing.TB, live string) *harness {
 	h.srv = githubtest.New(githubtest.Options{T: t, Clock: h.clock.Now})
 	h.srv.RegisterApp(appID, &key(t).PublicKey)
 	h.srv.SetAppSlug(appID, "driftback")
+	// The App holds what its manifest asks for, no more.
+	h.srv.SetAppPermissions(appID, manifestPermissions(t))
 	h.srv.AddInstallation(appID, instID, owner)
 	h.base = h.srv.CreateRepo(owner, repo, "main", exampleFiles(t))
 	h.bot = h.newBot(t, true)
@@ -157,13 +159,20 @@ func (h *harness) openPR() githubtest.PR {
 	return open[0]
 }
 
+// check is the target's check run on sha that GitHub shows: the latest
+// of its name.
 func (h *harness) check(sha string) githubtest.CheckRun {
 	h.t.Helper()
-	runs := h.srv.CheckRuns(owner, repo, sha)
-	if len(runs) != 1 {
-		h.t.Fatalf("want one check run on %s, have %d", sha, len(runs))
+	var latest *githubtest.CheckRun
+	for _, r := range h.srv.CheckRuns(owner, repo, sha) {
+		if r.Name == h.target.Config.CheckName() && (latest == nil || r.ID > latest.ID) {
+			latest = &r
+		}
 	}
-	return runs[0]
+	if latest == nil {
+		h.t.Fatalf("no check run on %s", sha)
+	}
+	return *latest
 }
 
 // commitParents returns the parents of a commit through the API.
@@ -469,22 +478,38 @@ func newHarnessOn(t *testing.T, h *harness) *harness {
 // a harness records what it was asked to sleep in h.slept.
 func (h *harness) newBot(t testing.TB, record bool) *Bot {
 	t.Helper()
+	return h.botOn(t, record, h.clock.Now)
+}
+
+// newBotWith is a bot whose own clock is now (a host whose clock drifts).
+func (h *harness) newBotWith(t testing.TB, now func() time.Time) *Bot {
+	t.Helper()
+	return h.botOn(t, false, now)
+}
+
+func (h *harness) botOn(t testing.TB, record bool, now func() time.Time, tune ...func(*ClientOptions)) *Bot {
+	t.Helper()
 	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key(t))})
 	metrics := NewMetrics()
-	gh, err := NewClient(AppAuth{AppID: appID, PrivateKey: pemKey, InstallationID: instID, BaseURL: h.srv.URL() + "/"}, ClientOptions{
-		Base: h.srv.Client().Transport, Now: h.clock.Now, MutationGap: time.Nanosecond,
+	opts := ClientOptions{
+		Base: h.srv.Client().Transport, Now: now, MutationGap: time.Nanosecond,
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			if record {
 				h.slept = append(h.slept, d)
 			}
+			h.clock.Advance(d) // time passes for the server too
 			return nil
 		},
 		Metrics: metrics,
-	})
+	}
+	for _, f := range tune {
+		f(&opts)
+	}
+	gh, err := NewClient(AppAuth{AppID: appID, PrivateKey: pemKey, InstallationID: instID, BaseURL: h.srv.URL() + "/"}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(gh, Options{Download: h.srv.Client(), Metrics: metrics, Renders: 3})
+	return New(gh, Options{AppID: appID, Download: h.srv.Client(), Metrics: metrics, Renders: 3})
 }
 
 type brokenLister struct{}

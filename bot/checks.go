@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -76,67 +77,109 @@ func (b *Bot) postChecksFor(ctx context.Context, p *poll, shas []string, res che
 	return n, nil
 }
 
-// postChecks creates or updates the target's check run on each commit,
-// and only when its content changed (a hash in external_id says).
+// postChecks posts the target's check run on each commit when its content
+// changed (a hash in external_id says). A changed result is a new run,
+// never an update: GitHub appends the annotations of every update to a
+// run, so an updated run would keep stale ones, and GitHub shows the
+// newest run of a name. Only this App's runs are read.
 func (b *Bot) postChecks(ctx context.Context, p *poll, shas []string, r checkResult) (int, error) {
-	owner, repo, name := p.owner, p.repo, p.t.Config.CheckName()
+	if b.appID == 0 {
+		return 0, errors.New("bot: Options.AppID is not set; without it the bot cannot tell its check runs from another App's")
+	}
 	summary := truncate(r.summary, report.DefaultMaxBytes-1)
 	id := contentID(r)
 	n := 0
 	for _, sha := range shas {
-		list, _, err := b.GitHub.Checks.ListCheckRunsForRef(ctx, owner, repo, sha, &github.ListCheckRunsOptions{CheckName: github.String(name)})
+		latest, err := b.latestRun(ctx, p, sha)
 		if err != nil {
-			return n, fmt.Errorf("check runs of %s: %w", short(sha), err)
+			return n, err
 		}
-		var existing *github.CheckRun
-		for _, cr := range list.CheckRuns {
-			if cr.GetName() == name && (existing == nil || cr.GetID() > existing.GetID()) {
-				existing = cr
-			}
-		}
-		if existing != nil && existing.GetExternalID() == id {
-			continue // unchanged: no new check run
-		}
-		first, rest := split(r.annotations)
-		out := &github.CheckRunOutput{Title: github.String(r.title), Summary: github.String(summary), Annotations: first}
 		var runID int64
-		if existing == nil {
-			cr, _, err := b.GitHub.Checks.CreateCheckRun(ctx, owner, repo, github.CreateCheckRunOptions{
-				Name: name, HeadSHA: sha, Status: github.String("completed"), Conclusion: github.String(r.conclusion),
-				ExternalID: github.String(id), Output: out,
-			})
-			if err != nil {
-				return n, fmt.Errorf("create check run on %s: %w", short(sha), err)
+		done := 0 // annotations already on the run
+		if latest != nil && latest.GetExternalID() == id {
+			// Unchanged; an earlier poll may have stopped between batches.
+			done = latest.GetOutput().GetAnnotationsCount()
+			if done >= len(r.annotations) {
+				continue
 			}
-			runID = cr.GetID()
+			runID = latest.GetID()
 		} else {
-			runID = existing.GetID()
-			if _, _, err := b.GitHub.Checks.UpdateCheckRun(ctx, owner, repo, runID, github.UpdateCheckRunOptions{
-				Name: name, Status: github.String("completed"), Conclusion: github.String(r.conclusion),
-				ExternalID: github.String(id), Output: out,
-			}); err != nil {
-				return n, fmt.Errorf("update check run on %s: %w", short(sha), err)
+			cr, err := b.createRun(ctx, p, sha, r, summary, id)
+			if err != nil {
+				return n, err
 			}
+			runID, done = cr.GetID(), cr.GetOutput().GetAnnotationsCount()
 		}
-		for len(rest) > 0 {
-			var batch []*github.CheckRunAnnotation
-			batch, rest = split(rest)
-			if _, _, err := b.GitHub.Checks.UpdateCheckRun(ctx, owner, repo, runID, github.UpdateCheckRunOptions{
-				Name: name, Output: &github.CheckRunOutput{Title: github.String(r.title), Summary: github.String(summary), Annotations: batch},
-			}); err != nil {
+		for tries := 0; done < len(r.annotations); {
+			batch := r.annotations[done:min(done+annotationsPerRequest, len(r.annotations))]
+			_, _, err := b.GitHub.Checks.UpdateCheckRun(ctx, p.owner, p.repo, runID, github.UpdateCheckRunOptions{
+				Name: p.t.Config.CheckName(), Output: &github.CheckRunOutput{Title: github.String(r.title), Summary: github.String(summary), Annotations: batch},
+			})
+			if err == nil {
+				done, tries = done+len(batch), 0
+				continue
+			}
+			if tries++; tries > 1 || !unknownOutcome(ctx, err) {
 				return n, fmt.Errorf("annotate check run on %s: %w", short(sha), err)
 			}
+			// The answer was lost; the run's count says whether the batch
+			// landed (an update appends, so it is not sent twice blindly).
+			cr, _, gerr := b.GitHub.Checks.GetCheckRun(ctx, p.owner, p.repo, runID)
+			if gerr != nil {
+				return n, fmt.Errorf("annotate check run on %s: %w (and reading it back: %v)", short(sha), err, gerr)
+			}
+			done = cr.GetOutput().GetAnnotationsCount()
 		}
 		n++
 	}
 	return n, nil
 }
 
-func split(a []*github.CheckRunAnnotation) (first, rest []*github.CheckRunAnnotation) {
-	if len(a) <= annotationsPerRequest {
-		return a, nil
+// latestRun is the newest run of the target's check that this App made on
+// sha, nil if none.
+func (b *Bot) latestRun(ctx context.Context, p *poll, sha string) (*github.CheckRun, error) {
+	name := p.t.Config.CheckName()
+	list, _, err := b.GitHub.Checks.ListCheckRunsForRef(ctx, p.owner, p.repo, sha, &github.ListCheckRunsOptions{
+		CheckName: github.String(name), AppID: github.Int64(b.appID), Filter: github.String("latest")})
+	if err != nil {
+		return nil, fmt.Errorf("check runs of %s: %w", short(sha), err)
 	}
-	return a[:annotationsPerRequest], a[annotationsPerRequest:]
+	var latest *github.CheckRun
+	for _, cr := range list.CheckRuns {
+		if cr.GetName() == name && cr.GetApp().GetID() == b.appID && (latest == nil || cr.GetID() > latest.GetID()) {
+			latest = cr
+		}
+	}
+	return latest, nil
+}
+
+// createRun creates a completed run with the first batch of annotations.
+// When the answer is lost it looks for the run (by this App, name and
+// external_id) before trying once more.
+func (b *Bot) createRun(ctx context.Context, p *poll, sha string, r checkResult, summary, id string) (*github.CheckRun, error) {
+	create := func() (*github.CheckRun, error) {
+		cr, _, err := b.GitHub.Checks.CreateCheckRun(ctx, p.owner, p.repo, github.CreateCheckRunOptions{
+			Name: p.t.Config.CheckName(), HeadSHA: sha, Status: github.String("completed"), Conclusion: github.String(r.conclusion),
+			ExternalID: github.String(id),
+			Output: &github.CheckRunOutput{Title: github.String(r.title), Summary: github.String(summary),
+				Annotations: r.annotations[:min(annotationsPerRequest, len(r.annotations))]},
+		})
+		return cr, err
+	}
+	cr, err := create()
+	if err == nil {
+		return cr, nil
+	}
+	if !unknownOutcome(ctx, err) {
+		return nil, fmt.Errorf("create check run on %s: %w", short(sha), err)
+	}
+	if latest, lerr := b.latestRun(ctx, p, sha); lerr == nil && latest != nil && latest.GetExternalID() == id {
+		return latest, nil
+	}
+	if cr, err = create(); err != nil {
+		return nil, fmt.Errorf("create check run on %s: %w", short(sha), err)
+	}
+	return cr, nil
 }
 
 func contentID(r checkResult) string {

@@ -2,7 +2,9 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/google/go-github/v62/github"
@@ -24,12 +26,28 @@ func (b *Bot) pushCommit(ctx context.Context, p *poll, plan *analyzer.Plan, from
 	if err != nil {
 		return "", fmt.Errorf("base commit %s: %w", short(p.baseSHA), err)
 	}
+	modes, err := b.baseModes(ctx, p, base.GetTree().GetSHA(), plan.Files)
+	if err != nil {
+		return "", err
+	}
 	var entries []*github.TreeEntry
 	for _, f := range plan.Files {
 		if err := writablePath(f.Path); err != nil {
 			return "", err
 		}
-		e := &github.TreeEntry{Path: github.String(f.Path), Mode: github.String("100644"), Type: github.String("blob")}
+		mode, onBase := modes[f.Path]
+		switch {
+		case f.Deleted && !onBase:
+			continue // already gone; GitHub refuses to delete a missing path
+		case !onBase:
+			mode = "100644"
+		case mode == "120000":
+			return "", fmt.Errorf("%s is a symbolic link on the base branch; driftback does not write through links", f.Path)
+		case mode != "100644" && mode != "100755":
+			return "", fmt.Errorf("%s is not a file on the base branch (mode %s)", f.Path, mode)
+		}
+		// The file keeps its mode: an executable stays executable.
+		e := &github.TreeEntry{Path: github.String(f.Path), Mode: github.String(mode), Type: github.String("blob")}
 		if !f.Deleted {
 			e.Content = github.String(f.Content)
 		}
@@ -46,24 +64,170 @@ func (b *Bot) pushCommit(ctx context.Context, p *poll, plan *analyzer.Plan, from
 	if err != nil {
 		return "", fmt.Errorf("create commit: %w", err)
 	}
-	ref := &github.Reference{Ref: github.String("refs/heads/" + p.branch), Object: &github.GitObject{SHA: commit.SHA}}
-	if from.exists {
-		// The refs API has no compare-and-swap: read the branch once more
-		// right before the forced move, so a push made during this poll is
-		// never overwritten (the next poll sees it and freezes the branch).
-		if now, ok := b.branchHead(ctx, p); !ok || now != from.head {
-			return "", fmt.Errorf("%s moved during this poll (someone pushed); not overwriting it", p.branch)
-		}
-		// The branch is regenerated as one commit on the base head: a
-		// forced move is the point (foreign commits froze it before this).
-		_, _, err = b.GitHub.Git.UpdateRef(ctx, p.owner, p.repo, ref, true)
-	} else {
-		_, _, err = b.GitHub.Git.CreateRef(ctx, p.owner, p.repo, ref)
-	}
-	if err != nil {
-		return "", fmt.Errorf("move %s: %w", p.branch, err)
+	if err := b.moveBranch(ctx, p, from, commit.GetSHA()); err != nil {
+		return "", err
 	}
 	return commit.GetSHA(), nil
+}
+
+// baseModes reads the mode of each path the plan writes from the base
+// tree, opening only the folders on those paths. A path not on the base
+// is absent from the map.
+func (b *Bot) baseModes(ctx context.Context, p *poll, root string, files []analyzer.File) (map[string]string, error) {
+	folders := map[string]map[string]*github.TreeEntry{}
+	var folder func(dir string) (map[string]*github.TreeEntry, error)
+	folder = func(dir string) (map[string]*github.TreeEntry, error) {
+		if f, ok := folders[dir]; ok {
+			return f, nil
+		}
+		sha := root
+		if dir != "." {
+			parent, err := folder(path.Dir(dir))
+			if err != nil {
+				return nil, err
+			}
+			e := parent[path.Base(dir)]
+			if e == nil || e.GetType() != "tree" {
+				folders[dir] = nil // not a folder on the base: everything under it is new
+				return nil, nil
+			}
+			sha = e.GetSHA()
+		}
+		t, _, err := b.GitHub.Git.GetTree(ctx, p.owner, p.repo, sha, false)
+		if err != nil {
+			return nil, fmt.Errorf("base tree of %s: %w", dir, err)
+		}
+		entries := map[string]*github.TreeEntry{}
+		for _, e := range t.Entries {
+			entries[e.GetPath()] = e
+		}
+		folders[dir] = entries
+		return entries, nil
+	}
+	modes := map[string]string{}
+	for _, f := range files {
+		c, err := repofs.Clean(f.Path)
+		if err != nil {
+			return nil, err
+		}
+		entries, err := folder(path.Dir(c))
+		if err != nil {
+			return nil, err
+		}
+		if e := entries[path.Base(c)]; e != nil {
+			modes[f.Path] = e.GetMode()
+		}
+	}
+	return modes, nil
+}
+
+// moveBranch points the branch at sha: created when it did not exist, else
+// force-moved (the branch is regenerated as one commit on the base head;
+// foreign commits froze it before this). GitHub's transient "Reference
+// update failed" is tried again; a refusal no retry can fix is returned as
+// a *moveRefused.
+func (b *Bot) moveBranch(ctx context.Context, p *poll, from branchMove, sha string) error {
+	ref := &github.Reference{Ref: github.String("refs/heads/" + p.branch), Object: &github.GitObject{SHA: github.String(sha)}}
+	for attempt := 0; ; attempt++ {
+		var err error
+		if from.exists {
+			// The refs API has no compare-and-swap: read the branch once more
+			// right before the forced move, so a push made during this poll
+			// is never overwritten (the next poll sees it and freezes the
+			// branch).
+			if now, ok := b.branchHead(ctx, p); !ok || now != from.head {
+				return fmt.Errorf("%s moved during this poll (someone pushed); not overwriting it", p.branch)
+			}
+			_, _, err = b.GitHub.Git.UpdateRef(ctx, p.owner, p.repo, ref, true)
+		} else {
+			_, _, err = b.GitHub.Git.CreateRef(ctx, p.owner, p.repo, ref)
+			// The branch may exist after all: made by this request, whose
+			// answer was lost, or by someone since the poll began.
+			if err != nil && ctx.Err() == nil {
+				if now, ok := b.branchHead(ctx, p); ok {
+					if now == sha {
+						return nil
+					}
+					return fmt.Errorf("%s appeared during this poll (someone pushed); not overwriting it", p.branch)
+				}
+			}
+		}
+		if err == nil {
+			return nil
+		}
+		if r := refusalOf(err); r != nil {
+			return r
+		}
+		if attempt < 2 && (refUpdateFailed(err) || (!from.exists && unknownOutcome(ctx, err))) {
+			p.log.Warn("moving the branch failed; trying again", "branch", p.branch, "error", err.Error())
+			continue
+		}
+		return fmt.Errorf("move %s: %w", p.branch, err)
+	}
+}
+
+// moveRefused is GitHub refusing to write the branch for a reason that
+// trying again cannot fix: a repository ruleset, or workflow changes
+// without the workflows permission.
+type moveRefused struct {
+	reason string // GitHub's words
+	hint   string // what a person can do about it
+}
+
+func (e *moveRefused) Error() string { return e.reason }
+
+// result is the check run that reports the refusal on the base head, the
+// plan's report under it.
+func (e *moveRefused) result(plan checkResult, branch string) checkResult {
+	plan.conclusion = "failure"
+	plan.title = "GitHub refused to update " + branch
+	plan.summary = fmt.Sprintf("**GitHub refused to update `%s`:** %s\n\n%s\n\n%s", branch, e.reason, e.hint, plan.summary)
+	return plan
+}
+
+// refusalOf recognises GitHub's refusals to write a ref; nil for anything
+// else.
+func refusalOf(err error) *moveRefused {
+	var er *github.ErrorResponse
+	if !errors.As(err, &er) || er.Response == nil || er.Response.StatusCode >= 500 {
+		return nil
+	}
+	msg := strings.TrimSpace(er.Message)
+	switch {
+	case strings.Contains(msg, "`workflows` permission"):
+		return &moveRefused{reason: msg, hint: "The base branch changed files under `.github/workflows/`, and moving the branch onto it needs " +
+			"the App's `workflows` permission (driftback itself never edits workflow files). Grant that permission, or close this " +
+			"pull request and delete its branch: driftback then opens a new one from the base branch."}
+	case strings.HasPrefix(msg, "Repository rule violations found"):
+		rules := strings.Fields(strings.ReplaceAll(strings.TrimPrefix(msg, "Repository rule violations found"), "\n", " "))
+		return &moveRefused{reason: "a repository ruleset refused it: " + strings.Join(rules, " "),
+			hint: "driftback rebuilds its branch as one commit on the base branch, which is a force push, and deletes the branch " +
+				"when the drift is gone. Exclude `driftback/*` from the ruleset, or let the App bypass it."}
+	}
+	return nil
+}
+
+// refUpdateFailed is GitHub's transient 422: the same move succeeds a
+// moment later.
+func refUpdateFailed(err error) bool {
+	var er *github.ErrorResponse
+	return errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == 422 && er.Message == "Reference update failed"
+}
+
+// refGone is the 422 GitHub answers for deleting a ref that is not there
+// (a retried delete whose first answer was lost).
+func refGone(err error) bool {
+	var er *github.ErrorResponse
+	return errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == 422 && er.Message == "Reference does not exist"
+}
+
+// blockKey is what a refused move depended on: while all three are the
+// same, asking again gets the same answer.
+type blockKey struct{ base, edits, head string }
+
+type blocked struct {
+	at  blockKey
+	why *moveRefused
 }
 
 func commitMessage(plan *analyzer.Plan) string {

@@ -36,8 +36,9 @@ func TestGitHubErrorsThenConverge(t *testing.T) {
 			if head, ok := h.srv.Branch(owner, repo, branch); ok && strings.Join(h.parents(head), ",") != h.base {
 				t.Fatalf("a partial branch was left: parents %v", h.parents(head))
 			}
-			// Faults exhausted (Count 10 covers retries): the next polls converge.
-			for i := 0; i < 3 && h.pollErr() != nil; i++ {
+			// Faults exhausted (Count 10 covers retries, and the creates
+			// that are tried twice per poll): the next polls converge.
+			for i := 0; i < 5 && h.pollErr() != nil; i++ {
 			}
 			out := h.poll()
 			if prs := h.prs(); len(prs) != 1 || prs[0].State != "open" {
@@ -54,8 +55,9 @@ func TestGitHubErrorsThenConverge(t *testing.T) {
 // Killed between the push and the PR: the next poll opens exactly one PR.
 func TestRestartBetweenCommitAndPR(t *testing.T) {
 	h := newHarness(t, writeThroughOnly(t))
-	// Five answers: the first try and its four retries.
-	h.srv.InjectFault(githubtest.Fault{Method: "POST", Path: "/repos/{owner}/{repo}/pulls", Status: 500, Count: 5})
+	// Two answers: the first try, and the one after finding no PR (a
+	// create is never retried blindly).
+	h.srv.InjectFault(githubtest.Fault{Method: "POST", Path: "/repos/{owner}/{repo}/pulls", Status: 500, Count: 2})
 	if err := h.pollErr(); err == nil {
 		t.Fatal("no error")
 	}

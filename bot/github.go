@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -30,8 +31,12 @@ type AppAuth struct {
 
 // ClientOptions tune the GitHub client; the zero value is production's.
 type ClientOptions struct {
-	// Base is the transport under everything (tests use the fake server's).
+	// Base is the transport under everything (tests use the fake server's);
+	// nil is NewTransport's, with connect and header timeouts.
 	Base http.RoundTripper
+	// RequestTimeout bounds one attempt of one request, reading the body
+	// included; default 1m.
+	RequestTimeout time.Duration
 	// Now replaces time.Now for token expiry decisions.
 	Now func() time.Time
 	// MutationGap is the least time between two content-creating requests,
@@ -95,7 +100,10 @@ func FindInstallation(ctx context.Context, auth AppAuth, opts ClientOptions, own
 // newAppClient builds the client that speaks as the App itself (JWT).
 func newAppClient(auth AppAuth, opts ClientOptions) (*github.Client, *resilientTransport, *url.URL, ClientOptions, error) {
 	if opts.Base == nil {
-		opts.Base = http.DefaultTransport
+		opts.Base = NewTransport()
+	}
+	if opts.RequestTimeout == 0 {
+		opts.RequestTimeout = time.Minute
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -151,10 +159,12 @@ func (s *clockSigner) Sign(claims jwt.Claims) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("unexpected JWT claims %T", claims)
 	}
-	// GitHub allows at most ten minutes; backdating absorbs clock drift.
-	iat := s.now().Add(-30 * time.Second).Truncate(time.Second)
-	rc.IssuedAt = jwt.NewNumericDate(iat)
-	rc.ExpiresAt = jwt.NewNumericDate(iat.Add(10 * time.Minute))
+	// GitHub refuses an exp more than ten minutes ahead of its clock and an
+	// iat after it: a minute back and five ahead leave room for a clock off
+	// by a minute one way or five the other.
+	now := s.now().Truncate(time.Second)
+	rc.IssuedAt = jwt.NewNumericDate(now.Add(-time.Minute))
+	rc.ExpiresAt = jwt.NewNumericDate(now.Add(5 * time.Minute))
 	return jwt.NewWithClaims(jwt.SigningMethodRS256, rc).SignedString(s.key)
 }
 
@@ -222,8 +232,10 @@ func (t *installationTransport) RoundTrip(req *http.Request) (*http.Response, er
 }
 
 // resilientTransport retries what GitHub asks to be retried: 5xx with
-// exponential backoff, secondary rate limits after Retry-After, the primary
-// limit after x-ratelimit-reset. Mutations are serialized and spaced.
+// exponential backoff (only where a repeat cannot do the work twice), and
+// rate limits after the wait GitHub asks for. A rate limit pauses every
+// request, not only the one that met it. Mutations are serialized and
+// spaced.
 type resilientTransport struct {
 	base http.RoundTripper
 	opts ClientOptions
@@ -231,6 +243,10 @@ type resilientTransport struct {
 	mutate  sync.Mutex
 	lastMut time.Time
 	recent  []time.Time // mutations in the last hour
+
+	mu     sync.Mutex
+	hold   time.Time // no request before this: GitHub asked for a pause
+	streak int       // secondary limits without Retry-After in a row
 }
 
 // GitHub's secondary limits allow about 500 content-creating requests an
@@ -259,8 +275,23 @@ func (t *resilientTransport) hourlyBudget(ctx context.Context) error {
 // and the next poll tries again.
 const maxWait = 15 * time.Minute
 
+// PausedError says GitHub asked the bot to stop for a while (a rate limit)
+// and the wait is longer than one request may take; the runner stops the
+// round, and every request until Until fails the same way.
+type PausedError struct {
+	Until time.Time
+	Kind  string // secondary or primary
+}
+
+func (e *PausedError) Error() string {
+	return fmt.Sprintf("GitHub %s rate limit: pausing every request until %s", e.Kind, e.Until.UTC().Format(time.RFC3339))
+}
+
 func (t *resilientTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
+	if err := t.waitHold(ctx); err != nil {
+		return nil, err
+	}
 	mutating := req.Method != http.MethodGet && req.Method != http.MethodHead
 	if mutating {
 		t.mutate.Lock()
@@ -278,28 +309,45 @@ func (t *resilientTransport) RoundTrip(req *http.Request) (*http.Response, error
 			t.recent = append(t.recent, t.lastMut)
 		}()
 	}
+	safe := retrySafe(req)
 	backoff := time.Second
 	for attempt := 0; ; attempt++ {
-		r, err := cloneRequest(req)
-		if err != nil {
-			return nil, err
-		}
-		resp, err := t.base.RoundTrip(r)
+		resp, err := t.attempt(req)
 		t.opts.Metrics.Inc("driftback_github_requests_total", map[string]string{"method": req.Method})
 		if err != nil {
-			if attempt >= t.opts.MaxRetries || ctx.Err() != nil {
+			// The request may have reached GitHub and done its work: only a
+			// request that cannot do it twice is sent again.
+			if !safe || attempt >= t.opts.MaxRetries || ctx.Err() != nil {
 				return nil, err
 			}
 			t.opts.Log.Warn("github request failed; retrying", "method", req.Method, "path", req.URL.Path, "error", err.Error())
 		} else {
 			t.recordRateLimit(resp)
-			wait, retry := t.retryAfter(resp, backoff)
-			if !retry || attempt >= t.opts.MaxRetries {
+			if until, kind, ok := t.limited(resp); ok {
+				// A rate-limited request was not done: any request may be
+				// repeated, after the pause.
+				drain(resp)
+				t.opts.Metrics.Inc("driftback_github_rate_limited_total", map[string]string{"kind": kind})
+				t.setHold(until)
+				t.opts.Log.Warn("github rate limit; pausing", "kind", kind, "method", req.Method, "path", req.URL.Path, "until", until.UTC().Format(time.RFC3339))
+				if attempt >= t.opts.MaxRetries {
+					return nil, &PausedError{Until: until, Kind: kind}
+				}
+				if err := t.waitHold(ctx); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			if resp.StatusCode < 500 || !safe || attempt >= t.opts.MaxRetries {
+				if resp.StatusCode < 400 {
+					t.mu.Lock()
+					t.streak = 0
+					t.mu.Unlock()
+				}
 				return resp, nil
 			}
 			drain(resp)
-			t.opts.Log.Warn("github asked to retry", "method", req.Method, "path", req.URL.Path, "status", resp.StatusCode, "wait", wait.String())
-			backoff = wait
+			t.opts.Log.Warn("github asked to retry", "method", req.Method, "path", req.URL.Path, "status", resp.StatusCode, "wait", backoff.String())
 		}
 		if err := t.opts.Sleep(ctx, backoff); err != nil {
 			return nil, err
@@ -308,28 +356,131 @@ func (t *resilientTransport) RoundTrip(req *http.Request) (*http.Response, error
 	}
 }
 
-// retryAfter decides whether a response is worth retrying and after how
-// long.
-func (t *resilientTransport) retryAfter(resp *http.Response, backoff time.Duration) (time.Duration, bool) {
-	switch {
-	case resp.StatusCode >= 500:
-		return backoff, true
-	case resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusTooManyRequests:
-		if s := resp.Header.Get("Retry-After"); s != "" {
-			if secs, err := strconv.Atoi(s); err == nil && secs >= 0 {
-				t.opts.Metrics.Inc("driftback_github_rate_limited_total", map[string]string{"kind": "secondary"})
-				return min(time.Duration(secs)*time.Second, maxWait), true
-			}
-		}
-		if resp.Header.Get("X-Ratelimit-Remaining") == "0" {
-			if reset, err := strconv.ParseInt(resp.Header.Get("X-Ratelimit-Reset"), 10, 64); err == nil {
-				t.opts.Metrics.Inc("driftback_github_rate_limited_total", map[string]string{"kind": "primary"})
-				wait := time.Unix(reset, 0).Sub(t.opts.Now()) + time.Second
-				return min(max(wait, time.Second), maxWait), true
-			}
+// attempt sends one try with its own deadline, which also covers reading
+// the body.
+func (t *resilientTransport) attempt(req *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithCancel(req.Context())
+	if t.opts.RequestTimeout > 0 {
+		ctx, cancel = context.WithTimeout(req.Context(), t.opts.RequestTimeout)
+	}
+	r, err := cloneRequest(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp, err := t.base.RoundTrip(r)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
+}
+
+// retrySafe reports whether sending req twice cannot do its work twice:
+// reads, updates and deletes, and the creates that name what they make by
+// content (git objects) or merely add to a set (labels, reviewers, a token).
+// A pull request, comment, check run or ref created twice is a duplicate or
+// an error, and a check-run update appends its annotations, so those are
+// not repeated blindly; the bot looks first.
+func retrySafe(req *http.Request) bool {
+	if req.Method == http.MethodPatch && strings.Contains(req.URL.Path, "/check-runs/") {
+		return false
+	}
+	if req.Method != http.MethodPost {
+		return true
+	}
+	for _, suffix := range []string{"/git/blobs", "/git/trees", "/git/commits", "/labels", "/requested_reviewers", "/access_tokens"} {
+		if strings.HasSuffix(req.URL.Path, suffix) {
+			return true
 		}
 	}
-	return 0, false
+	return false
+}
+
+// waitHold waits out a pause GitHub asked for, or fails at once when the
+// pause is longer than one wait may be.
+func (t *resilientTransport) waitHold(ctx context.Context) error {
+	t.mu.Lock()
+	until := t.hold
+	t.mu.Unlock()
+	d := until.Sub(t.opts.Now())
+	if d <= 0 {
+		return nil
+	}
+	if d > maxWait {
+		return &PausedError{Until: until, Kind: "secondary"}
+	}
+	return t.opts.Sleep(ctx, d)
+}
+
+func (t *resilientTransport) setHold(until time.Time) {
+	t.mu.Lock()
+	if until.After(t.hold) {
+		t.hold = until
+	}
+	t.mu.Unlock()
+}
+
+// limited reports whether resp is a rate limit and until when to pause,
+// as GitHub documents it: Retry-After when present; the reset when the
+// primary budget is spent; otherwise (a secondary limit without
+// Retry-After) at least a minute, doubling while it keeps happening.
+func (t *resilientTransport) limited(resp *http.Response) (time.Time, string, bool) {
+	if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusTooManyRequests {
+		return time.Time{}, "", false
+	}
+	now := t.opts.Now()
+	if s := resp.Header.Get("Retry-After"); s != "" {
+		if secs, err := strconv.Atoi(s); err == nil && secs >= 0 {
+			return now.Add(time.Duration(secs) * time.Second), "secondary", true
+		}
+	}
+	if resp.Header.Get("X-Ratelimit-Remaining") == "0" {
+		if reset, err := strconv.ParseInt(resp.Header.Get("X-Ratelimit-Reset"), 10, 64); err == nil {
+			return maxTime(time.Unix(reset, 0).Add(time.Second), now.Add(time.Second)), "primary", true
+		}
+	}
+	if resp.StatusCode == http.StatusTooManyRequests || secondaryBody(resp) {
+		t.mu.Lock()
+		wait := time.Minute << min(t.streak, 4)
+		t.streak++
+		t.mu.Unlock()
+		return now.Add(wait), "secondary", true
+	}
+	return time.Time{}, "", false
+}
+
+// secondaryBody tells a secondary limit from a permission refusal (both can
+// be a 403): GitHub's message and documentation link say which. The body
+// is read and put back.
+func secondaryBody(resp *http.Response) bool {
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	if err != nil {
+		return false
+	}
+	s := strings.ToLower(string(b))
+	return strings.Contains(s, "secondary rate limit") || strings.Contains(s, "secondary-rate-limits")
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func (t *resilientTransport) recordRateLimit(resp *http.Response) {
@@ -341,7 +492,9 @@ func (t *resilientTransport) recordRateLimit(resp *http.Response) {
 }
 
 // etagTransport makes every GET conditional: a 304 costs no rate limit,
-// and the cached body is handed back as the 200 it stands for.
+// and the cached body is handed back as the 200 it stands for. GitHub's
+// ETags belong to the token that got them, so after the hourly token
+// rotation every GET is a full one once.
 type etagTransport struct {
 	base    http.RoundTripper
 	metrics *Metrics
@@ -355,10 +508,6 @@ type cachedResponse struct {
 	header http.Header
 	body   []byte
 }
-
-// notModifiedHeader marks a response served from the ETag cache, so the
-// poll loop can tell that nothing changed.
-const notModifiedHeader = "X-Driftback-Not-Modified"
 
 func (t *etagTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method != http.MethodGet {
@@ -384,7 +533,6 @@ func (t *etagTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		drain(resp)
 		t.metrics.Inc("driftback_github_not_modified_total", nil)
 		h := cached.header.Clone()
-		h.Set(notModifiedHeader, "1")
 		return &http.Response{StatusCode: http.StatusOK, Status: "200 OK", Header: h, Body: io.NopCloser(bytes.NewReader(cached.body)),
 			ContentLength: int64(len(cached.body)), Request: req, Proto: resp.Proto, ProtoMajor: resp.ProtoMajor, ProtoMinor: resp.ProtoMinor}, nil
 	}
@@ -408,9 +556,20 @@ func (t *etagTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// notModified reports whether go-github's response came from the cache.
-func notModified(resp *github.Response) bool {
-	return resp != nil && resp.Response != nil && resp.Header.Get(notModifiedHeader) != ""
+// NewTransport is the HTTP transport for GitHub's API and archive hosts:
+// connecting, the TLS handshake and waiting for headers are bounded, so a
+// hung connection fails instead of stalling every target.
+func NewTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          20,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: 30 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
 }
 
 func cloneRequest(req *http.Request) (*http.Request, error) {
@@ -439,6 +598,24 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// unknownOutcome reports whether a failed write may have been done all the
+// same: GitHub answered 5xx, or the answer never came. A refusal (4xx), a
+// rate limit (the request was not done) or the poll's own end is not.
+func unknownOutcome(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	var paused *PausedError
+	if errors.As(err, &paused) {
+		return false
+	}
+	var er *github.ErrorResponse
+	if errors.As(err, &er) {
+		return er.Response != nil && er.Response.StatusCode >= 500
+	}
+	return true
 }
 
 // isNotFound reports a 404 from go-github.

@@ -8,9 +8,25 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
+// manifestPermissions reads the permissions app.yaml asks for; the test
+// server's App holds exactly these.
+func manifestPermissions(t testing.TB) map[string]string {
+	b, err := os.ReadFile("../app.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Permissions map[string]string `yaml:"default_permissions"`
+	}
+	if err := yaml.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m.Permissions
+}
+
 // The App asks for exactly what the bot uses (DESIGN §12): contents (the
-// branch), pull requests, checks; metadata is implied. Nothing else, and no
-// webhook events: driftback polls.
+// branch), pull requests, checks, members (team reviewers); metadata is
+// implied. Nothing else, and no webhook events: driftback polls.
 func TestAppManifestPermissions(t *testing.T) {
 	b, err := os.ReadFile("../app.yaml")
 	if err != nil {
@@ -25,7 +41,7 @@ func TestAppManifestPermissions(t *testing.T) {
 	if err := yaml.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"contents": "write", "pull_requests": "write", "checks": "write", "metadata": "read"}
+	want := map[string]string{"contents": "write", "pull_requests": "write", "checks": "write", "metadata": "read", "members": "read"}
 	if !reflect.DeepEqual(m.Permissions, want) || len(m.Events) != 0 || m.Name == "" || m.URL == "" {
 		t.Fatalf("manifest %+v", m)
 	}

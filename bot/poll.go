@@ -26,12 +26,16 @@ type poll struct {
 	baseBranch, baseSHA string
 	objs                []cluster.Object
 	prs                 []*github.PullRequest // the branch's, open and closed
+	refused             *moveRefused          // GitHub refused to move the branch
+	note                string                // said under the check run's summary
 	out                 Outcome
 }
 
-// memo lets an idle poll skip all work: nothing it depends on moved.
+// memo lets an idle poll skip all work: nothing it depends on moved. The
+// pull requests are compared by content, not by a 304: GitHub's ETags
+// belong to one token, and tokens rotate hourly.
 type memo struct {
-	base, live, config string
+	base, live, config, prs string
 }
 
 // Reconcile runs one poll of one target.
@@ -61,36 +65,38 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, fmt.Errorf("cluster %s: %w", tc.Cluster, err)
 	}
-	prs, prsResp, err := b.listPRs(ctx, p)
+	p.prs, err = b.listPRs(ctx, p)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("pull requests of %s: %w", p.branch, err)
 	}
-	p.prs = prs
-	m := memo{base: p.baseSHA, live: fingerprint(p.objs), config: fingerprint(tc)}
+	m := memo{base: p.baseSHA, live: fingerprint(p.objs), config: fingerprint(tc), prs: fingerprint(p.prs)}
 	if b.memo == nil {
 		b.memo = map[string]memo{}
 	}
-	if last, ok := b.memo[tc.Name]; ok && last == m && notModified(prsResp) {
+	if last, ok := b.memo[tc.Name]; ok && last == m {
 		return Outcome{Idle: true}, nil
 	}
 
 	if err := b.reconcile(ctx, p); err != nil {
 		return p.out, err
 	}
-	// Prime the conditional-request cache with what this poll changed, so
-	// an unchanged next poll is all 304s.
-	if _, _, err := b.listPRs(ctx, p); err != nil {
+	// Remember the pull requests as this poll left them (which also primes
+	// the conditional-request cache).
+	after, err := b.listPRs(ctx, p)
+	if err != nil {
 		return p.out, err
 	}
+	m.prs = fingerprint(after)
 	b.memo[tc.Name] = m
 	return p.out, nil
 }
 
 // listPRs lists the pull requests of the target's branch, open and closed.
-func (b *Bot) listPRs(ctx context.Context, p *poll) ([]*github.PullRequest, *github.Response, error) {
-	return b.GitHub.PullRequests.List(ctx, p.owner, p.repo, &github.PullRequestListOptions{
+func (b *Bot) listPRs(ctx context.Context, p *poll) ([]*github.PullRequest, error) {
+	prs, _, err := b.GitHub.PullRequests.List(ctx, p.owner, p.repo, &github.PullRequestListOptions{
 		State: "all", Head: p.owner + ":" + p.branch, ListOptions: github.ListOptions{PerPage: 100},
 	})
+	return prs, err
 }
 
 // reconcile plans the target and brings its pull request and check runs
@@ -120,7 +126,7 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 		// Nothing to propose: drift gone (merged, or reverted in the
 		// cluster). Close what is open.
 		if open != nil {
-			if err := b.closeResolved(ctx, p, open); err != nil {
+			if err := b.closeResolved(ctx, p, plan, open); err != nil {
 				return err
 			}
 		}
@@ -131,8 +137,14 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 		}
 	}
 	res := resultOf(plan, tc)
+	if p.refused != nil {
+		res = p.refused.result(res, p.branch)
+	}
+	if p.note != "" {
+		res.summary += "\n\n" + p.note
+	}
 	shas := []string{p.baseSHA}
-	if pr != nil && !p.out.Frozen {
+	if pr != nil && !p.out.Frozen && p.refused == nil {
 		p.out.PR = pr.GetNumber()
 		// The branch head renders to what the cluster runs: that commit is
 		// in line with the cluster.

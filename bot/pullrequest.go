@@ -2,8 +2,10 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/go-github/v62/github"
 
@@ -11,13 +13,20 @@ import (
 	"github.com/driftback/driftback/analyzer/report"
 )
 
+// maxBody is the longest body the bot writes, in characters. GitHub's
+// limit is 65,536 characters; the margin leaves room for a reviewer's
+// edits and the state block's growth.
+const maxBody = 60000
+
 // propose brings the branch and the pull request in line with the plan.
 func (b *Bot) propose(ctx context.Context, p *poll, plan *analyzer.Plan, open, lastClosed *github.PullRequest) (*github.PullRequest, error) {
 	tc := p.t.Config
 	hash := editSetHash(plan.Files)
 
-	if open == nil && lastClosed != nil {
-		if st, ok := parseState(lastClosed.GetBody()); ok && st.Edits == hash && !lastClosed.GetMerged() && st.Closed == "" {
+	// The list answers pull-request-simple: merged_at, not merged, tells
+	// a merged pull request from a declined one.
+	if open == nil && lastClosed != nil && lastClosed.MergedAt == nil {
+		if st, ok := parseState(lastClosed.GetBody()); ok && st.Edits == hash && st.Closed == "" {
 			if _, exists := b.branchHead(ctx, p); exists {
 				// A reviewer declined exactly this edit set: stay quiet
 				// until the live state changes.
@@ -28,8 +37,10 @@ func (b *Bot) propose(ctx context.Context, p *poll, plan *analyzer.Plan, open, l
 		}
 	}
 	var st prState
+	undressed := wantsDressing(p)
 	if open != nil {
 		st, _ = parseState(open.GetBody())
+		undressed = st.Undressed
 	}
 	head, exists := b.branchHead(ctx, p)
 	regenerate := open != nil && regenerateTicked(open.GetBody())
@@ -42,16 +53,34 @@ func (b *Bot) propose(ctx context.Context, p *poll, plan *analyzer.Plan, open, l
 	p.out.Frozen = foreign && !regenerate
 	if !p.out.Frozen {
 		upToDate := exists && head == st.Head && st.Base == p.baseSHA && st.Edits == hash
+		at := blockKey{base: p.baseSHA, edits: hash, head: head}
+		if r, ok := b.blocked[tc.Name]; ok && r.at == at && !upToDate {
+			// GitHub refused this very move before; asking again spends a
+			// write for the same answer.
+			p.refused, p.out.Blocked = r.why, r.why.reason
+			return open, nil
+		}
 		if !upToDate {
-			moved := branchMove{exists: exists, head: head}
-			sha, err := b.pushCommit(ctx, p, plan, moved)
+			sha, err := b.pushCommit(ctx, p, plan, branchMove{exists: exists, head: head})
+			var refused *moveRefused
+			if errors.As(err, &refused) {
+				if b.blocked == nil {
+					b.blocked = map[string]blocked{}
+				}
+				b.blocked[tc.Name] = blocked{at: at, why: refused}
+				p.refused, p.out.Blocked = refused, refused.reason
+				p.log.Error("GitHub refused to move the branch; not asking again until the base, the edits or the branch change",
+					"branch", p.branch, "reason", refused.reason)
+				return open, nil
+			}
 			if err != nil {
 				return nil, err
 			}
+			delete(b.blocked, tc.Name)
 			head, p.out.Pushed = sha, true
 			b.Metrics.Inc("driftback_commits_total", map[string]string{"target": tc.Name})
 		}
-		st = prState{Version: 1, Target: tc.Name, Edits: hash, Head: head, Base: p.baseSHA}
+		st = prState{Version: 1, Target: tc.Name, Edits: hash, Head: head, Base: p.baseSHA, Undressed: undressed}
 	} else {
 		st.Version, st.Target = 1, tc.Name
 	}
@@ -62,7 +91,11 @@ func (b *Bot) propose(ctx context.Context, p *poll, plan *analyzer.Plan, open, l
 			return nil, err
 		}
 		p.log.Info("opened pull request", "pr", pr.GetNumber(), "edits", len(plan.Edits), "refusals", len(plan.Refusals))
-		return pr, nil
+		open = pr
+	}
+	if st.Undressed && b.dress(ctx, p, open.GetNumber()) {
+		st.Undressed = false
+		body = b.body(p, plan, st, head)
 	}
 	if open.GetBody() != body {
 		pr, _, err := b.GitHub.PullRequests.Edit(ctx, p.owner, p.repo, open.GetNumber(), &github.PullRequest{Body: github.String(body)})
@@ -78,68 +111,158 @@ func (b *Bot) propose(ctx context.Context, p *poll, plan *analyzer.Plan, open, l
 	return open, nil
 }
 
-// createPR opens the target's pull request, then labels it and asks for
-// reviews as configured (a failure there is logged, not fatal).
+// createPR opens the target's pull request. When the answer is lost (or
+// one was opened since the list was read) it looks for the pull request by
+// its branch before trying again, so there is never a second one.
 func (b *Bot) createPR(ctx context.Context, p *poll, body string) (*github.PullRequest, error) {
 	tc := p.t.Config
 	draft := tc.PullRequest != nil && tc.PullRequest.Draft != nil && *tc.PullRequest.Draft
-	pr, _, err := b.GitHub.PullRequests.Create(ctx, p.owner, p.repo, &github.NewPullRequest{
-		Title: github.String(fmt.Sprintf("driftback: bring %s in line with the cluster", tc.Name)),
-		Head:  github.String(p.branch), Base: github.String(p.baseBranch), Body: github.String(body), Draft: github.Bool(draft),
-	})
-	if err != nil {
-		if isUnprocessable(err) {
-			// One already exists for this branch (a restart between push and
-			// create, or a race): the next poll finds and updates it.
-			return nil, fmt.Errorf("create pull request for %s: one exists already; the next poll updates it: %w", p.branch, err)
-		}
+	create := func() (*github.PullRequest, error) {
+		pr, _, err := b.GitHub.PullRequests.Create(ctx, p.owner, p.repo, &github.NewPullRequest{
+			Title: github.String(fmt.Sprintf("driftback: bring %s in line with the cluster", tc.Name)),
+			Head:  github.String(p.branch), Base: github.String(p.baseBranch), Body: github.String(body), Draft: github.Bool(draft),
+		})
+		return pr, err
+	}
+	pr, err := create()
+	if err == nil {
+		return pr, nil
+	}
+	if !unknownOutcome(ctx, err) && !isUnprocessable(err) {
 		return nil, fmt.Errorf("create pull request for %s: %w", p.branch, err)
 	}
-	if tc.PullRequest != nil {
-		if len(tc.PullRequest.Labels) > 0 {
-			if _, _, err := b.GitHub.Issues.AddLabelsToIssue(ctx, p.owner, p.repo, pr.GetNumber(), tc.PullRequest.Labels); err != nil {
-				b.log().Warn("could not label pull request", "pr", pr.GetNumber(), "error", err.Error())
-			}
-		}
-		if len(tc.PullRequest.Reviewers)+len(tc.PullRequest.TeamReviewers) > 0 {
-			if _, _, err := b.GitHub.PullRequests.RequestReviewers(ctx, p.owner, p.repo, pr.GetNumber(), github.ReviewersRequest{
-				Reviewers: tc.PullRequest.Reviewers, TeamReviewers: tc.PullRequest.TeamReviewers}); err != nil {
-				b.log().Warn("could not request reviewers", "pr", pr.GetNumber(), "error", err.Error())
-			}
-		}
+	prs, lerr := b.listPRs(ctx, p)
+	if lerr != nil {
+		return nil, fmt.Errorf("create pull request for %s: %w (and looking for it: %v)", p.branch, err, lerr)
+	}
+	if open, _ := splitPRs(prs); open != nil {
+		p.log.Warn("pull request found after a failed create; adopting it", "pr", open.GetNumber(), "error", err.Error())
+		return open, nil
+	}
+	if isUnprocessable(err) {
+		return nil, fmt.Errorf("create pull request for %s: %w", p.branch, err)
+	}
+	if pr, err = create(); err != nil {
+		return nil, fmt.Errorf("create pull request for %s: %w", p.branch, err)
 	}
 	return pr, nil
 }
 
-// closeResolved closes the PR once its drift is gone, and deletes the
-// branch only when nobody else committed to it.
-func (b *Bot) closeResolved(ctx context.Context, p *poll, pr *github.PullRequest) error {
-	tc := p.t.Config
-	st, _ := parseState(pr.GetBody())
-	if _, _, err := b.GitHub.Issues.CreateComment(ctx, p.owner, p.repo, pr.GetNumber(), &github.IssueComment{
-		Body: github.String("The cluster matches Git again, so driftback closes this pull request."),
-	}); err != nil {
-		return fmt.Errorf("comment on #%d: %w", pr.GetNumber(), err)
+// wantsDressing says whether the target's pull requests get labels or
+// reviewers.
+func wantsDressing(p *poll) bool {
+	pr := p.t.Config.PullRequest
+	return pr != nil && len(pr.Labels)+len(pr.Reviewers)+len(pr.TeamReviewers) > 0
+}
+
+// dress labels the pull request and asks for reviews as configured. It
+// reports whether that is settled: done, or refused for good (logged, as a
+// missing team or a non-collaborator is not worth failing polls over). A
+// transient failure leaves it for the next poll, which the state's
+// Undressed flag tells to try again, even in another process.
+func (b *Bot) dress(ctx context.Context, p *poll, number int) bool {
+	cfg := p.t.Config.PullRequest
+	settled := func(what string, err error) bool {
+		if err == nil {
+			return true
+		}
+		p.log.Warn("could not "+what, "pr", number, "error", err.Error())
+		return !unknownOutcome(ctx, err)
 	}
+	ok := true
+	if len(cfg.Labels) > 0 {
+		_, _, err := b.GitHub.Issues.AddLabelsToIssue(ctx, p.owner, p.repo, number, cfg.Labels)
+		ok = settled("label pull request", err)
+	}
+	if len(cfg.Reviewers)+len(cfg.TeamReviewers) > 0 {
+		_, _, err := b.GitHub.PullRequests.RequestReviewers(ctx, p.owner, p.repo, number, github.ReviewersRequest{
+			Reviewers: cfg.Reviewers, TeamReviewers: cfg.TeamReviewers})
+		ok = settled("request reviewers", err) && ok
+	}
+	return ok
+}
+
+// resolvedMarker finds the bot's closing comment again, so it is posted
+// once however often closing fails.
+const resolvedMarker = "<!-- driftback:resolved -->"
+
+// closeResolved closes the PR once its drift is gone, and deletes the
+// branch only when nobody else committed to it. The comment comes first
+// and only once: a close that keeps failing does not add one per poll.
+func (b *Bot) closeResolved(ctx context.Context, p *poll, plan *analyzer.Plan, pr *github.PullRequest) error {
+	tc := p.t.Config
+	if err := b.commentOnce(ctx, p, pr.GetNumber(), "The cluster matches Git again, so driftback closes this pull request.\n\n"+resolvedMarker); err != nil {
+		return err
+	}
+	st, _ := parseState(pr.GetBody())
 	st.Version, st.Target, st.Closed = 1, tc.Name, "driftback"
 	body := report.ReplaceState(pr.GetBody(), st.encode())
+	if utf8.RuneCountInString(body) > maxBody {
+		// Someone (or an older driftback) left a body near GitHub's limit:
+		// say what is true now rather than grow it past the limit.
+		body = b.body(p, plan, st, "")
+	}
 	if _, _, err := b.GitHub.PullRequests.Edit(ctx, p.owner, p.repo, pr.GetNumber(), &github.PullRequest{State: github.String("closed"), Body: github.String(body)}); err != nil {
 		return fmt.Errorf("close #%d: %w", pr.GetNumber(), err)
 	}
-	if head, ok := b.branchHead(ctx, p); ok && head == st.Head {
-		if _, err := b.GitHub.Git.DeleteRef(ctx, p.owner, p.repo, "heads/"+p.branch); err != nil && !isNotFound(err) {
-			return fmt.Errorf("delete branch %s: %w", p.branch, err)
-		}
+	head, ok := b.branchHead(ctx, p)
+	if !ok || head != st.Head {
+		return nil
+	}
+	_, err := b.GitHub.Git.DeleteRef(ctx, p.owner, p.repo, "heads/"+p.branch)
+	var refused *moveRefused
+	switch {
+	case err == nil || isNotFound(err) || refGone(err):
+	case errors.As(refusalOf(err), &refused):
+		p.log.Warn("GitHub refused to delete the branch; it stays", "branch", p.branch, "reason", refused.reason)
+		p.note = fmt.Sprintf("> driftback closed its pull request but could not delete `%s`: %s", p.branch, refused.reason)
+	default:
+		return fmt.Errorf("delete branch %s: %w", p.branch, err)
 	}
 	return nil
+}
+
+// commentOnce comments on an issue unless a comment holding marker is
+// there already; a create whose answer was lost is looked for, not
+// repeated blindly.
+func (b *Bot) commentOnce(ctx context.Context, p *poll, number int, body string) error {
+	marker := body[strings.LastIndex(body, "<!--"):]
+	has := func() (bool, error) {
+		opt := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
+		for {
+			cs, resp, err := b.GitHub.Issues.ListComments(ctx, p.owner, p.repo, number, opt)
+			if err != nil {
+				return false, fmt.Errorf("comments of #%d: %w", number, err)
+			}
+			for _, c := range cs {
+				if strings.Contains(c.GetBody(), marker) {
+					return true, nil
+				}
+			}
+			if resp.NextPage == 0 {
+				return false, nil
+			}
+			opt.Page = resp.NextPage
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		if done, err := has(); err != nil || done {
+			return err
+		}
+		_, _, err := b.GitHub.Issues.CreateComment(ctx, p.owner, p.repo, number, &github.IssueComment{Body: github.String(body)})
+		if err == nil {
+			return nil
+		}
+		if attempt > 0 || !unknownOutcome(ctx, err) {
+			return fmt.Errorf("comment on #%d: %w", number, err)
+		}
+	}
 }
 
 // body renders the PR body: the analyzer's markdown, the controls and the
 // hidden state. Links point at head, the branch's commit.
 func (b *Bot) body(p *poll, plan *analyzer.Plan, st prState, head string) string {
-	base := strings.TrimSuffix(b.GitHub.BaseURL.String(), "/")
-	base = strings.TrimSuffix(strings.TrimSuffix(base, "/api/v3"), "/api")
-	web := strings.Replace(base, "://api.github.com", "://github.com", 1)
+	web := webURL(b.GitHub.BaseURL)
 	controls := []string{regenerateLine}
 	if p.out.Frozen {
 		controls = append([]string{"> **Frozen:** someone else committed to this branch, so driftback no longer pushes to it. Tick the box below to regenerate it from the base branch (the other commits are discarded)."}, controls...)
@@ -158,6 +281,7 @@ func (b *Bot) body(p *poll, plan *analyzer.Plan, st prState, head string) string
 		},
 		Controls: controls,
 		State:    st.encode(),
+		MaxBytes: maxBody, // bytes bound characters from above
 	})
 }
 

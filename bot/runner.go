@@ -21,10 +21,19 @@ type Runner struct {
 	// Leases, when set, limit this replica to the targets whose Lease it
 	// holds.
 	Leases *Leases
+	// TargetTimeout bounds one target's poll, so a hung cluster or GitHub
+	// connection cannot hold up the others; default 5m.
+	TargetTimeout time.Duration
 
 	mu    sync.Mutex
 	ready map[string]bool // cluster name -> polled successfully once
+	// A failing target is skipped for more polls the more often it failed
+	// in a row: failed counts the failures, skip the polls left to skip.
+	failed, skip map[string]int
 }
+
+// maxSkip caps the polls a failing target sits out between tries.
+const maxSkip = 31
 
 // Run polls until ctx ends (and campaigns for the targets' leases).
 func (r *Runner) Run(ctx context.Context) error {
@@ -50,8 +59,14 @@ func (r *Runner) Run(ctx context.Context) error {
 }
 
 // PollOnce reconciles every target once. A failing target is logged and
-// retried on the next poll; it never stops the others.
+// retried on a later poll, backing off exponentially; it never stops the
+// others. A rate limit stops the round: GitHub asked the App, not one
+// target, to slow down.
 func (r *Runner) PollOnce(ctx context.Context) {
+	timeout := r.TargetTimeout
+	if timeout <= 0 {
+		timeout = 5 * time.Minute
+	}
 	for _, t := range r.Targets {
 		if ctx.Err() != nil {
 			return
@@ -62,18 +77,26 @@ func (r *Runner) PollOnce(ctx context.Context) {
 			r.markReady(t.Config.Cluster)
 			continue
 		}
-		start := time.Now()
-		out, err := r.Bot.Reconcile(ctx, t)
 		log := r.log().With("target", t.Config.Name)
+		if r.backingOff(t.Config.Name) {
+			log.Debug("backing off after failures")
+			continue
+		}
+		start := time.Now()
+		tctx, cancel := context.WithTimeout(ctx, timeout)
+		out, err := r.Bot.Reconcile(tctx, t)
+		cancel()
 		if err != nil {
 			r.Bot.Metrics.Inc("driftback_poll_errors_total", map[string]string{"target": t.Config.Name})
 			log.Error("poll failed", "error", err.Error())
-			var rl *github.RateLimitError
-			if errors.As(err, &rl) {
-				log.Warn("rate limit reached; the next poll tries again", "reset", rl.Rate.Reset.Time)
+			if pause := rateLimited(err); pause != "" {
+				log.Warn("GitHub rate limit; the other targets wait for the next poll", "limit", pause)
+				return
 			}
+			r.failure(t.Config.Name)
 			continue
 		}
+		r.success(t.Config.Name)
 		r.markReady(t.Config.Cluster)
 		if out.Idle {
 			log.Debug("nothing changed", "took", time.Since(start).String())
@@ -86,8 +109,57 @@ func (r *Runner) PollOnce(ctx context.Context) {
 		if out.Waiting != "" {
 			attrs = append(attrs, "waiting", out.Waiting)
 		}
+		if out.Blocked != "" {
+			attrs = append(attrs, "blocked", out.Blocked)
+		}
 		log.Info("polled", attrs...)
 	}
+}
+
+// rateLimited names the rate limit behind err, "" if it is not one.
+func rateLimited(err error) string {
+	var paused *PausedError
+	var primary *github.RateLimitError
+	var secondary *github.AbuseRateLimitError
+	switch {
+	case errors.As(err, &paused):
+		return paused.Error()
+	case errors.As(err, &primary):
+		return "primary, until " + primary.Rate.Reset.Time.UTC().Format(time.RFC3339)
+	case errors.As(err, &secondary):
+		return "secondary"
+	}
+	return ""
+}
+
+// backingOff reports whether a failing target sits out this poll.
+func (r *Runner) backingOff(target string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.skip[target] > 0 {
+		r.skip[target]--
+		return true
+	}
+	return false
+}
+
+// failure records a failed poll: after n failures in a row the target
+// sits out 2^(n-1)-1 polls (0, 1, 3, 7, ...), at most maxSkip.
+func (r *Runner) failure(target string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.failed == nil {
+		r.failed, r.skip = map[string]int{}, map[string]int{}
+	}
+	r.failed[target]++
+	r.skip[target] = min(1<<min(r.failed[target]-1, 5)-1, maxSkip)
+}
+
+func (r *Runner) success(target string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.failed, target)
+	delete(r.skip, target)
 }
 
 func (r *Runner) markReady(cluster string) {

@@ -23,7 +23,7 @@ import (
 // of it) is never stale, and every target planned on one commit shares it.
 type Snapshots struct {
 	GitHub   *github.Client
-	Download *http.Client // for the archive host; never sent the installation token
+	Download *http.Client // for the archive host; never sent the installation token; required
 	MaxBytes int64        // uncompressed cap; 0 = repofs.DefaultMaxBytes
 	Keep     int          // snapshots kept; 0 = 8
 	// Renders reuses kustomize builds across snapshots, keyed by the
@@ -52,11 +52,7 @@ func (s *Snapshots) Load(ctx context.Context, owner, repo, sha string) (*analyze
 	if err != nil {
 		return nil, err
 	}
-	client := s.Download
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
+	resp, err := s.Download.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("download tarball of %s: %w", key, redactURL(err))
 	}

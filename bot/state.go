@@ -20,6 +20,9 @@ type prState struct {
 	Head    string `json:"head,omitempty"`   // the commit driftback last pushed
 	Base    string `json:"base,omitempty"`   // the base commit it sits on
 	Closed  string `json:"closed,omitempty"` // "driftback" when the bot closed it (drift gone)
+	// Undressed: labels and reviewers are still to be added (the PR was
+	// opened, then the poll ended before they were).
+	Undressed bool `json:"undressed,omitempty"`
 }
 
 func (s prState) encode() string {

@@ -20,8 +20,42 @@ func (s *Server) RegisterApp(appID int64, pub *rsa.PublicKey) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	slug := fmt.Sprintf("app%d", appID)
-	s.apps[appID] = &app{id: appID, slug: slug, pub: pub, created: s.now()}
+	s.apps[appID] = &app{id: appID, slug: slug, pub: pub, created: s.now(), perms: defaultPermissions(),
+		events: []string{"check_run", "pull_request", "push"}}
 	s.userLocked(slug+"[bot]", "Bot")
+}
+
+// SetAppPermissions replaces what an app (and so each of its installations)
+// may do: permission name to "read" or "write". Requests beyond them are
+// refused as GitHub refuses them.
+func (s *Server) SetAppPermissions(appID int64, perms map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a := s.apps[appID]; a != nil {
+		a.perms = map[string]string{}
+		for k, v := range perms {
+			a.perms[k] = v
+		}
+	}
+}
+
+// defaultPermissions are the ones DESIGN §12 asked for before team
+// reviewers needed members: read.
+func defaultPermissions() map[string]string {
+	return map[string]string{"contents": "write", "pull_requests": "write", "checks": "write", "metadata": "read"}
+}
+
+func permsJSON(perms map[string]string) map[string]any {
+	out := map[string]any{}
+	for k, v := range perms {
+		out[k] = v
+	}
+	return out
+}
+
+// notAccessible is GitHub's answer to an installation lacking a permission.
+func notAccessible() *reply {
+	return errReply(http.StatusForbidden, "Resource not accessible by integration")
 }
 
 // SetAppSlug renames an app; its bot becomes "<slug>[bot]".
@@ -109,8 +143,9 @@ func (s *Server) verifyJWT(r *http.Request) (*app, *reply) {
 	switch {
 	case time.Unix(int64(exp), 0).Before(now):
 		return nil, errReply(http.StatusUnauthorized, "'Expiration time' claim ('exp') is too far in the past")
-	case time.Unix(int64(exp), 0).After(now.Add(10*time.Minute + 30*time.Second)):
-		// 30s of slack for clock drift, as GitHub allows some.
+	case time.Unix(int64(exp), 0).After(now.Add(10 * time.Minute)):
+		// GitHub allows no slack here: a client whose clock runs ahead and
+		// signs exp at the ten-minute edge is refused.
 		return nil, errReply(http.StatusUnauthorized, "'Expiration time' claim ('exp') is too far in the future")
 	}
 	if iat, ok := claims["iat"].(float64); ok && time.Unix(int64(iat), 0).After(now.Add(time.Minute)) {
@@ -142,7 +177,7 @@ func (c *call) createToken() *reply {
 	}
 	t := c.s.issueToken(id)
 	return jsonReply(http.StatusCreated, map[string]any{"token": t.value, "expires_at": ts(t.expires),
-		"permissions": appPermissions, "repository_selection": "all"})
+		"permissions": permsJSON(c.app.perms), "repository_selection": "all"})
 }
 
 func (c *call) repoInstallation() *reply {
@@ -154,24 +189,25 @@ func (c *call) repoInstallation() *reply {
 	return errReply(http.StatusNotFound, "Not Found")
 }
 
-// appPermissions are the ones DESIGN §12 asks for.
-var appPermissions = map[string]any{"contents": "write", "pull_requests": "write", "checks": "write", "metadata": "read"}
-
 func (s *Server) appJSON(a *app) map[string]any {
-	owner := s.loginJSON(a.slug + "-owner")
+	ownerLogin := a.owner
+	if ownerLogin == "" {
+		ownerLogin = a.slug + "-owner"
+	}
+	owner := s.loginJSON(ownerLogin)
 	return map[string]any{
 		"id": a.id, "slug": a.slug, "node_id": nodeID("A", a.id), "owner": owner, "name": a.slug, "description": nil,
 		"external_url": s.URL() + "/apps/" + a.slug, "html_url": s.URL() + "/apps/" + a.slug,
 		"created_at": ts(a.created), "updated_at": ts(a.created),
-		"permissions": appPermissions, "events": []any{"check_run", "pull_request", "push"},
+		"permissions": permsJSON(a.perms), "events": append([]string{}, a.events...),
 	}
 }
 
 func (s *Server) installationJSON(in *installation) map[string]any {
 	a := s.apps[in.app]
-	slug := ""
+	slug, perms, events := "", map[string]string{}, []string{}
 	if a != nil {
-		slug = a.slug
+		slug, perms, events = a.slug, a.perms, append(events, a.events...)
 	}
 	owner := s.userLocked(in.owner, "")
 	return map[string]any{
@@ -180,7 +216,7 @@ func (s *Server) installationJSON(in *installation) map[string]any {
 		"access_tokens_url": s.URL() + fmt.Sprintf("/app/installations/%d/access_tokens", in.id),
 		"repositories_url":  s.URL() + "/installation/repositories",
 		"html_url":          s.URL() + fmt.Sprintf("/organizations/%s/settings/installations/%d", in.owner, in.id),
-		"permissions":       appPermissions, "events": []any{"check_run", "pull_request", "push"},
+		"permissions":       permsJSON(perms), "events": events,
 		"created_at": ts(in.created), "updated_at": ts(in.created),
 		"single_file_name": nil, "suspended_by": nil, "suspended_at": nil,
 		"has_multiple_single_files": false, "single_file_paths": []any{},

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -25,6 +26,22 @@ type Annotation struct {
 	StartLine, EndLine int
 	Level, Message     string
 	Title              string
+}
+
+// CheckRunAs creates a completed check run as appID, without HTTP: a run
+// another App made, for tests of whose runs a client may touch.
+func (s *Server) CheckRunAs(appID int64, owner, name string, run CheckRun) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repoLocked(owner, name)
+	if rp == nil {
+		panic("githubtest: no repo " + owner + "/" + name)
+	}
+	now := s.now()
+	cr := &checkRun{id: s.id(), name: run.Name, headSHA: run.HeadSHA, status: "completed", conclusion: run.Conclusion,
+		started: &now, completed: &now, externalID: run.ExternalID, title: run.Title, summary: run.Summary, app: appID}
+	rp.checkRuns = append(rp.checkRuns, cr)
+	return cr.id
 }
 
 // CheckRuns lists the check runs on a commit, oldest first.
@@ -68,13 +85,28 @@ type checkInput struct {
 	} `json:"output"`
 }
 
-// maxAnnotations per request is GitHub's documented limit.
-const maxAnnotations = 50
+// GitHub's documented limits: annotations per request, an annotation's
+// title in characters, its message and raw details in bytes.
+const (
+	maxAnnotations     = 50
+	maxAnnotationTitle = 255
+	maxAnnotationBytes = 64 << 10
+)
 
 func (c *call) applyCheck(cr *checkRun, in *checkInput) *reply {
 	now := c.s.now()
 	if in.Output != nil && len(in.Output.Annotations) > maxAnnotations {
 		return validationReply("CheckRun", "output.annotations", "custom", "Only 50 annotations are allowed per request")
+	}
+	if in.Output != nil {
+		for _, a := range in.Output.Annotations {
+			if utf8.RuneCountInString(str(a["title"])) > maxAnnotationTitle {
+				return validationReply("CheckRun", "output.annotations.title", "custom", "Title is too long (maximum is 255 characters)")
+			}
+			if len(str(a["message"])) > maxAnnotationBytes || len(str(a["raw_details"])) > maxAnnotationBytes {
+				return validationReply("CheckRun", "output.annotations.message", "custom", "Message is too long (maximum is 64 KB)")
+			}
+		}
 	}
 	if in.Name != nil {
 		cr.name = *in.Name
@@ -170,6 +202,10 @@ func (c *call) updateCheckRun() *reply {
 	if rep != nil {
 		return rep
 	}
+	// A check run belongs to the App that created it.
+	if c.app == nil || cr.app != c.app.id {
+		return errReply(http.StatusForbidden, "Invalid app_id - check run can only be modified by the GitHub App that created it.")
+	}
 	var in checkInput
 	if rep := c.decode(&in); rep != nil {
 		return rep
@@ -203,6 +239,9 @@ func (c *call) listCheckRuns() *reply {
 			continue
 		}
 		if st := q.Get("status"); st != "" && cr.status != st {
+			continue
+		}
+		if id := q.Get("app_id"); id != "" && strconv.FormatInt(cr.app, 10) != id {
 			continue
 		}
 		if latest && seen[cr.name] {

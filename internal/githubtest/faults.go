@@ -17,8 +17,14 @@ type Fault struct {
 	Count int
 	// Status answers with this status (500, 502, ...) instead of handling.
 	Status int
+	// Message replaces the answer's default message for Status (GitHub's
+	// transient 422 "Reference update failed", say).
+	Message string
 	// SecondaryRateLimit answers 403 with Retry-After of this many seconds.
 	SecondaryRateLimit int
+	// SecondaryWithoutRetryAfter answers this status (403 or 429) with the
+	// secondary-limit body and no Retry-After, as GitHub sometimes does.
+	SecondaryWithoutRetryAfter int
 	// Delay holds the request this long first (honouring cancellation).
 	Delay time.Duration
 	// Mutate rewrites the real response before validation and sending,

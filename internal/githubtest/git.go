@@ -2,6 +2,7 @@ package githubtest
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -58,7 +59,11 @@ func (s *Server) commitFilesLocked(rp *repo, branch, author, msg string, files m
 	for _, p := range paths {
 		data := files[p]
 		if data == nil {
-			err = g.set(root, p, nil, true)
+			// The helper is lenient where the API is not: deleting a
+			// missing path changes nothing.
+			if err = g.set(root, p, nil, true); errors.Is(err, errMissingPath) {
+				err = nil
+			}
 		} else {
 			err = g.set(root, p, &treeNode{mode: 0o100644, hash: g.putBlob(data)}, false)
 		}
@@ -75,6 +80,45 @@ func (s *Server) commitFilesLocked(rp *repo, branch, author, msg string, files m
 	g.setRef("refs/heads/"+branch, h)
 	rp.pushed = now
 	return h.String(), nil
+}
+
+// Chmod simulates a push by author that gives an existing path on branch
+// another mode ("100755", or "120000" to make its content a link target).
+// Returns the new commit sha.
+func (s *Server) Chmod(owner, name, branch, author, p, mode string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repoLocked(owner, name)
+	if rp == nil {
+		panic("githubtest: no repo " + owner + "/" + name)
+	}
+	m, err := filemode.New(mode)
+	if err != nil {
+		panic(err)
+	}
+	g := rp.git
+	parent, ok := g.ref("refs/heads/" + branch)
+	if !ok {
+		panic("githubtest: no branch " + branch)
+	}
+	c, _ := g.commit(parent)
+	files, _ := g.flatten(c.TreeHash)
+	e, ok := files[p]
+	if !ok {
+		panic("githubtest: no path " + p)
+	}
+	files[p] = flatEntry{mode: m, hash: e.hash}
+	tree, err := g.buildFlat(files)
+	if err != nil {
+		panic(err)
+	}
+	u := s.userLocked(author, "")
+	now := s.now()
+	h := g.putCommit(&object.Commit{Author: sig(u.login, u.email(), now), Committer: sig(u.login, u.email(), now),
+		Message: "chmod " + mode + " " + p, TreeHash: tree, ParentHashes: []plumbing.Hash{parent}})
+	g.setRef("refs/heads/"+branch, h)
+	rp.pushed = now
+	return h.String()
 }
 
 // Branch returns the commit a branch points at.
@@ -189,6 +233,14 @@ func (c *call) createTree() *reply {
 		if err != nil || e.Mode == "" {
 			return errReply(422, fmt.Sprintf("tree.mode %q is not valid", e.Mode))
 		}
+		// The mode says what the entry is; a type that disagrees, or content
+		// for anything but a blob, is refused rather than guessed at.
+		if e.Type != "" && e.Type != typeOfMode(mode) {
+			return errReply(422, fmt.Sprintf("tree.type %q does not match tree.mode %q", e.Type, e.Mode))
+		}
+		if e.Content != nil && typeOfMode(mode) != "blob" {
+			return errReply(422, fmt.Sprintf("tree.content is only allowed for blobs, not mode %q", e.Mode))
+		}
 		var node *treeNode
 		switch {
 		case e.Content != nil:
@@ -198,14 +250,17 @@ func (c *call) createTree() *reply {
 				return errReply(422, fmt.Sprintf("tree.sha %s is not a valid %s", *e.SHA, e.Type))
 			}
 			h := plumbing.NewHash(*e.SHA)
-			want := map[string]plumbing.ObjectType{"blob": plumbing.BlobObject, "tree": plumbing.TreeObject}[e.Type]
-			if e.Type != "commit" && (want == plumbing.InvalidObject || !g.has(want, h)) {
+			want := map[string]plumbing.ObjectType{"blob": plumbing.BlobObject, "tree": plumbing.TreeObject}[typeOfMode(mode)]
+			if typeOfMode(mode) != "commit" && !g.has(want, h) {
 				return errReply(422, fmt.Sprintf("tree.sha %s is not a valid %s", *e.SHA, e.Type))
 			}
 			node = &treeNode{mode: mode, hash: h}
 		}
-		// sha null (no content) deletes the path from the base tree.
-		if err := g.set(root, e.Path, node, node == nil); err != nil {
+		// sha null (no content) deletes the path from the base tree; GitHub
+		// refuses to delete what is not there.
+		if err := g.set(root, e.Path, node, node == nil); errors.Is(err, errMissingPath) {
+			return errReply(422, "GitRPC::BadObjectState")
+		} else if err != nil {
 			return errReply(422, "tree.path "+err.Error())
 		}
 	}
@@ -398,6 +453,14 @@ func (c *call) createRef() *reply {
 	if _, ok := g.ref(in.Ref); ok {
 		return errReply(422, "Reference already exists")
 	}
+	// What a new branch brings is what it adds to the default branch.
+	var from plumbing.Hash
+	if def, ok := g.ref("refs/heads/" + c.repo.defaultBranch); ok {
+		from, _ = g.mergeBase(def, plumbing.NewHash(in.SHA))
+	}
+	if rep := c.refWritePolicy(in.Ref, from, plumbing.NewHash(in.SHA)); rep != nil {
+		return rep
+	}
 	g.setRef(in.Ref, plumbing.NewHash(in.SHA))
 	c.repo.pushed = c.s.now()
 	rep := jsonReply(http.StatusCreated, c.s.refJSON(c.repo, in.Ref, plumbing.NewHash(in.SHA)))
@@ -432,8 +495,15 @@ func (c *call) updateRef() *reply {
 		return errReply(422, "Object does not exist")
 	}
 	h := plumbing.NewHash(in.SHA)
-	if !in.Force && !g.isAncestor(old, h) {
+	ff := g.isAncestor(old, h)
+	if !in.Force && !ff {
 		return errReply(422, "Update is not a fast forward")
+	}
+	if rep := c.repo.ruleViolation(name, !ff, false); rep != nil {
+		return rep
+	}
+	if rep := c.refWritePolicy(name, old, h); rep != nil {
+		return rep
 	}
 	g.setRef(name, h)
 	c.repo.pushed = c.s.now()
@@ -445,12 +515,55 @@ func (c *call) deleteRef() *reply {
 	if _, ok := c.repo.git.ref(name); !ok {
 		return errReply(422, "Reference does not exist")
 	}
+	if rep := c.repo.ruleViolation(name, false, true); rep != nil {
+		return rep
+	}
+	if rep := c.flakyRef(); rep != nil {
+		return rep
+	}
 	if branch, ok := strings.CutPrefix(name, "refs/heads/"); ok {
 		c.s.deleteBranchLocked(c.repo, branch)
 	} else {
 		c.repo.git.deleteRef(name)
 	}
 	return &reply{status: http.StatusNoContent, header: http.Header{}}
+}
+
+// refWritePolicy is what GitHub checks before a ref moves from one commit
+// to another (from zero for a new ref): an App without the workflows
+// permission may not bring changes under .github/workflows/, and now and
+// then the move fails for no reason the client can see.
+func (c *call) refWritePolicy(ref string, from, to plumbing.Hash) *reply {
+	if c.app != nil && !c.app.can("workflows", "write") {
+		g := c.repo.git
+		var fromTree, toTree plumbing.Hash
+		if fc, err := g.commit(from); err == nil {
+			fromTree = fc.TreeHash
+		}
+		if tc, err := g.commit(to); err == nil {
+			toTree = tc.TreeHash
+		}
+		for _, ch := range g.diffTrees(fromTree, toTree) {
+			if strings.HasPrefix(ch.path, ".github/workflows/") {
+				return errReply(422, fmt.Sprintf("refusing to allow a GitHub App to create or update workflow `%s` without `workflows` permission", ch.path))
+			}
+		}
+	}
+	return c.flakyRef()
+}
+
+// flakyRef fails every Options.RefUpdateFailEvery-th ref write with the
+// transient 422 GitHub sends when a ref update loses a race inside GitHub.
+func (c *call) flakyRef() *reply {
+	n := c.s.opts.RefUpdateFailEvery
+	if n <= 0 {
+		return nil
+	}
+	c.s.refWrites++
+	if c.s.refWrites%n == 0 {
+		return errReply(422, "Reference update failed")
+	}
+	return nil
 }
 
 func (s *Server) gitUserJSON(sg object.Signature) map[string]any {

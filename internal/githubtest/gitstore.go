@@ -307,6 +307,9 @@ func (g *store) set(root *dirNode, p string, n *treeNode, del bool) error {
 		}
 		if i == len(parts)-1 {
 			if del {
+				if _, ok := d.entries[name]; !ok {
+					return errMissingPath
+				}
 				delete(d.entries, name)
 			} else {
 				d.entries[name] = n
@@ -316,7 +319,7 @@ func (g *store) set(root *dirNode, p string, n *treeNode, del bool) error {
 		child, ok := d.entries[name]
 		if !ok || child.mode != filemode.Dir {
 			if del {
-				return nil // deleting under a missing directory changes nothing
+				return errMissingPath
 			}
 			child = &treeNode{mode: filemode.Dir, dir: &dirNode{entries: map[string]*treeNode{}}}
 			d.entries[name] = child
@@ -413,6 +416,9 @@ func (g *store) mergeTrees(base, ours, theirs plumbing.Hash) (plumbing.Hash, err
 }
 
 var errConflict = errors.New("merge conflict")
+
+// errMissingPath: a deletion named a path the tree does not have.
+var errMissingPath = errors.New("no such path")
 
 // fileChange is one changed path between two trees.
 type fileChange struct {

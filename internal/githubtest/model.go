@@ -17,8 +17,17 @@ type user struct {
 type app struct {
 	id      int64
 	slug    string
+	owner   string // the account that registered it
 	pub     *rsa.PublicKey
 	created time.Time
+	perms   map[string]string // permission -> read|write
+	events  []string
+}
+
+// can reports whether the app holds permission at level (read or write).
+func (a *app) can(permission, level string) bool {
+	got := a.perms[permission]
+	return got == "write" || (got == "read" && level == "read")
 }
 
 type installation struct {
@@ -50,6 +59,7 @@ type repo struct {
 	pulls         []*pull
 	checkRuns     []*checkRun
 	nextNumber    int
+	rulesets      []Ruleset
 }
 
 type pull struct {

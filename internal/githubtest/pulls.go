@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -23,6 +24,7 @@ type PR struct {
 	User           string
 	Labels         []string
 	Reviewers      []string
+	Teams          []string
 	Comments       []string
 }
 
@@ -39,7 +41,7 @@ func (s *Server) PullRequests(owner, name string) []PR {
 		s.refreshHead(rp, pr)
 		p := PR{Number: pr.number, Title: pr.title, Body: pr.body, State: pr.state, Head: pr.head, Base: pr.base,
 			HeadSHA: pr.headSHA, Merged: pr.merged != nil, MergeCommitSHA: pr.mergeSHA, User: pr.user,
-			Reviewers: append([]string(nil), pr.reviewers...)}
+			Reviewers: append([]string(nil), pr.reviewers...), Teams: append([]string(nil), pr.teams...)}
 		for _, l := range pr.labels {
 			p.Labels = append(p.Labels, l.name)
 		}
@@ -160,7 +162,7 @@ func (c *call) listPulls() *reply {
 		if b := q.Get("base"); b != "" && pr.base != b {
 			continue
 		}
-		items = append(items, c.s.pullJSON(c.repo, pr))
+		items = append(items, c.s.pullSimpleJSON(c.repo, pr))
 	}
 	return c.paged(items)
 }
@@ -181,6 +183,9 @@ func (c *call) createPull() *reply {
 	head := c.headBranch(in.Head)
 	if in.Title == nil || *in.Title == "" {
 		return validationReply("PullRequest", "title", "missing_field", "")
+	}
+	if rep := bodyTooLong(in.Body); rep != nil {
+		return rep
 	}
 	headSHA, ok := g.ref("refs/heads/" + head)
 	if head == "" || !ok {
@@ -230,6 +235,11 @@ func (c *call) updatePull() *reply {
 	}
 	if rep := c.decode(&in); rep != nil {
 		return rep
+	}
+	if in.Body != nil {
+		if rep := bodyTooLong(*in.Body); rep != nil {
+			return rep
+		}
 	}
 	now := c.s.now()
 	if in.State != nil && *in.State != pr.state {
@@ -390,6 +400,11 @@ func (c *call) requestReviewers() *reply {
 		}
 		return list
 	}
+	// Teams are organization members data: an App needs members: read to
+	// name one.
+	if len(in.TeamReviewers) > 0 && !c.app.can("members", "read") {
+		return notAccessible()
+	}
 	for _, r := range in.Reviewers {
 		if strings.EqualFold(r, pr.user) {
 			return errReply(422, "Review cannot be requested from pull request author.")
@@ -398,7 +413,28 @@ func (c *call) requestReviewers() *reply {
 	pr.reviewers = addUniq(pr.reviewers, in.Reviewers)
 	pr.teams = addUniq(pr.teams, in.TeamReviewers)
 	pr.updated = c.s.now()
-	return jsonReply(http.StatusCreated, c.s.pullJSON(c.repo, pr))
+	return jsonReply(http.StatusCreated, c.s.pullSimpleJSON(c.repo, pr))
+}
+
+// maxBodyChars is GitHub's limit on a pull request body, in characters.
+const maxBodyChars = 65536
+
+func bodyTooLong(body string) *reply {
+	if utf8.RuneCountInString(body) > maxBodyChars {
+		return validationReply("PullRequest", "body", "custom", fmt.Sprintf("body is too long (maximum is %d characters)", maxBodyChars))
+	}
+	return nil
+}
+
+// pullSimpleJSON is "pull-request-simple", what lists answer: no merged,
+// mergeable or counts; merged_at is how a client tells merged from closed.
+func (s *Server) pullSimpleJSON(rp *repo, pr *pull) map[string]any {
+	m := s.pullJSON(rp, pr)
+	for _, k := range []string{"merged", "mergeable", "rebaseable", "mergeable_state", "merged_by", "comments",
+		"review_comments", "maintainer_can_modify", "commits", "additions", "deletions", "changed_files"} {
+		delete(m, k)
+	}
+	return m
 }
 
 func (s *Server) pullJSON(rp *repo, pr *pull) map[string]any {

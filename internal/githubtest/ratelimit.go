@@ -1,6 +1,7 @@
 package githubtest
 
 import (
+	"net/http"
 	"strconv"
 	"time"
 )
@@ -24,8 +25,8 @@ func (s *Server) bucketFor(c *call) *bucket {
 		key, limit = "inst:"+strconv.FormatInt(tok.installation, 10), s.opts.RateLimit
 	case c.app != nil:
 		key, limit = "app:"+strconv.FormatInt(c.app.id, 10), s.opts.RateLimit
-	case c.rt != nil && c.rt.op == codeloadOp:
-		return nil // codeload is not the API and sends no rate-limit headers
+	case c.rt != nil && (c.rt.op == codeloadOp || c.rt.op == manifestFormOp):
+		return nil // not the API: no rate-limit headers
 	}
 	now := s.opts.Clock()
 	b := s.buckets[key]
@@ -34,4 +35,60 @@ func (s *Server) bucketFor(c *call) *bucket {
 		s.buckets[key] = b
 	}
 	return b
+}
+
+// GitHub's secondary limits on content creation, per installation.
+const (
+	contentPerMinute = 80
+	contentPerHour   = 500
+)
+
+// secondaryReply is GitHub's answer to a secondary rate limit: 403 or 429,
+// the documented body, and a Retry-After only when retryAfter > 0.
+func secondaryReply(status, retryAfter int) *reply {
+	rep := jsonReply(status, map[string]any{
+		"message":           "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+		"documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits",
+	})
+	if retryAfter > 0 {
+		rep.header.Set("Retry-After", strconv.Itoa(retryAfter))
+	}
+	return rep
+}
+
+// contentLimit enforces the secondary limits on an installation's
+// content-creating requests. Refusals take the three shapes GitHub uses in
+// turn: 403 with Retry-After, 429 without, 403 without. Holds s.mu.
+func (s *Server) contentLimit(c *call) *reply {
+	if c.tok == nil || !(Request{Method: c.r.Method}).Mutating() {
+		return nil
+	}
+	if s.content == nil {
+		s.content = map[int64][]time.Time{}
+	}
+	now := s.opts.Clock()
+	id := c.tok.installation
+	keep := s.content[id][:0]
+	minute := 0
+	for _, at := range s.content[id] {
+		if now.Sub(at) < time.Hour {
+			keep = append(keep, at)
+			if now.Sub(at) < time.Minute {
+				minute++
+			}
+		}
+	}
+	s.content[id] = keep
+	if minute < contentPerMinute && len(keep) < contentPerHour {
+		s.content[id] = append(keep, now)
+		return nil
+	}
+	s.secondaryHits++
+	switch s.secondaryHits % 3 {
+	case 1:
+		return secondaryReply(http.StatusForbidden, 60)
+	case 2:
+		return secondaryReply(http.StatusTooManyRequests, 0)
+	}
+	return secondaryReply(http.StatusForbidden, 0)
 }

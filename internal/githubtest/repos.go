@@ -2,6 +2,7 @@ package githubtest
 
 import (
 	"net/http"
+	"path"
 	"strings"
 )
 
@@ -126,4 +127,46 @@ func (s *Server) repoJSON(rp *repo) map[string]any {
 		m[u.k] = api + u.v
 	}
 	return m
+}
+
+// Ruleset is a repository ruleset on branches, the part of it that guards
+// refs written through the Git Data API.
+type Ruleset struct {
+	Name string
+	// Include lists the refs it applies to, as path.Match patterns on the
+	// full ref name ("refs/heads/driftback/*").
+	Include     []string
+	NoForcePush bool // the non_fast_forward rule
+	NoDeletion  bool // the deletion rule
+}
+
+// AddRuleset puts an active ruleset on a repository.
+func (s *Server) AddRuleset(owner, name string, r Ruleset) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repoLocked(owner, name)
+	if rp == nil {
+		panic("githubtest: no repo " + owner + "/" + name)
+	}
+	rp.rulesets = append(rp.rulesets, r)
+}
+
+// ruleViolation answers a ref write that an active ruleset forbids, the way
+// the refs API does: 422 with the rule's text; nil when none applies.
+func (rp *repo) ruleViolation(ref string, force, del bool) *reply {
+	for _, r := range rp.rulesets {
+		applies := false
+		for _, pat := range r.Include {
+			ok, _ := path.Match(pat, ref)
+			applies = applies || ok
+		}
+		switch {
+		case !applies:
+		case del && r.NoDeletion:
+			return errReply(422, "Repository rule violations found\n\nCannot delete this branch\n\n")
+		case force && r.NoForcePush:
+			return errReply(422, "Repository rule violations found\n\nCannot force-push to this branch\n\n")
+		}
+	}
+	return nil
 }

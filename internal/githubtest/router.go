@@ -11,6 +11,7 @@ const (
 	authToken    authKind = iota // installation token
 	authJWT                      // app JWT
 	authDownload                 // signed download URL, no header
+	authNone                     // no credentials (the manifest flow)
 )
 
 type route struct {
@@ -37,6 +38,9 @@ func init() {
 	add("GET", "/app/installations", "apps/list-installations", authJWT, (*call).listInstallations)
 	add("POST", "/app/installations/{installation_id}/access_tokens", "apps/create-installation-access-token", authJWT, (*call).createToken)
 	add("GET", R+"/installation", "apps/get-repo-installation", authJWT, (*call).repoInstallation)
+	add("POST", "/app-manifests/{code}/conversions", "apps/create-from-manifest", authNone, (*call).convertManifest)
+	add("POST", "/settings/apps/new", manifestFormOp, authNone, (*call).manifestForm)
+	add("POST", "/organizations/{org}/settings/apps/new", manifestFormOp, authNone, (*call).manifestForm)
 
 	add("GET", R, "repos/get", authToken, (*call).getRepo)
 	add("POST", R+"/git/blobs", "git/create-blob", authToken, (*call).createBlob)

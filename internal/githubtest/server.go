@@ -34,6 +34,10 @@ type Options struct {
 	TokenLifetime time.Duration
 	// RateLimit is the primary limit per token per hour; default 5000.
 	RateLimit int
+	// RefUpdateFailEvery makes every n-th ref write (create, update,
+	// delete) fail with GitHub's transient 422 "Reference update failed";
+	// 0 never does.
+	RefUpdateFailEvery int
 	// NoValidation skips OpenAPI validation (and its multi-second load);
 	// for the demo, never for tests.
 	NoValidation bool
@@ -94,6 +98,12 @@ type Server struct {
 	counters  Counters
 	failures  []Failure
 	buckets   map[string]*bucket
+	refWrites int
+	// content holds each installation's content-creating requests of the
+	// last hour; secondaryHits counts refusals, to vary their shape.
+	content       map[int64][]time.Time
+	secondaryHits int
+	manifests     map[string]pendingManifest // by one-time code
 }
 
 // New starts a server on a loopback port. Validation needs the OpenAPI
@@ -308,15 +318,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		switch {
 		case fault != nil && fault.SecondaryRateLimit > 0:
-			rep = jsonReply(http.StatusForbidden, map[string]any{
-				"message":           "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
-				"documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits",
-			})
-			rep.header.Set("Retry-After", strconv.Itoa(fault.SecondaryRateLimit))
+			rep = secondaryReply(http.StatusForbidden, fault.SecondaryRateLimit)
+		case fault != nil && fault.SecondaryWithoutRetryAfter != 0:
+			rep = secondaryReply(fault.SecondaryWithoutRetryAfter, 0)
 		case fault != nil && fault.Status != 0:
-			msg := http.StatusText(fault.Status)
-			if fault.Status >= 500 {
-				msg = "Server Error"
+			msg := fault.Message
+			if msg == "" {
+				msg = http.StatusText(fault.Status)
+				if fault.Status >= 500 {
+					msg = "Server Error"
+				}
 			}
 			rep = errReply(fault.Status, msg)
 		}
@@ -353,7 +364,10 @@ func (s *Server) finish(c *call, rep *reply) {
 	}
 	rep.header.Set("X-GitHub-Request-Id", fmt.Sprintf("GHT:%d", s.id()))
 	if c.r.Method == http.MethodGet && rep.status == http.StatusOK {
-		sum := sha256.Sum256(rep.body)
+		// GitHub's ETags vary with the credentials (Vary: Authorization):
+		// a new token never matches an ETag an old one was given.
+		rep.header.Set("Vary", "Accept, Authorization")
+		sum := sha256.Sum256(append([]byte(bearer(c.r)+"\x00"), rep.body...))
 		etag := `"` + hex.EncodeToString(sum[:]) + `"`
 		rep.header.Set("ETag", etag)
 		if etagMatch(c.r.Header.Get("If-None-Match"), etag) {

@@ -1,0 +1,581 @@
+package bot
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/cluster"
+	"github.com/driftback/driftback/internal/githubtest"
+)
+
+// The documented REST contract (issue 16): each test here fails on a bot
+// that works against a lenient server and not against GitHub.
+
+// oneRefusal is the example's live state with one refusal left (the
+// worker's extra queue), so its check run carries one annotation.
+func oneRefusal(t testing.TB) string {
+	return strings.Replace(exampleLive(t), "      env: staging\n", "      env: prod\n", 1)
+}
+
+// logTo sends the bot's log to a buffer the test reads.
+func (h *harness) logTo() *syncBuffer {
+	var b syncBuffer
+	h.bot.Log = slog.New(slog.NewTextHandler(&b, nil))
+	return &b
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Item 1: GitHub appends annotations on every update, so a changed result
+// is a new run; an unchanged one is not posted again.
+func TestChangedCheckIsANewRunWithoutStaleAnnotations(t *testing.T) {
+	h := newHarness(t, exampleLive(t))
+	h.poll()
+	if run := h.check(h.base); len(run.Annotations) != 2 {
+		t.Fatalf("first run: %d annotations", len(run.Annotations))
+	}
+	h.setLive(oneRefusal(t))
+	h.poll()
+	run := h.check(h.base)
+	if len(run.Annotations) != 1 {
+		t.Fatalf("the run GitHub shows carries %d annotations, want the 1 that is current", len(run.Annotations))
+	}
+	runs := len(h.srv.CheckRuns(owner, repo, h.base))
+	h.setLive(strings.Replace(oneRefusal(t), "value: 60s", "value: 61s", 1)) // a new edit, same refusals
+	h.poll()
+	h.setLive(oneRefusal(t))
+	h.poll()
+	if n := len(h.srv.CheckRuns(owner, repo, h.base)); n != runs+2 {
+		t.Fatalf("%d runs after two content changes, want %d", n, runs+2)
+	}
+	before := len(h.srv.CheckRuns(owner, repo, h.base))
+	h.setLive(oneRefusal(t) + "\n")
+	h.poll()
+	if n := len(h.srv.CheckRuns(owner, repo, h.base)); n != before {
+		t.Fatalf("unchanged content posted a new run (%d -> %d)", before, n)
+	}
+}
+
+// Item 2: the list answers pull-request-simple, which has merged_at and no
+// merged: a merged pull request is not a declined one.
+func TestMergedThenRevertedOnBaseIsProposedAgain(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.poll()
+	pr := h.openPR()
+	if _, err := h.srv.MergePR(owner, repo, pr.Number, "squash"); err != nil {
+		t.Fatal(err)
+	}
+	h.poll()
+	// Someone reverts the merge on the base; the cluster still runs the
+	// merged values, so the same edit set is drift again.
+	revert := map[string][]byte{}
+	for p, b := range exampleFiles(t) {
+		revert[p] = b
+	}
+	h.srv.Commit(owner, repo, "main", "alice", revert)
+	out := h.poll()
+	if out.Declined || out.PR == 0 || out.PR == pr.Number {
+		t.Fatalf("the merged edit set was taken as declined: %+v", out)
+	}
+}
+
+// Item 3: a secondary limit without Retry-After waits a minute, then backs
+// off exponentially.
+func TestSecondaryLimitWithoutRetryAfterWaitsAMinute(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.srv.InjectFault(githubtest.Fault{Method: "POST", Path: "/repos/{owner}/{repo}/git/trees", SecondaryWithoutRetryAfter: 429})
+	h.srv.InjectFault(githubtest.Fault{Method: "POST", Path: "/repos/{owner}/{repo}/git/trees", SecondaryWithoutRetryAfter: 403})
+	if out := h.poll(); !out.Pushed {
+		t.Fatalf("%+v", out)
+	}
+	var waits []time.Duration
+	for _, d := range h.slept {
+		if d >= time.Minute {
+			waits = append(waits, d)
+		}
+	}
+	if len(waits) != 2 || waits[0] < time.Minute || waits[1] < 2*waits[0] {
+		t.Fatalf("waits %v (all sleeps %v)", waits, h.slept)
+	}
+}
+
+// secondTarget is another target on the same repository.
+func secondTarget(h *harness, name string) *Target {
+	cfg := h.target.Config
+	cfg.Name = name
+	return &Target{Config: cfg, Lister: h.target.Lister}
+}
+
+// Item 3: when GitHub says slow down, the whole runner pauses: the next
+// target is not polled into the same limit.
+func TestSecondaryLimitPausesTheRunner(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.srv.InjectFault(githubtest.Fault{Method: "POST", Path: "/repos/{owner}/{repo}/git/trees", SecondaryWithoutRetryAfter: 429, Count: 100})
+	r := &Runner{Bot: h.bot, Targets: []*Target{h.target, secondTarget(h, "shop-second")}, Interval: time.Minute}
+	r.PollOnce(h.ctx)
+	for _, req := range h.srv.Requests() {
+		if strings.Contains(req.Query, "shop-second") {
+			t.Fatalf("the second target was polled into the limit: %s %s?%s", req.Method, req.Path, req.Query)
+		}
+	}
+}
+
+// Item 4: a lost response to a create is not retried blindly; the bot
+// looks for what the first try made.
+func TestLostCreateResponsesNeverDuplicate(t *testing.T) {
+	lost := func(status int, _ http.Header, body []byte) (int, []byte) {
+		return http.StatusBadGateway, []byte(`{"message":"Server Error"}`)
+	}
+	t.Run("pull request", func(t *testing.T) {
+		h := newHarness(t, writeThroughOnly(t))
+		h.srv.InjectFault(githubtest.Fault{Method: "POST", Path: "/repos/{owner}/{repo}/pulls", Mutate: lost})
+		out, err := h.bot.Reconcile(h.ctx, h.target)
+		if err != nil || out.PR == 0 {
+			t.Fatalf("%+v %v", out, err)
+		}
+		if pr := h.openPR(); len(h.prs()) != 1 || len(pr.Labels) != 1 {
+			t.Fatalf("prs %+v", h.prs())
+		}
+	})
+	t.Run("check run", func(t *testing.T) {
+		h := newHarness(t, writeThroughOnly(t))
+		h.srv.InjectFault(githubtest.Fault{Method: "POST", Path: "/repos/{owner}/{repo}/check-runs", Mutate: lost})
+		h.pollErr()
+		h.poll()
+		if n := len(h.srv.CheckRuns(owner, repo, h.base)); n != 1 {
+			t.Fatalf("%d check runs on the base for one result", n)
+		}
+	})
+	t.Run("comment", func(t *testing.T) {
+		h := newHarness(t, writeThroughOnly(t))
+		h.poll()
+		h.setLive(renderedLive(t))
+		h.srv.InjectFault(githubtest.Fault{Method: "POST", Path: "/repos/{owner}/{repo}/issues/{issue_number}/comments", Mutate: lost})
+		h.pollErr()
+		h.pollErr()
+		if got := h.prs()[0]; len(got.Comments) != 1 || got.State != "closed" {
+			t.Fatalf("PR %+v", got)
+		}
+	})
+	t.Run("labels after a restart", func(t *testing.T) {
+		h := newHarness(t, writeThroughOnly(t))
+		// The PR is made, then the process dies before labelling it.
+		h.srv.InjectFault(githubtest.Fault{Method: "POST", Path: "/repos/{owner}/{repo}/issues/{issue_number}/labels", Status: 500, Count: 5})
+		h.pollErr()
+		fresh := newHarnessOn(t, h)
+		fresh.poll()
+		if pr := h.openPR(); len(pr.Labels) != 1 || pr.Labels[0] != "drift" {
+			t.Fatalf("the labels were never finished: %+v", pr)
+		}
+		before := h.srv.Counters()
+		fresh.poll()
+		if d := h.srv.Counters().Sub(before); d.Mutating != 0 {
+			t.Fatalf("a finished PR was written again: %+v", d)
+		}
+	})
+}
+
+// Item 5: a close that keeps failing does not comment once per poll.
+func TestFailingCloseCommentsOnce(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.poll()
+	h.setLive(renderedLive(t))
+	h.srv.InjectFault(githubtest.Fault{Method: "PATCH", Path: "/repos/{owner}/{repo}/pulls/{pull_number}", Status: 500, Count: 15})
+	for i := 0; i < 3; i++ {
+		if err := h.pollErr(); err == nil {
+			t.Fatal("the close did not fail")
+		}
+	}
+	h.poll()
+	if got := h.prs()[0]; got.State != "closed" || len(got.Comments) != 1 {
+		t.Fatalf("PR %+v", got)
+	}
+}
+
+// Item 5: a target that keeps failing is polled less and less often.
+func TestRunnerBacksOffAFailingTarget(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	calls := 0
+	h.target.Lister = listerFunc(func(context.Context, cluster.Scope) ([]cluster.Object, error) {
+		calls++
+		return nil, context.DeadlineExceeded
+	})
+	r := &Runner{Bot: h.bot, Targets: []*Target{h.target}, Interval: time.Minute}
+	for i := 0; i < 8; i++ {
+		r.PollOnce(h.ctx)
+	}
+	if calls != 4 {
+		t.Fatalf("a failing target was tried %d times in 8 polls, want 4 (polls 1, 2, 4, 8)", calls)
+	}
+	h.target.Lister = snapshotAt(h.live)
+	for i := 0; i < 8; i++ {
+		r.PollOnce(h.ctx)
+	}
+	if len(h.prs()) != 1 {
+		t.Fatal("the target did not recover")
+	}
+}
+
+type listerFunc func(context.Context, cluster.Scope) ([]cluster.Object, error)
+
+func (f listerFunc) List(ctx context.Context, s cluster.Scope) ([]cluster.Object, error) {
+	return f(ctx, s)
+}
+
+// Item 6: GitHub counts characters; closing a PR whose body is near the
+// limit re-renders it instead of appending to it.
+func TestNearLimitBodyStillCloses(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.poll()
+	pr := h.openPR()
+	pad := strings.Repeat("é", 65530-len([]rune(pr.Body))) + "\n"
+	if _, _, err := h.bot.GitHub.PullRequests.Edit(h.ctx, owner, repo, pr.Number, &github.PullRequest{Body: github.String(pad + pr.Body)}); err != nil {
+		t.Fatal(err)
+	}
+	h.setLive(renderedLive(t))
+	h.poll()
+	if got := h.prs()[0]; got.State != "closed" || len([]rune(got.Body)) > 65536 {
+		t.Fatalf("state %s, %d characters", got.State, len([]rune(got.Body)))
+	}
+}
+
+// Item 6: the body keeps a margin under GitHub's limit, counted in
+// characters.
+func TestBodyKeepsAMargin(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	plan := &analyzer.Plan{Root: "overlays/prod"}
+	for i := 0; i < 3000; i++ {
+		plan.Edits = append(plan.Edits, analyzer.Edit{Object: analyzer.ObjectRef{Kind: "ConfigMap", Name: "é-é-é"}, Field: "data.é",
+			From: strings.Repeat("a", 40), To: strings.Repeat("b", 40), File: "base/web.yaml", Line: i + 1, Route: "source"})
+	}
+	p := &poll{t: h.target, owner: owner, repo: repo, branch: branch}
+	body := h.bot.body(p, plan, prState{Version: 1, Target: "shop-prod"}, "0123456789012345678901234567890123456789")
+	if n := len([]rune(body)); n > 60000 {
+		t.Fatalf("%d characters", n)
+	}
+}
+
+// Item 8: the App's JWT is accepted from a clock 90 seconds fast.
+func TestJWTToleratesAFastClock(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	fast := githubtest.NewClock(h.clock.Now().Add(90 * time.Second))
+	h.bot = h.newBotWith(t, fast.Now)
+	if _, err := h.bot.Reconcile(h.ctx, h.target); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Item 9: another App's run of the same name is neither updated nor taken
+// for the bot's own.
+func TestOtherAppsCheckRunsAreLeftAlone(t *testing.T) {
+	h := newHarness(t, exampleLive(t))
+	h.poll()
+	const otherApp = 777
+	h.srv.RegisterApp(otherApp, &key(t).PublicKey)
+	foreign := h.srv.CheckRunAs(otherApp, owner, repo, githubtest.CheckRun{Name: "driftback/shop-prod", HeadSHA: h.base, Conclusion: "success", Title: "theirs"})
+	h.setLive(oneRefusal(t))
+	h.poll()
+	for _, r := range h.srv.CheckRuns(owner, repo, h.base) {
+		if r.ID == foreign && (r.Title != "theirs" || r.Conclusion != "success") {
+			t.Fatalf("the other App's run was changed: %+v", r)
+		}
+	}
+	mine := 0
+	for _, r := range h.srv.CheckRuns(owner, repo, h.base) {
+		if r.ID != foreign && len(r.Annotations) == 1 {
+			mine++
+		}
+	}
+	if mine != 1 {
+		t.Fatal("the bot did not post its own current run")
+	}
+}
+
+// Item 10: team reviewers work with the permissions app.yaml asks for.
+func TestTeamReviewersWithTheManifestsPermissions(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.target.Config.PullRequest.TeamReviewers = []string{"platform"}
+	h.poll()
+	if pr := h.openPR(); len(pr.Teams) != 1 || pr.Teams[0] != "platform" {
+		t.Fatalf("PR %+v", pr)
+	}
+}
+
+// Item 12: a base that changed .github/workflows/ cannot be brought onto
+// the branch without the workflows permission; the refusal is reported and
+// not retried.
+func TestWorkflowChangeOnTheBaseIsReportedNotRetried(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.poll()
+	log := h.logTo()
+	newBase := h.srv.Commit(owner, repo, "main", "alice", map[string][]byte{".github/workflows/ci.yml": []byte("on: push\n")})
+	if err := h.pollErr(); err != nil {
+		t.Fatalf("a refusal that retrying cannot fix failed the poll: %v", err)
+	}
+	run := h.check(newBase)
+	if run.Conclusion != "failure" || !strings.Contains(run.Title+run.Summary, "workflows") || !strings.Contains(log.String(), "workflows") {
+		t.Fatalf("not reported: %+v\nlog: %s", run, log)
+	}
+	h.pokePR()
+	before := h.srv.Counters()
+	if out := h.poll(); out.Idle {
+		t.Fatal("the poll was idle; the test proves nothing")
+	}
+	if d := h.srv.Counters().Sub(before); d.Mutating != 0 {
+		t.Fatalf("the refused move was tried again: %+v", d)
+	}
+}
+
+// pokePR has someone label the open pull request, so the next poll is not
+// idle and reconciles everything again.
+func (h *harness) pokePR() {
+	h.t.Helper()
+	if _, _, err := h.bot.GitHub.Issues.AddLabelsToIssue(h.ctx, owner, repo, h.openPR().Number, []string{"seen"}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// Item 13: ETags are per token; the first poll after the hourly rotation
+// pays for its requests but builds and writes nothing.
+func TestTokenRotationPollBuildsAndWritesNothing(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.poll()
+	h.poll()
+	_, builds := h.bot.Snapshots.Renders.Stats()
+	h.clock.Advance(56 * time.Minute)
+	before, logged := h.srv.Counters(), len(h.srv.Requests())
+	out := h.poll()
+	d := h.srv.Counters().Sub(before)
+	if _, after := h.bot.Snapshots.Renders.Stats(); !out.Idle || repoWrites(h.srv.Requests()[logged:]) != 0 || after != builds {
+		t.Fatalf("after rotation: %+v, %+v, %d builds", out, d, after-builds)
+	}
+	if d.NotModified == d.Requests {
+		t.Fatal("every request was a 304: the rotation did not happen, the test proves nothing")
+	}
+}
+
+// Item 14: a ruleset that forbids force pushes and deletions on the
+// bot's branches is reported by name and not retried.
+func TestRulesetRefusalsAreReportedNotRetried(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.srv.AddRuleset(owner, repo, githubtest.Ruleset{Name: "bots", Include: []string{"refs/heads/driftback/*"}, NoForcePush: true, NoDeletion: true})
+	h.poll()
+	log := h.logTo()
+	h.setLive(strings.Replace(writeThroughOnly(t), "value: 60s", "value: 70s", 1))
+	if err := h.pollErr(); err != nil {
+		t.Fatalf("the refusal failed the poll: %v", err)
+	}
+	if run := h.check(h.base); run.Conclusion != "failure" || !strings.Contains(run.Summary, "Cannot force-push") || !strings.Contains(log.String(), "Cannot force-push") {
+		t.Fatalf("not reported: %+v\nlog: %s", run, log)
+	}
+	h.pokePR()
+	before := h.srv.Counters()
+	if out := h.poll(); out.Idle || out.Blocked == "" {
+		t.Fatalf("%+v", out)
+	}
+	if d := h.srv.Counters().Sub(before); d.Mutating != 0 {
+		t.Fatalf("the refused push was tried again: %+v", d)
+	}
+	// Drift gone: the PR closes; the branch stays, and the log says why.
+	h.setLive(renderedLive(t))
+	if err := h.pollErr(); err != nil {
+		t.Fatalf("a refused deletion failed the poll: %v", err)
+	}
+	if got := h.prs()[0]; got.State != "closed" || !strings.Contains(log.String(), "Cannot delete this branch") {
+		t.Fatalf("PR %s; log: %s", got.State, log)
+	}
+}
+
+// Item 15: an edited file keeps its executable bit.
+func TestEditedFilesKeepTheirMode(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.base = h.srv.Chmod(owner, repo, "main", "alice", "overlays/prod/kustomization.yaml", "100755")
+	h.poll()
+	head, _ := h.srv.Branch(owner, repo, branch)
+	tree, _, err := h.bot.GitHub.Git.GetTree(h.ctx, owner, repo, head, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range tree.Entries {
+		if e.GetPath() == "overlays/prod/kustomization.yaml" && e.GetMode() != "100755" {
+			t.Fatalf("mode %s", e.GetMode())
+		}
+	}
+	if b, _ := h.srv.File(owner, repo, branch, "overlays/prod/kustomization.yaml"); !strings.Contains(string(b), "1.4.3") {
+		t.Fatal("the file was not edited; the test proves nothing")
+	}
+}
+
+// Item 15: links in the body point at the web host of GitHub.com, GitHub
+// Enterprise Server and GitHub Enterprise Cloud with data residency.
+func TestBodyLinksFollowTheHost(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	plan := &analyzer.Plan{Root: "overlays/prod", Edits: []analyzer.Edit{{Object: analyzer.ObjectRef{Kind: "Deployment", Name: "web"},
+		Field: "spec.replicas", From: 2, To: 3, File: "base/web.yaml", Line: 7, Route: "source"}}}
+	p := &poll{t: h.target, owner: owner, repo: repo, branch: branch}
+	for api, web := range map[string]string{
+		"https://api.github.com/":         "https://github.com/acme/shop/blob/",
+		"https://ghe.example.com/api/v3/": "https://ghe.example.com/acme/shop/blob/",
+		"https://api.octo.ghe.com/":       "https://octo.ghe.com/acme/shop/blob/",
+	} {
+		gh := github.NewClient(nil)
+		gh, _ = gh.WithEnterpriseURLs(api, api)
+		if api == "https://api.github.com/" {
+			gh = github.NewClient(nil)
+		}
+		b := &Bot{GitHub: gh}
+		if body := b.body(p, plan, prState{Version: 1}, "abc"); !strings.Contains(body, "]("+web+"abc/base/web.yaml#L7)") {
+			t.Errorf("%s: no link to %s in\n%s", api, web, body)
+		}
+	}
+}
+
+// GitHub now and then fails a ref update it would accept a moment later.
+func TestTransientReferenceFailureIsRetried(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.srv.InjectFault(githubtest.Fault{Method: "POST", Path: "/repos/{owner}/{repo}/git/refs", Status: 422, Message: "Reference update failed"})
+	h.poll()
+	h.srv.InjectFault(githubtest.Fault{Method: "PATCH", Path: "/repos/{owner}/{repo}/git/refs/{ref}", Status: 422, Message: "Reference update failed"})
+	h.setLive(strings.Replace(writeThroughOnly(t), "value: 60s", "value: 70s", 1))
+	if out := h.poll(); !out.Pushed {
+		t.Fatalf("%+v", out)
+	}
+}
+
+// Item 7: one hung request fails on its own deadline instead of stalling
+// the poll.
+func TestHungRequestTimesOut(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.bot = h.botOn(t, false, h.clock.Now, func(o *ClientOptions) { o.RequestTimeout = 20 * time.Millisecond })
+	h.srv.InjectFault(githubtest.Fault{Method: "GET", Path: "/repos/{owner}/{repo}/git/ref/{ref}", Delay: time.Hour, Count: 10})
+	err := h.pollErr()
+	if err == nil || !strings.Contains(err.Error(), "deadline exceeded") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// Item 7: a target that hangs is cut off, and the next target is polled.
+func TestSlowTargetDoesNotBlockTheOthers(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	hung := secondTarget(h, "shop-hung")
+	hung.Lister = listerFunc(func(ctx context.Context, _ cluster.Scope) ([]cluster.Object, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	next := secondTarget(h, "shop-next")
+	reached := make(chan struct{}, 1)
+	next.Lister = listerFunc(func(context.Context, cluster.Scope) ([]cluster.Object, error) {
+		reached <- struct{}{}
+		return nil, errors.New("connection refused")
+	})
+	r := &Runner{Bot: h.bot, Targets: []*Target{hung, next}, Interval: time.Minute, TargetTimeout: 100 * time.Millisecond}
+	done := make(chan struct{})
+	go func() { r.PollOnce(h.ctx); close(done) }()
+	select {
+	case <-reached:
+		<-done
+	case <-time.After(time.Minute): // only a broken runner waits this long
+		t.Fatal("one hung target stalled the runner")
+	}
+}
+
+// Item 7: the tarball download has its own overall deadline and bounded
+// connect and header waits.
+func TestDownloadsAreBounded(t *testing.T) {
+	b := New(github.NewClient(nil), Options{AppID: 1})
+	d := b.Snapshots.Download
+	if d == nil || d.Timeout <= 0 {
+		t.Fatalf("download client %+v", d)
+	}
+	if tr, ok := d.Transport.(*http.Transport); !ok || tr.ResponseHeaderTimeout <= 0 || tr.TLSHandshakeTimeout <= 0 || tr.DialContext == nil {
+		t.Fatalf("download transport %+v", d.Transport)
+	}
+}
+
+func TestAPIURLIsTheInverseOfTheWebHost(t *testing.T) {
+	for web, api := range map[string]string{
+		"https://github.com":      "https://api.github.com/",
+		"https://octo.ghe.com/":   "https://api.octo.ghe.com/",
+		"https://ghe.example.com": "https://ghe.example.com/api/v3/",
+		"http://127.0.0.1:8080":   "http://127.0.0.1:8080/api/v3/",
+	} {
+		got, err := APIURL(web)
+		if err != nil || got != api {
+			t.Errorf("APIURL(%s) = %s, %v; want %s", web, got, err, api)
+			continue
+		}
+		u, _ := url.Parse(got)
+		if back := webURL(u); back != strings.TrimSuffix(web, "/") {
+			t.Errorf("webURL(%s) = %s, want %s", got, back, web)
+		}
+	}
+	for _, bad := range []string{"github.com", "ftp://github.com", "https://github.com/acme", ""} {
+		if _, err := APIURL(bad); err == nil {
+			t.Errorf("APIURL(%q) took it", bad)
+		}
+	}
+}
+
+// Item 15: a path that is a symbolic link on the base is never written:
+// content in a link entry becomes its target, a file in its place drops
+// the link.
+func TestSymlinkOnTheBaseIsNotWrittenThrough(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.base = h.srv.Chmod(owner, repo, "main", "alice", "base/web.yaml", "120000")
+	p := &poll{t: h.target, log: h.bot.log(), owner: owner, repo: repo, branch: branch, baseSHA: h.base}
+	plan := &analyzer.Plan{Root: "overlays/prod", Files: []analyzer.File{{Path: "base/web.yaml", Content: "kind: X\n"}}}
+	if _, err := h.bot.pushCommit(h.ctx, p, plan, branchMove{}); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, ok := h.srv.Branch(owner, repo, branch); ok {
+		t.Fatal("a branch was written")
+	}
+}
+
+// Item 4: an update that adds annotations appends them, so a lost answer
+// is not repeated blindly either: the run's count says whether it landed.
+func TestLostAnnotationBatchIsNotAppendedTwice(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	res := checkResult{conclusion: "failure", title: "many", summary: "s"}
+	for i := 0; i < 60; i++ {
+		res.annotations = append(res.annotations, &github.CheckRunAnnotation{Path: github.String("base/web.yaml"),
+			StartLine: github.Int(i + 1), EndLine: github.Int(i + 1), AnnotationLevel: github.String("failure"), Message: github.String("m")})
+	}
+	h.srv.InjectFault(githubtest.Fault{Method: "PATCH", Path: "/repos/{owner}/{repo}/check-runs/{check_run_id}",
+		Mutate: func(int, http.Header, []byte) (int, []byte) {
+			return http.StatusBadGateway, []byte(`{"message":"Server Error"}`)
+		}})
+	p := &poll{t: h.target, log: h.bot.log(), owner: owner, repo: repo, branch: branch, baseSHA: h.base}
+	if _, err := h.bot.postChecks(h.ctx, p, []string{h.base}, res); err != nil {
+		t.Fatal(err)
+	}
+	if run := h.check(h.base); len(run.Annotations) != 60 {
+		t.Fatalf("%d annotations, want 60", len(run.Annotations))
+	}
+}
