@@ -3,6 +3,7 @@ package analyzer
 import (
 	"fmt"
 	"regexp"
+	"strings"
 
 	"sigs.k8s.io/kustomize/api/types"
 
@@ -22,7 +23,7 @@ type ownerInfo struct {
 // owner finds which construct of the tree sets field p of object r. Nodes
 // are visited root first: the root's transformers run last, so the
 // outermost construct that sets a field is the one that wins.
-func (a *analysis) owner(r rendered, p jsonvalue.Path) ownerInfo {
+func (a *analysis) owner(r rendered, src map[string]any, p jsonvalue.Path) ownerInfo {
 	field := p.String()
 	last := ""
 	if len(p) > 0 && p[len(p)-1].Kind == jsonvalue.KeyStep {
@@ -62,6 +63,9 @@ func (a *analysis) owner(r rendered, p jsonvalue.Path) ownerInfo {
 				message: fmt.Sprintf("%s is set by the patch %s (listed in `patches:` of %s)", field, pf, n.File),
 				hint:    "change the value in the patch file, or revert it in the cluster"}
 		}
+	}
+	if cs := a.base.tree.Constructs; len(cs) > 0 {
+		return a.constructOwner(r, src, p, cs)
 	}
 	return ownerInfo{
 		message: fmt.Sprintf("after writing the live value of %s to the source, the build still renders a different value", field),
@@ -170,4 +174,61 @@ func patchTargets(pt types.Patch, patch map[string]any, r rendered) bool {
 	}
 	id := idOf(patch)
 	return id.Kind == r.ID.Kind && id.Name == r.ID.Name
+}
+
+// generatorFile is the kustomization named in a rendered object's
+// Generated ("configMapGenerator (app) in overlays/prod/kustomization.yaml").
+func generatorFile(generated string) string {
+	if i := strings.LastIndex(generated, " in "); i >= 0 {
+		return generated[i+len(" in "):]
+	}
+	return ""
+}
+
+// constructOwner names what supplies field p of r in a tree with
+// constructs (ktree.Construct): a var the source refers to, a name
+// reference kustomize rewrote to a renamed or generated object, else the
+// constructs that can set or transform it.
+func (a *analysis) constructOwner(r rendered, src map[string]any, p jsonvalue.Path, cs []ktree.Construct) ownerInfo {
+	field := p.String()
+	sv, _ := jsonvalue.Get(src, p)
+	if s, ok := sv.(string); ok && strings.Contains(s, "$(") {
+		for _, c := range cs {
+			if name, ok := strings.CutPrefix(c.Feature, "vars["); ok {
+				if _, v, ok := strings.Cut(name, "("); ok && strings.Contains(s, "$("+strings.TrimSuffix(v, ")")+")") {
+					return ownerInfo{file: c.File, line: c.Line,
+						message: fmt.Sprintf("%s is substituted by the var %s in %s", field, strings.TrimSuffix(v, ")"), c.File),
+						hint:    "change the var's source field, or revert the change in the cluster"}
+				}
+			}
+		}
+	}
+	if rv, ok := jsonvalue.Get(r.Object, p); ok {
+		if name, ok := rv.(string); ok {
+			for _, o := range a.base.objects {
+				renamed := o.Generated != "" || (o.SourceName != "" && o.SourceName != o.ID.Name)
+				if o.ID.Name != name || !renamed || o.ID.Name == sv {
+					continue
+				}
+				by := o.Generated
+				if by == "" {
+					by = "a name change (namePrefix, nameSuffix or a transformer)"
+				}
+				return ownerInfo{file: firstNonEmpty(generatorFile(o.Generated), a.base.tree.Root.File),
+					message: fmt.Sprintf("%s refers to %s, whose name kustomize rewrites (%s); the reference follows that name", field, o.ID.ref(), by),
+					hint:    "change the reference or the name in Git by hand, or revert the change in the cluster"}
+			}
+		}
+	}
+	names := make([]string, 0, len(cs))
+	for i, c := range cs {
+		if i == 6 {
+			names = append(names, fmt.Sprintf("and %d more", len(cs)-i))
+			break
+		}
+		names = append(names, c.String())
+	}
+	return ownerInfo{file: cs[0].File, line: cs[0].Line,
+		message: fmt.Sprintf("the build supplies %s: its value is not the source's, and this root sets or transforms values through %s", field, strings.Join(names, "; ")),
+		hint:    "change the construct that sets the field by hand, or revert the change in the cluster"}
 }

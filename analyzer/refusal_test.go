@@ -36,29 +36,16 @@ func repoOf(t *testing.T, files map[string]string) *repofs.Repo {
 }
 
 // Every refused feature of DESIGN §6 refuses by name through Analyze, before
-// any build (a remote base would make kustomize run git).
+// any build (a remote base would make kustomize run git; an exec plugin
+// would run a program).
 func TestRefusedFeaturesThroughAnalyze(t *testing.T) {
 	cases := map[string]string{
-		"components":            "resources: [d.yaml]\ncomponents: [../c]\n",
-		"namePrefix":            "resources: [d.yaml]\nnamePrefix: x-\n",
-		"nameSuffix":            "resources: [d.yaml]\nnameSuffix: -x\n",
-		"configMapGenerator":    "resources: [d.yaml]\nconfigMapGenerator:\n- name: c\n  literals: [a=b]\n",
-		"secretGenerator":       "resources: [d.yaml]\nsecretGenerator:\n- name: s\n  literals: [a=b]\n",
-		"vars":                  "resources: [d.yaml]\nvars:\n- name: V\n  objref: {kind: Deployment, name: app, apiVersion: apps/v1}\n",
-		"replacements":          "resources: [d.yaml]\nreplacements:\n- path: r.yaml\n",
-		"transformers":          "resources: [d.yaml]\ntransformers: [t.yaml]\n",
-		"validators":            "resources: [d.yaml]\nvalidators: [v.yaml]\n",
-		"helmCharts":            "helmCharts:\n- name: x\n  repo: https://charts.example\n",
-		"configurations":        "resources: [d.yaml]\nconfigurations: [c.yaml]\n",
-		"crds":                  "resources: [d.yaml]\ncrds: [c.yaml]\n",
-		"openapi":               "resources: [d.yaml]\nopenapi:\n  path: o.json\n",
-		"patchesStrategicMerge": "resources: [d.yaml]\npatchesStrategicMerge: [p.yaml]\n",
-		"patchesJson6902":       "resources: [d.yaml]\npatchesJson6902:\n- path: p.yaml\n  target: {kind: Deployment, name: app}\n",
-		"inline":                "resources: [d.yaml]\npatches:\n- patch: |-\n    apiVersion: apps/v1\n    kind: Deployment\n    metadata: {name: app}\n",
-		"JSON6902":              "resources: [d.yaml]\npatches:\n- path: ops.yaml\n  target: {kind: Deployment, name: app}\n",
-		"tagSuffix":             "resources: [d.yaml]\nimages:\n- name: app\n  tagSuffix: -fips\n",
-		"remote":                "resources:\n- github.com/example/repo//base?ref=v1\n",
-		"escapes":               "resources: [../../outside.yaml]\n",
+		"transformers": "resources: [d.yaml]\ntransformers: [t.yaml]\n",
+		"validators":   "resources: [d.yaml]\nvalidators: [v.yaml]\n",
+		"helmCharts":   "helmCharts:\n- name: x\n  repo: https://charts.example\n",
+		"tagSuffix":    "resources: [d.yaml]\nimages:\n- name: app\n  tagSuffix: -fips\n",
+		"remote":       "resources:\n- github.com/example/repo//base?ref=v1\n",
+		"escapes":      "resources: [../../outside.yaml]\n",
 	}
 	for feature, kust := range cases {
 		t.Run(feature, func(t *testing.T) {
@@ -67,6 +54,7 @@ func TestRefusedFeaturesThroughAnalyze(t *testing.T) {
 				"app/d.yaml":             deployment,
 				"app/ops.yaml":           "- op: replace\n  path: /spec/replicas\n  value: 2\n",
 				"app/p.yaml":             "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app}\n",
+				"app/t.yaml":             "apiVersion: example.com/v1\nkind: Transformers\nmetadata:\n  name: x\n  annotations:\n    config.kubernetes.io/function: |\n      exec: {path: ./run.sh}\n",
 			})
 			p, err := Analyze(Input{Repo: repo, Root: "app"})
 			if err != nil {

@@ -3,7 +3,9 @@ package analyzer
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"path"
 	"sort"
 	"strings"
@@ -31,7 +33,18 @@ const originAnnotation = "config.kubernetes.io/origin"
 type rendered struct {
 	ID     objectID
 	Object map[string]any // canonical tree
-	Origin string         // repo-relative source file
+	Origin string         // repo-relative source file; "" for a generated object
+	// SourceName is the name of the object's document in Origin, read
+	// from the mark a marked build (trees with constructs, which may
+	// rename) gives every document; "" when unmarked: the rendered name is
+	// the document's.
+	SourceName string
+	// Shared: the same source document renders as several objects (a
+	// base reached twice under different name prefixes).
+	Shared bool
+	// Generated names the generator that made an object with no source
+	// document ("configMapGenerator in overlays/prod/kustomization.yaml").
+	Generated string
 }
 
 // render builds the tree's root with the real kustomize library on an
@@ -52,6 +65,151 @@ func render(builds *atomic.Int64, repo *repofs.Repo, t *ktree.Tree, extra map[st
 	return out, err
 }
 
+// docMark is the annotation a marked build gives every source document:
+// its repo file and its identity as written (the original id kustomize
+// tracks internally but strips from its output). kustomize's origin
+// annotation names the file but not the document, and under namePrefix,
+// nameSuffix or a renaming patch the rendered name no longer finds it; the
+// mark does, whatever the build renamed. It exists only in the in-memory
+// copy and is taken off every object before anything reads it.
+const docMark = "driftback.internal/source-document"
+
+// markDocuments writes into fsys a copy of each resource file of t with
+// every document marked.
+func markDocuments(fsys filesys.FileSystem, repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte) error {
+	for _, p := range t.Resources {
+		data, ok := extra[p]
+		if !ok {
+			if data, ok = repo.File(p); !ok {
+				continue
+			}
+		}
+		marked, err := markFile(p, data)
+		if err != nil {
+			// Left as it is: its documents are found by name, and kustomize
+			// reports what is wrong with the file.
+			continue
+		}
+		if err := fsys.WriteFile("/"+p, marked); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// markFile adds docMark to the metadata of each object document of one
+// file. A document that is not an object, or whose metadata is not a map,
+// is left as it is and found by name instead.
+func markFile(p string, data []byte) ([]byte, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var out bytes.Buffer
+	enc := yaml.NewEncoder(&out)
+	enc.SetIndent(2)
+	for {
+		var n yaml.Node
+		if err := dec.Decode(&n); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		if len(n.Content) == 0 {
+			continue // no document, only comments: kustomize skips it too
+		}
+		if len(n.Content) == 1 && n.Content[0].Kind == yaml.MappingNode {
+			d := n.Content[0]
+			var id struct {
+				APIVersion string `yaml:"apiVersion"`
+				Kind       string `yaml:"kind"`
+				Metadata   struct {
+					Name string `yaml:"name"`
+				} `yaml:"metadata"`
+			}
+			if d.Decode(&id) == nil && id.Metadata.Name != "" {
+				markNode(d, markValue(p, id.APIVersion, id.Kind, id.Metadata.Name))
+			}
+		}
+		if err := enc.Encode(&n); err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	return out.Bytes(), nil
+}
+
+func markNode(doc *yaml.Node, value string) {
+	meta := mapEntry(doc, "metadata")
+	if meta == nil {
+		return
+	}
+	ann := mapEntry(meta, "annotations")
+	if ann == nil {
+		return
+	}
+	ann.Content = append(ann.Content,
+		&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: docMark},
+		&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: value, Style: yaml.DoubleQuotedStyle})
+}
+
+// mapEntry returns the map under key in m, creating it when absent or
+// null; nil when it holds something else.
+func mapEntry(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value != key {
+			continue
+		}
+		v := m.Content[i+1]
+		if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
+			*v = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		}
+		if v.Kind != yaml.MappingNode {
+			return nil
+		}
+		return v
+	}
+	v := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, v)
+	return v
+}
+
+// markValue is a document's mark: file, group, kind and name as written.
+func markValue(file, apiVersion, kind, name string) string {
+	b, _ := json.Marshal([]string{file, groupOf(apiVersion), kind, name})
+	return string(b)
+}
+
+// takeMark removes docMark from r and returns the name of r's source
+// document in src ("" when r carries no mark, or one of another file or
+// kind: copied onto r by the build, so it says nothing about r). A mark
+// the build copied anywhere else in r would reach the comparison with
+// live: that build is refused.
+func takeMark(r *resource.Resource, src string) (string, error) {
+	ann := r.GetAnnotations()
+	v, ok := ann[docMark]
+	name := ""
+	if ok {
+		delete(ann, docMark)
+		if err := r.SetAnnotations(ann); err != nil {
+			return "", err
+		}
+		var m []string
+		if json.Unmarshal([]byte(v), &m) == nil && len(m) == 4 && m[0] == src &&
+			m[1] == groupOf(r.GetApiVersion()) && m[2] == r.GetKind() {
+			name = m[3]
+		}
+	}
+	b, err := r.MarshalJSON()
+	if err != nil {
+		return "", err
+	}
+	if bytes.Contains(b, []byte(docMark)) {
+		return "", fmt.Errorf("the build copies driftback's document mark into %s (a replacement or patch copying whole annotations); this root cannot be traced", r.CurId())
+	}
+	return name, nil
+}
+
 // renderAnnotated is the render with kustomize's origin annotations.
 func renderAnnotated(builds *atomic.Int64, repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte) ([]rendered, error) {
 	fsys, err := treeFS(repo, t, extra)
@@ -66,6 +224,12 @@ func renderAnnotated(builds *atomic.Int64, repo *repofs.Repo, t *ktree.Tree, ext
 	if err != nil {
 		return nil, err
 	}
+	marked := len(t.Constructs) > 0
+	if marked {
+		if err := markDocuments(fsys, repo, t, extra); err != nil {
+			return nil, err
+		}
+	}
 	opts := krusty.MakeDefaultOptions()
 	opts.PluginConfig = types.DisabledPluginConfig()
 	k := krusty.MakeKustomizer(opts)
@@ -75,24 +239,61 @@ func renderAnnotated(builds *atomic.Int64, repo *repofs.Repo, t *ktree.Tree, ext
 		return nil, fmt.Errorf("kustomize build %s: %s", displayDir(t.Root.Dir), strings.ReplaceAll(err.Error(), "/"+kfile, kfile))
 	}
 	out := make([]rendered, 0, resMap.Size())
+	claims := map[string]int{}
 	for _, r := range resMap.Resources() {
 		origin, err := r.GetOrigin()
 		if err != nil {
 			return nil, fmt.Errorf("read origin of %s: %w", r.CurId(), err)
 		}
-		src := ""
+		src, generated := "", ""
 		if origin != nil && origin.Repo == "" && origin.Path != "" {
 			if src, err = repofs.Join(t.Root.Dir, origin.Path); err != nil {
 				return nil, fmt.Errorf("origin of %s: %w", r.CurId(), err)
+			}
+		} else if origin != nil && origin.ConfiguredIn != "" {
+			in, err := repofs.Join(t.Root.Dir, origin.ConfiguredIn)
+			if err != nil {
+				in = origin.ConfiguredIn
+			}
+			generated = generatorName(origin.ConfiguredBy.Kind)
+			if origin.ConfiguredBy.Name != "" {
+				generated += " (" + origin.ConfiguredBy.Name + ")"
+			}
+			generated += " in " + in
+		}
+		name := ""
+		if marked {
+			if name, err = takeMark(r, src); err != nil {
+				return nil, err
+			}
+			if name != "" {
+				claims[markValue(src, r.GetApiVersion(), r.GetKind(), name)]++
 			}
 		}
 		obj, err := objectOf(r)
 		if err != nil {
 			return nil, fmt.Errorf("kustomize's output for the object from %s: %w", displayDir(src), err)
 		}
-		out = append(out, rendered{ID: idOf(obj), Object: obj, Origin: src})
+		out = append(out, rendered{ID: idOf(obj), Object: obj, Origin: src, SourceName: name, Generated: generated})
+	}
+	for i, o := range out {
+		if o.SourceName != "" && claims[markValue(o.Origin, apiVersionOf(o.Object), o.ID.Kind, o.SourceName)] > 1 {
+			out[i].Shared = true
+		}
 	}
 	return out, nil
+}
+
+// generatorName is how a kustomization spells the generator kustomize
+// records as the origin of a generated object.
+func generatorName(kind string) string {
+	switch kind {
+	case "ConfigMapGenerator":
+		return "configMapGenerator"
+	case "SecretGenerator":
+		return "secretGenerator"
+	}
+	return kind
 }
 
 // objectOf reads one rendered resource as the cluster receives it: the

@@ -154,7 +154,8 @@ func copyRendered(in []rendered) []rendered {
 	}
 	out := make([]rendered, len(in))
 	for i, r := range in {
-		out[i] = rendered{ID: r.ID, Object: jsonvalue.Copy(r.Object).(map[string]any), Origin: r.Origin}
+		out[i] = r
+		out[i].Object = jsonvalue.Copy(r.Object).(map[string]any)
 	}
 	return out
 }

@@ -64,7 +64,9 @@ type originKey struct{ Group, Kind, Name string }
 // does not parse. parsed may hold files the build has already parsed; one
 // whose bytes are what the render reads spares decoding them again.
 func directOrigins(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, parsed map[string]*yamledit.File) (map[originKey][]string, bool) {
-	if t.Root == nil || t.Root.K == nil || len(t.Root.K.BuildMetadata) > 0 {
+	if t.Root == nil || t.Root.K == nil || len(t.Root.K.BuildMetadata) > 0 || len(t.Constructs) > 0 {
+		// Constructs may rename, generate or annotate objects: only
+		// kustomize's own record (and the document marks) can tell.
 		return nil, false
 	}
 	read := func(p string) []byte {

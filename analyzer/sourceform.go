@@ -142,3 +142,50 @@ func listForm(sl, rl, ll []any, srcPresent bool, p jsonvalue.Path, bad *[]unplac
 	}
 	return present(out)
 }
+
+// buildChanged lists into out the fields where the source form want
+// changes the source and the build does not pass the source's value
+// through (src differs from ren there): values some construct of the
+// build supplies or transforms. Maps and named lists are descended the way
+// source form descends them; anything else is reported whole.
+func buildChanged(src, ren, want value, p jsonvalue.Path, out *[]jsonvalue.Path) {
+	if src.equal(want) || src.equal(ren) {
+		return
+	}
+	if wm, ok := want.V.(map[string]any); ok && want.Present {
+		sm, sok := asMap(src)
+		rm, rok := asMap(ren)
+		if sok && rok {
+			for _, k := range jsonvalue.UnionKeys(sm, rm, wm) {
+				buildChanged(child(src, k), child(ren, k), child(want, k), p.Child(jsonvalue.Key(k)), out)
+			}
+			return
+		}
+	}
+	if wl, ok := want.V.([]any); ok && want.Present {
+		sl, sok := asList(src)
+		rl, rok := asList(ren)
+		_, sn := jsonvalue.ElementNames(sl)
+		_, rn := jsonvalue.ElementNames(rl)
+		wn, wok := jsonvalue.ElementNames(wl)
+		if sok && rok && sn && rn && wok {
+			sb, rb, wb := jsonvalue.ByName(sl), jsonvalue.ByName(rl), jsonvalue.ByName(wl)
+			get := func(m map[string]map[string]any, n string) value {
+				if e, ok := m[n]; ok {
+					return present(e)
+				}
+				return absent
+			}
+			seen := map[string]bool{}
+			names, _ := jsonvalue.ElementNames(sl)
+			for _, n := range append(names, wn...) {
+				if !seen[n] {
+					seen[n] = true
+					buildChanged(get(sb, n), get(rb, n), get(wb, n), p.Child(jsonvalue.Name(n)), out)
+				}
+			}
+			return
+		}
+	}
+	*out = append(*out, p)
+}

@@ -217,7 +217,7 @@ func (a *analysis) refuseBuildOwned(c *candidate, paths []jsonvalue.Path) {
 		paths = []jsonvalue.Path{nil}
 	}
 	for _, fp := range paths {
-		o := a.owner(c.ren, fp)
+		o := a.owner(c.ren, c.src, fp)
 		a.refuse(Refusal{
 			Code: CodeBuildOwned, Object: refOf(c.ren.Object), Field: fp.String(),
 			File: firstNonEmpty(o.file, c.file), Line: o.line, Message: o.message, Hint: o.hint,

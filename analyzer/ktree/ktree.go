@@ -53,6 +53,12 @@ type Tree struct {
 	Inputs    []string // every repo file the build reads, sorted, unique (through refused fields too: reads.go)
 	Resources []string // the manifest files among Inputs, sorted
 	Patches   []string // the patch files among Inputs, sorted; read, never written
+	// Constructs are the uses of features that supply values the analyzer
+	// does not trace (generators, name changes, vars, replacements, patch
+	// forms other than one strategic-merge object per file, components,
+	// transformer configs), in file order. Empty for a tree built only
+	// from what source form and the dye model.
+	Constructs []Construct
 }
 
 // Node returns the node for folder dir, or nil.
@@ -103,6 +109,7 @@ type loader struct {
 	resources map[string]bool
 	patches   map[string]bool
 	followed  map[string]bool // folders follow has recorded
+	uses      []Construct
 }
 
 // edge is how a folder was reached, for refusals that belong to the
@@ -163,8 +170,15 @@ func loadCached(repo *repofs.Repo, root string, cache *memo[decoded]) (*Tree, []
 		}
 		return a.Line < b.Line
 	})
+	sort.SliceStable(l.uses, func(i, j int) bool {
+		a, b := l.uses[i], l.uses[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		return a.Line < b.Line
+	})
 	t := &Tree{Root: rootNode, Nodes: l.order,
-		Inputs: keys(l.inputs), Resources: keys(l.resources), Patches: keys(l.patches)}
+		Inputs: keys(l.inputs), Resources: keys(l.resources), Patches: keys(l.patches), Constructs: l.uses}
 	return t, l.refusals, nil
 }
 
@@ -263,6 +277,17 @@ func (l *loader) visit(dir string, from *edge) *Node {
 		return n
 	}
 	n.K = k
+	viaComponents := from != nil && strings.HasPrefix(from.feature, "components[")
+	switch {
+	case k.Kind == types.ComponentKind && !viaComponents:
+		l.refuse(file, keyLine(top, "kind"), "kind: Component",
+			"this file is a kustomize Component, which only components: of a kustomization can use; kustomize cannot build it here",
+			"list the folder under components: of a Kustomization, or make it a Kustomization")
+	case k.Kind != types.ComponentKind && viaComponents:
+		l.refuse(from.file, from.line, from.feature+" (not a Component)",
+			fmt.Sprintf("%s names %s, whose kustomization is not of kind Component, which kustomize refuses", from.feature, quote(dirName(dir))),
+			"give the folder kind: Component, or list it under resources:")
+	}
 	l.judge(file, pre, k, top)
 
 	for i, e := range k.Resources {
@@ -293,13 +318,36 @@ func (l *loader) visit(dir string, from *edge) *Node {
 			n.Children = append(n.Children, c)
 		}
 	}
+	for i, e := range k.Components {
+		what := fmt.Sprintf("components[%d]", i)
+		line := itemLine(top, "components", i)
+		r, p := resolve(l.repo, dir, e, what)
+		if p != nil {
+			l.refuse(file, line, what+" ("+p.kind+")", p.message, p.hint)
+			continue
+		}
+		if !r.isDir {
+			l.refuse(file, line, what+" (file)", fmt.Sprintf("%s %s is a file; a component is a folder with a kind: Component kustomization", what, quote(e)),
+				"point at the component's folder")
+			continue
+		}
+		if c := l.visit(r.path, &edge{file: file, feature: what, line: line}); c != nil {
+			n.Children = append(n.Children, c)
+		}
+	}
 	for i, p := range k.Patches {
 		l.patch(dir, file, top, i, p)
 	}
-	// The judged walk above followed resources and patches; every other
-	// field that reads files is refused, and followed only to record them.
+	l.deprecatedPatches(dir, file, pre, top)
+	l.plugins(dir, file, "transformers", k.Transformers, top)
+	l.plugins(dir, file, "generators", k.Generators, top)
+	// The judged walk above followed resources, components, patches and
+	// plugin configs; the files every other field reads (generator sources,
+	// configurations, crds, openapi, replacement files) are read by
+	// kustomize only, and followed to record them.
 	rest := *k
-	rest.Resources, rest.Patches = nil, nil
+	rest.Resources, rest.Components, rest.Patches = nil, nil, nil
+	rest.Transformers, rest.Generators = nil, nil
 	l.follow(dir, &rest)
 	return n
 }
@@ -471,9 +519,8 @@ func (l *loader) decodeFile(file string, raw []byte) (pre, k *types.Kustomizatio
 			"list the resources this folder builds")
 	}
 	if fixed.Kind == types.ComponentKind {
-		l.refuse(file, keyLine(top, "kind"), "kind: Component",
-			"this file is a kustomize Component, which only components: can use, and driftback does not support components",
-			"make it a Kustomization, "+excludeHint)
+		// Whether a Component is allowed here depends on how it was
+		// reached: visit judges that.
 	} else if errs := fixed.EnforceFields(); len(errs) > 0 {
 		feature, line := "apiVersion", keyLine(top, "apiVersion")
 		if fixed.Kind != types.KustomizationKind {
@@ -555,6 +602,7 @@ func (l *loader) judge(file string, pre, k *types.Kustomization, top *yaml.Node)
 		}
 		l.refuse(file, keyLine(top, name), name, w.message, w.hint)
 	}
+	l.constructs(file, k, top)
 	for i, im := range pre.Images {
 		if im.TagSuffix != "" {
 			l.refuse(file, itemKeyLine(top, "images", i, "tagSuffix"), fmt.Sprintf("images[%d].tagSuffix", i),
@@ -564,14 +612,17 @@ func (l *loader) judge(file string, pre, k *types.Kustomization, top *yaml.Node)
 	}
 }
 
-// patch judges one patches entry and records its file.
+// patch judges one patches entry and records its file. Every form is
+// accepted: kustomize applies it, and what it sets is build-owned.
 func (l *loader) patch(dir, file string, top *yaml.Node, i int, p types.Patch) {
 	what := fmt.Sprintf("patches[%d]", i)
 	line := itemLine(top, "patches", i)
 	if strings.TrimSpace(p.Patch) != "" {
-		l.refuse(file, itemKeyLine(top, "patches", i, "patch"), what+" (inline)",
-			what+" is an inline patch; driftback supports only patches kept in their own file",
-			"move the patch into a file next to the kustomization and reference it with path:")
+		kind := "inline"
+		if ds, err := docs([]byte(p.Patch)); err == nil && len(ds) > 0 && ds[0].Kind == yaml.SequenceNode {
+			kind = "inline JSON6902"
+		}
+		l.uses = append(l.uses, Construct{File: file, Line: itemKeyLine(top, "patches", i, "patch"), Feature: what + " (" + kind + ")"})
 		return
 	}
 	if strings.TrimSpace(p.Path) == "" {
@@ -580,57 +631,104 @@ func (l *loader) patch(dir, file string, top *yaml.Node, i int, p types.Patch) {
 		return
 	}
 	line = itemKeyLine(top, "patches", i, "path")
-	r, pr := resolve(l.repo, dir, p.Path, what)
-	if pr != nil {
-		l.refuse(file, line, what+" ("+pr.kind+")", pr.message, pr.hint)
+	path, ok := l.patchFile(dir, file, line, what, p.Path)
+	if !ok {
 		return
 	}
+	data, _ := l.repo.File(path)
+	switch kind := classifyPatch(data); kind {
+	case "":
+	case "unparseable", "empty", "not a KRM object":
+		why := kind
+		if _, err := docs(data); err != nil {
+			why = "it cannot be parsed: " + err.Error()
+		}
+		l.refuse(file, line, what+" ("+kind+")", fmt.Sprintf("%s %s is not a patch kustomize can apply (%s)", what, quote(path), why),
+			"make "+path+" a strategic-merge object or a JSON6902 operation list")
+	default:
+		l.uses = append(l.uses, Construct{File: file, Line: line, Feature: what + " (" + kind + ", " + path + ")"})
+	}
+}
+
+// patchFile resolves and records the file a patch entry names; false
+// (refused) when it is not a readable file inside the repository.
+func (l *loader) patchFile(dir, file string, line int, what, entry string) (string, bool) {
+	r, pr := resolve(l.repo, dir, entry, what)
+	if pr != nil {
+		l.refuse(file, line, what+" ("+pr.kind+")", pr.message, pr.hint)
+		return "", false
+	}
 	if r.isDir {
-		l.refuse(file, line, what+" (folder)", fmt.Sprintf("%s path %s is a folder, not a patch file", what, quote(p.Path)),
+		l.refuse(file, line, what+" (folder)", fmt.Sprintf("%s path %s is a folder, not a patch file", what, quote(entry)),
 			"point path: at the patch file")
-		return
+		return "", false
 	}
 	data, _ := l.repo.File(r.path)
 	if len(data) > MaxFileBytes {
 		l.refuse(file, line, what+" (too large)", tooLarge(r.path, len(data)), tooLargeHint)
-		return
+		return "", false
 	}
 	l.inputs[r.path] = true
 	l.patches[r.path] = true
-	if kind, msg := classifyPatch(data); kind != "" {
-		hint := "keep exactly one strategic-merge object (apiVersion, kind, metadata.name) in " + r.path
-		if kind == "JSON6902" {
-			hint = "rewrite it as a strategic-merge patch: one object with apiVersion, kind, metadata.name and the fields to set"
+	return r.path, true
+}
+
+// deprecatedPatches judges patchesStrategicMerge and patchesJson6902, read
+// from pre as the user wrote them (kustomize still applies both).
+func (l *loader) deprecatedPatches(dir, file string, pre *types.Kustomization, top *yaml.Node) {
+	//lint:ignore SA1019 kustomize still applies patchesStrategicMerge; it is judged like patches
+	for i, e := range pre.PatchesStrategicMerge {
+		what := fmt.Sprintf("patchesStrategicMerge[%d]", i)
+		line := itemLine(top, "patchesStrategicMerge", i)
+		entry := string(e)
+		// kustomize reads an entry that is not a file as an inline patch.
+		if ds, err := docs([]byte(entry)); err == nil && len(ds) > 0 && ds[0].Kind == yaml.MappingNode {
+			l.uses = append(l.uses, Construct{File: file, Line: line, Feature: what + " (inline)"})
+			continue
 		}
-		l.refuse(file, line, what+" ("+kind+")", fmt.Sprintf("%s %s %s", what, quote(r.path), msg), hint)
+		if path, ok := l.patchFile(dir, file, line, what, entry); ok {
+			l.uses = append(l.uses, Construct{File: file, Line: line, Feature: what + " (" + path + ")"})
+		}
+	}
+	//lint:ignore SA1019 kustomize still applies patchesJson6902; it is judged like patches
+	for i, p := range pre.PatchesJson6902 {
+		what := fmt.Sprintf("patchesJson6902[%d]", i)
+		line := itemLine(top, "patchesJson6902", i)
+		if strings.TrimSpace(p.Patch) != "" {
+			l.uses = append(l.uses, Construct{File: file, Line: line, Feature: what + " (inline)"})
+			continue
+		}
+		if path, ok := l.patchFile(dir, file, itemKeyLine(top, "patchesJson6902", i, "path"), what, p.Path); ok {
+			l.uses = append(l.uses, Construct{File: file, Line: line, Feature: what + " (" + path + ")"})
+		}
 	}
 }
 
-// classifyPatch returns "" for a file holding exactly one KRM object, else
-// the kind of problem and a phrase that completes "patches[i] <file> ...".
-func classifyPatch(data []byte) (kind, msg string) {
+// classifyPatch returns "" for a file holding exactly one strategic-merge
+// object (the form source form and verify were built on), else what it
+// holds: "JSON6902", "multiple objects", or a problem kustomize refuses.
+func classifyPatch(data []byte) string {
 	ds, err := docs(data)
 	if err != nil {
-		return "unparseable", "cannot be parsed: " + err.Error()
+		return "unparseable"
 	}
 	if len(ds) == 0 {
-		return "empty", "holds no object"
+		return "empty"
 	}
 	for _, d := range ds {
 		if d.Kind == yaml.SequenceNode {
-			return "JSON6902", "is a JSON6902 operation list; driftback supports only strategic-merge patches"
+			return "JSON6902"
 		}
 	}
 	if len(ds) > 1 {
-		return "multiple objects", fmt.Sprintf("holds %d objects; driftback supports one object per patch file", len(ds))
+		return "multiple objects"
 	}
 	d := ds[0]
-	if d.Kind != yaml.MappingNode || scalar(d, "apiVersion") == "" || scalar(d, "kind") == "" ||
-		scalar(child(d, "metadata"), "name") == "" {
-		return "not a KRM object", "is not a Kubernetes object with apiVersion, kind and metadata.name"
+	if d.Kind != yaml.MappingNode || scalar(d, "apiVersion") == "" || scalar(d, "kind") == "" {
+		return "not a KRM object"
 	}
 	if strings.HasSuffix(scalar(d, "kind"), "List") && has(d, "items") {
-		return "multiple objects", "is a list of objects; driftback supports one object per patch file"
+		return "multiple objects"
 	}
-	return "", ""
+	return ""
 }

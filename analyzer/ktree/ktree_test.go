@@ -128,35 +128,12 @@ func TestRefusedFeatures(t *testing.T) {
 		feature string
 		line    int
 	}{
-		{"components", "resources: [../base]\ncomponents:\n- ../comp\n", nil, "components", 2},
-		{"configMapGenerator", "resources: [../base]\nconfigMapGenerator:\n- name: c\n  literals: [a=b]\n", nil, "configMapGenerator", 2},
-		{"secretGenerator", "resources: [../base]\nsecretGenerator:\n- name: s\n", nil, "secretGenerator", 2},
-		{"generators", "resources: [../base]\ngenerators: [gen.yaml]\n", nil, "generators", 2},
 		{"helmCharts", "resources: [../base]\nhelmCharts:\n- name: c\n", nil, "helmCharts", 2},
 		{"helmGlobals", "resources: [../base]\nhelmGlobals:\n  chartHome: x\n", nil, "helmGlobals", 2},
 		{"helmChartInflationGenerator", "resources: [../base]\nhelmChartInflationGenerator:\n- chartName: c\n", nil, "helmChartInflationGenerator", 2},
-		{"namePrefix", "resources: [../base]\nnamePrefix: p-\n", nil, "namePrefix", 2},
-		{"nameSuffix", "\nresources: [../base]\nnameSuffix: -s\n", nil, "nameSuffix", 3},
-		{"vars", "resources: [../base]\nvars:\n- name: V\n  objref: {kind: Deployment, name: app, apiVersion: apps/v1}\n", nil, "vars", 2},
-		{"replacements", "resources: [../base]\nreplacements:\n- path: r.yaml\n", nil, "replacements", 2},
-		{"transformers", "resources: [../base]\ntransformers: [t.yaml]\n", nil, "transformers", 2},
 		{"validators", "resources: [../base]\nvalidators: [v.yaml]\n", nil, "validators", 2},
-		{"configurations", "resources: [../base]\nconfigurations: [c.yaml]\n", nil, "configurations", 2},
-		{"crds", "resources: [../base]\ncrds: [crd.yaml]\n", nil, "crds", 2},
-		{"openapi", "resources: [../base]\nopenapi:\n  path: schema.json\n", nil, "openapi", 2},
-		{"patchesStrategicMerge", "resources: [../base]\npatchesStrategicMerge:\n- patch.yaml\n", nil, "patchesStrategicMerge", 2},
-		{"patchesJson6902", "resources: [../base]\npatchesJson6902:\n- path: p.yaml\n  target: {kind: Deployment, name: app}\n", nil, "patchesJson6902", 2},
 		{"imageTags", "resources: [../base]\nimageTags:\n- name: app\n  newTag: v2\n", nil, "imageTags", 2},
 		{"tagSuffix", "resources: [../base]\nimages:\n- name: app\n  newTag: v2\n- name: b\n  tagSuffix: -x\n", nil, "images[1].tagSuffix", 6},
-		{"inline patch", "resources: [../base]\npatches:\n- path: patch.yaml\n- patch: |-\n    apiVersion: v1\n    kind: X\n    metadata: {name: y}\n", nil, "patches[1] (inline)", 4},
-		{"JSON6902 yaml file", "resources: [../base]\npatches:\n- path: ops.yaml\n  target: {kind: Deployment}\n",
-			map[string]string{"ops.yaml": "- op: replace\n  path: /spec/replicas\n  value: 3\n"}, "patches[0] (JSON6902)", 3},
-		{"JSON6902 json file", "resources: [../base]\npatches:\n- target: {kind: Deployment}\n  path: ops.json\n",
-			map[string]string{"ops.json": `[{"op": "replace", "path": "/spec/replicas", "value": 3}]`}, "patches[0] (JSON6902)", 4},
-		{"patch two objects", "resources: [../base]\npatches:\n- path: two.yaml\n",
-			map[string]string{"two.yaml": smp + "---\n" + smp}, "patches[0] (multiple objects)", 3},
-		{"patch List", "resources: [../base]\npatches:\n- path: list.yaml\n",
-			map[string]string{"list.yaml": "apiVersion: v1\nkind: List\nmetadata: {name: l}\nitems: []\n"}, "patches[0] (multiple objects)", 3},
 		{"patch not KRM", "resources: [../base]\npatches:\n- path: bad.yaml\n",
 			map[string]string{"bad.yaml": "spec:\n  replicas: 3\n"}, "patches[0] (not a KRM object)", 3},
 		{"patch empty file", "resources: [../base]\npatches:\n- path: none.yaml\n",
@@ -178,6 +155,18 @@ func TestRefusedFeatures(t *testing.T) {
 		{"duplicate nested key", "resources: [../base]\nimages:\n- name: app\n  newTag: a\n  newTag: b\n", nil, "duplicate key images[0].newTag", 5},
 		{"multiple documents", "resources: [../base]\n---\nnamespace: prod\n", nil, "multiple YAML documents", 3},
 		{"kind Component", "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources: [../base]\n", nil, "kind: Component", 2},
+		{"component not a Component", "resources: [../base]\ncomponents:\n- comp\n",
+			map[string]string{"comp/kustomization.yaml": "namePrefix: x-\n"}, "components[0] (not a Component)", 3},
+		{"component file", "resources: [../base]\ncomponents:\n- c.yaml\n", map[string]string{"c.yaml": smp}, "components[0] (file)", 3},
+		{"exec transformer", "resources: [../base]\ntransformers: [t.yaml]\n",
+			map[string]string{"t.yaml": "apiVersion: someteam.example.com/v1\nkind: ChartInflator\nmetadata: {name: x}\n"}, "transformers[0] (plugin)", 2},
+		{"KRM function transformer", "resources: [../base]\ntransformers: [t.yaml]\n",
+			map[string]string{"t.yaml": "apiVersion: builtin\nkind: LabelTransformer\nmetadata:\n  name: x\n  annotations:\n    config.kubernetes.io/function: |\n      exec: {path: ./x}\n"}, "transformers[0] (plugin)", 2},
+		{"builtin helm generator", "resources: [../base]\ngenerators: [g.yaml]\n",
+			map[string]string{"g.yaml": "apiVersion: builtin\nkind: HelmChartInflationGenerator\nmetadata: {name: x}\n"}, "generators[0] (plugin)", 2},
+		{"transformer folder", "resources: [../base]\ntransformers: [tf]\n",
+			map[string]string{"tf/kustomization.yaml": "resources: [t.yaml]\n"}, "transformers[0] (folder)", 2},
+		{"transformer missing", "resources: [../base]\ntransformers: [t.yaml]\n", nil, "transformers[0] (missing)", 2},
 		{"wrong kind", "kind: Deployment\nresources: [../base]\n", nil, "kind", 1},
 		{"wrong apiVersion", "apiVersion: v1\nresources: [../base]\n", nil, "apiVersion", 1},
 		{"empty kustomization", "# nothing here\n", nil, "empty kustomization", 0},
@@ -203,6 +192,80 @@ func TestRefusedFeatures(t *testing.T) {
 				t.Errorf("refusal at %s:%d, want overlay/kustomization.yaml:%d (%s)", got.File, got.Line, c.line, got.Message)
 			}
 		})
+	}
+}
+
+// TestAcceptedConstructs pins the features that are built but not
+// projected through: each loads without refusal and is recorded as a
+// Construct at its line, so a value it supplies can be refused by name.
+func TestAcceptedConstructs(t *testing.T) {
+	cases := []struct {
+		name    string
+		kust    string
+		extra   map[string]string // more files under overlay/
+		feature string
+		line    int
+	}{
+		{"components", "resources: [../base]\ncomponents:\n- comp\n",
+			map[string]string{"comp/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nnamePrefix: c-\n"}, "namePrefix", 3},
+		{"configMapGenerator", "resources: [../base]\nconfigMapGenerator:\n- name: c\n  literals: [a=b]\n", nil, "configMapGenerator[0] (c)", 3},
+		{"secretGenerator", "resources: [../base]\nsecretGenerator:\n- name: s\n", nil, "secretGenerator[0] (s)", 3},
+		{"generators", "resources: [../base]\ngenerators: [gen.yaml]\n",
+			map[string]string{"gen.yaml": "apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata: {name: g}\nliterals: [a=b]\n"}, "generators[0] (overlay/gen.yaml)", 2},
+		{"namePrefix", "resources: [../base]\nnamePrefix: p-\n", nil, "namePrefix", 2},
+		{"nameSuffix", "\nresources: [../base]\nnameSuffix: -s\n", nil, "nameSuffix", 3},
+		{"vars", "resources: [../base]\nvars:\n- name: V\n  objref: {kind: Deployment, name: app, apiVersion: apps/v1}\n", nil, "vars[0] (V)", 3},
+		{"replacements", "resources: [../base]\nreplacements:\n- path: r.yaml\n", map[string]string{"r.yaml": "source: {kind: Deployment}\n"}, "replacements[0] (r.yaml)", 3},
+		{"transformers", "resources: [../base]\ntransformers: [t.yaml]\n",
+			map[string]string{"t.yaml": "apiVersion: builtin\nkind: PrefixSuffixTransformer\nmetadata: {name: t}\nprefix: x-\nfieldSpecs: [{path: metadata/name}]\n"}, "transformers[0] (overlay/t.yaml)", 2},
+		{"inline transformer", "resources: [../base]\ntransformers:\n- |-\n  apiVersion: builtin\n  kind: LabelTransformer\n  metadata: {name: l}\n  labels: {a: b}\n  fieldSpecs: [{path: metadata/labels, create: true}]\n", nil, "transformers[0] (inline)", 3},
+		{"configurations", "resources: [../base]\nconfigurations: [c.yaml]\n", map[string]string{"c.yaml": "nameReference: []\n"}, "configurations[0] (c.yaml)", 2},
+		{"crds", "resources: [../base]\ncrds: [crd.json]\n", map[string]string{"crd.json": "{}"}, "crds[0] (crd.json)", 2},
+		{"openapi", "resources: [../base]\nopenapi:\n  path: schema.json\n", map[string]string{"schema.json": "{}"}, "openapi", 2},
+		{"patchesStrategicMerge file", "resources: [../base]\npatchesStrategicMerge:\n- patch.yaml\n", nil, "patchesStrategicMerge[0] (overlay/patch.yaml)", 3},
+		{"patchesStrategicMerge inline", "resources: [../base]\npatchesStrategicMerge:\n- |-\n  apiVersion: apps/v1\n  kind: Deployment\n  metadata: {name: app}\n", nil, "patchesStrategicMerge[0] (inline)", 3},
+		{"patchesJson6902", "resources: [../base]\npatchesJson6902:\n- path: p.yaml\n  target: {kind: Deployment, name: app}\n",
+			map[string]string{"p.yaml": "- op: remove\n  path: /spec/replicas\n"}, "patchesJson6902[0] (overlay/p.yaml)", 3},
+		{"inline patch", "resources: [../base]\npatches:\n- path: patch.yaml\n- patch: |-\n    apiVersion: v1\n    kind: X\n    metadata: {name: y}\n", nil, "patches[1] (inline)", 4},
+		{"inline JSON6902", "resources: [../base]\npatches:\n- target: {kind: Deployment}\n  patch: |-\n    - op: remove\n      path: /spec/replicas\n", nil, "patches[0] (inline JSON6902)", 4},
+		{"JSON6902 yaml file", "resources: [../base]\npatches:\n- path: ops.yaml\n  target: {kind: Deployment}\n",
+			map[string]string{"ops.yaml": "- op: replace\n  path: /spec/replicas\n  value: 3\n"}, "patches[0] (JSON6902, overlay/ops.yaml)", 3},
+		{"JSON6902 json file", "resources: [../base]\npatches:\n- target: {kind: Deployment}\n  path: ops.json\n",
+			map[string]string{"ops.json": `[{"op": "replace", "path": "/spec/replicas", "value": 3}]`}, "patches[0] (JSON6902, overlay/ops.json)", 4},
+		{"patch two objects", "resources: [../base]\npatches:\n- path: two.yaml\n",
+			map[string]string{"two.yaml": smp + "---\n" + smp}, "patches[0] (multiple objects, overlay/two.yaml)", 3},
+		{"patch List", "resources: [../base]\npatches:\n- path: list.yaml\n",
+			map[string]string{"list.yaml": "apiVersion: v1\nkind: List\nmetadata: {name: l}\nitems: []\n"}, "patches[0] (multiple objects, overlay/list.yaml)", 3},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := baseFiles()
+			f["overlay/kustomization.yaml"] = c.kust
+			for p, body := range c.extra {
+				f["overlay/"+p] = body
+			}
+			tr, refs := load(t, mkrepo(t, f, nil), "overlay")
+			if len(refs) != 0 {
+				t.Fatalf("want no refusals, got %v", refs)
+			}
+			var got *Construct
+			for i := range tr.Constructs {
+				if tr.Constructs[i].Feature == c.feature {
+					got = &tr.Constructs[i]
+				}
+			}
+			if got == nil {
+				t.Fatalf("want a construct %q, got %v", c.feature, tr.Constructs)
+			}
+			if got.Line != c.line {
+				t.Errorf("construct at %s:%d, want line %d", got.File, got.Line, c.line)
+			}
+		})
+	}
+	// A tree of only the modelled features records no construct.
+	tr, refs := load(t, mkrepo(t, baseFiles(), nil), "overlay")
+	if len(refs) != 0 || len(tr.Constructs) != 0 {
+		t.Fatalf("plain overlay: refusals %v, constructs %v", refs, tr.Constructs)
 	}
 }
 

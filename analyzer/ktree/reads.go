@@ -6,13 +6,13 @@ import (
 	"sigs.k8s.io/kustomize/api/types"
 )
 
-// Fan-in needs every file a root's real build reads, and a root that uses
-// a refused field is still built by its owner: the files it reaches only
-// through that field (a manifest under a component, a generator's source,
-// a patchesStrategicMerge file) change its render as much as a resource
-// does. So the loader, having refused such a field, still follows it and
-// records what it reaches into Inputs, without judging it: a refused tree
-// is never built, so Inputs serves only to say who reads a file.
+// Fan-in needs every file a root's real build reads, and a build reads
+// files through fields the judged walk does not visit (a generator's
+// sources, configurations, crds, openapi, replacement files), and a root
+// that uses a refused field is still built by its owner. So the loader
+// follows every such field and records what it reaches into Inputs: for
+// an accepted tree they are the build's filesystem, for a refused one
+// they say who reads a file.
 
 // reads lists the paths, relative to its folder, that kustomize reads to
 // build the kustomization k: the folders and files it names in every field
