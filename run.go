@@ -151,7 +151,9 @@ type service struct {
 
 	current atomic.Pointer[generation]
 	trigger chan struct{} // a reload is due
-	swapped func(*generation)
+	// reloaded, when set, hears every reload attempt: the new generation,
+	// or why the file was refused (tests wait on it).
+	reloaded func(*generation, error)
 }
 
 type generation struct {
@@ -243,8 +245,8 @@ func (s *service) serve(ctx context.Context) error {
 		}
 		s.current.Store(next)
 		s.log.Info("config reloaded", "file", s.path, "targets", len(next.runner.Targets), "interval", next.cfg.PollInterval.String())
-		if s.swapped != nil {
-			s.swapped(next)
+		if s.reloaded != nil {
+			s.reloaded(next, nil)
 		}
 	}
 }
@@ -265,6 +267,9 @@ func (s *service) nextGeneration(ctx context.Context, gen *generation, done <-ch
 		next, err := s.load(ctx)
 		if err != nil {
 			s.log.Error("config reload failed; the running config stays", "file", s.path, "error", err.Error())
+			if s.reloaded != nil {
+				s.reloaded(nil, err)
+			}
 			continue
 		}
 		return next, nil
