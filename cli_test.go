@@ -300,9 +300,9 @@ func TestDemoServe(t *testing.T) {
 		t.Errorf("blob link: %d %.300s", code, file)
 	}
 	for path, want := range map[string]string{
-		"/repos/acme/shop/pulls/1/files":                                   `"filename":"overlays/prod/kustomization.yaml"`,
-		"/repos/acme/shop/branches/driftback/shop-prod":                    `"name":"driftback/shop-prod"`,
-		"/repos/acme/shop/contents/overlays/prod?ref=driftback/shop-prod":  `"path":"overlays/prod/kustomization.yaml"`,
+		"/repos/acme/shop/pulls/1/files":                                  `"filename":"overlays/prod/kustomization.yaml"`,
+		"/repos/acme/shop/branches/driftback/shop-prod":                   `"name":"driftback/shop-prod"`,
+		"/repos/acme/shop/contents/overlays/prod?ref=driftback/shop-prod": `"path":"overlays/prod/kustomization.yaml"`,
 		"/repos/acme/shop/contents/base/web.yaml?ref=driftback/shop-prod": `"encoding":"base64"`,
 	} {
 		if code, body := get(path, true); code != 200 || !strings.Contains(strings.ReplaceAll(body, " ", ""), want) {
