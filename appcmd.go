@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"html/template"
 	"io"
@@ -24,6 +23,7 @@ import (
 	"time"
 
 	"github.com/google/go-github/v62/github"
+	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/driftback/driftback/bot"
@@ -42,45 +42,53 @@ type appOptions struct {
 	timeout                      time.Duration
 }
 
-// appCmd is `driftback app create`: GitHub's App manifest flow, the way
+// newAppCmd is `driftback app create`: GitHub's App manifest flow, the way
 // Probot apps set themselves up. It serves a page on the loopback
 // interface whose form posts app.yaml to GitHub; once the person confirms
 // there, GitHub sends a one-time code to the page's callback, which trades
 // it for the App's id and private key (POST /app-manifests/{code}/conversions).
 // The id and a Kubernetes Secret with the key are written to files; the
 // key is never printed.
-func appCmd(args []string, stdout, stderr io.Writer) int {
-	fail := func(err error) int {
-		fmt.Fprintln(stderr, "driftback app:", err)
-		return exitError
+func newAppCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "app",
+		Short: "Register driftback as a GitHub App (the manifest flow)",
+		Args:  cobra.NoArgs,
+		// Nothing to do without a subcommand: say so, as an error.
+		RunE: func(*cobra.Command, []string) error {
+			return fail(errors.New("name a subcommand: driftback app create [--org ORG] [--out DIR]"))
+		},
 	}
-	if len(args) == 0 || args[0] != "create" {
-		return fail(errors.New("usage: driftback app create [--org ORG] [--out DIR] [flags]; see driftback app create -h"))
-	}
-	fs := flag.NewFlagSet("app create", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var o appOptions
-	fs.StringVar(&o.org, "org", "", "register the App under this organization (default: your personal account)")
-	fs.StringVar(&o.githubURL, "github-url", "https://github.com", "GitHub's web address (GitHub Enterprise: https://HOST)")
-	fs.StringVar(&o.apiURL, "api-url", "", "GitHub's REST API root (default: the one behind --github-url)")
-	fs.StringVar(&o.name, "name", "", "the App's name, unique on GitHub (default: app.yaml's)")
-	fs.StringVar(&o.listen, "listen", "127.0.0.1:0", "loopback address of the setup page")
-	fs.StringVar(&o.out, "out", ".", "folder for the files written")
-	fs.StringVar(&o.namespace, "namespace", "driftback", "namespace of the Secret")
-	fs.StringVar(&o.secretName, "secret-name", "driftback-github-app", "name of the Secret")
-	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "give up when no App is created within this long")
-	if err := fs.Parse(args[1:]); err != nil {
-		return exitError
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Create the GitHub App from app.yaml and write its id and a Secret with its key",
+		Long: `Create the GitHub App from app.yaml through GitHub's manifest flow: open the printed
+loopback page in a browser signed in to GitHub and confirm there. The App id and a Kubernetes
+Secret holding the private key are written into --out (mode 0600, never overwritten); the
+key is never printed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if err := createApp(ctx, o, cmd.OutOrStdout()); err != nil {
+				return fail(err)
+			}
+			return nil
+		},
 	}
-	if fs.NArg() > 0 {
-		return fail(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := createApp(ctx, o, stdout); err != nil {
-		return fail(err)
-	}
-	return exitInSync
+	f := create.Flags()
+	f.StringVar(&o.org, "org", "", "register the App under this organization (default: your personal account)")
+	f.StringVar(&o.githubURL, "github-url", "https://github.com", "GitHub's web address (GitHub Enterprise: https://HOST)")
+	f.StringVar(&o.apiURL, "api-url", "", "GitHub's REST API root (default: the one behind --github-url)")
+	f.StringVar(&o.name, "name", "", "the App's name, unique on GitHub (default: app.yaml's)")
+	f.StringVar(&o.listen, "listen", "127.0.0.1:0", "loopback address of the setup page")
+	f.StringVar(&o.out, "out", ".", "folder for the files written")
+	f.StringVar(&o.namespace, "namespace", "driftback", "namespace of the Secret")
+	f.StringVar(&o.secretName, "secret-name", "driftback-github-app", "name of the Secret")
+	f.DurationVar(&o.timeout, "timeout", 15*time.Minute, "give up when no App is created within this long")
+	cmd.AddCommand(create)
+	return cmd
 }
 
 // The files createApp writes into --out; it refuses to overwrite them.

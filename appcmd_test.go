@@ -194,3 +194,8 @@ func TestAppCreateRefusesBadInput(t *testing.T) {
 		t.Error("an existing Secret file was overwritten")
 	}
 }
+
+// appCmd runs `driftback app ARGS...` as the binary does.
+func appCmd(args []string, stdout, stderr io.Writer) int {
+	return execute(append([]string{"app"}, args...), strings.NewReader(""), stdout, stderr)
+}

@@ -5,49 +5,51 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/spf13/cobra"
+
 	"github.com/driftback/driftback/config"
 )
 
-// configCmd implements `driftback config validate FILE...` and
-// `driftback config schema`. It returns 0 when every file is valid (or the
-// schema was printed) and 2 otherwise.
-func configCmd(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		configUsage(stderr)
-		return exitError
+// newConfigCmd is `driftback config validate FILE...` and
+// `driftback config schema`.
+func newConfigCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Validate a config file, or print its JSON Schema",
+		// A RunE, so that an unknown subcommand is an error, not the help.
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	switch args[0] {
-	case "validate":
-		if len(args) < 2 {
-			fmt.Fprintln(stderr, "driftback config validate: name the config file to check")
-			configUsage(stderr)
-			return exitError
-		}
-		code := exitInSync
-		for _, file := range args[1:] {
-			if !validateConfigFile(file, stdout, stderr) {
-				code = exitError
+	cmd.AddCommand(&cobra.Command{
+		Use:   "validate FILE...",
+		Short: "Check config files",
+		Long: `Check config files. Prints "FILE: ok (N targets)" for each valid file, or every error as
+FILE:LINE:COLUMN: FIELD: MESSAGE on standard error (exit 2).`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, files []string) error {
+			ok := true
+			for _, file := range files {
+				if !validateConfigFile(file, cmd.OutOrStdout(), cmd.ErrOrStderr()) {
+					ok = false
+				}
 			}
-		}
-		return code
-	case "schema":
-		if len(args) > 1 {
-			fmt.Fprintln(stderr, "driftback config schema: takes no arguments")
-			return exitError
-		}
-		if _, err := stdout.Write(config.Schema()); err != nil {
-			fmt.Fprintln(stderr, "driftback config schema:", err)
-			return exitError
-		}
-		return exitInSync
-	case "help", "-h", "--help":
-		configUsage(stdout)
-		return exitInSync
-	default:
-		fmt.Fprintf(stderr, "driftback config: unknown subcommand %q\n", args[0])
-		configUsage(stderr)
-		return exitError
-	}
+			if !ok {
+				return &exitStatus{code: exitError}
+			}
+			return nil
+		},
+	}, &cobra.Command{
+		Use:   "schema",
+		Short: "Print the JSON Schema of the config file",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if _, err := cmd.OutOrStdout().Write(config.Schema()); err != nil {
+				return fail(err)
+			}
+			return nil
+		},
+	})
+	return cmd
 }
 
 // validateConfigFile reports on one file: "FILE: ok (N targets)" on stdout,
@@ -71,13 +73,4 @@ func validateConfigFile(file string, stdout, stderr io.Writer) bool {
 	}
 	fmt.Fprintf(stdout, "%s: ok (%d %s)\n", file, len(cfg.Targets), noun)
 	return true
-}
-
-func configUsage(w io.Writer) {
-	fmt.Fprint(w, `usage: driftback config <subcommand>
-
-subcommands:
-  validate FILE...  check config files; prints "FILE: ok (N targets)" or every error as FILE:LINE:COLUMN: FIELD: MESSAGE (exit 2)
-  schema            print the JSON Schema of the config file
-`)
 }

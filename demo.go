@@ -1,26 +1,23 @@
 package main
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
 	"embed"
 	"encoding/pem"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
-	"net/http"
-	"net/http/httputil"
-	"net/url"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/bot"
@@ -55,21 +52,41 @@ targets:
     labels: [drift]
 `
 
-// demoCmd is `driftback demo`: one complete reconcile on the embedded
+// newDemoCmd is `driftback demo`: one complete reconcile on the embedded
 // default, through the real bot, analyzer and Git Data API commits, against
 // the in-process GitHub server. No cluster, no GitHub account.
-func demoCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	serve := fs.String("serve", "", "keep the GitHub test server up on this address (e.g. 127.0.0.1:8081) to inspect the PR over its REST API")
-	if err := fs.Parse(args); err != nil {
-		return exitError
+func newDemoCmd() *cobra.Command {
+	var serve string
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "One complete reconcile on the bundled example, with an in-process GitHub",
+		Long: `Run the real bot once on the bundled example (examples/shop and the live snapshot
+examples/live.yaml) against an in-process GitHub server, and print the pull request it opens,
+its one commit as a diff, and the check runs. No cluster and no GitHub account are needed.
+
+With --serve ADDR the server stays up on ADDR, so the pull request, its files, the branch and
+its contents can be browsed over the REST API, and the links in the pull request work.`,
+		Example: `  driftback demo
+  driftback demo --serve 127.0.0.1:8081`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return demo(cmd, serve) },
 	}
-	fail := func(err error) int {
-		fmt.Fprintln(stderr, "driftback demo:", err)
-		return exitError
+	cmd.Flags().StringVar(&serve, "serve", "", "keep the GitHub test server up on this address (e.g. 127.0.0.1:8081) to browse the pull request")
+	return cmd
+}
+
+func demo(cmd *cobra.Command, serve string) error {
+	opts := githubtest.Options{}
+	if serve != "" {
+		// Take the port before anything runs, so a busy one is the first
+		// and only thing reported.
+		ln, err := net.Listen("tcp", serve)
+		if err != nil {
+			return fail(fmt.Errorf("--serve %s: %w", serve, err))
+		}
+		opts.Listener = ln
 	}
-	srv := githubtest.New(githubtest.Options{})
+	srv := githubtest.New(opts)
 	defer srv.Close()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -100,25 +117,29 @@ func demoCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	b := bot.New(gh, bot.Options{AppID: 1, Download: srv.Client()})
 	target := &bot.Target{Config: *cfg.Target("shop-prod"), Lister: cluster.SnapshotLister{Path: liveFile}}
-	ctx := context.Background()
-	out, err := b.Reconcile(ctx, target)
+	out, err := b.Reconcile(cmd.Context(), target)
 	if err != nil {
 		return fail(err)
 	}
 	if failures := srv.Failures(); len(failures) > 0 {
 		return fail(fmt.Errorf("the GitHub test server saw %d request(s) or response(s) outside GitHub's OpenAPI description; first: %+v", len(failures), failures[0]))
 	}
-	printDemo(stdout, srv, out, baseSHA, files)
-	if *serve == "" {
-		return exitInSync
+	w := cmd.OutOrStdout()
+	printDemo(w, srv, out, baseSHA, files)
+	if serve == "" {
+		return nil
 	}
-	return serveDemo(*serve, srv, stdout, stderr)
+	printLinks(w, srv)
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	return nil
 }
 
 func printDemo(w io.Writer, srv *githubtest.Server, out bot.Outcome, baseSHA string, files map[string][]byte) {
 	rule := strings.Repeat("─", 72)
 	for _, pr := range srv.PullRequests("acme", "shop") {
-		fmt.Fprintf(w, "%s\nPull request #%d: %s\n%s → %s · labels: %s\n%s\n%s\n", rule, pr.Number, pr.Title, pr.Head, pr.Base, strings.Join(pr.Labels, ", "), rule, pr.Body)
+		fmt.Fprintf(w, "%s\nPull request #%d: %s\n%s → %s · labels: %s\n%s\n%s", rule, pr.Number, pr.Title, pr.Head, pr.Base, strings.Join(pr.Labels, ", "), rule, report.Terminal(pr.Body))
 	}
 	if out.Plan != nil {
 		base := repofs.New()
@@ -146,27 +167,21 @@ func printDemo(w io.Writer, srv *githubtest.Server, out bot.Outcome, baseSHA str
 	}
 }
 
-// serveDemo keeps the test server reachable on addr until interrupted.
-func serveDemo(addr string, srv *githubtest.Server, stdout, stderr io.Writer) int {
-	target, err := url.Parse(srv.URL())
-	if err != nil {
-		fmt.Fprintln(stderr, "driftback demo:", err)
-		return exitError
-	}
-	token := srv.Token(1)
-	h := &http.Server{Addr: addr, Handler: httputil.NewSingleHostReverseProxy(target), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(stdout, "\nThe GitHub test server is up on http://%s (Ctrl-C to stop). For example:\n  curl -H 'Authorization: token %s' http://%s/repos/acme/shop/pulls\n", addr, token, addr)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		h.Close()
-	}()
-	if err := h.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		fmt.Fprintln(stderr, "driftback demo:", err)
-		return exitError
-	}
-	return exitInSync
+// printLinks names what a reviewer browses on the served address.
+func printLinks(w io.Writer, srv *githubtest.Server) {
+	u := srv.URL()
+	head, _ := srv.Branch("acme", "shop", "driftback/shop-prod")
+	auth := "-H 'Authorization: token " + srv.Token(1) + "'"
+	fmt.Fprintf(w, `
+The GitHub test server is up on %[1]s (Ctrl-C to stop). The links in the pull request work
+there; the REST API takes the installation token:
+  %[1]s/acme/shop/blob/%[2]s/overlays/prod/kustomization.yaml
+  curl %[3]s %[1]s/repos/acme/shop/pulls/1
+  curl %[3]s %[1]s/repos/acme/shop/pulls/1/files
+  curl %[3]s %[1]s/repos/acme/shop/branches/driftback/shop-prod
+  curl %[3]s '%[1]s/repos/acme/shop/contents/overlays/prod?ref=driftback/shop-prod'
+  curl %[3]s %[1]s/repos/acme/shop/commits/%[2]s/check-runs
+`, u, head, auth)
 }
 
 func exampleRepo() (map[string][]byte, error) {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,7 +36,27 @@ func TestMain(m *testing.M) {
 
 func driftback(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return driftbackWith(t, run{}, args...)
+}
+
+// run is what a test gives the process beyond its arguments.
+type run struct {
+	env   []string // added to a clean environment
+	stdin io.Reader
+}
+
+// driftbackWith runs the binary with a HOME of its own and no KUBECONFIG,
+// so the developer's own cluster is never read, plus r.env.
+func driftbackWith(t *testing.T, r run, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "KUBECONFIG=") && !strings.HasPrefix(kv, "HOME=") && !strings.HasSuffix(strings.SplitN(kv, "=", 2)[0], "_EXTERNAL_DIFF") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(append(cmd.Env, "HOME="+t.TempDir()), r.env...)
+	cmd.Stdin = r.stdin
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()
@@ -203,7 +224,7 @@ func TestPlanErrorsExitTwoWithFileAndLine(t *testing.T) {
 		want string
 	}{
 		{[]string{"plan", "--repo", repo, "--root", ".", "--live", live}, "bad.yaml:"},
-		{[]string{"plan", "--repo", repo, "--root", "."}, "--live is required"},
+		{[]string{"plan", "--repo", repo, "--root", "."}, "no live objects: give --live FILE"},
 		{[]string{"plan", "--repo", repo, "--root", ".", "--live", live, "-o", "xml"}, `-o "xml"`},
 		{[]string{"plan", "--repo", repo, "--root", ".", "--live", filepath.Join(repo, "nope.yaml")}, "nope.yaml"},
 		{[]string{"plan", "--repo", repo, "--root", "../..", "--live", live}, "escapes the repository"},
@@ -211,7 +232,7 @@ func TestPlanErrorsExitTwoWithFileAndLine(t *testing.T) {
 		{[]string{"plan", "--repo", repo, "--root", "typo", "--live", live}, `typo/kustomization.yaml:3: kustomize rejects the unknown field "namePrefx"`},
 		{[]string{"plan", "--repo", repo, "--root", "nameless", "--live", live}, "nameless/w.yaml: kustomize renders Widget/w without apiVersion"},
 		{[]string{"plan", "--repo", repo, "--root", "typo", "--live", nameless}, "nameless.yaml:5: Widget/w without apiVersion"},
-		{[]string{"plan", "--bogus"}, "flag provided but not defined"},
+		{[]string{"plan", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"frobnicate"}, "unknown command"},
 	}
 	for _, c := range cases {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,110 +11,302 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot"
 	"github.com/driftback/driftback/cluster"
+	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/repofs"
 )
 
-// planCmd is `driftback plan`: a dry run on a local checkout.
-func planCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	repoDir := fs.String("repo", ".", "a local checkout of the repository")
-	root := fs.String("root", "", "the kustomize root (or plain folder of manifests), relative to --repo")
-	liveFile := fs.String("live", "", "live objects: multi-document YAML or a List, as `kubectl get -o yaml` prints")
-	kubeconfig := fs.String("kubeconfig", "", "read live objects from this cluster instead of --live")
-	kubeContext := fs.String("context", "", "the kubeconfig context (default: its current context)")
-	namespaces := fs.String("namespace", "", "with --kubeconfig: the namespaces to read, comma-separated")
-	format := fs.String("o", "text", "output format: text, json, markdown or patch")
-	write := fs.Bool("write", false, "apply the planned files to the checkout")
-	scope := fs.String("write-scope", "", "the folder the plan may write, relative to --repo (default: the whole repository);\nwith an overlay here, values its bases supply are authored as new images:/replicas: entries in it")
-	if err := fs.Parse(args); err != nil {
-		return exitError
+type planOptions struct {
+	repo, root, writeScope string
+	live                   string // a snapshot file, or "-" for standard input
+	kubeconfig, context    string
+	namespaces             []string
+	output                 string
+	write                  bool
+	config, target         string
+}
+
+// newPlanCmd is `driftback plan`: a dry run on a local checkout.
+func newPlanCmd() *cobra.Command {
+	o := &planOptions{}
+	cmd := &cobra.Command{
+		Use:   "plan --root PATH [--live FILE|-]",
+		Short: "Compare a kustomize root with live objects and print what would be proposed",
+		Long: `Compare a kustomize root of a local checkout with live objects and print the plan: the edits
+driftback would propose, each in the source file that produces the value, and what it refuses.
+
+Live objects come from --live (a file as kubectl get -o yaml prints it, or - for standard
+input), or else from a cluster, found as kubectl finds it: --kubeconfig, $KUBECONFIG or
+~/.kube/config, --context or the current context, --namespace or the context's namespace.
+
+With --config and --target, the plan is the bot's own for that target: its root, write scope,
+appliers and ignore rules, its cluster (unless --live or --kubeconfig/--context say otherwise),
+and the revision its GitOps tool applied, read from the checkout's git history when it is not
+the checked-out commit. The working tree stands for the base branch head.
+
+-o patch shows the change as a unified diff; with $DRIFTBACK_EXTERNAL_DIFF or
+$KUBECTL_EXTERNAL_DIFF set, that command is run on two folders instead (the files as they are,
+and as planned), as kubectl diff does.
+
+Exit codes, as kubectl diff: 0 in sync, 1 drift found (edits or refusals), 2 an error.`,
+		Example: `  driftback plan --repo examples/shop --root overlays/prod --live examples/live.yaml -o patch
+  kubectl get deploy,svc -n shop -o yaml | driftback plan --root overlays/prod --live -
+  driftback plan --root overlays/prod -n shop --context prod
+  driftback plan --config driftback.yaml --target shop-prod -o markdown`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
-	fail := func(err error) int {
-		fmt.Fprintln(stderr, "driftback plan:", err)
-		return exitError
-	}
-	if fs.NArg() > 0 {
-		return fail(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
-	}
-	if *root == "" {
-		return fail(errors.New("--root is required"))
-	}
-	if (*liveFile == "") == (*kubeconfig == "") {
-		return fail(errors.New("--live is required (or --kubeconfig and --namespace to read a cluster)"))
-	}
-	if *kubeconfig != "" && *namespaces == "" {
-		return fail(errors.New("--kubeconfig needs --namespace"))
-	}
-	switch *format {
+	f := cmd.Flags()
+	f.StringVar(&o.repo, "repo", ".", "a local checkout of the repository")
+	f.StringVar(&o.root, "root", "", "the kustomize root (or plain folder of manifests), relative to --repo")
+	f.StringVar(&o.live, "live", "", "live objects: multi-document YAML or a List, as kubectl get -o yaml prints; - reads standard input")
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "read live objects from the cluster of this kubeconfig (default $KUBECONFIG, then ~/.kube/config)")
+	f.StringVar(&o.context, "context", "", "the kubeconfig context (default: its current context)")
+	f.StringSliceVarP(&o.namespaces, "namespace", "n", nil, "the namespaces to read from a cluster, comma-separated or repeated (default: the context's namespace)")
+	f.StringVarP(&o.output, "output", "o", "text", "output format: text, json, markdown or patch")
+	f.BoolVar(&o.write, "write", false, "apply the planned files to the checkout (all files or none)")
+	f.StringVar(&o.writeScope, "write-scope", "", "the folder the plan may write, relative to --repo (default: the whole repository);\nwith an overlay here, values its bases supply are authored as new images:/replicas: entries in it")
+	f.StringVarP(&o.config, "config", "c", "", "plan a target of this driftback.yaml exactly as the bot does (with --target)")
+	f.StringVar(&o.target, "target", "", "the target of --config to plan (default: its only target)")
+	cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json", "markdown", "patch"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func (o *planOptions) run(cmd *cobra.Command) error {
+	switch o.output {
 	case "text", "json", "markdown", "patch":
 	default:
-		return fail(fmt.Errorf("-o %q: use text, json, markdown or patch", *format))
+		return fail(fmt.Errorf("-o %q: use text, json, markdown or patch", o.output))
 	}
-	repo, err := repofs.LoadDir(*repoDir, 0)
+	if o.live != "" && (o.kubeconfig != "" || o.context != "") {
+		return fail(errors.New("--live and --kubeconfig/--context both name where live objects come from; give one"))
+	}
+	if o.config != "" {
+		return o.runTarget(cmd)
+	}
+	if o.target != "" {
+		return fail(errors.New("--target needs --config"))
+	}
+	if o.root == "" {
+		return fail(errors.New("--root is required"))
+	}
+	repo, err := repofs.LoadDir(o.repo, 0)
 	if err != nil {
 		return fail(err)
 	}
-	objs, source, err := readLive(*liveFile, *kubeconfig, *kubeContext, *namespaces)
+	objs, err := o.readLive(cmd, cluster.Scope{})
 	if err != nil {
 		return fail(err)
 	}
-	live, err := cluster.LiveObjects(objs, cluster.DefaultRules())
+	live, err := cluster.LiveObjects(objs.objects, cluster.DefaultRules())
 	if err != nil {
-		return fail(fmt.Errorf("%s: %w", source, err))
+		return fail(fmt.Errorf("%s: %w", objs.source, err))
 	}
-	plan, err := analyzer.Analyze(analyzer.Input{Repo: repo, Root: *root, Live: live, Options: analyzer.Options{WriteScope: *scope}})
+	plan, err := analyzer.Analyze(analyzer.Input{Repo: repo, Root: o.root, Live: live, Options: analyzer.Options{WriteScope: o.writeScope}})
 	if err != nil {
 		return fail(err)
 	}
-	if err := printPlan(stdout, plan, *format, repo); err != nil {
+	return o.finish(cmd, plan, repo, report.MarkdownOptions{})
+}
+
+// runTarget is plan --config --target: bot.PlanTarget, the function the
+// bot plans with, on the checkout and the target's live objects.
+func (o *planOptions) runTarget(cmd *cobra.Command) error {
+	cfg, err := config.Load(o.config)
+	if err != nil {
 		return fail(err)
 	}
-	if *write {
-		if err := writeFiles(*repoDir, plan.Files); err != nil {
+	t, err := pickTarget(cfg, o.target)
+	if err != nil {
+		return fail(err)
+	}
+	if o.root != "" && o.root != t.Root {
+		return fail(fmt.Errorf("--root %s: target %s plans its root %s; leave --root out", o.root, t.Name, t.Root))
+	}
+	if o.writeScope != "" && o.writeScope != t.WriteScope {
+		return fail(fmt.Errorf("--write-scope %s: target %s has its own write scope %q; leave --write-scope out", o.writeScope, t.Name, t.WriteScope))
+	}
+	if len(o.namespaces) > 0 {
+		return fail(fmt.Errorf("--namespace: target %s reads the namespaces its config names; leave --namespace out", t.Name))
+	}
+	co, err := openCheckout(o.repo)
+	if err != nil {
+		return fail(err)
+	}
+	scope := cluster.Scope{Namespaces: t.Namespaces, NamespaceSelector: t.NamespaceSelector, IncludeKinds: t.Kinds.Include, ExcludeKinds: t.Kinds.Exclude}
+	var objs liveObjects
+	if o.live == "" && o.kubeconfig == "" && o.context == "" {
+		objs, err = targetCluster(cmd.Context(), cfg.Cluster(t.Cluster), scope)
+	} else {
+		objs, err = o.readLive(cmd, scope)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	res, err := bot.PlanTarget(cmd.Context(), bot.PlanInput{Target: *t, Objects: objs.objects, Applied: objs.applied(t), Base: co.base, Load: co.load})
+	if err != nil {
+		return fail(err)
+	}
+	if res.Waiting != "" {
+		// The bot posts a neutral check run and proposes nothing.
+		fmt.Fprintf(cmd.OutOrStdout(), "waiting: %s\n", res.Waiting)
+		return errDrift
+	}
+	return o.finish(cmd, res.Plan, co.work, report.MarkdownOptions{Target: t.Name})
+}
+
+// pickTarget finds the named target, resolved with the config's defaults.
+func pickTarget(cfg *config.Config, name string) (*config.Target, error) {
+	targets := cfg.ResolvedTargets()
+	var names []string
+	for _, t := range targets {
+		if t.Name == name || (name == "" && len(targets) == 1) {
+			return t, nil
+		}
+		names = append(names, t.Name)
+	}
+	if name == "" {
+		return nil, fmt.Errorf("--target is required: the config has %s", strings.Join(names, ", "))
+	}
+	return nil, fmt.Errorf("--target %s: no such target; the config has %s", name, strings.Join(names, ", "))
+}
+
+// liveObjects are live objects and where they came from.
+type liveObjects struct {
+	objects []cluster.Object
+	source  string
+	// appliedBy reads the revision a GitOps tool applied from the same
+	// source (the cluster, or every object of the file).
+	appliedBy func(src cluster.Source) func(context.Context) (cluster.Applied, error)
+}
+
+// applied is how a target's applied revision is read; nil when the target
+// renders at the base head.
+func (l liveObjects) applied(t *config.Target) func(context.Context) (cluster.Applied, error) {
+	src, ok := revisionSource(t)
+	if !ok {
+		return nil
+	}
+	return l.appliedBy(src)
+}
+
+// readLive reads --live (a file or standard input), or a cluster found as
+// kubectl finds it. scope narrows what is read (a target's scope).
+func (o *planOptions) readLive(cmd *cobra.Command, scope cluster.Scope) (liveObjects, error) {
+	if o.live != "" {
+		return o.readSnapshot(cmd.InOrStdin(), scope)
+	}
+	rc, ns, err := cluster.KubectlConfig(o.kubeconfig, o.context)
+	if err != nil {
+		return liveObjects{}, fmt.Errorf("no live objects: give --live FILE (- for standard input), or a cluster: %w", err)
+	}
+	if len(scope.Namespaces) == 0 && scope.NamespaceSelector == "" {
+		scope.Namespaces = o.namespaces
+		if len(scope.Namespaces) == 0 {
+			scope.Namespaces = []string{ns}
+		}
+	}
+	return listCluster(cmd.Context(), rc, scope)
+}
+
+// readSnapshot reads --live and keeps the objects in scope; an applied
+// revision is looked up among all of the file's objects.
+func (o *planOptions) readSnapshot(stdin io.Reader, scope cluster.Scope) (liveObjects, error) {
+	name := o.live
+	var all []cluster.Object
+	var err error
+	if o.live == "-" {
+		name = "standard input"
+		data, rerr := io.ReadAll(io.LimitReader(stdin, cluster.MaxSnapshotBytes+1))
+		switch {
+		case rerr != nil:
+			return liveObjects{}, fmt.Errorf("%s: %w", name, rerr)
+		case len(data) > cluster.MaxSnapshotBytes:
+			return liveObjects{}, fmt.Errorf("%s: larger than %d bytes", name, cluster.MaxSnapshotBytes)
+		}
+		all, err = cluster.ParseSnapshot(name, data)
+	} else {
+		all, err = cluster.ReadSnapshot(o.live)
+	}
+	if err != nil {
+		return liveObjects{}, err
+	}
+	return liveObjects{objects: cluster.InScope(all, scope), source: name,
+		appliedBy: func(src cluster.Source) func(context.Context) (cluster.Applied, error) {
+			return func(context.Context) (cluster.Applied, error) { return cluster.AppliedIn(all, src) }
+		}}, nil
+}
+
+// targetCluster reads a target's objects from the cluster its config names.
+// An inCluster cluster is reached through the default kubeconfig when plan
+// runs outside a cluster.
+func targetCluster(ctx context.Context, c *config.Cluster, scope cluster.Scope) (liveObjects, error) {
+	var rc *rest.Config
+	var err error
+	if c.InCluster {
+		if rc, err = cluster.RESTConfig("", ""); err != nil {
+			rc, _, err = cluster.KubectlConfig("", "")
+		}
+	} else {
+		rc, err = cluster.RESTConfig(c.Kubeconfig, c.Context)
+	}
+	if err != nil {
+		return liveObjects{}, fmt.Errorf("cluster %s: %w", c.Name, err)
+	}
+	return listCluster(ctx, rc, scope)
+}
+
+// listCluster reads the objects of a scope from a cluster (read-only).
+func listCluster(ctx context.Context, rc *rest.Config, scope cluster.Scope) (liveObjects, error) {
+	rc.Timeout = 30 * time.Second
+	lister, err := cluster.NewClientLister(rc)
+	if err != nil {
+		return liveObjects{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	objs, err := lister.List(ctx, scope)
+	if err != nil {
+		return liveObjects{}, fmt.Errorf("%s: %w", rc.Host, err)
+	}
+	return liveObjects{objects: objs, source: rc.Host,
+		appliedBy: func(src cluster.Source) func(context.Context) (cluster.Applied, error) {
+			return func(ctx context.Context) (cluster.Applied, error) {
+				return cluster.AppliedRevision(ctx, lister.Dynamic(), src)
+			}
+		}}, nil
+}
+
+// finish prints the plan (or runs the external diff), applies it with
+// --write, and ends with the exit code the plan calls for.
+func (o *planOptions) finish(cmd *cobra.Command, plan *analyzer.Plan, repo *repofs.Repo, md report.MarkdownOptions) error {
+	var err error
+	if argv := externalDiff(); o.output == "patch" && argv != nil {
+		err = runExternalDiff(cmd.Context(), argv, diffInput{plan: plan, old: repo.File, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()})
+	} else {
+		err = printPlan(cmd.OutOrStdout(), plan, o.output, repo, md)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if o.write {
+		if err := writeFiles(o.repo, plan.Files); err != nil {
 			return fail(err)
 		}
 	}
 	if plan.InSync() {
-		return exitInSync
+		return nil
 	}
-	return exitDrift
+	return errDrift
 }
 
-// readLive reads the snapshot file, or lists the namespaces of a cluster.
-func readLive(file, kubeconfig, kubeContext, namespaces string) ([]cluster.Object, string, error) {
-	if file != "" {
-		objs, err := cluster.ReadSnapshot(file)
-		return objs, file, err
-	}
-	cfg, err := cluster.RESTConfig(kubeconfig, kubeContext)
-	if err != nil {
-		return nil, kubeconfig, err
-	}
-	cfg.Timeout = 30 * time.Second
-	lister, err := cluster.NewClientLister(cfg)
-	if err != nil {
-		return nil, kubeconfig, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	var ns []string
-	for _, n := range strings.Split(namespaces, ",") {
-		if n = strings.TrimSpace(n); n != "" {
-			ns = append(ns, n)
-		}
-	}
-	objs, err := lister.List(ctx, cluster.Scope{Namespaces: ns})
-	if err != nil {
-		return nil, kubeconfig, fmt.Errorf("%s: %w", cfg.Host, err)
-	}
-	return objs, kubeconfig, nil
-}
-
-func printPlan(w io.Writer, plan *analyzer.Plan, format string, repo *repofs.Repo) error {
+func printPlan(w io.Writer, plan *analyzer.Plan, format string, repo *repofs.Repo, md report.MarkdownOptions) error {
 	var s string
 	switch format {
 	case "json":
@@ -125,7 +316,7 @@ func printPlan(w io.Writer, plan *analyzer.Plan, format string, repo *repofs.Rep
 		}
 		s = string(b) + "\n"
 	case "markdown":
-		s = report.Markdown(plan, report.MarkdownOptions{})
+		s = report.Markdown(plan, md)
 	case "patch":
 		s = report.Patch(plan, repo.File)
 	default:

@@ -49,10 +49,19 @@ func TestPlanKubeconfig(t *testing.T) {
 	if out, stderr, code := driftback(t, args...); code != 0 {
 		t.Fatalf("freshly applied cluster is not in sync: exit %d %s\n%s", code, stderr, out)
 	}
+	// As kubectl: no --kubeconfig reads $KUBECONFIG and its current
+	// context; -n is --namespace.
+	kubectlArgs := []string{"plan", "--repo", repo, "--root", "overlays/prod", "-n", "shop"}
+	if out, stderr, code := driftbackWith(t, run{env: []string{"KUBECONFIG=" + env.Kubeconfig}}, kubectlArgs...); code != 0 || !strings.HasPrefix(out, "in sync") {
+		t.Fatalf("plan through $KUBECONFIG: exit %d %s\n%s", code, stderr, out)
+	}
 	patch := `{"spec":{"template":{"spec":{"containers":[{"name":"web","env":[{"name":"CACHE_TTL","value":"90s"}]}]}}}}`
 	if _, err := dyn.Resource(schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}).Namespace("shop").
 		Patch(ctx, "web", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
 		t.Fatal(err)
+	}
+	if out, _, code := driftbackWith(t, run{env: []string{"KUBECONFIG=" + env.Kubeconfig}}, kubectlArgs...); code != 1 || !strings.Contains(out, "CACHE_TTL") {
+		t.Errorf("plan through $KUBECONFIG after the edit: exit %d\n%s", code, out)
 	}
 	out, stderr, code := driftback(t, args...)
 	var plan struct {

@@ -31,13 +31,24 @@ func TestDemoShowsEveryOutcome(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Pull request #1: driftback: bring shop-prod in line with the cluster",
-		"| source |", "| images |", "| replicas |", "| build-owned |", "| unplaceable-edit |",
+		"Drift: 4 edits, 2 refusals in shop-prod.",
+		"Deployment/shop/web     spec.template.spec.containers[web].image                    ghcr.io/example/shop-web:1.4.2 → ghcr.io/example/shop-web:1.4.3  overlays/prod/kustomization.yaml:11  images\n",
+		"Deployment/shop/worker  spec.replicas                                               2 → 3",
+		"build-owned       Deployment/shop/web     metadata.labels.env",
+		"unplaceable-edit  Deployment/shop/worker",
+		"- [ ] Regenerate this branch",
 		"diff --git a/overlays/prod/kustomization.yaml b/overlays/prod/kustomization.yaml",
 		"+  newTag: \"1.4.3\" # release train, bumped by CI",
 		"driftback/shop-prod on base head main",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q", want)
+		}
+	}
+	// What a terminal shows: no markup, entities or hidden state.
+	for _, markup := range []string{"&#", "&amp;", "<code>", "<!--", "| --- |", "](http", "**"} {
+		if strings.Contains(out, markup) {
+			t.Errorf("demo output holds markup %q:\n%s", markup, out)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -155,51 +156,24 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 	return err
 }
 
-// plan renders the target at the revision the cluster runs (DESIGN §7)
-// and plans it against the live objects. It sets p.out.Waiting, and
-// returns no plan, when that revision is unknown or the root's inputs
-// changed on the base branch since.
+// plan is PlanTarget on what this poll read. It sets p.out.Waiting, and
+// returns no plan, when the revision the cluster runs is unknown or the
+// root's inputs changed on the base branch since.
 func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 	tc := p.t.Config
-	renderSHA := p.baseSHA
-	var orchestrator []string
-	if p.t.Applied != nil {
-		a, err := p.t.Applied(ctx)
-		if err != nil {
-			return nil, err
-		}
-		orchestrator = a.Context
-		if a.Revision == "" {
-			p.out.Waiting = "the GitOps tool reports no applied revision yet"
-		}
-		renderSHA = a.Revision
-	}
-	live, err := cluster.LiveObjects(p.objs, cluster.NewRules(tc.Appliers, tc.Ignore))
-	if err != nil || p.out.Waiting != "" {
-		return nil, err
-	}
-	snap, err := b.Snapshots.Load(ctx, p.owner, p.repo, renderSHA)
-	if err != nil {
-		return nil, err
-	}
-	// Propose onto the base head only when the root reads the same bytes
-	// there as at the revision the cluster runs.
-	if renderSHA != p.baseSHA {
-		base, err := b.Snapshots.Load(ctx, p.owner, p.repo, p.baseSHA)
-		if err != nil {
-			return nil, err
-		}
-		if !snap.SameInputs(base, tc.Root) {
-			p.out.Waiting = fmt.Sprintf("the cluster runs %s, and the files of %s changed since then on the base branch; waiting for the GitOps tool to apply %s", short(renderSHA), tc.Root, short(p.baseSHA))
-			return nil, nil
-		}
-	}
-	plan, err := snap.Plan(tc.Root, live, analyzer.Options{WriteScope: tc.WriteScope, OrchestratorContext: orchestrator})
-	if err != nil {
-		// The input itself is unusable (the root was deleted, a file is
-		// malformed): say so on the base head and leave the pull request
-		// as it is until Git is fixed.
-		failed := &analyzer.Plan{Root: tc.Root, Refusals: []analyzer.Refusal{{Code: analyzer.CodeRenderFailed, Message: err.Error(),
+	defer b.Metrics.Time("driftback_plan_duration_seconds", map[string]string{"target": tc.Name})()
+	res, err := PlanTarget(ctx, PlanInput{
+		Target: tc, Objects: p.objs, Applied: p.t.Applied, Base: p.baseSHA,
+		Load: func(ctx context.Context, rev string) (*analyzer.Snapshot, error) {
+			return b.Snapshots.Load(ctx, p.owner, p.repo, rev)
+		},
+	})
+	p.out.Waiting = res.Waiting
+	var bad *InputError
+	if errors.As(err, &bad) {
+		// The input itself is unusable: say so on the base head and leave
+		// the pull request as it is until Git is fixed.
+		failed := &analyzer.Plan{Root: tc.Root, Refusals: []analyzer.Refusal{{Code: analyzer.CodeRenderFailed, Message: bad.Err.Error(),
 			Hint: "fix the repository so that the target's root builds"}}}
 		res := resultOf(failed, tc)
 		res.conclusion = "failure"
@@ -208,18 +182,9 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 		if cerr != nil {
 			return nil, cerr
 		}
-		return nil, fmt.Errorf("target %s: %w", tc.Name, err)
+		return nil, fmt.Errorf("target %s: %w", tc.Name, bad.Err)
 	}
-	for _, f := range plan.Files {
-		if err := writablePath(f.Path); err != nil {
-			plan.Files = nil
-			plan.Edits = nil
-			plan.Refusals = append(plan.Refusals, analyzer.Refusal{Code: analyzer.CodeOutOfScope, File: f.Path, Message: err.Error(),
-				Hint: "driftback never writes workflow files; make the change by hand"})
-			break
-		}
-	}
-	return plan, nil
+	return res.Plan, err
 }
 
 // fingerprint hashes a value canonically.

@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -61,19 +62,21 @@ func (r *Runner) Run(ctx context.Context) error {
 // PollOnce reconciles every target once. A failing target is logged and
 // retried on a later poll, backing off exponentially; it never stops the
 // others. A rate limit stops the round: GitHub asked the App, not one
-// target, to slow down.
-func (r *Runner) PollOnce(ctx context.Context) {
+// target, to slow down. The error joins every failure of this round (nil
+// when all succeeded), so `run --once` can exit non-zero.
+func (r *Runner) PollOnce(ctx context.Context) error {
 	timeout := r.TargetTimeout
 	if timeout <= 0 {
 		timeout = 5 * time.Minute
 	}
+	var failed []error
 	for _, t := range r.Targets {
 		if ctx.Err() != nil {
-			return
+			return errors.Join(append(failed, ctx.Err())...)
 		}
 		if r.Leases != nil && !r.Leases.Holds(t.Config.Name) {
 			// Another replica writes this target; it counts as polled for
-			// readiness, since this replica is healthy.
+			// readiness.
 			r.markReady(t.Config.Cluster)
 			continue
 		}
@@ -82,38 +85,73 @@ func (r *Runner) PollOnce(ctx context.Context) {
 			log.Debug("backing off after failures")
 			continue
 		}
-		start := time.Now()
 		tctx, cancel := context.WithTimeout(ctx, timeout)
-		out, err := r.Bot.Reconcile(tctx, t)
+		err := r.pollTarget(tctx, t, log)
 		cancel()
 		if err != nil {
-			r.Bot.Metrics.Inc("driftback_poll_errors_total", map[string]string{"target": t.Config.Name})
-			log.Error("poll failed", "error", err.Error())
+			failed = append(failed, fmt.Errorf("target %s: %w", t.Config.Name, err))
 			if pause := rateLimited(err); pause != "" {
 				log.Warn("GitHub rate limit; the other targets wait for the next poll", "limit", pause)
-				return
+				return errors.Join(failed...)
 			}
 			r.failure(t.Config.Name)
 			continue
 		}
 		r.success(t.Config.Name)
-		r.markReady(t.Config.Cluster)
-		if out.Idle {
-			log.Debug("nothing changed", "took", time.Since(start).String())
-			continue
-		}
-		attrs := []any{"took", time.Since(start).String(), "pr", out.PR, "pushed", out.Pushed, "frozen", out.Frozen, "declined", out.Declined, "checks", out.CheckRuns}
-		if out.Plan != nil {
-			attrs = append(attrs, "edits", len(out.Plan.Edits), "refusals", len(out.Plan.Refusals))
-		}
-		if out.Waiting != "" {
-			attrs = append(attrs, "waiting", out.Waiting)
-		}
-		if out.Blocked != "" {
-			attrs = append(attrs, "blocked", out.Blocked)
-		}
-		log.Info("polled", attrs...)
 	}
+	return errors.Join(failed...)
+}
+
+// pollTarget reconciles one target and records it in the metrics and log.
+func (r *Runner) pollTarget(ctx context.Context, t *Target, log *slog.Logger) error {
+	m := r.Bot.Metrics
+	labels := map[string]string{"target": t.Config.Name}
+	start := m.now()
+	out, err := r.Bot.Reconcile(ctx, t)
+	took := m.now().Sub(start)
+	m.Observe("driftback_poll_duration_seconds", labels, took.Seconds())
+	if err != nil {
+		m.Inc("driftback_poll_errors_total", labels)
+		log.Error("poll failed", "error", err.Error())
+		return err
+	}
+	r.markReady(t.Config.Cluster)
+	m.Set("driftback_last_successful_poll_timestamp_seconds", labels, float64(m.now().UnixNano())/1e9)
+	if out.Idle {
+		log.Debug("nothing changed", "took", took.String())
+		return nil
+	}
+	if out.Waiting == "" {
+		// What the target's pull request and plan look like now; a poll
+		// that waits for the GitOps tool changed neither.
+		open := 0.0
+		if out.PR != 0 {
+			open = 1
+		}
+		m.Set("driftback_pull_request_open", labels, open)
+		m.Reset("driftback_refusals", labels)
+		if out.Plan != nil {
+			codes := map[string]int{}
+			for _, ref := range out.Plan.Refusals {
+				codes[ref.Code]++
+			}
+			for code, n := range codes {
+				m.Set("driftback_refusals", map[string]string{"target": t.Config.Name, "code": code}, float64(n))
+			}
+		}
+	}
+	attrs := []any{"took", took.String(), "pr", out.PR, "pushed", out.Pushed, "frozen", out.Frozen, "declined", out.Declined, "checks", out.CheckRuns}
+	if out.Plan != nil {
+		attrs = append(attrs, "edits", len(out.Plan.Edits), "refusals", len(out.Plan.Refusals))
+	}
+	if out.Waiting != "" {
+		attrs = append(attrs, "waiting", out.Waiting)
+	}
+	if out.Blocked != "" {
+		attrs = append(attrs, "blocked", out.Blocked)
+	}
+	log.Info("polled", attrs...)
+	return nil
 }
 
 // rateLimited names the rate limit behind err, "" if it is not one.
@@ -184,7 +222,7 @@ func (r *Runner) Ready() bool {
 }
 
 // Handler serves /healthz, /readyz (ready after the first successful poll
-// of each cluster) and /metrics (Prometheus text format).
+// of each cluster) and /metrics (Prometheus exposition format).
 func (r *Runner) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -197,10 +235,7 @@ func (r *Runner) Handler() http.Handler {
 		}
 		w.Write([]byte("ok\n"))
 	})
-	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		r.Bot.Metrics.WriteTo(w)
-	})
+	mux.Handle("/metrics", r.Bot.Metrics.Handler())
 	return mux
 }
 

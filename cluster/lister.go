@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -44,6 +45,13 @@ func (l SnapshotLister) List(_ context.Context, s Scope) ([]Object, error) {
 	if err != nil {
 		return nil, err
 	}
+	return InScope(objs, s), nil
+}
+
+// InScope keeps the objects of a scope's kinds and namespaces (a snapshot
+// holds no namespace labels, so a namespace selector keeps every
+// namespace).
+func InScope(objs []Object, s Scope) []Object {
 	var out []Object
 	for _, o := range objs {
 		gvk := gvkOf(o.Object)
@@ -53,7 +61,7 @@ func (l SnapshotLister) List(_ context.Context, s Scope) ([]Object, error) {
 		}
 		out = append(out, o)
 	}
-	return out, nil
+	return out
 }
 
 // RESTConfig loads a kubeconfig (with an optional context), or the
@@ -73,6 +81,28 @@ func RESTConfig(kubeconfig, kubeContext string) (*rest.Config, error) {
 		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
 	}
 	return cfg, nil
+}
+
+// KubectlConfig loads a cluster the way kubectl does: the kubeconfig file
+// named (else $KUBECONFIG's files, else ~/.kube/config), the context named
+// (else the current one). It also returns the context's namespace
+// ("default" when it names none).
+func KubectlConfig(kubeconfig, kubeContext string) (*rest.Config, string, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext})
+	cfg, err := cc.ClientConfig()
+	if clientcmd.IsEmptyConfig(err) {
+		return nil, "", errors.New("no kubeconfig: name one with --kubeconfig, or set $KUBECONFIG, or create ~/.kube/config")
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("kubeconfig: %w", err)
+	}
+	ns, _, err := cc.Namespace()
+	if err != nil {
+		return nil, "", fmt.Errorf("kubeconfig: %w", err)
+	}
+	return cfg, ns, nil
 }
 
 // ClientLister reads live objects through discovery and the dynamic client.

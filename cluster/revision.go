@@ -150,3 +150,29 @@ func empty(v any) bool {
 	}
 	return false
 }
+
+// AppliedIn reads the applied revision from objects already read (a
+// snapshot file that holds the Flux Kustomization or Argo CD Application),
+// as AppliedRevision reads it from the cluster.
+func AppliedIn(objs []Object, src Source) (Applied, error) {
+	want, group, kind, read := src.Flux, fluxKustomizations.Group, "Kustomization", fluxApplied
+	if src.ArgoCD != nil {
+		want, group, kind, read = src.ArgoCD, argoApplications.Group, "Application", argoApplied
+	}
+	if want == nil {
+		return Applied{}, fmt.Errorf("no applied-revision source")
+	}
+	for _, o := range objs {
+		gvk := gvkOf(o.Object)
+		if gvk.Group == group && gvk.Kind == kind && namespaceOf(o.Object) == want.Namespace && nameOf(o.Object) == want.Name {
+			return read(o.Object), nil
+		}
+	}
+	return Applied{}, fmt.Errorf("%s %s/%s (%s) is not among the live objects; add it (kubectl get -o yaml) or read the cluster", kind, want.Namespace, want.Name, group)
+}
+
+func nameOf(obj map[string]any) string {
+	md, _ := obj["metadata"].(map[string]any)
+	n, _ := md["name"].(string)
+	return n
+}

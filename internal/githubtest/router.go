@@ -25,7 +25,7 @@ type route struct {
 
 // greedy parameters may hold '/' (ref and branch names): go-github and
 // GitHub both leave those slashes unescaped in paths.
-var greedy = map[string]bool{"ref": true, "basehead": true}
+var greedy = map[string]bool{"ref": true, "basehead": true, "branch": true, "path": true}
 
 var routes []*route
 
@@ -59,11 +59,14 @@ func init() {
 	add("GET", R+"/commits", "repos/list-commits", authToken, (*call).listCommits)
 	add("GET", R+"/commits/{ref}/check-runs", "checks/list-for-ref", authToken, (*call).listCheckRuns)
 	add("GET", R+"/commits/{ref}", "repos/get-commit", authToken, (*call).getCommit)
+	add("GET", R+"/branches/{branch}", "repos/get-branch", authToken, (*call).getBranch)
+	add("GET", R+"/contents/{path}", "repos/get-content", authToken, (*call).getContent)
 	add("GET", R+"/compare/{basehead}", "repos/compare-commits-with-basehead", authToken, (*call).compare)
 
 	add("GET", R+"/pulls", "pulls/list", authToken, (*call).listPulls)
 	add("POST", R+"/pulls", "pulls/create", authToken, (*call).createPull)
 	add("GET", R+"/pulls/{pull_number}", "pulls/get", authToken, (*call).getPull)
+	add("GET", R+"/pulls/{pull_number}/files", "pulls/list-files", authToken, (*call).listPullFiles)
 	add("PATCH", R+"/pulls/{pull_number}", "pulls/update", authToken, (*call).updatePull)
 	add("PUT", R+"/pulls/{pull_number}/merge", "pulls/merge", authToken, (*call).mergePull)
 	add("GET", R+"/pulls/{pull_number}/requested_reviewers", "pulls/list-requested-reviewers", authToken, (*call).listReviewers)

@@ -38,6 +38,10 @@ type Options struct {
 	// delete) fail with GitHub's transient 422 "Reference update failed";
 	// 0 never does.
 	RefUpdateFailEvery int
+	// Listener, when set, is where the server serves (the demo's chosen
+	// address, so the links in its answers work there); default a loopback
+	// port of its own. Close closes it.
+	Listener net.Listener
 	// NoValidation skips OpenAPI validation (and its multi-second load);
 	// for the demo, never for tests.
 	NoValidation bool
@@ -160,12 +164,19 @@ func fatal(t TB, err error) {
 
 // start listens on 127.0.0.1 and serves in the background.
 func (s *Server) start() error {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("githubtest: listen: %w", err)
+	ln := s.opts.Listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return fmt.Errorf("githubtest: listen: %w", err)
+		}
 	}
 	s.ln = ln
 	s.url = "http://" + ln.Addr().String()
+	if a, ok := ln.Addr().(*net.TCPAddr); ok && a.IP.IsUnspecified() {
+		// Listening everywhere: links name the loopback address.
+		s.url = "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(a.Port))
+	}
 	s.client = &http.Client{Transport: &http.Transport{}}
 	s.conns = map[net.Conn]http.ConnState{}
 	s.hs = &http.Server{Handler: http.HandlerFunc(s.serve), ConnState: s.trackConn}
@@ -283,6 +294,9 @@ func (s *Server) fail(f Failure) {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if s.serveWeb(w, r) {
+		return
+	}
 	body, _ := io.ReadAll(r.Body)
 	_ = r.Body.Close()
 	rt, params := match(r.Method, r.URL.EscapedPath())
@@ -346,6 +360,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if f := checkResponse(ex, r.Method, r.URL.Path, rep.status, rep.header, rep.body); f != nil {
 		s.fail(*f)
 	}
+	// Recorded before the answer leaves: a client that has its answer
+	// must find the exchange in Requests and Counters.
+	s.record(r, op, rep.status, rep.status == http.StatusNotModified)
 	for k, v := range rep.header {
 		w.Header()[k] = v
 	}
@@ -353,7 +370,6 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(rep.body)
 	}
-	s.record(r, op, rep.status, rep.status == http.StatusNotModified)
 }
 
 // finish adds the headers every answer carries: ETag and 304 on GETs, rate

@@ -1,0 +1,96 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/cluster"
+	"github.com/driftback/driftback/config"
+)
+
+// PlanInput is what planning one target reads. The bot fills it from
+// GitHub and the cluster; `driftback plan --config --target` from a local
+// checkout, so its dry run is this same plan.
+type PlanInput struct {
+	Target  config.Target    // resolved: defaults merged in
+	Objects []cluster.Object // the live objects in the target's scope
+	// Applied reads the revision the GitOps tool applied; nil renders at
+	// Base (appliedRevision.head).
+	Applied func(ctx context.Context) (cluster.Applied, error)
+	Base    string // the revision a proposal is made on (the base branch head)
+	// Load returns the repository at a revision.
+	Load func(ctx context.Context, revision string) (*analyzer.Snapshot, error)
+}
+
+// TargetPlan is the outcome of planning a target: a plan, or why there is
+// none yet.
+type TargetPlan struct {
+	Plan *analyzer.Plan
+	// Waiting says why nothing is planned yet: the applied revision is
+	// unknown, or the root's files changed on the base since it.
+	Waiting string
+}
+
+// InputError is a repository that cannot be planned (the root was deleted,
+// a file is malformed): Git must be fixed, not the cluster.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// PlanTarget renders the target at the revision the cluster runs (DESIGN
+// §7) and plans it against the live objects, with the target's ownership
+// rules, write scope and orchestrator context.
+func PlanTarget(ctx context.Context, in PlanInput) (TargetPlan, error) {
+	tc := in.Target
+	renderAt := in.Base
+	var orchestrator []string
+	var out TargetPlan
+	if in.Applied != nil {
+		a, err := in.Applied(ctx)
+		if err != nil {
+			return out, err
+		}
+		orchestrator = a.Context
+		if a.Revision == "" {
+			out.Waiting = "the GitOps tool reports no applied revision yet"
+		}
+		renderAt = a.Revision
+	}
+	live, err := cluster.LiveObjects(in.Objects, cluster.NewRules(tc.Appliers, tc.Ignore))
+	if err != nil || out.Waiting != "" {
+		return out, err
+	}
+	snap, err := in.Load(ctx, renderAt)
+	if err != nil {
+		return out, err
+	}
+	// Propose onto the base only when the root reads the same bytes there
+	// as at the revision the cluster runs.
+	if renderAt != in.Base {
+		base, err := in.Load(ctx, in.Base)
+		if err != nil {
+			return out, err
+		}
+		if !snap.SameInputs(base, tc.Root) {
+			out.Waiting = fmt.Sprintf("the cluster runs %s, and the files of %s changed since then on the base branch; waiting for the GitOps tool to apply %s", short(renderAt), tc.Root, short(in.Base))
+			return out, nil
+		}
+	}
+	plan, err := snap.Plan(tc.Root, live, analyzer.Options{WriteScope: tc.WriteScope, OrchestratorContext: orchestrator})
+	if err != nil {
+		return out, &InputError{Err: err}
+	}
+	for _, f := range plan.Files {
+		if err := writablePath(f.Path); err != nil {
+			plan.Files = nil
+			plan.Edits = nil
+			plan.Refusals = append(plan.Refusals, analyzer.Refusal{Code: analyzer.CodeOutOfScope, File: f.Path, Message: err.Error(),
+				Hint: "driftback never writes workflow files; make the change by hand"})
+			break
+		}
+	}
+	out.Plan = plan
+	return out, nil
+}
