@@ -6,8 +6,13 @@ import (
 	"os"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// Set at build time (tools/image builds with -ldflags "-X main.version=v1.2.3
+// -X main.commit=SHA -X main.date=RFC3339"); a plain go build keeps these.
+var (
+	version = "dev"
+	commit  = "unknown"
+	date    = "unknown"
+)
 
 // Exit codes follow kubectl diff: 0 in sync, 1 drift found, 2 an error.
 const (
@@ -35,7 +40,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "config":
 		return configCmd(args[1:], stdout, stderr)
 	case "version":
-		fmt.Fprintln(stdout, "driftback", version)
+		fmt.Fprintf(stdout, "driftback %s (commit %s, built %s)\n", version, commit, date)
 		return exitInSync
 	case "help", "-h", "--help":
 		usage(stdout)
