@@ -234,3 +234,107 @@ func containsAll(s string, subs []string) bool {
 	}
 	return true
 }
+
+// overlay writes a kustomization in a temporary directory that installs
+// base with the given components, as a user's overlay would.
+func overlay(t *testing.T, base string, components ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	// kustomize takes no absolute paths: relative ones from dir.
+	rel := func(p string) string {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := filepath.Rel(dir, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return filepath.ToSlash(r)
+	}
+	k := "resources:\n- " + rel(base) + "\n"
+	if len(components) > 0 {
+		k += "components:\n"
+		for _, c := range components {
+			k += "- " + rel(c) + "\n"
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestMonitoringComponent: the base with components/monitoring still
+// passes every check, and gains a ServiceMonitor, the alerts and the
+// dashboard, whose queries name driftback metrics (which ones the bot
+// exports is checked by bot's TestMonitoringQueriesExportedMetrics).
+func TestMonitoringComponent(t *testing.T) {
+	objs, err := build(overlay(t, ".", "components/monitoring"))
+	if err != nil {
+		t.Fatalf("kustomize build deploy/ with components/monitoring: %v", err)
+	}
+	for _, p := range expect.Run(objs) {
+		t.Error(p)
+	}
+	for _, kind := range []string{"ServiceMonitor", "PrometheusRule"} {
+		if len(deploycheck.Find(objs, kind)) != 1 {
+			t.Errorf("want one %s", kind)
+		}
+	}
+	names, err := deploycheck.MetricNames(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"driftback_polls_total", "driftback_poll_errors_total", "driftback_github_rate_limit_remaining", "driftback_refusals_total"} {
+		if len(names[want]) == 0 {
+			t.Errorf("no alert or dashboard queries %s; found %v", want, names)
+		}
+	}
+}
+
+// TestMonitoringMistakesAreCaught breaks the component in known ways.
+func TestMonitoringMistakesAreCaught(t *testing.T) {
+	cases := []struct {
+		name, file, old, new string
+		want                 []string
+	}{
+		{"misspelt field", "servicemonitor.yaml", "  endpoints:", "  endpoint:", []string{"ServiceMonitor driftback/driftback", "endpoint"}},
+		{"wrong port", "servicemonitor.yaml", "port: http", "port: metrics", []string{"ServiceMonitor driftback/driftback", `"metrics"`}},
+		{"selects nothing", "servicemonitor.yaml", "      app.kubernetes.io/name: driftback", "      app: driftback", []string{"ServiceMonitor driftback/driftback", "matches no Service"}},
+		{"alert missing", "prometheusrule.yaml", "alert: DriftbackGitHubRateLimitLow", "alert: DriftbackBudget", []string{"PrometheusRule driftback/driftback", "DriftbackGitHubRateLimitLow"}},
+		{"no severity", "prometheusrule.yaml", "severity: info", "team: platform", []string{"DriftbackRefusalsRising", "severity"}},
+		{"bad for", "prometheusrule.yaml", "for: 10m", "for: ten minutes", []string{"DriftbackGitHubRateLimitLow", "ten minutes"}},
+		{"dashboard query without a driftback metric", "dashboard.json", "min(driftback_github_rate_limit_remaining)", "min(github_remaining)", []string{"ConfigMap driftback/driftback-dashboard", "github_remaining"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			comp := filepath.Join(t.TempDir(), "monitoring")
+			if err := os.CopyFS(comp, os.DirFS("components/monitoring")); err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(comp, tc.file)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(b), tc.old) {
+				t.Fatalf("%s no longer contains %q; update this case", tc.file, tc.old)
+			}
+			if err := os.WriteFile(p, []byte(strings.Replace(string(b), tc.old, tc.new, 1)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			objs, err := build(overlay(t, ".", comp))
+			if err != nil {
+				t.Fatalf("the broken copy should still build: %v", err)
+			}
+			problems := expect.Run(objs)
+			for _, p := range problems {
+				if containsAll(p, tc.want) {
+					return
+				}
+			}
+			t.Errorf("no problem mentions all of %q; got:\n%s", tc.want, strings.Join(problems, "\n"))
+		})
+	}
+}

@@ -100,7 +100,8 @@ func dashboardExprs(b []byte) ([]string, error) {
 		Panels     []dashboardItem `json:"panels"`
 		Templating struct {
 			List []struct {
-				Query any `json:"query"`
+				Type  string `json:"type"`
+				Query any    `json:"query"`
 			} `json:"list"`
 		} `json:"templating"`
 	}
@@ -122,6 +123,9 @@ func dashboardExprs(b []byte) ([]string, error) {
 	}
 	walk(d.Panels)
 	for _, v := range d.Templating.List {
+		if v.Type != "query" {
+			continue
+		}
 		switch q := v.Query.(type) {
 		case string:
 			exprs = append(exprs, q)
@@ -281,7 +285,7 @@ func (e Expect) checkMonitoring(objs []*Object) []string {
 				continue
 			}
 			for _, ex := range exprs {
-				if !metricRE.MatchString(ex) && !strings.HasPrefix(ex, "label_values(") {
+				if !metricRE.MatchString(ex) {
 					ps = append(ps, fmt.Sprintf("%s: %s: query %q uses no driftback metric", o, k, ex))
 				}
 			}
