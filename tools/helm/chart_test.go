@@ -197,13 +197,19 @@ func TestLint(t *testing.T) {
 func TestDefaults(t *testing.T) {
 	objs := mustRender(t, nil)
 	check(t, expect(), objs)
-	want := []string{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount"}
-	if got := kinds(objs); !slices.Equal(got, want) {
-		t.Errorf("kinds %v, want %v", got, want)
+	wantKinds := []string{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount"}
+	if got := kinds(objs); !slices.Equal(got, wantKinds) {
+		t.Errorf("kinds %v, want %v", got, wantKinds)
+	}
+	// The chart's appVersion, and the digest a release pins in values.yaml.
+	c := loadChart(t, chartDir)
+	want := "ghcr.io/driftback/driftback:" + c.Metadata.AppVersion
+	if img, _ := c.Values["image"].(map[string]any); img["digest"] != "" {
+		want += "@" + img["digest"].(string)
 	}
 	d := deployment(t, objs)
-	if img := d.Spec.Template.Spec.Containers[0].Image; img != "ghcr.io/driftback/driftback:v0.1.0" {
-		t.Errorf("image %q, want the chart's appVersion", img)
+	if img := d.Spec.Template.Spec.Containers[0].Image; img != want {
+		t.Errorf("image %q, want %q", img, want)
 	}
 }
 
