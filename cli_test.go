@@ -37,7 +37,7 @@ func TestHelpForEveryCommand(t *testing.T) {
 			}
 		}
 	}
-	if out, _, code := driftback(t, "--version"); code != 0 || out != "driftback dev\n" {
+	if out, _, code := driftback(t, "--version"); code != 0 || out != "driftback dev (commit unknown, built unknown)\n" {
 		t.Errorf("--version: exit %d %q", code, out)
 	}
 	for _, shell := range []string{"bash", "zsh", "fish"} {

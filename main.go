@@ -9,8 +9,13 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// Set at build time (tools/image builds with -ldflags "-X main.version=v1.2.3
+// -X main.commit=SHA -X main.date=RFC3339"); a plain go build keeps these.
+var (
+	version = "dev"
+	commit  = "unknown"
+	date    = "unknown"
+)
 
 // Exit codes follow kubectl diff: 0 in sync, 1 drift found, 2 an error.
 const (
@@ -60,7 +65,7 @@ Exit codes, as kubectl diff: 0 in sync, 1 drift found, 2 an error.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetVersionTemplate("driftback {{.Version}}\n")
+	root.SetVersionTemplate(versionLine() + "\n")
 	addLogFlags(root)
 	root.AddCommand(newDemoCmd(), newRunCmd(), newPlanCmd(), newConfigCmd(), newAppCmd(), newVersionCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -111,8 +116,14 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintln(cmd.OutOrStdout(), "driftback", version)
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), versionLine())
 			return err
 		},
 	}
+}
+
+// versionLine is what `version` and `--version` print: the version, commit
+// and build date set at build time.
+func versionLine() string {
+	return fmt.Sprintf("driftback %s (commit %s, built %s)", version, commit, date)
 }

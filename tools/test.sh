@@ -19,3 +19,11 @@ GOWORK=off go build -C tools/lint -o "$lintbin/staticcheck" honnef.co/go/tools/c
 bash tools/fuzz.sh
 # -count=1: a cached pass proves nothing about this checkout.
 go test -count=1 ./... "$@"
+# The Helm chart rendered with Helm's own library and held to deploy/'s
+# checks (tools/helm: a test-only module, so Helm stays out of go.mod).
+GOWORK=off go test -C tools/helm -count=1 ./...
+# The container image (tools/image, a module of its own): built for both
+# platforms from this checkout and read back from its OCI layout; the host's
+# binary runs `version` and `demo` chrooted in the image as its user (root
+# needed, as CI is). A cold build compiles driftback twice (amd64, arm64).
+bash tools/image.sh test
