@@ -179,6 +179,9 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 		return nil, err
 	}
 	snap, err := b.Snapshots.Load(ctx, p.owner, p.repo, renderSHA)
+	if err == nil {
+		snap, err = b.Snapshots.WithRemotes(ctx, snap, p.owner+"/"+p.repo+"@"+renderSHA, tc.Root)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -186,6 +189,9 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 	// there as at the revision the cluster runs.
 	if renderSHA != p.baseSHA {
 		base, err := b.Snapshots.Load(ctx, p.owner, p.repo, p.baseSHA)
+		if err == nil {
+			base, err = b.Snapshots.WithRemotes(ctx, base, p.owner+"/"+p.repo+"@"+p.baseSHA, tc.Root)
+		}
 		if err != nil {
 			return nil, err
 		}
