@@ -31,6 +31,8 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	format := fs.String("o", "text", "output format: text, json, markdown or patch")
 	write := fs.Bool("write", false, "apply the planned files to the checkout")
 	scope := fs.String("write-scope", "", "the folder the plan may write, relative to --repo (default: the whole repository);\nwith an overlay here, values its bases supply are authored as new images:/replicas: entries in it")
+	remotes := remoteFlags{}
+	fs.Var(remotes, "remote", "`URL=DIR`: build the GitHub remote base URL (github.com/org/repo?ref=R) from the local checkout DIR; repeatable")
 	if err := fs.Parse(args); err != nil {
 		return exitError
 	}
@@ -56,6 +58,9 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 		return fail(fmt.Errorf("-o %q: use text, json, markdown or patch", *format))
 	}
 	repo, err := repofs.LoadDir(*repoDir, 0)
+	if err == nil {
+		repo, err = mountRemotes(repo, remotes)
+	}
 	if err != nil {
 		return fail(err)
 	}

@@ -195,3 +195,6 @@ func RemoteOf(p string) (rem Remote, inside string, ok bool) {
 	}
 	return Remote{Owner: segs[2], Repo: segs[3], Ref: ref}, inside, true
 }
+
+// problem's message, for callers outside ktree that parse a remote.
+func (p *problem) Message() string { return p.message }
