@@ -24,14 +24,20 @@ type checkout struct {
 	base string // the checked-out commit; "" when dir is no git repository
 	git  *git.Repository
 	snap map[string]*analyzer.Snapshot
+	// remotes are the GitHub remote bases mapped with --remote, mounted
+	// into every revision read.
+	remotes remoteFlags
 }
 
-func openCheckout(dir string) (*checkout, error) {
+func openCheckout(dir string, remotes remoteFlags) (*checkout, error) {
 	work, err := repofs.LoadDir(dir, 0)
+	if err == nil {
+		work, err = mountRemotes(work, remotes)
+	}
 	if err != nil {
 		return nil, err
 	}
-	c := &checkout{dir: dir, work: work, snap: map[string]*analyzer.Snapshot{}}
+	c := &checkout{dir: dir, work: work, snap: map[string]*analyzer.Snapshot{}, remotes: remotes}
 	c.git, err = git.PlainOpen(dir)
 	if err == nil {
 		if head, herr := c.git.Head(); herr == nil {
@@ -81,6 +87,9 @@ func (c *checkout) load(_ context.Context, rev string) (*analyzer.Snapshot, erro
 		}
 		return repo.AddSymlink(f.Name, "")
 	})
+	if err == nil {
+		repo, err = mountRemotes(repo, c.remotes)
+	}
 	if err != nil {
 		return nil, err
 	}

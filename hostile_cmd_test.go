@@ -49,7 +49,7 @@ func TestPlanHostileRepositories(t *testing.T) {
 		code  int
 		want  string
 	}{
-		{"remote base", map[string]string{"app/kustomization.yaml": "resources:\n- c.yaml\n- github.com/example/repo//base?ref=v1\n- https://example.com/x.yaml\n- git@example.com:org/repo\n"}, [2]string{}, 1, "resources[1] (remote)"},
+		{"remote base", map[string]string{"app/kustomization.yaml": "resources:\n- c.yaml\n- github.com/example/repo//base?ref=v1\n- https://example.com/x.yaml\n- git@example.com:org/repo\n"}, [2]string{}, 1, "resources[1] (remote (not fetched))"},
 		{"escape", map[string]string{"app/kustomization.yaml": "resources: [c.yaml, ../../etc/passwd]\n"}, [2]string{}, 1, "(escape)"},
 		{"absolute", map[string]string{"app/kustomization.yaml": "resources: [c.yaml, /etc/passwd]\n"}, [2]string{}, 1, "(absolute)"},
 		{"symlink outside", map[string]string{"app/kustomization.yaml": "resources: [c.yaml, p.yaml]\n"}, [2]string{"app/p.yaml", "/etc/passwd"}, 1, "(symlink)"},

@@ -30,11 +30,12 @@ type planOptions struct {
 	output                 string
 	write                  bool
 	config, target         string
+	remotes                remoteFlags // GitHub remote bases mapped to local checkouts
 }
 
 // newPlanCmd is `driftback plan`: a dry run on a local checkout.
 func newPlanCmd() *cobra.Command {
-	o := &planOptions{}
+	o := &planOptions{remotes: remoteFlags{}}
 	cmd := &cobra.Command{
 		Use:   "plan --root PATH [--live FILE|-]",
 		Short: "Compare a kustomize root with live objects and print what would be proposed",
@@ -71,6 +72,7 @@ Exit codes, as kubectl diff: 0 in sync, 1 drift found (edits or refusals), 2 an 
 	f.StringSliceVarP(&o.namespaces, "namespace", "n", nil, "the namespaces to read from a cluster, comma-separated or repeated (default: the context's namespace)")
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text, json, markdown or patch")
 	f.BoolVar(&o.write, "write", false, "apply the planned files to the checkout (all files or none)")
+	f.Var(o.remotes, "remote", "`URL=DIR`: build the GitHub remote base URL (github.com/org/repo?ref=R) from the local checkout DIR; repeatable")
 	f.StringVar(&o.writeScope, "write-scope", "", "the folder the plan may write, relative to --repo (default: the whole repository);\nwith an overlay here, values its bases supply are authored as new images:/replicas: entries in it")
 	f.StringVarP(&o.config, "config", "c", "", "plan a target of this driftback.yaml exactly as the bot does (with --target)")
 	f.StringVar(&o.target, "target", "", "the target of --config to plan (default: its only target)")
@@ -97,6 +99,9 @@ func (o *planOptions) run(cmd *cobra.Command) error {
 		return fail(errors.New("--root is required"))
 	}
 	repo, err := repofs.LoadDir(o.repo, 0)
+	if err == nil {
+		repo, err = mountRemotes(repo, o.remotes)
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -135,7 +140,7 @@ func (o *planOptions) runTarget(cmd *cobra.Command) error {
 	if len(o.namespaces) > 0 {
 		return fail(fmt.Errorf("--namespace: target %s reads the namespaces its config names; leave --namespace out", t.Name))
 	}
-	co, err := openCheckout(o.repo)
+	co, err := openCheckout(o.repo, o.remotes)
 	if err != nil {
 		return fail(err)
 	}

@@ -520,6 +520,9 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 // kustomization holding an entry alike: it lies outside the write scope,
 // or another top-level root reads it too. nil when it may.
 func (a *analysis) unwritable(file string) *Refusal {
+	if r := remoteFile(file); r != nil {
+		return r
+	}
 	if !inScope(a.opts.WriteScope, file) {
 		return &Refusal{Code: CodeOutOfScope, File: file, Message: fmt.Sprintf("the value lives in %s, outside the write scope %s", file, a.opts.WriteScope),
 			Hint: "widen the target's write scope, or make the change in Git by hand"}

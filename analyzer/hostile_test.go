@@ -101,8 +101,9 @@ func hostileCases() []hostileCase {
 		"gitlab.com/org/repo//deploy?ref=main",
 		"example.com/org/repo.git",
 	} {
+		// GitHub forms are refused as unpinned or not fetched, the others as remote.
 		cases = append(cases, hostileCase{name: "remote resource " + remote, files: k("resources:\n- c.yaml\n- " + remote + "\n"),
-			root: "app", code: CodeUnsupported, want: []string{"(remote)", remote}})
+			root: "app", code: CodeUnsupported, want: []string{"(remote", remote}})
 	}
 	cases = append(cases,
 		hostileCase{name: "remote base", files: k("resources: [c.yaml]\nbases:\n- https://example.com/base\n"),

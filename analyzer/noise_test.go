@@ -3,6 +3,7 @@ package analyzer
 import (
 	"bytes"
 	"errors"
+	"github.com/driftback/driftback/analyzer/ktree"
 	"io"
 	"path"
 	"strings"
@@ -33,6 +34,11 @@ func printedBuild(t *testing.T, repo *repofs.Repo, root string) ([]byte, bool) {
 		if err := fsys.WriteFile("/"+p, b); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// Remote bases are read where the fixture mounts them, as the bot's
+	// build reads them; kustomize itself would reach for git.
+	if tr, _, err := ktree.Load(repo, root); err != nil || localizeRemotes(fsys, tr) != nil {
+		t.Fatalf("remote bases of %s: %v", root, err)
 	}
 	opts := krusty.MakeDefaultOptions()
 	opts.PluginConfig = types.DisabledPluginConfig()

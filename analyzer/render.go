@@ -233,6 +233,9 @@ func renderAnnotated(builds *atomic.Int64, repo *repofs.Repo, t *ktree.Tree, ext
 	opts := krusty.MakeDefaultOptions()
 	opts.PluginConfig = types.DisabledPluginConfig()
 	k := krusty.MakeKustomizer(opts)
+	if err := localizeRemotes(fsys, t); err != nil {
+		return nil, err
+	}
 	builds.Add(1)
 	resMap, err := k.Run(fsys, "/"+t.Root.Dir)
 	if err != nil {

@@ -180,6 +180,9 @@ func renderDirect(builds *atomic.Int64, repo *repofs.Repo, t *ktree.Tree, extra 
 			return nil, false
 		}
 	}
+	if localizeRemotes(fsys, t) != nil {
+		return nil, false
+	}
 	opts := krusty.MakeDefaultOptions()
 	opts.PluginConfig = types.DisabledPluginConfig()
 	builds.Add(1)

@@ -67,3 +67,26 @@ func (s *Snapshot) SameInputs(other *Snapshot, root string) bool {
 	}
 	return true
 }
+
+// Remotes lists the GitHub remote bases root's tree names, whether or not
+// their files are mounted: what a caller fetches before Mount. nil when
+// root cannot be loaded (the plan says why).
+func (s *Snapshot) Remotes(root string) []ktree.Remote {
+	t, _, err := s.forest.Load(root)
+	if err != nil {
+		return nil
+	}
+	return t.Remotes
+}
+
+// Mount returns a snapshot of the same commit with the files of each
+// remote base mounted where the build reads them (ktree.Mount); the
+// receiver is unchanged. It fails when the repository itself holds
+// ktree.RemoteFolder.
+func (s *Snapshot) Mount(remotes map[ktree.Remote]*repofs.Repo) (*Snapshot, error) {
+	repo, err := ktree.Mount(s.repo, remotes)
+	if err != nil {
+		return nil, err
+	}
+	return NewSnapshot(repo, s.renders), nil
+}

@@ -164,8 +164,14 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 	defer b.Metrics.Time("driftback_plan_duration_seconds", map[string]string{"target": tc.Name})()
 	res, err := PlanTarget(ctx, PlanInput{
 		Target: tc, Objects: p.objs, Applied: p.t.Applied, Base: p.baseSHA,
+		// A revision comes with the remote bases its root names, fetched at
+		// their pinned refs; a failed fetch fails the poll.
 		Load: func(ctx context.Context, rev string) (*analyzer.Snapshot, error) {
-			return b.Snapshots.Load(ctx, p.owner, p.repo, rev)
+			snap, err := b.Snapshots.Load(ctx, p.owner, p.repo, rev)
+			if err != nil {
+				return nil, err
+			}
+			return b.Snapshots.WithRemotes(ctx, snap, p.owner+"/"+p.repo+"@"+rev, tc.Root)
 		},
 	})
 	p.out.Waiting = res.Waiting

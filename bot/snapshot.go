@@ -38,12 +38,9 @@ type Snapshots struct {
 // Load returns the snapshot of owner/repo at commit sha.
 func (s *Snapshots) Load(ctx context.Context, owner, repo, sha string) (*analyzer.Snapshot, error) {
 	key := owner + "/" + repo + "@" + sha
-	s.mu.Lock()
-	if r, ok := s.cache[key]; ok {
-		s.mu.Unlock()
+	if r, ok := s.cached(key); ok {
 		return r, nil
 	}
-	s.mu.Unlock()
 	u, _, err := s.GitHub.Repositories.GetArchiveLink(ctx, owner, repo, github.Tarball, &github.RepositoryContentGetOptions{Ref: sha}, 0)
 	if err != nil {
 		return nil, fmt.Errorf("tarball link for %s: %w", key, err)
@@ -64,11 +61,23 @@ func (s *Snapshots) Load(ctx context.Context, owner, repo, sha string) (*analyze
 	if err != nil {
 		return nil, fmt.Errorf("tarball of %s: %w", key, err)
 	}
-	r := analyzer.NewSnapshot(files, s.Renders)
+	return s.keep(key, analyzer.NewSnapshot(files, s.Renders)), nil
+}
+
+func (s *Snapshots) cached(key string) (*analyzer.Snapshot, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if kept, ok := s.cache[key]; ok { // a concurrent Load got there first
-		return kept, nil
+	r, ok := s.cache[key]
+	return r, ok
+}
+
+// keep caches r under key and returns what the cache holds for key: a
+// concurrent Load may have got there first.
+func (s *Snapshots) keep(key string, r *analyzer.Snapshot) *analyzer.Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if kept, ok := s.cache[key]; ok {
+		return kept
 	}
 	if s.cache == nil {
 		s.cache = map[string]*analyzer.Snapshot{}
@@ -83,7 +92,7 @@ func (s *Snapshots) Load(ctx context.Context, owner, repo, sha string) (*analyze
 		delete(s.cache, s.order[0])
 		s.order = s.order[1:]
 	}
-	return r, nil
+	return r
 }
 
 func (s *Snapshots) maxBytes() int64 {

@@ -44,6 +44,10 @@ type Node struct {
 	K        *types.Kustomization // decoded and fixed; synthesized for a plain folder; nil when undecodable
 	Raw      []byte               // the kustomization file's bytes (nil for a plain folder)
 	Children []*Node              // kustomizations reached through resources/bases, in order
+	// Remotes maps each GitHub remote base entry of K, as written, to the
+	// folder the snapshot holds its files in (RemoteFolder): the build's
+	// copy of the kustomization names that folder instead.
+	Remotes map[string]string
 }
 
 // Tree is everything a root's build reads.
@@ -59,6 +63,9 @@ type Tree struct {
 	// transformer configs), in file order. Empty for a tree built only
 	// from what source form and the dye model.
 	Constructs []Construct
+	// Remotes are the GitHub remote bases the tree names, fetched or not,
+	// in String order: what a caller must fetch and Mount before a build.
+	Remotes []Remote
 }
 
 // Node returns the node for folder dir, or nil.
@@ -110,6 +117,7 @@ type loader struct {
 	patches   map[string]bool
 	followed  map[string]bool // folders follow has recorded
 	uses      []Construct
+	remotes   map[Remote]bool
 }
 
 // edge is how a folder was reached, for refusals that belong to the
@@ -149,7 +157,7 @@ func loadCached(repo *repofs.Repo, root string, cache *memo[decoded]) (*Tree, []
 		return nil, nil, fmt.Errorf("root %q: %w", root, err)
 	}
 	l := &loader{repo: repo, decoded: cache, state: map[string]state{}, nodes: map[string]*Node{},
-		inputs: map[string]bool{}, resources: map[string]bool{}, patches: map[string]bool{}, followed: map[string]bool{}}
+		inputs: map[string]bool{}, resources: map[string]bool{}, patches: map[string]bool{}, followed: map[string]bool{}, remotes: map[Remote]bool{}}
 	if link, ok := repo.Symlink(dir); ok {
 		l.refuse(dir, 0, "symlink", fmt.Sprintf("the root %s goes through the symlink %s; driftback does not follow symlinks", quote(dir), quote(link)),
 			"point the target at the real folder")
@@ -178,7 +186,7 @@ func loadCached(repo *repofs.Repo, root string, cache *memo[decoded]) (*Tree, []
 		return a.Line < b.Line
 	})
 	t := &Tree{Root: rootNode, Nodes: l.order,
-		Inputs: keys(l.inputs), Resources: keys(l.resources), Patches: keys(l.patches), Constructs: l.uses}
+		Inputs: keys(l.inputs), Resources: keys(l.resources), Patches: keys(l.patches), Constructs: l.uses, Remotes: sortedRemotes(l.remotes)}
 	return t, l.refusals, nil
 }
 
@@ -292,7 +300,16 @@ func (l *loader) visit(dir string, from *edge) *Node {
 
 	for i, e := range k.Resources {
 		what, line := resourceEntry(pre, top, i)
-		r, p := resolve(l.repo, dir, e, what)
+		r, _, p, isRemote := l.remoteBase(dir, e, what)
+		if isRemote && p == nil {
+			if n.Remotes == nil {
+				n.Remotes = map[string]string{}
+			}
+			n.Remotes[e] = r.path
+		}
+		if !isRemote {
+			r, p = resolve(l.repo, dir, e, what)
+		}
 		if p != nil {
 			l.refuse(file, line, what+" ("+p.kind+")", p.message, p.hint)
 			continue

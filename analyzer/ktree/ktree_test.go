@@ -329,28 +329,36 @@ func TestPathRefusals(t *testing.T) {
 }
 
 func TestRemoteForms(t *testing.T) {
-	forms := []string{
-		"github.com/org/repo/base?ref=v1",
-		"github.com/org/repo",
-		"GitHub.com/org/repo//deploy",
-		"https://github.com/org/repo//base?ref=main",
-		"http://example.com/app.yaml",
-		"https://raw.githubusercontent.com/org/repo/main/app.yaml",
-		"git@github.com:org/repo.git",
-		"git::https://gitlab.com/org/repo.git//base",
-		"ssh://git@example.com/org/repo.git",
-		"file:///srv/repo",
-		"gitlab.com/org/repo/base",
-		"example.com/org/repo?ref=v1",
-		"org/repo.git/base",
-		"deploy/base?version=v2",
+	// GitHub remote bases in kustomize's two forms are read from a mounted
+	// folder when pinned (here none is mounted); everything else stays
+	// refused.
+	forms := map[string]string{
+		"github.com/org/repo/base?ref=v1":                          "remote (not fetched)",
+		"github.com/org/repo":                                      "remote-unpinned",
+		"GitHub.com/org/repo//deploy":                              "remote-unpinned",
+		"https://github.com/org/repo//base?ref=main":               "remote (not fetched)",
+		"https://github.com/org/repo.git//b?ref=v1.2":              "remote (not fetched)",
+		"https://github.com/org/repo//base?ref=v1&submodules=true": "remote",
+		"https://github.com/org/repo//base?ref=a..b":               "remote",
+		"https://github.com/org//base?ref=v1":                      "remote",
+		"http://example.com/app.yaml":                              "remote",
+		"http://github.com/org/repo//base?ref=v1":                  "remote",
+		"https://raw.githubusercontent.com/org/repo/main/app.yaml": "remote",
+		"git@github.com:org/repo.git":                              "remote",
+		"git::https://gitlab.com/org/repo.git//base":               "remote",
+		"ssh://git@example.com/org/repo.git":                       "remote",
+		"file:///srv/repo":                                         "remote",
+		"gitlab.com/org/repo/base":                                 "remote",
+		"example.com/org/repo?ref=v1":                              "remote",
+		"org/repo.git/base":                                        "remote",
+		"deploy/base?version=v2":                                   "remote",
 	}
-	for _, e := range forms {
+	for e, feature := range forms {
 		t.Run(e, func(t *testing.T) {
 			r := mkrepo(t, map[string]string{"k/kustomization.yaml": "resources:\n- a.yaml\n- " + e + "\n", "k/a.yaml": deploy}, nil)
 			_, refs := load(t, r, "k")
-			if len(refs) != 1 || refs[0].Feature != "resources[1] (remote)" || refs[0].Line != 3 {
-				t.Fatalf("want one resources[1] (remote) refusal at line 3, got %v", refs)
+			if len(refs) != 1 || refs[0].Feature != "resources[1] ("+feature+")" || refs[0].Line != 3 {
+				t.Fatalf("want one resources[1] (%s) refusal at line 3, got %v", feature, refs)
 			}
 		})
 	}
@@ -361,7 +369,7 @@ func TestRemoteForms(t *testing.T) {
 		"k/github.com/org/repo/kustomization.yaml": "resources: [a.yaml]\n",
 		"k/github.com/org/repo/a.yaml":             deploy,
 	}, nil)
-	if _, refs := load(t, r, "k"); len(refs) != 1 || refs[0].Feature != "resources[0] (remote)" {
+	if _, refs := load(t, r, "k"); len(refs) != 1 || refs[0].Feature != "resources[0] (remote-unpinned)" {
 		t.Errorf("local folder spelled like a URL: got %v", refs)
 	}
 	r2, _ := r.With(map[string][]byte{"k/kustomization.yaml": []byte("resources:\n- ./github.com/org/repo\n")})

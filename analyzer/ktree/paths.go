@@ -76,6 +76,15 @@ func resolve(repo *repofs.Repo, dir, entry, what string) (resolved, *problem) {
 			what + " " + quote(entry) + " climbs out of the repository",
 			"keep every path inside the repository"}
 	}
+	if scope, inRemote := remoteRoot(dir); inRemote && !within(p, scope) {
+		return resolved{}, &problem{"escape",
+			what + " " + quote(entry) + " climbs out of the remote base it is written in",
+			"keep every path of a remote base inside its repository"}
+	} else if !inRemote && within(p, RemoteFolder) {
+		return resolved{}, &problem{"reserved",
+			what + " " + quote(entry) + " enters " + RemoteFolder + ", the folder driftback keeps fetched remote bases in",
+			"name a remote base by its github.com URL with ?ref="}
+	}
 	// Walk the path as written, not as cleaned: on disk "a/.." leaves a
 	// symlinked a through its target, while a lexical clean never enters it.
 	cur := dir

@@ -18,6 +18,9 @@ import (
 func Roots(repo *repofs.Repo) []string {
 	kdirs := map[string]bool{}
 	for _, p := range repo.Paths() {
+		if within(p, RemoteFolder) {
+			continue // a remote base is reached, never a root of this repository
+		}
 		for _, name := range KustomizationFiles() {
 			if path.Base(p) == name {
 				kdirs[path.Dir(p)] = true
