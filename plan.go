@@ -59,20 +59,25 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	objs, source, err := readLive(*liveFile, *kubeconfig, *kubeContext, *namespaces)
+	read, source, err := readLive(*liveFile, *kubeconfig, *kubeContext, *namespaces)
 	if err != nil {
 		return fail(err)
 	}
-	live, err := cluster.LiveObjects(objs, cluster.DefaultRules())
+	live, err := cluster.LiveObjects(read.Objects, cluster.DefaultRules())
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", source, err))
 	}
-	plan, err := analyzer.Analyze(analyzer.Input{Repo: repo, Root: *root, Live: live, Options: analyzer.Options{WriteScope: *scope}})
+	plan, err := analyzer.Analyze(analyzer.Input{Repo: repo, Root: *root, Live: live,
+		Options: analyzer.Options{WriteScope: *scope, Coverage: read.Coverage}})
 	if err != nil {
 		return fail(err)
 	}
 	if err := printPlan(stdout, plan, *format, repo); err != nil {
 		return fail(err)
+	}
+	if len(plan.Unread) > 0 {
+		// No verdict: an empty snapshot or namespace is not "in sync".
+		return fail(fmt.Errorf("%s does not hold %d object(s) the root renders, or of their kinds; nothing was written", source, len(plan.Unread)))
 	}
 	if *write {
 		if err := writeFiles(*repoDir, plan.Files); err != nil {
@@ -86,19 +91,19 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 }
 
 // readLive reads the snapshot file, or lists the namespaces of a cluster.
-func readLive(file, kubeconfig, kubeContext, namespaces string) ([]cluster.Object, string, error) {
+func readLive(file, kubeconfig, kubeContext, namespaces string) (cluster.Listing, string, error) {
 	if file != "" {
 		objs, err := cluster.ReadSnapshot(file)
-		return objs, file, err
+		return cluster.Listing{Objects: objs}, file, err
 	}
 	cfg, err := cluster.RESTConfig(kubeconfig, kubeContext)
 	if err != nil {
-		return nil, kubeconfig, err
+		return cluster.Listing{}, kubeconfig, err
 	}
 	cfg.Timeout = 30 * time.Second
 	lister, err := cluster.NewClientLister(cfg)
 	if err != nil {
-		return nil, kubeconfig, err
+		return cluster.Listing{}, kubeconfig, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -108,11 +113,11 @@ func readLive(file, kubeconfig, kubeContext, namespaces string) ([]cluster.Objec
 			ns = append(ns, n)
 		}
 	}
-	objs, err := lister.List(ctx, cluster.Scope{Namespaces: ns})
+	read, err := lister.List(ctx, cluster.Scope{Namespaces: ns})
 	if err != nil {
-		return nil, kubeconfig, fmt.Errorf("%s: %w", cfg.Host, err)
+		return cluster.Listing{}, kubeconfig, fmt.Errorf("%s: %w", cfg.Host, err)
 	}
-	return objs, kubeconfig, nil
+	return read, kubeconfig, nil
 }
 
 func printPlan(w io.Writer, plan *analyzer.Plan, format string, repo *repofs.Repo) error {
