@@ -43,6 +43,9 @@ type memo struct {
 // Reconcile runs one poll of one target.
 func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 	tc := t.Config
+	if b.Fence != nil {
+		ctx = context.WithValue(ctx, fenceKey{}, func() error { return b.Fence(tc.Name) })
+	}
 	p := &poll{t: t, log: b.log().With("target", tc.Name), owner: tc.Owner(), repo: tc.RepoName(), branch: tc.Branch()}
 	b.Metrics.Inc("driftback_polls_total", map[string]string{"target": tc.Name})
 
