@@ -26,7 +26,7 @@ type poll struct {
 	owner, repo, branch string // the target's repository and PR branch
 	baseBranch, baseSHA string
 	objs                []cluster.Object
-	coverage            *kube.Coverage // what the read of objs covered
+	coverage            *kube.Coverage        // what the read of objs covered
 	prs                 []*github.PullRequest // the branch's, open and closed
 	refused             *moveRefused          // GitHub refused to move the branch
 	note                string                // said under the check run's summary
