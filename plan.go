@@ -19,6 +19,7 @@ import (
 	"github.com/driftback/driftback/bot"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
+	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/repofs"
 )
 
@@ -113,11 +114,12 @@ func (o *planOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", objs.source, err))
 	}
-	plan, err := analyzer.Analyze(analyzer.Input{Repo: repo, Root: o.root, Live: live, Options: analyzer.Options{WriteScope: o.writeScope}})
+	plan, err := analyzer.Analyze(analyzer.Input{Repo: repo, Root: o.root, Live: live,
+		Options: analyzer.Options{WriteScope: o.writeScope, Coverage: objs.coverage}})
 	if err != nil {
 		return fail(err)
 	}
-	return o.finish(cmd, plan, repo, report.MarkdownOptions{})
+	return o.finish(cmd, plan, repo, report.MarkdownOptions{}, objs.source)
 }
 
 // runTarget is plan --config --target: bot.PlanTarget, the function the
@@ -154,7 +156,7 @@ func (o *planOptions) runTarget(cmd *cobra.Command) error {
 	if err != nil {
 		return fail(err)
 	}
-	res, err := bot.PlanTarget(cmd.Context(), bot.PlanInput{Target: *t, Objects: objs.objects, Applied: objs.applied(t), Base: co.base, Load: co.load})
+	res, err := bot.PlanTarget(cmd.Context(), bot.PlanInput{Target: *t, Objects: objs.objects, Coverage: objs.coverage, Applied: objs.applied(t), Base: co.base, Load: co.load})
 	if err != nil {
 		return fail(err)
 	}
@@ -163,7 +165,7 @@ func (o *planOptions) runTarget(cmd *cobra.Command) error {
 		fmt.Fprintf(cmd.OutOrStdout(), "waiting: %s\n", res.Waiting)
 		return errDrift
 	}
-	return o.finish(cmd, res.Plan, co.work, report.MarkdownOptions{Target: t.Name})
+	return o.finish(cmd, res.Plan, co.work, report.MarkdownOptions{Target: t.Name}, objs.source)
 }
 
 // pickTarget finds the named target, resolved with the config's defaults.
@@ -184,8 +186,9 @@ func pickTarget(cfg *config.Config, name string) (*config.Target, error) {
 
 // liveObjects are live objects and where they came from.
 type liveObjects struct {
-	objects []cluster.Object
-	source  string
+	objects  []cluster.Object
+	coverage *kube.Coverage // what a cluster read covered; nil for a file
+	source   string
 	// appliedBy reads the revision a GitOps tool applied from the same
 	// source (the cluster, or every object of the file).
 	appliedBy func(src cluster.Source) func(context.Context) (cluster.Applied, error)
@@ -276,11 +279,11 @@ func listCluster(ctx context.Context, rc *rest.Config, scope cluster.Scope) (liv
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	objs, err := lister.List(ctx, scope)
+	read, err := lister.List(ctx, scope)
 	if err != nil {
 		return liveObjects{}, fmt.Errorf("%s: %w", rc.Host, err)
 	}
-	return liveObjects{objects: objs, source: rc.Host,
+	return liveObjects{objects: read.Objects, coverage: read.Coverage, source: rc.Host,
 		appliedBy: func(src cluster.Source) func(context.Context) (cluster.Applied, error) {
 			return func(ctx context.Context) (cluster.Applied, error) {
 				return cluster.AppliedRevision(ctx, lister.Dynamic(), src)
@@ -290,7 +293,9 @@ func listCluster(ctx context.Context, rc *rest.Config, scope cluster.Scope) (liv
 
 // finish prints the plan (or runs the external diff), applies it with
 // --write, and ends with the exit code the plan calls for.
-func (o *planOptions) finish(cmd *cobra.Command, plan *analyzer.Plan, repo *repofs.Repo, md report.MarkdownOptions) error {
+// finish prints the plan and writes it when asked; source names where the
+// live objects came from.
+func (o *planOptions) finish(cmd *cobra.Command, plan *analyzer.Plan, repo *repofs.Repo, md report.MarkdownOptions, source string) error {
 	var err error
 	if argv := externalDiff(); o.output == "patch" && argv != nil {
 		err = runExternalDiff(cmd.Context(), argv, diffInput{plan: plan, old: repo.File, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()})
@@ -299,6 +304,10 @@ func (o *planOptions) finish(cmd *cobra.Command, plan *analyzer.Plan, repo *repo
 	}
 	if err != nil {
 		return fail(err)
+	}
+	if len(plan.Unread) > 0 {
+		// No verdict: an empty snapshot or namespace is not "in sync".
+		return fail(fmt.Errorf("%s does not hold %d object(s) the root renders, or of their kinds; nothing was written", source, len(plan.Unread)))
 	}
 	if o.write {
 		if err := writeFiles(o.repo, plan.Files); err != nil {

@@ -25,6 +25,10 @@ type Options struct {
 	// this target (Flux postBuild.substitute, Argo CD source.kustomize...).
 	// The build then differs from kustomize's, so the target is refused.
 	OrchestratorContext []string
+	// Coverage is what the read of the live objects covered; nil when the
+	// source cannot say (a snapshot file), and then a kind with no live
+	// object in a namespace counts as not read there.
+	Coverage *kube.Coverage
 }
 
 // Input is one plan asked of a repository that nothing else plans on.
@@ -240,8 +244,9 @@ type pair struct {
 	ren    rendered
 	live   map[string]any
 	owner  kube.Ownership
-	intent map[string]any // the live object reduced to what a person wants
-	inSync bool           // intent equals the render (and is the render's map)
+	intent map[string]any   // the live object reduced to what a person wants
+	inSync bool             // intent equals the render (and is the render's map)
+	unseen []jsonvalue.Path // fields a person set in a body never read
 }
 
 // candidate is an object whose source document the plan rewrites.
@@ -312,6 +317,13 @@ func (a *analysis) pair() {
 		byID[id] = append(byID[id], i)
 		byBare[id.withoutNamespace()] = append(byBare[id.withoutNamespace()], i)
 	}
+	// The kinds read with at least one object, by namespace ("" for any).
+	present := map[[2]string]bool{}
+	for _, l := range a.lives {
+		id := idOf(l.Object)
+		k := kube.KindKey(id.Group, id.Kind)
+		present[[2]string{k, id.Namespace}], present[[2]string{k, ""}] = true, true
+	}
 	used := map[int]bool{}
 	anyUnowned := false
 	for _, r := range a.base.objects {
@@ -326,7 +338,7 @@ func (a *analysis) pair() {
 		}
 		if len(idx) != 1 {
 			if len(idx) == 0 {
-				a.note("missing: %s renders from Git but is not in the cluster", refOf(r.Object))
+				a.absent(r, present[[2]string{kube.KindKey(r.ID.Group, r.ID.Kind), r.ID.Namespace}])
 				continue
 			}
 			// Comparing with either could miss the drift of the other, and
@@ -367,7 +379,7 @@ func (a *analysis) pair() {
 		}
 		ro := r
 		ro.Object = ren
-		a.pairs = append(a.pairs, pair{ren: ro, live: live, owner: l.Owner, intent: intent, inSync: inSync})
+		a.pairs = append(a.pairs, pair{ren: ro, live: live, owner: l.Owner, intent: intent, inSync: inSync, unseen: l.Unseen})
 	}
 	for i, l := range a.lives {
 		if !used[i] {
@@ -376,6 +388,33 @@ func (a *analysis) pair() {
 	}
 	if anyUnowned {
 		a.note("live objects came without metadata.managedFields: only the fields the render has were compared")
+	}
+}
+
+// absent reports a rendered object the live objects lack. Only a kind
+// read in full, with other objects of it where this one belongs, makes
+// that a finding: anything else is a read that fell short, and a plan
+// that could not read what it renders gives no verdict at all (Unread),
+// since "not there" would read as "drift gone".
+func (a *analysis) absent(r rendered, kindSeen bool) {
+	ref := refOf(r.Object)
+	k := kube.KindKey(r.ID.Group, r.ID.Kind)
+	cov := a.opts.Coverage
+	switch {
+	case cov != nil && cov.Skipped[k]:
+		a.note("not compared: %s is of a kind this target does not read from the cluster", ref)
+	case cov != nil && !cov.Listed[k]:
+		why := "the cluster did not list " + k
+		if len(cov.Failed) > 0 {
+			why += " (" + strings.Join(cov.Failed, "; ") + ")"
+		}
+		a.plan.Unread = append(a.plan.Unread, fmt.Sprintf("%s: %s", ref, why))
+	case !kindSeen:
+		a.plan.Unread = append(a.plan.Unread, fmt.Sprintf("%s: no %s at all was read from the cluster there", ref, k))
+	default:
+		a.refuse(Refusal{Code: CodeNotInCluster, Object: ref, File: r.Origin,
+			Message: "renders from Git but is not in the cluster",
+			Hint:    "the GitOps tool has not created it yet, or someone deleted it; driftback never proposes removing it from Git"})
 	}
 }
 
@@ -406,12 +445,14 @@ func (a *analysis) sameVersion(r rendered, idx []int) []int {
 // that can be written as candidates; the rest become refusals.
 func (a *analysis) project() {
 	for _, p := range a.pairs {
-		if p.inSync || jsonvalue.Equal(p.intent, p.ren.Object) {
+		if p.inSync || (len(p.unseen) == 0 && jsonvalue.Equal(p.intent, p.ren.Object)) {
 			continue
 		}
 		ref := refOf(p.ren.Object)
 		if p.ren.ID.Kind == "Secret" && p.ren.ID.Group == "" {
-			fields := diffPaths(present(p.ren.Object), present(p.intent), nil)
+			// Keys a person set in the unread data count too: named from
+			// managedFields, their values never read.
+			fields := append(diffPaths(present(p.ren.Object), present(p.intent), nil), p.unseen...)
 			a.refuse(Refusal{
 				Code: CodeSensitive, Object: ref, Field: joinPaths(fields), File: p.ren.Origin,
 				Message: "the Secret differs from Git; driftback never reads or writes Secret values",

@@ -351,7 +351,10 @@ func TestSecretDriftIsSensitiveAndNeverPrinted(t *testing.T) {
 	}
 }
 
-func TestNotesForUntrackedAndMissing(t *testing.T) {
+// A rendered object missing from the live objects is never "in sync":
+// a finding when its kind was read with others of it there, else the read
+// fell short and the plan gives no verdict (issue 17, item 1).
+func TestMissingObjectIsNeverInSync(t *testing.T) {
 	repo := fixture(t, "multidoc")
 	live := renderedLive(t, repo, "app")
 	var kept []map[string]any
@@ -361,14 +364,43 @@ func TestNotesForUntrackedAndMissing(t *testing.T) {
 		}
 	}
 	kept = append(kept, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "stray"}})
-	p := plan(t, repo, "app", kept)
+	planWith := func(live []map[string]any, cov *kube.Coverage) *Plan {
+		t.Helper()
+		p, err := Analyze(Input{Repo: repo, Root: "app", Live: asLive(live), Options: Options{Coverage: cov}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// No Service at all was read: an empty list, or a lister that
+	// returned without the kind.
+	p := planWith(kept, nil)
 	notes := strings.Join(p.Notes, "\n")
-	if !strings.Contains(notes, "missing: Service/api") || !strings.Contains(notes, "untracked: ConfigMap/stray") ||
-		!strings.Contains(notes, "managedFields") {
+	if !strings.Contains(notes, "untracked: ConfigMap/stray") || !strings.Contains(notes, "managedFields") {
 		t.Errorf("notes = %q", notes)
 	}
-	if !p.InSync() {
-		t.Errorf("notes alone are not drift:\n%s", dump(p))
+	if p.InSync() || len(p.Unread) != 1 || !strings.Contains(p.Unread[0], "Service/api") {
+		t.Errorf("a kind never read passed as in sync:\n%s", dump(p))
+	}
+	listed := &kube.Coverage{Listed: map[string]bool{"Service": true, "Deployment.apps": true, "ConfigMap": true}}
+	if p := planWith(kept, listed); p.InSync() || len(p.Unread) != 1 {
+		t.Errorf("an empty list of a needed kind passed:\n%s", dump(p))
+	}
+	// Discovery failed for the kind's group.
+	failed := &kube.Coverage{Listed: map[string]bool{"Deployment.apps": true, "ConfigMap": true}, Failed: []string{"discovery of v1 failed"}}
+	if p := planWith(kept, failed); p.InSync() || len(p.Unread) != 1 || !strings.Contains(p.Unread[0], "discovery of v1 failed") {
+		t.Errorf("a kind discovery lost passed:\n%s", dump(p))
+	}
+	// Other Services were read: this one is gone, and that is a finding.
+	other := map[string]any{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": "other"}}
+	p = planWith(append(kept, other), listed)
+	if p.InSync() || len(p.Unread) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeNotInCluster || p.Refusals[0].Object.Name != "api" {
+		t.Errorf("a missing object is not its own finding:\n%s", dump(p))
+	}
+	// A kind the target does not read by design is only a note.
+	skipped := &kube.Coverage{Listed: map[string]bool{"Deployment.apps": true, "ConfigMap": true}, Skipped: map[string]bool{"Service": true}}
+	if p := planWith(kept, skipped); !p.InSync() || !strings.Contains(strings.Join(p.Notes, "\n"), "not compared: Service/api") {
+		t.Errorf("a kind out of the read's scope:\n%s", dump(p))
 	}
 }
 

@@ -24,6 +24,7 @@ const (
 	CodeSharedEntryConflict = "shared-entry-conflict"
 	CodeOrchestratorContext = "orchestrator-context"
 	CodeNotAppliedYet       = "not-applied-yet"
+	CodeNotInCluster        = "not-in-cluster"
 )
 
 // ObjectRef names a Kubernetes object.
@@ -83,8 +84,12 @@ type Plan struct {
 	Refusals []Refusal `json:"refusals"`
 	Files    []File    `json:"files"`
 	Notes    []string  `json:"notes"`
+	// Unread lists rendered objects the read of the cluster did not cover
+	// (a kind not listed, or none of it read): with any, the plan is no
+	// verdict on the cluster.
+	Unread []string `json:"unread,omitempty"`
 }
 
-// InSync reports whether the cluster matches Git: nothing to write and
-// nothing refused.
-func (p *Plan) InSync() bool { return len(p.Edits) == 0 && len(p.Refusals) == 0 }
+// InSync reports whether the cluster matches Git: everything read, nothing
+// to write and nothing refused.
+func (p *Plan) InSync() bool { return len(p.Edits) == 0 && len(p.Refusals) == 0 && len(p.Unread) == 0 }

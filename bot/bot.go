@@ -28,6 +28,11 @@ type Bot struct {
 	Snapshots *Snapshots
 	Metrics   *Metrics
 	Log       *slog.Logger
+	// Fence, when set, is asked right before every GitHub write for a
+	// target (each attempt, after any wait) whether this replica may still
+	// write for it; an error stops the write and the poll. Leases.Writable
+	// is the fence of replicas that share targets.
+	Fence func(target string) error
 
 	appID   int64
 	memo    map[string]memo    // per target: what the last reconcile saw

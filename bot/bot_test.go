@@ -514,8 +514,8 @@ func (h *harness) botOn(t testing.TB, record bool, now func() time.Time, tune ..
 
 type brokenLister struct{}
 
-func (brokenLister) List(context.Context, cluster.Scope) ([]cluster.Object, error) {
-	return nil, errors.New("connection refused")
+func (brokenLister) List(context.Context, cluster.Scope) (cluster.Listing, error) {
+	return cluster.Listing{}, errors.New("connection refused")
 }
 
 func snapshotAt(path string) cluster.Lister { return cluster.SnapshotLister{Path: path} }

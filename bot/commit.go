@@ -57,7 +57,7 @@ func (b *Bot) pushCommit(ctx context.Context, p *poll, plan *analyzer.Plan, from
 	if err != nil {
 		return "", fmt.Errorf("create tree: %w", err)
 	}
-	msg := commitMessage(plan)
+	msg := commitMessage(plan, p.t.Config.Name, editSetHash(plan.Files))
 	commit, _, err := b.GitHub.Git.CreateCommit(ctx, p.owner, p.repo, &github.Commit{
 		Message: github.String(msg), Tree: treeObj, Parents: []*github.Commit{{SHA: github.String(p.baseSHA)}},
 	}, nil)
@@ -230,7 +230,15 @@ type blocked struct {
 	why *moveRefused
 }
 
-func commitMessage(plan *analyzer.Plan) string {
+// The trailers of a driftback commit name its target and edit set, so any
+// later poll, in any replica, knows the commit for what it is without the
+// PR body having been updated.
+const (
+	trailerTarget = "Driftback-Target: "
+	trailerEdits  = "Driftback-Edits: "
+)
+
+func commitMessage(plan *analyzer.Plan, target, edits string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "driftback: record %d live change(s) in %s\n\n", len(plan.Edits), plan.Root)
 	for i, e := range plan.Edits {
@@ -240,7 +248,42 @@ func commitMessage(plan *analyzer.Plan) string {
 		}
 		fmt.Fprintf(&b, "- %s %s (%s)\n", e.Object, e.Field, e.Route)
 	}
+	fmt.Fprintf(&b, "\n%s%s\n%s%s\n", trailerTarget, target, trailerEdits, edits)
 	return b.String()
+}
+
+// ownCommit is a branch head driftback made: on which base, with which
+// edit set.
+type ownCommit struct{ base, edits string }
+
+// ownHead reads the branch head and says whether it is driftback's own
+// commit for this target: committed and authored by a GitHub App (a bot
+// account, which no person can commit as), one parent, and trailers naming
+// this target and an edit set. Anything else is a person's, and driftback
+// never moves or rebuilds over it.
+func (b *Bot) ownHead(ctx context.Context, p *poll, sha string) (ownCommit, bool, error) {
+	c, _, err := b.GitHub.Repositories.GetCommit(ctx, p.owner, p.repo, sha, &github.ListOptions{PerPage: 1})
+	if err != nil {
+		return ownCommit{}, false, fmt.Errorf("branch head %s: %w", short(sha), err)
+	}
+	if c.GetAuthor().GetType() != "Bot" || c.GetCommitter().GetType() != "Bot" || c.GetAuthor().GetLogin() != c.GetCommitter().GetLogin() || len(c.Parents) != 1 {
+		return ownCommit{}, false, nil
+	}
+	msg := strings.TrimRight(c.GetCommit().GetMessage(), "\n")
+	lines := strings.Split(msg[strings.LastIndex(msg, "\n\n")+1:], "\n")
+	var target, edits string
+	for _, l := range lines {
+		if v, ok := strings.CutPrefix(l, trailerTarget); ok {
+			target = v
+		}
+		if v, ok := strings.CutPrefix(l, trailerEdits); ok {
+			edits = v
+		}
+	}
+	if target != p.t.Config.Name || edits == "" {
+		return ownCommit{}, false, nil
+	}
+	return ownCommit{base: c.Parents[0].GetSHA(), edits: edits}, true, nil
 }
 
 // writablePath refuses what the bot must never write.

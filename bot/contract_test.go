@@ -244,8 +244,9 @@ func TestRunnerBacksOffAFailingTarget(t *testing.T) {
 
 type listerFunc func(context.Context, cluster.Scope) ([]cluster.Object, error)
 
-func (f listerFunc) List(ctx context.Context, s cluster.Scope) ([]cluster.Object, error) {
-	return f(ctx, s)
+func (f listerFunc) List(ctx context.Context, s cluster.Scope) (cluster.Listing, error) {
+	objs, err := f(ctx, s)
+	return cluster.Listing{Objects: objs}, err
 }
 
 // Item 6: GitHub counts characters; closing a PR whose body is near the

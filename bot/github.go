@@ -312,6 +312,14 @@ func (t *resilientTransport) RoundTrip(req *http.Request) (*http.Response, error
 	safe := retrySafe(req)
 	backoff := time.Second
 	for attempt := 0; ; attempt++ {
+		if fence, ok := ctx.Value(fenceKey{}).(func() error); ok && mutating && strings.Contains(req.URL.Path, "/repos/") {
+			// Checked here, after every wait, so that a paused or slowed
+			// replica never writes for a target it no longer holds (a
+			// token request writes nothing of the target's).
+			if err := fence(); err != nil {
+				return nil, &FencedError{Err: err}
+			}
+		}
 		resp, err := t.attempt(req)
 		t.opts.Metrics.Inc("driftback_github_requests_total", map[string]string{"method": req.Method})
 		if err != nil {
@@ -600,6 +608,17 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// fenceKey holds, in a poll's context, the check that this replica may
+// still write for the poll's target.
+type fenceKey struct{}
+
+// FencedError is a write that was not sent: the replica may no longer
+// write for the target.
+type FencedError struct{ Err error }
+
+func (e *FencedError) Error() string { return "not sent: " + e.Err.Error() }
+func (e *FencedError) Unwrap() error { return e.Err }
+
 // unknownOutcome reports whether a failed write may have been done all the
 // same: GitHub answered 5xx, or the answer never came. A refusal (4xx), a
 // rate limit (the request was not done) or the poll's own end is not.
@@ -608,7 +627,8 @@ func unknownOutcome(ctx context.Context, err error) bool {
 		return false
 	}
 	var paused *PausedError
-	if errors.As(err, &paused) {
+	var fenced *FencedError
+	if errors.As(err, &paused) || errors.As(err, &fenced) {
 		return false
 	}
 	var er *github.ErrorResponse

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -22,10 +23,13 @@ type Leases struct {
 	// 10s and 2s.
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	Log                                       *slog.Logger
+	// Now is this replica's clock (nil: time.Now); Writable reads it.
+	Now func() time.Time
 
-	client kubernetes.Interface
-	mu     sync.Mutex
-	held   map[string]bool
+	client  kubernetes.Interface
+	mu      sync.Mutex
+	held    map[string]bool
+	renewed map[string]time.Time // when the last successful renewal was sent
 }
 
 // NewLeases builds the lease keeper on a cluster (the one driftback runs in).
@@ -55,11 +59,11 @@ func (l *Leases) Run(ctx context.Context, targets []string) {
 }
 
 func (l *Leases) campaign(ctx context.Context, target string) {
-	lock := &resourcelock.LeaseLock{
+	lock := &renewals{Interface: &resourcelock.LeaseLock{
 		LeaseMeta:  metaFor(l.Namespace, LeaseName(target)),
 		Client:     l.client.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: l.Identity},
-	}
+	}, leases: l, target: target}
 	cfg := leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		LeaseDuration:   or(l.LeaseDuration, 15*time.Second),
@@ -87,6 +91,65 @@ func (l *Leases) campaign(ctx context.Context, target string) {
 		}
 		le.Run(ctx) // returns when leadership is lost or ctx ends
 	}
+}
+
+// renewals notes when each successful acquire or renewal of a target's
+// Lease was sent: another replica can take the target only a lease
+// duration after it saw that write, so the time it was sent is safe.
+type renewals struct {
+	resourcelock.Interface
+	leases *Leases
+	target string
+}
+
+func (r *renewals) Create(ctx context.Context, rec resourcelock.LeaderElectionRecord) error {
+	sent := r.leases.now()
+	err := r.Interface.Create(ctx, rec)
+	r.leases.noteRenewal(r.target, sent, err)
+	return err
+}
+
+func (r *renewals) Update(ctx context.Context, rec resourcelock.LeaderElectionRecord) error {
+	sent := r.leases.now()
+	err := r.Interface.Update(ctx, rec)
+	r.leases.noteRenewal(r.target, sent, err)
+	return err
+}
+
+func (l *Leases) noteRenewal(target string, sent time.Time, err error) {
+	if err != nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.renewed == nil {
+		l.renewed = map[string]time.Time{}
+	}
+	l.renewed[target] = sent
+}
+
+// Writable is the fence before every GitHub write (Bot.Fence): the target
+// is held, and its Lease was renewed within the renew deadline, well
+// before any other replica may take it over. A replica that was paused
+// (SIGSTOP, a long GC, a hung connection) fails it however its callbacks
+// lag.
+func (l *Leases) Writable(target string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.held[target] {
+		return fmt.Errorf("replica %s does not hold target %s", l.Identity, target)
+	}
+	if age, limit := l.now().Sub(l.renewed[target]), or(l.RenewDeadline, 10*time.Second); age >= limit {
+		return fmt.Errorf("replica %s last renewed the lease of %s %s ago (limit %s)", l.Identity, target, age.Round(time.Millisecond), limit)
+	}
+	return nil
+}
+
+func (l *Leases) now() time.Time {
+	if l.Now != nil {
+		return l.Now()
+	}
+	return time.Now()
 }
 
 // Holds reports whether this replica is the target's writer now.

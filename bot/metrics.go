@@ -45,11 +45,12 @@ var durationBuckets = prometheus.ExponentialBuckets(0.05, 2, 13)
 // metricDefs is every metric driftback exports. The names are an interface:
 // deploy/ and users' alert rules refer to them.
 var metricDefs = map[string]metricDef{
-	"driftback_polls_total":       {counter, []string{"target"}, "Reconciles of a target started."},
-	"driftback_poll_errors_total": {counter, []string{"target"}, "Reconciles of a target that failed; the next poll retries."},
-	"driftback_refusals_total":    {counter, []string{"target", "code"}, "Refusals in plans, counted once per plan, by refusal code."},
-	"driftback_edits_total":       {counter, []string{"target"}, "Edits in plans, counted once per plan."},
-	"driftback_commits_total":     {counter, []string{"target"}, "Commits pushed to a target's pull-request branch."},
+	"driftback_polls_total":        {counter, []string{"target"}, "Reconciles of a target started."},
+	"driftback_poll_errors_total":  {counter, []string{"target"}, "Reconciles of a target that failed; the next poll retries."},
+	"driftback_unread_polls_total": {counter, []string{"target"}, "Polls of a target that could not read everything its root renders from the cluster: no verdict, nothing closed."},
+	"driftback_refusals_total":     {counter, []string{"target", "code"}, "Refusals in plans, counted once per plan, by refusal code."},
+	"driftback_edits_total":        {counter, []string{"target"}, "Edits in plans, counted once per plan."},
+	"driftback_commits_total":      {counter, []string{"target"}, "Commits pushed to a target's pull-request branch."},
 	"driftback_github_requests_total": {counter, []string{"method"},
 		"Requests sent to the GitHub API, by HTTP method."},
 	"driftback_github_not_modified_total": {counter, nil,

@@ -7,6 +7,7 @@ import (
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
+	"github.com/driftback/driftback/internal/kube"
 )
 
 // PlanInput is what planning one target reads. The bot fills it from
@@ -15,6 +16,9 @@ import (
 type PlanInput struct {
 	Target  config.Target    // resolved: defaults merged in
 	Objects []cluster.Object // the live objects in the target's scope
+	// Coverage says what the read of Objects covered; a rendered object of
+	// a kind it did not read is no verdict, never in sync.
+	Coverage *kube.Coverage
 	// Applied reads the revision the GitOps tool applied; nil renders at
 	// Base (appliedRevision.head).
 	Applied func(ctx context.Context) (cluster.Applied, error)
@@ -78,7 +82,7 @@ func PlanTarget(ctx context.Context, in PlanInput) (TargetPlan, error) {
 			return out, nil
 		}
 	}
-	plan, err := snap.Plan(tc.Root, live, analyzer.Options{WriteScope: tc.WriteScope, OrchestratorContext: orchestrator})
+	plan, err := snap.Plan(tc.Root, live, analyzer.Options{WriteScope: tc.WriteScope, OrchestratorContext: orchestrator, Coverage: in.Coverage})
 	if err != nil {
 		return out, &InputError{Err: err}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/kube"
 )
 
 // poll is one reconcile of one target: where it writes, what it read, and
@@ -26,6 +27,7 @@ type poll struct {
 	owner, repo, branch string // the target's repository and PR branch
 	baseBranch, baseSHA string
 	objs                []cluster.Object
+	coverage            *kube.Coverage        // what the read of objs covered
 	prs                 []*github.PullRequest // the branch's, open and closed
 	refused             *moveRefused          // GitHub refused to move the branch
 	note                string                // said under the check run's summary
@@ -42,6 +44,9 @@ type memo struct {
 // Reconcile runs one poll of one target.
 func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 	tc := t.Config
+	if b.Fence != nil {
+		ctx = context.WithValue(ctx, fenceKey{}, func() error { return b.Fence(tc.Name) })
+	}
 	p := &poll{t: t, log: b.log().With("target", tc.Name), owner: tc.Owner(), repo: tc.RepoName(), branch: tc.Branch()}
 	b.Metrics.Inc("driftback_polls_total", map[string]string{"target": tc.Name})
 
@@ -59,18 +64,21 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 	}
 	p.baseSHA = ref.GetObject().GetSHA()
 
-	p.objs, err = t.Lister.List(ctx, cluster.Scope{
+	read, err := t.Lister.List(ctx, cluster.Scope{
 		Namespaces: tc.Namespaces, NamespaceSelector: tc.NamespaceSelector,
 		IncludeKinds: tc.Kinds.Include, ExcludeKinds: tc.Kinds.Exclude,
 	})
 	if err != nil {
+		// Nothing was read: the poll fails before any write, as the check
+		// run's last word still holds for what it last read.
 		return Outcome{}, fmt.Errorf("cluster %s: %w", tc.Cluster, err)
 	}
+	p.objs, p.coverage = read.Objects, read.Coverage
 	p.prs, err = b.listPRs(ctx, p)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("pull requests of %s: %w", p.branch, err)
 	}
-	m := memo{base: p.baseSHA, live: fingerprint(p.objs), config: fingerprint(tc), prs: fingerprint(p.prs)}
+	m := memo{base: p.baseSHA, live: fingerprint(p.objs) + fingerprint(p.coverage), config: fingerprint(tc), prs: fingerprint(p.prs)}
 	if b.memo == nil {
 		b.memo = map[string]memo{}
 	}
@@ -116,6 +124,9 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 		p.out.CheckRuns = n
 		return err
 	}
+	if len(plan.Unread) > 0 {
+		return b.unreadable(ctx, p, plan.Unread)
+	}
 	for _, r := range plan.Refusals {
 		b.Metrics.Inc("driftback_refusals_total", map[string]string{"target": tc.Name, "code": r.Code})
 	}
@@ -123,15 +134,22 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 
 	open, lastClosed := splitPRs(p.prs)
 	var pr *github.PullRequest
-	if len(plan.Files) == 0 {
+	switch {
+	case len(plan.Files) == 0 && gone(plan):
+		// A rendered object is not in the cluster: that is not "drift
+		// gone", so what is open stays open.
+	case len(plan.Files) == 0:
 		// Nothing to propose: drift gone (merged, or reverted in the
-		// cluster). Close what is open.
+		// cluster). Close what is open, and remove a branch of ours that
+		// no open pull request holds.
 		if open != nil {
 			if err := b.closeResolved(ctx, p, plan, open); err != nil {
 				return err
 			}
+		} else if err := b.dropOrphan(ctx, p, lastClosed); err != nil {
+			return err
 		}
-	} else {
+	default:
 		pr, err = b.propose(ctx, p, plan, open, lastClosed)
 		if err != nil {
 			return err
@@ -163,7 +181,7 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 	tc := p.t.Config
 	defer b.Metrics.Time("driftback_plan_duration_seconds", map[string]string{"target": tc.Name})()
 	res, err := PlanTarget(ctx, PlanInput{
-		Target: tc, Objects: p.objs, Applied: p.t.Applied, Base: p.baseSHA,
+		Target: tc, Objects: p.objs, Coverage: p.coverage, Applied: p.t.Applied, Base: p.baseSHA,
 		// A revision comes with the remote bases its root names, fetched at
 		// their pinned refs; a failed fetch fails the poll.
 		Load: func(ctx context.Context, rev string) (*analyzer.Snapshot, error) {
@@ -191,6 +209,33 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 		return nil, fmt.Errorf("target %s: %w", tc.Name, bad.Err)
 	}
 	return res.Plan, err
+}
+
+// unreadable ends a poll that could not read what the target needs from
+// the cluster. "Not read" is never "drift gone": nothing is closed,
+// deleted or marked a success; the check run on the base head says so,
+// and the poll fails.
+func (b *Bot) unreadable(ctx context.Context, p *poll, why []string) error {
+	tc := p.t.Config
+	b.Metrics.Inc("driftback_unread_polls_total", map[string]string{"target": tc.Name})
+	summary := fmt.Sprintf("driftback could not read from cluster `%s` everything `%s` renders, so it gives no verdict and leaves "+
+		"the pull request and its branch as they are until a poll reads it all:\n\n- %s", tc.Cluster, tc.Root, strings.Join(why, "\n- "))
+	n, err := b.postChecks(ctx, p, []string{p.baseSHA}, checkResult{conclusion: "failure", title: "driftback could not read the cluster", summary: summary})
+	p.out.CheckRuns = n
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("cluster %s could not be read for %s: %s", tc.Cluster, tc.Name, strings.Join(why, "; "))
+}
+
+// gone reports a rendered object the cluster lacks.
+func gone(plan *analyzer.Plan) bool {
+	for _, r := range plan.Refusals {
+		if r.Code == analyzer.CodeNotInCluster {
+			return true
+		}
+	}
+	return false
 }
 
 // fingerprint hashes a value canonically.

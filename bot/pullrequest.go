@@ -43,14 +43,31 @@ func (b *Bot) propose(ctx context.Context, p *poll, plan *analyzer.Plan, open, l
 		undressed = st.Undressed
 	}
 	head, exists := b.branchHead(ctx, p)
-	regenerate := open != nil && regenerateTicked(open.GetBody())
-	foreign := exists && open != nil && st.Head != "" && head != st.Head
-	if exists && open == nil {
-		// A branch without our open PR (left from an earlier run, or its PR
-		// was deleted): it is ours to rebuild.
-		foreign = false
+	ours := false
+	if exists {
+		own, ok, err := b.ownHead(ctx, p, head)
+		if err != nil {
+			return nil, err
+		}
+		// The head the open PR's state records is ours as well (commits
+		// made before driftback wrote trailers).
+		ours = ok || (open != nil && st.Head != "" && head == st.Head)
+		if ok {
+			// The commit says what it is, whether or not the body update
+			// that should have followed it landed.
+			st.Head, st.Base, st.Edits = head, own.base, own.edits
+		}
 	}
-	p.out.Frozen = foreign && !regenerate
+	regenerate := open != nil && regenerateTicked(open.GetBody())
+	p.out.Frozen = exists && !ours && !regenerate
+	if p.out.Frozen && open == nil {
+		// A person's commit and no pull request of ours: never rebuilt
+		// over, never proposed from.
+		p.note = fmt.Sprintf("> `%s` holds a commit driftback did not make, and no open pull request; driftback leaves it alone. "+
+			"Delete the branch to let driftback propose again.", p.branch)
+		p.log.Warn("branch holds a commit driftback did not make; leaving it alone", "branch", p.branch, "head", head)
+		return nil, nil
+	}
 	if !p.out.Frozen {
 		upToDate := exists && head == st.Head && st.Base == p.baseSHA && st.Edits == hash
 		at := blockKey{base: p.baseSHA, edits: hash, head: head}
@@ -205,15 +222,46 @@ func (b *Bot) closeResolved(ctx context.Context, p *poll, plan *analyzer.Plan, p
 	if _, _, err := b.GitHub.PullRequests.Edit(ctx, p.owner, p.repo, pr.GetNumber(), &github.PullRequest{State: github.String("closed"), Body: github.String(body)}); err != nil {
 		return fmt.Errorf("close #%d: %w", pr.GetNumber(), err)
 	}
+	return b.dropBranch(ctx, p, pr.GetHead().GetSHA())
+}
+
+// dropOrphan deletes the target's branch when no open pull request holds
+// it and it is driftback's to remove: there never was a pull request (a
+// poll ended between the push and the create), or driftback itself closed
+// or a person merged the last one (a poll ended between the close and the
+// delete). A branch left by a declined pull request stays: it is how a
+// later poll knows the edit set was declined.
+func (b *Bot) dropOrphan(ctx context.Context, p *poll, lastClosed *github.PullRequest) error {
+	keptBy := ""
+	if lastClosed != nil {
+		st, _ := parseState(lastClosed.GetBody())
+		if st.Closed != "driftback" && lastClosed.MergedAt == nil {
+			return nil
+		}
+		keptBy = lastClosed.GetHead().GetSHA()
+	}
+	return b.dropBranch(ctx, p, keptBy)
+}
+
+// dropBranch deletes the target's branch when nothing on it would be lost:
+// its head is driftback's own commit, or exactly keptBy, the head of a
+// closed pull request (whose commits stay on that pull request, and from
+// which GitHub restores the branch).
+func (b *Bot) dropBranch(ctx context.Context, p *poll, keptBy string) error {
 	head, ok := b.branchHead(ctx, p)
-	if !ok || head != st.Head {
+	if !ok {
 		return nil
 	}
+	if head != keptBy {
+		if _, own, err := b.ownHead(ctx, p, head); err != nil || !own {
+			return err
+		}
+	}
 	_, err := b.GitHub.Git.DeleteRef(ctx, p.owner, p.repo, "heads/"+p.branch)
-	var refused *moveRefused
+	refused := refusalOf(err)
 	switch {
 	case err == nil || isNotFound(err) || refGone(err):
-	case errors.As(refusalOf(err), &refused):
+	case refused != nil:
 		p.log.Warn("GitHub refused to delete the branch; it stays", "branch", p.branch, "reason", refused.reason)
 		p.note = fmt.Sprintf("> driftback closed its pull request but could not delete `%s`: %s", p.branch, refused.reason)
 	default:

@@ -39,6 +39,9 @@ const maxSkip = 31
 // Run polls until ctx ends (and campaigns for the targets' leases).
 func (r *Runner) Run(ctx context.Context) error {
 	if r.Leases != nil {
+		if r.Bot.Fence == nil {
+			r.Bot.Fence = r.Leases.Writable
+		}
 		names := make([]string, len(r.Targets))
 		for i, t := range r.Targets {
 			names[i] = t.Config.Name

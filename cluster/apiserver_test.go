@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -154,11 +155,11 @@ func planLive(t *testing.T, r *repofs.Repo, ns string, writeScope string) *analy
 	t.Helper()
 	l, err := cluster.NewClientLister(env.Config)
 	must(t, err)
-	objs, err := l.List(context.Background(), cluster.Scope{Namespaces: []string{ns}})
+	read, err := l.List(context.Background(), cluster.Scope{Namespaces: []string{ns}})
 	must(t, err)
-	live, err := cluster.LiveObjects(objs, cluster.DefaultRules())
+	live, err := cluster.LiveObjects(read.Objects, cluster.DefaultRules())
 	must(t, err)
-	p, err := analyzer.Analyze(analyzer.Input{Repo: r, Root: "overlay", Live: live, Options: analyzer.Options{WriteScope: writeScope}})
+	p, err := analyzer.Analyze(analyzer.Input{Repo: r, Root: "overlay", Live: live, Options: analyzer.Options{WriteScope: writeScope, Coverage: read.Coverage}})
 	must(t, err)
 	return p
 }
@@ -405,11 +406,85 @@ func TestApiserverDown(t *testing.T) {
 	l, err := cluster.NewClientLister(&cfg)
 	must(t, err)
 	start := time.Now()
-	objs, err := l.List(context.Background(), cluster.Scope{Namespaces: []string{"default"}})
-	if err == nil || objs != nil {
-		t.Fatalf("a stopped apiserver listed %d objects, err %v", len(objs), err)
+	read, err := l.List(context.Background(), cluster.Scope{Namespaces: []string{"default"}})
+	if err == nil || read.Objects != nil {
+		t.Fatalf("a stopped apiserver listed %d objects, err %v", len(read.Objects), err)
 	}
 	if took := time.Since(start); took > 30*time.Second {
 		t.Fatalf("took %v to notice the apiserver is down", took)
+	}
+}
+
+// A `kubectl edit` of a Secret's data alone is drift, found from
+// managedFields without reading the value (issue 17, item 6).
+func TestSecretDataEditIsSensitiveFromOwnershipAlone(t *testing.T) {
+	e := needEnv(t)
+	dyn := dynamic.NewForConfigOrDie(e.Config)
+	ns := namespace(t, dyn)
+	const planted = "planted-value-51c0de"
+	r := testRepo(t, ns, "")
+	must(t, r.Add("overlay/secret.yaml", []byte("apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\nstringData:\n  password: "+planted+"\n  user: app\n")))
+	must(t, r.Add("overlay/kustomization.yaml", []byte("resources: [../base, secret.yaml]\nnamespace: "+ns+"\n")))
+	serverSideApply(t, dyn, render(t, r, "overlay"), "kustomize-controller")
+	if p := planLive(t, r, ns, ""); !p.InSync() {
+		t.Fatalf("the applied Secret is drift:\n%s", dump(p))
+	}
+	rotated := base64.StdEncoding.EncodeToString([]byte(planted + "-2"))
+	patch := fmt.Sprintf(`{"data":{"password":%q}}`, rotated)
+	_, err := dyn.Resource(secrets).Namespace(ns).Patch(context.Background(), "db", types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl-edit"})
+	must(t, err)
+
+	p := planLive(t, r, ns, "")
+	if len(p.Refusals) != 1 || p.Refusals[0].Code != analyzer.CodeSensitive || p.Refusals[0].Field != "data.password" || len(p.Files) != 0 {
+		t.Fatalf("want one sensitive refusal naming data.password:\n%s", dump(p))
+	}
+	outputs := dump(p) + report.Text(p) + report.Markdown(p, report.MarkdownOptions{})
+	for _, leak := range []string{planted, rotated, "cGxhbnRlZC12YWx1ZS01MWMwZGU"} {
+		if strings.Contains(outputs, leak) {
+			t.Fatalf("the Secret's value reached the plan output")
+		}
+	}
+}
+
+// Discovery that fails for one API group leaves that group's kinds out of
+// the coverage: a target rendering them gets no verdict, never "gone"
+// (issue 17, item 1). The rest of the cluster is still read.
+func TestPartialDiscoveryIsNoVerdict(t *testing.T) {
+	e := needEnv(t)
+	dyn := dynamic.NewForConfigOrDie(e.Config)
+	apiservices := schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
+	svc := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": map[string]any{"name": "v1.widgets.example.com"},
+		"spec": map[string]any{"group": "widgets.example.com", "version": "v1", "groupPriorityMinimum": int64(1000), "versionPriority": int64(15),
+			"insecureSkipTLSVerify": true, "service": map[string]any{"namespace": "default", "name": "nowhere", "port": int64(443)}},
+	}}
+	_, err := dyn.Resource(apiservices).Create(context.Background(), svc, metav1.CreateOptions{})
+	must(t, err)
+	defer dyn.Resource(apiservices).Delete(context.Background(), "v1.widgets.example.com", metav1.DeleteOptions{})
+
+	_, ns, r := appliedRepo(t, "")
+	must(t, r.Add("overlay/widget.yaml", []byte("apiVersion: widgets.example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  size: 3\n")))
+	must(t, r.Add("overlay/kustomization.yaml", []byte("resources: [../base, widget.yaml]\nnamespace: "+ns+"\n")))
+	l, err := cluster.NewClientLister(e.Config)
+	must(t, err)
+	var read cluster.Listing
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		read, err = l.List(context.Background(), cluster.Scope{Namespaces: []string{ns}})
+		must(t, err)
+		if len(read.Coverage.Failed) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if len(read.Coverage.Failed) == 0 || !read.Coverage.Listed["Deployment.apps"] || read.Coverage.Listed["Widget.widgets.example.com"] {
+		t.Fatalf("coverage = %+v", read.Coverage)
+	}
+	live, err := cluster.LiveObjects(read.Objects, cluster.DefaultRules())
+	must(t, err)
+	p, err := analyzer.Analyze(analyzer.Input{Repo: r, Root: "overlay", Live: live, Options: analyzer.Options{Coverage: read.Coverage}})
+	must(t, err)
+	if p.InSync() || len(p.Unread) != 1 || !strings.Contains(p.Unread[0], "Widget") {
+		t.Fatalf("a group discovery lost passed:\n%s", dump(p))
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/kube"
 )
 
 // Scope says which live objects belong to a target.
@@ -33,19 +34,27 @@ var DefaultExcludedKinds = []string{"Event", "Event.events.k8s.io", "Endpoints",
 
 // Lister reads the live objects of a scope.
 type Lister interface {
-	List(ctx context.Context, s Scope) ([]Object, error)
+	List(ctx context.Context, s Scope) (Listing, error)
+}
+
+// Listing is what one List read: the objects, and what the read covered.
+type Listing struct {
+	Objects []Object
+	// Coverage is nil when the source cannot say (a snapshot file); the
+	// analyzer then takes a kind with no object as not read.
+	Coverage *kube.Coverage
 }
 
 // SnapshotLister serves a snapshot file (what `plan --live` reads).
 type SnapshotLister struct{ Path string }
 
 // List reads the file and keeps the objects in scope.
-func (l SnapshotLister) List(_ context.Context, s Scope) ([]Object, error) {
+func (l SnapshotLister) List(_ context.Context, s Scope) (Listing, error) {
 	objs, err := ReadSnapshot(l.Path)
 	if err != nil {
-		return nil, err
+		return Listing{}, err
 	}
-	return InScope(objs, s), nil
+	return Listing{Objects: InScope(objs, s)}, nil
 }
 
 // InScope keeps the objects of a scope's kinds and namespaces (a snapshot
@@ -137,30 +146,33 @@ var secretsGVR = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 
 // List reads every listable namespaced kind in the scope's namespaces.
 // Objects a controller owns are skipped; Secrets are listed as metadata
-// only, so their values never reach this process.
-func (l *ClientLister) List(ctx context.Context, s Scope) ([]Object, error) {
+// only, so their values never reach this process. The coverage says which
+// kinds were listed, which are not read by design, and which API groups
+// discovery could not read.
+func (l *ClientLister) List(ctx context.Context, s Scope) (Listing, error) {
 	namespaces, err := l.namespaces(ctx, s)
 	if err != nil {
-		return nil, err
+		return Listing{}, err
 	}
-	resources, err := l.resources(s)
+	resources, cov, err := l.resources(s)
 	if err != nil {
-		return nil, err
+		return Listing{}, err
 	}
 	var out []Object
 	for _, r := range resources {
+		cov.Listed[kube.KindKey(r.gvk.Group, r.gvk.Kind)] = true
 		for _, ns := range namespaces {
 			if r.gvr == secretsGVR {
 				objs, err := l.listSecretMetadata(ctx, ns)
 				if err != nil {
-					return nil, err
+					return Listing{}, err
 				}
 				out = append(out, objs...)
 				continue
 			}
 			list, err := l.dyn.Resource(r.gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
 			if err != nil {
-				return nil, fmt.Errorf("list %s in %s: %w", r.gvr.String(), ns, err)
+				return Listing{}, fmt.Errorf("list %s in %s: %w", r.gvr.String(), ns, err)
 			}
 			for _, item := range list.Items {
 				obj := jsonvalue.Normalize(item.Object).(map[string]any)
@@ -171,7 +183,7 @@ func (l *ClientLister) List(ctx context.Context, s Scope) ([]Object, error) {
 			}
 		}
 	}
-	return out, nil
+	return Listing{Objects: out, Coverage: cov}, nil
 }
 
 func (l *ClientLister) listSecretMetadata(ctx context.Context, ns string) ([]Object, error) {
@@ -250,12 +262,24 @@ type resource struct {
 	gvk schema.GroupVersionKind
 }
 
-// resources asks discovery for every namespaced kind that can be listed,
-// at the server's preferred version.
-func (l *ClientLister) resources(s Scope) ([]resource, error) {
-	lists, err := l.disc.ServerPreferredNamespacedResources()
-	if err != nil && len(lists) == 0 {
-		return nil, fmt.Errorf("discovery: %w", err)
+// resources asks discovery for every namespaced kind in scope that can be
+// listed, at the server's preferred version. A group whose discovery
+// failed goes on: its kinds stay out of the coverage, so a target that
+// renders them gets no verdict rather than a false "gone"; the rest of
+// the cluster is still read.
+func (l *ClientLister) resources(s Scope) ([]resource, *kube.Coverage, error) {
+	lists, err := l.disc.ServerPreferredResources()
+	cov := &kube.Coverage{Listed: map[string]bool{}, Skipped: map[string]bool{}}
+	var partial *discovery.ErrGroupDiscoveryFailed
+	switch {
+	case err == nil:
+	case errors.As(err, &partial) && len(lists) > 0:
+		for gv, gerr := range partial.Groups {
+			cov.Failed = append(cov.Failed, fmt.Sprintf("discovery of %s failed: %v", gv.String(), gerr))
+		}
+		sort.Strings(cov.Failed)
+	default:
+		return nil, nil, fmt.Errorf("discovery: %w", err)
 	}
 	var out []resource
 	for _, rl := range lists {
@@ -264,18 +288,22 @@ func (l *ClientLister) resources(s Scope) ([]resource, error) {
 			continue
 		}
 		for _, r := range rl.APIResources {
-			if strings.Contains(r.Name, "/") || !contains(r.Verbs, "list") {
+			if strings.Contains(r.Name, "/") {
 				continue
 			}
 			gvk := gv.WithKind(r.Kind)
-			if !kindInScope(gvk, s) {
+			if !r.Namespaced || !kindInScope(gvk, s) {
+				cov.Skipped[kube.KindKey(gv.Group, r.Kind)] = true
+				continue
+			}
+			if !contains(r.Verbs, "list") {
 				continue
 			}
 			out = append(out, resource{gvr: gv.WithResource(r.Name), gvk: gvk})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].gvr.String() < out[j].gvr.String() })
-	return out, nil
+	return out, cov, nil
 }
 
 // kindInScope matches "Kind" or "Kind.group" entries.

@@ -78,6 +78,9 @@ func LiveObjects(objs []Object, rules Rules) ([]kube.LiveObject, error) {
 		out[i] = kube.LiveObject{Object: o.Object, MetadataOnly: o.MetadataOnly}
 		if own != nil { // a typed nil would read as ownership known
 			out[i].Owner = own
+			if o.MetadataOnly {
+				out[i].Unseen = own.unseen()
+			}
 		}
 	}
 	return out, nil
@@ -200,6 +203,43 @@ func (o *Ownership) UserOwned(p jsonvalue.Path) bool {
 		}
 	}
 	return false
+}
+
+// unseenFields are the parts of a Secret never read (metadata-only list):
+// only managedFields say who wrote their keys.
+var unseenFields = []string{"data", "stringData"}
+
+// unseen names the keys of the unread fields that a manager other than the
+// appliers owns: a person changed them (kubectl edit), and the names come
+// from managedFields alone, so no value is ever read.
+func (o *Ownership) unseen() []jsonvalue.Path {
+	seen := map[string]bool{}
+	var out []jsonvalue.Path
+	for _, field := range unseenFields {
+		f := field
+		for _, m := range o.managers {
+			if o.isApplier(m) {
+				continue
+			}
+			keys, ok := m.Fields.Children.Get(fieldpath.PathElement{FieldName: &f})
+			if !ok {
+				continue
+			}
+			add := func(pe fieldpath.PathElement) {
+				if pe.FieldName == nil {
+					return
+				}
+				p := jsonvalue.Path{jsonvalue.Key(f), jsonvalue.Key(*pe.FieldName)}
+				if !seen[p.String()] && !o.ignoredFor(m, p) {
+					seen[p.String()] = true
+					out = append(out, p)
+				}
+			}
+			keys.Members.Iterate(add)
+			keys.Children.Iterate(add)
+		}
+	}
+	return out
 }
 
 // Ignored lists the fields that ignore rules take out of comparison for

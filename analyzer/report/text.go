@@ -18,7 +18,12 @@ func Text(p *analyzer.Plan) string {
 	}
 	var b strings.Builder
 	root := plain(p.Root, maxTextRunes)
-	if p.InSync() {
+	if len(p.Unread) > 0 {
+		b.WriteString("no verdict: the cluster could not be read for everything the root renders")
+		if root != "" {
+			b.WriteString(" (" + root + ")")
+		}
+	} else if p.InSync() {
 		b.WriteString("in sync")
 		if root != "" {
 			b.WriteString(": " + root)
@@ -31,6 +36,9 @@ func Text(p *analyzer.Plan) string {
 	}
 	b.WriteByte('\n')
 
+	for _, u := range p.Unread {
+		b.WriteString("not read: " + plain(u, maxTextRunes) + "\n")
+	}
 	for _, e := range p.Edits {
 		b.WriteString(subject(e.Object, e.Field))
 		b.WriteString(": ")

@@ -62,3 +62,10 @@ func (s *Server) takeFault(method, p, template string) *Fault {
 	}
 	return nil
 }
+
+// ClearFaults drops every fault no request consumed yet.
+func (s *Server) ClearFaults() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = nil
+}

@@ -13,6 +13,10 @@ type LiveObject struct {
 	// MetadataOnly marks an object read without its body (a Secret listed
 	// from a cluster): only its metadata compares.
 	MetadataOnly bool
+	// Unseen names the fields of a metadata-only object that a person set
+	// in the unread body (a Secret's data keys), from managedFields; never
+	// a value.
+	Unseen []jsonvalue.Path
 }
 
 // Ownership tells, for a field that the render lacks, whether a person (a

@@ -1,0 +1,147 @@
+package bot
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/driftback/driftback/cluster"
+	"github.com/driftback/driftback/internal/githubtest"
+)
+
+// Safety under partial reads and lost writes (issue 17, items 1, 2, 4, 5).
+
+// withoutKind lists the snapshot as a lister that returned without one
+// kind would: with a nil error.
+func withoutKind(path, kind string) cluster.Lister {
+	return listerFunc(func(ctx context.Context, s cluster.Scope) ([]cluster.Object, error) {
+		read, err := cluster.SnapshotLister{Path: path}.List(ctx, s)
+		var out []cluster.Object
+		for _, o := range read.Objects {
+			if o.Object["kind"] != kind {
+				out = append(out, o)
+			}
+		}
+		return out, err
+	})
+}
+
+// Item 1: a kind the target renders that the read lacks is no verdict:
+// the correct PR stays open with its branch, and the check says the
+// cluster could not be read.
+func TestUnreadKindKeepsThePR(t *testing.T) {
+	for name, lister := range map[string]func(h *harness) cluster.Lister{
+		"a lister without a kind": func(h *harness) cluster.Lister { return withoutKind(h.live, "Deployment") },
+		"an empty read": func(*harness) cluster.Lister {
+			return listerFunc(func(context.Context, cluster.Scope) ([]cluster.Object, error) { return nil, nil })
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, writeThroughOnly(t))
+			h.poll()
+			pr := h.openPR()
+			head, _ := h.srv.Branch(owner, repo, branch)
+			h.target.Lister = lister(h)
+			if err := h.pollErr(); err == nil || !strings.Contains(err.Error(), "could not be read") {
+				t.Fatalf("err = %v", err)
+			}
+			if got := h.openPR(); got.Number != pr.Number || len(got.Comments) != 0 {
+				t.Fatalf("the PR was touched: %+v", got)
+			}
+			if now, ok := h.srv.Branch(owner, repo, branch); !ok || now != head {
+				t.Fatal("the branch was deleted or moved")
+			}
+			if run := h.check(h.base); run.Conclusion == "success" || !strings.Contains(run.Title, "could not read the cluster") {
+				t.Fatalf("check %+v", run)
+			}
+			// Read in full again: the same PR, nothing lost.
+			h.target.Lister = snapshotAt(h.live)
+			h.poll()
+			if got := h.openPR(); got.Number != pr.Number || len(h.prs()) != 1 {
+				t.Fatalf("prs %+v", h.prs())
+			}
+		})
+	}
+}
+
+// Item 2: a person's commit on the branch is never overwritten, also when
+// the PR is closed.
+func TestHumanCommitWithoutOpenPRIsNeverOverwritten(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.poll()
+	pr := h.openPR()
+	if !h.srv.ClosePR(owner, repo, pr.Number) {
+		t.Fatal("close")
+	}
+	human := h.srv.Commit(owner, repo, branch, "alice", map[string][]byte{"notes.txt": []byte("mine\n")})
+	// New drift, a new edit set: driftback would like to propose again.
+	h.setLive(strings.Replace(writeThroughOnly(t), "value: 60s", "value: 66s", 1))
+	out := h.poll()
+	if now, _ := h.srv.Branch(owner, repo, branch); now != human {
+		t.Fatalf("the person's commit was overwritten (head %s, want %s)", now, human)
+	}
+	if len(h.prs()) != 1 || out.PR != 0 {
+		t.Fatalf("a PR was opened onto a person's branch: %+v", h.prs())
+	}
+	if run := h.check(h.base); !strings.Contains(run.Summary, "did not make") {
+		t.Fatalf("the check does not say why: %+v", run)
+	}
+}
+
+// Item 4: the branch moved but the body update did not land; the next poll
+// knows the commit as driftback's own and does not freeze the PR.
+func TestLostBodyUpdateIsNoFreeze(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.poll()
+	h.setLive(strings.Replace(writeThroughOnly(t), "value: 60s", "value: 66s", 1))
+	h.srv.InjectFault(githubtest.Fault{Method: "PATCH", Path: "/repos/{owner}/{repo}/pulls/{pull_number}", Status: 502, Count: 5})
+	if err := h.pollErr(); err == nil {
+		t.Fatal("the body update did not fail")
+	}
+	pushed, _ := h.srv.Branch(owner, repo, branch)
+	out := h.poll()
+	if out.Frozen || out.Pushed {
+		t.Fatalf("frozen=%v pushed=%v after a lost body update", out.Frozen, out.Pushed)
+	}
+	if got := h.openPR(); !strings.Contains(got.Body, "66s") || !strings.Contains(got.Body, pushed) {
+		t.Fatalf("body not brought up to date:\n%s", got.Body)
+	}
+}
+
+// Item 5: a poll that ended between closing the PR and deleting the branch
+// leaves no orphan: the next poll deletes it.
+func TestBranchLeftAfterCloseIsRemoved(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.poll()
+	h.setLive(renderedLive(t))
+	h.srv.InjectFault(githubtest.Fault{Method: "DELETE", Path: "/repos/{owner}/{repo}/git/refs/{ref}", Status: 500, Count: 5})
+	if err := h.pollErr(); err == nil {
+		t.Fatal("the delete did not fail")
+	}
+	if _, ok := h.srv.Branch(owner, repo, branch); !ok || h.prs()[0].State != "closed" {
+		t.Fatal("setup: want the PR closed and the branch left")
+	}
+	h.poll()
+	if _, ok := h.srv.Branch(owner, repo, branch); ok {
+		t.Fatal("driftback left its branch behind")
+	}
+}
+
+// Item 5: a frozen PR closed because the drift is gone takes its branch
+// with it; the person's commits stay on the closed PR.
+func TestFrozenPRClosedTakesItsBranch(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.poll()
+	h.srv.Commit(owner, repo, branch, "alice", map[string][]byte{"notes.txt": []byte("mine\n")})
+	if out := h.poll(); !out.Frozen {
+		t.Fatal("setup: not frozen")
+	}
+	h.setLive(renderedLive(t))
+	h.poll()
+	if h.prs()[0].State != "closed" {
+		t.Fatal("not closed")
+	}
+	if _, ok := h.srv.Branch(owner, repo, branch); ok {
+		t.Fatal("driftback left the frozen PR's branch behind")
+	}
+}
