@@ -6,13 +6,16 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/go-github/v62/github"
 )
 
-// Runner polls every target on an interval, one target at a time (GitHub
-// asks integrators to serialize content-creating requests).
+// Runner polls every target on an interval, a few targets at a time
+// (GitHub's request to serialize content-creating requests is kept by the
+// client, which sends one mutation at a time). The targets of a cluster
+// share one read of it per poll.
 type Runner struct {
 	Bot      *Bot
 	Targets  []*Target
@@ -24,9 +27,12 @@ type Runner struct {
 	// TargetTimeout bounds one target's poll, so a hung cluster or GitHub
 	// connection cannot hold up the others; default 5m.
 	TargetTimeout time.Duration
+	// Parallel is how many targets are reconciled at once; default 4.
+	Parallel int
 
-	mu    sync.Mutex
-	ready map[string]bool // cluster name -> polled successfully once
+	mu     sync.Mutex
+	ready  map[string]bool // cluster name -> polled successfully once
+	unread map[string]int  // cluster name -> polls in a row it could not be read
 	// A failing target is skipped for more polls the more often it failed
 	// in a row: failed counts the failures, skip the polls left to skip.
 	failed, skip map[string]int
@@ -63,57 +69,83 @@ func (r *Runner) Run(ctx context.Context) error {
 // others. A rate limit stops the round: GitHub asked the App, not one
 // target, to slow down.
 func (r *Runner) PollOnce(ctx context.Context) {
+	reads := newPollReads()
+	defer r.noteReads(ctx, reads)
+	var limited atomic.Bool
+	work := make(chan *Target)
+	var wg sync.WaitGroup
+	parallel := r.Parallel
+	if parallel <= 0 {
+		parallel = 4
+	}
+	for range parallel {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range work {
+				if ctx.Err() == nil && !limited.Load() && r.pollTarget(ctx, reads.target(t)) {
+					limited.Store(true)
+				}
+			}
+		}()
+	}
+	for _, t := range r.Targets {
+		work <- t
+	}
+	close(work)
+	wg.Wait()
+}
+
+// pollTarget reconciles one target; it reports whether GitHub rate
+// limited the App.
+func (r *Runner) pollTarget(ctx context.Context, t *Target) (limited bool) {
 	timeout := r.TargetTimeout
 	if timeout <= 0 {
 		timeout = 5 * time.Minute
 	}
-	for _, t := range r.Targets {
-		if ctx.Err() != nil {
-			return
-		}
-		if r.Leases != nil && !r.Leases.Holds(t.Config.Name) {
-			// Another replica writes this target; it counts as polled for
-			// readiness, since this replica is healthy.
-			r.markReady(t.Config.Cluster)
-			continue
-		}
-		log := r.log().With("target", t.Config.Name)
-		if r.backingOff(t.Config.Name) {
-			log.Debug("backing off after failures")
-			continue
-		}
-		start := time.Now()
-		tctx, cancel := context.WithTimeout(ctx, timeout)
-		out, err := r.Bot.Reconcile(tctx, t)
-		cancel()
-		if err != nil {
-			r.Bot.Metrics.Inc("driftback_poll_errors_total", map[string]string{"target": t.Config.Name})
-			log.Error("poll failed", "error", err.Error())
-			if pause := rateLimited(err); pause != "" {
-				log.Warn("GitHub rate limit; the other targets wait for the next poll", "limit", pause)
-				return
-			}
-			r.failure(t.Config.Name)
-			continue
-		}
-		r.success(t.Config.Name)
+	if r.Leases != nil && !r.Leases.Holds(t.Config.Name) {
+		// Another replica writes this target; it counts as polled for
+		// readiness, since this replica is healthy.
 		r.markReady(t.Config.Cluster)
-		if out.Idle {
-			log.Debug("nothing changed", "took", time.Since(start).String())
-			continue
-		}
-		attrs := []any{"took", time.Since(start).String(), "pr", out.PR, "pushed", out.Pushed, "frozen", out.Frozen, "declined", out.Declined, "checks", out.CheckRuns}
-		if out.Plan != nil {
-			attrs = append(attrs, "edits", len(out.Plan.Edits), "refusals", len(out.Plan.Refusals))
-		}
-		if out.Waiting != "" {
-			attrs = append(attrs, "waiting", out.Waiting)
-		}
-		if out.Blocked != "" {
-			attrs = append(attrs, "blocked", out.Blocked)
-		}
-		log.Info("polled", attrs...)
+		return false
 	}
+	log := r.log().With("target", t.Config.Name)
+	if r.backingOff(t.Config.Name) {
+		log.Debug("backing off after failures")
+		return false
+	}
+	start := time.Now()
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	out, err := r.Bot.Reconcile(tctx, t)
+	cancel()
+	if err != nil {
+		r.Bot.Metrics.Inc("driftback_poll_errors_total", map[string]string{"target": t.Config.Name})
+		log.Error("poll failed", "error", err.Error())
+		if pause := rateLimited(err); pause != "" {
+			log.Warn("GitHub rate limit; the other targets wait for the next poll", "limit", pause)
+			return true
+		}
+		r.failure(t.Config.Name)
+		return false
+	}
+	r.success(t.Config.Name)
+	r.markReady(t.Config.Cluster)
+	if out.Idle {
+		log.Debug("nothing changed", "took", time.Since(start).String())
+		return false
+	}
+	attrs := []any{"took", time.Since(start).String(), "pr", out.PR, "pushed", out.Pushed, "frozen", out.Frozen, "declined", out.Declined, "checks", out.CheckRuns}
+	if out.Plan != nil {
+		attrs = append(attrs, "edits", len(out.Plan.Edits), "refusals", len(out.Plan.Refusals))
+	}
+	if out.Waiting != "" {
+		attrs = append(attrs, "waiting", out.Waiting)
+	}
+	if out.Blocked != "" {
+		attrs = append(attrs, "blocked", out.Blocked)
+	}
+	log.Info("polled", attrs...)
+	return false
 }
 
 // rateLimited names the rate limit behind err, "" if it is not one.
@@ -171,12 +203,13 @@ func (r *Runner) markReady(cluster string) {
 	r.ready[cluster] = true
 }
 
-// Ready reports whether every cluster of the targets was polled once.
+// Ready reports whether every cluster of the targets was polled once, and
+// none has gone unread for unreadyAfter polls in a row.
 func (r *Runner) Ready() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, t := range r.Targets {
-		if !r.ready[t.Config.Cluster] {
+		if !r.ready[t.Config.Cluster] || r.unread[t.Config.Cluster] >= unreadyAfter {
 			return false
 		}
 	}
@@ -184,7 +217,7 @@ func (r *Runner) Ready() bool {
 }
 
 // Handler serves /healthz, /readyz (ready after the first successful poll
-// of each cluster) and /metrics (Prometheus text format).
+// of each cluster, until a cluster goes unread for several polls) and /metrics (Prometheus text format).
 func (r *Runner) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -192,7 +225,7 @@ func (r *Runner) Handler() http.Handler {
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !r.Ready() {
-			http.Error(w, "not ready: a cluster has not been polled successfully yet", http.StatusServiceUnavailable)
+			http.Error(w, "not ready: a cluster has not been polled successfully yet, or has been unreadable for several polls", http.StatusServiceUnavailable)
 			return
 		}
 		w.Write([]byte("ok\n"))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -75,6 +76,10 @@ func RESTConfig(kubeconfig, kubeContext string) (*rest.Config, error) {
 	return cfg, nil
 }
 
+// DefaultRequestTimeout bounds one request to a cluster, body included,
+// when the REST config sets no timeout of its own.
+const DefaultRequestTimeout = time.Minute
+
 // ClientLister reads live objects through discovery and the dynamic client.
 type ClientLister struct {
 	disc discovery.DiscoveryInterface
@@ -85,6 +90,17 @@ type ClientLister struct {
 // NewClientLister builds a lister from a REST config. It only reads: get
 // and list are all it needs.
 func NewClientLister(cfg *rest.Config) (*ClientLister, error) {
+	return newClientLister(cfg, DefaultRequestTimeout)
+}
+
+// newClientLister bounds each request by timeout unless cfg has its own:
+// without one a list from a hung apiserver never returns (client-go sets
+// no timeout but discovery's own).
+func newClientLister(cfg *rest.Config, timeout time.Duration) (*ClientLister, error) {
+	if cfg.Timeout == 0 {
+		cfg = rest.CopyConfig(cfg)
+		cfg.Timeout = timeout
+	}
 	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -120,34 +136,48 @@ func (l *ClientLister) List(ctx context.Context, s Scope) ([]Object, error) {
 	var out []Object
 	for _, r := range resources {
 		for _, ns := range namespaces {
-			if r.gvr == secretsGVR {
-				objs, err := l.listSecretMetadata(ctx, ns)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, objs...)
-				continue
-			}
-			list, err := l.dyn.Resource(r.gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+			objs, err := l.listKind(ctx, r.gvr, ns)
 			if err != nil {
-				return nil, fmt.Errorf("list %s in %s: %w", r.gvr.String(), ns, err)
+				return nil, err
 			}
-			for _, item := range list.Items {
-				obj := jsonvalue.Normalize(item.Object).(map[string]any)
-				if controlled(obj) {
-					continue
-				}
-				out = append(out, fromAPI(obj))
-			}
+			out = append(out, objs...)
 		}
 	}
 	return out, nil
 }
 
+// listKind lists one kind in namespace ns ("" = every namespace), without
+// the objects a controller owns.
+func (l *ClientLister) listKind(ctx context.Context, gvr schema.GroupVersionResource, ns string) ([]Object, error) {
+	if gvr == secretsGVR {
+		return l.listSecretMetadata(ctx, ns)
+	}
+	list, err := l.dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list %s in %s: %w", gvr.String(), nsName(ns), err)
+	}
+	var out []Object
+	for _, item := range list.Items {
+		obj := jsonvalue.Normalize(item.Object).(map[string]any)
+		if controlled(obj) {
+			continue
+		}
+		out = append(out, fromAPI(obj))
+	}
+	return out, nil
+}
+
+func nsName(ns string) string {
+	if ns == metav1.NamespaceAll {
+		return "every namespace"
+	}
+	return ns
+}
+
 func (l *ClientLister) listSecretMetadata(ctx context.Context, ns string) ([]Object, error) {
 	list, err := l.meta.Resource(secretsGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("list secrets (metadata only) in %s: %w", ns, err)
+		return nil, fmt.Errorf("list secrets (metadata only) in %s: %w", nsName(ns), err)
 	}
 	var out []Object
 	for _, item := range list.Items {
@@ -223,10 +253,24 @@ type resource struct {
 // resources asks discovery for every namespaced kind that can be listed,
 // at the server's preferred version.
 func (l *ClientLister) resources(s Scope) ([]resource, error) {
+	lists, err := l.discover()
+	if err != nil {
+		return nil, err
+	}
+	return pickResources(lists, s), nil
+}
+
+// discover asks the server for its namespaced resources.
+func (l *ClientLister) discover() ([]*metav1.APIResourceList, error) {
 	lists, err := l.disc.ServerPreferredNamespacedResources()
 	if err != nil && len(lists) == 0 {
 		return nil, fmt.Errorf("discovery: %w", err)
 	}
+	return lists, nil
+}
+
+// pickResources keeps the listable kinds of lists that s reads.
+func pickResources(lists []*metav1.APIResourceList, s Scope) []resource {
 	var out []resource
 	for _, rl := range lists {
 		gv, err := schema.ParseGroupVersion(rl.GroupVersion)
@@ -245,7 +289,7 @@ func (l *ClientLister) resources(s Scope) ([]resource, error) {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].gvr.String() < out[j].gvr.String() })
-	return out, nil
+	return out
 }
 
 // kindInScope matches "Kind" or "Kind.group" entries.
