@@ -175,6 +175,8 @@ func TestMistakesAreCaught(t *testing.T) {
 			"deployment", []string{"Deployment driftback/driftback", "readinessProbe"}},
 		{"no memory limit", []edit{{"deployment.yaml", "            memory: 1Gi\n", ""}},
 			"deployment", []string{"Deployment driftback/driftback", "limits", "memory"}},
+		{"no Go memory limit", []edit{{"deployment.yaml", "resource: limits.memory", "resource: requests.memory"}},
+			"deployment", []string{"Deployment driftback/driftback", "GOMEMLIMIT"}},
 		{"latest image", []edit{{"kustomization.yaml", "newTag: v0.1.0", "newTag: latest"}},
 			"deployment", []string{"Deployment driftback/driftback", "ghcr.io/driftback/driftback:latest"}},
 		{"untagged image", []edit{
@@ -603,6 +605,10 @@ type envVar struct {
 			Name string `json:"name"`
 			Key  string `json:"key"`
 		} `json:"secretKeyRef"`
+		ResourceFieldRef *struct {
+			Resource string `json:"resource"`
+			Divisor  string `json:"divisor"`
+		} `json:"resourceFieldRef"`
 	} `json:"valueFrom"`
 }
 
@@ -783,6 +789,16 @@ func checkDeployment(objs []*object) []string {
 		if fields[name] != path {
 			cadd("env %s should come from the downward API field %s (the Lease holder identity)", name, path)
 		}
+	}
+	memLimit := false
+	for _, e := range c.Env {
+		if e.Name == "GOMEMLIMIT" && e.ValueFrom != nil && e.ValueFrom.ResourceFieldRef != nil {
+			r := e.ValueFrom.ResourceFieldRef
+			memLimit = r.Resource == "limits.memory" && (r.Divisor == "" || r.Divisor == "1")
+		}
+	}
+	if !memLimit {
+		cadd("env GOMEMLIMIT should come from resourceFieldRef limits.memory in bytes (the Go runtime's limit is the container's)")
 	}
 	if len(c.Args) == 0 || c.Args[0] != "run" {
 		cadd("args %q should start with run", c.Args)
