@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/driftback/driftback/cluster"
@@ -53,6 +54,9 @@ type notedLister struct {
 
 func (n notedLister) List(ctx context.Context, s cluster.Scope) ([]cluster.Object, error) {
 	objs, err := n.l.List(ctx, s)
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return objs, err // the poll was stopped: says nothing of the cluster
+	}
 	n.p.mu.Lock()
 	if err != nil {
 		n.p.failed[n.cluster] = true

@@ -71,6 +71,10 @@ func (r *Runner) Run(ctx context.Context) error {
 func (r *Runner) PollOnce(ctx context.Context) {
 	reads := newPollReads()
 	defer r.noteReads(ctx, reads)
+	// A rate limit stops the targets in flight too: GitHub asked the App
+	// to slow down, and their next request would meet the same limit.
+	ctx, stopAll := context.WithCancel(ctx)
+	defer stopAll()
 	var limited atomic.Bool
 	work := make(chan *Target)
 	var wg sync.WaitGroup
@@ -85,6 +89,7 @@ func (r *Runner) PollOnce(ctx context.Context) {
 			for t := range work {
 				if ctx.Err() == nil && !limited.Load() && r.pollTarget(ctx, reads.target(t)) {
 					limited.Store(true)
+					stopAll()
 				}
 			}
 		}()
@@ -118,6 +123,12 @@ func (r *Runner) pollTarget(ctx context.Context, t *Target) (limited bool) {
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	out, err := r.Bot.Reconcile(tctx, t)
 	cancel()
+	if err != nil && ctx.Err() != nil {
+		// Stopped with the poll (a rate limit, shutdown): not the target's
+		// failure, so no backoff.
+		log.Warn("poll stopped", "error", err.Error())
+		return false
+	}
 	if err != nil {
 		r.Bot.Metrics.Inc("driftback_poll_errors_total", map[string]string{"target": t.Config.Name})
 		log.Error("poll failed", "error", err.Error())
