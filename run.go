@@ -312,7 +312,7 @@ func buildRunner(ctx context.Context, in runnerInput) (*bot.Runner, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cluster %s: %w", c.Name, err)
 		}
-		rc.Timeout = time.Minute
+		rc.QPS, rc.Burst = float32(c.QPS), int(c.Burst)
 		l, err := cluster.NewClientLister(rc)
 		if err != nil {
 			return nil, fmt.Errorf("cluster %s: %w", c.Name, err)

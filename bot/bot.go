@@ -35,8 +35,8 @@ type Bot struct {
 	Fence func(target string) error
 
 	appID   int64
-	memo    map[string]memo    // per target: what the last reconcile saw
-	blocked map[string]blocked // per target: a branch move GitHub refused
+	memo    remembered[memo]    // per target: what the last reconcile saw
+	blocked remembered[blocked] // per target: a branch move GitHub refused
 }
 
 // Options are the parts of a Bot that have defaults.

@@ -133,16 +133,69 @@ func secondTarget(h *harness, name string) *Target {
 }
 
 // Item 3: when GitHub says slow down, the whole runner pauses: the next
-// target is not polled into the same limit.
+// target is not polled into the same limit. Targets one at a time, so
+// the order is known: the second target makes no request at all.
 func TestSecondaryLimitPausesTheRunner(t *testing.T) {
 	h := newHarness(t, writeThroughOnly(t))
 	h.srv.InjectFault(githubtest.Fault{Method: "POST", Path: "/repos/{owner}/{repo}/git/trees", SecondaryWithoutRetryAfter: 429, Count: 100})
-	r := &Runner{Bot: h.bot, Targets: []*Target{h.target, secondTarget(h, "shop-second")}, Interval: time.Minute}
+	r := &Runner{Bot: h.bot, Targets: []*Target{h.target, secondTarget(h, "shop-second")}, Interval: time.Minute, Parallel: 1}
 	r.PollOnce(h.ctx)
+	limited := false
 	for _, req := range h.srv.Requests() {
-		if strings.Contains(req.Query, "shop-second") {
+		if strings.Contains(req.Path+"?"+req.Query, "shop-second") {
 			t.Fatalf("the second target was polled into the limit: %s %s?%s", req.Method, req.Path, req.Query)
 		}
+		limited = limited || req.Status == http.StatusTooManyRequests
+	}
+	if !limited {
+		t.Fatal("the limit was never met")
+	}
+}
+
+// Item 3 with targets in parallel: the limit stops the targets in flight
+// too. The second target is held in its cluster read until the runner
+// stops it (not its own timeout); once stopped it makes no request, and
+// being stopped is not its failure (no backoff).
+func TestSecondaryLimitPausesTheRunnerInParallel(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.srv.InjectFault(githubtest.Fault{Method: "POST", Path: "/repos/{owner}/{repo}/git/trees", SecondaryWithoutRetryAfter: 429, Count: 100})
+	second := secondTarget(h, "shop-second")
+	requestsOf := func() int {
+		n := 0
+		for _, req := range h.srv.Requests() {
+			if strings.Contains(req.Path+"?"+req.Query, "shop-second") {
+				n++
+			}
+		}
+		return n
+	}
+	stoppedAt := -1
+	var stopErr error
+	second.Lister = listerFunc(func(ctx context.Context, _ cluster.Scope) ([]cluster.Object, error) {
+		<-ctx.Done()
+		stopErr, stoppedAt = ctx.Err(), requestsOf()
+		return nil, ctx.Err()
+	})
+	r := &Runner{Bot: h.bot, Targets: []*Target{h.target, second}, Interval: time.Minute, Parallel: 2, TargetTimeout: time.Hour}
+	done := make(chan error, 1)
+	go func() { done <- r.PollOnce(h.ctx) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(time.Minute): // only a broken runner waits this long
+		t.Fatal("the limit did not stop the target in flight")
+	}
+	if rateLimited(err) == "" {
+		t.Fatalf("PollOnce = %v, want the rate limit", err)
+	}
+	if !errors.Is(stopErr, context.Canceled) {
+		t.Fatalf("the second target's read ended with %v, want it cancelled by the limit", stopErr)
+	}
+	if n := requestsOf(); n != stoppedAt {
+		t.Fatalf("the second target made %d requests after the limit stopped it", n-stoppedAt)
+	}
+	if r.backingOff("shop-second") {
+		t.Fatal("a target stopped by the limit backs off as if it had failed")
 	}
 }
 

@@ -79,10 +79,7 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("pull requests of %s: %w", p.branch, err)
 	}
 	m := memo{base: p.baseSHA, live: fingerprint(p.objs) + fingerprint(p.coverage), config: fingerprint(tc), prs: fingerprint(p.prs)}
-	if b.memo == nil {
-		b.memo = map[string]memo{}
-	}
-	if last, ok := b.memo[tc.Name]; ok && last == m {
+	if last, ok := b.memo.get(tc.Name); ok && last == m {
 		return Outcome{Idle: true}, nil
 	}
 
@@ -96,7 +93,7 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 		return p.out, err
 	}
 	m.prs = fingerprint(after)
-	b.memo[tc.Name] = m
+	b.memo.set(tc.Name, m)
 	return p.out, nil
 }
 

@@ -71,7 +71,7 @@ func (b *Bot) propose(ctx context.Context, p *poll, plan *analyzer.Plan, open, l
 	if !p.out.Frozen {
 		upToDate := exists && head == st.Head && st.Base == p.baseSHA && st.Edits == hash
 		at := blockKey{base: p.baseSHA, edits: hash, head: head}
-		if r, ok := b.blocked[tc.Name]; ok && r.at == at && !upToDate {
+		if r, ok := b.blocked.get(tc.Name); ok && r.at == at && !upToDate {
 			// GitHub refused this very move before; asking again spends a
 			// write for the same answer.
 			p.refused, p.out.Blocked = r.why, r.why.reason
@@ -81,10 +81,7 @@ func (b *Bot) propose(ctx context.Context, p *poll, plan *analyzer.Plan, open, l
 			sha, err := b.pushCommit(ctx, p, plan, branchMove{exists: exists, head: head})
 			var refused *moveRefused
 			if errors.As(err, &refused) {
-				if b.blocked == nil {
-					b.blocked = map[string]blocked{}
-				}
-				b.blocked[tc.Name] = blocked{at: at, why: refused}
+				b.blocked.set(tc.Name, blocked{at: at, why: refused})
 				p.refused, p.out.Blocked = refused, refused.reason
 				p.log.Error("GitHub refused to move the branch; not asking again until the base, the edits or the branch change",
 					"branch", p.branch, "reason", refused.reason)
@@ -93,7 +90,7 @@ func (b *Bot) propose(ctx context.Context, p *poll, plan *analyzer.Plan, open, l
 			if err != nil {
 				return nil, err
 			}
-			delete(b.blocked, tc.Name)
+			b.blocked.forget(tc.Name)
 			head, p.out.Pushed = sha, true
 			b.Metrics.Inc("driftback_commits_total", map[string]string{"target": tc.Name})
 		}

@@ -7,13 +7,16 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/go-github/v62/github"
 )
 
-// Runner polls every target on an interval, one target at a time (GitHub
-// asks integrators to serialize content-creating requests).
+// Runner polls every target on an interval, a few targets at a time
+// (GitHub's request to serialize content-creating requests is kept by the
+// client, which sends one mutation at a time). The targets of a cluster
+// share one read of it per poll.
 type Runner struct {
 	Bot      *Bot
 	Targets  []*Target
@@ -25,9 +28,12 @@ type Runner struct {
 	// TargetTimeout bounds one target's poll, so a hung cluster or GitHub
 	// connection cannot hold up the others; default 5m.
 	TargetTimeout time.Duration
+	// Parallel is how many targets are reconciled at once; default 4.
+	Parallel int
 
-	mu    sync.Mutex
-	ready map[string]bool // cluster name -> polled successfully once
+	mu     sync.Mutex
+	ready  map[string]bool // cluster name -> polled successfully once
+	unread map[string]int  // cluster name -> polls in a row it could not be read
 	// A failing target is skipped for more polls the more often it failed
 	// in a row: failed counts the failures, skip the polls left to skip.
 	failed, skip map[string]int
@@ -65,53 +71,121 @@ func (r *Runner) Run(ctx context.Context) error {
 // PollOnce reconciles every target once. A failing target is logged and
 // retried on a later poll, backing off exponentially; it never stops the
 // others. A rate limit stops the round: GitHub asked the App, not one
-// target, to slow down. The error joins every failure of this round (nil
-// when all succeeded), so `run --once` can exit non-zero.
+// target, to slow down, so it stops the targets in flight too. The error
+// joins every failure of this round (nil when all succeeded), so
+// `run --once` can exit non-zero.
 func (r *Runner) PollOnce(ctx context.Context) error {
 	timeout := r.TargetTimeout
 	if timeout <= 0 {
 		timeout = 5 * time.Minute
 	}
-	var failed []error
-	for _, t := range r.Targets {
-		if ctx.Err() != nil {
-			return errors.Join(append(failed, ctx.Err())...)
-		}
-		if r.Leases != nil && !r.Leases.Holds(t.Config.Name) {
-			// Another replica writes this target; it counts as polled for
-			// readiness.
-			r.markReady(t.Config.Cluster)
-			continue
-		}
-		log := r.log().With("target", t.Config.Name)
-		if r.backingOff(t.Config.Name) {
-			log.Debug("backing off after failures")
-			continue
-		}
-		tctx, cancel := context.WithTimeout(ctx, timeout)
-		err := r.pollTarget(tctx, t, log)
-		cancel()
-		if err != nil {
-			failed = append(failed, fmt.Errorf("target %s: %w", t.Config.Name, err))
-			if pause := rateLimited(err); pause != "" {
-				log.Warn("GitHub rate limit; the other targets wait for the next poll", "limit", pause)
-				return errors.Join(failed...)
+	reads := newPollReads()
+	defer r.noteReads(ctx, reads)
+	parent := ctx
+	// A rate limit stops the targets in flight too: GitHub asked the App
+	// to slow down, and their next request would meet the same limit.
+	ctx, stopAll := context.WithCancel(ctx)
+	defer stopAll()
+	var (
+		limited atomic.Bool
+		mu      sync.Mutex
+		failed  []error
+		skipped bool // a target was not polled (or stopped) because ctx ended
+	)
+	work := make(chan *Target)
+	var wg sync.WaitGroup
+	parallel := r.Parallel
+	if parallel <= 0 {
+		parallel = 4
+	}
+	for range parallel {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range work {
+				if limited.Load() {
+					continue
+				}
+				if ctx.Err() != nil {
+					mu.Lock()
+					skipped = true
+					mu.Unlock()
+					continue
+				}
+				stopped, err := r.pollOne(ctx, reads.target(t), timeout)
+				mu.Lock()
+				if stopped {
+					skipped = true
+				}
+				if err != nil {
+					failed = append(failed, fmt.Errorf("target %s: %w", t.Config.Name, err))
+				}
+				mu.Unlock()
+				if err != nil && rateLimited(err) != "" && !limited.Swap(true) {
+					stopAll()
+				}
 			}
-			r.failure(t.Config.Name)
-			continue
-		}
-		r.success(t.Config.Name)
+		}()
+	}
+	for _, t := range r.Targets {
+		work <- t
+	}
+	close(work)
+	wg.Wait()
+	if skipped && !limited.Load() && parent.Err() != nil {
+		failed = append(failed, parent.Err())
 	}
 	return errors.Join(failed...)
 }
 
-// pollTarget reconciles one target and records it in the metrics and log.
-func (r *Runner) pollTarget(ctx context.Context, t *Target, log *slog.Logger) error {
+// pollOne reconciles one target of a round, within the per-target
+// timeout, and keeps its backoff. It returns whether the round was
+// stopped under it (a rate limit, shutdown: that is not the target's
+// failure, so it neither backs off nor counts as an error), and the
+// target's failure (nil when it succeeded or sat out the poll).
+func (r *Runner) pollOne(ctx context.Context, t *Target, timeout time.Duration) (stopped bool, err error) {
+	if r.Leases != nil && !r.Leases.Holds(t.Config.Name) {
+		// Another replica writes this target; it counts as polled for
+		// readiness.
+		r.markReady(t.Config.Cluster)
+		return false, nil
+	}
+	log := r.log().With("target", t.Config.Name)
+	if r.backingOff(t.Config.Name) {
+		log.Debug("backing off after failures")
+		return false, nil
+	}
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	err = r.pollTarget(ctx, tctx, t, log)
+	cancel()
+	if err != nil && ctx.Err() != nil {
+		log.Warn("poll stopped", "error", err.Error())
+		return true, nil
+	}
+	if err != nil {
+		if pause := rateLimited(err); pause != "" {
+			log.Warn("GitHub rate limit; the other targets wait for the next poll", "limit", pause)
+			return false, err
+		}
+		r.failure(t.Config.Name)
+		return false, err
+	}
+	r.success(t.Config.Name)
+	return false, nil
+}
+
+// pollTarget reconciles one target (within tctx, ctx being the round's)
+// and records it in the metrics and log. A poll stopped with the round
+// records no error.
+func (r *Runner) pollTarget(ctx, tctx context.Context, t *Target, log *slog.Logger) error {
 	m := r.Bot.Metrics
 	labels := map[string]string{"target": t.Config.Name}
 	start := m.now()
-	out, err := r.Bot.Reconcile(ctx, t)
+	out, err := r.Bot.Reconcile(tctx, t)
 	took := m.now().Sub(start)
+	if err != nil && ctx.Err() != nil {
+		return err // the round was stopped: the caller logs it
+	}
 	m.Observe("driftback_poll_duration_seconds", labels, took.Seconds())
 	if err != nil {
 		m.Inc("driftback_poll_errors_total", labels)
@@ -212,12 +286,13 @@ func (r *Runner) markReady(cluster string) {
 	r.ready[cluster] = true
 }
 
-// Ready reports whether every cluster of the targets was polled once.
+// Ready reports whether every cluster of the targets was polled once, and
+// none has gone unread for unreadyAfter polls in a row.
 func (r *Runner) Ready() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, t := range r.Targets {
-		if !r.ready[t.Config.Cluster] {
+		if !r.ready[t.Config.Cluster] || r.unread[t.Config.Cluster] >= unreadyAfter {
 			return false
 		}
 	}
@@ -225,7 +300,8 @@ func (r *Runner) Ready() bool {
 }
 
 // Handler serves /healthz, /readyz (ready after the first successful poll
-// of each cluster) and /metrics (Prometheus exposition format).
+// of each cluster, until a cluster goes unread for several polls) and
+// /metrics (Prometheus exposition format).
 func (r *Runner) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -233,7 +309,7 @@ func (r *Runner) Handler() http.Handler {
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !r.Ready() {
-			http.Error(w, "not ready: a cluster has not been polled successfully yet", http.StatusServiceUnavailable)
+			http.Error(w, "not ready: a cluster has not been polled successfully yet, or has been unreadable for several polls", http.StatusServiceUnavailable)
 			return
 		}
 		w.Write([]byte("ok\n"))

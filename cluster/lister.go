@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -114,6 +115,10 @@ func KubectlConfig(kubeconfig, kubeContext string) (*rest.Config, string, error)
 	return cfg, ns, nil
 }
 
+// DefaultRequestTimeout bounds one request to a cluster, body included,
+// when the REST config sets no timeout of its own.
+const DefaultRequestTimeout = time.Minute
+
 // ClientLister reads live objects through discovery and the dynamic client.
 type ClientLister struct {
 	disc discovery.DiscoveryInterface
@@ -124,6 +129,17 @@ type ClientLister struct {
 // NewClientLister builds a lister from a REST config. It only reads: get
 // and list are all it needs.
 func NewClientLister(cfg *rest.Config) (*ClientLister, error) {
+	return newClientLister(cfg, DefaultRequestTimeout)
+}
+
+// newClientLister bounds each request by timeout unless cfg has its own:
+// without one a list from a hung apiserver never returns (client-go sets
+// no timeout but discovery's own).
+func newClientLister(cfg *rest.Config, timeout time.Duration) (*ClientLister, error) {
+	if cfg.Timeout == 0 {
+		cfg = rest.CopyConfig(cfg)
+		cfg.Timeout = timeout
+	}
 	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -162,34 +178,48 @@ func (l *ClientLister) List(ctx context.Context, s Scope) (Listing, error) {
 	for _, r := range resources {
 		cov.Listed[kube.KindKey(r.gvk.Group, r.gvk.Kind)] = true
 		for _, ns := range namespaces {
-			if r.gvr == secretsGVR {
-				objs, err := l.listSecretMetadata(ctx, ns)
-				if err != nil {
-					return Listing{}, err
-				}
-				out = append(out, objs...)
-				continue
-			}
-			list, err := l.dyn.Resource(r.gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+			objs, err := l.listKind(ctx, r.gvr, ns)
 			if err != nil {
-				return Listing{}, fmt.Errorf("list %s in %s: %w", r.gvr.String(), ns, err)
+				return Listing{}, err
 			}
-			for _, item := range list.Items {
-				obj := jsonvalue.Normalize(item.Object).(map[string]any)
-				if controlled(obj) {
-					continue
-				}
-				out = append(out, fromAPI(obj))
-			}
+			out = append(out, objs...)
 		}
 	}
 	return Listing{Objects: out, Coverage: cov}, nil
 }
 
+// listKind lists one kind in namespace ns ("" = every namespace), without
+// the objects a controller owns.
+func (l *ClientLister) listKind(ctx context.Context, gvr schema.GroupVersionResource, ns string) ([]Object, error) {
+	if gvr == secretsGVR {
+		return l.listSecretMetadata(ctx, ns)
+	}
+	list, err := l.dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list %s in %s: %w", gvr.String(), nsName(ns), err)
+	}
+	var out []Object
+	for _, item := range list.Items {
+		obj := jsonvalue.Normalize(item.Object).(map[string]any)
+		if controlled(obj) {
+			continue
+		}
+		out = append(out, fromAPI(obj))
+	}
+	return out, nil
+}
+
+func nsName(ns string) string {
+	if ns == metav1.NamespaceAll {
+		return "every namespace"
+	}
+	return ns
+}
+
 func (l *ClientLister) listSecretMetadata(ctx context.Context, ns string) ([]Object, error) {
 	list, err := l.meta.Resource(secretsGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("list secrets (metadata only) in %s: %w", ns, err)
+		return nil, fmt.Errorf("list secrets (metadata only) in %s: %w", nsName(ns), err)
 	}
 	var out []Object
 	for _, item := range list.Items {
@@ -263,26 +293,55 @@ type resource struct {
 }
 
 // resources asks discovery for every namespaced kind in scope that can be
-// listed, at the server's preferred version. A group whose discovery
-// failed goes on: its kinds stay out of the coverage, so a target that
-// renders them gets no verdict rather than a false "gone"; the rest of
-// the cluster is still read.
+// listed, at the server's preferred version, and starts the coverage of
+// a read of them (pickResources).
 func (l *ClientLister) resources(s Scope) ([]resource, *kube.Coverage, error) {
+	d, err := l.discover()
+	if err != nil {
+		return nil, nil, err
+	}
+	out, cov := pickResources(d, s)
+	return out, cov, nil
+}
+
+// discovered is what discovery answered: the resources of every group it
+// could read, and what it could not.
+type discovered struct {
+	lists  []*metav1.APIResourceList
+	failed []string // for people: the groups whose discovery failed
+}
+
+// discover asks the server for its resources. A group whose discovery
+// failed goes on (failed names it); only a discovery that read nothing
+// is an error.
+func (l *ClientLister) discover() (discovered, error) {
 	lists, err := l.disc.ServerPreferredResources()
-	cov := &kube.Coverage{Listed: map[string]bool{}, Skipped: map[string]bool{}}
 	var partial *discovery.ErrGroupDiscoveryFailed
 	switch {
 	case err == nil:
+		return discovered{lists: lists}, nil
 	case errors.As(err, &partial) && len(lists) > 0:
+		var failed []string
 		for gv, gerr := range partial.Groups {
-			cov.Failed = append(cov.Failed, fmt.Sprintf("discovery of %s failed: %v", gv.String(), gerr))
+			failed = append(failed, fmt.Sprintf("discovery of %s failed: %v", gv.String(), gerr))
 		}
-		sort.Strings(cov.Failed)
+		sort.Strings(failed)
+		return discovered{lists: lists, failed: failed}, nil
 	default:
-		return nil, nil, fmt.Errorf("discovery: %w", err)
+		return discovered{}, fmt.Errorf("discovery: %w", err)
 	}
+}
+
+// pickResources keeps the listable namespaced kinds that s reads, and
+// starts the coverage of a read of them: the kinds not read by design
+// are Skipped, the groups discovery lost are Failed (their kinds stay out
+// of the coverage, so a target that renders them gets no verdict rather
+// than a false "gone"). The reader marks each kind Listed once it has
+// listed it in every namespace.
+func pickResources(d discovered, s Scope) ([]resource, *kube.Coverage) {
+	cov := &kube.Coverage{Listed: map[string]bool{}, Skipped: map[string]bool{}, Failed: append([]string(nil), d.failed...)}
 	var out []resource
-	for _, rl := range lists {
+	for _, rl := range d.lists {
 		gv, err := schema.ParseGroupVersion(rl.GroupVersion)
 		if err != nil {
 			continue
@@ -303,7 +362,7 @@ func (l *ClientLister) resources(s Scope) ([]resource, *kube.Coverage, error) {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].gvr.String() < out[j].gvr.String() })
-	return out, cov, nil
+	return out, cov
 }
 
 // kindInScope matches "Kind" or "Kind.group" entries.

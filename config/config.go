@@ -19,6 +19,10 @@ import (
 const (
 	DefaultPollInterval = time.Minute
 	DefaultListen       = ":8080"
+	// A cluster's client rate: client-go's own default (5/s) made a poll
+	// of 100 targets wait minutes on the limiter.
+	DefaultQPS          = 20
+	DefaultBurst        = 40
 	DefaultAPIURL       = "https://api.github.com/"
 	DefaultBranchPrefix = "driftback/"
 )
@@ -152,6 +156,15 @@ func (c *Config) fillDefaults() {
 	}
 	if c.Listen == "" {
 		c.Listen = DefaultListen
+	}
+	for i := range c.Clusters {
+		cl := &c.Clusters[i]
+		if cl.QPS == 0 {
+			cl.QPS = DefaultQPS
+		}
+		if cl.Burst == 0 {
+			cl.Burst = DefaultBurst
+		}
 	}
 	if c.GitHub.APIURL == "" {
 		c.GitHub.APIURL = DefaultAPIURL

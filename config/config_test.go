@@ -44,7 +44,8 @@ func TestBaseIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Targets) != 1 || c.PollInterval != time.Minute || c.Listen != ":8080" || c.GitHub.APIURL != DefaultAPIURL {
+	if len(c.Targets) != 1 || c.PollInterval != time.Minute || c.Listen != ":8080" || c.GitHub.APIURL != DefaultAPIURL ||
+		c.Clusters[0].QPS != DefaultQPS || c.Clusters[0].Burst != DefaultBurst {
 		t.Fatalf("defaults not filled: %+v", c)
 	}
 }
@@ -156,6 +157,10 @@ func TestErrors(t *testing.T) {
 			"driftback.yaml:1:15", `pollInterval: expected a duration such as 30s, 1m or 1h30m, got the number 60; add a unit (60s)`, 0},
 		{"interval below the minimum", func(t *testing.T) string { return "pollInterval: 5s\n" + base },
 			"driftback.yaml:1:15", `pollInterval: 5s is below the minimum 10s`, 0},
+		{"zero qps", func(t *testing.T) string {
+			return with(t, "  kubeconfig: /kube.yaml", "  kubeconfig: /kube.yaml\n  qps: 0")
+		},
+			"driftback.yaml:8:8", `clusters[0].qps: must be a positive number, got 0`, 0},
 		{"bad listen address", func(t *testing.T) string { return "listen: 8080\n" + base },
 			"driftback.yaml:1:9", `listen: "8080" is not host:port; write ":8080"`, 0},
 		{"bad target name", func(t *testing.T) string { return with(t, "- name: shop", "- name: Shop_Prod") },

@@ -70,6 +70,14 @@ type Cluster struct {
 	// Use the service account driftback runs as (driftback deployed in this
 	// cluster). Set exactly one of kubeconfig and inCluster.
 	InCluster bool `yaml:"inCluster,omitempty" json:"inCluster,omitempty" aka:"incluster,in_cluster,inClusterConfig"`
+	// Requests per second driftback may send this cluster's API server,
+	// sustained. A poll reads each kind once for all targets, so this
+	// bounds how long a poll waits on the cluster, not how many requests
+	// it makes. Default 20.
+	QPS int64 `yaml:"qps,omitempty" json:"qps,omitempty" schema:"minimum=1;default=20" aka:"QPS,kubeAPIQPS,rateLimit"`
+	// Requests driftback may send this cluster's API server at once before
+	// qps paces them. Default 40.
+	Burst int64 `yaml:"burst,omitempty" json:"burst,omitempty" schema:"minimum=1;default=40" aka:"kubeAPIBurst"`
 }
 
 // Defaults are inherited by every target. A target's own appliers,

@@ -195,6 +195,12 @@ func (d *decoder) validateCluster(p string, cl *Cluster) {
 	if d.present(p+".context") && !d.present(pk) {
 		d.failKey(p+".context", p+".context", "only applies with kubeconfig; an in-cluster connection has no contexts")
 	}
+	if d.present(p+".qps") && cl.QPS < 1 {
+		d.fail(p+".qps", "must be a positive number, got %d", cl.QPS)
+	}
+	if d.present(p+".burst") && cl.Burst < 1 {
+		d.fail(p+".burst", "must be a positive number, got %d", cl.Burst)
+	}
 }
 
 func (d *decoder) validateTarget(c *Config, p string, t *Target, targets, clusters map[string]string) {

@@ -149,6 +149,8 @@ func TestMistakesAreCaught(t *testing.T) {
 			"deployment", []string{"Deployment driftback/driftback", "readinessProbe"}},
 		{"no memory limit", []edit{{"deployment.yaml", "            memory: 1Gi\n", ""}},
 			"deployment", []string{"Deployment driftback/driftback", "limits", "memory"}},
+		{"no Go memory limit", []edit{{"deployment.yaml", "resource: limits.memory", "resource: requests.memory"}},
+			"deployment", []string{"Deployment driftback/driftback", "GOMEMLIMIT"}},
 		{"latest image", []edit{{"kustomization.yaml", "newTag: v0.1.0", "newTag: latest"}},
 			"deployment", []string{"Deployment driftback/driftback", "ghcr.io/driftback/driftback:latest"}},
 		{"untagged image", []edit{

@@ -528,6 +528,10 @@ type envVar struct {
 			Name string `json:"name"`
 			Key  string `json:"key"`
 		} `json:"secretKeyRef"`
+		ResourceFieldRef *struct {
+			Resource string `json:"resource"`
+			Divisor  string `json:"divisor"`
+		} `json:"resourceFieldRef"`
 	} `json:"valueFrom"`
 }
 
@@ -711,6 +715,16 @@ func (e Expect) checkDeployment(objs []*Object) []string {
 		if fields[name] != path {
 			cadd("env %s should come from the downward API field %s (the Lease holder identity)", name, path)
 		}
+	}
+	memLimit := false
+	for _, e := range c.Env {
+		if e.Name == "GOMEMLIMIT" && e.ValueFrom != nil && e.ValueFrom.ResourceFieldRef != nil {
+			r := e.ValueFrom.ResourceFieldRef
+			memLimit = r.Resource == "limits.memory" && (r.Divisor == "" || r.Divisor == "1")
+		}
+	}
+	if !memLimit {
+		cadd("env GOMEMLIMIT should come from resourceFieldRef limits.memory in bytes (the Go runtime's limit is the container's)")
 	}
 	if len(c.Args) == 0 || c.Args[0] != "run" {
 		cadd("args %q should start with run", c.Args)

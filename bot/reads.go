@@ -1,0 +1,93 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/driftback/driftback/cluster"
+)
+
+// sharer is a lister that can share one poll's reads among the targets
+// of its cluster (cluster.ClientLister).
+type sharer interface {
+	Round() *cluster.Round
+}
+
+// pollReads is one poll's reads of the clusters: one shared round per
+// lister, and whether each cluster could be read.
+type pollReads struct {
+	mu     sync.Mutex
+	rounds map[sharer]*cluster.Round
+	failed map[string]bool // cluster -> a read failed this poll
+	read   map[string]bool // cluster -> a read succeeded this poll
+}
+
+func newPollReads() *pollReads {
+	return &pollReads{rounds: map[sharer]*cluster.Round{}, failed: map[string]bool{}, read: map[string]bool{}}
+}
+
+// target returns t reading through this poll: its cluster's shared round
+// where the lister has one, every answer noted for readiness.
+func (p *pollReads) target(t *Target) *Target {
+	c := *t
+	l := t.Lister
+	if s, ok := l.(sharer); ok {
+		p.mu.Lock()
+		r := p.rounds[s]
+		if r == nil {
+			r = s.Round()
+			p.rounds[s] = r
+		}
+		p.mu.Unlock()
+		l = r
+	}
+	c.Lister = notedLister{l: l, cluster: t.Config.Cluster, p: p}
+	return &c
+}
+
+type notedLister struct {
+	l       cluster.Lister
+	cluster string
+	p       *pollReads
+}
+
+func (n notedLister) List(ctx context.Context, s cluster.Scope) (cluster.Listing, error) {
+	read, err := n.l.List(ctx, s)
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return read, err // the poll was stopped: says nothing of the cluster
+	}
+	n.p.mu.Lock()
+	if err != nil {
+		n.p.failed[n.cluster] = true
+	} else {
+		n.p.read[n.cluster] = true
+	}
+	n.p.mu.Unlock()
+	return read, err
+}
+
+// unreadyAfter is how many polls in a row a cluster may go unread before
+// /readyz fails: one failed poll is a blip, several an outage.
+const unreadyAfter = 3
+
+// noteReads counts, per cluster, the polls in a row in which every read
+// failed. A poll that ended with the process (ctx done) says nothing.
+func (r *Runner) noteReads(ctx context.Context, p *pollReads) {
+	if ctx.Err() != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.unread == nil {
+		r.unread = map[string]int{}
+	}
+	for c := range p.failed {
+		if !p.read[c] {
+			r.unread[c]++
+		}
+	}
+	for c := range p.read {
+		delete(r.unread, c)
+	}
+}

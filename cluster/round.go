@@ -1,0 +1,155 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/driftback/driftback/internal/kube"
+)
+
+// Round is one poll's read of a cluster, shared by every target on it:
+// discovery once, and each kind a target needs listed once across all
+// namespaces, whatever the number of targets. Where RBAC forbids a
+// cluster-wide list (a Role per namespace) the kind is listed once per
+// namespace instead. A Round serves one poll; the next poll makes a new
+// one, so what it serves is never older than the poll.
+//
+// A read that fails fails every target that needs it: never a partial
+// answer.
+type Round struct {
+	l     *ClientLister
+	mu    sync.Mutex
+	calls map[string]*call
+}
+
+// call is one read, made by the first target that needs it; the others
+// wait for its answer.
+type call struct {
+	done chan struct{}
+	val  any
+	err  error
+	// abandoned: the read ended with its caller's context, which says
+	// nothing of the cluster.
+	abandoned bool
+}
+
+// Round starts a poll's shared read of the cluster.
+func (l *ClientLister) Round() *Round {
+	return &Round{l: l, calls: map[string]*call{}}
+}
+
+// List returns the objects of s and what the read covered, as
+// ClientLister.List would: a group discovery lost is in the coverage's
+// Failed, and a kind is Listed only once it was read in every namespace
+// of s.
+func (r *Round) List(ctx context.Context, s Scope) (Listing, error) {
+	namespaces := s.Namespaces
+	if len(namespaces) == 0 {
+		if s.NamespaceSelector == "" {
+			return Listing{}, fmt.Errorf("the scope names no namespaces and no namespace selector")
+		}
+		v, err := r.do(ctx, "namespaces "+s.NamespaceSelector, func(ctx context.Context) (any, error) {
+			return r.l.namespaces(ctx, Scope{NamespaceSelector: s.NamespaceSelector})
+		})
+		if err != nil {
+			return Listing{}, err
+		}
+		namespaces = v.([]string)
+	}
+	v, err := r.do(ctx, "discovery", func(context.Context) (any, error) { return r.l.discover() })
+	if err != nil {
+		return Listing{}, err
+	}
+	resources, cov := pickResources(v.(discovered), s)
+	var out []Object
+	for _, res := range resources {
+		byNS, err := r.kind(ctx, res.gvr, namespaces)
+		if err != nil {
+			return Listing{}, err
+		}
+		cov.Listed[kube.KindKey(res.gvk.Group, res.gvk.Kind)] = true
+		for _, ns := range namespaces {
+			out = append(out, byNS[ns]...)
+		}
+	}
+	return Listing{Objects: out, Coverage: cov}, nil
+}
+
+// kind lists one kind in every namespace at once, or in each of
+// namespaces when a cluster-wide list is forbidden.
+func (r *Round) kind(ctx context.Context, gvr schema.GroupVersionResource, namespaces []string) (map[string][]Object, error) {
+	v, err := r.do(ctx, "list "+gvr.String(), func(ctx context.Context) (any, error) {
+		objs, err := r.l.listKind(ctx, gvr, metav1.NamespaceAll)
+		if apierrors.IsForbidden(err) {
+			return nil, nil // read namespace by namespace below
+		}
+		return byNamespace(objs), err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if v != nil {
+		return v.(map[string][]Object), nil
+	}
+	out := map[string][]Object{}
+	for _, ns := range namespaces {
+		v, err := r.do(ctx, fmt.Sprintf("list %s in %s", gvr.String(), ns), func(ctx context.Context) (any, error) {
+			return r.l.listKind(ctx, gvr, ns)
+		})
+		if err != nil {
+			return nil, err
+		}
+		out[ns] = v.([]Object)
+	}
+	return out, nil
+}
+
+func byNamespace(objs []Object) map[string][]Object {
+	out := map[string][]Object{}
+	for _, o := range objs {
+		ns := namespaceOf(o.Object)
+		out[ns] = append(out[ns], o)
+	}
+	return out
+}
+
+// do makes the read named key once per round. A read abandoned because
+// its caller's context ended (that target's timeout) is forgotten, so
+// the next target tries again, and a target that was waiting for it
+// makes it itself rather than take another target's deadline as its
+// answer.
+func (r *Round) do(ctx context.Context, key string, read func(context.Context) (any, error)) (any, error) {
+	for {
+		r.mu.Lock()
+		c, ok := r.calls[key]
+		if !ok {
+			c = &call{done: make(chan struct{})}
+			r.calls[key] = c
+			r.mu.Unlock()
+			c.val, c.err = read(ctx)
+			if c.err != nil && ctx.Err() != nil {
+				c.abandoned = true
+				r.mu.Lock()
+				delete(r.calls, key)
+				r.mu.Unlock()
+			}
+			close(c.done)
+			return c.val, c.err
+		}
+		r.mu.Unlock()
+		select {
+		case <-c.done:
+			if c.abandoned && ctx.Err() == nil {
+				continue
+			}
+			return c.val, c.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
