@@ -151,19 +151,14 @@ func NewOwnership(o Object, rules Rules) (*Ownership, error) {
 	if err != nil {
 		return nil, err
 	}
-	kind, _ := o.Object["kind"].(string)
-	av, _ := o.Object["apiVersion"].(string)
-	group, _, _ := strings.Cut(av, "/")
-	if !strings.Contains(av, "/") {
-		group = "" // the core group: apiVersion v1
-	}
+	gvk := gvkOf(o.Object)
 	own := &Ownership{live: o.Object, lastApplied: o.LastApplied, managers: ms, rules: rules}
 	for _, r := range rules.Ignore {
 		p, err := jsonvalue.ParsePath(r.Path)
 		if err != nil {
 			return nil, fmt.Errorf("ignore rule path %q: %v", r.Path, err)
 		}
-		if kindMatches(r.Kind, kind, group) {
+		if kindMatches(r.Kind, gvk.Kind, gvk.Group) {
 			own.ignore = append(own.ignore, ignoreRule{manager: r.Manager, path: p})
 		}
 	}
