@@ -25,6 +25,9 @@ type Options struct {
 	// this target (Flux postBuild.substitute, Argo CD source.kustomize...).
 	// The build then differs from kustomize's, so the target is refused.
 	OrchestratorContext []string
+	// Flux is the Flux Kustomization that applies the root: the root is
+	// rendered as kustomize-controller renders it (DESIGN §7).
+	Flux *kube.FluxContext
 	// Coverage is what the read of the live objects covered; nil when the
 	// source cannot say (a snapshot file), and then a kind with no live
 	// object in a namespace counts as not read there.
@@ -63,14 +66,18 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 		})
 		return plan, nil
 	}
-	t, krefs, err := s.forest.Load(root)
+	o, err := s.orchestrator(root, opts.Flux, plan)
+	if err != nil || o == nil {
+		return plan, err
+	}
+	t, krefs, err := o.load(s.forest, root)
 	if err != nil {
 		return nil, err
 	}
 	if err := malformed(krefs); err != nil {
 		return nil, err
 	}
-	b, refusals, err := s.renderer().buildTree(s.repo, t, krefs, func(p string, _ []byte) (*yamledit.File, error) { return s.forest.Parse(p) })
+	b, refusals, err := o.renderer(s).buildTree(o.repo, t, krefs, func(p string, _ []byte) (*yamledit.File, error) { return s.forest.Parse(p) })
 	if err != nil {
 		return nil, err
 	}
@@ -81,14 +88,15 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 	if opts.WriteScope, err = repofs.Clean(opts.WriteScope); err != nil {
 		return nil, fmt.Errorf("write scope: %w", err)
 	}
-	a := &analysis{snap: s, lives: live, opts: opts, root: root, base: b, plan: plan}
+	a := &analysis{snap: s, lives: live, opts: opts, root: root, base: b, plan: plan, orchestration: o}
 	a.pair()
+	a.secretVariables()
 	// The dye only says who supplies an image or replica value; when no
 	// entry can supply one that differs from live there is nothing to
 	// route, and the extra build is skipped.
 	a.dyed = &dyeResult{suppliers: map[slotKey]supplier{}}
 	if forceDye || a.dyeCanRoute() {
-		if a.dyed, err = dye(s.repo, b); err != nil {
+		if a.dyed, err = dye(o.repo, b); err != nil {
 			return nil, err
 		}
 		if a.dyed.note != "" {
@@ -237,6 +245,8 @@ type analysis struct {
 	routes     []*route
 	supplied   map[slotKey]bool // slot components an entry carries
 	conflicted map[slotKey]bool // ... of which refused as conflicts
+
+	*orchestration // what the GitOps tool adds to the build
 }
 
 // pair is a rendered object and the live object it corresponds to.
@@ -515,7 +525,7 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 			Hint: "give the list elements unique names, or make the change in Git by hand"})
 		a.giveUp(c, u.Path)
 	}
-	if len(a.base.tree.Constructs) > 0 {
+	if len(a.base.tree.Constructs) > 0 || a.substitutes() {
 		// A construct may derive a value from the source (a name
 		// reference, a var, a replacement): writing live over the value
 		// it transformed can re-render to live and still be wrong, which

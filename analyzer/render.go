@@ -52,15 +52,22 @@ type rendered struct {
 // build order. extra replaces files in the in-memory copy only (the dye uses
 // it); the caller's repository is never modified. parsed may hold source
 // files already parsed, to be read instead of decoded again.
-// builds counts the kustomize runs.
-func render(builds *atomic.Int64, repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, parsed map[string]*yamledit.File) ([]rendered, error) {
+// builds counts the kustomize runs. post, when set, is what the GitOps
+// tool does to each built object before it applies it.
+func render(builds *atomic.Int64, repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, parsed map[string]*yamledit.File, post *fluxRender) ([]rendered, error) {
+	if post != nil {
+		// Substitution may rename: only marked documents are found again.
+		out, err := renderAnnotated(builds, repo, t, extra, post)
+		versioned(out)
+		return out, err
+	}
 	if origins, ok := directOrigins(repo, t, extra, parsed); ok {
 		if out, ok := renderDirect(builds, repo, t, extra, origins); ok {
 			versioned(out)
 			return out, nil
 		}
 	}
-	out, err := renderAnnotated(builds, repo, t, extra)
+	out, err := renderAnnotated(builds, repo, t, extra, nil)
 	versioned(out)
 	return out, err
 }
@@ -211,7 +218,7 @@ func takeMark(r *resource.Resource, src string) (string, error) {
 }
 
 // renderAnnotated is the render with kustomize's origin annotations.
-func renderAnnotated(builds *atomic.Int64, repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte) ([]rendered, error) {
+func renderAnnotated(builds *atomic.Int64, repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, post *fluxRender) ([]rendered, error) {
 	fsys, err := treeFS(repo, t, extra)
 	if err != nil {
 		return nil, err
@@ -224,7 +231,7 @@ func renderAnnotated(builds *atomic.Int64, repo *repofs.Repo, t *ktree.Tree, ext
 	if err != nil {
 		return nil, err
 	}
-	marked := len(t.Constructs) > 0
+	marked := len(t.Constructs) > 0 || post != nil
 	if marked {
 		if err := markDocuments(fsys, repo, t, extra); err != nil {
 			return nil, err
@@ -244,6 +251,11 @@ func renderAnnotated(builds *atomic.Int64, repo *repofs.Repo, t *ktree.Tree, ext
 	out := make([]rendered, 0, resMap.Size())
 	claims := map[string]int{}
 	for _, r := range resMap.Resources() {
+		if post != nil {
+			if err := post.postBuild(r); err != nil {
+				return nil, err
+			}
+		}
 		origin, err := r.GetOrigin()
 		if err != nil {
 			return nil, fmt.Errorf("read origin of %s: %w", r.CurId(), err)

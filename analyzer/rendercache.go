@@ -53,8 +53,9 @@ func (c *RenderCache) Stats() (hits, misses int64) {
 	return c.hits, c.misses
 }
 
-// renderKey hashes what render(repo, t, extra, ...) reads.
-func renderKey(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte) [32]byte {
+// renderKey hashes what render(repo, t, extra, ...) reads; post is what
+// an orchestrator adds beyond the repository (nil: nothing).
+func renderKey(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, post []byte) [32]byte {
 	h := sha256.New()
 	var n [8]byte
 	field := func(b []byte) {
@@ -62,6 +63,7 @@ func renderKey(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte) [32]by
 		h.Write(n[:])
 		h.Write(b)
 	}
+	field(post)
 	field([]byte(t.Root.Dir))
 	field([]byte(t.Root.File))
 	// A plain folder's synthesized kustomization lists its manifests.
@@ -114,15 +116,20 @@ func sortedKeys(m map[string][]byte) []string {
 type renderer struct {
 	cache  *RenderCache // nil: every render builds
 	builds *atomic.Int64
+	post   *fluxRender // what the GitOps tool does to the built objects; nil: nothing
 }
 
 // render is render through the cache.
 func (r renderer) render(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, parsed map[string]*yamledit.File) ([]rendered, error) {
 	c := r.cache
 	if c == nil {
-		return render(r.builds, repo, t, extra, parsed)
+		return render(r.builds, repo, t, extra, parsed, r.post)
 	}
-	key := renderKey(repo, t, extra)
+	var post []byte
+	if r.post != nil {
+		post = r.post.key()
+	}
+	key := renderKey(repo, t, extra, post)
 	c.mu.Lock()
 	if el, ok := c.byKey[key]; ok {
 		c.order.MoveToFront(el)
@@ -134,7 +141,7 @@ func (r renderer) render(repo *repofs.Repo, t *ktree.Tree, extra map[string][]by
 	c.misses++
 	c.mu.Unlock()
 
-	objs, err := render(r.builds, repo, t, extra, parsed)
+	objs, err := render(r.builds, repo, t, extra, parsed, r.post)
 	e := &cacheEntry{key: key, objs: copyRendered(objs), err: err}
 	c.mu.Lock()
 	defer c.mu.Unlock()

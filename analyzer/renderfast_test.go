@@ -36,7 +36,7 @@ func TestDirectRenderMatchesAnnotated(t *testing.T) {
 				continue
 			}
 			for _, extra := range []map[string][]byte{nil, dyedFiles(t, repo, root)} {
-				want, werr := renderAnnotated(new(atomic.Int64), repo, tr, extra)
+				want, werr := renderAnnotated(new(atomic.Int64), repo, tr, extra, nil)
 				origins, ok := directOrigins(repo, tr, extra, nil)
 				// Origins read off the build's parsed files are the same
 				// as origins decoded from the bytes.

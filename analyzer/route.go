@@ -85,6 +85,9 @@ func (a *analysis) planRoutes() {
 		if !ok {
 			return sup, nil, false
 		}
+		if r := a.orchestratorEntry(sup.Entry, sup.Field); r != nil {
+			return sup, r, true
+		}
 		return sup, a.unwritable(sup.Entry.Node.File), true
 	}
 	refuseEntry := func(p pair, slot jsonvalue.Path, sup supplier, field string, why *Refusal) {

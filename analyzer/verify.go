@@ -29,6 +29,9 @@ func (a *analysis) verify() {
 			continue
 		}
 		edited, err := a.snap.repo.With(files)
+		if err == nil {
+			edited, err = a.orchestrated(edited)
+		}
 		if err != nil {
 			a.refuseAll(CodeUnplaceableEdit, "the edited files cannot be placed: "+err.Error())
 			return
@@ -42,7 +45,7 @@ func (a *analysis) verify() {
 			known := make(map[string]*yamledit.File, len(a.base.files)+len(parsed))
 			maps.Copy(known, a.base.files)
 			maps.Copy(known, parsed)
-			nb, refs, err = a.snap.renderer().buildTree(edited, t, krefs, reusing(known))
+			nb, refs, err = a.verifyRenderer().buildTree(edited, t, krefs, reusing(known))
 		}
 		if err != nil || len(refs) > 0 {
 			msg := "the edited tree no longer builds"

@@ -50,13 +50,14 @@ func PlanTarget(ctx context.Context, in PlanInput) (TargetPlan, error) {
 	tc := in.Target
 	renderAt := in.Base
 	var orchestrator []string
+	var flux *kube.FluxContext
 	var out TargetPlan
 	if in.Applied != nil {
 		a, err := in.Applied(ctx)
 		if err != nil {
 			return out, err
 		}
-		orchestrator = a.Context
+		orchestrator, flux = a.Context, a.Flux
 		if a.Revision == "" {
 			out.Waiting = "the GitOps tool reports no applied revision yet"
 		}
@@ -82,7 +83,7 @@ func PlanTarget(ctx context.Context, in PlanInput) (TargetPlan, error) {
 			return out, nil
 		}
 	}
-	plan, err := snap.Plan(tc.Root, live, analyzer.Options{WriteScope: tc.WriteScope, OrchestratorContext: orchestrator, Coverage: in.Coverage})
+	plan, err := snap.Plan(tc.Root, live, analyzer.Options{WriteScope: tc.WriteScope, OrchestratorContext: orchestrator, Flux: flux, Coverage: in.Coverage})
 	if err != nil {
 		return out, &InputError{Err: err}
 	}

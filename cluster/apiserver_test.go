@@ -323,8 +323,9 @@ func TestSecretDriftIsSensitiveAndNeverRead(t *testing.T) {
 	}
 }
 
-// A Flux Kustomization records the applied revision in its status;
-// postBuild.substitute is render context driftback refuses by name.
+// A Flux Kustomization records the applied revision in its status, and its
+// render context is read with it: the spec, and the ConfigMaps
+// substituteFrom names (a Secret is named, never read).
 func TestFluxAppliedRevision(t *testing.T) {
 	e := needEnv(t)
 	dyn := dynamic.NewForConfigOrDie(e.Config)
@@ -341,10 +342,15 @@ func TestFluxAppliedRevision(t *testing.T) {
 		"metadata": map[string]any{"name": "shop", "namespace": ns},
 		"spec": map[string]any{"path": "./overlays/prod", "interval": "5m", "prune": true,
 			"sourceRef": map[string]any{"kind": "GitRepository", "name": "shop"},
-			"postBuild": map[string]any{"substitute": map[string]any{"region": "eu"}}},
+			"postBuild": map[string]any{"substitute": map[string]any{"region": "eu"},
+				"substituteFrom": []any{map[string]any{"kind": "ConfigMap", "name": "vars"}, map[string]any{"kind": "Secret", "name": "creds"},
+					map[string]any{"kind": "ConfigMap", "name": "absent", "optional": true}}}},
 	}}
+	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "vars", "namespace": ns}, "data": map[string]any{"tier": "gold"}}}
+	_, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns).Create(context.Background(), cm, metav1.CreateOptions{})
+	must(t, err)
 	var created *unstructured.Unstructured
-	var err error
 	for i := 0; i < 50; i++ { // the CRD takes a moment to be served
 		if created, err = dyn.Resource(ks).Namespace(ns).Create(context.Background(), obj, metav1.CreateOptions{}); err == nil {
 			break
@@ -358,13 +364,19 @@ func TestFluxAppliedRevision(t *testing.T) {
 
 	a, err := cluster.AppliedRevision(context.Background(), dyn, cluster.Source{Flux: &kube.ObjectRef{Namespace: ns, Name: "shop"}})
 	must(t, err)
-	if a.Revision != "0123456789abcdef0123456789abcdef01234567" || strings.Join(a.Context, ",") != "spec.postBuild.substitute" {
+	if a.Revision != "0123456789abcdef0123456789abcdef01234567" || len(a.Context) != 0 || a.Flux == nil ||
+		a.Flux.Namespace != ns || a.Flux.Name != "shop" || len(a.Flux.From) != 3 {
 		t.Fatalf("applied = %+v", a)
 	}
-	p, err := analyzer.Analyze(analyzer.Input{Repo: testRepo(t, ns, ""), Root: "overlay", Options: analyzer.Options{OrchestratorContext: a.Context}})
+	if f := a.Flux.From; !f[0].Found || f[0].Data["tier"] != "gold" || !f[1].Found || f[1].Data != nil || f[2].Found {
+		t.Fatalf("substituteFrom read as %+v", f)
+	}
+	p, err := analyzer.Analyze(analyzer.Input{Repo: testRepo(t, ns, ""), Root: "overlay", Options: analyzer.Options{OrchestratorContext: a.Context, Flux: a.Flux}})
 	must(t, err)
-	if len(p.Refusals) != 1 || p.Refusals[0].Code != analyzer.CodeOrchestratorContext {
-		t.Fatalf("%s", dump(p))
+	for _, r := range p.Refusals {
+		if r.Code == analyzer.CodeOrchestratorContext {
+			t.Fatalf("a Flux context is refused:\n%s", dump(p))
+		}
 	}
 }
 

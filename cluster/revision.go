@@ -3,9 +3,9 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
@@ -24,10 +24,14 @@ type Applied struct {
 	Revision string // the commit SHA the tool last applied ("" when unknown)
 	Raw      string // the revision as the tool wrote it
 	// Context lists the tool's own render settings that change the build
-	// beyond the kustomize root (Flux postBuild.substitute, targetNamespace,
-	// patches...). driftback cannot project through them: the target is
-	// refused as orchestrator-context, by these names.
+	// beyond the kustomize root and that driftback does not render (Argo
+	// CD's source.kustomize, helm, plugin): the target is refused as
+	// orchestrator-context, by these names.
 	Context []string
+	// Flux is the Flux Kustomization's render context: its spec and the
+	// variables postBuild.substituteFrom names (ConfigMaps read, Secrets
+	// only named). The analyzer renders the root with it.
+	Flux *kube.FluxContext
 }
 
 // Source names the object that records the applied revision.
@@ -39,6 +43,7 @@ type Source struct {
 var (
 	fluxKustomizations = schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
 	argoApplications   = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applications"}
+	configMaps         = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 )
 
 // AppliedRevision reads the applied revision and render context.
@@ -49,7 +54,20 @@ func AppliedRevision(ctx context.Context, dyn dynamic.Interface, src Source) (Ap
 		if err != nil {
 			return Applied{}, fmt.Errorf("flux Kustomization %s/%s: %w", src.Flux.Namespace, src.Flux.Name, err)
 		}
-		return fluxApplied(obj.Object), nil
+		a := fluxApplied(obj.Object)
+		if err := resolveFrom(a.Flux, func(name string) (map[string]any, bool, error) {
+			cm, err := dyn.Resource(configMaps).Namespace(src.Flux.Namespace).Get(ctx, name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return nil, false, nil
+			}
+			if err != nil {
+				return nil, false, err
+			}
+			return cm.Object, true, nil
+		}); err != nil {
+			return Applied{}, err
+		}
+		return a, nil
 	case src.ArgoCD != nil:
 		obj, err := dyn.Resource(argoApplications).Namespace(src.ArgoCD.Namespace).Get(ctx, src.ArgoCD.Name, metav1.GetOptions{})
 		if err != nil {
@@ -60,33 +78,61 @@ func AppliedRevision(ctx context.Context, dyn dynamic.Interface, src Source) (Ap
 	return Applied{}, fmt.Errorf("no applied-revision source")
 }
 
-// fluxContext are the Flux Kustomization spec fields that render beyond
-// the kustomize root.
-var fluxContext = []string{"postBuild", "targetNamespace", "patches", "images", "namePrefix", "nameSuffix", "components", "commonMetadata"}
-
+// fluxApplied reads a Flux Kustomization: its applied revision and its
+// render context, the substituteFrom entries named but not yet read.
 func fluxApplied(obj map[string]any) Applied {
 	spec, _ := obj["spec"].(map[string]any)
 	status, _ := obj["status"].(map[string]any)
 	raw, _ := status["lastAppliedRevision"].(string)
-	a := Applied{Raw: raw, Revision: commitOf(raw)}
-	for _, f := range fluxContext {
-		v, ok := spec[f]
-		if !ok || empty(v) {
-			continue
-		}
-		if f == "postBuild" {
-			pb, _ := v.(map[string]any)
-			for _, k := range []string{"substitute", "substituteFrom"} {
-				if pv, ok := pb[k]; ok && !empty(pv) {
-					a.Context = append(a.Context, "spec.postBuild."+k)
+	md, _ := obj["metadata"].(map[string]any)
+	ns, _ := md["namespace"].(string)
+	name, _ := md["name"].(string)
+	a := Applied{Raw: raw, Revision: commitOf(raw), Flux: &kube.FluxContext{Namespace: ns, Name: name, Spec: spec}}
+	pb, _ := spec["postBuild"].(map[string]any)
+	from, _ := pb["substituteFrom"].([]any)
+	for _, f := range from {
+		ref, _ := f.(map[string]any)
+		kind, _ := ref["kind"].(string)
+		n, _ := ref["name"].(string)
+		optional, _ := ref["optional"].(bool)
+		a.Flux.From = append(a.Flux.From, kube.VarSource{Kind: kind, Name: n, Optional: optional})
+	}
+	return a
+}
+
+// resolveFrom reads the ConfigMaps a Flux Kustomization substitutes from,
+// through get (the object, whether it exists). A Secret is never read:
+// its keys stay unknown, so every variable it may hold is refused where it
+// reaches drift (sensitive).
+func resolveFrom(fc *kube.FluxContext, get func(name string) (map[string]any, bool, error)) error {
+	for i := range fc.From {
+		src := &fc.From[i]
+		switch src.Kind {
+		case "Secret":
+			src.Found = true
+		case "ConfigMap":
+			obj, ok, err := get(src.Name)
+			if err != nil {
+				return fmt.Errorf("flux Kustomization %s/%s: ConfigMap %s/%s of postBuild.substituteFrom: %w", fc.Namespace, fc.Name, fc.Namespace, src.Name, err)
+			}
+			if !ok {
+				if src.Optional {
+					continue
+				}
+				return fmt.Errorf("flux Kustomization %s/%s: ConfigMap %s/%s of postBuild.substituteFrom does not exist (Flux cannot build it either)", fc.Namespace, fc.Name, fc.Namespace, src.Name)
+			}
+			src.Found, src.Data = true, map[string]string{}
+			data, _ := obj["data"].(map[string]any)
+			for k, v := range data {
+				if s, ok := v.(string); ok {
+					src.Data[k] = s
 				}
 			}
-			continue
+		default:
+			return fmt.Errorf("flux Kustomization %s/%s: postBuild.substituteFrom kind %q is neither ConfigMap nor Secret", fc.Namespace, fc.Name, src.Kind)
 		}
-		a.Context = append(a.Context, "spec."+f)
 	}
-	sort.Strings(a.Context)
-	return a
+	return nil
 }
 
 func argoApplied(obj map[string]any) Applied {
@@ -165,7 +211,19 @@ func AppliedIn(objs []Object, src Source) (Applied, error) {
 	for _, o := range objs {
 		gvk := gvkOf(o.Object)
 		if gvk.Group == group && gvk.Kind == kind && namespaceOf(o.Object) == want.Namespace && nameOf(o.Object) == want.Name {
-			return read(o.Object), nil
+			a := read(o.Object)
+			if a.Flux == nil {
+				return a, nil
+			}
+			err := resolveFrom(a.Flux, func(name string) (map[string]any, bool, error) {
+				for _, c := range objs {
+					if g := gvkOf(c.Object); g.Group == "" && g.Kind == "ConfigMap" && namespaceOf(c.Object) == want.Namespace && nameOf(c.Object) == name {
+						return c.Object, true, nil
+					}
+				}
+				return nil, false, fmt.Errorf("not among the live objects; add it (kubectl get -o yaml) or read the cluster")
+			})
+			return a, err
 		}
 	}
 	return Applied{}, fmt.Errorf("%s %s/%s (%s) is not among the live objects; add it (kubectl get -o yaml) or read the cluster", kind, want.Namespace, want.Name, group)

@@ -1,0 +1,386 @@
+package analyzer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/fluxcd/pkg/envsubst"
+	fluxkustomize "github.com/fluxcd/pkg/kustomize"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/api/konfig"
+	"sigs.k8s.io/kustomize/api/resource"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/driftback/driftback/internal/kube"
+	"github.com/driftback/driftback/internal/repofs"
+)
+
+// A Flux Kustomization renders its root with settings of its own (DESIGN
+// §7): kustomize-controller writes targetNamespace, namePrefix, nameSuffix,
+// patches, images and components into the root kustomization before the
+// build, substitutes postBuild variables into every object after it, and
+// adds commonMetadata when it applies. driftback renders the same way, with
+// Flux's own library for the first two steps, so what it compares is what
+// the cluster received.
+
+// fluxRender is one Flux Kustomization's render context for a root.
+type fluxRender struct {
+	ctx *kube.FluxContext
+	// vars are the values substitution uses, as Flux merges them:
+	// substituteFrom in order, then the inline postBuild.substitute.
+	vars map[string]string
+	// setBy says where each variable's value comes from.
+	setBy map[string]varSetting
+	// anySecret: a Secret whose keys are unknown may supply any variable
+	// not set inline; every name such a Secret may hold renders as a marker.
+	anySecret bool
+	// override replaces values (the var dye, verify of a var route).
+	override map[string]string
+}
+
+// varSetting is where one substitution variable is set.
+type varSetting struct {
+	Kind string // "substitute" (inline), ConfigMap or Secret
+	Name string // the ConfigMap or Secret
+}
+
+func (s varSetting) secret() bool { return s.Kind == "Secret" }
+
+// secretMarker stands for a value only a Secret holds: driftback never
+// reads it, so the field it reaches cannot be compared or written.
+func secretMarker(name string) string { return "ddsecret-" + name + "-ddsecret" }
+
+var secretMarkerRE = regexp.MustCompile(`ddsecret-([_A-Za-z][_A-Za-z0-9]*)-ddsecret`)
+
+func newFluxRender(ctx *kube.FluxContext) (*fluxRender, error) {
+	if ctx == nil {
+		return nil, nil
+	}
+	f := &fluxRender{ctx: ctx, vars: map[string]string{}, setBy: map[string]varSetting{}}
+	for _, src := range ctx.From {
+		switch src.Kind {
+		case "ConfigMap":
+			for k, v := range src.Data {
+				f.vars[k] = strings.ReplaceAll(v, "\n", "")
+				f.setBy[k] = varSetting{Kind: "ConfigMap", Name: src.Name}
+			}
+		case "Secret":
+			if !src.Found {
+				continue
+			}
+			if src.Data == nil {
+				// Keys unknown: any name may be this Secret's, overriding
+				// what came before.
+				f.anySecret = true
+				for k := range f.vars {
+					f.vars[k] = secretMarker(k)
+					f.setBy[k] = varSetting{Kind: "Secret", Name: src.Name}
+				}
+				continue
+			}
+			for k := range src.Data {
+				f.vars[k] = secretMarker(k)
+				f.setBy[k] = varSetting{Kind: "Secret", Name: src.Name}
+			}
+		default:
+			return nil, fmt.Errorf("flux Kustomization %s/%s: postBuild.substituteFrom kind %q is neither ConfigMap nor Secret", ctx.Namespace, ctx.Name, src.Kind)
+		}
+	}
+	inline, err := f.inline()
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range inline {
+		f.vars[k] = strings.ReplaceAll(v, "\n", "")
+		f.setBy[k] = varSetting{Kind: "substitute"}
+	}
+	return f, nil
+}
+
+// inline is spec.postBuild.substitute.
+func (f *fluxRender) inline() (map[string]string, error) {
+	v, ok, err := unstructured.NestedStringMap(f.ctx.Spec, "postBuild", "substitute")
+	if err != nil {
+		return nil, fmt.Errorf("flux Kustomization %s/%s: spec.postBuild.substitute: %w", f.ctx.Namespace, f.ctx.Name, err)
+	}
+	if !ok {
+		return nil, nil
+	}
+	return v, nil
+}
+
+// substitutes reports whether Flux runs variable substitution at all: only
+// when the Kustomization has a postBuild.
+func (f *fluxRender) substitutes() bool {
+	_, ok := f.ctx.Spec["postBuild"]
+	return ok
+}
+
+// with returns a copy of f whose named variables take other values.
+func (f *fluxRender) with(values map[string]string) *fluxRender {
+	g := *f
+	g.override = map[string]string{}
+	for k, v := range f.override {
+		g.override[k] = v
+	}
+	for k, v := range values {
+		g.override[k] = v
+	}
+	return &g
+}
+
+// key is what a render with this context reads beyond the repository,
+// for the render cache.
+func (f *fluxRender) key() []byte {
+	b, _ := json.Marshal([]any{f.ctx.Namespace, f.ctx.Name, f.ctx.Spec, f.vars, f.anySecret, f.override})
+	return b
+}
+
+// values is the variable map one object is substituted with.
+func (f *fluxRender) values(doc string) map[string]string {
+	vars := make(map[string]string, len(f.vars))
+	for k, v := range f.vars {
+		vars[k] = v
+	}
+	if f.anySecret {
+		for _, n := range referenced(doc) {
+			if _, set := vars[n]; !set {
+				vars[n] = secretMarker(n)
+			}
+		}
+	}
+	for k, v := range f.override {
+		vars[k] = v
+	}
+	return vars
+}
+
+// referenced lists the variable names a document refers to, as Flux's
+// envsubst parses them.
+func referenced(doc string) []string {
+	seen := map[string]bool{}
+	_, _ = envsubst.Eval(doc, func(s string) (string, bool) {
+		seen[s] = true
+		return "", true
+	})
+	out := make([]string, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// postBuild runs what kustomize-controller runs on each built object:
+// variable substitution (skipped for an object that disables it), then
+// commonMetadata.
+func (f *fluxRender) postBuild(res *resource.Resource) error {
+	if f.substitutes() {
+		doc, err := res.AsYAML()
+		if err != nil {
+			return err
+		}
+		vars := f.values(string(doc))
+		sub := map[string]any{}
+		for k, v := range vars {
+			sub[k] = v
+		}
+		ks := unstructured.Unstructured{Object: map[string]any{
+			"metadata": map[string]any{"namespace": f.ctx.Namespace, "name": f.ctx.Name},
+			"spec":     map[string]any{"postBuild": map[string]any{"substitute": sub}},
+		}}
+		// Dry run: the variables are the ones resolved above, never read
+		// from the cluster by the library.
+		if _, err := fluxkustomize.SubstituteVariables(context.Background(), nil, ks, res, fluxkustomize.SubstituteWithDryRun(true)); err != nil {
+			return fmt.Errorf("flux postBuild substitution of %s: %w", res.CurId(), err)
+		}
+	}
+	labels, _, _ := unstructured.NestedStringMap(f.ctx.Spec, "commonMetadata", "labels")
+	annotations, _, _ := unstructured.NestedStringMap(f.ctx.Spec, "commonMetadata", "annotations")
+	if len(labels) > 0 {
+		l := res.GetLabels()
+		if l == nil {
+			l = map[string]string{}
+		}
+		for k, v := range labels {
+			l[k] = v
+		}
+		if err := res.SetLabels(l); err != nil {
+			return err
+		}
+	}
+	if len(annotations) > 0 {
+		a := res.GetAnnotations()
+		if a == nil {
+			a = map[string]string{}
+		}
+		for k, v := range annotations {
+			a[k] = v
+		}
+		if err := res.SetAnnotations(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fluxRoot is the root kustomization as kustomize-controller writes it.
+type fluxRoot struct {
+	Dir  string // the root folder
+	File string // repo-relative; for a plain folder, one the repository lacks
+	// fluxImages marks the images: fields of File the Kustomization sets
+	// ("3/newTag"), with the spec field that sets them.
+	fluxImages map[string]string
+}
+
+// orchestrate returns repo with the root kustomization replaced by the one
+// kustomize-controller generates from it and the Kustomization's spec.
+// Flux's generator reads a folder on disk, so the root's kustomization
+// (or, for a plain folder, its manifests) is written to a private
+// temporary folder for the call; the repository is never written.
+func (f *fluxRender) orchestrate(repo *repofs.Repo, root string) (*repofs.Repo, *fluxRoot, error) {
+	tmp, err := os.MkdirTemp("", "driftback-flux-")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(tmp)
+	kfile := ""
+	for _, name := range konfig.RecognizedKustomizationFileNames() {
+		if _, ok := repo.File(path.Join(root, name)); ok {
+			kfile = path.Join(root, name)
+			break
+		}
+	}
+	write := func(p string, b []byte) error {
+		full := filepath.Join(tmp, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o700); err != nil {
+			return err
+		}
+		return os.WriteFile(full, b, 0o600)
+	}
+	var original types.Kustomization
+	if kfile != "" {
+		b, _ := repo.File(kfile)
+		if err := write(kfile, b); err != nil {
+			return nil, nil, err
+		}
+		_ = yaml.Unmarshal(b, &original)
+	} else {
+		for _, p := range repo.Paths() {
+			if root == "" || strings.HasPrefix(p, root+"/") {
+				b, _ := repo.File(p)
+				if err := write(p, b); err != nil {
+					return nil, nil, err
+				}
+			}
+		}
+	}
+	// Components the generator may look for (ignoreMissingComponents).
+	comps, _, _ := unstructured.NestedStringSlice(f.ctx.Spec, "components")
+	for _, c := range comps {
+		if p, err := repofs.Join(root, c); err == nil && repo.IsDir(p) {
+			if err := os.MkdirAll(filepath.Join(tmp, filepath.FromSlash(p)), 0o700); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	ks := unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+		"metadata": map[string]any{"namespace": f.ctx.Namespace, "name": f.ctx.Name},
+		"spec":     f.ctx.Spec,
+	}}
+	dir := filepath.Join(tmp, filepath.FromSlash(root))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, err
+	}
+	data, written, _, err := fluxkustomize.NewGenerator(tmp, ks).GenerateManifest(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("flux Kustomization %s/%s: %w", f.ctx.Namespace, f.ctx.Name, err)
+	}
+	rel, err := filepath.Rel(tmp, written)
+	if err != nil {
+		return nil, nil, err
+	}
+	fr := &fluxRoot{Dir: root, File: filepath.ToSlash(rel), fluxImages: fluxImageFields(original.Images, f.ctx)}
+	out, err := repo.With(map[string][]byte{fr.File: data})
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, fr, nil
+}
+
+// fluxImageFields mirrors how Flux merges spec.images into the root's
+// images: (by exact name into an existing entry, else appended) and names
+// the entry fields the Kustomization then sets.
+func fluxImageFields(own []types.Image, ctx *kube.FluxContext) map[string]string {
+	out := map[string]string{}
+	images, _, _ := unstructured.NestedSlice(ctx.Spec, "images")
+	names := make([]string, len(own))
+	for i, im := range own {
+		names[i] = im.Name
+	}
+	for j, raw := range images {
+		im, _ := raw.(map[string]any)
+		name, _ := im["name"].(string)
+		idx := -1
+		for i, n := range names {
+			if n == name {
+				idx = i
+				break
+			}
+		}
+		if idx < 0 {
+			idx = len(names)
+			names = append(names, name)
+			for _, fld := range imageFields {
+				out[fmt.Sprintf("%d/%s", idx, fld)] = fmt.Sprintf("spec.images[%d]", j)
+			}
+			continue
+		}
+		if s, _ := im["newName"].(string); s != "" {
+			out[fmt.Sprintf("%d/newName", idx)] = fmt.Sprintf("spec.images[%d].newName", j)
+		}
+		tag, _ := im["newTag"].(string)
+		dig, _ := im["digest"].(string)
+		if tag != "" || dig != "" {
+			out[fmt.Sprintf("%d/newTag", idx)] = fmt.Sprintf("spec.images[%d]", j)
+			out[fmt.Sprintf("%d/digest", idx)] = fmt.Sprintf("spec.images[%d]", j)
+		}
+	}
+	return out
+}
+
+// orchestratorEntry says whether the Kustomization, not the repository's
+// kustomization, sets an entry field: such a value is changed in the
+// Kustomization. nil when the repository's file holds it.
+func (a *analysis) orchestratorEntry(e entry, field string) *Refusal {
+	if a.orchestration == nil || a.fluxRoot == nil {
+		return nil
+	}
+	fr := a.fluxRoot
+	if e.Node == nil || e.Node.File != fr.File {
+		return nil
+	}
+	if _, inRepo := a.snap.repo.File(fr.File); inRepo && e.List != "images" {
+		return nil
+	}
+	set, ok := fr.fluxImages[fmt.Sprintf("%d/%s", e.Index, field)]
+	if !ok {
+		if _, inRepo := a.snap.repo.File(fr.File); inRepo {
+			return nil
+		}
+		set = "spec"
+	}
+	ctx := a.flux.ctx
+	return &Refusal{Code: CodeOrchestratorContext, File: fr.File,
+		Message: fmt.Sprintf("%s of the Flux Kustomization %s/%s sets it", set, ctx.Namespace, ctx.Name),
+		Hint:    fmt.Sprintf("change %s in the Flux Kustomization %s/%s (in Git where it is kept)", set, ctx.Namespace, ctx.Name)}
+}

@@ -1,0 +1,178 @@
+package analyzer
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/kube"
+	"github.com/driftback/driftback/internal/repofs"
+)
+
+// orchestration is what the GitOps tool adds to a root's build, for one
+// plan: the repository as the tool builds it and what it does to the
+// built objects.
+type orchestration struct {
+	repo     *repofs.Repo // the snapshot with the root kustomization as the tool writes it
+	flux     *fluxRender  // nil: no Flux Kustomization context
+	fluxRoot *fluxRoot
+	vars     *varPlan // substitution variables the plan changes
+}
+
+// orchestrator prepares the plan's orchestration. A context the tool's own
+// generator rejects refuses the target (nil orchestration, refusal in plan).
+func (s *Snapshot) orchestrator(root string, ctx *kube.FluxContext, plan *Plan) (*orchestration, error) {
+	o := &orchestration{repo: s.repo}
+	if ctx == nil {
+		return o, nil
+	}
+	f, err := newFluxRender(ctx)
+	if err != nil {
+		return nil, err
+	}
+	repo, fr, err := f.orchestrate(s.repo, root)
+	if err != nil {
+		plan.Refusals = append(plan.Refusals, Refusal{Code: CodeRenderFailed, Message: err.Error(),
+			Hint: "fix the Flux Kustomization's spec so that kustomize-controller can build it"})
+		return nil, nil
+	}
+	o.repo, o.flux, o.fluxRoot = repo, f, fr
+	return o, nil
+}
+
+// load loads and judges the root as the tool builds it: a rewritten root
+// kustomization is judged like any other (its components and patches too).
+func (o *orchestration) load(forest *ktree.Forest, root string) (*ktree.Tree, []ktree.Refusal, error) {
+	if o.flux == nil {
+		return forest.Load(root)
+	}
+	return ktree.Load(o.repo, root)
+}
+
+func (o *orchestration) renderer(s *Snapshot) renderer {
+	r := s.renderer()
+	r.post = o.flux
+	return r
+}
+
+// substitutes reports whether the tool substitutes variables into the
+// built objects: the source then differs from the render where it does.
+func (o *orchestration) substitutes() bool {
+	return o != nil && o.flux != nil && o.flux.substitutes()
+}
+
+// orchestrated is an edited repository as the tool builds it.
+func (o *orchestration) orchestrated(repo *repofs.Repo) (*repofs.Repo, error) {
+	if o == nil || o.flux == nil {
+		return repo, nil
+	}
+	r, _, err := o.flux.orchestrate(repo, o.fluxRoot.rootDir())
+	return r, err
+}
+
+func (fr *fluxRoot) rootDir() string { return fr.Dir }
+
+// verifyRenderer renders the edited tree with the tool's settings as the
+// plan leaves them (a changed substitution variable takes its new value).
+func (a *analysis) verifyRenderer() renderer {
+	r := a.base.render
+	if a.orchestration != nil && a.flux != nil && a.vars != nil && len(a.vars.values()) > 0 {
+		r.post = a.flux.with(a.vars.values())
+	}
+	return r
+}
+
+// secretVariables takes the fields a Secret-supplied variable reaches out
+// of the comparison: their value is never read, so such a field is in sync
+// when live fits the rendered text around the variable, and otherwise
+// refused as sensitive, naming the variable but no value.
+func (a *analysis) secretVariables() {
+	if a.orchestration == nil || a.flux == nil {
+		return
+	}
+	for i := range a.pairs {
+		p := &a.pairs[i]
+		paths := markerPaths(p.ren.Object, nil)
+		if len(paths) == 0 {
+			continue
+		}
+		if p.inSync {
+			// The view is the render itself; it is about to be changed.
+			p.intent = jsonvalue.Copy(p.intent).(map[string]any)
+			p.inSync = false
+		}
+		for _, path := range paths {
+			rv, _ := jsonvalue.Get(p.ren.Object, path)
+			lv, ok := jsonvalue.Get(p.intent, path)
+			tmpl, _ := rv.(string)
+			if !ok || !fitsTemplate(tmpl, scalarText(lv)) {
+				a.refuse(Refusal{Code: CodeSensitive, Object: refOf(p.ren.Object), Field: path.String(), File: p.ren.Origin,
+					Message: fmt.Sprintf("the Flux Kustomization %s/%s substitutes %s here from a Secret, which driftback never reads; the live value does not fit the rest of the field",
+						a.flux.ctx.Namespace, a.flux.ctx.Name, strings.Join(secretNames(tmpl), ", ")),
+					Hint: "change the Secret or the field in Git by hand, or revert the change in the cluster"})
+			}
+			restore(p.intent, p.ren.Object, path)
+		}
+	}
+}
+
+// markerPaths lists the fields of v holding a Secret marker.
+func markerPaths(v any, p jsonvalue.Path) []jsonvalue.Path {
+	switch t := v.(type) {
+	case string:
+		if secretMarkerRE.MatchString(t) {
+			return []jsonvalue.Path{p}
+		}
+	case map[string]any:
+		var out []jsonvalue.Path
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			out = append(out, markerPaths(t[k], p.Child(jsonvalue.Key(k)))...)
+		}
+		return out
+	case []any:
+		var out []jsonvalue.Path
+		for i, e := range t {
+			out = append(out, markerPaths(e, p.Child(jsonvalue.Index(i)))...)
+		}
+		return out
+	}
+	return nil
+}
+
+func secretNames(tmpl string) []string {
+	var out []string
+	for _, m := range secretMarkerRE.FindAllStringSubmatch(tmpl, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// fitsTemplate reports whether s is tmpl with some text in place of each
+// Secret marker.
+func fitsTemplate(tmpl, s string) bool {
+	parts := secretMarkerRE.Split(tmpl, -1)
+	for i := range parts {
+		parts[i] = regexp.QuoteMeta(parts[i])
+	}
+	re, err := regexp.Compile(`^(?s)` + strings.Join(parts, `.*`) + `$`)
+	return err == nil && re.MatchString(s)
+}
+
+// scalarText is a live scalar as substitution would have written it.
+func scalarText(v any) string {
+	switch t := v.(type) {
+	case string:
+		return t
+	case nil:
+		return ""
+	}
+	return jsonvalue.Canonical(v)
+}
