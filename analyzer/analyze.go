@@ -104,6 +104,9 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 		}
 	}
 	a.planRoutes()
+	if err := a.planVars(); err != nil {
+		return nil, err
+	}
 	a.project()
 	a.verify()
 	a.finish()
@@ -299,7 +302,7 @@ func (c *candidate) form() []unplaceable {
 
 // live reports whether the candidate still changes anything.
 func (a *analysis) live(c *candidate) bool {
-	return len(c.changed) > 0 || len(a.routesOf(c.ren.ID)) > 0
+	return len(c.changed) > 0 || len(a.routesOf(c.ren.ID)) > 0 || a.varCarries(c.ren.ID)
 }
 
 // restore makes dst hold from's value (or absence) at p, copying the
@@ -485,7 +488,7 @@ func (a *analysis) project() {
 		if !jsonvalue.Equal(view, p.ren.Object) {
 			a.placeSource(c, view)
 		}
-		if len(c.changed) > 0 || len(a.routesOf(p.ren.ID)) > 0 {
+		if len(c.changed) > 0 || len(a.routesOf(p.ren.ID)) > 0 || a.varCarries(p.ren.ID) {
 			a.candidates = append(a.candidates, c)
 		}
 	}

@@ -52,8 +52,6 @@ type varSetting struct {
 	Name string // the ConfigMap or Secret
 }
 
-func (s varSetting) secret() bool { return s.Kind == "Secret" }
-
 // secretMarker stands for a value only a Secret holds: driftback never
 // reads it, so the field it reaches cannot be compared or written.
 func secretMarker(name string) string { return "ddsecret-" + name + "-ddsecret" }

@@ -279,3 +279,88 @@ func TestFluxDriftIsPlacedInTheRepository(t *testing.T) {
 		}
 	}
 }
+
+func fileOf(t *testing.T, p *Plan, path string) string {
+	t.Helper()
+	for _, f := range p.Files {
+		if f.Path == path {
+			return f.Content
+		}
+	}
+	t.Fatalf("the plan does not write %s:\n%s", path, dump(p))
+	return ""
+}
+
+// TestFluxVariableRoutedToSubstitute: a drifted value that an inline
+// postBuild.substitute variable supplies is written to that variable in the
+// Flux Kustomization manifest, its comment kept; the manifest keeps
+// ${domain}; a count supplied as text is written as text.
+func TestFluxVariableRoutedToSubstitute(t *testing.T) {
+	ft := fluxTargetNamed(t, "apps")
+	live := ft.render(t)
+	web := find(t, live, "Deployment", "prod-web")
+	set(t, web, containers(jsonvalue.Index(0), jsonvalue.Key("args"), jsonvalue.Index(0)), "--public-url=https://shop.example.org/")
+	set(t, web, jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("replicas")}, int64(3))
+	p := planFlux(t, ft, live)
+	if len(p.Refusals) != 0 || len(p.Files) != 1 || len(p.Edits) != 2 {
+		t.Fatalf("want two edits in one file:\n%s", dump(p))
+	}
+	got := fileOf(t, p, "clusters/prod/apps.yaml")
+	for _, want := range []string{"domain: shop.example.org # public host\n", `replicas: "3"` + "\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the Kustomization manifest lacks %q:\n%s", want, got)
+		}
+	}
+	for _, e := range p.Edits {
+		if e.Route != RouteSubstitute || e.File != "clusters/prod/apps.yaml" {
+			t.Errorf("edit %+v is not routed to the variable", e)
+		}
+	}
+}
+
+// TestFluxVariableFromConfigMap: a variable substituteFrom reads from a
+// ConfigMap the repository holds is edited there when every field it
+// reaches moved together; when only one of two did, it is refused.
+func TestFluxVariableFromConfigMap(t *testing.T) {
+	ft := fluxTargetNamed(t, "apps")
+	clusterArg := containers(jsonvalue.Index(0), jsonvalue.Key("args"), jsonvalue.Index(1))
+	workerEnv := containers(jsonvalue.Index(0), jsonvalue.Key("env"), jsonvalue.Index(1), jsonvalue.Key("value"))
+
+	live := ft.render(t)
+	set(t, find(t, live, "Deployment", "prod-web"), clusterArg, "--cluster=prod-us")
+	set(t, find(t, live, "Deployment", "prod-worker"), workerEnv, "prod-us")
+	p := planFlux(t, ft, live)
+	if len(p.Refusals) != 0 || len(p.Files) != 1 || !strings.Contains(fileOf(t, p, "clusters/prod/cluster-vars.yaml"), "cluster_name: prod-us\n") {
+		t.Fatalf("want the ConfigMap edited:\n%s", dump(p))
+	}
+
+	live = ft.render(t)
+	set(t, find(t, live, "Deployment", "prod-web"), clusterArg, "--cluster=prod-us")
+	p = planFlux(t, ft, live)
+	if len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeSharedEntryConflict ||
+		!strings.Contains(p.Refusals[0].Message, "cluster_name") {
+		t.Fatalf("want one conflict on cluster_name:\n%s", dump(p))
+	}
+}
+
+// TestFluxVariableOnlyInCluster: a variable set by a ConfigMap no file of
+// the repository holds is refused as orchestrator-context, naming the
+// object and field to change.
+func TestFluxVariableOnlyInCluster(t *testing.T) {
+	ft := fluxTargetNamed(t, "apps")
+	ctx := *ft.ctx
+	ctx.From = []kube.VarSource{{Kind: "ConfigMap", Name: "made-by-hand", Found: true, Data: ft.ctx.From[0].Data}}
+	ft.ctx = &ctx
+	live := ft.render(t)
+	set(t, find(t, live, "Deployment", "prod-worker"), containers(jsonvalue.Index(0), jsonvalue.Key("env"), jsonvalue.Index(0), jsonvalue.Key("value")), "debug")
+	set(t, find(t, live, "Deployment", "prod-web"), containers(jsonvalue.Index(0), jsonvalue.Key("env"), jsonvalue.Index(0), jsonvalue.Key("value")), "debug")
+	p := planFlux(t, ft, live)
+	if len(p.Files) != 0 || len(p.Refusals) != 2 {
+		t.Fatalf("want two refusals:\n%s", dump(p))
+	}
+	for _, r := range p.Refusals {
+		if r.Code != CodeOrchestratorContext || !strings.Contains(r.Message, "data.log_level of the ConfigMap flux-system/made-by-hand") {
+			t.Errorf("refusal %+v does not name the object and field", r)
+		}
+	}
+}

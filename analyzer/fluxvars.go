@@ -1,20 +1,478 @@
 package analyzer
 
-// varPlan is the substitution variables a plan changes, and where.
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/yamledit"
+)
+
+// Routing into Flux's substitution variables (DESIGN §7): a value that
+// postBuild substitution supplies lives where the variable is set — the
+// Flux Kustomization's postBuild.substitute, or the ConfigMap that
+// substituteFrom names — not in the manifest, which holds ${var}. The
+// variables are dyed like images: entries (one extra render with a nonce
+// as each value), and a drifted field is solved for the variables its
+// text holds.
+
+// varPlan is the substitution variables a plan changes.
 type varPlan struct {
 	routes []*varRoute
 }
 
 // varRoute is one variable given a new value where it is set.
 type varRoute struct {
-	Name  string
-	Value string
+	Name    string
+	Value   string
+	Setting string         // "spec.postBuild.substitute.NAME of Kustomization ns/name", for messages
+	File    string         // the manifest that sets it
+	Doc     int            // its document in File
+	Path    jsonvalue.Path // the field in that document
+	Slots   []slotRef      // the fields the new value reaches
 }
 
 func (v *varPlan) values() map[string]string {
 	out := map[string]string{}
+	if v == nil {
+		return out
+	}
 	for _, r := range v.routes {
 		out[r.Name] = r.Value
 	}
 	return out
+}
+
+func varNonce(n int) string { return fmt.Sprintf("ddvar%04dddvar", n) }
+
+var varNonceRE = regexp.MustCompile(`ddvar([0-9]{4})ddvar`)
+
+// varDemand is what one field asks of a variable.
+type varDemand struct {
+	slot    slotRef
+	value   string
+	changed bool
+}
+
+// planVars finds the fields each substitution variable supplies, solves
+// the drifted ones for their variables' new values, and routes each
+// variable whose fields all agree to where it is set.
+func (a *analysis) planVars() error {
+	if !a.substitutes() {
+		return nil
+	}
+	names := make([]string, 0, len(a.flux.vars))
+	for n, v := range a.flux.vars {
+		if !secretMarkerRE.MatchString(v) {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	sort.Strings(names)
+	nonces := map[string]string{}
+	byNonce := map[string]string{}
+	for i, n := range names {
+		nonces[n] = varNonce(i + 1)
+		byNonce[fmt.Sprintf("%04d", i+1)] = n
+	}
+	r := a.base.render
+	r.post = a.flux.with(nonces)
+	dyed, err := r.render(a.repo, a.base.tree, nil, a.base.files)
+	if err != nil || len(dyed) != len(a.base.objects) {
+		a.note("the variable-dyed render failed or differs in shape, so no value is routed to a Flux substitution variable")
+		return nil
+	}
+	demands := map[string][]varDemand{}
+	for i := range a.pairs {
+		p := &a.pairs[i]
+		idx, ok := a.base.byID[p.ren.ID]
+		if !ok || dyed[idx].ID.Kind != p.ren.ID.Kind {
+			continue
+		}
+		for _, path := range nonceFields(dyed[idx].Object, nil) {
+			tv, _ := jsonvalue.Get(dyed[idx].Object, path)
+			tmpl, _ := tv.(string)
+			rv, _ := jsonvalue.Get(p.ren.Object, path)
+			lv, present := jsonvalue.Get(p.intent, path)
+			slot := slotRef{p.ren.ID, path}
+			if present && jsonvalue.Equal(rv, lv) {
+				for _, m := range varNonceRE.FindAllStringSubmatch(tmpl, -1) {
+					n := byNonce[m[1]]
+					demands[n] = append(demands[n], varDemand{slot: slot, value: a.flux.vars[n]})
+				}
+				continue
+			}
+			got, ok := solveTemplate(tmpl, scalarText(lv), byNonce)
+			if !present || !ok {
+				a.refuseVarField(p, path, fmt.Sprintf("Flux substitutes %s into this field, and the live value does not keep the text around them", varList(tmpl, byNonce)))
+				continue
+			}
+			for n, v := range got {
+				demands[n] = append(demands[n], varDemand{slot: slot, value: v, changed: v != a.flux.vars[n]})
+			}
+		}
+	}
+	a.vars = &varPlan{}
+	for _, n := range sortedNames(demands) {
+		a.resolveVar(n, demands[n])
+	}
+	return nil
+}
+
+func sortedNames(m map[string][]varDemand) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// resolveVar routes one variable, or refuses its changed fields.
+func (a *analysis) resolveVar(name string, ds []varDemand) {
+	var changed []varDemand
+	values := map[string]bool{}
+	for _, d := range ds {
+		values[d.value] = true
+		if d.changed {
+			changed = append(changed, d)
+		}
+	}
+	if len(changed) == 0 {
+		return
+	}
+	refuseAll := func(code, msg, hint, file string) {
+		for _, d := range changed {
+			p := a.pairOf(d.slot.Obj)
+			a.refuse(Refusal{Code: code, Object: refOf(p.ren.Object), Field: d.slot.Path.String(), File: file, Message: msg, Hint: hint})
+			restore(p.intent, p.ren.Object, d.slot.Path)
+		}
+	}
+	setBy := a.flux.setBy[name]
+	where := a.flux.settingName(name)
+	if len(values) > 1 {
+		var places []string
+		for _, d := range ds {
+			places = append(places, d.slot.Obj.ref()+" "+d.slot.Path.String())
+		}
+		sort.Strings(places)
+		refuseAll(CodeSharedEntryConflict,
+			fmt.Sprintf("the Flux variable %s (%s) is substituted into %s, and they now run different values", name, where, strings.Join(places, ", ")),
+			"bring those fields back to one value in the cluster, or split the variable in Git by hand", "")
+		return
+	}
+	route, why := a.findVarSetting(name, setBy)
+	if why != nil {
+		refuseAll(why.Code, why.Message, why.Hint, why.File)
+		return
+	}
+	route.Value = changed[0].value
+	for _, d := range changed {
+		route.Slots = append(route.Slots, d.slot)
+	}
+	a.vars.routes = append(a.vars.routes, route)
+}
+
+// refuseVarField refuses one substituted field; it then stands as rendered.
+func (a *analysis) refuseVarField(p *pair, path jsonvalue.Path, msg string) {
+	a.refuse(Refusal{Code: CodeBuildOwned, Object: refOf(p.ren.Object), Field: path.String(), File: p.ren.Origin, Message: msg,
+		Hint: "change the variable or the field in Git by hand, or revert the change in the cluster"})
+	restore(p.intent, p.ren.Object, path)
+}
+
+// settingName names where a variable is set, for messages.
+func (f *fluxRender) settingName(name string) string {
+	s := f.setBy[name]
+	switch s.Kind {
+	case "substitute":
+		return fmt.Sprintf("spec.postBuild.substitute.%s of the Flux Kustomization %s/%s", name, f.ctx.Namespace, f.ctx.Name)
+	case "ConfigMap", "Secret":
+		return fmt.Sprintf("data.%s of the %s %s/%s", name, s.Kind, f.ctx.Namespace, s.Name)
+	}
+	return "not set"
+}
+
+// findVarSetting finds the manifest in the repository that sets the
+// variable: the Flux Kustomization document, or the ConfigMap
+// substituteFrom names. A setting found nowhere in the repository lives
+// only in the cluster: refused by name.
+func (a *analysis) findVarSetting(name string, s varSetting) (*varRoute, *Refusal) {
+	ctx := a.flux.ctx
+	where := a.flux.settingName(name)
+	var group, kind, objName string
+	var path jsonvalue.Path
+	switch s.Kind {
+	case "substitute":
+		group, kind, objName = "kustomize.toolkit.fluxcd.io", "Kustomization", ctx.Name
+		path = jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("postBuild"), jsonvalue.Key("substitute"), jsonvalue.Key(name)}
+	case "ConfigMap":
+		group, kind, objName = "", "ConfigMap", s.Name
+		path = jsonvalue.Path{jsonvalue.Key("data"), jsonvalue.Key(name)}
+	default:
+		return nil, &Refusal{Code: CodeOrchestratorContext, Message: fmt.Sprintf("the Flux variable %s supplies this value and is %s", name, where),
+			Hint: fmt.Sprintf("set %s in spec.postBuild.substitute of the Flux Kustomization %s/%s", name, ctx.Namespace, ctx.Name)}
+	}
+	file, doc, err := a.findManifest(group, kind, ctx.Namespace, objName)
+	if err != nil {
+		return nil, &Refusal{Code: CodeUnplaceableEdit, Message: err.Error(), Hint: "change " + where + " by hand"}
+	}
+	if file == "" {
+		return nil, &Refusal{Code: CodeOrchestratorContext,
+			Message: fmt.Sprintf("the Flux variable %s supplies this value; it is set in %s, which no file of the repository holds", name, where),
+			Hint:    fmt.Sprintf("change %s in the cluster, or keep that object in Git", where)}
+	}
+	f, _ := a.snap.forest.Parse(file)
+	v, _ := f.Value(doc)
+	cur, ok := jsonvalue.Get(v, path)
+	if s, isStr := cur.(string); !ok || !isStr || strings.ReplaceAll(s, "\n", "") != a.flux.vars[name] {
+		return nil, &Refusal{Code: CodeOrchestratorContext, File: file, Line: f.Line(doc, path),
+			Message: fmt.Sprintf("the Flux variable %s supplies this value; %s holds another value for it than the cluster's %s", name, file, where),
+			Hint:    "let the GitOps tool apply the repository first, or change the variable by hand"}
+	}
+	if r := a.unwritable(file); r != nil {
+		r.Line = f.Line(doc, path)
+		return nil, r
+	}
+	if err := f.Safe(doc); err != nil {
+		return nil, &Refusal{Code: CodeUnplaceableEdit, File: file, Message: "the document that sets the variable cannot be edited safely: " + err.Error(), Hint: "change " + where + " by hand"}
+	}
+	return &varRoute{Name: name, Setting: where, File: file, Doc: doc, Path: path}, nil
+}
+
+// findManifest finds the one document of the repository with that group,
+// kind and name in namespace (or with no namespace); "" when none.
+func (a *analysis) findManifest(group, kind, namespace, name string) (string, int, error) {
+	type hit struct {
+		file string
+		doc  int
+	}
+	var exact, bare []hit
+	for _, p := range a.snap.repo.Paths() {
+		if !strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml") {
+			continue
+		}
+		f, err := a.snap.forest.Parse(p)
+		if err != nil {
+			continue
+		}
+		for i := 0; i < f.Len(); i++ {
+			id, plain := f.Identity(i)
+			if plain && (id.Empty || id.Kind != kind || id.Name != name || groupOf(id.APIVersion) != group) {
+				continue
+			}
+			v, err := f.Value(i)
+			if err != nil || v == nil || idOf(v).Kind != kind || idOf(v).Name != name || groupOf(apiVersionOf(v)) != group {
+				continue
+			}
+			switch idOf(v).Namespace {
+			case namespace:
+				exact = append(exact, hit{p, i})
+			case "":
+				bare = append(bare, hit{p, i})
+			}
+		}
+	}
+	hits := exact
+	if len(hits) == 0 {
+		hits = bare
+	}
+	switch len(hits) {
+	case 0:
+		return "", 0, nil
+	case 1:
+		return hits[0].file, hits[0].doc, nil
+	}
+	return "", 0, fmt.Errorf("%d documents of the repository are %s %s/%s (%s and %s); which one the cluster runs cannot be told", len(hits), kind, namespace, name, hits[0].file, hits[1].file)
+}
+
+// nonceFields lists the string fields of v holding a variable nonce.
+func nonceFields(v any, p jsonvalue.Path) []jsonvalue.Path {
+	switch t := v.(type) {
+	case string:
+		if varNonceRE.MatchString(t) {
+			return []jsonvalue.Path{p}
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var out []jsonvalue.Path
+		for _, k := range keys {
+			out = append(out, nonceFields(t[k], p.Child(jsonvalue.Key(k)))...)
+		}
+		return out
+	case []any:
+		var out []jsonvalue.Path
+		for i, e := range t {
+			out = append(out, nonceFields(e, p.Child(jsonvalue.Index(i)))...)
+		}
+		return out
+	}
+	return nil
+}
+
+func varList(tmpl string, byNonce map[string]string) string {
+	var out []string
+	for _, m := range varNonceRE.FindAllStringSubmatch(tmpl, -1) {
+		out = append(out, "${"+byNonce[m[1]]+"}")
+	}
+	return strings.Join(out, ", ")
+}
+
+// solveTemplate finds the variable values that make tmpl (text with
+// nonces) read s. The answer must be the only one: matching the holes
+// greedily and lazily must agree, and a variable used twice must take one
+// value.
+func solveTemplate(tmpl, s string, byNonce map[string]string) (map[string]string, bool) {
+	locs := varNonceRE.FindAllStringSubmatchIndex(tmpl, -1)
+	var greedy, lazy strings.Builder
+	var order []string
+	last := 0
+	for _, l := range locs {
+		lit := regexp.QuoteMeta(tmpl[last:l[0]])
+		greedy.WriteString(lit + "(.*)")
+		lazy.WriteString(lit + "(.*?)")
+		order = append(order, byNonce[tmpl[l[2]:l[3]]])
+		last = l[1]
+	}
+	tail := regexp.QuoteMeta(tmpl[last:])
+	var answers []map[string]string
+	for _, pat := range []string{greedy.String(), lazy.String()} {
+		re, err := regexp.Compile(`^(?s)` + pat + tail + `$`)
+		if err != nil {
+			return nil, false
+		}
+		m := re.FindStringSubmatch(s)
+		if m == nil {
+			return nil, false
+		}
+		got := map[string]string{}
+		for i, n := range order {
+			if prev, seen := got[n]; seen && prev != m[i+1] {
+				return nil, false
+			}
+			got[n] = m[i+1]
+		}
+		answers = append(answers, got)
+	}
+	for n, v := range answers[0] {
+		if answers[1][n] != v {
+			return nil, false
+		}
+	}
+	return answers[0], true
+}
+
+// varCarries reports whether a variable route carries a field of the
+// object.
+func (a *analysis) varCarries(id objectID) bool {
+	if a.orchestration == nil || a.vars == nil {
+		return false
+	}
+	for _, r := range a.vars.routes {
+		for _, s := range r.Slots {
+			if s.Obj == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// withoutVarFields puts every field a variable supplies back to its
+// rendered value in a source view: the manifest keeps its ${var}.
+func (a *analysis) withoutVarFields(view map[string]any, p pair) {
+	if a.orchestration == nil || a.vars == nil {
+		return
+	}
+	for _, r := range a.vars.routes {
+		for _, s := range r.Slots {
+			if s.Obj == p.ren.ID {
+				restore(view, p.ren.Object, s.Path)
+			}
+		}
+	}
+}
+
+// dropVarRoutes drops the variable routes that carry the object's field at
+// or under path: a variable is changed for all its fields or for none.
+func (a *analysis) dropVarRoutes(id objectID, path jsonvalue.Path) {
+	if a.orchestration == nil || a.vars == nil {
+		return
+	}
+	keep := a.vars.routes[:0]
+	for _, r := range a.vars.routes {
+		hit := false
+		for _, s := range r.Slots {
+			if s.Obj == id && s.Path.HasPrefix(path) {
+				hit = true
+			}
+		}
+		if !hit {
+			keep = append(keep, r)
+		}
+	}
+	a.vars.routes = keep
+}
+
+// applyVarRoutes writes each routed variable into its manifest (into files,
+// which may already hold other edits).
+func (a *analysis) applyVarRoutes(files map[string][]byte) error {
+	if a.orchestration == nil || a.vars == nil {
+		return nil
+	}
+	for _, r := range a.vars.routes {
+		data, ok := files[r.File]
+		if !ok {
+			data, _ = a.snap.repo.File(r.File)
+		}
+		f, err := yamledit.Parse(r.File, data)
+		if err != nil {
+			return err
+		}
+		doc, err := f.Value(r.Doc)
+		if err != nil {
+			return err
+		}
+		jsonvalue.Set(doc, r.Path, r.Value)
+		if err := f.Set(r.Doc, doc); err != nil {
+			return fmt.Errorf("%s: %w", r.File, err)
+		}
+		files[r.File] = f.Bytes()
+	}
+	return nil
+}
+
+// varEdits reports each verified variable route once, on the first field
+// it carries; a note names the others.
+func (a *analysis) varEdits() {
+	if a.orchestration == nil || a.vars == nil {
+		return
+	}
+	for _, r := range a.vars.routes {
+		first := r.Slots[0]
+		p := a.pairOf(first.Obj)
+		if p == nil {
+			continue
+		}
+		from, _ := jsonvalue.Get(p.ren.Object, first.Path)
+		to, _ := jsonvalue.Get(p.intent, first.Path)
+		a.plan.Edits = append(a.plan.Edits, Edit{
+			Object: refOf(p.ren.Object), Field: first.Path.String(), From: from, To: to,
+			File: r.File, Line: lineOf(a.final[r.File], r.Doc, r.Path), Route: RouteSubstitute,
+		})
+		if len(r.Slots) > 1 {
+			var others []string
+			for _, s := range r.Slots[1:] {
+				others = append(others, s.Obj.ref()+" "+s.Path.String())
+			}
+			a.note("the Flux variable %s (%s) also carries this change to %s", r.Name, r.Setting, strings.Join(others, ", "))
+		}
+	}
 }

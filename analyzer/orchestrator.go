@@ -49,7 +49,33 @@ func (o *orchestration) load(forest *ktree.Forest, root string) (*ktree.Tree, []
 	if o.flux == nil {
 		return forest.Load(root)
 	}
-	return ktree.Load(o.repo, root)
+	t, refs, err := ktree.Load(o.repo, root)
+	if err != nil || t == nil {
+		return t, refs, err
+	}
+	// Name what the Kustomization adds as its own, not as the repository
+	// file's: what the root kustomization itself uses stays as it is.
+	own := map[string]bool{}
+	if orig, _, err := forest.Load(root); err == nil && orig != nil {
+		for _, c := range orig.Constructs {
+			if c.File == o.fluxRoot.File {
+				own[c.Feature] = true
+			}
+		}
+	}
+	by := fmt.Sprintf("the Flux Kustomization %s/%s", o.flux.ctx.Namespace, o.flux.ctx.Name)
+	var cs []ktree.Construct
+	if o.flux.substitutes() {
+		cs = append(cs, ktree.Construct{File: o.fluxRoot.File, Feature: "postBuild substitution of " + by})
+	}
+	for _, c := range t.Constructs {
+		if c.File == o.fluxRoot.File && !own[c.Feature] {
+			c.Feature, c.Line = c.Feature+" set by "+by, 0
+		}
+		cs = append(cs, c)
+	}
+	t.Constructs = cs
+	return t, refs, nil
 }
 
 func (o *orchestration) renderer(s *Snapshot) renderer {

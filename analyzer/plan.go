@@ -6,9 +6,11 @@ package analyzer
 
 // Routes say where an edit is written.
 const (
-	RouteSource   = "source"   // written through to the source document
-	RouteImages   = "images"   // an images: entry of a kustomization
-	RouteReplicas = "replicas" // a replicas: entry of a kustomization
+	RouteSource = "source" // written through to the source document
+	RouteImages = "images" // an images: entry of a kustomization
+	// RouteSubstitute: a Flux substitution variable, where it is set.
+	RouteSubstitute = "substitute"
+	RouteReplicas   = "replicas" // a replicas: entry of a kustomization
 )
 
 // Refusal codes, shown to users; stable (DESIGN §10).

@@ -293,6 +293,7 @@ func (k routingKey) entryFileName() string {
 func (a *analysis) sourceView(p pair) map[string]any {
 	view := jsonvalue.Copy(p.intent).(map[string]any)
 	a.overrideSupplied(view, p, func(sk slotKey) bool { return a.supplied[sk] })
+	a.withoutVarFields(view, p)
 	return view
 }
 
@@ -340,6 +341,7 @@ func (a *analysis) routesOf(id objectID) []*route {
 
 // dropRoutes removes the routes that carry the object's slot at or under p.
 func (a *analysis) dropRoutes(id objectID, p jsonvalue.Path) {
+	a.dropVarRoutes(id, p)
 	keep := a.routes[:0]
 	for _, r := range a.routes {
 		hit := false

@@ -130,6 +130,16 @@ func (a *analysis) apply() (map[string][]byte, map[string]*yamledit.File, map[*c
 		out[p] = f.Bytes()
 	}
 	if len(failed) == 0 {
+		if err := a.applyVarRoutes(out); err != nil {
+			for _, c := range a.candidates {
+				if a.varCarries(c.ren.ID) {
+					failed[c] = true
+					a.refuse(a.refusalFor(c, CodeUnplaceableEdit, nil, c.ren.Origin, 0,
+						"the manifest that sets the Flux variable cannot be edited safely: "+err.Error(), "change the variable by hand"))
+				}
+			}
+			a.vars.routes = nil
+		}
 		if err := a.applyRoutes(out); err != nil {
 			// A kustomization the editor will not rewrite: no route can land.
 			for _, c := range a.candidates {
@@ -285,6 +295,7 @@ func (a *analysis) finish() {
 		}
 	}
 	a.routeEdits()
+	a.varEdits()
 	paths := make([]string, 0, len(a.final))
 	for p := range a.final {
 		paths = append(paths, p)
