@@ -329,7 +329,56 @@ func buildRunner(ctx context.Context, in runnerInput) (*bot.Runner, error) {
 		l := listers[t.Cluster]
 		r.Targets = append(r.Targets, &bot.Target{Config: *t, Lister: l, Applied: appliedFromCluster(t, l)})
 	}
+	found, err := discoverTargets(ctx, in, listers)
+	if err != nil {
+		return nil, err
+	}
+	r.Targets = append(r.Targets, found...)
 	return r, nil
+}
+
+// discoverTargets makes targets of the Flux Kustomizations and Argo CD
+// Applications of every cluster that discovers them (DESIGN §13), and logs
+// each one made and each one left out.
+func discoverTargets(ctx context.Context, in runnerInput, listers map[string]*cluster.ClientLister) ([]*bot.Target, error) {
+	cfg := in.cfg
+	host, err := bot.WebHost(cfg.GitHub.APIURL)
+	if err != nil {
+		return nil, err
+	}
+	var out []*bot.Target
+	for _, c := range cfg.Clusters {
+		ds := c.Discover
+		if ds == nil {
+			continue
+		}
+		l := listers[c.Name]
+		found, err := cluster.Discover(ctx, l.Dynamic(), cluster.DiscoverFilter{Flux: ds.Flux, ArgoCD: ds.ArgoCD, Namespaces: ds.Namespaces, Selector: ds.Selector, Names: ds.Names})
+		if err != nil {
+			return nil, fmt.Errorf("cluster %s: discover targets: %w", c.Name, err)
+		}
+		d := bot.DiscoverTargets(cfg, c.Name, host, found)
+		counts := map[string]int{"flux": 0, "argocd": 0}
+		for _, dt := range d.Targets {
+			t := dt.Config
+			tool := "argocd"
+			if t.AppliedRevision.Flux != nil {
+				tool = "flux"
+			}
+			counts[tool]++
+			in.log.Info("discovered target", "target", t.Name, "cluster", c.Name, "tool", tool, "repo", t.Repo, "root", t.Root, "objects", len(dt.Inventory))
+			out = append(out, &bot.Target{Config: t, Lister: l, Applied: appliedFromCluster(&t, l), Inventory: dt.Inventory})
+		}
+		for _, s := range d.Skipped {
+			in.log.Info("not a target", "cluster", c.Name, "why", s)
+		}
+		for tool, n := range counts {
+			if in.metrics != nil {
+				in.metrics.Set("driftback_discovered_targets", map[string]string{"cluster": c.Name, "tool": tool}, float64(n))
+			}
+		}
+	}
+	return out, nil
 }
 
 // appliedFromCluster reads a target's applied revision from its GitOps

@@ -20,6 +20,9 @@ type Target struct {
 	// Applied reads the revision the GitOps tool applied; nil means the
 	// target accepted rendering at the base head (appliedRevision.head).
 	Applied func(ctx context.Context) (cluster.Applied, error)
+	// Inventory, when set, is every object the GitOps tool applied for a
+	// discovered target: only those live objects are compared.
+	Inventory []cluster.InventoryEntry
 }
 
 // Bot reconciles targets against GitHub. Make one with New.

@@ -74,6 +74,9 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("cluster %s: %w", tc.Cluster, err)
 	}
 	p.objs, p.coverage = read.Objects, read.Coverage
+	if t.Inventory != nil {
+		p.objs = cluster.InInventory(p.objs, t.Inventory)
+	}
 	p.prs, err = b.listPRs(ctx, p)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("pull requests of %s: %w", p.branch, err)

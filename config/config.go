@@ -225,6 +225,10 @@ func (c *Config) ResolvedTargets() []*Target {
 	return out
 }
 
+// Resolve is a target with the defaults merged in, as ResolvedTargets
+// gives them (a discovered target is resolved this way too).
+func (c *Config) Resolve(t *Target) *Target { return c.resolve(t) }
+
 func (c *Config) resolve(src *Target) *Target {
 	t := *src
 	def := c.Defaults

@@ -30,8 +30,9 @@ type Config struct {
 	// Settings every target inherits unless it sets its own.
 	Defaults Defaults `yaml:"defaults,omitempty" json:"defaults,omitempty" aka:"default"`
 	// What to compare: one entry per kustomize root, each with its own pull
-	// request.
-	Targets []Target `yaml:"targets" json:"targets" schema:"required;minItems=1" aka:"target,apps,applications"`
+	// request. May be empty when some cluster discovers its targets; a
+	// target written here wins over a discovered one for the same object.
+	Targets []Target `yaml:"targets,omitempty" json:"targets,omitempty" aka:"target,apps,applications"`
 }
 
 // GitHub is the GitHub App identity. The private key itself never goes into
@@ -78,6 +79,26 @@ type Cluster struct {
 	// Requests driftback may send this cluster's API server at once before
 	// qps paces them. Default 40.
 	Burst int64 `yaml:"burst,omitempty" json:"burst,omitempty" schema:"minimum=1;default=40" aka:"kubeAPIBurst"`
+	// Make a target of every Flux Kustomization and Argo CD Application in
+	// this cluster that renders a repository of github.owner, instead of (or
+	// besides) listing targets. Each compares exactly the objects its
+	// inventory lists, at the revision it applied, with the defaults.
+	Discover *Discover `yaml:"discover,omitempty" json:"discover,omitempty" aka:"discovery,autodiscover"`
+}
+
+// Discover says which GitOps objects of a cluster become targets.
+type Discover struct {
+	// Read Flux Kustomizations (kustomize.toolkit.fluxcd.io/v1) and their
+	// GitRepository sources.
+	Flux bool `yaml:"flux,omitempty" json:"flux,omitempty" aka:"fluxcd,kustomizations"`
+	// Read Argo CD Applications (argoproj.io/v1alpha1).
+	ArgoCD bool `yaml:"argocd,omitempty" json:"argocd,omitempty" aka:"argoCD,argo,applications"`
+	// Only objects in these namespaces; every namespace when empty.
+	Namespaces []string `yaml:"namespaces,omitempty" json:"namespaces,omitempty" schema:"uniqueItems" aka:"namespace"`
+	// Only objects with these labels, as a label selector (team=shop).
+	Selector string `yaml:"selector,omitempty" json:"selector,omitempty" aka:"labelSelector"`
+	// Only objects with these names; every name when empty.
+	Names []string `yaml:"names,omitempty" json:"names,omitempty" schema:"uniqueItems" aka:"name"`
 }
 
 // Defaults are inherited by every target. A target's own appliers,

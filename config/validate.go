@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // MinPollInterval is the shortest pollInterval accepted: every poll lists
@@ -61,10 +63,19 @@ func (d *decoder) validate(c *Config) {
 	d.checkIgnore("defaults.ignore", c.Defaults.Ignore)
 	d.checkPullRequest("defaults.pullRequest", &c.Defaults.PullRequest)
 
-	if !d.present("targets") {
-		d.fail("targets", "missing; list at least one target (name, repo, root, cluster, namespaces, appliedRevision)")
-	} else if len(c.Targets) == 0 {
-		d.fail("targets", "is empty; list at least one target (name, repo, root, cluster, namespaces, appliedRevision)")
+	discovers := false
+	for _, cl := range c.Clusters {
+		discovers = discovers || cl.Discover != nil
+	}
+	switch {
+	case discovers:
+	case !d.present("targets"):
+		d.fail("targets", "missing; list at least one target (name, repo, root, cluster, namespaces, appliedRevision), or let a cluster discover them")
+	case len(c.Targets) == 0:
+		d.fail("targets", "is empty; list at least one target (name, repo, root, cluster, namespaces, appliedRevision), or let a cluster discover them")
+	}
+	if discovers && c.GitHub.Owner == "" && !d.isBad("github") {
+		d.fail("github", "set owner: discovered targets are the ones whose repository belongs to it")
 	}
 	targets := map[string]string{}
 	for i := range c.Targets {
@@ -200,6 +211,16 @@ func (d *decoder) validateCluster(p string, cl *Cluster) {
 	}
 	if d.present(p+".burst") && cl.Burst < 1 {
 		d.fail(p+".burst", "must be a positive number, got %d", cl.Burst)
+	}
+	if ds := cl.Discover; ds != nil {
+		if !ds.Flux && !ds.ArgoCD {
+			d.fail(p+".discover", "set flux: true, argocd: true or both")
+		}
+		if ds.Selector != "" {
+			if _, err := labels.Parse(ds.Selector); err != nil {
+				d.fail(p+".discover.selector", "is not a label selector: %v", err)
+			}
+		}
 	}
 }
 

@@ -387,6 +387,7 @@ func (e Expect) checkRBAC(objs []*Object) []string {
 			for _, need := range []struct{ group, resource string }{
 				{"", "namespaces"}, {"", "configmaps"}, {"", "secrets"}, {"apps", "deployments"},
 				{"kustomize.toolkit.fluxcd.io", "kustomizations"}, {"argoproj.io", "applications"},
+				{"source.toolkit.fluxcd.io", "gitrepositories"},
 			} {
 				for _, v := range []string{"get", "list"} {
 					if !grants(r.Rules, need.group, need.resource, v) {

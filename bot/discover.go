@@ -1,0 +1,177 @@
+package bot
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/driftback/driftback/cluster"
+	"github.com/driftback/driftback/config"
+	"github.com/driftback/driftback/internal/kube"
+)
+
+// Discovered targets (DESIGN §13): a Flux Kustomization or Argo CD
+// Application whose repository belongs to the App's owner becomes a target
+// that compares exactly its inventory, at the revision it applied.
+
+// DiscoveredTarget is a target made from a GitOps object of a cluster.
+type DiscoveredTarget struct {
+	Config    config.Target // resolved: defaults merged in
+	Inventory []cluster.InventoryEntry
+}
+
+// Discovery is one cluster's discovery turned into targets, with what was
+// left out and why (for the log).
+type Discovery struct {
+	Targets []DiscoveredTarget
+	Skipped []string
+}
+
+// DiscoverTargets turns what discovery found in cluster into targets: the
+// objects whose repository is on webHost (github.com, or the Enterprise
+// host) under owner, that no hand-written target of the cluster already
+// covers (same applied-revision object, or same repository and root).
+func DiscoverTargets(cfg *config.Config, clusterName, webHost string, found []cluster.Discovered) Discovery {
+	var out Discovery
+	type covered struct{ tool, ns, name string }
+	byObject := map[covered]bool{}
+	byRoot := map[string]bool{}
+	names := map[string]bool{}
+	for _, t := range cfg.Targets {
+		names[t.Name] = true
+		if t.Cluster != clusterName {
+			continue
+		}
+		if f := t.AppliedRevision.Flux; f != nil {
+			byObject[covered{"flux", f.Namespace, f.Name}] = true
+		}
+		if a := t.AppliedRevision.ArgoCD; a != nil {
+			byObject[covered{"argocd", a.Namespace, a.Name}] = true
+		}
+		byRoot[strings.ToLower(t.Repo)+"|"+path.Clean(t.Root)] = true
+	}
+	for _, d := range found {
+		what := fmt.Sprintf("%s %s/%s", toolKind(d.Tool), d.Namespace, d.Name)
+		if d.Skip != "" {
+			out.Skipped = append(out.Skipped, what+": "+d.Skip)
+			continue
+		}
+		repo, ok := githubRepo(d.RepoURL, webHost)
+		if !ok || !strings.EqualFold(strings.SplitN(repo, "/", 2)[0], cfg.GitHub.Owner) {
+			out.Skipped = append(out.Skipped, fmt.Sprintf("%s: its repository %s is not one of %s on %s", what, d.RepoURL, cfg.GitHub.Owner, webHost))
+			continue
+		}
+		root := path.Clean(strings.TrimPrefix(path.Clean("/"+d.Path), "/"))
+		if root == "" || root == "/" {
+			root = "."
+		}
+		if byObject[covered{d.Tool, d.Namespace, d.Name}] || byRoot[strings.ToLower(repo)+"|"+root] {
+			out.Skipped = append(out.Skipped, what+": a target written in the config covers it")
+			continue
+		}
+		t := config.Target{Name: targetName(clusterName, d), Repo: repo, BaseBranch: d.Branch, Root: root, Cluster: clusterName}
+		if names[t.Name] {
+			out.Skipped = append(out.Skipped, fmt.Sprintf("%s: a target of the config is already named %s", what, t.Name))
+			continue
+		}
+		names[t.Name] = true
+		ref := &kube.ObjectRef{Namespace: d.Namespace, Name: d.Name}
+		if d.Tool == "flux" {
+			t.AppliedRevision.Flux = ref
+		} else {
+			t.AppliedRevision.ArgoCD = ref
+		}
+		t.Namespaces, t.Kinds.Include = inventoryScope(d.Inventory)
+		out.Targets = append(out.Targets, DiscoveredTarget{Config: *cfg.Resolve(&t), Inventory: d.Inventory})
+	}
+	return out
+}
+
+// WebHost is the host of the web address behind a GitHub API root
+// (api.github.com: github.com), where the repositories' Git URLs point.
+func WebHost(apiURL string) (string, error) {
+	u, err := url.Parse(apiURL)
+	if err != nil {
+		return "", err
+	}
+	w, err := url.Parse(webURL(u))
+	if err != nil {
+		return "", err
+	}
+	return w.Hostname(), nil
+}
+
+func toolKind(tool string) string {
+	if tool == "flux" {
+		return "Flux Kustomization"
+	}
+	return "Argo CD Application"
+}
+
+// inventoryScope is the namespaces and kinds an inventory spans: what the
+// target lists, before keeping only the inventory's objects.
+func inventoryScope(inv []cluster.InventoryEntry) ([]string, []string) {
+	nss, kinds := map[string]bool{}, map[string]bool{}
+	for _, e := range inv {
+		if e.Namespace != "" {
+			nss[e.Namespace] = true
+		}
+		k := e.Kind
+		if e.Group != "" {
+			k += "." + e.Group
+		}
+		kinds[k] = true
+	}
+	return sortedSet(nss), sortedSet(kinds)
+}
+
+func sortedSet(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+var nameJunk = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// targetName names a discovered target after its cluster, tool, namespace
+// and name, within the 63 characters a target name may have.
+func targetName(clusterName string, d cluster.Discovered) string {
+	n := nameJunk.ReplaceAllString(strings.ToLower(fmt.Sprintf("%s-%s-%s-%s", clusterName, d.Tool, d.Namespace, d.Name)), "-")
+	n = strings.Trim(n, "-")
+	if len(n) > 63 {
+		sum := sha256.Sum256([]byte(n))
+		n = strings.Trim(n[:54], "-") + "-" + hex.EncodeToString(sum[:4])
+	}
+	return n
+}
+
+// githubRepo reads owner/name from a Git URL on host, in the forms Flux
+// and Argo CD accept: https://host/o/r(.git), ssh://git@host/o/r(.git),
+// git@host:o/r(.git).
+func githubRepo(raw, host string) (string, bool) {
+	s := raw
+	if strings.HasPrefix(s, "git@") && !strings.Contains(s, "://") {
+		h, rest, ok := strings.Cut(strings.TrimPrefix(s, "git@"), ":")
+		if !ok {
+			return "", false
+		}
+		s = "ssh://git@" + h + "/" + rest
+	}
+	u, err := url.Parse(s)
+	if err != nil || !strings.EqualFold(u.Hostname(), host) {
+		return "", false
+	}
+	parts := strings.Split(strings.Trim(strings.TrimSuffix(u.Path, ".git"), "/"), "/")
+	if len(parts) != 2 || parts[0] == "" || parts[1] == "" {
+		return "", false
+	}
+	return parts[0] + "/" + parts[1], true
+}

@@ -1,0 +1,199 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+)
+
+// Discovery (DESIGN §13): instead of targets written by hand, the GitOps
+// tool's own objects say what runs — each Flux Kustomization with its
+// GitRepository, each Argo CD Application — with the objects it applied
+// (its inventory).
+
+// Discovered is one Flux Kustomization or Argo CD Application read as a
+// possible target.
+type Discovered struct {
+	Tool      string // "flux" or "argocd"
+	Namespace string
+	Name      string
+	RepoURL   string // the Git repository it renders from
+	Branch    string // the branch it follows; "" for the repository's default
+	Path      string // the folder it renders, as written
+	// Inventory is every object it applied, from its status.
+	Inventory []InventoryEntry
+	// Skip says why it cannot be a target ("" when it can).
+	Skip string
+}
+
+// InventoryEntry is one applied object.
+type InventoryEntry struct {
+	Group, Kind, Namespace, Name string
+}
+
+// Key is the entry's group, kind, namespace and name, as a map key.
+func (e InventoryEntry) Key() string {
+	return e.Group + "/" + e.Kind + "/" + e.Namespace + "/" + e.Name
+}
+
+// DiscoverFilter narrows what is read.
+type DiscoverFilter struct {
+	Flux, ArgoCD bool
+	Namespaces   []string // every namespace when empty
+	Selector     string   // label selector over the tool's objects
+	Names        []string // every name when empty
+}
+
+var gitRepositories = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}
+
+// Discover lists the tool objects the filter selects, in namespace and
+// name order.
+func Discover(ctx context.Context, dyn dynamic.Interface, f DiscoverFilter) ([]Discovered, error) {
+	var out []Discovered
+	namespaces := f.Namespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{metav1.NamespaceAll}
+	}
+	names := map[string]bool{}
+	for _, n := range f.Names {
+		names[n] = true
+	}
+	list := func(gvr schema.GroupVersionResource, read func(obj map[string]any) (Discovered, error)) error {
+		for _, ns := range namespaces {
+			l, err := dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: f.Selector})
+			if err != nil {
+				return fmt.Errorf("list %s: %w", gvr.GroupResource(), err)
+			}
+			for _, item := range l.Items {
+				if len(names) > 0 && !names[item.GetName()] {
+					continue
+				}
+				d, err := read(item.Object)
+				if err != nil {
+					return err
+				}
+				out = append(out, d)
+			}
+		}
+		return nil
+	}
+	if f.Flux {
+		err := list(fluxKustomizations, func(obj map[string]any) (Discovered, error) {
+			return fluxDiscovered(ctx, dyn, obj)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if f.ArgoCD {
+		if err := list(argoApplications, func(obj map[string]any) (Discovered, error) { return argoDiscovered(obj), nil }); err != nil {
+			return nil, err
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out, nil
+}
+
+func fluxDiscovered(ctx context.Context, dyn dynamic.Interface, obj map[string]any) (Discovered, error) {
+	d := Discovered{Tool: "flux", Namespace: namespaceOf(obj), Name: nameOf(obj)}
+	spec, _ := obj["spec"].(map[string]any)
+	d.Path, _ = spec["path"].(string)
+	src, _ := spec["sourceRef"].(map[string]any)
+	kind, _ := src["kind"].(string)
+	srcName, _ := src["name"].(string)
+	srcNS, _ := src["namespace"].(string)
+	if srcNS == "" {
+		srcNS = d.Namespace
+	}
+	if kind != "GitRepository" {
+		d.Skip = fmt.Sprintf("its source is a %s, not a GitRepository", kind)
+		return d, nil
+	}
+	repo, err := dyn.Resource(gitRepositories).Namespace(srcNS).Get(ctx, srcName, metav1.GetOptions{})
+	if err != nil {
+		d.Skip = fmt.Sprintf("its GitRepository %s/%s cannot be read: %v", srcNS, srcName, err)
+		return d, nil
+	}
+	rs, _ := repo.Object["spec"].(map[string]any)
+	d.RepoURL, _ = rs["url"].(string)
+	ref, _ := rs["ref"].(map[string]any)
+	d.Branch, _ = ref["branch"].(string)
+	for _, pin := range []string{"tag", "semver", "commit", "name"} {
+		if v, _ := ref[pin].(string); v != "" {
+			d.Skip = fmt.Sprintf("its GitRepository %s/%s follows ref.%s, not a branch a pull request can target", srcNS, srcName, pin)
+		}
+	}
+	status, _ := obj["status"].(map[string]any)
+	inv, _ := status["inventory"].(map[string]any)
+	entries, _ := inv["entries"].([]any)
+	for _, e := range entries {
+		m, _ := e.(map[string]any)
+		id, _ := m["id"].(string)
+		// ns_name_group_kind; none of them may hold "_".
+		parts := strings.Split(id, "_")
+		if len(parts) != 4 {
+			return d, fmt.Errorf("flux Kustomization %s/%s: inventory entry %q is not namespace_name_group_kind", d.Namespace, d.Name, id)
+		}
+		d.Inventory = append(d.Inventory, InventoryEntry{Namespace: parts[0], Name: parts[1], Group: parts[2], Kind: parts[3]})
+	}
+	if d.Skip == "" && len(entries) == 0 {
+		d.Skip = "it has no inventory yet"
+	}
+	return d, nil
+}
+
+func argoDiscovered(obj map[string]any) Discovered {
+	d := Discovered{Tool: "argocd", Namespace: namespaceOf(obj), Name: nameOf(obj)}
+	spec, _ := obj["spec"].(map[string]any)
+	src, _ := spec["source"].(map[string]any)
+	if srcs, _ := spec["sources"].([]any); len(srcs) > 0 {
+		d.Skip = "it has several sources"
+	}
+	d.RepoURL, _ = src["repoURL"].(string)
+	d.Path, _ = src["path"].(string)
+	rev, _ := src["targetRevision"].(string)
+	if rev != "" && rev != "HEAD" {
+		d.Branch = rev
+	}
+	status, _ := obj["status"].(map[string]any)
+	res, _ := status["resources"].([]any)
+	for _, r := range res {
+		m, _ := r.(map[string]any)
+		e := InventoryEntry{}
+		e.Group, _ = m["group"].(string)
+		e.Kind, _ = m["kind"].(string)
+		e.Namespace, _ = m["namespace"].(string)
+		e.Name, _ = m["name"].(string)
+		d.Inventory = append(d.Inventory, e)
+	}
+	if d.Skip == "" && len(res) == 0 {
+		d.Skip = "it has no resources in its status yet"
+	}
+	return d
+}
+
+// InInventory keeps the objects the inventory lists.
+func InInventory(objs []Object, inv []InventoryEntry) []Object {
+	want := make(map[string]bool, len(inv))
+	for _, e := range inv {
+		want[e.Key()] = true
+	}
+	var out []Object
+	for _, o := range objs {
+		g := gvkOf(o.Object)
+		if want[InventoryEntry{Group: g.Group, Kind: g.Kind, Namespace: namespaceOf(o.Object), Name: nameOf(o.Object)}.Key()] {
+			out = append(out, o)
+		}
+	}
+	return out
+}

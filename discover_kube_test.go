@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/cluster"
+	"github.com/driftback/driftback/config"
+	"github.com/driftback/driftback/internal/kube"
+	"github.com/driftback/driftback/internal/kubetest"
+)
+
+// minimalCRD is a CustomResourceDefinition that accepts any object of the
+// kind, with a status subresource: enough for Flux's and Argo CD's objects.
+func minimalCRD(group, version, kind, plural string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": plural + "." + group},
+		"spec": map[string]any{"group": group, "scope": "Namespaced",
+			"names": map[string]any{"kind": kind, "listKind": kind + "List", "plural": plural, "singular": strings.ToLower(kind)},
+			"versions": []any{map[string]any{"name": version, "served": true, "storage": true, "subresources": map[string]any{"status": map[string]any{}},
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}},
+	}}
+}
+
+// createWithStatus creates obj (retrying while its CRD is not served yet)
+// and then writes its status.
+func createWithStatus(t *testing.T, dyn dynamic.Interface, gvr schema.GroupVersionResource, obj map[string]any) {
+	t.Helper()
+	u := &unstructured.Unstructured{Object: obj}
+	status, hasStatus := obj["status"]
+	var created *unstructured.Unstructured
+	var err error
+	for i := 0; i < 50; i++ {
+		if created, err = dyn.Resource(gvr).Namespace(u.GetNamespace()).Create(context.Background(), u, metav1.CreateOptions{}); err == nil {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hasStatus {
+		created.Object["status"] = status
+		if _, err := dyn.Resource(gvr).Namespace(u.GetNamespace()).UpdateStatus(context.Background(), created, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Discovery on a real apiserver: two Flux Kustomizations from the owner's
+// GitRepository and one Argo CD Application become three targets with
+// their inventories; a Kustomization of another repository, one whose
+// source is not a GitRepository, and one a hand-written target covers do
+// not; each is logged and counted.
+func TestDiscoverTargets(t *testing.T) {
+	assets := kubetest.Assets(t)
+	env, err := kubetest.Start(assets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Stop()
+	dyn := dynamic.NewForConfigOrDie(env.Config)
+	ctx := context.Background()
+	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	for _, c := range []*unstructured.Unstructured{
+		minimalCRD("kustomize.toolkit.fluxcd.io", "v1", "Kustomization", "kustomizations"),
+		minimalCRD("source.toolkit.fluxcd.io", "v1", "GitRepository", "gitrepositories"),
+		minimalCRD("argoproj.io", "v1alpha1", "Application", "applications"),
+	} {
+		if _, err := dyn.Resource(crds).Create(ctx, c, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, ns := range []string{"flux-system", "argocd"} {
+		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}
+		if _, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gitRepos := schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}
+	kss := schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
+	apps := schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applications"}
+	gitRepo := func(name, url string) map[string]any {
+		return map[string]any{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+			"metadata": map[string]any{"name": name, "namespace": "flux-system"},
+			"spec":     map[string]any{"url": url, "interval": "1m", "ref": map[string]any{"branch": "main"}}}
+	}
+	ks := func(name, sourceKind, source, path string, inventory ...string) map[string]any {
+		var entries []any
+		for _, id := range inventory {
+			entries = append(entries, map[string]any{"id": id, "v": "v1"})
+		}
+		return map[string]any{"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+			"metadata": map[string]any{"name": name, "namespace": "flux-system", "labels": map[string]any{"team": "shop"}},
+			"spec":     map[string]any{"interval": "5m", "path": path, "prune": true, "sourceRef": map[string]any{"kind": sourceKind, "name": source}},
+			"status":   map[string]any{"lastAppliedRevision": "main@sha1:0123456789abcdef0123456789abcdef01234567", "inventory": map[string]any{"entries": entries}}}
+	}
+	createWithStatus(t, dyn, gitRepos, gitRepo("fleet", "https://github.com/acme/fleet"))
+	createWithStatus(t, dyn, gitRepos, gitRepo("vendor", "https://github.com/other/vendor.git"))
+	createWithStatus(t, dyn, kss, ks("shop", "GitRepository", "fleet", "./apps/shop", "shop_web_apps_Deployment", "shop_web__Service"))
+	createWithStatus(t, dyn, kss, ks("billing", "GitRepository", "fleet", "./apps/billing", "billing_api_apps_Deployment"))
+	createWithStatus(t, dyn, kss, ks("covered", "GitRepository", "fleet", "./apps/covered", "shop_covered_apps_Deployment"))
+	createWithStatus(t, dyn, kss, ks("vendor", "GitRepository", "vendor", "./deploy", "vendor_agent_apps_Deployment"))
+	createWithStatus(t, dyn, kss, ks("charts", "OCIRepository", "charts", "./", "charts_x_apps_Deployment"))
+	createWithStatus(t, dyn, apps, map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+		"metadata": map[string]any{"name": "web", "namespace": "argocd", "labels": map[string]any{"team": "shop"}},
+		"spec":     map[string]any{"project": "default", "source": map[string]any{"repoURL": "git@github.com:acme/fleet.git", "path": "apps/argo", "targetRevision": "main"}},
+		"status": map[string]any{"sync": map[string]any{"revision": "0123456789abcdef0123456789abcdef01234567"},
+			"resources": []any{map[string]any{"group": "apps", "version": "v1", "kind": "Deployment", "namespace": "web", "name": "argo-web"}}}})
+
+	cfg := &config.Config{GitHub: config.GitHub{AppID: 1, Owner: "acme", APIURL: "https://api.github.com/"},
+		Clusters: []config.Cluster{{Name: "prod", Discover: &config.Discover{Flux: true, ArgoCD: true, Selector: "team=shop"}}},
+		Targets: []config.Target{{Name: "covered-by-hand", Repo: "acme/fleet", Root: "apps/covered", Cluster: "prod", Namespaces: []string{"shop"},
+			AppliedRevision: config.AppliedRevision{Flux: &kube.ObjectRef{Namespace: "flux-system", Name: "covered"}}}}}
+	l, err := cluster.NewClientLister(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	metrics := bot.NewMetrics()
+	found, err := discoverTargets(ctx, runnerInput{cfg: cfg, log: slog.New(slog.NewTextHandler(&logs, nil)), metrics: metrics}, map[string]*cluster.ClientLister{"prod": l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ft := range found {
+		c := ft.Config
+		got = append(got, fmt.Sprintf("%s %s %s@%s %v %v %d", c.Name, c.Repo, c.Root, c.BaseBranch, c.Namespaces, c.Kinds.Include, len(ft.Inventory)))
+	}
+	want := []string{
+		"prod-argocd-argocd-web acme/fleet apps/argo@main [web] [Deployment.apps] 1",
+		"prod-flux-flux-system-billing acme/fleet apps/billing@main [billing] [Deployment.apps] 1",
+		"prod-flux-flux-system-shop acme/fleet apps/shop@main [shop] [Deployment.apps Service] 2",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("discovered:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, ft := range found {
+		if ft.Applied == nil {
+			t.Fatalf("%s reads no applied revision", ft.Config.Name)
+		}
+		a, err := ft.Applied(ctx)
+		if err != nil || a.Revision != "0123456789abcdef0123456789abcdef01234567" {
+			t.Fatalf("%s: applied %+v %v", ft.Config.Name, a, err)
+		}
+	}
+	for _, line := range []string{
+		"msg=\"discovered target\" target=prod-flux-flux-system-shop",
+		"Flux Kustomization flux-system/vendor: its repository https://github.com/other/vendor.git is not one of acme on github.com",
+		"Flux Kustomization flux-system/charts: its source is a OCIRepository, not a GitRepository",
+		"Flux Kustomization flux-system/covered: a target written in the config covers it",
+	} {
+		if !strings.Contains(logs.String(), line) {
+			t.Errorf("the log lacks %q:\n%s", line, logs.String())
+		}
+	}
+	if n := metrics.Get("driftback_discovered_targets", map[string]string{"cluster": "prod", "tool": "flux"}); n != 2 {
+		t.Errorf("discovered flux targets metric = %v", n)
+	}
+}
