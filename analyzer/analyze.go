@@ -28,6 +28,9 @@ type Options struct {
 	// Flux is the Flux Kustomization that applies the root: the root is
 	// rendered as kustomize-controller renders it (DESIGN §7).
 	Flux *kube.FluxContext
+	// ArgoCD is the Argo CD Application that applies the root: the root
+	// is rendered with its kustomize settings, as the repo server does.
+	ArgoCD *kube.ArgoContext
 	// Coverage is what the read of the live objects covered; nil when the
 	// source cannot say (a snapshot file), and then a kind with no live
 	// object in a namespace counts as not read there.
@@ -66,7 +69,7 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 		})
 		return plan, nil
 	}
-	o, err := s.orchestrator(root, opts.Flux, plan)
+	o, err := s.orchestrator(root, opts, plan)
 	if err != nil || o == nil {
 		return plan, err
 	}
@@ -104,6 +107,7 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 		}
 	}
 	a.planRoutes()
+	a.planToolRoutes()
 	if err := a.planVars(); err != nil {
 		return nil, err
 	}

@@ -230,13 +230,14 @@ func (f *fluxRender) postBuild(res *resource.Resource) error {
 	return nil
 }
 
-// fluxRoot is the root kustomization as kustomize-controller writes it.
-type fluxRoot struct {
+// toolRoot is the root kustomization as kustomize-controller writes it.
+type toolRoot struct {
 	Dir  string // the root folder
+	By   string // "the Flux Kustomization NS/NAME", for messages
 	File string // repo-relative; for a plain folder, one the repository lacks
-	// fluxImages marks the images: fields of File the Kustomization sets
-	// ("3/newTag"), with the spec field that sets them.
-	fluxImages map[string]string
+	// owned marks the entry fields of File the tool sets
+	// ("images/3/newTag"), with the field of the tool's object that sets them.
+	owned map[string]string
 }
 
 // orchestrate returns repo with the root kustomization replaced by the one
@@ -244,7 +245,7 @@ type fluxRoot struct {
 // Flux's generator reads a folder on disk, so the root's kustomization
 // (or, for a plain folder, its manifests) is written to a private
 // temporary folder for the call; the repository is never written.
-func (f *fluxRender) orchestrate(repo *repofs.Repo, root string) (*repofs.Repo, *fluxRoot, error) {
+func (f *fluxRender) orchestrate(repo *repofs.Repo, root string) (*repofs.Repo, *toolRoot, error) {
 	tmp, err := os.MkdirTemp("", "driftback-flux-")
 	if err != nil {
 		return nil, nil, err
@@ -307,7 +308,7 @@ func (f *fluxRender) orchestrate(repo *repofs.Repo, root string) (*repofs.Repo, 
 	if err != nil {
 		return nil, nil, err
 	}
-	fr := &fluxRoot{Dir: root, File: filepath.ToSlash(rel), fluxImages: fluxImageFields(original.Images, f.ctx)}
+	fr := &toolRoot{Dir: root, By: fmt.Sprintf("the Flux Kustomization %s/%s", f.ctx.Namespace, f.ctx.Name), File: filepath.ToSlash(rel), owned: fluxImageFields(original.Images, f.ctx)}
 	out, err := repo.With(map[string][]byte{fr.File: data})
 	if err != nil {
 		return nil, nil, err
@@ -339,46 +340,19 @@ func fluxImageFields(own []types.Image, ctx *kube.FluxContext) map[string]string
 			idx = len(names)
 			names = append(names, name)
 			for _, fld := range imageFields {
-				out[fmt.Sprintf("%d/%s", idx, fld)] = fmt.Sprintf("spec.images[%d]", j)
+				out[fmt.Sprintf("images/%d/%s", idx, fld)] = fmt.Sprintf("spec.images[%d]", j)
 			}
 			continue
 		}
 		if s, _ := im["newName"].(string); s != "" {
-			out[fmt.Sprintf("%d/newName", idx)] = fmt.Sprintf("spec.images[%d].newName", j)
+			out[fmt.Sprintf("images/%d/newName", idx)] = fmt.Sprintf("spec.images[%d].newName", j)
 		}
 		tag, _ := im["newTag"].(string)
 		dig, _ := im["digest"].(string)
 		if tag != "" || dig != "" {
-			out[fmt.Sprintf("%d/newTag", idx)] = fmt.Sprintf("spec.images[%d]", j)
-			out[fmt.Sprintf("%d/digest", idx)] = fmt.Sprintf("spec.images[%d]", j)
+			out[fmt.Sprintf("images/%d/newTag", idx)] = fmt.Sprintf("spec.images[%d]", j)
+			out[fmt.Sprintf("images/%d/digest", idx)] = fmt.Sprintf("spec.images[%d]", j)
 		}
 	}
 	return out
-}
-
-// orchestratorEntry says whether the Kustomization, not the repository's
-// kustomization, sets an entry field: such a value is changed in the
-// Kustomization. nil when the repository's file holds it.
-func (a *analysis) orchestratorEntry(e entry, field string) *Refusal {
-	if a.orchestration == nil || a.fluxRoot == nil {
-		return nil
-	}
-	fr := a.fluxRoot
-	if e.Node == nil || e.Node.File != fr.File {
-		return nil
-	}
-	if _, inRepo := a.snap.repo.File(fr.File); inRepo && e.List != "images" {
-		return nil
-	}
-	set, ok := fr.fluxImages[fmt.Sprintf("%d/%s", e.Index, field)]
-	if !ok {
-		if _, inRepo := a.snap.repo.File(fr.File); inRepo {
-			return nil
-		}
-		set = "spec"
-	}
-	ctx := a.flux.ctx
-	return &Refusal{Code: CodeOrchestratorContext, File: fr.File,
-		Message: fmt.Sprintf("%s of the Flux Kustomization %s/%s sets it", set, ctx.Namespace, ctx.Name),
-		Hint:    fmt.Sprintf("change %s in the Flux Kustomization %s/%s (in Git where it is kept)", set, ctx.Namespace, ctx.Name)}
 }

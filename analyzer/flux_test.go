@@ -117,7 +117,7 @@ func (ft fluxTarget) render(t *testing.T) []map[string]any {
 	t.Helper()
 	s := NewSnapshot(ft.repo, nil)
 	plan := &Plan{}
-	o, err := s.orchestrator(ft.root, ft.ctx, plan)
+	o, err := s.orchestrator(ft.root, ft.opts(), plan)
 	if err != nil || o == nil {
 		t.Fatalf("orchestrate %s: %v %+v", ft.root, err, plan.Refusals)
 	}

@@ -18,15 +18,20 @@ import (
 // as each value), and a drifted field is solved for the variables its
 // text holds.
 
-// varPlan is the substitution variables a plan changes.
+// varPlan is the settings of the GitOps tool a plan changes: Flux
+// substitution variables and Argo CD image and replica overrides.
 type varPlan struct {
 	routes []*varRoute
 }
 
-// varRoute is one variable given a new value where it is set.
+// varRoute is one setting given a new value where it is kept.
 type varRoute struct {
-	Name    string
-	Value   string
+	Name    string         // the variable; "" for an Argo CD override
+	Value   string         // the variable's new value
+	Edit    string         // the Argo CD override ("images/N", "replicas/N"); "" for a variable
+	Render  any            // the override's new value, as the render takes it
+	Route   string         // RouteSubstitute, RouteImages or RouteReplicas
+	Set     any            // the value written to the manifest
 	Setting string         // "spec.postBuild.substitute.NAME of Kustomization ns/name", for messages
 	File    string         // the manifest that sets it
 	Doc     int            // its document in File
@@ -40,7 +45,23 @@ func (v *varPlan) values() map[string]string {
 		return out
 	}
 	for _, r := range v.routes {
-		out[r.Name] = r.Value
+		if r.Edit == "" {
+			out[r.Name] = r.Value
+		}
+	}
+	return out
+}
+
+// edits are the Argo CD overrides the plan changes, for the render.
+func (v *varPlan) edits() map[string]any {
+	out := map[string]any{}
+	if v == nil {
+		return out
+	}
+	for _, r := range v.routes {
+		if r.Edit != "" {
+			out[r.Edit] = r.Render
+		}
 	}
 	return out
 }
@@ -116,7 +137,9 @@ func (a *analysis) planVars() error {
 			}
 		}
 	}
-	a.vars = &varPlan{}
+	if a.vars == nil {
+		a.vars = &varPlan{}
+	}
 	for _, n := range sortedNames(demands) {
 		a.resolveVar(n, demands[n])
 	}
@@ -170,7 +193,7 @@ func (a *analysis) resolveVar(name string, ds []varDemand) {
 		refuseAll(why.Code, why.Message, why.Hint, why.File)
 		return
 	}
-	route.Value = changed[0].value
+	route.Value, route.Set = changed[0].value, changed[0].value
 	for _, d := range changed {
 		route.Slots = append(route.Slots, d.slot)
 	}
@@ -240,7 +263,7 @@ func (a *analysis) findVarSetting(name string, s varSetting) (*varRoute, *Refusa
 	if err := f.Safe(doc); err != nil {
 		return nil, &Refusal{Code: CodeUnplaceableEdit, File: file, Message: "the document that sets the variable cannot be edited safely: " + err.Error(), Hint: "change " + where + " by hand"}
 	}
-	return &varRoute{Name: name, Setting: where, File: file, Doc: doc, Path: path}, nil
+	return &varRoute{Name: name, Setting: where, File: file, Doc: doc, Path: path, Route: RouteSubstitute}, nil
 }
 
 // findManifest finds the one document of the repository with that group,
@@ -440,7 +463,7 @@ func (a *analysis) applyVarRoutes(files map[string][]byte) error {
 		if err != nil {
 			return err
 		}
-		jsonvalue.Set(doc, r.Path, r.Value)
+		jsonvalue.Set(doc, r.Path, r.Set)
 		if err := f.Set(r.Doc, doc); err != nil {
 			return fmt.Errorf("%s: %w", r.File, err)
 		}
@@ -465,14 +488,14 @@ func (a *analysis) varEdits() {
 		to, _ := jsonvalue.Get(p.intent, first.Path)
 		a.plan.Edits = append(a.plan.Edits, Edit{
 			Object: refOf(p.ren.Object), Field: first.Path.String(), From: from, To: to,
-			File: r.File, Line: lineOf(a.final[r.File], r.Doc, r.Path), Route: RouteSubstitute,
+			File: r.File, Line: lineOf(a.final[r.File], r.Doc, r.Path), Route: r.Route,
 		})
 		if len(r.Slots) > 1 {
 			var others []string
 			for _, s := range r.Slots[1:] {
 				others = append(others, s.Obj.ref()+" "+s.Path.String())
 			}
-			a.note("the Flux variable %s (%s) also carries this change to %s", r.Name, r.Setting, strings.Join(others, ", "))
+			a.note("%s also carries this change to %s", r.Setting, strings.Join(others, ", "))
 		}
 	}
 }

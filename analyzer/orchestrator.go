@@ -8,7 +8,6 @@ import (
 
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/jsonvalue"
-	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/repofs"
 )
 
@@ -16,37 +15,53 @@ import (
 // plan: the repository as the tool builds it and what it does to the
 // built objects.
 type orchestration struct {
-	repo     *repofs.Repo // the snapshot with the root kustomization as the tool writes it
-	flux     *fluxRender  // nil: no Flux Kustomization context
-	fluxRoot *fluxRoot
-	vars     *varPlan // substitution variables the plan changes
+	repo    *repofs.Repo // the snapshot with the root kustomization as the tool writes it
+	flux    *fluxRender  // nil: no Flux Kustomization context
+	argo    *argoRender  // nil: no Argo CD Application context
+	tool    *toolRoot    // the rewritten root kustomization; nil when none
+	vars    *varPlan     // the tool's settings the plan changes
+	argoDoc *manifestAt  // the Application's manifest, once looked for
 }
 
 // orchestrator prepares the plan's orchestration. A context the tool's own
 // generator rejects refuses the target (nil orchestration, refusal in plan).
-func (s *Snapshot) orchestrator(root string, ctx *kube.FluxContext, plan *Plan) (*orchestration, error) {
+func (s *Snapshot) orchestrator(root string, opts Options, plan *Plan) (*orchestration, error) {
 	o := &orchestration{repo: s.repo}
-	if ctx == nil {
+	switch {
+	case opts.Flux != nil:
+		f, err := newFluxRender(opts.Flux)
+		if err != nil {
+			return nil, err
+		}
+		o.flux = f
+	case opts.ArgoCD != nil:
+		o.argo = &argoRender{ctx: opts.ArgoCD}
+	default:
 		return o, nil
 	}
-	f, err := newFluxRender(ctx)
-	if err != nil {
-		return nil, err
-	}
-	repo, fr, err := f.orchestrate(s.repo, root)
+	repo, tr, err := o.rewrite(s.repo, root)
 	if err != nil {
 		plan.Refusals = append(plan.Refusals, Refusal{Code: CodeRenderFailed, Message: err.Error(),
-			Hint: "fix the Flux Kustomization's spec so that kustomize-controller can build it"})
+			Hint: "fix the GitOps tool's settings so that it can build the root"})
 		return nil, nil
 	}
-	o.repo, o.flux, o.fluxRoot = repo, f, fr
+	o.repo, o.tool = repo, tr
 	return o, nil
+}
+
+// rewrite rewrites the root kustomization of repo as the tool does, with
+// the settings the plan changed.
+func (o *orchestration) rewrite(repo *repofs.Repo, root string) (*repofs.Repo, *toolRoot, error) {
+	if o.flux != nil {
+		return o.flux.orchestrate(repo, root)
+	}
+	return o.argo.with(o.vars.edits()).orchestrate(repo, root)
 }
 
 // load loads and judges the root as the tool builds it: a rewritten root
 // kustomization is judged like any other (its components and patches too).
 func (o *orchestration) load(forest *ktree.Forest, root string) (*ktree.Tree, []ktree.Refusal, error) {
-	if o.flux == nil {
+	if o.tool == nil {
 		return forest.Load(root)
 	}
 	t, refs, err := ktree.Load(o.repo, root)
@@ -58,18 +73,18 @@ func (o *orchestration) load(forest *ktree.Forest, root string) (*ktree.Tree, []
 	own := map[string]bool{}
 	if orig, _, err := forest.Load(root); err == nil && orig != nil {
 		for _, c := range orig.Constructs {
-			if c.File == o.fluxRoot.File {
+			if c.File == o.tool.File {
 				own[c.Feature] = true
 			}
 		}
 	}
-	by := fmt.Sprintf("the Flux Kustomization %s/%s", o.flux.ctx.Namespace, o.flux.ctx.Name)
+	by := o.tool.By
 	var cs []ktree.Construct
-	if o.flux.substitutes() {
-		cs = append(cs, ktree.Construct{File: o.fluxRoot.File, Feature: "postBuild substitution of " + by})
+	if o.substitutes() {
+		cs = append(cs, ktree.Construct{File: o.tool.File, Feature: "postBuild substitution of " + by})
 	}
 	for _, c := range t.Constructs {
-		if c.File == o.fluxRoot.File && !own[c.Feature] {
+		if c.File == o.tool.File && !own[c.Feature] {
 			c.Feature, c.Line = c.Feature+" set by "+by, 0
 		}
 		cs = append(cs, c)
@@ -92,14 +107,38 @@ func (o *orchestration) substitutes() bool {
 
 // orchestrated is an edited repository as the tool builds it.
 func (o *orchestration) orchestrated(repo *repofs.Repo) (*repofs.Repo, error) {
-	if o == nil || o.flux == nil {
+	if o == nil || o.tool == nil {
 		return repo, nil
 	}
-	r, _, err := o.flux.orchestrate(repo, o.fluxRoot.rootDir())
+	r, _, err := o.rewrite(repo, o.tool.Dir)
 	return r, err
 }
 
-func (fr *fluxRoot) rootDir() string { return fr.Dir }
+// orchestratorEntry says whether the tool, not the repository's
+// kustomization, sets an entry field: nil when the repository's file holds
+// it, or when the field is an Argo CD image or replica override of an
+// Application the repository holds (routed there, planToolRoutes);
+// otherwise a refusal naming the tool's field.
+func (a *analysis) orchestratorEntry(e entry, field string) *Refusal {
+	if a.orchestration == nil || a.tool == nil || e.Node == nil || e.Node.File != a.tool.File {
+		return nil
+	}
+	set, owned := a.tool.owned[fmt.Sprintf("%s/%d/%s", e.List, e.Index, field)]
+	if !owned {
+		if _, inRepo := a.snap.repo.File(a.tool.File); inRepo {
+			return nil
+		}
+		set = "its settings"
+	}
+	if owned && a.argo != nil && field != "newName" {
+		if file, _, err := a.argoApplication(); err == nil && file != "" && a.unwritable(file) == nil {
+			return nil
+		}
+	}
+	return &Refusal{Code: CodeOrchestratorContext, File: a.tool.File,
+		Message: fmt.Sprintf("%s of %s sets it, and no file of the repository it may write holds that setting", set, a.tool.By),
+		Hint:    fmt.Sprintf("change %s of %s (in Git where it is kept)", set, a.tool.By)}
+}
 
 // verifyRenderer renders the edited tree with the tool's settings as the
 // plan leaves them (a changed substitution variable takes its new value).

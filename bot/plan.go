@@ -51,13 +51,14 @@ func PlanTarget(ctx context.Context, in PlanInput) (TargetPlan, error) {
 	renderAt := in.Base
 	var orchestrator []string
 	var flux *kube.FluxContext
+	var argo *kube.ArgoContext
 	var out TargetPlan
 	if in.Applied != nil {
 		a, err := in.Applied(ctx)
 		if err != nil {
 			return out, err
 		}
-		orchestrator, flux = a.Context, a.Flux
+		orchestrator, flux, argo = a.Context, a.Flux, a.ArgoCD
 		if a.Revision == "" {
 			out.Waiting = "the GitOps tool reports no applied revision yet"
 		}
@@ -83,7 +84,7 @@ func PlanTarget(ctx context.Context, in PlanInput) (TargetPlan, error) {
 			return out, nil
 		}
 	}
-	plan, err := snap.Plan(tc.Root, live, analyzer.Options{WriteScope: tc.WriteScope, OrchestratorContext: orchestrator, Flux: flux, Coverage: in.Coverage})
+	plan, err := snap.Plan(tc.Root, live, analyzer.Options{WriteScope: tc.WriteScope, OrchestratorContext: orchestrator, Flux: flux, ArgoCD: argo, Coverage: in.Coverage})
 	if err != nil {
 		return out, &InputError{Err: err}
 	}

@@ -25,13 +25,16 @@ type Applied struct {
 	Raw      string // the revision as the tool wrote it
 	// Context lists the tool's own render settings that change the build
 	// beyond the kustomize root and that driftback does not render (Argo
-	// CD's source.kustomize, helm, plugin): the target is refused as
-	// orchestrator-context, by these names.
+	// CD's source.helm or plugin, several rendering sources): the target is
+	// refused as orchestrator-context, by these names.
 	Context []string
 	// Flux is the Flux Kustomization's render context: its spec and the
 	// variables postBuild.substituteFrom names (ConfigMaps read, Secrets
 	// only named). The analyzer renders the root with it.
 	Flux *kube.FluxContext
+	// ArgoCD is an Argo CD Application's kustomize settings; the analyzer
+	// renders the root with them.
+	ArgoCD *kube.ArgoContext
 }
 
 // Source names the object that records the applied revision.
@@ -141,18 +144,35 @@ func argoApplied(obj map[string]any) Applied {
 	sync, _ := status["sync"].(map[string]any)
 	raw, _ := sync["revision"].(string)
 	a := Applied{Raw: raw, Revision: commitOf(raw)}
-	if src, ok := spec["source"].(map[string]any); ok {
-		if k, ok := src["kustomize"]; ok && !empty(k) {
-			a.Context = append(a.Context, "spec.source.kustomize")
-		}
-		for _, f := range []string{"helm", "plugin"} {
-			if v, ok := src[f]; ok && !empty(v) {
-				a.Context = append(a.Context, "spec.source."+f)
-			}
-		}
+	md, _ := obj["metadata"].(map[string]any)
+	ns, _ := md["namespace"].(string)
+	name, _ := md["name"].(string)
+	// The source that renders the root: spec.source, or of spec.sources
+	// the one with a path (the others only lend files or values).
+	at, src := "spec.source", map[string]any(nil)
+	if s, ok := spec["source"].(map[string]any); ok {
+		src = s
 	}
 	if srcs, ok := spec["sources"].([]any); ok && len(srcs) > 0 {
-		a.Context = append(a.Context, "spec.sources")
+		var rendering []int
+		for i, s := range srcs {
+			if m, _ := s.(map[string]any); m["path"] != nil {
+				rendering = append(rendering, i)
+			}
+		}
+		if len(rendering) != 1 {
+			a.Context = append(a.Context, "spec.sources")
+			return a
+		}
+		at, src = fmt.Sprintf("spec.sources[%d]", rendering[0]), srcs[rendering[0]].(map[string]any)
+	}
+	for _, f := range []string{"helm", "plugin"} {
+		if v, ok := src[f]; ok && !empty(v) {
+			a.Context = append(a.Context, at+"."+f)
+		}
+	}
+	if k, ok := src["kustomize"].(map[string]any); ok && len(k) > 0 {
+		a.ArgoCD = &kube.ArgoContext{Namespace: ns, Name: name, Source: at, Kustomize: k}
 	}
 	return a
 }

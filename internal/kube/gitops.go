@@ -23,3 +23,15 @@ type VarSource struct {
 	Found bool
 	Data  map[string]string // a ConfigMap's data; nil for a Secret
 }
+
+// ArgoContext is what an Argo CD Application adds to the build of its root:
+// the kustomize settings of its source (spec.source.kustomize, or of the
+// source of spec.sources that renders the root).
+type ArgoContext struct {
+	Namespace string
+	Name      string
+	// Source is where the settings are in the Application: "spec.source"
+	// or "spec.sources[N]".
+	Source    string
+	Kustomize map[string]any
+}

@@ -1,0 +1,132 @@
+package analyzer
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/kube"
+	"github.com/driftback/driftback/internal/repofs"
+	"github.com/driftback/driftback/internal/yamledit"
+)
+
+// argoTarget is the root an Application manifest of the argo fixture
+// renders, with the context the cluster's copy of it gives.
+func argoTarget(t *testing.T) (*repofs.Repo, string, *kube.ArgoContext) {
+	t.Helper()
+	repo, err := repofs.LoadDir("testdata/argo", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range repoDocs(t, repo) {
+		if d["kind"] != "Application" {
+			continue
+		}
+		src, _ := jsonvalue.Get(d, jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("source")})
+		s := src.(map[string]any)
+		k, _ := s["kustomize"].(map[string]any)
+		ctx := &kube.ArgoContext{Namespace: stringAt(d, "metadata", "namespace"), Name: stringAt(d, "metadata", "name"), Source: "spec.source", Kustomize: k}
+		return repo, s["path"].(string), ctx
+	}
+	t.Fatal("no Application in testdata/argo")
+	return nil, "", nil
+}
+
+func argoRendered(t *testing.T, repo *repofs.Repo, root string, ctx *kube.ArgoContext) []map[string]any {
+	t.Helper()
+	s := NewSnapshot(repo, nil)
+	plan := &Plan{}
+	o, err := s.orchestrator(root, Options{ArgoCD: ctx}, plan)
+	if err != nil || o == nil {
+		t.Fatalf("orchestrate: %v %+v", err, plan.Refusals)
+	}
+	tr, krefs, err := o.load(s.forest, root)
+	if err != nil || len(krefs) > 0 {
+		t.Fatalf("load: %v %+v", err, krefs)
+	}
+	b, refs, err := o.renderer(s).buildTree(o.repo, tr, nil, yamledit.Parse)
+	if err != nil || len(refs) > 0 {
+		t.Fatalf("build: %v %+v", err, refs)
+	}
+	var out []map[string]any
+	for _, o := range b.objects {
+		out = append(out, jsonvalue.Copy(o.Object).(map[string]any))
+	}
+	return out
+}
+
+func planArgo(t *testing.T, repo *repofs.Repo, root string, ctx *kube.ArgoContext, live []map[string]any, forceDye bool) *Plan {
+	t.Helper()
+	p, err := NewSnapshot(repo, nil).plan(root, asLive(live), Options{ArgoCD: ctx}, forceDye)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestArgoRendersWhatTheRepoServerBuilds: the Application's namePrefix,
+// namespace, commonLabels, image and replica overrides are in the render,
+// and the render fed back as live plans nothing, with and without the dye.
+func TestArgoRendersWhatTheRepoServerBuilds(t *testing.T) {
+	repo, root, ctx := argoTarget(t)
+	live := argoRendered(t, repo, root, ctx)
+	web := find(t, live, "Deployment", "eu-web")
+	for p, want := range map[string]any{
+		"metadata.namespace":                     "web",
+		"metadata.labels.tier":                   "front",
+		"spec.replicas":                          int64(3),
+		"spec.template.spec.containers[0].image": "example/web:1.1",
+	} {
+		if got, ok := jsonvalue.Get(web, dotted(t, p)); !ok || !jsonvalue.Equal(got, want) {
+			t.Errorf("%s = %v, want %v", p, got, want)
+		}
+	}
+	for _, force := range []bool{false, true} {
+		if p := planArgo(t, repo, root, ctx, live, force); len(p.Edits)+len(p.Refusals)+len(p.Files) != 0 {
+			t.Fatalf("render fed back as live is not a no-op (dye %v):\n%s", force, dump(p))
+		}
+	}
+}
+
+// TestArgoOverrideRoutedToApplication: a live image bump and scale of
+// what an Application's overrides supply are written to those overrides in
+// the Application manifest the repository holds (app-of-apps), comment
+// kept; the root's own images: entry is not touched; a plain field still
+// goes to its source document.
+func TestArgoOverrideRoutedToApplication(t *testing.T) {
+	repo, root, ctx := argoTarget(t)
+	live := argoRendered(t, repo, root, ctx)
+	web := find(t, live, "Deployment", "eu-web")
+	set(t, web, containers(jsonvalue.Index(0), jsonvalue.Key("image")), "example/web:1.2")
+	set(t, web, jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("replicas")}, int64(5))
+	set(t, web, containers(jsonvalue.Index(0), jsonvalue.Key("env"), jsonvalue.Index(0), jsonvalue.Key("value")), "maintenance")
+	p := planArgo(t, repo, root, ctx, live, false)
+	if len(p.Refusals) != 0 || len(p.Files) != 2 || len(p.Edits) != 3 {
+		t.Fatalf("want three edits in two files:\n%s", dump(p))
+	}
+	app := fileOf(t, p, "argocd/web.yaml")
+	for _, want := range []string{"- example/web:1.2 # promoted by the release job\n", "count: 5\n"} {
+		if !strings.Contains(app, want) {
+			t.Errorf("the Application manifest lacks %q:\n%s", want, app)
+		}
+	}
+	if src := fileOf(t, p, "apps/web/deployment.yaml"); !strings.Contains(src, "value: maintenance") || !strings.Contains(src, "image: example/web:0.9") {
+		t.Errorf("the source edit is wrong:\n%s", src)
+	}
+}
+
+// TestArgoOverrideOnlyInCluster: an override of an Application that no
+// file of the repository holds is refused as orchestrator-context, naming
+// the Application's field.
+func TestArgoOverrideOnlyInCluster(t *testing.T) {
+	repo, root, ctx := argoTarget(t)
+	other := *ctx
+	other.Name = "web-by-hand"
+	live := argoRendered(t, repo, root, &other)
+	set(t, find(t, live, "Deployment", "eu-web"), containers(jsonvalue.Index(0), jsonvalue.Key("image")), "example/web:1.2")
+	p := planArgo(t, repo, root, &other, live, false)
+	if len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeOrchestratorContext ||
+		!strings.Contains(p.Refusals[0].Message, "spec.source.kustomize.images[0] of the Argo CD Application argocd/web-by-hand") {
+		t.Fatalf("want one orchestrator-context refusal naming the override:\n%s", dump(p))
+	}
+}
