@@ -177,6 +177,7 @@ func (g *argoRender) orchestrate(repo *repofs.Repo, root string) (*repofs.Repo, 
 	for _, key := range []string{"commonLabels", "commonAnnotations"} {
 		m, _ := kz[key].(map[string]any)
 		force, _ := kz["force"+strings.ToUpper(key[:1])+key[1:]].(bool)
+		//lint:ignore SA1019 the repo server's `kustomize edit add label` writes commonLabels
 		dst := &k.CommonLabels
 		if key == "commonAnnotations" {
 			dst = &k.CommonAnnotations
