@@ -133,3 +133,66 @@ spec:
         - name: LOG_LEVEL
           value: ${log_level}
 `
+
+const argoCRD = `{
+ "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+ "metadata": {"name": "applications.argoproj.io"},
+ "spec": {"group": "argoproj.io", "scope": "Namespaced",
+  "names": {"kind": "Application", "listKind": "ApplicationList", "plural": "applications", "singular": "application"},
+  "versions": [{"name": "v1alpha1", "served": true, "storage": true, "subresources": {"status": {}},
+   "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}}`
+
+// An Argo CD Application with an image override, on the real apiserver:
+// what Argo CD applied is in sync, and a `kubectl set image` is written to
+// the override in the Application manifest the repository holds.
+func TestArgoContextOnTheAPIServer(t *testing.T) {
+	e := needEnv(t)
+	dyn := dynamic.NewForConfigOrDie(e.Config)
+	ns := namespace(t, dyn)
+	apps := schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applications"}
+	app := "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: web\n  namespace: " + ns + "\nspec:\n  project: default\n  source:\n" +
+		"    repoURL: https://github.com/acme/fleet.git\n    path: apps\n    kustomize:\n      namespace: " + ns + "\n      images:\n      - example/web:1.1 # release\n"
+	r := repofs.New()
+	must(t, r.Add("apps/kustomization.yaml", []byte("resources: [web.yaml]\n")))
+	must(t, r.Add("apps/web.yaml", []byte(strings.Replace(fluxWeb, "${log_level}", "info", 1))))
+	must(t, r.Add("argocd/web.yaml", []byte(app)))
+	created := createServed(t, dyn, apps, argoCRD, map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+		"metadata": map[string]any{"name": "web", "namespace": ns},
+		"spec": map[string]any{"project": "default", "source": map[string]any{"repoURL": "https://github.com/acme/fleet.git", "path": "apps",
+			"kustomize": map[string]any{"namespace": ns, "images": []any{"example/web:1.1"}}}}})
+	must(t, unstructured.SetNestedField(created.Object, "0123456789abcdef0123456789abcdef01234567", "status", "sync", "revision"))
+	_, err := dyn.Resource(apps).Namespace(ns).UpdateStatus(context.Background(), created, metav1.UpdateOptions{})
+	must(t, err)
+
+	var applied map[string]any
+	must(t, json.Unmarshal([]byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"`+ns+`","labels":{"app":"web"}},
+		"spec":{"replicas":2,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},
+		"spec":{"containers":[{"name":"web","image":"example/web:1.1","env":[{"name":"LOG_LEVEL","value":"info"}]}]}}}}`), &applied))
+	serverSideApply(t, dyn, []*unstructured.Unstructured{{Object: applied}}, "argocd-controller")
+
+	plan := func() *analyzer.Plan {
+		t.Helper()
+		a, err := cluster.AppliedRevision(context.Background(), dyn, cluster.Source{ArgoCD: &kube.ObjectRef{Namespace: ns, Name: "web"}})
+		must(t, err)
+		l, err := cluster.NewClientLister(e.Config)
+		must(t, err)
+		read, err := l.List(context.Background(), cluster.Scope{Namespaces: []string{ns}, IncludeKinds: []string{"Deployment.apps"}})
+		must(t, err)
+		live, err := cluster.LiveObjects(read.Objects, cluster.DefaultRules())
+		must(t, err)
+		p, err := analyzer.Analyze(analyzer.Input{Repo: r, Root: "apps", Live: live, Options: analyzer.Options{ArgoCD: a.ArgoCD, OrchestratorContext: a.Context, Coverage: read.Coverage}})
+		must(t, err)
+		return p
+	}
+	if p := plan(); len(p.Edits)+len(p.Refusals)+len(p.Files) != 0 {
+		t.Fatalf("what Argo CD applied is not in sync:\n%s", dump(p))
+	}
+	patch := `{"spec":{"template":{"spec":{"containers":[{"name":"web","image":"example/web:1.2"}]}}}}`
+	_, err = dyn.Resource(deployments).Namespace(ns).Patch(context.Background(), "web", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl-set"})
+	must(t, err)
+	p := plan()
+	if len(p.Refusals) != 0 || len(p.Edits) != 1 || p.Edits[0].Route != analyzer.RouteImages || len(p.Files) != 1 ||
+		p.Files[0].Path != "argocd/web.yaml" || p.Files[0].Content != strings.Replace(app, "example/web:1.1", "example/web:1.2", 1) {
+		t.Fatalf("want the override edited in argocd/web.yaml:\n%s", dump(p))
+	}
+}
