@@ -178,7 +178,7 @@ func reconcileExample(t *testing.T, target *config.Target) any {
 	}
 	srv.RegisterApp(1, &key.PublicKey)
 	srv.AddInstallation(1, 1, "acme")
-	files, err := exampleRepo()
+	files, err := exampleRepo("examples/shop")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,6 +57,7 @@ targets:
 // the in-process GitHub server. No cluster, no GitHub account.
 func newDemoCmd() *cobra.Command {
 	var serve string
+	var flux bool
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "One complete reconcile on the bundled example, with an in-process GitHub",
@@ -65,13 +66,25 @@ examples/live.yaml) against an in-process GitHub server, and print the pull requ
 its one commit as a diff, and the check runs. No cluster and no GitHub account are needed.
 
 With --serve ADDR the server stays up on ADDR, so the pull request, its files, the branch and
-its contents can be browsed over the REST API, and the links in the pull request work.`,
+its contents can be browsed over the REST API, and the links in the pull request work.
+
+With --flux the example is examples/fleet and the snapshot examples/fleet-live.yaml: the target
+is discovered from the cluster's Flux Kustomization, rendered with its targetNamespace and
+postBuild substitution, and a drifted value a variable supplies is written to the ConfigMap
+that sets it.`,
 		Example: `  driftback demo
+  driftback demo --flux
   driftback demo --serve 127.0.0.1:8081`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return demo(cmd, serve) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if flux {
+				return demoFlux(cmd)
+			}
+			return demo(cmd, serve)
+		},
 	}
 	cmd.Flags().StringVar(&serve, "serve", "", "keep the GitHub test server up on this address (e.g. 127.0.0.1:8081) to browse the pull request")
+	cmd.Flags().BoolVar(&flux, "flux", false, "run on the Flux example: a target discovered from a Flux Kustomization, with substitution")
 	return cmd
 }
 
@@ -86,21 +99,17 @@ func demo(cmd *cobra.Command, serve string) error {
 		}
 		opts.Listener = ln
 	}
-	srv := githubtest.New(opts)
-	defer srv.Close()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	srv, b, err := demoGitHub(opts)
 	if err != nil {
 		return fail(err)
 	}
-	srv.RegisterApp(1, &key.PublicKey)
-	srv.SetAppSlug(1, "driftback")
-	srv.AddInstallation(1, 1, "acme")
-	files, err := exampleRepo()
+	defer srv.Close()
+	files, err := exampleRepo("examples/shop")
 	if err != nil {
 		return fail(err)
 	}
 	baseSHA := srv.CreateRepo("acme", "shop", "main", files)
-	liveFile, err := exampleLive()
+	liveFile, err := exampleLive("examples/live.yaml")
 	if err != nil {
 		return fail(err)
 	}
@@ -109,13 +118,6 @@ func demo(cmd *cobra.Command, serve string) error {
 	if err != nil {
 		return fail(err)
 	}
-	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
-	gh, err := bot.NewClient(bot.AppAuth{AppID: 1, PrivateKey: pemKey, InstallationID: 1, BaseURL: srv.URL() + "/"},
-		bot.ClientOptions{Base: srv.Client().Transport, MutationGap: time.Nanosecond})
-	if err != nil {
-		return fail(err)
-	}
-	b := bot.New(gh, bot.Options{AppID: 1, Download: srv.Client()})
 	target := &bot.Target{Config: *cfg.Target("shop-prod"), Lister: cluster.SnapshotLister{Path: liveFile}}
 	out, err := b.Reconcile(cmd.Context(), target)
 	if err != nil {
@@ -125,7 +127,7 @@ func demo(cmd *cobra.Command, serve string) error {
 		return fail(fmt.Errorf("the GitHub test server saw %d request(s) or response(s) outside GitHub's OpenAPI description; first: %+v", len(failures), failures[0]))
 	}
 	w := cmd.OutOrStdout()
-	printDemo(w, srv, out, baseSHA, files)
+	printDemo(w, srv, "shop", "driftback/shop-prod", out, baseSHA, files)
 	if serve == "" {
 		return nil
 	}
@@ -136,9 +138,31 @@ func demo(cmd *cobra.Command, serve string) error {
 	return nil
 }
 
-func printDemo(w io.Writer, srv *githubtest.Server, out bot.Outcome, baseSHA string, files map[string][]byte) {
+// demoGitHub starts the in-process GitHub server with the App installed
+// on acme, and a bot acting as that App.
+func demoGitHub(opts githubtest.Options) (*githubtest.Server, *bot.Bot, error) {
+	srv := githubtest.New(opts)
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		srv.Close()
+		return nil, nil, err
+	}
+	srv.RegisterApp(1, &key.PublicKey)
+	srv.SetAppSlug(1, "driftback")
+	srv.AddInstallation(1, 1, "acme")
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	gh, err := bot.NewClient(bot.AppAuth{AppID: 1, PrivateKey: pemKey, InstallationID: 1, BaseURL: srv.URL() + "/"},
+		bot.ClientOptions{Base: srv.Client().Transport, MutationGap: time.Nanosecond})
+	if err != nil {
+		srv.Close()
+		return nil, nil, err
+	}
+	return srv, bot.New(gh, bot.Options{AppID: 1, Download: srv.Client()}), nil
+}
+
+func printDemo(w io.Writer, srv *githubtest.Server, repo, branch string, out bot.Outcome, baseSHA string, files map[string][]byte) {
 	rule := strings.Repeat("─", 72)
-	for _, pr := range srv.PullRequests("acme", "shop") {
+	for _, pr := range srv.PullRequests("acme", repo) {
 		fmt.Fprintf(w, "%s\nPull request #%d: %s\n%s → %s · labels: %s\n%s\n%s", rule, pr.Number, pr.Title, pr.Head, pr.Base, strings.Join(pr.Labels, ", "), rule, report.Terminal(pr.Body))
 	}
 	if out.Plan != nil {
@@ -149,12 +173,12 @@ func printDemo(w io.Writer, srv *githubtest.Server, out bot.Outcome, baseSHA str
 		fmt.Fprintf(w, "\n%s\nDiff (the one commit on the branch)\n%s\n%s", rule, rule, report.Patch(out.Plan, base.File))
 	}
 	heads := []string{baseSHA}
-	if sha, ok := srv.Branch("acme", "shop", "driftback/shop-prod"); ok {
+	if sha, ok := srv.Branch("acme", repo, branch); ok {
 		heads = append(heads, sha)
 	}
 	fmt.Fprintf(w, "\n%s\nCheck runs\n%s\n", rule, rule)
 	for _, sha := range heads {
-		for _, cr := range srv.CheckRuns("acme", "shop", sha) {
+		for _, cr := range srv.CheckRuns("acme", repo, sha) {
 			where := "base head main"
 			if sha != baseSHA {
 				where = "PR head"
@@ -184,9 +208,9 @@ there; the REST API takes the installation token:
 `, u, head, auth)
 }
 
-func exampleRepo() (map[string][]byte, error) {
+func exampleRepo(dir string) (map[string][]byte, error) {
 	files := map[string][]byte{}
-	err := fs.WalkDir(examples, "examples/shop", func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(examples, dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -194,17 +218,21 @@ func exampleRepo() (map[string][]byte, error) {
 		if err != nil {
 			return err
 		}
-		files[strings.TrimPrefix(p, "examples/shop/")] = b
+		files[strings.TrimPrefix(p, dir+"/")] = b
 		return nil
 	})
 	return files, err
 }
 
-func exampleLive() (string, error) {
-	b, err := examples.ReadFile("examples/live.yaml")
+func exampleLive(name string) (string, error) {
+	b, err := examples.ReadFile(name)
 	if err != nil {
 		return "", err
 	}
+	return writeTemp(b)
+}
+
+func writeTemp(b []byte) (string, error) {
 	f, err := os.CreateTemp("", "driftback-demo-live-*.yaml")
 	if err != nil {
 		return "", err

@@ -25,11 +25,7 @@ import (
 // The README's first command: one complete reconcile on the embedded
 // default, showing every kind of outcome at once.
 func TestDemoShowsEveryOutcome(t *testing.T) {
-	out, stderr, code := driftback(t, "demo")
-	if code != 0 {
-		t.Fatalf("demo exit %d: %s", code, stderr)
-	}
-	for _, want := range []string{
+	out := demoOutput(t, []string{"demo"}, []string{
 		"Pull request #1: driftback: bring shop-prod in line with the cluster",
 		"Drift: 4 edits, 2 refusals in shop-prod.",
 		"Deployment/shop/web     spec.template.spec.containers[web].image                    ghcr.io/example/shop-web:1.4.2 → ghcr.io/example/shop-web:1.4.3  overlays/prod/kustomization.yaml:11  images\n",
@@ -40,17 +36,44 @@ func TestDemoShowsEveryOutcome(t *testing.T) {
 		"diff --git a/overlays/prod/kustomization.yaml b/overlays/prod/kustomization.yaml",
 		"+  newTag: \"1.4.3\" # release train, bumped by CI",
 		"driftback/shop-prod on base head main",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("demo output lacks %q", want)
-		}
-	}
+	})
 	// What a terminal shows: no markup, entities or hidden state.
 	for _, markup := range []string{"&#", "&amp;", "<code>", "<!--", "| --- |", "](http", "**"} {
 		if strings.Contains(out, markup) {
 			t.Errorf("demo output holds markup %q:\n%s", markup, out)
 		}
 	}
+}
+
+// demo --flux: a target discovered from a Flux Kustomization, rendered
+// with its substitution, a drifted variable written to its ConfigMap.
+func TestDemoFluxDiscoveredTarget(t *testing.T) {
+	demoOutput(t, []string{"demo", "--flux"}, []string{
+		"Discovered target prod-flux-flux-system-apps: acme/fleet, root apps/prod, 2 objects in its inventory",
+		"Pull request #1: driftback: bring prod-flux-flux-system-apps in line with the cluster",
+		"Drift: 2 edits in prod-flux-flux-system-apps.",
+		"spec.template.spec.containers[web].env[LOG_LEVEL].value  info → debug",
+		"clusters/prod/cluster-vars.yaml:8  substitute",
+		"+  log_level: debug # raise to debug only while investigating",
+		"+  newTag: \"1.4.3\" # release train",
+		"driftback/prod-flux-flux-system-apps on PR head",
+	})
+}
+
+// demoOutput runs a demo command and checks that its output holds every
+// line wanted.
+func demoOutput(t *testing.T, args, wants []string) string {
+	t.Helper()
+	out, stderr, code := driftback(t, args...)
+	if code != 0 {
+		t.Fatalf("%v exit %d: %s", args, code, stderr)
+	}
+	for _, want := range wants {
+		if !strings.Contains(out, want) {
+			t.Errorf("%v output lacks %q:\n%s", args, want, out)
+		}
+	}
+	return out
 }
 
 // driftback run drives the GitHub test server end to end, reading a real

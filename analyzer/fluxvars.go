@@ -114,7 +114,7 @@ func (a *analysis) planVars() error {
 		if !ok || dyed[idx].ID.Kind != p.ren.ID.Kind {
 			continue
 		}
-		for _, path := range nonceFields(dyed[idx].Object, nil) {
+		for _, path := range stringPaths(dyed[idx].Object, nil, varNonceRE.MatchString) {
 			tv, _ := jsonvalue.Get(dyed[idx].Object, path)
 			tmpl, _ := tv.(string)
 			rv, _ := jsonvalue.Get(p.ren.Object, path)
@@ -312,11 +312,12 @@ func (a *analysis) findManifest(group, kind, namespace, name string) (string, in
 	return "", 0, fmt.Errorf("%d documents of the repository are %s %s/%s (%s and %s); which one the cluster runs cannot be told", len(hits), kind, namespace, name, hits[0].file, hits[1].file)
 }
 
-// nonceFields lists the string fields of v holding a variable nonce.
-func nonceFields(v any, p jsonvalue.Path) []jsonvalue.Path {
+// stringPaths lists the string fields of v that match, list elements
+// named by their name where the list is named (and no name matches).
+func stringPaths(v any, p jsonvalue.Path, match func(string) bool) []jsonvalue.Path {
 	switch t := v.(type) {
 	case string:
-		if varNonceRE.MatchString(t) {
+		if match(t) {
 			return []jsonvalue.Path{p}
 		}
 	case map[string]any:
@@ -327,13 +328,21 @@ func nonceFields(v any, p jsonvalue.Path) []jsonvalue.Path {
 		sort.Strings(keys)
 		var out []jsonvalue.Path
 		for _, k := range keys {
-			out = append(out, nonceFields(t[k], p.Child(jsonvalue.Key(k)))...)
+			out = append(out, stringPaths(t[k], p.Child(jsonvalue.Key(k)), match)...)
 		}
 		return out
 	case []any:
+		names, named := jsonvalue.ElementNames(t)
+		for _, n := range names {
+			named = named && !match(n)
+		}
 		var out []jsonvalue.Path
 		for i, e := range t {
-			out = append(out, nonceFields(e, p.Child(jsonvalue.Index(i)))...)
+			step := jsonvalue.Index(i)
+			if named {
+				step = jsonvalue.Name(names[i])
+			}
+			out = append(out, stringPaths(e, p.Child(step), match)...)
 		}
 		return out
 	}

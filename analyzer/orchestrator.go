@@ -3,7 +3,6 @@ package analyzer
 import (
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/driftback/driftback/analyzer/ktree"
@@ -160,7 +159,7 @@ func (a *analysis) secretVariables() {
 	}
 	for i := range a.pairs {
 		p := &a.pairs[i]
-		paths := markerPaths(p.ren.Object, nil)
+		paths := stringPaths(p.ren.Object, nil, secretMarkerRE.MatchString)
 		if len(paths) == 0 {
 			continue
 		}
@@ -182,34 +181,6 @@ func (a *analysis) secretVariables() {
 			restore(p.intent, p.ren.Object, path)
 		}
 	}
-}
-
-// markerPaths lists the fields of v holding a Secret marker.
-func markerPaths(v any, p jsonvalue.Path) []jsonvalue.Path {
-	switch t := v.(type) {
-	case string:
-		if secretMarkerRE.MatchString(t) {
-			return []jsonvalue.Path{p}
-		}
-	case map[string]any:
-		var out []jsonvalue.Path
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			out = append(out, markerPaths(t[k], p.Child(jsonvalue.Key(k)))...)
-		}
-		return out
-	case []any:
-		var out []jsonvalue.Path
-		for i, e := range t {
-			out = append(out, markerPaths(e, p.Child(jsonvalue.Index(i)))...)
-		}
-		return out
-	}
-	return nil
 }
 
 func secretNames(tmpl string) []string {

@@ -3,8 +3,11 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -84,7 +87,13 @@ func Discover(ctx context.Context, dyn dynamic.Interface, f DiscoverFilter) ([]D
 	}
 	if f.Flux {
 		err := list(fluxKustomizations, func(obj map[string]any) (Discovered, error) {
-			return fluxDiscovered(ctx, dyn, obj)
+			return fluxDiscovered(obj, func(ns, name string) (map[string]any, error) {
+				r, err := dyn.Resource(gitRepositories).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+				if err != nil {
+					return nil, err
+				}
+				return r.Object, nil
+			})
 		})
 		if err != nil {
 			return nil, err
@@ -95,16 +104,63 @@ func Discover(ctx context.Context, dyn dynamic.Interface, f DiscoverFilter) ([]D
 			return nil, err
 		}
 	}
+	sortDiscovered(out)
+	return out, nil
+}
+
+func sortDiscovered(out []Discovered) {
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Namespace != out[j].Namespace {
 			return out[i].Namespace < out[j].Namespace
 		}
 		return out[i].Name < out[j].Name
 	})
+}
+
+// DiscoverIn is Discover over objects already read (a snapshot file).
+func DiscoverIn(objs []Object, f DiscoverFilter) ([]Discovered, error) {
+	sel, err := labels.Parse(f.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("selector: %w", err)
+	}
+	in := func(list []string, s string) bool { return len(list) == 0 || slices.Contains(list, s) }
+	getRepo := func(ns, name string) (map[string]any, error) {
+		for _, o := range objs {
+			if g := gvkOf(o.Object); g.Group == gitRepositories.Group && g.Kind == "GitRepository" && namespaceOf(o.Object) == ns && nameOf(o.Object) == name {
+				return o.Object, nil
+			}
+		}
+		return nil, fmt.Errorf("not among the objects read")
+	}
+	var out []Discovered
+	for _, o := range objs {
+		g := gvkOf(o.Object)
+		md, _ := o.Object["metadata"].(map[string]any)
+		lm := map[string]string{}
+		ls, _ := md["labels"].(map[string]any)
+		for k, v := range ls {
+			lm[k], _ = v.(string)
+		}
+		if !in(f.Namespaces, namespaceOf(o.Object)) || !in(f.Names, nameOf(o.Object)) || !sel.Matches(labels.Set(lm)) {
+			continue
+		}
+		switch {
+		case f.Flux && g.Group == fluxKustomizations.Group && g.Kind == "Kustomization":
+			d, err := fluxDiscovered(o.withStatus(), getRepo)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, d)
+		case f.ArgoCD && g.Group == argoApplications.Group && g.Kind == "Application":
+			out = append(out, argoDiscovered(o.withStatus()))
+		}
+	}
+	sortDiscovered(out)
 	return out, nil
 }
 
-func fluxDiscovered(ctx context.Context, dyn dynamic.Interface, obj map[string]any) (Discovered, error) {
+// fluxDiscovered reads a Flux Kustomization, its GitRepository through get.
+func fluxDiscovered(obj map[string]any, get func(ns, name string) (map[string]any, error)) (Discovered, error) {
 	d := Discovered{Tool: "flux", Namespace: namespaceOf(obj), Name: nameOf(obj)}
 	spec, _ := obj["spec"].(map[string]any)
 	d.Path, _ = spec["path"].(string)
@@ -119,12 +175,12 @@ func fluxDiscovered(ctx context.Context, dyn dynamic.Interface, obj map[string]a
 		d.Skip = fmt.Sprintf("its source is a %s, not a GitRepository", kind)
 		return d, nil
 	}
-	repo, err := dyn.Resource(gitRepositories).Namespace(srcNS).Get(ctx, srcName, metav1.GetOptions{})
+	repo, err := get(srcNS, srcName)
 	if err != nil {
 		d.Skip = fmt.Sprintf("its GitRepository %s/%s cannot be read: %v", srcNS, srcName, err)
 		return d, nil
 	}
-	rs, _ := repo.Object["spec"].(map[string]any)
+	rs, _ := repo["spec"].(map[string]any)
 	d.RepoURL, _ = rs["url"].(string)
 	ref, _ := rs["ref"].(map[string]any)
 	d.Branch, _ = ref["branch"].(string)

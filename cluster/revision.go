@@ -231,7 +231,7 @@ func AppliedIn(objs []Object, src Source) (Applied, error) {
 	for _, o := range objs {
 		gvk := gvkOf(o.Object)
 		if gvk.Group == group && gvk.Kind == kind && namespaceOf(o.Object) == want.Namespace && nameOf(o.Object) == want.Name {
-			a := read(o.Object)
+			a := read(o.withStatus())
 			if a.Flux == nil {
 				return a, nil
 			}

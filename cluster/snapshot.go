@@ -27,6 +27,9 @@ type Object struct {
 	// MetadataOnly marks an object read without its body (Secrets from a
 	// cluster): only its metadata can be compared.
 	MetadataOnly bool
+	// Status is kept aside for the GitOps tool's own objects (a Flux
+	// Kustomization, an Argo CD Application): it says what was applied.
+	Status map[string]any
 }
 
 // MaxSnapshotBytes bounds what ReadSnapshot accepts.
@@ -165,6 +168,22 @@ func fromAPI(o map[string]any) Object {
 			}
 		}
 	}
+	if g := gvkOf(o); (g.Group == fluxKustomizations.Group && g.Kind == "Kustomization") || (g.Group == argoApplications.Group && g.Kind == "Application") {
+		obj.Status, _ = o["status"].(map[string]any)
+	}
 	obj.Object = Sanitize(o)
 	return obj
+}
+
+// withStatus is the object with its kept status back in place.
+func (o Object) withStatus() map[string]any {
+	if o.Status == nil {
+		return o.Object
+	}
+	m := make(map[string]any, len(o.Object)+1)
+	for k, v := range o.Object {
+		m[k] = v
+	}
+	m["status"] = o.Status
+	return m
 }
