@@ -319,19 +319,19 @@ func buildRunner(ctx context.Context, in runnerInput) (*bot.Runner, error) {
 		}
 		listers[c.Name] = l
 	}
+	found, err := discoverTargets(ctx, in, listers)
+	if err != nil {
+		return nil, err
+	}
 	r := &bot.Runner{
 		// Room for one poll of every target's renders.
-		Bot:      bot.New(gh, bot.Options{AppID: cfg.GitHub.AppID, Metrics: in.metrics, Log: in.log, Renders: 3 * len(cfg.ResolvedTargets())}),
+		Bot:      bot.New(gh, bot.Options{AppID: cfg.GitHub.AppID, Metrics: in.metrics, Log: in.log, Renders: 3 * (len(cfg.ResolvedTargets()) + len(found))}),
 		Interval: cfg.PollInterval,
 		Log:      in.log,
 	}
 	for _, t := range cfg.ResolvedTargets() {
 		l := listers[t.Cluster]
 		r.Targets = append(r.Targets, &bot.Target{Config: *t, Lister: l, Applied: appliedFromCluster(t, l)})
-	}
-	found, err := discoverTargets(ctx, in, listers)
-	if err != nil {
-		return nil, err
 	}
 	r.Targets = append(r.Targets, found...)
 	return r, nil

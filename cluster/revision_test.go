@@ -30,7 +30,7 @@ spec:
 		return a
 	}
 	a := read("  source: {path: apps/web, kustomize: {images: [example/web:1.1], namePrefix: eu-}}\n")
-	if len(a.Context) != 0 || a.ArgoCD == nil || a.ArgoCD.Source != "spec.source" || a.ArgoCD.Kustomize["namePrefix"] != "eu-" {
+	if a.Revision != "0123456789abcdef0123456789abcdef01234567" || len(a.Context) != 0 || a.ArgoCD == nil || a.ArgoCD.Source != "spec.source" || a.ArgoCD.Kustomize["namePrefix"] != "eu-" {
 		t.Fatalf("single source: %+v %+v", a, a.ArgoCD)
 	}
 	a = read("  sources:\n  - {repoURL: https://github.com/acme/values, ref: values}\n  - {path: apps/web, kustomize: {namespace: web}}\n")
