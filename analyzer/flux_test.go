@@ -364,3 +364,23 @@ func TestFluxVariableOnlyInCluster(t *testing.T) {
 		}
 	}
 }
+
+// TestFluxPlainFolder: a root without a kustomization is listed the way
+// Flux lists it, subfolders included, and namespaced and substituted; a
+// drifted variable goes to its ConfigMap.
+func TestFluxPlainFolder(t *testing.T) {
+	ft := fluxTargetNamed(t, "plain")
+	live := ft.render(t)
+	if job := find(t, live, "Job", "migrate"); stringAt(job, "metadata", "namespace") != "jobs" {
+		t.Fatalf("the subfolder's Job is not rendered in the target namespace: %v", job)
+	}
+	cm := find(t, live, "ConfigMap", "settings")
+	if stringAt(cm, "data", "cluster") != "prod-eu" {
+		t.Fatalf("not substituted: %v", cm)
+	}
+	set(t, cm, jsonvalue.Path{jsonvalue.Key("data"), jsonvalue.Key("cluster")}, "prod-us")
+	p := planFlux(t, ft, live)
+	if len(p.Refusals) != 0 || len(p.Files) != 1 || !strings.Contains(fileOf(t, p, "clusters/prod/cluster-vars.yaml"), "cluster_name: prod-us\n") {
+		t.Fatalf("want the ConfigMap edited:\n%s", dump(p))
+	}
+}
