@@ -3,7 +3,10 @@
 // root with the real kustomize library, computes per object what its source
 // document should hold (source form), writes that into the user's bytes,
 // re-renders to prove it, and refuses by name what cannot be placed safely.
-// No network, no clock, no disk.
+// No network, no clock, no disk — except a private temporary folder for
+// Flux's kustomization generator, which reads only from disk (flux.go).
+// With a GitOps tool's context (Options.Flux, Options.ArgoCD) the root is
+// rendered as that tool renders it (DESIGN §7).
 //
 // It imports its own subpackage analyzer/ktree and the base libraries in
 // internal/ (repofs, yamledit, jsonvalue, kube); never bot, cluster or
