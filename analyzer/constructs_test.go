@@ -23,6 +23,9 @@ type constructCase struct {
 	file  string
 	code  string
 	names []string
+	// route: an edit placed in a value input (patch, labels, generator),
+	// which changes exactly one line of file
+	route string
 }
 
 func TestConstructDrifts(t *testing.T) {
@@ -49,16 +52,19 @@ func TestConstructDrifts(t *testing.T) {
 			path: jsonvalue.Path{k("spec"), k("ports"), n("http"), k("port")}, value: int64(8080), file: "patched/app.yaml"},
 		{name: "patched: memory from an inline patch", root: "patched", kind: "Deployment", obj: "api",
 			path: container("api", k("resources"), k("limits"), k("memory")), value: "1Gi",
-			code: CodeBuildOwned, names: []string{"patches[0] (inline)", "patched/kustomization.yaml"}},
+			file: "patched/kustomization.yaml", route: RoutePatch},
 		{name: "patched: replicas from a JSON6902 file", root: "patched", kind: "Deployment", obj: "api",
 			path: jsonvalue.Path{k("spec"), k("replicas")}, value: int64(5),
-			code: CodeBuildOwned, names: []string{"patched/kustomization.yaml"}},
+			file: "patched/replicas.yaml", route: RoutePatch},
 		{name: "patched: annotation from a two-object patch file", root: "patched", kind: "Service", obj: "api",
 			path: jsonvalue.Path{k("metadata"), k("annotations"), k("team")}, value: "search",
-			code: CodeBuildOwned, names: []string{"patched/kustomization.yaml"}},
+			file: "patched/annotate.yaml", route: RoutePatch},
 		{name: "patched: field added by inline patchesJson6902", root: "patched", kind: "Service", obj: "api",
 			path: jsonvalue.Path{k("spec"), k("sessionAffinity")}, value: "None",
-			code: CodeBuildOwned, names: []string{"patched/kustomization.yaml"}},
+			file: "patched/kustomization.yaml", route: RoutePatch},
+		{name: "patched: a Service type, inline patchesStrategicMerge", root: "patched", kind: "Service", obj: "api",
+			path: jsonvalue.Path{k("spec"), k("type")}, value: "LoadBalancer",
+			file: "patched/kustomization.yaml", route: RoutePatch},
 		// vars and replacements
 		{name: "derived: untouched env", root: "derived", kind: "Deployment", obj: "worker",
 			path: container("worker", k("env"), n("LOG"), k("value")), value: "debug", file: "derived/app.yaml"},
@@ -78,7 +84,7 @@ func TestConstructDrifts(t *testing.T) {
 			path: container("edge", k("image")), value: "edge:1.0", file: "withcomp/app.yaml"},
 		{name: "withcomp: env the component's patch adds", root: "withcomp", kind: "Deployment", obj: "edge",
 			path: container("edge", k("env"), n("FEATURE"), k("value")), value: "off",
-			code: CodeBuildOwned, names: []string{"comp/kustomization.yaml"}},
+			file: "comp/kustomization.yaml", route: RoutePatch},
 		{name: "withcomp: label a builtin transformer sets", root: "withcomp", kind: "Deployment", obj: "edge",
 			path: jsonvalue.Path{k("metadata"), k("labels"), k("tier")}, value: "core",
 			code: CodeBuildOwned, names: []string{"comp/kustomization.yaml"}},
@@ -119,6 +125,12 @@ func TestConstructDrifts(t *testing.T) {
 				if len(p.Refusals) != 0 || len(p.Files) != 1 || p.Files[0].Path != c.file || len(p.Edits) != 1 {
 					t.Fatalf("want one edit of %s, got %s", c.file, out)
 				}
+				if c.route != "" {
+					orig, _ := repo.File(c.file)
+					if p.Edits[0].Route != c.route || changedLines(string(orig), p.Files[0].Content) != 1 {
+						t.Fatalf("want one line of %s changed, routed %s: %s", c.file, c.route, out)
+					}
+				}
 				return
 			}
 			if len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != c.code {
@@ -132,4 +144,17 @@ func TestConstructDrifts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// changedLines counts the lines of b that differ from a's at the same
+// position (and the difference in length).
+func changedLines(a, b string) int {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	n := max(len(al), len(bl)) - min(len(al), len(bl))
+	for i := range min(len(al), len(bl)) {
+		if al[i] != bl[i] {
+			n++
+		}
+	}
+	return n
 }

@@ -54,7 +54,7 @@ func (a *analysis) verify() {
 			a.refuseAll(CodeRenderFailed, msg)
 			return
 		}
-		drop, fields := a.check(nb)
+		drop, fields := a.check(unhash(a.base, nb))
 		if len(drop) == 0 && len(fields) == 0 {
 			a.final = editedFiles(files, parsed)
 			return
@@ -138,6 +138,7 @@ func (a *analysis) apply() (map[string][]byte, map[string]*yamledit.File, map[*c
 			}
 			a.routes = nil
 		}
+		a.applyPlaced(out)
 	}
 	return out, parsed, failed
 }
@@ -282,6 +283,7 @@ func (a *analysis) finish() {
 		}
 	}
 	a.routeEdits()
+	a.placedEdits()
 	paths := make([]string, 0, len(a.final))
 	for p := range a.final {
 		paths = append(paths, p)

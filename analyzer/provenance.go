@@ -1,0 +1,574 @@
+package analyzer
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+	"sigs.k8s.io/kustomize/api/types"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/repofs"
+	"github.com/driftback/driftback/internal/yamledit"
+)
+
+// Provenance of values the kustomization supplies (DESIGN §4). The same
+// dyed build that names images:/replicas: suppliers also gives every
+// value-carrying scalar of a patch (file or inline, strategic-merge or a
+// JSON6902 op's value), of a labels:/commonLabels:/commonAnnotations: entry
+// and of a configMapGenerator literal a nonce of its own type. Where a
+// nonce comes out whole, that input node supplied that rendered field. What
+// kustomize matches on is never dyed (names, merge keys, patch targets,
+// identity), and the dyed render, nonces put back, must equal the plain
+// one; otherwise nothing is attributed for the root.
+
+// fieldValue is the slotKey component of a value an input node supplies.
+const fieldValue = "value"
+
+// Input node kinds, which are also the routes of their edits.
+const (
+	RoutePatch     = "patch"     // a value of a patch (file or inline)
+	RouteLabel     = "labels"    // a labels:, commonLabels: or commonAnnotations: value
+	RouteGenerator = "generator" // a configMapGenerator literal
+)
+
+// inputNode is one dyed scalar: the file that holds it and where.
+type inputNode struct {
+	File string // the repo file written to change it
+	// Outer is the path inside a kustomization of the entry that holds the
+	// value (a label value, a literal, an inline patch's string); nil for
+	// a patch file.
+	Outer jsonvalue.Path
+	// Doc and Path locate the value inside a patch (the file, or Outer's
+	// string); Path is nil for a value that is the entry itself.
+	Doc  int
+	Path jsonvalue.Path
+	// Ops: the patch is a JSON6902 op list (a sequence at the top).
+	Ops bool
+	// Literal is a generator literal's key: the entry is "Literal=value".
+	Literal string
+	Route   string
+	What    string // the construct, as a refusal or note names it
+	Orig    any    // the value as written (string or int64)
+	// Leaf is the key the value lands under ("" when it cannot be told),
+	// and Elem the name of the list element holding it ("" for none or
+	// unknown): enough to tell, before the dyed build, that a drifted
+	// field cannot be this node's.
+	Leaf, Elem string
+}
+
+func (n inputNode) key() string {
+	return fmt.Sprintf("%s|%s|%d|%s", n.File, n.Outer, n.Doc, n.Path)
+}
+
+func (n inputNode) String() string {
+	if n.Path != nil {
+		return fmt.Sprintf("%s %s in %s", n.What, n.Path, n.File)
+	}
+	return fmt.Sprintf("%s in %s", n.What, n.File)
+}
+
+// provenance is what the dyed render says about value inputs: per
+// rendered field (slotKey with fieldValue) the node that supplied it, and
+// per node every field it supplied.
+type provenance struct {
+	fields   map[slotKey]string // -> inputNode.key()
+	nodes    map[string]inputNode
+	landings map[string][]slotRef
+}
+
+func valueNonce(n int) string { return fmt.Sprintf("ddye-v-%06d", n) }
+
+// valueDyer gives nonces and remembers what each replaced.
+type valueDyer struct {
+	num     *int
+	byNonce map[string]inputNode // nonce text (ints in decimal) -> node
+	orig    map[string]string    // nonce text -> the original text, for putting back
+	images  bool                 // the tree has images: entries: image strings are theirs
+}
+
+// nonce returns the dyed value for v (a string or an int) and records it;
+// false for what keeps its value (empty strings, bools, floats, nulls).
+func (d *valueDyer) nonce(v any, n inputNode) (any, bool) {
+	switch t := v.(type) {
+	case string:
+		if t == "" {
+			return nil, false
+		}
+		*d.num++
+		s := valueNonce(*d.num)
+		n.Orig = t
+		d.byNonce[s], d.orig[s] = n, t
+		return s, true
+	case int64:
+		*d.num++
+		i := replicaNonceBase + int64(*d.num)
+		s := strconv.FormatInt(i, 10)
+		n.Orig = t
+		d.byNonce[s], d.orig[s] = n, strconv.FormatInt(t, 10)
+		return i, true
+	}
+	return nil, false
+}
+
+// mergeKeys are the keys strategic merge matches list elements by; their
+// values in a list element are never dyed.
+var mergeKeys = map[string]bool{
+	"name": true, "containerPort": true, "port": true, "protocol": true, "mountPath": true,
+	"devicePath": true, "ip": true, "topologyKey": true, "key": true, "type": true,
+}
+
+// dyeTree walks a patch document and replaces its value-carrying scalars.
+// elem: v is an element of a list (its merge keys are kept); top: v is a
+// whole patch document (its identity is kept).
+func (d *valueDyer) dyeTree(v any, p jsonvalue.Path, elem, top bool, n inputNode) any {
+	switch t := v.(type) {
+	case map[string]any:
+		n.Elem = ""
+		if name, ok := t["name"].(string); ok && elem {
+			n.Elem = name
+		}
+		for k, c := range t {
+			if d.keep(k, p, elem, top) {
+				continue
+			}
+			cp := p.Child(jsonvalue.Key(k))
+			n.Leaf = k
+			if _, ok := c.([]any); ok {
+				t[k] = d.dyeList(c.([]any), cp, n)
+				continue
+			}
+			t[k] = d.dyeTree(c, cp, false, false, n)
+		}
+		return t
+	case []any:
+		return d.dyeList(t, p, n)
+	}
+	n.Path = p
+	if nv, ok := d.nonce(v, n); ok {
+		return nv
+	}
+	return v
+}
+
+func (d *valueDyer) dyeList(l []any, p jsonvalue.Path, n inputNode) []any {
+	n.Leaf, n.Elem = "", "" // a scalar in a list lands under no key of its own
+	for i, e := range l {
+		l[i] = d.dyeTree(e, p.Child(jsonvalue.Index(i)), true, false, n)
+	}
+	return l
+}
+
+// keep reports whether the value under key k of a patch is something
+// kustomize or the API matches on, which the dye must leave alone.
+func (d *valueDyer) keep(k string, p jsonvalue.Path, elem, top bool) bool {
+	switch {
+	case strings.HasPrefix(k, "$"): // strategic merge directives
+		return true
+	case top && (k == "apiVersion" || k == "kind"):
+		return true
+	case k == "name" || (elem && mergeKeys[k]): // names are referenced, merge keys matched
+		return true
+	case k == "namespace" && len(p) == 1 && p[0].Key == "metadata":
+		return true
+	case k == "image" && d.images:
+		return true
+	case len(p) == 2 && p[0].Key == "metadata" && (p[1].Key == "annotations" || p[1].Key == "labels") &&
+		(strings.Contains(k, "kustomize.config.k8s.io") || strings.Contains(k, "config.kubernetes.io")):
+		return true // build instructions, not values
+	}
+	return false
+}
+
+// dyeOps dyes the values of add and replace ops (test ops must match).
+func (d *valueDyer) dyeOps(ops []any, n inputNode) {
+	for i, o := range ops {
+		op, ok := o.(map[string]any)
+		if !ok || (op["op"] != "add" && op["op"] != "replace") {
+			continue
+		}
+		target, _ := op["path"].(string)
+		segs := strings.Split(target, "/")
+		last := segs[len(segs)-1]
+		if last == "name" || last == "namespace" || strings.HasPrefix(last, "$") || strings.Contains(target, "/metadata/name") {
+			continue
+		}
+		// A map added into a list is an element: its merge keys stay.
+		_, err := strconv.Atoi(last)
+		elem := err == nil || last == "-"
+		if len(segs) > 1 && mergeKeys[last] {
+			if _, err := strconv.Atoi(segs[len(segs)-2]); err == nil {
+				continue
+			}
+		}
+		if v, ok := op["value"]; ok {
+			n.Leaf, n.Elem = last, ""
+			if err == nil || last == "-" {
+				n.Leaf = ""
+			}
+			op["value"] = d.dyeTree(v, jsonvalue.Path{jsonvalue.Index(i), jsonvalue.Key("value")}, elem, false, n)
+		}
+	}
+}
+
+// dyePatchText dyes one patch text (a file's bytes or an inline string):
+// strategic-merge documents or a JSON6902 op list. It returns the dyed
+// text, or false when the text is not something it reads.
+func (d *valueDyer) dyePatchText(text []byte, n inputNode) ([]byte, bool) {
+	docs, err := decodeDocs(text)
+	if err != nil || len(docs) == 0 {
+		return nil, false
+	}
+	var out bytes.Buffer
+	for i, doc := range docs {
+		n.Doc = i
+		switch t := doc.(type) {
+		case []any:
+			if len(docs) != 1 {
+				return nil, false
+			}
+			n.Ops = true
+			d.dyeOps(t, n)
+		case map[string]any:
+			d.dyeTree(t, nil, false, true, n)
+		default:
+			return nil, false
+		}
+		b, err := sigsyaml.Marshal(doc)
+		if err != nil {
+			return nil, false
+		}
+		if i > 0 {
+			out.WriteString("---\n")
+		}
+		out.Write(b)
+	}
+	return out.Bytes(), true
+}
+
+// decodeDocs reads every document of a YAML text as canonical values.
+func decodeDocs(text []byte) ([]any, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(text))
+	var out []any
+	for {
+		var n yaml.Node
+		if err := dec.Decode(&n); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return nil, err
+		}
+		if len(n.Content) == 0 {
+			continue
+		}
+		v, err := yamledit.Decode(n.Content[0])
+		if err != nil {
+			return nil, err
+		}
+		if v != nil {
+			out = append(out, v)
+		}
+	}
+}
+
+// dyeKustomization dyes the value inputs of one kustomization: k is the
+// copy that will be marshalled, extra receives dyed patch files.
+func (d *valueDyer) dyeKustomization(t *ktree.Tree, read func(string) ([]byte, bool), kn *ktree.Node, k *types.Kustomization, extra map[string][]byte) {
+	file := kn.File
+	inputs := map[string]bool{}
+	for _, p := range t.Inputs {
+		inputs[p] = true
+	}
+	patch := func(outer jsonvalue.Path, what, pathEntry, inline string) string {
+		if inline != "" {
+			if b, ok := d.dyePatchText([]byte(inline), inputNode{File: file, Outer: outer, Route: RoutePatch, What: what + " (inline)"}); ok {
+				return string(b)
+			}
+			return inline
+		}
+		p := path.Join(kn.Dir, pathEntry)
+		if !inputs[p] {
+			return ""
+		}
+		data, ok := extra[p]
+		if !ok {
+			if data, ok = read(p); !ok {
+				return ""
+			}
+		}
+		if b, ok := d.dyePatchText(data, inputNode{File: p, Route: RoutePatch, What: what + " (" + p + ")"}); ok {
+			extra[p] = b
+		}
+		return ""
+	}
+	k.Patches = append([]types.Patch(nil), k.Patches...)
+	for i := range k.Patches {
+		if s := patch(jsonvalue.Path{jsonvalue.Key("patches"), jsonvalue.Index(i), jsonvalue.Key("patch")}, fmt.Sprintf("patches[%d]", i), k.Patches[i].Path, k.Patches[i].Patch); s != "" {
+			k.Patches[i].Patch = s
+		}
+	}
+	//lint:ignore SA1019 kustomize still applies the deprecated patch fields, so their values are inputs
+	k.PatchesJson6902 = append([]types.Patch(nil), k.PatchesJson6902...)
+	for i := range k.PatchesJson6902 { //lint:ignore SA1019 as above
+		pj := &k.PatchesJson6902[i] //lint:ignore SA1019 as above
+		if s := patch(jsonvalue.Path{jsonvalue.Key("patchesJson6902"), jsonvalue.Index(i), jsonvalue.Key("patch")}, fmt.Sprintf("patchesJson6902[%d]", i), pj.Path, pj.Patch); s != "" {
+			pj.Patch = s
+		}
+	}
+	//lint:ignore SA1019 as above
+	psm := append([]types.PatchStrategicMerge(nil), k.PatchesStrategicMerge...)
+	for i, e := range psm {
+		entry := string(e)
+		inline := ""
+		if strings.Contains(entry, "\n") {
+			inline = entry
+		}
+		if s := patch(jsonvalue.Path{jsonvalue.Key("patchesStrategicMerge"), jsonvalue.Index(i)}, fmt.Sprintf("patchesStrategicMerge[%d]", i), entry, inline); s != "" {
+			psm[i] = types.PatchStrategicMerge(s)
+		}
+	}
+	k.PatchesStrategicMerge = psm //lint:ignore SA1019 as above
+	k.Labels = append([]types.Label(nil), k.Labels...)
+	for i := range k.Labels {
+		k.Labels[i].Pairs = d.dyePairs(k.Labels[i].Pairs, file, jsonvalue.Path{jsonvalue.Key("labels"), jsonvalue.Index(i), jsonvalue.Key("pairs")}, fmt.Sprintf("labels[%d]", i))
+	}
+	k.CommonLabels = d.dyePairs(k.CommonLabels, file, jsonvalue.Path{jsonvalue.Key("commonLabels")}, "commonLabels")
+	k.CommonAnnotations = d.dyePairs(k.CommonAnnotations, file, jsonvalue.Path{jsonvalue.Key("commonAnnotations")}, "commonAnnotations")
+	k.ConfigMapGenerator = append([]types.ConfigMapArgs(nil), k.ConfigMapGenerator...)
+	for i := range k.ConfigMapGenerator {
+		g := &k.ConfigMapGenerator[i]
+		g.LiteralSources = append([]string(nil), g.LiteralSources...)
+		for j, lit := range g.LiteralSources {
+			key, val, ok := strings.Cut(lit, "=")
+			if !ok || val == "" || strings.HasPrefix(val, `"`) || strings.HasPrefix(val, "'") {
+				continue // quoted literals are unquoted by kustomize: not a plain value
+			}
+			outer := jsonvalue.Path{jsonvalue.Key("configMapGenerator"), jsonvalue.Index(i), jsonvalue.Key("literals"), jsonvalue.Index(j)}
+			if nv, ok := d.nonce(val, inputNode{File: file, Outer: outer, Literal: key, Route: RouteGenerator, Leaf: key,
+				What: fmt.Sprintf("configMapGenerator[%d] (%s) literal %s", i, g.Name, key)}); ok {
+				g.LiteralSources[j] = key + "=" + nv.(string)
+			}
+		}
+	}
+}
+
+func (d *valueDyer) dyePairs(m map[string]string, file string, outer jsonvalue.Path, what string) map[string]string {
+	if len(m) == 0 {
+		return m
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+		if strings.Contains(k, "kustomize.config.k8s.io") || strings.Contains(k, "config.kubernetes.io") {
+			continue
+		}
+		if nv, ok := d.nonce(v, inputNode{File: file, Outer: outer.Child(jsonvalue.Key(k)), Route: RouteLabel, What: what + " " + k, Leaf: k}); ok {
+			out[k] = nv.(string)
+		}
+	}
+	return out
+}
+
+// hasValueInputs reports whether any kustomization of the tree declares
+// something the value dye gives nonces to.
+func hasValueInputs(t *ktree.Tree) bool {
+	for _, n := range t.Nodes {
+		if valueInputs(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// valueInputs reports whether the kustomization n declares a patch, a
+// label or annotation entry or a generator literal.
+func valueInputs(n *ktree.Node) bool {
+	k := n.K
+	if k == nil || n.File == "" {
+		return false
+	}
+	//lint:ignore SA1019 the deprecated patch fields still supply values
+	if len(k.Patches)+len(k.PatchesJson6902)+len(k.PatchesStrategicMerge)+len(k.Labels)+len(k.CommonLabels)+len(k.CommonAnnotations) > 0 {
+		return true
+	}
+	for _, g := range k.ConfigMapGenerator {
+		if len(g.LiteralSources) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// hashSuffix is the content hash kustomize appends to a generated name.
+var hashSuffix = regexp.MustCompile(`-[a-z0-9]{10}$`)
+
+// renames pairs the objects of two renders of one tree by position and
+// returns, for generated objects whose hash suffix differs, the name in
+// from -> the name in to; false when the renders differ in any other way
+// of identity.
+func renames(from, to []rendered) (map[string]string, bool) {
+	if len(from) != len(to) {
+		return nil, false
+	}
+	out := map[string]string{}
+	for i := range from {
+		a, b := from[i].ID, to[i].ID
+		if a == b {
+			continue
+		}
+		an, bn := a.Name, b.Name
+		a.Name, b.Name = "", ""
+		if a != b || from[i].Generated == "" || to[i].Generated == "" ||
+			!hashSuffix.MatchString(an) || !hashSuffix.MatchString(bn) || an[:len(an)-11] != bn[:len(bn)-11] {
+			return nil, false
+		}
+		out[an] = bn
+	}
+	return out, true
+}
+
+// replaceStrings rewrites every string of v (keys left alone) through r,
+// and the ints in ints; it returns a new tree.
+func replaceStrings(v any, r *strings.Replacer, ints map[int64]int64) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, c := range t {
+			out[k] = replaceStrings(c, r, ints)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, c := range t {
+			out[i] = replaceStrings(c, r, ints)
+		}
+		return out
+	case string:
+		return r.Replace(t)
+	case int64:
+		if o, ok := ints[t]; ok {
+			return o
+		}
+	}
+	return v
+}
+
+// readProvenance reads the value nonces out of the dyed render. The render,
+// with every nonce put back and generated names renamed back, must equal
+// the plain one object for object; otherwise nil (nothing is attributed).
+func readProvenance(d *valueDyer, plain, dyed []rendered, names map[string]string) *provenance {
+	var pairs []string
+	ints := map[int64]int64{}
+	for nonce, orig := range d.orig {
+		pairs = append(pairs, nonce, orig)
+		if i, err := strconv.ParseInt(nonce, 10, 64); err == nil {
+			o, _ := strconv.ParseInt(orig, 10, 64)
+			ints[i] = o
+		}
+	}
+	for dyedName, plainName := range names {
+		pairs = append(pairs, dyedName, plainName)
+	}
+	back := strings.NewReplacer(pairs...)
+	for i := range dyed {
+		if !jsonvalue.Equal(replaceStrings(dyed[i].Object, back, ints), plain[i].Object) {
+			return nil
+		}
+	}
+	pv := &provenance{fields: map[slotKey]string{}, nodes: map[string]inputNode{}, landings: map[string][]slotRef{}}
+	for i := range dyed {
+		id := plain[i].ID
+		leafPaths(dyed[i].Object, nil, func(p jsonvalue.Path, v any) {
+			var text string
+			switch t := v.(type) {
+			case string:
+				text = t
+			case int64:
+				text = strconv.FormatInt(t, 10)
+			default:
+				return
+			}
+			n, ok := d.byNonce[text]
+			if !ok {
+				return
+			}
+			_, wantInt := n.Orig.(int64)
+			if _, isInt := v.(int64); isInt != wantInt {
+				return // an int nonce come out as a string, or the reverse: composed
+			}
+			k := n.key()
+			pv.nodes[k] = n
+			pv.fields[slotKey{id, p.String(), fieldValue}] = k
+			pv.landings[k] = append(pv.landings[k], slotRef{id, p})
+		})
+	}
+	return pv
+}
+
+// leafPaths calls fn for every scalar of v, lists of named elements
+// stepped by name and others by index, as diffPaths names fields.
+func leafPaths(v any, p jsonvalue.Path, fn func(jsonvalue.Path, any)) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, c := range t {
+			leafPaths(c, p.Child(jsonvalue.Key(k)), fn)
+		}
+	case []any:
+		_, named := jsonvalue.ElementNames(t)
+		for i, c := range t {
+			if named {
+				leafPaths(c, p.Child(jsonvalue.Name(c.(map[string]any)["name"].(string))), fn)
+			} else {
+				leafPaths(c, p.Child(jsonvalue.Index(i)), fn)
+			}
+		}
+	default:
+		fn(p, v)
+	}
+}
+
+// valueLeaves lists, per key a value input's scalar lands under, the
+// element names it lands in ("" for any), from the inputs alone: what the
+// dye could attribute, known without the dyed build.
+func valueLeaves(repo *repofs.Repo, t *ktree.Tree) map[string][]string {
+	num := 0
+	vd := &valueDyer{num: &num, byNonce: map[string]inputNode{}, orig: map[string]string{}}
+	extra := map[string][]byte{}
+	for _, n := range t.Nodes {
+		if valueInputs(n) {
+			k := *n.K
+			vd.dyeKustomization(t, repo.File, n, &k, extra)
+		}
+	}
+	out := map[string][]string{}
+	for _, n := range vd.byNonce {
+		out[n.Leaf] = append(out[n.Leaf], n.Elem)
+	}
+	return out
+}
+
+// mayLand reports whether a value input described by leaves could have
+// supplied the field at p.
+func mayLand(leaves map[string][]string, p jsonvalue.Path) bool {
+	if len(leaves[""]) > 0 || len(p) == 0 || p[len(p)-1].Kind != jsonvalue.KeyStep {
+		return true
+	}
+	elem := ""
+	if len(p) > 1 && p[len(p)-2].Kind == jsonvalue.NameStep {
+		elem = p[len(p)-2].Key
+	}
+	for _, e := range leaves[p[len(p)-1].Key] {
+		if e == "" || elem == "" || e == elem {
+			return true
+		}
+	}
+	return false
+}
