@@ -71,9 +71,10 @@ func TestConstructDrifts(t *testing.T) {
 		{name: "derived: a var's value", root: "derived", kind: "Deployment", obj: "worker",
 			path: container("worker", k("env"), n("DB"), k("value")), value: "db.other",
 			code: CodeBuildOwned, names: []string{"var DB_HOST", "derived/kustomization.yaml"}},
-		{name: "derived: a replacement's target", root: "derived", kind: "Service", obj: "db",
+		// the replacement's source also feeds the Deployment's own image
+		{name: "derived: a replacement's target alone", root: "derived", kind: "Service", obj: "db",
 			path: jsonvalue.Path{k("metadata"), k("annotations"), k("worker-image")}, value: "worker:9",
-			code: CodeBuildOwned, names: []string{"replacements[0]", "derived/kustomization.yaml"}},
+			code: CodeSharedEntryConflict, names: []string{"replacements[0]", "derived/app.yaml", "Deployment/worker spec.template.spec.containers[worker].image wants worker:3.1"}},
 		{name: "derived: annotation from a builtin transformer's patch file", root: "derived", kind: "Deployment", obj: "worker",
 			path: jsonvalue.Path{k("metadata"), k("annotations"), k("probe")}, value: "disabled",
 			code: CodeBuildOwned, names: []string{"derived/kustomization.yaml"}},

@@ -176,7 +176,7 @@ func dyeFiles(repo *repofs.Repo, b *built, namesDyed bool, vd *valueDyer) (map[s
 			byNonce[strconv.FormatInt(k.Replicas[i].Count, 10)] = supplier{entry{Node: n, List: "replicas", Index: i}, fieldCount}
 		}
 		if vd != nil {
-			vd.dyeKustomization(b.tree, repo.File, n, &k, extra)
+			vd.dyeKustomization(b.tree, repo.File, n, &k, extra, b.objects)
 		}
 		// Re-marshal kustomize's own struct so that quoting is right
 		// (newTag: y would read back as a boolean).

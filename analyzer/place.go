@@ -35,7 +35,7 @@ func (a *analysis) valuesMayPlace() bool {
 			continue
 		}
 		if leaves == nil {
-			leaves = valueLeaves(a.snap.repo, a.base.tree)
+			leaves = valueLeaves(a.snap.repo, a.base)
 		}
 		for _, fp := range diffPaths(present(p.ren.Object), present(p.intent), nil) {
 			if mayLand(leaves, fp) {

@@ -38,6 +38,9 @@ const (
 	RoutePatch     = "patch"     // a value of a patch (file or inline)
 	RouteLabel     = "labels"    // a labels:, commonLabels: or commonAnnotations: value
 	RouteGenerator = "generator" // a configMapGenerator literal
+	// RouteReplacement: the source field of a replacement, in its
+	// document, or the replacement's own sourceValue.
+	RouteReplacement = "replacement"
 )
 
 // inputNode is one dyed scalar: the file that holds it and where.
@@ -281,7 +284,7 @@ func decodeDocs(text []byte) ([]any, error) {
 
 // dyeKustomization dyes the value inputs of one kustomization: k is the
 // copy that will be marshalled, extra receives dyed patch files.
-func (d *valueDyer) dyeKustomization(t *ktree.Tree, read func(string) ([]byte, bool), kn *ktree.Node, k *types.Kustomization, extra map[string][]byte) {
+func (d *valueDyer) dyeKustomization(t *ktree.Tree, read func(string) ([]byte, bool), kn *ktree.Node, k *types.Kustomization, extra map[string][]byte, objects []rendered) {
 	file := kn.File
 	inputs := map[string]bool{}
 	for _, p := range t.Inputs {
@@ -358,6 +361,158 @@ func (d *valueDyer) dyeKustomization(t *ktree.Tree, read func(string) ([]byte, b
 			}
 		}
 	}
+	k.Replacements = append([]types.ReplacementField(nil), k.Replacements...)
+	for i := range k.Replacements {
+		r := &k.Replacements[i]
+		what := fmt.Sprintf("replacements[%d]", i)
+		if r.Path != "" {
+			p := path.Join(kn.Dir, r.Path)
+			data, ok := read(p)
+			var list []types.Replacement
+			if !ok || !inputs[p] || sigsyaml.Unmarshal(data, &list) != nil {
+				continue
+			}
+			for j := range list {
+				d.dyeReplacementSource(&list[j], fmt.Sprintf("%s (%s)[%d]", what, p, j), read, extra, objects)
+			}
+			continue
+		}
+		if r.SourceValue != nil {
+			outer := jsonvalue.Path{jsonvalue.Key("replacements"), jsonvalue.Index(i), jsonvalue.Key("sourceValue")}
+			if nv, ok := d.nonce(*r.SourceValue, inputNode{File: file, Outer: outer, Route: RouteReplacement, What: what + " sourceValue"}); ok {
+				s := nv.(string)
+				r.SourceValue = &s
+			}
+			continue
+		}
+		d.dyeReplacementSource(&r.Replacement, what, read, extra, objects)
+	}
+}
+
+// dyeReplacementSource dyes, in its document, the field a replacement
+// copies from, when the render holds it as written there (a patch or a
+// generator that set it is dyed as itself) and the whole value is copied.
+func (d *valueDyer) dyeReplacementSource(r *types.Replacement, what string, read func(string) ([]byte, bool), extra map[string][]byte, objects []rendered) {
+	s := r.Source
+	if s == nil || s.Options != nil || s.FieldPath == "" || strings.HasPrefix(s.FieldPath, "metadata.name") || strings.HasPrefix(s.FieldPath, "metadata.namespace") {
+		return
+	}
+	var src *rendered
+	for i, o := range objects {
+		if o.ID.Kind == s.Kind && o.ID.Name == s.Name && (s.Namespace == "" || o.ID.Namespace == s.Namespace) && (s.Group == "" || o.ID.Group == s.Group) {
+			if src != nil {
+				return // the selector is not one object
+			}
+			src = &objects[i]
+		}
+	}
+	if src == nil || src.Origin == "" || src.Generated != "" || src.Shared {
+		return
+	}
+	rp, ok := fieldPathOf(src.Object, s.FieldPath)
+	if !ok {
+		return
+	}
+	rv, _ := jsonvalue.Get(src.Object, rp)
+	data, ok := extra[src.Origin]
+	if !ok {
+		if data, ok = read(src.Origin); !ok {
+			return
+		}
+	}
+	f, err := yamledit.Parse(src.Origin, data)
+	if err != nil {
+		return
+	}
+	name := src.ID.Name
+	if src.SourceName != "" {
+		name = src.SourceName
+	}
+	for i := 0; i < f.Len(); i++ {
+		doc, err := f.Value(i)
+		if err != nil || doc == nil || doc["kind"] != s.Kind {
+			continue
+		}
+		if n, _ := jsonvalue.Get(doc, jsonvalue.Path{jsonvalue.Key("metadata"), jsonvalue.Key("name")}); n != name {
+			continue
+		}
+		dp, ok := fieldPathOf(doc, s.FieldPath)
+		if !ok {
+			return
+		}
+		dv, _ := jsonvalue.Get(doc, dp)
+		if !jsonvalue.Equal(dv, rv) {
+			return // something in the build set it: that input is dyed itself
+		}
+		nv, ok := d.nonce(dv, inputNode{File: src.Origin, Doc: i, Path: dp, Route: RouteReplacement,
+			What: fmt.Sprintf("the source of %s (%s/%s %s)", what, s.Kind, s.Name, s.FieldPath)})
+		if !ok || !jsonvalue.Set(doc, dp, nv) || f.Set(i, doc) != nil {
+			return
+		}
+		extra[src.Origin] = f.Bytes()
+		return
+	}
+}
+
+// fieldPathOf resolves a kustomize field path (dots, and [key=value] to
+// pick a list element) in v, as a path with list indexes.
+func fieldPathOf(v any, fieldPath string) (jsonvalue.Path, bool) {
+	var out jsonvalue.Path
+	cur := v
+	for _, seg := range splitFieldPath(fieldPath) {
+		if strings.HasPrefix(seg, "[") && strings.HasSuffix(seg, "]") {
+			key, want, ok := strings.Cut(seg[1:len(seg)-1], "=")
+			l, isList := cur.([]any)
+			if !ok || !isList {
+				return nil, false
+			}
+			found := -1
+			for i, e := range l {
+				if m, ok := e.(map[string]any); ok && fmt.Sprint(m[key]) == want {
+					found = i
+					break
+				}
+			}
+			if found < 0 {
+				return nil, false
+			}
+			out, cur = out.Child(jsonvalue.Index(found)), l[found]
+			continue
+		}
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[seg]; !ok {
+			return nil, false
+		}
+		out = out.Child(jsonvalue.Key(seg))
+	}
+	switch cur.(type) {
+	case string, int64:
+		return out, true
+	}
+	return nil, false
+}
+
+// splitFieldPath splits at the dots outside brackets.
+func splitFieldPath(p string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '[':
+			depth++
+		case ']':
+			depth--
+		case '.':
+			if depth == 0 {
+				out = append(out, p[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, p[start:])
 }
 
 func (d *valueDyer) dyePairs(m map[string]string, file string, outer jsonvalue.Path, what string) map[string]string {
@@ -396,7 +551,7 @@ func valueInputs(n *ktree.Node) bool {
 		return false
 	}
 	//lint:ignore SA1019 the deprecated patch fields still supply values
-	if len(k.Patches)+len(k.PatchesJson6902)+len(k.PatchesStrategicMerge)+len(k.Labels)+len(k.CommonLabels)+len(k.CommonAnnotations) > 0 {
+	if len(k.Patches)+len(k.PatchesJson6902)+len(k.PatchesStrategicMerge)+len(k.Labels)+len(k.CommonLabels)+len(k.CommonAnnotations)+len(k.Replacements) > 0 {
 		return true
 	}
 	for _, g := range k.ConfigMapGenerator {
@@ -538,14 +693,15 @@ func leafPaths(v any, p jsonvalue.Path, fn func(jsonvalue.Path, any)) {
 // valueLeaves lists, per key a value input's scalar lands under, the
 // element names it lands in ("" for any), from the inputs alone: what the
 // dye could attribute, known without the dyed build.
-func valueLeaves(repo *repofs.Repo, t *ktree.Tree) map[string][]string {
+func valueLeaves(repo *repofs.Repo, b *built) map[string][]string {
+	t := b.tree
 	num := 0
 	vd := &valueDyer{num: &num, byNonce: map[string]inputNode{}, orig: map[string]string{}}
 	extra := map[string][]byte{}
 	for _, n := range t.Nodes {
 		if valueInputs(n) {
 			k := *n.K
-			vd.dyeKustomization(t, repo.File, n, &k, extra)
+			vd.dyeKustomization(t, repo.File, n, &k, extra, b.objects)
 		}
 	}
 	out := map[string][]string{}
