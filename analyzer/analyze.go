@@ -81,7 +81,7 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 	if opts.WriteScope, err = repofs.Clean(opts.WriteScope); err != nil {
 		return nil, fmt.Errorf("write scope: %w", err)
 	}
-	a := &analysis{snap: s, lives: live, opts: opts, root: root, base: b, plan: plan}
+	a := &analysis{snap: s, lives: followHashes(live, b.objects), opts: opts, root: root, base: b, plan: plan}
 	a.pair()
 	// The dye only says who supplies an image or replica value; when no
 	// entry can supply one that differs from live there is nothing to

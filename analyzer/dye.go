@@ -90,7 +90,7 @@ func dye(repo *repofs.Repo, b *built, values bool) (*dyeResult, error) {
 		res.note = "the dyed render failed, so no change is routed to an entry or placed in a patch, label or generator: " + err.Error()
 		return res, nil
 	}
-	names, same := renames(b.objects, dyed)
+	names, same := renames(dyed, b.objects)
 	if !same {
 		res.suppliers = nil
 		res.note = "the dyed render differs in shape from the plain one, so no change is routed to an entry or placed in a patch, label or generator"

@@ -247,29 +247,21 @@ func (a *analysis) applyPlaced(files map[string][]byte) {
 	a.placed = keep
 }
 
-// placedEdits reports each verified placement once, at the first field it
-// carries, and notes the others.
+// placedEdits reports every field a verified placement carries: one
+// input edit can change several objects, and each is named.
 func (a *analysis) placedEdits() {
 	for _, pl := range a.placed {
-		if len(pl.Slots) == 0 {
-			continue
-		}
-		first := pl.Slots[0]
-		p := a.pairOf(first.Obj)
-		if p == nil {
-			continue
-		}
-		from, _ := jsonvalue.Get(p.ren.Object, first.Path)
-		a.plan.Edits = append(a.plan.Edits, Edit{
-			Object: refOf(p.ren.Object), Field: first.Path.String(), From: from, To: pl.Value,
-			File: pl.Node.File, Line: a.placedLine(pl.Node), Route: pl.Node.Route,
-		})
-		if len(pl.Slots) > 1 {
-			var others []string
-			for _, s := range pl.Slots[1:] {
-				others = append(others, s.Obj.ref()+" "+s.Path.String())
+		line := a.placedLine(pl.Node)
+		for _, s := range pl.Slots {
+			p := a.pairOf(s.Obj)
+			if p == nil {
+				continue
 			}
-			a.note("%s also carries this change to %s", pl.Node, strings.Join(others, ", "))
+			from, _ := jsonvalue.Get(p.ren.Object, s.Path)
+			a.plan.Edits = append(a.plan.Edits, Edit{
+				Object: refOf(p.ren.Object), Field: s.Path.String(), From: from, To: pl.Value,
+				File: pl.Node.File, Line: line, Route: pl.Node.Route,
+			})
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/repofs"
 	"github.com/driftback/driftback/internal/yamledit"
 )
@@ -727,4 +728,50 @@ func mayLand(leaves map[string][]string, p jsonvalue.Path) bool {
 		}
 	}
 	return false
+}
+
+// followHashes names, in copies of the live objects, each generated object
+// whose content hash differs from the render's as the render names it
+// (and every reference to it): a placed literal changes the hash, and the
+// cluster keeps the old name until the change is applied, so the name is
+// compared by its stem, and its data as drift. Only a live object of the
+// same kind, namespace and stem, alone, and rendered under no other name,
+// is followed; lives comes back as it was when there is none.
+func followHashes(lives []kube.LiveObject, objects []rendered) []kube.LiveObject {
+	have := map[objectID]bool{}
+	for _, l := range lives {
+		have[idOf(l.Object).withoutVersion()] = true
+	}
+	rendered := map[objectID]bool{}
+	for _, o := range objects {
+		rendered[o.ID.withoutVersion()] = true
+	}
+	var pairs []string
+	for _, o := range objects {
+		id := o.ID.withoutVersion()
+		if o.Generated == "" || have[id] || !hashSuffix.MatchString(id.Name) {
+			continue
+		}
+		stem := id.Name[:len(id.Name)-10]
+		var match []string
+		for l := range have {
+			if l.Group == id.Group && l.Kind == id.Kind && l.Namespace == id.Namespace && !rendered[l] &&
+				hashSuffix.MatchString(l.Name) && strings.HasPrefix(l.Name, stem) && len(l.Name) == len(id.Name) {
+				match = append(match, l.Name)
+			}
+		}
+		if len(match) == 1 {
+			pairs = append(pairs, match[0], id.Name)
+		}
+	}
+	if len(pairs) == 0 {
+		return lives
+	}
+	r := strings.NewReplacer(pairs...)
+	out := make([]kube.LiveObject, len(lives))
+	for i, l := range lives {
+		out[i] = l
+		out[i].Object = replaceStrings(l.Object, r, nil).(map[string]any)
+	}
+	return out
 }

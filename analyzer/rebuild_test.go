@@ -168,13 +168,14 @@ func checkRebuild(t *testing.T, repo *repofs.Repo, root string, render, live []m
 	if len(b.objects) != len(render) {
 		t.Fatalf("the rebuild renders %d objects, the render %d\n%s", len(b.objects), len(render), dump(p))
 	}
+	rebuilt := unhashed(render, b.objects)
 	claimed := map[string][]string{} // object -> fields the plan claims
 	for _, e := range p.Edits {
 		k := e.Object.APIVersion + " " + e.Object.String()
 		claimed[k] = append(claimed[k], e.Field)
 	}
 	for i, was := range render {
-		now, lv := b.objects[i].Object, live[i]
+		now, lv := rebuilt[i], live[i]
 		ref := refOf(was)
 		if refOf(now) != ref || refOf(lv) != ref {
 			t.Fatalf("object %d is %s after the rebuild, %s before", i, refOf(now), ref)
@@ -207,6 +208,33 @@ func checkRebuild(t *testing.T, repo *repofs.Repo, root string, render, live []m
 			t.Errorf("the plan changes the render of root %s:\n%s", o.root, dump(p))
 		}
 	}
+}
+
+// unhashed is the rebuilt objects with each generated name whose content
+// hash moved (an edited generator literal) named, and referenced, as in
+// render: the new hash is the edit's own consequence.
+func unhashed(render []map[string]any, rebuilt []rendered) []map[string]any {
+	var pairs []string
+	for i, o := range rebuilt {
+		if i >= len(render) {
+			break
+		}
+		was, now := refOf(render[i]), refOf(o.Object)
+		if was == now || was.Kind != now.Kind || was.Namespace != now.Namespace || o.Generated == "" ||
+			!hashSuffix.MatchString(was.Name) || !hashSuffix.MatchString(now.Name) || was.Name[:len(was.Name)-11] != now.Name[:len(now.Name)-11] {
+			continue
+		}
+		pairs = append(pairs, now.Name, was.Name)
+	}
+	out := make([]map[string]any, len(rebuilt))
+	back := strings.NewReplacer(pairs...)
+	for i, o := range rebuilt {
+		out[i] = o.Object
+		if len(pairs) > 0 {
+			out[i] = replaceStrings(o.Object, back, nil).(map[string]any)
+		}
+	}
+	return out
 }
 
 // at is obj's value at p, absence included.
