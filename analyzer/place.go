@@ -80,8 +80,21 @@ func (a *analysis) placeValues() {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
+		if landsInSecret(pv.landings[k]) {
+			continue // its values are never read or named: left as before
+		}
 		a.resolveValue(pv.nodes[k], a.withLandings(demands[k], pv.landings[k]))
 	}
+}
+
+// landsInSecret reports whether a node supplies a Secret's data.
+func landsInSecret(landings []slotRef) bool {
+	for _, l := range landings {
+		if isSecret(l.Obj) && len(l.Path) > 0 && l.Path[0].Key != "metadata" {
+			return true
+		}
+	}
+	return false
 }
 
 // sameScalarType reports whether the live value can be written where the

@@ -143,3 +143,22 @@ func TestPlaceReplacementSource(t *testing.T) {
 		t.Errorf("the source was not edited:\n%s", got)
 	}
 }
+
+// A patch value that also lands in a Secret is never placed, nor its
+// value named: the field stays the build's, as before.
+func TestPatchValueReachingASecretIsNotPlaced(t *testing.T) {
+	repo := fixture(t, "provenance")
+	live := renderedLive(t, repo, "secretpatch")
+	cm := find(t, live, "ConfigMap", "shared")
+	if v, _ := jsonvalue.Get(cm, jsonvalue.ParseSimple("data.TOKEN")); v != "c2VjcmV0LXRva2Vu" {
+		t.Fatalf("the patch did not reach the ConfigMap: %v", v)
+	}
+	set(t, cm, jsonvalue.ParseSimple("data.TOKEN"), "changed")
+	p := plan(t, repo, "secretpatch", live)
+	if len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeBuildOwned {
+		t.Fatalf("want the field refused build-owned:\n%s", dump(p))
+	}
+	if strings.Contains(dump(p), "c2VjcmV0LXRva2Vu") {
+		t.Fatalf("the Secret's value reached the plan:\n%s", dump(p))
+	}
+}
