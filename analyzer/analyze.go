@@ -81,7 +81,8 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 	if opts.WriteScope, err = repofs.Clean(opts.WriteScope); err != nil {
 		return nil, fmt.Errorf("write scope: %w", err)
 	}
-	a := &analysis{snap: s, lives: followHashes(live, b.objects), opts: opts, root: root, base: b, plan: plan}
+	a := &analysis{snap: s, lives: live, opts: opts, root: root, base: b, plan: plan}
+	a.lives, a.followed = followHashes(live, b.objects)
 	a.pair()
 	// The dye only says who supplies an image or replica value; when no
 	// entry can supply one that differs from live there is nothing to
@@ -239,6 +240,7 @@ type analysis struct {
 	supplied   map[slotKey]bool // slot components an entry carries
 	conflicted map[slotKey]bool // ... of which refused as conflicts
 	placed     []*placement     // value inputs written (place.go)
+	followed   map[string]string // generated names paired by stem: rendered -> live
 }
 
 // pair is a rendered object and the live object it corresponds to.

@@ -419,3 +419,38 @@ func unhash(base, nb *built) *built {
 	}
 	return out
 }
+
+// hashMoves finds the generated objects a placement renames (their content
+// hash moves) to a name the cluster does not run: the data was edited in
+// place under the old name, and the edit would create another object and
+// move everything that refers to it, which live does not show. Their
+// candidates are refused and returned, to be dropped.
+func (a *analysis) hashMoves(nb *built) map[*candidate]bool {
+	names, ok := renames(a.base.objects, nb.objects)
+	if !ok || len(names) == 0 {
+		return nil
+	}
+	bad := map[*candidate]bool{}
+	for _, c := range a.candidates {
+		now, moved := names[c.ren.ID.Name]
+		if !moved || c.ren.Generated == "" || a.followed[c.ren.ID.Name] == now {
+			continue
+		}
+		var fields []jsonvalue.Path
+		for _, pl := range a.placed {
+			for _, s := range pl.Slots {
+				if s.Obj == c.ren.ID {
+					fields = append(fields, s.Path)
+				}
+			}
+		}
+		bad[c] = true
+		a.refuse(Refusal{
+			Code: CodeBuildOwned, Object: refOf(c.ren.Object), Field: joinPaths(fields), File: generatorFile(c.ren.Generated),
+			Message: fmt.Sprintf("%s names the object by a hash of its content: written to Git, this value renames it %s, while the cluster runs it, edited in place, as %s",
+				c.ren.Generated, now, c.ren.ID.Name),
+			Hint: "change the value in Git by hand (the object and what refers to it roll to the new name), or revert it in the cluster",
+		})
+	}
+	return bad
+}

@@ -85,11 +85,20 @@ func TestPlaceInlineJSON6902OpValue(t *testing.T) {
 	}
 }
 
+// The cluster runs the ConfigMap of a changed literal, under the hash of
+// its new content (applied from a local edit): the literal is edited, and
+// the rebuild names it as the cluster does.
 func TestPlaceGeneratorLiteral(t *testing.T) {
-	live := prodLive(t)
-	// kubectl edit of the generated ConfigMap: same hashed name, new data
-	cm := generated(t, live, "ConfigMap", "web-config")
-	set(t, cm, jsonvalue.ParseSimple("data.LOG_LEVEL"), "debug")
+	repo := fixture(t, "provenance")
+	kust, _ := repo.File("overlays/prod/kustomization.yaml")
+	changed, err := repo.With(map[string][]byte{"overlays/prod/kustomization.yaml": []byte(strings.Replace(string(kust), "LOG_LEVEL=info", "LOG_LEVEL=debug", 1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := renderedLive(t, changed, prodRoot)
+	if idOf(generated(t, live, "ConfigMap", "web-config")) == idOf(generated(t, prodLive(t), "ConfigMap", "web-config")) {
+		t.Fatal("the changed literal did not move the hash")
+	}
 	got := placedOnce(t, live, "overlays/prod/kustomization.yaml", RouteGenerator).Files[0].Content
 	if !strings.Contains(got, "  - LOG_LEVEL=debug   # quiet in prod\n") {
 		t.Errorf("the literal was not edited in place:\n%s", got)
@@ -160,5 +169,23 @@ func TestPatchValueReachingASecretIsNotPlaced(t *testing.T) {
 	}
 	if strings.Contains(dump(p), "c2VjcmV0LXRva2Vu") {
 		t.Fatalf("the Secret's value reached the plan:\n%s", dump(p))
+	}
+}
+
+// kubectl edit of a generated ConfigMap keeps its old hashed name: the
+// literal would rename it and roll the Deployment, which live does not
+// show, so it is refused and nothing is written.
+func TestGeneratorLiteralEditedInPlaceIsRefused(t *testing.T) {
+	repo := fixture(t, "provenance")
+	live := prodLive(t)
+	cm := generated(t, live, "ConfigMap", "web-config")
+	set(t, cm, jsonvalue.ParseSimple("data.LOG_LEVEL"), "debug")
+	p := plan(t, repo, prodRoot, live)
+	if len(p.Files)+len(p.Edits) != 0 || len(p.Refusals) != 1 {
+		t.Fatalf("want one refusal, nothing written:\n%s", dump(p))
+	}
+	if r := p.Refusals[0]; r.Code != CodeBuildOwned || r.Field != "data.LOG_LEVEL" || !strings.Contains(r.Message, "hash of its content") ||
+		!strings.Contains(r.Message, idOf(cm).Name) {
+		t.Errorf("refusal = %+v", r)
 	}
 }

@@ -9,6 +9,11 @@ const (
 	RouteSource   = "source"   // written through to the source document
 	RouteImages   = "images"   // an images: entry of a kustomization
 	RouteReplicas = "replicas" // a replicas: entry of a kustomization
+	// Value inputs, found by the dye (provenance.go):
+	RoutePatch       = "patch"       // a value of a patch, in a file or inline
+	RouteLabel       = "labels"      // a labels:, commonLabels: or commonAnnotations: value
+	RouteGenerator   = "generator"   // a configMapGenerator literal
+	RouteReplacement = "replacement" // a replacement's source field, or its sourceValue
 )
 
 // Refusal codes, shown to users; stable (DESIGN §10).

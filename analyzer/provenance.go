@@ -34,16 +34,6 @@ import (
 // fieldValue is the slotKey component of a value an input node supplies.
 const fieldValue = "value"
 
-// Input node kinds, which are also the routes of their edits.
-const (
-	RoutePatch     = "patch"     // a value of a patch (file or inline)
-	RouteLabel     = "labels"    // a labels:, commonLabels: or commonAnnotations: value
-	RouteGenerator = "generator" // a configMapGenerator literal
-	// RouteReplacement: the source field of a replacement, in its
-	// document, or the replacement's own sourceValue.
-	RouteReplacement = "replacement"
-)
-
 // inputNode is one dyed scalar: the file that holds it and where.
 type inputNode struct {
 	File string // the repo file written to change it
@@ -732,12 +722,13 @@ func mayLand(leaves map[string][]string, p jsonvalue.Path) bool {
 
 // followHashes names, in copies of the live objects, each generated object
 // whose content hash differs from the render's as the render names it
-// (and every reference to it): a placed literal changes the hash, and the
-// cluster keeps the old name until the change is applied, so the name is
-// compared by its stem, and its data as drift. Only a live object of the
-// same kind, namespace and stem, alone, and rendered under no other name,
-// is followed; lives comes back as it was when there is none.
-func followHashes(lives []kube.LiveObject, objects []rendered) []kube.LiveObject {
+// (and every reference to it): applied from a changed literal, the object
+// carries the hash of its new content, so it is paired by the stem of its
+// name and its data compared as drift. Only a live object of the same
+// kind, namespace and stem, alone, and rendered under no other name, is
+// followed; lives comes back as it was when there is none. followed maps
+// each rendered name to the live name it stands for.
+func followHashes(lives []kube.LiveObject, objects []rendered) (out []kube.LiveObject, followed map[string]string) {
 	have := map[objectID]bool{}
 	for _, l := range lives {
 		have[idOf(l.Object).withoutVersion()] = true
@@ -762,16 +753,20 @@ func followHashes(lives []kube.LiveObject, objects []rendered) []kube.LiveObject
 		}
 		if len(match) == 1 {
 			pairs = append(pairs, match[0], id.Name)
+			if followed == nil {
+				followed = map[string]string{}
+			}
+			followed[id.Name] = match[0]
 		}
 	}
 	if len(pairs) == 0 {
-		return lives
+		return lives, nil
 	}
 	r := strings.NewReplacer(pairs...)
-	out := make([]kube.LiveObject, len(lives))
+	out = make([]kube.LiveObject, len(lives))
 	for i, l := range lives {
 		out[i] = l
 		out[i].Object = replaceStrings(l.Object, r, nil).(map[string]any)
 	}
-	return out
+	return out, followed
 }

@@ -168,7 +168,11 @@ func checkRebuild(t *testing.T, repo *repofs.Repo, root string, render, live []m
 	if len(b.objects) != len(render) {
 		t.Fatalf("the rebuild renders %d objects, the render %d\n%s", len(b.objects), len(render), dump(p))
 	}
-	rebuilt := unhashed(render, b.objects)
+	var objs []map[string]any
+	for _, o := range b.objects {
+		objs = append(objs, o.Object)
+	}
+	rebuilt, live := unhashed(render, objs), unhashed(render, live)
 	claimed := map[string][]string{} // object -> fields the plan claims
 	for _, e := range p.Edits {
 		k := e.Object.APIVersion + " " + e.Object.String()
@@ -210,29 +214,30 @@ func checkRebuild(t *testing.T, repo *repofs.Repo, root string, render, live []m
 	}
 }
 
-// unhashed is the rebuilt objects with each generated name whose content
-// hash moved (an edited generator literal) named, and referenced, as in
-// render: the new hash is the edit's own consequence.
-func unhashed(render []map[string]any, rebuilt []rendered) []map[string]any {
+// unhashed is objs (the rebuild, or live) with each generated name whose
+// content hash differs from render's at the same position named, and
+// referenced, as in render: an edited literal moves the hash, and live
+// applied from it carries the new one.
+func unhashed(render, objs []map[string]any) []map[string]any {
 	var pairs []string
-	for i, o := range rebuilt {
+	for i, o := range objs {
 		if i >= len(render) {
 			break
 		}
-		was, now := refOf(render[i]), refOf(o.Object)
-		if was == now || was.Kind != now.Kind || was.Namespace != now.Namespace || o.Generated == "" ||
+		was, now := refOf(render[i]), refOf(o)
+		if was == now || was.Kind != now.Kind || was.Namespace != now.Namespace ||
 			!hashSuffix.MatchString(was.Name) || !hashSuffix.MatchString(now.Name) || was.Name[:len(was.Name)-11] != now.Name[:len(now.Name)-11] {
 			continue
 		}
 		pairs = append(pairs, now.Name, was.Name)
 	}
-	out := make([]map[string]any, len(rebuilt))
+	if len(pairs) == 0 {
+		return objs
+	}
+	out := make([]map[string]any, len(objs))
 	back := strings.NewReplacer(pairs...)
-	for i, o := range rebuilt {
-		out[i] = o.Object
-		if len(pairs) > 0 {
-			out[i] = replaceStrings(o.Object, back, nil).(map[string]any)
-		}
+	for i, o := range objs {
+		out[i] = replaceStrings(o, back, nil).(map[string]any)
 	}
 	return out
 }

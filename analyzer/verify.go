@@ -54,6 +54,10 @@ func (a *analysis) verify() {
 			a.refuseAll(CodeRenderFailed, msg)
 			return
 		}
+		if moved := a.hashMoves(nb); len(moved) > 0 {
+			a.drop(moved)
+			continue
+		}
 		drop, fields := a.check(unhash(a.base, nb))
 		if len(drop) == 0 && len(fields) == 0 {
 			a.final = editedFiles(files, parsed)
