@@ -189,3 +189,25 @@ func TestGeneratorLiteralEditedInPlaceIsRefused(t *testing.T) {
 		t.Errorf("refusal = %+v", r)
 	}
 }
+
+// A value from a file other roots read (the base staging shares) is not
+// placed: the field keeps its refusal, naming that file.
+func TestValueFromSharedBaseIsNotPlaced(t *testing.T) {
+	repo := fixture(t, "provenance")
+	live := prodLive(t)
+	owner := jsonvalue.ParseSimple("metadata.annotations.owner")
+	for _, o := range live {
+		if _, ok := jsonvalue.Get(o, owner); ok {
+			set(t, o, owner, "platform")
+		}
+	}
+	p := plan(t, repo, prodRoot, live)
+	if len(p.Files)+len(p.Edits) != 0 || len(p.Refusals) == 0 {
+		t.Fatalf("want refusals, nothing written:\n%s", dump(p))
+	}
+	for _, r := range p.Refusals {
+		if r.Code != CodeBuildOwned || !strings.Contains(r.Message+r.File, "base/kustomization.yaml") {
+			t.Errorf("refusal = %+v", r)
+		}
+	}
+}

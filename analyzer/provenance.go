@@ -289,14 +289,12 @@ func (d *valueDyer) dyeKustomization(t *ktree.Tree, read func(string) ([]byte, b
 			return inline
 		}
 		p := path.Join(kn.Dir, pathEntry)
-		if !inputs[p] {
-			return ""
+		if _, dyed := extra[p]; dyed || !inputs[p] {
+			return "" // a file two kustomizations list is dyed once
 		}
-		data, ok := extra[p]
+		data, ok := read(p)
 		if !ok {
-			if data, ok = read(p); !ok {
-				return ""
-			}
+			return ""
 		}
 		if b, ok := d.dyePatchText(data, inputNode{File: p, Route: RoutePatch, What: what + " (" + p + ")"}); ok {
 			extra[p] = b
