@@ -233,7 +233,8 @@ type analysis struct {
 
 	pairs      []pair
 	candidates []*candidate
-	final      map[string]*yamledit.File
+	final      map[string]*yamledit.File // the written files that parse, for lines
+	written    map[string][]byte         // every written file
 
 	dyed       *dyeResult
 	routes     []*route

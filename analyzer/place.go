@@ -294,6 +294,12 @@ func (a *analysis) baseLine(n inputNode) int {
 }
 
 func nodeLine(f *yamledit.File, n inputNode) int {
+	if n.EnvLine > 0 {
+		return n.EnvLine
+	}
+	if n.Whole {
+		return 1
+	}
 	if n.Outer != nil {
 		return lineOf(f, 0, n.Outer)
 	}
@@ -306,6 +312,21 @@ func nodeLine(f *yamledit.File, n inputNode) int {
 // setNode writes v where the node sits in data, the bytes of n.File,
 // keeping every other byte.
 func setNode(n inputNode, data []byte, v any) ([]byte, error) {
+	if n.Whole || n.EnvLine > 0 {
+		s, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("%s holds a string, live holds %v", n.File, v)
+		}
+		if n.Whole {
+			return []byte(s), nil
+		}
+		lines := strings.Split(string(data), "\n")
+		if n.EnvLine > len(lines) || !strings.HasPrefix(lines[n.EnvLine-1], n.Literal+"=") || strings.ContainsAny(s, "\r\n") {
+			return nil, fmt.Errorf("line %d of %s is not %s=, or the live value spans lines", n.EnvLine, n.File, n.Literal)
+		}
+		lines[n.EnvLine-1] = n.Literal + "=" + s
+		return []byte(strings.Join(lines, "\n")), nil
+	}
 	if n.Outer == nil {
 		return setInDoc(n.File, data, n.Doc, n.Path, v, n.Ops)
 	}

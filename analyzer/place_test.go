@@ -129,7 +129,7 @@ func TestLabelsEntryChangedOnOneObjectIsConflict(t *testing.T) {
 		t.Fatalf("want one refusal, nothing written:\n%s", dump(p))
 	}
 	r := p.Refusals[0]
-	if r.Code != CodeSharedEntryConflict || r.File != "overlays/prod/kustomization.yaml" || r.Line != 23 ||
+	if r.Code != CodeSharedEntryConflict || r.File != "overlays/prod/kustomization.yaml" || r.Line != 28 ||
 		!strings.Contains(r.Message, "Deployment/web metadata.labels.env wants prod") {
 		t.Errorf("refusal = %+v", r)
 	}
@@ -209,5 +209,36 @@ func TestValueFromSharedBaseIsNotPlaced(t *testing.T) {
 		if r.Code != CodeBuildOwned || !strings.Contains(r.Message+r.File, "base/kustomization.yaml") {
 			t.Errorf("refusal = %+v", r)
 		}
+	}
+}
+
+// changedLive renders prod from the fixture with one file changed: the
+// cluster as it runs after someone applied that edit by hand.
+func changedLive(t *testing.T, file, from, to string) []map[string]any {
+	t.Helper()
+	repo := fixture(t, "provenance")
+	data, _ := repo.File(file)
+	if !strings.Contains(string(data), from) {
+		t.Fatalf("%s has no %q", file, from)
+	}
+	changed, err := repo.With(map[string][]byte{file: []byte(strings.Replace(string(data), from, to, 1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return renderedLive(t, changed, prodRoot)
+}
+
+func TestPlaceEnvFileLine(t *testing.T) {
+	live := changedLive(t, "overlays/prod/web.env", "TIMEOUT=30s", "TIMEOUT=45s")
+	got := placedOnce(t, live, "overlays/prod/web.env", RouteGenerator).Files[0].Content
+	if got != "# tuning for prod\nWORKERS=4\nTIMEOUT=45s\n" {
+		t.Errorf("env file = %q", got)
+	}
+}
+
+func TestPlaceGeneratorFileContent(t *testing.T) {
+	live := changedLive(t, "overlays/prod/motd.txt", "Be kind.", "Be brief.")
+	if got := placedOnce(t, live, "overlays/prod/motd.txt", RouteGenerator).Files[0].Content; got != "Welcome to prod.\nBe brief.\n" {
+		t.Errorf("file = %q", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/api/types"
@@ -47,8 +48,12 @@ type inputNode struct {
 	Path jsonvalue.Path
 	// Ops: the patch is a JSON6902 op list (a sequence at the top).
 	Ops bool
-	// Literal is a generator literal's key: the entry is "Literal=value".
+	// Literal is a generator literal's key: the entry is "Literal=value";
+	// with EnvLine (1-based) set, the line of an env file instead.
 	Literal string
+	EnvLine int
+	// Whole: the value is the file's whole content (a generator's files:).
+	Whole bool
 	Route   string
 	What    string // the construct, as a refusal or note names it
 	Orig    any    // the value as written (string or int64)
@@ -60,7 +65,7 @@ type inputNode struct {
 }
 
 func (n inputNode) key() string {
-	return fmt.Sprintf("%s|%s|%d|%s", n.File, n.Outer, n.Doc, n.Path)
+	return fmt.Sprintf("%s|%s|%d|%s|%d", n.File, n.Outer, n.Doc, n.Path, n.EnvLine)
 }
 
 func (n inputNode) String() string {
@@ -349,6 +354,25 @@ func (d *valueDyer) dyeKustomization(t *ktree.Tree, read func(string) ([]byte, b
 				g.LiteralSources[j] = key + "=" + nv.(string)
 			}
 		}
+		what := fmt.Sprintf("configMapGenerator[%d] (%s)", i, g.Name)
+		for _, e := range g.EnvSources {
+			if p, data, ok := d.undyed(kn, e, inputs, read, extra); ok {
+				extra[p] = d.dyeEnvFile(p, data, what)
+			}
+		}
+		for _, f := range g.FileSources {
+			key, name, named := strings.Cut(f, "=")
+			if !named {
+				key, name = path.Base(f), f
+			}
+			p, data, ok := d.undyed(kn, name, inputs, read, extra)
+			if !ok || !utf8.Valid(data) {
+				continue // binary content goes to binaryData: not a value to dye
+			}
+			if nv, ok := d.nonce(string(data), inputNode{File: p, Whole: true, Route: RouteGenerator, Leaf: key, What: what + " file " + p}); ok {
+				extra[p] = []byte(nv.(string))
+			}
+		}
 	}
 	k.Replacements = append([]types.ReplacementField(nil), k.Replacements...)
 	for i := range k.Replacements {
@@ -504,6 +528,35 @@ func splitFieldPath(p string) []string {
 	return append(out, p[start:])
 }
 
+// undyed reads a file a kustomization names, unless the dye has written
+// it already (two entries naming one file) or the build does not read it.
+func (d *valueDyer) undyed(kn *ktree.Node, entry string, inputs map[string]bool, read func(string) ([]byte, bool), extra map[string][]byte) (string, []byte, bool) {
+	p := path.Join(kn.Dir, entry)
+	if _, dyed := extra[p]; dyed || !inputs[p] {
+		return "", nil, false
+	}
+	data, ok := read(p)
+	return p, data, ok
+}
+
+// dyeEnvFile dyes each KEY=value line of an env file whose value kustomize
+// takes as written (no quotes, no surrounding blanks).
+func (d *valueDyer) dyeEnvFile(p string, data []byte, what string) []byte {
+	lines := strings.Split(string(data), "\n")
+	for i, l := range lines {
+		key, val, ok := strings.Cut(l, "=")
+		if !ok || strings.HasPrefix(strings.TrimSpace(l), "#") || val == "" || strings.TrimSpace(val) != val ||
+			strings.ContainsAny(val[:1], `"'`) || strings.TrimSpace(key) != key || strings.Contains(l, "\r") {
+			continue
+		}
+		if nv, ok := d.nonce(val, inputNode{File: p, EnvLine: i + 1, Literal: key, Route: RouteGenerator, Leaf: key,
+			What: fmt.Sprintf("%s env file line %d (%s)", what, i+1, key)}); ok {
+			lines[i] = key + "=" + nv.(string)
+		}
+	}
+	return []byte(strings.Join(lines, "\n"))
+}
+
 func (d *valueDyer) dyePairs(m map[string]string, file string, outer jsonvalue.Path, what string) map[string]string {
 	if len(m) == 0 {
 		return m
@@ -544,7 +597,7 @@ func valueInputs(n *ktree.Node) bool {
 		return true
 	}
 	for _, g := range k.ConfigMapGenerator {
-		if len(g.LiteralSources) > 0 {
+		if len(g.LiteralSources)+len(g.EnvSources)+len(g.FileSources) > 0 {
 			return true
 		}
 	}

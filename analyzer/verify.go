@@ -60,7 +60,7 @@ func (a *analysis) verify() {
 		}
 		drop, fields := a.check(unhash(a.base, nb))
 		if len(drop) == 0 && len(fields) == 0 {
-			a.final = editedFiles(files, parsed)
+			a.final, a.written = editedFiles(files, parsed), files
 			return
 		}
 		for _, c := range a.candidates {
@@ -288,14 +288,15 @@ func (a *analysis) finish() {
 	}
 	a.routeEdits()
 	a.placedEdits()
-	paths := make([]string, 0, len(a.final))
-	for p := range a.final {
+	// Every written file, YAML or not (an env file a literal lives in).
+	paths := make([]string, 0, len(a.written))
+	for p := range a.written {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
 		orig, _ := a.snap.repo.File(p)
-		now := a.final[p].Bytes()
+		now := a.written[p]
 		if string(orig) != string(now) {
 			a.plan.Files = append(a.plan.Files, File{Path: p, Content: string(now)})
 		}
