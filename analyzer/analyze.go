@@ -84,12 +84,13 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 	a := &analysis{snap: s, lives: live, opts: opts, root: root, base: b, plan: plan}
 	a.lives, a.followed = followHashes(live, b.objects)
 	a.pair()
-	// The dye only says who supplies an image or replica value; when no
-	// entry can supply one that differs from live there is nothing to
-	// route, and the extra build is skipped.
+	// The dye only says who supplies a value; when no entry or value
+	// input can supply one that differs from live there is nothing to
+	// route or place, and the extra build is skipped.
 	a.dyed = &dyeResult{suppliers: map[slotKey]supplier{}}
-	if forceDye || a.dyeCanRoute() || a.valuesMayPlace() {
-		if a.dyed, err = dye(s.repo, b, forceDye || a.valuesMayPlace()); err != nil {
+	values := forceDye || a.valuesMayPlace()
+	if values || a.dyeCanRoute() {
+		if a.dyed, err = dye(s.repo, b, values); err != nil {
 			return nil, err
 		}
 		if a.dyed.note != "" {
@@ -238,9 +239,9 @@ type analysis struct {
 
 	dyed       *dyeResult
 	routes     []*route
-	supplied   map[slotKey]bool // slot components an entry carries
-	conflicted map[slotKey]bool // ... of which refused as conflicts
-	placed     []*placement     // value inputs written (place.go)
+	supplied   map[slotKey]bool  // slot components an entry or a value input carries
+	conflicted map[slotKey]bool  // ... of which refused as conflicts
+	placed     []*placement      // value inputs written (place.go)
 	followed   map[string]string // generated names paired by stem: rendered -> live
 }
 

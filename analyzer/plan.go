@@ -12,7 +12,7 @@ const (
 	// Value inputs, found by the dye (provenance.go):
 	RoutePatch       = "patch"       // a value of a patch, in a file or inline
 	RouteLabel       = "labels"      // a labels:, commonLabels: or commonAnnotations: value
-	RouteGenerator   = "generator"   // a configMapGenerator literal
+	RouteGenerator   = "generator"   // a configMapGenerator literal, env-file line or file
 	RouteReplacement = "replacement" // a replacement's source field, or its sourceValue
 )
 

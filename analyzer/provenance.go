@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 kustomize still applies patchesJson6902, patchesStrategicMerge and commonLabels, so their values are inputs like any other
+
 package analyzer
 
 import (
@@ -54,9 +56,9 @@ type inputNode struct {
 	EnvLine int
 	// Whole: the value is the file's whole content (a generator's files:).
 	Whole bool
-	Route   string
-	What    string // the construct, as a refusal or note names it
-	Orig    any    // the value as written (string or int64)
+	Route string
+	What  string // the construct, as a refusal or note names it
+	Orig  any    // the value as written (string or int64)
 	// Leaf is the key the value lands under ("" when it cannot be told),
 	// and Elem the name of the list element holding it ("" for none or
 	// unknown): enough to tell, before the dyed build, that a drifted
@@ -312,15 +314,13 @@ func (d *valueDyer) dyeKustomization(t *ktree.Tree, read func(string) ([]byte, b
 			k.Patches[i].Patch = s
 		}
 	}
-	//lint:ignore SA1019 kustomize still applies the deprecated patch fields, so their values are inputs
 	k.PatchesJson6902 = append([]types.Patch(nil), k.PatchesJson6902...)
-	for i := range k.PatchesJson6902 { //lint:ignore SA1019 as above
-		pj := &k.PatchesJson6902[i] //lint:ignore SA1019 as above
+	for i := range k.PatchesJson6902 {
+		pj := &k.PatchesJson6902[i]
 		if s := patch(jsonvalue.Path{jsonvalue.Key("patchesJson6902"), jsonvalue.Index(i), jsonvalue.Key("patch")}, fmt.Sprintf("patchesJson6902[%d]", i), pj.Path, pj.Patch); s != "" {
 			pj.Patch = s
 		}
 	}
-	//lint:ignore SA1019 as above
 	psm := append([]types.PatchStrategicMerge(nil), k.PatchesStrategicMerge...)
 	for i, e := range psm {
 		entry := string(e)
@@ -332,7 +332,7 @@ func (d *valueDyer) dyeKustomization(t *ktree.Tree, read func(string) ([]byte, b
 			psm[i] = types.PatchStrategicMerge(s)
 		}
 	}
-	k.PatchesStrategicMerge = psm //lint:ignore SA1019 as above
+	k.PatchesStrategicMerge = psm
 	k.Labels = append([]types.Label(nil), k.Labels...)
 	for i := range k.Labels {
 		k.Labels[i].Pairs = d.dyePairs(k.Labels[i].Pairs, file, jsonvalue.Path{jsonvalue.Key("labels"), jsonvalue.Index(i), jsonvalue.Key("pairs")}, fmt.Sprintf("labels[%d]", i))
@@ -592,7 +592,6 @@ func valueInputs(n *ktree.Node) bool {
 	if k == nil || n.File == "" {
 		return false
 	}
-	//lint:ignore SA1019 the deprecated patch fields still supply values
 	if len(k.Patches)+len(k.PatchesJson6902)+len(k.PatchesStrategicMerge)+len(k.Labels)+len(k.CommonLabels)+len(k.CommonAnnotations)+len(k.Replacements) > 0 {
 		return true
 	}
