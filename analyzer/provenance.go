@@ -9,6 +9,7 @@ import (
 	"io"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -779,6 +780,9 @@ func mayLand(leaves map[string][]string, p jsonvalue.Path) bool {
 // followed; lives comes back as it was when there is none. followed maps
 // each rendered name to the live name it stands for.
 func followHashes(lives []kube.LiveObject, objects []rendered) (out []kube.LiveObject, followed map[string]string) {
+	if !slices.ContainsFunc(objects, func(o rendered) bool { return o.Generated != "" && hashSuffix.MatchString(o.ID.Name) }) {
+		return lives, nil // nothing hashed: the common case, and every idle poll
+	}
 	have := map[objectID]bool{}
 	for _, l := range lives {
 		have[idOf(l.Object).withoutVersion()] = true
