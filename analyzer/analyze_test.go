@@ -208,7 +208,9 @@ func TestOverlayPortChangeWritesOneLineOfTheBase(t *testing.T) {
 	}
 }
 
-func TestOverlayLabelSetByBuildIsRefused(t *testing.T) {
+// A labels: value changed live on one of the objects it labels cannot be
+// written to the entry without moving the others.
+func TestOverlayLabelChangedOnOneObjectIsConflict(t *testing.T) {
 	repo := fixture(t, "overlay")
 	live := renderedLive(t, repo, "overlays/prod")
 	d := find(t, live, "Deployment", "web")
@@ -218,8 +220,8 @@ func TestOverlayLabelSetByBuildIsRefused(t *testing.T) {
 		t.Fatalf("want one refusal, nothing written:\n%s", dump(p))
 	}
 	r := p.Refusals[0]
-	if r.Code != CodeBuildOwned || r.Field != "metadata.labels.env" || r.File != "overlays/prod/kustomization.yaml" ||
-		!strings.Contains(r.Message, "`labels:` in overlays/prod/kustomization.yaml") || r.Line != 6 {
+	if r.Code != CodeSharedEntryConflict || r.Field != "metadata.labels.env" || r.File != "overlays/prod/kustomization.yaml" ||
+		!strings.Contains(r.Message, "labels[0] env in overlays/prod/kustomization.yaml") || !strings.Contains(r.Message, "Service/prod/web metadata.labels.env wants prod") || r.Line != 8 {
 		t.Errorf("refusal = %+v", r)
 	}
 }
@@ -283,17 +285,18 @@ func TestPatchedArgsAreUnplaceable(t *testing.T) {
 	}
 }
 
-func TestPatchedReplicasAreBuildOwned(t *testing.T) {
+func TestPatchedReplicasArePlacedInThePatch(t *testing.T) {
 	repo := fixture(t, "patched")
 	live := renderedLive(t, repo, "overlay")
 	set(t, find(t, live, "Deployment", "worker"), jsonvalue.ParseSimple("spec.replicas"), 5)
 	p := plan(t, repo, "overlay", live)
-	if len(p.Edits) != 0 || len(p.Files) != 0 || len(p.Refusals) != 1 {
+	if len(p.Edits) != 1 || len(p.Files) != 1 || len(p.Refusals) != 0 {
 		t.Fatalf("%s", dump(p))
 	}
-	r := p.Refusals[0]
-	if r.Code != CodeBuildOwned || r.Field != "spec.replicas" || r.File != "overlay/tune.yaml" || !strings.Contains(r.Message, "patch overlay/tune.yaml") {
-		t.Errorf("refusal = %+v", r)
+	orig, _ := repo.File("overlay/tune.yaml")
+	want := strings.Replace(string(orig), "replicas: 3", "replicas: 5", 1)
+	if e := p.Edits[0]; e.Route != RoutePatch || e.File != "overlay/tune.yaml" || e.Line != 6 || p.Files[0].Content != want {
+		t.Errorf("edit = %+v\n%s", e, p.Files[0].Content)
 	}
 }
 
@@ -412,7 +415,7 @@ func TestRefusalIsPerField(t *testing.T) {
 	set(t, d, jsonvalue.Path{jsonvalue.Key("metadata"), jsonvalue.Key("labels"), jsonvalue.Key("env")}, "staging")
 	set(t, d, containers(jsonvalue.Name("web"), jsonvalue.Key("ports"), jsonvalue.Index(0), jsonvalue.Key("containerPort")), 9090)
 	p := plan(t, repo, "overlays/prod", live)
-	if len(p.Refusals) != 1 || p.Refusals[0].Code != CodeBuildOwned || len(p.Edits) != 1 || len(p.Files) != 1 {
+	if len(p.Refusals) != 1 || p.Refusals[0].Code != CodeSharedEntryConflict || len(p.Edits) != 1 || len(p.Files) != 1 {
 		t.Fatalf("%s", dump(p))
 	}
 	if strings.Contains(p.Files[0].Content, "staging") {

@@ -57,42 +57,57 @@ var replicaKinds = map[string]bool{"Deployment": true, "ReplicaSet": true, "Stat
 type dyeResult struct {
 	suppliers map[slotKey]supplier
 	namesDyed bool
-	note      string // why attribution is off or partial, for the plan's notes
+	prov      *provenance // value inputs (patches, labels, literals); nil when not read
+	note      string      // why attribution is off or partial, for the plan's notes
 }
 
 // dye renders the tree once more with every declared entry field replaced
-// by a nonce and reads back, per slot, which entry supplied it. Roots
-// without entries skip the extra render.
-func dye(repo *repofs.Repo, b *built) (*dyeResult, error) {
+// by a nonce, and with values every value input (values: only when asked)
+// replaced too, and reads back, per slot, which entry or input supplied
+// it. Roots with nothing to dye skip the extra render.
+func dye(repo *repofs.Repo, b *built, values bool) (*dyeResult, error) {
 	res := &dyeResult{suppliers: map[slotKey]supplier{}}
-	if !hasEntries(b.tree) {
+	entries := hasEntries(b.tree)
+	values = values && hasValueInputs(b.tree)
+	if !entries && !values {
 		return res, nil
 	}
 	res.namesDyed = !renameChain(b.tree)
-	if !res.namesDyed {
+	if entries && !res.namesDyed {
 		res.note = "an images: entry matches another entry's newName (a rename chain): image name changes are written to the source, not routed"
 	}
-	extra, byNonce, err := dyeFiles(b, res.namesDyed)
+	var vd *valueDyer
+	if values {
+		vd = &valueDyer{byNonce: map[string]inputNode{}, orig: map[string]string{}, images: len(entriesOf(b.tree).imageNames) > 0}
+	}
+	extra, byNonce, err := dyeFiles(repo, b, res.namesDyed, vd)
 	if err != nil {
 		return nil, err
 	}
 	dyed, err := b.render.render(repo, b.tree, extra, b.files)
 	if err != nil {
 		res.suppliers = nil
-		res.note = "the dyed render failed, so no image or replica change is routed to an entry: " + err.Error()
+		res.note = "the dyed render failed, so no change is routed to an entry or placed in a patch, label or generator: " + err.Error()
 		return res, nil
 	}
-	if !sameShape(dyed, b.objects) {
+	names, same := renames(dyed, b.objects)
+	if !same {
 		res.suppliers = nil
-		res.note = "the dyed render differs in shape from the plain one, so no image or replica change is routed to an entry"
+		res.note = "the dyed render differs in shape from the plain one, so no change is routed to an entry or placed in a patch, label or generator"
 		return res, nil
 	}
-	for _, o := range dyed {
+	if vd != nil {
+		if res.prov = readProvenance(vd, b.objects, dyed, names); res.prov == nil {
+			res.note = "the dyed render, its nonces put back, differs from the plain one (something matches on a dyed value), so no patch, label or generator value is placed"
+		}
+	}
+	for i, o := range dyed {
+		id := b.objects[i].ID
 		for _, s := range imageSlots(o.Object) {
 			ref := parseImage(s.Image)
 			for _, f := range imageFields {
 				if sup, ok := byNonce[ref.component(f)]; ok && sup.Field == f {
-					res.suppliers[slotKey{o.ID, s.Path.String(), f}] = sup
+					res.suppliers[slotKey{id, s.Path.String(), f}] = sup
 				}
 			}
 		}
@@ -100,7 +115,7 @@ func dye(repo *repofs.Repo, b *built) (*dyeResult, error) {
 			if v, ok := jsonvalue.Get(o.Object, replicasPath); ok {
 				if i, ok := v.(int64); ok {
 					if sup, ok := byNonce[strconv.FormatInt(i, 10)]; ok {
-						res.suppliers[slotKey{o.ID, replicasPath.String(), fieldCount}] = sup
+						res.suppliers[slotKey{id, replicasPath.String(), fieldCount}] = sup
 					}
 				}
 			}
@@ -110,13 +125,23 @@ func dye(repo *repofs.Repo, b *built) (*dyeResult, error) {
 }
 
 // dyeFiles writes the dyed kustomizations (every declared images:/replicas:
-// field replaced by a nonce) and names the supplier of each nonce.
-func dyeFiles(b *built, namesDyed bool) (map[string][]byte, map[string]supplier, error) {
+// field replaced by a nonce, and with vd every value input) and names the
+// supplier of each entry nonce; vd records the value nonces and the
+// original of every nonce, to put them back.
+func dyeFiles(repo *repofs.Repo, b *built, namesDyed bool, vd *valueDyer) (map[string][]byte, map[string]supplier, error) {
 	byNonce := map[string]supplier{}
 	extra := map[string][]byte{}
 	num := 0
+	orig := func(nonce, was string) {
+		if vd != nil {
+			vd.orig[nonce] = was
+		}
+	}
+	if vd != nil {
+		vd.num = &num
+	}
 	for _, n := range b.tree.Nodes {
-		if n.K == nil || n.File == "" || (len(n.K.Images) == 0 && len(n.K.Replicas) == 0) {
+		if n.K == nil || n.File == "" || (len(n.K.Images) == 0 && len(n.K.Replicas) == 0 && (vd == nil || !valueInputs(n))) {
 			continue
 		}
 		k := *n.K
@@ -127,24 +152,31 @@ func dyeFiles(b *built, namesDyed bool) (map[string][]byte, map[string]supplier,
 			img := &k.Images[i]
 			if img.NewTag != "" {
 				num++
+				orig(tagNonce(num), img.NewTag)
 				img.NewTag = tagNonce(num)
 				byNonce[img.NewTag] = supplier{e, fieldNewTag}
 			}
 			if img.Digest != "" {
 				num++
+				orig(digestNonce(num), img.Digest)
 				img.Digest = digestNonce(num)
 				byNonce[img.Digest] = supplier{e, fieldDigest}
 			}
 			if img.NewName != "" && namesDyed {
 				num++
+				orig(nameNonce(num), img.NewName)
 				img.NewName = nameNonce(num)
 				byNonce[img.NewName] = supplier{e, fieldNewName}
 			}
 		}
 		for i := range k.Replicas {
 			num++
+			orig(strconv.FormatInt(replicaNonceBase+int64(num), 10), strconv.FormatInt(k.Replicas[i].Count, 10))
 			k.Replicas[i].Count = replicaNonceBase + int64(num)
 			byNonce[strconv.FormatInt(k.Replicas[i].Count, 10)] = supplier{entry{Node: n, List: "replicas", Index: i}, fieldCount}
+		}
+		if vd != nil {
+			vd.dyeKustomization(b.tree, repo.File, n, &k, extra, b.objects)
 		}
 		// Re-marshal kustomize's own struct so that quoting is right
 		// (newTag: y would read back as a boolean).
@@ -189,18 +221,6 @@ func renameChain(t *ktree.Tree) bool {
 		}
 	}
 	return false
-}
-
-func sameShape(a, b []rendered) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].ID != b[i].ID {
-			return false
-		}
-	}
-	return true
 }
 
 // imageSlot is one image reference inside an object.

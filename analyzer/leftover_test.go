@@ -10,7 +10,8 @@ import (
 // A field refused because the build owns it leaves nothing behind in the
 // source: the maps it would have needed (data: {} under a patch's key,
 // labels: {} under the overlay's labels:) are not written, and the rest of
-// the object's edit still is.
+// the object's edit still is. The overlay that supplies the fields lies
+// outside the write scope, so they stay the build's.
 func TestRefusedFieldLeavesNothingBehind(t *testing.T) {
 	repo := fixture(t, "patchowned")
 	note := jsonvalue.ParseSimple("metadata.annotations.note")
@@ -35,7 +36,10 @@ func TestRefusedFieldLeavesNothingBehind(t *testing.T) {
 				if alsoNote {
 					set(t, cm, note, "second")
 				}
-				p := plan(t, repo, "overlay", live)
+				p, err := Analyze(Input{Repo: repo, Root: "overlay", Live: asLive(live), Options: Options{WriteScope: "base"}})
+				if err != nil {
+					t.Fatal(err)
+				}
 				if len(p.Refusals) != 1 || p.Refusals[0].Code != CodeBuildOwned || p.Refusals[0].Field != tc.field.String() {
 					t.Fatalf("want %s refused build-owned:\n%s", tc.field, dump(p))
 				}

@@ -6,11 +6,16 @@ package analyzer
 
 // Routes say where an edit is written.
 const (
-	RouteSource = "source" // written through to the source document
-	RouteImages = "images" // an images: entry of a kustomization
+	RouteSource   = "source"   // written through to the source document
+	RouteImages   = "images"   // an images: entry of a kustomization
+	RouteReplicas = "replicas" // a replicas: entry of a kustomization
 	// RouteSubstitute: a Flux substitution variable, where it is set.
 	RouteSubstitute = "substitute"
-	RouteReplicas   = "replicas" // a replicas: entry of a kustomization
+	// Value inputs, found by the dye (provenance.go):
+	RoutePatch       = "patch"       // a value of a patch, in a file or inline
+	RouteLabel       = "labels"      // a labels:, commonLabels: or commonAnnotations: value
+	RouteGenerator   = "generator"   // a configMapGenerator literal, env-file line or file
+	RouteReplacement = "replacement" // a replacement's source field, or its sourceValue
 )
 
 // Refusal codes, shown to users; stable (DESIGN §10).

@@ -168,13 +168,18 @@ func checkRebuild(t *testing.T, repo *repofs.Repo, root string, render, live []m
 	if len(b.objects) != len(render) {
 		t.Fatalf("the rebuild renders %d objects, the render %d\n%s", len(b.objects), len(render), dump(p))
 	}
+	var objs []map[string]any
+	for _, o := range b.objects {
+		objs = append(objs, o.Object)
+	}
+	rebuilt, live := unhashed(render, objs), unhashed(render, live)
 	claimed := map[string][]string{} // object -> fields the plan claims
 	for _, e := range p.Edits {
 		k := e.Object.APIVersion + " " + e.Object.String()
 		claimed[k] = append(claimed[k], e.Field)
 	}
 	for i, was := range render {
-		now, lv := b.objects[i].Object, live[i]
+		now, lv := rebuilt[i], live[i]
 		ref := refOf(was)
 		if refOf(now) != ref || refOf(lv) != ref {
 			t.Fatalf("object %d is %s after the rebuild, %s before", i, refOf(now), ref)
@@ -207,6 +212,34 @@ func checkRebuild(t *testing.T, repo *repofs.Repo, root string, render, live []m
 			t.Errorf("the plan changes the render of root %s:\n%s", o.root, dump(p))
 		}
 	}
+}
+
+// unhashed is objs (the rebuild, or live) with each generated name whose
+// content hash differs from render's at the same position named, and
+// referenced, as in render: an edited literal moves the hash, and live
+// applied from it carries the new one.
+func unhashed(render, objs []map[string]any) []map[string]any {
+	var pairs []string
+	for i, o := range objs {
+		if i >= len(render) {
+			break
+		}
+		was, now := refOf(render[i]), refOf(o)
+		if was == now || was.Kind != now.Kind || was.Namespace != now.Namespace ||
+			!hashSuffix.MatchString(was.Name) || !hashSuffix.MatchString(now.Name) || was.Name[:len(was.Name)-11] != now.Name[:len(now.Name)-11] {
+			continue
+		}
+		pairs = append(pairs, now.Name, was.Name)
+	}
+	if len(pairs) == 0 {
+		return objs
+	}
+	out := make([]map[string]any, len(objs))
+	back := strings.NewReplacer(pairs...)
+	for i, o := range objs {
+		out[i] = replaceStrings(o, back, nil).(map[string]any)
+	}
+	return out
 }
 
 // at is obj's value at p, absence included.

@@ -88,20 +88,16 @@ func dyedFiles(t *testing.T, repo *repofs.Repo, root string) map[string][]byte {
 	if err != nil || len(refs) > 0 {
 		return nil
 	}
-	return dyeExtra(b)
+	return dyeExtra(repo, b)
 }
 
-func dyeExtra(b *built) map[string][]byte {
-	has := false
-	for _, n := range b.tree.Nodes {
-		if n.K != nil && n.File != "" && len(n.K.Images)+len(n.K.Replicas) > 0 {
-			has = true
-		}
-	}
-	if !has {
+// dyeExtra is the dye's files with every value input dyed too.
+func dyeExtra(repo *repofs.Repo, b *built) map[string][]byte {
+	if !hasEntries(b.tree) && !hasValueInputs(b.tree) {
 		return nil
 	}
-	extra, _, err := dyeFiles(b, !renameChain(b.tree))
+	vd := &valueDyer{byNonce: map[string]inputNode{}, orig: map[string]string{}, images: len(entriesOf(b.tree).imageNames) > 0}
+	extra, _, err := dyeFiles(repo, b, !renameChain(b.tree), vd)
 	if err != nil {
 		return nil
 	}

@@ -323,6 +323,7 @@ func (a *analysis) overrideSupplied(view map[string]any, p pair, pick func(slotK
 	if replicaKinds[p.ren.ID.Kind] && pick(slotKey{p.ren.ID, replicasPath.String(), fieldCount}) {
 		restore(view, p.ren.Object, replicasPath)
 	}
+	a.overridePlaced(view, p, pick)
 }
 
 // routesOf lists the routes that carry a slot of the object.
@@ -355,6 +356,7 @@ func (a *analysis) dropRoutes(id objectID, p jsonvalue.Path) {
 		}
 	}
 	a.routes = keep
+	a.dropPlaced(id, p)
 }
 
 // applyRoutes writes the routes into fresh copies of their kustomization

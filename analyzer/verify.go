@@ -57,9 +57,13 @@ func (a *analysis) verify() {
 			a.refuseAll(CodeRenderFailed, msg)
 			return
 		}
-		drop, fields := a.check(nb)
+		if moved := a.hashMoves(nb); len(moved) > 0 {
+			a.drop(moved)
+			continue
+		}
+		drop, fields := a.check(unhash(a.base, nb))
 		if len(drop) == 0 && len(fields) == 0 {
-			a.final = editedFiles(files, parsed)
+			a.final, a.written = editedFiles(files, parsed), files
 			return
 		}
 		for _, c := range a.candidates {
@@ -151,6 +155,7 @@ func (a *analysis) apply() (map[string][]byte, map[string]*yamledit.File, map[*c
 			}
 			a.routes = nil
 		}
+		a.applyPlaced(out)
 	}
 	return out, parsed, failed
 }
@@ -296,14 +301,16 @@ func (a *analysis) finish() {
 	}
 	a.routeEdits()
 	a.varEdits()
-	paths := make([]string, 0, len(a.final))
-	for p := range a.final {
+	a.placedEdits()
+	// Every written file, YAML or not (an env file a literal lives in).
+	paths := make([]string, 0, len(a.written))
+	for p := range a.written {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
 		orig, _ := a.snap.repo.File(p)
-		now := a.final[p].Bytes()
+		now := a.written[p]
 		if string(orig) != string(now) {
 			a.plan.Files = append(a.plan.Files, File{Path: p, Content: string(now)})
 		}

@@ -1,0 +1,477 @@
+package analyzer
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/yamledit"
+)
+
+// Placing by provenance (DESIGN §4): a drifted field that a patch, a label
+// or annotation entry or a generator literal supplies is written there, in
+// the user's bytes, when the plan may write that file; the source document
+// keeps its value, which the input overrides on every build. An input that
+// supplies several fields is changed only when every one of them agrees
+// live. Inputs in files the plan may not write keep today's refusal.
+
+// placement is one planned write of a value input.
+type placement struct {
+	Node  inputNode
+	Value any       // the live value (string or int64)
+	Slots []slotRef // the drifted fields it carries
+}
+
+// valuesMayPlace reports whether some paired object drifted where a value
+// input could supply it: only then is the dye's value part worth its build.
+func (a *analysis) valuesMayPlace() bool {
+	if !hasValueInputs(a.base.tree) {
+		return false
+	}
+	var leaves map[string][]string
+	for _, p := range a.pairs {
+		if p.inSync || isSecret(p.ren.ID) || jsonvalue.Equal(p.intent, p.ren.Object) {
+			continue
+		}
+		if leaves == nil {
+			leaves = valueLeaves(a.snap.repo, a.base)
+		}
+		for _, fp := range diffPaths(present(p.ren.Object), present(p.intent), nil) {
+			if mayLand(leaves, fp) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isSecret(id objectID) bool { return id.Kind == "Secret" && id.Group == "" }
+
+// placeValues reads every drifted scalar against the dye's provenance and
+// plans the input edits, or shared-entry-conflict refusals.
+func (a *analysis) placeValues() {
+	pv := a.dyed.prov
+	if pv == nil {
+		return
+	}
+	demands := map[string][]demand{}
+	for _, p := range a.pairs {
+		if p.inSync || isSecret(p.ren.ID) {
+			continue
+		}
+		for _, fp := range diffPaths(present(p.ren.Object), present(p.intent), nil) {
+			sk := slotKey{p.ren.ID, fp.String(), fieldValue}
+			k, ok := pv.fields[sk]
+			if !ok || a.supplied[slotKey{p.ren.ID, fp.String(), fieldCount}] {
+				continue
+			}
+			rv, _ := jsonvalue.Get(p.ren.Object, fp)
+			lv, ok := jsonvalue.Get(p.intent, fp)
+			if !ok || !sameScalarType(rv, lv) || a.unwritable(pv.nodes[k].File) != nil {
+				continue // removed, retyped, or in a file the plan may not write: as before
+			}
+			demands[k] = append(demands[k], demand{slotRef{p.ren.ID, fp}, lv, true})
+		}
+	}
+	keys := make([]string, 0, len(demands))
+	for k := range demands {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if landsInSecret(pv.landings[k]) {
+			continue // its values are never read or named: left as before
+		}
+		a.resolveValue(pv.nodes[k], a.withLandings(demands[k], pv.landings[k]))
+	}
+}
+
+// landsInSecret reports whether a node supplies a Secret's data.
+func landsInSecret(landings []slotRef) bool {
+	for _, l := range landings {
+		if isSecret(l.Obj) && len(l.Path) > 0 && l.Path[0].Key != "metadata" {
+			return true
+		}
+	}
+	return false
+}
+
+// sameScalarType reports whether the live value can be written where the
+// rendered one came from: both strings or both ints.
+func sameScalarType(rv, lv any) bool {
+	switch rv.(type) {
+	case string:
+		_, ok := lv.(string)
+		return ok
+	case int64:
+		_, ok := lv.(int64)
+		return ok
+	}
+	return false
+}
+
+// withLandings adds to the drifted fields' demands every other field the
+// node supplies, asking for what it holds live (or renders, when the
+// object is not live): an edit must not move them.
+func (a *analysis) withLandings(ds []demand, landings []slotRef) []demand {
+	have := map[string]bool{}
+	for _, d := range ds {
+		have[d.slot.key()] = true
+	}
+	for _, l := range landings {
+		if have[l.key()] {
+			continue
+		}
+		have[l.key()] = true
+		var v any = absentValue{}
+		if p := a.pairOf(l.Obj); p != nil {
+			if lv, ok := jsonvalue.Get(p.intent, l.Path); ok {
+				v = lv
+			}
+		} else if i, ok := a.base.byID[l.Obj]; ok {
+			v, _ = jsonvalue.Get(a.base.objects[i].Object, l.Path)
+		}
+		ds = append(ds, demand{l, v, false})
+	}
+	return ds
+}
+
+// absentValue stands for a field live lacks: it agrees with nothing.
+type absentValue struct{}
+
+func canonicalDemand(v any) string {
+	if _, ok := v.(absentValue); ok {
+		return "\x00absent"
+	}
+	return jsonvalue.Canonical(v)
+}
+
+// resolveValue turns the demands on one input node into a placement, or
+// into shared-entry-conflict refusals when the fields it supplies disagree.
+func (a *analysis) resolveValue(n inputNode, ds []demand) {
+	values := map[string]bool{}
+	for _, d := range ds {
+		values[canonicalDemand(d.value)] = true
+	}
+	if len(values) == 1 {
+		pl := &placement{Node: n, Value: ds[0].value}
+		for _, d := range ds {
+			if d.changed {
+				pl.Slots = append(pl.Slots, d.slot)
+				a.supplied[slotKey{d.slot.Obj, d.slot.Path.String(), fieldValue}] = true
+			}
+		}
+		a.placed = append(a.placed, pl)
+		return
+	}
+	var parts []string
+	for _, d := range ds {
+		v := d.value
+		if _, ok := v.(absentValue); ok {
+			v = "nothing"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s wants %v", d.slot.Obj.ref(), d.slot.Path, v))
+	}
+	sort.Strings(parts)
+	for _, d := range ds {
+		if !d.changed {
+			continue
+		}
+		sk := slotKey{d.slot.Obj, d.slot.Path.String(), fieldValue}
+		a.supplied[sk], a.conflicted[sk] = true, true
+		a.refuse(Refusal{
+			Code: CodeSharedEntryConflict, Object: a.refByID(d.slot.Obj), Field: d.slot.Path.String(), File: n.File, Line: a.baseLine(n),
+			Message: fmt.Sprintf("%s supplies %d fields that now hold different values: %s", n, len(ds), strings.Join(parts, "; ")),
+			Hint:    "bring the objects back to one value in the cluster, or split the entry in Git by hand",
+		})
+	}
+}
+
+// overridePlaced puts back, in view, the rendered value of every field a
+// value input carries that pick selects.
+func (a *analysis) overridePlaced(view map[string]any, p pair, pick func(slotKey) bool) {
+	if a.dyed == nil || a.dyed.prov == nil {
+		return
+	}
+	for _, fp := range diffPaths(present(p.ren.Object), present(view), nil) {
+		if pick(slotKey{p.ren.ID, fp.String(), fieldValue}) {
+			restore(view, p.ren.Object, fp)
+		}
+	}
+}
+
+// placesFor reports whether a placement carries a field of the object.
+func (a *analysis) placesFor(id objectID) bool {
+	for _, pl := range a.placed {
+		for _, s := range pl.Slots {
+			if s.Obj == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// dropPlaced removes the placements that carry the object's field at or
+// under p.
+func (a *analysis) dropPlaced(id objectID, p jsonvalue.Path) {
+	keep := a.placed[:0]
+	for _, pl := range a.placed {
+		hit := false
+		for _, s := range pl.Slots {
+			if s.Obj == id && s.Path.HasPrefix(p) {
+				hit = true
+			}
+		}
+		if !hit {
+			keep = append(keep, pl)
+		}
+	}
+	a.placed = keep
+}
+
+// applyPlaced writes every placement into files (which may hold files
+// edited already). One that cannot be written is refused, and its fields
+// expected as rendered.
+func (a *analysis) applyPlaced(files map[string][]byte) {
+	keep := a.placed[:0]
+	for _, pl := range a.placed {
+		data, ok := files[pl.Node.File]
+		if !ok {
+			data, _ = a.snap.repo.File(pl.Node.File)
+		}
+		out, err := setNode(pl.Node, data, pl.Value)
+		if err != nil {
+			for _, s := range pl.Slots {
+				a.refuse(Refusal{Code: CodeUnplaceableEdit, Object: a.refByID(s.Obj), Field: s.Path.String(), File: pl.Node.File,
+					Message: fmt.Sprintf("%s supplies this value, and cannot be edited safely: %v", pl.Node, err), Hint: "edit it by hand"})
+				for _, c := range a.candidates {
+					if c.ren.ID == s.Obj {
+						restore(c.intent, c.ren.Object, s.Path)
+					}
+				}
+			}
+			continue
+		}
+		files[pl.Node.File] = out
+		keep = append(keep, pl)
+	}
+	a.placed = keep
+}
+
+// placedEdits reports every field a verified placement carries: one
+// input edit can change several objects, and each is named.
+func (a *analysis) placedEdits() {
+	for _, pl := range a.placed {
+		line := a.placedLine(pl.Node)
+		for _, s := range pl.Slots {
+			p := a.pairOf(s.Obj)
+			if p == nil {
+				continue
+			}
+			from, _ := jsonvalue.Get(p.ren.Object, s.Path)
+			a.plan.Edits = append(a.plan.Edits, Edit{
+				Object: refOf(p.ren.Object), Field: s.Path.String(), From: from, To: pl.Value,
+				File: pl.Node.File, Line: line, Route: pl.Node.Route,
+			})
+		}
+	}
+}
+
+// placedLine is the line of the node (or of the entry holding it) in the
+// written file.
+func (a *analysis) placedLine(n inputNode) int { return nodeLine(a.final[n.File], n) }
+
+// baseLine is the node's line in the repository as it is.
+func (a *analysis) baseLine(n inputNode) int {
+	data, _ := a.snap.repo.File(n.File)
+	f, err := yamledit.Parse(n.File, data)
+	if err != nil {
+		return 0
+	}
+	return nodeLine(f, n)
+}
+
+func nodeLine(f *yamledit.File, n inputNode) int {
+	if n.EnvLine > 0 {
+		return n.EnvLine
+	}
+	if n.Whole {
+		return 1
+	}
+	if n.Outer != nil {
+		return lineOf(f, 0, n.Outer)
+	}
+	if n.Ops {
+		return 0
+	}
+	return lineOf(f, n.Doc, n.Path)
+}
+
+// setNode writes v where the node sits in data, the bytes of n.File,
+// keeping every other byte.
+func setNode(n inputNode, data []byte, v any) ([]byte, error) {
+	if n.Whole || n.EnvLine > 0 {
+		s, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("%s holds a string, live holds %v", n.File, v)
+		}
+		if n.Whole {
+			return []byte(s), nil
+		}
+		lines := strings.Split(string(data), "\n")
+		if n.EnvLine > len(lines) || !strings.HasPrefix(lines[n.EnvLine-1], n.Literal+"=") || strings.ContainsAny(s, "\r\n") {
+			return nil, fmt.Errorf("line %d of %s is not %s=, or the live value spans lines", n.EnvLine, n.File, n.Literal)
+		}
+		lines[n.EnvLine-1] = n.Literal + "=" + s
+		return []byte(strings.Join(lines, "\n")), nil
+	}
+	if n.Outer == nil {
+		return setInDoc(n.File, data, n.Doc, n.Path, v, n.Ops)
+	}
+	f, err := yamledit.Parse(n.File, data)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := f.Value(0)
+	if err != nil {
+		return nil, err
+	}
+	nv := v
+	switch {
+	case n.Literal != "":
+		s, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("a literal holds a string, live holds %v", v)
+		}
+		nv = n.Literal + "=" + s
+	case n.Path != nil:
+		cur, _ := jsonvalue.Get(doc, n.Outer)
+		s, ok := cur.(string)
+		if !ok {
+			return nil, fmt.Errorf("%s is not an inline patch", n.Outer)
+		}
+		inner, err := setInDoc(n.File+" "+n.Outer.String(), []byte(s), n.Doc, n.Path, v, n.Ops)
+		if err != nil {
+			return nil, err
+		}
+		nv = string(inner)
+	}
+	if !jsonvalue.Set(doc, n.Outer, nv) {
+		return nil, fmt.Errorf("%s has no %s", n.File, n.Outer)
+	}
+	if err := f.Set(0, doc); err != nil {
+		return nil, err
+	}
+	return f.Bytes(), nil
+}
+
+// setInDoc sets the scalar at p of document doc of a YAML text. The editor
+// works on mappings, so a JSON6902 op list (a sequence at the top) is
+// edited as the value of one key, indented under it and back.
+func setInDoc(name string, data []byte, doc int, p jsonvalue.Path, v any, ops bool) ([]byte, error) {
+	if ops {
+		const key = "ops:\n"
+		lines := strings.SplitAfter(string(data), "\n")
+		var b strings.Builder
+		b.WriteString(key)
+		for _, l := range lines {
+			if l != "" {
+				b.WriteString("  " + l)
+			}
+		}
+		out, err := setInDoc(name, []byte(b.String()), 0, append(jsonvalue.Path{jsonvalue.Key("ops")}, p...), v, false)
+		if err != nil {
+			return nil, err
+		}
+		body := strings.TrimPrefix(string(out), key)
+		var back strings.Builder
+		for _, l := range strings.SplitAfter(body, "\n") {
+			t, ok := strings.CutPrefix(l, "  ")
+			if !ok && strings.TrimSpace(l) != "" {
+				return nil, fmt.Errorf("%s: the edited op list lost its indentation", name)
+			}
+			if !ok {
+				t = strings.TrimLeft(l, " ")
+			}
+			back.WriteString(t)
+		}
+		return []byte(back.String()), nil
+	}
+	f, err := yamledit.Parse(name, data)
+	if err != nil {
+		return nil, err
+	}
+	m, err := f.Value(doc)
+	if err != nil {
+		return nil, err
+	}
+	if !jsonvalue.Set(m, p, v) {
+		return nil, fmt.Errorf("%s has no %s", name, p)
+	}
+	if err := f.Set(doc, m); err != nil {
+		return nil, err
+	}
+	return f.Bytes(), nil
+}
+
+// unhash is the edited build with every generated object whose content
+// hash changed (a placed literal) named as in the plain build, and every
+// reference to it too: the new hash is the edit's intended consequence,
+// and everything else must compare as before. The edited build itself
+// when nothing was renamed, or when the two differ in more than names.
+func unhash(base, nb *built) *built {
+	names, ok := renames(nb.objects, base.objects)
+	if !ok || len(names) == 0 {
+		return nb
+	}
+	var pairs []string
+	for now, was := range names {
+		pairs = append(pairs, now, was)
+	}
+	back := strings.NewReplacer(pairs...)
+	out := &built{tree: nb.tree, files: nb.files, render: nb.render, byID: map[objectID]int{}}
+	for i, o := range nb.objects {
+		o.Object = replaceStrings(o.Object, back, nil).(map[string]any)
+		o.ID = base.objects[i].ID
+		out.objects = append(out.objects, o)
+		out.byID[o.ID] = i
+	}
+	return out
+}
+
+// hashMoves finds the generated objects a placement renames (their content
+// hash moves) to a name the cluster does not run: the data was edited in
+// place under the old name, and the edit would create another object and
+// move everything that refers to it, which live does not show. Their
+// candidates are refused and returned, to be dropped.
+func (a *analysis) hashMoves(nb *built) map[*candidate]bool {
+	names, ok := renames(a.base.objects, nb.objects)
+	if !ok || len(names) == 0 {
+		return nil
+	}
+	bad := map[*candidate]bool{}
+	for _, c := range a.candidates {
+		now, moved := names[c.ren.ID.Name]
+		if !moved || c.ren.Generated == "" || a.followed[c.ren.ID.Name] == now {
+			continue
+		}
+		var fields []jsonvalue.Path
+		for _, pl := range a.placed {
+			for _, s := range pl.Slots {
+				if s.Obj == c.ren.ID {
+					fields = append(fields, s.Path)
+				}
+			}
+		}
+		bad[c] = true
+		a.refuse(Refusal{
+			Code: CodeBuildOwned, Object: refOf(c.ren.Object), Field: joinPaths(fields), File: generatorFile(c.ren.Generated),
+			Message: fmt.Sprintf("%s names the object by a hash of its content: written to Git, this value renames it %s, while the cluster runs it, edited in place, as %s",
+				c.ren.Generated, now, c.ren.ID.Name),
+			Hint: "change the value in Git by hand (the object and what refers to it roll to the new name), or revert it in the cluster",
+		})
+	}
+	return bad
+}

@@ -1,0 +1,244 @@
+package analyzer
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/driftback/driftback/internal/jsonvalue"
+)
+
+// The provenance fixture: a base shared by prod and staging, and a prod
+// overlay whose values live in a patch file, an inline JSON6902 op, a
+// configMapGenerator literal, a labels: entry and a replacement's source.
+// Each drift below is placed where its value lives, in the user's bytes;
+// every plan is also written and rebuilt (checkRebuild), staging's render
+// included.
+
+const prodRoot = "overlays/prod"
+
+// placedOnce plans live for prod and wants edits of file alone, by route,
+// changing exactly one line; the plan passes the apply-and-rebuild check,
+// and planning again after it is a no-op.
+func placedOnce(t *testing.T, live []map[string]any, file, route string) *Plan {
+	t.Helper()
+	repo := fixture(t, "provenance")
+	p := plan(t, repo, prodRoot, live)
+	if len(p.Edits) == 0 || len(p.Refusals) != 0 || len(p.Files) != 1 || p.Files[0].Path != file {
+		t.Fatalf("want one file edited, %s:\n%s", file, dump(p))
+	}
+	for _, e := range p.Edits {
+		if e.Route != route || e.File != file || e.Line == 0 {
+			t.Fatalf("edit = %+v, want route %s", e, route)
+		}
+	}
+	orig, _ := repo.File(file)
+	if n := changedLines(string(orig), p.Files[0].Content); n != 1 {
+		t.Fatalf("%d lines of %s changed, want 1:\n%s", n, file, p.Files[0].Content)
+	}
+	checkRebuild(t, repo, prodRoot, renderedLive(t, repo, prodRoot), live, otherRoots(t, repo, prodRoot), p)
+	// Planning again on the written repository, the cluster unchanged (a
+	// generated name still carries its old hash), finds nothing to do.
+	next, err := repo.With(map[string][]byte{file: []byte(p.Files[0].Content)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again := plan(t, next, prodRoot, live); len(again.Edits)+len(again.Refusals)+len(again.Files) != 0 {
+		t.Fatalf("planning again is not a no-op:\n%s", dump(again))
+	}
+	return p
+}
+
+func prodLive(t *testing.T) []map[string]any {
+	return renderedLive(t, fixture(t, "provenance"), prodRoot)
+}
+
+// generated finds the one generated object of the kind whose name starts
+// with prefix (its name carries the content hash).
+func generated(t *testing.T, objs []map[string]any, kind, prefix string) map[string]any {
+	t.Helper()
+	for _, o := range objs {
+		if id := idOf(o); id.Kind == kind && strings.HasPrefix(id.Name, prefix+"-") && hashSuffix.MatchString(id.Name) {
+			return o
+		}
+	}
+	t.Fatalf("no generated %s %s", kind, prefix)
+	return nil
+}
+
+func TestPlaceReplicasInOverlayPatchFile(t *testing.T) {
+	live := prodLive(t)
+	set(t, find(t, live, "Deployment", "web"), jsonvalue.ParseSimple("spec.replicas"), int64(6))
+	got := placedOnce(t, live, "overlays/prod/patch.yaml", RoutePatch).Files[0].Content
+	if !strings.Contains(got, "  replicas: 6 # prod traffic\n") {
+		t.Errorf("the patch lost its comment or its value:\n%s", got)
+	}
+}
+
+func TestPlaceInlineJSON6902OpValue(t *testing.T) {
+	live := prodLive(t)
+	set(t, find(t, live, "Deployment", "web"), containers(jsonvalue.Name("web"), jsonvalue.Key("resources"), jsonvalue.Key("limits"), jsonvalue.Key("memory")), "2Gi")
+	got := placedOnce(t, live, "overlays/prod/kustomization.yaml", RoutePatch).Files[0].Content
+	for _, keep := range []string{"# prod runs the big instances\n", "      value: 2Gi # sized for peak traffic\n", "# memory is sized per environment\n", "LOG_LEVEL=info   # quiet in prod"} {
+		if !strings.Contains(got, keep) {
+			t.Errorf("the kustomization lacks %q:\n%s", keep, got)
+		}
+	}
+}
+
+// The cluster runs the ConfigMap of a changed literal, under the hash of
+// its new content (applied from a local edit): the literal is edited, and
+// the rebuild names it as the cluster does.
+func TestPlaceGeneratorLiteral(t *testing.T) {
+	repo := fixture(t, "provenance")
+	kust, _ := repo.File("overlays/prod/kustomization.yaml")
+	changed, err := repo.With(map[string][]byte{"overlays/prod/kustomization.yaml": []byte(strings.Replace(string(kust), "LOG_LEVEL=info", "LOG_LEVEL=debug", 1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := renderedLive(t, changed, prodRoot)
+	if idOf(generated(t, live, "ConfigMap", "web-config")) == idOf(generated(t, prodLive(t), "ConfigMap", "web-config")) {
+		t.Fatal("the changed literal did not move the hash")
+	}
+	got := placedOnce(t, live, "overlays/prod/kustomization.yaml", RouteGenerator).Files[0].Content
+	if !strings.Contains(got, "  - LOG_LEVEL=debug   # quiet in prod\n") {
+		t.Errorf("the literal was not edited in place:\n%s", got)
+	}
+}
+
+func TestPlaceLabelsEntryChangedOnEveryObject(t *testing.T) {
+	live := prodLive(t)
+	for _, o := range live {
+		set(t, o, jsonvalue.ParseSimple("metadata.labels.env"), "production")
+	}
+	p := placedOnce(t, live, "overlays/prod/kustomization.yaml", RouteLabel)
+	if len(p.Edits) != len(live) {
+		t.Errorf("want every labeled object named:\n%s", dump(p))
+	}
+	got := p.Files[0].Content
+	if !strings.Contains(got, "    env: production  # every object\n") {
+		t.Errorf("the entry was not edited in place:\n%s", got)
+	}
+}
+
+func TestLabelsEntryChangedOnOneObjectIsConflict(t *testing.T) {
+	repo := fixture(t, "provenance")
+	live := prodLive(t)
+	set(t, find(t, live, "Service", "web"), jsonvalue.ParseSimple("metadata.labels.env"), "production")
+	p := plan(t, repo, prodRoot, live)
+	if len(p.Edits) != 0 || len(p.Files) != 0 || len(p.Refusals) != 1 {
+		t.Fatalf("want one refusal, nothing written:\n%s", dump(p))
+	}
+	r := p.Refusals[0]
+	if r.Code != CodeSharedEntryConflict || r.File != "overlays/prod/kustomization.yaml" || r.Line != 28 ||
+		!strings.Contains(r.Message, "Deployment/web metadata.labels.env wants prod") {
+		t.Errorf("refusal = %+v", r)
+	}
+}
+
+// A replacement copies the endpoints ConfigMap's value into the
+// Deployment: changed live in both, its source field is edited, in the
+// file only prod reads.
+func TestPlaceReplacementSource(t *testing.T) {
+	live := prodLive(t)
+	url := "https://api2.prod.example.com"
+	set(t, find(t, live, "ConfigMap", "endpoints"), jsonvalue.ParseSimple("data.API_URL"), url)
+	set(t, find(t, live, "Deployment", "web"), containers(jsonvalue.Name("web"), jsonvalue.Key("env"), jsonvalue.Name("API_URL"), jsonvalue.Key("value")), url)
+	p := placedOnce(t, live, "overlays/prod/endpoints.yaml", RouteReplacement)
+	if len(p.Edits) != 2 {
+		t.Errorf("want the ConfigMap and the Deployment named:\n%s", dump(p))
+	}
+	got := p.Files[0].Content
+	if !strings.Contains(got, "  API_URL: "+url+"\n") {
+		t.Errorf("the source was not edited:\n%s", got)
+	}
+}
+
+// A patch value that also lands in a Secret is never placed, nor its
+// value named: the field stays the build's, as before.
+func TestPatchValueReachingASecretIsNotPlaced(t *testing.T) {
+	repo := fixture(t, "provenance")
+	live := renderedLive(t, repo, "secretpatch")
+	cm := find(t, live, "ConfigMap", "shared")
+	if v, _ := jsonvalue.Get(cm, jsonvalue.ParseSimple("data.TOKEN")); v != "c2VjcmV0LXRva2Vu" {
+		t.Fatalf("the patch did not reach the ConfigMap: %v", v)
+	}
+	set(t, cm, jsonvalue.ParseSimple("data.TOKEN"), "changed")
+	p := plan(t, repo, "secretpatch", live)
+	if len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeBuildOwned {
+		t.Fatalf("want the field refused build-owned:\n%s", dump(p))
+	}
+	if strings.Contains(dump(p), "c2VjcmV0LXRva2Vu") {
+		t.Fatalf("the Secret's value reached the plan:\n%s", dump(p))
+	}
+}
+
+// kubectl edit of a generated ConfigMap keeps its old hashed name: the
+// literal would rename it and roll the Deployment, which live does not
+// show, so it is refused and nothing is written.
+func TestGeneratorLiteralEditedInPlaceIsRefused(t *testing.T) {
+	repo := fixture(t, "provenance")
+	live := prodLive(t)
+	cm := generated(t, live, "ConfigMap", "web-config")
+	set(t, cm, jsonvalue.ParseSimple("data.LOG_LEVEL"), "debug")
+	p := plan(t, repo, prodRoot, live)
+	if len(p.Files)+len(p.Edits) != 0 || len(p.Refusals) != 1 {
+		t.Fatalf("want one refusal, nothing written:\n%s", dump(p))
+	}
+	if r := p.Refusals[0]; r.Code != CodeBuildOwned || r.Field != "data.LOG_LEVEL" || !strings.Contains(r.Message, "hash of its content") ||
+		!strings.Contains(r.Message, idOf(cm).Name) {
+		t.Errorf("refusal = %+v", r)
+	}
+}
+
+// A value from a file other roots read (the base staging shares) is not
+// placed: the field keeps its refusal, naming that file.
+func TestValueFromSharedBaseIsNotPlaced(t *testing.T) {
+	repo := fixture(t, "provenance")
+	live := prodLive(t)
+	owner := jsonvalue.ParseSimple("metadata.annotations.owner")
+	for _, o := range live {
+		if _, ok := jsonvalue.Get(o, owner); ok {
+			set(t, o, owner, "platform")
+		}
+	}
+	p := plan(t, repo, prodRoot, live)
+	if len(p.Files)+len(p.Edits) != 0 || len(p.Refusals) == 0 {
+		t.Fatalf("want refusals, nothing written:\n%s", dump(p))
+	}
+	for _, r := range p.Refusals {
+		if r.Code != CodeBuildOwned || !strings.Contains(r.Message+r.File, "base/kustomization.yaml") {
+			t.Errorf("refusal = %+v", r)
+		}
+	}
+}
+
+// changedLive renders prod from the fixture with one file changed: the
+// cluster as it runs after someone applied that edit by hand.
+func changedLive(t *testing.T, file, from, to string) []map[string]any {
+	t.Helper()
+	repo := fixture(t, "provenance")
+	data, _ := repo.File(file)
+	if !strings.Contains(string(data), from) {
+		t.Fatalf("%s has no %q", file, from)
+	}
+	changed, err := repo.With(map[string][]byte{file: []byte(strings.Replace(string(data), from, to, 1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return renderedLive(t, changed, prodRoot)
+}
+
+func TestPlaceEnvFileLine(t *testing.T) {
+	live := changedLive(t, "overlays/prod/web.env", "TIMEOUT=30s", "TIMEOUT=45s")
+	got := placedOnce(t, live, "overlays/prod/web.env", RouteGenerator).Files[0].Content
+	if got != "# tuning for prod\nWORKERS=4\nTIMEOUT=45s\n" {
+		t.Errorf("env file = %q", got)
+	}
+}
+
+func TestPlaceGeneratorFileContent(t *testing.T) {
+	live := changedLive(t, "overlays/prod/motd.txt", "Be kind.", "Be brief.")
+	if got := placedOnce(t, live, "overlays/prod/motd.txt", RouteGenerator).Files[0].Content; got != "Welcome to prod.\nBe brief.\n" {
+		t.Errorf("file = %q", got)
+	}
+}

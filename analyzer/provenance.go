@@ -1,0 +1,826 @@
+//lint:file-ignore SA1019 kustomize still applies patchesJson6902, patchesStrategicMerge and commonLabels, so their values are inputs like any other
+
+package analyzer
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+	"sigs.k8s.io/kustomize/api/types"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/kube"
+	"github.com/driftback/driftback/internal/repofs"
+	"github.com/driftback/driftback/internal/yamledit"
+)
+
+// Provenance of values the kustomization supplies (DESIGN §4). The same
+// dyed build that names images:/replicas: suppliers also gives every
+// value-carrying scalar of a patch (file or inline, strategic-merge or a
+// JSON6902 op's value), of a labels:/commonLabels:/commonAnnotations: entry
+// and of a configMapGenerator literal a nonce of its own type. Where a
+// nonce comes out whole, that input node supplied that rendered field. What
+// kustomize matches on is never dyed (names, merge keys, patch targets,
+// identity), and the dyed render, nonces put back, must equal the plain
+// one; otherwise nothing is attributed for the root.
+
+// fieldValue is the slotKey component of a value an input node supplies.
+const fieldValue = "value"
+
+// inputNode is one dyed scalar: the file that holds it and where.
+type inputNode struct {
+	File string // the repo file written to change it
+	// Outer is the path inside a kustomization of the entry that holds the
+	// value (a label value, a literal, an inline patch's string); nil for
+	// a patch file.
+	Outer jsonvalue.Path
+	// Doc and Path locate the value inside a patch (the file, or Outer's
+	// string); Path is nil for a value that is the entry itself.
+	Doc  int
+	Path jsonvalue.Path
+	// Ops: the patch is a JSON6902 op list (a sequence at the top).
+	Ops bool
+	// Literal is a generator literal's key: the entry is "Literal=value";
+	// with EnvLine (1-based) set, the line of an env file instead.
+	Literal string
+	EnvLine int
+	// Whole: the value is the file's whole content (a generator's files:).
+	Whole bool
+	Route string
+	What  string // the construct, as a refusal or note names it
+	Orig  any    // the value as written (string or int64)
+	// Leaf is the key the value lands under ("" when it cannot be told),
+	// and Elem the name of the list element holding it ("" for none or
+	// unknown): enough to tell, before the dyed build, that a drifted
+	// field cannot be this node's.
+	Leaf, Elem string
+}
+
+func (n inputNode) key() string {
+	return fmt.Sprintf("%s|%s|%d|%s|%d", n.File, n.Outer, n.Doc, n.Path, n.EnvLine)
+}
+
+func (n inputNode) String() string {
+	if n.Path != nil {
+		return fmt.Sprintf("%s %s in %s", n.What, n.Path, n.File)
+	}
+	return fmt.Sprintf("%s in %s", n.What, n.File)
+}
+
+// provenance is what the dyed render says about value inputs: per
+// rendered field (slotKey with fieldValue) the node that supplied it, and
+// per node every field it supplied.
+type provenance struct {
+	fields   map[slotKey]string // -> inputNode.key()
+	nodes    map[string]inputNode
+	landings map[string][]slotRef
+}
+
+func valueNonce(n int) string { return fmt.Sprintf("ddye-v-%06d", n) }
+
+// valueDyer gives nonces and remembers what each replaced.
+type valueDyer struct {
+	num     *int
+	byNonce map[string]inputNode // nonce text (ints in decimal) -> node
+	orig    map[string]string    // nonce text -> the original text, for putting back
+	images  bool                 // the tree has images: entries: image strings are theirs
+}
+
+// nonce returns the dyed value for v (a string or an int) and records it;
+// false for what keeps its value (empty strings, bools, floats, nulls).
+func (d *valueDyer) nonce(v any, n inputNode) (any, bool) {
+	switch t := v.(type) {
+	case string:
+		if t == "" {
+			return nil, false
+		}
+		*d.num++
+		s := valueNonce(*d.num)
+		n.Orig = t
+		d.byNonce[s], d.orig[s] = n, t
+		return s, true
+	case int64:
+		*d.num++
+		i := replicaNonceBase + int64(*d.num)
+		s := strconv.FormatInt(i, 10)
+		n.Orig = t
+		d.byNonce[s], d.orig[s] = n, strconv.FormatInt(t, 10)
+		return i, true
+	}
+	return nil, false
+}
+
+// mergeKeys are the keys strategic merge matches list elements by; their
+// values in a list element are never dyed.
+var mergeKeys = map[string]bool{
+	"name": true, "containerPort": true, "port": true, "protocol": true, "mountPath": true,
+	"devicePath": true, "ip": true, "topologyKey": true, "key": true, "type": true,
+}
+
+// dyeTree walks a patch document and replaces its value-carrying scalars.
+// elem: v is an element of a list (its merge keys are kept); top: v is a
+// whole patch document (its identity is kept).
+func (d *valueDyer) dyeTree(v any, p jsonvalue.Path, elem, top bool, n inputNode) any {
+	switch t := v.(type) {
+	case map[string]any:
+		n.Elem = ""
+		if name, ok := t["name"].(string); ok && elem {
+			n.Elem = name
+		}
+		for k, c := range t {
+			if d.keep(k, p, elem, top) {
+				continue
+			}
+			cp := p.Child(jsonvalue.Key(k))
+			n.Leaf = k
+			if _, ok := c.([]any); ok {
+				t[k] = d.dyeList(c.([]any), cp, n)
+				continue
+			}
+			t[k] = d.dyeTree(c, cp, false, false, n)
+		}
+		return t
+	case []any:
+		return d.dyeList(t, p, n)
+	}
+	n.Path = p
+	if nv, ok := d.nonce(v, n); ok {
+		return nv
+	}
+	return v
+}
+
+func (d *valueDyer) dyeList(l []any, p jsonvalue.Path, n inputNode) []any {
+	n.Leaf, n.Elem = "", "" // a scalar in a list lands under no key of its own
+	for i, e := range l {
+		l[i] = d.dyeTree(e, p.Child(jsonvalue.Index(i)), true, false, n)
+	}
+	return l
+}
+
+// keep reports whether the value under key k of a patch is something
+// kustomize or the API matches on, which the dye must leave alone.
+func (d *valueDyer) keep(k string, p jsonvalue.Path, elem, top bool) bool {
+	switch {
+	case strings.HasPrefix(k, "$"): // strategic merge directives
+		return true
+	case top && (k == "apiVersion" || k == "kind"):
+		return true
+	case k == "name" || (elem && mergeKeys[k]): // names are referenced, merge keys matched
+		return true
+	case k == "namespace" && len(p) == 1 && p[0].Key == "metadata":
+		return true
+	case k == "image" && d.images:
+		return true
+	case len(p) == 2 && p[0].Key == "metadata" && (p[1].Key == "annotations" || p[1].Key == "labels") &&
+		(strings.Contains(k, "kustomize.config.k8s.io") || strings.Contains(k, "config.kubernetes.io")):
+		return true // build instructions, not values
+	}
+	return false
+}
+
+// dyeOps dyes the values of add and replace ops (test ops must match).
+func (d *valueDyer) dyeOps(ops []any, n inputNode) {
+	for i, o := range ops {
+		op, ok := o.(map[string]any)
+		if !ok || (op["op"] != "add" && op["op"] != "replace") {
+			continue
+		}
+		target, _ := op["path"].(string)
+		segs := strings.Split(target, "/")
+		last := segs[len(segs)-1]
+		if last == "name" || last == "namespace" || strings.HasPrefix(last, "$") || strings.Contains(target, "/metadata/name") {
+			continue
+		}
+		// A map added into a list is an element: its merge keys stay.
+		_, err := strconv.Atoi(last)
+		elem := err == nil || last == "-"
+		if len(segs) > 1 && mergeKeys[last] {
+			if _, err := strconv.Atoi(segs[len(segs)-2]); err == nil {
+				continue
+			}
+		}
+		if v, ok := op["value"]; ok {
+			n.Leaf, n.Elem = last, ""
+			if err == nil || last == "-" {
+				n.Leaf = ""
+			}
+			op["value"] = d.dyeTree(v, jsonvalue.Path{jsonvalue.Index(i), jsonvalue.Key("value")}, elem, false, n)
+		}
+	}
+}
+
+// dyePatchText dyes one patch text (a file's bytes or an inline string):
+// strategic-merge documents or a JSON6902 op list. It returns the dyed
+// text, or false when the text is not something it reads.
+func (d *valueDyer) dyePatchText(text []byte, n inputNode) ([]byte, bool) {
+	docs, err := decodeDocs(text)
+	if err != nil || len(docs) == 0 {
+		return nil, false
+	}
+	var out bytes.Buffer
+	for i, doc := range docs {
+		n.Doc = i
+		switch t := doc.(type) {
+		case []any:
+			if len(docs) != 1 {
+				return nil, false
+			}
+			n.Ops = true
+			d.dyeOps(t, n)
+		case map[string]any:
+			d.dyeTree(t, nil, false, true, n)
+		default:
+			return nil, false
+		}
+		b, err := sigsyaml.Marshal(doc)
+		if err != nil {
+			return nil, false
+		}
+		if i > 0 {
+			out.WriteString("---\n")
+		}
+		out.Write(b)
+	}
+	return out.Bytes(), true
+}
+
+// decodeDocs reads every document of a YAML text as canonical values.
+func decodeDocs(text []byte) ([]any, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(text))
+	var out []any
+	for {
+		var n yaml.Node
+		if err := dec.Decode(&n); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return nil, err
+		}
+		if len(n.Content) == 0 {
+			continue
+		}
+		v, err := yamledit.Decode(n.Content[0])
+		if err != nil {
+			return nil, err
+		}
+		if v != nil {
+			out = append(out, v)
+		}
+	}
+}
+
+// dyeKustomization dyes the value inputs of one kustomization: k is the
+// copy that will be marshalled, extra receives dyed patch files.
+func (d *valueDyer) dyeKustomization(t *ktree.Tree, read func(string) ([]byte, bool), kn *ktree.Node, k *types.Kustomization, extra map[string][]byte, objects []rendered) {
+	file := kn.File
+	inputs := map[string]bool{}
+	for _, p := range t.Inputs {
+		inputs[p] = true
+	}
+	patch := func(outer jsonvalue.Path, what, pathEntry, inline string) string {
+		if inline != "" {
+			if b, ok := d.dyePatchText([]byte(inline), inputNode{File: file, Outer: outer, Route: RoutePatch, What: what + " (inline)"}); ok {
+				return string(b)
+			}
+			return inline
+		}
+		p := path.Join(kn.Dir, pathEntry)
+		if _, dyed := extra[p]; dyed || !inputs[p] {
+			return "" // a file two kustomizations list is dyed once
+		}
+		data, ok := read(p)
+		if !ok {
+			return ""
+		}
+		if b, ok := d.dyePatchText(data, inputNode{File: p, Route: RoutePatch, What: what + " (" + p + ")"}); ok {
+			extra[p] = b
+		}
+		return ""
+	}
+	k.Patches = append([]types.Patch(nil), k.Patches...)
+	for i := range k.Patches {
+		if s := patch(jsonvalue.Path{jsonvalue.Key("patches"), jsonvalue.Index(i), jsonvalue.Key("patch")}, fmt.Sprintf("patches[%d]", i), k.Patches[i].Path, k.Patches[i].Patch); s != "" {
+			k.Patches[i].Patch = s
+		}
+	}
+	k.PatchesJson6902 = append([]types.Patch(nil), k.PatchesJson6902...)
+	for i := range k.PatchesJson6902 {
+		pj := &k.PatchesJson6902[i]
+		if s := patch(jsonvalue.Path{jsonvalue.Key("patchesJson6902"), jsonvalue.Index(i), jsonvalue.Key("patch")}, fmt.Sprintf("patchesJson6902[%d]", i), pj.Path, pj.Patch); s != "" {
+			pj.Patch = s
+		}
+	}
+	psm := append([]types.PatchStrategicMerge(nil), k.PatchesStrategicMerge...)
+	for i, e := range psm {
+		entry := string(e)
+		inline := ""
+		if strings.Contains(entry, "\n") {
+			inline = entry
+		}
+		if s := patch(jsonvalue.Path{jsonvalue.Key("patchesStrategicMerge"), jsonvalue.Index(i)}, fmt.Sprintf("patchesStrategicMerge[%d]", i), entry, inline); s != "" {
+			psm[i] = types.PatchStrategicMerge(s)
+		}
+	}
+	k.PatchesStrategicMerge = psm
+	k.Labels = append([]types.Label(nil), k.Labels...)
+	for i := range k.Labels {
+		k.Labels[i].Pairs = d.dyePairs(k.Labels[i].Pairs, file, jsonvalue.Path{jsonvalue.Key("labels"), jsonvalue.Index(i), jsonvalue.Key("pairs")}, fmt.Sprintf("labels[%d]", i))
+	}
+	k.CommonLabels = d.dyePairs(k.CommonLabels, file, jsonvalue.Path{jsonvalue.Key("commonLabels")}, "commonLabels")
+	k.CommonAnnotations = d.dyePairs(k.CommonAnnotations, file, jsonvalue.Path{jsonvalue.Key("commonAnnotations")}, "commonAnnotations")
+	k.ConfigMapGenerator = append([]types.ConfigMapArgs(nil), k.ConfigMapGenerator...)
+	for i := range k.ConfigMapGenerator {
+		g := &k.ConfigMapGenerator[i]
+		g.LiteralSources = append([]string(nil), g.LiteralSources...)
+		for j, lit := range g.LiteralSources {
+			key, val, ok := strings.Cut(lit, "=")
+			if !ok || val == "" || strings.HasPrefix(val, `"`) || strings.HasPrefix(val, "'") {
+				continue // quoted literals are unquoted by kustomize: not a plain value
+			}
+			outer := jsonvalue.Path{jsonvalue.Key("configMapGenerator"), jsonvalue.Index(i), jsonvalue.Key("literals"), jsonvalue.Index(j)}
+			if nv, ok := d.nonce(val, inputNode{File: file, Outer: outer, Literal: key, Route: RouteGenerator, Leaf: key,
+				What: fmt.Sprintf("configMapGenerator[%d] (%s) literal %s", i, g.Name, key)}); ok {
+				g.LiteralSources[j] = key + "=" + nv.(string)
+			}
+		}
+		what := fmt.Sprintf("configMapGenerator[%d] (%s)", i, g.Name)
+		for _, e := range g.EnvSources {
+			if p, data, ok := d.undyed(kn, e, inputs, read, extra); ok {
+				extra[p] = d.dyeEnvFile(p, data, what)
+			}
+		}
+		for _, f := range g.FileSources {
+			key, name, named := strings.Cut(f, "=")
+			if !named {
+				key, name = path.Base(f), f
+			}
+			p, data, ok := d.undyed(kn, name, inputs, read, extra)
+			if !ok || !utf8.Valid(data) {
+				continue // binary content goes to binaryData: not a value to dye
+			}
+			if nv, ok := d.nonce(string(data), inputNode{File: p, Whole: true, Route: RouteGenerator, Leaf: key, What: what + " file " + p}); ok {
+				extra[p] = []byte(nv.(string))
+			}
+		}
+	}
+	k.Replacements = append([]types.ReplacementField(nil), k.Replacements...)
+	for i := range k.Replacements {
+		r := &k.Replacements[i]
+		what := fmt.Sprintf("replacements[%d]", i)
+		if r.Path != "" {
+			p := path.Join(kn.Dir, r.Path)
+			data, ok := read(p)
+			var list []types.Replacement
+			if !ok || !inputs[p] || sigsyaml.Unmarshal(data, &list) != nil {
+				continue
+			}
+			for j := range list {
+				d.dyeReplacementSource(&list[j], fmt.Sprintf("%s (%s)[%d]", what, p, j), read, extra, objects)
+			}
+			continue
+		}
+		if r.SourceValue != nil {
+			outer := jsonvalue.Path{jsonvalue.Key("replacements"), jsonvalue.Index(i), jsonvalue.Key("sourceValue")}
+			if nv, ok := d.nonce(*r.SourceValue, inputNode{File: file, Outer: outer, Route: RouteReplacement, What: what + " sourceValue"}); ok {
+				s := nv.(string)
+				r.SourceValue = &s
+			}
+			continue
+		}
+		d.dyeReplacementSource(&r.Replacement, what, read, extra, objects)
+	}
+}
+
+// dyeReplacementSource dyes, in its document, the field a replacement
+// copies from, when the render holds it as written there (a patch or a
+// generator that set it is dyed as itself) and the whole value is copied.
+func (d *valueDyer) dyeReplacementSource(r *types.Replacement, what string, read func(string) ([]byte, bool), extra map[string][]byte, objects []rendered) {
+	s := r.Source
+	if s == nil || s.Options != nil || s.FieldPath == "" || strings.HasPrefix(s.FieldPath, "metadata.name") || strings.HasPrefix(s.FieldPath, "metadata.namespace") {
+		return
+	}
+	var src *rendered
+	for i, o := range objects {
+		if o.ID.Kind == s.Kind && o.ID.Name == s.Name && (s.Namespace == "" || o.ID.Namespace == s.Namespace) && (s.Group == "" || o.ID.Group == s.Group) {
+			if src != nil {
+				return // the selector is not one object
+			}
+			src = &objects[i]
+		}
+	}
+	if src == nil || src.Origin == "" || src.Generated != "" || src.Shared {
+		return
+	}
+	rp, ok := fieldPathOf(src.Object, s.FieldPath)
+	if !ok {
+		return
+	}
+	rv, _ := jsonvalue.Get(src.Object, rp)
+	data, ok := extra[src.Origin]
+	if !ok {
+		if data, ok = read(src.Origin); !ok {
+			return
+		}
+	}
+	f, err := yamledit.Parse(src.Origin, data)
+	if err != nil {
+		return
+	}
+	name := src.ID.Name
+	if src.SourceName != "" {
+		name = src.SourceName
+	}
+	for i := 0; i < f.Len(); i++ {
+		doc, err := f.Value(i)
+		if err != nil || doc == nil || doc["kind"] != s.Kind {
+			continue
+		}
+		if n, _ := jsonvalue.Get(doc, jsonvalue.Path{jsonvalue.Key("metadata"), jsonvalue.Key("name")}); n != name {
+			continue
+		}
+		dp, ok := fieldPathOf(doc, s.FieldPath)
+		if !ok {
+			return
+		}
+		dv, _ := jsonvalue.Get(doc, dp)
+		if !jsonvalue.Equal(dv, rv) {
+			return // something in the build set it: that input is dyed itself
+		}
+		nv, ok := d.nonce(dv, inputNode{File: src.Origin, Doc: i, Path: dp, Route: RouteReplacement,
+			What: fmt.Sprintf("the source of %s (%s/%s %s)", what, s.Kind, s.Name, s.FieldPath)})
+		if !ok || !jsonvalue.Set(doc, dp, nv) || f.Set(i, doc) != nil {
+			return
+		}
+		extra[src.Origin] = f.Bytes()
+		return
+	}
+}
+
+// fieldPathOf resolves a kustomize field path (dots, and [key=value] to
+// pick a list element) in v, as a path with list indexes.
+func fieldPathOf(v any, fieldPath string) (jsonvalue.Path, bool) {
+	var out jsonvalue.Path
+	cur := v
+	for _, seg := range splitFieldPath(fieldPath) {
+		if strings.HasPrefix(seg, "[") && strings.HasSuffix(seg, "]") {
+			key, want, ok := strings.Cut(seg[1:len(seg)-1], "=")
+			l, isList := cur.([]any)
+			if !ok || !isList {
+				return nil, false
+			}
+			found := -1
+			for i, e := range l {
+				if m, ok := e.(map[string]any); ok && fmt.Sprint(m[key]) == want {
+					found = i
+					break
+				}
+			}
+			if found < 0 {
+				return nil, false
+			}
+			out, cur = out.Child(jsonvalue.Index(found)), l[found]
+			continue
+		}
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[seg]; !ok {
+			return nil, false
+		}
+		out = out.Child(jsonvalue.Key(seg))
+	}
+	switch cur.(type) {
+	case string, int64:
+		return out, true
+	}
+	return nil, false
+}
+
+// splitFieldPath splits at the dots outside brackets.
+func splitFieldPath(p string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '[':
+			depth++
+		case ']':
+			depth--
+		case '.':
+			if depth == 0 {
+				out = append(out, p[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, p[start:])
+}
+
+// undyed reads a file a kustomization names, unless the dye has written
+// it already (two entries naming one file) or the build does not read it.
+func (d *valueDyer) undyed(kn *ktree.Node, entry string, inputs map[string]bool, read func(string) ([]byte, bool), extra map[string][]byte) (string, []byte, bool) {
+	p := path.Join(kn.Dir, entry)
+	if _, dyed := extra[p]; dyed || !inputs[p] {
+		return "", nil, false
+	}
+	data, ok := read(p)
+	return p, data, ok
+}
+
+// dyeEnvFile dyes each KEY=value line of an env file whose value kustomize
+// takes as written (no quotes, no surrounding blanks).
+func (d *valueDyer) dyeEnvFile(p string, data []byte, what string) []byte {
+	lines := strings.Split(string(data), "\n")
+	for i, l := range lines {
+		key, val, ok := strings.Cut(l, "=")
+		if !ok || strings.HasPrefix(strings.TrimSpace(l), "#") || val == "" || strings.TrimSpace(val) != val ||
+			strings.ContainsAny(val[:1], `"'`) || strings.TrimSpace(key) != key || strings.Contains(l, "\r") {
+			continue
+		}
+		if nv, ok := d.nonce(val, inputNode{File: p, EnvLine: i + 1, Literal: key, Route: RouteGenerator, Leaf: key,
+			What: fmt.Sprintf("%s env file line %d (%s)", what, i+1, key)}); ok {
+			lines[i] = key + "=" + nv.(string)
+		}
+	}
+	return []byte(strings.Join(lines, "\n"))
+}
+
+func (d *valueDyer) dyePairs(m map[string]string, file string, outer jsonvalue.Path, what string) map[string]string {
+	if len(m) == 0 {
+		return m
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+		if strings.Contains(k, "kustomize.config.k8s.io") || strings.Contains(k, "config.kubernetes.io") {
+			continue
+		}
+		if nv, ok := d.nonce(v, inputNode{File: file, Outer: outer.Child(jsonvalue.Key(k)), Route: RouteLabel, What: what + " " + k, Leaf: k}); ok {
+			out[k] = nv.(string)
+		}
+	}
+	return out
+}
+
+// hasValueInputs reports whether any kustomization of the tree declares
+// something the value dye gives nonces to.
+func hasValueInputs(t *ktree.Tree) bool {
+	for _, n := range t.Nodes {
+		if valueInputs(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// valueInputs reports whether the kustomization n declares a patch, a
+// label or annotation entry or a generator literal.
+func valueInputs(n *ktree.Node) bool {
+	k := n.K
+	if k == nil || n.File == "" {
+		return false
+	}
+	if len(k.Patches)+len(k.PatchesJson6902)+len(k.PatchesStrategicMerge)+len(k.Labels)+len(k.CommonLabels)+len(k.CommonAnnotations)+len(k.Replacements) > 0 {
+		return true
+	}
+	for _, g := range k.ConfigMapGenerator {
+		if len(g.LiteralSources)+len(g.EnvSources)+len(g.FileSources) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// hashSuffix is the content hash kustomize appends to a generated name.
+var hashSuffix = regexp.MustCompile(`-[a-z0-9]{10}$`)
+
+// renames pairs the objects of two renders of one tree by position and
+// returns, for generated objects whose hash suffix differs, the name in
+// from -> the name in to; false when the renders differ in any other way
+// of identity.
+func renames(from, to []rendered) (map[string]string, bool) {
+	if len(from) != len(to) {
+		return nil, false
+	}
+	out := map[string]string{}
+	for i := range from {
+		a, b := from[i].ID, to[i].ID
+		if a == b {
+			continue
+		}
+		an, bn := a.Name, b.Name
+		a.Name, b.Name = "", ""
+		if a != b || from[i].Generated == "" || to[i].Generated == "" ||
+			!hashSuffix.MatchString(an) || !hashSuffix.MatchString(bn) || an[:len(an)-11] != bn[:len(bn)-11] {
+			return nil, false
+		}
+		out[an] = bn
+	}
+	return out, true
+}
+
+// replaceStrings rewrites every string of v (keys left alone) through r,
+// and the ints in ints; it returns a new tree.
+func replaceStrings(v any, r *strings.Replacer, ints map[int64]int64) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, c := range t {
+			out[k] = replaceStrings(c, r, ints)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, c := range t {
+			out[i] = replaceStrings(c, r, ints)
+		}
+		return out
+	case string:
+		return r.Replace(t)
+	case int64:
+		if o, ok := ints[t]; ok {
+			return o
+		}
+	}
+	return v
+}
+
+// readProvenance reads the value nonces out of the dyed render. The render,
+// with every nonce put back and generated names renamed back, must equal
+// the plain one object for object; otherwise nil (nothing is attributed).
+func readProvenance(d *valueDyer, plain, dyed []rendered, names map[string]string) *provenance {
+	var pairs []string
+	ints := map[int64]int64{}
+	for nonce, orig := range d.orig {
+		pairs = append(pairs, nonce, orig)
+		if i, err := strconv.ParseInt(nonce, 10, 64); err == nil {
+			o, _ := strconv.ParseInt(orig, 10, 64)
+			ints[i] = o
+		}
+	}
+	for dyedName, plainName := range names {
+		pairs = append(pairs, dyedName, plainName)
+	}
+	back := strings.NewReplacer(pairs...)
+	for i := range dyed {
+		if !jsonvalue.Equal(replaceStrings(dyed[i].Object, back, ints), plain[i].Object) {
+			return nil
+		}
+	}
+	pv := &provenance{fields: map[slotKey]string{}, nodes: map[string]inputNode{}, landings: map[string][]slotRef{}}
+	for i := range dyed {
+		id := plain[i].ID
+		leafPaths(dyed[i].Object, nil, func(p jsonvalue.Path, v any) {
+			var text string
+			switch t := v.(type) {
+			case string:
+				text = t
+			case int64:
+				text = strconv.FormatInt(t, 10)
+			default:
+				return
+			}
+			n, ok := d.byNonce[text]
+			if !ok {
+				return
+			}
+			_, wantInt := n.Orig.(int64)
+			if _, isInt := v.(int64); isInt != wantInt {
+				return // an int nonce come out as a string, or the reverse: composed
+			}
+			k := n.key()
+			pv.nodes[k] = n
+			pv.fields[slotKey{id, p.String(), fieldValue}] = k
+			pv.landings[k] = append(pv.landings[k], slotRef{id, p})
+		})
+	}
+	return pv
+}
+
+// leafPaths calls fn for every scalar of v, lists of named elements
+// stepped by name and others by index, as diffPaths names fields.
+func leafPaths(v any, p jsonvalue.Path, fn func(jsonvalue.Path, any)) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, c := range t {
+			leafPaths(c, p.Child(jsonvalue.Key(k)), fn)
+		}
+	case []any:
+		_, named := jsonvalue.ElementNames(t)
+		for i, c := range t {
+			if named {
+				leafPaths(c, p.Child(jsonvalue.Name(c.(map[string]any)["name"].(string))), fn)
+			} else {
+				leafPaths(c, p.Child(jsonvalue.Index(i)), fn)
+			}
+		}
+	default:
+		fn(p, v)
+	}
+}
+
+// valueLeaves lists, per key a value input's scalar lands under, the
+// element names it lands in ("" for any), from the inputs alone: what the
+// dye could attribute, known without the dyed build.
+func valueLeaves(repo *repofs.Repo, b *built) map[string][]string {
+	t := b.tree
+	num := 0
+	vd := &valueDyer{num: &num, byNonce: map[string]inputNode{}, orig: map[string]string{}}
+	extra := map[string][]byte{}
+	for _, n := range t.Nodes {
+		if valueInputs(n) {
+			k := *n.K
+			vd.dyeKustomization(t, repo.File, n, &k, extra, b.objects)
+		}
+	}
+	out := map[string][]string{}
+	for _, n := range vd.byNonce {
+		out[n.Leaf] = append(out[n.Leaf], n.Elem)
+	}
+	return out
+}
+
+// mayLand reports whether a value input described by leaves could have
+// supplied the field at p.
+func mayLand(leaves map[string][]string, p jsonvalue.Path) bool {
+	if len(leaves[""]) > 0 || len(p) == 0 || p[len(p)-1].Kind != jsonvalue.KeyStep {
+		return true
+	}
+	elem := ""
+	if len(p) > 1 && p[len(p)-2].Kind == jsonvalue.NameStep {
+		elem = p[len(p)-2].Key
+	}
+	for _, e := range leaves[p[len(p)-1].Key] {
+		if e == "" || elem == "" || e == elem {
+			return true
+		}
+	}
+	return false
+}
+
+// followHashes names, in copies of the live objects, each generated object
+// whose content hash differs from the render's as the render names it
+// (and every reference to it): applied from a changed literal, the object
+// carries the hash of its new content, so it is paired by the stem of its
+// name and its data compared as drift. Only a live object of the same
+// kind, namespace and stem, alone, and rendered under no other name, is
+// followed; lives comes back as it was when there is none. followed maps
+// each rendered name to the live name it stands for.
+func followHashes(lives []kube.LiveObject, objects []rendered) (out []kube.LiveObject, followed map[string]string) {
+	if !slices.ContainsFunc(objects, func(o rendered) bool { return o.Generated != "" && hashSuffix.MatchString(o.ID.Name) }) {
+		return lives, nil // nothing hashed: the common case, and every idle poll
+	}
+	have := map[objectID]bool{}
+	for _, l := range lives {
+		have[idOf(l.Object).withoutVersion()] = true
+	}
+	rendered := map[objectID]bool{}
+	for _, o := range objects {
+		rendered[o.ID.withoutVersion()] = true
+	}
+	var pairs []string
+	for _, o := range objects {
+		id := o.ID.withoutVersion()
+		if o.Generated == "" || have[id] || !hashSuffix.MatchString(id.Name) {
+			continue
+		}
+		stem := id.Name[:len(id.Name)-10]
+		var match []string
+		for l := range have {
+			if l.Group == id.Group && l.Kind == id.Kind && l.Namespace == id.Namespace && !rendered[l] &&
+				hashSuffix.MatchString(l.Name) && strings.HasPrefix(l.Name, stem) && len(l.Name) == len(id.Name) {
+				match = append(match, l.Name)
+			}
+		}
+		if len(match) == 1 {
+			pairs = append(pairs, match[0], id.Name)
+			if followed == nil {
+				followed = map[string]string{}
+			}
+			followed[id.Name] = match[0]
+		}
+	}
+	if len(pairs) == 0 {
+		return lives, nil
+	}
+	r := strings.NewReplacer(pairs...)
+	out = make([]kube.LiveObject, len(lives))
+	for i, l := range lives {
+		out[i] = l
+		out[i].Object = replaceStrings(l.Object, r, nil).(map[string]any)
+	}
+	return out, followed
+}
