@@ -258,7 +258,8 @@ type candidate struct {
 	view    map[string]any // the live values the source is made to carry (sourceView)
 	want    map[string]any // source form of view
 	changed []jsonvalue.Path
-	rounds  int // verify rounds that refused some of its fields
+	rounds  int       // verify rounds that refused some of its fields
+	over    *override // set when the change is written to the target's own folder instead (overlay.go)
 }
 
 // giveUp drops one field from the candidate: the source keeps its own value
@@ -266,7 +267,11 @@ type candidate struct {
 // the build makes of it. The rest of the object's edits go on, so one bad
 // field never blocks the good ones.
 func (a *analysis) giveUp(c *candidate, p jsonvalue.Path) {
-	if c.want != nil {
+	switch {
+	case c.over != nil:
+		restore(c.view, c.ren.Object, p)
+		c.changed = diffPaths(present(c.ren.Object), present(c.view), nil)
+	case c.want != nil:
 		// The field is taken as in sync and the whole form computed again:
 		// undoing it in the computed edit would leave behind the maps and
 		// lists it had to create on the way (a "data: {}" in a base).
@@ -461,6 +466,9 @@ func (a *analysis) project() {
 			continue
 		}
 		if p.ren.Generated != "" {
+			if a.placeGenerated(p) {
+				continue
+			}
 			fields := diffPaths(present(p.ren.Object), present(p.intent), nil)
 			a.refuse(Refusal{
 				Code: CodeBuildOwned, Object: ref, Field: joinPaths(fields), File: generatorFile(p.ren.Generated),
@@ -535,7 +543,11 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 	}
 	if len(c.changed) == 0 {
 		if len(bad) == 0 {
-			// The source already holds what live runs; the build changes it.
+			// The source already holds what live runs; the build changes
+			// it. An override in the target's own folder may still win.
+			if a.overrideInstead(c, view) {
+				return
+			}
 			paths := diffPaths(present(c.ren.Object), present(view), nil)
 			a.refuseBuildOwned(c, paths)
 			a.abandonSource(c, view)
@@ -547,6 +559,14 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 		if err := a.base.files[file].Safe(doc); err != nil {
 			refusal = &Refusal{Code: CodeUnplaceableEdit, Message: "the source document cannot be edited safely: " + err.Error(),
 				Hint: "edit the source by hand"}
+		}
+	}
+	if refusal != nil && refusal.Code != CodeUnplaceableEdit {
+		// Not the target's to write: an override in its own folder may
+		// carry the change instead (overlay.go).
+		refusal.File = file
+		if refusal = a.placeOverride(c, view, refusal); refusal == nil {
+			return
 		}
 	}
 	if refusal != nil {

@@ -9,6 +9,7 @@ const (
 	RouteSource   = "source"   // written through to the source document
 	RouteImages   = "images"   // an images: entry of a kustomization
 	RouteReplicas = "replicas" // a replicas: entry of a kustomization
+	RouteOverlay  = "overlay"  // an override in the target's own folder: a patch, or a merge generator entry
 )
 
 // Refusal codes, shown to users; stable (DESIGN §10).

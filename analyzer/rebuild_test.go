@@ -3,6 +3,8 @@ package analyzer
 import (
 	"fmt"
 	"math/rand/v2"
+	"path"
+	"slices"
 	"strings"
 	"testing"
 
@@ -152,8 +154,8 @@ func checkRebuild(t *testing.T, repo *repofs.Repo, root string, render, live []m
 	}
 	files := map[string][]byte{}
 	for _, f := range p.Files {
-		if _, ok := repo.File(f.Path); !ok || f.Deleted {
-			t.Fatalf("the plan writes %s, which is not a repo file", f.Path)
+		if err := writable(repo, root, p, f); err != nil {
+			t.Fatal(err)
 		}
 		files[f.Path] = []byte(f.Content)
 	}
@@ -207,6 +209,25 @@ func checkRebuild(t *testing.T, repo *repofs.Repo, root string, render, live []m
 			t.Errorf("the plan changes the render of root %s:\n%s", o.root, dump(p))
 		}
 	}
+}
+
+// writable says why a plan may not write f: every file it writes is a
+// repo file, or a new override in the root's own folder that the root's
+// kustomization, written by the same plan, lists (DESIGN §13).
+func writable(repo *repofs.Repo, root string, p *Plan, f File) error {
+	if _, ok := repo.File(f.Path); ok && !f.Deleted {
+		return nil
+	}
+	if f.Deleted || path.Dir(f.Path) != path.Clean(root) {
+		return fmt.Errorf("the plan writes %s, which is neither a repo file nor a new file in %s", f.Path, root)
+	}
+	for _, k := range p.Files {
+		if path.Dir(k.Path) == path.Clean(root) && slices.Contains(ktree.KustomizationFiles(), path.Base(k.Path)) &&
+			strings.Contains(k.Content, path.Base(f.Path)) {
+			return nil
+		}
+	}
+	return fmt.Errorf("the plan writes the new file %s, which the kustomization of %s does not list", f.Path, root)
 }
 
 // at is obj's value at p, absence included.

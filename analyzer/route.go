@@ -71,7 +71,7 @@ func (a *analysis) planRoutes() {
 	canAuthor := func() bool {
 		if authorable == 0 {
 			authorable = -1
-			if root := a.base.tree.Root; a.opts.WriteScope != "" && root.File != "" && a.unwritable(root.File) == nil {
+			if a.overrideHome() == nil {
 				authorable = 1
 			}
 		}
