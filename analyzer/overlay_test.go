@@ -185,3 +185,29 @@ func TestOverlayMergeGeneratorCannotRemoveAKey(t *testing.T) {
 		t.Fatalf("%s", dump(p))
 	}
 }
+
+// Two objects of a shared base run one image; one of them changes it in
+// prod. A new images: entry would move the other too, so the change is a
+// patch of that object alone — with and without a write scope.
+func TestImageOfOneOfTwoIsAPatch(t *testing.T) {
+	worker := strings.NewReplacer("name: app\nspec", "name: worker\nspec", "- name: app", "- name: worker").Replace(deployment)
+	repo := repoOf(t, map[string]string{
+		"base/kustomization.yaml":  "resources: [app.yaml, worker.yaml]\n",
+		"base/app.yaml":            deployment,
+		"base/worker.yaml":         worker,
+		"prod/kustomization.yaml":  "resources: [../base]\n",
+		"stage/kustomization.yaml": "resources: [../base]\n",
+	})
+	live := renderedLive(t, repo, "prod")
+	jsonvalue.Set(find(t, live, "Deployment", "worker"), containers(jsonvalue.Name("worker"), jsonvalue.Key("image")), "app:v2")
+	for _, scope := range []string{"", "prod"} {
+		p, err := Analyze(Input{Repo: repo, Root: "prod", Live: asLive(live), Options: Options{WriteScope: scope}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Refusals) != 0 || len(p.Edits) != 1 || p.Edits[0].File != "prod/deployment-worker.yaml" || p.Edits[0].Route != RouteOverlay {
+			t.Fatalf("scope %q: want a patch of the worker alone:\n%s", scope, dump(p))
+		}
+		checkRebuild(t, repo, "prod", renderedLive(t, repo, "prod"), live, otherRoots(t, repo, "prod"), p)
+	}
+}
