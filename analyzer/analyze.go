@@ -523,11 +523,12 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 			Hint: "give the list elements unique names, or make the change in Git by hand"})
 		a.giveUp(c, u.Path)
 	}
-	if len(a.base.tree.Constructs) > 0 {
+	if len(a.base.tree.Constructs) > 0 && !a.overridesSource(file) {
 		// A construct may derive a value from the source (a name
 		// reference, a var, a replacement): writing live over the value
 		// it transformed can re-render to live and still be wrong, which
-		// verify cannot see. Such a field is the build's.
+		// verify cannot see. Such a field is the build's. (An override
+		// never writes the source; placeOverride guards names itself.)
 		var owned []jsonvalue.Path
 		buildChanged(present(c.src), present(c.ren.Object), present(c.want), nil, &owned)
 		if len(owned) > 0 {

@@ -114,6 +114,13 @@ func (a *analysis) placeOverride(c *candidate, view map[string]any, blocked *Ref
 	return nil
 }
 
+// overridesSource reports whether a change of a document in file will be
+// an override rather than a write of file: the target may not write file,
+// and its own kustomization can hold one.
+func (a *analysis) overridesSource(file string) bool {
+	return a.unwritable(file) != nil && a.overrideHome() == nil
+}
+
 // overrideInstead places the candidate in an override when the source
 // already holds the live value and something in the build changes it (a
 // patch other roots share, a base's entry): a patch at the root runs after

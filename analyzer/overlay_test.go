@@ -132,6 +132,15 @@ func TestOverlayExtendsExistingPatch(t *testing.T) {
 	if got := fileContent(t, p, "prod/api-tuning.yaml"); got != string(orig)+"        env:\n        - name: WORKERS\n          value: \"8\"\n" {
 		t.Errorf("the extended patch:\n%s", got)
 	}
+	// A value that patch itself sets (prod's namePrefix makes this a tree
+	// with constructs) is changed where it stands, its comment kept.
+	live = renderedLive(t, repo, "prod")
+	memory := containers(jsonvalue.Name("api"), jsonvalue.Key("resources"), jsonvalue.Key("limits"), jsonvalue.Key("memory"))
+	jsonvalue.Set(find(t, live, "Deployment", "prod-api"), memory, "2Gi")
+	p, _ = overridden(t, repo, "prod", live, "prod/api-tuning.yaml")
+	if got := fileContent(t, p, "prod/api-tuning.yaml"); got != strings.Replace(string(orig), "memory: 1Gi #", "memory: 2Gi #", 1) {
+		t.Errorf("the edited patch:\n%s", got)
+	}
 }
 
 // Under the overlay's namePrefix and namespace the patch names the object
@@ -156,7 +165,7 @@ func TestOverlayPatchUnderPrefixAndNamespace(t *testing.T) {
 
 // A generated ConfigMap whose generator a shared base holds is merged
 // with a behavior: merge entry in the overlay; the same key changing again
-// replaces that entry's literal.
+// replaces that entry's literal; a removed key is refused.
 func TestOverlayMergeGenerator(t *testing.T) {
 	repo := fixture(t, "sharedbase")
 	live := renderedLive(t, repo, "prod")
@@ -172,15 +181,10 @@ func TestOverlayMergeGenerator(t *testing.T) {
 	if got := fileContent(t, p, "prod/kustomization.yaml"); !strings.HasSuffix(got, strings.Replace(want, "fast", "safe", 1)) {
 		t.Errorf("the kustomization:\n%s", got)
 	}
-}
-
-// A removed key cannot be merged away: the generated ConfigMap stays
-// refused, naming its generator.
-func TestOverlayMergeGeneratorCannotRemoveAKey(t *testing.T) {
-	repo := fixture(t, "sharedbase")
-	live := renderedLive(t, repo, "prod")
-	jsonvalue.Delete(find(t, live, "ConfigMap", "prod-settings"), jsonvalue.ParseSimple("data.COLOR"))
-	p := plan(t, repo, "prod", live)
+	// A removed key cannot be merged away: the ConfigMap stays refused,
+	// naming its generator.
+	jsonvalue.Delete(cm, jsonvalue.ParseSimple("data.COLOR"))
+	p = plan(t, repo, "prod", live)
 	if len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeBuildOwned || p.Refusals[0].File != "base/kustomization.yaml" {
 		t.Fatalf("%s", dump(p))
 	}
