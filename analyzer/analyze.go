@@ -516,6 +516,16 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 		return
 	}
 	c.file, c.doc, c.src, c.view = file, doc, src, view
+	if a.overridesSource(file) {
+		// Not the target's to write: its own folder holds an override,
+		// computed from the render rather than this document (overlay.go).
+		if r := a.placeOverride(c, view, a.unwritable(file)); r != nil {
+			r.Object, r.Field = ref, joinPaths(diffPaths(present(c.ren.Object), present(view), nil))
+			a.refuse(*r)
+			a.abandonSource(c, view)
+		}
+		return
+	}
 	bad := c.form()
 	for _, u := range bad {
 		a.refuse(Refusal{Code: CodeUnplaceableEdit, Object: ref, Field: u.Path.String(), File: file,
@@ -523,12 +533,11 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 			Hint: "give the list elements unique names, or make the change in Git by hand"})
 		a.giveUp(c, u.Path)
 	}
-	if len(a.base.tree.Constructs) > 0 && !a.overridesSource(file) {
+	if len(a.base.tree.Constructs) > 0 {
 		// A construct may derive a value from the source (a name
 		// reference, a var, a replacement): writing live over the value
 		// it transformed can re-render to live and still be wrong, which
-		// verify cannot see. Such a field is the build's. (An override
-		// never writes the source; placeOverride guards names itself.)
+		// verify cannot see. Such a field is the build's.
 		var owned []jsonvalue.Path
 		buildChanged(present(c.src), present(c.ren.Object), present(c.want), nil, &owned)
 		if len(owned) > 0 {
@@ -563,12 +572,10 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 		}
 	}
 	if refusal != nil && refusal.Code != CodeUnplaceableEdit {
-		// Not the target's to write: an override in its own folder may
-		// carry the change instead (overlay.go).
+		// Not the target's to write, and its own folder cannot hold an
+		// override either: the refusal says both.
 		refusal.File = file
-		if refusal = a.placeOverride(c, view, refusal); refusal == nil {
-			return
-		}
+		refusal = outOfScope(refusal, a.overrideHome())
 	}
 	if refusal != nil {
 		refusal.Object, refusal.Field, refusal.File = ref, joinPaths(c.changed), file

@@ -143,6 +143,22 @@ func TestOverlayExtendsExistingPatch(t *testing.T) {
 	}
 }
 
+// A list without merge keys that both the build (the overlay's patch) and
+// the cluster changed has no element names to pair for the base; the
+// overlay's patch holds it whole.
+func TestOverlayPatchHoldsAReplacedListWhole(t *testing.T) {
+	repo := fixture(t, "sharedbase")
+	live := renderedLive(t, repo, "prod")
+	jsonvalue.Set(find(t, live, "Deployment", "prod-api"), containers(jsonvalue.Name("api"), jsonvalue.Key("args")),
+		[]any{"--listen", ":8080", "--verbose", "--trace"})
+	p, _ := overridden(t, repo, "prod", live, "prod/api-tuning.yaml")
+	if got := fileContent(t, p, "prod/api-tuning.yaml"); !strings.Contains(got, `
+        args: ["--listen", ":8080", "--verbose", --trace]
+`) {
+		t.Errorf("the edited patch:\n%s", got)
+	}
+}
+
 // Under the overlay's namePrefix and namespace the patch names the object
 // as kustomize matches it there: by its base name, with no namespace.
 func TestOverlayPatchUnderPrefixAndNamespace(t *testing.T) {
