@@ -231,3 +231,24 @@ func TestImageOfOneOfTwoIsAPatch(t *testing.T) {
 		checkRebuild(t, repo, "prod", renderedLive(t, repo, "prod"), live, otherRoots(t, repo, "prod"), p)
 	}
 }
+
+// A kustomization that lists its patches under patchesStrategicMerge gets
+// a new one there: kustomize applies that list after patches:, so a new
+// patches: entry would run before every patch already listed.
+func TestNewPatchJoinsPatchesStrategicMerge(t *testing.T) {
+	worker := strings.NewReplacer("name: app\nspec", "name: worker\n  labels: {tier: back}\nspec", "- name: app", "- name: worker").Replace(deployment)
+	repo := repoOf(t, map[string]string{
+		"base/kustomization.yaml":  "resources: [app.yaml, worker.yaml]\n",
+		"base/app.yaml":            deployment,
+		"base/worker.yaml":         worker,
+		"stage/kustomization.yaml": "resources: [../base]\n",
+		"prod/kustomization.yaml":  "resources: [../base]\npatchesStrategicMerge:\n- image.yaml\n",
+		"prod/image.yaml":          "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        image: app:v9\n",
+	})
+	live := renderedLive(t, repo, "prod")
+	jsonvalue.Set(find(t, live, "Deployment", "worker"), jsonvalue.ParseSimple("metadata.labels.tier"), "front")
+	p, _ := overridden(t, repo, "prod", live, "prod/deployment-worker.yaml", "prod/kustomization.yaml")
+	if got := fileContent(t, p, "prod/kustomization.yaml"); got != "resources: [../base]\npatchesStrategicMerge:\n- image.yaml\n- deployment-worker.yaml\n" {
+		t.Errorf("the kustomization:\n%s", got)
+	}
+}
