@@ -18,8 +18,9 @@ import (
 // Options says how a plan may write.
 type Options struct {
 	// WriteScope is the repo folder the plan may write; "" is the whole
-	// repository (fan-in files excepted). With an overlay as the scope, a
-	// value a base supplies is authored as a new entry in the overlay.
+	// repository. Files other roots read are never written, whatever the
+	// scope: a value there, or outside the scope, is overridden in the
+	// root's own folder when the plan may write it (DESIGN §13).
 	WriteScope string
 	// OrchestratorContext names the GitOps tool's own render settings for
 	// this target (Flux postBuild.substitute, Argo CD source.kustomize...).
