@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -325,6 +326,12 @@ func (o *override) unreachable(c *candidate) []jsonvalue.Path {
 			bad = append(bad, p)
 		}
 	}
+	if len(bad) == 0 && !jsonvalue.Equal(withoutIdentity(merged), withoutIdentity(jsonvalue.Copy(c.view).(map[string]any))) {
+		// The same elements in another order (diffPaths pairs named
+		// elements by name, and so does verify): the cluster would get a
+		// list ordered unlike the one it runs.
+		return c.changed
+	}
 	return bad
 }
 
@@ -442,27 +449,33 @@ func listDiff(have, want []any, s *openapi.ResourceSchema) (any, error) {
 		return out, nil
 	}
 	hb := map[string]map[string]any{}
+	var haveKeys []string
 	for _, h := range have {
 		k, ok := keyOf(h, keys)
 		if !ok {
 			return nil, fmt.Errorf("an element has no %s to merge it by", keys[0])
 		}
 		hb[k] = h.(map[string]any)
+		haveKeys = append(haveKeys, k)
 	}
-	seen := map[string]bool{}
-	out := []any{}
-	for _, w := range want {
+	// What each element of want needs in the patch: its change, the whole
+	// element when it is new, or nothing.
+	wantKeys := make([]string, len(want))
+	needs := map[string]any{}
+	last := -1
+	for i, w := range want {
 		k, ok := keyOf(w, keys)
 		if !ok {
 			return nil, fmt.Errorf("an element has no %s to merge it by", keys[0])
 		}
-		seen[k] = true
+		wantKeys[i] = k
 		wm := w.(map[string]any)
 		h, inHave := hb[k]
 		switch {
 		case !inHave:
-			out = append(out, jsonvalue.Copy(wm))
+			needs[k] = jsonvalue.Copy(wm)
 		case jsonvalue.Equal(h, wm):
+			continue
 		default:
 			d, err := smpDiff(h, wm, elements(s))
 			if err != nil {
@@ -474,17 +487,56 @@ func listDiff(have, want []any, s *openapi.ResourceSchema) (any, error) {
 					dm[key] = v
 				}
 			}
-			out = append(out, dm)
+			needs[k] = dm
+		}
+		last = i
+	}
+	// kustomize puts a patch's elements first, in the patch's order, and
+	// the rest after them as they were (measured: ListIncreaseDirection
+	// prepend). So the patch lists want's elements in want's order, up to
+	// where what remains already stands in that order; an element it
+	// lists only for its place carries just its keys.
+	inWant := map[string]bool{}
+	for _, k := range wantKeys {
+		inWant[k] = true
+	}
+	n := last + 1
+	for ; n < len(want); n++ {
+		listed := map[string]bool{}
+		for _, k := range wantKeys[:n] {
+			listed[k] = true
+		}
+		var rest []string
+		for _, k := range haveKeys {
+			if inWant[k] && !listed[k] {
+				rest = append(rest, k)
+			}
+		}
+		if slices.Equal(rest, wantKeys[n:]) {
+			break
 		}
 	}
-	for _, h := range have {
-		k, _ := keyOf(h, keys)
-		if seen[k] {
+	out := []any{}
+	for i, k := range wantKeys[:n] {
+		if d, ok := needs[k]; ok {
+			out = append(out, d)
+			continue
+		}
+		only := map[string]any{}
+		for _, key := range keys {
+			if v, ok := want[i].(map[string]any)[key]; ok {
+				only[key] = v
+			}
+		}
+		out = append(out, only)
+	}
+	for _, k := range haveKeys {
+		if inWant[k] {
 			continue
 		}
 		del := map[string]any{patchDirective: "delete"}
 		for _, key := range keys {
-			if v, ok := h.(map[string]any)[key]; ok {
+			if v, ok := hb[k][key]; ok {
 				del[key] = v
 			}
 		}

@@ -51,6 +51,13 @@ func overridden(t *testing.T, repo *repofs.Repo, root string, live []map[string]
 	}
 	checkRebuild(t, repo, root, renderedLive(t, repo, root), live, otherRoots(t, repo, root), p)
 	next := applied(t, repo, p)
+	// checkRebuild pairs named list elements by name; the cluster runs
+	// them in order, and so must the rebuild.
+	for i, o := range renderedLive(t, next, root) {
+		if !jsonvalue.Equal(o, live[i]) {
+			t.Fatalf("%s rebuilds unlike live (a list in another order?):\n%v\n%v", refOf(o), o, live[i])
+		}
+	}
 	if again := plan(t, next, root, live); !again.InSync() {
 		t.Fatalf("planning the written plan again is not a no-op:\n%s", dump(again))
 	}
@@ -98,6 +105,22 @@ spec:
             memory: 512Mi
 `) || strings.Count(got, "- name: web") != 1 {
 		t.Errorf("the extended patch:\n%s", got)
+	}
+}
+
+// kustomize puts a patch's list elements first: a patch that changes the
+// second variable lists the first by its name alone, so the order stays.
+func TestOverlayPatchKeepsListOrder(t *testing.T) {
+	repo := fixture(t, "sharedbase")
+	live := renderedLive(t, repo, "staging")
+	jsonvalue.Set(find(t, live, "Deployment", "web"), env("web", "CACHE"), "off")
+	p, _ := overridden(t, repo, "staging", live, "staging/deployment-web.yaml", "staging/kustomization.yaml")
+	if got := fileContent(t, p, "staging/deployment-web.yaml"); !strings.HasSuffix(got, `        env:
+        - name: LOG_LEVEL
+        - name: CACHE
+          value: off
+`) {
+		t.Errorf("the new patch:\n%s", got)
 	}
 }
 
