@@ -147,9 +147,10 @@ targets:
 		t.Fatalf("exit %d %s\nplan --config:\n%s\nthe bot:\n%s", code, stderr, got, want)
 	}
 	// The target's settings made a difference: plain plan, without the
-	// write scope, writes the base.
+	// write scope, writes the base; the target overrides it in its overlay.
 	plain, _, _ := driftback(t, "plan", "--repo", "examples/shop", "--root", "overlays/prod", "--live", "examples/live.yaml", "-o", "json")
-	if !strings.Contains(plain, `"path": "base/web.yaml"`) || !strings.Contains(got, `"code": "out-of-scope"`) {
+	if !strings.Contains(plain, `"path": "base/web.yaml"`) || strings.Contains(got, `"path": "base/web.yaml"`) ||
+		!strings.Contains(got, `"path": "overlays/prod/deployment-web.yaml"`) {
 		t.Errorf("the target's write scope did not apply:\n%s", got)
 	}
 	for _, c := range []struct {

@@ -74,7 +74,7 @@ Exit codes, as kubectl diff: 0 in sync, 1 drift found (edits or refusals), 2 an 
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text, json, markdown or patch")
 	f.BoolVar(&o.write, "write", false, "apply the planned files to the checkout (all files or none)")
 	f.Var(o.remotes, "remote", "`URL=DIR`: build the GitHub remote base URL (github.com/org/repo?ref=R) from the local checkout DIR; repeatable")
-	f.StringVar(&o.writeScope, "write-scope", "", "the folder the plan may write, relative to --repo (default: the whole repository);\nwith an overlay here, values its bases supply are authored as new images:/replicas: entries in it")
+	f.StringVar(&o.writeScope, "write-scope", "", "the folder the plan may write, relative to --repo (default: the whole repository but files other roots read);\nvalues outside it are overridden in the root's own folder when that folder is inside it")
 	f.StringVarP(&o.config, "config", "c", "", "plan a target of this driftback.yaml exactly as the bot does (with --target)")
 	f.StringVar(&o.target, "target", "", "the target of --config to plan (default: its only target)")
 	cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json", "markdown", "patch"}, cobra.ShellCompDirectiveNoFileComp))

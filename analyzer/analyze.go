@@ -18,8 +18,9 @@ import (
 // Options says how a plan may write.
 type Options struct {
 	// WriteScope is the repo folder the plan may write; "" is the whole
-	// repository (fan-in files excepted). With an overlay as the scope, a
-	// value a base supplies is authored as a new entry in the overlay.
+	// repository. Files other roots read are never written, whatever the
+	// scope: a value there, or outside the scope, is overridden in the
+	// root's own folder when the plan may write it (DESIGN §14).
 	WriteScope string
 	// OrchestratorContext names the GitOps tool's own render settings for
 	// this target (Flux postBuild.substitute, Argo CD source.kustomize...).
@@ -281,7 +282,8 @@ type candidate struct {
 	view    map[string]any // the live values the source is made to carry (sourceView)
 	want    map[string]any // source form of view
 	changed []jsonvalue.Path
-	rounds  int // verify rounds that refused some of its fields
+	rounds  int       // verify rounds that refused some of its fields
+	over    *override // set when the change is written to the target's own folder instead (overlay.go)
 }
 
 // giveUp drops one field from the candidate: the source keeps its own value
@@ -289,7 +291,11 @@ type candidate struct {
 // the build makes of it. The rest of the object's edits go on, so one bad
 // field never blocks the good ones.
 func (a *analysis) giveUp(c *candidate, p jsonvalue.Path) {
-	if c.want != nil {
+	switch {
+	case c.over != nil:
+		restore(c.view, c.ren.Object, p)
+		c.changed = diffPaths(present(c.ren.Object), present(c.view), nil)
+	case c.want != nil:
 		// The field is taken as in sync and the whole form computed again:
 		// undoing it in the computed edit would leave behind the maps and
 		// lists it had to create on the way (a "data: {}" in a base).
@@ -483,6 +489,12 @@ func (a *analysis) project() {
 			})
 			continue
 		}
+		// A generator in a file other roots read takes a merge entry in
+		// the target's own folder, unless a value input only the target
+		// reads places the change where it lives.
+		if p.ren.Generated != "" && !a.placesFor(p.ren.ID) && a.placeGenerated(p) {
+			continue
+		}
 		c := &candidate{pair: p}
 		c.intent = a.verifyIntent(p)
 		if p.ren.Generated != "" {
@@ -544,6 +556,16 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 		return
 	}
 	c.file, c.doc, c.src, c.view = file, doc, src, view
+	if a.overridesSource(file) {
+		// Not the target's to write: its own folder holds an override,
+		// computed from the render rather than this document (overlay.go).
+		if r := a.placeOverride(c, view, a.unwritable(file)); r != nil {
+			r.Object, r.Field = ref, joinPaths(diffPaths(present(c.ren.Object), present(view), nil))
+			a.refuse(*r)
+			a.abandonSource(c, view)
+		}
+		return
+	}
 	bad := c.form()
 	for _, u := range bad {
 		a.refuse(Refusal{Code: CodeUnplaceableEdit, Object: ref, Field: u.Path.String(), File: file,
@@ -571,7 +593,11 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 	}
 	if len(c.changed) == 0 {
 		if len(bad) == 0 {
-			// The source already holds what live runs; the build changes it.
+			// The source already holds what live runs; the build changes
+			// it. An override in the target's own folder may still win.
+			if a.overrideInstead(c, view) {
+				return
+			}
 			paths := diffPaths(present(c.ren.Object), present(view), nil)
 			a.refuseBuildOwned(c, paths)
 			a.abandonSource(c, view)
@@ -584,6 +610,12 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 			refusal = &Refusal{Code: CodeUnplaceableEdit, Message: "the source document cannot be edited safely: " + err.Error(),
 				Hint: "edit the source by hand"}
 		}
+	}
+	if refusal != nil && refusal.Code != CodeUnplaceableEdit {
+		// Not the target's to write, and its own folder cannot hold an
+		// override either: the refusal says both.
+		refusal.File = file
+		refusal = outOfScope(refusal, a.overrideHome())
 	}
 	if refusal != nil {
 		refusal.Object, refusal.Field, refusal.File = ref, joinPaths(c.changed), file

@@ -7,30 +7,40 @@ import (
 	"github.com/driftback/driftback/internal/jsonvalue"
 )
 
-// A folder that two roots reach only through a component is theirs too:
-// writing it from a third root, or from the folder itself, would change
-// their renders.
+// A folder that several roots reach only through a component is theirs
+// too: a third root overrides its value in a patch of its own, and the
+// folder itself, which has no folder of its own to hold an override, is
+// refused out-of-scope naming the roots that read it.
 func TestFanInThroughComponents(t *testing.T) {
 	repo := fixture(t, "components")
 	issuer := containers(jsonvalue.Name("auth"), jsonvalue.Key("env"), jsonvalue.Name("ISSUER"), jsonvalue.Key("value"))
-	for _, root := range []string{"site-c", "auth"} {
-		t.Run(root, func(t *testing.T) {
-			live := renderedLive(t, repo, root)
-			jsonvalue.Set(find(t, live, "Deployment", "auth"), issuer, "https://sso.example.org")
-			p := plan(t, repo, root, live)
-			if len(p.Edits)+len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeWriteFanIn {
-				t.Fatalf("want one write-fan-in refusal:\n%s", dump(p))
-			}
-			if msg := p.Refusals[0].Message; !strings.Contains(msg, "site-a, site-b, site-c") {
-				t.Fatalf("the readers are not named: %s", msg)
-			}
-		})
+	live := renderedLive(t, repo, "site-c")
+	jsonvalue.Set(find(t, live, "Deployment", "auth"), issuer, "https://sso.example.org")
+	p := plan(t, repo, "site-c", live)
+	if len(p.Refusals) != 0 || len(p.Edits) != 1 || p.Edits[0].File != "site-c/deployment-auth.yaml" || p.Edits[0].Route != RouteOverlay {
+		t.Fatalf("want one override in site-c:\n%s", dump(p))
+	}
+	for _, f := range p.Files {
+		if !strings.HasPrefix(f.Path, "site-c/") {
+			t.Errorf("wrote %s, outside site-c", f.Path)
+		}
+	}
+
+	live = renderedLive(t, repo, "auth")
+	jsonvalue.Set(find(t, live, "Deployment", "auth"), issuer, "https://sso.example.org")
+	p = plan(t, repo, "auth", live)
+	if len(p.Edits)+len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeOutOfScope {
+		t.Fatalf("want one out-of-scope refusal:\n%s", dump(p))
+	}
+	if r := p.Refusals[0]; r.File != "auth/server.yaml" || !strings.Contains(r.Message, "site-a, site-b, site-c") ||
+		!strings.Contains(r.Message, "auth/kustomization.yaml") {
+		t.Fatalf("the file and its readers are not named: %+v", r)
 	}
 }
 
 // An images:/replicas: entry in a kustomization that several roots read is
-// not the target's to edit: refused write-fan-in, or, with the target's
-// folder as its write scope, authored as a new entry there.
+// not the target's to edit: a new entry in the target's own kustomization
+// overrides it.
 func TestSharedEntryIsNotEdited(t *testing.T) {
 	repo := fixture(t, "sharedentry")
 	image := containers(jsonvalue.Name("web"), jsonvalue.Key("image"))
@@ -46,18 +56,15 @@ func TestSharedEntryIsNotEdited(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			live := renderedLive(t, repo, "east")
 			jsonvalue.Set(find(t, live, "Deployment", "web"), tc.field, tc.value)
-			p := plan(t, repo, "east", live)
-			if len(p.Edits)+len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeWriteFanIn ||
-				p.Refusals[0].File != "base/kustomization.yaml" {
-				t.Fatalf("want the shared entry refused write-fan-in:\n%s", dump(p))
-			}
-			scoped, err := Analyze(Input{Repo: repo, Root: "east", Live: asLive(live), Options: Options{WriteScope: "east"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(scoped.Refusals) != 0 || len(scoped.Files) != 1 || scoped.Files[0].Path != "east/kustomization.yaml" ||
-				!strings.Contains(scoped.Files[0].Content, tc.entry) {
-				t.Fatalf("want a new entry in east/kustomization.yaml:\n%s", dump(scoped))
+			for _, scope := range []string{"", "east"} {
+				p, err := Analyze(Input{Repo: repo, Root: "east", Live: asLive(live), Options: Options{WriteScope: scope}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(p.Refusals) != 0 || len(p.Files) != 1 || p.Files[0].Path != "east/kustomization.yaml" ||
+					!strings.Contains(p.Files[0].Content, tc.entry) {
+					t.Fatalf("scope %q: want a new entry in east/kustomization.yaml:\n%s", scope, dump(p))
+				}
 			}
 		})
 	}

@@ -1,11 +1,14 @@
 package analyzer
 
 import (
+	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/repofs"
 )
@@ -170,14 +173,25 @@ func FuzzSourceForm(f *testing.F) {
 		}
 		changes := map[string][]byte{}
 		for _, file := range p.Files {
-			if _, ok := r.repo.File(file.Path); !ok || file.Deleted {
-				t.Fatalf("%s: the plan writes %q, which is not a repo file", r.name, file.Path)
+			if err := writable(r.repo, r.root, p, file); err != nil {
+				t.Fatalf("%s: %v", r.name, err)
 			}
 			changes[file.Path] = []byte(file.Content)
 		}
 		edited := map[string]bool{}
 		for _, e := range p.Edits {
 			edited[e.File] = true
+		}
+		for _, file := range p.Files {
+			if _, existed := r.repo.File(file.Path); !existed {
+				// A new override is listed in the root's kustomization,
+				// which no edit names.
+				for _, k := range p.Files {
+					if path.Dir(k.Path) == path.Dir(file.Path) && slices.Contains(ktree.KustomizationFiles(), path.Base(k.Path)) {
+						edited[k.Path] = true
+					}
+				}
+			}
 		}
 		for _, file := range p.Files {
 			if !edited[file.Path] {

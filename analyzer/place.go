@@ -87,6 +87,18 @@ func (a *analysis) placeValues() {
 	}
 }
 
+// placeableInput reports whether a value input the plan may write (a
+// patch of the target's own) supplies the field: the change is placed
+// there, where a person would make it, not authored as a new entry.
+func (a *analysis) placeableInput(id objectID, p jsonvalue.Path) bool {
+	pv := a.dyed.prov
+	if pv == nil {
+		return false
+	}
+	k, ok := pv.fields[slotKey{id, p.String(), fieldValue}]
+	return ok && a.unwritable(pv.nodes[k].File) == nil
+}
+
 // landsInSecret reports whether a node supplies a Secret's data.
 func landsInSecret(landings []slotRef) bool {
 	for _, l := range landings {

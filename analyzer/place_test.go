@@ -190,9 +190,11 @@ func TestGeneratorLiteralEditedInPlaceIsRefused(t *testing.T) {
 	}
 }
 
-// A value from a file other roots read (the base staging shares) is not
-// placed: the field keeps its refusal, naming that file.
-func TestValueFromSharedBaseIsNotPlaced(t *testing.T) {
+// A value from a file other roots read (a commonAnnotations entry of the
+// base staging shares) is not written there: prod gets overrides in its
+// own folder (DESIGN §14), its kustomization keeping every byte but the
+// line that lists the new patch, and staging's render does not move.
+func TestValueFromSharedBaseIsOverridden(t *testing.T) {
 	repo := fixture(t, "provenance")
 	live := prodLive(t)
 	owner := jsonvalue.ParseSimple("metadata.annotations.owner")
@@ -201,14 +203,13 @@ func TestValueFromSharedBaseIsNotPlaced(t *testing.T) {
 			set(t, o, owner, "platform")
 		}
 	}
-	p := plan(t, repo, prodRoot, live)
-	if len(p.Files)+len(p.Edits) != 0 || len(p.Refusals) == 0 {
-		t.Fatalf("want refusals, nothing written:\n%s", dump(p))
-	}
-	for _, r := range p.Refusals {
-		if r.Code != CodeBuildOwned || !strings.Contains(r.Message+r.File, "base/kustomization.yaml") {
-			t.Errorf("refusal = %+v", r)
-		}
+	k := prodRoot + "/kustomization.yaml"
+	p, _ := overridden(t, repo, prodRoot, live, k, prodRoot+"/patch.yaml", prodRoot+"/service-web.yaml")
+	orig, _ := repo.File(k)
+	// prod's patches: list is followed by its configMapGenerator:.
+	want := strings.Replace(string(orig), "configMapGenerator:", "- path: service-web.yaml\nconfigMapGenerator:", 1)
+	if got := fileContent(t, p, k); got != want {
+		t.Errorf("the kustomization:\n%s\nwant:\n%s", got, want)
 	}
 }
 

@@ -16,6 +16,7 @@ const (
 	RouteLabel       = "labels"      // a labels:, commonLabels: or commonAnnotations: value
 	RouteGenerator   = "generator"   // a configMapGenerator literal, env-file line or file
 	RouteReplacement = "replacement" // a replacement's source field, or its sourceValue
+	RouteOverlay     = "overlay"     // an override in the target's own folder: a patch, or a merge generator entry
 )
 
 // Refusal codes, shown to users; stable (DESIGN §10).

@@ -121,9 +121,10 @@ func (d *valueDyer) nonce(v any, n inputNode) (any, bool) {
 	return nil, false
 }
 
-// mergeKeys are the keys strategic merge matches list elements by; their
-// values in a list element are never dyed.
-var mergeKeys = map[string]bool{
+// possibleMergeKeys are keys strategic merge may match list elements by (a
+// superset, the schema not consulted); their values in a list element are
+// never dyed.
+var possibleMergeKeys = map[string]bool{
 	"name": true, "containerPort": true, "port": true, "protocol": true, "mountPath": true,
 	"devicePath": true, "ip": true, "topologyKey": true, "key": true, "type": true,
 }
@@ -177,7 +178,7 @@ func (d *valueDyer) keep(k string, p jsonvalue.Path, elem, top bool) bool {
 		return true
 	case top && (k == "apiVersion" || k == "kind"):
 		return true
-	case k == "name" || (elem && mergeKeys[k]): // names are referenced, merge keys matched
+	case k == "name" || (elem && possibleMergeKeys[k]): // names are referenced, merge keys matched
 		return true
 	case k == "namespace" && len(p) == 1 && p[0].Key == "metadata":
 		return true
@@ -206,7 +207,7 @@ func (d *valueDyer) dyeOps(ops []any, n inputNode) {
 		// A map added into a list is an element: its merge keys stay.
 		_, err := strconv.Atoi(last)
 		elem := err == nil || last == "-"
-		if len(segs) > 1 && mergeKeys[last] {
+		if len(segs) > 1 && possibleMergeKeys[last] {
 			if _, err := strconv.Atoi(segs[len(segs)-2]); err == nil {
 				continue
 			}

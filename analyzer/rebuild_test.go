@@ -3,6 +3,8 @@ package analyzer
 import (
 	"fmt"
 	"math/rand/v2"
+	"path"
+	"slices"
 	"strings"
 	"testing"
 
@@ -152,8 +154,8 @@ func checkRebuild(t *testing.T, repo *repofs.Repo, root string, render, live []m
 	}
 	files := map[string][]byte{}
 	for _, f := range p.Files {
-		if _, ok := repo.File(f.Path); !ok || f.Deleted {
-			t.Fatalf("the plan writes %s, which is not a repo file", f.Path)
+		if err := writable(repo, root, p, f); err != nil {
+			t.Fatal(err)
 		}
 		files[f.Path] = []byte(f.Content)
 	}
@@ -185,6 +187,11 @@ func checkRebuild(t *testing.T, repo *repofs.Repo, root string, render, live []m
 			t.Fatalf("object %d is %s after the rebuild, %s before", i, refOf(now), ref)
 		}
 		mine := claimed[ref.APIVersion+" "+ref.String()]
+		if len(mine) > 0 && len(diffPaths(present(now), present(lv), nil)) == 0 && !jsonvalue.Equal(now, lv) {
+			// diffPaths pairs named elements by name; the cluster runs a
+			// list in its order (a strategic-merge patch puts its elements first).
+			t.Errorf("%s rebuilds with a list in another order than live:\n%s", ref, dump(p))
+		}
 		for _, q := range diffPaths(present(was), present(now), nil) {
 			if !related(q.String(), mine) {
 				t.Errorf("%s %s changed, which the plan does not claim:\n%s", ref, q, dump(p))
@@ -240,6 +247,25 @@ func unhashed(render, objs []map[string]any) []map[string]any {
 		out[i] = replaceStrings(o, back, nil).(map[string]any)
 	}
 	return out
+}
+
+// writable says why a plan may not write f: every file it writes is a
+// repo file, or a new override in the root's own folder that the root's
+// kustomization, written by the same plan, lists (DESIGN §14).
+func writable(repo *repofs.Repo, root string, p *Plan, f File) error {
+	if _, ok := repo.File(f.Path); ok && !f.Deleted {
+		return nil
+	}
+	if f.Deleted || path.Dir(f.Path) != path.Clean(root) {
+		return fmt.Errorf("the plan writes %s, which is neither a repo file nor a new file in %s", f.Path, root)
+	}
+	for _, k := range p.Files {
+		if path.Dir(k.Path) == path.Clean(root) && slices.Contains(ktree.KustomizationFiles(), path.Base(k.Path)) &&
+			strings.Contains(k.Content, path.Base(f.Path)) {
+			return nil
+		}
+	}
+	return fmt.Errorf("the plan writes the new file %s, which the kustomization of %s does not list", f.Path, root)
 }
 
 // at is obj's value at p, absence included.

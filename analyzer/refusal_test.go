@@ -108,7 +108,10 @@ func TestMissingRootIsAnError(t *testing.T) {
 	}
 }
 
-func TestWriteFanInIsRefused(t *testing.T) {
+// A base two overlays read is never written: the image is set by a new
+// entry in the target's own kustomization; and where the target is the
+// shared folder itself, nothing is written and the refusal names the roots.
+func TestSharedBaseIsNeverWritten(t *testing.T) {
 	repo := repoOf(t, map[string]string{
 		"base/kustomization.yaml":       "resources: [d.yaml]\n",
 		"base/d.yaml":                   deployment,
@@ -118,8 +121,7 @@ func TestWriteFanInIsRefused(t *testing.T) {
 	live := renderedLive(t, repo, "overlays/a")
 	set(t, find(t, live, "Deployment", "app"), containers(jsonvalue.Name("app"), jsonvalue.Key("image")), "app:v2")
 	p := plan(t, repo, "overlays/a", live)
-	if len(p.Refusals) != 1 || p.Refusals[0].Code != CodeWriteFanIn || len(p.Files) != 0 ||
-		!strings.Contains(p.Refusals[0].Message, "overlays/a, overlays/b") {
+	if len(p.Refusals) != 0 || len(p.Files) != 1 || p.Files[0].Path != "overlays/a/kustomization.yaml" || p.Edits[0].Route != RouteImages {
 		t.Fatalf("%s", dump(p))
 	}
 	// A snapshot shared across the pass says the same, before and after
@@ -133,6 +135,13 @@ func TestWriteFanInIsRefused(t *testing.T) {
 	shared, err := snap.Plan("overlays/a", asLive(live), Options{})
 	if err != nil || !reflect.DeepEqual(shared, p) {
 		t.Fatalf("with a shared snapshot: %v\n%s", err, dump(shared))
+	}
+	base := renderedLive(t, repo, "base")
+	set(t, find(t, base, "Deployment", "app"), containers(jsonvalue.Name("app"), jsonvalue.Key("image")), "app:v2")
+	p = plan(t, repo, "base", base)
+	if len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeOutOfScope ||
+		!strings.Contains(p.Refusals[0].Message, "overlays/a, overlays/b") {
+		t.Fatalf("%s", dump(p))
 	}
 }
 

@@ -31,25 +31,35 @@ func TestRemoteBaseLocalFieldIsWritten(t *testing.T) {
 	}
 }
 
-func TestRemoteBaseFieldIsRefused(t *testing.T) {
+// A field of a remote base is never written there: the overlay gets a
+// patch of its own that overrides it.
+func TestRemoteBaseFieldIsOverridden(t *testing.T) {
 	repo := fixture(t, "remotebase")
 	live := renderedLive(t, repo, "overlays/prod")
 	d := find(t, live, "Deployment", "web")
 	set(t, d, containers(jsonvalue.Name("web"), jsonvalue.Key("ports"), jsonvalue.Index(0), jsonvalue.Key("containerPort")), 9090)
 	p := plan(t, repo, "overlays/prod", live)
-	if len(p.Files) != 0 || len(p.Edits) != 0 || len(p.Refusals) != 1 {
-		t.Fatalf("want one refusal and nothing written:\n%s", dump(p))
+	if len(p.Refusals) != 0 || len(p.Edits) != 1 || len(p.Files) != 2 {
+		t.Fatalf("want one edit in a new overlay patch:\n%s", dump(p))
 	}
-	r := p.Refusals[0]
-	if r.Code != CodeOutOfScope || !strings.Contains(r.Message, "github.com/acme/platform?ref=v1.2.0") ||
-		!strings.Contains(r.Message, "web/deployment.yaml") || r.Field != "spec.template.spec.containers[web].ports[0].containerPort" {
-		t.Errorf("refusal = %+v", r)
+	if e := p.Edits[0]; e.Route != RouteOverlay || e.File != "overlays/prod/deployment-web.yaml" ||
+		e.Field != "spec.template.spec.containers[web].ports[0].containerPort" {
+		t.Errorf("edit = %+v", e)
+	}
+	for _, f := range p.Files {
+		if strings.HasPrefix(f.Path, ktree.RemoteFolder) {
+			t.Fatalf("wrote under the remote base:\n%s", dump(p))
+		}
+	}
+	if again := plan(t, applied(t, repo, p), "overlays/prod", live); !again.InSync() {
+		t.Errorf("planning the written override again is not a no-op:\n%s", dump(again))
 	}
 }
 
 // An image the remote base supplies is never written there: the overlay's
-// images: entry takes it where one exists, or one is authored where the
-// write scope is the overlay; otherwise it is refused naming the remote.
+// images: entry takes it where one exists, or one is authored in the
+// overlay; with a write scope that excludes the overlay it is refused
+// naming the remote.
 func TestRemoteBaseImage(t *testing.T) {
 	repo := fixture(t, "remotebase")
 	cases := []struct {
@@ -58,7 +68,8 @@ func TestRemoteBaseImage(t *testing.T) {
 	}{
 		{"overlays/staging", "", false},
 		{"overlays/prod", "overlays/prod", false},
-		{"overlays/prod", "", true},
+		{"overlays/prod", "", false},
+		{"overlays/prod", "overlays/staging", true},
 	}
 	for _, c := range cases {
 		live := renderedLive(t, repo, c.root)

@@ -71,7 +71,7 @@ func (a *analysis) planRoutes() {
 	canAuthor := func() bool {
 		if authorable == 0 {
 			authorable = -1
-			if root := a.base.tree.Root; a.opts.WriteScope != "" && root.File != "" && a.unwritable(root.File) == nil {
+			if a.overrideHome() == nil {
 				authorable = 1
 			}
 		}
@@ -91,8 +91,11 @@ func (a *analysis) planRoutes() {
 		return sup, a.unwritable(sup.Entry.Node.File), true
 	}
 	refuseEntry := func(p pair, slot jsonvalue.Path, sup supplier, field string, why *Refusal) {
-		why.Object, why.Field = refOf(p.ren.Object), slot.String()
 		why.Message = fmt.Sprintf("%s %s supplies this value: %s", sup.Entry, field, why.Message)
+		if home := a.overrideHome(); home != nil {
+			why = outOfScope(why, home) // nor can the target author an entry of its own
+		}
+		why.Object, why.Field = refOf(p.ren.Object), slot.String()
 		a.refuse(*why)
 	}
 	for _, p := range a.pairs {
@@ -118,7 +121,12 @@ func (a *analysis) planRoutes() {
 						continue // "no tag" from a tag-supplying entry: unroutable, verify decides
 					}
 					add(routingKey{entry: sup.Entry, field: f}, demand{slot, want, want != have}, sk)
-				case want != have && canAuthor() && (ok || a.unwritable(p.ren.Origin) != nil):
+				case ok && want != have && blocked.Code == CodeOrchestratorContext:
+					// The tool's own setting wins over any entry the
+					// target could author: it is changed where it lives.
+					a.supplied[sk], a.conflicted[sk] = true, true
+					refuseEntry(p, s.Path, sup, f, blocked)
+				case want != have && canAuthor() && (ok || a.unwritable(p.ren.Origin) != nil) && !a.placeableInput(p.ren.ID, s.Path):
 					author = true
 				case ok && want != have:
 					a.supplied[sk], a.conflicted[sk] = true, true
@@ -144,7 +152,10 @@ func (a *analysis) planRoutes() {
 		switch sup, blocked, ok := supplierOf(sk); {
 		case ok && blocked == nil:
 			add(routingKey{entry: sup.Entry, field: fieldCount}, demand{slot, count, changed}, sk)
-		case changed && canAuthor() && (ok || a.unwritable(p.ren.Origin) != nil):
+		case ok && changed && blocked.Code == CodeOrchestratorContext:
+			a.supplied[sk], a.conflicted[sk] = true, true
+			refuseEntry(p, replicasPath, sup, fieldCount, blocked)
+		case changed && canAuthor() && (ok || a.unwritable(p.ren.Origin) != nil) && !a.placeableInput(p.ren.ID, replicasPath):
 			add(routingKey{author: newEntry{List: "replicas", Name: p.ren.ID.Name}, field: fieldCount}, demand{slot, count, true}, sk)
 		case ok && changed:
 			a.supplied[sk], a.conflicted[sk] = true, true
@@ -157,8 +168,42 @@ func (a *analysis) planRoutes() {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool { return routingLess(keys[i], keys[j]) })
+	var fallback []slotRef
 	for _, k := range keys {
-		a.resolve(k, demands[k])
+		fallback = append(fallback, a.resolve(k, demands[k])...)
+	}
+	a.unauthor(fallback)
+}
+
+// unauthor takes back the authored entries that carry any of slots: such
+// an entry would also move objects the plan leaves alone. Every slot they
+// carried is then placed like any other field: in its source, or in an
+// override of the object alone (overlay.go).
+func (a *analysis) unauthor(slots []slotRef) {
+	if len(slots) == 0 {
+		return
+	}
+	back := map[string]bool{}
+	for _, s := range slots {
+		back[s.key()] = true
+	}
+	keep := a.routes[:0]
+	for _, r := range a.routes {
+		hit := false
+		for _, s := range r.Slots {
+			hit = hit || (r.Author != nil && back[s.key()])
+		}
+		if !hit {
+			keep = append(keep, r)
+			continue
+		}
+		slots = append(slots, r.Slots...)
+	}
+	a.routes = keep
+	for _, s := range slots {
+		for _, f := range append([]string{fieldCount}, imageFields...) {
+			delete(a.supplied, slotKey{s.Obj, s.Path.String(), f})
+		}
 	}
 }
 
@@ -217,14 +262,16 @@ func (a *analysis) addAuthoredDemands(demands map[routingKey][]demand) {
 }
 
 // resolve turns the demands on one entry field into a route, or into
-// shared-entry-conflict refusals when the slots it supplies disagree.
-func (a *analysis) resolve(k routingKey, ds []demand) {
+// shared-entry-conflict refusals when the slots it supplies disagree. An
+// entry it would author that way is not authored: the changed slots come
+// back, for unauthor.
+func (a *analysis) resolve(k routingKey, ds []demand) []slotRef {
 	anyChanged := false
 	for _, d := range ds {
 		anyChanged = anyChanged || d.changed
 	}
 	if !anyChanged {
-		return
+		return nil
 	}
 	values := map[string][]demand{}
 	for _, d := range ds {
@@ -242,12 +289,18 @@ func (a *analysis) resolve(k routingKey, ds []demand) {
 			}
 		}
 		a.routes = append(a.routes, r)
-		return
+		return nil
+	}
+	if k.author.List != "" {
+		var back []slotRef
+		for _, d := range ds {
+			if d.changed {
+				back = append(back, d.slot)
+			}
+		}
+		return back
 	}
 	where := k.entry.String()
-	if k.author.List != "" {
-		where = fmt.Sprintf("a new %s entry for %s in %s", k.author.List, k.author.Name, a.base.tree.Root.File)
-	}
 	var parts []string
 	for _, d := range ds {
 		parts = append(parts, fmt.Sprintf("%s wants %v", d.slot.Obj.ref(), d.value))
@@ -265,6 +318,7 @@ func (a *analysis) resolve(k routingKey, ds []demand) {
 			Hint: "bring the objects back to one value in the cluster, or split the entry in Git by hand",
 		})
 	}
+	return nil
 }
 
 func (a *analysis) entryFile(k routingKey) string {

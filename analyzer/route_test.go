@@ -329,11 +329,11 @@ func TestOverlayWriteScopeAuthorsEntry(t *testing.T) {
 	if err != nil || !again.InSync() {
 		t.Fatalf("second plan is not a no-op: %v\n%s", err, dump(again))
 	}
-	// A rename is not authored (the new entry's name pattern would have to
-	// match what the base renders): the value lives in the base, out of scope.
+	// A rename is not authored as an entry (its name pattern would have to
+	// match what the base renders): the overlay patches the container.
 	set(t, live[0], containers(jsonvalue.Name("app"), jsonvalue.Key("image")), "mirror/app:v2")
 	p, _ = Analyze(Input{Repo: repoOf(t, files), Root: "ov", Live: asLive(live), Options: Options{WriteScope: "ov"}})
-	if len(p.Refusals) != 1 || p.Refusals[0].Code != CodeOutOfScope || len(p.Files) != 0 {
+	if len(p.Refusals) != 0 || len(p.Edits) != 1 || p.Edits[0].Route != RouteOverlay || p.Edits[0].File != "ov/deployment-app.yaml" {
 		t.Errorf("%s", dump(p))
 	}
 }

@@ -109,8 +109,8 @@ func (a *analysis) apply() (map[string][]byte, map[string]*yamledit.File, map[*c
 	parsed := map[string]*yamledit.File{}
 	failed := map[*candidate]bool{}
 	for _, c := range a.candidates {
-		if len(c.changed) == 0 {
-			continue // carried by entry routes only
+		if len(c.changed) == 0 || c.over != nil {
+			continue // carried by entry routes only, or by an override (applyOverrides)
 		}
 		f := parsed[c.file]
 		if f == nil {
@@ -156,6 +156,11 @@ func (a *analysis) apply() (map[string][]byte, map[string]*yamledit.File, map[*c
 			a.routes = nil
 		}
 		a.applyPlaced(out)
+		for c, err := range a.applyOverrides(out) {
+			failed[c] = true
+			a.refuse(a.refusalFor(c, CodeUnplaceableEdit, firstPath(c.changed), c.file, 0,
+				"the override cannot be written: "+err.Error(), "make the change in Git by hand"))
+		}
 	}
 	return out, parsed, failed
 }
@@ -286,6 +291,10 @@ func (a *analysis) drop(bad map[*candidate]bool) {
 // order.
 func (a *analysis) finish() {
 	for _, c := range a.candidates {
+		if c.over != nil {
+			a.overrideEdits(c)
+			continue
+		}
 		f := a.final[c.file]
 		if len(c.changed) == 0 {
 			continue

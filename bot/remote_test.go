@@ -92,8 +92,13 @@ func TestRemoteBaseFetchedAndNeverWritten(t *testing.T) {
 	if b, _ := h.srv.File(owner, repo, branch, "overlays/prod/settings.yaml"); !strings.Contains(string(b), `mode: "safe"`) {
 		t.Errorf("branch settings.yaml:\n%s", b)
 	}
-	if b, ok := h.srv.File(owner, repo, branch, "overlays/prod/kustomization.yaml"); !ok || string(b) != remoteOverlay {
-		t.Errorf("the overlay kustomization changed:\n%s", b)
+	// The base's port is overridden in a new patch of the overlay, which
+	// its kustomization lists; the remote base is never written.
+	if b, _ := h.srv.File(owner, repo, branch, "overlays/prod/deployment-web.yaml"); !strings.Contains(string(b), "containerPort: 9090") {
+		t.Errorf("branch deployment-web.yaml:\n%s", b)
+	}
+	if b, ok := h.srv.File(owner, repo, branch, "overlays/prod/kustomization.yaml"); !ok || string(b) != remoteOverlay+"patches:\n- path: deployment-web.yaml\n" {
+		t.Errorf("the overlay kustomization:\n%s", b)
 	}
 	for _, p := range []string{"web/deployment.yaml", ktree.RemoteFolder + "/github/acme/platform/v1/web/deployment.yaml"} {
 		if _, ok := h.srv.File(owner, repo, branch, p); ok {
@@ -104,8 +109,8 @@ func TestRemoteBaseFetchedAndNeverWritten(t *testing.T) {
 		t.Errorf("the remote base changed:\n%s", b)
 	}
 	pr := h.openPR()
-	if !strings.Contains(pr.Body, "out-of-scope") || !strings.Contains(pr.Body, "github.com/acme/platform?ref=v1") {
-		t.Errorf("PR body does not refuse the base's port by its remote:\n%s", pr.Body)
+	if strings.Contains(pr.Body, "out-of-scope") || !strings.Contains(pr.Body, "overlays/prod/deployment-web.yaml") || !strings.Contains(pr.Body, "| overlay |") {
+		t.Errorf("PR body does not show the base's port overridden in the overlay:\n%s", pr.Body)
 	}
 }
 

@@ -152,7 +152,9 @@ type Target struct {
 	// (the folder holding kustomization.yaml); "." for the repository root.
 	Root string `yaml:"root" json:"root" schema:"required;minLength=1" aka:"path,dir,directory,kustomization"`
 	// Repository-relative folder driftback may write to; default the whole
-	// repository. Edits that fall outside it are refused (out-of-scope).
+	// repository. A file other roots read is never written. A value that
+	// lies outside it is overridden in the root's own folder when that
+	// folder is inside it, else refused (out-of-scope).
 	WriteScope string `yaml:"writeScope,omitempty" json:"writeScope,omitempty" schema:"minLength=1" aka:"scope,writePath"`
 	// Name of the cluster (from clusters) this target runs in.
 	Cluster string `yaml:"cluster" json:"cluster" schema:"required;minLength=1" aka:"clusterName,destination"`

@@ -402,6 +402,23 @@ func (e *editor) diffList(s *yaml.Node, old, want []any, c ctx) error {
 	on, okO := jsonvalue.ElementNames(old)
 	nn, okN := jsonvalue.ElementNames(want)
 	if !okO || !okN {
+		// Elements added at the end of an unnamed list (a new patches:
+		// entry) go after the last one; the others keep their bytes.
+		if len(old) > 0 && len(want) > len(old) && slices.EqualFunc(old, want[:len(old)], same) {
+			d, err := e.findDash(s.Content[0])
+			if err != nil {
+				return err
+			}
+			var lines []string
+			for _, w := range want[len(old):] {
+				t, err := e.item(w, e.col(d)+2)
+				if err != nil {
+					return err
+				}
+				lines = append(lines, spaces(e.col(d))+"- "+t)
+			}
+			return e.appendItems(s, lines, c)
+		}
 		if len(old) != len(want) {
 			return e.replace(s, want, c)
 		}
@@ -522,6 +539,11 @@ func (e *editor) diffList(s *yaml.Node, old, want []any, c ctx) error {
 	if len(pending) == 0 {
 		return nil
 	}
+	return e.appendItems(s, pending, c)
+}
+
+// appendItems puts item lines after the last element of block sequence s.
+func (e *editor) appendItems(s *yaml.Node, lines []string, c ctx) error {
 	last := s.Content[len(s.Content)-1]
 	cc, err := e.seqCtx(last, false, c)
 	if err != nil {
@@ -531,7 +553,7 @@ func (e *editor) diffList(s *yaml.Node, old, want []any, c ctx) error {
 	if err != nil {
 		return err
 	}
-	e.insertLines(e.nextLine(max(end, cc.after)), pending)
+	e.insertLines(e.nextLine(max(end, cc.after)), lines)
 	return nil
 }
 

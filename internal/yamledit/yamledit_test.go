@@ -430,3 +430,25 @@ func TestDecodeSelfAlias(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// An element added at the end of an unnamed list (a new patches: entry)
+// leaves the elements before it, their comments and key order, as written.
+func TestAppendToUnnamedList(t *testing.T) {
+	src := "patches:\n- path: a.yaml\n# why this one\n- target:\n    kind: Deployment\n    name: web\n  patch: |-\n    - op: replace # keep\n      path: /spec/replicas\n      value: 2\nlabels: []\n"
+	f, err := Parse("k.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := f.Value(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v["patches"] = append(v["patches"].([]any), map[string]any{"path": "b.yaml"})
+	if err := f.Set(0, v); err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(src, "labels:", "- path: b.yaml\nlabels:", 1)
+	if got := string(f.Bytes()); got != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
