@@ -110,12 +110,16 @@ func demo(cmd *cobra.Command, serve string) error {
 		return fail(err)
 	}
 	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
-	gh, err := bot.NewClient(bot.AppAuth{AppID: 1, PrivateKey: pemKey, InstallationID: 1, BaseURL: srv.URL() + "/"},
-		bot.ClientOptions{Base: srv.Client().Transport, MutationGap: time.Nanosecond})
+	auth := bot.AppAuth{AppID: 1, PrivateKey: pemKey, InstallationID: 1, BaseURL: srv.URL() + "/"}
+	gh, err := bot.NewClient(auth, bot.ClientOptions{Base: srv.Client().Transport, MutationGap: time.Nanosecond})
 	if err != nil {
 		return fail(err)
 	}
-	b := bot.New(gh, bot.Options{AppID: 1, Download: srv.Client()})
+	login, err := bot.AppLogin(cmd.Context(), auth, bot.ClientOptions{Base: srv.Client().Transport})
+	if err != nil {
+		return fail(err)
+	}
+	b := bot.New(gh, bot.Options{AppID: 1, Login: login, Download: srv.Client()})
 	target := &bot.Target{Config: *cfg.Target("shop-prod"), Lister: cluster.SnapshotLister{Path: liveFile}}
 	out, err := b.Reconcile(cmd.Context(), target)
 	if err != nil {

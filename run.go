@@ -302,6 +302,10 @@ func buildRunner(ctx context.Context, in runnerInput) (*bot.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	login, err := bot.AppLogin(ctx, auth, opts)
+	if err != nil {
+		return nil, err
+	}
 	listers := map[string]*cluster.ClientLister{}
 	for _, c := range cfg.Clusters {
 		kubeconfig := c.Kubeconfig
@@ -321,7 +325,7 @@ func buildRunner(ctx context.Context, in runnerInput) (*bot.Runner, error) {
 	}
 	r := &bot.Runner{
 		// Room for one poll of every target's renders.
-		Bot:      bot.New(gh, bot.Options{AppID: cfg.GitHub.AppID, Metrics: in.metrics, Log: in.log, Renders: 3 * len(cfg.ResolvedTargets())}),
+		Bot:      bot.New(gh, bot.Options{AppID: cfg.GitHub.AppID, Login: login, Metrics: in.metrics, Log: in.log, Renders: 3 * len(cfg.ResolvedTargets())}),
 		Interval: cfg.PollInterval,
 		Log:      in.log,
 	}

@@ -35,6 +35,7 @@ type Bot struct {
 	Fence func(target string) error
 
 	appID   int64
+	login   string
 	memo    remembered[memo]    // per target: what the last reconcile saw
 	blocked remembered[blocked] // per target: a branch move GitHub refused
 }
@@ -44,6 +45,9 @@ type Options struct {
 	// AppID is the GitHub App's id: the bot reads and writes only the
 	// check runs its own App made. Required.
 	AppID int64
+	// Login is the App's bot account, "<slug>[bot]" (AppLogin): only
+	// commits it authored and committed are driftback's own. Required.
+	Login string
 	// Download fetches repository archives, which GitHub serves from
 	// another host; it is never sent the installation token. nil: a client
 	// on NewTransport with a 5-minute overall timeout.
@@ -67,7 +71,7 @@ func New(gh *github.Client, opts Options) *Bot {
 	if opts.Renders > 0 {
 		s.Renders = analyzer.NewRenderCache(opts.Renders)
 	}
-	return &Bot{GitHub: gh, Snapshots: s, Metrics: opts.Metrics, Log: opts.Log, appID: opts.AppID}
+	return &Bot{GitHub: gh, Snapshots: s, Metrics: opts.Metrics, Log: opts.Log, appID: opts.AppID, login: opts.Login}
 }
 
 // downloadTimeout bounds one tarball download, body included.

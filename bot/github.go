@@ -97,6 +97,23 @@ func FindInstallation(ctx context.Context, auth AppAuth, opts ClientOptions, own
 	}
 }
 
+// AppLogin asks GitHub for the App's bot account, "<slug>[bot]": the
+// author of every commit the App makes (Options.Login).
+func AppLogin(ctx context.Context, auth AppAuth, opts ClientOptions) (string, error) {
+	apps, _, _, _, err := newAppClient(auth, opts)
+	if err != nil {
+		return "", err
+	}
+	a, _, err := apps.Apps.Get(ctx, "")
+	if err != nil {
+		return "", fmt.Errorf("read the App: %w", err)
+	}
+	if a.GetSlug() == "" {
+		return "", errors.New("read the App: GitHub gave no slug")
+	}
+	return a.GetSlug() + "[bot]", nil
+}
+
 // newAppClient builds the client that speaks as the App itself (JWT).
 func newAppClient(auth AppAuth, opts ClientOptions) (*github.Client, *resilientTransport, *url.URL, ClientOptions, error) {
 	if opts.Base == nil {
