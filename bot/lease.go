@@ -223,7 +223,7 @@ func or(d, def time.Duration) time.Duration {
 type membership struct {
 	l       *Leases
 	targets []string
-	name    string               // this replica's Lease
+	name    string                // this replica's Lease
 	own     *coordinationv1.Lease // as last written; nil: read it first
 	seen    map[string]*member    // the other members' Leases by name
 	// pending are claimed targets not written yet; published the claims
