@@ -54,9 +54,9 @@ type Options struct {
 	Download *http.Client
 	Metrics  *Metrics     // nil: a registry of its own
 	Log      *slog.Logger // nil: logs are discarded
-	// Renders is how many kustomize renders are kept across polls; a
-	// target costs up to three (plain, dyed, verified). 0 keeps none.
-	Renders int
+	// RenderBytes bounds the kustomize renders kept across polls (a
+	// target's costs up to three: plain, dyed, verified). 0 keeps none.
+	RenderBytes int64
 }
 
 // New returns a Bot that talks to GitHub through gh.
@@ -68,8 +68,8 @@ func New(gh *github.Client, opts Options) *Bot {
 		opts.Download = &http.Client{Transport: NewTransport(), Timeout: downloadTimeout}
 	}
 	s := &Snapshots{GitHub: gh, Download: opts.Download}
-	if opts.Renders > 0 {
-		s.Renders = analyzer.NewRenderCache(opts.Renders)
+	if opts.RenderBytes > 0 {
+		s.Renders = analyzer.NewRenderCache(opts.RenderBytes)
 	}
 	return &Bot{GitHub: gh, Snapshots: s, Metrics: opts.Metrics, Log: opts.Log, appID: opts.AppID, login: opts.Login}
 }
