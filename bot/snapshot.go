@@ -75,7 +75,9 @@ func (s *Snapshots) Load(ctx context.Context, owner, repo, sha string) (*analyze
 	if err != nil {
 		return nil, fmt.Errorf("tarball of %s: %w", key, err)
 	}
-	return s.keep(key, analyzer.NewSnapshot(files, s.Renders)), nil
+	snap := analyzer.NewSnapshot(files, s.Renders)
+	snap.DropUnread()
+	return s.keep(key, snap), nil
 }
 
 func (s *Snapshots) cached(key string) (*analyzer.Snapshot, bool) {

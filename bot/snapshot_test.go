@@ -50,3 +50,37 @@ func TestSnapshotKeepsAHugeFileBySizeAlone(t *testing.T) {
 		t.Fatalf("the snapshot holds %d bytes of files", kept)
 	}
 }
+
+// Item 10: a kept snapshot holds only what some root may read: manifests,
+// kustomizations and the files they name (a generator's source here), not
+// READMEs or images.
+func TestSnapshotDropsFilesNoRootReads(t *testing.T) {
+	h := newHarness(t, exampleLive(t))
+	next := h.srv.Commit(owner, repo, "main", "someone", map[string][]byte{
+		"docs/guide.md":                          []byte("# how we deploy\n"),
+		"assets/logo.png":                        bytes.Repeat([]byte{0x89, 'P', 'N', 'G'}, 1<<18),
+		"extra/kustomization.yaml":               []byte("configMapGenerator:\n- name: settings\n  files: [settings.properties]\n"),
+		"extra/settings.properties":              []byte("mode=fast\n"),
+		"extra/unused.properties":                []byte("mode=slow\n"),
+		"overlays/prod/notes-not-a-manifest.txt": []byte("hello\n"),
+	})
+	snap, err := h.bot.Snapshots.Load(h.ctx, owner, repo, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := snap.Repo()
+	for _, p := range []string{"docs/guide.md", "assets/logo.png", "extra/unused.properties", "overlays/prod/notes-not-a-manifest.txt"} {
+		if _, ok := r.Size(p); ok {
+			t.Errorf("%s is kept, though no root reads it", p)
+		}
+	}
+	for _, p := range []string{"extra/kustomization.yaml", "extra/settings.properties", "overlays/prod/kustomization.yaml"} {
+		if _, ok := r.File(p); !ok {
+			t.Errorf("%s was dropped, though a root reads it", p)
+		}
+	}
+	// The plan is the one made on the whole tree.
+	if out := h.poll(); out.Plan == nil || len(out.Plan.Edits) == 0 {
+		t.Fatalf("no plan on the pruned snapshot: %+v", out)
+	}
+}

@@ -214,6 +214,17 @@ func under(dir, p string) (string, bool) {
 	return "", false
 }
 
+// Retain drops every file with bytes that keep refuses (their folders
+// stay; files kept by size alone cost nothing and stay too). For a
+// snapshot being prepared, before anyone reads it.
+func (r *Repo) Retain(keep func(p string) bool) {
+	for p := range r.files {
+		if !keep(p) {
+			delete(r.files, p)
+		}
+	}
+}
+
 // Paths returns the path of every file whose bytes are kept, sorted.
 func (r *Repo) Paths() []string {
 	out := make([]string, 0, len(r.files))
