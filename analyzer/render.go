@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -98,14 +99,18 @@ func markDocuments(fsys filesys.FileSystem, repo *repofs.Repo, t *ktree.Tree, ex
 }
 
 // markFile adds docMark to the metadata of each object document of one
-// file. A document that is not an object, or whose metadata is not a map,
-// is left as it is and found by name instead.
+// file. The mark is inserted as text and every other byte is kept: a YAML
+// encoder does not round-trip every scalar (a folded block with
+// more-indented lines comes back as another string), and the marked build
+// must read exactly the values the plain one reads. A document whose
+// metadata cannot take the mark this way (an alias, annotations: null) is
+// left unmarked and found by name; text that does not read back as marked
+// is an error, and the caller leaves the whole file unmarked.
 func markFile(p string, data []byte) ([]byte, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var out bytes.Buffer
-	enc := yaml.NewEncoder(&out)
-	enc.SetIndent(2)
-	for {
+	var inserts []insertion
+	want := map[int]string{} // document index → mark
+	for doc := 0; ; doc++ {
 		var n yaml.Node
 		if err := dec.Decode(&n); err != nil {
 			if errors.Is(err, io.EOF) {
@@ -113,65 +118,158 @@ func markFile(p string, data []byte) ([]byte, error) {
 			}
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}
-		if len(n.Content) == 0 {
-			continue // no document, only comments: kustomize skips it too
+		if len(n.Content) != 1 || n.Content[0].Kind != yaml.MappingNode {
+			continue // no document, only comments, or not an object
 		}
-		if len(n.Content) == 1 && n.Content[0].Kind == yaml.MappingNode {
-			d := n.Content[0]
-			var id struct {
-				APIVersion string `yaml:"apiVersion"`
-				Kind       string `yaml:"kind"`
-				Metadata   struct {
-					Name string `yaml:"name"`
-				} `yaml:"metadata"`
-			}
-			if d.Decode(&id) == nil && id.Metadata.Name != "" {
-				markNode(d, markValue(p, id.APIVersion, id.Kind, id.Metadata.Name))
-			}
+		d := n.Content[0]
+		var id struct {
+			APIVersion string `yaml:"apiVersion"`
+			Kind       string `yaml:"kind"`
+			Metadata   struct {
+				Name string `yaml:"name"`
+			} `yaml:"metadata"`
 		}
-		if err := enc.Encode(&n); err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
+		if d.Decode(&id) != nil || id.Metadata.Name == "" {
+			continue
 		}
+		mark := markValue(p, id.APIVersion, id.Kind, id.Metadata.Name)
+		ins, err := markInsertion(d, mark)
+		if err != nil {
+			continue // found by name instead
+		}
+		inserts = append(inserts, ins)
+		want[doc] = mark
 	}
-	if err := enc.Close(); err != nil {
+	if len(inserts) == 0 {
+		return data, nil
+	}
+	out, err := applyInsertions(data, inserts)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
+	if err := checkMarks(out, want); err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	return out, nil
+}
+
+// insertion is text to put before the character at (Line, Column), as
+// yaml.v3 counts them (from 1, in characters).
+type insertion struct {
+	Line, Column int
+	Text         string
+}
+
+// markInsertion says where the mark goes in one document: as the first
+// entry of its annotations, or as a new annotations entry at the head of
+// its metadata. Block and flow mappings both take an entry before their
+// first key; an empty flow mapping takes it after its brace.
+func markInsertion(doc *yaml.Node, mark string) (insertion, error) {
+	meta := valueOf(doc, "metadata")
+	if meta == nil || meta.Kind != yaml.MappingNode {
+		return insertion{}, errors.New("metadata is not a mapping")
+	}
+	entry, _ := json.Marshal(docMark)
+	val, _ := json.Marshal(mark)
+	pair := string(entry) + ": " + string(val)
+	if ann := valueOf(meta, "annotations"); ann != nil {
+		if ann.Kind != yaml.MappingNode {
+			return insertion{}, errors.New("metadata.annotations is not a mapping")
+		}
+		return entryInsertion(ann, pair)
+	}
+	return entryInsertion(meta, "annotations: {"+pair+"}")
+}
+
+// entryInsertion puts one "key: value" entry into mapping m.
+func entryInsertion(m *yaml.Node, pair string) (insertion, error) {
+	if len(m.Content) == 0 {
+		if m.Style&yaml.FlowStyle == 0 {
+			return insertion{}, errors.New("an empty block mapping")
+		}
+		return insertion{Line: m.Line, Column: m.Column + 1, Text: pair}, nil // after "{"
+	}
+	first := m.Content[0]
+	if m.Style&yaml.FlowStyle != 0 {
+		return insertion{Line: first.Line, Column: first.Column, Text: pair + ", "}, nil
+	}
+	// A block mapping's keys start their lines: the new entry takes the
+	// first key's place, and the first key moves to a line of its own at
+	// the same indentation.
+	return insertion{Line: first.Line, Column: first.Column, Text: pair + "\n" + strings.Repeat(" ", first.Column-1)}, nil
+}
+
+// valueOf is the value of key in mapping m, or nil.
+func valueOf(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// applyInsertions returns data with every insertion made, in order.
+func applyInsertions(data []byte, ins []insertion) ([]byte, error) {
+	var out bytes.Buffer
+	out.Grow(len(data) + len(ins)*128)
+	line, col, at, copied := 1, 1, 0, 0
+	for _, in := range ins {
+		for (line < in.Line || (line == in.Line && col < in.Column)) && at < len(data) {
+			r, size := utf8.DecodeRune(data[at:])
+			if r == '\n' {
+				line, col = line+1, 1
+			} else {
+				col++
+			}
+			at += size
+		}
+		if line != in.Line || col != in.Column {
+			return nil, fmt.Errorf("no position %d:%d", in.Line, in.Column)
+		}
+		out.Write(data[copied:at])
+		out.WriteString(in.Text)
+		copied = at
+	}
+	out.Write(data[copied:])
 	return out.Bytes(), nil
 }
 
-func markNode(doc *yaml.Node, value string) {
-	meta := mapEntry(doc, "metadata")
-	if meta == nil {
-		return
-	}
-	ann := mapEntry(meta, "annotations")
-	if ann == nil {
-		return
-	}
-	ann.Content = append(ann.Content,
-		&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: docMark},
-		&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: value, Style: yaml.DoubleQuotedStyle})
-}
-
-// mapEntry returns the map under key in m, creating it when absent or
-// null; nil when it holds something else.
-func mapEntry(m *yaml.Node, key string) *yaml.Node {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value != key {
+// checkMarks reads the marked text back: each marked document carries its
+// mark, and the text still parses. A position yaml.v3 reported that does
+// not hold the key (a byte-order mark, a tab) fails here, not in the build.
+func checkMarks(data []byte, want map[int]string) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	found := 0
+	for doc := 0; ; doc++ {
+		var n yaml.Node
+		if err := dec.Decode(&n); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return fmt.Errorf("marked text: %w", err)
+		}
+		mark, ok := want[doc]
+		if !ok {
 			continue
 		}
-		v := m.Content[i+1]
-		if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
-			*v = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		var got *yaml.Node
+		if len(n.Content) == 1 && n.Content[0].Kind == yaml.MappingNode {
+			if meta := valueOf(n.Content[0], "metadata"); meta != nil && meta.Kind == yaml.MappingNode {
+				if ann := valueOf(meta, "annotations"); ann != nil && ann.Kind == yaml.MappingNode {
+					got = valueOf(ann, docMark)
+				}
+			}
 		}
-		if v.Kind != yaml.MappingNode {
-			return nil
+		if got == nil || got.Value != mark {
+			return fmt.Errorf("document %d did not take its mark", doc+1)
 		}
-		return v
+		found++
 	}
-	v := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, v)
-	return v
+	if found != len(want) {
+		return errors.New("marked text lost documents")
+	}
+	return nil
 }
 
 // markValue is a document's mark: file, group, kind and name as written.

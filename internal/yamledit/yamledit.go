@@ -223,8 +223,8 @@ func Decode(n *yaml.Node) (any, error) {
 	// The budget bounds alias expansion: every node of the text, and a
 	// million more reached through aliases. Counting the text's own nodes
 	// lets a large plain document (a whole namespace's snapshot) through.
-	budget := 1<<20 + plainNodes(n)
-	return decodeNode(n, &budget)
+	d := &decoder{budget: 1<<20 + plainNodes(n), expanding: map[*yaml.Node]bool{}}
+	return d.node(n)
 }
 
 // plainNodes counts the nodes of n without following aliases.
@@ -236,8 +236,16 @@ func plainNodes(n *yaml.Node) int {
 	return c
 }
 
-func decodeNode(n *yaml.Node, budget *int) (v any, err error) {
-	if *budget--; *budget < 0 {
+// decoder holds what bounds one Decode: the node budget, and the anchors
+// being expanded, so that an alias inside its own anchor is an error at
+// once instead of a recursion as deep as the budget.
+type decoder struct {
+	budget    int
+	expanding map[*yaml.Node]bool
+}
+
+func (d *decoder) node(n *yaml.Node) (v any, err error) {
+	if d.budget--; d.budget < 0 {
 		return nil, errors.New("document too large (alias expansion)")
 	}
 	switch n.Kind {
@@ -245,16 +253,21 @@ func decodeNode(n *yaml.Node, budget *int) (v any, err error) {
 		if len(n.Content) == 0 {
 			return nil, nil
 		}
-		return decodeNode(n.Content[0], budget)
+		return d.node(n.Content[0])
 	case yaml.AliasNode:
 		if n.Alias == nil {
 			return nil, errors.New("unknown alias")
 		}
-		return decodeNode(n.Alias, budget)
+		if d.expanding[n.Alias] {
+			return nil, fmt.Errorf("line %d: alias %s refers to the value that contains it", n.Line, n.Value)
+		}
+		d.expanding[n.Alias] = true
+		defer delete(d.expanding, n.Alias)
+		return d.node(n.Alias)
 	case yaml.SequenceNode:
 		out := make([]any, 0, len(n.Content))
 		for _, c := range n.Content {
-			cv, err := decodeNode(c, budget)
+			cv, err := d.node(c)
 			if err != nil {
 				return nil, err
 			}
@@ -277,7 +290,7 @@ func decodeNode(n *yaml.Node, budget *int) (v any, err error) {
 			if _, dup := out[ks]; dup {
 				return nil, fmt.Errorf("line %d: mapping key %q already defined", k.Line, ks)
 			}
-			cv, err := decodeNode(n.Content[j+1], budget)
+			cv, err := d.node(n.Content[j+1])
 			if err != nil {
 				return nil, err
 			}
@@ -290,7 +303,7 @@ func decodeNode(n *yaml.Node, budget *int) (v any, err error) {
 				srcs = m.Content
 			}
 			for _, s := range srcs {
-				sv, err := decodeNode(s, budget)
+				sv, err := d.node(s)
 				if err != nil {
 					return nil, err
 				}

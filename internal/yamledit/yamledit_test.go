@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/driftback/driftback/internal/jsonvalue"
 )
 
@@ -398,5 +400,33 @@ func TestLine(t *testing.T) {
 	}
 	if got := f.Line(0, containers.Child(jsonvalue.Name("web")).Child(jsonvalue.Key("image"))); got != 16 {
 		t.Errorf("after edit: line %d, want 16", got)
+	}
+}
+
+// An alias inside the anchor it names would expand forever: Decode says so
+// at the first repeat, not after a recursion as deep as its node budget
+// (which took seconds and a deep stack).
+func TestDecodeSelfAlias(t *testing.T) {
+	for _, text := range []string{
+		"a: &n {k: *n}\n",
+		"a: &n [x, *n]\n",
+		"a: &n\n  b:\n    c: *n\n",
+		"a: &n\n  <<: *n\n",
+	} {
+		var n yaml.Node
+		if err := yaml.Unmarshal([]byte(text), &n); err != nil {
+			continue // the parser refused it already
+		}
+		if _, err := Decode(&n); err == nil || !strings.Contains(err.Error(), "contains it") {
+			t.Errorf("%q: %v", text, err)
+		}
+	}
+	// The same anchor used twice side by side is no recursion.
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte("a: &n {k: v}\nb: *n\nc: [*n, *n]\n"), &n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Decode(&n); err != nil {
+		t.Fatal(err)
 	}
 }
