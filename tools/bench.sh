@@ -4,7 +4,8 @@
 # memory; sizes 10, 100 and 500 roots of 10 objects; the bot's idle poll;
 # the idle cycle of 100 targets on a real apiserver; the bot's memory over
 # 50 commits of 500 targets.
-# About 15 minutes on 2 shared cores. Output: bench.txt (raw) and benchstat's summary.
+# About 45 minutes on 2 shared cores (the bot's memory run alone about 30).
+# Output: bench.txt (raw) and benchstat's summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${BENCH_OUT:-bench.txt}
