@@ -185,12 +185,16 @@ func reconcileExample(t *testing.T, target *config.Target) any {
 	}
 	srv.CreateRepo("acme", "shop", "main", files)
 	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
-	gh, err := bot.NewClient(bot.AppAuth{AppID: 1, PrivateKey: pemKey, InstallationID: 1, BaseURL: srv.URL() + "/"},
-		bot.ClientOptions{Base: srv.Client().Transport, MutationGap: time.Nanosecond})
+	auth := bot.AppAuth{AppID: 1, PrivateKey: pemKey, InstallationID: 1, BaseURL: srv.URL() + "/"}
+	gh, err := bot.NewClient(auth, bot.ClientOptions{Base: srv.Client().Transport, MutationGap: time.Nanosecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := bot.New(gh, bot.Options{AppID: 1, Download: srv.Client()})
+	login, err := bot.AppLogin(context.Background(), auth, bot.ClientOptions{Base: srv.Client().Transport})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := bot.New(gh, bot.Options{AppID: 1, Login: login, Download: srv.Client()})
 	out, err := b.Reconcile(context.Background(), &bot.Target{Config: *target, Lister: cluster.SnapshotLister{Path: "examples/live.yaml"}})
 	if err != nil || out.Plan == nil {
 		t.Fatalf("reconcile: %v %+v", err, out)

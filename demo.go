@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -99,7 +100,7 @@ func demo(cmd *cobra.Command, serve string) error {
 		}
 		opts.Listener = ln
 	}
-	srv, b, err := demoGitHub(opts)
+	srv, b, err := demoGitHub(cmd.Context(), opts)
 	if err != nil {
 		return fail(err)
 	}
@@ -140,7 +141,7 @@ func demo(cmd *cobra.Command, serve string) error {
 
 // demoGitHub starts the in-process GitHub server with the App installed
 // on acme, and a bot acting as that App.
-func demoGitHub(opts githubtest.Options) (*githubtest.Server, *bot.Bot, error) {
+func demoGitHub(ctx context.Context, opts githubtest.Options) (*githubtest.Server, *bot.Bot, error) {
 	srv := githubtest.New(opts)
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -151,13 +152,18 @@ func demoGitHub(opts githubtest.Options) (*githubtest.Server, *bot.Bot, error) {
 	srv.SetAppSlug(1, "driftback")
 	srv.AddInstallation(1, 1, "acme")
 	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
-	gh, err := bot.NewClient(bot.AppAuth{AppID: 1, PrivateKey: pemKey, InstallationID: 1, BaseURL: srv.URL() + "/"},
-		bot.ClientOptions{Base: srv.Client().Transport, MutationGap: time.Nanosecond})
+	auth := bot.AppAuth{AppID: 1, PrivateKey: pemKey, InstallationID: 1, BaseURL: srv.URL() + "/"}
+	gh, err := bot.NewClient(auth, bot.ClientOptions{Base: srv.Client().Transport, MutationGap: time.Nanosecond})
 	if err != nil {
 		srv.Close()
 		return nil, nil, err
 	}
-	return srv, bot.New(gh, bot.Options{AppID: 1, Download: srv.Client()}), nil
+	login, err := bot.AppLogin(ctx, auth, bot.ClientOptions{Base: srv.Client().Transport})
+	if err != nil {
+		srv.Close()
+		return nil, nil, err
+	}
+	return srv, bot.New(gh, bot.Options{AppID: 1, Login: login, Download: srv.Client()}), nil
 }
 
 func printDemo(w io.Writer, srv *githubtest.Server, repo, branch string, out bot.Outcome, baseSHA string, files map[string][]byte) {

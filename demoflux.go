@@ -33,7 +33,7 @@ defaults:
 // demoFlux is `driftback demo --flux`: the target is discovered from the
 // snapshot's Flux Kustomization and reconciled like any other.
 func demoFlux(cmd *cobra.Command) error {
-	srv, b, err := demoGitHub(githubtest.Options{})
+	srv, b, err := demoGitHub(cmd.Context(), githubtest.Options{})
 	if err != nil {
 		return fail(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/bot"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
@@ -302,6 +303,10 @@ func buildRunner(ctx context.Context, in runnerInput) (*bot.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	login, err := bot.AppLogin(ctx, auth, opts)
+	if err != nil {
+		return nil, err
+	}
 	listers := map[string]*cluster.ClientLister{}
 	for _, c := range cfg.Clusters {
 		kubeconfig := c.Kubeconfig
@@ -324,8 +329,9 @@ func buildRunner(ctx context.Context, in runnerInput) (*bot.Runner, error) {
 		return nil, err
 	}
 	r := &bot.Runner{
-		// Room for one poll of every target's renders.
-		Bot:      bot.New(gh, bot.Options{AppID: cfg.GitHub.AppID, Metrics: in.metrics, Log: in.log, Renders: 3 * (len(cfg.ResolvedTargets()) + len(found))}),
+		// Renders kept by size: a new commit rebuilds only the roots whose
+		// inputs changed, while a poll's renders fit.
+		Bot:      bot.New(gh, bot.Options{AppID: cfg.GitHub.AppID, Login: login, Metrics: in.metrics, Log: in.log, RenderBytes: analyzer.DefaultRenderCacheBytes}),
 		Interval: cfg.PollInterval,
 		Log:      in.log,
 	}

@@ -19,30 +19,52 @@ import (
 // of the tree (ktree's Tree.Inputs) and the in-memory overrides the dye and
 // verify put in place. A hit returns a private copy, so a plan made with a
 // cache is the plan made without one. Safe for concurrent use; the least
-// recently used renders go first once it holds max of them.
+// recently used renders go first once the renders kept take more than
+// the budget (estimated by jsonvalue.Bytes).
 type RenderCache struct {
-	mu     sync.Mutex
-	max    int
-	order  *list.List // of *cacheEntry, most recent first
-	byKey  map[[32]byte]*list.Element
-	hits   int64
-	misses int64
+	mu       sync.Mutex
+	maxBytes int64
+	bytes    int64
+	order    *list.List // of *cacheEntry, most recent first
+	byKey    map[[32]byte]*list.Element
+	hits     int64
+	misses   int64
 }
 
 type cacheEntry struct {
-	key  [32]byte
-	objs []rendered
-	err  error
+	key   [32]byte
+	objs  []rendered
+	err   error
+	bytes int64
 }
 
-// NewRenderCache returns a cache holding at most max renders (max < 1
-// means 4096). A root costs up to three: the plain, the dyed and the
-// verified render.
-func NewRenderCache(max int) *RenderCache {
-	if max < 1 {
-		max = 4096
+// DefaultRenderCacheBytes is the render cache's budget when none is given.
+const DefaultRenderCacheBytes = 64 << 20
+
+// NewRenderCache returns a cache keeping renders up to maxBytes (< 1 means
+// DefaultRenderCacheBytes). A root costs up to three renders: the plain,
+// the dyed and the verified one.
+func NewRenderCache(maxBytes int64) *RenderCache {
+	if maxBytes < 1 {
+		maxBytes = DefaultRenderCacheBytes
 	}
-	return &RenderCache{max: max, order: list.New(), byKey: map[[32]byte]*list.Element{}}
+	return &RenderCache{maxBytes: maxBytes, order: list.New(), byKey: map[[32]byte]*list.Element{}}
+}
+
+// Bytes is the estimated size of the renders kept.
+func (c *RenderCache) Bytes() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
+}
+
+// renderedBytes estimates what a render keeps in memory.
+func renderedBytes(objs []rendered) int64 {
+	n := int64(64)
+	for _, r := range objs {
+		n += 128 + jsonvalue.Bytes(r.Object) + int64(len(r.Origin)+len(r.SourceName)+len(r.Generated))
+	}
+	return n
 }
 
 // Stats reports cache hits and misses (each miss is one render: a
@@ -142,14 +164,17 @@ func (r renderer) render(repo *repofs.Repo, t *ktree.Tree, extra map[string][]by
 	c.mu.Unlock()
 
 	objs, err := render(r.builds, repo, t, extra, parsed, r.post)
-	e := &cacheEntry{key: key, objs: copyRendered(objs), err: err}
+	kept := copyRendered(objs)
+	e := &cacheEntry{key: key, objs: kept, err: err, bytes: renderedBytes(kept)}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.byKey[key]; !ok { // another caller may have raced us here
+	if _, ok := c.byKey[key]; !ok && e.bytes <= c.maxBytes { // another caller may have raced us here
 		c.byKey[key] = c.order.PushFront(e)
-		for c.order.Len() > c.max {
+		c.bytes += e.bytes
+		for c.bytes > c.maxBytes {
 			old := c.order.Remove(c.order.Back()).(*cacheEntry)
 			delete(c.byKey, old.key)
+			c.bytes -= old.bytes
 		}
 	}
 	return objs, err

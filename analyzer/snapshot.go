@@ -29,6 +29,15 @@ func NewSnapshot(repo *repofs.Repo, renders *RenderCache) *Snapshot {
 	return &Snapshot{repo: repo, forest: ktree.NewForest(repo), renders: renders}
 }
 
+// DropUnread keeps in the snapshot only the files some root may read
+// (ktree's Forest.Read), for a poller that keeps snapshots across polls:
+// READMEs, images and other files no build reads cost nothing then. Call
+// it before the snapshot is used.
+func (s *Snapshot) DropUnread() {
+	read := s.forest.Read()
+	s.repo.Retain(func(p string) bool { return read[p] })
+}
+
 // Repo is the snapshot's file tree.
 func (s *Snapshot) Repo() *repofs.Repo { return s.repo }
 

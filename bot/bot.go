@@ -38,6 +38,7 @@ type Bot struct {
 	Fence func(target string) error
 
 	appID   int64
+	login   string
 	memo    remembered[memo]    // per target: what the last reconcile saw
 	blocked remembered[blocked] // per target: a branch move GitHub refused
 }
@@ -47,15 +48,18 @@ type Options struct {
 	// AppID is the GitHub App's id: the bot reads and writes only the
 	// check runs its own App made. Required.
 	AppID int64
+	// Login is the App's bot account, "<slug>[bot]" (AppLogin): only
+	// commits it authored and committed are driftback's own. Required.
+	Login string
 	// Download fetches repository archives, which GitHub serves from
 	// another host; it is never sent the installation token. nil: a client
 	// on NewTransport with a 5-minute overall timeout.
 	Download *http.Client
 	Metrics  *Metrics     // nil: a registry of its own
 	Log      *slog.Logger // nil: logs are discarded
-	// Renders is how many kustomize renders are kept across polls; a
-	// target costs up to three (plain, dyed, verified). 0 keeps none.
-	Renders int
+	// RenderBytes bounds the kustomize renders kept across polls (a
+	// target's costs up to three: plain, dyed, verified). 0 keeps none.
+	RenderBytes int64
 }
 
 // New returns a Bot that talks to GitHub through gh.
@@ -67,10 +71,10 @@ func New(gh *github.Client, opts Options) *Bot {
 		opts.Download = &http.Client{Transport: NewTransport(), Timeout: downloadTimeout}
 	}
 	s := &Snapshots{GitHub: gh, Download: opts.Download}
-	if opts.Renders > 0 {
-		s.Renders = analyzer.NewRenderCache(opts.Renders)
+	if opts.RenderBytes > 0 {
+		s.Renders = analyzer.NewRenderCache(opts.RenderBytes)
 	}
-	return &Bot{GitHub: gh, Snapshots: s, Metrics: opts.Metrics, Log: opts.Log, appID: opts.AppID}
+	return &Bot{GitHub: gh, Snapshots: s, Metrics: opts.Metrics, Log: opts.Log, appID: opts.AppID, login: opts.Login}
 }
 
 // downloadTimeout bounds one tarball download, body included.

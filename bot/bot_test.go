@@ -509,7 +509,7 @@ func (h *harness) botOn(t testing.TB, record bool, now func() time.Time, tune ..
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(gh, Options{AppID: appID, Download: h.srv.Client(), Metrics: metrics, Renders: 3})
+	return New(gh, Options{AppID: appID, Login: "driftback[bot]", Download: h.srv.Client(), Metrics: metrics, RenderBytes: 1 << 20})
 }
 
 type brokenLister struct{}

@@ -257,16 +257,20 @@ func commitMessage(plan *analyzer.Plan, target, edits string) string {
 type ownCommit struct{ base, edits string }
 
 // ownHead reads the branch head and says whether it is driftback's own
-// commit for this target: committed and authored by a GitHub App (a bot
-// account, which no person can commit as), one parent, and trailers naming
-// this target and an edit set. Anything else is a person's, and driftback
-// never moves or rebuilds over it.
+// commit for this target: committed and authored by this App's bot account
+// (which no person and no other App can commit as), one parent, and
+// trailers naming this target and an edit set. Anything else is someone
+// else's, and driftback never moves or rebuilds over it.
 func (b *Bot) ownHead(ctx context.Context, p *poll, sha string) (ownCommit, bool, error) {
+	if b.login == "" {
+		return ownCommit{}, false, errors.New("bot: Options.Login is not set; without it the bot cannot tell its commits from another App's")
+	}
 	c, _, err := b.GitHub.Repositories.GetCommit(ctx, p.owner, p.repo, sha, &github.ListOptions{PerPage: 1})
 	if err != nil {
 		return ownCommit{}, false, fmt.Errorf("branch head %s: %w", short(sha), err)
 	}
-	if c.GetAuthor().GetType() != "Bot" || c.GetCommitter().GetType() != "Bot" || c.GetAuthor().GetLogin() != c.GetCommitter().GetLogin() || len(c.Parents) != 1 {
+	mine := func(u *github.User) bool { return u.GetType() == "Bot" && strings.EqualFold(u.GetLogin(), b.login) }
+	if !mine(c.GetAuthor()) || !mine(c.GetCommitter()) || len(c.Parents) != 1 {
 		return ownCommit{}, false, nil
 	}
 	msg := strings.TrimRight(c.GetCommit().GetMessage(), "\n")

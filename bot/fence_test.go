@@ -39,23 +39,27 @@ func TestFenceStopsEveryWriteOfALostTarget(t *testing.T) {
 	}
 }
 
-// Item 3: Writable needs the lease held and renewed within the renew
-// deadline, so a replica paused past it writes nothing on waking.
+// Item 3: Writable needs the target held and the member lease renewed
+// within the renew deadline, so a replica paused past it writes nothing on
+// waking; and a renewal after such a gap holds nothing until the targets
+// are claimed again (the others may have taken them meanwhile).
 func TestLeaseWritableNeedsAFreshRenewal(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
 	l := &Leases{Identity: "a", RenewDeadline: 10 * time.Second, Now: func() time.Time { return now }, held: map[string]bool{}}
 	if l.Writable("t") == nil {
-		t.Fatal("writable without holding the lease")
+		t.Fatal("writable without holding the target")
 	}
-	l.set("t", true)
-	l.noteRenewal("t", now, nil)
+	l.setHeld(map[string]bool{"t": true})
+	l.noteRenewal(now)
 	now = now.Add(5 * time.Second)
 	if err := l.Writable("t"); err != nil {
 		t.Fatalf("fresh lease: %v", err)
 	}
-	l.noteRenewal("t", now, errors.New("conflict")) // a failed renewal renews nothing
-	now = now.Add(40 * time.Second)                 // SIGSTOP, then SIGCONT: callbacks have not run yet
+	now = now.Add(40 * time.Second) // SIGSTOP, then SIGCONT: the loop has not run yet
 	if !l.Holds("t") || l.Writable("t") == nil {
 		t.Fatal("a paused replica may still write")
+	}
+	if !l.noteRenewal(now) || l.Holds("t") || l.Writable("t") == nil {
+		t.Fatal("a renewal after a gap kept the targets")
 	}
 }

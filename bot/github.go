@@ -97,6 +97,23 @@ func FindInstallation(ctx context.Context, auth AppAuth, opts ClientOptions, own
 	}
 }
 
+// AppLogin asks GitHub for the App's bot account, "<slug>[bot]": the
+// author of every commit the App makes (Options.Login).
+func AppLogin(ctx context.Context, auth AppAuth, opts ClientOptions) (string, error) {
+	apps, _, _, _, err := newAppClient(auth, opts)
+	if err != nil {
+		return "", err
+	}
+	a, _, err := apps.Apps.Get(ctx, "")
+	if err != nil {
+		return "", fmt.Errorf("read the App: %w", err)
+	}
+	if a.GetSlug() == "" {
+		return "", errors.New("read the App: GitHub gave no slug")
+	}
+	return a.GetSlug() + "[bot]", nil
+}
+
 // newAppClient builds the client that speaks as the App itself (JWT).
 func newAppClient(auth AppAuth, opts ClientOptions) (*github.Client, *resilientTransport, *url.URL, ClientOptions, error) {
 	if opts.Base == nil {
@@ -509,6 +526,26 @@ type etagTransport struct {
 
 	mu    sync.Mutex
 	cache map[string]cachedResponse
+	bytes int64 // of the cached responses
+	// maxBytes bounds the cache; 0 is etagCacheBytes.
+	maxBytes int64
+}
+
+// etagCacheBytes bounds the responses kept for conditional requests: new
+// commits keep adding URLs (check runs per commit), so a count alone lets
+// large answers pile up.
+const etagCacheBytes = 32 << 20
+
+// size is what a cached response takes, roughly.
+func (c cachedResponse) size(key string) int64 {
+	n := int64(len(key) + len(c.etag) + len(c.body))
+	for k, vs := range c.header {
+		n += int64(len(k))
+		for _, v := range vs {
+			n += int64(len(v))
+		}
+	}
+	return n
 }
 
 type cachedResponse struct {
@@ -551,17 +588,41 @@ func (t *etagTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		resp.Body = io.NopCloser(bytes.NewReader(body))
-		t.mu.Lock()
-		if t.cache == nil {
-			t.cache = map[string]cachedResponse{}
-		}
-		if len(t.cache) > 10000 {
-			t.cache = map[string]cachedResponse{} // bounded: start over
-		}
-		t.cache[key] = cachedResponse{etag: etag, header: resp.Header.Clone(), body: body}
-		t.mu.Unlock()
+		t.store(key, cachedResponse{etag: etag, header: resp.Header.Clone(), body: body})
 	}
 	return resp, nil
+}
+
+// store caches a response, dropping others (any: a dropped one costs a
+// full answer once) while the cache is over its byte budget.
+func (t *etagTransport) store(key string, c cachedResponse) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	limit := t.maxBytes
+	if limit <= 0 {
+		limit = etagCacheBytes
+	}
+	n := c.size(key)
+	if n > limit {
+		return
+	}
+	if t.cache == nil {
+		t.cache = map[string]cachedResponse{}
+	}
+	if old, ok := t.cache[key]; ok {
+		t.bytes -= old.size(key)
+	}
+	t.cache[key] = c
+	t.bytes += n
+	for k, old := range t.cache {
+		if t.bytes <= limit {
+			break
+		}
+		if k != key {
+			t.bytes -= old.size(k)
+			delete(t.cache, k)
+		}
+	}
 }
 
 // NewTransport is the HTTP transport for GitHub's API and archive hosts:

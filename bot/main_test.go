@@ -27,6 +27,9 @@ func apiserver(tb testing.TB) *kubetest.Env {
 }
 
 func TestMain(m *testing.M) {
+	if cfg := os.Getenv(memoryChildEnv); cfg != "" {
+		os.Exit(memoryChild(cfg))
+	}
 	code := m.Run()
 	if api != nil {
 		api.Stop()

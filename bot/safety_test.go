@@ -2,8 +2,13 @@ package bot
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/pem"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-github/v62/github"
 
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/githubtest"
@@ -105,6 +110,66 @@ func TestLostBodyUpdateIsNoFreeze(t *testing.T) {
 	}
 	if got := h.openPR(); !strings.Contains(got.Body, "66s") || !strings.Contains(got.Body, pushed) {
 		t.Fatalf("body not brought up to date:\n%s", got.Body)
+	}
+}
+
+// Item 4: only this App's bot account makes driftback's commits. Another
+// App's commit with the same trailers, pushed onto the branch, is someone
+// else's: the PR freezes and the commit is never overwritten.
+func TestOtherAppsCommitWithOurTrailersIsForeign(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.poll()
+	const otherApp, otherInst = 5151, 515
+	h.srv.RegisterApp(otherApp, &key(t).PublicKey)
+	h.srv.SetAppSlug(otherApp, "copycat")
+	h.srv.AddInstallation(otherApp, otherInst, owner)
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key(t))})
+	other, err := NewClient(AppAuth{AppID: otherApp, PrivateKey: pemKey, InstallationID: otherInst, BaseURL: h.srv.URL() + "/"},
+		ClientOptions{Base: h.srv.Client().Transport, MutationGap: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ours, _ := h.srv.Branch(owner, repo, branch)
+	head, _, err := other.Git.GetCommit(ctx, owner, repo, ours)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same message (trailers included), tree and parent: only the
+	// author differs.
+	copied, _, err := other.Git.CreateCommit(ctx, owner, repo, &github.Commit{Message: head.Message, Tree: head.Tree, Parents: head.Parents}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := &github.Reference{Ref: github.String("refs/heads/" + branch), Object: &github.GitObject{SHA: copied.SHA}}
+	if _, _, err := other.Git.UpdateRef(ctx, owner, repo, ref, true); err != nil {
+		t.Fatal(err)
+	}
+	if c, _, _ := other.Repositories.GetCommit(ctx, owner, repo, copied.GetSHA(), nil); c.GetAuthor().GetLogin() != "copycat[bot]" || c.GetAuthor().GetType() != "Bot" {
+		t.Fatalf("setup: the copy is authored by %+v", c.GetAuthor())
+	}
+
+	h.setLive(strings.Replace(writeThroughOnly(t), "value: 60s", "value: 66s", 1))
+	out := h.poll()
+	if now, _ := h.srv.Branch(owner, repo, branch); now != copied.GetSHA() {
+		t.Fatalf("the other App's commit was overwritten (head %s, want %s)", now, copied.GetSHA())
+	}
+	if !out.Frozen || out.Pushed {
+		t.Fatalf("frozen=%v pushed=%v: another App's commit was taken for driftback's", out.Frozen, out.Pushed)
+	}
+}
+
+// AppLogin reads the App's bot account from GitHub.
+func TestAppLoginIsTheSlugsBot(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key(t))})
+	login, err := AppLogin(context.Background(), AppAuth{AppID: appID, PrivateKey: pemKey, BaseURL: h.srv.URL() + "/"},
+		ClientOptions{Base: h.srv.Client().Transport})
+	if err != nil || login != "driftback[bot]" {
+		t.Fatalf("AppLogin = %q, %v", login, err)
+	}
+	if f := h.srv.Failures(); len(f) > 0 {
+		t.Fatalf("outside the description: %+v", f)
 	}
 }
 

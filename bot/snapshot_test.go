@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"bytes"
 	"testing"
 )
 
@@ -10,7 +11,7 @@ import (
 func TestSnapshotsOnePerCommit(t *testing.T) {
 	h := newHarness(t, exampleLive(t))
 	s := h.bot.Snapshots
-	s.Keep = 1
+	s.KeepBytes = 1 // the newest snapshot only
 	a, err := s.Load(h.ctx, owner, repo, h.base)
 	if err != nil {
 		t.Fatal(err)
@@ -27,6 +28,59 @@ func TestSnapshotsOnePerCommit(t *testing.T) {
 		t.Fatal("a README change counted as an input of overlays/prod")
 	}
 	if again, err := s.Load(h.ctx, owner, repo, h.base); err != nil || again == a {
-		t.Fatalf("a commit evicted by Keep=1 was still kept (%v)", err)
+		t.Fatalf("a commit evicted by the byte budget was still kept (%v)", err)
+	}
+}
+
+// Item 10: a file larger than any build reads is kept by its size alone:
+// a 50 MB file anywhere in the repository costs the snapshot nothing, and
+// a root that reads it is still refused for its size.
+func TestSnapshotKeepsAHugeFileBySizeAlone(t *testing.T) {
+	h := newHarness(t, exampleLive(t))
+	huge := bytes.Repeat([]byte("0123456789abcdef\n"), (50<<20)/17)
+	next := h.srv.Commit(owner, repo, "main", "someone", map[string][]byte{"assets/dump.bin": huge})
+	snap, err := h.bot.Snapshots.Load(h.ctx, owner, repo, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := snap.Repo().Size("assets/dump.bin"); !ok || n != int64(len(huge)) {
+		t.Fatalf("Size = %d, %v", n, ok)
+	}
+	if kept := snap.Repo().Bytes(); kept > 1<<20 {
+		t.Fatalf("the snapshot holds %d bytes of files", kept)
+	}
+}
+
+// Item 10: a kept snapshot holds only what some root may read: manifests,
+// kustomizations and the files they name (a generator's source here), not
+// READMEs or images.
+func TestSnapshotDropsFilesNoRootReads(t *testing.T) {
+	h := newHarness(t, exampleLive(t))
+	next := h.srv.Commit(owner, repo, "main", "someone", map[string][]byte{
+		"docs/guide.md":                          []byte("# how we deploy\n"),
+		"assets/logo.png":                        bytes.Repeat([]byte{0x89, 'P', 'N', 'G'}, 1<<18),
+		"extra/kustomization.yaml":               []byte("configMapGenerator:\n- name: settings\n  files: [settings.properties]\n"),
+		"extra/settings.properties":              []byte("mode=fast\n"),
+		"extra/unused.properties":                []byte("mode=slow\n"),
+		"overlays/prod/notes-not-a-manifest.txt": []byte("hello\n"),
+	})
+	snap, err := h.bot.Snapshots.Load(h.ctx, owner, repo, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := snap.Repo()
+	for _, p := range []string{"docs/guide.md", "assets/logo.png", "extra/unused.properties", "overlays/prod/notes-not-a-manifest.txt"} {
+		if _, ok := r.Size(p); ok {
+			t.Errorf("%s is kept, though no root reads it", p)
+		}
+	}
+	for _, p := range []string{"extra/kustomization.yaml", "extra/settings.properties", "overlays/prod/kustomization.yaml"} {
+		if _, ok := r.File(p); !ok {
+			t.Errorf("%s was dropped, though a root reads it", p)
+		}
+	}
+	// The plan is the one made on the whole tree.
+	if out := h.poll(); out.Plan == nil || len(out.Plan.Edits) == 0 {
+		t.Fatalf("no plan on the pruned snapshot: %+v", out)
 	}
 }

@@ -129,6 +129,8 @@ func TestMistakesAreCaught(t *testing.T) {
 			"rbac", []string{"Role driftback/driftback-leases", "rule 0", "secrets"}},
 		{"Role cannot renew its leases", []edit{{"role.yaml", `"create", "update", `, `"create", `}},
 			"rbac", []string{"Role driftback/driftback-leases", "update"}},
+		{"Role cannot list the member leases", []edit{{"role.yaml", `"get", "list", `, `"get", `}},
+			"rbac", []string{"Role driftback/driftback-leases", "list"}},
 		{"binding to another service account", []edit{{"rolebinding.yaml", "  name: driftback\n  namespace: driftback", "  name: default\n  namespace: driftback"}},
 			"bindings", []string{"RoleBinding driftback/driftback-leases", "subject 0", "default"}},
 		{"binding in another namespace", []edit{{"clusterrolebinding.yaml", "  namespace: driftback", "  namespace: kube-system"}},

@@ -71,3 +71,52 @@ func asJSON(t *testing.T, p *analyzer.Plan) any {
 	}
 	return v
 }
+
+// Item 10 of issue 17: the render cache is bounded by bytes. Planned with
+// a budget for about a third of the renders, it keeps no more than the
+// budget, and the plans are the ones made without a cache.
+func TestRenderCacheStaysWithinItsBytes(t *testing.T) {
+	fx, err := synth.NewRepo(5, 4, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, _, err := fx.LiveObjects(0.3, readLive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := analyzer.NewRenderCache(1 << 30)
+	plan := func(c *analyzer.RenderCache) map[string]*analyzer.Plan {
+		out := map[string]*analyzer.Plan{}
+		snap := analyzer.NewSnapshot(fx.Repo, c)
+		for _, root := range fx.Roots {
+			p, err := snap.Plan(root, live[root], analyzer.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[root] = p
+		}
+		return out
+	}
+	plain := plan(nil)
+	plan(full)
+	budget := full.Bytes() / 3
+	if budget == 0 {
+		t.Fatal("the renders take no bytes; the test proves nothing")
+	}
+	small := analyzer.NewRenderCache(budget)
+	for range 2 {
+		got := plan(small)
+		if kept := small.Bytes(); kept > budget || kept == 0 {
+			t.Fatalf("the cache keeps %d bytes, budget %d", kept, budget)
+		}
+		for _, root := range fx.Roots {
+			if !jsonvalue.Equal(asJSON(t, got[root]), asJSON(t, plain[root])) {
+				t.Errorf("%s: the plan through a full cache differs", root)
+			}
+		}
+	}
+	_, cold := full.Stats()
+	if _, misses := small.Stats(); misses <= cold {
+		t.Errorf("a cache a third the size evicted nothing (%d misses, %d cold)", misses, cold)
+	}
+}

@@ -102,11 +102,11 @@ func (l *loader) plugins(dir, file, key string, entries []string, top *yaml.Node
 				continue
 			}
 			data, where = nil, r.path
-			b, _ := l.repo.File(r.path)
-			if len(b) > MaxFileBytes {
-				l.refuse(file, line, what+" (too large)", tooLarge(r.path, len(b)), tooLargeHint)
+			if n := fileSize(l.repo, r.path); n > MaxFileBytes {
+				l.refuse(file, line, what+" (too large)", tooLarge(r.path, n), tooLargeHint)
 				continue
 			}
+			b, _ := l.repo.File(r.path)
 			data = b
 			l.inputs[r.path] = true
 		}

@@ -84,8 +84,15 @@ func (t *Tree) Node(dir string) *Node {
 const MaxFileBytes = 8 << 20
 
 // tooLarge is the refusal message for a file over MaxFileBytes.
-func tooLarge(p string, n int) string {
+func tooLarge(p string, n int64) string {
 	return fmt.Sprintf("%s is %d bytes; driftback reads files of at most %d bytes (%d MiB)", quote(p), n, MaxFileBytes, MaxFileBytes>>20)
+}
+
+// fileSize is the size of file p, kept in the snapshot or not (a file
+// over MaxFileBytes may be recorded by its size alone).
+func fileSize(repo *repofs.Repo, p string) int64 {
+	n, _ := repo.Size(p)
+	return n
 }
 
 const tooLargeHint = "split the file, or leave it out of the roots driftback plans"
@@ -164,7 +171,7 @@ func loadCached(repo *repofs.Repo, root string, cache *memo[decoded]) (*Tree, []
 		return &Tree{}, l.refusals, nil
 	}
 	if !repo.IsDir(dir) {
-		if _, isFile := repo.File(dir); isFile {
+		if _, isFile := repo.Size(dir); isFile {
 			return nil, nil, fmt.Errorf("root %q is a file, not a folder", root)
 		}
 		return nil, nil, fmt.Errorf("root %q does not exist in the repository", root)
@@ -210,7 +217,7 @@ func (l *loader) kustFile(dir string) (file string, ok bool, r *Refusal) {
 				Message: fmt.Sprintf("the kustomization file %s is a symlink; driftback does not follow symlinks", quote(p)),
 				Hint:    "replace the symlink with a real file"}
 		}
-		if _, isFile := l.repo.File(p); isFile {
+		if _, isFile := l.repo.Size(p); isFile {
 			found = append(found, p)
 		}
 	}
@@ -264,8 +271,8 @@ func (l *loader) visit(dir string, from *edge) *Node {
 	}
 
 	raw, _ := l.repo.File(file)
-	if len(raw) > MaxFileBytes {
-		l.refuse(file, 0, "file too large", tooLarge(file, len(raw)), tooLargeHint)
+	if n := fileSize(l.repo, file); n > MaxFileBytes {
+		l.refuse(file, 0, "file too large", tooLarge(file, n), tooLargeHint)
 		l.state[dir] = done
 		return nil
 	}
@@ -315,8 +322,8 @@ func (l *loader) visit(dir string, from *edge) *Node {
 			continue
 		}
 		if !r.isDir {
-			if data, _ := l.repo.File(r.path); len(data) > MaxFileBytes {
-				l.refuse(file, line, what+" (too large)", tooLarge(r.path, len(data)), tooLargeHint)
+			if n := fileSize(l.repo, r.path); n > MaxFileBytes {
+				l.refuse(file, line, what+" (too large)", tooLarge(r.path, n), tooLargeHint)
 				continue
 			}
 			l.inputs[r.path] = true
@@ -393,8 +400,8 @@ func (l *loader) plain(dir string) *Node {
 				"replace the symlink with the real file")
 			continue
 		}
-		if data, _ := l.repo.File(p); len(data) > MaxFileBytes {
-			l.refuse(p, 0, "file too large", tooLarge(p, len(data)), tooLargeHint)
+		if n := fileSize(l.repo, p); n > MaxFileBytes {
+			l.refuse(p, 0, "file too large", tooLarge(p, n), tooLargeHint)
 			continue
 		}
 		k.Resources = append(k.Resources, name)
@@ -680,9 +687,8 @@ func (l *loader) patchFile(dir, file string, line int, what, entry string) (stri
 			"point path: at the patch file")
 		return "", false
 	}
-	data, _ := l.repo.File(r.path)
-	if len(data) > MaxFileBytes {
-		l.refuse(file, line, what+" (too large)", tooLarge(r.path, len(data)), tooLargeHint)
+	if n := fileSize(l.repo, r.path); n > MaxFileBytes {
+		l.refuse(file, line, what+" (too large)", tooLarge(r.path, n), tooLargeHint)
 		return "", false
 	}
 	l.inputs[r.path] = true

@@ -107,7 +107,7 @@ func resolve(repo *repofs.Repo, dir, entry, what string) (resolved, *problem) {
 	if link, ok := repo.Symlink(p); ok {
 		return resolved{}, symlinkProblem(what, entry, link)
 	}
-	if _, ok := repo.File(p); ok {
+	if _, ok := repo.Size(p); ok {
 		return resolved{path: p}, nil
 	}
 	if repo.IsDir(p) {

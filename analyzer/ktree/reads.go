@@ -90,7 +90,7 @@ func (l *loader) follow(dir string, k *types.Kustomization) {
 		}
 		raw, _ := l.repo.File(file)
 		var ck types.Kustomization
-		if len(raw) > MaxFileBytes || ck.Unmarshal(raw) != nil {
+		if fileSize(l.repo, file) > MaxFileBytes || ck.Unmarshal(raw) != nil {
 			continue
 		}
 		ck.FixKustomization()

@@ -3,6 +3,7 @@ package ktree
 import (
 	"path"
 	"sort"
+	"strings"
 	"sync"
 
 	"sigs.k8s.io/kustomize/api/types"
@@ -158,6 +159,41 @@ func (f *Forest) Load(root string) (*Tree, []Refusal, error) {
 		return loaded{t, refs, err}
 	})
 	return l.tree, l.refusals, l.err
+}
+
+// Read reports the files some root may read: every kustomization file,
+// every manifest (.yaml, .yml, .json: a plain folder can be a root), and
+// every file the tree of any folder holding a kustomization reads
+// (Tree.Inputs: generator sources, patches, configurations and the rest).
+// It loads every such folder, so later Loads are free.
+func (f *Forest) Read() map[string]bool {
+	read := map[string]bool{}
+	kustomization := map[string]bool{}
+	for _, name := range KustomizationFiles() {
+		kustomization[name] = true
+	}
+	dirs := map[string]bool{}
+	for _, p := range f.repo.Paths() {
+		switch {
+		case kustomization[path.Base(p)]:
+			read[p] = true
+			if d := path.Dir(p); d != "." {
+				dirs[d] = true
+			} else {
+				dirs[""] = true
+			}
+		case manifestExt[strings.ToLower(path.Ext(p))]:
+			read[p] = true
+		}
+	}
+	for d := range dirs {
+		if t, _, err := f.Load(d); err == nil {
+			for _, p := range t.Inputs {
+				read[p] = true
+			}
+		}
+	}
+	return read
 }
 
 // Readers lists, sorted, the top-level roots that read file when two or

@@ -40,13 +40,15 @@ const (
 )
 
 // Markdown is the pull-request body for the plan; the bot also uses it as
-// the check-run summary. Layout: a one-line summary, then the "Edits",
-// "Refusals", "Notes" and "Controls" sections (each left out when empty)
-// and the hidden state comment, always last.
+// the check-run summary. Layout: a one-line summary, then the "Not read
+// from the cluster", "Edits", "Refusals", "Notes" and "Controls" sections
+// (each left out when empty) and the hidden state comment, always last. A
+// plan with unread objects gives no verdict, and its summary says so.
 //
-// When the body would reach MaxBytes, table rows are dropped from the end:
+// When the body would reach MaxBytes, rows are dropped from the end:
 // edits first (they are also visible in the pull request's diff), then
-// notes, then refusals (shown nowhere else), and a line under the summary
+// notes, then unread objects, then refusals (shown nowhere else), and a
+// line under the summary
 // says how many were left out. The summary still counts everything. The
 // controls and the state block are never dropped.
 func Markdown(p *analyzer.Plan, opts MarkdownOptions) string {
@@ -63,18 +65,29 @@ func Markdown(p *analyzer.Plan, opts MarkdownOptions) string {
 	}
 
 	d := mdDoc{controls: opts.Controls, state: stateBlock(opts.State)}
-	if p.InSync() {
+	switch {
+	case len(p.Unread) > 0:
+		// A read that fell short gives no verdict, whatever else was found.
+		d.summary = "**No verdict:** the cluster could not be read for everything"
+		if target != "" {
+			d.summary += " " + md(target, maxTextRunes)
+		}
+		d.summary += " renders."
+	case p.InSync():
 		d.summary = "**In sync:** the cluster matches Git"
 		if target != "" {
 			d.summary += " for " + md(target, maxTextRunes)
 		}
 		d.summary += "."
-	} else {
+	default:
 		d.summary = "**Drift:** " + counts(len(p.Edits), len(p.Refusals))
 		if target != "" {
 			d.summary += " in " + md(target, maxTextRunes)
 		}
 		d.summary += "."
+	}
+	for _, u := range p.Unread {
+		d.unread = append(d.unread, "- "+md(u, maxTextRunes))
 	}
 	for _, e := range p.Edits {
 		d.edits = append(d.edits, "| "+strings.Join([]string{
@@ -102,60 +115,68 @@ func Markdown(p *analyzer.Plan, opts MarkdownOptions) string {
 		d.notes = append(d.notes, "- "+md(n, maxTextRunes))
 	}
 
-	fits := func(ne, nn, nr int) bool { return len(d.build(ne, nn, nr)) < limit }
-	ne, nn, nr := len(d.edits), len(d.notes), len(d.refusals)
+	// Rows are dropped in this order: edits, notes, unread objects,
+	// refusals.
+	shown := rowCounts{edits: len(d.edits), notes: len(d.notes), unread: len(d.unread), refusals: len(d.refusals)}
+	fits := func(c rowCounts) bool { return len(d.build(c)) < limit }
 	// Largest count that fits, given the others; build grows with each
 	// count once anything is dropped, so a binary search is sound.
-	largest := func(n int, f func(k int) bool) int {
-		return sort.Search(n+1, func(k int) bool { return !f(k) }) - 1
-	}
-	if !fits(ne, nn, nr) {
-		ne = max(0, largest(len(d.edits), func(k int) bool { return fits(k, nn, nr) }))
-	}
-	if !fits(ne, nn, nr) {
-		nn = max(0, largest(len(d.notes), func(k int) bool { return fits(ne, k, nr) }))
-	}
-	if !fits(ne, nn, nr) {
-		nr = max(0, largest(len(d.refusals), func(k int) bool { return fits(ne, nn, k) }))
+	for _, n := range []*int{&shown.edits, &shown.notes, &shown.unread, &shown.refusals} {
+		if fits(shown) {
+			break
+		}
+		all := *n
+		largest := sort.Search(all+1, func(k int) bool {
+			*n = k
+			ok := fits(shown)
+			*n = all
+			return !ok
+		}) - 1
+		*n = max(0, largest)
 	}
 	// Beyond this the summary, controls and state alone are too big; they
 	// are kept whole rather than cut mid-line.
-	return d.build(ne, nn, nr)
+	return d.build(shown)
 }
 
 // mdDoc holds the rendered pieces of a body so it can be assembled with
 // fewer rows.
 type mdDoc struct {
-	summary                string
-	edits, refusals, notes []string
-	controls               []string
-	state                  string
+	summary                        string
+	edits, refusals, notes, unread []string
+	controls                       []string
+	state                          string
 }
+
+// rowCounts is how many rows of each section a body shows.
+type rowCounts struct{ edits, refusals, notes, unread int }
 
 const (
 	editsHeader    = "| Object | Field | Git → Live | Written to | Route |\n| --- | --- | --- | --- | --- |\n"
 	refusalsHeader = "| Code | Object | Field | Why | How to fix |\n| --- | --- | --- | --- | --- |\n"
 )
 
-// build assembles the body with the first ne edits, nn notes and nr
-// refusals.
-func (d *mdDoc) build(ne, nn, nr int) string {
+// build assembles the body with the first c rows of each section.
+func (d *mdDoc) build(c rowCounts) string {
 	var b strings.Builder
 	b.WriteString(d.summary + "\n")
 	var dropped []string
-	if k := len(d.edits) - ne; k > 0 {
+	if k := len(d.edits) - c.edits; k > 0 {
 		dropped = append(dropped, plural(k, "more edit"))
 	}
-	if k := len(d.refusals) - nr; k > 0 {
+	if k := len(d.refusals) - c.refusals; k > 0 {
 		dropped = append(dropped, plural(k, "more refusal"))
 	}
-	if k := len(d.notes) - nn; k > 0 {
+	if k := len(d.notes) - c.notes; k > 0 {
 		dropped = append(dropped, plural(k, "more note"))
+	}
+	if k := len(d.unread) - c.unread; k > 0 {
+		dropped = append(dropped, plural(k, "more unread object"))
 	}
 	if len(dropped) > 0 {
 		b.WriteString("\n…and " + strings.Join(dropped, " / ") + " not shown (body limit).\n")
 	}
-	table := func(title, header string, rows []string) {
+	section := func(title, header string, rows []string) {
 		if len(rows) == 0 {
 			return
 		}
@@ -164,20 +185,11 @@ func (d *mdDoc) build(ne, nn, nr int) string {
 			b.WriteString(r + "\n")
 		}
 	}
-	table("Edits", editsHeader, d.edits[:ne])
-	table("Refusals", refusalsHeader, d.refusals[:nr])
-	if nn > 0 {
-		b.WriteString("\n### Notes\n\n")
-		for _, n := range d.notes[:nn] {
-			b.WriteString(n + "\n")
-		}
-	}
-	if len(d.controls) > 0 {
-		b.WriteString("\n### Controls\n\n")
-		for _, c := range d.controls {
-			b.WriteString(c + "\n")
-		}
-	}
+	section("Not read from the cluster", "", d.unread[:c.unread])
+	section("Edits", editsHeader, d.edits[:c.edits])
+	section("Refusals", refusalsHeader, d.refusals[:c.refusals])
+	section("Notes", "", d.notes[:c.notes])
+	section("Controls", "", d.controls)
 	b.WriteString("\n" + d.state)
 	return b.String()
 }

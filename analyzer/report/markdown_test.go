@@ -302,3 +302,35 @@ func TestReplaceStateKeepsOneReadableBlock(t *testing.T) {
 		t.Fatalf("appending: %q %v", got, ok)
 	}
 }
+
+// A plan that could not read what it renders says so: no verdict in the
+// summary, and every unread object listed (escaped), within the limit.
+func TestMarkdownListsUnread(t *testing.T) {
+	p := &analyzer.Plan{Root: "overlays/prod", Unread: []string{
+		"Service/prod/api: the cluster did not list Service (discovery of v1 failed)",
+		"Widget.example.com/prod/w: " + hostile,
+	}}
+	body := Markdown(p, MarkdownOptions{Target: "prod", State: "s"})
+	if !strings.HasPrefix(body, "**No verdict:** the cluster could not be read for everything prod renders.\n") {
+		t.Errorf("summary: %q", body)
+	}
+	if !strings.Contains(body, "\n### Not read from the cluster\n\n- Service/prod/api: the cluster did not list Service (discovery of v1 failed)\n") {
+		t.Errorf("unread objects not listed:\n%s", body)
+	}
+	if strings.Contains(body, "In sync") || strings.Contains(body, "matches Git") {
+		t.Errorf("an unread plan reads as in sync:\n%s", body)
+	}
+	checkInert(t, body, "s")
+
+	for i := range 2000 {
+		p.Unread = append(p.Unread, fmt.Sprintf("ConfigMap/prod/c-%04d: the cluster did not list ConfigMap", i))
+	}
+	p.Refusals = []analyzer.Refusal{{Code: "sensitive", Object: app, Field: "data.k", Message: "m", Hint: "h"}}
+	body = Markdown(p, MarkdownOptions{State: "s"})
+	if len(body) >= DefaultMaxBytes || !strings.Contains(body, "more unread objects not shown (body limit).") {
+		t.Fatalf("len %d, truncation line: %v", len(body), strings.Contains(body, "not shown"))
+	}
+	if !strings.Contains(body, "| sensitive |") || !strings.Contains(body, "c-0000:") {
+		t.Errorf("refusal or first unread rows dropped")
+	}
+}

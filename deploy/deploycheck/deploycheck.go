@@ -397,9 +397,9 @@ func (e Expect) checkRBAC(objs []*Object) []string {
 			}
 		}
 		if o.Kind == "Role" {
-			for _, v := range []string{"get", "create", "update"} {
+			for _, v := range []string{"get", "list", "create", "update", "delete"} {
 				if !grants(r.Rules, "coordination.k8s.io", "leases", v) {
-					ps = append(ps, fmt.Sprintf("%s: does not grant %s on coordination.k8s.io leases, which leader election needs", o, v))
+					ps = append(ps, fmt.Sprintf("%s: does not grant %s on coordination.k8s.io leases, which the replicas' membership needs", o, v))
 				}
 			}
 		}

@@ -154,6 +154,11 @@ func (s *Server) verifyJWT(r *http.Request) (*app, *reply) {
 	return found, nil
 }
 
+// getApp is the App the JWT speaks for.
+func (c *call) getApp() *reply {
+	return jsonReply(http.StatusOK, c.s.appJSON(c.app))
+}
+
 func (c *call) listInstallations() *reply {
 	var ids []int64
 	for id, in := range c.s.installs {

@@ -35,6 +35,7 @@ func init() {
 			segs: strings.Split(strings.TrimPrefix(template, "/"), "/")})
 	}
 	const R = "/repos/{owner}/{repo}"
+	add("GET", "/app", "apps/get-authenticated", authJWT, (*call).getApp)
 	add("GET", "/app/installations", "apps/list-installations", authJWT, (*call).listInstallations)
 	add("POST", "/app/installations/{installation_id}/access_tokens", "apps/create-installation-access-token", authJWT, (*call).createToken)
 	add("GET", R+"/installation", "apps/get-repo-installation", authJWT, (*call).repoInstallation)

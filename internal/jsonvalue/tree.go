@@ -243,6 +243,30 @@ func Copy(v any) any {
 	}
 }
 
+// Bytes estimates the memory v takes: strings by their length, maps,
+// slices and boxed scalars by the Go runtime's usual overheads. It is what
+// caches of decoded objects count against a byte budget.
+func Bytes(v any) int64 {
+	switch t := v.(type) {
+	case map[string]any:
+		n := int64(48)
+		for k, e := range t {
+			n += 16 + int64(len(k)) + 16 + Bytes(e)
+		}
+		return n
+	case []any:
+		n := int64(24)
+		for _, e := range t {
+			n += 16 + Bytes(e)
+		}
+		return n
+	case string:
+		return int64(len(t))
+	default:
+		return 8
+	}
+}
+
 // SortedKeys returns the keys of m in byte order, so every walk over a map is
 // deterministic.
 func SortedKeys(m map[string]any) []string {

@@ -18,15 +18,18 @@ import (
 const DefaultMaxBytes = 256 << 20
 
 // Repo is a snapshot: files by path, and symlinks (recorded, never followed).
+// A file too large for any build to read may be recorded by its size alone
+// (AddUnkept): it exists, but its bytes are not held.
 type Repo struct {
-	files map[string][]byte
-	links map[string]string
-	dirs  map[string]bool
+	files  map[string][]byte
+	unkept map[string]int64 // sizes of the files whose bytes are not held
+	links  map[string]string
+	dirs   map[string]bool
 }
 
 // New returns an empty snapshot.
 func New() *Repo {
-	return &Repo{files: map[string][]byte{}, links: map[string]string{}, dirs: map[string]bool{"": true}}
+	return &Repo{files: map[string][]byte{}, unkept: map[string]int64{}, links: map[string]string{}, dirs: map[string]bool{"": true}}
 }
 
 // Clean turns a repo-relative path into its canonical form ("" is the repo
@@ -67,13 +70,59 @@ func (r *Repo) Add(p string, data []byte) error {
 		return fmt.Errorf("path %q is a folder", p)
 	}
 	r.files[c] = data
+	delete(r.unkept, c)
+	r.addDirs(c)
+	return nil
+}
+
+// AddUnkept records a file by its size alone, for a file larger than any
+// build may read: it is listed and has a Size, but File does not return it
+// and FS leaves it out, so nothing can read it as empty.
+func (r *Repo) AddUnkept(p string, size int64) error {
+	c, err := Clean(p)
+	if err != nil {
+		return err
+	}
+	if c == "" || r.dirs[c] {
+		return fmt.Errorf("path %q is a folder", p)
+	}
+	delete(r.files, c)
+	r.unkept[c] = size
+	r.addDirs(c)
+	return nil
+}
+
+// addDirs brings the folders above the file c into being.
+func (r *Repo) addDirs(c string) {
 	for d := path.Dir(c); ; d = path.Dir(d) {
 		if d == "." {
 			break
 		}
 		r.dirs[d] = true
 	}
-	return nil
+}
+
+// Size is the size of file p, whether or not its bytes are kept; false
+// when p is not a file.
+func (r *Repo) Size(p string) (int64, bool) {
+	c, err := Clean(p)
+	if err != nil {
+		return 0, false
+	}
+	if b, ok := r.files[c]; ok {
+		return int64(len(b)), true
+	}
+	n, ok := r.unkept[c]
+	return n, ok
+}
+
+// Bytes is the size of the kept files together.
+func (r *Repo) Bytes() int64 {
+	var n int64
+	for _, b := range r.files {
+		n += int64(len(b))
+	}
+	return n
 }
 
 // AddSymlink records a symlink so that a build that reaches it is refused.
@@ -86,7 +135,7 @@ func (r *Repo) AddSymlink(p, target string) error {
 	return nil
 }
 
-// File returns a file's bytes.
+// File returns a file's bytes; false for a file whose bytes are not kept.
 func (r *Repo) File(p string) ([]byte, bool) {
 	c, err := Clean(p)
 	if err != nil {
@@ -131,7 +180,7 @@ func (r *Repo) List(dir string) []string {
 			out = append(out, name)
 		}
 	}
-	for p := range r.files {
+	file := func(p string) {
 		if rest, ok := under(c, p); ok {
 			if i := strings.IndexByte(rest, '/'); i >= 0 {
 				add(rest[:i+1])
@@ -139,6 +188,12 @@ func (r *Repo) List(dir string) []string {
 				add(rest)
 			}
 		}
+	}
+	for p := range r.files {
+		file(p)
+	}
+	for p := range r.unkept {
+		file(p)
 	}
 	for p := range r.links {
 		if rest, ok := under(c, p); ok && !strings.Contains(rest, "/") {
@@ -159,7 +214,18 @@ func under(dir, p string) (string, bool) {
 	return "", false
 }
 
-// Paths returns every file path, sorted.
+// Retain drops every file with bytes that keep refuses (their folders
+// stay; files kept by size alone cost nothing and stay too). For a
+// snapshot being prepared, before anyone reads it.
+func (r *Repo) Retain(keep func(p string) bool) {
+	for p := range r.files {
+		if !keep(p) {
+			delete(r.files, p)
+		}
+	}
+}
+
+// Paths returns the path of every file whose bytes are kept, sorted.
 func (r *Repo) Paths() []string {
 	out := make([]string, 0, len(r.files))
 	for p := range r.files {
@@ -177,6 +243,11 @@ func (r *Repo) With(changes map[string][]byte) (*Repo, error) {
 	for p, b := range r.files {
 		if _, changed := changes[p]; !changed {
 			out.files[p] = b
+		}
+	}
+	for p, n := range r.unkept {
+		if _, changed := changes[p]; !changed {
+			out.unkept[p] = n
 		}
 	}
 	for d := range r.dirs {

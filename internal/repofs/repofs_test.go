@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -80,5 +81,49 @@ func TestLoadDirRecordsSymlinksAndSkipsGit(t *testing.T) {
 	must(err)
 	if b, err := fsys.ReadFile("/app/d.yaml"); err != nil || string(b) != "kind: X" {
 		t.Errorf("FS read = %q, %v", b, err)
+	}
+}
+
+// A file kept by its size alone exists and is listed, but no reader gets
+// bytes for it: not File, not Paths, not the build filesystem.
+func TestUnkeptFileHasASizeAndNoBytes(t *testing.T) {
+	r := New()
+	if err := r.Add("app/c.yaml", []byte("a: 1\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.AddUnkept("app/big.bin", 50<<20); err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := r.Size("app/big.bin"); !ok || n != 50<<20 {
+		t.Fatalf("Size = %d, %v", n, ok)
+	}
+	if _, ok := r.File("app/big.bin"); ok {
+		t.Fatal("File returned bytes of an unkept file")
+	}
+	if got := strings.Join(r.List("app"), " "); got != "big.bin c.yaml" {
+		t.Fatalf("List = %q", got)
+	}
+	if got := strings.Join(r.Paths(), " "); got != "app/c.yaml" || r.Bytes() != 5 {
+		t.Fatalf("Paths = %q, Bytes = %d", got, r.Bytes())
+	}
+	fs, err := r.FS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs.Exists("/app/big.bin") {
+		t.Fatal("the build filesystem holds the unkept file")
+	}
+	w, err := r.With(map[string][]byte{"app/c.yaml": []byte("a: 2\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := w.Size("app/big.bin"); !ok || n != 50<<20 {
+		t.Fatal("With lost the unkept file")
+	}
+	if err := w.Add("app/big.bin", []byte("small now\n")); err != nil {
+		t.Fatal(err)
+	}
+	if b, ok := w.File("app/big.bin"); !ok || string(b) != "small now\n" {
+		t.Fatal("adding the file's bytes did not replace the record")
 	}
 }

@@ -1,0 +1,355 @@
+package bot
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/cluster"
+	"github.com/driftback/driftback/config"
+	"github.com/driftback/driftback/internal/githubtest"
+	"github.com/driftback/driftback/internal/synth"
+)
+
+// memoryBudget is issue 17's target for the bot's resident memory.
+const memoryBudget = 512 << 20
+
+// memoryChildEnv, when set, makes the test binary the bot of
+// BenchmarkMemory (TestMain): the config file to run is its value;
+// memoryClockEnv is the virtual clock's start, in Unix nanoseconds.
+const (
+	memoryChildEnv = "DRIFTBACK_MEMORY_CHILD"
+	memoryClockEnv = "DRIFTBACK_MEMORY_CLOCK"
+)
+
+// BenchmarkMemory is issue 17's memory target: 500 targets on one
+// repository that holds a 50 MB file, polled through 50 commits (each
+// touching one root's kustomization), with the production cache budgets.
+// The repository is the synthetic one (500 roots of 10 objects, 1% of the
+// objects drifted, so some targets open pull requests). The bot runs in a
+// process of its own (this test binary again, see memoryChild) against
+// the GitHub test server in this one, so its figures are the bot's alone:
+// peak resident memory (VmHWM), peak heap in use (sampled every 25 ms) and
+// the heap left after a GC at the end. Both processes keep one virtual
+// clock: the bot's waits (its mutation spacing and hourly budget,
+// GitHub's secondary limits) are asked of this process, which moves the
+// server's clock instead of sleeping. The bot runs with GOMEMLIMIT at the
+// budget, as deploy/ sets it for a pod limited to 512Mi (GOMEMLIMIT in
+// this process's environment replaces it; "off" runs without). One op is
+// the whole run; it fails when the bot's peak resident memory is above
+// 512 MiB.
+func BenchmarkMemory(b *testing.B) {
+	const targets, objects = 500, 10
+	commits := 50
+	if n, err := strconv.Atoi(os.Getenv("DRIFTBACK_MEMORY_COMMITS")); err == nil && n > 0 {
+		commits = n // a shorter run, to look into the figures
+	}
+	fx, err := synth.NewRepo(1, targets, objects)
+	if err != nil {
+		b.Fatal(err)
+	}
+	lives, _, err := fx.Live(0.01)
+	if err != nil {
+		b.Fatal(err)
+	}
+	files := map[string][]byte{}
+	for _, p := range fx.Repo.Paths() {
+		files[p], _ = fx.Repo.File(p)
+	}
+	// One 50 MB file no root reads (a data dump, say). Text, so the
+	// tarball compresses it as a real one would be.
+	var dump bytes.Buffer
+	for i := 0; dump.Len() < 50<<20; i++ {
+		fmt.Fprintf(&dump, "%08d the quick brown fox jumps over the lazy dog\n", i)
+	}
+	files["data/dump.txt"] = dump.Bytes()
+
+	dir := b.TempDir()
+	keyFile := filepath.Join(dir, "key.pem")
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key(b))})
+	if err := os.WriteFile(keyFile, pemKey, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	var cfgText strings.Builder
+	targetLines := func(apiURL string) string {
+		cfgText.Reset()
+		fmt.Fprintf(&cfgText, "github: {appID: %d, privateKeyFile: %s, installationID: %d, apiURL: %q}\nclusters: [{name: prod, inCluster: true}]\ntargets:\n",
+			appID, keyFile, instID, apiURL)
+		for i, root := range fx.Roots {
+			var list struct {
+				Items []struct {
+					Metadata struct{ Namespace string } `json:"metadata"`
+				} `json:"items"`
+			}
+			if err := json.Unmarshal(lives[root], &list); err != nil || len(list.Items) == 0 {
+				b.Fatalf("live objects of %s: %v", root, err)
+			}
+			name := fmt.Sprintf("t%03d", i)
+			if err := os.WriteFile(filepath.Join(dir, name+".json"), lives[root], 0o644); err != nil {
+				b.Fatal(err)
+			}
+			fmt.Fprintf(&cfgText, "- {name: %s, repo: acme/fleet, baseBranch: main, root: %s, cluster: prod, namespaces: [%s], appliedRevision: {head: true}}\n",
+				name, root, list.Items[0].Metadata.Namespace)
+		}
+		return cfgText.String()
+	}
+
+	for b.Loop() {
+		b.StopTimer()
+		clock := githubtest.NewClock(time.Now())
+		srv := githubtest.New(githubtest.Options{T: b, Clock: clock.Now, RateLimit: 1 << 30})
+		srv.RegisterApp(appID, &key(b).PublicKey)
+		srv.SetAppSlug(appID, "driftback")
+		srv.SetAppPermissions(appID, manifestPermissions(b))
+		srv.AddInstallation(appID, instID, owner)
+		srv.CreateRepo(owner, "fleet", "main", files)
+		cfgPath := filepath.Join(dir, "driftback.yaml")
+		if err := os.WriteFile(cfgPath, []byte(targetLines(srv.URL()+"/")), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		child := exec.Command(os.Args[0], "-test.run=^$")
+		// The Go memory limit deploy/ gives a pod with a 512Mi memory
+		// limit (GOMEMLIMIT from limits.memory); GOMEMLIMIT=off measures
+		// without one.
+		limit := "GOMEMLIMIT=" + strconv.Itoa(memoryBudget)
+		if v, ok := os.LookupEnv("GOMEMLIMIT"); ok {
+			limit = "GOMEMLIMIT=" + v
+		}
+		child.Env = append(os.Environ(), memoryChildEnv+"="+cfgPath, memoryClockEnv+"="+strconv.FormatInt(clock.Now().UnixNano(), 10), limit)
+		child.Stderr = os.Stderr
+		in, err := child.StdinPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		outPipe, err := child.StdoutPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		out := bufio.NewScanner(outPipe)
+		if err := child.Start(); err != nil {
+			b.Fatal(err)
+		}
+		// ask sends a command and answers the bot's waits until it
+		// replies.
+		ask := func(cmd string) string {
+			fmt.Fprintln(in, cmd)
+			for {
+				if !out.Scan() {
+					b.Fatalf("the bot process ended on %q: %v", cmd, child.Wait())
+				}
+				d, isWait := strings.CutPrefix(out.Text(), "wait ")
+				if !isWait {
+					return out.Text()
+				}
+				ns, err := strconv.ParseInt(d, 10, 64)
+				if err != nil {
+					b.Fatalf("the bot asked to wait %q", d)
+				}
+				clock.Advance(time.Duration(ns))
+				fmt.Fprintln(in, clock.Now().UnixNano())
+			}
+		}
+		b.StartTimer()
+		for c := range commits {
+			if got := ask("poll"); got != "ok" {
+				b.Fatalf("commit %d: %s", c, got)
+			}
+			kust := fmt.Sprintf("teams/t%03d/overlay/kustomization.yaml", c*7%targets)
+			data := append(append([]byte{}, files[kust]...), fmt.Sprintf("# commit %d\n", c)...)
+			srv.Commit(owner, "fleet", "main", "someone", map[string][]byte{kust: data})
+		}
+		b.StopTimer()
+		var fig memoryFigures
+		if err := json.Unmarshal([]byte(ask("done")), &fig); err != nil {
+			b.Fatalf("the bot's figures: %v", err)
+		}
+		in.Close()
+		if err := child.Wait(); err != nil {
+			b.Fatalf("the bot process: %v", err)
+		}
+		prs := 0
+		for _, pr := range srv.PullRequests(owner, "fleet") {
+			if pr.State == "open" {
+				prs++
+			}
+		}
+		srv.Close()
+		b.ReportMetric(float64(fig.PeakRSS)/(1<<20), "peak-rss-MiB")
+		b.ReportMetric(float64(fig.PeakHeap)/(1<<20), "peak-heap-MiB")
+		b.ReportMetric(float64(fig.HeapAfterGC)/(1<<20), "heap-after-gc-MiB")
+		b.ReportMetric(float64(prs), "open-prs")
+		if prs == 0 {
+			b.Fatal("no target opened a pull request; the run planned nothing")
+		}
+		b.Logf("%d commits: peak RSS %d MiB, peak heap %d MiB, heap after GC %d MiB, %d open PRs",
+			commits, fig.PeakRSS>>20, fig.PeakHeap>>20, fig.HeapAfterGC>>20, prs)
+		if fig.PeakRSS > memoryBudget {
+			b.Fatalf("the bot's peak resident memory %d MiB is above the %d MiB budget", fig.PeakRSS>>20, memoryBudget>>20)
+		}
+		b.StartTimer() // b.Loop wants it running
+	}
+}
+
+// memoryFigures is what the bot process of BenchmarkMemory reports.
+type memoryFigures struct {
+	PeakRSS, PeakHeap, HeapAfterGC int64
+}
+
+// memoryChild is the bot of BenchmarkMemory: the runner built from the
+// config file as `run` builds it (the App's client, its bot login, the
+// production cache budgets), each target's live objects read from a file
+// beside the config. It polls every target once for each "poll" line on
+// stdin and answers "ok" (or the error); "done" answers the figures. A
+// wait is the line "wait <ns>" out, answered by the clock's new time.
+func memoryChild(cfgPath string) int {
+	fail := func(err error) int {
+		fmt.Println("error:", strings.ReplaceAll(err.Error(), "\n", " "))
+		return 1
+	}
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		return fail(err)
+	}
+	pemKey, err := os.ReadFile(cfg.GitHub.PrivateKeyFile)
+	if err != nil {
+		return fail(err)
+	}
+	start, err := strconv.ParseInt(os.Getenv(memoryClockEnv), 10, 64)
+	if err != nil {
+		return fail(err)
+	}
+	in := bufio.NewScanner(os.Stdin)
+	var clockMu sync.Mutex
+	now := time.Unix(0, start)
+	// The production client, but for the clock.
+	opts := ClientOptions{
+		Now: func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return now },
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			clockMu.Lock()
+			defer clockMu.Unlock()
+			fmt.Printf("wait %d\n", d.Nanoseconds())
+			if !in.Scan() {
+				return errors.New("the benchmark's clock is gone")
+			}
+			ns, err := strconv.ParseInt(in.Text(), 10, 64)
+			if err != nil {
+				return err
+			}
+			now = time.Unix(0, ns)
+			return ctx.Err()
+		},
+	}
+	auth := AppAuth{AppID: cfg.GitHub.AppID, PrivateKey: pemKey, InstallationID: cfg.GitHub.InstallationID, BaseURL: cfg.GitHub.APIURL}
+	gh, err := NewClient(auth, opts)
+	if err != nil {
+		return fail(err)
+	}
+	ctx := context.Background()
+	login, err := AppLogin(ctx, auth, opts)
+	if err != nil {
+		return fail(err)
+	}
+	r := &Runner{Bot: New(gh, Options{AppID: cfg.GitHub.AppID, Login: login, RenderBytes: analyzer.DefaultRenderCacheBytes}), Interval: time.Minute}
+	for _, t := range cfg.ResolvedTargets() {
+		live := filepath.Join(filepath.Dir(cfgPath), t.Name+".json")
+		r.Targets = append(r.Targets, &Target{Config: *t, Lister: cluster.SnapshotLister{Path: live}})
+	}
+	pk := startPeakHeap()
+	for in.Scan() {
+		switch in.Text() {
+		case "poll":
+			if err := r.PollOnce(ctx); err != nil {
+				fmt.Println("error:", strings.ReplaceAll(err.Error(), "\n", " "))
+				continue
+			}
+			fmt.Println("ok")
+		case "done":
+			heap := pk.end()
+			runtime.GC()
+			if prof := os.Getenv("DRIFTBACK_MEMORY_PROFILE"); prof != "" {
+				// What is live at the end, for `go tool pprof`.
+				if f, err := os.Create(prof); err == nil {
+					pprof.WriteHeapProfile(f)
+					f.Close()
+				}
+			}
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			rss, err := peakRSS()
+			if err != nil {
+				return fail(err)
+			}
+			out, _ := json.Marshal(memoryFigures{PeakRSS: rss, PeakHeap: int64(heap), HeapAfterGC: int64(ms.HeapAlloc)})
+			fmt.Println(string(out))
+			runtime.KeepAlive(r) // the heap after GC is what the bot keeps
+			return 0
+		}
+	}
+	return 1
+}
+
+// peakHeap samples the heap in use until end.
+type peakHeap struct {
+	stop, done chan struct{}
+	max        uint64
+}
+
+func startPeakHeap() *peakHeap {
+	p := &peakHeap{stop: make(chan struct{}), done: make(chan struct{})}
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	go func() {
+		defer close(p.done)
+		t := time.NewTicker(25 * time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(sample)
+			p.max = max(p.max, sample[0].Value.Uint64())
+			select {
+			case <-p.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return p
+}
+
+func (p *peakHeap) end() uint64 {
+	close(p.stop)
+	<-p.done
+	return p.max
+}
+
+// peakRSS is the process's peak resident memory (VmHWM), in bytes.
+func peakRSS() (int64, error) {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if rest, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, errors.New("no VmHWM in /proc/self/status")
+}
