@@ -137,20 +137,25 @@ func TestDiscoverTargets(t *testing.T) {
 	var got []string
 	for _, ft := range found {
 		c := ft.Config
-		got = append(got, fmt.Sprintf("%s %s %s@%s %v %v %d", c.Name, c.Repo, c.Root, c.BaseBranch, c.Namespaces, c.Kinds.Include, len(ft.Inventory)))
+		if ft.Applied == nil {
+			t.Fatalf("%s reads no applied revision", c.Name)
+		}
+		// The inventory is read with the applied revision, on every poll.
+		a, err := ft.Applied(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		got = append(got, fmt.Sprintf("%s %s %s@%s by inventory %v: %v", c.Name, c.Repo, c.Root, c.BaseBranch, ft.ByInventory, a.Inventory))
 	}
 	want := []string{
-		"prod-argocd-argocd-web acme/fleet apps/argo@main [web] [Deployment.apps] 1",
-		"prod-flux-flux-system-billing acme/fleet apps/billing@main [billing] [Deployment.apps] 1",
-		"prod-flux-flux-system-shop acme/fleet apps/shop@main [shop] [Deployment.apps Service] 2",
+		"prod-argocd-argocd-web acme/fleet apps/argo@main by inventory true: [{apps Deployment web argo-web}]",
+		"prod-flux-flux-system-billing acme/fleet apps/billing@main by inventory true: [{apps Deployment billing api}]",
+		"prod-flux-flux-system-shop acme/fleet apps/shop@main by inventory true: [{apps Deployment shop web} { Service shop web}]",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("discovered:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	for _, ft := range found {
-		if ft.Applied == nil {
-			t.Fatalf("%s reads no applied revision", ft.Config.Name)
-		}
 		a, err := ft.Applied(ctx)
 		if err != nil || a.Revision != "0123456789abcdef0123456789abcdef01234567" {
 			t.Fatalf("%s: applied %+v %v", ft.Config.Name, a, err)

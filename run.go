@@ -367,7 +367,7 @@ func discoverTargets(ctx context.Context, in runnerInput, listers map[string]*cl
 			}
 			counts[tool]++
 			in.log.Info("discovered target", "target", t.Name, "cluster", c.Name, "tool", tool, "repo", t.Repo, "root", t.Root, "objects", len(dt.Inventory))
-			out = append(out, &bot.Target{Config: t, Lister: l, Applied: appliedFromCluster(&t, l), Inventory: dt.Inventory})
+			out = append(out, &bot.Target{Config: t, Lister: l, Applied: appliedFromCluster(&t, l), ByInventory: true})
 		}
 		for _, s := range d.Skipped {
 			in.log.Info("not a target", "cluster", c.Name, "why", s)

@@ -189,20 +189,14 @@ func fluxDiscovered(obj map[string]any, get func(ns, name string) (map[string]an
 			d.Skip = fmt.Sprintf("its GitRepository %s/%s follows ref.%s, not a branch a pull request can target", srcNS, srcName, pin)
 		}
 	}
-	status, _ := obj["status"].(map[string]any)
-	inv, _ := status["inventory"].(map[string]any)
-	entries, _ := inv["entries"].([]any)
-	for _, e := range entries {
-		m, _ := e.(map[string]any)
-		id, _ := m["id"].(string)
-		// ns_name_group_kind; none of them may hold "_".
-		parts := strings.Split(id, "_")
-		if len(parts) != 4 {
-			return d, fmt.Errorf("flux Kustomization %s/%s: inventory entry %q is not namespace_name_group_kind", d.Namespace, d.Name, id)
-		}
-		d.Inventory = append(d.Inventory, InventoryEntry{Namespace: parts[0], Name: parts[1], Group: parts[2], Kind: parts[3]})
+	inv, err := fluxInventory(obj)
+	if err != nil {
+		// One unreadable object is left out; the others are still targets.
+		d.Skip = err.Error()
+		return d, nil
 	}
-	if d.Skip == "" && len(entries) == 0 {
+	d.Inventory = inv
+	if d.Skip == "" && len(inv) == 0 {
 		d.Skip = "it has no inventory yet"
 	}
 	return d, nil
@@ -221,8 +215,37 @@ func argoDiscovered(obj map[string]any) Discovered {
 	if rev != "" && rev != "HEAD" {
 		d.Branch = rev
 	}
+	d.Inventory = argoInventory(obj)
+	if d.Skip == "" && len(d.Inventory) == 0 {
+		d.Skip = "it has no resources in its status yet"
+	}
+	return d
+}
+
+// fluxInventory reads a Flux Kustomization's status.inventory.entries.
+func fluxInventory(obj map[string]any) ([]InventoryEntry, error) {
+	status, _ := obj["status"].(map[string]any)
+	inv, _ := status["inventory"].(map[string]any)
+	entries, _ := inv["entries"].([]any)
+	var out []InventoryEntry
+	for _, e := range entries {
+		m, _ := e.(map[string]any)
+		id, _ := m["id"].(string)
+		// ns_name_group_kind; none of them may hold "_".
+		parts := strings.Split(id, "_")
+		if len(parts) != 4 {
+			return nil, fmt.Errorf("flux Kustomization %s/%s: inventory entry %q is not namespace_name_group_kind", namespaceOf(obj), nameOf(obj), id)
+		}
+		out = append(out, InventoryEntry{Namespace: parts[0], Name: parts[1], Group: parts[2], Kind: parts[3]})
+	}
+	return out, nil
+}
+
+// argoInventory reads an Argo CD Application's status.resources.
+func argoInventory(obj map[string]any) []InventoryEntry {
 	status, _ := obj["status"].(map[string]any)
 	res, _ := status["resources"].([]any)
+	var out []InventoryEntry
 	for _, r := range res {
 		m, _ := r.(map[string]any)
 		e := InventoryEntry{}
@@ -230,12 +253,9 @@ func argoDiscovered(obj map[string]any) Discovered {
 		e.Kind, _ = m["kind"].(string)
 		e.Namespace, _ = m["namespace"].(string)
 		e.Name, _ = m["name"].(string)
-		d.Inventory = append(d.Inventory, e)
+		out = append(out, e)
 	}
-	if d.Skip == "" && len(res) == 0 {
-		d.Skip = "it has no resources in its status yet"
-	}
-	return d
+	return out
 }
 
 // InInventory keeps the objects the inventory lists.
