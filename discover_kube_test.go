@@ -18,7 +18,6 @@ import (
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/kube"
-	"github.com/driftback/driftback/internal/kubetest"
 )
 
 // minimalCRD is a CustomResourceDefinition that accepts any object of the
@@ -65,30 +64,8 @@ func createWithStatus(t *testing.T, dyn dynamic.Interface, gvr schema.GroupVersi
 // source is not a GitRepository, and one a hand-written target covers do
 // not; each is logged and counted.
 func TestDiscoverTargets(t *testing.T) {
-	assets := kubetest.Assets(t)
-	env, err := kubetest.Start(assets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Stop()
-	dyn := dynamic.NewForConfigOrDie(env.Config)
+	env, dyn := startGitOps(t, "flux-system", "argocd")
 	ctx := context.Background()
-	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	for _, c := range []*unstructured.Unstructured{
-		minimalCRD("kustomize.toolkit.fluxcd.io", "v1", "Kustomization", "kustomizations"),
-		minimalCRD("source.toolkit.fluxcd.io", "v1", "GitRepository", "gitrepositories"),
-		minimalCRD("argoproj.io", "v1alpha1", "Application", "applications"),
-	} {
-		if _, err := dyn.Resource(crds).Create(ctx, c, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, ns := range []string{"flux-system", "argocd"} {
-		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}
-		if _, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	gitRepos := schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}
 	kss := schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
 	apps := schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applications"}
