@@ -3,15 +3,21 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
+	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/driftback/driftback/bot"
 	"github.com/driftback/driftback/cluster"
@@ -120,7 +126,10 @@ type gitopsFixture struct {
 	cfg  *config.Config
 }
 
-func newGitOpsFixture(t *testing.T) *gitopsFixture {
+// newGitOpsFixture sets up the repository, its objects in the cluster, and
+// the Flux Kustomizations named (grow, shrink) as applied at its first
+// commit.
+func newGitOpsFixture(t *testing.T, kustomizations ...string) *gitopsFixture {
 	env, dyn := startGitOps(t, "flux-system", "grow", "shrink")
 	srv, b, err := demoGitHub(githubtest.Options{T: t})
 	if err != nil {
@@ -141,11 +150,19 @@ func newGitOpsFixture(t *testing.T) *gitopsFixture {
 	createWithStatus(t, dyn, gitRepositoriesGVR, map[string]any{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
 		"metadata": map[string]any{"name": "fleet", "namespace": "flux-system"},
 		"spec":     map[string]any{"url": "https://" + strings.Split(strings.TrimPrefix(srv.URL(), "http://"), ":")[0] + "/acme/fleet", "interval": "1m", "ref": map[string]any{"branch": "main"}}})
-	createWithStatus(t, dyn, fluxKustomizationsGVR, fluxKustomization("grow", "./apps/grow", f.sha1, "grow_a__ConfigMap"))
-	createWithStatus(t, dyn, fluxKustomizationsGVR, fluxKustomization("shrink", "./apps/shrink", f.sha1, "shrink_a__ConfigMap", "shrink_b__ConfigMap"))
-	f.cfg = &config.Config{GitHub: config.GitHub{AppID: 1, Owner: "acme", APIURL: srv.URL() + "/"},
+	for _, name := range kustomizations {
+		f.fluxKustomization(t, name)
+	}
+	f.cfg = &config.Config{GitHub: config.GitHub{AppID: 1, Owner: "acme", APIURL: srv.URL() + "/"}, PollInterval: time.Hour,
 		Clusters: []config.Cluster{{Name: "prod", Discover: &config.Discover{Flux: true}}}}
 	return f
+}
+
+// fluxKustomization creates the Flux Kustomization grow or shrink as
+// applied at the first commit.
+func (f *gitopsFixture) fluxKustomization(t *testing.T, name string) {
+	inventory := map[string][]string{"grow": {"grow_a__ConfigMap"}, "shrink": {"shrink_a__ConfigMap", "shrink_b__ConfigMap"}}[name]
+	createWithStatus(t, f.dyn, fluxKustomizationsGVR, fluxKustomization(name, "./apps/"+name, f.sha1, inventory...))
 }
 
 // discover runs the runner's discovery and returns the target named.
@@ -182,7 +199,7 @@ func (f *gitopsFixture) poll(t *testing.T, target *bot.Target) bot.Outcome {
 // the inventory is read with the applied revision, not frozen when the
 // target was discovered.
 func TestDiscoveredTargetFollowsItsInventory(t *testing.T) {
-	f := newGitOpsFixture(t)
+	f := newGitOpsFixture(t, "grow", "shrink")
 
 	t.Run("an object added", func(t *testing.T) {
 		target := f.discover(t, "prod-flux-flux-system-grow")
@@ -236,4 +253,164 @@ func TestDiscoveredTargetFollowsItsInventory(t *testing.T) {
 			t.Fatalf("pull requests: %+v", prs)
 		}
 	})
+}
+
+// failingTransport fails the requests whose path holds failing ("/": all
+// of them; "": none): the cluster, or one API of it, cannot be reached.
+type failingTransport struct {
+	next    http.RoundTripper
+	failing *atomic.Value
+}
+
+func (f failingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if p, _ := f.failing.Load().(string); p != "" && strings.Contains(r.URL.Path, p) {
+		return nil, errors.New("connection refused")
+	}
+	return f.next.RoundTrip(r)
+}
+
+// Discovery runs again while driftback runs: a Kustomization created after
+// start becomes a target, one deleted stops being polled and its pull
+// request stays open, and a discovery that fails keeps the targets.
+func TestRediscoveryAppliesNewTargets(t *testing.T) {
+	f := newGitOpsFixture(t, "grow")
+	ctx, cancel := context.WithCancel(context.Background())
+	applyConfigMap(t, f.dyn, "grow", "a", "info", "debug")
+
+	var unreachable atomic.Value
+	unreachable.Store("")
+	rc := rest.CopyConfig(f.env.Config)
+	rc.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return failingTransport{next: rt, failing: &unreachable} }
+	l, err := cluster.NewClientLister(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	metrics := bot.NewMetrics()
+	svc := &service{log: slog.New(slog.NewTextHandler(&logs, nil)), metrics: metrics, trigger: make(chan struct{}, 1), discoverEvery: 50 * time.Millisecond,
+		build: func(ctx context.Context, in runnerInput) (*built, error) {
+			return assembleRunner(ctx, in, f.bot.GitHub, map[string]*cluster.ClientLister{"prod": l})
+		}}
+	gen, err := svc.generationOf(ctx, f.cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.current.Store(gen)
+	polls := func(target string) float64 {
+		return metrics.Get("driftback_polls_total", map[string]string{"target": "prod-flux-flux-system-" + target})
+	}
+	type attempt struct {
+		gen *generation
+		err error
+		// Polls of grow and shrink before the generation runs.
+		growPolls, shrinkPolls float64
+	}
+	attempts := make(chan attempt, 10)
+	svc.reloaded = func(g *generation, err error) {
+		select {
+		case attempts <- attempt{g, err, polls("grow"), polls("shrink")}:
+		case <-ctx.Done():
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- svc.serve(ctx) }()
+	defer func() { cancel(); <-done }()
+	next := func() attempt {
+		t.Helper()
+		select {
+		case a := <-attempts:
+			return a
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no new generation nor failed discovery; log:\n%s", logs.String())
+		}
+		return attempt{}
+	}
+	names := func(g *generation) string {
+		var out []string
+		for _, t := range g.runner.Targets {
+			out = append(out, t.Config.Name)
+		}
+		return strings.Join(out, " ")
+	}
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for i := 0; !ok(); i++ {
+			if i == 300 {
+				t.Fatalf("%s; log:\n%s", what, logs.String())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	growPR := func() []githubtest.PR {
+		var out []githubtest.PR
+		for _, pr := range f.srv.PullRequests("acme", "fleet") {
+			if pr.Head == "driftback/prod-flux-flux-system-grow" && pr.State == "open" {
+				out = append(out, pr)
+			}
+		}
+		return out
+	}
+	waitFor("no pull request for grow", func() bool { return len(growPR()) == 1 })
+
+	// Created after start: a target without a restart.
+	f.fluxKustomization(t, "shrink")
+	a := next()
+	if a.err != nil || names(a.gen) != "prod-flux-flux-system-grow prod-flux-flux-system-shrink" {
+		t.Fatalf("after shrink was created: %v %+v", a.err, a.gen)
+	}
+	if !strings.Contains(logs.String(), `msg="discovered targets changed" added=[prod-flux-flux-system-shrink] gone=[]`) {
+		t.Errorf("the change is not logged:\n%s", logs.String())
+	}
+
+	// Deleted: no longer polled, and its pull request stays open.
+	if err := f.dyn.Resource(fluxKustomizationsGVR).Namespace("flux-system").Delete(ctx, "grow", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	a = next()
+	if a.err != nil || names(a.gen) != "prod-flux-flux-system-shrink" {
+		t.Fatalf("after grow was deleted: %v %+v", a.err, a.gen)
+	}
+	running := a.gen
+	waitFor("the new runner does not poll shrink", func() bool { return polls("shrink") > a.shrinkPolls })
+	time.Sleep(time.Second)
+	if polls("grow") != a.growPolls {
+		t.Errorf("grow was polled after it was deleted")
+	}
+	if len(growPR()) != 1 {
+		t.Errorf("grow's pull request was closed: %+v", f.srv.PullRequests("acme", "fleet"))
+	}
+
+	// A GitRepository cannot be read, then the whole cluster: discovery
+	// fails, and the targets stay.
+	for _, path := range []string{"/gitrepositories/", "/"} {
+		unreachable.Store(path)
+		a = next()
+		if a.err == nil || !strings.Contains(a.err.Error(), "connection refused") {
+			t.Fatalf("%s unreachable: %v %+v", path, a.err, a.gen)
+		}
+		if g := svc.current.Load(); g != running || names(g) != "prod-flux-flux-system-shrink" {
+			t.Fatalf("after a failed discovery the running targets are %s", names(g))
+		}
+	}
+	if !strings.Contains(logs.String(), `msg="discovery failed; the discovered targets stay"`) {
+		t.Errorf("the failure is not logged:\n%s", logs.String())
+	}
+}
+
+// syncBuffer is a log buffer the runner and the test share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

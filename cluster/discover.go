@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -87,12 +88,15 @@ func Discover(ctx context.Context, dyn dynamic.Interface, f DiscoverFilter) ([]D
 	}
 	if f.Flux {
 		err := list(fluxKustomizations, func(obj map[string]any) (Discovered, error) {
-			return fluxDiscovered(obj, func(ns, name string) (map[string]any, error) {
+			return fluxDiscovered(obj, func(ns, name string) (map[string]any, bool, error) {
 				r, err := dyn.Resource(gitRepositories).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-				if err != nil {
-					return nil, err
+				if apierrors.IsNotFound(err) {
+					return nil, false, nil
 				}
-				return r.Object, nil
+				if err != nil {
+					return nil, false, err
+				}
+				return r.Object, true, nil
 			})
 		})
 		if err != nil {
@@ -124,13 +128,13 @@ func DiscoverIn(objs []Object, f DiscoverFilter) ([]Discovered, error) {
 		return nil, fmt.Errorf("selector: %w", err)
 	}
 	in := func(list []string, s string) bool { return len(list) == 0 || slices.Contains(list, s) }
-	getRepo := func(ns, name string) (map[string]any, error) {
+	getRepo := func(ns, name string) (map[string]any, bool, error) {
 		for _, o := range objs {
 			if g := gvkOf(o.Object); g.Group == gitRepositories.Group && g.Kind == "GitRepository" && namespaceOf(o.Object) == ns && nameOf(o.Object) == name {
-				return o.Object, nil
+				return o.Object, true, nil
 			}
 		}
-		return nil, fmt.Errorf("not among the objects read")
+		return nil, false, nil
 	}
 	var out []Discovered
 	for _, o := range objs {
@@ -159,8 +163,11 @@ func DiscoverIn(objs []Object, f DiscoverFilter) ([]Discovered, error) {
 	return out, nil
 }
 
-// fluxDiscovered reads a Flux Kustomization, its GitRepository through get.
-func fluxDiscovered(obj map[string]any, get func(ns, name string) (map[string]any, error)) (Discovered, error) {
+// fluxDiscovered reads a Flux Kustomization, its GitRepository through get
+// (the object, whether it exists). A GitRepository that does not exist
+// leaves the Kustomization out; one that cannot be read fails discovery,
+// which never drops a target on a transient error.
+func fluxDiscovered(obj map[string]any, get func(ns, name string) (map[string]any, bool, error)) (Discovered, error) {
 	d := Discovered{Tool: "flux", Namespace: namespaceOf(obj), Name: nameOf(obj)}
 	spec, _ := obj["spec"].(map[string]any)
 	d.Path, _ = spec["path"].(string)
@@ -175,9 +182,12 @@ func fluxDiscovered(obj map[string]any, get func(ns, name string) (map[string]an
 		d.Skip = fmt.Sprintf("its source is a %s, not a GitRepository", kind)
 		return d, nil
 	}
-	repo, err := get(srcNS, srcName)
+	repo, ok, err := get(srcNS, srcName)
 	if err != nil {
-		d.Skip = fmt.Sprintf("its GitRepository %s/%s cannot be read: %v", srcNS, srcName, err)
+		return d, fmt.Errorf("flux Kustomization %s/%s: its GitRepository %s/%s: %w", d.Namespace, d.Name, srcNS, srcName, err)
+	}
+	if !ok {
+		d.Skip = fmt.Sprintf("its GitRepository %s/%s does not exist", srcNS, srcName)
 		return d, nil
 	}
 	rs, _ := repo["spec"].(map[string]any)
