@@ -66,9 +66,6 @@ func createWithStatus(t *testing.T, dyn dynamic.Interface, gvr schema.GroupVersi
 func TestDiscoverTargets(t *testing.T) {
 	env, dyn := startGitOps(t, "flux-system", "argocd")
 	ctx := context.Background()
-	gitRepos := schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}
-	kss := schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
-	apps := schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applications"}
 	gitRepo := func(name, url string) map[string]any {
 		return map[string]any{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
 			"metadata": map[string]any{"name": name, "namespace": "flux-system"},
@@ -84,14 +81,14 @@ func TestDiscoverTargets(t *testing.T) {
 			"spec":     map[string]any{"interval": "5m", "path": path, "prune": true, "sourceRef": map[string]any{"kind": sourceKind, "name": source}},
 			"status":   map[string]any{"lastAppliedRevision": "main@sha1:0123456789abcdef0123456789abcdef01234567", "inventory": map[string]any{"entries": entries}}}
 	}
-	createWithStatus(t, dyn, gitRepos, gitRepo("fleet", "https://github.com/acme/fleet"))
-	createWithStatus(t, dyn, gitRepos, gitRepo("vendor", "https://github.com/other/vendor.git"))
-	createWithStatus(t, dyn, kss, ks("shop", "GitRepository", "fleet", "./apps/shop", "shop_web_apps_Deployment", "shop_web__Service"))
-	createWithStatus(t, dyn, kss, ks("billing", "GitRepository", "fleet", "./apps/billing", "billing_api_apps_Deployment"))
-	createWithStatus(t, dyn, kss, ks("covered", "GitRepository", "fleet", "./apps/covered", "shop_covered_apps_Deployment"))
-	createWithStatus(t, dyn, kss, ks("vendor", "GitRepository", "vendor", "./deploy", "vendor_agent_apps_Deployment"))
-	createWithStatus(t, dyn, kss, ks("charts", "OCIRepository", "charts", "./", "charts_x_apps_Deployment"))
-	createWithStatus(t, dyn, apps, map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+	createWithStatus(t, dyn, gitRepositoriesGVR, gitRepo("fleet", "https://github.com/acme/fleet"))
+	createWithStatus(t, dyn, gitRepositoriesGVR, gitRepo("vendor", "https://github.com/other/vendor.git"))
+	createWithStatus(t, dyn, fluxKustomizationsGVR, ks("shop", "GitRepository", "fleet", "./apps/shop", "shop_web_apps_Deployment", "shop_web__Service"))
+	createWithStatus(t, dyn, fluxKustomizationsGVR, ks("billing", "GitRepository", "fleet", "./apps/billing", "billing_api_apps_Deployment"))
+	createWithStatus(t, dyn, fluxKustomizationsGVR, ks("covered", "GitRepository", "fleet", "./apps/covered", "shop_covered_apps_Deployment"))
+	createWithStatus(t, dyn, fluxKustomizationsGVR, ks("vendor", "GitRepository", "vendor", "./deploy", "vendor_agent_apps_Deployment"))
+	createWithStatus(t, dyn, fluxKustomizationsGVR, ks("charts", "OCIRepository", "charts", "./", "charts_x_apps_Deployment"))
+	createWithStatus(t, dyn, argoApplicationsGVR, map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
 		"metadata": map[string]any{"name": "web", "namespace": "argocd", "labels": map[string]any{"team": "shop"}},
 		"spec":     map[string]any{"project": "default", "source": map[string]any{"repoURL": "git@github.com:acme/fleet.git", "path": "apps/argo", "targetRevision": "main"}},
 		"status": map[string]any{"sync": map[string]any{"revision": "0123456789abcdef0123456789abcdef01234567"},
