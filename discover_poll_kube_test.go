@@ -252,6 +252,13 @@ func TestDiscoveredTargetFollowsItsInventory(t *testing.T) {
 		if prs := f.srv.PullRequests("acme", "fleet"); len(prs) != 1 || prs[0].Head != "driftback/prod-flux-flux-system-grow" {
 			t.Fatalf("pull requests: %+v", prs)
 		}
+
+		// An inventory emptied (nothing applied any more): no verdict, the
+		// poll waits rather than listing the whole cluster.
+		fluxApplies(t, f.dyn, "shrink", sha3)
+		if out := f.poll(t, target); !strings.Contains(out.Waiting, "lists no objects it applied") || out.Plan != nil {
+			t.Fatalf("an empty inventory: %+v", out)
+		}
 	})
 }
 
