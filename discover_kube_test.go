@@ -18,7 +18,6 @@ import (
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/kube"
-	"github.com/driftback/driftback/internal/kubetest"
 )
 
 // minimalCRD is a CustomResourceDefinition that accepts any object of the
@@ -65,33 +64,8 @@ func createWithStatus(t *testing.T, dyn dynamic.Interface, gvr schema.GroupVersi
 // source is not a GitRepository, and one a hand-written target covers do
 // not; each is logged and counted.
 func TestDiscoverTargets(t *testing.T) {
-	assets := kubetest.Assets(t)
-	env, err := kubetest.Start(assets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Stop()
-	dyn := dynamic.NewForConfigOrDie(env.Config)
+	env, dyn := startGitOps(t, "flux-system", "argocd")
 	ctx := context.Background()
-	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	for _, c := range []*unstructured.Unstructured{
-		minimalCRD("kustomize.toolkit.fluxcd.io", "v1", "Kustomization", "kustomizations"),
-		minimalCRD("source.toolkit.fluxcd.io", "v1", "GitRepository", "gitrepositories"),
-		minimalCRD("argoproj.io", "v1alpha1", "Application", "applications"),
-	} {
-		if _, err := dyn.Resource(crds).Create(ctx, c, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, ns := range []string{"flux-system", "argocd"} {
-		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}
-		if _, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	gitRepos := schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}
-	kss := schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
-	apps := schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applications"}
 	gitRepo := func(name, url string) map[string]any {
 		return map[string]any{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
 			"metadata": map[string]any{"name": name, "namespace": "flux-system"},
@@ -107,14 +81,14 @@ func TestDiscoverTargets(t *testing.T) {
 			"spec":     map[string]any{"interval": "5m", "path": path, "prune": true, "sourceRef": map[string]any{"kind": sourceKind, "name": source}},
 			"status":   map[string]any{"lastAppliedRevision": "main@sha1:0123456789abcdef0123456789abcdef01234567", "inventory": map[string]any{"entries": entries}}}
 	}
-	createWithStatus(t, dyn, gitRepos, gitRepo("fleet", "https://github.com/acme/fleet"))
-	createWithStatus(t, dyn, gitRepos, gitRepo("vendor", "https://github.com/other/vendor.git"))
-	createWithStatus(t, dyn, kss, ks("shop", "GitRepository", "fleet", "./apps/shop", "shop_web_apps_Deployment", "shop_web__Service"))
-	createWithStatus(t, dyn, kss, ks("billing", "GitRepository", "fleet", "./apps/billing", "billing_api_apps_Deployment"))
-	createWithStatus(t, dyn, kss, ks("covered", "GitRepository", "fleet", "./apps/covered", "shop_covered_apps_Deployment"))
-	createWithStatus(t, dyn, kss, ks("vendor", "GitRepository", "vendor", "./deploy", "vendor_agent_apps_Deployment"))
-	createWithStatus(t, dyn, kss, ks("charts", "OCIRepository", "charts", "./", "charts_x_apps_Deployment"))
-	createWithStatus(t, dyn, apps, map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+	createWithStatus(t, dyn, gitRepositoriesGVR, gitRepo("fleet", "https://github.com/acme/fleet"))
+	createWithStatus(t, dyn, gitRepositoriesGVR, gitRepo("vendor", "https://github.com/other/vendor.git"))
+	createWithStatus(t, dyn, fluxKustomizationsGVR, ks("shop", "GitRepository", "fleet", "./apps/shop", "shop_web_apps_Deployment", "shop_web__Service"))
+	createWithStatus(t, dyn, fluxKustomizationsGVR, ks("billing", "GitRepository", "fleet", "./apps/billing", "billing_api_apps_Deployment"))
+	createWithStatus(t, dyn, fluxKustomizationsGVR, ks("covered", "GitRepository", "fleet", "./apps/covered", "shop_covered_apps_Deployment"))
+	createWithStatus(t, dyn, fluxKustomizationsGVR, ks("vendor", "GitRepository", "vendor", "./deploy", "vendor_agent_apps_Deployment"))
+	createWithStatus(t, dyn, fluxKustomizationsGVR, ks("charts", "OCIRepository", "charts", "./", "charts_x_apps_Deployment"))
+	createWithStatus(t, dyn, argoApplicationsGVR, map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
 		"metadata": map[string]any{"name": "web", "namespace": "argocd", "labels": map[string]any{"team": "shop"}},
 		"spec":     map[string]any{"project": "default", "source": map[string]any{"repoURL": "git@github.com:acme/fleet.git", "path": "apps/argo", "targetRevision": "main"}},
 		"status": map[string]any{"sync": map[string]any{"revision": "0123456789abcdef0123456789abcdef01234567"},
@@ -137,20 +111,25 @@ func TestDiscoverTargets(t *testing.T) {
 	var got []string
 	for _, ft := range found {
 		c := ft.Config
-		got = append(got, fmt.Sprintf("%s %s %s@%s %v %v %d", c.Name, c.Repo, c.Root, c.BaseBranch, c.Namespaces, c.Kinds.Include, len(ft.Inventory)))
+		if ft.Applied == nil {
+			t.Fatalf("%s reads no applied revision", c.Name)
+		}
+		// The inventory is read with the applied revision, on every poll.
+		a, err := ft.Applied(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		got = append(got, fmt.Sprintf("%s %s %s@%s by inventory %v: %v", c.Name, c.Repo, c.Root, c.BaseBranch, ft.ByInventory, a.Inventory))
 	}
 	want := []string{
-		"prod-argocd-argocd-web acme/fleet apps/argo@main [web] [Deployment.apps] 1",
-		"prod-flux-flux-system-billing acme/fleet apps/billing@main [billing] [Deployment.apps] 1",
-		"prod-flux-flux-system-shop acme/fleet apps/shop@main [shop] [Deployment.apps Service] 2",
+		"prod-argocd-argocd-web acme/fleet apps/argo@main by inventory true: [{apps Deployment web argo-web}]",
+		"prod-flux-flux-system-billing acme/fleet apps/billing@main by inventory true: [{apps Deployment billing api}]",
+		"prod-flux-flux-system-shop acme/fleet apps/shop@main by inventory true: [{apps Deployment shop web} { Service shop web}]",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("discovered:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	for _, ft := range found {
-		if ft.Applied == nil {
-			t.Fatalf("%s reads no applied revision", ft.Config.Name)
-		}
 		a, err := ft.Applied(ctx)
 		if err != nil || a.Revision != "0123456789abcdef0123456789abcdef01234567" {
 			t.Fatalf("%s: applied %+v %v", ft.Config.Name, a, err)

@@ -44,11 +44,11 @@ func TestConfigReload(t *testing.T) {
 	write(reloadConfig)
 	var logs bytes.Buffer
 	svc := &service{path: path, log: slog.New(slog.NewTextHandler(&logs, nil)), metrics: bot.NewMetrics(), trigger: make(chan struct{}, 1),
-		build: func(_ context.Context, in runnerInput) (*bot.Runner, error) {
+		build: func(_ context.Context, in runnerInput) (*built, error) {
 			if in.cfg.PollInterval == 2*time.Hour {
 				return nil, errors.New("cluster c: in-cluster config: not in a cluster")
 			}
-			return &bot.Runner{Bot: bot.New(nil, bot.Options{Metrics: in.metrics}), Interval: in.cfg.PollInterval}, nil
+			return &built{runner: &bot.Runner{Bot: bot.New(nil, bot.Options{Metrics: in.metrics}), Interval: in.cfg.PollInterval}}, nil
 		}}
 	gen, err := svc.load(context.Background())
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/go-github/v62/github"
 	"github.com/spf13/cobra"
 
 	"github.com/driftback/driftback/analyzer"
@@ -148,7 +149,10 @@ type service struct {
 	metrics *bot.Metrics
 	leases  func(*slog.Logger) (*bot.Leases, error) // nil: no leases
 	// build turns a config into a runner; nil is buildRunner (tests swap it).
-	build func(context.Context, runnerInput) (*bot.Runner, error)
+	build func(context.Context, runnerInput) (*built, error)
+	// discoverEvery is how often the clusters' targets are discovered
+	// again; 0 is the config's poll interval.
+	discoverEvery time.Duration
 
 	current atomic.Pointer[generation]
 	trigger chan struct{} // a reload is due
@@ -162,6 +166,9 @@ type generation struct {
 	raw     []byte
 	runner  *bot.Runner
 	handler http.Handler
+	// discover finds the discovered targets as they are now (nil when no
+	// cluster discovers).
+	discover func(context.Context) ([]*bot.Target, error)
 }
 
 // load reads, validates and builds the config file as it is now.
@@ -176,20 +183,27 @@ func (s *service) load(ctx context.Context) (*generation, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.generationOf(ctx, cfg, raw)
+}
+
+// generationOf builds a generation of cfg in full: its runner, with the
+// targets its clusters discover now, and its leases.
+func (s *service) generationOf(ctx context.Context, cfg *config.Config, raw []byte) (*generation, error) {
 	build := s.build
 	if build == nil {
 		build = buildRunner
 	}
-	r, err := build(ctx, runnerInput{cfg: cfg, log: s.log, metrics: s.metrics})
+	b, err := build(ctx, runnerInput{cfg: cfg, log: s.log, metrics: s.metrics})
 	if err != nil {
 		return nil, err
 	}
+	r := b.runner
 	if s.leases != nil {
 		if r.Leases, err = s.leases(s.log); err != nil {
 			return nil, err
 		}
 	}
-	return &generation{cfg: cfg, raw: raw, runner: r, handler: r.Handler()}, nil
+	return &generation{cfg: cfg, raw: raw, runner: r, handler: r.Handler(), discover: b.discover}, nil
 }
 
 // ServeHTTP answers for the generation running now.
@@ -245,7 +259,11 @@ func (s *service) serve(ctx context.Context) error {
 			s.log.Warn("the new config changes listen; it takes effect on restart", "listen", gen.cfg.Listen)
 		}
 		s.current.Store(next)
-		s.log.Info("config reloaded", "file", s.path, "targets", len(next.runner.Targets), "interval", next.cfg.PollInterval.String())
+		if next.cfg == gen.cfg {
+			s.log.Info("running the discovered targets", "targets", len(next.runner.Targets))
+		} else {
+			s.log.Info("config reloaded", "file", s.path, "targets", len(next.runner.Targets), "interval", next.cfg.PollInterval.String())
+		}
 		if s.reloaded != nil {
 			s.reloaded(next, nil)
 		}
@@ -255,10 +273,25 @@ func (s *service) serve(ctx context.Context) error {
 // nextGeneration waits for a reload that yields a new valid config, or for
 // the running generation to stop (then it returns nil and why).
 func (s *service) nextGeneration(ctx context.Context, gen *generation, done <-chan error) (*generation, error) {
+	var discoverTick <-chan time.Time
+	if gen.discover != nil {
+		every := s.discoverEvery
+		if every <= 0 {
+			every = gen.cfg.PollInterval
+		}
+		t := time.NewTicker(every)
+		defer t.Stop()
+		discoverTick = t.C
+	}
 	for {
 		select {
 		case err := <-done:
 			return nil, err
+		case <-discoverTick:
+			if next := s.rediscover(ctx, gen); next != nil {
+				return next, nil
+			}
+			continue
 		case <-s.trigger:
 		}
 		raw, err := os.ReadFile(s.path)
@@ -284,9 +317,16 @@ type runnerInput struct {
 	metrics *bot.Metrics
 }
 
+// built is a runner, and how to find the targets its clusters discover
+// as they are now.
+type built struct {
+	runner   *bot.Runner
+	discover func(context.Context) ([]*bot.Target, error) // nil: no cluster discovers
+}
+
 // buildRunner wires config to the bot: the App's client, one lister per
 // cluster, and per target its applied-revision source.
-func buildRunner(ctx context.Context, in runnerInput) (*bot.Runner, error) {
+func buildRunner(ctx context.Context, in runnerInput) (*built, error) {
 	cfg := in.cfg
 	key, err := privateKey(cfg.GitHub)
 	if err != nil {
@@ -324,6 +364,13 @@ func buildRunner(ctx context.Context, in runnerInput) (*bot.Runner, error) {
 		}
 		listers[c.Name] = l
 	}
+	return assembleRunner(ctx, in, gh, listers)
+}
+
+// assembleRunner makes the runner of the config's targets and of those its
+// clusters discover now.
+func assembleRunner(ctx context.Context, in runnerInput, gh *github.Client, listers map[string]*cluster.ClientLister) (*built, error) {
+	cfg := in.cfg
 	found, err := discoverTargets(ctx, in, listers)
 	if err != nil {
 		return nil, err
@@ -340,7 +387,17 @@ func buildRunner(ctx context.Context, in runnerInput) (*bot.Runner, error) {
 		r.Targets = append(r.Targets, &bot.Target{Config: *t, Lister: l, Applied: appliedFromCluster(t, l)})
 	}
 	r.Targets = append(r.Targets, found...)
-	return r, nil
+	b := &built{runner: r}
+	for _, c := range cfg.Clusters {
+		if c.Discover != nil {
+			// Checked every poll interval: quiet, as the targets it finds
+			// are logged and counted when a new runner is built of them.
+			quiet := runnerInput{cfg: cfg, log: slog.New(slog.DiscardHandler)}
+			b.discover = func(ctx context.Context) ([]*bot.Target, error) { return discoverTargets(ctx, quiet, listers) }
+			break
+		}
+	}
+	return b, nil
 }
 
 // discoverTargets makes targets of the Flux Kustomizations and Argo CD
@@ -373,7 +430,7 @@ func discoverTargets(ctx context.Context, in runnerInput, listers map[string]*cl
 			}
 			counts[tool]++
 			in.log.Info("discovered target", "target", t.Name, "cluster", c.Name, "tool", tool, "repo", t.Repo, "root", t.Root, "objects", len(dt.Inventory))
-			out = append(out, &bot.Target{Config: t, Lister: l, Applied: appliedFromCluster(&t, l), Inventory: dt.Inventory})
+			out = append(out, &bot.Target{Config: t, Lister: l, Applied: appliedFromCluster(&t, l), ByInventory: true})
 		}
 		for _, s := range d.Skipped {
 			in.log.Info("not a target", "cluster", c.Name, "why", s)

@@ -20,9 +20,11 @@ type Target struct {
 	// Applied reads the revision the GitOps tool applied; nil means the
 	// target accepted rendering at the base head (appliedRevision.head).
 	Applied func(ctx context.Context) (cluster.Applied, error)
-	// Inventory, when set, is every object the GitOps tool applied for a
-	// discovered target: only those live objects are compared.
-	Inventory []cluster.InventoryEntry
+	// ByInventory: a discovered target compares exactly the objects its
+	// GitOps tool applied. Each poll reads them with the applied revision
+	// (one read of the Kustomization or Application, through Applied), so
+	// the object set always matches the revision the poll renders.
+	ByInventory bool
 }
 
 // Bot reconciles targets against GitHub. Make one with New.

@@ -86,7 +86,6 @@ func DiscoverTargets(cfg *config.Config, clusterName, webHost string, found []cl
 		} else {
 			t.AppliedRevision.ArgoCD = ref
 		}
-		t.Namespaces, t.Kinds.Include = inventoryScope(d.Inventory)
 		out.Targets = append(out.Targets, DiscoveredTarget{Config: *cfg.Resolve(&t), Inventory: d.Inventory})
 	}
 	return out
@@ -113,8 +112,8 @@ func toolKind(tool string) string {
 	return "Argo CD Application"
 }
 
-// inventoryScope is the namespaces and kinds an inventory spans: what the
-// target lists, before keeping only the inventory's objects.
+// inventoryScope is the namespaces and kinds an inventory spans: what a
+// poll of a target by inventory lists, before keeping only its objects.
 func inventoryScope(inv []cluster.InventoryEntry) ([]string, []string) {
 	nss, kinds := map[string]bool{}, map[string]bool{}
 	for _, e := range inv {

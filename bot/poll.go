@@ -28,6 +28,7 @@ type poll struct {
 	baseBranch, baseSHA string
 	objs                []cluster.Object
 	coverage            *kube.Coverage        // what the read of objs covered
+	applied             *cluster.Applied      // read before the objects (a target by inventory)
 	prs                 []*github.PullRequest // the branch's, open and closed
 	refused             *moveRefused          // GitHub refused to move the branch
 	note                string                // said under the check run's summary
@@ -64,24 +65,16 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 	}
 	p.baseSHA = ref.GetObject().GetSHA()
 
-	read, err := t.Lister.List(ctx, cluster.Scope{
-		Namespaces: tc.Namespaces, NamespaceSelector: tc.NamespaceSelector,
-		IncludeKinds: tc.Kinds.Include, ExcludeKinds: tc.Kinds.Exclude,
-	})
-	if err != nil {
+	if err := readLive(ctx, p); err != nil {
 		// Nothing was read: the poll fails before any write, as the check
 		// run's last word still holds for what it last read.
 		return Outcome{}, fmt.Errorf("cluster %s: %w", tc.Cluster, err)
-	}
-	p.objs, p.coverage = read.Objects, read.Coverage
-	if t.Inventory != nil {
-		p.objs = cluster.InInventory(p.objs, t.Inventory)
 	}
 	p.prs, err = b.listPRs(ctx, p)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("pull requests of %s: %w", p.branch, err)
 	}
-	m := memo{base: p.baseSHA, live: fingerprint(p.objs) + fingerprint(p.coverage), config: fingerprint(tc), prs: fingerprint(p.prs)}
+	m := memo{base: p.baseSHA, live: fingerprint(p.objs) + fingerprint(p.coverage) + fingerprint(p.applied), config: fingerprint(tc), prs: fingerprint(p.prs)}
 	if last, ok := b.memo.get(tc.Name); ok && last == m {
 		return Outcome{Idle: true}, nil
 	}
@@ -98,6 +91,42 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 	m.prs = fingerprint(after)
 	b.memo.set(tc.Name, m)
 	return p.out, nil
+}
+
+// readLive reads the target's live objects. A target by inventory first
+// reads its Kustomization or Application, once: the inventory of that read
+// scopes the listing and picks the objects compared, and the poll renders
+// the revision of that same read.
+func readLive(ctx context.Context, p *poll) error {
+	tc := p.t.Config
+	scope := cluster.Scope{
+		Namespaces: tc.Namespaces, NamespaceSelector: tc.NamespaceSelector,
+		IncludeKinds: tc.Kinds.Include, ExcludeKinds: tc.Kinds.Exclude,
+	}
+	if p.t.ByInventory {
+		if p.t.Applied == nil {
+			return fmt.Errorf("target %s compares its inventory but reads no applied revision", tc.Name)
+		}
+		a, err := p.t.Applied(ctx)
+		if err != nil {
+			return err
+		}
+		p.applied = &a
+		if len(a.Inventory) == 0 {
+			return nil // nothing applied yet: plan waits
+		}
+		scope.Namespaces, scope.IncludeKinds = inventoryScope(a.Inventory)
+		scope.NamespaceSelector = ""
+	}
+	read, err := p.t.Lister.List(ctx, scope)
+	if err != nil {
+		return err
+	}
+	p.objs, p.coverage = read.Objects, read.Coverage
+	if p.applied != nil {
+		p.objs = cluster.InInventory(p.objs, p.applied.Inventory)
+	}
+	return nil
 }
 
 // listPRs lists the pull requests of the target's branch, open and closed.
@@ -179,9 +208,18 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 // root's inputs changed on the base branch since.
 func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 	tc := p.t.Config
+	applied := p.t.Applied
+	if a := p.applied; a != nil {
+		if len(a.Inventory) == 0 {
+			p.out.Waiting = fmt.Sprintf("the GitOps tool lists no objects it applied for %s yet", tc.Name)
+			return nil, nil
+		}
+		// The read the objects were picked with: never a second one.
+		applied = func(context.Context) (cluster.Applied, error) { return *a, nil }
+	}
 	defer b.Metrics.Time("driftback_plan_duration_seconds", map[string]string{"target": tc.Name})()
 	res, err := PlanTarget(ctx, PlanInput{
-		Target: tc, Objects: p.objs, Coverage: p.coverage, Applied: p.t.Applied, Base: p.baseSHA,
+		Target: tc, Objects: p.objs, Coverage: p.coverage, Applied: applied, Base: p.baseSHA,
 		// A revision comes with the remote bases its root names, fetched at
 		// their pinned refs; a failed fetch fails the poll.
 		Load: func(ctx context.Context, rev string) (*analyzer.Snapshot, error) {

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -87,12 +88,15 @@ func Discover(ctx context.Context, dyn dynamic.Interface, f DiscoverFilter) ([]D
 	}
 	if f.Flux {
 		err := list(fluxKustomizations, func(obj map[string]any) (Discovered, error) {
-			return fluxDiscovered(obj, func(ns, name string) (map[string]any, error) {
+			return fluxDiscovered(obj, func(ns, name string) (map[string]any, bool, error) {
 				r, err := dyn.Resource(gitRepositories).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-				if err != nil {
-					return nil, err
+				if apierrors.IsNotFound(err) {
+					return nil, false, nil
 				}
-				return r.Object, nil
+				if err != nil {
+					return nil, false, err
+				}
+				return r.Object, true, nil
 			})
 		})
 		if err != nil {
@@ -124,13 +128,13 @@ func DiscoverIn(objs []Object, f DiscoverFilter) ([]Discovered, error) {
 		return nil, fmt.Errorf("selector: %w", err)
 	}
 	in := func(list []string, s string) bool { return len(list) == 0 || slices.Contains(list, s) }
-	getRepo := func(ns, name string) (map[string]any, error) {
+	getRepo := func(ns, name string) (map[string]any, bool, error) {
 		for _, o := range objs {
 			if g := gvkOf(o.Object); g.Group == gitRepositories.Group && g.Kind == "GitRepository" && namespaceOf(o.Object) == ns && nameOf(o.Object) == name {
-				return o.Object, nil
+				return o.Object, true, nil
 			}
 		}
-		return nil, fmt.Errorf("not among the objects read")
+		return nil, false, nil
 	}
 	var out []Discovered
 	for _, o := range objs {
@@ -159,8 +163,11 @@ func DiscoverIn(objs []Object, f DiscoverFilter) ([]Discovered, error) {
 	return out, nil
 }
 
-// fluxDiscovered reads a Flux Kustomization, its GitRepository through get.
-func fluxDiscovered(obj map[string]any, get func(ns, name string) (map[string]any, error)) (Discovered, error) {
+// fluxDiscovered reads a Flux Kustomization, its GitRepository through get
+// (the object, whether it exists). A GitRepository that does not exist
+// leaves the Kustomization out; one that cannot be read fails discovery,
+// which never drops a target on a transient error.
+func fluxDiscovered(obj map[string]any, get func(ns, name string) (map[string]any, bool, error)) (Discovered, error) {
 	d := Discovered{Tool: "flux", Namespace: namespaceOf(obj), Name: nameOf(obj)}
 	spec, _ := obj["spec"].(map[string]any)
 	d.Path, _ = spec["path"].(string)
@@ -175,9 +182,12 @@ func fluxDiscovered(obj map[string]any, get func(ns, name string) (map[string]an
 		d.Skip = fmt.Sprintf("its source is a %s, not a GitRepository", kind)
 		return d, nil
 	}
-	repo, err := get(srcNS, srcName)
+	repo, ok, err := get(srcNS, srcName)
 	if err != nil {
-		d.Skip = fmt.Sprintf("its GitRepository %s/%s cannot be read: %v", srcNS, srcName, err)
+		return d, fmt.Errorf("flux Kustomization %s/%s: its GitRepository %s/%s: %w", d.Namespace, d.Name, srcNS, srcName, err)
+	}
+	if !ok {
+		d.Skip = fmt.Sprintf("its GitRepository %s/%s does not exist", srcNS, srcName)
 		return d, nil
 	}
 	rs, _ := repo["spec"].(map[string]any)
@@ -189,20 +199,14 @@ func fluxDiscovered(obj map[string]any, get func(ns, name string) (map[string]an
 			d.Skip = fmt.Sprintf("its GitRepository %s/%s follows ref.%s, not a branch a pull request can target", srcNS, srcName, pin)
 		}
 	}
-	status, _ := obj["status"].(map[string]any)
-	inv, _ := status["inventory"].(map[string]any)
-	entries, _ := inv["entries"].([]any)
-	for _, e := range entries {
-		m, _ := e.(map[string]any)
-		id, _ := m["id"].(string)
-		// ns_name_group_kind; none of them may hold "_".
-		parts := strings.Split(id, "_")
-		if len(parts) != 4 {
-			return d, fmt.Errorf("flux Kustomization %s/%s: inventory entry %q is not namespace_name_group_kind", d.Namespace, d.Name, id)
-		}
-		d.Inventory = append(d.Inventory, InventoryEntry{Namespace: parts[0], Name: parts[1], Group: parts[2], Kind: parts[3]})
+	inv, err := fluxInventory(obj)
+	if err != nil {
+		// One unreadable object is left out; the others are still targets.
+		d.Skip = err.Error()
+		return d, nil
 	}
-	if d.Skip == "" && len(entries) == 0 {
+	d.Inventory = inv
+	if d.Skip == "" && len(inv) == 0 {
 		d.Skip = "it has no inventory yet"
 	}
 	return d, nil
@@ -221,8 +225,37 @@ func argoDiscovered(obj map[string]any) Discovered {
 	if rev != "" && rev != "HEAD" {
 		d.Branch = rev
 	}
+	d.Inventory = argoInventory(obj)
+	if d.Skip == "" && len(d.Inventory) == 0 {
+		d.Skip = "it has no resources in its status yet"
+	}
+	return d
+}
+
+// fluxInventory reads a Flux Kustomization's status.inventory.entries.
+func fluxInventory(obj map[string]any) ([]InventoryEntry, error) {
+	status, _ := obj["status"].(map[string]any)
+	inv, _ := status["inventory"].(map[string]any)
+	entries, _ := inv["entries"].([]any)
+	var out []InventoryEntry
+	for _, e := range entries {
+		m, _ := e.(map[string]any)
+		id, _ := m["id"].(string)
+		// ns_name_group_kind; none of them may hold "_".
+		parts := strings.Split(id, "_")
+		if len(parts) != 4 {
+			return nil, fmt.Errorf("flux Kustomization %s/%s: inventory entry %q is not namespace_name_group_kind", namespaceOf(obj), nameOf(obj), id)
+		}
+		out = append(out, InventoryEntry{Namespace: parts[0], Name: parts[1], Group: parts[2], Kind: parts[3]})
+	}
+	return out, nil
+}
+
+// argoInventory reads an Argo CD Application's status.resources.
+func argoInventory(obj map[string]any) []InventoryEntry {
 	status, _ := obj["status"].(map[string]any)
 	res, _ := status["resources"].([]any)
+	var out []InventoryEntry
 	for _, r := range res {
 		m, _ := r.(map[string]any)
 		e := InventoryEntry{}
@@ -230,12 +263,9 @@ func argoDiscovered(obj map[string]any) Discovered {
 		e.Kind, _ = m["kind"].(string)
 		e.Namespace, _ = m["namespace"].(string)
 		e.Name, _ = m["name"].(string)
-		d.Inventory = append(d.Inventory, e)
+		out = append(out, e)
 	}
-	if d.Skip == "" && len(res) == 0 {
-		d.Skip = "it has no resources in its status yet"
-	}
-	return d
+	return out
 }
 
 // InInventory keeps the objects the inventory lists.

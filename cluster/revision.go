@@ -35,6 +35,10 @@ type Applied struct {
 	// ArgoCD is an Argo CD Application's kustomize settings; the analyzer
 	// renders the root with them.
 	ArgoCD *kube.ArgoContext
+	// Inventory is every object the tool applied (Flux
+	// status.inventory.entries, Argo CD status.resources), read with the
+	// revision from the one read of the object, so the two always agree.
+	Inventory []InventoryEntry
 }
 
 // Source names the object that records the applied revision.
@@ -57,7 +61,10 @@ func AppliedRevision(ctx context.Context, dyn dynamic.Interface, src Source) (Ap
 		if err != nil {
 			return Applied{}, fmt.Errorf("flux Kustomization %s/%s: %w", src.Flux.Namespace, src.Flux.Name, err)
 		}
-		a := fluxApplied(obj.Object)
+		a, err := fluxApplied(obj.Object)
+		if err != nil {
+			return Applied{}, err
+		}
 		if err := resolveFrom(a.Flux, func(name string) (map[string]any, bool, error) {
 			cm, err := dyn.Resource(configMaps).Namespace(src.Flux.Namespace).Get(ctx, name, metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
@@ -76,21 +83,26 @@ func AppliedRevision(ctx context.Context, dyn dynamic.Interface, src Source) (Ap
 		if err != nil {
 			return Applied{}, fmt.Errorf("argo CD Application %s/%s: %w", src.ArgoCD.Namespace, src.ArgoCD.Name, err)
 		}
-		return argoApplied(obj.Object), nil
+		return argoApplied(obj.Object)
 	}
 	return Applied{}, fmt.Errorf("no applied-revision source")
 }
 
-// fluxApplied reads a Flux Kustomization: its applied revision and its
-// render context, the substituteFrom entries named but not yet read.
-func fluxApplied(obj map[string]any) Applied {
+// fluxApplied reads a Flux Kustomization: its applied revision, its
+// inventory and its render context, the substituteFrom entries named but
+// not yet read.
+func fluxApplied(obj map[string]any) (Applied, error) {
 	spec, _ := obj["spec"].(map[string]any)
 	status, _ := obj["status"].(map[string]any)
 	raw, _ := status["lastAppliedRevision"].(string)
 	md, _ := obj["metadata"].(map[string]any)
 	ns, _ := md["namespace"].(string)
 	name, _ := md["name"].(string)
-	a := Applied{Raw: raw, Revision: commitOf(raw), Flux: &kube.FluxContext{Namespace: ns, Name: name, Spec: spec}}
+	inv, err := fluxInventory(obj)
+	if err != nil {
+		return Applied{}, err
+	}
+	a := Applied{Raw: raw, Revision: commitOf(raw), Flux: &kube.FluxContext{Namespace: ns, Name: name, Spec: spec}, Inventory: inv}
 	pb, _ := spec["postBuild"].(map[string]any)
 	from, _ := pb["substituteFrom"].([]any)
 	for _, f := range from {
@@ -100,7 +112,7 @@ func fluxApplied(obj map[string]any) Applied {
 		optional, _ := ref["optional"].(bool)
 		a.Flux.From = append(a.Flux.From, kube.VarSource{Kind: kind, Name: n, Optional: optional})
 	}
-	return a
+	return a, nil
 }
 
 // resolveFrom reads the ConfigMaps a Flux Kustomization substitutes from,
@@ -138,12 +150,14 @@ func resolveFrom(fc *kube.FluxContext, get func(name string) (map[string]any, bo
 	return nil
 }
 
-func argoApplied(obj map[string]any) Applied {
+// argoApplied reads an Argo CD Application: its synced revision, its
+// resources and its kustomize settings.
+func argoApplied(obj map[string]any) (Applied, error) {
 	spec, _ := obj["spec"].(map[string]any)
 	status, _ := obj["status"].(map[string]any)
 	sync, _ := status["sync"].(map[string]any)
 	raw, _ := sync["revision"].(string)
-	a := Applied{Raw: raw, Revision: commitOf(raw)}
+	a := Applied{Raw: raw, Revision: commitOf(raw), Inventory: argoInventory(obj)}
 	md, _ := obj["metadata"].(map[string]any)
 	ns, _ := md["namespace"].(string)
 	name, _ := md["name"].(string)
@@ -162,7 +176,7 @@ func argoApplied(obj map[string]any) Applied {
 		}
 		if len(rendering) != 1 {
 			a.Context = append(a.Context, "spec.sources")
-			return a
+			return a, nil
 		}
 		at, src = fmt.Sprintf("spec.sources[%d]", rendering[0]), srcs[rendering[0]].(map[string]any)
 	}
@@ -174,7 +188,7 @@ func argoApplied(obj map[string]any) Applied {
 	if k, ok := src["kustomize"].(map[string]any); ok && len(k) > 0 {
 		a.ArgoCD = &kube.ArgoContext{Namespace: ns, Name: name, Source: at, Kustomize: k}
 	}
-	return a
+	return a, nil
 }
 
 // commitOf extracts the SHA from Flux's "main@sha1:abc..." (v2) or
@@ -231,11 +245,11 @@ func AppliedIn(objs []Object, src Source) (Applied, error) {
 	for _, o := range objs {
 		gvk := gvkOf(o.Object)
 		if gvk.Group == group && gvk.Kind == kind && namespaceOf(o.Object) == want.Namespace && nameOf(o.Object) == want.Name {
-			a := read(o.withStatus())
-			if a.Flux == nil {
-				return a, nil
+			a, err := read(o.withStatus())
+			if err != nil || a.Flux == nil {
+				return a, err
 			}
-			err := resolveFrom(a.Flux, func(name string) (map[string]any, bool, error) {
+			err = resolveFrom(a.Flux, func(name string) (map[string]any, bool, error) {
 				for _, c := range objs {
 					if g := gvkOf(c.Object); g.Group == "" && g.Kind == "ConfigMap" && namespaceOf(c.Object) == want.Namespace && nameOf(c.Object) == name {
 						return c.Object, true, nil
