@@ -131,7 +131,7 @@ type gitopsFixture struct {
 // commit.
 func newGitOpsFixture(t *testing.T, kustomizations ...string) *gitopsFixture {
 	env, dyn := startGitOps(t, "flux-system", "grow", "shrink")
-	srv, b, err := demoGitHub(githubtest.Options{T: t})
+	srv, b, err := demoGitHub(context.Background(), githubtest.Options{T: t})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func TestRediscoveryAppliesNewTargets(t *testing.T) {
 	metrics := bot.NewMetrics()
 	svc := &service{log: slog.New(slog.NewTextHandler(&logs, nil)), metrics: metrics, trigger: make(chan struct{}, 1), discoverEvery: 50 * time.Millisecond,
 		build: func(ctx context.Context, in runnerInput) (*built, error) {
-			return assembleRunner(ctx, in, f.bot.GitHub, map[string]*cluster.ClientLister{"prod": l})
+			return assembleRunner(ctx, in, f.bot.GitHub, "driftback[bot]", map[string]*cluster.ClientLister{"prod": l})
 		}}
 	gen, err := svc.generationOf(ctx, f.cfg, nil)
 	if err != nil {

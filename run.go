@@ -364,12 +364,12 @@ func buildRunner(ctx context.Context, in runnerInput) (*built, error) {
 		}
 		listers[c.Name] = l
 	}
-	return assembleRunner(ctx, in, gh, listers)
+	return assembleRunner(ctx, in, gh, login, listers)
 }
 
-// assembleRunner makes the runner of the config's targets and of those its
+// assembleRunner makes the runner, as the App login, of the config's targets and of those its
 // clusters discover now.
-func assembleRunner(ctx context.Context, in runnerInput, gh *github.Client, listers map[string]*cluster.ClientLister) (*built, error) {
+func assembleRunner(ctx context.Context, in runnerInput, gh *github.Client, login string, listers map[string]*cluster.ClientLister) (*built, error) {
 	cfg := in.cfg
 	found, err := discoverTargets(ctx, in, listers)
 	if err != nil {
