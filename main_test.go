@@ -153,7 +153,7 @@ func TestPlanJSONOnTheExample(t *testing.T) {
 			t.Errorf("refusal without message, hint or file: %+v", r)
 		}
 	}
-	if !codes["build-owned"] || !codes["unplaceable-edit"] {
+	if !codes["shared-entry-conflict"] || !codes["unplaceable-edit"] {
 		t.Errorf("refusal codes = %v", codes)
 	}
 	if len(plan.Files) != 2 || plan.Files[0].Path != "base/web.yaml" || !strings.Contains(plan.Files[0].Content, `value: "60s"   # raise only with the CDN team`) ||
@@ -261,7 +261,7 @@ func TestPlanPatchAndMarkdownOnTheExample(t *testing.T) {
 		t.Errorf("patch (exit %d):\n%s", code, patch)
 	}
 	md, _, code := driftback(t, append(args, "markdown")...)
-	for _, want := range []string{"### Edits", "### Refusals", "build-owned", "unplaceable-edit", "base/web.yaml:28", "| images |", "| replicas |", "<!-- driftback:state"} {
+	for _, want := range []string{"### Edits", "### Refusals", "shared-entry-conflict", "unplaceable-edit", "base/web.yaml:28", "| images |", "| replicas |", "<!-- driftback:state"} {
 		if code != 1 || !strings.Contains(md, want) {
 			t.Errorf("markdown (exit %d) lacks %q:\n%s", code, want, md)
 		}

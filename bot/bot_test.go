@@ -208,7 +208,7 @@ func TestFirstPollThenIdle(t *testing.T) {
 		t.Fatalf("branch %s: head %s, parents %v (base %s)", branch, head, h.parents(head), h.base)
 	}
 	pr := h.openPR()
-	for _, want := range []string{"### Edits", "### Refusals", "build-owned", "unplaceable-edit", "<!-- driftback:state"} {
+	for _, want := range []string{"### Edits", "### Refusals", "shared-entry-conflict", "unplaceable-edit", "<!-- driftback:state"} {
 		if !strings.Contains(pr.Body, want) {
 			t.Errorf("PR body lacks %q", want)
 		}

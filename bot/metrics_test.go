@@ -37,9 +37,9 @@ func TestMetricsExposition(t *testing.T) {
 		"# TYPE driftback_poll_duration_seconds histogram", `driftback_poll_duration_seconds_count{target="shop-prod"} 1`,
 		"# TYPE driftback_plan_duration_seconds histogram", `driftback_plan_duration_seconds_count{target="shop-prod"} 1`,
 		`driftback_pull_request_open{target="shop-prod"} 1`,
-		`driftback_refusals{code="build-owned",target="shop-prod"} 1`,
+		`driftback_refusals{code="shared-entry-conflict",target="shop-prod"} 1`,
 		`driftback_refusals{code="unplaceable-edit",target="shop-prod"} 1`,
-		`driftback_refusals_total{code="build-owned",target="shop-prod"} 1`,
+		`driftback_refusals_total{code="shared-entry-conflict",target="shop-prod"} 1`,
 		`driftback_last_successful_poll_timestamp_seconds{target="shop-prod"} 1.7723664e+09`,
 		"# TYPE go_goroutines gauge", "process_",
 	} {
@@ -65,9 +65,9 @@ func TestRefusalGaugeFollowsTheLatestPlan(t *testing.T) {
 	if err := r.PollOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	labels := map[string]string{"target": "shop-prod", "code": "build-owned"}
+	labels := map[string]string{"target": "shop-prod", "code": "shared-entry-conflict"}
 	if n := h.bot.Metrics.Get("driftback_refusals", labels); n != 1 {
-		t.Fatalf("build-owned refusals = %v", n)
+		t.Fatalf("shared-entry-conflict refusals = %v", n)
 	}
 	// The cluster comes back in line with Git.
 	h.setLive(renderedLive(t))
@@ -75,7 +75,7 @@ func TestRefusalGaugeFollowsTheLatestPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	if n := h.bot.Metrics.Get("driftback_refusals", labels); n != 0 {
-		t.Errorf("build-owned refusals after the drift went = %v", n)
+		t.Errorf("shared-entry-conflict refusals after the drift went = %v", n)
 	}
 	if n := h.bot.Metrics.Get("driftback_pull_request_open", map[string]string{"target": "shop-prod"}); n != 0 {
 		t.Errorf("open PR gauge after the drift went = %v", n)
