@@ -3,7 +3,6 @@ package analyzer
 import (
 	"fmt"
 	"path"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -182,7 +181,7 @@ func (g *argoRender) orchestrate(repo *repofs.Repo, root string) (*repofs.Repo, 
 		if key == "commonAnnotations" {
 			dst = &k.CommonAnnotations
 		}
-		for _, name := range sortedAnyKeys(m) {
+		for _, name := range jsonvalue.SortedKeys(m) {
 			v, _ := m[name].(string)
 			if *dst == nil {
 				*dst = map[string]string{}
@@ -221,15 +220,6 @@ func (g *argoRender) orchestrate(repo *repofs.Repo, root string) (*repofs.Repo, 
 	}
 	out, err := repo.With(map[string][]byte{kfile: data})
 	return out, tr, err
-}
-
-func sortedAnyKeys(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // argoCount reads a replicas override count: a number or a numeric string.
