@@ -3,6 +3,7 @@ package analyzer
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -438,19 +439,7 @@ func (a *analysis) dropVarRoutes(id objectID, path jsonvalue.Path) {
 	if a.orchestration == nil || a.vars == nil {
 		return
 	}
-	keep := a.vars.routes[:0]
-	for _, r := range a.vars.routes {
-		hit := false
-		for _, s := range r.Slots {
-			if s.Obj == id && s.Path.HasPrefix(path) {
-				hit = true
-			}
-		}
-		if !hit {
-			keep = append(keep, r)
-		}
-	}
-	a.vars.routes = keep
+	a.vars.routes = slices.DeleteFunc(a.vars.routes, func(r *varRoute) bool { return carries(r.Slots, id, path) })
 }
 
 // applyVarRoutes writes each routed variable into its manifest (into files,

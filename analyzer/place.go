@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -228,19 +229,7 @@ func (a *analysis) placesFor(id objectID) bool {
 // dropPlaced removes the placements that carry the object's field at or
 // under p.
 func (a *analysis) dropPlaced(id objectID, p jsonvalue.Path) {
-	keep := a.placed[:0]
-	for _, pl := range a.placed {
-		hit := false
-		for _, s := range pl.Slots {
-			if s.Obj == id && s.Path.HasPrefix(p) {
-				hit = true
-			}
-		}
-		if !hit {
-			keep = append(keep, pl)
-		}
-	}
-	a.placed = keep
+	a.placed = slices.DeleteFunc(a.placed, func(pl *placement) bool { return carries(pl.Slots, id, p) })
 }
 
 // applyPlaced writes every placement into files (which may hold files

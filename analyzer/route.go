@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -397,20 +398,13 @@ func (a *analysis) routesOf(id objectID) []*route {
 // dropRoutes removes the routes that carry the object's slot at or under p.
 func (a *analysis) dropRoutes(id objectID, p jsonvalue.Path) {
 	a.dropVarRoutes(id, p)
-	keep := a.routes[:0]
-	for _, r := range a.routes {
-		hit := false
-		for _, s := range r.Slots {
-			if s.Obj == id && s.Path.HasPrefix(p) {
-				hit = true
-			}
-		}
-		if !hit {
-			keep = append(keep, r)
-		}
-	}
-	a.routes = keep
+	a.routes = slices.DeleteFunc(a.routes, func(r *route) bool { return carries(r.Slots, id, p) })
 	a.dropPlaced(id, p)
+}
+
+// carries reports whether any of slots is the object's field at or under p.
+func carries(slots []slotRef, id objectID, p jsonvalue.Path) bool {
+	return slices.ContainsFunc(slots, func(s slotRef) bool { return s.Obj == id && s.Path.HasPrefix(p) })
 }
 
 // applyRoutes writes the routes into fresh copies of their kustomization
