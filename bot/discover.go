@@ -4,10 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"net/url"
 	"path"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/driftback/driftback/cluster"
@@ -126,16 +127,7 @@ func inventoryScope(inv []cluster.InventoryEntry) ([]string, []string) {
 		}
 		kinds[k] = true
 	}
-	return sortedSet(nss), sortedSet(kinds)
-}
-
-func sortedSet(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(nss)), slices.Sorted(maps.Keys(kinds))
 }
 
 var nameJunk = regexp.MustCompile(`[^a-z0-9-]+`)
