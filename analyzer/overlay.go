@@ -13,6 +13,7 @@ import (
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	"sigs.k8s.io/kustomize/kyaml/yaml/merge2"
 
+	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/repofs"
 	"github.com/driftback/driftback/internal/yamledit"
@@ -663,8 +664,61 @@ func (a *analysis) placeGenerated(p pair) bool {
 	}
 	c := &candidate{pair: p}
 	c.intent = a.verifyIntent(p)
+	if a.generatesAfterRoot(file) {
+		return a.patchGenerated(c, view, args.Namespace)
+	}
 	c.view, c.changed, c.file = view, changed, a.base.tree.Root.File
 	c.over = &override{generator: &mergeGenerator{Name: args.Name, Namespace: args.Namespace}}
+	a.candidates = append(a.candidates, c)
+	return true
+}
+
+// generatesAfterRoot reports whether the generators of kustomization file
+// run after the root's own: kustomize accumulates a root's resources, runs
+// its generators, and only then applies its components, with everything
+// they include. A merge entry in the root finds nothing there to merge
+// into.
+func (a *analysis) generatesAfterRoot(file string) bool {
+	root := a.base.tree.Root
+	early := map[*ktree.Node]bool{root: true}
+	var walk func(n *ktree.Node)
+	walk = func(n *ktree.Node) {
+		if early[n] {
+			return
+		}
+		early[n] = true
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	for _, c := range root.Children {
+		if c.K != nil && c.K.Kind != types.ComponentKind {
+			walk(c)
+		}
+	}
+	for _, n := range a.base.tree.Nodes {
+		if n.File == file {
+			return !early[n]
+		}
+	}
+	return false
+}
+
+// patchGenerated carries a generated object's change in a strategic-merge
+// patch at the root, which runs after every generator and component. The
+// patch names the object as its generator does (namespace included), the
+// first id kustomize matches a patch against.
+func (a *analysis) patchGenerated(c *candidate, view map[string]any, namespace string) bool {
+	c.src = map[string]any{"metadata": map[string]any{}}
+	if namespace != "" {
+		c.src["metadata"] = map[string]any{"namespace": namespace}
+	}
+	if _, err := a.patchIdentity(c.ren, c.src); err != nil {
+		return false
+	}
+	if a.placeOverride(c, view, &Refusal{File: c.ren.Origin}) != nil || len(c.changed) == 0 {
+		return false
+	}
 	a.candidates = append(a.candidates, c)
 	return true
 }

@@ -277,3 +277,30 @@ func TestNewPatchJoinsPatchesStrategicMerge(t *testing.T) {
 		t.Errorf("the kustomization:\n%s", got)
 	}
 }
+
+// A root applies its components after its own generators, so a merge
+// entry in the root cannot reach a ConfigMap a shared component
+// generates; a patch in the root, which runs after both, carries it. The
+// latecomponent fixture: east and west share the hooks component, and
+// east moves everything to its namespace.
+func TestOverlayPatchForComponentGenerator(t *testing.T) {
+	repo := fixture(t, "latecomponent")
+	for _, tc := range []struct{ root, ns string }{{"east", "east"}, {"west", "jobs"}} {
+		t.Run(tc.root, func(t *testing.T) {
+			live := renderedLive(t, repo, tc.root)
+			cm := find(t, live, "ConfigMap", "presync")
+			jsonvalue.Set(cm, jsonvalue.Path{jsonvalue.Key("data"), jsonvalue.Key("presync.sh")}, "#!/bin/sh\necho waiting\nsleep 30\n")
+			jsonvalue.Set(cm, jsonvalue.ParseSimple("data.RETRIES"), "5")
+			p, _ := overridden(t, repo, tc.root, live, tc.root+"/configmap-presync.yaml", tc.root+"/kustomization.yaml")
+			patch := fileContent(t, p, tc.root+"/configmap-presync.yaml")
+			for _, want := range []string{"kind: ConfigMap", "name: presync", "namespace: jobs", "sleep 30", "RETRIES: \"5\""} {
+				if !strings.Contains(patch, want) {
+					t.Errorf("the patch lacks %q:\n%s", want, patch)
+				}
+			}
+			if k := fileContent(t, p, tc.root+"/kustomization.yaml"); strings.Contains(k, "behavior: merge") {
+				t.Errorf("a merge entry cannot reach a component's generator:\n%s", k)
+			}
+		})
+	}
+}
