@@ -3,6 +3,7 @@ package analyzer
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -534,10 +535,11 @@ func (a *analysis) project() {
 // cannot write are refused and given up; the rest stay.
 func (a *analysis) placeSource(c *candidate, view map[string]any) {
 	ref := refOf(c.ren.Object)
-	// kustomize never produces ${...}: a rendered token means another tool
-	// substitutes it after the build, so live cannot be compared there.
+	// kustomize never produces ${...}: a rendered token live does not hold
+	// means another tool substitutes it after the build.
 	for _, p := range diffPaths(present(c.ren.Object), present(view), nil) {
-		if v, ok := jsonvalue.Get(c.ren.Object, p); ok && hasSubstitution(v) {
+		v, ok := jsonvalue.Get(c.ren.Object, p)
+		if lv, _ := jsonvalue.Get(view, p); ok && substituted(v, lv) {
 			a.refuse(Refusal{Code: CodeRenderMismatch, Object: ref, Field: p.String(), File: c.ren.Origin,
 				Message: "the render holds a ${...} variable here, which something after kustomize substitutes; live cannot be compared with it",
 				Hint:    "resolve the variable in Git, or leave this field to hand edits"})
@@ -802,24 +804,43 @@ func joinPaths(ps []jsonvalue.Path) string {
 	return strings.Join(s, ", ")
 }
 
-// hasSubstitution reports whether a rendered value holds a ${...} token.
-func hasSubstitution(v any) bool {
-	switch t := v.(type) {
-	case string:
-		i := strings.Index(t, "${")
-		return i >= 0 && strings.Contains(t[i:], "}")
-	case map[string]any:
-		for _, e := range t {
-			if hasSubstitution(e) {
-				return true
-			}
-		}
-	case []any:
-		for _, e := range t {
-			if hasSubstitution(e) {
-				return true
-			}
+// substitutionToken is a ${...} expression as envsubst-style tools read it.
+var substitutionToken = regexp.MustCompile(`\$\{[^{}]*\}`)
+
+// substituted reports whether the rendered value holds a ${...} token that
+// live does not hold as often: something after kustomize (Flux's
+// postBuild, a CI step) replaced it, so live cannot be compared there. A
+// live value that still carries every token verbatim was not substituted,
+// and is compared like any other.
+func substituted(rendered, live any) bool {
+	want := map[string]int{}
+	collectTokens(rendered, want, 1)
+	if len(want) == 0 {
+		return false
+	}
+	collectTokens(live, want, -1)
+	for _, n := range want {
+		if n > 0 {
+			return true
 		}
 	}
 	return false
+}
+
+// collectTokens adds sign for every ${...} token in v's strings.
+func collectTokens(v any, into map[string]int, sign int) {
+	switch t := v.(type) {
+	case string:
+		for _, tok := range substitutionToken.FindAllString(t, -1) {
+			into[tok] += sign
+		}
+	case map[string]any:
+		for _, e := range t {
+			collectTokens(e, into, sign)
+		}
+	case []any:
+		for _, e := range t {
+			collectTokens(e, into, sign)
+		}
+	}
 }

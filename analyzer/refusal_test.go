@@ -193,6 +193,34 @@ func TestSubstitutionTokenIsRenderMismatch(t *testing.T) {
 	}
 }
 
+// A value that carries ${...} for the program that reads it (a shell
+// script, a Jenkins template) reaches the cluster verbatim: live holds
+// every token, nothing substituted it, and a change elsewhere in the value
+// is written like any other.
+func TestVerbatimSubstitutionTokenIsCompared(t *testing.T) {
+	script := "#!/bin/sh\necho \"${HOME}\" ${1}\nsleep 5\n"
+	repo := repoOf(t, map[string]string{
+		"app/kustomization.yaml": "resources: [c.yaml]\n",
+		"app/c.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  run.sh: |\n    #!/bin/sh\n    echo \"${HOME}\" ${1}\n    sleep 5\n",
+	})
+	live := renderedLive(t, repo, "app")
+	if v, _ := jsonvalue.Get(live[0], jsonvalue.Path{jsonvalue.Key("data"), jsonvalue.Key("run.sh")}); v != script {
+		t.Fatalf("the fixture renders %q", v)
+	}
+	set(t, live[0], jsonvalue.Path{jsonvalue.Key("data"), jsonvalue.Key("run.sh")}, strings.Replace(script, "sleep 5", "sleep 50", 1))
+	p := plan(t, repo, "app", live)
+	if len(p.Refusals) != 0 || len(p.Files) != 1 || !strings.Contains(p.Files[0].Content, "    sleep 50\n") ||
+		!strings.Contains(p.Files[0].Content, `echo "${HOME}" ${1}`) {
+		t.Fatalf("%s", dump(p))
+	}
+	// One token gone from live: something substituted it.
+	set(t, live[0], jsonvalue.Path{jsonvalue.Key("data"), jsonvalue.Key("run.sh")}, strings.Replace(script, "${1}", "prod", 1))
+	p = plan(t, repo, "app", live)
+	if len(p.Refusals) != 1 || p.Refusals[0].Code != CodeRenderMismatch || len(p.Files) != 0 {
+		t.Fatalf("%s", dump(p))
+	}
+}
+
 func TestOrchestratorContextRefusesTheTarget(t *testing.T) {
 	repo := repoOf(t, map[string]string{"app/d.yaml": deployment})
 	p, err := Analyze(Input{Repo: repo, Root: "app", Options: Options{OrchestratorContext: []string{"spec.postBuild.substitute"}}})
