@@ -551,6 +551,9 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 		return
 	}
 	file, doc, src, err := a.source(c.ren)
+	if err != nil && c.ren.Shared && a.overrideCopy(c, view) {
+		return
+	}
 	if err != nil {
 		a.refuse(Refusal{Code: CodeUnplaceableEdit, Object: ref, File: c.ren.Origin, Message: err.Error(),
 			Hint: "edit the source by hand"})

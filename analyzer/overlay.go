@@ -138,6 +138,25 @@ func (a *analysis) overrideInstead(c *candidate, view map[string]any) bool {
 	return a.placeOverride(c, view, &Refusal{}) == nil
 }
 
+// overrideCopy places a change of one copy of a document the build
+// renders several times (a base reached under two prefixes) in a patch at
+// the root, named as the build names that copy: the document itself
+// would change every copy. A root that renames or moves what it includes
+// runs its patches before doing so, and the rendered name is then not the
+// one a patch finds; such a root is left to the refusal.
+func (a *analysis) overrideCopy(c *candidate, view map[string]any) bool {
+	k := a.base.tree.Root.K
+	if k == nil || k.NamePrefix != "" || k.NameSuffix != "" || k.Namespace != "" || a.overrideHome() != nil {
+		return false
+	}
+	c.src = map[string]any{"metadata": map[string]any{"namespace": c.ren.ID.Namespace}}
+	if _, err := a.patchIdentity(c.ren, c.src); err != nil {
+		return false
+	}
+	r := a.placeOverride(c, view, &Refusal{File: c.ren.Origin})
+	return r == nil && len(c.changed) > 0
+}
+
 // namesRenamed reports whether obj holds at p the name of an object the
 // build renames or generates: a reference kustomize keeps following.
 func (a *analysis) namesRenamed(obj map[string]any, p jsonvalue.Path) bool {
@@ -160,8 +179,13 @@ func (a *analysis) namesRenamed(obj map[string]any, p jsonvalue.Path) bool {
 // no other object's, or the patch would match both.
 func (a *analysis) patchIdentity(r rendered, src map[string]any) (map[string]any, error) {
 	name := firstNonEmpty(r.SourceName, r.ID.Name)
+	if r.Shared {
+		// Every copy had the document's name; the one the build made of
+		// this copy is its own (overrideCopy).
+		name = r.ID.Name
+	}
 	for _, o := range a.base.objects {
-		if o.ID != r.ID && o.ID.Group == r.ID.Group && o.ID.Kind == r.ID.Kind && firstNonEmpty(o.SourceName, o.ID.Name) == name {
+		if o.ID != r.ID && o.ID.Group == r.ID.Group && o.ID.Kind == r.ID.Kind && (firstNonEmpty(o.SourceName, o.ID.Name) == name || o.ID.Name == name) {
 			return nil, fmt.Errorf("%s also renders from a document named %s", o.ID.ref(), name)
 		}
 	}

@@ -304,3 +304,33 @@ func TestOverlayPatchForComponentGenerator(t *testing.T) {
 		})
 	}
 }
+
+// One base document rendered twice (east- and west- copies in one root)
+// has no document of its own to edit: a change to one copy is a patch at
+// the root naming that copy as the build has named it. The twice fixture.
+func TestOverlayPatchForADocumentRenderedTwice(t *testing.T) {
+	repo := fixture(t, "twice")
+	live := renderedLive(t, repo, "all")
+	jsonvalue.Set(find(t, live, "ConfigMap", "east-controller-settings"), jsonvalue.ParseSimple("data.LOG_LEVEL"), "debug")
+	p, _ := overridden(t, repo, "all", live, "all/configmap-east-controller-settings.yaml", "all/kustomization.yaml")
+	if len(p.Edits) != 1 {
+		t.Errorf("want one edit:\n%s", dump(p))
+	}
+	patch := fileContent(t, p, "all/configmap-east-controller-settings.yaml")
+	for _, want := range []string{"name: east-controller-settings", "namespace: controllers", "LOG_LEVEL: debug"} {
+		if !strings.Contains(patch, want) {
+			t.Errorf("the patch lacks %q:\n%s", want, patch)
+		}
+	}
+	// A root that renames what it includes runs its patches before the
+	// rename: the name the build shows is not the one a patch must use.
+	renamed, err := repo.With(map[string][]byte{"all/kustomization.yaml": []byte("resources:\n- ../east\n- ../west\nnameSuffix: -v2\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live = renderedLive(t, renamed, "all")
+	jsonvalue.Set(find(t, live, "ConfigMap", "east-controller-settings-v2"), jsonvalue.ParseSimple("data.LOG_LEVEL"), "debug")
+	if p := plan(t, renamed, "all", live); len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeUnplaceableEdit {
+		t.Fatalf("%s", dump(p))
+	}
+}
