@@ -140,13 +140,10 @@ func (a *analysis) overrideInstead(c *candidate, view map[string]any) bool {
 
 // overrideCopy places a change of one copy of a document the build
 // renders several times (a base reached under two prefixes) in a patch at
-// the root, named as the build names that copy: the document itself
-// would change every copy. A root that renames or moves what it includes
-// runs its patches before doing so, and the rendered name is then not the
-// one a patch finds; such a root is left to the refusal.
+// the root, named as the build names that copy when the root's patches
+// run (copyName): the document itself would change every copy.
 func (a *analysis) overrideCopy(c *candidate, view map[string]any) bool {
-	k := a.base.tree.Root.K
-	if k == nil || k.NamePrefix != "" || k.NameSuffix != "" || k.Namespace != "" || a.overrideHome() != nil {
+	if a.overrideHome() != nil {
 		return false
 	}
 	c.src = map[string]any{"metadata": map[string]any{"namespace": c.ren.ID.Namespace}}
@@ -182,7 +179,10 @@ func (a *analysis) patchIdentity(r rendered, src map[string]any) (map[string]any
 	if r.Shared {
 		// Every copy had the document's name; the one the build made of
 		// this copy is its own (overrideCopy).
-		name = r.ID.Name
+		var err error
+		if name, err = a.copyName(r); err != nil {
+			return nil, err
+		}
 	}
 	for _, o := range a.base.objects {
 		if o.ID != r.ID && o.ID.Group == r.ID.Group && o.ID.Kind == r.ID.Kind && (firstNonEmpty(o.SourceName, o.ID.Name) == name || o.ID.Name == name) {
@@ -194,6 +194,28 @@ func (a *analysis) patchIdentity(r rendered, src map[string]any) (map[string]any
 		meta["namespace"] = ns
 	}
 	return map[string]any{"apiVersion": apiVersionOf(r.Object), "kind": r.ID.Kind, "metadata": meta}, nil
+}
+
+// copyName is the name a patch at the root finds a copy of a shared
+// document by: the root runs its patches before its own namePrefix and
+// nameSuffix, so the rendered name without them. A root that also moves
+// namespaces hides the namespace the copy has at that point.
+func (a *analysis) copyName(r rendered) (string, error) {
+	k := a.base.tree.Root.K
+	if k == nil {
+		return "", fmt.Errorf("the root has no kustomization to patch %s", r.ID.ref())
+	}
+	if k.Namespace != "" {
+		return "", fmt.Errorf("the root moves %s to namespace %s after its patches run, from one a patch cannot know", r.ID.ref(), k.Namespace)
+	}
+	name, ok := strings.CutPrefix(r.ID.Name, k.NamePrefix)
+	if ok {
+		name, ok = strings.CutSuffix(name, k.NameSuffix)
+	}
+	if !ok || name == "" {
+		return "", fmt.Errorf("%s does not carry the root's own namePrefix/nameSuffix", r.ID.ref())
+	}
+	return name, nil
 }
 
 // existingPatch finds the target's own strategic-merge patch for the

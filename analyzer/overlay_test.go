@@ -323,14 +323,26 @@ func TestOverlayPatchForADocumentRenderedTwice(t *testing.T) {
 		}
 	}
 	// A root that renames what it includes runs its patches before the
-	// rename: the name the build shows is not the one a patch must use.
+	// rename: the patch names the copy without the root's own suffix.
 	renamed, err := repo.With(map[string][]byte{"all/kustomization.yaml": []byte("resources:\n- ../east\n- ../west\nnameSuffix: -v2\n")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	live = renderedLive(t, renamed, "all")
 	jsonvalue.Set(find(t, live, "ConfigMap", "east-controller-settings-v2"), jsonvalue.ParseSimple("data.LOG_LEVEL"), "debug")
-	if p := plan(t, renamed, "all", live); len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeUnplaceableEdit {
+	p, _ = overridden(t, renamed, "all", live, "all/configmap-east-controller-settings.yaml", "all/kustomization.yaml")
+	if patch := fileContent(t, p, "all/configmap-east-controller-settings.yaml"); !strings.Contains(patch, "name: east-controller-settings\n") {
+		t.Errorf("the patch names the copy as the build has it when the root's patches run:\n%s", patch)
+	}
+	// A root that moves namespaces hides the one the copy has when its
+	// patches run.
+	moved, err := repo.With(map[string][]byte{"all/kustomization.yaml": []byte("resources:\n- ../east\n- ../west\nnamespace: fleet\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live = renderedLive(t, moved, "all")
+	jsonvalue.Set(find(t, live, "ConfigMap", "east-controller-settings"), jsonvalue.ParseSimple("data.LOG_LEVEL"), "debug")
+	if p := plan(t, moved, "all", live); len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeUnplaceableEdit {
 		t.Fatalf("%s", dump(p))
 	}
 }
