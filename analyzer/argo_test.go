@@ -130,3 +130,75 @@ func TestArgoOverrideOnlyInCluster(t *testing.T) {
 		t.Fatalf("want one orchestrator-context refusal naming the override:\n%s", dump(p))
 	}
 }
+
+// TestArgoRenameRoutedToApplication: a live image whose name an
+// Application's override renames (NAME=NEWNAME:TAG) is written to that
+// override, in its form.
+func TestArgoRenameRoutedToApplication(t *testing.T) {
+	repo, root, ctx := argoTarget(t)
+	live := argoRendered(t, repo, root, ctx)
+	web := find(t, live, "Deployment", "eu-web")
+	if v, _ := jsonvalue.Get(web, containers(jsonvalue.Index(1), jsonvalue.Key("image"))); v != "mirror.example.com/proxy:2.0" {
+		t.Fatalf("the rename override is not in the render: %v", v)
+	}
+	set(t, web, containers(jsonvalue.Index(1), jsonvalue.Key("image")), "mirror2.example.com/proxy:2.1")
+	p := planArgo(t, repo, root, ctx, live, false)
+	if len(p.Refusals) != 0 || len(p.Files) != 1 || len(p.Edits) != 1 || p.Edits[0].Route != RouteImages {
+		t.Fatalf("want one image edit:\n%s", dump(p))
+	}
+	if app := fileOf(t, p, "argocd/web.yaml"); !strings.Contains(app, "- example/proxy=mirror2.example.com/proxy:2.1\n") {
+		t.Errorf("the Application manifest lacks the renamed override:\n%s", app)
+	}
+}
+
+// TestArgoMetadataAndPatchRoutedToApplication: a commonAnnotations value
+// the Application adds, changed on every field it reaches, and a value of
+// its inline patch are written to those settings in its manifest, the
+// patch's block scalar and comment kept.
+func TestArgoMetadataAndPatchRoutedToApplication(t *testing.T) {
+	repo, root, ctx := argoTarget(t)
+	live := argoRendered(t, repo, root, ctx)
+	web := find(t, live, "Deployment", "eu-web")
+	for _, p := range []jsonvalue.Path{
+		{jsonvalue.Key("metadata"), jsonvalue.Key("annotations"), jsonvalue.Key("owner")},
+		{jsonvalue.Key("spec"), jsonvalue.Key("template"), jsonvalue.Key("metadata"), jsonvalue.Key("annotations"), jsonvalue.Key("owner")},
+	} {
+		set(t, web, p, "team-edge")
+	}
+	set(t, web, jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("minReadySeconds")}, int64(30))
+	p := planArgo(t, repo, root, ctx, live, false)
+	if len(p.Refusals) != 0 || len(p.Files) != 1 {
+		t.Fatalf("want edits in one file:\n%s", dump(p))
+	}
+	app := fileOf(t, p, "argocd/web.yaml")
+	for _, want := range []string{"        owner: team-edge\n", "    patch: |\n          - op: add\n", "            value: 30 # the platform's default\n"} {
+		if !strings.Contains(app, want) {
+			t.Errorf("the Application manifest lacks %q:\n%s", want, app)
+		}
+	}
+}
+
+// TestArgoSelectorLabelNotRouted: a commonLabels value of the Application
+// reaches the selector; even changed everywhere it is never written,
+// since a new selector value would orphan the running pods.
+func TestArgoSelectorLabelNotRouted(t *testing.T) {
+	repo, root, ctx := argoTarget(t)
+	live := argoRendered(t, repo, root, ctx)
+	web := find(t, live, "Deployment", "eu-web")
+	for _, p := range []jsonvalue.Path{
+		{jsonvalue.Key("metadata"), jsonvalue.Key("labels"), jsonvalue.Key("tier")},
+		{jsonvalue.Key("spec"), jsonvalue.Key("selector"), jsonvalue.Key("matchLabels"), jsonvalue.Key("tier")},
+		{jsonvalue.Key("spec"), jsonvalue.Key("template"), jsonvalue.Key("metadata"), jsonvalue.Key("labels"), jsonvalue.Key("tier")},
+	} {
+		set(t, web, p, "back")
+	}
+	p := planArgo(t, repo, root, ctx, live, false)
+	if len(p.Files) != 0 || len(p.Refusals) == 0 {
+		t.Fatalf("want refusals and no file:\n%s", dump(p))
+	}
+	for _, r := range p.Refusals {
+		if r.Code != CodeBuildOwned || !strings.Contains(r.Message, "spec.source.kustomize.commonLabels.tier") || !strings.Contains(r.Message, "selector") {
+			t.Errorf("refusal %+v does not name the label and its selector", r)
+		}
+	}
+}

@@ -259,6 +259,15 @@ func (a *analysis) toolManifest() (string, int, error) {
 	return a.home.file, a.home.doc, a.home.err
 }
 
+// toolFile is the file to name for a setting of the tool: its manifest
+// in the repository, else the root kustomization it rewrites.
+func (a *analysis) toolFile() string {
+	if file, _, err := a.toolManifest(); err == nil && file != "" {
+		return file
+	}
+	return a.tool.File
+}
+
 type manifestAt struct {
 	file string
 	doc  int
@@ -532,11 +541,30 @@ func (a *analysis) toolInputs() {
 			continue
 		}
 		n.What = a.settingName(s)
-		if at, why := a.settingHome(s); why != nil {
+		if sel := selectorLanding(pv.landings[k]); sel != nil && n.Route == RouteLabel {
+			// A selector matches the running pods by this value: written,
+			// it would orphan them (and a workload's selector cannot change).
+			n.Blocked = &Refusal{Code: CodeBuildOwned, File: a.toolFile(),
+				Message: fmt.Sprintf("%s sets it, and also the selector %s of %s; driftback does not change a label a selector matches by", n.What, sel.Path, sel.Obj.ref()),
+				Hint:    "change the label in Git by hand if the selector should change, or revert the change in the cluster"}
+		} else if at, why := a.settingHome(s); why != nil {
 			n.Blocked = why
 		} else {
 			n.File, n.OuterDoc, n.Outer, n.Tool = at.file, at.doc, s.Path, true
 		}
 		pv.nodes[k] = n
 	}
+}
+
+// selectorLanding is the first of the fields a label value lands in that
+// is part of a selector; nil when none is.
+func selectorLanding(landings []slotRef) *slotRef {
+	for i, l := range landings {
+		for _, st := range l.Path {
+			if st.Kind == jsonvalue.KeyStep && (st.Key == "selector" || st.Key == "labelSelector") {
+				return &landings[i]
+			}
+		}
+	}
+	return nil
 }
