@@ -452,7 +452,7 @@ func appliedFromCluster(t *config.Target, l *cluster.ClientLister) func(context.
 		return nil
 	}
 	return func(ctx context.Context) (cluster.Applied, error) {
-		return cluster.AppliedRevision(ctx, l.Dynamic(), src)
+		return cluster.AppliedRevision(ctx, l.Dynamic(), l.Metadata(), src)
 	}
 }
 

@@ -75,7 +75,7 @@ func newFluxRender(ctx *kube.FluxContext) (*fluxRender, error) {
 			if !src.Found {
 				continue
 			}
-			if src.Data == nil {
+			if src.Keys == nil {
 				// Keys unknown: any name may be this Secret's, overriding
 				// what came before.
 				f.anySecret = true
@@ -85,7 +85,9 @@ func newFluxRender(ctx *kube.FluxContext) (*fluxRender, error) {
 				}
 				continue
 			}
-			for k := range src.Data {
+			// Keys known (their names, never their values): only these
+			// variables are the Secret's; the others are routed as usual.
+			for _, k := range src.Keys {
 				f.vars[k] = secretMarker(k)
 				f.setBy[k] = varSetting{Kind: "Secret", Name: src.Name}
 			}

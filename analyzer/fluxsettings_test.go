@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/kube"
 )
 
 // The "tuned" Flux Kustomization of the flux fixture pins images and
@@ -136,6 +137,13 @@ func TestFluxApplyAndRebuild(t *testing.T) {
 			}
 			t.Run(ft.ctx.Name+"/"+what, func(t *testing.T) {
 				p := planFlux(t, ft, live)
+				if secretHeld(render, live) {
+					// A value only a Secret holds is never compared, nor written.
+					if len(p.Edits)+len(p.Files) != 0 {
+						t.Fatalf("a field a Secret supplies is written:\n%s", dump(p))
+					}
+					return
+				}
 				if len(p.Edits)+len(p.Refusals) == 0 {
 					t.Fatalf("the drift is neither planned nor refused:\n%s", dump(p))
 				}
@@ -171,4 +179,53 @@ func TestFluxApplyAndRebuild(t *testing.T) {
 	if plans < 40 || written < 10 {
 		t.Fatalf("only %d plans checked, %d written", plans, written)
 	}
+}
+
+// TestFluxSecretKeysKnown: once a Secret's key names are known (from its
+// managedFields, never its values), a variable it cannot hold is routed
+// to the ConfigMap that sets it; while they are unknown, or when the
+// Secret holds that key, the value is the Secret's and never compared.
+func TestFluxSecretKeysKnown(t *testing.T) {
+	logLevel := containers(jsonvalue.Index(0), jsonvalue.Key("env"), jsonvalue.Index(2), jsonvalue.Key("value"))
+	for _, c := range []struct {
+		keys  []string
+		route bool
+	}{{nil, false}, {[]string{"db_password"}, true}, {[]string{"db_password", "log_level"}, false}} {
+		ft := fluxTargetNamed(t, "secret-user")
+		ctx := *ft.ctx
+		ctx.From = append([]kube.VarSource(nil), ft.ctx.From...)
+		ctx.From[1].Keys = c.keys
+		ft.ctx = &ctx
+		live := ft.render(t)
+		api := find(t, live, "Deployment", "api")
+		if v, _ := jsonvalue.Get(api, logLevel); c.route && v != "info" {
+			t.Fatalf("keys %v: LOG_LEVEL renders %v", c.keys, v)
+		}
+		set(t, api, logLevel, "debug")
+		p := planFlux(t, ft, live)
+		if c.route {
+			if len(p.Refusals) != 0 || !strings.Contains(fileOf(t, p, "clusters/prod/cluster-vars.yaml"), "log_level: debug\n") {
+				t.Errorf("keys %v: want log_level routed to its ConfigMap:\n%s", c.keys, dump(p))
+			}
+			continue
+		}
+		// The whole field is the Secret's value, which is never compared.
+		if len(p.Files)+len(p.Edits)+len(p.Refusals) != 0 {
+			t.Errorf("keys %v: a value the Secret may hold was compared:\n%s", c.keys, dump(p))
+		}
+	}
+}
+
+// secretHeld reports whether live differs from render only in a field
+// whose rendered value is wholly a Secret's variable.
+func secretHeld(render, live []map[string]any) bool {
+	for i := range render {
+		for _, q := range diffPaths(present(render[i]), present(live[i]), nil) {
+			v, _ := jsonvalue.Get(render[i], q)
+			if s, _ := v.(string); secretMarkerRE.FindString(s) == s && s != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
