@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -18,6 +19,14 @@ func argoTarget(t *testing.T) (*repofs.Repo, string, *kube.ArgoContext) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	root, ctx := argoTargetIn(t, repo)
+	return repo, root, ctx
+}
+
+// argoTargetIn is the root and context of the Application manifest repo
+// holds.
+func argoTargetIn(t *testing.T, repo *repofs.Repo) (string, *kube.ArgoContext) {
+	t.Helper()
 	for _, d := range repoDocs(t, repo) {
 		if d["kind"] != "Application" {
 			continue
@@ -26,10 +35,10 @@ func argoTarget(t *testing.T) (*repofs.Repo, string, *kube.ArgoContext) {
 		s := src.(map[string]any)
 		k, _ := s["kustomize"].(map[string]any)
 		ctx := &kube.ArgoContext{Namespace: stringAt(d, "metadata", "namespace"), Name: stringAt(d, "metadata", "name"), Source: "spec.source", Kustomize: k}
-		return repo, s["path"].(string), ctx
+		return s["path"].(string), ctx
 	}
-	t.Fatal("no Application in testdata/argo")
-	return nil, "", nil
+	t.Fatal("no Application in the repository")
+	return "", nil
 }
 
 func argoRendered(t *testing.T, repo *repofs.Repo, root string, ctx *kube.ArgoContext) []map[string]any {
@@ -200,5 +209,53 @@ func TestArgoSelectorLabelNotRouted(t *testing.T) {
 		if r.Code != CodeBuildOwned || !strings.Contains(r.Message, "spec.source.kustomize.commonLabels.tier") || !strings.Contains(r.Message, "selector") {
 			t.Errorf("refusal %+v does not name the label and its selector", r)
 		}
+	}
+}
+
+// TestArgoApplyAndRebuild is the apply-and-rebuild invariant with Argo
+// CD's context: random single-field drifts of the Application's render,
+// each plan written and rendered again with the context the edited
+// Application manifest gives, must render live's value on every field it
+// claims and nothing else.
+func TestArgoApplyAndRebuild(t *testing.T) {
+	repo, root, ctx := argoTarget(t)
+	render := argoRendered(t, repo, root, ctx)
+	rng := rand.New(rand.NewPCG(7, 2026))
+	written := 0
+	for range 3 * driftsPerRoot {
+		live := make([]map[string]any, len(render))
+		for j, o := range render {
+			live[j] = jsonvalue.Copy(o).(map[string]any)
+		}
+		what, ok := driftOne(live, rng)
+		if !ok {
+			t.Fatal("nothing to drift")
+		}
+		t.Run(what, func(t *testing.T) {
+			p := planArgo(t, repo, root, ctx, live, false)
+			if len(p.Edits)+len(p.Refusals) == 0 {
+				t.Fatalf("the drift is neither planned nor refused:\n%s", dump(p))
+			}
+			if len(p.Files) == 0 {
+				return
+			}
+			written++
+			files := map[string][]byte{}
+			for _, f := range p.Files {
+				if _, ok := repo.File(f.Path); !ok || f.Deleted {
+					t.Fatalf("the plan writes %s, which is not a file of the repository", f.Path)
+				}
+				files[f.Path] = []byte(f.Content)
+			}
+			edited, err := repo.With(files)
+			if err != nil {
+				t.Fatal(err)
+			}
+			root2, ctx2 := argoTargetIn(t, edited)
+			checkClaims(t, render, argoRendered(t, edited, root2, ctx2), live, p)
+		})
+	}
+	if written < 10 {
+		t.Fatalf("only %d plans written", written)
 	}
 }
