@@ -94,6 +94,14 @@ func TestDiscoverTargets(t *testing.T) {
 		"status": map[string]any{"sync": map[string]any{"revision": "0123456789abcdef0123456789abcdef01234567"},
 			"resources": []any{map[string]any{"group": "apps", "version": "v1", "kind": "Deployment", "namespace": "web", "name": "argo-web"}}}})
 
+	// Pinned to a commit: no pull request changes what it runs.
+	createWithStatus(t, dyn, argoApplicationsGVR, map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+		"metadata": map[string]any{"name": "pinned", "namespace": "argocd", "labels": map[string]any{"team": "shop"}},
+		"spec": map[string]any{"project": "default", "source": map[string]any{"repoURL": "https://github.com/acme/fleet", "path": "apps/pinned",
+			"targetRevision": "89abcdef0123456789abcdef0123456789abcdef"}},
+		"status": map[string]any{"sync": map[string]any{"revision": "89abcdef0123456789abcdef0123456789abcdef"},
+			"resources": []any{map[string]any{"group": "apps", "version": "v1", "kind": "Deployment", "namespace": "web", "name": "pinned"}}}})
+
 	cfg := &config.Config{GitHub: config.GitHub{AppID: 1, Owner: "acme", APIURL: "https://api.github.com/"},
 		Clusters: []config.Cluster{{Name: "prod", Discover: &config.Discover{Flux: true, ArgoCD: true, Selector: "team=shop"}}},
 		Targets: []config.Target{{Name: "covered-by-hand", Repo: "acme/fleet", Root: "apps/covered", Cluster: "prod", Namespaces: []string{"shop"},
@@ -140,6 +148,7 @@ func TestDiscoverTargets(t *testing.T) {
 		"Flux Kustomization flux-system/vendor: its repository https://github.com/other/vendor.git is not one of acme on github.com",
 		"Flux Kustomization flux-system/charts: its source is a OCIRepository, not a GitRepository",
 		"Flux Kustomization flux-system/covered: a target written in the config covers it",
+		"Argo CD Application argocd/pinned: its targetRevision 89abcdef0123456789abcdef0123456789abcdef is a commit: the Application is pinned",
 	} {
 		if !strings.Contains(logs.String(), line) {
 			t.Errorf("the log lacks %q:\n%s", line, logs.String())

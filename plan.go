@@ -286,7 +286,7 @@ func listCluster(ctx context.Context, rc *rest.Config, scope cluster.Scope) (liv
 	return liveObjects{objects: read.Objects, coverage: read.Coverage, source: rc.Host,
 		appliedBy: func(src cluster.Source) func(context.Context) (cluster.Applied, error) {
 			return func(ctx context.Context) (cluster.Applied, error) {
-				return cluster.AppliedRevision(ctx, lister.Dynamic(), src)
+				return cluster.AppliedRevision(ctx, lister.Dynamic(), lister.Metadata(), src)
 			}
 		}}, nil
 }

@@ -315,6 +315,9 @@ type runnerInput struct {
 	cfg     *config.Config
 	log     *slog.Logger
 	metrics *bot.Metrics
+	// refs tells an Argo CD Application's branch from a tag it is pinned
+	// to; nil leaves every targetRevision taken for a branch.
+	refs *bot.Bot
 }
 
 // built is a runner, and how to find the targets its clusters discover
@@ -371,14 +374,16 @@ func buildRunner(ctx context.Context, in runnerInput) (*built, error) {
 // clusters discover now.
 func assembleRunner(ctx context.Context, in runnerInput, gh *github.Client, login string, listers map[string]*cluster.ClientLister) (*built, error) {
 	cfg := in.cfg
+	// Renders kept by size: a new commit rebuilds only the roots whose
+	// inputs changed, while a poll's renders fit.
+	bt := bot.New(gh, bot.Options{AppID: cfg.GitHub.AppID, Login: login, Metrics: in.metrics, Log: in.log, RenderBytes: analyzer.DefaultRenderCacheBytes})
+	in.refs = bt
 	found, err := discoverTargets(ctx, in, listers)
 	if err != nil {
 		return nil, err
 	}
 	r := &bot.Runner{
-		// Renders kept by size: a new commit rebuilds only the roots whose
-		// inputs changed, while a poll's renders fit.
-		Bot:      bot.New(gh, bot.Options{AppID: cfg.GitHub.AppID, Login: login, Metrics: in.metrics, Log: in.log, RenderBytes: analyzer.DefaultRenderCacheBytes}),
+		Bot:      bt,
 		Interval: cfg.PollInterval,
 		Log:      in.log,
 	}
@@ -392,7 +397,7 @@ func assembleRunner(ctx context.Context, in runnerInput, gh *github.Client, logi
 		if c.Discover != nil {
 			// Checked every poll interval: quiet, as the targets it finds
 			// are logged and counted when a new runner is built of them.
-			quiet := runnerInput{cfg: cfg, log: slog.New(slog.DiscardHandler)}
+			quiet := runnerInput{cfg: cfg, log: slog.New(slog.DiscardHandler), refs: bt}
 			b.discover = func(ctx context.Context) ([]*bot.Target, error) { return discoverTargets(ctx, quiet, listers) }
 			break
 		}
@@ -421,6 +426,11 @@ func discoverTargets(ctx context.Context, in runnerInput, listers map[string]*cl
 			return nil, fmt.Errorf("cluster %s: discover targets: %w", c.Name, err)
 		}
 		d := bot.DiscoverTargets(cfg, c.Name, host, found)
+		if in.refs != nil {
+			if err := in.refs.LeaveOutPinned(ctx, &d); err != nil {
+				return nil, fmt.Errorf("cluster %s: discover targets: %w", c.Name, err)
+			}
+		}
 		counts := map[string]int{"flux": 0, "argocd": 0}
 		for _, dt := range d.Targets {
 			t := dt.Config
@@ -452,7 +462,7 @@ func appliedFromCluster(t *config.Target, l *cluster.ClientLister) func(context.
 		return nil
 	}
 	return func(ctx context.Context) (cluster.Applied, error) {
-		return cluster.AppliedRevision(ctx, l.Dynamic(), src)
+		return cluster.AppliedRevision(ctx, l.Dynamic(), l.Metadata(), src)
 	}
 }
 

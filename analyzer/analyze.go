@@ -112,6 +112,7 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 	}
 	a.planRoutes()
 	a.planToolRoutes()
+	a.toolInputs()
 	if err := a.planVars(); err != nil {
 		return nil, err
 	}

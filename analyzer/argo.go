@@ -24,20 +24,38 @@ import (
 
 type argoRender struct {
 	ctx *kube.ArgoContext
-	// edits replace settings (a routed image or replica override) for
-	// verify: "images/N" a new image string, "replicas/N" a new count.
-	edits map[string]any
 }
 
-func (g *argoRender) with(edits map[string]any) *argoRender {
-	out := &argoRender{ctx: g.ctx, edits: map[string]any{}}
-	for k, v := range g.edits {
-		out.edits[k] = v
+// edited is g with the settings the plan changes given their new values.
+func (g *argoRender) edited(edits []settingEdit) *argoRender {
+	k := edited(g.ctx.Kustomize, g.kustomizePath(), edits)
+	if len(edits) == 0 {
+		return g
 	}
-	for k, v := range edits {
-		out.edits[k] = v
+	ctx := *g.ctx
+	ctx.Kustomize = k
+	return &argoRender{ctx: &ctx}
+}
+
+// kustomizePath is where the source's kustomize settings sit in the
+// Application.
+func (g *argoRender) kustomizePath() jsonvalue.Path {
+	var p jsonvalue.Path
+	for _, part := range strings.Split(g.ctx.Source, ".") {
+		name, idx, indexed := strings.Cut(strings.TrimSuffix(part, "]"), "[")
+		p = append(p, jsonvalue.Key(name))
+		if indexed {
+			n, _ := strconv.Atoi(idx)
+			p = append(p, jsonvalue.Index(n))
+		}
 	}
-	return out
+	return append(p, jsonvalue.Key("kustomize"))
+}
+
+// setting is the path of one kustomize setting in the Application
+// ("spec.source.kustomize.images[2]").
+func (g *argoRender) setting(steps ...jsonvalue.Step) toolSetting {
+	return toolSetting{Path: append(g.kustomizePath(), steps...)}
 }
 
 func (g *argoRender) by() string {
@@ -49,14 +67,11 @@ func (g *argoRender) list(key string) []any {
 	return l
 }
 
-// images are the image overrides as written, with routed edits in place.
+// images are the image overrides.
 func (g *argoRender) images() []string {
 	var out []string
-	for i, v := range g.list("images") {
+	for _, v := range g.list("images") {
 		s, _ := v.(string)
-		if e, ok := g.edits[fmt.Sprintf("images/%d", i)]; ok {
-			s, _ = e.(string)
-		}
 		out = append(out, s)
 	}
 	return out
@@ -79,10 +94,10 @@ func argoImage(s string) types.Image {
 	return im
 }
 
-// argoImageString writes an override back in the form it was read.
-func argoImageString(orig string, im types.Image) string {
+// argoImageString writes an override in the form argoImage reads.
+func argoImageString(im types.Image) string {
 	s := im.Name
-	if _, _, renamed := strings.Cut(orig, "="); renamed {
+	if im.NewName != "" {
 		s = im.Name + "=" + im.NewName
 	}
 	if im.NewTag != "" {
@@ -112,7 +127,7 @@ func (g *argoRender) orchestrate(repo *repofs.Repo, root string) (*repofs.Repo, 
 	if err := yaml.Unmarshal(raw, &k); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", kfile, err)
 	}
-	tr := &toolRoot{Dir: root, File: kfile, By: g.by(), owned: map[string]string{}}
+	tr := &toolRoot{Dir: root, File: kfile, By: g.by(), owned: map[string]toolSetting{}, inputs: map[string]toolSetting{}}
 	kz := g.ctx.Kustomize
 	str := func(key string) string { s, _ := kz[key].(string); return s }
 	if s := str("namePrefix"); s != "" {
@@ -129,13 +144,19 @@ func (g *argoRender) orchestrate(repo *repofs.Repo, root string) (*repofs.Repo, 
 				at = i
 			}
 		}
+		setting := g.setting(jsonvalue.Key("images"), jsonvalue.Index(j))
+		// The override owns what it sets: all of an entry it adds, of an
+		// entry the root has the name and version it gives.
+		var owns []string
 		if at < 0 {
 			k.Images = append(k.Images, im)
 			at = len(k.Images) - 1
+			owns = imageFields
 		} else {
 			e := &k.Images[at]
 			if im.NewName != "" {
 				e.NewName = im.NewName
+				owns = append(owns, fieldNewName)
 			}
 			if im.NewTag != "" {
 				e.NewTag, e.Digest = im.NewTag, ""
@@ -143,10 +164,12 @@ func (g *argoRender) orchestrate(repo *repofs.Repo, root string) (*repofs.Repo, 
 			if im.Digest != "" {
 				e.Digest, e.NewTag = im.Digest, ""
 			}
+			if im.NewTag != "" || im.Digest != "" {
+				owns = append(owns, fieldNewTag, fieldDigest)
+			}
 		}
-		setting := fmt.Sprintf("%s.kustomize.images[%d]", g.ctx.Source, j)
-		for _, f := range imageFields {
-			tr.owned[fmt.Sprintf("images/%d/%s", at, f)] = setting
+		for _, f := range owns {
+			tr.owned[ownedKey("images", at, f)] = setting
 		}
 	}
 	for j, v := range g.list("replicas") {
@@ -155,9 +178,6 @@ func (g *argoRender) orchestrate(repo *repofs.Repo, root string) (*repofs.Repo, 
 		count, err := argoCount(m["count"])
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %s.kustomize.replicas[%d]: %w", g.by(), g.ctx.Source, j, err)
-		}
-		if e, ok := g.edits[fmt.Sprintf("replicas/%d", j)]; ok {
-			count, _ = e.(int64)
 		}
 		at := -1
 		for i := range k.Replicas {
@@ -171,7 +191,7 @@ func (g *argoRender) orchestrate(repo *repofs.Repo, root string) (*repofs.Repo, 
 		} else {
 			k.Replicas[at].Count = count
 		}
-		tr.owned[fmt.Sprintf("replicas/%d/%s", at, fieldCount)] = fmt.Sprintf("%s.kustomize.replicas[%d]", g.ctx.Source, j)
+		tr.owned[ownedKey("replicas", at, fieldCount)] = g.setting(jsonvalue.Key("replicas"), jsonvalue.Index(j), jsonvalue.Key("count"))
 	}
 	for _, key := range []string{"commonLabels", "commonAnnotations"} {
 		m, _ := kz[key].(map[string]any)
@@ -190,11 +210,13 @@ func (g *argoRender) orchestrate(repo *repofs.Repo, root string) (*repofs.Repo, 
 				return nil, nil, fmt.Errorf("%s: %s.kustomize.%s sets %s, which %s already has (kustomize edit refuses without force%s)", g.by(), g.ctx.Source, key, name, kfile, strings.ToUpper(key[:1])+key[1:])
 			}
 			(*dst)[name] = v
+			tr.inputs[jsonvalue.Path{jsonvalue.Key(key), jsonvalue.Key(name)}.String()] = g.setting(jsonvalue.Key(key), jsonvalue.Key(name))
 		}
 	}
 	if s := str("namespace"); s != "" {
 		k.Namespace = s
 	}
+	own := len(k.Patches)
 	for j, v := range g.list("patches") {
 		b, err := yaml.Marshal(v)
 		if err != nil {
@@ -205,6 +227,9 @@ func (g *argoRender) orchestrate(repo *repofs.Repo, root string) (*repofs.Repo, 
 			return nil, nil, fmt.Errorf("%s: %s.kustomize.patches[%d]: %w", g.by(), g.ctx.Source, j, err)
 		}
 		k.Patches = append(k.Patches, p)
+		if p.Patch != "" {
+			tr.inputs[patchOuter(own+j).String()] = g.setting(jsonvalue.Key("patches"), jsonvalue.Index(j), jsonvalue.Key("patch"))
+		}
 	}
 	ignoreMissing, _ := kz["ignoreMissingComponents"].(bool)
 	for _, v := range g.list("components") {
@@ -235,143 +260,4 @@ func argoCount(v any) (int64, error) {
 		return 0, fmt.Errorf("count %v is not a whole number", v)
 	}
 	return n, nil
-}
-
-// argoApplication finds the Application's manifest in the repository
-// (app-of-apps); "" when the repository holds none.
-func (a *analysis) argoApplication() (string, int, error) {
-	if a.argoDoc == nil {
-		file, doc, err := a.findManifest("argoproj.io", "Application", a.argo.ctx.Namespace, a.argo.ctx.Name)
-		a.argoDoc = &manifestAt{file, doc, err}
-	}
-	return a.argoDoc.file, a.argoDoc.doc, a.argoDoc.err
-}
-
-type manifestAt struct {
-	file string
-	doc  int
-	err  error
-}
-
-// argoSettingPath is the path of a kustomize setting of the Application
-// ("images[2]") in its manifest.
-func (g *argoRender) settingPath(list string, j int) jsonvalue.Path {
-	var p jsonvalue.Path
-	for _, part := range strings.Split(g.ctx.Source, ".") {
-		name, idx, indexed := strings.Cut(strings.TrimSuffix(part, "]"), "[")
-		p = append(p, jsonvalue.Key(name))
-		if indexed {
-			n, _ := strconv.Atoi(idx)
-			p = append(p, jsonvalue.Index(n))
-		}
-	}
-	return append(p, jsonvalue.Key("kustomize"), jsonvalue.Key(list), jsonvalue.Index(j))
-}
-
-// planToolRoutes moves the entry routes whose field an Argo CD override
-// sets (images or replicas of the Application, which orchestratorEntry let
-// through) from the root kustomization to the Application's manifest: the
-// override is what the repo server writes over the entry on every build.
-func (a *analysis) planToolRoutes() {
-	if a.orchestration == nil || a.argo == nil || a.tool == nil {
-		return
-	}
-	file, doc, err := a.argoApplication()
-	if err != nil || file == "" {
-		return // orchestratorEntry refused them
-	}
-	f, err := a.snap.forest.Parse(file)
-	if err != nil {
-		return
-	}
-	manifest, err := f.Value(doc)
-	if err != nil {
-		return
-	}
-	// Each override's new form: the image string (newTag and digest of one
-	// entry change together) or the count.
-	type override struct {
-		list  string
-		j     int
-		value any
-		slots []slotRef
-	}
-	byKey := map[string]*override{}
-	var order []string
-	keep := a.routes[:0]
-	for _, r := range a.routes {
-		setting, owned := a.tool.owned[fmt.Sprintf("%s/%d/%s", r.Entry.List, r.Entry.Index, r.Field)]
-		if r.Author != nil || r.Entry.Node == nil || r.Entry.Node.File != a.tool.File || !owned {
-			keep = append(keep, r)
-			continue
-		}
-		j := settingIndex(setting)
-		key := fmt.Sprintf("%s/%d", r.Entry.List, j)
-		o := byKey[key]
-		if o == nil {
-			o = &override{list: r.Entry.List, j: j}
-			if r.Entry.List == "images" {
-				o.value = a.argo.images()[j]
-			}
-			byKey[key] = o
-			order = append(order, key)
-		}
-		switch r.Field {
-		case fieldCount:
-			o.value = r.Value
-		case "newTag", "digest":
-			im := argoImage(o.value.(string))
-			v, _ := r.Value.(string)
-			if r.Field == "newTag" {
-				im.NewTag = v
-			} else {
-				im.Digest = v
-			}
-			o.value = argoImageString(o.value.(string), im)
-		}
-		o.slots = append(o.slots, r.Slots...)
-	}
-	a.routes = keep
-	if a.vars == nil {
-		a.vars = &varPlan{}
-	}
-	for _, key := range order {
-		o := byKey[key]
-		p := a.argo.settingPath(o.list, o.j)
-		cur, _ := jsonvalue.Get(manifest, p)
-		if o.list == "replicas" {
-			p = p.Child(jsonvalue.Key("count"))
-			cur, _ = jsonvalue.Get(manifest, p)
-		}
-		var cluster any = a.argo.list(o.list)[o.j]
-		if o.list == "replicas" {
-			cluster = cluster.(map[string]any)["count"]
-		}
-		where := fmt.Sprintf("%s.kustomize.%s[%d] of %s", a.argo.ctx.Source, o.list, o.j, a.argo.by())
-		if !jsonvalue.Equal(cur, cluster) {
-			for _, s := range o.slots {
-				pr := a.pairOf(s.Obj)
-				a.refuse(Refusal{Code: CodeOrchestratorContext, Object: refOf(pr.ren.Object), Field: s.Path.String(), File: file, Line: f.Line(doc, p),
-					Message: fmt.Sprintf("%s supplies this value; %s holds another value for it than the cluster's Application", where, file),
-					Hint:    "let Argo CD sync the Application first, or change the override by hand"})
-				restore(pr.intent, pr.ren.Object, s.Path)
-			}
-			continue
-		}
-		r := &varRoute{Edit: key, Render: o.value, Set: o.value, Setting: where, File: file, Doc: doc, Path: p, Slots: o.slots, Route: RouteImages}
-		if o.list == "replicas" {
-			r.Route = RouteReplicas
-			if _, isString := cur.(string); isString {
-				r.Set = jsonvalue.Canonical(o.value)
-			}
-		}
-		a.vars.routes = append(a.vars.routes, r)
-	}
-}
-
-// settingIndex reads N from "...[N]".
-func settingIndex(setting string) int {
-	i := strings.LastIndexByte(setting, '[')
-	n, _ := strconv.Atoi(strings.TrimSuffix(setting[i+1:], "]"))
-	return n
 }

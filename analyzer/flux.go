@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/yaml"
 
+	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/repofs"
 )
@@ -74,7 +75,7 @@ func newFluxRender(ctx *kube.FluxContext) (*fluxRender, error) {
 			if !src.Found {
 				continue
 			}
-			if src.Data == nil {
+			if src.Keys == nil {
 				// Keys unknown: any name may be this Secret's, overriding
 				// what came before.
 				f.anySecret = true
@@ -84,7 +85,9 @@ func newFluxRender(ctx *kube.FluxContext) (*fluxRender, error) {
 				}
 				continue
 			}
-			for k := range src.Data {
+			// Keys known (their names, never their values): only these
+			// variables are the Secret's; the others are routed as usual.
+			for _, k := range src.Keys {
 				f.vars[k] = secretMarker(k)
 				f.setBy[k] = varSetting{Kind: "Secret", Name: src.Name}
 			}
@@ -120,6 +123,19 @@ func (f *fluxRender) inline() (map[string]string, error) {
 func (f *fluxRender) substitutes() bool {
 	_, ok := f.ctx.Spec["postBuild"]
 	return ok
+}
+
+// edited is f with the settings of the Kustomization the plan changes
+// given their new values, for the generator.
+func (f *fluxRender) edited(edits []settingEdit) *fluxRender {
+	if len(edits) == 0 {
+		return f
+	}
+	g := *f
+	ctx := *f.ctx
+	ctx.Spec = edited(f.ctx.Spec, jsonvalue.Path{jsonvalue.Key("spec")}, edits)
+	g.ctx = &ctx
+	return &g
 }
 
 // with returns a copy of f whose named variables take other values.
@@ -230,16 +246,6 @@ func (f *fluxRender) postBuild(res *resource.Resource) error {
 	return nil
 }
 
-// toolRoot is the root kustomization as kustomize-controller writes it.
-type toolRoot struct {
-	Dir  string // the root folder
-	By   string // "the Flux Kustomization NS/NAME", for messages
-	File string // repo-relative; for a plain folder, one the repository lacks
-	// owned marks the entry fields of File the tool sets
-	// ("images/3/newTag"), with the field of the tool's object that sets them.
-	owned map[string]string
-}
-
 // orchestrate returns repo with the root kustomization replaced by the one
 // kustomize-controller generates from it and the Kustomization's spec.
 // Flux's generator reads a folder on disk, so the root's kustomization
@@ -308,7 +314,14 @@ func (f *fluxRender) orchestrate(repo *repofs.Repo, root string) (*repofs.Repo, 
 	if err != nil {
 		return nil, nil, err
 	}
-	fr := &toolRoot{Dir: root, By: fmt.Sprintf("the Flux Kustomization %s/%s", f.ctx.Namespace, f.ctx.Name), File: filepath.ToSlash(rel), owned: fluxImageFields(original.Images, f.ctx)}
+	fr := &toolRoot{Dir: root, By: fmt.Sprintf("the Flux Kustomization %s/%s", f.ctx.Namespace, f.ctx.Name), File: filepath.ToSlash(rel),
+		owned: fluxImageFields(original.Images, f.ctx), inputs: map[string]toolSetting{}}
+	// The generator appends spec.patches to the root's own, in order.
+	patches, _, _ := unstructured.NestedSlice(f.ctx.Spec, "patches")
+	for j := range patches {
+		fr.inputs[patchOuter(len(original.Patches)+j).String()] = toolSetting{Path: jsonvalue.Path{
+			jsonvalue.Key("spec"), jsonvalue.Key("patches"), jsonvalue.Index(j), jsonvalue.Key("patch")}}
+	}
 	out, err := repo.With(map[string][]byte{fr.File: data})
 	if err != nil {
 		return nil, nil, err
@@ -319,8 +332,8 @@ func (f *fluxRender) orchestrate(repo *repofs.Repo, root string) (*repofs.Repo, 
 // fluxImageFields mirrors how Flux merges spec.images into the root's
 // images: (by exact name into an existing entry, else appended) and names
 // the entry fields the Kustomization then sets.
-func fluxImageFields(own []types.Image, ctx *kube.FluxContext) map[string]string {
-	out := map[string]string{}
+func fluxImageFields(own []types.Image, ctx *kube.FluxContext) map[string]toolSetting {
+	out := map[string]toolSetting{}
 	images, _, _ := unstructured.NestedSlice(ctx.Spec, "images")
 	names := make([]string, len(own))
 	for i, im := range own {
@@ -336,22 +349,23 @@ func fluxImageFields(own []types.Image, ctx *kube.FluxContext) map[string]string
 				break
 			}
 		}
+		setting := toolSetting{Path: jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("images"), jsonvalue.Index(j)}}
 		if idx < 0 {
 			idx = len(names)
 			names = append(names, name)
 			for _, fld := range imageFields {
-				out[fmt.Sprintf("images/%d/%s", idx, fld)] = fmt.Sprintf("spec.images[%d]", j)
+				out[ownedKey("images", idx, fld)] = setting
 			}
 			continue
 		}
 		if s, _ := im["newName"].(string); s != "" {
-			out[fmt.Sprintf("images/%d/newName", idx)] = fmt.Sprintf("spec.images[%d].newName", j)
+			out[ownedKey("images", idx, fieldNewName)] = setting
 		}
 		tag, _ := im["newTag"].(string)
 		dig, _ := im["digest"].(string)
 		if tag != "" || dig != "" {
-			out[fmt.Sprintf("images/%d/newTag", idx)] = fmt.Sprintf("spec.images[%d]", j)
-			out[fmt.Sprintf("images/%d/digest", idx)] = fmt.Sprintf("spec.images[%d]", j)
+			out[ownedKey("images", idx, fieldNewTag)] = setting
+			out[ownedKey("images", idx, fieldDigest)] = setting
 		}
 	}
 	return out

@@ -39,42 +39,51 @@ func fluxTargets(t *testing.T) []fluxTarget {
 		if err != nil {
 			t.Fatal(err)
 		}
-		docs := repoDocs(t, repo)
-		for _, d := range docs {
-			if d["kind"] != "Kustomization" || groupOf(stringAt(d, "apiVersion")) != "kustomize.toolkit.fluxcd.io" {
-				continue
-			}
-			ns, name := stringAt(d, "metadata", "namespace"), stringAt(d, "metadata", "name")
-			spec, _ := d["spec"].(map[string]any)
-			ctx := &kube.FluxContext{Namespace: ns, Name: name, Spec: spec}
-			from, _ := jsonvalue.Get(d, jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("postBuild"), jsonvalue.Key("substituteFrom")})
-			list, _ := from.([]any)
-			for _, f := range list {
-				ref, _ := f.(map[string]any)
-				src := kube.VarSource{Kind: ref["kind"].(string), Name: ref["name"].(string), Found: true}
-				if src.Kind == "ConfigMap" {
-					src.Found = false
-					for _, c := range docs {
-						if c["kind"] == "ConfigMap" && stringAt(c, "metadata", "name") == src.Name && stringAt(c, "metadata", "namespace") == ns {
-							src.Found, src.Data = true, map[string]string{}
-							data, _ := c["data"].(map[string]any)
-							for k, v := range data {
-								src.Data[k] = v.(string)
-							}
-						}
-					}
-				}
-				ctx.From = append(ctx.From, src)
-			}
-			root, err := repofs.Clean(stringAt(d, "spec", "path"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, fluxTarget{e.Name(), repo, root, ctx})
-		}
+		out = append(out, fluxTargetsIn(t, e.Name(), repo)...)
 	}
 	if len(out) == 0 {
 		t.Fatal("no Flux Kustomization in the fixtures")
+	}
+	return out
+}
+
+// fluxTargetsIn is every Flux Kustomization of one repository, with the
+// context its own manifests give.
+func fluxTargetsIn(t *testing.T, fixture string, repo *repofs.Repo) []fluxTarget {
+	t.Helper()
+	var out []fluxTarget
+	docs := repoDocs(t, repo)
+	for _, d := range docs {
+		if d["kind"] != "Kustomization" || groupOf(stringAt(d, "apiVersion")) != "kustomize.toolkit.fluxcd.io" {
+			continue
+		}
+		ns, name := stringAt(d, "metadata", "namespace"), stringAt(d, "metadata", "name")
+		spec, _ := d["spec"].(map[string]any)
+		ctx := &kube.FluxContext{Namespace: ns, Name: name, Spec: spec}
+		from, _ := jsonvalue.Get(d, jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("postBuild"), jsonvalue.Key("substituteFrom")})
+		list, _ := from.([]any)
+		for _, f := range list {
+			ref, _ := f.(map[string]any)
+			src := kube.VarSource{Kind: ref["kind"].(string), Name: ref["name"].(string), Found: true}
+			if src.Kind == "ConfigMap" {
+				src.Found = false
+				for _, c := range docs {
+					if c["kind"] == "ConfigMap" && stringAt(c, "metadata", "name") == src.Name && stringAt(c, "metadata", "namespace") == ns {
+						src.Found, src.Data = true, map[string]string{}
+						data, _ := c["data"].(map[string]any)
+						for k, v := range data {
+							src.Data[k] = v.(string)
+						}
+					}
+				}
+			}
+			ctx.From = append(ctx.From, src)
+		}
+		root, err := repofs.Clean(stringAt(d, "spec", "path"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fluxTarget{fixture, repo, root, ctx})
 	}
 	return out
 }

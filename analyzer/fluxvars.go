@@ -20,17 +20,18 @@ import (
 // text holds.
 
 // varPlan is the settings of the GitOps tool a plan changes: Flux
-// substitution variables and Argo CD image and replica overrides.
+// substitution variables, and image and replica overrides of a Flux
+// Kustomization or an Argo CD Application.
 type varPlan struct {
 	routes []*varRoute
 }
 
 // varRoute is one setting given a new value where it is kept.
 type varRoute struct {
-	Name    string         // the variable; "" for an Argo CD override
+	Name    string         // the variable; "" for an override
 	Value   string         // the variable's new value
-	Edit    string         // the Argo CD override ("images/N", "replicas/N"); "" for a variable
-	Render  any            // the override's new value, as the render takes it
+	Tool    bool           // an override: a setting of the tool's object at Path
+	Render  any            // the override's new value, as the rewrite takes it
 	Route   string         // RouteSubstitute, RouteImages or RouteReplicas
 	Set     any            // the value written to the manifest
 	Setting string         // "spec.postBuild.substitute.NAME of Kustomization ns/name", for messages
@@ -46,22 +47,8 @@ func (v *varPlan) values() map[string]string {
 		return out
 	}
 	for _, r := range v.routes {
-		if r.Edit == "" {
+		if !r.Tool {
 			out[r.Name] = r.Value
-		}
-	}
-	return out
-}
-
-// edits are the Argo CD overrides the plan changes, for the render.
-func (v *varPlan) edits() map[string]any {
-	out := map[string]any{}
-	if v == nil {
-		return out
-	}
-	for _, r := range v.routes {
-		if r.Edit != "" {
-			out[r.Edit] = r.Render
 		}
 	}
 	return out

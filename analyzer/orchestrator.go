@@ -5,21 +5,77 @@ import (
 	"regexp"
 	"strings"
 
+	"sigs.k8s.io/kustomize/api/types"
+
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/repofs"
+	"github.com/driftback/driftback/internal/yamledit"
 )
 
 // orchestration is what the GitOps tool adds to a root's build, for one
 // plan: the repository as the tool builds it and what it does to the
 // built objects.
 type orchestration struct {
-	repo    *repofs.Repo // the snapshot with the root kustomization as the tool writes it
-	flux    *fluxRender  // nil: no Flux Kustomization context
-	argo    *argoRender  // nil: no Argo CD Application context
-	tool    *toolRoot    // the rewritten root kustomization; nil when none
-	vars    *varPlan     // the tool's settings the plan changes
-	argoDoc *manifestAt  // the Application's manifest, once looked for
+	repo *repofs.Repo // the snapshot with the root kustomization as the tool writes it
+	flux *fluxRender  // nil: no Flux Kustomization context
+	argo *argoRender  // nil: no Argo CD Application context
+	tool *toolRoot    // the rewritten root kustomization; nil when none
+	vars *varPlan     // the tool's settings the plan changes
+	home *manifestAt  // the tool object's manifest in the repository, once looked for
+}
+
+// toolRoot is the root kustomization as the GitOps tool writes it.
+type toolRoot struct {
+	Dir  string // the root folder
+	By   string // "the Flux Kustomization NS/NAME", for messages
+	File string // repo-relative; for a plain folder, one the repository lacks
+	// owned marks the entry fields of File the tool sets ("images/3/newTag").
+	owned map[string]toolSetting
+	// inputs marks the value inputs of File the tool adds, by their path in
+	// File ("patches[2].patch", "commonLabels.tier").
+	inputs map[string]toolSetting
+}
+
+// toolSetting is one setting of the GitOps tool's own object that the
+// rewrite carries into the root kustomization.
+type toolSetting struct {
+	// Path is where it sits in the tool's object (spec.images[1],
+	// spec.source.kustomize.replicas[0].count), in the cluster's copy and
+	// in the repository's manifest alike.
+	Path jsonvalue.Path
+}
+
+func ownedKey(list string, index int, field string) string {
+	return fmt.Sprintf("%s/%d/%s", list, index, field)
+}
+
+// settingEdit is a new value of one tool setting, for the rewrite.
+type settingEdit struct {
+	Path  jsonvalue.Path
+	Value any
+}
+
+// edited is obj, the part of the tool's object under prefix, with the
+// edits under prefix applied: a copy, or obj itself when none applies.
+func edited(obj map[string]any, prefix jsonvalue.Path, edits []settingEdit) map[string]any {
+	var out map[string]any
+	for _, e := range edits {
+		if !e.Path.HasPrefix(prefix) {
+			continue
+		}
+		if out == nil {
+			out = map[string]any{}
+			if obj != nil {
+				out = jsonvalue.Copy(obj).(map[string]any)
+			}
+		}
+		jsonvalue.Set(out, e.Path[len(prefix):], e.Value)
+	}
+	if out == nil {
+		return obj
+	}
+	return out
 }
 
 // orchestrator prepares the plan's orchestration. A context the tool's own
@@ -38,7 +94,7 @@ func (s *Snapshot) orchestrator(root string, opts Options, plan *Plan) (*orchest
 	default:
 		return o, nil
 	}
-	repo, tr, err := o.rewrite(s.repo, root)
+	repo, tr, err := o.rewrite(s.repo, root, nil)
 	if err != nil {
 		plan.Refusals = append(plan.Refusals, Refusal{Code: CodeRenderFailed, Message: err.Error(),
 			Hint: "fix the GitOps tool's settings so that it can build the root"})
@@ -49,12 +105,12 @@ func (s *Snapshot) orchestrator(root string, opts Options, plan *Plan) (*orchest
 }
 
 // rewrite rewrites the root kustomization of repo as the tool does, with
-// the settings the plan changed.
-func (o *orchestration) rewrite(repo *repofs.Repo, root string) (*repofs.Repo, *toolRoot, error) {
+// the settings the plan changes given their new values.
+func (o *orchestration) rewrite(repo *repofs.Repo, root string, edits []settingEdit) (*repofs.Repo, *toolRoot, error) {
 	if o.flux != nil {
-		return o.flux.orchestrate(repo, root)
+		return o.flux.edited(edits).orchestrate(repo, root)
 	}
-	return o.argo.with(o.vars.edits()).orchestrate(repo, root)
+	return o.argo.edited(edits).orchestrate(repo, root)
 }
 
 // load loads and judges the root as the tool builds it: a rewritten root
@@ -104,39 +160,184 @@ func (o *orchestration) substitutes() bool {
 	return o != nil && o.flux != nil && o.flux.substitutes()
 }
 
-// orchestrated is an edited repository as the tool builds it.
-func (o *orchestration) orchestrated(repo *repofs.Repo) (*repofs.Repo, error) {
-	if o == nil || o.tool == nil {
+// orchestrated is an edited repository as the tool builds it, with the
+// tool's settings as the plan writes them.
+func (a *analysis) orchestrated(repo *repofs.Repo) (*repofs.Repo, error) {
+	if a.orchestration == nil || a.tool == nil {
 		return repo, nil
 	}
-	r, _, err := o.rewrite(repo, o.tool.Dir)
+	r, _, err := a.rewrite(repo, a.tool.Dir, a.settingEdits(repo))
 	return r, err
 }
 
-// orchestratorEntry says whether the tool, not the repository's
-// kustomization, sets an entry field: nil when the repository's file holds
-// it, or when the field is an Argo CD image or replica override of an
-// Application the repository holds (routed there, planToolRoutes);
-// otherwise a refusal naming the tool's field.
-func (a *analysis) orchestratorEntry(e entry, field string) *Refusal {
+// settingEdits are the tool's settings the plan writes, with their new
+// values: a routed override as planned, a value placed inside a setting
+// (an inline patch of the tool's) as the edited manifest now holds it.
+func (a *analysis) settingEdits(repo *repofs.Repo) []settingEdit {
+	var out []settingEdit
+	if a.vars != nil {
+		for _, r := range a.vars.routes {
+			if r.Tool {
+				out = append(out, settingEdit{r.Path, r.Render})
+			}
+		}
+	}
+	for _, pl := range a.placed {
+		n := pl.Node
+		if !n.Tool {
+			continue
+		}
+		data, _ := repo.File(n.File)
+		f, err := yamledit.Parse(n.File, data)
+		if err != nil {
+			continue // verify then sees the setting unchanged, and refuses
+		}
+		if doc, err := f.Value(n.OuterDoc); err == nil {
+			if v, ok := jsonvalue.Get(doc, n.Outer); ok {
+				out = append(out, settingEdit{n.Outer, v})
+			}
+		}
+	}
+	return out
+}
+
+// toolSets reports whether the GitOps tool, not a file of the repository,
+// sets an entry field of the rewritten root kustomization: a setting of
+// its object, or any field of a kustomization only the tool writes (a
+// plain folder's).
+func (a *analysis) toolSets(e entry, field string) (toolSetting, bool) {
 	if a.orchestration == nil || a.tool == nil || e.Node == nil || e.Node.File != a.tool.File {
+		return toolSetting{}, false
+	}
+	if s, owned := a.tool.owned[ownedKey(e.List, e.Index, field)]; owned {
+		return s, true
+	}
+	_, inRepo := a.snap.repo.File(a.tool.File)
+	return toolSetting{}, !inRepo
+}
+
+// toolWins reports whether the tool's setting supplies the entry field:
+// an entry the target authored would be overwritten by it.
+func (a *analysis) toolWins(sup supplier) bool {
+	_, tool := a.toolSets(sup.Entry, sup.Field)
+	return tool
+}
+
+// orchestratorEntry says why an entry field the tool sets cannot be
+// written where the tool's object is kept; nil when the repository's file
+// holds the field, or when the manifest of the tool's object is a
+// document the plan may write (planToolRoutes routes it there).
+func (a *analysis) orchestratorEntry(e entry, field string) *Refusal {
+	s, tool := a.toolSets(e, field)
+	if !tool {
 		return nil
 	}
-	set, owned := a.tool.owned[fmt.Sprintf("%s/%d/%s", e.List, e.Index, field)]
-	if !owned {
-		if _, inRepo := a.snap.repo.File(a.tool.File); inRepo {
-			return nil
-		}
-		set = "its settings"
+	if s.Path == nil {
+		return &Refusal{Code: CodeOrchestratorContext, File: a.tool.File,
+			Message: fmt.Sprintf("%s writes this kustomization itself, and no file of the repository holds it", a.tool.By),
+			Hint:    fmt.Sprintf("change the settings of %s (in Git where they are kept)", a.tool.By)}
 	}
-	if owned && a.argo != nil && field != "newName" {
-		if file, _, err := a.argoApplication(); err == nil && file != "" && a.unwritable(file) == nil {
-			return nil
+	_, why := a.settingHome(s)
+	return why
+}
+
+// toolManifest finds the document of the repository that is the tool's
+// object (a Flux Kustomization, an Argo CD Application: app-of-apps); ""
+// when the repository holds none.
+func (a *analysis) toolManifest() (string, int, error) {
+	if a.home == nil {
+		var file string
+		var doc int
+		var err error
+		if a.flux != nil {
+			file, doc, err = a.findManifest("kustomize.toolkit.fluxcd.io", "Kustomization", a.flux.ctx.Namespace, a.flux.ctx.Name)
+		} else {
+			file, doc, err = a.findManifest("argoproj.io", "Application", a.argo.ctx.Namespace, a.argo.ctx.Name)
 		}
+		a.home = &manifestAt{file, doc, err}
 	}
-	return &Refusal{Code: CodeOrchestratorContext, File: a.tool.File,
-		Message: fmt.Sprintf("%s of %s sets it, and no file of the repository it may write holds that setting", set, a.tool.By),
-		Hint:    fmt.Sprintf("change %s of %s (in Git where it is kept)", set, a.tool.By)}
+	return a.home.file, a.home.doc, a.home.err
+}
+
+// toolFile is the file to name for a setting of the tool: its manifest
+// in the repository, else the root kustomization it rewrites.
+func (a *analysis) toolFile() string {
+	if file, _, err := a.toolManifest(); err == nil && file != "" {
+		return file
+	}
+	return a.tool.File
+}
+
+type manifestAt struct {
+	file string
+	doc  int
+	err  error
+}
+
+// settingAt is a tool setting as the repository's manifest holds it.
+type settingAt struct {
+	file  string
+	doc   int
+	value any // the manifest's value
+	line  int
+}
+
+// clusterSetting is a setting as the cluster's copy of the tool's object
+// holds it.
+func (o *orchestration) clusterSetting(p jsonvalue.Path) (any, bool) {
+	if o.flux != nil {
+		return jsonvalue.Get(map[string]any{"spec": o.flux.ctx.Spec}, p)
+	}
+	kp := o.argo.kustomizePath()
+	if !p.HasPrefix(kp) {
+		return nil, false
+	}
+	return jsonvalue.Get(o.argo.ctx.Kustomize, p[len(kp):])
+}
+
+// settingName names a setting for messages: "spec.images[0] of the Flux
+// Kustomization flux-system/apps".
+func (a *analysis) settingName(s toolSetting) string {
+	return s.Path.String() + " of " + a.tool.By
+}
+
+// settingHome finds where a tool setting is written: the tool's manifest
+// in the repository, a document the plan may write and edit safely that
+// holds the setting as the cluster's object does. Otherwise a refusal
+// naming the setting: orchestrator-context when the repository does not
+// hold the object or holds another value.
+func (a *analysis) settingHome(s toolSetting) (*settingAt, *Refusal) {
+	where := a.settingName(s)
+	file, doc, err := a.toolManifest()
+	if err != nil {
+		return nil, &Refusal{Code: CodeUnplaceableEdit, Message: err.Error(), Hint: "change " + where + " by hand"}
+	}
+	if file == "" {
+		return nil, &Refusal{Code: CodeOrchestratorContext, File: a.tool.File,
+			Message: fmt.Sprintf("%s sets it, and no file of the repository holds that object", where),
+			Hint:    fmt.Sprintf("change %s in the cluster, or keep that object in Git", where)}
+	}
+	f, err := a.snap.forest.Parse(file)
+	if err != nil {
+		return nil, &Refusal{Code: CodeUnplaceableEdit, File: file, Message: err.Error(), Hint: "change " + where + " by hand"}
+	}
+	v, _ := f.Value(doc)
+	at := &settingAt{file: file, doc: doc, line: f.Line(doc, s.Path)}
+	at.value, _ = jsonvalue.Get(v, s.Path)
+	if cluster, _ := a.clusterSetting(s.Path); !jsonvalue.Equal(at.value, cluster) {
+		return nil, &Refusal{Code: CodeOrchestratorContext, File: file, Line: at.line,
+			Message: fmt.Sprintf("%s sets it; %s holds another value for it than the cluster's object", where, file),
+			Hint:    "let the GitOps tool apply the repository first, or change the setting by hand"}
+	}
+	if r := a.unwritable(file); r != nil {
+		r.Line = at.line
+		return nil, r
+	}
+	if err := f.Safe(doc); err != nil {
+		return nil, &Refusal{Code: CodeUnplaceableEdit, File: file, Line: at.line,
+			Message: "the manifest that holds the setting cannot be edited safely: " + err.Error(), Hint: "change " + where + " by hand"}
+	}
+	return at, nil
 }
 
 // verifyRenderer renders the edited tree with the tool's settings as the
@@ -211,4 +412,159 @@ func scalarText(v any) string {
 		return ""
 	}
 	return jsonvalue.Canonical(v)
+}
+
+// planToolRoutes moves the entry routes whose field a setting of the
+// tool's object sets (orchestratorEntry let them through: the manifest is
+// the repository's to write) from the rewritten root kustomization to that
+// setting: the tool writes it over the entry on every build. The fields of
+// one setting (newTag and digest of one image) change together.
+func (a *analysis) planToolRoutes() {
+	if a.orchestration == nil || a.tool == nil {
+		return
+	}
+	type override struct {
+		setting toolSetting
+		list    string
+		value   any
+		slots   []slotRef
+	}
+	byPath := map[string]*override{}
+	var order []string
+	keep := a.routes[:0]
+	for _, r := range a.routes {
+		s, tool := a.toolSets(r.Entry, r.Field)
+		if r.Author != nil || !tool || s.Path == nil {
+			keep = append(keep, r)
+			continue
+		}
+		key := s.Path.String()
+		o := byPath[key]
+		if o == nil {
+			cur, _ := a.clusterSetting(s.Path)
+			o = &override{setting: s, list: r.Entry.List, value: jsonvalue.Copy(cur)}
+			byPath[key] = o
+			order = append(order, key)
+		}
+		o.value = a.overrideWith(o.value, r)
+		o.slots = append(o.slots, r.Slots...)
+	}
+	a.routes = keep
+	if a.vars == nil {
+		a.vars = &varPlan{}
+	}
+	for _, key := range order {
+		o := byPath[key]
+		at, why := a.settingHome(o.setting)
+		if why != nil {
+			for _, s := range o.slots {
+				pr := a.pairOf(s.Obj)
+				r := *why
+				r.Object, r.Field = refOf(pr.ren.Object), s.Path.String()
+				a.refuse(r)
+				restore(pr.intent, pr.ren.Object, s.Path)
+			}
+			continue
+		}
+		r := &varRoute{Tool: true, Render: o.value, Set: o.value, Setting: a.settingName(o.setting),
+			File: at.file, Doc: at.doc, Path: o.setting.Path, Slots: o.slots, Route: RouteImages}
+		if o.list == "replicas" {
+			r.Route = RouteReplicas
+			if _, isString := at.value.(string); isString {
+				r.Set = jsonvalue.Canonical(o.value)
+			}
+		}
+		a.vars.routes = append(a.vars.routes, r)
+	}
+}
+
+// overrideWith is a tool's override with the route's field changed: a
+// replica count; an Argo CD image string; a Flux images element. A new
+// tag or digest takes both from live, as the tools set them together.
+func (a *analysis) overrideWith(cur any, r *route) any {
+	if r.Field == fieldCount {
+		return r.Value
+	}
+	var live imageRef
+	if p := a.pairOf(r.Slots[0].Obj); p != nil {
+		v, _ := jsonvalue.Get(p.intent, r.Slots[0].Path)
+		s, _ := v.(string)
+		live = parseImage(s)
+	}
+	set := func(im *types.Image) {
+		v, _ := r.Value.(string)
+		if r.Field == fieldNewName {
+			im.NewName = v
+		} else {
+			im.NewTag, im.Digest = live.Tag, live.Digest
+		}
+	}
+	if a.argo != nil {
+		s, _ := cur.(string)
+		im := argoImage(s)
+		set(&im)
+		return argoImageString(im)
+	}
+	m, _ := cur.(map[string]any)
+	if m == nil {
+		m = map[string]any{}
+	}
+	str := func(k string) string { s, _ := m[k].(string); return s }
+	im := types.Image{Name: str("name"), NewName: str("newName"), NewTag: str("newTag"), Digest: str("digest")}
+	set(&im)
+	for k, v := range map[string]string{"newName": im.NewName, "newTag": im.NewTag, "digest": im.Digest} {
+		if v == "" {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// toolInputs moves the value inputs the tool's rewrite adds to the root
+// kustomization (an inline patch of spec.patches, an Argo CD commonLabels
+// value) to that setting in the tool's manifest, which is then written
+// like any inline patch or label; where the manifest is not the
+// repository's to write, the input is blocked, naming the setting.
+func (a *analysis) toolInputs() {
+	if a.orchestration == nil || a.tool == nil || a.dyed == nil || a.dyed.prov == nil {
+		return
+	}
+	pv := a.dyed.prov
+	for k, n := range pv.nodes {
+		if n.File != a.tool.File || n.Outer == nil {
+			continue
+		}
+		s, ok := a.tool.inputs[n.Outer.String()]
+		if !ok {
+			continue
+		}
+		n.What = a.settingName(s)
+		if sel := selectorLanding(pv.landings[k]); sel != nil && n.Route == RouteLabel {
+			// A selector matches the running pods by this value: written,
+			// it would orphan them (and a workload's selector cannot change).
+			n.Blocked = &Refusal{Code: CodeBuildOwned, File: a.toolFile(),
+				Message: fmt.Sprintf("%s sets it, and also the selector %s of %s; driftback does not change a label a selector matches by", n.What, sel.Path, sel.Obj.ref()),
+				Hint:    "change the label in Git by hand if the selector should change, or revert the change in the cluster"}
+		} else if at, why := a.settingHome(s); why != nil {
+			n.Blocked = why
+		} else {
+			n.File, n.OuterDoc, n.Outer, n.Tool = at.file, at.doc, s.Path, true
+		}
+		pv.nodes[k] = n
+	}
+}
+
+// selectorLanding is the first of the fields a label value lands in that
+// is part of a selector; nil when none is.
+func selectorLanding(landings []slotRef) *slotRef {
+	for i, l := range landings {
+		for _, st := range l.Path {
+			if st.Kind == jsonvalue.KeyStep && (st.Key == "selector" || st.Key == "labelSelector") {
+				return &landings[i]
+			}
+		}
+	}
+	return nil
 }

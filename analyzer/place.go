@@ -67,6 +67,10 @@ func (a *analysis) placeValues() {
 			if !ok || a.supplied[slotKey{p.ren.ID, fp.String(), fieldCount}] {
 				continue
 			}
+			if why := pv.nodes[k].Blocked; why != nil {
+				a.refuseBlocked(p, fp, sk, why)
+				continue
+			}
 			rv, _ := jsonvalue.Get(p.ren.Object, fp)
 			lv, ok := jsonvalue.Get(p.intent, fp)
 			if !ok || !sameScalarType(rv, lv) || a.unwritable(pv.nodes[k].File) != nil {
@@ -86,6 +90,15 @@ func (a *analysis) placeValues() {
 		}
 		a.resolveValue(pv.nodes[k], a.withLandings(demands[k], pv.landings[k]))
 	}
+}
+
+// refuseBlocked refuses a drifted field whose input is a setting of the
+// GitOps tool the plan cannot write; the field then stands as rendered.
+func (a *analysis) refuseBlocked(p pair, fp jsonvalue.Path, sk slotKey, why *Refusal) {
+	r := *why
+	r.Object, r.Field = refOf(p.ren.Object), fp.String()
+	a.refuse(r)
+	a.supplied[sk], a.conflicted[sk] = true, true
 }
 
 // placeableInput reports whether a value input the plan may write (a
@@ -302,7 +315,7 @@ func nodeLine(f *yamledit.File, n inputNode) int {
 		return 1
 	}
 	if n.Outer != nil {
-		return lineOf(f, 0, n.Outer)
+		return lineOf(f, n.OuterDoc, n.Outer)
 	}
 	if n.Ops {
 		return 0
@@ -335,7 +348,7 @@ func setNode(n inputNode, data []byte, v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc, err := f.Value(0)
+	doc, err := f.Value(n.OuterDoc)
 	if err != nil {
 		return nil, err
 	}
@@ -362,7 +375,7 @@ func setNode(n inputNode, data []byte, v any) ([]byte, error) {
 	if !jsonvalue.Set(doc, n.Outer, nv) {
 		return nil, fmt.Errorf("%s has no %s", n.File, n.Outer)
 	}
-	if err := f.Set(0, doc); err != nil {
+	if err := f.Set(n.OuterDoc, doc); err != nil {
 		return nil, err
 	}
 	return f.Bytes(), nil

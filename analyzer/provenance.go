@@ -43,8 +43,14 @@ type inputNode struct {
 	File string // the repo file written to change it
 	// Outer is the path inside a kustomization of the entry that holds the
 	// value (a label value, a literal, an inline patch's string); nil for
-	// a patch file.
-	Outer jsonvalue.Path
+	// a patch file. For a setting of the GitOps tool's object (Tool), the
+	// path in its manifest, document OuterDoc of File.
+	Outer    jsonvalue.Path
+	OuterDoc int
+	Tool     bool
+	// Blocked: the tool's rewrite supplies the value from a setting the
+	// plan cannot write (why); its fields are refused.
+	Blocked *Refusal
 	// Doc and Path locate the value inside a patch (the file, or Outer's
 	// string); Path is nil for a value that is the entry itself.
 	Doc  int
@@ -257,6 +263,12 @@ func (d *valueDyer) dyePatchText(text []byte, n inputNode) ([]byte, bool) {
 	return out.Bytes(), true
 }
 
+// patchOuter is where the inline patch of patches[i] sits in a
+// kustomization.
+func patchOuter(i int) jsonvalue.Path {
+	return jsonvalue.Path{jsonvalue.Key("patches"), jsonvalue.Index(i), jsonvalue.Key("patch")}
+}
+
 // decodeDocs reads every document of a YAML text as canonical values.
 func decodeDocs(text []byte) ([]any, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(text))
@@ -312,7 +324,7 @@ func (d *valueDyer) dyeKustomization(t *ktree.Tree, read func(string) ([]byte, b
 	}
 	k.Patches = append([]types.Patch(nil), k.Patches...)
 	for i := range k.Patches {
-		if s := patch(jsonvalue.Path{jsonvalue.Key("patches"), jsonvalue.Index(i), jsonvalue.Key("patch")}, fmt.Sprintf("patches[%d]", i), k.Patches[i].Path, k.Patches[i].Patch); s != "" {
+		if s := patch(patchOuter(i), fmt.Sprintf("patches[%d]", i), k.Patches[i].Path, k.Patches[i].Patch); s != "" {
 			k.Patches[i].Patch = s
 		}
 	}

@@ -174,6 +174,19 @@ func checkRebuild(t *testing.T, repo *repofs.Repo, root string, render, live []m
 	for _, o := range b.objects {
 		objs = append(objs, o.Object)
 	}
+	checkClaims(t, render, objs, live, p)
+	for _, o := range others {
+		if now := kustomizeBuild(t, edited, o.root); now != o.yaml {
+			t.Errorf("the plan changes the render of root %s:\n%s", o.root, dump(p))
+		}
+	}
+}
+
+// checkClaims compares a rebuild (objs) with the render before and live:
+// objects differ from render only at fields p claims, and there hold
+// live's value; every field p claims holds live's value.
+func checkClaims(t *testing.T, render, objs, live []map[string]any, p *Plan) {
+	t.Helper()
 	rebuilt, live := unhashed(render, objs), unhashed(render, live)
 	claimed := map[string][]string{} // object -> fields the plan claims
 	for _, e := range p.Edits {
@@ -212,11 +225,6 @@ func checkRebuild(t *testing.T, repo *repofs.Repo, root string, render, live []m
 			if !hit {
 				t.Errorf("%s %s is claimed, but live did not change it:\n%s", ref, c, dump(p))
 			}
-		}
-	}
-	for _, o := range others {
-		if now := kustomizeBuild(t, edited, o.root); now != o.yaml {
-			t.Errorf("the plan changes the render of root %s:\n%s", o.root, dump(p))
 		}
 	}
 }

@@ -122,7 +122,7 @@ func (a *analysis) planRoutes() {
 						continue // "no tag" from a tag-supplying entry: unroutable, verify decides
 					}
 					add(routingKey{entry: sup.Entry, field: f}, demand{slot, want, want != have}, sk)
-				case ok && want != have && blocked.Code == CodeOrchestratorContext:
+				case ok && want != have && a.toolWins(sup):
 					// The tool's own setting wins over any entry the
 					// target could author: it is changed where it lives.
 					a.supplied[sk], a.conflicted[sk] = true, true
@@ -153,7 +153,7 @@ func (a *analysis) planRoutes() {
 		switch sup, blocked, ok := supplierOf(sk); {
 		case ok && blocked == nil:
 			add(routingKey{entry: sup.Entry, field: fieldCount}, demand{slot, count, changed}, sk)
-		case ok && changed && blocked.Code == CodeOrchestratorContext:
+		case ok && changed && a.toolWins(sup):
 			a.supplied[sk], a.conflicted[sk] = true, true
 			refuseEntry(p, replicasPath, sup, fieldCount, blocked)
 		case changed && canAuthor() && (ok || a.unwritable(p.ren.Origin) != nil) && !a.placeableInput(p.ren.ID, replicasPath):

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -165,4 +166,39 @@ func githubRepo(raw, host string) (string, bool) {
 		return "", false
 	}
 	return parts[0] + "/" + parts[1], true
+}
+
+// LeaveOutPinned leaves out of d each Argo CD target whose targetRevision
+// is no branch of its repository (DESIGN §13): a tag, or a ref that does
+// not exist, pins the Application to a commit that no pull request moves;
+// a proposal onto another branch would only wait for a sync that the pin
+// never lets happen. One read of the ref per such target.
+func (b *Bot) LeaveOutPinned(ctx context.Context, d *Discovery) error {
+	keep := d.Targets[:0]
+	for _, dt := range d.Targets {
+		t := dt.Config
+		app := t.AppliedRevision.ArgoCD
+		if app == nil || t.BaseBranch == "" {
+			keep = append(keep, dt)
+			continue
+		}
+		_, _, err := b.GitHub.Git.GetRef(ctx, t.Owner(), t.RepoName(), "heads/"+t.BaseBranch)
+		if err == nil {
+			keep = append(keep, dt)
+			continue
+		}
+		if !isNotFound(err) {
+			return fmt.Errorf("%s: targetRevision %s: %w", t.Repo, t.BaseBranch, err)
+		}
+		what := "neither a branch nor a tag"
+		if _, _, err := b.GitHub.Git.GetRef(ctx, t.Owner(), t.RepoName(), "tags/"+t.BaseBranch); err == nil {
+			what = "a tag"
+		} else if !isNotFound(err) {
+			return fmt.Errorf("%s: targetRevision %s: %w", t.Repo, t.BaseBranch, err)
+		}
+		d.Skipped = append(d.Skipped, fmt.Sprintf("Argo CD Application %s/%s: its targetRevision %s is %s of %s, not a branch: the Application is pinned, and no pull request changes what it runs",
+			app.Namespace, app.Name, t.BaseBranch, what, t.Repo))
+	}
+	d.Targets = keep
+	return nil
 }

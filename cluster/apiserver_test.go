@@ -362,7 +362,7 @@ func TestFluxAppliedRevision(t *testing.T) {
 	_, err = dyn.Resource(ks).Namespace(ns).UpdateStatus(context.Background(), created, metav1.UpdateOptions{})
 	must(t, err)
 
-	a, err := cluster.AppliedRevision(context.Background(), dyn, cluster.Source{Flux: &kube.ObjectRef{Namespace: ns, Name: "shop"}})
+	a, err := cluster.AppliedRevision(context.Background(), dyn, nil, cluster.Source{Flux: &kube.ObjectRef{Namespace: ns, Name: "shop"}})
 	must(t, err)
 	if a.Revision != "0123456789abcdef0123456789abcdef01234567" || len(a.Context) != 0 || a.Flux == nil ||
 		a.Flux.Namespace != ns || a.Flux.Name != "shop" || len(a.Flux.From) != 3 {

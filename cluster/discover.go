@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -212,6 +213,9 @@ func fluxDiscovered(obj map[string]any, get func(ns, name string) (map[string]an
 	return d, nil
 }
 
+// fullCommit is a commit SHA as a targetRevision pins it.
+var fullCommit = regexp.MustCompile(`^[0-9a-fA-F]{40}$`)
+
 func argoDiscovered(obj map[string]any) Discovered {
 	d := Discovered{Tool: "argocd", Namespace: namespaceOf(obj), Name: nameOf(obj)}
 	spec, _ := obj["spec"].(map[string]any)
@@ -222,8 +226,11 @@ func argoDiscovered(obj map[string]any) Discovered {
 	d.RepoURL, _ = src["repoURL"].(string)
 	d.Path, _ = src["path"].(string)
 	rev, _ := src["targetRevision"].(string)
-	if rev != "" && rev != "HEAD" {
-		d.Branch = rev
+	switch {
+	case fullCommit.MatchString(rev):
+		d.Skip = fmt.Sprintf("its targetRevision %s is a commit: the Application is pinned, and no pull request changes what it runs", rev)
+	case rev != "" && rev != "HEAD":
+		d.Branch = rev // a branch, or a tag: the bot tells (bot.LeaveOutPinned)
 	}
 	d.Inventory = argoInventory(obj)
 	if d.Skip == "" && len(d.Inventory) == 0 {

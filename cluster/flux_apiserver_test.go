@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/cluster"
@@ -84,7 +86,7 @@ func TestFluxContextOnTheAPIServer(t *testing.T) {
 
 	plan := func() *analyzer.Plan {
 		t.Helper()
-		a, err := cluster.AppliedRevision(context.Background(), dyn, cluster.Source{Flux: &kube.ObjectRef{Namespace: ns, Name: "apps"}})
+		a, err := cluster.AppliedRevision(context.Background(), dyn, nil, cluster.Source{Flux: &kube.ObjectRef{Namespace: ns, Name: "apps"}})
 		must(t, err)
 		l, err := cluster.NewClientLister(e.Config)
 		must(t, err)
@@ -172,7 +174,7 @@ func TestArgoContextOnTheAPIServer(t *testing.T) {
 
 	plan := func() *analyzer.Plan {
 		t.Helper()
-		a, err := cluster.AppliedRevision(context.Background(), dyn, cluster.Source{ArgoCD: &kube.ObjectRef{Namespace: ns, Name: "web"}})
+		a, err := cluster.AppliedRevision(context.Background(), dyn, nil, cluster.Source{ArgoCD: &kube.ObjectRef{Namespace: ns, Name: "web"}})
 		must(t, err)
 		l, err := cluster.NewClientLister(e.Config)
 		must(t, err)
@@ -194,5 +196,64 @@ func TestArgoContextOnTheAPIServer(t *testing.T) {
 	if len(p.Refusals) != 0 || len(p.Edits) != 1 || p.Edits[0].Route != analyzer.RouteImages || len(p.Files) != 1 ||
 		p.Files[0].Path != "argocd/web.yaml" || p.Files[0].Content != strings.Replace(app, "example/web:1.1", "example/web:1.2", 1) {
 		t.Fatalf("want the override edited in argocd/web.yaml:\n%s", dump(p))
+	}
+}
+
+// A Flux Kustomization substituting from Secrets, on the real apiserver:
+// the applied-revision read learns each Secret's key names from its
+// managedFields (an apply's data, an update's stringData) through the
+// metadata client, and no value; an optional Secret that does not exist
+// is not found, a required one fails the read.
+func TestFluxSecretKeysOnTheAPIServer(t *testing.T) {
+	e := needEnv(t)
+	dyn := dynamic.NewForConfigOrDie(e.Config)
+	meta := metadata.NewForConfigOrDie(e.Config)
+	ns := namespace(t, dyn)
+	ks := schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
+
+	serverSideApply(t, dyn, []*unstructured.Unstructured{{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"name": "db-credentials", "namespace": ns}, "data": map[string]any{"db_password": "aHVudGVyMg=="}}}}, "kustomize-controller")
+	patch := `{"stringData":{"api_token":"s3cr3t-t0ken"}}`
+	_, err := dyn.Resource(secrets).Namespace(ns).Patch(context.Background(), "db-credentials", types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl-edit"})
+	must(t, err)
+
+	from := []any{
+		map[string]any{"kind": "Secret", "name": "db-credentials"},
+		map[string]any{"kind": "Secret", "name": "not-there", "optional": true},
+	}
+	spec := map[string]any{"interval": "5m", "path": "./apps", "prune": true,
+		"sourceRef": map[string]any{"kind": "GitRepository", "name": "flux-system"},
+		"postBuild": map[string]any{"substituteFrom": from}}
+	created := createServed(t, dyn, ks, fluxCRD, map[string]any{"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+		"metadata": map[string]any{"name": "apps", "namespace": ns}, "spec": spec})
+	must(t, unstructured.SetNestedField(created.Object, "main@sha1:0123456789abcdef0123456789abcdef01234567", "status", "lastAppliedRevision"))
+	_, err = dyn.Resource(ks).Namespace(ns).UpdateStatus(context.Background(), created, metav1.UpdateOptions{})
+	must(t, err)
+
+	src := cluster.Source{Flux: &kube.ObjectRef{Namespace: ns, Name: "apps"}}
+	a, err := cluster.AppliedRevision(context.Background(), dyn, meta, src)
+	must(t, err)
+	got := a.Flux.From
+	if len(got) != 2 || !got[0].Found || strings.Join(got[0].Keys, ",") != "api_token,db_password" || got[0].Data != nil || got[1].Found {
+		t.Fatalf("substituteFrom read as %+v", got)
+	}
+	if s := fmt.Sprintf("%+v", a); strings.Contains(s, "hunter2") || strings.Contains(s, "aHVudGVyMg") || strings.Contains(s, "s3cr3t") {
+		t.Fatalf("a Secret's value was read: %s", s)
+	}
+	// Without the metadata client the keys stay unknown.
+	a, err = cluster.AppliedRevision(context.Background(), dyn, nil, src)
+	must(t, err)
+	if a.Flux.From[0].Keys != nil || !a.Flux.From[0].Found {
+		t.Fatalf("without metadata: %+v", a.Flux.From[0])
+	}
+
+	from[1].(map[string]any)["optional"] = false
+	created, err = dyn.Resource(ks).Namespace(ns).Get(context.Background(), "apps", metav1.GetOptions{})
+	must(t, err)
+	must(t, unstructured.SetNestedSlice(created.Object, from, "spec", "postBuild", "substituteFrom"))
+	_, err = dyn.Resource(ks).Namespace(ns).Update(context.Background(), created, metav1.UpdateOptions{})
+	must(t, err)
+	if _, err := cluster.AppliedRevision(context.Background(), dyn, meta, src); err == nil || !strings.Contains(err.Error(), "Secret") || !strings.Contains(err.Error(), "not-there") {
+		t.Fatalf("a missing required Secret: %v", err)
 	}
 }

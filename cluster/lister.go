@@ -158,6 +158,10 @@ func newClientLister(cfg *rest.Config, timeout time.Duration) (*ClientLister, er
 // Dynamic exposes the dynamic client (the applied-revision lookup uses it).
 func (l *ClientLister) Dynamic() dynamic.Interface { return l.dyn }
 
+// Metadata exposes the metadata client (the applied-revision lookup reads
+// Secrets' key names with it, never their bodies).
+func (l *ClientLister) Metadata() metadata.Interface { return l.meta }
+
 var secretsGVR = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 
 // List reads every listable namespaced kind in the scope's namespaces.

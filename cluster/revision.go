@@ -2,13 +2,17 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 
 	"github.com/driftback/driftback/internal/kube"
 )
@@ -53,8 +57,10 @@ var (
 	configMaps         = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 )
 
-// AppliedRevision reads the applied revision and render context.
-func AppliedRevision(ctx context.Context, dyn dynamic.Interface, src Source) (Applied, error) {
+// AppliedRevision reads the applied revision and render context. meta
+// reads the metadata of the Secrets a Flux Kustomization substitutes from
+// (their key names); nil leaves their keys unknown.
+func AppliedRevision(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface, src Source) (Applied, error) {
 	switch {
 	case src.Flux != nil:
 		obj, err := dyn.Resource(fluxKustomizations).Namespace(src.Flux.Namespace).Get(ctx, src.Flux.Name, metav1.GetOptions{})
@@ -65,7 +71,29 @@ func AppliedRevision(ctx context.Context, dyn dynamic.Interface, src Source) (Ap
 		if err != nil {
 			return Applied{}, err
 		}
-		if err := resolveFrom(a.Flux, func(name string) (map[string]any, bool, error) {
+		if err := resolveFrom(a.Flux, func(kind, name string) (map[string]any, bool, error) {
+			if kind == "Secret" {
+				if meta == nil {
+					return nil, true, nil // keys unknown
+				}
+				// Metadata only: the body, with its values, never comes.
+				m, err := meta.Resource(secretsGVR).Namespace(src.Flux.Namespace).Get(ctx, name, metav1.GetOptions{})
+				if apierrors.IsNotFound(err) {
+					return nil, false, nil
+				}
+				if err != nil {
+					return nil, false, err
+				}
+				raw, err := json.Marshal(m.ManagedFields)
+				if err != nil {
+					return nil, false, err
+				}
+				var managed []any
+				if err := json.Unmarshal(raw, &managed); err != nil {
+					return nil, false, err
+				}
+				return map[string]any{"metadata": map[string]any{"managedFields": managed}}, true, nil
+			}
 			cm, err := dyn.Resource(configMaps).Namespace(src.Flux.Namespace).Get(ctx, name, metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
 				return nil, false, nil
@@ -116,38 +144,65 @@ func fluxApplied(obj map[string]any) (Applied, error) {
 }
 
 // resolveFrom reads the ConfigMaps a Flux Kustomization substitutes from,
-// through get (the object, whether it exists). A Secret is never read:
-// its keys stay unknown, so every variable it may hold is refused where it
-// reaches drift (sensitive).
-func resolveFrom(fc *kube.FluxContext, get func(name string) (map[string]any, bool, error)) error {
+// through get (the object, whether it exists). Of a Secret, get gives at
+// most its metadata.managedFields (nil when it cannot tell): the key names
+// they list are the variables it can hold; its values are never read.
+func resolveFrom(fc *kube.FluxContext, get func(kind, name string) (map[string]any, bool, error)) error {
 	for i := range fc.From {
 		src := &fc.From[i]
-		switch src.Kind {
-		case "Secret":
-			src.Found = true
-		case "ConfigMap":
-			obj, ok, err := get(src.Name)
-			if err != nil {
-				return fmt.Errorf("flux Kustomization %s/%s: ConfigMap %s/%s of postBuild.substituteFrom: %w", fc.Namespace, fc.Name, fc.Namespace, src.Name, err)
-			}
-			if !ok {
-				if src.Optional {
-					continue
-				}
-				return fmt.Errorf("flux Kustomization %s/%s: ConfigMap %s/%s of postBuild.substituteFrom does not exist (Flux cannot build it either)", fc.Namespace, fc.Name, fc.Namespace, src.Name)
-			}
-			src.Found, src.Data = true, map[string]string{}
-			data, _ := obj["data"].(map[string]any)
-			for k, v := range data {
-				if s, ok := v.(string); ok {
-					src.Data[k] = s
-				}
-			}
-		default:
+		if src.Kind != "Secret" && src.Kind != "ConfigMap" {
 			return fmt.Errorf("flux Kustomization %s/%s: postBuild.substituteFrom kind %q is neither ConfigMap nor Secret", fc.Namespace, fc.Name, src.Kind)
+		}
+		obj, ok, err := get(src.Kind, src.Name)
+		if err != nil {
+			return fmt.Errorf("flux Kustomization %s/%s: %s %s/%s of postBuild.substituteFrom: %w", fc.Namespace, fc.Name, src.Kind, fc.Namespace, src.Name, err)
+		}
+		if !ok {
+			if src.Optional {
+				continue
+			}
+			return fmt.Errorf("flux Kustomization %s/%s: %s %s/%s of postBuild.substituteFrom does not exist (Flux cannot build it either)", fc.Namespace, fc.Name, src.Kind, fc.Namespace, src.Name)
+		}
+		src.Found = true
+		if src.Kind == "Secret" {
+			md, _ := obj["metadata"].(map[string]any)
+			managed, _ := md["managedFields"].([]any)
+			src.Keys = secretKeys(managed)
+			continue
+		}
+		src.Data = map[string]string{}
+		data, _ := obj["data"].(map[string]any)
+		for k, v := range data {
+			if s, ok := v.(string); ok {
+				src.Data[k] = s
+			}
 		}
 	}
 	return nil
+}
+
+// secretKeys lists the key names a Secret's managedFields record under
+// data and stringData (an update records stringData's keys under data, an
+// apply under stringData: measured), sorted; nil when there are no
+// managedFields to tell.
+func secretKeys(managed []any) []string {
+	if len(managed) == 0 {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, e := range managed {
+		entry, _ := e.(map[string]any)
+		fields, _ := entry["fieldsV1"].(map[string]any)
+		for _, body := range []string{"f:data", "f:stringData"} {
+			keys, _ := fields[body].(map[string]any)
+			for k := range keys {
+				if name, ok := strings.CutPrefix(k, "f:"); ok {
+					seen[name] = true
+				}
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // argoApplied reads an Argo CD Application: its synced revision, its
@@ -249,11 +304,18 @@ func AppliedIn(objs []Object, src Source) (Applied, error) {
 			if err != nil || a.Flux == nil {
 				return a, err
 			}
-			err = resolveFrom(a.Flux, func(name string) (map[string]any, bool, error) {
+			err = resolveFrom(a.Flux, func(kind, name string) (map[string]any, bool, error) {
 				for _, c := range objs {
-					if g := gvkOf(c.Object); g.Group == "" && g.Kind == "ConfigMap" && namespaceOf(c.Object) == want.Namespace && nameOf(c.Object) == name {
+					if g := gvkOf(c.Object); g.Group == "" && g.Kind == kind && namespaceOf(c.Object) == want.Namespace && nameOf(c.Object) == name {
+						if kind == "Secret" {
+							// What the snapshot holds of it: its managedFields at most.
+							return map[string]any{"metadata": map[string]any{"managedFields": c.ManagedFields}}, true, nil
+						}
 						return c.Object, true, nil
 					}
+				}
+				if kind == "Secret" {
+					return nil, true, nil // not in the snapshot: keys unknown
 				}
 				return nil, false, fmt.Errorf("not among the live objects; add it (kubectl get -o yaml) or read the cluster")
 			})

@@ -22,6 +22,10 @@ type VarSource struct {
 	// goes on as if it were empty).
 	Found bool
 	Data  map[string]string // a ConfigMap's data; nil for a Secret
+	// Keys are a Secret's key names as its managedFields list them (never
+	// a value); nil when they cannot be known, and then any variable may
+	// be the Secret's.
+	Keys []string
 }
 
 // ArgoContext is what an Argo CD Application adds to the build of its root:
