@@ -301,7 +301,7 @@ func (a *analysis) planToolRoutes() {
 	keep := a.routes[:0]
 	for _, r := range a.routes {
 		setting, owned := a.tool.owned[fmt.Sprintf("%s/%d/%s", r.Entry.List, r.Entry.Index, r.Field)]
-		if r.Author != nil || r.Entry.Node == nil || r.Entry.Node.File != a.tool.File || !owned {
+		if r.Author != nil || r.Entry.Node == nil || r.Entry.Node.File != a.tool.File || r.Entry.Config.File != "" || !owned {
 			keep = append(keep, r)
 			continue
 		}

@@ -119,7 +119,7 @@ func (o *orchestration) orchestrated(repo *repofs.Repo) (*repofs.Repo, error) {
 // Application the repository holds (routed there, planToolRoutes);
 // otherwise a refusal naming the tool's field.
 func (a *analysis) orchestratorEntry(e entry, field string) *Refusal {
-	if a.orchestration == nil || a.tool == nil || e.Node == nil || e.Node.File != a.tool.File {
+	if a.orchestration == nil || a.tool == nil || e.Node == nil || e.Node.File != a.tool.File || e.Config.File != "" {
 		return nil
 	}
 	set, owned := a.tool.owned[fmt.Sprintf("%s/%d/%s", e.List, e.Index, field)]

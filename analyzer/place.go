@@ -302,7 +302,7 @@ func nodeLine(f *yamledit.File, n inputNode) int {
 		return 1
 	}
 	if n.Outer != nil {
-		return lineOf(f, 0, n.Outer)
+		return lineOf(f, n.OuterDoc, n.Outer)
 	}
 	if n.Ops {
 		return 0
@@ -328,32 +328,32 @@ func setNode(n inputNode, data []byte, v any) ([]byte, error) {
 		lines[n.EnvLine-1] = n.Literal + "=" + s
 		return []byte(strings.Join(lines, "\n")), nil
 	}
-	if n.Outer == nil {
-		return setInDoc(n.File, data, n.Doc, n.Path, v, n.Ops)
-	}
-	f, err := yamledit.Parse(n.File, data)
-	if err != nil {
-		return nil, err
-	}
-	doc, err := f.Value(0)
-	if err != nil {
-		return nil, err
-	}
 	nv := v
-	switch {
-	case n.Literal != "":
+	if n.Literal != "" {
 		s, ok := v.(string)
 		if !ok {
 			return nil, fmt.Errorf("a literal holds a string, live holds %v", v)
 		}
 		nv = n.Literal + "=" + s
-	case n.Path != nil:
+	}
+	if n.Outer == nil {
+		return setInDoc(n.File, data, n.Doc, n.Path, nv, n.Ops)
+	}
+	f, err := yamledit.Parse(n.File, data)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := f.Value(n.OuterDoc)
+	if err != nil {
+		return nil, err
+	}
+	if n.Path != nil {
 		cur, _ := jsonvalue.Get(doc, n.Outer)
 		s, ok := cur.(string)
 		if !ok {
 			return nil, fmt.Errorf("%s is not an inline patch", n.Outer)
 		}
-		inner, err := setInDoc(n.File+" "+n.Outer.String(), []byte(s), n.Doc, n.Path, v, n.Ops)
+		inner, err := setInDoc(n.File+" "+n.Outer.String(), []byte(s), n.Doc, n.Path, nv, n.Ops)
 		if err != nil {
 			return nil, err
 		}
@@ -362,7 +362,7 @@ func setNode(n inputNode, data []byte, v any) ([]byte, error) {
 	if !jsonvalue.Set(doc, n.Outer, nv) {
 		return nil, fmt.Errorf("%s has no %s", n.File, n.Outer)
 	}
-	if err := f.Set(0, doc); err != nil {
+	if err := f.Set(n.OuterDoc, doc); err != nil {
 		return nil, err
 	}
 	return f.Bytes(), nil

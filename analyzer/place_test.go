@@ -21,8 +21,14 @@ const prodRoot = "overlays/prod"
 // and planning again after it is a no-op.
 func placedOnce(t *testing.T, live []map[string]any, file, route string) *Plan {
 	t.Helper()
-	repo := fixture(t, "provenance")
-	p := plan(t, repo, prodRoot, live)
+	return placedIn(t, "provenance", prodRoot, live, file, route)
+}
+
+// placedIn is placedOnce for the root of any fixture.
+func placedIn(t *testing.T, name, root string, live []map[string]any, file, route string) *Plan {
+	t.Helper()
+	repo := fixture(t, name)
+	p := plan(t, repo, root, live)
 	if len(p.Edits) == 0 || len(p.Refusals) != 0 || len(p.Files) != 1 || p.Files[0].Path != file {
 		t.Fatalf("want one file edited, %s:\n%s", file, dump(p))
 	}
@@ -35,14 +41,14 @@ func placedOnce(t *testing.T, live []map[string]any, file, route string) *Plan {
 	if n := changedLines(string(orig), p.Files[0].Content); n != 1 {
 		t.Fatalf("%d lines of %s changed, want 1:\n%s", n, file, p.Files[0].Content)
 	}
-	checkRebuild(t, repo, prodRoot, renderedLive(t, repo, prodRoot), live, otherRoots(t, repo, prodRoot), p)
+	checkRebuild(t, repo, root, renderedLive(t, repo, root), live, otherRoots(t, repo, root), p)
 	// Planning again on the written repository, the cluster unchanged (a
 	// generated name still carries its old hash), finds nothing to do.
 	next, err := repo.With(map[string][]byte{file: []byte(p.Files[0].Content)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again := plan(t, next, prodRoot, live); len(again.Edits)+len(again.Refusals)+len(again.Files) != 0 {
+	if again := plan(t, next, root, live); len(again.Edits)+len(again.Refusals)+len(again.Files) != 0 {
 		t.Fatalf("planning again is not a no-op:\n%s", dump(again))
 	}
 	return p

@@ -41,10 +41,12 @@ const fieldValue = "value"
 // inputNode is one dyed scalar: the file that holds it and where.
 type inputNode struct {
 	File string // the repo file written to change it
-	// Outer is the path inside a kustomization of the entry that holds the
-	// value (a label value, a literal, an inline patch's string); nil for
-	// a patch file.
-	Outer jsonvalue.Path
+	// Outer is the path, in document OuterDoc of File (a kustomization or
+	// a plugin config), of the entry that holds the value (a label value, a
+	// literal, an inline patch's string or inline config); nil for a value
+	// of File's documents themselves.
+	Outer    jsonvalue.Path
+	OuterDoc int
 	// Doc and Path locate the value inside a patch (the file, or Outer's
 	// string); Path is nil for a value that is the entry itself.
 	Doc  int
@@ -68,7 +70,7 @@ type inputNode struct {
 }
 
 func (n inputNode) key() string {
-	return fmt.Sprintf("%s|%s|%d|%s|%d", n.File, n.Outer, n.Doc, n.Path, n.EnvLine)
+	return fmt.Sprintf("%s|%d|%s|%d|%s|%d", n.File, n.OuterDoc, n.Outer, n.Doc, n.Path, n.EnvLine)
 }
 
 func (n inputNode) String() string {
@@ -286,10 +288,7 @@ func decodeDocs(text []byte) ([]any, error) {
 // copy that will be marshalled, extra receives dyed patch files.
 func (d *valueDyer) dyeKustomization(t *ktree.Tree, read func(string) ([]byte, bool), kn *ktree.Node, k *types.Kustomization, extra map[string][]byte, objects []rendered) {
 	file := kn.File
-	inputs := map[string]bool{}
-	for _, p := range t.Inputs {
-		inputs[p] = true
-	}
+	inputs := inputSet(t)
 	patch := func(outer jsonvalue.Path, what, pathEntry, inline string) string {
 		if inline != "" {
 			if b, ok := d.dyePatchText([]byte(inline), inputNode{File: file, Outer: outer, Route: RoutePatch, What: what + " (inline)"}); ok {
@@ -297,11 +296,7 @@ func (d *valueDyer) dyeKustomization(t *ktree.Tree, read func(string) ([]byte, b
 			}
 			return inline
 		}
-		p := path.Join(kn.Dir, pathEntry)
-		if _, dyed := extra[p]; dyed || !inputs[p] {
-			return "" // a file two kustomizations list is dyed once
-		}
-		data, ok := read(p)
+		p, data, ok := d.undyed(kn, pathEntry, inputs, read, extra) // a file two kustomizations list is dyed once
 		if !ok {
 			return ""
 		}
@@ -344,37 +339,9 @@ func (d *valueDyer) dyeKustomization(t *ktree.Tree, read func(string) ([]byte, b
 	k.ConfigMapGenerator = append([]types.ConfigMapArgs(nil), k.ConfigMapGenerator...)
 	for i := range k.ConfigMapGenerator {
 		g := &k.ConfigMapGenerator[i]
-		g.LiteralSources = append([]string(nil), g.LiteralSources...)
-		for j, lit := range g.LiteralSources {
-			key, val, ok := strings.Cut(lit, "=")
-			if !ok || val == "" || strings.HasPrefix(val, `"`) || strings.HasPrefix(val, "'") {
-				continue // quoted literals are unquoted by kustomize: not a plain value
-			}
-			outer := jsonvalue.Path{jsonvalue.Key("configMapGenerator"), jsonvalue.Index(i), jsonvalue.Key("literals"), jsonvalue.Index(j)}
-			if nv, ok := d.nonce(val, inputNode{File: file, Outer: outer, Literal: key, Route: RouteGenerator, Leaf: key,
-				What: fmt.Sprintf("configMapGenerator[%d] (%s) literal %s", i, g.Name, key)}); ok {
-				g.LiteralSources[j] = key + "=" + nv.(string)
-			}
-		}
-		what := fmt.Sprintf("configMapGenerator[%d] (%s)", i, g.Name)
-		for _, e := range g.EnvSources {
-			if p, data, ok := d.undyed(kn, e, inputs, read, extra); ok {
-				extra[p] = d.dyeEnvFile(p, data, what)
-			}
-		}
-		for _, f := range g.FileSources {
-			key, name, named := strings.Cut(f, "=")
-			if !named {
-				key, name = path.Base(f), f
-			}
-			p, data, ok := d.undyed(kn, name, inputs, read, extra)
-			if !ok || !utf8.Valid(data) {
-				continue // binary content goes to binaryData: not a value to dye
-			}
-			if nv, ok := d.nonce(string(data), inputNode{File: p, Whole: true, Route: RouteGenerator, Leaf: key, What: what + " file " + p}); ok {
-				extra[p] = []byte(nv.(string))
-			}
-		}
+		d.dyeGenerator(kn, &g.GeneratorArgs, fmt.Sprintf("configMapGenerator[%d] (%s)", i, g.Name), func(j int) inputNode {
+			return inputNode{File: file, Outer: jsonvalue.Path{jsonvalue.Key("configMapGenerator"), jsonvalue.Index(i), jsonvalue.Key("literals"), jsonvalue.Index(j)}}
+		}, inputs, read, extra)
 	}
 	k.Replacements = append([]types.ReplacementField(nil), k.Replacements...)
 	for i := range k.Replacements {
@@ -401,6 +368,41 @@ func (d *valueDyer) dyeKustomization(t *ktree.Tree, read func(string) ([]byte, b
 			continue
 		}
 		d.dyeReplacementSource(&r.Replacement, what, read, extra, objects)
+	}
+}
+
+// dyeGenerator dyes a ConfigMap generator's literal values (at(j) locates
+// literal j), env-file lines and UTF-8 files; what names the generator.
+func (d *valueDyer) dyeGenerator(kn *ktree.Node, g *types.GeneratorArgs, what string, at func(j int) inputNode, inputs map[string]bool, read func(string) ([]byte, bool), extra map[string][]byte) {
+	g.LiteralSources = append([]string(nil), g.LiteralSources...)
+	for j, lit := range g.LiteralSources {
+		key, val, ok := strings.Cut(lit, "=")
+		if !ok || val == "" || strings.HasPrefix(val, `"`) || strings.HasPrefix(val, "'") {
+			continue // quoted literals are unquoted by kustomize: not a plain value
+		}
+		n := at(j)
+		n.Literal, n.Route, n.Leaf, n.What = key, RouteGenerator, key, what+" literal "+key
+		if nv, ok := d.nonce(val, n); ok {
+			g.LiteralSources[j] = key + "=" + nv.(string)
+		}
+	}
+	for _, e := range g.EnvSources {
+		if p, data, ok := d.undyed(kn, e, inputs, read, extra); ok {
+			extra[p] = d.dyeEnvFile(p, data, what)
+		}
+	}
+	for _, f := range g.FileSources {
+		key, name, named := strings.Cut(f, "=")
+		if !named {
+			key, name = path.Base(f), f
+		}
+		p, data, ok := d.undyed(kn, name, inputs, read, extra)
+		if !ok || !utf8.Valid(data) {
+			continue // binary content goes to binaryData: not a value to dye
+		}
+		if nv, ok := d.nonce(string(data), inputNode{File: p, Whole: true, Route: RouteGenerator, Leaf: key, What: what + " file " + p}); ok {
+			extra[p] = []byte(nv.(string))
+		}
 	}
 }
 
@@ -566,14 +568,24 @@ func (d *valueDyer) dyePairs(m map[string]string, file string, outer jsonvalue.P
 	out := make(map[string]string, len(m))
 	for k, v := range m {
 		out[k] = v
-		if strings.Contains(k, "kustomize.config.k8s.io") || strings.Contains(k, "config.kubernetes.io") {
-			continue
-		}
-		if nv, ok := d.nonce(v, inputNode{File: file, Outer: outer.Child(jsonvalue.Key(k)), Route: RouteLabel, What: what + " " + k, Leaf: k}); ok {
-			out[k] = nv.(string)
+		if nv, ok := d.dyePair(k, v, inputNode{File: file, Outer: outer.Child(jsonvalue.Key(k)), Route: RouteLabel, What: what + " " + k, Leaf: k}); ok {
+			out[k] = nv
 		}
 	}
 	return out
+}
+
+// dyePair gives the value of a label or annotation k its nonce, unless k
+// is a build instruction.
+func (d *valueDyer) dyePair(k, v string, n inputNode) (string, bool) {
+	if strings.Contains(k, "kustomize.config.k8s.io") || strings.Contains(k, "config.kubernetes.io") {
+		return "", false
+	}
+	nv, ok := d.nonce(v, n)
+	if !ok {
+		return "", false
+	}
+	return nv.(string), true
 }
 
 // hasValueInputs reports whether any kustomization of the tree declares
@@ -588,13 +600,14 @@ func hasValueInputs(t *ktree.Tree) bool {
 }
 
 // valueInputs reports whether the kustomization n declares a patch, a
-// label or annotation entry or a generator literal.
+// label or annotation entry, a generator literal or a builtin plugin
+// config (which may hold any of them).
 func valueInputs(n *ktree.Node) bool {
 	k := n.K
 	if k == nil || n.File == "" {
 		return false
 	}
-	if len(k.Patches)+len(k.PatchesJson6902)+len(k.PatchesStrategicMerge)+len(k.Labels)+len(k.CommonLabels)+len(k.CommonAnnotations)+len(k.Replacements) > 0 {
+	if len(k.Patches)+len(n.Plugins)+len(k.PatchesJson6902)+len(k.PatchesStrategicMerge)+len(k.Labels)+len(k.CommonLabels)+len(k.CommonAnnotations)+len(k.Replacements) > 0 {
 		return true
 	}
 	for _, g := range k.ConfigMapGenerator {
@@ -745,6 +758,7 @@ func valueLeaves(repo *repofs.Repo, b *built) map[string][]string {
 		if valueInputs(n) {
 			k := *n.K
 			vd.dyeKustomization(t, repo.File, n, &k, extra, b.objects)
+			dyeConfigs(t, repo.File, n, &k, extra, nil, vd)
 		}
 	}
 	out := map[string][]string{}
