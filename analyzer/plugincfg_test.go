@@ -87,3 +87,32 @@ func TestLabelTransformerValueOnOneObjectIsConflict(t *testing.T) {
 		t.Errorf("refusal = %+v", r)
 	}
 }
+
+func TestPlacePatchJson6902TransformerOpValue(t *testing.T) {
+	live := pluginLive(t)
+	set(t, find(t, live, "Deployment", "worker"), jsonvalue.ParseSimple("spec.minReadySeconds"), int64(20))
+	got := placedIn(t, "plugincfg", pluginRoot, live, "app/worker-patches.yaml", RoutePatch).Files[0].Content
+	wantLines(t, got, "# The worker's settings, as builtin patch configs.\n", `"value": 20`)
+}
+
+func TestPlacePatchStrategicMergeTransformerInlineValue(t *testing.T) {
+	live := pluginLive(t)
+	set(t, find(t, live, "Deployment", "worker"), jsonvalue.ParseSimple("spec.template.spec.serviceAccountName"), "queue-admin")
+	got := placedIn(t, "plugincfg", pluginRoot, live, "app/worker-patches.yaml", RoutePatch).Files[0].Content
+	wantLines(t, got, "        serviceAccountName: queue-admin\n", "patches: |-\n")
+}
+
+// The cluster runs the ConfigMap of a changed literal under the hash of
+// its new content: the literal of the ConfigMapGenerator config is edited.
+func TestPlaceConfigMapGeneratorConfigLiteral(t *testing.T) {
+	repo := fixture(t, "plugincfg")
+	cfg, _ := repo.File("app/settings.yaml")
+	changed, err := repo.With(map[string][]byte{"app/settings.yaml": []byte(strings.Replace(string(cfg), "LOG_LEVEL=info", "LOG_LEVEL=debug", 1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := renderedLive(t, changed, pluginRoot)
+	got := placedIn(t, "plugincfg", pluginRoot, live, "app/settings.yaml", RouteGenerator).Files[0].Content
+	wantLines(t, got, "  - LOG_LEVEL=debug\n", "  - REGION=eu-west-1\n")
+}
+
