@@ -115,4 +115,3 @@ func TestPlaceConfigMapGeneratorConfigLiteral(t *testing.T) {
 	got := placedIn(t, "plugincfg", pluginRoot, live, "app/settings.yaml", RouteGenerator).Files[0].Content
 	wantLines(t, got, "  - LOG_LEVEL=debug\n", "  - REGION=eu-west-1\n")
 }
-
