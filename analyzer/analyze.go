@@ -706,7 +706,7 @@ func (a *analysis) dyeCanRoute() bool {
 		if replicaKinds[p.ren.ID.Kind] {
 			rv, rok := jsonvalue.Get(p.ren.Object, replicasPath)
 			lv, lok := jsonvalue.Get(p.intent, replicasPath)
-			if (rok != lok || !jsonvalue.Equal(rv, lv)) && entries.replicas[p.ren.ID.Name] {
+			if (rok != lok || !jsonvalue.Equal(rv, lv)) && entries.mayMatchReplicas(p.ren.ID.Name) {
 				return true
 			}
 		}

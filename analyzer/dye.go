@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/yaml"
@@ -156,6 +157,7 @@ func dyeFiles(repo *repofs.Repo, b *built, namesDyed bool, vd *valueDyer) (map[s
 	num := 0
 	ed := &entryDyer{num: &num, byNonce: map[string]supplier{}, vd: vd, namesDyed: namesDyed}
 	extra := map[string][]byte{}
+	io := newDyeIO(b.tree, repo.File, extra)
 	if vd != nil {
 		vd.num = &num
 	}
@@ -173,9 +175,9 @@ func dyeFiles(repo *repofs.Repo, b *built, namesDyed bool, vd *valueDyer) (map[s
 			ed.replica(&k.Replicas[i].Count, entry{Node: n, List: "replicas", Index: i})
 		}
 		if vd != nil {
-			vd.dyeKustomization(b.tree, repo.File, n, &k, extra, b.objects)
+			vd.dyeKustomization(io, n, &k, b.objects)
 		}
-		dyeConfigs(b.tree, repo.File, n, &k, extra, ed, vd)
+		dyeConfigs(io, n, &k, ed, vd)
 		// Re-marshal kustomize's own struct so that quoting is right
 		// (newTag: y would read back as a boolean).
 		data, err := yaml.Marshal(&k)
@@ -363,6 +365,20 @@ func entriesOf(t *ktree.Tree, read func(string) ([]byte, bool)) treeEntries {
 		}
 	})
 	return e
+}
+
+// mayMatchReplicas reports whether some replicas entry could have set
+// the count of the object rendered as name. kustomize matches an entry
+// against every name the object had during the build, and namePrefix and
+// nameSuffix only add around the name, so an entry whose name the
+// rendered one contains may match.
+func (e treeEntries) mayMatchReplicas(name string) bool {
+	for r := range e.replicas {
+		if strings.Contains(name, r) {
+			return true
+		}
+	}
+	return false
 }
 
 // any reports whether the tree declares an images or replicas entry.

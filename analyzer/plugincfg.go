@@ -147,13 +147,13 @@ func configEntryField(list, field string) jsonvalue.Path {
 // values of patch, label, annotation and ConfigMapGenerator configs. An
 // inline config is replaced in k, a config file written to extra (once,
 // however many kustomizations list it).
-func dyeConfigs(t *ktree.Tree, read func(string) ([]byte, bool), n *ktree.Node, k *types.Kustomization, extra map[string][]byte, ed *entryDyer, vd *valueDyer) {
+func dyeConfigs(io dyeIO, n *ktree.Node, k *types.Kustomization, ed *entryDyer, vd *valueDyer) {
 	k.Transformers, k.Generators = slices.Clone(k.Transformers), slices.Clone(k.Generators)
 	for _, p := range n.Plugins {
-		if _, dyed := extra[p.File]; dyed && p.File != "" {
+		if _, dyed := io.extra[p.File]; dyed && p.File != "" {
 			continue
 		}
-		ref, text, ok := configText(n, k, p, read)
+		ref, text, ok := configText(n, k, p, io.read)
 		if !ok {
 			continue
 		}
@@ -182,7 +182,7 @@ func dyeConfigs(t *ktree.Tree, read func(string) ([]byte, bool), n *ktree.Node, 
 					changed = true
 				}
 			case vd != nil:
-				changed = vd.dyeConfig(t, read, n, ref, m, extra) || changed
+				changed = vd.dyeConfig(io, n, ref, m) || changed
 			}
 		}
 		if !changed {
@@ -201,7 +201,7 @@ func dyeConfigs(t *ktree.Tree, read func(string) ([]byte, bool), n *ktree.Node, 
 		}
 		switch {
 		case !ref.Inline:
-			extra[p.File] = out.Bytes()
+			io.extra[p.File] = out.Bytes()
 		case p.Key == "generators":
 			k.Generators[p.Entry] = out.String()
 		default:
@@ -212,9 +212,8 @@ func dyeConfigs(t *ktree.Tree, read func(string) ([]byte, bool), n *ktree.Node, 
 
 // dyeConfig dyes the values of one value-carrying config document and
 // reports whether it changed the document (files it names go to extra).
-func (d *valueDyer) dyeConfig(t *ktree.Tree, read func(string) ([]byte, bool), n *ktree.Node, c configRef, m map[string]any, extra map[string][]byte) bool {
+func (d *valueDyer) dyeConfig(io dyeIO, n *ktree.Node, c configRef, m map[string]any) bool {
 	before := *d.num
-	inputs := inputSet(t)
 	what := c.String()
 	// An inline patch of an inline config is a string in a string: not
 	// one the editor reaches, so it is left undyed.
@@ -227,9 +226,9 @@ func (d *valueDyer) dyeConfig(t *ktree.Tree, read func(string) ([]byte, bool), n
 		}
 	}
 	patchFile := func(entry string) {
-		if p, data, ok := d.undyed(n, entry, inputs, read, extra); ok {
+		if p, data, ok := io.undyed(n, entry); ok {
 			if b, ok := d.dyePatchText(data, inputNode{File: p, Route: RoutePatch, What: what + " (" + p + ")"}); ok {
-				extra[p] = b
+				io.extra[p] = b
 			}
 		}
 	}
@@ -270,7 +269,7 @@ func (d *valueDyer) dyeConfig(t *ktree.Tree, read func(string) ([]byte, bool), n
 		}
 		d.dyeGenerator(n, &g.GeneratorArgs, what, func(j int) inputNode {
 			return c.at(jsonvalue.Path{jsonvalue.Key("literals"), jsonvalue.Index(j)})
-		}, inputs, read, extra)
+		}, io)
 		if len(g.LiteralSources) > 0 {
 			lits := make([]any, len(g.LiteralSources))
 			for i, l := range g.LiteralSources {
@@ -280,13 +279,4 @@ func (d *valueDyer) dyeConfig(t *ktree.Tree, read func(string) ([]byte, bool), n
 		}
 	}
 	return *d.num != before
-}
-
-// inputSet is the tree's inputs as a set.
-func inputSet(t *ktree.Tree) map[string]bool {
-	out := make(map[string]bool, len(t.Inputs))
-	for _, p := range t.Inputs {
-		out[p] = true
-	}
-	return out
 }

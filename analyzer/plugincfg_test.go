@@ -115,3 +115,13 @@ func TestPlaceConfigMapGeneratorConfigLiteral(t *testing.T) {
 	got := placedIn(t, "plugincfg", pluginRoot, live, "app/settings.yaml", RouteGenerator).Files[0].Content
 	wantLines(t, got, "  - LOG_LEVEL=debug\n", "  - REGION=eu-west-1\n")
 }
+
+// The count of an object renamed by namePrefix comes from a config that
+// names it as its source does: the dye still runs, and the count is
+// edited there.
+func TestPlaceReplicaCountUnderNamePrefix(t *testing.T) {
+	live := renderedLive(t, fixture(t, "plugincfg"), "prefixed")
+	set(t, find(t, live, "StatefulSet", "shop-ledger"), replicasPath, int64(5))
+	got := placedIn(t, "plugincfg", "prefixed", live, "prefixed/scale.yaml", RouteReplicas).Files[0].Content
+	wantLines(t, got, "  count: 5\n", "  name: ledger # the name before the prefix\n")
+}

@@ -284,11 +284,38 @@ func decodeDocs(text []byte) ([]any, error) {
 	}
 }
 
+// dyeIO is what the value dye reads and writes: the repository's files,
+// the set of files the build reads, and the dyed files so far (extra).
+type dyeIO struct {
+	read   func(string) ([]byte, bool)
+	inputs map[string]bool
+	extra  map[string][]byte
+}
+
+func newDyeIO(t *ktree.Tree, read func(string) ([]byte, bool), extra map[string][]byte) dyeIO {
+	inputs := make(map[string]bool, len(t.Inputs))
+	for _, p := range t.Inputs {
+		inputs[p] = true
+	}
+	return dyeIO{read: read, inputs: inputs, extra: extra}
+}
+
+// undyed reads a file a kustomization names, unless the dye has written
+// it already (two entries naming one file) or the build does not read it.
+func (io dyeIO) undyed(kn *ktree.Node, entry string) (string, []byte, bool) {
+	p := path.Join(kn.Dir, entry)
+	if _, dyed := io.extra[p]; dyed || !io.inputs[p] {
+		return "", nil, false
+	}
+	data, ok := io.read(p)
+	return p, data, ok
+}
+
 // dyeKustomization dyes the value inputs of one kustomization: k is the
-// copy that will be marshalled, extra receives dyed patch files.
-func (d *valueDyer) dyeKustomization(t *ktree.Tree, read func(string) ([]byte, bool), kn *ktree.Node, k *types.Kustomization, extra map[string][]byte, objects []rendered) {
+// copy that will be marshalled, io.extra receives dyed files.
+func (d *valueDyer) dyeKustomization(io dyeIO, kn *ktree.Node, k *types.Kustomization, objects []rendered) {
 	file := kn.File
-	inputs := inputSet(t)
+	extra, read := io.extra, io.read
 	patch := func(outer jsonvalue.Path, what, pathEntry, inline string) string {
 		if inline != "" {
 			if b, ok := d.dyePatchText([]byte(inline), inputNode{File: file, Outer: outer, Route: RoutePatch, What: what + " (inline)"}); ok {
@@ -296,7 +323,7 @@ func (d *valueDyer) dyeKustomization(t *ktree.Tree, read func(string) ([]byte, b
 			}
 			return inline
 		}
-		p, data, ok := d.undyed(kn, pathEntry, inputs, read, extra) // a file two kustomizations list is dyed once
+		p, data, ok := io.undyed(kn, pathEntry) // a file two kustomizations list is dyed once
 		if !ok {
 			return ""
 		}
@@ -341,7 +368,7 @@ func (d *valueDyer) dyeKustomization(t *ktree.Tree, read func(string) ([]byte, b
 		g := &k.ConfigMapGenerator[i]
 		d.dyeGenerator(kn, &g.GeneratorArgs, fmt.Sprintf("configMapGenerator[%d] (%s)", i, g.Name), func(j int) inputNode {
 			return inputNode{File: file, Outer: jsonvalue.Path{jsonvalue.Key("configMapGenerator"), jsonvalue.Index(i), jsonvalue.Key("literals"), jsonvalue.Index(j)}}
-		}, inputs, read, extra)
+		}, io)
 	}
 	k.Replacements = append([]types.ReplacementField(nil), k.Replacements...)
 	for i := range k.Replacements {
@@ -351,11 +378,11 @@ func (d *valueDyer) dyeKustomization(t *ktree.Tree, read func(string) ([]byte, b
 			p := path.Join(kn.Dir, r.Path)
 			data, ok := read(p)
 			var list []types.Replacement
-			if !ok || !inputs[p] || sigsyaml.Unmarshal(data, &list) != nil {
+			if !ok || !io.inputs[p] || sigsyaml.Unmarshal(data, &list) != nil {
 				continue
 			}
 			for j := range list {
-				d.dyeReplacementSource(&list[j], fmt.Sprintf("%s (%s)[%d]", what, p, j), read, extra, objects)
+				d.dyeReplacementSource(&list[j], fmt.Sprintf("%s (%s)[%d]", what, p, j), io, objects)
 			}
 			continue
 		}
@@ -367,13 +394,13 @@ func (d *valueDyer) dyeKustomization(t *ktree.Tree, read func(string) ([]byte, b
 			}
 			continue
 		}
-		d.dyeReplacementSource(&r.Replacement, what, read, extra, objects)
+		d.dyeReplacementSource(&r.Replacement, what, io, objects)
 	}
 }
 
 // dyeGenerator dyes a ConfigMap generator's literal values (at(j) locates
 // literal j), env-file lines and UTF-8 files; what names the generator.
-func (d *valueDyer) dyeGenerator(kn *ktree.Node, g *types.GeneratorArgs, what string, at func(j int) inputNode, inputs map[string]bool, read func(string) ([]byte, bool), extra map[string][]byte) {
+func (d *valueDyer) dyeGenerator(kn *ktree.Node, g *types.GeneratorArgs, what string, at func(j int) inputNode, io dyeIO) {
 	g.LiteralSources = append([]string(nil), g.LiteralSources...)
 	for j, lit := range g.LiteralSources {
 		key, val, ok := strings.Cut(lit, "=")
@@ -387,8 +414,8 @@ func (d *valueDyer) dyeGenerator(kn *ktree.Node, g *types.GeneratorArgs, what st
 		}
 	}
 	for _, e := range g.EnvSources {
-		if p, data, ok := d.undyed(kn, e, inputs, read, extra); ok {
-			extra[p] = d.dyeEnvFile(p, data, what)
+		if p, data, ok := io.undyed(kn, e); ok {
+			io.extra[p] = d.dyeEnvFile(p, data, what)
 		}
 	}
 	for _, f := range g.FileSources {
@@ -396,12 +423,12 @@ func (d *valueDyer) dyeGenerator(kn *ktree.Node, g *types.GeneratorArgs, what st
 		if !named {
 			key, name = path.Base(f), f
 		}
-		p, data, ok := d.undyed(kn, name, inputs, read, extra)
+		p, data, ok := io.undyed(kn, name)
 		if !ok || !utf8.Valid(data) {
 			continue // binary content goes to binaryData: not a value to dye
 		}
 		if nv, ok := d.nonce(string(data), inputNode{File: p, Whole: true, Route: RouteGenerator, Leaf: key, What: what + " file " + p}); ok {
-			extra[p] = []byte(nv.(string))
+			io.extra[p] = []byte(nv.(string))
 		}
 	}
 }
@@ -409,7 +436,8 @@ func (d *valueDyer) dyeGenerator(kn *ktree.Node, g *types.GeneratorArgs, what st
 // dyeReplacementSource dyes, in its document, the field a replacement
 // copies from, when the render holds it as written there (a patch or a
 // generator that set it is dyed as itself) and the whole value is copied.
-func (d *valueDyer) dyeReplacementSource(r *types.Replacement, what string, read func(string) ([]byte, bool), extra map[string][]byte, objects []rendered) {
+func (d *valueDyer) dyeReplacementSource(r *types.Replacement, what string, io dyeIO, objects []rendered) {
+	extra := io.extra
 	s := r.Source
 	if s == nil || s.Options != nil || s.FieldPath == "" || strings.HasPrefix(s.FieldPath, "metadata.name") || strings.HasPrefix(s.FieldPath, "metadata.namespace") {
 		return
@@ -433,7 +461,7 @@ func (d *valueDyer) dyeReplacementSource(r *types.Replacement, what string, read
 	rv, _ := jsonvalue.Get(src.Object, rp)
 	data, ok := extra[src.Origin]
 	if !ok {
-		if data, ok = read(src.Origin); !ok {
+		if data, ok = io.read(src.Origin); !ok {
 			return
 		}
 	}
@@ -530,17 +558,6 @@ func splitFieldPath(p string) []string {
 		}
 	}
 	return append(out, p[start:])
-}
-
-// undyed reads a file a kustomization names, unless the dye has written
-// it already (two entries naming one file) or the build does not read it.
-func (d *valueDyer) undyed(kn *ktree.Node, entry string, inputs map[string]bool, read func(string) ([]byte, bool), extra map[string][]byte) (string, []byte, bool) {
-	p := path.Join(kn.Dir, entry)
-	if _, dyed := extra[p]; dyed || !inputs[p] {
-		return "", nil, false
-	}
-	data, ok := read(p)
-	return p, data, ok
 }
 
 // dyeEnvFile dyes each KEY=value line of an env file whose value kustomize
@@ -753,12 +770,12 @@ func valueLeaves(repo *repofs.Repo, b *built) map[string][]string {
 	t := b.tree
 	num := 0
 	vd := &valueDyer{num: &num, byNonce: map[string]inputNode{}, orig: map[string]string{}}
-	extra := map[string][]byte{}
+	io := newDyeIO(t, repo.File, map[string][]byte{})
 	for _, n := range t.Nodes {
 		if valueInputs(n) {
 			k := *n.K
-			vd.dyeKustomization(t, repo.File, n, &k, extra, b.objects)
-			dyeConfigs(t, repo.File, n, &k, extra, nil, vd)
+			vd.dyeKustomization(io, n, &k, b.objects)
+			dyeConfigs(io, n, &k, nil, vd)
 		}
 	}
 	out := map[string][]string{}
