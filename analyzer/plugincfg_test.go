@@ -77,15 +77,8 @@ func TestLabelTransformerValueOnOneObjectIsConflict(t *testing.T) {
 	repo := fixture(t, "plugincfg")
 	live := pluginLive(t)
 	set(t, find(t, live, "Deployment", "web"), jsonvalue.ParseSimple("metadata.labels.tier"), "frontend")
-	p := plan(t, repo, pluginRoot, live)
-	if len(p.Edits) != 0 || len(p.Files) != 0 || len(p.Refusals) != 1 {
-		t.Fatalf("want one refusal, nothing written:\n%s", dump(p))
-	}
-	r := p.Refusals[0]
-	if r.Code != CodeSharedEntryConflict || r.File != "app/tier-label.yaml" || r.Line != 6 ||
-		!strings.Contains(r.Message, "Deployment/worker metadata.labels.tier wants backend") {
-		t.Errorf("refusal = %+v", r)
-	}
+	refusedOnce(t, plan(t, repo, pluginRoot, live), CodeSharedEntryConflict, "app/tier-label.yaml", 6,
+		"Deployment/worker metadata.labels.tier wants backend")
 }
 
 func TestPlacePatchJson6902TransformerOpValue(t *testing.T) {
@@ -105,13 +98,7 @@ func TestPlacePatchStrategicMergeTransformerInlineValue(t *testing.T) {
 // The cluster runs the ConfigMap of a changed literal under the hash of
 // its new content: the literal of the ConfigMapGenerator config is edited.
 func TestPlaceConfigMapGeneratorConfigLiteral(t *testing.T) {
-	repo := fixture(t, "plugincfg")
-	cfg, _ := repo.File("app/settings.yaml")
-	changed, err := repo.With(map[string][]byte{"app/settings.yaml": []byte(strings.Replace(string(cfg), "LOG_LEVEL=info", "LOG_LEVEL=debug", 1))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	live := renderedLive(t, changed, pluginRoot)
+	live := renderedAfter(t, fixture(t, "plugincfg"), pluginRoot, "app/settings.yaml", "LOG_LEVEL=info", "LOG_LEVEL=debug")
 	got := placedIn(t, "plugincfg", pluginRoot, live, "app/settings.yaml", RouteGenerator).Files[0].Content
 	wantLines(t, got, "  - LOG_LEVEL=debug\n", "  - REGION=eu-west-1\n")
 }
