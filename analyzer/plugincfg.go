@@ -150,8 +150,8 @@ func configEntryField(list, field string) jsonvalue.Path {
 func dyeConfigs(io dyeIO, n *ktree.Node, k *types.Kustomization, ed *entryDyer, vd *valueDyer) {
 	k.Transformers, k.Generators = slices.Clone(k.Transformers), slices.Clone(k.Generators)
 	for _, p := range n.Plugins {
-		if _, dyed := io.extra[p.File]; dyed && p.File != "" {
-			continue
+		if _, dyed := io.extra[p.File]; dyed {
+			continue // a config file two kustomizations list is dyed once
 		}
 		ref, text, ok := configText(n, k, p, io.read)
 		if !ok {
@@ -185,29 +185,35 @@ func dyeConfigs(io dyeIO, n *ktree.Node, k *types.Kustomization, ed *entryDyer, 
 				changed = vd.dyeConfig(io, n, ref, m) || changed
 			}
 		}
-		if !changed {
-			continue
-		}
-		var out bytes.Buffer
-		for i, d := range docs {
-			b, err := sigsyaml.Marshal(d)
-			if err != nil {
-				return
-			}
-			if i > 0 {
-				out.WriteString("---\n")
-			}
-			out.Write(b)
+		out, err := marshalDocs(docs)
+		if !changed || err != nil {
+			continue // undyed, its nonces land nowhere: nothing is attributed to it
 		}
 		switch {
 		case !ref.Inline:
-			io.extra[p.File] = out.Bytes()
+			io.extra[p.File] = out
 		case p.Key == "generators":
-			k.Generators[p.Entry] = out.String()
+			k.Generators[p.Entry] = string(out)
 		default:
-			k.Transformers[p.Entry] = out.String()
+			k.Transformers[p.Entry] = string(out)
 		}
 	}
+}
+
+// marshalDocs writes documents as one YAML text.
+func marshalDocs(docs []any) ([]byte, error) {
+	var out bytes.Buffer
+	for i, d := range docs {
+		b, err := sigsyaml.Marshal(d)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			out.WriteString("---\n")
+		}
+		out.Write(b)
+	}
+	return out.Bytes(), nil
 }
 
 // dyeConfig dyes the values of one value-carrying config document and

@@ -232,7 +232,6 @@ func (d *valueDyer) dyePatchText(text []byte, n inputNode) ([]byte, bool) {
 	if err != nil || len(docs) == 0 {
 		return nil, false
 	}
-	var out bytes.Buffer
 	for i, doc := range docs {
 		n.Doc = i
 		switch t := doc.(type) {
@@ -247,16 +246,9 @@ func (d *valueDyer) dyePatchText(text []byte, n inputNode) ([]byte, bool) {
 		default:
 			return nil, false
 		}
-		b, err := sigsyaml.Marshal(doc)
-		if err != nil {
-			return nil, false
-		}
-		if i > 0 {
-			out.WriteString("---\n")
-		}
-		out.Write(b)
 	}
-	return out.Bytes(), true
+	out, err := marshalDocs(docs)
+	return out, err == nil
 }
 
 // decodeDocs reads every document of a YAML text as canonical values.

@@ -425,28 +425,18 @@ func (a *analysis) applyRoutes(files map[string][]byte) error {
 		if !ok {
 			data, _ = a.snap.repo.File(file)
 		}
-		f, err := yamledit.Parse(file, data)
-		if err != nil {
-			return err
-		}
-		doc, err := f.Value(0)
-		if err != nil {
-			return err
-		}
-		var configs []*route
+		var lists, configs []*route
 		for _, r := range byFile[file] {
 			if r.Entry.Config.File != "" {
 				configs = append(configs, r)
-				continue
-			}
-			if err := setEntry(doc, r); err != nil {
-				return fmt.Errorf("%s: %w", file, err)
+			} else {
+				lists = append(lists, r)
 			}
 		}
-		if err := f.Set(0, doc); err != nil {
+		data, err := setEntries(file, data, lists)
+		if err != nil {
 			return err
 		}
-		data = f.Bytes()
 		// A config's entry is a node like a label's: edited in its
 		// document, or in the inline config that holds it.
 		for _, r := range configs {
@@ -457,6 +447,31 @@ func (a *analysis) applyRoutes(files map[string][]byte) error {
 		files[file] = data
 	}
 	return nil
+}
+
+// setEntries writes routes to entries of the images:/replicas: lists of
+// the kustomization data.
+func setEntries(file string, data []byte, routes []*route) ([]byte, error) {
+	if len(routes) == 0 {
+		return data, nil
+	}
+	f, err := yamledit.Parse(file, data)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := f.Value(0)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range routes {
+		if err := setEntry(doc, r); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+	}
+	if err := f.Set(0, doc); err != nil {
+		return nil, err
+	}
+	return f.Bytes(), nil
 }
 
 // setEntry changes one entry field in a decoded kustomization, appending an
