@@ -702,7 +702,7 @@ func (a *analysis) source(r rendered) (string, int, map[string]any, error) {
 // extra build worth running. Without it every such value is written to
 // the source, which is what the dye would have said anyway.
 func (a *analysis) dyeCanRoute() bool {
-	entries := entriesOf(a.base.tree)
+	entries := entriesOf(a.base.tree, a.snap.repo.File)
 	for _, p := range a.pairs {
 		for _, s := range imageSlots(p.ren.Object) {
 			if v, ok := jsonvalue.Get(p.intent, s.Path); ok && v != s.Image && entries.mayMatchImage(s.Image) {
@@ -712,7 +712,7 @@ func (a *analysis) dyeCanRoute() bool {
 		if replicaKinds[p.ren.ID.Kind] {
 			rv, rok := jsonvalue.Get(p.ren.Object, replicasPath)
 			lv, lok := jsonvalue.Get(p.intent, replicasPath)
-			if (rok != lok || !jsonvalue.Equal(rv, lv)) && entries.replicas[p.ren.ID.Name] {
+			if (rok != lok || !jsonvalue.Equal(rv, lv)) && entries.mayMatchReplicas(p.ren.ID.Name) {
 				return true
 			}
 		}

@@ -79,7 +79,7 @@ func TestConstructDrifts(t *testing.T) {
 			code: CodeSharedEntryConflict, names: []string{"replacements[0]", "derived/app.yaml", "Deployment/worker spec.template.spec.containers[worker].image wants worker:3.1"}},
 		{name: "derived: annotation from a builtin transformer's patch file", root: "derived", kind: "Deployment", obj: "worker",
 			path: jsonvalue.Path{k("metadata"), k("annotations"), k("probe")}, value: "disabled",
-			code: CodeBuildOwned, names: []string{"derived/kustomization.yaml"}},
+			file: "derived/probe.yaml", route: RoutePatch},
 		{name: "derived: untouched port", root: "derived", kind: "Service", obj: "db",
 			path: jsonvalue.Path{k("spec"), k("ports"), n("pg"), k("port")}, value: int64(6432), file: "derived/app.yaml"},
 		// components and builtin transformer configs
@@ -88,9 +88,9 @@ func TestConstructDrifts(t *testing.T) {
 		{name: "withcomp: env the component's patch adds", root: "withcomp", kind: "Deployment", obj: "edge",
 			path: container("edge", k("env"), n("FEATURE"), k("value")), value: "off",
 			file: "comp/kustomization.yaml", route: RoutePatch},
-		{name: "withcomp: label a builtin transformer sets", root: "withcomp", kind: "Deployment", obj: "edge",
+		{name: "withcomp: label a builtin transformer sets on every object, changed on one", root: "withcomp", kind: "Deployment", obj: "edge",
 			path: jsonvalue.Path{k("metadata"), k("labels"), k("tier")}, value: "core",
-			code: CodeBuildOwned, names: []string{"comp/kustomization.yaml"}},
+			code: CodeSharedEntryConflict, names: []string{"comp/kustomization.yaml", "LabelTransformer tier", "wants edge"}},
 		{name: "withcomp: the component's own resource", root: "withcomp", kind: "ConfigMap", obj: "edge-settings",
 			path: jsonvalue.Path{k("data"), k("timeout")}, value: "60", file: "comp/extra.yaml"},
 		// secretGenerator

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/yaml"
@@ -19,14 +20,37 @@ import (
 // unique nonce in every declared images:/replicas: field, and wherever a
 // nonce comes out, that entry supplied that value (DESIGN §4).
 
-// entry is one images: or replicas: entry of a kustomization in the tree.
+// entry is one images: or replicas: entry of a kustomization in the tree,
+// or the imageTag/replica of a builtin ImageTagTransformer or
+// ReplicaCountTransformer config it lists (the same concept, written as
+// a plugin config).
 type entry struct {
 	Node  *ktree.Node
 	List  string // "images" or "replicas"
-	Index int
+	Index int    // in List; for a config, the document's index
+	// Config is set for an entry a builtin plugin config holds.
+	Config configRef
 }
 
-func (e entry) String() string { return fmt.Sprintf("%s[%d] in %s", e.List, e.Index, e.Node.File) }
+func (e entry) String() string {
+	if e.Config.File != "" {
+		return fmt.Sprintf("%s in %s", e.Config, e.Config.File)
+	}
+	return fmt.Sprintf("%s[%d] in %s", e.List, e.Index, e.Node.File)
+}
+
+// configNode locates field of an entry a config holds.
+func (e entry) configNode(field string) inputNode {
+	return e.Config.at(configEntryField(e.List, field))
+}
+
+// file is the repo file an edit of the entry writes.
+func (e entry) file() string {
+	if e.Config.File != "" {
+		return e.Config.File
+	}
+	return e.Node.File
+}
 
 // supplier is the entry field that produced one component of a slot.
 type supplier struct {
@@ -67,18 +91,19 @@ type dyeResult struct {
 // it. Roots with nothing to dye skip the extra render.
 func dye(repo *repofs.Repo, b *built, values bool) (*dyeResult, error) {
 	res := &dyeResult{suppliers: map[slotKey]supplier{}}
-	entries := hasEntries(b.tree)
+	te := entriesOf(b.tree, repo.File)
+	entries := te.any()
 	values = values && hasValueInputs(b.tree)
 	if !entries && !values {
 		return res, nil
 	}
-	res.namesDyed = !renameChain(b.tree)
+	res.namesDyed = !te.renameChain()
 	if entries && !res.namesDyed {
 		res.note = "an images: entry matches another entry's newName (a rename chain): image name changes are written to the source, not routed"
 	}
 	var vd *valueDyer
 	if values {
-		vd = &valueDyer{byNonce: map[string]inputNode{}, orig: map[string]string{}, images: len(entriesOf(b.tree).imageNames) > 0}
+		vd = &valueDyer{byNonce: map[string]inputNode{}, orig: map[string]string{}, images: len(te.images) > 0}
 	}
 	extra, byNonce, err := dyeFiles(repo, b, res.namesDyed, vd)
 	if err != nil {
@@ -129,55 +154,30 @@ func dye(repo *repofs.Repo, b *built, values bool) (*dyeResult, error) {
 // supplier of each entry nonce; vd records the value nonces and the
 // original of every nonce, to put them back.
 func dyeFiles(repo *repofs.Repo, b *built, namesDyed bool, vd *valueDyer) (map[string][]byte, map[string]supplier, error) {
-	byNonce := map[string]supplier{}
-	extra := map[string][]byte{}
 	num := 0
-	orig := func(nonce, was string) {
-		if vd != nil {
-			vd.orig[nonce] = was
-		}
-	}
+	ed := &entryDyer{num: &num, byNonce: map[string]supplier{}, vd: vd, namesDyed: namesDyed}
+	extra := map[string][]byte{}
+	io := newDyeIO(b.tree, repo.File, extra)
 	if vd != nil {
 		vd.num = &num
 	}
 	for _, n := range b.tree.Nodes {
-		if n.K == nil || n.File == "" || (len(n.K.Images) == 0 && len(n.K.Replicas) == 0 && (vd == nil || !valueInputs(n))) {
+		if n.K == nil || n.File == "" || (len(n.K.Images) == 0 && len(n.K.Replicas) == 0 && len(n.Plugins) == 0 && (vd == nil || !valueInputs(n))) {
 			continue
 		}
 		k := *n.K
 		k.Images = append([]types.Image(nil), n.K.Images...)
 		k.Replicas = append([]types.Replica(nil), n.K.Replicas...)
 		for i := range k.Images {
-			e := entry{Node: n, List: "images", Index: i}
-			img := &k.Images[i]
-			if img.NewTag != "" {
-				num++
-				orig(tagNonce(num), img.NewTag)
-				img.NewTag = tagNonce(num)
-				byNonce[img.NewTag] = supplier{e, fieldNewTag}
-			}
-			if img.Digest != "" {
-				num++
-				orig(digestNonce(num), img.Digest)
-				img.Digest = digestNonce(num)
-				byNonce[img.Digest] = supplier{e, fieldDigest}
-			}
-			if img.NewName != "" && namesDyed {
-				num++
-				orig(nameNonce(num), img.NewName)
-				img.NewName = nameNonce(num)
-				byNonce[img.NewName] = supplier{e, fieldNewName}
-			}
+			ed.image(&k.Images[i], entry{Node: n, List: "images", Index: i})
 		}
 		for i := range k.Replicas {
-			num++
-			orig(strconv.FormatInt(replicaNonceBase+int64(num), 10), strconv.FormatInt(k.Replicas[i].Count, 10))
-			k.Replicas[i].Count = replicaNonceBase + int64(num)
-			byNonce[strconv.FormatInt(k.Replicas[i].Count, 10)] = supplier{entry{Node: n, List: "replicas", Index: i}, fieldCount}
+			ed.replica(&k.Replicas[i].Count, entry{Node: n, List: "replicas", Index: i})
 		}
 		if vd != nil {
-			vd.dyeKustomization(b.tree, repo.File, n, &k, extra, b.objects)
+			vd.dyeKustomization(io, n, &k, b.objects)
 		}
+		dyeConfigs(io, n, &k, ed, vd)
 		// Re-marshal kustomize's own struct so that quoting is right
 		// (newTag: y would read back as a boolean).
 		data, err := yaml.Marshal(&k)
@@ -186,31 +186,68 @@ func dyeFiles(repo *repofs.Repo, b *built, namesDyed bool, vd *valueDyer) (map[s
 		}
 		extra[n.File] = data
 	}
-	return extra, byNonce, nil
+	return extra, ed.byNonce, nil
+}
+
+// entryDyer gives the fields of images/replicas entries their nonces and
+// names each nonce's supplier.
+type entryDyer struct {
+	num       *int
+	byNonce   map[string]supplier
+	vd        *valueDyer // when values are dyed too: it puts every nonce back
+	namesDyed bool
+}
+
+func (d *entryDyer) record(nonce, was string, sup supplier) {
+	d.byNonce[nonce] = sup
+	if d.vd != nil {
+		d.vd.orig[nonce] = was
+	}
+}
+
+// image dyes the newTag, digest and (when names are dyed) newName an
+// images entry sets.
+func (d *entryDyer) image(img *types.Image, e entry) {
+	for _, f := range []struct {
+		field string
+		v     *string
+		nonce func(int) string
+	}{{fieldNewTag, &img.NewTag, tagNonce}, {fieldDigest, &img.Digest, digestNonce}, {fieldNewName, &img.NewName, nameNonce}} {
+		if *f.v == "" || (f.field == fieldNewName && !d.namesDyed) {
+			continue
+		}
+		*d.num++
+		n := f.nonce(*d.num)
+		d.record(n, *f.v, supplier{e, f.field})
+		*f.v = n
+	}
+}
+
+// replica dyes the count a replicas entry sets.
+func (d *entryDyer) replica(count *int64, e entry) {
+	*d.num++
+	n := replicaNonceBase + int64(*d.num)
+	d.record(strconv.FormatInt(n, 10), strconv.FormatInt(*count, 10), supplier{e, fieldCount})
+	*count = n
 }
 
 var replicasPath = jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("replicas")}
 
-// renameChain reports whether some images: entry's name pattern matches
+// renameChain reports whether some images entry's name pattern matches
 // another entry's newName: then dyeing the name would stop that match.
-func renameChain(t *ktree.Tree) bool {
+func (e treeEntries) renameChain() bool {
 	var names []string
 	var patterns []*regexp.Regexp
-	for _, n := range t.Nodes {
-		if n.K == nil {
-			continue
+	for _, img := range e.images {
+		if img.NewName != "" {
+			names = append(names, img.NewName)
 		}
-		for _, img := range n.K.Images {
-			if img.NewName != "" {
-				names = append(names, img.NewName)
-			}
-			// kustomize treats the entry name as a pattern over the image
-			// name (measured: "ap." matches "app").
-			if re, err := regexp.Compile("^" + img.Name + "$"); err == nil {
-				patterns = append(patterns, re)
-			} else {
-				return true // cannot tell: be safe
-			}
+		// kustomize treats the entry name as a pattern over the image
+		// name (measured: "ap." matches "app").
+		if re, err := regexp.Compile("^" + img.Name + "$"); err == nil {
+			patterns = append(patterns, re)
+		} else {
+			return true // cannot tell: be safe
 		}
 	}
 	for _, re := range patterns {
@@ -290,29 +327,62 @@ func listSlots(l []any, p jsonvalue.Path, field jsonvalue.Path) []imageSlot {
 	return out
 }
 
-// treeEntries is what a tree's images:/replicas: entries match on.
+// treeEntries is what a tree's images/replicas entries (kustomization
+// lists and ImageTagTransformer/ReplicaCountTransformer configs) match on.
 type treeEntries struct {
-	imageNames []string        // images[].name, kustomize's regular expressions
-	renames    bool            // some images entry sets newName
-	replicas   map[string]bool // replicas[].name: exact object names
+	images   []types.Image   // name: kustomize's regular expression; newName
+	renames  bool            // some images entry sets newName
+	replicas map[string]bool // replicas[].name: exact object names
 }
 
-func entriesOf(t *ktree.Tree) treeEntries {
+func entriesOf(t *ktree.Tree, read func(string) ([]byte, bool)) treeEntries {
 	e := treeEntries{replicas: map[string]bool{}}
+	addImage := func(img types.Image) {
+		e.images = append(e.images, img)
+		e.renames = e.renames || img.NewName != ""
+	}
 	for _, n := range t.Nodes {
 		if n.K == nil || n.File == "" {
 			continue
 		}
 		for _, img := range n.K.Images {
-			e.imageNames = append(e.imageNames, img.Name)
-			e.renames = e.renames || img.NewName != ""
+			addImage(img)
 		}
 		for _, r := range n.K.Replicas {
 			e.replicas[r.Name] = true // matched by name alone (measured: any kind the fieldspec selects)
 		}
 	}
+	eachConfig(t, read, func(_ *ktree.Node, c configRef, m map[string]any) {
+		switch c.Kind {
+		case "ImageTagTransformer":
+			if img, ok := configImage(m); ok {
+				addImage(img)
+			}
+		case "ReplicaCountTransformer":
+			if name, _, ok := configReplica(m); ok {
+				e.replicas[name] = true
+			}
+		}
+	})
 	return e
 }
+
+// mayMatchReplicas reports whether some replicas entry could have set
+// the count of the object rendered as name. kustomize matches an entry
+// against every name the object had during the build, and namePrefix and
+// nameSuffix only add around the name, so an entry whose name the
+// rendered one contains may match.
+func (e treeEntries) mayMatchReplicas(name string) bool {
+	for r := range e.replicas {
+		if strings.Contains(name, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// any reports whether the tree declares an images or replicas entry.
+func (e treeEntries) any() bool { return len(e.images)+len(e.replicas) > 0 }
 
 // mayMatchImage reports whether some images entry could have supplied a
 // component of the rendered image ref, at any level of the build. It
@@ -322,15 +392,15 @@ func entriesOf(t *ktree.Tree) treeEntries {
 // at every level where a supplier could match it (a patch that replaced
 // the whole string afterwards leaves no entry supplying anything).
 func (e treeEntries) mayMatchImage(ref string) bool {
-	if len(e.imageNames) == 0 {
+	if len(e.images) == 0 {
 		return false
 	}
 	if e.renames {
 		return true
 	}
 	name := parseImage(ref).Name
-	for _, pat := range e.imageNames {
-		if patternMayMatch(pat, name) {
+	for _, img := range e.images {
+		if patternMayMatch(img.Name, name) {
 			return true
 		}
 	}
@@ -357,15 +427,4 @@ func patternMayMatch(pat, name string) bool {
 		}
 	}
 	return len(pat) == len(name) || name[len(pat)] == ':' || name[len(pat)] == '@'
-}
-
-// hasEntries reports whether any kustomization of the tree declares an
-// images: or replicas: entry.
-func hasEntries(t *ktree.Tree) bool {
-	for _, n := range t.Nodes {
-		if n.K != nil && n.File != "" && len(n.K.Images)+len(n.K.Replicas) > 0 {
-			return true
-		}
-	}
-	return false
 }

@@ -206,8 +206,8 @@ func (a *analysis) settingEdits(repo *repofs.Repo) []settingEdit {
 // its object, or any field of a kustomization only the tool writes (a
 // plain folder's).
 func (a *analysis) toolSets(e entry, field string) (toolSetting, bool) {
-	if a.orchestration == nil || a.tool == nil || e.Node == nil || e.Node.File != a.tool.File {
-		return toolSetting{}, false
+	if a.orchestration == nil || a.tool == nil || e.Node == nil || e.Node.File != a.tool.File || e.Config.File != "" {
+		return toolSetting{}, false // a plugin config's entry is the repository's
 	}
 	if s, owned := a.tool.owned[ownedKey(e.List, e.Index, field)]; owned {
 		return s, true

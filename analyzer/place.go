@@ -341,8 +341,16 @@ func setNode(n inputNode, data []byte, v any) ([]byte, error) {
 		lines[n.EnvLine-1] = n.Literal + "=" + s
 		return []byte(strings.Join(lines, "\n")), nil
 	}
+	nv := v
+	if n.Literal != "" {
+		s, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("a literal holds a string, live holds %v", v)
+		}
+		nv = n.Literal + "=" + s
+	}
 	if n.Outer == nil {
-		return setInDoc(n.File, data, n.Doc, n.Path, v, n.Ops)
+		return setInDoc(n.File, data, n.Doc, n.Path, nv, n.Ops)
 	}
 	f, err := yamledit.Parse(n.File, data)
 	if err != nil {
@@ -352,21 +360,13 @@ func setNode(n inputNode, data []byte, v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	nv := v
-	switch {
-	case n.Literal != "":
-		s, ok := v.(string)
-		if !ok {
-			return nil, fmt.Errorf("a literal holds a string, live holds %v", v)
-		}
-		nv = n.Literal + "=" + s
-	case n.Path != nil:
+	if n.Path != nil {
 		cur, _ := jsonvalue.Get(doc, n.Outer)
 		s, ok := cur.(string)
 		if !ok {
 			return nil, fmt.Errorf("%s is not an inline patch", n.Outer)
 		}
-		inner, err := setInDoc(n.File+" "+n.Outer.String(), []byte(s), n.Doc, n.Path, v, n.Ops)
+		inner, err := setInDoc(n.File+" "+n.Outer.String(), []byte(s), n.Doc, n.Path, nv, n.Ops)
 		if err != nil {
 			return nil, err
 		}

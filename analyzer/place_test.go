@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/repofs"
 )
 
 // The provenance fixture: a base shared by prod and staging, and a prod
@@ -21,8 +22,14 @@ const prodRoot = "overlays/prod"
 // and planning again after it is a no-op.
 func placedOnce(t *testing.T, live []map[string]any, file, route string) *Plan {
 	t.Helper()
-	repo := fixture(t, "provenance")
-	p := plan(t, repo, prodRoot, live)
+	return placedIn(t, "provenance", prodRoot, live, file, route)
+}
+
+// placedIn is placedOnce for the root of any fixture.
+func placedIn(t *testing.T, name, root string, live []map[string]any, file, route string) *Plan {
+	t.Helper()
+	repo := fixture(t, name)
+	p := plan(t, repo, root, live)
 	if len(p.Edits) == 0 || len(p.Refusals) != 0 || len(p.Files) != 1 || p.Files[0].Path != file {
 		t.Fatalf("want one file edited, %s:\n%s", file, dump(p))
 	}
@@ -35,14 +42,14 @@ func placedOnce(t *testing.T, live []map[string]any, file, route string) *Plan {
 	if n := changedLines(string(orig), p.Files[0].Content); n != 1 {
 		t.Fatalf("%d lines of %s changed, want 1:\n%s", n, file, p.Files[0].Content)
 	}
-	checkRebuild(t, repo, prodRoot, renderedLive(t, repo, prodRoot), live, otherRoots(t, repo, prodRoot), p)
+	checkRebuild(t, repo, root, renderedLive(t, repo, root), live, otherRoots(t, repo, root), p)
 	// Planning again on the written repository, the cluster unchanged (a
 	// generated name still carries its old hash), finds nothing to do.
 	next, err := repo.With(map[string][]byte{file: []byte(p.Files[0].Content)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again := plan(t, next, prodRoot, live); len(again.Edits)+len(again.Refusals)+len(again.Files) != 0 {
+	if again := plan(t, next, root, live); len(again.Edits)+len(again.Refusals)+len(again.Files) != 0 {
 		t.Fatalf("planning again is not a no-op:\n%s", dump(again))
 	}
 	return p
@@ -85,17 +92,23 @@ func TestPlaceInlineJSON6902OpValue(t *testing.T) {
 	}
 }
 
+// renderedAfter is the render of root once old is replaced by new in
+// file: what a cluster runs after someone applied that local edit.
+func renderedAfter(t *testing.T, repo *repofs.Repo, root, file, old, new string) []map[string]any {
+	t.Helper()
+	data, _ := repo.File(file)
+	changed, err := repo.With(map[string][]byte{file: []byte(strings.Replace(string(data), old, new, 1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return renderedLive(t, changed, root)
+}
+
 // The cluster runs the ConfigMap of a changed literal, under the hash of
 // its new content (applied from a local edit): the literal is edited, and
 // the rebuild names it as the cluster does.
 func TestPlaceGeneratorLiteral(t *testing.T) {
-	repo := fixture(t, "provenance")
-	kust, _ := repo.File("overlays/prod/kustomization.yaml")
-	changed, err := repo.With(map[string][]byte{"overlays/prod/kustomization.yaml": []byte(strings.Replace(string(kust), "LOG_LEVEL=info", "LOG_LEVEL=debug", 1))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	live := renderedLive(t, changed, prodRoot)
+	live := renderedAfter(t, fixture(t, "provenance"), prodRoot, "overlays/prod/kustomization.yaml", "LOG_LEVEL=info", "LOG_LEVEL=debug")
 	if idOf(generated(t, live, "ConfigMap", "web-config")) == idOf(generated(t, prodLive(t), "ConfigMap", "web-config")) {
 		t.Fatal("the changed literal did not move the hash")
 	}
@@ -124,13 +137,19 @@ func TestLabelsEntryChangedOnOneObjectIsConflict(t *testing.T) {
 	repo := fixture(t, "provenance")
 	live := prodLive(t)
 	set(t, find(t, live, "Service", "web"), jsonvalue.ParseSimple("metadata.labels.env"), "production")
-	p := plan(t, repo, prodRoot, live)
+	refusedOnce(t, plan(t, repo, prodRoot, live), CodeSharedEntryConflict, "overlays/prod/kustomization.yaml", 28,
+		"Deployment/web metadata.labels.env wants prod")
+}
+
+// refusedOnce wants p to write nothing and refuse once, with code, at
+// file:line, its message naming want.
+func refusedOnce(t *testing.T, p *Plan, code, file string, line int, want string) {
+	t.Helper()
 	if len(p.Edits) != 0 || len(p.Files) != 0 || len(p.Refusals) != 1 {
 		t.Fatalf("want one refusal, nothing written:\n%s", dump(p))
 	}
 	r := p.Refusals[0]
-	if r.Code != CodeSharedEntryConflict || r.File != "overlays/prod/kustomization.yaml" || r.Line != 28 ||
-		!strings.Contains(r.Message, "Deployment/web metadata.labels.env wants prod") {
+	if r.Code != code || r.File != file || r.Line != line || !strings.Contains(r.Message, want) {
 		t.Errorf("refusal = %+v", r)
 	}
 }

@@ -41,10 +41,11 @@ const fieldValue = "value"
 // inputNode is one dyed scalar: the file that holds it and where.
 type inputNode struct {
 	File string // the repo file written to change it
-	// Outer is the path inside a kustomization of the entry that holds the
-	// value (a label value, a literal, an inline patch's string); nil for
-	// a patch file. For a setting of the GitOps tool's object (Tool), the
-	// path in its manifest, document OuterDoc of File.
+	// Outer is the path, in document OuterDoc of File (a kustomization, a
+	// plugin config, or the GitOps tool's object when Tool), of the entry
+	// that holds the value (a label value, a literal, an inline patch's
+	// string or inline config); nil for a value of File's documents
+	// themselves.
 	Outer    jsonvalue.Path
 	OuterDoc int
 	Tool     bool
@@ -74,7 +75,7 @@ type inputNode struct {
 }
 
 func (n inputNode) key() string {
-	return fmt.Sprintf("%s|%s|%d|%s|%d", n.File, n.Outer, n.Doc, n.Path, n.EnvLine)
+	return fmt.Sprintf("%s|%d|%s|%d|%s|%d", n.File, n.OuterDoc, n.Outer, n.Doc, n.Path, n.EnvLine)
 }
 
 func (n inputNode) String() string {
@@ -236,7 +237,6 @@ func (d *valueDyer) dyePatchText(text []byte, n inputNode) ([]byte, bool) {
 	if err != nil || len(docs) == 0 {
 		return nil, false
 	}
-	var out bytes.Buffer
 	for i, doc := range docs {
 		n.Doc = i
 		switch t := doc.(type) {
@@ -251,16 +251,9 @@ func (d *valueDyer) dyePatchText(text []byte, n inputNode) ([]byte, bool) {
 		default:
 			return nil, false
 		}
-		b, err := sigsyaml.Marshal(doc)
-		if err != nil {
-			return nil, false
-		}
-		if i > 0 {
-			out.WriteString("---\n")
-		}
-		out.Write(b)
 	}
-	return out.Bytes(), true
+	out, err := marshalDocs(docs)
+	return out, err == nil
 }
 
 // patchOuter is where the inline patch of patches[i] sits in a
@@ -294,14 +287,38 @@ func decodeDocs(text []byte) ([]any, error) {
 	}
 }
 
-// dyeKustomization dyes the value inputs of one kustomization: k is the
-// copy that will be marshalled, extra receives dyed patch files.
-func (d *valueDyer) dyeKustomization(t *ktree.Tree, read func(string) ([]byte, bool), kn *ktree.Node, k *types.Kustomization, extra map[string][]byte, objects []rendered) {
-	file := kn.File
-	inputs := map[string]bool{}
+// dyeIO is what the value dye reads and writes: the repository's files,
+// the set of files the build reads, and the dyed files so far (extra).
+type dyeIO struct {
+	read   func(string) ([]byte, bool)
+	inputs map[string]bool
+	extra  map[string][]byte
+}
+
+func newDyeIO(t *ktree.Tree, read func(string) ([]byte, bool), extra map[string][]byte) dyeIO {
+	inputs := make(map[string]bool, len(t.Inputs))
 	for _, p := range t.Inputs {
 		inputs[p] = true
 	}
+	return dyeIO{read: read, inputs: inputs, extra: extra}
+}
+
+// undyed reads a file a kustomization names, unless the dye has written
+// it already (two entries naming one file) or the build does not read it.
+func (io dyeIO) undyed(kn *ktree.Node, entry string) (string, []byte, bool) {
+	p := path.Join(kn.Dir, entry)
+	if _, dyed := io.extra[p]; dyed || !io.inputs[p] {
+		return "", nil, false
+	}
+	data, ok := io.read(p)
+	return p, data, ok
+}
+
+// dyeKustomization dyes the value inputs of one kustomization: k is the
+// copy that will be marshalled, io.extra receives dyed files.
+func (d *valueDyer) dyeKustomization(io dyeIO, kn *ktree.Node, k *types.Kustomization, objects []rendered) {
+	file := kn.File
+	extra, read := io.extra, io.read
 	patch := func(outer jsonvalue.Path, what, pathEntry, inline string) string {
 		if inline != "" {
 			if b, ok := d.dyePatchText([]byte(inline), inputNode{File: file, Outer: outer, Route: RoutePatch, What: what + " (inline)"}); ok {
@@ -309,11 +326,7 @@ func (d *valueDyer) dyeKustomization(t *ktree.Tree, read func(string) ([]byte, b
 			}
 			return inline
 		}
-		p := path.Join(kn.Dir, pathEntry)
-		if _, dyed := extra[p]; dyed || !inputs[p] {
-			return "" // a file two kustomizations list is dyed once
-		}
-		data, ok := read(p)
+		p, data, ok := io.undyed(kn, pathEntry) // a file two kustomizations list is dyed once
 		if !ok {
 			return ""
 		}
@@ -356,37 +369,9 @@ func (d *valueDyer) dyeKustomization(t *ktree.Tree, read func(string) ([]byte, b
 	k.ConfigMapGenerator = append([]types.ConfigMapArgs(nil), k.ConfigMapGenerator...)
 	for i := range k.ConfigMapGenerator {
 		g := &k.ConfigMapGenerator[i]
-		g.LiteralSources = append([]string(nil), g.LiteralSources...)
-		for j, lit := range g.LiteralSources {
-			key, val, ok := strings.Cut(lit, "=")
-			if !ok || val == "" || strings.HasPrefix(val, `"`) || strings.HasPrefix(val, "'") {
-				continue // quoted literals are unquoted by kustomize: not a plain value
-			}
-			outer := jsonvalue.Path{jsonvalue.Key("configMapGenerator"), jsonvalue.Index(i), jsonvalue.Key("literals"), jsonvalue.Index(j)}
-			if nv, ok := d.nonce(val, inputNode{File: file, Outer: outer, Literal: key, Route: RouteGenerator, Leaf: key,
-				What: fmt.Sprintf("configMapGenerator[%d] (%s) literal %s", i, g.Name, key)}); ok {
-				g.LiteralSources[j] = key + "=" + nv.(string)
-			}
-		}
-		what := fmt.Sprintf("configMapGenerator[%d] (%s)", i, g.Name)
-		for _, e := range g.EnvSources {
-			if p, data, ok := d.undyed(kn, e, inputs, read, extra); ok {
-				extra[p] = d.dyeEnvFile(p, data, what)
-			}
-		}
-		for _, f := range g.FileSources {
-			key, name, named := strings.Cut(f, "=")
-			if !named {
-				key, name = path.Base(f), f
-			}
-			p, data, ok := d.undyed(kn, name, inputs, read, extra)
-			if !ok || !utf8.Valid(data) {
-				continue // binary content goes to binaryData: not a value to dye
-			}
-			if nv, ok := d.nonce(string(data), inputNode{File: p, Whole: true, Route: RouteGenerator, Leaf: key, What: what + " file " + p}); ok {
-				extra[p] = []byte(nv.(string))
-			}
-		}
+		d.dyeGenerator(kn, &g.GeneratorArgs, fmt.Sprintf("configMapGenerator[%d] (%s)", i, g.Name), func(j int) inputNode {
+			return inputNode{File: file, Outer: jsonvalue.Path{jsonvalue.Key("configMapGenerator"), jsonvalue.Index(i), jsonvalue.Key("literals"), jsonvalue.Index(j)}}
+		}, io)
 	}
 	k.Replacements = append([]types.ReplacementField(nil), k.Replacements...)
 	for i := range k.Replacements {
@@ -396,11 +381,11 @@ func (d *valueDyer) dyeKustomization(t *ktree.Tree, read func(string) ([]byte, b
 			p := path.Join(kn.Dir, r.Path)
 			data, ok := read(p)
 			var list []types.Replacement
-			if !ok || !inputs[p] || sigsyaml.Unmarshal(data, &list) != nil {
+			if !ok || !io.inputs[p] || sigsyaml.Unmarshal(data, &list) != nil {
 				continue
 			}
 			for j := range list {
-				d.dyeReplacementSource(&list[j], fmt.Sprintf("%s (%s)[%d]", what, p, j), read, extra, objects)
+				d.dyeReplacementSource(&list[j], fmt.Sprintf("%s (%s)[%d]", what, p, j), io, objects)
 			}
 			continue
 		}
@@ -412,14 +397,50 @@ func (d *valueDyer) dyeKustomization(t *ktree.Tree, read func(string) ([]byte, b
 			}
 			continue
 		}
-		d.dyeReplacementSource(&r.Replacement, what, read, extra, objects)
+		d.dyeReplacementSource(&r.Replacement, what, io, objects)
+	}
+}
+
+// dyeGenerator dyes a ConfigMap generator's literal values (at(j) locates
+// literal j), env-file lines and UTF-8 files; what names the generator.
+func (d *valueDyer) dyeGenerator(kn *ktree.Node, g *types.GeneratorArgs, what string, at func(j int) inputNode, io dyeIO) {
+	g.LiteralSources = append([]string(nil), g.LiteralSources...)
+	for j, lit := range g.LiteralSources {
+		key, val, ok := strings.Cut(lit, "=")
+		if !ok || val == "" || strings.HasPrefix(val, `"`) || strings.HasPrefix(val, "'") {
+			continue // quoted literals are unquoted by kustomize: not a plain value
+		}
+		n := at(j)
+		n.Literal, n.Route, n.Leaf, n.What = key, RouteGenerator, key, what+" literal "+key
+		if nv, ok := d.nonce(val, n); ok {
+			g.LiteralSources[j] = key + "=" + nv.(string)
+		}
+	}
+	for _, e := range g.EnvSources {
+		if p, data, ok := io.undyed(kn, e); ok {
+			io.extra[p] = d.dyeEnvFile(p, data, what)
+		}
+	}
+	for _, f := range g.FileSources {
+		key, name, named := strings.Cut(f, "=")
+		if !named {
+			key, name = path.Base(f), f
+		}
+		p, data, ok := io.undyed(kn, name)
+		if !ok || !utf8.Valid(data) {
+			continue // binary content goes to binaryData: not a value to dye
+		}
+		if nv, ok := d.nonce(string(data), inputNode{File: p, Whole: true, Route: RouteGenerator, Leaf: key, What: what + " file " + p}); ok {
+			io.extra[p] = []byte(nv.(string))
+		}
 	}
 }
 
 // dyeReplacementSource dyes, in its document, the field a replacement
 // copies from, when the render holds it as written there (a patch or a
 // generator that set it is dyed as itself) and the whole value is copied.
-func (d *valueDyer) dyeReplacementSource(r *types.Replacement, what string, read func(string) ([]byte, bool), extra map[string][]byte, objects []rendered) {
+func (d *valueDyer) dyeReplacementSource(r *types.Replacement, what string, io dyeIO, objects []rendered) {
+	extra := io.extra
 	s := r.Source
 	if s == nil || s.Options != nil || s.FieldPath == "" || strings.HasPrefix(s.FieldPath, "metadata.name") || strings.HasPrefix(s.FieldPath, "metadata.namespace") {
 		return
@@ -443,7 +464,7 @@ func (d *valueDyer) dyeReplacementSource(r *types.Replacement, what string, read
 	rv, _ := jsonvalue.Get(src.Object, rp)
 	data, ok := extra[src.Origin]
 	if !ok {
-		if data, ok = read(src.Origin); !ok {
+		if data, ok = io.read(src.Origin); !ok {
 			return
 		}
 	}
@@ -542,17 +563,6 @@ func splitFieldPath(p string) []string {
 	return append(out, p[start:])
 }
 
-// undyed reads a file a kustomization names, unless the dye has written
-// it already (two entries naming one file) or the build does not read it.
-func (d *valueDyer) undyed(kn *ktree.Node, entry string, inputs map[string]bool, read func(string) ([]byte, bool), extra map[string][]byte) (string, []byte, bool) {
-	p := path.Join(kn.Dir, entry)
-	if _, dyed := extra[p]; dyed || !inputs[p] {
-		return "", nil, false
-	}
-	data, ok := read(p)
-	return p, data, ok
-}
-
 // dyeEnvFile dyes each KEY=value line of an env file whose value kustomize
 // takes as written (no quotes, no surrounding blanks).
 func (d *valueDyer) dyeEnvFile(p string, data []byte, what string) []byte {
@@ -578,14 +588,24 @@ func (d *valueDyer) dyePairs(m map[string]string, file string, outer jsonvalue.P
 	out := make(map[string]string, len(m))
 	for k, v := range m {
 		out[k] = v
-		if strings.Contains(k, "kustomize.config.k8s.io") || strings.Contains(k, "config.kubernetes.io") {
-			continue
-		}
-		if nv, ok := d.nonce(v, inputNode{File: file, Outer: outer.Child(jsonvalue.Key(k)), Route: RouteLabel, What: what + " " + k, Leaf: k}); ok {
-			out[k] = nv.(string)
+		if nv, ok := d.dyePair(k, v, inputNode{File: file, Outer: outer.Child(jsonvalue.Key(k)), Route: RouteLabel, What: what + " " + k, Leaf: k}); ok {
+			out[k] = nv
 		}
 	}
 	return out
+}
+
+// dyePair gives the value of a label or annotation k its nonce, unless k
+// is a build instruction.
+func (d *valueDyer) dyePair(k, v string, n inputNode) (string, bool) {
+	if strings.Contains(k, "kustomize.config.k8s.io") || strings.Contains(k, "config.kubernetes.io") {
+		return "", false
+	}
+	nv, ok := d.nonce(v, n)
+	if !ok {
+		return "", false
+	}
+	return nv.(string), true
 }
 
 // hasValueInputs reports whether any kustomization of the tree declares
@@ -600,13 +620,14 @@ func hasValueInputs(t *ktree.Tree) bool {
 }
 
 // valueInputs reports whether the kustomization n declares a patch, a
-// label or annotation entry or a generator literal.
+// label or annotation entry, a generator literal or a builtin plugin
+// config (which may hold any of them).
 func valueInputs(n *ktree.Node) bool {
 	k := n.K
 	if k == nil || n.File == "" {
 		return false
 	}
-	if len(k.Patches)+len(k.PatchesJson6902)+len(k.PatchesStrategicMerge)+len(k.Labels)+len(k.CommonLabels)+len(k.CommonAnnotations)+len(k.Replacements) > 0 {
+	if len(k.Patches)+len(n.Plugins)+len(k.PatchesJson6902)+len(k.PatchesStrategicMerge)+len(k.Labels)+len(k.CommonLabels)+len(k.CommonAnnotations)+len(k.Replacements) > 0 {
 		return true
 	}
 	for _, g := range k.ConfigMapGenerator {
@@ -752,11 +773,12 @@ func valueLeaves(repo *repofs.Repo, b *built) map[string][]string {
 	t := b.tree
 	num := 0
 	vd := &valueDyer{num: &num, byNonce: map[string]inputNode{}, orig: map[string]string{}}
-	extra := map[string][]byte{}
+	io := newDyeIO(t, repo.File, map[string][]byte{})
 	for _, n := range t.Nodes {
 		if valueInputs(n) {
 			k := *n.K
-			vd.dyeKustomization(t, repo.File, n, &k, extra, b.objects)
+			vd.dyeKustomization(io, n, &k, b.objects)
+			dyeConfigs(io, n, &k, nil, vd)
 		}
 	}
 	out := map[string][]string{}

@@ -93,11 +93,12 @@ func dyedFiles(t *testing.T, repo *repofs.Repo, root string) map[string][]byte {
 
 // dyeExtra is the dye's files with every value input dyed too.
 func dyeExtra(repo *repofs.Repo, b *built) map[string][]byte {
-	if !hasEntries(b.tree) && !hasValueInputs(b.tree) {
+	te := entriesOf(b.tree, repo.File)
+	if !te.any() && !hasValueInputs(b.tree) {
 		return nil
 	}
-	vd := &valueDyer{byNonce: map[string]inputNode{}, orig: map[string]string{}, images: len(entriesOf(b.tree).imageNames) > 0}
-	extra, _, err := dyeFiles(repo, b, !renameChain(b.tree), vd)
+	vd := &valueDyer{byNonce: map[string]inputNode{}, orig: map[string]string{}, images: len(te.images) > 0}
+	extra, _, err := dyeFiles(repo, b, !te.renameChain(), vd)
 	if err != nil {
 		return nil
 	}

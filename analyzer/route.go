@@ -89,7 +89,7 @@ func (a *analysis) planRoutes() {
 		if r := a.orchestratorEntry(sup.Entry, sup.Field); r != nil {
 			return sup, r, true
 		}
-		return sup, a.unwritable(sup.Entry.Node.File), true
+		return sup, a.unwritable(sup.Entry.file()), true
 	}
 	refuseEntry := func(p pair, slot jsonvalue.Path, sup supplier, field string, why *Refusal) {
 		why.Message = fmt.Sprintf("%s %s supplies this value: %s", sup.Entry, field, why.Message)
@@ -326,7 +326,7 @@ func (a *analysis) entryFile(k routingKey) string {
 	if k.author.List != "" {
 		return a.base.tree.Root.File
 	}
-	return k.entry.Node.File
+	return k.entry.file()
 }
 
 func routingLess(a, b routingKey) bool {
@@ -339,7 +339,7 @@ func (k routingKey) entryFileName() string {
 	if k.entry.Node == nil {
 		return ""
 	}
-	return k.entry.Node.File
+	return k.entry.file()
 }
 
 // sourceView is the intent view with every entry-supplied component put
@@ -413,7 +413,7 @@ func (a *analysis) applyRoutes(files map[string][]byte) error {
 	byFile := map[string][]*route{}
 	var order []string
 	for _, r := range a.routes {
-		f := r.Entry.Node.File
+		f := r.Entry.file()
 		if byFile[f] == nil {
 			order = append(order, f)
 		}
@@ -425,25 +425,53 @@ func (a *analysis) applyRoutes(files map[string][]byte) error {
 		if !ok {
 			data, _ = a.snap.repo.File(file)
 		}
-		f, err := yamledit.Parse(file, data)
-		if err != nil {
-			return err
-		}
-		doc, err := f.Value(0)
-		if err != nil {
-			return err
-		}
+		var lists, configs []*route
 		for _, r := range byFile[file] {
-			if err := setEntry(doc, r); err != nil {
-				return fmt.Errorf("%s: %w", file, err)
+			if r.Entry.Config.File != "" {
+				configs = append(configs, r)
+			} else {
+				lists = append(lists, r)
 			}
 		}
-		if err := f.Set(0, doc); err != nil {
+		data, err := setEntries(file, data, lists)
+		if err != nil {
 			return err
 		}
-		files[file] = f.Bytes()
+		// A config's entry is a node like a label's: edited in its
+		// document, or in the inline config that holds it.
+		for _, r := range configs {
+			if data, err = setNode(r.Entry.configNode(r.Field), data, r.Value); err != nil {
+				return err
+			}
+		}
+		files[file] = data
 	}
 	return nil
+}
+
+// setEntries writes routes to entries of the images:/replicas: lists of
+// the kustomization data.
+func setEntries(file string, data []byte, routes []*route) ([]byte, error) {
+	if len(routes) == 0 {
+		return data, nil
+	}
+	f, err := yamledit.Parse(file, data)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := f.Value(0)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range routes {
+		if err := setEntry(doc, r); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+	}
+	if err := f.Set(0, doc); err != nil {
+		return nil, err
+	}
+	return f.Bytes(), nil
 }
 
 // setEntry changes one entry field in a decoded kustomization, appending an
@@ -475,6 +503,9 @@ func setEntry(doc map[string]any, r *route) error {
 func entryLine(f *yamledit.File, r *route) int {
 	if f == nil {
 		return 0
+	}
+	if r.Entry.Config.File != "" {
+		return nodeLine(f, r.Entry.configNode(r.Field))
 	}
 	doc, err := f.Value(0)
 	if err != nil {

@@ -368,9 +368,9 @@ func firstNonEmpty(s ...string) string {
 // digest together).
 func (a *analysis) routeEdits() {
 	type key struct {
-		file, list, name string
-		index            int
-		slot             string
+		entry entry
+		name  string
+		slot  string
 	}
 	seen := map[key]bool{}
 	for _, r := range a.routes {
@@ -382,7 +382,7 @@ func (a *analysis) routeEdits() {
 		if r.Author != nil {
 			name = r.Author.Name
 		}
-		k := key{r.Entry.Node.File, r.Entry.List, name, r.Entry.Index, first.key()}
+		k := key{r.Entry, name, first.key()}
 		if seen[k] {
 			continue
 		}
@@ -399,7 +399,7 @@ func (a *analysis) routeEdits() {
 		}
 		a.plan.Edits = append(a.plan.Edits, Edit{
 			Object: refOf(p.ren.Object), Field: first.Path.String(), From: from, To: to,
-			File: r.Entry.Node.File, Line: entryLine(a.final[r.Entry.Node.File], r), Route: route,
+			File: r.Entry.file(), Line: entryLine(a.final[r.Entry.file()], r), Route: route,
 		})
 		if len(r.Slots) > 1 {
 			var others []string

@@ -80,11 +80,21 @@ var builtinPlugins = map[string]bool{
 	"ValueAddTransformer": true, "ReplacementTransformer": true,
 }
 
+// Plugin is one entry of a kustomization's transformers: or generators:
+// that configures builtin plugins only.
+type Plugin struct {
+	Key   string // "transformers" or "generators"
+	Entry int    // its index in that list
+	File  string // the repo file of the configs; "" when written inline
+}
+
 // plugins judges the entries of transformers: or generators:. Each must
 // configure one of kustomize's builtin plugins, in a file or inline; exec,
 // container and Go plugins (any other apiVersion or kind, or a KRM
-// function annotation) and folders of configs are refused.
-func (l *loader) plugins(dir, file, key string, entries []string, top *yaml.Node) {
+// function annotation) and folders of configs are refused. It returns the
+// entries it accepts.
+func (l *loader) plugins(dir, file, key string, entries []string, top *yaml.Node) []Plugin {
+	var out []Plugin
 	for i, e := range entries {
 		what := fmt.Sprintf("%s[%d]", key, i)
 		line := itemLine(top, key, i)
@@ -118,7 +128,13 @@ func (l *loader) plugins(dir, file, key string, entries []string, top *yaml.Node
 			continue
 		}
 		l.uses = append(l.uses, Construct{File: file, Line: line, Feature: what + " (" + where + ")"})
+		pl := Plugin{Key: key, Entry: i}
+		if where != "inline" {
+			pl.File = where
+		}
+		out = append(out, pl)
 	}
+	return out
 }
 
 // notBuiltin describes the first config in data that is not a builtin

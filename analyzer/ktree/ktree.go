@@ -44,6 +44,9 @@ type Node struct {
 	K        *types.Kustomization // decoded and fixed; synthesized for a plain folder; nil when undecodable
 	Raw      []byte               // the kustomization file's bytes (nil for a plain folder)
 	Children []*Node              // kustomizations reached through resources/bases, in order
+	// Plugins are the builtin plugin configs K lists under transformers:
+	// and generators: that the walk accepted, in list order.
+	Plugins []Plugin
 	// Remotes maps each GitHub remote base entry of K, as written, to the
 	// folder the snapshot holds its files in (RemoteFolder): the build's
 	// copy of the kustomization names that folder instead.
@@ -363,8 +366,8 @@ func (l *loader) visit(dir string, from *edge) *Node {
 		l.patch(dir, file, top, i, p)
 	}
 	l.deprecatedPatches(dir, file, pre, top)
-	l.plugins(dir, file, "transformers", k.Transformers, top)
-	l.plugins(dir, file, "generators", k.Generators, top)
+	n.Plugins = append(l.plugins(dir, file, "transformers", k.Transformers, top),
+		l.plugins(dir, file, "generators", k.Generators, top)...)
 	// The judged walk above followed resources, components, patches and
 	// plugin configs; the files every other field reads (generator sources,
 	// configurations, crds, openapi, replacement files) are read by
