@@ -173,27 +173,42 @@ func (a *analysis) namesRenamed(obj map[string]any, p jsonvalue.Path) bool {
 // patchIdentity names the object the way an untargeted patch at the root
 // finds it: kustomize matches a patch against every id the object has had,
 // and the id of its source document is the first of them. That id must be
-// no other object's, or the patch would match both.
+// no other object's, or the patch would match both. When it is (every copy
+// of a shared document has it, or another document had the same name), the
+// object is named as the build has it when the root's patches run
+// (copyName), which must be its alone.
 func (a *analysis) patchIdentity(r rendered, src map[string]any) (map[string]any, error) {
 	name := firstNonEmpty(r.SourceName, r.ID.Name)
-	if r.Shared {
-		// Every copy had the document's name; the one the build made of
-		// this copy is its own (overrideCopy).
-		var err error
-		if name, err = a.copyName(r); err != nil {
+	ns, _ := jsonvalue.Get(src, jsonvalue.ParseSimple("metadata.namespace"))
+	if o := a.nameTaken(r, name, name); r.Shared || o != nil {
+		cur, err := a.copyName(r)
+		if err != nil {
+			if o != nil {
+				return nil, fmt.Errorf("%s also renders from a document named %s, and %w", o.ref(), name, err)
+			}
 			return nil, err
 		}
-	}
-	for _, o := range a.base.objects {
-		if o.ID != r.ID && o.ID.Group == r.ID.Group && o.ID.Kind == r.ID.Kind && (firstNonEmpty(o.SourceName, o.ID.Name) == name || o.ID.Name == name) {
-			return nil, fmt.Errorf("%s also renders from a document named %s", o.ID.ref(), name)
+		if o := a.nameTaken(r, cur, r.ID.Name); o != nil {
+			return nil, fmt.Errorf("%s is also named %s", o.ref(), cur)
 		}
+		name, ns = cur, r.ID.Namespace
 	}
 	meta := map[string]any{"name": name}
-	if ns, _ := jsonvalue.Get(src, jsonvalue.ParseSimple("metadata.namespace")); ns != nil && ns != "" {
+	if ns != nil && ns != "" {
 		meta["namespace"] = ns
 	}
 	return map[string]any{"apiVersion": apiVersionOf(r.Object), "kind": r.ID.Kind, "metadata": meta}, nil
+}
+
+// nameTaken finds another object of r's kind whose document is named
+// name, or that renders as as; nil when none does.
+func (a *analysis) nameTaken(r rendered, name, as string) *objectID {
+	for _, o := range a.base.objects {
+		if o.ID != r.ID && o.ID.Group == r.ID.Group && o.ID.Kind == r.ID.Kind && (firstNonEmpty(o.SourceName, o.ID.Name) == name || o.ID.Name == as) {
+			return &o.ID
+		}
+	}
+	return nil
 }
 
 // copyName is the name a patch at the root finds a copy of a shared

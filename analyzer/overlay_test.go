@@ -346,3 +346,18 @@ func TestOverlayPatchForADocumentRenderedTwice(t *testing.T) {
 		t.Fatalf("%s", dump(p))
 	}
 }
+
+// A Namespace the base's namespace: renamed (mesh-cni became mesh-system)
+// shares its document name with another Namespace still called mesh-cni: a
+// patch naming mesh-cni would match that one too. It names the renamed
+// one as the root's patches see it. The mesh fixture: prod and staging
+// read both bases.
+func TestOverlayPatchNamesARenamedObjectAsTheRootSeesIt(t *testing.T) {
+	repo := fixture(t, "mesh")
+	live := renderedLive(t, repo, "prod")
+	jsonvalue.Set(find(t, live, "Namespace", "mesh-system"), jsonvalue.Path{jsonvalue.Key("metadata"), jsonvalue.Key("labels"), jsonvalue.Key("team")}, "platform")
+	p, _ := overridden(t, repo, "prod", live, "prod/kustomization.yaml", "prod/namespace-mesh-system.yaml")
+	if patch := fileContent(t, p, "prod/namespace-mesh-system.yaml"); !strings.Contains(patch, "name: mesh-system\n") || !strings.Contains(patch, "team: platform") {
+		t.Errorf("the patch:\n%s", patch)
+	}
+}

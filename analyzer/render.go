@@ -315,6 +315,31 @@ func takeMark(r *resource.Resource, src string) (string, error) {
 	return name, nil
 }
 
+// renamesNamespaces reports whether the build may rename a Namespace
+// object: kustomize's namespace: sets the name of every Namespace object
+// it reaches, so the document's own name is then not the rendered one and
+// only a mark pairs them.
+func renamesNamespaces(repo *repofs.Repo, t *ktree.Tree) bool {
+	moves := false
+	for _, n := range t.Nodes {
+		if n.K != nil && n.K.Namespace != "" {
+			moves = true
+			break
+		}
+	}
+	if !moves {
+		return false
+	}
+	for _, p := range t.Resources {
+		// A loose test: marking a tree that renames nothing costs a little
+		// time, never a wrong pairing.
+		if data, ok := repo.File(p); ok && bytes.Contains(data, []byte("Namespace")) {
+			return true
+		}
+	}
+	return false
+}
+
 // renderAnnotated is the render with kustomize's origin annotations.
 func renderAnnotated(builds *atomic.Int64, repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, post *fluxRender) ([]rendered, error) {
 	fsys, err := treeFS(repo, t, extra)
@@ -329,7 +354,7 @@ func renderAnnotated(builds *atomic.Int64, repo *repofs.Repo, t *ktree.Tree, ext
 	if err != nil {
 		return nil, err
 	}
-	marked := len(t.Constructs) > 0 || post != nil
+	marked := len(t.Constructs) > 0 || post != nil || renamesNamespaces(repo, t)
 	if marked {
 		if err := markDocuments(fsys, repo, t, extra); err != nil {
 			return nil, err
