@@ -50,9 +50,10 @@ const (
 // the heap left after a GC at the end. Both processes keep one virtual
 // clock: the bot's waits (its mutation spacing and hourly budget,
 // GitHub's secondary limits) are asked of this process, which moves the
-// server's clock instead of sleeping. The bot runs with GOMEMLIMIT at the
-// budget, as deploy/ sets it for a pod limited to 512Mi (GOMEMLIMIT in
-// this process's environment replaces it; "off" runs without). One op is
+// server's clock instead of sleeping. The bot runs as deploy/ sets it up
+// for a pod limited to 512Mi: told the container's limit, it sets its Go
+// memory limit to GoMemoryLimit of it, as `run` does (GOMEMLIMIT in this
+// process's environment replaces that; "off" runs without). One op is
 // the whole run; it fails when the bot's peak resident memory is above
 // 512 MiB.
 func BenchmarkMemory(b *testing.B) {
@@ -125,14 +126,12 @@ func BenchmarkMemory(b *testing.B) {
 			b.Fatal(err)
 		}
 		child := exec.Command(os.Args[0], "-test.run=^$")
-		// The Go memory limit deploy/ gives a pod with a 512Mi memory
-		// limit (GOMEMLIMIT from limits.memory); GOMEMLIMIT=off measures
-		// without one.
-		limit := "GOMEMLIMIT=" + strconv.Itoa(memoryBudget)
-		if v, ok := os.LookupEnv("GOMEMLIMIT"); ok {
-			limit = "GOMEMLIMIT=" + v
-		}
-		child.Env = append(os.Environ(), memoryChildEnv+"="+cfgPath, memoryClockEnv+"="+strconv.FormatInt(clock.Now().UnixNano(), 10), limit)
+		// What deploy/ gives a pod with a 512Mi memory limit (the
+		// container's limit, from which the bot sets its Go memory limit
+		// as `run` does); a GOMEMLIMIT in this process's environment
+		// overrides it, GOMEMLIMIT=off measures without one.
+		container := ContainerMemoryEnv + "=" + strconv.Itoa(memoryBudget)
+		child.Env = append(os.Environ(), memoryChildEnv+"="+cfgPath, memoryClockEnv+"="+strconv.FormatInt(clock.Now().UnixNano(), 10), container)
 		child.Stderr = os.Stderr
 		in, err := child.StdinPipe()
 		if err != nil {
@@ -223,6 +222,9 @@ func memoryChild(cfgPath string) int {
 	fail := func(err error) int {
 		fmt.Println("error:", strings.ReplaceAll(err.Error(), "\n", " "))
 		return 1
+	}
+	if _, err := SetMemoryLimit(os.Getenv); err != nil {
+		return fail(err)
 	}
 	cfg, err := config.Load(cfgPath)
 	if err != nil {
