@@ -236,6 +236,15 @@ func TestRunOnceFailedPollExitsTwo(t *testing.T) {
 			t.Errorf("%v: exit %d %q", bad, code, stderr)
 		}
 	}
+	// The Go memory limit comes from the container's, as deploy/ passes it.
+	_, stderr, _ = driftbackWith(t, run{env: []string{"DRIFTBACK_CONTAINER_MEMORY=536870912"}}, "run", "--config", cfgFile, "--once", "--log-format", "text")
+	if !strings.Contains(stderr, `msg="Go memory limit" bytes=456340275`) {
+		t.Errorf("a 512Mi container: no Go memory limit of 85%% logged:\n%s", stderr)
+	}
+	_, stderr, code = driftbackWith(t, run{env: []string{"DRIFTBACK_CONTAINER_MEMORY=512Mi"}}, "run", "--config", cfgFile, "--once")
+	if code != 2 || !strings.Contains(stderr, `DRIFTBACK_CONTAINER_MEMORY="512Mi"`) {
+		t.Errorf("a malformed container limit: exit %d %q", code, stderr)
+	}
 	if strings.Contains(stderr, "PRIVATE KEY") {
 		t.Error("the key reached the log")
 	}

@@ -67,6 +67,13 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return fail(err)
 	}
+	memLimit, err := bot.SetMemoryLimit(os.Getenv)
+	if err != nil {
+		return fail(err)
+	}
+	if memLimit > 0 {
+		log.Info("Go memory limit", "bytes", memLimit)
+	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	svc := &service{path: o.config, log: log, metrics: bot.NewMetrics(), leases: o.leases}

@@ -50,9 +50,10 @@ const (
 // the heap left after a GC at the end. Both processes keep one virtual
 // clock: the bot's waits (its mutation spacing and hourly budget,
 // GitHub's secondary limits) are asked of this process, which moves the
-// server's clock instead of sleeping. The bot runs with GOMEMLIMIT at the
-// budget, as deploy/ sets it for a pod limited to 512Mi (GOMEMLIMIT in
-// this process's environment replaces it; "off" runs without). One op is
+// server's clock instead of sleeping. The bot runs as deploy/ sets it up
+// for a pod limited to 512Mi: told the container's limit, it sets its Go
+// memory limit to GoMemoryLimit of it, as `run` does (GOMEMLIMIT in this
+// process's environment replaces that; "off" runs without). One op is
 // the whole run; it fails when the bot's peak resident memory is above
 // 512 MiB.
 func BenchmarkMemory(b *testing.B) {
@@ -125,14 +126,12 @@ func BenchmarkMemory(b *testing.B) {
 			b.Fatal(err)
 		}
 		child := exec.Command(os.Args[0], "-test.run=^$")
-		// The Go memory limit deploy/ gives a pod with a 512Mi memory
-		// limit (GOMEMLIMIT from limits.memory); GOMEMLIMIT=off measures
-		// without one.
-		limit := "GOMEMLIMIT=" + strconv.Itoa(memoryBudget)
-		if v, ok := os.LookupEnv("GOMEMLIMIT"); ok {
-			limit = "GOMEMLIMIT=" + v
-		}
-		child.Env = append(os.Environ(), memoryChildEnv+"="+cfgPath, memoryClockEnv+"="+strconv.FormatInt(clock.Now().UnixNano(), 10), limit)
+		// What deploy/ gives a pod with a 512Mi memory limit (the
+		// container's limit, from which the bot sets its Go memory limit
+		// as `run` does); a GOMEMLIMIT in this process's environment
+		// overrides it, GOMEMLIMIT=off measures without one.
+		container := ContainerMemoryEnv + "=" + strconv.Itoa(memoryBudget)
+		child.Env = append(os.Environ(), memoryChildEnv+"="+cfgPath, memoryClockEnv+"="+strconv.FormatInt(clock.Now().UnixNano(), 10), container)
 		child.Stderr = os.Stderr
 		in, err := child.StdinPipe()
 		if err != nil {
@@ -193,13 +192,14 @@ func BenchmarkMemory(b *testing.B) {
 		srv.Close()
 		b.ReportMetric(float64(fig.PeakRSS)/(1<<20), "peak-rss-MiB")
 		b.ReportMetric(float64(fig.PeakHeap)/(1<<20), "peak-heap-MiB")
+		b.ReportMetric(float64(fig.PeakLive)/(1<<20), "peak-live-heap-MiB")
 		b.ReportMetric(float64(fig.HeapAfterGC)/(1<<20), "heap-after-gc-MiB")
 		b.ReportMetric(float64(prs), "open-prs")
 		if prs == 0 {
 			b.Fatal("no target opened a pull request; the run planned nothing")
 		}
-		b.Logf("%d commits: peak RSS %d MiB, peak heap %d MiB, heap after GC %d MiB, %d open PRs",
-			commits, fig.PeakRSS>>20, fig.PeakHeap>>20, fig.HeapAfterGC>>20, prs)
+		b.Logf("%d commits: peak RSS %d MiB, peak heap %d MiB, peak live heap %d MiB, heap after GC %d MiB, %d open PRs",
+			commits, fig.PeakRSS>>20, fig.PeakHeap>>20, fig.PeakLive>>20, fig.HeapAfterGC>>20, prs)
 		if fig.PeakRSS > memoryBudget {
 			b.Fatalf("the bot's peak resident memory %d MiB is above the %d MiB budget", fig.PeakRSS>>20, memoryBudget>>20)
 		}
@@ -209,7 +209,7 @@ func BenchmarkMemory(b *testing.B) {
 
 // memoryFigures is what the bot process of BenchmarkMemory reports.
 type memoryFigures struct {
-	PeakRSS, PeakHeap, HeapAfterGC int64
+	PeakRSS, PeakHeap, PeakLive, HeapAfterGC int64
 }
 
 // memoryChild is the bot of BenchmarkMemory: the runner built from the
@@ -222,6 +222,9 @@ func memoryChild(cfgPath string) int {
 	fail := func(err error) int {
 		fmt.Println("error:", strings.ReplaceAll(err.Error(), "\n", " "))
 		return 1
+	}
+	if _, err := SetMemoryLimit(os.Getenv); err != nil {
+		return fail(err)
 	}
 	cfg, err := config.Load(cfgPath)
 	if err != nil {
@@ -271,7 +274,7 @@ func memoryChild(cfgPath string) int {
 		live := filepath.Join(filepath.Dir(cfgPath), t.Name+".json")
 		r.Targets = append(r.Targets, &Target{Config: *t, Lister: cluster.SnapshotLister{Path: live}})
 	}
-	pk := startPeakHeap()
+	pk := startPeakHeap(os.Getenv("DRIFTBACK_MEMORY_PROFILE"))
 	for in.Scan() {
 		switch in.Text() {
 		case "poll":
@@ -281,11 +284,11 @@ func memoryChild(cfgPath string) int {
 			}
 			fmt.Println("ok")
 		case "done":
-			heap := pk.end()
+			heap, live := pk.end()
 			runtime.GC()
 			if prof := os.Getenv("DRIFTBACK_MEMORY_PROFILE"); prof != "" {
-				// What is live at the end, for `go tool pprof`.
-				if f, err := os.Create(prof); err == nil {
+				// What the bot keeps at the end, beside the peak's.
+				if f, err := os.Create(prof + ".end"); err == nil {
 					pprof.WriteHeapProfile(f)
 					f.Close()
 				}
@@ -296,7 +299,7 @@ func memoryChild(cfgPath string) int {
 			if err != nil {
 				return fail(err)
 			}
-			out, _ := json.Marshal(memoryFigures{PeakRSS: rss, PeakHeap: int64(heap), HeapAfterGC: int64(ms.HeapAlloc)})
+			out, _ := json.Marshal(memoryFigures{PeakRSS: rss, PeakHeap: int64(heap), PeakLive: int64(live), HeapAfterGC: int64(ms.HeapAlloc)})
 			fmt.Println(string(out))
 			runtime.KeepAlive(r) // the heap after GC is what the bot keeps
 			return 0
@@ -305,22 +308,34 @@ func memoryChild(cfgPath string) int {
 	return 1
 }
 
-// peakHeap samples the heap in use until end.
+// peakHeap samples the heap in use until end, and the live heap (what the
+// last GC kept): with a profile path, it writes the heap profile each time
+// the live heap reaches a new high (by 4 MiB), so the profile left is the
+// one at the peak, where the end would show only what the caches keep.
 type peakHeap struct {
 	stop, done chan struct{}
-	max        uint64
+	max, live  uint64
 }
 
-func startPeakHeap() *peakHeap {
+func startPeakHeap(profile string) *peakHeap {
 	p := &peakHeap{stop: make(chan struct{}), done: make(chan struct{})}
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/live:bytes"}}
 	go func() {
 		defer close(p.done)
 		t := time.NewTicker(25 * time.Millisecond)
 		defer t.Stop()
+		profiled := uint64(0)
 		for {
 			metrics.Read(sample)
 			p.max = max(p.max, sample[0].Value.Uint64())
+			p.live = max(p.live, sample[1].Value.Uint64())
+			if profile != "" && p.live >= profiled+4<<20 {
+				profiled = p.live
+				if f, err := os.Create(profile); err == nil {
+					pprof.Lookup("heap").WriteTo(f, 0)
+					f.Close()
+				}
+			}
 			select {
 			case <-p.stop:
 				return
@@ -331,10 +346,12 @@ func startPeakHeap() *peakHeap {
 	return p
 }
 
-func (p *peakHeap) end() uint64 {
+// end stops the sampling and returns the peaks of the heap in use and of
+// the live heap.
+func (p *peakHeap) end() (inUse, live uint64) {
 	close(p.stop)
 	<-p.done
-	return p.max
+	return p.max, p.live
 }
 
 // peakRSS is the process's peak resident memory (VmHWM), in bytes.

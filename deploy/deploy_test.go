@@ -152,7 +152,9 @@ func TestMistakesAreCaught(t *testing.T) {
 		{"no memory limit", []edit{{"deployment.yaml", "            memory: 1Gi\n", ""}},
 			"deployment", []string{"Deployment driftback/driftback", "limits", "memory"}},
 		{"no Go memory limit", []edit{{"deployment.yaml", "resource: limits.memory", "resource: requests.memory"}},
-			"deployment", []string{"Deployment driftback/driftback", "GOMEMLIMIT"}},
+			"deployment", []string{"Deployment driftback/driftback", "DRIFTBACK_CONTAINER_MEMORY"}},
+		{"Go memory limit at the container's", []edit{{"deployment.yaml", "- name: DRIFTBACK_CONTAINER_MEMORY", "- name: GOMEMLIMIT"}},
+			"deployment", []string{"Deployment driftback/driftback", "GOMEMLIMIT from limits.memory"}},
 		{"latest image", []edit{{"kustomization.yaml", "newTag: v0.1.0", "newTag: latest"}},
 			"deployment", []string{"Deployment driftback/driftback", "ghcr.io/driftback/driftback:latest"}},
 		{"untagged image", []edit{

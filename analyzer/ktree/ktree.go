@@ -116,7 +116,7 @@ const (
 
 type loader struct {
 	repo      *repofs.Repo
-	decoded   *memo[decoded] // kustomizations decoded before (a Forest's); nil: none
+	decoded   *memo[*decoded] // kustomizations decoded before (a Forest's); nil: none
 	state     map[string]state
 	nodes     map[string]*Node
 	stack     []string
@@ -158,7 +158,7 @@ func Load(repo *repofs.Repo, root string) (*Tree, []Refusal, error) {
 
 // loadCached is Load, with kustomization files decoded through cache (nil:
 // none).
-func loadCached(repo *repofs.Repo, root string, cache *memo[decoded]) (*Tree, []Refusal, error) {
+func loadCached(repo *repofs.Repo, root string, cache *memo[*decoded]) (*Tree, []Refusal, error) {
 	if repo == nil {
 		return nil, nil, fmt.Errorf("no repository snapshot")
 	}
@@ -432,12 +432,14 @@ func (l *loader) decode(file string, raw []byte) (pre, k *types.Kustomization, t
 	if l.decoded == nil {
 		return l.decodeFile(file, raw)
 	}
-	d := l.decoded.get(file, func() decoded {
-		n := len(l.refusals)
-		pre, k, top := l.decodeFile(file, raw)
-		d := decoded{raw: raw, pre: pre, k: k, top: top, refusals: slices.Clone(l.refusals[n:])}
-		l.refusals = l.refusals[:n] // added back below, as on every later use
-		return d
+	d := l.decoded.get(file, func() *decoded {
+		return sharedDecodes.get(file, raw, func() *decoded {
+			n := len(l.refusals)
+			pre, k, top := l.decodeFile(file, raw)
+			d := &decoded{raw: raw, pre: pre, k: k, top: top, refusals: slices.Clone(l.refusals[n:])}
+			l.refusals = l.refusals[:n] // added back below, as on every later use
+			return d
+		})
 	})
 	if !bytes.Equal(d.raw, raw) {
 		return l.decodeFile(file, raw) // not the bytes the cache saw
@@ -447,8 +449,9 @@ func (l *loader) decode(file string, raw []byte) (pre, k *types.Kustomization, t
 }
 
 // decoded is what decode made of one kustomization file, refusals
-// included, kept by a Forest: every root that reaches a shared base reads
-// the same bytes. It is shared and read-only.
+// included, kept by a Forest (every root that reaches a shared base reads
+// the same bytes) and shared with other Forests (sharedDecodes). It is
+// read-only.
 type decoded struct {
 	raw      []byte
 	pre, k   *types.Kustomization

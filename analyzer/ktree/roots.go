@@ -119,7 +119,7 @@ type Forest struct {
 
 	trees   memo[loaded]
 	files   memo[parsed]
-	decoded memo[decoded]
+	decoded memo[*decoded]
 
 	fanInOnce sync.Once
 	fanIn     map[string][]string
@@ -139,11 +139,17 @@ type parsed struct {
 // NewForest returns an empty Forest over repo.
 func NewForest(repo *repofs.Repo) *Forest { return &Forest{repo: repo} }
 
-// Parse is yamledit.Parse of the snapshot's file p, each file parsed once.
+// Parse is yamledit.Parse of the snapshot's file p, each file parsed once
+// (and shared with every Forest holding the same bytes at p).
 func (f *Forest) Parse(p string) (*yamledit.File, error) {
 	r := f.files.get(p, func() parsed {
 		data, _ := f.repo.File(p)
-		file, err := yamledit.Parse(p, data)
+		var err error
+		file := sharedParses.get(p, data, func() *yamledit.File {
+			var file *yamledit.File
+			file, err = yamledit.Parse(p, data)
+			return file
+		})
 		return parsed{file, err}
 	})
 	return r.file, r.err

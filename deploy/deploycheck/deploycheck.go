@@ -717,15 +717,24 @@ func (e Expect) checkDeployment(objs []*Object) []string {
 			cadd("env %s should come from the downward API field %s (the Lease holder identity)", name, path)
 		}
 	}
-	memLimit := false
+	memLimit, wholeLimit := false, false
 	for _, e := range c.Env {
-		if e.Name == "GOMEMLIMIT" && e.ValueFrom != nil && e.ValueFrom.ResourceFieldRef != nil {
-			r := e.ValueFrom.ResourceFieldRef
+		if e.ValueFrom == nil || e.ValueFrom.ResourceFieldRef == nil {
+			continue
+		}
+		r := e.ValueFrom.ResourceFieldRef
+		switch e.Name {
+		case "DRIFTBACK_CONTAINER_MEMORY":
 			memLimit = r.Resource == "limits.memory" && (r.Divisor == "" || r.Divisor == "1")
+		case "GOMEMLIMIT":
+			wholeLimit = r.Resource == "limits.memory"
 		}
 	}
+	if wholeLimit {
+		cadd("env GOMEMLIMIT from limits.memory gives the Go runtime the whole container, leaving no room for what its limit does not count; set DRIFTBACK_CONTAINER_MEMORY instead (driftback takes 85%% of it)")
+	}
 	if !memLimit {
-		cadd("env GOMEMLIMIT should come from resourceFieldRef limits.memory in bytes (the Go runtime's limit is the container's)")
+		cadd("env DRIFTBACK_CONTAINER_MEMORY should come from resourceFieldRef limits.memory in bytes (the Go runtime's soft limit is set from the container's)")
 	}
 	if len(c.Args) == 0 || c.Args[0] != "run" {
 		cadd("args %q should start with run", c.Args)
