@@ -441,6 +441,17 @@ func generatorName(kind string) string {
 // for unquoted timestamps (a time, serialized as an RFC 3339 string) and
 // for folded scalars with more-indented lines; the serialized one runs.
 func objectOf(r *resource.Resource) (map[string]any, error) {
+	if v, ok := printedValue(r.YNode()); ok {
+		if obj, ok := v.(map[string]any); ok {
+			noise.Strip(obj)
+			return obj, nil
+		}
+	}
+	return printedObject(r)
+}
+
+// printedObject is objectOf through kustomize's own JSON printer.
+func printedObject(r *resource.Resource) (map[string]any, error) {
 	b, err := r.MarshalJSON()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r.CurId(), err)
