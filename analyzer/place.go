@@ -30,7 +30,7 @@ func (a *analysis) valuesMayPlace() bool {
 	if !hasValueInputs(a.base.tree) {
 		return false
 	}
-	var leaves map[string][]string
+	var leaves map[string][]landing
 	for _, p := range a.pairs {
 		if p.inSync || isSecret(p.ren.ID) || jsonvalue.Equal(p.intent, p.ren.Object) {
 			continue
@@ -39,7 +39,7 @@ func (a *analysis) valuesMayPlace() bool {
 			leaves = valueLeaves(a.snap.repo, a.base)
 		}
 		for _, fp := range diffPaths(present(p.ren.Object), present(p.intent), nil) {
-			if mayLand(leaves, fp) {
+			if mayLand(leaves, p.ren.Object, fp) {
 				return true
 			}
 		}

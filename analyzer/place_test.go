@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -260,5 +261,36 @@ func TestPlaceGeneratorFileContent(t *testing.T) {
 	live := changedLive(t, "overlays/prod/motd.txt", "Be kind.", "Be brief.")
 	if got := placedOnce(t, live, "overlays/prod/motd.txt", RouteGenerator).Files[0].Content; got != "Welcome to prod.\nBe brief.\n" {
 		t.Errorf("file = %q", got)
+	}
+}
+
+// The value dye's build runs only when some input could have supplied a
+// drifted field: one that gives the field's key and its rendered value. A
+// labels: entry giving team=blue cannot have given a ConfigMap's
+// data.team=red, so that drift is placed without the extra build.
+func TestValueDyeSkippedWhenNoInputGivesTheRenderedValue(t *testing.T) {
+	repo := repoOf(t, map[string]string{
+		"app/kustomization.yaml": "resources: [cm.yaml]\nlabels:\n- pairs:\n    team: blue\n",
+		"app/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  team: red\n",
+	})
+	live := renderedLive(t, repo, "app")
+	set(t, live[0], jsonvalue.ParseSimple("data.team"), "green")
+	snap := NewSnapshot(repo, nil)
+	k0 := snap.Builds()
+	p, err := snap.Plan("app", asLive(live), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k1 := snap.Builds()
+	forced, err := snap.PlanForcingDye("app", asLive(live), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k2 := snap.Builds()
+	if len(p.Edits) != 1 || p.Edits[0].Route != RouteSource || !reflect.DeepEqual(p, forced) {
+		t.Fatalf("%s\nforced:\n%s", dump(p), dump(forced))
+	}
+	if k1-k0 >= k2-k1 {
+		t.Errorf("the plan ran %d builds, the one forced to dye %d: the dye was not skipped", k1-k0, k2-k1)
 	}
 }

@@ -766,10 +766,11 @@ func leafPaths(v any, p jsonvalue.Path, fn func(jsonvalue.Path, any)) {
 	}
 }
 
-// valueLeaves lists, per key a value input's scalar lands under, the
-// element names it lands in ("" for any), from the inputs alone: what the
-// dye could attribute, known without the dyed build.
-func valueLeaves(repo *repofs.Repo, b *built) map[string][]string {
+// valueLeaves lists, per key a value input's scalar lands under, where
+// it lands (the element name, "" for any) and the value it gives, from the
+// inputs alone: what the dye could attribute, known without the dyed
+// build.
+func valueLeaves(repo *repofs.Repo, b *built) map[string][]landing {
 	t := b.tree
 	num := 0
 	vd := &valueDyer{num: &num, byNonce: map[string]inputNode{}, orig: map[string]string{}}
@@ -781,25 +782,44 @@ func valueLeaves(repo *repofs.Repo, b *built) map[string][]string {
 			dyeConfigs(io, n, &k, nil, vd)
 		}
 	}
-	out := map[string][]string{}
+	out := map[string][]landing{}
 	for _, n := range vd.byNonce {
-		out[n.Leaf] = append(out[n.Leaf], n.Elem)
+		out[n.Leaf] = append(out[n.Leaf], landing{elem: n.Elem, value: fmt.Sprint(n.Orig)})
 	}
 	return out
 }
 
+// landing is where a value input's scalar may land and what it gives.
+type landing struct {
+	elem, value string
+}
+
 // mayLand reports whether a value input described by leaves could have
-// supplied the field at p.
-func mayLand(leaves map[string][]string, p jsonvalue.Path) bool {
-	if len(leaves[""]) > 0 || len(p) == 0 || p[len(p)-1].Kind != jsonvalue.KeyStep {
+// supplied the field at p of the render: an input the dye attributes a
+// field to gives that field its whole value, so a field the render lacks,
+// or holds with a value no input gives, is no input's.
+func mayLand(leaves map[string][]landing, rendered map[string]any, p jsonvalue.Path) bool {
+	v, ok := jsonvalue.Get(rendered, p)
+	if !ok {
+		return false
+	}
+	var have string
+	switch t := v.(type) {
+	case string, int64:
+		have = fmt.Sprint(t)
+	default:
+		return true // a map or list a scalar inside may come from
+	}
+	gives := func(l landing) bool { return l.value == have }
+	if slices.ContainsFunc(leaves[""], gives) || len(p) == 0 || p[len(p)-1].Kind != jsonvalue.KeyStep {
 		return true
 	}
 	elem := ""
 	if len(p) > 1 && p[len(p)-2].Kind == jsonvalue.NameStep {
 		elem = p[len(p)-2].Key
 	}
-	for _, e := range leaves[p[len(p)-1].Key] {
-		if e == "" || elem == "" || e == elem {
+	for _, l := range leaves[p[len(p)-1].Key] {
+		if (l.elem == "" || elem == "" || l.elem == elem) && gives(l) {
 			return true
 		}
 	}
