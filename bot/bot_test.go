@@ -519,3 +519,28 @@ func (brokenLister) List(context.Context, cluster.Scope) (cluster.Listing, error
 }
 
 func snapshotAt(path string) cluster.Lister { return cluster.SnapshotLister{Path: path} }
+
+// A target waiting for the GitOps tool to apply the base wakes when the
+// tool does, although no object changed: the applied revision is part of
+// what an idle poll compares.
+func TestWaitingTargetWakesWhenTheBaseIsApplied(t *testing.T) {
+	h := newHarness(t, exampleLive(t))
+	old := h.base
+	k, _ := h.srv.File(owner, repo, "main", "overlays/prod/kustomization.yaml")
+	newBase := h.srv.Commit(owner, repo, "main", "someone", map[string][]byte{
+		"overlays/prod/kustomization.yaml": append([]byte("# reviewed\n"), k...),
+	})
+	rev := old
+	h.target.Applied = func(context.Context) (cluster.Applied, error) { return cluster.Applied{Revision: rev}, nil }
+	if out := h.poll(); out.Waiting == "" || out.PR != 0 {
+		t.Fatalf("the cluster runs %s, the root changed since: want waiting, have %+v", old, out)
+	}
+	rev = newBase // applied; the comment renders nothing new
+	out := h.poll()
+	if out.Idle || out.Waiting != "" || out.PR == 0 {
+		t.Fatalf("the base is applied now: want a pull request, have %+v", out)
+	}
+	if again := h.poll(); !again.Idle {
+		t.Fatalf("nothing moved since: want idle, have %+v", again)
+	}
+}

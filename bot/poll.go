@@ -93,29 +93,35 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 	return p.out, nil
 }
 
-// readLive reads the target's live objects. A target by inventory first
-// reads its Kustomization or Application, once: the inventory of that read
-// scopes the listing and picks the objects compared, and the poll renders
-// the revision of that same read.
+// readLive reads the target's live objects. A target that reads an
+// applied revision first reads its Kustomization or Application, once: the
+// poll renders the revision of that same read, and for a target by
+// inventory its inventory scopes the listing and picks the objects
+// compared.
 func readLive(ctx context.Context, p *poll) error {
 	tc := p.t.Config
 	scope := cluster.Scope{
 		Namespaces: tc.Namespaces, NamespaceSelector: tc.NamespaceSelector,
 		IncludeKinds: tc.Kinds.Include, ExcludeKinds: tc.Kinds.Exclude,
 	}
-	if p.t.ByInventory {
-		if p.t.Applied == nil {
-			return fmt.Errorf("target %s compares its inventory but reads no applied revision", tc.Name)
-		}
+	if p.t.ByInventory && p.t.Applied == nil {
+		return fmt.Errorf("target %s compares its inventory but reads no applied revision", tc.Name)
+	}
+	if p.t.Applied != nil {
+		// Read once, before the objects, and part of what an idle poll
+		// compares: a target waiting for the GitOps tool to apply the base
+		// must wake when it does, even if no object changes.
 		a, err := p.t.Applied(ctx)
 		if err != nil {
 			return err
 		}
 		p.applied = &a
-		if len(a.Inventory) == 0 {
+	}
+	if p.t.ByInventory {
+		if len(p.applied.Inventory) == 0 {
 			return nil // nothing applied yet: plan waits
 		}
-		scope.Namespaces, scope.IncludeKinds = inventoryScope(a.Inventory)
+		scope.Namespaces, scope.IncludeKinds = inventoryScope(p.applied.Inventory)
 		scope.NamespaceSelector = ""
 	}
 	read, err := p.t.Lister.List(ctx, scope)
@@ -123,7 +129,7 @@ func readLive(ctx context.Context, p *poll) error {
 		return err
 	}
 	p.objs, p.coverage = read.Objects, read.Coverage
-	if p.applied != nil {
+	if p.t.ByInventory {
 		p.objs = cluster.InInventory(p.objs, p.applied.Inventory)
 	}
 	return nil
@@ -210,7 +216,7 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 	tc := p.t.Config
 	applied := p.t.Applied
 	if a := p.applied; a != nil {
-		if len(a.Inventory) == 0 {
+		if p.t.ByInventory && len(a.Inventory) == 0 {
 			p.out.Waiting = fmt.Sprintf("the GitOps tool lists no objects it applied for %s yet", tc.Name)
 			return nil, nil
 		}
