@@ -403,6 +403,12 @@ func (f *File) safeNode(n *yaml.Node) error {
 			if _, err := f.colonEnd(k, flow); err != nil && !flow {
 				return f.errf(k.Line, "explicit key (?) or key without ':' is not supported")
 			}
+			// YAML keeps an implicit key on one line; the parser lets a
+			// flow mapping's plain key run onto the next, where a value
+			// written after it would not read back.
+			if e, err := f.end(k, ctx{kind: inMap, flow: flow, indent: -1, after: -1}); err != nil || lineAt(f.lines, e) != k.Line {
+				return f.errf(k.Line, "a key that runs over several lines is not supported")
+			}
 			ks := keyString(k)
 			if first, dup := seen[ks]; dup {
 				return f.errf(k.Line, "duplicate key %q (first at line %d)", ks, first)
