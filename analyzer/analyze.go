@@ -286,6 +286,7 @@ type candidate struct {
 	changed []jsonvalue.Path
 	rounds  int       // verify rounds that refused some of its fields
 	over    *override // set when the change is written to the target's own folder instead (overlay.go)
+	guard   *guard    // set when file is shared and the write must leave the other roots' renders alone (guard.go)
 }
 
 // giveUp drops one field from the candidate: the source keeps its own value
@@ -611,6 +612,11 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 		return
 	}
 	refusal := a.unwritable(file)
+	if refusal != nil {
+		if g := a.guardFor(file, refusal); g != nil {
+			c.guard, refusal = g, nil
+		}
+	}
 	if refusal == nil {
 		if err := a.base.files[file].Safe(doc); err != nil {
 			refusal = &Refusal{Code: CodeUnplaceableEdit, Message: "the source document cannot be edited safely: " + err.Error(),

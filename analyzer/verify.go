@@ -63,6 +63,10 @@ func (a *analysis) verify() {
 		}
 		drop, fields := a.check(unhash(a.base, nb))
 		if len(drop) == 0 && len(fields) == 0 {
+			if broken := a.brokenGuards(files, parsed); len(broken) > 0 {
+				a.drop(broken)
+				continue
+			}
 			a.final, a.written = editedFiles(files, parsed), files
 			return
 		}

@@ -1,0 +1,203 @@
+package analyzer
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/repofs"
+	"github.com/driftback/driftback/internal/yamledit"
+)
+
+// Guarded writes (DESIGN §14): a target that is itself a base (staging and
+// prod both list it) has no folder of its own to hold an override, so a
+// drift of a value in one of its files used to be refused out of scope.
+// Yet when every overlay that reads the file sets that field itself (prod
+// patches replicas, so does staging), editing the base changes nothing
+// they render, and it is exactly the edit a person would make. Such a
+// write is allowed on that condition alone: verify builds each other root
+// that reads the file with the edit in place, and any change to any of
+// them refuses the write as before.
+
+// guard is what a write into a shared file must leave alone.
+type guard struct {
+	roots   []string // the other top-level roots that read the file, sorted
+	blocked *Refusal // why the file is not the target's alone
+}
+
+// guardFor returns the guard under which the target may write file though
+// other roots read it, or nil when it may not: the file must be in the
+// target's own folder (the default write scope) and be refused only for
+// its readers, and the target must have no folder of its own that could
+// hold an override instead (a placed override never touches other roots,
+// so it is always preferred).
+func (a *analysis) guardFor(file string, blocked *Refusal) *guard {
+	if blocked.Code != CodeWriteFanIn || !inScope(a.root, file) || a.overrideHome() == nil {
+		return nil
+	}
+	var others []string
+	for _, r := range a.snap.forest.Readers(file) {
+		if r != a.root {
+			others = append(others, r)
+		}
+	}
+	if len(others) == 0 {
+		return nil
+	}
+	return &guard{roots: others, blocked: blocked}
+}
+
+// brokenGuards checks that the guarded writes leave every root they must
+// alone, and refuses (returns, to be dropped) the guarded candidates of
+// each file to blame. The comparison is against the tree with the plan's
+// other edits already in place, so an edit the target may make (of a file
+// only it and the one root that encloses it read) is never blamed on a
+// guarded one. With several guarded files and a moved root, each file is
+// tried alone; when none moves a root alone, all of them are refused. With
+// nothing broken it notes which roots were checked, for the reviewer.
+func (a *analysis) brokenGuards(files map[string][]byte, parsed map[string]*yamledit.File) map[*candidate]bool {
+	byFile := map[string][]*candidate{}
+	for _, c := range a.candidates {
+		if c.guard != nil {
+			byFile[c.file] = append(byFile[c.file], c)
+		}
+	}
+	if len(byFile) == 0 {
+		return nil
+	}
+	others := map[string][]byte{}
+	guarded := map[string][]byte{}
+	for p, b := range files {
+		if byFile[p] != nil {
+			guarded[p] = b
+		} else {
+			others[p] = b
+		}
+	}
+	rootsOf := func(fs map[string][]byte) []string {
+		set := map[string]bool{}
+		for f := range fs {
+			for _, r := range byFile[f][0].guard.roots {
+				set[r] = true
+			}
+		}
+		return slices.Sorted(maps.Keys(set))
+	}
+	moved := a.movedRoots(others, guarded, rootsOf(guarded), parsed)
+	if len(moved) == 0 {
+		for _, f := range slices.Sorted(maps.Keys(byFile)) {
+			a.note("%s is also read by %s; built with this edit, they render exactly as before", f, displayDirs(byFile[f][0].guard.roots))
+		}
+		return nil
+	}
+	blame := map[string]map[string]string{}
+	if len(guarded) > 1 {
+		for _, f := range slices.Sorted(maps.Keys(guarded)) {
+			alone := map[string][]byte{f: guarded[f]}
+			if m := a.movedRoots(others, alone, rootsOf(alone), parsed); len(m) > 0 {
+				blame[f] = m
+			}
+		}
+	}
+	if len(blame) == 0 {
+		for f := range guarded {
+			blame[f] = moved
+		}
+	}
+	broken := map[*candidate]bool{}
+	for f, m := range blame {
+		r := slices.Sorted(maps.Keys(m))[0]
+		for _, c := range byFile[f] {
+			broken[c] = true
+			ref := outOfScope(c.guard.blocked, a.overrideHome())
+			ref.Message = fmt.Sprintf("%s is also read by %s, and writing it would change the render of %s (%s); %s",
+				f, displayDirs(c.guard.roots), displayDir(r), m[r], a.overrideHome().Message)
+			ref.Object, ref.Field, ref.File = refOf(c.ren.Object), joinPaths(c.changed), c.file
+			ref.Line = lineOf(a.base.files[c.file], c.doc, firstPath(c.changed))
+			a.refuse(*ref)
+		}
+	}
+	return broken
+}
+
+// movedRoots builds each root over the snapshot with before written in,
+// and again with after written over that, and says for each root that
+// differs how ("" never: a root that renders the same objects in the same
+// order, value for value, is left out). A root that cannot be built either
+// way counts as moved: nothing proves the edit leaves it alone.
+func (a *analysis) movedRoots(before, after map[string][]byte, roots []string, parsed map[string]*yamledit.File) map[string]string {
+	moved := map[string]string{}
+	from, err := a.snap.repo.With(before)
+	var to *repofs.Repo
+	if err == nil {
+		to, err = from.With(after)
+	}
+	for _, root := range roots {
+		if err != nil {
+			moved[root] = "the edited files cannot be laid out: " + err.Error()
+			continue
+		}
+		b0, why := a.buildOther(from, root, parsed, "it does not build as it is, so the edit's effect on it cannot be checked")
+		if why == "" {
+			var b1 *built
+			if b1, why = a.buildOther(to, root, parsed, "it would no longer build"); why == "" {
+				why = renderDiff(b0, b1)
+			}
+		}
+		if why != "" {
+			moved[root] = why
+		}
+	}
+	return moved
+}
+
+// buildOther renders another root of the repository, as plain kustomize
+// (whatever a GitOps tool adds to that root's render is a function of it,
+// so an unchanged render stays unchanged after the tool), reusing every
+// parse the snapshot or the edit already holds.
+func (a *analysis) buildOther(repo *repofs.Repo, root string, parsed map[string]*yamledit.File, fail string) (*built, string) {
+	t, krefs, err := ktree.Load(repo, root)
+	if err != nil {
+		return nil, fail + ": " + err.Error()
+	}
+	parse := func(p string, data []byte) (*yamledit.File, error) {
+		if f := parsed[p]; f != nil && bytes.Equal(f.Bytes(), data) {
+			return f, nil
+		}
+		if f, err := a.snap.forest.Parse(p); err == nil && f != nil && bytes.Equal(f.Bytes(), data) {
+			return f, nil
+		}
+		return yamledit.Parse(p, data)
+	}
+	b, refs, err := a.snap.renderer().buildTree(repo, t, krefs, parse)
+	if err != nil || len(refs) > 0 {
+		return nil, fail
+	}
+	return b, ""
+}
+
+// renderDiff says how two renders of one root differ, "" when they do not.
+func renderDiff(b0, b1 *built) string {
+	if len(b0.objects) != len(b1.objects) {
+		return fmt.Sprintf("it would render %d objects instead of %d", len(b1.objects), len(b0.objects))
+	}
+	for i, o := range b0.objects {
+		n := b1.objects[i]
+		if n.ID != o.ID || !jsonvalue.Equal(n.Object, o.Object) {
+			return "its " + refOf(o.Object).String() + " would render differently"
+		}
+	}
+	return ""
+}
+
+func displayDirs(roots []string) string {
+	names := make([]string, 0, len(roots))
+	for _, r := range roots {
+		names = append(names, displayDir(r))
+	}
+	return strings.Join(names, ", ")
+}

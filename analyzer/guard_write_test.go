@@ -1,0 +1,90 @@
+package analyzer
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/driftback/driftback/internal/jsonvalue"
+)
+
+// The guardedbase fixture: base (one Deployment, replicas 1) read by
+// staging (namespace, a patch setting replicas 2) and prod (prefix,
+// namespace, a patch setting replicas 6 and memory 1Gi). The base is a
+// target of its own, with no folder of its own to hold an override.
+
+// Both overlays set replicas, so the base's count reaches neither: the
+// base is edited in place, exactly as a person would, and no other root
+// renders differently.
+func TestSharedBaseValueEveryOverlaySetsIsWritten(t *testing.T) {
+	repo := fixture(t, "guardedbase")
+	live := renderedLive(t, repo, "base")
+	jsonvalue.Set(find(t, live, "Deployment", "app"), replicasPath, int64(3))
+	p := plan(t, repo, "base", live)
+	if len(p.Refusals) != 0 || len(p.Files) != 1 || p.Files[0].Path != "base/app.yaml" {
+		t.Fatalf("want base/app.yaml written and nothing refused:\n%s", dump(p))
+	}
+	if !strings.Contains(p.Files[0].Content, "  replicas: 3 # overlays set their own\n") {
+		t.Errorf("the edited base:\n%s", p.Files[0].Content)
+	}
+	if e := p.Edits[0]; e.Route != RouteSource || e.Field != "spec.replicas" || e.Line != 6 {
+		t.Errorf("edit = %+v", e)
+	}
+	if !strings.Contains(strings.Join(p.Notes, "\n"), "base/app.yaml is also read by prod, staging; built with this edit, they render exactly as before") {
+		t.Errorf("notes: %q", p.Notes)
+	}
+	checkRebuild(t, repo, "base", renderedLive(t, repo, "base"), live, otherRoots(t, repo, "base"), p)
+	if again := plan(t, applied(t, repo, p), "base", live); !again.InSync() {
+		t.Fatalf("planning the written plan again is not a no-op:\n%s", dump(again))
+	}
+}
+
+// Only prod sets the memory limit and neither overlay sets the image:
+// writing either into the base would change staging's render, so both
+// stay refused out of scope, naming the root that would move.
+func TestSharedBaseValueAnOverlayRendersIsRefused(t *testing.T) {
+	repo := fixture(t, "guardedbase")
+	for name, drift := range map[string]struct {
+		path  jsonvalue.Path
+		to    any
+		moves string
+	}{
+		"memory": {containers(jsonvalue.Name("app"), jsonvalue.Key("resources"), jsonvalue.Key("limits"), jsonvalue.Key("memory")), "256Mi",
+			"the render of staging (its Deployment/staging/app would render differently)"},
+		"image": {containers(jsonvalue.Name("app"), jsonvalue.Key("image")), "registry.example.org/app:2.1",
+			"the render of prod (its Deployment/prod/prod-app would render differently)"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			live := renderedLive(t, repo, "base")
+			jsonvalue.Set(find(t, live, "Deployment", "app"), drift.path, drift.to)
+			p := plan(t, repo, "base", live)
+			if len(p.Files) != 0 || len(p.Edits) != 0 || len(p.Refusals) != 1 {
+				t.Fatalf("want one refusal and nothing written:\n%s", dump(p))
+			}
+			r := p.Refusals[0]
+			if r.Code != CodeOutOfScope || r.File != "base/app.yaml" || r.Line == 0 ||
+				!strings.HasPrefix(r.Message, "base/app.yaml is also read by prod, staging, and writing it would change "+drift.moves+"; nor can") {
+				t.Errorf("refusal = %+v", r)
+			}
+		})
+	}
+}
+
+// A drift the guard refuses does not take down another object's: the
+// guard is checked per candidate, and the others are verified again.
+func TestGuardRefusesOnlyTheObjectThatMovesAnOverlay(t *testing.T) {
+	repo, err := fixture(t, "guardedbase").With(map[string][]byte{
+		"base/kustomization.yaml": []byte("resources:\n- app.yaml\n- worker.yaml\n"),
+		"base/worker.yaml":        []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: worker\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers:\n      - name: worker\n        image: registry.example.org/worker:1.0\n"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := renderedLive(t, repo, "base")
+	jsonvalue.Set(find(t, live, "Deployment", "app"), replicasPath, int64(4))
+	jsonvalue.Set(find(t, live, "Deployment", "worker"), replicasPath, int64(4))
+	p := plan(t, repo, "base", live)
+	if len(p.Files) != 1 || p.Files[0].Path != "base/app.yaml" || len(p.Refusals) != 1 || p.Refusals[0].Object.Name != "worker" {
+		t.Fatalf("want app written and worker refused:\n%s", dump(p))
+	}
+	checkRebuild(t, repo, "base", renderedLive(t, repo, "base"), live, otherRoots(t, repo, "base"), p)
+}
