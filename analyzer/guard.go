@@ -27,6 +27,7 @@ import (
 type guard struct {
 	roots   []string // the other top-level roots that read the file, sorted
 	blocked *Refusal // why the file is not the target's alone
+	home    *Refusal // why no override in the target's own folder can hold the value
 }
 
 // guardFor returns the guard under which the target may write file though
@@ -36,7 +37,8 @@ type guard struct {
 // hold an override instead (a placed override never touches other roots,
 // so it is always preferred).
 func (a *analysis) guardFor(file string, blocked *Refusal) *guard {
-	if blocked.Code != CodeWriteFanIn || !inScope(a.root, file) || a.overrideHome() == nil {
+	home := a.overrideHome()
+	if blocked.Code != CodeWriteFanIn || !inScope(a.root, file) || home == nil {
 		return nil
 	}
 	var others []string
@@ -48,7 +50,7 @@ func (a *analysis) guardFor(file string, blocked *Refusal) *guard {
 	if len(others) == 0 {
 		return nil
 	}
-	return &guard{roots: others, blocked: blocked}
+	return &guard{roots: others, blocked: blocked, home: home}
 }
 
 // brokenGuards checks that the guarded writes leave every root they must
@@ -113,9 +115,9 @@ func (a *analysis) brokenGuards(files map[string][]byte, parsed map[string]*yaml
 		r := slices.Sorted(maps.Keys(m))[0]
 		for _, c := range byFile[f] {
 			broken[c] = true
-			ref := outOfScope(c.guard.blocked, a.overrideHome())
+			ref := outOfScope(c.guard.blocked, c.guard.home)
 			ref.Message = fmt.Sprintf("%s is also read by %s, and writing it would change the render of %s (%s); %s",
-				f, displayDirs(c.guard.roots), displayDir(r), m[r], a.overrideHome().Message)
+				f, displayDirs(c.guard.roots), displayDir(r), m[r], c.guard.home.Message)
 			ref.Object, ref.Field, ref.File = refOf(c.ren.Object), joinPaths(c.changed), c.file
 			ref.Line = lineOf(a.base.files[c.file], c.doc, firstPath(c.changed))
 			a.refuse(*ref)
