@@ -23,6 +23,11 @@ import (
 // that reads the file with the edit in place, and any change to any of
 // them refuses the write as before.
 
+// maxGuardedRoots bounds the other roots a guarded write is checked
+// against: each costs two builds, and a base that many roots read is one
+// whose change a person would not make from a single target's drift either.
+const maxGuardedRoots = 8
+
 // guard is what a write into a shared file must leave alone.
 type guard struct {
 	roots   []string // the other top-level roots that read the file, sorted
@@ -47,7 +52,7 @@ func (a *analysis) guardFor(file string, blocked *Refusal) *guard {
 			others = append(others, r)
 		}
 	}
-	if len(others) == 0 {
+	if len(others) == 0 || len(others) > maxGuardedRoots {
 		return nil
 	}
 	return &guard{roots: others, blocked: blocked, home: home}
@@ -127,10 +132,10 @@ func (a *analysis) brokenGuards(files map[string][]byte, parsed map[string]*yaml
 }
 
 // movedRoots builds each root over the snapshot with before written in,
-// and again with after written over that, and says for each root that
-// differs how ("" never: a root that renders the same objects in the same
-// order, value for value, is left out). A root that cannot be built either
-// way counts as moved: nothing proves the edit leaves it alone.
+// and again with after written over that, and returns the first root
+// that differs, saying how (empty when every root renders the same
+// objects in the same order, value for value). A root that cannot be built
+// either way counts as moved: nothing proves the edit leaves it alone.
 func (a *analysis) movedRoots(before, after map[string][]byte, roots []string, parsed map[string]*yamledit.File) map[string]string {
 	moved := map[string]string{}
 	from, err := a.snap.repo.With(before)
@@ -141,7 +146,7 @@ func (a *analysis) movedRoots(before, after map[string][]byte, roots []string, p
 	for _, root := range roots {
 		if err != nil {
 			moved[root] = "the edited files cannot be laid out: " + err.Error()
-			continue
+			return moved
 		}
 		b0, why := a.buildOther(from, root, parsed, "it does not build as it is, so the edit's effect on it cannot be checked")
 		if why == "" {
@@ -151,7 +156,9 @@ func (a *analysis) movedRoots(before, after map[string][]byte, roots []string, p
 			}
 		}
 		if why != "" {
+			// One root that moves refuses the write; the rest need not be built.
 			moved[root] = why
+			return moved
 		}
 	}
 	return moved

@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -125,4 +126,30 @@ func TestApplyAndRebuildOfSharedBases(t *testing.T) {
 		t.Fatal("no drift of a shared base was written; the invariant was not exercised")
 	}
 	t.Logf("%d of the plans wrote files", written)
+}
+
+// A base more roots read than maxGuardedRoots is not written even when
+// every one of them sets the field: the check would cost two builds each.
+func TestSharedBaseOfManyRootsIsNotGuarded(t *testing.T) {
+	files := map[string]string{
+		"base/kustomization.yaml": "resources: [app.yaml]\n",
+		"base/app.yaml":           "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  replicas: 1\n",
+	}
+	for i := 0; i <= maxGuardedRoots; i++ {
+		dir := fmt.Sprintf("env%02d/", i)
+		files[dir+"kustomization.yaml"] = fmt.Sprintf("resources: [../base]\nnamespace: env%02d\npatches:\n- path: scale.yaml\n", i)
+		files[dir+"scale.yaml"] = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  replicas: 2\n"
+	}
+	repo := repoOf(t, files)
+	live := renderedLive(t, repo, "base")
+	jsonvalue.Set(find(t, live, "Deployment", "app"), replicasPath, int64(3))
+	p := plan(t, repo, "base", live)
+	if len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeOutOfScope {
+		t.Fatalf("want the drift refused out-of-scope:\n%s", dump(p))
+	}
+	// One root fewer, and the same drift is written.
+	delete(files, fmt.Sprintf("env%02d/kustomization.yaml", maxGuardedRoots))
+	if p := plan(t, repoOf(t, files), "base", live); len(p.Files) != 1 || len(p.Refusals) != 0 {
+		t.Fatalf("want base/app.yaml written:\n%s", dump(p))
+	}
 }
