@@ -127,11 +127,7 @@ func TestFluxApplyAndRebuild(t *testing.T) {
 	for _, ft := range fluxTargets(t) {
 		render := ft.render(t)
 		for range driftsPerRoot {
-			live := make([]map[string]any, len(render))
-			for j, o := range render {
-				live[j] = jsonvalue.Copy(o).(map[string]any)
-			}
-			what, ok := driftOne(live, rng)
+			live, what, ok := driftedCopy(render, rng)
 			if !ok {
 				break
 			}

@@ -102,11 +102,7 @@ func TestApplyAndRebuildOfSharedBases(t *testing.T) {
 		others := otherRoots(t, repo, "base")
 		render := renderedLive(t, repo, "base")
 		for i := 0; i < 2*driftsPerRoot; i++ {
-			live := make([]map[string]any, len(render))
-			for j, o := range render {
-				live[j] = jsonvalue.Copy(o).(map[string]any)
-			}
-			what, ok := driftOne(live, rng)
+			live, what, ok := driftedCopy(render, rng)
 			if !ok {
 				break
 			}

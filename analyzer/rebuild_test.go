@@ -37,11 +37,7 @@ func TestApplyAndRebuild(t *testing.T) {
 		others := otherRoots(t, fr.repo, fr.root)
 		render := renderedLive(t, fr.repo, fr.root)
 		for i := 0; i < driftsPerRoot; i++ {
-			live := make([]map[string]any, len(render))
-			for j, o := range render {
-				live[j] = jsonvalue.Copy(o).(map[string]any)
-			}
-			what, ok := driftOne(live, rng)
+			live, what, ok := driftedCopy(render, rng)
 			if !ok {
 				break // nothing a person changes in this render
 			}
@@ -69,6 +65,16 @@ func TestApplyAndRebuild(t *testing.T) {
 	if plans < 60 {
 		t.Fatalf("only %d plans checked", plans)
 	}
+}
+
+// driftedCopy is a copy of render with one field changed by driftOne.
+func driftedCopy(render []map[string]any, rng *rand.Rand) ([]map[string]any, string, bool) {
+	live := make([]map[string]any, len(render))
+	for j, o := range render {
+		live[j] = jsonvalue.Copy(o).(map[string]any)
+	}
+	what, ok := driftOne(live, rng)
+	return live, what, ok
 }
 
 // driftOne changes one field a person would change, in one object of live,
