@@ -24,9 +24,11 @@ import (
 // them refuses the write as before.
 
 // maxGuardedRoots bounds the other roots a guarded write is checked
-// against: each costs two builds, and a base that many roots read is one
-// whose change a person would not make from a single target's drift either.
-const maxGuardedRoots = 8
+// against, each of which costs two builds (one when the pass has already
+// rendered it). argo-cd's manifests/base folders are read by nine install
+// variants that all set their own image; sixteen leaves room for that
+// shape and keeps the worst case at 32 builds.
+const maxGuardedRoots = 16
 
 // guard is what a write into a shared file must leave alone.
 type guard struct {
