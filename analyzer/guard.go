@@ -32,7 +32,7 @@ const maxGuardedRoots = 16
 
 // guard is what a write into a shared file must leave alone.
 type guard struct {
-	roots   []string // the other top-level roots that read the file, sorted
+	roots   []string // the other folders whose build reads the file, sorted
 	blocked *Refusal // why the file is not the target's alone
 	home    *Refusal // why no override in the target's own folder can hold the value
 }
@@ -48,9 +48,14 @@ func (a *analysis) guardFor(file string, blocked *Refusal) *guard {
 	if blocked.Code != CodeWriteFanIn || !inScope(a.root, file) || home == nil {
 		return nil
 	}
+	// Every folder that builds the file counts, not only top-level roots:
+	// a base between the file and an overlay (mid/ lists base/, prod lists
+	// mid/) may be deployed on its own, and the overlay above it may
+	// override the value while mid/ does not. The target's own bases
+	// render as part of it.
 	var others []string
-	for _, r := range a.snap.forest.Readers(file) {
-		if r != a.root {
+	for _, r := range a.snap.forest.ReadBy(file) {
+		if a.base.tree.Node(r) == nil {
 			others = append(others, r)
 		}
 	}

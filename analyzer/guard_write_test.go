@@ -3,10 +3,13 @@ package analyzer
 import (
 	"fmt"
 	"math/rand/v2"
+	"path"
 	"strings"
 	"testing"
 
+	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/repofs"
 )
 
 // The guardedbase fixture: base (one Deployment, replicas 1) read by
@@ -91,15 +94,74 @@ func TestGuardRefusesOnlyTheObjectThatMovesAnOverlay(t *testing.T) {
 	checkRebuild(t, repo, "base", renderedLive(t, repo, "base"), live, otherRoots(t, repo, "base"), p)
 }
 
+// withCanary is the guardedbase fixture with a base between the shared
+// base and an overlay: canary lists base and sets nothing, canary-eu lists
+// canary and sets its own replicas. canary is not a top-level root, yet a
+// GitOps tool may deploy it.
+func withCanary(t *testing.T) *repofs.Repo {
+	t.Helper()
+	repo, err := fixture(t, "guardedbase").With(map[string][]byte{
+		"canary/kustomization.yaml":    []byte("resources:\n- ../base\nnamespace: canary\n"),
+		"canary-eu/kustomization.yaml": []byte("resources:\n- ../canary\nnamespace: canary-eu\npatches:\n- path: scale.yaml\n"),
+		"canary-eu/scale.yaml":         []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  replicas: 1\n"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return repo
+}
+
+// Every overlay on top sets replicas, but canary, a base between, does
+// not: the guard builds it too, and the write is refused naming it.
+func TestGuardChecksTheBasesBetweenFileAndOverlay(t *testing.T) {
+	repo := withCanary(t)
+	live := renderedLive(t, repo, "base")
+	jsonvalue.Set(find(t, live, "Deployment", "app"), replicasPath, int64(3))
+	p := plan(t, repo, "base", live)
+	if len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeOutOfScope {
+		t.Fatalf("want the drift refused out-of-scope:\n%s", dump(p))
+	}
+	if m := p.Refusals[0].Message; !strings.HasPrefix(m, "base/app.yaml is also read by canary, canary-eu, prod, staging, and writing it would change the render of canary (its Deployment/canary/app would render differently)") {
+		t.Errorf("refusal: %s", m)
+	}
+}
+
+// otherFolders builds every folder of repo that kustomize can build on its
+// own, bases between the target and an overlay included, except target
+// and the bases it reads itself (their change is the target's own).
+func otherFolders(t *testing.T, repo *repofs.Repo, target string) []rootBuild {
+	t.Helper()
+	tree, _, err := ktree.Load(repo, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []rootBuild
+	for _, p := range repo.Paths() {
+		if path.Base(p) != "kustomization.yaml" {
+			continue
+		}
+		dir := strings.TrimSuffix(strings.TrimSuffix(p, "kustomization.yaml"), "/")
+		if raw, _ := repo.File(p); tree.Node(dir) == nil && !strings.Contains(string(raw), "kind: Component") {
+			out = append(out, rootBuild{dir, kustomizeBuild(t, repo, dir)})
+		}
+	}
+	return out
+}
+
 // The apply-and-rebuild invariant for targets that are shared bases: any
 // plan, written and rebuilt, renders live on what it claims and leaves
-// both overlays' builds exactly as they were.
+// every other folder's build exactly as it was, bases between included.
 func TestApplyAndRebuildOfSharedBases(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 2026))
 	written := 0
-	for _, name := range []string{"guardedbase", "sharedbase"} {
-		repo := fixture(t, name)
-		others := otherRoots(t, repo, "base")
+	for _, name := range []string{"guardedbase", "sharedbase", "canary"} {
+		var repo *repofs.Repo
+		if name == "canary" {
+			repo = withCanary(t)
+		} else {
+			repo = fixture(t, name)
+		}
+		others := otherFolders(t, repo, "base")
 		render := renderedLive(t, repo, "base")
 		for i := 0; i < 2*driftsPerRoot; i++ {
 			live, what, ok := driftedCopy(render, rng)

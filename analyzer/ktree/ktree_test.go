@@ -498,6 +498,19 @@ func TestRootsAndFanIn(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("FanIn = %v, want %v", got, want)
 	}
+	// ReadBy counts every folder that builds a file, bases included, and
+	// never a component (it cannot be built on its own).
+	f := NewForest(r)
+	for file, want := range map[string][]string{
+		"base/deploy.yaml":         {"base", "overlays/dev", "overlays/prod"},
+		"overlays/prod/patch.yaml": {"overlays/prod"},
+		"comp/kustomization.yaml":  nil,
+		"docs/readme.md":           nil,
+	} {
+		if got := f.ReadBy(file); !slices.Equal(got, want) {
+			t.Errorf("ReadBy(%s) = %v, want %v", file, got, want)
+		}
+	}
 	// A lone kustomization at the top is a root named "".
 	top := mkrepo(t, map[string]string{"kustomization.yaml": "resources: [a.yaml]\n", "a.yaml": deploy}, nil)
 	if got := Roots(top); !slices.Equal(got, []string{""}) {

@@ -123,6 +123,9 @@ type Forest struct {
 
 	fanInOnce sync.Once
 	fanIn     map[string][]string
+
+	readByOnce sync.Once
+	readBy     map[string][]string
 }
 
 type loaded struct {
@@ -165,6 +168,51 @@ func (f *Forest) Load(root string) (*Tree, []Refusal, error) {
 		return loaded{t, refs, err}
 	})
 	return l.tree, l.refusals, l.err
+}
+
+// kustomizationDirs lists every folder of the snapshot holding a
+// kustomization file ("" for the top), remote bases' copies left out.
+func (f *Forest) kustomizationDirs() []string {
+	kustomization := map[string]bool{}
+	for _, name := range KustomizationFiles() {
+		kustomization[name] = true
+	}
+	dirs := map[string]bool{}
+	for _, p := range f.repo.Paths() {
+		if kustomization[path.Base(p)] && !within(p, RemoteFolder) {
+			d := path.Dir(p)
+			if d == "." {
+				d = ""
+			}
+			dirs[d] = true
+		}
+	}
+	out := make([]string, 0, len(dirs))
+	for d := range dirs {
+		out = append(out, d)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ReadBy lists, sorted, every folder that kustomize can build on its own
+// (a kustomization that is not a Component) whose build reads file, top-
+// level roots and the bases between them alike: any of them may be what a
+// GitOps tool deploys. The first call loads every such folder.
+func (f *Forest) ReadBy(file string) []string {
+	f.readByOnce.Do(func() {
+		f.readBy = map[string][]string{}
+		for _, d := range f.kustomizationDirs() {
+			t, _, err := f.Load(d)
+			if err != nil || t == nil || t.Root.K == nil || t.Root.K.Kind == types.ComponentKind {
+				continue
+			}
+			for _, p := range t.Inputs {
+				f.readBy[p] = append(f.readBy[p], d) // dirs are sorted, so each list is too
+			}
+		}
+	})
+	return f.readBy[file]
 }
 
 // Read reports the files some root may read: every kustomization file,
