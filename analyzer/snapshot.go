@@ -59,12 +59,46 @@ func (s *Snapshot) renderer() renderer { return renderer{cache: s.renders, build
 // SameInputs reports whether root reads the same files with the same bytes
 // here and in other: a plan of root would then be the same on both.
 func (s *Snapshot) SameInputs(other *Snapshot, root string) bool {
-	ta, ra, errA := s.forest.Load(root)
-	tb, rb, errB := other.forest.Load(root)
+	_, ra, errA := s.forest.Load(root)
+	_, rb, errB := other.forest.Load(root)
 	if errA != nil || errB != nil || len(ra) > 0 || len(rb) > 0 {
 		return false
 	}
-	if !slices.Equal(ta.Inputs, tb.Inputs) {
+	return s.sameReads(other, root)
+}
+
+// SameReaders reports whether a plan made here that writes paths may be
+// proposed onto other: each path holds the same bytes in both (or is
+// absent from both), and each folder that builds one of them, in either
+// snapshot, reads the same files with the same bytes in both. Which roots
+// read a file, and how they render it, is what the write scope and the
+// guarded writes decided on; SameInputs covers only the target's own files.
+func (s *Snapshot) SameReaders(other *Snapshot, paths []string) bool {
+	for _, p := range paths {
+		x, okX := s.repo.File(p)
+		y, okY := other.repo.File(p)
+		if okX != okY || !bytes.Equal(x, y) {
+			return false
+		}
+		mine, theirs := s.forest.ReadBy(p), other.forest.ReadBy(p)
+		if !slices.Equal(mine, theirs) {
+			return false
+		}
+		for _, root := range mine {
+			if !s.sameReads(other, root) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// sameReads reports whether root's build reads the same files with the
+// same bytes here and in other, whatever the analyzer refuses in it.
+func (s *Snapshot) sameReads(other *Snapshot, root string) bool {
+	ta, _, errA := s.forest.Load(root)
+	tb, _, errB := other.forest.Load(root)
+	if errA != nil || errB != nil || !slices.Equal(ta.Inputs, tb.Inputs) {
 		return false
 	}
 	for _, p := range ta.Inputs {

@@ -74,8 +74,9 @@ func PlanTarget(ctx context.Context, in PlanInput) (TargetPlan, error) {
 	}
 	// Propose onto the base only when the root reads the same bytes there
 	// as at the revision the cluster runs.
+	var base *analyzer.Snapshot
 	if renderAt != in.Base {
-		base, err := in.Load(ctx, in.Base)
+		base, err = in.Load(ctx, in.Base)
 		if err != nil {
 			return out, err
 		}
@@ -87,6 +88,19 @@ func PlanTarget(ctx context.Context, in PlanInput) (TargetPlan, error) {
 	plan, err := snap.Plan(tc.Root, live, analyzer.Options{WriteScope: tc.WriteScope, OrchestratorContext: orchestrator, Flux: flux, ArgoCD: argo, Coverage: in.Coverage})
 	if err != nil {
 		return out, &InputError{Err: err}
+	}
+	// Which other roots read a written file, and whether they move, was
+	// decided at the cluster's revision; it holds on the base only when
+	// those roots read the same bytes there.
+	if base != nil && len(plan.Files) > 0 {
+		paths := make([]string, len(plan.Files))
+		for i, f := range plan.Files {
+			paths[i] = f.Path
+		}
+		if !snap.SameReaders(base, paths) {
+			out.Waiting = fmt.Sprintf("the cluster runs %s, and a root that reads the files this plan writes changed since then on the base branch; waiting for the GitOps tool to apply %s", short(renderAt), short(in.Base))
+			return out, nil
+		}
 	}
 	for _, f := range plan.Files {
 		if err := writablePath(f.Path); err != nil {
