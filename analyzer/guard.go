@@ -23,16 +23,18 @@ import (
 // that reads the file with the edit in place, and any change to any of
 // them refuses the write as before.
 
-// maxGuardedRoots bounds the other roots a guarded write is checked
+// maxGuardedRoots bounds the other folders a guarded write is checked
 // against, each of which costs two builds (one when the pass has already
-// rendered it). argo-cd's manifests/base folders are read by nine install
-// variants that all set their own image; sixteen leaves room for that
-// shape and keeps the worst case at 32 builds.
-const maxGuardedRoots = 16
+// rendered it). argo-cd's manifests/base/* folders are built by nine
+// install variants and the eight bases between them (seventeen folders),
+// all of which set their own image; twenty-four leaves room for that shape
+// and keeps the worst case at 48 builds.
+const maxGuardedRoots = 24
 
 // guard is what a write into a shared file must leave alone.
 type guard struct {
 	roots   []string // the other folders whose build reads the file, sorted
+	order   []string // roots in the order they are checked
 	blocked *Refusal // why the file is not the target's alone
 	home    *Refusal // why no override in the target's own folder can hold the value
 }
@@ -62,7 +64,18 @@ func (a *analysis) guardFor(file string, blocked *Refusal) *guard {
 	if len(others) == 0 || len(others) > maxGuardedRoots {
 		return nil
 	}
-	return &guard{roots: others, blocked: blocked, home: home}
+	// Checked smallest first: the bases between the file and the overlays
+	// build quickly and are the likeliest to render the value as it is
+	// (they set nothing), and the check stops at the first that moves.
+	order := slices.Clone(others)
+	size := map[string]int{}
+	for _, r := range order {
+		if t, _, err := a.snap.forest.Load(r); err == nil && t != nil {
+			size[r] = len(t.Inputs)
+		}
+	}
+	slices.SortStableFunc(order, func(x, y string) int { return size[x] - size[y] })
+	return &guard{roots: others, order: order, blocked: blocked, home: home}
 }
 
 // brokenGuards checks that the guarded writes leave every root they must
@@ -92,18 +105,23 @@ func (a *analysis) brokenGuards(files map[string][]byte, parsed map[string]*yaml
 			others[p] = b
 		}
 	}
+	// The folders to check, in each guard's order, each once.
 	rootsOf := func(fs map[string][]byte) []string {
-		set := map[string]bool{}
-		for f := range fs {
-			for _, r := range byFile[f][0].guard.roots {
-				set[r] = true
+		var out []string
+		seen := map[string]bool{}
+		for _, f := range slices.Sorted(maps.Keys(fs)) {
+			for _, r := range byFile[f][0].guard.order {
+				if !seen[r] {
+					seen[r] = true
+					out = append(out, r)
+				}
 			}
 		}
-		return slices.Sorted(maps.Keys(set))
+		return out
 	}
 	moved := a.movedRoots(others, guarded, rootsOf(guarded), parsed)
 	if len(moved) == 0 {
-		for _, f := range slices.Sorted(maps.Keys(byFile)) {
+		for _, f := range slices.Sorted(maps.Keys(guarded)) {
 			a.note("%s is also read by %s; built with this edit, they render exactly as before", f, displayDirs(byFile[f][0].guard.roots))
 		}
 		return nil

@@ -204,7 +204,7 @@ func (f *Forest) ReadBy(file string) []string {
 		f.readBy = map[string][]string{}
 		for _, d := range f.kustomizationDirs() {
 			t, _, err := f.Load(d)
-			if err != nil || t == nil || t.Root.K == nil || t.Root.K.Kind == types.ComponentKind {
+			if err != nil || t == nil || t.Root == nil || t.Root.K == nil || t.Root.K.Kind == types.ComponentKind {
 				continue
 			}
 			for _, p := range t.Inputs {
