@@ -82,7 +82,7 @@ func directOrigins(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, pa
 		}
 	}
 	for _, p := range t.Patches {
-		if b := read(p); bytes.Contains(b, []byte("annotations")) || bytes.Contains(b, []byte("$patch")) {
+		if b := read(p); bytes.Contains(b, []byte("annotations")) || !keepsMetadata(b) {
 			return nil, false
 		}
 	}
@@ -99,6 +99,64 @@ func directOrigins(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, pa
 		}
 	}
 	return out, true
+}
+
+// keepsMetadata reports whether a patch file's merge directives stay out of
+// the objects' metadata. A $patch: replace on metadata drops the origin
+// annotation the annotated build reads, so the two builds would disagree on
+// where the object came from; a directive inside the spec (deleting a port,
+// an env var, a container) cannot reach it. A file that does not decode is
+// left to the annotated build.
+func keepsMetadata(data []byte) bool {
+	if !bytes.Contains(data, []byte("$patch")) {
+		return true
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var doc yaml.Node
+		if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+			return true
+		} else if err != nil || len(doc.Content) == 0 {
+			return false
+		}
+		top := doc.Content[0]
+		if top.Kind != yaml.MappingNode {
+			// A JSON6902 op list: its values are written as they are,
+			// directives and all.
+			continue
+		}
+		for i := 0; i+1 < len(top.Content); i += 2 {
+			switch top.Content[i].Value {
+			case "$patch":
+				return false
+			case "metadata":
+				if mentions(top.Content[i+1], "$patch") {
+					return false
+				}
+			}
+		}
+	}
+}
+
+// mentions reports whether key is a mapping key anywhere under n; an alias
+// may hide one, so it counts as mentioning.
+func mentions(n *yaml.Node, key string) bool {
+	if n.Kind == yaml.AliasNode {
+		return true
+	}
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				return true
+			}
+		}
+	}
+	for _, c := range n.Content {
+		if mentions(c, key) {
+			return true
+		}
+	}
+	return false
 }
 
 // documentKeys names the documents of one resource file, empty ones left

@@ -104,3 +104,43 @@ func dyeExtra(repo *repofs.Repo, b *built) map[string][]byte {
 	}
 	return extra
 }
+
+// TestPatchDirectivesInTheSpecKeepTheDirectBuild: a $patch that deletes a
+// port, an env var or a container leaves the build on the fast way (an
+// override that removes a list element is such a patch, and the annotated
+// build costs several times as much); one on an object's metadata, which
+// drops the annotation the annotated build reads, does not.
+func TestPatchDirectivesInTheSpecKeepTheDirectBuild(t *testing.T) {
+	repo, err := repofs.LoadDir(filepath.Join("testdata", "patchdirectives"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for root, want := range map[string]bool{
+		"overlays/listdelete":      true,
+		"overlays/replaceobject":   false,
+		"overlays/metadatareplace": false,
+	} {
+		tr, refs, err := ktree.Load(repo, root)
+		if err != nil || len(refs) > 0 {
+			t.Fatalf("%s: %v %v", root, err, refs)
+		}
+		if _, ok := directOrigins(repo, tr, nil, nil); ok != want {
+			t.Errorf("%s: direct build %v, want %v", root, ok, want)
+		}
+	}
+	for _, tc := range []struct {
+		patch string
+		want  bool
+	}{
+		{"spec:\n  template:\n    spec:\n      containers:\n      - name: a\n        $patch: delete\n", true},
+		{"$patch: delete\nkind: Service\nmetadata:\n  name: a\n", false},
+		{"metadata:\n  labels:\n    $patch: replace\n", false},
+		{"spec: &s\n  $patch: replace\nmetadata: *s\n", false},
+		{"- op: add\n  path: /spec/x\n  value: {$patch: delete}\n", true},
+		{"metadata: [$patch\n", false},
+	} {
+		if got := keepsMetadata([]byte(tc.patch)); got != tc.want {
+			t.Errorf("keepsMetadata(%q) = %v, want %v", tc.patch, got, tc.want)
+		}
+	}
+}
