@@ -418,13 +418,17 @@ func patternMayMatch(pat, name string) bool {
 			return true
 		}
 	}
-	if len(pat) > len(name) {
-		return true // the pattern runs on into the tag or digest
-	}
-	for i := range len(pat) {
+	// The name, the same at every level, fills the image's first
+	// len(name) characters and is followed by its end, ':' or '@'.
+	for i := range min(len(pat), len(name)) {
 		if pat[i] != '.' && pat[i] != name[i] {
 			return false
 		}
+	}
+	if len(pat) > len(name) {
+		// The pattern runs on into the tag or digest, which may differ
+		// between levels; only a '.' matches the ':' or '@' that starts it.
+		return pat[len(name)] == '.'
 	}
 	return len(pat) == len(name) || name[len(pat)] == ':' || name[len(pat)] == '@'
 }

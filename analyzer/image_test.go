@@ -42,6 +42,48 @@ func FuzzParseImage(f *testing.F) {
 	})
 }
 
+// TestPatternMayMatchNeverRulesOutAMatch holds patternMayMatch to
+// kustomize's own pattern over every short pattern and name of a small
+// alphabet (including '.', which matches any character) and image
+// references that follow the name with a tag, a digest or both.
+func TestPatternMayMatchNeverRulesOutAMatch(t *testing.T) {
+	var words func(alphabet string, n int) []string
+	words = func(alphabet string, n int) []string {
+		if n == 0 {
+			return []string{""}
+		}
+		out := []string{""}
+		for _, w := range words(alphabet, n-1) {
+			for _, c := range alphabet {
+				out = append(out, w+string(c))
+			}
+		}
+		return out
+	}
+	suffixes := []string{"", ":v1", ":a", ":.", "@sha256:ab", ":b@sha256:ab"}
+	ruledOut := 0
+	for _, pat := range words("ab.-", 5) {
+		if pat == "" {
+			continue
+		}
+		re := regexp.MustCompile("^" + pat + `(:[a-zA-Z0-9_.{}-]*)?(@[a-zA-Z0-9]+([.+_-][a-zA-Z0-9]+)*:[a-zA-Z0-9_.{}-]*)?$`)
+		for _, name := range words("ab-", 3) {
+			if name == "" || patternMayMatch(pat, name) {
+				continue
+			}
+			ruledOut++
+			for _, s := range suffixes {
+				if re.MatchString(name + s) {
+					t.Fatalf("%q matches %q, yet patternMayMatch ruled it out", pat, name+s)
+				}
+			}
+		}
+	}
+	if ruledOut == 0 {
+		t.Fatal("nothing was ruled out")
+	}
+}
+
 // TestPatternMayMatch: an entry name is ruled out only where kustomize's
 // ^name(:tag)?(@digest)?$ provably cannot match the image name.
 func TestPatternMayMatch(t *testing.T) {
@@ -62,6 +104,9 @@ func TestPatternMayMatch(t *testing.T) {
 		{"app|web", "web", true},
 		{"[", "x", true},
 		{"xpp", "app", false},
+		{"registry.example.com/platform/agent", "registry.example.com/t1/app-01", false}, // longer, differs within the name
+		{"appv1", "app", false}, // longer, but 'v' cannot match the ':' or '@' after the name
+		{"apx.v", "app", false}, // the name differs before the pattern runs on
 	} {
 		if got := patternMayMatch(c.pat, c.name); got != c.want {
 			t.Errorf("patternMayMatch(%q, %q) = %v, want %v", c.pat, c.name, got, c.want)
