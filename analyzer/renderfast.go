@@ -129,7 +129,7 @@ func keepsMetadata(data []byte) bool {
 			switch top.Content[i].Value {
 			case "$patch":
 				return false
-			case "metadata":
+			case "metadata", "items": // a List's items are objects of their own
 				if mentions(top.Content[i+1], "$patch") {
 					return false
 				}
