@@ -418,6 +418,11 @@ func patternMayMatch(pat, name string) bool {
 			return true
 		}
 	}
+	for i := range len(name) {
+		if name[i] >= 0x80 {
+			return true // '.' matches a whole character, not a byte
+		}
+	}
 	// The name, the same at every level, fills the image's first
 	// len(name) characters and is followed by its end, ':' or '@'.
 	for i := range min(len(pat), len(name)) {

@@ -120,6 +120,11 @@ func keepsMetadata(data []byte) bool {
 			return false
 		}
 		top := doc.Content[0]
+		if mergesKeys(top) {
+			// kustomize expands merge keys when it reads a patch, so a <<
+			// can bring a directive into the metadata from anywhere.
+			return false
+		}
 		if top.Kind != yaml.MappingNode {
 			// A JSON6902 op list: its values are written as they are,
 			// directives and all.
@@ -136,6 +141,23 @@ func keepsMetadata(data []byte) bool {
 			}
 		}
 	}
+}
+
+// mergesKeys reports whether a YAML merge key (<<) appears anywhere under n.
+func mergesKeys(n *yaml.Node) bool {
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i]; k.Tag == "!!merge" || k.Value == "<<" {
+				return true
+			}
+		}
+	}
+	for _, c := range n.Content {
+		if mergesKeys(c) {
+			return true
+		}
+	}
+	return false
 }
 
 // mentions reports whether key is a mapping key anywhere under n; an alias

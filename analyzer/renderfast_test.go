@@ -136,6 +136,8 @@ func TestPatchDirectivesInTheSpecKeepTheDirectBuild(t *testing.T) {
 		{"$patch: delete\nkind: Service\nmetadata:\n  name: a\n", false},
 		{"metadata:\n  labels:\n    $patch: replace\n", false},
 		{"spec: &s\n  $patch: replace\nmetadata: *s\n", false},
+		{"kind: Service\n<<:\n  metadata:\n    $patch: replace\n    name: web\n", false},
+		{"kind: Service\nmetadata: {name: web}\nspec: &s\n  x: {$patch: replace}\n<<: {metadata: *s}\n", false},
 		{"kind: List\nitems:\n- kind: Service\n  metadata:\n    $patch: replace\n", false},
 		{"- op: add\n  path: /spec/x\n  value: {$patch: delete}\n", true},
 		{"metadata: [$patch\n", false},
