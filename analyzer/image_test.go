@@ -106,9 +106,9 @@ func TestPatternMayMatch(t *testing.T) {
 		{"xpp", "app", false},
 		{"registry.example.com/platform/agent", "registry.example.com/t1/app-01", false}, // longer, differs within the name
 		{"appv1", "app", false}, // longer, but 'v' cannot match the ':' or '@' after the name
-		{"apx.v", "app", false},
-		{"caf.", "café", true}, // '.' is one character, two bytes here
-		{"x..v1", "xé", true},  // the name differs before the pattern runs on
+		{"apx.v", "app", false}, // the name differs before the pattern runs on
+		{"caf.", "café", true},  // '.' is one character, two bytes here
+		{"x..v1", "xé", true},
 	} {
 		if got := patternMayMatch(c.pat, c.name); got != c.want {
 			t.Errorf("patternMayMatch(%q, %q) = %v, want %v", c.pat, c.name, got, c.want)
