@@ -119,10 +119,20 @@ func (a *analysis) brokenGuards(files map[string][]byte, parsed map[string]*yaml
 		}
 		return out
 	}
-	moved := a.movedRoots(others, guarded, rootsOf(guarded), parsed)
+	moved, carried := a.movedRoots(others, guarded, rootsOf(guarded), parsed)
 	if len(moved) == 0 {
 		for _, f := range slices.Sorted(maps.Keys(guarded)) {
-			a.note("%s is also read by %s; built with this edit, they render exactly as before", f, displayDirs(byFile[f][0].guard.roots))
+			var with []string
+			for _, r := range byFile[f][0].guard.roots {
+				if carried[r] != "" {
+					with = append(with, r)
+				}
+			}
+			if len(with) == 0 {
+				a.note("%s is also read by %s; built with this edit, they render exactly as before", f, displayDirs(byFile[f][0].guard.roots))
+			} else {
+				a.note("%s is also read by %s; built with this edit, they render exactly as before, except %s, which deploys this target and takes the change with it", f, displayDirs(byFile[f][0].guard.roots), displayDirs(with))
+			}
 		}
 		return nil
 	}
@@ -130,7 +140,7 @@ func (a *analysis) brokenGuards(files map[string][]byte, parsed map[string]*yaml
 	if len(guarded) > 1 {
 		for _, f := range slices.Sorted(maps.Keys(guarded)) {
 			alone := map[string][]byte{f: guarded[f]}
-			if m := a.movedRoots(others, alone, rootsOf(alone), parsed); len(m) > 0 {
+			if m, _ := a.movedRoots(others, alone, rootsOf(alone), parsed); len(m) > 0 {
 				blame[f] = m
 			}
 		}
@@ -157,12 +167,14 @@ func (a *analysis) brokenGuards(files map[string][]byte, parsed map[string]*yaml
 }
 
 // movedRoots builds each root over the snapshot with before written in,
-// and again with after written over that, and returns the first root
-// that differs, saying how (empty when every root renders the same
-// objects in the same order, value for value). A root that cannot be built
-// either way counts as moved: nothing proves the edit leaves it alone.
-func (a *analysis) movedRoots(before, after map[string][]byte, roots []string, parsed map[string]*yamledit.File) map[string]string {
-	moved := map[string]string{}
+// and again with after written over that, and returns the roots that move
+// against the write, saying how: each that differs (renders other objects,
+// in another order or with another value), or cannot be built either way
+// (nothing proves the edit leaves it alone). A root that builds the target
+// itself may take the change with it (carries), and the check goes on past
+// it; the ones that may are returned as carried.
+func (a *analysis) movedRoots(before, after map[string][]byte, roots []string, parsed map[string]*yamledit.File) (moved, carried map[string]string) {
+	moved, carried = map[string]string{}, map[string]string{}
 	from, err := a.snap.repo.With(before)
 	var to *repofs.Repo
 	if err == nil {
@@ -171,22 +183,68 @@ func (a *analysis) movedRoots(before, after map[string][]byte, roots []string, p
 	for _, root := range roots {
 		if err != nil {
 			moved[root] = "the edited files cannot be laid out: " + err.Error()
-			return moved
+			return moved, nil
 		}
+		rendersOther := false
 		b0, why := a.buildOther(from, root, parsed, "it does not build as it is, so the edit's effect on it cannot be checked")
 		if why == "" {
 			var b1 *built
 			if b1, why = a.buildOther(to, root, parsed, "it would no longer build"); why == "" {
 				why = renderDiff(b0, b1)
+				rendersOther = why != ""
 			}
 		}
-		if why != "" {
+		switch {
+		case why == "":
+		case rendersOther && a.deploys(root):
+			carried[root] = why
+		default:
 			// One root that moves refuses the write; the rest need not be built.
 			moved[root] = why
-			return moved
+			return moved, nil
 		}
 	}
-	return moved
+	if stray := a.strayCarried(carried); len(stray) > 0 {
+		return stray, nil
+	}
+	return moved, carried
+}
+
+// deploys reports whether root's build includes the target's own folder.
+func (a *analysis) deploys(root string) bool {
+	t, _, err := a.snap.forest.Load(root)
+	return err == nil && t != nil && t.Node(a.root) != nil
+}
+
+// strayCarried returns the carried roots the write may not move after all.
+// A target that is a base of others stands for the top-level root that
+// deploys it, as in the fan-in rule, where a file that only the target and
+// that one root read is the target's to write though the root's render
+// changes. So the write may change exactly one top-level root that builds
+// the target, and the folders between the two; a base between that moves
+// while no top-level root above it does, or a second top-level root that
+// moves, is another deployment changing.
+func (a *analysis) strayCarried(carried map[string]string) map[string]string {
+	var tops []string
+	for r := range carried {
+		if a.snap.forest.IsTop(r) {
+			tops = append(tops, r)
+		}
+	}
+	if len(tops) != 1 {
+		if len(carried) == 0 {
+			return nil
+		}
+		return carried
+	}
+	top, _, err := a.snap.forest.Load(tops[0])
+	stray := map[string]string{}
+	for r, why := range carried {
+		if err != nil || top == nil || top.Node(r) == nil {
+			stray[r] = why
+		}
+	}
+	return stray
 }
 
 // buildOther renders another root of the repository, as plain kustomize

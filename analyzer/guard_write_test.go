@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path"
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,34 +44,49 @@ func TestSharedBaseValueEveryOverlaySetsIsWritten(t *testing.T) {
 	}
 }
 
-// Only prod sets the memory limit and neither overlay sets the image:
-// writing either into the base would change staging's render, so both
-// stay refused out of scope, naming the root that would move.
-func TestSharedBaseValueAnOverlayRendersIsRefused(t *testing.T) {
+// Neither overlay sets the image: writing it into the base would change
+// the render of both, two deployments that did not drift, so it stays
+// refused out of scope, naming a root that would move.
+func TestSharedBaseValueTwoOverlaysRenderIsRefused(t *testing.T) {
 	repo := fixture(t, "guardedbase")
-	for name, drift := range map[string]struct {
-		path  jsonvalue.Path
-		to    any
-		moves string
-	}{
-		"memory": {containers(jsonvalue.Name("app"), jsonvalue.Key("resources"), jsonvalue.Key("limits"), jsonvalue.Key("memory")), "256Mi",
-			"the render of staging (its Deployment/staging/app would render differently)"},
-		"image": {containers(jsonvalue.Name("app"), jsonvalue.Key("image")), "registry.example.org/app:2.1",
-			"the render of prod (its Deployment/prod/prod-app would render differently)"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			live := renderedLive(t, repo, "base")
-			jsonvalue.Set(find(t, live, "Deployment", "app"), drift.path, drift.to)
-			p := plan(t, repo, "base", live)
-			if len(p.Files) != 0 || len(p.Edits) != 0 || len(p.Refusals) != 1 {
-				t.Fatalf("want one refusal and nothing written:\n%s", dump(p))
-			}
-			r := p.Refusals[0]
-			if r.Code != CodeOutOfScope || r.File != "base/app.yaml" || r.Line == 0 ||
-				!strings.HasPrefix(r.Message, "base/app.yaml is also read by prod, staging, and writing it would change "+drift.moves+"; nor can") {
-				t.Errorf("refusal = %+v", r)
-			}
-		})
+	live := renderedLive(t, repo, "base")
+	jsonvalue.Set(find(t, live, "Deployment", "app"), containers(jsonvalue.Name("app"), jsonvalue.Key("image")), "registry.example.org/app:2.1")
+	p := plan(t, repo, "base", live)
+	if len(p.Files) != 0 || len(p.Edits) != 0 || len(p.Refusals) != 1 {
+		t.Fatalf("want one refusal and nothing written:\n%s", dump(p))
+	}
+	r := p.Refusals[0]
+	if r.Code != CodeOutOfScope || r.File != "base/app.yaml" || r.Line == 0 ||
+		!strings.HasPrefix(r.Message, "base/app.yaml is also read by prod, staging, and writing it would change the render of prod (its Deployment/prod/prod-app would render differently); nor can") {
+		t.Errorf("refusal = %+v", r)
+	}
+}
+
+// Only prod sets the memory limit, so writing it into the base changes
+// staging's render and no other: staging is the one deployment of the
+// base that renders the value, which is what the fan-in rule allows when
+// staging is the only root that reads the base. The write is made, says
+// so, and the apply-and-rebuild check holds with staging taking the value.
+func TestSharedBaseValueOneOverlayRendersPropagatesToIt(t *testing.T) {
+	repo := fixture(t, "guardedbase")
+	live := renderedLive(t, repo, "base")
+	jsonvalue.Set(find(t, live, "Deployment", "app"), containers(jsonvalue.Name("app"), jsonvalue.Key("resources"), jsonvalue.Key("limits"), jsonvalue.Key("memory")), "256Mi")
+	p := plan(t, repo, "base", live)
+	if len(p.Refusals) != 0 || len(p.Files) != 1 || p.Files[0].Path != "base/app.yaml" || !strings.Contains(p.Files[0].Content, "memory: 256Mi\n") {
+		t.Fatalf("want base/app.yaml written and nothing refused:\n%s", dump(p))
+	}
+	if !strings.Contains(strings.Join(p.Notes, "\n"), "base/app.yaml is also read by prod, staging; built with this edit, they render exactly as before, except staging, which deploys this target and takes the change with it") {
+		t.Errorf("notes: %q", p.Notes)
+	}
+	render := renderedLive(t, repo, "base")
+	checkRebuild(t, repo, "base", render, live, nil, p)
+	moved := movedFolders(t, applied(t, repo, p), otherFolders(t, repo, "base"))
+	if !slices.Equal(moved, []string{"staging"}) {
+		t.Errorf("moved: %v, want staging alone", moved)
+	}
+	checkPropagation(t, repo, "base", moved)
+	if again := plan(t, applied(t, repo, p), "base", live); !again.InSync() {
+		t.Fatalf("planning the written plan again is not a no-op:\n%s", dump(again))
 	}
 }
 
@@ -126,6 +142,90 @@ func TestGuardChecksTheBasesBetweenFileAndOverlay(t *testing.T) {
 	}
 }
 
+// With canary-eu setting nothing either, the write moves canary and
+// canary-eu, the one top-level root above it: that is the deployment
+// the base stands for, and the write is made. A second top-level root
+// that moves (staging, once its patch is gone) refuses it again.
+func TestGuardLetsTheOneDeployingRootTakeTheChange(t *testing.T) {
+	repo, err := withCanary(t).With(map[string][]byte{
+		"canary-eu/kustomization.yaml": []byte("resources:\n- ../canary\nnamespace: canary-eu\n"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := renderedLive(t, repo, "base")
+	jsonvalue.Set(find(t, live, "Deployment", "app"), replicasPath, int64(3))
+	p := plan(t, repo, "base", live)
+	if len(p.Refusals) != 0 || len(p.Files) != 1 || p.Files[0].Path != "base/app.yaml" {
+		t.Fatalf("want base/app.yaml written and nothing refused:\n%s", dump(p))
+	}
+	if n := strings.Join(p.Notes, "\n"); !strings.Contains(n, "except canary, canary-eu, which deploys this target") {
+		t.Errorf("notes: %q", p.Notes)
+	}
+	checkRebuild(t, repo, "base", renderedLive(t, repo, "base"), live, nil, p)
+	moved := movedFolders(t, applied(t, repo, p), otherFolders(t, repo, "base"))
+	if !slices.Equal(moved, []string{"canary", "canary-eu"}) {
+		t.Errorf("moved: %v, want canary and canary-eu", moved)
+	}
+	checkPropagation(t, repo, "base", moved)
+
+	two, err := repo.With(map[string][]byte{"staging/kustomization.yaml": []byte("resources:\n- ../base\nnamespace: staging\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live = renderedLive(t, two, "base")
+	jsonvalue.Set(find(t, live, "Deployment", "app"), replicasPath, int64(3))
+	if p := plan(t, two, "base", live); len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeOutOfScope {
+		t.Fatalf("want the drift refused out-of-scope when two top-level roots move:\n%s", dump(p))
+	}
+}
+
+// movedFolders lists the folders among others whose build in edited
+// differs from the one recorded.
+func movedFolders(t *testing.T, edited *repofs.Repo, others []rootBuild) []string {
+	t.Helper()
+	var moved []string
+	for _, o := range others {
+		if kustomizeBuild(t, edited, o.root) != o.yaml {
+			moved = append(moved, o.root)
+		}
+	}
+	slices.Sort(moved)
+	return moved
+}
+
+// checkPropagation holds a write into a shared base to what the target may
+// change beside itself (DESIGN §14): no folder at all, or one top-level
+// root that builds the target and the folders between the two. That one
+// root stands for the target, as in the fan-in rule.
+func checkPropagation(t *testing.T, repo *repofs.Repo, target string, moved []string) {
+	t.Helper()
+	var tops []string
+	for _, r := range moved {
+		if slices.Contains(ktree.Roots(repo), r) {
+			tops = append(tops, r)
+		}
+	}
+	if len(moved) == 0 {
+		return
+	}
+	if len(tops) != 1 {
+		t.Fatalf("the plan changes the render of %v: %d top-level roots among them, want exactly one", moved, len(tops))
+	}
+	top, _, err := ktree.Load(repo, tops[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if top.Node(target) == nil {
+		t.Errorf("the plan changes the render of %s, which does not build %s", tops[0], target)
+	}
+	for _, r := range moved {
+		if top.Node(r) == nil {
+			t.Errorf("the plan changes the render of %s, which is not %s or a folder between it and %s", r, tops[0], target)
+		}
+	}
+}
+
 // otherFolders builds every folder of repo that kustomize can build on its
 // own, bases between the target and an overlay included, except target
 // and the bases it reads itself (their change is the target's own).
@@ -150,7 +250,8 @@ func otherFolders(t *testing.T, repo *repofs.Repo, target string) []rootBuild {
 
 // The apply-and-rebuild invariant for targets that are shared bases: any
 // plan, written and rebuilt, renders live on what it claims and leaves
-// every other folder's build exactly as it was, bases between included.
+// every other folder's build exactly as it was, bases between included,
+// but for the one top-level root that deploys the base (checkPropagation).
 func TestApplyAndRebuildOfSharedBases(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 2026))
 	written := 0
@@ -173,8 +274,9 @@ func TestApplyAndRebuildOfSharedBases(t *testing.T) {
 				if len(p.Edits)+len(p.Refusals) == 0 {
 					t.Fatalf("the drift is neither planned nor refused:\n%s", dump(p))
 				}
-				checkRebuild(t, repo, "base", render, live, others, p)
+				checkRebuild(t, repo, "base", render, live, nil, p)
 				if len(p.Files) > 0 {
+					checkPropagation(t, repo, "base", movedFolders(t, applied(t, repo, p), others))
 					written++
 				}
 			})

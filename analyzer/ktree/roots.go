@@ -2,6 +2,7 @@ package ktree
 
 import (
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -86,8 +87,12 @@ func FanIn(repo *repofs.Repo) map[string][]string {
 }
 
 func fanIn(repo *repofs.Repo, load func(root string) (*Tree, []Refusal, error)) map[string][]string {
+	return fanInOf(Roots(repo), load)
+}
+
+func fanInOf(roots []string, load func(root string) (*Tree, []Refusal, error)) map[string][]string {
 	readers := map[string][]string{}
-	for _, root := range Roots(repo) {
+	for _, root := range roots {
 		t, _, err := load(root)
 		if err != nil || t == nil {
 			continue
@@ -120,6 +125,9 @@ type Forest struct {
 	trees   memo[loaded]
 	files   memo[parsed]
 	decoded memo[*decoded]
+
+	topsOnce sync.Once
+	tops     []string
 
 	fanInOnce sync.Once
 	fanIn     map[string][]string
@@ -253,6 +261,18 @@ func (f *Forest) Read() map[string]bool {
 // Readers lists, sorted, the top-level roots that read file when two or
 // more do (FanIn); nil otherwise. The first call loads every root.
 func (f *Forest) Readers(file string) []string {
-	f.fanInOnce.Do(func() { f.fanIn = fanIn(f.repo, f.Load) })
+	f.fanInOnce.Do(func() { f.fanIn = fanInOf(f.Tops(), f.Load) })
 	return f.fanIn[file]
+}
+
+// Tops is Roots of the snapshot, worked out once.
+func (f *Forest) Tops() []string {
+	f.topsOnce.Do(func() { f.tops = Roots(f.repo) })
+	return f.tops
+}
+
+// IsTop reports whether dir is a top-level root of the snapshot.
+func (f *Forest) IsTop(dir string) bool {
+	_, ok := slices.BinarySearch(f.Tops(), dir)
+	return ok
 }
