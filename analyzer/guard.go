@@ -19,9 +19,11 @@ import (
 // Yet when every overlay that reads the file sets that field itself (prod
 // patches replicas, so does staging), editing the base changes nothing
 // they render, and it is exactly the edit a person would make. Such a
-// write is allowed on that condition alone: verify builds each other root
-// that reads the file with the edit in place, and any change to any of
-// them refuses the write as before.
+// write is allowed on that condition: verify builds each other root that
+// reads the file with the edit in place, and a change to any of them
+// refuses the write as before, but for the one top-level root that
+// deploys the target (and the bases between), which may take the change
+// as it would from a file only the two of them read (strayCarried).
 
 // maxGuardedRoots bounds the other folders a guarded write is checked
 // against, each of which costs two builds (one when the pass has already
@@ -66,7 +68,8 @@ func (a *analysis) guardFor(file string, blocked *Refusal) *guard {
 	}
 	// Checked smallest first: the bases between the file and the overlays
 	// build quickly and are the likeliest to render the value as it is
-	// (they set nothing), and the check stops at the first that moves.
+	// (they set nothing), and the check stops at the first that moves
+	// (unless it deploys the target, see movedRoots).
 	order := slices.Clone(others)
 	size := map[string]int{}
 	for _, r := range order {
@@ -84,8 +87,11 @@ func (a *analysis) guardFor(file string, blocked *Refusal) *guard {
 // other edits already in place, so an edit the target may make (of a file
 // only it and the one root that encloses it read) is never blamed on a
 // guarded one. With several guarded files and a moved root, each file is
-// tried alone; when none moves a root alone, all of them are refused. With
-// nothing broken it notes which roots were checked, for the reviewer.
+// tried alone and refused if it moves a root on its own; when none does,
+// they are added one by one in path order and each that moves a root
+// together with those before it is refused (two files that each move a
+// different deploying root). With nothing broken it notes which roots were
+// checked, for the reviewer.
 func (a *analysis) brokenGuards(files map[string][]byte, parsed map[string]*yamledit.File) map[*candidate]bool {
 	byFile := map[string][]*candidate{}
 	for _, c := range a.candidates {
@@ -122,26 +128,50 @@ func (a *analysis) brokenGuards(files map[string][]byte, parsed map[string]*yaml
 	moved, carried := a.movedRoots(others, guarded, rootsOf(guarded), parsed)
 	if len(moved) == 0 {
 		for _, f := range slices.Sorted(maps.Keys(guarded)) {
-			var with []string
-			for _, r := range byFile[f][0].guard.roots {
-				if carried[r] != "" {
-					with = append(with, r)
+			roots := byFile[f][0].guard.roots
+			var top string
+			var between []string
+			for _, r := range roots {
+				switch {
+				case carried[r] == "":
+				case a.snap.forest.IsTop(r):
+					top = r
+				default:
+					between = append(between, r)
 				}
 			}
-			if len(with) == 0 {
-				a.note("%s is also read by %s; built with this edit, they render exactly as before", f, displayDirs(byFile[f][0].guard.roots))
-			} else {
-				a.note("%s is also read by %s; built with this edit, they render exactly as before, except %s, which deploys this target and takes the change with it", f, displayDirs(byFile[f][0].guard.roots), displayDirs(with))
+			switch {
+			case top == "":
+				a.note("%s is also read by %s; built with this edit, they render exactly as before", f, displayDirs(roots))
+			case len(between) == 0:
+				a.note("%s is also read by %s; built with this edit, they render exactly as before, except %s, the top-level root that deploys this target, which takes the change with it", f, displayDirs(roots), displayDir(top))
+			default:
+				a.note("%s is also read by %s; built with this edit, they render exactly as before, except %s, the top-level root that deploys this target, and the bases between (%s), which take the change with it", f, displayDirs(roots), displayDir(top), displayDirs(between))
 			}
 		}
 		return nil
 	}
 	blame := map[string]map[string]string{}
+	together := map[string][]string{} // files blamed only with these
 	if len(guarded) > 1 {
 		for _, f := range slices.Sorted(maps.Keys(guarded)) {
 			alone := map[string][]byte{f: guarded[f]}
 			if m, _ := a.movedRoots(others, alone, rootsOf(alone), parsed); len(m) > 0 {
 				blame[f] = m
+			}
+		}
+		if len(blame) == 0 {
+			// Each is fine alone: keep the first, and each next one that
+			// still moves nothing with those kept. The first is always kept.
+			kept := map[string][]byte{}
+			for _, f := range slices.Sorted(maps.Keys(guarded)) {
+				trial := maps.Clone(kept)
+				trial[f] = guarded[f]
+				if m, _ := a.movedRoots(others, trial, rootsOf(trial), parsed); len(m) > 0 {
+					blame[f], together[f] = m, slices.Sorted(maps.Keys(kept))
+				} else {
+					kept = trial
+				}
 			}
 		}
 	}
@@ -152,12 +182,21 @@ func (a *analysis) brokenGuards(files map[string][]byte, parsed map[string]*yaml
 	}
 	broken := map[*candidate]bool{}
 	for f, m := range blame {
-		r := slices.Sorted(maps.Keys(m))[0]
+		names := slices.Sorted(maps.Keys(m))
+		r := names[0]
+		writing := "writing it"
+		if len(together[f]) > 0 {
+			writing = "writing it as well as " + strings.Join(together[f], ", ")
+		}
+		also := ""
+		if len(names) > 1 {
+			also = " and of " + displayDirs(names[1:])
+		}
 		for _, c := range byFile[f] {
 			broken[c] = true
 			ref := outOfScope(c.guard.blocked, c.guard.home)
-			ref.Message = fmt.Sprintf("%s is also read by %s, and writing it would change the render of %s (%s); %s",
-				f, displayDirs(c.guard.roots), displayDir(r), m[r], c.guard.home.Message)
+			ref.Message = fmt.Sprintf("%s is also read by %s, and %s would change the render of %s (%s)%s; %s",
+				f, displayDirs(c.guard.roots), writing, displayDir(r), m[r], also, c.guard.home.Message)
 			ref.Object, ref.Field, ref.File = refOf(c.ren.Object), joinPaths(c.changed), c.file
 			ref.Line = lineOf(a.base.files[c.file], c.doc, firstPath(c.changed))
 			a.refuse(*ref)
@@ -231,10 +270,14 @@ func (a *analysis) strayCarried(carried map[string]string) map[string]string {
 			tops = append(tops, r)
 		}
 	}
-	if len(tops) != 1 {
-		if len(carried) == 0 {
-			return nil
+	switch {
+	case len(tops) > 1:
+		stray := map[string]string{}
+		for _, r := range tops {
+			stray[r] = carried[r]
 		}
+		return stray
+	case len(tops) == 0:
 		return carried
 	}
 	top, _, err := a.snap.forest.Load(tops[0])

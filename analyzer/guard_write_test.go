@@ -57,7 +57,7 @@ func TestSharedBaseValueTwoOverlaysRenderIsRefused(t *testing.T) {
 	}
 	r := p.Refusals[0]
 	if r.Code != CodeOutOfScope || r.File != "base/app.yaml" || r.Line == 0 ||
-		!strings.HasPrefix(r.Message, "base/app.yaml is also read by prod, staging, and writing it would change the render of prod (its Deployment/prod/prod-app would render differently); nor can") {
+		!strings.HasPrefix(r.Message, "base/app.yaml is also read by prod, staging, and writing it would change the render of prod (its Deployment/prod/prod-app would render differently) and of staging; nor can") {
 		t.Errorf("refusal = %+v", r)
 	}
 }
@@ -75,7 +75,7 @@ func TestSharedBaseValueOneOverlayRendersPropagatesToIt(t *testing.T) {
 	if len(p.Refusals) != 0 || len(p.Files) != 1 || p.Files[0].Path != "base/app.yaml" || !strings.Contains(p.Files[0].Content, "memory: 256Mi\n") {
 		t.Fatalf("want base/app.yaml written and nothing refused:\n%s", dump(p))
 	}
-	if !strings.Contains(strings.Join(p.Notes, "\n"), "base/app.yaml is also read by prod, staging; built with this edit, they render exactly as before, except staging, which deploys this target and takes the change with it") {
+	if !strings.Contains(strings.Join(p.Notes, "\n"), "base/app.yaml is also read by prod, staging; built with this edit, they render exactly as before, except staging, the top-level root that deploys this target, which takes the change with it") {
 		t.Errorf("notes: %q", p.Notes)
 	}
 	render := renderedLive(t, repo, "base")
@@ -159,7 +159,7 @@ func TestGuardLetsTheOneDeployingRootTakeTheChange(t *testing.T) {
 	if len(p.Refusals) != 0 || len(p.Files) != 1 || p.Files[0].Path != "base/app.yaml" {
 		t.Fatalf("want base/app.yaml written and nothing refused:\n%s", dump(p))
 	}
-	if n := strings.Join(p.Notes, "\n"); !strings.Contains(n, "except canary, canary-eu, which deploys this target") {
+	if n := strings.Join(p.Notes, "\n"); !strings.Contains(n, "except canary-eu, the top-level root that deploys this target, and the bases between (canary), which take the change with it") {
 		t.Errorf("notes: %q", p.Notes)
 	}
 	checkRebuild(t, repo, "base", renderedLive(t, repo, "base"), live, nil, p)
@@ -175,9 +175,98 @@ func TestGuardLetsTheOneDeployingRootTakeTheChange(t *testing.T) {
 	}
 	live = renderedLive(t, two, "base")
 	jsonvalue.Set(find(t, live, "Deployment", "app"), replicasPath, int64(3))
-	if p := plan(t, two, "base", live); len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeOutOfScope {
+	p = plan(t, two, "base", live)
+	if len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeOutOfScope {
 		t.Fatalf("want the drift refused out-of-scope when two top-level roots move:\n%s", dump(p))
 	}
+	if m := p.Refusals[0].Message; !strings.Contains(m, "writing it would change the render of canary-eu (its Deployment/canary-eu/app would render differently) and of staging;") {
+		t.Errorf("the refusal should name the two top-level roots that move: %s", m)
+	}
+}
+
+// What the one deploying root does not cover stays refused, each case
+// naming the folder that moves: a top-level root that reads the file
+// without building the target, a base between that moves while the root
+// above it sets the value, and a deploying root the edit would break.
+func TestGuardRefusesMovesTheDeployingRootDoesNotCover(t *testing.T) {
+	const app = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  replicas: 1\n"
+	const scale = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  replicas: 2\n"
+	for name, tc := range map[string]struct {
+		files map[string]string
+		moves string
+	}{
+		"not-the-target": {map[string]string{
+			"base/kustomization.yaml":     "resources: [sub]\n",
+			"base/sub/kustomization.yaml": "resources: [app.yaml]\n",
+			"base/sub/app.yaml":           app,
+			"prod/kustomization.yaml":     "resources: [../base/sub]\nnamespace: prod\n",
+			"staging/kustomization.yaml":  "resources: [../base]\nnamespace: staging\npatches:\n- path: scale.yaml\n",
+			"staging/scale.yaml":          scale,
+			"qa/kustomization.yaml":       "resources: [../base]\nnamespace: qa\npatches:\n- path: scale.yaml\n",
+			"qa/scale.yaml":               scale,
+		}, "the render of prod (its Deployment/prod/app would render differently)"},
+		"between-without-its-root": {map[string]string{
+			"base/kustomization.yaml": "resources: [app.yaml]\n",
+			"base/app.yaml":           app,
+			"t1/kustomization.yaml":   "resources: [../base]\nnamespace: t1\n",
+			"mid2/kustomization.yaml": "resources: [../base]\nnamespace: mid2\n",
+			"t2/kustomization.yaml":   "resources: [../mid2]\npatches:\n- path: scale.yaml\n",
+			"t2/scale.yaml":           scale,
+		}, "the render of mid2 (its Deployment/mid2/app would render differently)"},
+		"no-longer-builds": {map[string]string{
+			"base/kustomization.yaml":    "resources: [app.yaml]\n",
+			"base/app.yaml":              app,
+			"prod/kustomization.yaml":    "resources: [../base]\nnamespace: prod\npatches:\n- path: scale.yaml\n",
+			"prod/scale.yaml":            scale,
+			"staging/kustomization.yaml": "resources: [../base]\nnamespace: staging\npatches:\n- target: {kind: Deployment, name: app}\n  patch: |-\n    - op: test\n      path: /spec/replicas\n      value: 1\n",
+		}, "the render of staging (it would no longer build)"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			repo := repoOf(t, tc.files)
+			live := renderedLive(t, repo, "base")
+			jsonvalue.Set(find(t, live, "Deployment", "app"), replicasPath, int64(3))
+			p := plan(t, repo, "base", live)
+			if len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeOutOfScope {
+				t.Fatalf("want the drift refused out-of-scope:\n%s", dump(p))
+			}
+			if m := p.Refusals[0].Message; !strings.Contains(m, "writing it would change "+tc.moves+";") {
+				t.Errorf("refusal: %s", m)
+			}
+		})
+	}
+}
+
+// Two files of a shared base, each written alone, would each move one
+// deploying root, a different one: together they would move two. The
+// first (in path order) is written, the second refused, saying so.
+func TestGuardKeepsTheFirstOfTwoFilesThatMoveDifferentRoots(t *testing.T) {
+	dep := func(name string) string {
+		return "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: " + name + "\nspec:\n  replicas: 1\n"
+	}
+	scale := func(name string) string {
+		return "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: " + name + "\nspec:\n  replicas: 2\n"
+	}
+	repo := repoOf(t, map[string]string{
+		"base/kustomization.yaml":    "resources: [a.yaml, b.yaml]\n",
+		"base/a.yaml":                dep("a"),
+		"base/b.yaml":                dep("b"),
+		"staging/kustomization.yaml": "resources: [../base]\nnamespace: staging\npatches:\n- path: scale.yaml\n",
+		"staging/scale.yaml":         scale("a"),
+		"prod/kustomization.yaml":    "resources: [../base]\nnamespace: prod\npatches:\n- path: scale.yaml\n",
+		"prod/scale.yaml":            scale("b"),
+	})
+	live := renderedLive(t, repo, "base")
+	jsonvalue.Set(find(t, live, "Deployment", "a"), replicasPath, int64(3))
+	jsonvalue.Set(find(t, live, "Deployment", "b"), replicasPath, int64(3))
+	p := plan(t, repo, "base", live)
+	if len(p.Files) != 1 || p.Files[0].Path != "base/a.yaml" || len(p.Refusals) != 1 || p.Refusals[0].Object.Name != "b" {
+		t.Fatalf("want base/a.yaml written and b refused:\n%s", dump(p))
+	}
+	if m := p.Refusals[0].Message; !strings.Contains(m, "writing it as well as base/a.yaml would change the render of prod") || !strings.Contains(m, "and of staging;") {
+		t.Errorf("refusal: %s", m)
+	}
+	checkRebuild(t, repo, "base", renderedLive(t, repo, "base"), live, nil, p)
+	checkPropagation(t, repo, "base", movedFolders(t, applied(t, repo, p), otherFolders(t, repo, "base")))
 }
 
 // movedFolders lists the folders among others whose build in edited
@@ -186,7 +275,10 @@ func movedFolders(t *testing.T, edited *repofs.Repo, others []rootBuild) []strin
 	t.Helper()
 	var moved []string
 	for _, o := range others {
-		if kustomizeBuild(t, edited, o.root) != o.yaml {
+		if now := kustomizeBuild(t, edited, o.root); now != o.yaml {
+			if strings.HasPrefix(now, "error: ") && !strings.HasPrefix(o.yaml, "error: ") {
+				t.Errorf("the plan breaks the build of %s: %s", o.root, now)
+			}
 			moved = append(moved, o.root)
 		}
 	}
