@@ -100,13 +100,7 @@ func TestGuardRefusesOnlyTheObjectThatMovesAnOverlay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	live := renderedLive(t, repo, "base")
-	jsonvalue.Set(find(t, live, "Deployment", "app"), replicasPath, int64(4))
-	jsonvalue.Set(find(t, live, "Deployment", "worker"), replicasPath, int64(4))
-	p := plan(t, repo, "base", live)
-	if len(p.Files) != 1 || p.Files[0].Path != "base/app.yaml" || len(p.Refusals) != 1 || p.Refusals[0].Object.Name != "worker" {
-		t.Fatalf("want app written and worker refused:\n%s", dump(p))
-	}
+	p, live := scaleTwo(t, repo, "app", "worker", "base/app.yaml")
 	checkRebuild(t, repo, "base", renderedLive(t, repo, "base"), live, otherRoots(t, repo, "base"), p)
 }
 
@@ -140,6 +134,21 @@ func TestGuardChecksTheBasesBetweenFileAndOverlay(t *testing.T) {
 	if m := p.Refusals[0].Message; !strings.HasPrefix(m, "base/app.yaml is also read by canary, canary-eu, prod, staging, and writing it would change the render of canary (its Deployment/canary/app would render differently)") {
 		t.Errorf("refusal: %s", m)
 	}
+}
+
+// scaleTwo plans the target base with its Deployments written and refused
+// both scaled to 4 live, and wants exactly one file written (file) and the
+// scale of refused refused.
+func scaleTwo(t *testing.T, repo *repofs.Repo, written, refused, file string) (*Plan, []map[string]any) {
+	t.Helper()
+	live := renderedLive(t, repo, "base")
+	jsonvalue.Set(find(t, live, "Deployment", written), replicasPath, int64(4))
+	jsonvalue.Set(find(t, live, "Deployment", refused), replicasPath, int64(4))
+	p := plan(t, repo, "base", live)
+	if len(p.Files) != 1 || p.Files[0].Path != file || len(p.Refusals) != 1 || p.Refusals[0].Object.Name != refused {
+		t.Fatalf("want %s written and %s refused:\n%s", file, refused, dump(p))
+	}
+	return p, live
 }
 
 // With canary-eu setting nothing either, the write moves canary and
@@ -255,13 +264,7 @@ func TestGuardKeepsTheFirstOfTwoFilesThatMoveDifferentRoots(t *testing.T) {
 		"prod/kustomization.yaml":    "resources: [../base]\nnamespace: prod\npatches:\n- path: scale.yaml\n",
 		"prod/scale.yaml":            scale("b"),
 	})
-	live := renderedLive(t, repo, "base")
-	jsonvalue.Set(find(t, live, "Deployment", "a"), replicasPath, int64(3))
-	jsonvalue.Set(find(t, live, "Deployment", "b"), replicasPath, int64(3))
-	p := plan(t, repo, "base", live)
-	if len(p.Files) != 1 || p.Files[0].Path != "base/a.yaml" || len(p.Refusals) != 1 || p.Refusals[0].Object.Name != "b" {
-		t.Fatalf("want base/a.yaml written and b refused:\n%s", dump(p))
-	}
+	p, live := scaleTwo(t, repo, "a", "b", "base/a.yaml")
 	if m := p.Refusals[0].Message; !strings.Contains(m, "writing it as well as base/a.yaml would change the render of prod") || !strings.Contains(m, "and of staging;") {
 		t.Errorf("refusal: %s", m)
 	}
