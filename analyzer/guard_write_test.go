@@ -295,14 +295,15 @@ func movedFolders(t *testing.T, edited *repofs.Repo, others []rootBuild) []strin
 // root stands for the target, as in the fan-in rule.
 func checkPropagation(t *testing.T, repo *repofs.Repo, target string, moved []string) {
 	t.Helper()
-	var tops []string
-	for _, r := range moved {
-		if slices.Contains(ktree.Roots(repo), r) {
-			tops = append(tops, r)
-		}
-	}
 	if len(moved) == 0 {
 		return
+	}
+	roots := ktree.Roots(repo)
+	var tops []string
+	for _, r := range moved {
+		if slices.Contains(roots, r) {
+			tops = append(tops, r)
+		}
 	}
 	if len(tops) != 1 {
 		t.Fatalf("the plan changes the render of %v: %d top-level roots among them, want exactly one", moved, len(tops))

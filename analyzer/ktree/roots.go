@@ -83,14 +83,10 @@ func Roots(repo *repofs.Repo) []string {
 // sorted list of those roots. A root with refusals still counts with the
 // files it was seen to read: an edit to them would change its build too.
 func FanIn(repo *repofs.Repo) map[string][]string {
-	return fanIn(repo, func(root string) (*Tree, []Refusal, error) { return Load(repo, root) })
+	return fanIn(Roots(repo), func(root string) (*Tree, []Refusal, error) { return Load(repo, root) })
 }
 
-func fanIn(repo *repofs.Repo, load func(root string) (*Tree, []Refusal, error)) map[string][]string {
-	return fanInOf(Roots(repo), load)
-}
-
-func fanInOf(roots []string, load func(root string) (*Tree, []Refusal, error)) map[string][]string {
+func fanIn(roots []string, load func(root string) (*Tree, []Refusal, error)) map[string][]string {
 	readers := map[string][]string{}
 	for _, root := range roots {
 		t, _, err := load(root)
@@ -261,7 +257,7 @@ func (f *Forest) Read() map[string]bool {
 // Readers lists, sorted, the top-level roots that read file when two or
 // more do (FanIn); nil otherwise. The first call loads every root.
 func (f *Forest) Readers(file string) []string {
-	f.fanInOnce.Do(func() { f.fanIn = fanInOf(f.Tops(), f.Load) })
+	f.fanInOnce.Do(func() { f.fanIn = fanIn(f.Tops(), f.Load) })
 	return f.fanIn[file]
 }
 
