@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/internal/memfs"
 	"github.com/driftback/driftback/internal/repofs"
 	"github.com/driftback/driftback/internal/yamledit"
 )
@@ -32,7 +33,7 @@ import (
 // treeFS is an in-memory filesystem holding the files the tree reads (its
 // Inputs: every file a supported build opens) with extra in place.
 func treeFS(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte) (filesys.FileSystem, error) {
-	mem := filesys.MakeFsInMemory()
+	mem := memfs.New()
 	for _, p := range t.Inputs {
 		b, ok := extra[p]
 		if !ok {

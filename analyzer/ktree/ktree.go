@@ -655,7 +655,7 @@ func (l *loader) patch(dir, file string, top *yaml.Node, i int, p types.Patch) {
 		l.uses = append(l.uses, Construct{File: file, Line: itemKeyLine(top, "patches", i, "patch"), Feature: what + " (" + kind + ")"})
 		return
 	}
-	if strings.TrimSpace(p.Path) == "" {
+	if p.Path == "" { // kustomize trims an inline patch, never a path
 		l.refuse(file, line, what+" (empty)", what+" names neither a path nor a patch, which kustomize refuses",
 			"give the entry a path: to a patch file, or remove it")
 		return

@@ -11,8 +11,10 @@ import (
 
 var (
 	schemeRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*://`)
-	// kustomize reads "user@host:path" as an scp-style git URL.
-	scpUserRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9-]*@`)
+	// kustomize reads "user@host:path" (or user@host/path) as an scp-style
+	// git URL only when a host and a path follow the user: a folder named
+	// "v2@edge" fails its parse and is read from disk.
+	scpRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9-]*@[^/:]+[:/].`)
 	// A first segment like gitlab.com or git.example.org.
 	hostRE = regexp.MustCompile(`^[a-zA-Z0-9-]+(\.[a-zA-Z0-9-]+)*\.[a-zA-Z]{2,}(:[0-9]+)?$`)
 )
@@ -24,7 +26,7 @@ func surelyRemote(e string) bool {
 	l := strings.ToLower(e)
 	return strings.HasPrefix(l, "git::") ||
 		schemeRE.MatchString(e) ||
-		scpUserRE.MatchString(e) ||
+		scpRE.MatchString(e) ||
 		strings.HasPrefix(l, "github.com/") || strings.HasPrefix(l, "github.com:")
 }
 
@@ -39,9 +41,24 @@ func maybeRemote(e string) bool {
 	return ok && rest != "" && hostRE.MatchString(first)
 }
 
+// localFile reports an scp-looking entry that names a file in the
+// repository: kustomize reads a file before it tries a git URL (resources
+// are tried as files first; patches and the like are only ever files).
+func localFile(repo *repofs.Repo, dir, e string) bool {
+	if !scpRE.MatchString(e) || schemeRE.MatchString(e) {
+		return false
+	}
+	p, err := repofs.Join(dir, e)
+	if err != nil {
+		return false
+	}
+	_, ok := repo.Size(p)
+	return ok
+}
+
 func isAbs(e string) bool {
 	s := filepath.ToSlash(e)
-	return path.IsAbs(s) || filepath.IsAbs(e) || (len(s) > 1 && s[1] == ':')
+	return path.IsAbs(s) || filepath.IsAbs(e)
 }
 
 // problem is why a path entry cannot be followed.
@@ -59,10 +76,10 @@ type resolved struct {
 
 // resolve judges entry, written in the kustomization in dir.
 func resolve(repo *repofs.Repo, dir, entry, what string) (resolved, *problem) {
-	if strings.TrimSpace(entry) == "" {
+	if entry == "" { // " " is a name a disk holds, and kustomize reads it
 		return resolved{}, &problem{"empty", what + " is an empty path", "remove the empty entry"}
 	}
-	if surelyRemote(entry) {
+	if surelyRemote(entry) && !localFile(repo, dir, entry) {
 		return resolved{}, remoteProblem(what, entry)
 	}
 	if isAbs(entry) {

@@ -4,5 +4,5 @@
 // repo-relative, slash-separated and clean; anything that would escape the
 // repository is rejected when it enters.
 //
-// It imports no driftback package.
+// It imports only internal/memfs, the filesystem builds read it through.
 package repofs

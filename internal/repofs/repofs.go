@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/driftback/driftback/internal/memfs"
 )
 
 // DefaultMaxBytes caps what LoadDir reads, so a hostile checkout cannot
@@ -33,13 +35,14 @@ func New() *Repo {
 }
 
 // Clean turns a repo-relative path into its canonical form ("" is the repo
-// top). Absolute paths and paths that climb out of the repository are errors.
+// top). Absolute paths and paths that climb out of the repository are errors;
+// "C:x" is a plain name on the Linux disks kustomize builds from.
 func Clean(rel string) (string, error) {
 	if strings.ContainsRune(rel, 0) {
 		return "", fmt.Errorf("path %q holds a NUL byte", rel)
 	}
 	s := filepath.ToSlash(rel)
-	if path.IsAbs(s) || filepath.IsAbs(rel) || (len(s) > 1 && s[1] == ':') {
+	if path.IsAbs(s) || filepath.IsAbs(rel) {
 		return "", fmt.Errorf("path %q is absolute; paths are relative to the repository", rel)
 	}
 	c := path.Clean(s)
@@ -272,10 +275,11 @@ func (r *Repo) With(changes map[string][]byte) (*Repo, error) {
 	return out, nil
 }
 
-// FS returns a kustomize in-memory filesystem holding every file under "/".
+// FS returns an in-memory filesystem holding every file under "/" (any
+// name a disk holds; see memfs).
 // Symlinks are absent from it: the loader refuses them before any build.
 func (r *Repo) FS() (filesys.FileSystem, error) {
-	mem := filesys.MakeFsInMemory()
+	mem := memfs.New()
 	for _, p := range r.Paths() {
 		if err := mem.WriteFile("/"+p, r.files[p]); err != nil {
 			return nil, fmt.Errorf("load %s into memory: %w", p, err)
