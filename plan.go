@@ -165,7 +165,15 @@ func (o *planOptions) runTarget(cmd *cobra.Command) error {
 		fmt.Fprintf(cmd.OutOrStdout(), "waiting: %s\n", res.Waiting)
 		return errDrift
 	}
-	return o.finish(cmd, res.Plan, co.work, report.MarkdownOptions{Target: t.Name}, objs.source)
+	notes := res.GitOpsNotes(objs.objects)
+	for _, n := range notes {
+		res.Plan.Notes = append(res.Plan.Notes, n.String())
+	}
+	err = o.finish(cmd, res.Plan, co.work, report.MarkdownOptions{Target: t.Name, Restoring: len(res.Restoring)}, objs.source)
+	if err == nil && len(res.Restoring) > 0 {
+		return errDrift // drift the GitOps tool will restore is still drift
+	}
+	return err
 }
 
 // pickTarget finds the named target, resolved with the config's defaults.

@@ -29,8 +29,8 @@ const annotationsPerRequest = 50
 // resultOf turns a plan into the check run for the base head (DESIGN §11):
 // success when in sync, neutral when drift is proposed, failure (or
 // neutral, by configuration) when something was refused.
-func resultOf(plan *analyzer.Plan, tc config.Target) checkResult {
-	r := checkResult{summary: report.Markdown(plan, report.MarkdownOptions{Target: tc.Name})}
+func resultOf(plan *analyzer.Plan, tc config.Target, g gitOpsNotes) checkResult {
+	r := checkResult{summary: report.Markdown(plan, report.MarkdownOptions{Target: tc.Name, GitOps: g.notes, Restoring: g.restoring})}
 	switch {
 	case len(plan.Refusals) > 0:
 		r.conclusion, r.title = "failure", fmt.Sprintf("%d change(s) driftback cannot place", len(plan.Refusals))
@@ -39,6 +39,9 @@ func resultOf(plan *analyzer.Plan, tc config.Target) checkResult {
 		}
 	case len(plan.Edits) > 0:
 		r.conclusion, r.title = "neutral", fmt.Sprintf("The cluster differs from Git: %d edit(s) proposed", len(plan.Edits))
+	case g.restoring > 0:
+		// Not success: the cluster differs from Git until the tool acts.
+		r.conclusion, r.title = "neutral", fmt.Sprintf("%s will restore %d drifted field(s)", g.tool, g.restoring)
 	default:
 		r.conclusion, r.title = "success", "The cluster matches Git"
 	}
@@ -54,6 +57,22 @@ func resultOf(plan *analyzer.Plan, tc config.Target) checkResult {
 		})
 	}
 	return r
+}
+
+// gitOpsNotes is what the check run says of the GitOps tool.
+type gitOpsNotes struct {
+	tool      string
+	notes     []report.ToolNote
+	restoring int
+}
+
+// checkNotes are the poll's GitOps notes for the check run, with the
+// estimated time of the tool's next reconcile.
+func (p *poll) checkNotes(plan *analyzer.Plan) gitOpsNotes {
+	if p.enforcement == nil {
+		return gitOpsNotes{}
+	}
+	return gitOpsNotes{tool: p.enforcement.Tool, notes: toolNotes(p.enforcement, p.objs, plan, p.restoring, true), restoring: len(p.restoring)}
 }
 
 // postChecksFor posts the plan's result on the base head, and on the PR

@@ -34,6 +34,11 @@ type TargetPlan struct {
 	// Waiting says why nothing is planned yet: the applied revision is
 	// unknown, or the root's files changed on the base since it.
 	Waiting string
+	// Enforcement is how the GitOps tool treats drift (nil: no tool read);
+	// Restoring is the drift it will put back, left out of Plan unless the
+	// target proposes restored drift.
+	Enforcement *cluster.Enforcement
+	Restoring   []Restoring
 }
 
 // InputError is a repository that cannot be planned (the root was deleted,
@@ -47,18 +52,29 @@ func (e *InputError) Unwrap() error { return e.Err }
 // §7) and plans it against the live objects, with the target's ownership
 // rules, write scope and orchestrator context.
 func PlanTarget(ctx context.Context, in PlanInput) (TargetPlan, error) {
+	out, err := planTarget(ctx, in)
+	if e := out.Enforcement; out.Waiting != "" && e != nil && e.Suspended {
+		// Waiting on a suspended tool is waiting for a person.
+		out.Waiting += fmt.Sprintf("; %s is suspended and applies nothing until it is resumed (%s)", e.Object, e.Resume)
+	}
+	return out, err
+}
+
+func planTarget(ctx context.Context, in PlanInput) (TargetPlan, error) {
 	tc := in.Target
 	renderAt := in.Base
 	var orchestrator []string
 	var flux *kube.FluxContext
 	var argo *kube.ArgoContext
+	var enf *cluster.Enforcement
 	var out TargetPlan
 	if in.Applied != nil {
 		a, err := in.Applied(ctx)
 		if err != nil {
 			return out, err
 		}
-		orchestrator, flux, argo = a.Context, a.Flux, a.ArgoCD
+		orchestrator, flux, argo, enf = a.Context, a.Flux, a.ArgoCD, a.Enforcement
+		out.Enforcement = enf
 		if a.Revision == "" {
 			out.Waiting = "the GitOps tool reports no applied revision yet"
 		}
@@ -85,7 +101,13 @@ func PlanTarget(ctx context.Context, in PlanInput) (TargetPlan, error) {
 			return out, nil
 		}
 	}
-	plan, err := snap.Plan(tc.Root, live, analyzer.Options{WriteScope: tc.WriteScope, OrchestratorContext: orchestrator, Flux: flux, ArgoCD: argo, Coverage: in.Coverage})
+	opts := analyzer.Options{WriteScope: tc.WriteScope, OrchestratorContext: orchestrator, Flux: flux, ArgoCD: argo, Coverage: in.Coverage}
+	plan, err := snap.Plan(tc.Root, live, opts)
+	if err != nil {
+		return out, &InputError{Err: err}
+	}
+	plan, out.Restoring, err = enforce(enf, tc.ProposeRestored != nil && *tc.ProposeRestored, in.Objects, live, plan,
+		func(l []kube.LiveObject) (*analyzer.Plan, error) { return snap.Plan(tc.Root, l, opts) })
 	if err != nil {
 		return out, &InputError{Err: err}
 	}

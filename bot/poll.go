@@ -32,6 +32,8 @@ type poll struct {
 	prs                 []*github.PullRequest // the branch's, open and closed
 	refused             *moveRefused          // GitHub refused to move the branch
 	note                string                // said under the check run's summary
+	enforcement         *cluster.Enforcement  // how the GitOps tool treats drift; nil: none read
+	restoring           []Restoring           // drift the tool will put back, not proposed
 	out                 Outcome
 }
 
@@ -190,7 +192,7 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 			return err
 		}
 	}
-	res := resultOf(plan, tc)
+	res := resultOf(plan, tc, p.checkNotes(plan))
 	if p.refused != nil {
 		res = p.refused.result(res, p.branch)
 	}
@@ -237,13 +239,14 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 		},
 	})
 	p.out.Waiting = res.Waiting
+	p.enforcement, p.restoring = res.Enforcement, res.Restoring
 	var bad *InputError
 	if errors.As(err, &bad) {
 		// The input itself is unusable: say so on the base head and leave
 		// the pull request as it is until Git is fixed.
 		failed := &analyzer.Plan{Root: tc.Root, Refusals: []analyzer.Refusal{{Code: analyzer.CodeRenderFailed, Message: bad.Err.Error(),
 			Hint: "fix the repository so that the target's root builds"}}}
-		res := resultOf(failed, tc)
+		res := resultOf(failed, tc, gitOpsNotes{})
 		res.conclusion = "failure"
 		n, cerr := b.postChecks(ctx, p, []string{p.baseSHA}, res)
 		p.out.CheckRuns = n

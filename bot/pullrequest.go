@@ -11,6 +11,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/cluster"
 )
 
 // maxBody is the longest body the bot writes, in characters. GitHub's
@@ -205,7 +206,7 @@ const resolvedMarker = "<!-- driftback:resolved -->"
 // and only once: a close that keeps failing does not add one per poll.
 func (b *Bot) closeResolved(ctx context.Context, p *poll, plan *analyzer.Plan, pr *github.PullRequest) error {
 	tc := p.t.Config
-	if err := b.commentOnce(ctx, p, pr.GetNumber(), "The cluster matches Git again, so driftback closes this pull request.\n\n"+resolvedMarker); err != nil {
+	if err := b.commentOnce(ctx, p, pr.GetNumber(), closingComment(p)+"\n\n"+resolvedMarker); err != nil {
 		return err
 	}
 	st, _ := parseState(pr.GetBody())
@@ -220,6 +221,25 @@ func (b *Bot) closeResolved(ctx context.Context, p *poll, plan *analyzer.Plan, p
 		return fmt.Errorf("close #%d: %w", pr.GetNumber(), err)
 	}
 	return b.dropBranch(ctx, p, pr.GetHead().GetSHA())
+}
+
+// closingComment says why the pull request closes: the cluster matches
+// Git again, or the GitOps tool will put Git's values back on its own; it
+// names the tool and the revision it applies.
+func closingComment(p *poll) string {
+	e := p.enforcement
+	rev := ""
+	if p.applied != nil && p.applied.Raw != "" {
+		rev = " (revision `" + p.applied.Raw + "`)"
+	}
+	switch {
+	case e != nil && len(p.restoring) > 0:
+		return fmt.Sprintf("%s %s %s%s, so it will put Git's value back in the %d drifted field(s) on its own; driftback closes this pull request. "+
+			"Set `proposeRestored: true` on the target to keep proposing such drift.", e.Tool, e.Object, e.Why, rev, len(p.restoring))
+	case e != nil && e.Mode == cluster.Restored:
+		return fmt.Sprintf("The cluster matches Git again: %s %s applies Git%s and restored Git's values. driftback closes this pull request.", e.Tool, e.Object, rev)
+	}
+	return "The cluster matches Git again, so driftback closes this pull request."
 }
 
 // dropOrphan deletes the target's branch when no open pull request holds
@@ -325,6 +345,7 @@ func (b *Bot) body(p *poll, plan *analyzer.Plan, st prState, head string) string
 			return u
 		},
 		Controls: controls,
+		GitOps:   toolNotes(p.enforcement, p.objs, plan, nil, false),
 		State:    st.encode(),
 		MaxBytes: maxBody, // bytes bound characters from above
 	})

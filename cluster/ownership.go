@@ -200,6 +200,18 @@ func (o *Ownership) UserOwned(p jsonvalue.Path) bool {
 	return false
 }
 
+// Owners names the managers that own the field at p or something under
+// it, appliers included.
+func (o *Ownership) Owners(p jsonvalue.Path) []string {
+	var out []string
+	for _, m := range o.managers {
+		if o.owns(m, p) && !slices.Contains(out, m.Name) {
+			out = append(out, m.Name)
+		}
+	}
+	return out
+}
+
 // unseenFields are the parts of a Secret never read (metadata-only list):
 // only managedFields say who wrote their keys.
 var unseenFields = []string{"data", "stringData"}

@@ -39,6 +39,9 @@ type Applied struct {
 	// ArgoCD is an Argo CD Application's kustomize settings; the analyzer
 	// renders the root with them.
 	ArgoCD *kube.ArgoContext
+	// Enforcement is how the tool treats drift on what it applies (DESIGN
+	// §7.3): read from the same object, nil where no tool is named.
+	Enforcement *Enforcement
 	// Inventory is every object the tool applied (Flux
 	// status.inventory.entries, Argo CD status.resources), read with the
 	// revision from the one read of the object, so the two always agree.
@@ -130,7 +133,8 @@ func fluxApplied(obj map[string]any) (Applied, error) {
 	if err != nil {
 		return Applied{}, err
 	}
-	a := Applied{Raw: raw, Revision: commitOf(raw), Flux: &kube.FluxContext{Namespace: ns, Name: name, Spec: spec}, Inventory: inv}
+	a := Applied{Raw: raw, Revision: commitOf(raw), Flux: &kube.FluxContext{Namespace: ns, Name: name, Spec: spec}, Inventory: inv,
+		Enforcement: fluxEnforcement(obj)}
 	pb, _ := spec["postBuild"].(map[string]any)
 	from, _ := pb["substituteFrom"].([]any)
 	for _, f := range from {
@@ -212,7 +216,7 @@ func argoApplied(obj map[string]any) (Applied, error) {
 	status, _ := obj["status"].(map[string]any)
 	sync, _ := status["sync"].(map[string]any)
 	raw, _ := sync["revision"].(string)
-	a := Applied{Raw: raw, Revision: commitOf(raw), Inventory: argoInventory(obj)}
+	a := Applied{Raw: raw, Revision: commitOf(raw), Inventory: argoInventory(obj), Enforcement: argoEnforcement(obj)}
 	md, _ := obj["metadata"].(map[string]any)
 	ns, _ := md["namespace"].(string)
 	name, _ := md["name"].(string)

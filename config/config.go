@@ -180,6 +180,9 @@ func (c *Config) fillDefaults() {
 	if c.Defaults.FailOnRefusal == nil {
 		c.Defaults.FailOnRefusal = ptr(true)
 	}
+	if c.Defaults.ProposeRestored == nil {
+		c.Defaults.ProposeRestored = ptr(false)
+	}
 	for i := range c.Targets {
 		t := &c.Targets[i]
 		t.Root = path.Clean(t.Root)
@@ -203,10 +206,10 @@ func (c *Config) Cluster(name string) *Cluster {
 
 // Target returns the named target with the defaults merged in, or nil. The
 // result is a copy: appliers, pullRequest (field by field) and
-// failOnRefusal come from the target where it sets them, else from
+// failOnRefusal and proposeRestored come from the target where it sets them, else from
 // defaults, else from the built-in defaults; ignore is defaults.ignore
 // followed by the target's own rules. In the result PullRequest, its Draft
-// and FailOnRefusal are never nil.
+// FailOnRefusal and ProposeRestored are never nil.
 func (c *Config) Target(name string) *Target {
 	for i := range c.Targets {
 		if c.Targets[i].Name == name {
@@ -294,6 +297,14 @@ func (c *Config) resolve(src *Target) *Target {
 		t.FailOnRefusal = ptr(*def.FailOnRefusal)
 	default:
 		t.FailOnRefusal = ptr(true)
+	}
+	switch {
+	case src.ProposeRestored != nil:
+		t.ProposeRestored = ptr(*src.ProposeRestored)
+	case def.ProposeRestored != nil:
+		t.ProposeRestored = ptr(*def.ProposeRestored)
+	default:
+		t.ProposeRestored = ptr(false)
 	}
 	return &t
 }

@@ -91,7 +91,7 @@ func TestErrors(t *testing.T) {
 		{"wrong type: mapping wanted", func(t *testing.T) string {
 			return with(t, "  owner: my-org\n", "  owner: my-org\npollInterval: 1m\ndefaults: [a]\n")
 		},
-			"driftback.yaml:6:11", `defaults: expected a mapping with the keys appliers, ignore, pullRequest, failOnRefusal, got a list`, 0},
+			"driftback.yaml:6:11", `defaults: expected a mapping with the keys appliers, ignore, pullRequest, failOnRefusal, proposeRestored, got a list`, 0},
 		{"wrong type: boolean for text", func(t *testing.T) string {
 			return with(t, "  root: overlays/prod", "  root: overlays/prod\n  baseBranch: true")
 		},
@@ -326,6 +326,7 @@ defaults:
   ignore: [{path: spec.replicas}]
   pullRequest: {labels: [drift], reviewers: [alice], teamReviewers: [ops], branchPrefix: bot/}
   failOnRefusal: false
+  proposeRestored: true
 targets:
 - {name: a, repo: o/a, root: ./x/, cluster: c, namespaces: [n], appliedRevision: {head: true}}
 - name: b
@@ -339,6 +340,7 @@ targets:
   ignore: [{kind: Service, path: spec.ports}]
   pullRequest: {labels: [], draft: true}
   failOnRefusal: true
+  proposeRestored: false
 `
 	c, err := Parse("d.yaml", []byte(src))
 	if err != nil {
@@ -355,6 +357,7 @@ targets:
 		Ignore:          []kube.IgnoreRule{{Path: "spec.replicas"}},
 		PullRequest:     &PullRequest{BranchPrefix: "bot/", Labels: []string{"drift"}, Reviewers: []string{"alice"}, TeamReviewers: []string{"ops"}, Draft: ptr(false)},
 		FailOnRefusal:   ptr(false),
+		ProposeRestored: ptr(true),
 	}
 	if !reflect.DeepEqual(a, wantA) {
 		t.Errorf("target a:\n got %s\nwant %s", dump(a), dump(wantA))
@@ -367,6 +370,7 @@ targets:
 		Ignore:          []kube.IgnoreRule{{Path: "spec.replicas"}, {Kind: "Service", Path: "spec.ports"}},
 		PullRequest:     &PullRequest{BranchPrefix: "bot/", Labels: []string{}, Reviewers: []string{"alice"}, TeamReviewers: []string{"ops"}, Draft: ptr(true)},
 		FailOnRefusal:   ptr(true),
+		ProposeRestored: ptr(false),
 	}
 	if !reflect.DeepEqual(b, wantB) {
 		t.Errorf("target b:\n got %s\nwant %s", dump(b), dump(wantB))

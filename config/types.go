@@ -119,6 +119,12 @@ type Defaults struct {
 	// Conclusion of the check run when some drift is refused: failure (true,
 	// the default) or neutral (false).
 	FailOnRefusal *bool `yaml:"failOnRefusal,omitempty" json:"failOnRefusal,omitempty" schema:"default=true" aka:"failOnRefusals"`
+	// Also propose drift that the GitOps tool will put back on its own (an
+	// active Flux Kustomization, an Argo CD Application with self-heal), to
+	// capture a hotfix before the tool erases it; the pull request then
+	// warns when the tool will act. Default false: the check run reports
+	// such drift and no pull request is opened for it.
+	ProposeRestored *bool `yaml:"proposeRestored,omitempty" json:"proposeRestored,omitempty" schema:"default=false" aka:"proposeRestoredDrift,captureRestored"`
 }
 
 // PullRequest says how driftback opens the pull request of a target. In a
@@ -181,6 +187,9 @@ type Target struct {
 	// Check run conclusion when drift is refused: failure (true) or neutral
 	// (false); replaces defaults.failOnRefusal.
 	FailOnRefusal *bool `yaml:"failOnRefusal,omitempty" json:"failOnRefusal,omitempty" aka:"failOnRefusals"`
+	// Also propose drift the GitOps tool will put back on its own;
+	// replaces defaults.proposeRestored.
+	ProposeRestored *bool `yaml:"proposeRestored,omitempty" json:"proposeRestored,omitempty" aka:"proposeRestoredDrift,captureRestored"`
 }
 
 // Kinds filters objects by kind. An entry is Kind (that kind in any API

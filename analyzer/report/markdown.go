@@ -21,6 +21,12 @@ type MarkdownOptions struct {
 	// FileURL links a file:line cell; nil renders plain text. Only http and
 	// https links are used; anything else falls back to plain text.
 	FileURL func(path string, line int) string
+	// GitOps says what the GitOps tool will do with the drift, under
+	// "GitOps tool"; never dropped for length (the bot bounds it).
+	GitOps []ToolNote
+	// Restoring counts drifted fields the GitOps tool will put back on its
+	// own and the plan leaves out: the summary says so rather than "in sync".
+	Restoring int
 	// Controls are checkbox lines shown under "Controls", verbatim: they are
 	// the bot's own markdown and are not escaped.
 	Controls []string
@@ -33,6 +39,43 @@ type MarkdownOptions struct {
 	MaxBytes int
 }
 
+// ToolNote is one line about the GitOps tool: a sentence, the object and
+// field it is about (if any), and a command a reviewer may run.
+type ToolNote struct {
+	Object, Field string
+	Text          string
+	Command       string
+}
+
+// String is the note as plain text.
+func (n ToolNote) String() string {
+	s := strings.TrimSpace(n.Object + " " + n.Field)
+	if s != "" {
+		s += ": "
+	}
+	s += n.Text
+	if n.Command != "" {
+		s += " " + n.Command
+	}
+	return s
+}
+
+// line renders the note escaped; the command as a code span.
+func (n ToolNote) line() string {
+	s := "- "
+	if n.Object != "" {
+		s += "<code>" + md(n.Object, maxTextRunes) + "</code> "
+	}
+	if n.Field != "" {
+		s += "<code>" + md(n.Field, maxTextRunes) + "</code>: "
+	}
+	s += md(n.Text, maxTextRunes)
+	if n.Command != "" {
+		s += " <code>" + md(n.Command, maxTextRunes) + "</code>"
+	}
+	return s
+}
+
 const (
 	statePrefix = "<!-- driftback:state "
 	stateSuffix = " -->"
@@ -41,7 +84,7 @@ const (
 
 // Markdown is the pull-request body for the plan; the bot also uses it as
 // the check-run summary. Layout: a one-line summary, then the "Not read
-// from the cluster", "Edits", "Refusals", "Notes" and "Controls" sections
+// from the cluster", "Edits", "Refusals", "Notes", "GitOps tool" and "Controls" sections
 // (each left out when empty) and the hidden state comment, always last. A
 // plan with unread objects gives no verdict, and its summary says so.
 //
@@ -65,6 +108,9 @@ func Markdown(p *analyzer.Plan, opts MarkdownOptions) string {
 	}
 
 	d := mdDoc{controls: opts.Controls, state: stateBlock(opts.State)}
+	for _, n := range opts.GitOps {
+		d.gitops = append(d.gitops, n.line())
+	}
 	switch {
 	case len(p.Unread) > 0:
 		// A read that fell short gives no verdict, whatever else was found.
@@ -73,6 +119,12 @@ func Markdown(p *analyzer.Plan, opts MarkdownOptions) string {
 			d.summary += " " + md(target, maxTextRunes)
 		}
 		d.summary += " renders."
+	case p.InSync() && opts.Restoring > 0:
+		d.summary = fmt.Sprintf("**Drift the GitOps tool restores:** %d drifted field(s)", opts.Restoring)
+		if target != "" {
+			d.summary += " in " + md(target, maxTextRunes)
+		}
+		d.summary += " will be put back by the tool on its own; nothing is proposed."
 	case p.InSync():
 		d.summary = "**In sync:** the cluster matches Git"
 		if target != "" {
@@ -144,7 +196,7 @@ func Markdown(p *analyzer.Plan, opts MarkdownOptions) string {
 type mdDoc struct {
 	summary                        string
 	edits, refusals, notes, unread []string
-	controls                       []string
+	controls, gitops               []string
 	state                          string
 }
 
@@ -189,6 +241,7 @@ func (d *mdDoc) build(c rowCounts) string {
 	section("Edits", editsHeader, d.edits[:c.edits])
 	section("Refusals", refusalsHeader, d.refusals[:c.refusals])
 	section("Notes", "", d.notes[:c.notes])
+	section("GitOps tool", "", d.gitops)
 	section("Controls", "", d.controls)
 	b.WriteString("\n" + d.state)
 	return b.String()

@@ -1,0 +1,226 @@
+package bot
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/cluster"
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/kube"
+)
+
+// The GitOps tool's part (DESIGN §7.3): each drifted field is judged by
+// what the tool will do with it. Drift it will restore on its own is
+// reported on the check run and, by default, not proposed; drift it keeps
+// is proposed, and the body says whether merging alone changes the
+// cluster.
+
+// Restoring is a drifted field the GitOps tool will put back on its own.
+type Restoring struct {
+	Object analyzer.ObjectRef
+	Field  string
+	Why    string
+}
+
+// fated is one edit or refusal with the tool's fate.
+type fated struct {
+	object analyzer.ObjectRef
+	field  string
+	fate   cluster.Fate
+	why    string
+}
+
+// liveIndex finds a target's live objects by reference.
+type liveIndex map[analyzer.ObjectRef]cluster.Object
+
+func indexLive(objs []cluster.Object) liveIndex {
+	out := liveIndex{}
+	for _, o := range objs {
+		md, _ := o.Object["metadata"].(map[string]any)
+		ref := analyzer.ObjectRef{}
+		ref.APIVersion, _ = o.Object["apiVersion"].(string)
+		ref.Kind, _ = o.Object["kind"].(string)
+		ref.Namespace, _ = md["namespace"].(string)
+		ref.Name, _ = md["name"].(string)
+		out[ref] = o
+	}
+	return out
+}
+
+// fate judges one drifted field; an object driftback did not read is
+// never assumed restored.
+func (ix liveIndex) fate(e *cluster.Enforcement, ref analyzer.ObjectRef, field string, inGit bool) fated {
+	o, ok := ix[ref]
+	if !ok {
+		return fated{ref, field, cluster.Kept, "the live object was not read"}
+	}
+	f, why := e.Fate(o, field, inGit)
+	return fated{ref, field, f, why}
+}
+
+// enforce applies the tool's fates to a plan. Unless the target proposes
+// restored drift, each restored edit is taken out by planning again
+// against the cluster as the tool will leave it (Git's value in that
+// field), so the files hold only the rest; restored refusals move to the
+// list the check run reports. replan plans against other live objects.
+func enforce(e *cluster.Enforcement, proposeRestored bool, objs []cluster.Object, live []kube.LiveObject, plan *analyzer.Plan,
+	replan func([]kube.LiveObject) (*analyzer.Plan, error)) (*analyzer.Plan, []Restoring, error) {
+	if e == nil || plan == nil {
+		return plan, nil, nil
+	}
+	ix := indexLive(objs)
+	var restored []analyzer.Edit
+	for _, ed := range plan.Edits {
+		if ix.fate(e, ed.Object, ed.Field, ed.From != nil).fate == cluster.Restored {
+			restored = append(restored, ed)
+		}
+	}
+	var out []Restoring
+	if !proposeRestored && len(restored) > 0 {
+		for _, ed := range restored {
+			out = append(out, Restoring{ed.Object, ed.Field, ix.fate(e, ed.Object, ed.Field, ed.From != nil).why})
+		}
+		if len(restored) == len(plan.Edits) {
+			p := *plan
+			p.Edits, p.Files = []analyzer.Edit{}, []analyzer.File{}
+			plan = &p
+		} else {
+			again, err := replan(asRestored(live, restored))
+			if err != nil {
+				return nil, nil, err
+			}
+			plan = again
+		}
+	}
+	if !proposeRestored {
+		// A refusal's field may be one the cluster added: judged as such,
+		// it is restored only where the tool removes what kubectl added.
+		kept := plan.Refusals[:0:0]
+		for _, r := range plan.Refusals {
+			if r.Object.Kind != "" && r.Field != "" {
+				if f := ix.fate(e, r.Object, r.Field, false); f.fate == cluster.Restored {
+					out = append(out, Restoring{r.Object, r.Field, f.why})
+					continue
+				}
+			}
+			kept = append(kept, r)
+		}
+		if len(kept) != len(plan.Refusals) {
+			p := *plan
+			p.Refusals = kept
+			plan = &p
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].Object.String()+" "+out[i].Field < out[j].Object.String()+" "+out[j].Field
+	})
+	return plan, out, nil
+}
+
+// asRestored copies live with each restored field holding Git's value
+// (removed where Git lacks it): the cluster as the tool will leave it.
+func asRestored(live []kube.LiveObject, restored []analyzer.Edit) []kube.LiveObject {
+	out := make([]kube.LiveObject, len(live))
+	copy(out, live)
+	for i, l := range out {
+		ref := analyzer.ObjectRef{}
+		ref.APIVersion, _ = l.Object["apiVersion"].(string)
+		ref.Kind, _ = l.Object["kind"].(string)
+		md, _ := l.Object["metadata"].(map[string]any)
+		ref.Namespace, _ = md["namespace"].(string)
+		ref.Name, _ = md["name"].(string)
+		copied := false
+		for _, ed := range restored {
+			if ed.Object != ref {
+				continue
+			}
+			p, err := jsonvalue.ParsePath(ed.Field)
+			if err != nil {
+				continue // stays drifted, and so proposed
+			}
+			if !copied {
+				out[i].Object = jsonvalue.Copy(l.Object).(map[string]any)
+				copied = true
+			}
+			if ed.From == nil {
+				jsonvalue.Delete(out[i].Object, p)
+			} else {
+				jsonvalue.Set(out[i].Object, p, jsonvalue.Copy(ed.From))
+			}
+		}
+	}
+	return out
+}
+
+// maxToolNotes bounds the GitOps section: a tool that restores hundreds of
+// fields is told in a count, not a list.
+const maxToolNotes = 30
+
+// toolNotes says what the tool will do with what the plan proposes and
+// with what it leaves to the tool. forCheck adds the estimated time of the
+// tool's next reconcile, which the pull request body leaves out (it would
+// change the body at every reconcile).
+func toolNotes(e *cluster.Enforcement, objs []cluster.Object, plan *analyzer.Plan, restoring []Restoring, forCheck bool) []report.ToolNote {
+	if e == nil || plan == nil {
+		return nil
+	}
+	var notes []report.ToolNote
+	when := "at its next reconcile"
+	if forCheck {
+		if w := e.When(); w != "" {
+			when = w
+		}
+	}
+	ix := indexLive(objs)
+	byWhy := map[string]int{}
+	var order []string
+	restoredProposed := 0
+	for _, ed := range plan.Edits {
+		f := ix.fate(e, ed.Object, ed.Field, ed.From != nil)
+		switch f.fate {
+		case cluster.Restored:
+			if restoredProposed < maxToolNotes {
+				notes = append(notes, report.ToolNote{Object: ed.Object.String(), Field: ed.Field,
+					Text: e.Tool + " will put Git's value back " + when + ": merge before then to keep the change (" + f.why + ")"})
+			}
+			restoredProposed++
+		default:
+			if byWhy[f.why] == 0 {
+				order = append(order, f.why)
+			}
+			byWhy[f.why]++
+		}
+	}
+	if restoredProposed > maxToolNotes {
+		notes = append(notes, report.ToolNote{Text: fmt.Sprintf("…and %d more fields %s will put back", restoredProposed-maxToolNotes, e.Tool)})
+	}
+	for _, why := range order {
+		text := fmt.Sprintf("%d proposed edit(s) stay in the cluster until someone changes them: %s", byWhy[why], why)
+		n := report.ToolNote{Text: text}
+		switch {
+		case e.Suspended:
+			n.Text = fmt.Sprintf("%s is suspended: merging changes Git only, and the cluster keeps what runs now. Resume it after the merge and it applies the merge commit:", e.Object)
+			n.Command = e.Resume
+		case e.Mode == cluster.UntilNextSync:
+			n.Text = fmt.Sprintf("%d proposed edit(s) last until the next sync: %s %s. Merge first to keep them.", byWhy[why], e.Object, e.Why)
+		}
+		notes = append(notes, n)
+	}
+	for i, r := range restoring {
+		if i == maxToolNotes {
+			notes = append(notes, report.ToolNote{Text: fmt.Sprintf("…and %d more drifted fields %s will put back", len(restoring)-maxToolNotes, e.Tool)})
+			break
+		}
+		notes = append(notes, report.ToolNote{Object: r.Object.String(), Field: r.Field,
+			Text: "not proposed: " + e.Tool + " will put Git's value back " + when + " (" + r.Why + ")"})
+	}
+	return notes
+}
+
+// GitOpsNotes are what the check run says of the GitOps tool for this
+// plan, for `driftback plan` to print.
+func (r TargetPlan) GitOpsNotes(objs []cluster.Object) []report.ToolNote {
+	return toolNotes(r.Enforcement, objs, r.Plan, r.Restoring, true)
+}

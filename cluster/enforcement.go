@@ -1,0 +1,372 @@
+package cluster
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/driftback/driftback/internal/jsonvalue"
+)
+
+// What the GitOps tool will do on its own with a drifted field (DESIGN
+// §7.3). A pull request for drift the tool is about to erase is noise
+// (reviewers notified, then the PR closed); drift the tool keeps needs Git
+// to change, and the reviewer must know whether merging alone changes the
+// cluster. The rules come from the tools' own code and documentation:
+// kustomize-controller applies every object at every reconcile (force
+// ownership) and takes over the fields kubectl's managers wrote; Argo CD
+// syncs on its own only with automated sync, and re-syncs a drifted
+// object only with selfHeal.
+
+// Fate is what the tool will do with one drifted field.
+type Fate string
+
+const (
+	// Restored: the tool will put Git's value back on its own.
+	Restored Fate = "restored"
+	// UntilNextSync: the drift lives until the next sync, which reverts it
+	// (Argo CD without self-heal).
+	UntilNextSync Fate = "until-next-sync"
+	// Kept: nothing will revert it (suspended, opted out, ignored, no tool).
+	Kept Fate = "kept"
+)
+
+// Enforcement is how the GitOps tool that applies a target treats drift.
+// It is read with the applied revision, from the same object.
+type Enforcement struct {
+	Tool   string // "Flux" or "Argo CD"
+	Object string // "Kustomization flux-system/apps"
+	// Mode is the target-wide fate of a field in Git: Restored for an
+	// active Flux Kustomization or an Argo CD Application with self-heal.
+	Mode Fate
+	// Why completes a sentence that starts with Object, for the reviewer.
+	Why string
+	// Interval is Flux's spec.interval; LastReconciled its latest history
+	// entry (zero when the status has none).
+	Interval time.Duration
+	// Not part of what an idle poll compares: it moves at every reconcile,
+	// and only the check run's estimate of the next one reads it.
+	LastReconciled time.Time `json:"-"`
+	// Suspended is a Flux Kustomization with spec.suspend; Resume is the
+	// command that makes it apply Git again.
+	Suspended bool
+	Resume    string
+
+	// Ignores are the tool's rules for fields it does not see (exported so
+	// that an idle poll wakes when they change).
+	Ignores []DriftIgnore
+
+	flux         bool
+	selfHealKeys bool // Argo CD: additions are never drift to it
+}
+
+// DriftIgnore is a rule under which the tool does not see a field: Flux's
+// spec.ignore, Argo CD's ignoreDifferences.
+type DriftIgnore struct {
+	Group, Version, Kind, Name, Namespace string
+	Regex                                 bool // name and namespace are regular expressions (Flux)
+	Labels, Annotations                   string
+	Pointers                              []string
+	AnyPath                               bool // a jq expression or a manager: any field may be covered
+}
+
+// Flux's per-object opt-outs (kustomize-controller's ExclusionSelector,
+// IfNotPresentSelector and cleanup exclusion).
+const (
+	fluxReconcileAnnotation = "kustomize.toolkit.fluxcd.io/reconcile"
+	fluxSSAAnnotation       = "kustomize.toolkit.fluxcd.io/ssa"
+)
+
+// fluxTakesOver reports a field manager whose fields kustomize-controller
+// takes over at every apply (its default list matches by prefix:
+// "kubectl" covers kubectl-edit, kubectl-patch, kubectl-client-side-apply),
+// so a field such a manager added and Git lacks is removed.
+func fluxTakesOver(manager string) bool {
+	return strings.HasPrefix(manager, "kubectl") || manager == "before-first-apply" || manager == "kustomize-controller"
+}
+
+// fluxEnforcement reads a Flux Kustomization's spec and status.
+func fluxEnforcement(obj map[string]any) *Enforcement {
+	spec, _ := obj["spec"].(map[string]any)
+	status, _ := obj["status"].(map[string]any)
+	md, _ := obj["metadata"].(map[string]any)
+	ns, _ := md["namespace"].(string)
+	name, _ := md["name"].(string)
+	e := &Enforcement{Tool: "Flux", Object: "Kustomization " + ns + "/" + name, flux: true,
+		Resume: fmt.Sprintf("flux resume kustomization %s -n %s", name, ns)}
+	if s, _ := spec["interval"].(string); s != "" {
+		e.Interval, _ = time.ParseDuration(s)
+	}
+	if hist, _ := status["history"].([]any); len(hist) > 0 {
+		for _, h := range hist {
+			m, _ := h.(map[string]any)
+			if s, _ := m["lastReconciled"].(string); s != "" {
+				if t, err := time.Parse(time.RFC3339, s); err == nil && t.After(e.LastReconciled) {
+					e.LastReconciled = t
+				}
+			}
+		}
+	}
+	for _, r := range asList(spec["ignore"]) {
+		rule, _ := r.(map[string]any)
+		d := DriftIgnore{Regex: true, Pointers: strings2(rule["paths"])}
+		if t, ok := rule["target"].(map[string]any); ok {
+			d.Group, _ = t["group"].(string)
+			d.Version, _ = t["version"].(string)
+			d.Kind, _ = t["kind"].(string)
+			d.Name, _ = t["name"].(string)
+			d.Namespace, _ = t["namespace"].(string)
+			d.Labels, _ = t["labelSelector"].(string)
+			d.Annotations, _ = t["annotationSelector"].(string)
+		}
+		e.Ignores = append(e.Ignores, d)
+	}
+	switch suspended, _ := spec["suspend"].(bool); {
+	case suspended:
+		e.Mode, e.Why, e.Suspended = Kept, "is suspended", true
+	case readyFalse(status):
+		// A failing reconcile applies nothing: guessing it will recover
+		// soon would hide a drift that may stay.
+		e.Mode, e.Why = Kept, "failed its last reconcile"
+	case e.Interval <= 0:
+		e.Mode, e.Why = Kept, "has no spec.interval driftback can read"
+	default:
+		e.Mode, e.Why = Restored, "applies Git every "+e.Interval.String()
+	}
+	return e
+}
+
+// readyFalse reports a Ready condition that is False.
+func readyFalse(status map[string]any) bool {
+	for _, c := range asList(status["conditions"]) {
+		m, _ := c.(map[string]any)
+		if m["type"] == "Ready" {
+			return m["status"] == "False"
+		}
+	}
+	return false
+}
+
+// argoEnforcement reads an Argo CD Application's sync policy.
+func argoEnforcement(obj map[string]any) *Enforcement {
+	spec, _ := obj["spec"].(map[string]any)
+	md, _ := obj["metadata"].(map[string]any)
+	ns, _ := md["namespace"].(string)
+	name, _ := md["name"].(string)
+	annotations, _ := md["annotations"].(map[string]any)
+	e := &Enforcement{Tool: "Argo CD", Object: "Application " + ns + "/" + name, selfHealKeys: true}
+	for _, r := range asList(spec["ignoreDifferences"]) {
+		rule, _ := r.(map[string]any)
+		d := DriftIgnore{Pointers: strings2(rule["jsonPointers"])}
+		d.Group, _ = rule["group"].(string)
+		d.Kind, _ = rule["kind"].(string)
+		d.Name, _ = rule["name"].(string)
+		d.Namespace, _ = rule["namespace"].(string)
+		d.AnyPath = len(asList(rule["jqPathExpressions"])) > 0 || len(asList(rule["managedFieldsManagers"])) > 0
+		e.Ignores = append(e.Ignores, d)
+	}
+	policy, _ := spec["syncPolicy"].(map[string]any)
+	auto, automated := policy["automated"].(map[string]any)
+	if enabled, ok := auto["enabled"].(bool); ok && !enabled {
+		automated = false
+	}
+	selfHeal, _ := auto["selfHeal"].(bool)
+	switch {
+	case annotations["argocd.argoproj.io/skip-reconcile"] == "true":
+		e.Mode, e.Why = Kept, "skips reconciliation (argocd.argoproj.io/skip-reconcile)"
+	case automated && selfHeal:
+		e.Mode, e.Why = Restored, "syncs automatically with self-heal"
+	case automated:
+		e.Mode, e.Why = UntilNextSync, "syncs automatically without self-heal: its next sync (of a new commit) puts Git's value back"
+	default:
+		e.Mode, e.Why = UntilNextSync, "syncs by hand: its next sync puts Git's value back"
+	}
+	return e
+}
+
+// Fate says what the tool will do with the drifted field at path (as
+// driftback prints it) of live object o. inGit is whether Git's render has
+// the field: a field only the cluster has is one the tool may never see.
+// The reason is for the reviewer. When anything is uncertain the answer is
+// never Restored: a drift that stays must reach Git.
+func (e *Enforcement) Fate(o Object, path string, inGit bool) (Fate, string) {
+	if e == nil {
+		return Kept, "no GitOps tool state is read for this target"
+	}
+	md, _ := o.Object["metadata"].(map[string]any)
+	annotations, _ := md["annotations"].(map[string]any)
+	if e.flux {
+		switch ssa, _ := annotations[fluxSSAAnnotation].(string); {
+		case annotations[fluxReconcileAnnotation] == "disabled":
+			return Kept, "the object opts out of Flux's apply (" + fluxReconcileAnnotation + ": disabled)"
+		case ssa == "Ignore" || ssa == "IfNotPresent":
+			return Kept, "the object opts out of Flux's apply (" + fluxSSAAnnotation + ": " + ssa + ")"
+		}
+	}
+	if e.Mode != Restored && e.Mode != UntilNextSync {
+		return e.Mode, e.Object + " " + e.Why
+	}
+	p, err := jsonvalue.ParsePath(path)
+	if err != nil {
+		return Kept, "the field cannot be matched against " + e.Tool + "'s rules"
+	}
+	if rule, ok := e.ignores(o.Object, p); ok {
+		return Kept, e.Tool + " ignores this field (" + rule + ")"
+	}
+	if !inGit {
+		if e.selfHealKeys {
+			return Kept, e.Tool + " does not count a field Git lacks as drift"
+		}
+		if ssa, _ := annotations[fluxSSAAnnotation].(string); ssa == "Merge" {
+			return Kept, "Flux leaves fields Git lacks in place (" + fluxSSAAnnotation + ": Merge)"
+		}
+		own, err := NewOwnership(o, Rules{})
+		if err != nil || own == nil {
+			return Kept, "who added the field cannot be read"
+		}
+		owners := own.Owners(p)
+		if len(owners) == 0 {
+			return Kept, "who added the field cannot be read"
+		}
+		for _, m := range owners {
+			if !fluxTakesOver(m) {
+				return Kept, "it was set by " + m + ", whose fields Flux leaves in place"
+			}
+		}
+	}
+	return e.Mode, e.Object + " " + e.Why
+}
+
+// When says when the tool is expected to act, for the check run.
+func (e *Enforcement) When() string {
+	if e.Mode != Restored || !e.flux {
+		return ""
+	}
+	if e.LastReconciled.IsZero() {
+		return fmt.Sprintf("within %s (its interval)", e.Interval)
+	}
+	next := e.LastReconciled.Add(e.Interval).UTC()
+	return fmt.Sprintf("at its next reconcile, about %s (last at %s, every %s)",
+		next.Format("15:04:05 UTC"), e.LastReconciled.UTC().Format("15:04:05 UTC"), e.Interval)
+}
+
+// ignores finds a rule under which the tool does not see field p of obj;
+// a rule that may cover it counts.
+func (e *Enforcement) ignores(obj map[string]any, p jsonvalue.Path) (string, bool) {
+	ptr, exact := pointer(obj, p)
+	for _, r := range e.Ignores {
+		if !r.selects(obj) {
+			continue
+		}
+		if r.AnyPath || !exact {
+			return "a rule for this object", true
+		}
+		for _, rp := range r.Pointers {
+			if under(ptr, rp) {
+				return rp, true
+			}
+		}
+	}
+	return "", false
+}
+
+// pointer turns p into the JSON pointer of the live field, resolving named
+// list elements to their positions; exact is false when a step cannot be
+// resolved (the element is gone from live).
+func pointer(obj map[string]any, p jsonvalue.Path) (string, bool) {
+	var b strings.Builder
+	var cur any = obj
+	exact := true
+	for _, s := range p {
+		seg := ""
+		switch s.Kind {
+		case jsonvalue.KeyStep:
+			seg = s.Key
+		case jsonvalue.IndexStep:
+			seg = strconv.Itoa(s.Index)
+		case jsonvalue.NameStep:
+			seg, exact = "", false
+			if l, ok := cur.([]any); ok {
+				for i, el := range l {
+					if m, ok := el.(map[string]any); ok && m["name"] == s.Key {
+						seg, exact = strconv.Itoa(i), true
+					}
+				}
+			}
+			if !exact {
+				return b.String(), false
+			}
+		}
+		b.WriteString("/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(seg))
+		cur, _ = jsonvalue.Get(cur, jsonvalue.Path{s})
+	}
+	return b.String(), exact
+}
+
+// under reports field pointer f at or below rule pointer r.
+func under(f, r string) bool {
+	r = strings.TrimSuffix(r, "/")
+	return f == r || strings.HasPrefix(f, r+"/") || r == ""
+}
+
+// selects reports whether the rule's target may select obj.
+func (r DriftIgnore) selects(obj map[string]any) bool {
+	gvk := gvkOf(obj)
+	md, _ := obj["metadata"].(map[string]any)
+	name, _ := md["name"].(string)
+	if r.Group != "" && r.Group != gvk.Group || r.Version != "" && r.Version != gvk.Version || r.Kind != "" && r.Kind != gvk.Kind {
+		return false
+	}
+	if !r.matches(r.Name, name) || !r.matches(r.Namespace, namespaceOf(obj)) {
+		return false
+	}
+	for _, c := range [][2]string{{r.Labels, "labels"}, {r.Annotations, "annotations"}} {
+		sel, field := c[0], c[1]
+		if sel == "" {
+			continue
+		}
+		s, err := labels.Parse(sel)
+		if err != nil {
+			continue // unreadable: it may select the object
+		}
+		set := labels.Set{}
+		m, _ := md[field].(map[string]any)
+		for k, v := range m {
+			set[k], _ = v.(string)
+		}
+		if !s.Matches(set) {
+			return false
+		}
+	}
+	return true
+}
+
+func (r DriftIgnore) matches(pattern, value string) bool {
+	if pattern == "" {
+		return true
+	}
+	if !r.Regex {
+		return pattern == value
+	}
+	re, err := regexp.Compile("^(?:" + pattern + ")$")
+	return err != nil || re.MatchString(value)
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+func strings2(v any) []string {
+	var out []string
+	for _, e := range asList(v) {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,151 @@
+package cluster
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func kustomizationObj(spec, status map[string]any) map[string]any {
+	return map[string]any{"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+		"metadata": map[string]any{"namespace": "flux-system", "name": "apps"}, "spec": spec, "status": status}
+}
+
+// liveWeb is a live Deployment whose annotations and managedFields the
+// case sets; its containers are named so a pointer must resolve names.
+func liveWeb(annotations map[string]any, managed []any) Object {
+	md := map[string]any{"namespace": "shop", "name": "web", "labels": map[string]any{"tier": "front"}}
+	if annotations != nil {
+		md["annotations"] = annotations
+	}
+	return Object{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": md,
+		"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"containers": []any{
+			map[string]any{"name": "sidecar", "image": "envoy:1"},
+			map[string]any{"name": "web", "image": "web:2", "env": []any{map[string]any{"name": "MODE", "value": "x"}}},
+		}}}}}, ManagedFields: managed}
+}
+
+// addedBy is a managedFields entry: manager owns the annotation "extra".
+func addedBy(manager string) []any {
+	return []any{map[string]any{"manager": manager, "operation": "Update", "apiVersion": "apps/v1", "fieldsType": "FieldsV1",
+		"fieldsV1": map[string]any{"f:metadata": map[string]any{"f:annotations": map[string]any{"f:extra": map[string]any{}}}}}}
+}
+
+const (
+	image = "spec.template.spec.containers[web].image"
+	extra = `metadata.annotations.extra`
+)
+
+func TestFluxFates(t *testing.T) {
+	active := map[string]any{"interval": "5m", "path": "./apps"}
+	ready := map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}},
+		"history": []any{map[string]any{"lastReconciled": "2026-12-04T10:00:00Z"}, map[string]any{"lastReconciled": "2026-12-04T09:00:00Z"}}}
+	with := func(kv ...any) map[string]any {
+		m := map[string]any{}
+		for k, v := range active {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return m
+	}
+	cases := []struct {
+		name        string
+		spec        map[string]any
+		status      map[string]any
+		obj         Object
+		path        string
+		inGit       bool
+		want        Fate
+		whyContains string
+	}{
+		{"active: a Git field is restored", active, ready, liveWeb(nil, nil), image, true, Restored, "applies Git every 5m0s"},
+		{"suspended keeps it", with("suspend", true), ready, liveWeb(nil, nil), image, true, Kept, "is suspended"},
+		{"a failed reconcile keeps it", active, map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "False"}}},
+			liveWeb(nil, nil), image, true, Kept, "failed its last reconcile"},
+		{"no interval keeps it", map[string]any{"path": "./apps"}, ready, liveWeb(nil, nil), image, true, Kept, "spec.interval"},
+		{"reconcile disabled", active, ready, liveWeb(map[string]any{"kustomize.toolkit.fluxcd.io/reconcile": "disabled"}, nil), image, true, Kept, "reconcile: disabled"},
+		{"ssa Ignore", active, ready, liveWeb(map[string]any{"kustomize.toolkit.fluxcd.io/ssa": "Ignore"}, nil), image, true, Kept, "ssa: Ignore"},
+		{"ssa IfNotPresent", active, ready, liveWeb(map[string]any{"kustomize.toolkit.fluxcd.io/ssa": "IfNotPresent"}, nil), image, true, Kept, "IfNotPresent"},
+		{"ssa Merge still restores a Git field", active, ready, liveWeb(map[string]any{"kustomize.toolkit.fluxcd.io/ssa": "Merge"}, nil), image, true, Restored, ""},
+		{"ssa Merge keeps what Git lacks", active, ready, liveWeb(map[string]any{"kustomize.toolkit.fluxcd.io/ssa": "Merge", "extra": "1"}, addedBy("kubectl-edit")), extra, false, Kept, "Merge"},
+		{"kubectl-edit's addition is removed", active, ready, liveWeb(map[string]any{"extra": "1"}, addedBy("kubectl-edit")), extra, false, Restored, ""},
+		{"kubectl-client-side-apply's addition is removed", active, ready, liveWeb(map[string]any{"extra": "1"}, addedBy("kubectl-client-side-apply")), extra, false, Restored, ""},
+		{"another manager's addition stays", active, ready, liveWeb(map[string]any{"extra": "1"}, addedBy("istio-operator")), extra, false, Kept, "istio-operator"},
+		{"an addition of unknown owner stays", active, ready, liveWeb(map[string]any{"extra": "1"}, nil), extra, false, Kept, "cannot be read"},
+		{"spec.ignore covers the named container", with("ignore", []any{map[string]any{"paths": []any{"/spec/template/spec/containers/1"},
+			"target": map[string]any{"kind": "Deployment", "name": "w.*"}}}), ready, liveWeb(nil, nil), image, true, Kept, "/spec/template/spec/containers/1"},
+		{"spec.ignore of another container does not", with("ignore", []any{map[string]any{"paths": []any{"/spec/template/spec/containers/0"}}}),
+			ready, liveWeb(nil, nil), image, true, Restored, ""},
+		{"spec.ignore for another kind does not", with("ignore", []any{map[string]any{"paths": []any{"/spec"}, "target": map[string]any{"kind": "StatefulSet"}}}),
+			ready, liveWeb(nil, nil), image, true, Restored, ""},
+		{"spec.ignore with a label selector that does not match", with("ignore", []any{map[string]any{"paths": []any{"/spec"},
+			"target": map[string]any{"labelSelector": "tier=back"}}}), ready, liveWeb(nil, nil), image, true, Restored, ""},
+		{"spec.ignore with a label selector that matches", with("ignore", []any{map[string]any{"paths": []any{"/spec"},
+			"target": map[string]any{"labelSelector": "tier=front"}}}), ready, liveWeb(nil, nil), image, true, Kept, "/spec"},
+		{"spec.ignore over a deleted element may match", with("ignore", []any{map[string]any{"paths": []any{"/spec/template/spec/containers/0"}}}),
+			ready, liveWeb(nil, nil), "spec.template.spec.containers[gone].image", true, Kept, "a rule for this object"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := fluxEnforcement(kustomizationObj(c.spec, c.status))
+			got, why := e.Fate(c.obj, c.path, c.inGit)
+			if got != c.want || !strings.Contains(why, c.whyContains) {
+				t.Errorf("fate %s (%s), want %s (…%s…)", got, why, c.want, c.whyContains)
+			}
+		})
+	}
+	e := fluxEnforcement(kustomizationObj(active, ready))
+	if !e.LastReconciled.Equal(time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)) {
+		t.Errorf("last reconciled %v: the latest history entry counts", e.LastReconciled)
+	}
+	if w := e.When(); !strings.Contains(w, "10:05:00 UTC") {
+		t.Errorf("when %q: want the next reconcile at 10:05:00 UTC", w)
+	}
+	if e.Resume != "flux resume kustomization apps -n flux-system" {
+		t.Errorf("resume %q", e.Resume)
+	}
+}
+
+func TestArgoFates(t *testing.T) {
+	app := func(spec map[string]any, annotations map[string]any) *Enforcement {
+		md := map[string]any{"namespace": "argocd", "name": "shop"}
+		if annotations != nil {
+			md["annotations"] = annotations
+		}
+		return argoEnforcement(map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "metadata": md, "spec": spec})
+	}
+	selfHeal := map[string]any{"syncPolicy": map[string]any{"automated": map[string]any{"selfHeal": true}}}
+	cases := []struct {
+		name  string
+		e     *Enforcement
+		path  string
+		inGit bool
+		want  Fate
+	}{
+		{"self-heal restores", app(selfHeal, nil), image, true, Restored},
+		{"automated without self-heal lasts until the next sync", app(map[string]any{"syncPolicy": map[string]any{"automated": map[string]any{}}}, nil), image, true, UntilNextSync},
+		{"automated but disabled is manual", app(map[string]any{"syncPolicy": map[string]any{"automated": map[string]any{"enabled": false, "selfHeal": true}}}, nil), image, true, UntilNextSync},
+		{"manual sync", app(map[string]any{}, nil), image, true, UntilNextSync},
+		{"skip-reconcile keeps", app(selfHeal, map[string]any{"argocd.argoproj.io/skip-reconcile": "true"}), image, true, Kept},
+		{"a field Git lacks is no drift to Argo CD", app(selfHeal, nil), extra, false, Kept},
+		{"ignoreDifferences by pointer", app(map[string]any{"syncPolicy": selfHeal["syncPolicy"], "ignoreDifferences": []any{
+			map[string]any{"group": "apps", "kind": "Deployment", "jsonPointers": []any{"/spec/template/spec/containers/1/image"}}}}, nil), image, true, Kept},
+		{"ignoreDifferences of another name", app(map[string]any{"syncPolicy": selfHeal["syncPolicy"], "ignoreDifferences": []any{
+			map[string]any{"group": "apps", "kind": "Deployment", "name": "api", "jsonPointers": []any{"/spec"}}}}, nil), image, true, Restored},
+		{"ignoreDifferences by jq may cover anything", app(map[string]any{"syncPolicy": selfHeal["syncPolicy"], "ignoreDifferences": []any{
+			map[string]any{"group": "apps", "kind": "Deployment", "jqPathExpressions": []any{".spec.x"}}}}, nil), image, true, Kept},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got, why := c.e.Fate(liveWeb(nil, nil), c.path, c.inGit); got != c.want {
+				t.Errorf("fate %s (%s), want %s", got, why, c.want)
+			}
+		})
+	}
+	var none *Enforcement
+	if got, _ := none.Fate(liveWeb(nil, nil), image, true); got != Kept {
+		t.Errorf("no tool: %s", got)
+	}
+}
