@@ -11,7 +11,7 @@ import (
 	"github.com/driftback/driftback/internal/kube"
 )
 
-// The GitOps tool's part (DESIGN §7.3): each drifted field is judged by
+// The GitOps tool's part (DESIGN §7.1): each drifted field is judged by
 // what the tool will do with it. Drift it will restore on its own is
 // reported on the check run and, by default, not proposed; drift it keeps
 // is proposed, and the body says whether merging alone changes the

@@ -13,7 +13,7 @@ import (
 )
 
 // What the GitOps tool will do on its own with a drifted field (DESIGN
-// §7.3). A pull request for drift the tool is about to erase is noise
+// §7.1). A pull request for drift the tool is about to erase is noise
 // (reviewers notified, then the PR closed); drift the tool keeps needs Git
 // to change, and the reviewer must know whether merging alone changes the
 // cluster. The rules come from the tools' own code and documentation:

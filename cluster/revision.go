@@ -40,7 +40,7 @@ type Applied struct {
 	// renders the root with them.
 	ArgoCD *kube.ArgoContext
 	// Enforcement is how the tool treats drift on what it applies (DESIGN
-	// §7.3): read from the same object, nil where no tool is named.
+	// §7.1): read from the same object, nil where no tool is named.
 	Enforcement *Enforcement
 	// Inventory is every object the tool applied (Flux
 	// status.inventory.entries, Argo CD status.resources), read with the
