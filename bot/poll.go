@@ -82,6 +82,10 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 	}
 
 	if err := b.reconcile(ctx, p); err != nil {
+		// The failure may have posted a verdict of its own (the cluster
+		// could not be read): the next poll must not take "the same as the
+		// last good poll" for "nothing to post" once the cause is gone.
+		b.memo.forget(tc.Name)
 		return p.out, err
 	}
 	// Remember the pull requests as this poll left them (which also primes
