@@ -153,8 +153,12 @@ func newGitOpsFixture(t *testing.T, kustomizations ...string) *gitopsFixture {
 	for _, name := range kustomizations {
 		f.fluxKustomization(t, name)
 	}
+	// The Kustomizations are active, so Flux would put a person's edit
+	// back; these tests are about which objects a target compares, so the
+	// fixture proposes such drift as well (proposeRestored).
+	propose := true
 	f.cfg = &config.Config{GitHub: config.GitHub{AppID: 1, Owner: "acme", APIURL: srv.URL() + "/"}, PollInterval: time.Hour,
-		Clusters: []config.Cluster{{Name: "prod", Discover: &config.Discover{Flux: true}}}}
+		Clusters: []config.Cluster{{Name: "prod", Discover: &config.Discover{Flux: true}}}, Defaults: config.Defaults{ProposeRestored: &propose}}
 	return f
 }
 
