@@ -551,12 +551,11 @@ func TestSlowTargetDoesNotBlockTheOthers(t *testing.T) {
 	r := &Runner{Bot: h.bot, Targets: []*Target{hung, next}, Interval: time.Minute, TargetTimeout: 100 * time.Millisecond}
 	done := make(chan struct{})
 	go func() { r.PollOnce(h.ctx); close(done) }()
-	select {
-	case <-reached:
-		<-done
-	case <-time.After(time.Minute): // only a broken runner waits this long
-		t.Fatal("one hung target stalled the runner")
-	}
+	// Outcome, not speed: the next target is reached and the poll ends
+	// while the hung one never answers (a broken runner hangs here until
+	// the test's own deadline).
+	<-reached
+	<-done
 }
 
 // Item 7: the tarball download has its own overall deadline and bounded
