@@ -36,10 +36,19 @@ type Snapshots struct {
 	// content of every file a build reads; nil builds every time.
 	Renders *analyzer.RenderCache
 
-	mu    sync.Mutex
-	cache map[string]keptSnapshot
-	order []string
-	bytes int64 // of the kept snapshots' files
+	mu       sync.Mutex
+	cache    map[string]keptSnapshot
+	order    []string
+	bytes    int64              // of the kept snapshots' files
+	inflight map[string]*flight // loads under way, by key
+}
+
+// flight is one download of a commit that the targets asking for it at
+// the same time share: a 50 MB tarball is fetched once, not once a worker.
+type flight struct {
+	done chan struct{}
+	snap *analyzer.Snapshot
+	err  error
 }
 
 type keptSnapshot struct {
@@ -58,12 +67,47 @@ const defaultKeepBytes = 128 << 20
 // they take less, and the budget errs on the safe side.
 const snapshotOverhead = 25
 
-// Load returns the snapshot of owner/repo at commit sha.
+// Load returns the snapshot of owner/repo at commit sha. Concurrent loads
+// of one commit share one download; a waiter whose leader failed on its
+// own context (a poll that was stopped) tries again on its own.
 func (s *Snapshots) Load(ctx context.Context, owner, repo, sha string) (*analyzer.Snapshot, error) {
 	key := owner + "/" + repo + "@" + sha
-	if r, ok := s.cached(key); ok {
-		return r, nil
+	for {
+		s.mu.Lock()
+		if r, ok := s.cache[key]; ok {
+			s.mu.Unlock()
+			return r.snap, nil
+		}
+		f, waiting := s.inflight[key]
+		if !waiting {
+			f = &flight{done: make(chan struct{})}
+			if s.inflight == nil {
+				s.inflight = map[string]*flight{}
+			}
+			s.inflight[key] = f
+		}
+		s.mu.Unlock()
+		if !waiting {
+			f.snap, f.err = s.download(ctx, owner, repo, sha, key)
+			s.mu.Lock()
+			delete(s.inflight, key)
+			s.mu.Unlock()
+			close(f.done)
+			return f.snap, f.err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-f.done:
+		}
+		if f.err == nil || !errors.Is(f.err, context.Canceled) && !errors.Is(f.err, context.DeadlineExceeded) {
+			return f.snap, f.err
+		}
 	}
+}
+
+// download fetches and unpacks one commit and keeps it.
+func (s *Snapshots) download(ctx context.Context, owner, repo, sha, key string) (*analyzer.Snapshot, error) {
 	u, _, err := s.GitHub.Repositories.GetArchiveLink(ctx, owner, repo, github.Tarball, &github.RepositoryContentGetOptions{Ref: sha}, 0)
 	if err != nil {
 		return nil, fmt.Errorf("tarball link for %s: %w", key, err)

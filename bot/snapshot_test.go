@@ -2,7 +2,13 @@ package bot
 
 import (
 	"bytes"
+	"context"
+	"net/http"
+	"sync"
+	"sync/atomic"
 	"testing"
+
+	"github.com/driftback/driftback/analyzer"
 )
 
 // TestSnapshotsOnePerCommit: every target planned on one kept commit shares
@@ -82,5 +88,61 @@ func TestSnapshotDropsFilesNoRootReads(t *testing.T) {
 	// The plan is the one made on the whole tree.
 	if out := h.poll(); out.Plan == nil || len(out.Plan.Edits) == 0 {
 		t.Fatalf("no plan on the pruned snapshot: %+v", out)
+	}
+}
+
+// countingTransport counts the requests that reach the archive host.
+type countingTransport struct {
+	next http.RoundTripper
+	n    atomic.Int32
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.next.RoundTrip(r)
+}
+
+// Targets that ask for one commit at the same time share one download
+// (issue 31, item 5): three workers, one tarball.
+func TestConcurrentLoadsOfACommitDownloadOnce(t *testing.T) {
+	h := newHarness(t, exampleLive(t))
+	s := h.bot.Snapshots
+	next := s.Download.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	counter := &countingTransport{next: next}
+	s.Download.Transport = counter
+	var wg sync.WaitGroup
+	got := make([]*analyzer.Snapshot, 8)
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			snap, err := s.Load(h.ctx, owner, repo, h.base)
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = snap
+		}()
+	}
+	wg.Wait()
+	if n := counter.n.Load(); n != 1 {
+		t.Errorf("%d downloads of one commit, want 1", n)
+	}
+	for _, g := range got[1:] {
+		if g != got[0] {
+			t.Fatal("the loads did not share one snapshot")
+		}
+	}
+	// A loader whose own poll was stopped leaves the others to try again.
+	other := h.srv.Commit(owner, repo, "main", "someone", map[string][]byte{"README.md": []byte("x\n")})
+	stopped, cancel := context.WithCancel(h.ctx)
+	cancel()
+	if _, err := s.Load(stopped, owner, repo, other); err == nil {
+		t.Fatal("a stopped load succeeded")
+	}
+	if _, err := s.Load(h.ctx, owner, repo, other); err != nil {
+		t.Fatalf("a load after a stopped one: %v", err)
 	}
 }
