@@ -32,6 +32,7 @@ type poll struct {
 	prs                 []*github.PullRequest // the branch's, open and closed
 	refused             *moveRefused          // GitHub refused to move the branch
 	note                string                // said under the check run's summary
+	pins                []RemotePin           // the remote bases this poll's plan read, at their commits
 	enforcement         *cluster.Enforcement  // how the GitOps tool treats drift; nil: none read
 	restoring           []Restoring           // drift the tool will put back, not proposed
 	out                 Outcome
@@ -42,6 +43,10 @@ type poll struct {
 // belong to one token, and tokens rotate hourly.
 type memo struct {
 	base, live, config, prs string
+	// remotes is what the remote bases' refs named when last read, so a
+	// branch that moves wakes the target; pins are those refs.
+	remotes string
+	pins    string
 }
 
 // Reconcile runs one poll of one target.
@@ -77,8 +82,14 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("pull requests of %s: %w", p.branch, err)
 	}
 	m := memo{base: p.baseSHA, live: fingerprint(p.objs) + fingerprint(p.coverage) + fingerprint(p.applied), config: fingerprint(tc), prs: fingerprint(p.prs)}
-	if last, ok := b.memo.get(tc.Name); ok && last == m {
-		return Outcome{Idle: true}, nil
+	if last, ok := b.memo.get(tc.Name); ok {
+		m.pins = last.pins
+		if m.remotes, err = b.resolvePins(ctx, last.pins); err != nil {
+			return Outcome{}, err
+		}
+		if last == m {
+			return Outcome{Idle: true}, nil
+		}
 	}
 
 	if err := b.reconcile(ctx, p); err != nil {
@@ -95,6 +106,7 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 		return p.out, err
 	}
 	m.prs = fingerprint(after)
+	m.pins, m.remotes = encodePins(p.pins), fingerprint(p.pins)
 	b.memo.set(tc.Name, m)
 	return p.out, nil
 }
@@ -239,7 +251,9 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 			if err != nil {
 				return nil, err
 			}
-			return b.Snapshots.WithRemotes(ctx, snap, p.owner+"/"+p.repo+"@"+rev, tc.Root)
+			mounted, pins, err := b.Snapshots.WithRemotes(ctx, snap, p.owner+"/"+p.repo+"@"+rev, tc.Root)
+			p.pins = append(p.pins, pins...)
+			return mounted, err
 		},
 	})
 	p.out.Waiting = res.Waiting
@@ -287,6 +301,35 @@ func gone(plan *analyzer.Plan) bool {
 		}
 	}
 	return false
+}
+
+// encodePins keeps the remote refs a plan read in the memo (which must
+// stay comparable), to be resolved again by the next poll.
+func encodePins(pins []RemotePin) string {
+	if len(pins) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(pins)
+	return string(b)
+}
+
+// resolvePins reads again what the remembered remote refs name now, as
+// the fingerprint the memo keeps (that of no pins when there are none).
+func (b *Bot) resolvePins(ctx context.Context, encoded string) (string, error) {
+	var pins []RemotePin
+	if encoded != "" {
+		if err := json.Unmarshal([]byte(encoded), &pins); err != nil {
+			return "", err
+		}
+	}
+	for i := range pins {
+		sha, err := b.Snapshots.Resolve(ctx, pins[i])
+		if err != nil {
+			return "", err
+		}
+		pins[i].SHA = sha
+	}
+	return fingerprint(pins), nil
 }
 
 // fingerprint hashes a value canonically.

@@ -16,32 +16,60 @@ import (
 // back as it is when root names none. A failed fetch is an error, a failed
 // poll of the target: planning without the base could only refuse or, worse,
 // read its absence as drift gone.
-func (s *Snapshots) WithRemotes(ctx context.Context, snap *analyzer.Snapshot, key, root string) (*analyzer.Snapshot, error) {
+//
+// A ref names a commit only for now: a branch moves, and even a tag can.
+// So each ref is resolved to its commit on every call (a conditional
+// request), the snapshot is kept by commit, and pinned reports what each
+// ref resolved to, for the idle poll to notice when one moves.
+func (s *Snapshots) WithRemotes(ctx context.Context, snap *analyzer.Snapshot, key, root string) (m *analyzer.Snapshot, pinned []RemotePin, err error) {
 	rems := snap.Remotes(root)
 	if len(rems) == 0 {
-		return snap, nil
+		return snap, nil, nil
 	}
 	names := make([]string, len(rems))
 	for i, r := range rems {
-		names[i] = r.String()
+		// GitHub matches owner and repository case-insensitively, so the
+		// lower-cased names ktree keeps fetch the same repository.
+		pin := RemotePin{Owner: r.Owner, Repo: r.Repo, Ref: r.Ref}
+		if pin.SHA, err = s.Resolve(ctx, pin); err != nil {
+			return nil, nil, fmt.Errorf("remote base %s: %w", r, err)
+		}
+		pinned = append(pinned, pin)
+		names[i] = r.String() + "=" + pin.SHA
 	}
 	mkey := key + "+" + strings.Join(names, "+")
 	if m, ok := s.cached(mkey); ok {
-		return m, nil
+		return m, pinned, nil
 	}
 	files := map[ktree.Remote]*repofs.Repo{}
-	for _, r := range rems {
-		// GitHub matches owner and repository case-insensitively, so the
-		// lower-cased names ktree keeps fetch the same repository.
-		fetched, err := s.Load(ctx, r.Owner, r.Repo, r.Ref)
+	for i, r := range rems {
+		fetched, err := s.Load(ctx, r.Owner, r.Repo, pinned[i].SHA)
 		if err != nil {
-			return nil, fmt.Errorf("remote base %s: %w", r, err)
+			return nil, nil, fmt.Errorf("remote base %s: %w", r, err)
 		}
 		files[r] = fetched.Repo()
 	}
-	m, err := snap.Mount(files)
-	if err != nil {
-		return nil, err
+	if m, err = snap.Mount(files); err != nil {
+		return nil, nil, err
 	}
-	return s.keep(mkey, m), nil
+	return s.keep(mkey, m), pinned, nil
+}
+
+// RemotePin is a remote base's ref and the commit it named when read.
+type RemotePin struct{ Owner, Repo, Ref, SHA string }
+
+// Resolve reads the commit a remote base's ref names now; a full commit
+// SHA names itself.
+func (s *Snapshots) Resolve(ctx context.Context, pin RemotePin) (string, error) {
+	if len(pin.Ref) == 40 && strings.Trim(pin.Ref, "0123456789abcdef") == "" {
+		return pin.Ref, nil
+	}
+	sha, _, err := s.GitHub.Repositories.GetCommitSHA1(ctx, pin.Owner, pin.Repo, pin.Ref, "")
+	if err != nil {
+		return "", fmt.Errorf("resolve ref %s of %s/%s: %w", pin.Ref, pin.Owner, pin.Repo, err)
+	}
+	if sha = strings.TrimSpace(sha); len(sha) != 40 {
+		return "", fmt.Errorf("resolve ref %s of %s/%s: GitHub answered %q, not a commit SHA", pin.Ref, pin.Owner, pin.Repo, truncate(sha, 60))
+	}
+	return sha, nil
 }

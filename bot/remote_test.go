@@ -131,3 +131,32 @@ func TestRemoteBaseFetchFailureFailsThePoll(t *testing.T) {
 		}
 	}
 }
+
+// A remote base at a branch follows the branch (issue 30, item 3): when it
+// moves, the next poll reads the new commit, though nothing else changed,
+// and no proposal is made against the old content.
+func TestRemoteBaseAtABranchFollowsIt(t *testing.T) {
+	h := remoteHarness(t, "v1")
+	if out := h.poll(); out.PR == 0 {
+		t.Fatalf("outcome %+v", out)
+	}
+	if again := h.poll(); !again.Idle {
+		t.Fatalf("nothing moved: want idle, have %+v", again)
+	}
+	// The platform team moves v1 to a commit whose port is what runs.
+	h.srv.Commit(owner, "platform", "v1", "release", map[string][]byte{
+		"web/deployment.yaml": []byte(strings.Replace(remoteDeploy, "containerPort: 8080", "containerPort: 9090", 1)),
+	})
+	out := h.poll()
+	if out.Idle || out.Plan == nil {
+		t.Fatalf("the branch moved: want a plan, have %+v", out)
+	}
+	for _, e := range out.Plan.Edits {
+		if strings.Contains(e.Field, "containerPort") {
+			t.Errorf("the port that the moved base now has is still proposed: %+v", e)
+		}
+	}
+	if _, ok := h.srv.File(owner, repo, branch, "overlays/prod/deployment-web.yaml"); ok {
+		t.Error("the branch still overrides the port the base now sets")
+	}
+}

@@ -60,6 +60,13 @@ func (c *call) getCommit() *reply {
 	if !ok {
 		return errReply(422, "No commit found for SHA: "+c.params["ref"])
 	}
+	if accept := c.r.Header.Get("Accept"); strings.Contains(accept, "vnd.github.sha") || strings.Contains(accept, "vnd.github.v3.sha") {
+		// The SHA media type: the commit's SHA as plain text, the cheap
+		// way to ask what a branch or tag names now.
+		r := &reply{status: http.StatusOK, header: http.Header{}, body: []byte(h.String())}
+		r.header.Set("Content-Type", "application/vnd.github.sha; charset=utf-8")
+		return r
+	}
 	cm, _ := c.repo.git.commit(h)
 	return jsonReply(http.StatusOK, c.s.commitJSON(c.repo, cm, true))
 }

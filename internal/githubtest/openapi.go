@@ -180,6 +180,12 @@ type exchange struct {
 	relax relaxation
 }
 
+// GitHub's custom media types that answer plain text (the SHA of a ref)
+// are checked as text, as the description lists them.
+func init() {
+	openapi3filter.RegisterBodyDecoder("application/vnd.github.sha", openapi3filter.PlainBodyDecoder)
+}
+
 var filterOptions = &openapi3filter.Options{
 	// GitHub's description declares no security schemes we rely on; auth is
 	// checked by the server itself.
