@@ -9,6 +9,10 @@ cd "$(dirname "$0")/.."
 # outside the repository when missing (the first time: 10-15 minutes).
 KUBEBUILDER_ASSETS="$(bash tools/kube-assets.sh | tail -n 1)"
 export KUBEBUILDER_ASSETS
+# Flux's kustomize-controller for internal/fluxtest, built the same way from
+# tools/flux (the first time: about 10 minutes).
+FLUX_ASSETS="$(bash tools/flux-assets.sh | tail -n 1)"
+export FLUX_ASSETS
 go vet ./...
 # staticcheck at the version tools/lint/go.mod pins, built beside the
 # kube assets (a warm Go build cache makes this a link).

@@ -3,7 +3,10 @@
 // authentication, conditional requests, rate-limit headers and fault
 // injection. Every request and response is checked against GitHub's published
 // OpenAPI description, so a test that passes here talks to GitHub the way
-// GitHub documents. It serves tests and `driftback demo`.
+// GitHub documents. It serves tests and `driftback demo`. Its repositories
+// can also be cloned and fetched over git's smart HTTP protocol at
+// URL()+"/{owner}/{repo}.git" (smarthttp.go), so a GitOps tool can follow
+// the same branches the bot writes.
 //
 // The answers have the shapes GitHub sends: the encoders (the ...JSON
 // methods, next to the handlers of their area) fill in every field the

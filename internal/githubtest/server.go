@@ -294,7 +294,7 @@ func (s *Server) fail(f Failure) {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	if s.serveWeb(w, r) {
+	if s.serveGit(w, r) || s.serveWeb(w, r) {
 		return
 	}
 	body, _ := io.ReadAll(r.Body)

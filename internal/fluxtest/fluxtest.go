@@ -1,0 +1,469 @@
+package fluxtest
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/driftback/driftback/internal/kubetest"
+)
+
+// Namespace is where the controller runs (RUNTIME_NAMESPACE) and where the
+// helpers put Flux objects unless told otherwise.
+const Namespace = "flux-system"
+
+// Resources of the Flux kinds and of the CRDs themselves.
+var (
+	KustomizationGVR = schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
+	GitRepositoryGVR = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}
+	crdGVR           = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	namespaceGVR     = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+)
+
+// Assets returns the folder tools/flux-assets.sh prints (the
+// kustomize-controller binary and crds/). A test that needs it fails under
+// CI=true when it is missing, and skips on a developer machine.
+func Assets(tb testing.TB) string {
+	tb.Helper()
+	dir := os.Getenv("FLUX_ASSETS")
+	if dir != "" {
+		if _, err := os.Stat(filepath.Join(dir, "kustomize-controller")); err != nil {
+			dir = ""
+		}
+	}
+	if dir == "" {
+		msg := "kustomize-controller not found: set FLUX_ASSETS to the folder `bash tools/flux-assets.sh` prints"
+		if os.Getenv("CI") == "true" {
+			tb.Fatal(msg)
+		}
+		tb.Skip(msg)
+	}
+	return dir
+}
+
+// Flux is a running kustomize-controller and the artifact server that stands
+// in for source-controller.
+type Flux struct {
+	Env *kubetest.Env
+	Dyn dynamic.Interface
+
+	cmd     *exec.Cmd
+	logPath string
+	exited  chan struct{}
+
+	srv       *http.Server
+	srvURL    string
+	mu        sync.Mutex
+	artifacts map[string][]byte // URL path -> tarball
+}
+
+// Start installs the CRDs from assets/crds into env, creates the flux-system
+// namespace, starts the artifact server and kustomize-controller, and waits
+// until the controller's readiness probe passes. Everything is stopped when
+// the test ends; the controller's log is printed if the test failed.
+func Start(tb testing.TB, env *kubetest.Env, assets string) *Flux {
+	tb.Helper()
+	f, err := start(tb, env, assets)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return f
+}
+
+func start(tb testing.TB, env *kubetest.Env, assets string) (*Flux, error) {
+	ctx := context.Background()
+	dyn, err := dynamic.NewForConfig(env.Config)
+	if err != nil {
+		return nil, err
+	}
+	f := &Flux{Env: env, Dyn: dyn, artifacts: map[string][]byte{}}
+	if err := f.installCRDs(ctx, filepath.Join(assets, "crds")); err != nil {
+		return nil, err
+	}
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": Namespace}}}
+	if _, err := dyn.Resource(namespaceGVR).Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("create namespace %s: %w", Namespace, err)
+	}
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	f.srvURL = "http://" + l.Addr().String()
+	f.srv = &http.Server{Handler: http.HandlerFunc(f.serveArtifact), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = f.srv.Serve(l) }()
+	tb.Cleanup(func() { _ = f.srv.Close() })
+
+	ports, err := freePorts(2)
+	if err != nil {
+		return nil, err
+	}
+	healthAddr := fmt.Sprintf("127.0.0.1:%d", ports[1])
+	logf, err := os.CreateTemp("", "kustomize-controller-*.log")
+	if err != nil {
+		return nil, err
+	}
+	f.logPath = logf.Name()
+	f.cmd = exec.Command(filepath.Join(assets, "kustomize-controller"),
+		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", ports[0]),
+		"--health-addr="+healthAddr,
+		"--watch-all-namespaces=true",
+		"--enable-leader-election=false",
+		"--events-addr=",
+		"--log-encoding=console",
+		"--log-level=debug",
+	)
+	f.cmd.Env = append(os.Environ(), "RUNTIME_NAMESPACE="+Namespace, "KUBECONFIG="+env.Kubeconfig)
+	f.cmd.Stdout, f.cmd.Stderr = logf, logf
+	f.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := f.cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("start kustomize-controller: %w", err)
+	}
+	logf.Close()
+	f.exited = make(chan struct{})
+	go func() { _ = f.cmd.Wait(); close(f.exited) }()
+	tb.Cleanup(func() {
+		f.stop()
+		if tb.Failed() {
+			tb.Logf("kustomize-controller log (%s):\n%s", f.logPath, f.Log())
+		}
+		os.Remove(f.logPath)
+	})
+	if err := f.waitReady("http://"+healthAddr+"/readyz", 60*time.Second); err != nil {
+		return nil, fmt.Errorf("kustomize-controller did not become ready: %w\n%s", err, f.Log())
+	}
+	return f, nil
+}
+
+// Log returns the controller's log so far.
+func (f *Flux) Log() string {
+	b, _ := os.ReadFile(f.logPath)
+	return string(b)
+}
+
+func (f *Flux) stop() {
+	if f.cmd == nil || f.cmd.Process == nil {
+		return
+	}
+	_ = f.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-f.exited:
+	case <-time.After(20 * time.Second):
+		_ = f.cmd.Process.Kill()
+		<-f.exited
+	}
+}
+
+func (f *Flux) waitReady(url string, limit time.Duration) error {
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(limit)
+	last := errors.New("no answer yet")
+	for time.Now().Before(deadline) {
+		select {
+		case <-f.exited:
+			return fmt.Errorf("the process exited (%v)", f.cmd.ProcessState)
+		default:
+		}
+		resp, err := client.Get(url)
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = fmt.Errorf("%s: %d %s", url, resp.StatusCode, strings.TrimSpace(string(body)))
+		} else {
+			last = err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return last
+}
+
+// installCRDs creates every CRD in dir and waits until each is established.
+func (f *Flux) installCRDs(ctx context.Context, dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".yaml") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return err
+		}
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
+		for {
+			var obj map[string]any
+			if err := dec.Decode(&obj); err == io.EOF {
+				break
+			} else if err != nil {
+				return fmt.Errorf("%s: %w", e.Name(), err)
+			}
+			if obj == nil {
+				continue
+			}
+			u := &unstructured.Unstructured{Object: obj}
+			if _, err := f.Dyn.Resource(crdGVR).Create(ctx, u, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("create CRD %s: %w", u.GetName(), err)
+			}
+			names = append(names, u.GetName())
+		}
+	}
+	for _, n := range names {
+		err := poll(30*time.Second, func() (bool, error) {
+			u, err := f.Dyn.Resource(crdGVR).Get(ctx, n, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+			for _, c := range conds {
+				m, _ := c.(map[string]any)
+				if m["type"] == "Established" && m["status"] == "True" {
+					return true, nil
+				}
+			}
+			return false, fmt.Errorf("CRD %s not established", n)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// poll calls cond until it returns true or limit passes; the error is the
+// last one cond gave.
+func poll(limit time.Duration, cond func() (bool, error)) error {
+	deadline := time.Now().Add(limit)
+	for {
+		ok, err := cond()
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			if err == nil {
+				err = errors.New("condition not met")
+			}
+			return fmt.Errorf("after %s: %w", limit, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	var out []int
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		out = append(out, l.Addr().(*net.TCPAddr).Port)
+	}
+	return out, nil
+}
+
+func (f *Flux) serveArtifact(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	b, ok := f.artifacts[r.URL.Path]
+	f.mu.Unlock()
+	if !ok || r.Method != http.MethodGet {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/gzip")
+	_, _ = w.Write(b)
+}
+
+// Tarball returns a gzipped tarball of files (slash-separated paths relative
+// to the repository root), with a directory entry for every folder, in a
+// stable order: the same files give the same bytes, so the same digest.
+func Tarball(files map[string][]byte) ([]byte, error) {
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	dirs := map[string]bool{}
+	var paths []string
+	for p := range files {
+		clean := path.Clean(p)
+		if path.IsAbs(clean) || clean == "." || strings.HasPrefix(clean, "../") || clean == ".." {
+			return nil, fmt.Errorf("path %q leaves the repository", p)
+		}
+		paths = append(paths, clean)
+		for d := path.Dir(clean); d != "."; d = path.Dir(d) {
+			dirs[d] = true
+		}
+	}
+	var ds []string
+	for d := range dirs {
+		ds = append(ds, d)
+	}
+	sort.Strings(ds)
+	sort.Strings(paths)
+	mtime := time.Unix(0, 0)
+	for _, d := range ds {
+		if err := tw.WriteHeader(&tar.Header{Name: d + "/", Typeflag: tar.TypeDir, Mode: 0o755, ModTime: mtime}); err != nil {
+			return nil, err
+		}
+	}
+	byClean := map[string][]byte{}
+	for p, b := range files {
+		byClean[path.Clean(p)] = b
+	}
+	for _, p := range paths {
+		b := byClean[p]
+		if err := tw.WriteHeader(&tar.Header{Name: p, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(b)), ModTime: mtime}); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(b); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	if err := gz.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// GitSource is a repository at one commit, as source-controller would have
+// cloned it.
+type GitSource struct {
+	Namespace string // default Namespace
+	Name      string
+	URL       string // spec.url; default https://git.invalid/<name>
+	Branch    string // default main
+	SHA       string // the commit, 40 hex digits
+	Files     map[string][]byte
+}
+
+// Revision is the artifact revision source-controller writes for s:
+// "<branch>@sha1:<sha>".
+func (s GitSource) Revision() string { return s.branch() + "@sha1:" + s.SHA }
+
+func (s GitSource) branch() string {
+	if s.Branch == "" {
+		return "main"
+	}
+	return s.Branch
+}
+
+func (s GitSource) namespace() string {
+	if s.Namespace == "" {
+		return Namespace
+	}
+	return s.Namespace
+}
+
+// PublishGitRepository serves a tarball of s.Files, creates or updates the
+// GitRepository s names, and writes its status through the status
+// subresource the way source-controller does once the commit is stored:
+// status.artifact {path, url, revision, digest, lastUpdateTime, size}, a
+// Ready=True condition and observedGeneration. kustomize-controller watches
+// the GitRepository and reconciles the Kustomizations that use it when the
+// revision changes.
+func (f *Flux) PublishGitRepository(ctx context.Context, s GitSource) error {
+	if len(s.SHA) != 40 {
+		return fmt.Errorf("GitSource.SHA %q is not a full commit id", s.SHA)
+	}
+	tgz, err := Tarball(s.Files)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(tgz)
+	digest := "sha256:" + hex.EncodeToString(sum[:])
+	ns := s.namespace()
+	artifactPath := fmt.Sprintf("gitrepository/%s/%s/%s.tar.gz", ns, s.Name, s.SHA)
+	f.mu.Lock()
+	f.artifacts["/"+artifactPath] = tgz
+	f.mu.Unlock()
+
+	url := s.URL
+	if url == "" {
+		url = "https://git.invalid/" + s.Name
+	}
+	spec := map[string]any{"url": url, "interval": "1m", "ref": map[string]any{"branch": s.branch()}}
+	res := f.Dyn.Resource(GitRepositoryGVR).Namespace(ns)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		obj, err := res.Get(ctx, s.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			obj = &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+				"metadata": map[string]any{"name": s.Name, "namespace": ns},
+				"spec":     spec,
+			}}
+			if obj, err = res.Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		default:
+			obj.Object["spec"] = spec
+			if obj, err = res.Update(ctx, obj, metav1.UpdateOptions{}); err != nil {
+				return err
+			}
+		}
+		now := time.Now().UTC().Format(time.RFC3339)
+		gen := obj.GetGeneration()
+		rev := s.Revision()
+		msg := fmt.Sprintf("stored artifact for revision '%s'", rev)
+		cond := func(typ, reason string) map[string]any {
+			return map[string]any{"type": typ, "status": "True", "reason": reason, "message": msg,
+				"observedGeneration": gen, "lastTransitionTime": now}
+		}
+		obj.Object["status"] = map[string]any{
+			"observedGeneration": gen,
+			"artifact": map[string]any{
+				"path":           artifactPath,
+				"url":            f.srvURL + "/" + artifactPath,
+				"revision":       rev,
+				"digest":         digest,
+				"lastUpdateTime": now,
+				"size":           int64(len(tgz)),
+			},
+			"conditions": []any{cond("Ready", "Succeeded"), cond("ArtifactInStorage", "Succeeded")},
+		}
+		_, err = res.UpdateStatus(ctx, obj, metav1.UpdateOptions{})
+		return err
+	})
+}
