@@ -3,10 +3,8 @@ package fluxtest
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,10 +21,6 @@ var (
 	configMapGVR  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	deploymentGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 )
-
-// wait bounds every wait on the controller: it reconciles every 5 s, so two
-// minutes is generous even on a loaded two-core machine.
-const wait = 2 * time.Minute
 
 // app is the ConfigMap and Deployment "web" in namespace ns, as Git declares
 // them; annotations go on both.
@@ -151,7 +145,7 @@ func TestKustomizeControllerRevertsDrift(t *testing.T) {
 	// Every Kustomization applies the commit, with kustomize-controller as
 	// the objects' server-side apply manager.
 	for _, c := range cases {
-		waitApplied(t, f, c.name, src.Revision())
+		f.WaitApplied(t, c.name, src.Revision())
 		for _, gvr := range []schema.GroupVersionResource{configMapGVR, deploymentGVR} {
 			obj, err := f.Dyn.Resource(gvr).Namespace("drift-"+c.name).Get(ctx, "web", metav1.GetOptions{})
 			if err != nil {
@@ -172,12 +166,12 @@ func TestKustomizeControllerRevertsDrift(t *testing.T) {
 					t.Fatal(err)
 				}
 				// The suspension is seen before the edit happens.
-				requestReconcile(t, f, c.name)
+				f.RequestReconcile(t, c.name)
 			}
 			kubectlEdit(t, f, ns, c.onEdit)
 
 			if c.reverted {
-				err := poll(wait, func() (bool, error) {
+				err := poll(Wait, func() (bool, error) {
 					color, image, _ := observe(t, f, ns)
 					return color == "blue" && image == "registry.invalid/web:1.0",
 						fmt.Errorf("color=%q image=%q, want blue and registry.invalid/web:1.0", color, image)
@@ -188,7 +182,7 @@ func TestKustomizeControllerRevertsDrift(t *testing.T) {
 			}
 			// A reconcile requested after the edit has run to the end: what
 			// the objects hold now is what the controller left.
-			requestReconcile(t, f, c.name)
+			f.RequestReconcile(t, c.name)
 			color, image, extra := observe(t, f, ns)
 			t.Logf("after a reconcile: color=%q image=%q extra=%q (edit: red, registry.invalid/web:2.0, added; Git: blue, registry.invalid/web:1.0, none); ConfigMap managers: %s",
 				color, image, extra, cmManagers(t, f, ns))
@@ -217,7 +211,7 @@ func TestKustomizeControllerRevertsDrift(t *testing.T) {
 				if _, err := f.Dyn.Resource(KustomizationGVR).Namespace(Namespace).Patch(ctx, c.name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 					t.Fatal(err)
 				}
-				err := poll(wait, func() (bool, error) {
+				err := poll(Wait, func() (bool, error) {
 					color, image, extra := observe(t, f, ns)
 					return color == "blue" && image == "registry.invalid/web:1.0" && extra == "",
 						fmt.Errorf("color=%q image=%q extra=%q", color, image, extra)
@@ -238,7 +232,7 @@ func TestKustomizeControllerRevertsDrift(t *testing.T) {
 		if err := f.PublishGitRepository(ctx, src2); err != nil {
 			t.Fatal(err)
 		}
-		waitApplied(t, f, "plain", src2.Revision())
+		f.WaitApplied(t, "plain", src2.Revision())
 		if color, _, _ := observe(t, f, "drift-plain"); color != "green" {
 			t.Errorf("after the new commit: color=%q, want green", color)
 		}
@@ -260,62 +254,6 @@ func createNamespace(t *testing.T, f *Flux, name string) {
 	t.Helper()
 	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
 	if _, err := f.Dyn.Resource(namespaceGVR).Create(context.Background(), obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-}
-
-// waitApplied waits until Kustomization name is Ready with revision applied.
-func waitApplied(t *testing.T, f *Flux, name, revision string) {
-	t.Helper()
-	err := poll(wait, func() (bool, error) {
-		ks, err := f.Dyn.Resource(KustomizationGVR).Namespace(Namespace).Get(context.Background(), name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		applied, _, _ := unstructured.NestedString(ks.Object, "status", "lastAppliedRevision")
-		ready := condition(ks, "Ready")
-		return applied == revision && ready["status"] == "True",
-			fmt.Errorf("Kustomization %s: lastAppliedRevision=%q Ready=%v", name, applied, ready)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func condition(u *unstructured.Unstructured, typ string) map[string]any {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		if m, ok := c.(map[string]any); ok && m["type"] == typ {
-			return m
-		}
-	}
-	return nil
-}
-
-var requests int
-
-// requestReconcile asks for a reconcile the way `flux reconcile` does (the
-// reconcile.fluxcd.io/requestedAt annotation) and waits until the controller
-// reports it handled (status.lastHandledReconcileAt), which it writes at the
-// end of every reconcile, suspended or not.
-func requestReconcile(t *testing.T, f *Flux, name string) {
-	t.Helper()
-	requests++
-	token := time.Now().UTC().Format(time.RFC3339Nano) + "-" + strconv.Itoa(requests)
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q}}}`, token)
-	res := f.Dyn.Resource(KustomizationGVR).Namespace(Namespace)
-	if _, err := res.Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	err := poll(wait, func() (bool, error) {
-		ks, err := res.Get(context.Background(), name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		got, _, _ := unstructured.NestedString(ks.Object, "status", "lastHandledReconcileAt")
-		return got == token, fmt.Errorf("Kustomization %s: lastHandledReconcileAt=%q, want %q", name, got, token)
-	})
-	if err != nil {
 		t.Fatal(err)
 	}
 }
