@@ -257,10 +257,11 @@ type analysis struct {
 
 	dyed       *dyeResult
 	routes     []*route
-	supplied   map[slotKey]bool  // slot components an entry or a value input carries
-	conflicted map[slotKey]bool  // ... of which refused as conflicts
-	placed     []*placement      // value inputs written (place.go)
-	followed   map[string]string // generated names paired by stem: rendered -> live
+	supplied   map[slotKey]bool    // slot components an entry or a value input carries
+	conflicted map[slotKey]bool    // ... of which refused as conflicts
+	placed     []*placement        // value inputs written (place.go)
+	followed   map[string]string   // generated names paired by stem: rendered -> live
+	renamed    map[objectID]rename // generated objects the verified plan renames (place.go)
 
 	*orchestration // what the GitOps tool adds to the build
 }

@@ -456,11 +456,16 @@ func unhash(base, nb *built) *built {
 }
 
 // hashMoves finds the generated objects a placement renames (their content
-// hash moves) to a name the cluster does not run: the data was edited in
-// place under the old name, and the edit would create another object and
-// move everything that refers to it, which live does not show. Their
-// candidates are refused and returned, to be dropped.
+// hash moves) and judges each. The cluster running the new name already
+// (applied from a changed input) is the case it always was. Data edited in
+// place keeps the old name: merging renames the object and rolls what
+// refers to it, which is how a generated value changes, and the plan says
+// so (renamed). Refused and returned, to be dropped: a candidate the
+// cluster runs under a third name, and one whose old name stays in the
+// edited render (a reference kustomize does not rewrite, left pointing at
+// an object the GitOps tool prunes).
 func (a *analysis) hashMoves(nb *built) map[*candidate]bool {
+	a.renamed = nil
 	names, ok := renames(a.base.objects, nb.objects)
 	if !ok || len(names) == 0 {
 		return nil
@@ -468,7 +473,11 @@ func (a *analysis) hashMoves(nb *built) map[*candidate]bool {
 	bad := map[*candidate]bool{}
 	for _, c := range a.candidates {
 		now, moved := names[c.ren.ID.Name]
-		if !moved || c.ren.Generated == "" || a.followed[c.ren.ID.Name] == now {
+		if !moved || c.ren.Generated == "" {
+			continue
+		}
+		followed, ran := a.followed[c.ren.ID.Name]
+		if followed == now {
 			continue
 		}
 		var fields []jsonvalue.Path
@@ -479,13 +488,105 @@ func (a *analysis) hashMoves(nb *built) map[*candidate]bool {
 				}
 			}
 		}
-		bad[c] = true
-		a.refuse(Refusal{
-			Code: CodeBuildOwned, Object: refOf(c.ren.Object), Field: joinPaths(fields), File: generatorFile(c.ren.Generated),
-			Message: fmt.Sprintf("%s names the object by a hash of its content: written to Git, this value renames it %s, while the cluster runs it, edited in place, as %s",
-				c.ren.Generated, now, c.ren.ID.Name),
-			Hint: "change the value in Git by hand (the object and what refers to it roll to the new name), or revert it in the cluster",
-		})
+		fields = append(fields, c.changed...)
+		refuse := func(msg string) {
+			bad[c] = true
+			a.refuse(Refusal{
+				Code: CodeBuildOwned, Object: refOf(c.ren.Object), Field: joinPaths(fields), File: generatorFile(c.ren.Generated),
+				Message: msg,
+				Hint:    "change the value in Git by hand (the object and what refers to it roll to the new name), or revert it in the cluster",
+			})
+		}
+		if ran {
+			refuse(fmt.Sprintf("%s names the object by a hash of its content: written to Git, this value names it %s, while the cluster runs it as %s",
+				c.ren.Generated, now, followed))
+			continue
+		}
+		if stale, _ := holding(nb, c.ren.ID.Name, ""); len(stale) > 0 {
+			refuse(fmt.Sprintf("%s names the object by a hash of its content: written to Git, this value renames it %s, and %s would still name %s, which kustomize does not rewrite",
+				c.ren.Generated, now, strings.Join(stale, ", "), c.ren.ID.Name))
+			continue
+		}
+		if a.renamed == nil {
+			a.renamed = map[objectID]rename{}
+		}
+		all, roll := holding(nb, now, now)
+		a.renamed[c.ren.ID] = rename{to: now, roll: roll, refer: slices.DeleteFunc(all, func(r string) bool { return slices.Contains(roll, r) })}
 	}
 	return bad
+}
+
+// rename is a generated object a verified plan renames: its new name, and
+// the objects whose render names it, those among them that roll (the name
+// is in their pod template) first.
+type rename struct {
+	to          string
+	roll, refer []string
+}
+
+// holding lists the objects of b, but the one named self, that hold name
+// in some string (a reference to that object), and of those the ones that
+// hold it in their pod template.
+func holding(b *built, name, self string) (all, roll []string) {
+	for _, o := range b.objects {
+		if o.ID.Name == self || !holdsString(o.Object, name) {
+			continue
+		}
+		all = append(all, refOf(o.Object).String())
+		if t, ok := jsonvalue.Get(o.Object, jsonvalue.ParseSimple("spec.template")); ok && holdsString(t, name) {
+			roll = append(roll, refOf(o.Object).String())
+		}
+	}
+	return all, roll
+}
+
+func holdsString(v any, s string) bool {
+	switch t := v.(type) {
+	case map[string]any:
+		for _, c := range t {
+			if holdsString(c, s) {
+				return true
+			}
+		}
+	case []any:
+		for _, c := range t {
+			if holdsString(c, s) {
+				return true
+			}
+		}
+	case string:
+		return strings.Contains(t, s)
+	}
+	return false
+}
+
+// renameNotes says, for each generated object the plan renames, its new
+// name and what rolls with it: merging changes the object's name and
+// every reference to it.
+func (a *analysis) renameNotes() {
+	for _, c := range a.candidates {
+		r, ok := a.renamed[c.ren.ID]
+		if !ok {
+			continue
+		}
+		msg := fmt.Sprintf("%s is named by a hash of its content (%s): merging renames it %s", refOf(c.ren.Object), c.ren.Generated, r.to)
+		switch len(r.roll) {
+		case 0:
+		case 1:
+			msg += ", and " + r.roll[0] + ", which refers to it in its pod template, rolls out new pods"
+		default:
+			msg += ", and " + strings.Join(r.roll, ", ") + ", which refer to it in their pod templates, roll out new pods"
+		}
+		switch len(r.refer) {
+		case 0:
+			if len(r.roll) == 0 {
+				msg += "; nothing else in this target refers to it"
+			}
+		case 1:
+			msg += "; " + r.refer[0] + " refers to it and is rewritten to the new name"
+		default:
+			msg += "; " + strings.Join(r.refer, ", ") + " refer to it and are rewritten to the new name"
+		}
+		a.note("%s", msg)
+	}
 }
