@@ -519,6 +519,9 @@ func (a *analysis) project() {
 				})
 			}
 			if a.placesFor(p.ren.ID) {
+				if pl := a.guardedPlacement(p.ren.ID); pl != nil {
+					c.file, c.guard = pl.Node.File, pl.guard
+				}
 				a.candidates = append(a.candidates, c)
 			}
 			continue

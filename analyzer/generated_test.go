@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -190,5 +191,42 @@ func TestGeneratedInSharedComponentIsPatched(t *testing.T) {
 	}
 	if n := renamedNote(t, p, cm); !strings.HasSuffix(n, "; CronJob/west-sync refers to it and is rewritten to the new name") {
 		t.Errorf("note = %q", n)
+	}
+}
+
+// The shared base as the target: its literal is what a person edits. MODE
+// is merged over by prod, so writing it moves staging alone, the one
+// top-level root that deploys the base (the guard, DESIGN §14); COLOR
+// reaches prod too, so writing it would move two roots and is refused.
+func TestGeneratedInGuardedBaseIsWritten(t *testing.T) {
+	repo := fixture(t, "generated")
+	live := genLive(t, "base")
+	cm := generated(t, live, "ConfigMap", "settings")
+	set(t, cm, data("MODE"), "slow")
+	p := plan(t, repo, "base", live)
+	if len(p.Refusals) != 0 || len(p.Files) != 1 || p.Files[0].Path != "base/kustomization.yaml" || len(p.Edits) != 1 || p.Edits[0].Route != RouteGenerator {
+		t.Fatalf("want the base's literal written and nothing refused:\n%s", dump(p))
+	}
+	orig, _ := repo.File("base/kustomization.yaml")
+	if n := changedLines(string(orig), p.Files[0].Content); n != 1 || !strings.Contains(p.Files[0].Content, "  - MODE=slow\n") {
+		t.Errorf("%d lines changed:\n%s", n, p.Files[0].Content)
+	}
+	if n := strings.Join(p.Notes, "\n"); !strings.Contains(n, "base/kustomization.yaml is also read by prod, staging; built with this edit, they render exactly as before, except staging, the top-level root that deploys this target") {
+		t.Errorf("notes: %q", p.Notes)
+	}
+	renamedNote(t, p, cm)
+	checkRebuild(t, repo, "base", renderedLive(t, repo, "base"), live, nil, p)
+	moved := movedFolders(t, applied(t, repo, p), otherFolders(t, repo, "base"))
+	if !slices.Equal(moved, []string{"staging"}) {
+		t.Errorf("moved: %v, want staging", moved)
+	}
+	checkPropagation(t, repo, "base", moved)
+
+	live = genLive(t, "base")
+	set(t, generated(t, live, "ConfigMap", "settings"), data("COLOR"), "green")
+	p = plan(t, repo, "base", live)
+	if len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeOutOfScope || p.Refusals[0].Field != "data.COLOR" ||
+		!strings.Contains(p.Refusals[0].Message, "and of staging") {
+		t.Fatalf("want COLOR refused out-of-scope, naming both roots:\n%s", dump(p))
 	}
 }

@@ -22,6 +22,9 @@ type placement struct {
 	Node  inputNode
 	Value any       // the live value (string or int64)
 	Slots []slotRef // the drifted fields it carries
+	// guard: the file is the target's own but other folders read it (a
+	// generator's input in a base that is itself the target, guard.go).
+	guard *guard
 }
 
 // valuesMayPlace reports whether some paired object drifted where a value
@@ -57,6 +60,7 @@ func (a *analysis) placeValues() {
 		return
 	}
 	demands := map[string][]demand{}
+	guards := map[string]*guard{} // per node, for a generator input other folders read
 	for _, p := range a.pairs {
 		if p.inSync || isSecret(p.ren.ID) {
 			continue
@@ -73,8 +77,15 @@ func (a *analysis) placeValues() {
 			}
 			rv, _ := jsonvalue.Get(p.ren.Object, fp)
 			lv, ok := jsonvalue.Get(p.intent, fp)
-			if !ok || !sameScalarType(rv, lv) || a.unwritable(pv.nodes[k].File) != nil {
-				continue // removed, retyped, or in a file the plan may not write: as before
+			if !ok || !sameScalarType(rv, lv) {
+				continue // removed or retyped: as before
+			}
+			if r := a.unwritable(pv.nodes[k].File); r != nil {
+				g := a.generatorGuard(pv.nodes[k], pv.landings[k], r)
+				if g == nil {
+					continue // in a file the plan may not write: as before
+				}
+				guards[k] = g
 			}
 			demands[k] = append(demands[k], demand{slotRef{p.ren.ID, fp}, lv, true})
 		}
@@ -88,8 +99,80 @@ func (a *analysis) placeValues() {
 		if landsInSecret(pv.landings[k]) {
 			continue // its values are never read or named: left as before
 		}
-		a.resolveValue(pv.nodes[k], a.withLandings(demands[k], pv.landings[k]))
+		if pl := a.resolveValue(pv.nodes[k], a.withLandings(demands[k], pv.landings[k])); pl != nil {
+			pl.guard = guards[k]
+		}
 	}
+	a.loneGuardedPlacements()
+}
+
+// generatorGuard is the guard under which a generator's input (a literal,
+// an env line, a file) in a folder other roots read may be written: the
+// target is that shared base, and every object the input supplies is a
+// ConfigMap it generates. Nil when it may not be written.
+func (a *analysis) generatorGuard(n inputNode, landings []slotRef, blocked *Refusal) *guard {
+	if n.Route != RouteGenerator {
+		return nil
+	}
+	for _, l := range landings {
+		i, ok := a.base.byID[l.Obj]
+		if !ok || a.base.objects[i].Generated == "" || l.Obj.Kind != "ConfigMap" || l.Obj.Group != "" {
+			return nil
+		}
+	}
+	return a.guardFor(n.File, blocked)
+}
+
+// loneGuardedPlacements refuses a guarded placement that carries a field of
+// an object another placement, in another file, carries too: the guard
+// checks one file per object.
+func (a *analysis) loneGuardedPlacements() {
+	files := map[objectID]map[string]bool{}
+	for _, pl := range a.placed {
+		for _, s := range pl.Slots {
+			if files[s.Obj] == nil {
+				files[s.Obj] = map[string]bool{}
+			}
+			files[s.Obj][pl.Node.File] = true
+		}
+	}
+	a.placed = slices.DeleteFunc(a.placed, func(pl *placement) bool {
+		if pl.guard == nil || !slices.ContainsFunc(pl.Slots, func(s slotRef) bool { return len(files[s.Obj]) > 1 }) {
+			return false
+		}
+		for _, s := range pl.Slots {
+			r := outOfScope(pl.guard.blocked, pl.guard.home)
+			r.Object, r.Field = a.refByID(s.Obj), s.Path.String()
+			r.Message = fmt.Sprintf("%s is also read by %s, and the object has edits in other files too, which a write of a shared file is not checked with; %s",
+				pl.Node.File, displayDirs(pl.guard.roots), pl.guard.home.Message)
+			a.refuse(*r)
+			a.conflicted[slotKey{s.Obj, s.Path.String(), fieldValue}] = true
+		}
+		return true
+	})
+}
+
+// guardedPlacement is the guarded placement carrying a field of the object.
+func (a *analysis) guardedPlacement(id objectID) *placement {
+	for _, pl := range a.placed {
+		if pl.guard != nil && carries(pl.Slots, id, nil) {
+			return pl
+		}
+	}
+	return nil
+}
+
+// placedFields lists the fields of the object that placements carry.
+func (a *analysis) placedFields(id objectID) []jsonvalue.Path {
+	var out []jsonvalue.Path
+	for _, pl := range a.placed {
+		for _, s := range pl.Slots {
+			if s.Obj == id {
+				out = append(out, s.Path)
+			}
+		}
+	}
+	return out
 }
 
 // refuseBlocked refuses a drifted field whose input is a setting of the
@@ -175,7 +258,7 @@ func canonicalDemand(v any) string {
 
 // resolveValue turns the demands on one input node into a placement, or
 // into shared-entry-conflict refusals when the fields it supplies disagree.
-func (a *analysis) resolveValue(n inputNode, ds []demand) {
+func (a *analysis) resolveValue(n inputNode, ds []demand) *placement {
 	values := map[string]bool{}
 	for _, d := range ds {
 		values[canonicalDemand(d.value)] = true
@@ -189,7 +272,7 @@ func (a *analysis) resolveValue(n inputNode, ds []demand) {
 			}
 		}
 		a.placed = append(a.placed, pl)
-		return
+		return pl
 	}
 	var parts []string
 	for _, d := range ds {
@@ -212,6 +295,7 @@ func (a *analysis) resolveValue(n inputNode, ds []demand) {
 			Hint:    "bring the objects back to one value in the cluster, or split the entry in Git by hand",
 		})
 	}
+	return nil
 }
 
 // overridePlaced puts back, in view, the rendered value of every field a
@@ -480,15 +564,7 @@ func (a *analysis) hashMoves(nb *built) map[*candidate]bool {
 		if followed == now {
 			continue
 		}
-		var fields []jsonvalue.Path
-		for _, pl := range a.placed {
-			for _, s := range pl.Slots {
-				if s.Obj == c.ren.ID {
-					fields = append(fields, s.Path)
-				}
-			}
-		}
-		fields = append(fields, c.changed...)
+		fields := append(a.placedFields(c.ren.ID), c.changed...)
 		refuse := func(msg string) {
 			bad[c] = true
 			a.refuse(Refusal{
