@@ -601,20 +601,23 @@ type rename struct {
 }
 
 // holding lists the objects of b, but the one named self, that hold name
-// in some string (a reference to that object), and of those the ones that
-// hold it in their pod template.
+// in some string (a reference to that object), and of those the workloads
+// that hold it in their pod template, which roll on a change of it (a Job's
+// template cannot change, so it is only named).
 func holding(b *built, name, self string) (all, roll []string) {
 	for _, o := range b.objects {
 		if o.ID.Name == self || !holdsString(o.Object, name) {
 			continue
 		}
 		all = append(all, refOf(o.Object).String())
-		if t, ok := jsonvalue.Get(o.Object, jsonvalue.ParseSimple("spec.template")); ok && holdsString(t, name) {
+		if t, ok := jsonvalue.Get(o.Object, jsonvalue.ParseSimple("spec.template")); ok && rollingKinds[o.ID.Kind] && holdsString(t, name) {
 			roll = append(roll, refOf(o.Object).String())
 		}
 	}
 	return all, roll
 }
+
+var rollingKinds = map[string]bool{"Deployment": true, "StatefulSet": true, "DaemonSet": true, "ReplicaSet": true, "ReplicationController": true}
 
 func holdsString(v any, s string) bool {
 	switch t := v.(type) {
