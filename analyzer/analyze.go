@@ -257,10 +257,11 @@ type analysis struct {
 
 	dyed       *dyeResult
 	routes     []*route
-	supplied   map[slotKey]bool  // slot components an entry or a value input carries
-	conflicted map[slotKey]bool  // ... of which refused as conflicts
-	placed     []*placement      // value inputs written (place.go)
-	followed   map[string]string // generated names paired by stem: rendered -> live
+	supplied   map[slotKey]bool    // slot components an entry or a value input carries
+	conflicted map[slotKey]bool    // ... of which refused as conflicts
+	placed     []*placement        // value inputs written (place.go)
+	followed   map[string]string   // generated names paired by stem: rendered -> live
+	renamed    map[objectID]rename // generated objects the verified plan renames (place.go)
 
 	*orchestration // what the GitOps tool adds to the build
 }
@@ -518,6 +519,9 @@ func (a *analysis) project() {
 				})
 			}
 			if a.placesFor(p.ren.ID) {
+				if pl := a.guardedPlacement(p.ren.ID); pl != nil {
+					c.file, c.guard = pl.Node.File, pl.guard
+				}
 				a.candidates = append(a.candidates, c)
 			}
 			continue

@@ -42,11 +42,10 @@ func TestConstructDrifts(t *testing.T) {
 		{name: "renamed: a name reference the build rewrites", root: "renamed", kind: "Deployment", obj: "shop-web-eu",
 			path: jsonvalue.Path{k("spec"), k("template"), k("spec"), k("volumes"), n("cfg"), k("configMap"), k("name")}, value: "other-config",
 			code: CodeBuildOwned, names: []string{"volumes[cfg].configMap.name", "name kustomize rewrites"}},
-		// edited in place: the literal would rename it (place_test.go has
-		// the object applied under its new hash)
+		// edited in place: the literal is edited, and renames it
 		{name: "renamed: generated ConfigMap edited in place", root: "renamed", kind: "ConfigMap", obj: "",
 			path: jsonvalue.Path{k("data"), k("MODE")}, value: "slow",
-			code: CodeBuildOwned, names: []string{"configMapGenerator in renamed/kustomization.yaml", "hash of its content", "data.MODE"}},
+			file: "renamed/kustomization.yaml", route: RouteGenerator},
 		// every patch form
 		{name: "patched: untouched env", root: "patched", kind: "Deployment", obj: "api",
 			path: container("api", k("env"), n("LOG"), k("value")), value: "debug", file: "patched/app.yaml"},

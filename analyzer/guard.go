@@ -199,6 +199,9 @@ func (a *analysis) brokenGuards(files map[string][]byte, parsed map[string]*yaml
 				f, displayDirs(c.guard.roots), writing, displayDir(r), m[r], also, c.guard.home.Message)
 			ref.Object, ref.Field, ref.File = refOf(c.ren.Object), joinPaths(c.changed), c.file
 			ref.Line = lineOf(a.base.files[c.file], c.doc, firstPath(c.changed))
+			if len(c.changed) == 0 { // carried by a placed generator input
+				ref.Field = joinPaths(a.placedFields(c.ren.ID))
+			}
 			a.refuse(*ref)
 		}
 	}

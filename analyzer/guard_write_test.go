@@ -351,7 +351,7 @@ func otherFolders(t *testing.T, repo *repofs.Repo, target string) []rootBuild {
 func TestApplyAndRebuildOfSharedBases(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 2026))
 	written := 0
-	for _, name := range []string{"guardedbase", "sharedbase", "canary"} {
+	for _, name := range []string{"guardedbase", "sharedbase", "canary", "generated"} {
 		var repo *repofs.Repo
 		if name == "canary" {
 			repo = withCanary(t)

@@ -699,8 +699,9 @@ func hasDirective(e any) bool {
 // lives in a kustomization other roots read: its changed data keys become
 // literals of a configMapGenerator entry with behavior: merge in the
 // target's own kustomization. It reports whether it planned one; anything
-// else (a removed key, a field outside data, a hashed name, which a new
-// value would change) is left to the caller's refusal.
+// else (a removed key, a field outside data) is left to the caller's
+// refusal. A hashed name moves with the new value; verify accepts that
+// rename (hashMoves).
 func (a *analysis) placeGenerated(p pair) bool {
 	kind, name, file, ok := parseGenerated(p.ren.Generated)
 	if !ok || kind != "configMapGenerator" || p.ren.ID.Kind != "ConfigMap" || p.ren.ID.Group != "" {
@@ -710,7 +711,7 @@ func (a *analysis) placeGenerated(p pair) bool {
 		return false // the generator is the target's own: its literal is where the value lives
 	}
 	args, hashed := a.generatorArgs(file, name, p.ren.ID.Name)
-	if args == nil || hashed {
+	if args == nil {
 		return false
 	}
 	view := a.sourceView(p)
@@ -726,6 +727,11 @@ func (a *analysis) placeGenerated(p pair) bool {
 	c := &candidate{pair: p}
 	c.intent = a.verifyIntent(p)
 	if a.generatesAfterRoot(file) {
+		if hashed {
+			// The hash is added after every patch: a patch finds the
+			// object by its generator's name.
+			c.ren.SourceName = args.Name
+		}
 		return a.patchGenerated(c, view, args.Namespace)
 	}
 	c.view, c.changed, c.file = view, changed, a.base.tree.Root.File

@@ -22,6 +22,9 @@ type placement struct {
 	Node  inputNode
 	Value any       // the live value (string or int64)
 	Slots []slotRef // the drifted fields it carries
+	// guard: the file is the target's own but other folders read it (a
+	// generator's input in a base that is itself the target, guard.go).
+	guard *guard
 }
 
 // valuesMayPlace reports whether some paired object drifted where a value
@@ -57,6 +60,7 @@ func (a *analysis) placeValues() {
 		return
 	}
 	demands := map[string][]demand{}
+	guards := map[string]*guard{} // per node, for a generator input other folders read
 	for _, p := range a.pairs {
 		if p.inSync || isSecret(p.ren.ID) {
 			continue
@@ -73,8 +77,15 @@ func (a *analysis) placeValues() {
 			}
 			rv, _ := jsonvalue.Get(p.ren.Object, fp)
 			lv, ok := jsonvalue.Get(p.intent, fp)
-			if !ok || !sameScalarType(rv, lv) || a.unwritable(pv.nodes[k].File) != nil {
-				continue // removed, retyped, or in a file the plan may not write: as before
+			if !ok || !sameScalarType(rv, lv) {
+				continue // removed or retyped: as before
+			}
+			if r := a.unwritable(pv.nodes[k].File); r != nil {
+				g := a.generatorGuard(pv.nodes[k], pv.landings[k], r)
+				if g == nil {
+					continue // in a file the plan may not write: as before
+				}
+				guards[k] = g
 			}
 			demands[k] = append(demands[k], demand{slotRef{p.ren.ID, fp}, lv, true})
 		}
@@ -88,8 +99,80 @@ func (a *analysis) placeValues() {
 		if landsInSecret(pv.landings[k]) {
 			continue // its values are never read or named: left as before
 		}
-		a.resolveValue(pv.nodes[k], a.withLandings(demands[k], pv.landings[k]))
+		if pl := a.resolveValue(pv.nodes[k], a.withLandings(demands[k], pv.landings[k])); pl != nil {
+			pl.guard = guards[k]
+		}
 	}
+	a.loneGuardedPlacements()
+}
+
+// generatorGuard is the guard under which a generator's input (a literal,
+// an env line, a file) in a folder other roots read may be written: the
+// target is that shared base, and every object the input supplies is a
+// ConfigMap it generates. Nil when it may not be written.
+func (a *analysis) generatorGuard(n inputNode, landings []slotRef, blocked *Refusal) *guard {
+	if n.Route != RouteGenerator {
+		return nil
+	}
+	for _, l := range landings {
+		i, ok := a.base.byID[l.Obj]
+		if !ok || a.base.objects[i].Generated == "" || l.Obj.Kind != "ConfigMap" || l.Obj.Group != "" {
+			return nil
+		}
+	}
+	return a.guardFor(n.File, blocked)
+}
+
+// loneGuardedPlacements refuses a guarded placement that carries a field of
+// an object another placement, in another file, carries too: the guard
+// checks one file per object.
+func (a *analysis) loneGuardedPlacements() {
+	files := map[objectID]map[string]bool{}
+	for _, pl := range a.placed {
+		for _, s := range pl.Slots {
+			if files[s.Obj] == nil {
+				files[s.Obj] = map[string]bool{}
+			}
+			files[s.Obj][pl.Node.File] = true
+		}
+	}
+	a.placed = slices.DeleteFunc(a.placed, func(pl *placement) bool {
+		if pl.guard == nil || !slices.ContainsFunc(pl.Slots, func(s slotRef) bool { return len(files[s.Obj]) > 1 }) {
+			return false
+		}
+		for _, s := range pl.Slots {
+			r := outOfScope(pl.guard.blocked, pl.guard.home)
+			r.Object, r.Field = a.refByID(s.Obj), s.Path.String()
+			r.Message = fmt.Sprintf("%s is also read by %s, and the object has edits in other files too, which a write of a shared file is not checked with; %s",
+				pl.Node.File, displayDirs(pl.guard.roots), pl.guard.home.Message)
+			a.refuse(*r)
+			a.conflicted[slotKey{s.Obj, s.Path.String(), fieldValue}] = true
+		}
+		return true
+	})
+}
+
+// guardedPlacement is the guarded placement carrying a field of the object.
+func (a *analysis) guardedPlacement(id objectID) *placement {
+	for _, pl := range a.placed {
+		if pl.guard != nil && carries(pl.Slots, id, nil) {
+			return pl
+		}
+	}
+	return nil
+}
+
+// placedFields lists the fields of the object that placements carry.
+func (a *analysis) placedFields(id objectID) []jsonvalue.Path {
+	var out []jsonvalue.Path
+	for _, pl := range a.placed {
+		for _, s := range pl.Slots {
+			if s.Obj == id {
+				out = append(out, s.Path)
+			}
+		}
+	}
+	return out
 }
 
 // refuseBlocked refuses a drifted field whose input is a setting of the
@@ -175,7 +258,7 @@ func canonicalDemand(v any) string {
 
 // resolveValue turns the demands on one input node into a placement, or
 // into shared-entry-conflict refusals when the fields it supplies disagree.
-func (a *analysis) resolveValue(n inputNode, ds []demand) {
+func (a *analysis) resolveValue(n inputNode, ds []demand) *placement {
 	values := map[string]bool{}
 	for _, d := range ds {
 		values[canonicalDemand(d.value)] = true
@@ -189,7 +272,7 @@ func (a *analysis) resolveValue(n inputNode, ds []demand) {
 			}
 		}
 		a.placed = append(a.placed, pl)
-		return
+		return pl
 	}
 	var parts []string
 	for _, d := range ds {
@@ -212,6 +295,7 @@ func (a *analysis) resolveValue(n inputNode, ds []demand) {
 			Hint:    "bring the objects back to one value in the cluster, or split the entry in Git by hand",
 		})
 	}
+	return nil
 }
 
 // overridePlaced puts back, in view, the rendered value of every field a
@@ -456,11 +540,16 @@ func unhash(base, nb *built) *built {
 }
 
 // hashMoves finds the generated objects a placement renames (their content
-// hash moves) to a name the cluster does not run: the data was edited in
-// place under the old name, and the edit would create another object and
-// move everything that refers to it, which live does not show. Their
-// candidates are refused and returned, to be dropped.
+// hash moves) and judges each. The cluster running the new name already
+// (applied from a changed input) is the case it always was. Data edited in
+// place keeps the old name: merging renames the object and rolls what
+// refers to it, which is how a generated value changes, and the plan says
+// so (renamed). Refused and returned, to be dropped: a candidate the
+// cluster runs under a third name, and one whose old name stays in the
+// edited render (a reference kustomize does not rewrite, left pointing at
+// an object the GitOps tool prunes).
 func (a *analysis) hashMoves(nb *built) map[*candidate]bool {
+	a.renamed = nil
 	names, ok := renames(a.base.objects, nb.objects)
 	if !ok || len(names) == 0 {
 		return nil
@@ -468,24 +557,115 @@ func (a *analysis) hashMoves(nb *built) map[*candidate]bool {
 	bad := map[*candidate]bool{}
 	for _, c := range a.candidates {
 		now, moved := names[c.ren.ID.Name]
-		if !moved || c.ren.Generated == "" || a.followed[c.ren.ID.Name] == now {
+		if !moved || c.ren.Generated == "" {
 			continue
 		}
-		var fields []jsonvalue.Path
-		for _, pl := range a.placed {
-			for _, s := range pl.Slots {
-				if s.Obj == c.ren.ID {
-					fields = append(fields, s.Path)
-				}
-			}
+		followed, ran := a.followed[c.ren.ID.Name]
+		if followed == now {
+			continue
 		}
-		bad[c] = true
-		a.refuse(Refusal{
-			Code: CodeBuildOwned, Object: refOf(c.ren.Object), Field: joinPaths(fields), File: generatorFile(c.ren.Generated),
-			Message: fmt.Sprintf("%s names the object by a hash of its content: written to Git, this value renames it %s, while the cluster runs it, edited in place, as %s",
-				c.ren.Generated, now, c.ren.ID.Name),
-			Hint: "change the value in Git by hand (the object and what refers to it roll to the new name), or revert it in the cluster",
-		})
+		fields := append(a.placedFields(c.ren.ID), c.changed...)
+		refuse := func(msg string) {
+			bad[c] = true
+			a.refuse(Refusal{
+				Code: CodeBuildOwned, Object: refOf(c.ren.Object), Field: joinPaths(fields), File: generatorFile(c.ren.Generated),
+				Message: msg,
+				Hint:    "change the value in Git by hand (the object and what refers to it roll to the new name), or revert it in the cluster",
+			})
+		}
+		if ran {
+			refuse(fmt.Sprintf("%s names the object by a hash of its content: written to Git, this value names it %s, while the cluster runs it as %s",
+				c.ren.Generated, now, followed))
+			continue
+		}
+		if stale, _ := holding(nb, c.ren.ID.Name, ""); len(stale) > 0 {
+			refuse(fmt.Sprintf("%s names the object by a hash of its content: written to Git, this value renames it %s, and %s would still name %s, which kustomize does not rewrite",
+				c.ren.Generated, now, strings.Join(stale, ", "), c.ren.ID.Name))
+			continue
+		}
+		if a.renamed == nil {
+			a.renamed = map[objectID]rename{}
+		}
+		all, roll := holding(nb, now, now)
+		a.renamed[c.ren.ID] = rename{to: now, roll: roll, refer: slices.DeleteFunc(all, func(r string) bool { return slices.Contains(roll, r) })}
 	}
 	return bad
+}
+
+// rename is a generated object a verified plan renames: its new name, and
+// the objects whose render names it, those among them that roll (the name
+// is in their pod template) first.
+type rename struct {
+	to          string
+	roll, refer []string
+}
+
+// holding lists the objects of b, but the one named self, that hold name
+// in some string (a reference to that object), and of those the workloads
+// that hold it in their pod template, which roll on a change of it (a Job's
+// template cannot change, so it is only named).
+func holding(b *built, name, self string) (all, roll []string) {
+	for _, o := range b.objects {
+		if o.ID.Name == self || !holdsString(o.Object, name) {
+			continue
+		}
+		all = append(all, refOf(o.Object).String())
+		if t, ok := jsonvalue.Get(o.Object, jsonvalue.ParseSimple("spec.template")); ok && rollingKinds[o.ID.Kind] && holdsString(t, name) {
+			roll = append(roll, refOf(o.Object).String())
+		}
+	}
+	return all, roll
+}
+
+var rollingKinds = map[string]bool{"Deployment": true, "StatefulSet": true, "DaemonSet": true, "ReplicaSet": true, "ReplicationController": true}
+
+func holdsString(v any, s string) bool {
+	switch t := v.(type) {
+	case map[string]any:
+		for _, c := range t {
+			if holdsString(c, s) {
+				return true
+			}
+		}
+	case []any:
+		for _, c := range t {
+			if holdsString(c, s) {
+				return true
+			}
+		}
+	case string:
+		return strings.Contains(t, s)
+	}
+	return false
+}
+
+// renameNotes says, for each generated object the plan renames, its new
+// name and what rolls with it: merging changes the object's name and
+// every reference to it.
+func (a *analysis) renameNotes() {
+	for _, c := range a.candidates {
+		r, ok := a.renamed[c.ren.ID]
+		if !ok {
+			continue
+		}
+		msg := fmt.Sprintf("%s is named by a hash of its content (%s): merging renames it %s", refOf(c.ren.Object), c.ren.Generated, r.to)
+		switch len(r.roll) {
+		case 0:
+		case 1:
+			msg += ", and " + r.roll[0] + ", which refers to it in its pod template, rolls out new pods"
+		default:
+			msg += ", and " + strings.Join(r.roll, ", ") + ", which refer to it in their pod templates, roll out new pods"
+		}
+		switch len(r.refer) {
+		case 0:
+			if len(r.roll) == 0 {
+				msg += "; nothing else in this target refers to it"
+			}
+		case 1:
+			msg += "; " + r.refer[0] + " refers to it and is rewritten to the new name"
+		default:
+			msg += "; " + strings.Join(r.refer, ", ") + " refer to it and are rewritten to the new name"
+		}
+		a.note("%s", msg)
+	}
 }

@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -193,20 +194,22 @@ func TestPatchValueReachingASecretIsNotPlaced(t *testing.T) {
 }
 
 // kubectl edit of a generated ConfigMap keeps its old hashed name: the
-// literal would rename it and roll the Deployment, which live does not
-// show, so it is refused and nothing is written.
-func TestGeneratorLiteralEditedInPlaceIsRefused(t *testing.T) {
-	repo := fixture(t, "provenance")
+// literal is edited all the same (a generated value changes that way), the
+// rebuild renames the object and the Deployment's reference to it, and
+// the plan's note says so, naming the Deployment that rolls.
+func TestGeneratorLiteralEditedInPlaceIsPlaced(t *testing.T) {
 	live := prodLive(t)
 	cm := generated(t, live, "ConfigMap", "web-config")
 	set(t, cm, jsonvalue.ParseSimple("data.LOG_LEVEL"), "debug")
-	p := plan(t, repo, prodRoot, live)
-	if len(p.Files)+len(p.Edits) != 0 || len(p.Refusals) != 1 {
-		t.Fatalf("want one refusal, nothing written:\n%s", dump(p))
+	p := placedOnce(t, live, "overlays/prod/kustomization.yaml", RouteGenerator)
+	if got := p.Files[0].Content; !strings.Contains(got, "  - LOG_LEVEL=debug   # quiet in prod\n") {
+		t.Errorf("the literal was not edited in place:\n%s", got)
 	}
-	if r := p.Refusals[0]; r.Code != CodeBuildOwned || r.Field != "data.LOG_LEVEL" || !strings.Contains(r.Message, "hash of its content") ||
-		!strings.Contains(r.Message, idOf(cm).Name) {
-		t.Errorf("refusal = %+v", r)
+	moved := idOf(generated(t, renderedAfter(t, fixture(t, "provenance"), prodRoot, "overlays/prod/kustomization.yaml", "LOG_LEVEL=info", "LOG_LEVEL=debug"), "ConfigMap", "web-config")).Name
+	want := "ConfigMap/" + idOf(cm).Name + " is named by a hash of its content (configMapGenerator in overlays/prod/kustomization.yaml): merging renames it " +
+		moved + ", and Deployment/web, which refers to it in its pod template, rolls out new pods"
+	if !slices.Contains(p.Notes, want) {
+		t.Errorf("want the note %q:\n%s", want, dump(p))
 	}
 }
 

@@ -315,6 +315,7 @@ func (a *analysis) finish() {
 	a.routeEdits()
 	a.varEdits()
 	a.placedEdits()
+	a.renameNotes()
 	// Every written file, YAML or not (an env file a literal lives in).
 	paths := make([]string, 0, len(a.written))
 	for p := range a.written {

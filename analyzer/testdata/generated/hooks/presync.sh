@@ -1,0 +1,3 @@
+#!/bin/sh
+echo waiting
+sleep 10
