@@ -90,30 +90,9 @@ current() {
 	[[ "$(cat "$dest/.stamp")" == "$stamp" ]]
 }
 
-if current; then
-	echo "$dest"
-	exit 0
-fi
-
-mkdir -p "$dest" || die "cannot create $dest"
-
-# Two test runs starting together must not build into each other.
-exec 9>"$dest/.lock"
-if command -v flock >/dev/null; then
-	flock 9
-fi
-if current; then
-	echo "$dest"
-	exit 0
-fi
-
-# Build into a scratch directory beside the final names and rename at the
-# end: an interrupted build leaves nothing that looks finished, and the stamp
-# is written only after everything is in place.
-rm -rf "$dest"/.build.* # left by a build that was killed outright
-tmp="$(mktemp -d "$dest/.build.XXXXXX")"
-trap 'rm -rf "$tmp"' EXIT
-rm -f "$dest/.stamp"
+# shellcheck source=assets-cache.sh
+. "$here/assets-cache.sh"
+assets_begin
 
 echo "flux-assets: building kustomize-controller $kc_version into $dest (about 10 minutes cold)" >&2
 start=$SECONDS

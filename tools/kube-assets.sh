@@ -115,30 +115,9 @@ current() {
 		[[ "$(cat "$dest/.stamp")" == "$stamp" ]]
 }
 
-if current; then
-	echo "$dest"
-	exit 0
-fi
-
-mkdir -p "$dest" || die "cannot create $dest"
-
-# Two test runs starting together must not build into each other.
-exec 9>"$dest/.lock"
-if command -v flock >/dev/null; then
-	flock 9
-fi
-if current; then
-	echo "$dest"
-	exit 0
-fi
-
-# Build into a scratch directory beside the final names and rename at the
-# end: an interrupted build leaves no binary that looks finished, and the
-# stamp is written only after both are in place.
-rm -rf "$dest"/.build.* # left by a build that was killed outright
-tmp="$(mktemp -d "$dest/.build.XXXXXX")"
-trap 'rm -rf "$tmp"' EXIT
-rm -f "$dest/.stamp"
+# shellcheck source=assets-cache.sh
+. "$here/assets-cache.sh"
+assets_begin
 
 echo "kube-assets: building kube-apiserver and etcd $kube_version into $dest (a few minutes cold)" >&2
 start=$SECONDS

@@ -120,7 +120,7 @@ func start(tb testing.TB, env *kubetest.Env, assets string) (*Flux, error) {
 	go func() { _ = f.srv.Serve(l) }()
 	tb.Cleanup(func() { _ = f.srv.Close() })
 
-	ports, err := freePorts(2)
+	ports, err := kubetest.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
@@ -279,25 +279,6 @@ func poll(limit time.Duration, cond func() (bool, error)) error {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-}
-
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var out []int
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
-	}
-	return out, nil
 }
 
 func (f *Flux) serveArtifact(w http.ResponseWriter, r *http.Request) {

@@ -70,7 +70,7 @@ func Start(assets string) (*Env, error) {
 			e.Stop()
 		}
 	}()
-	ports, err := freePorts(3)
+	ports, err := FreePorts(3)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +183,9 @@ func (e *Env) Stop() {
 	os.RemoveAll(e.dir)
 }
 
-func freePorts(n int) ([]int, error) {
+// FreePorts finds n ports on 127.0.0.1 that are free now, for the
+// processes a test starts (the apiserver's, a controller's).
+func FreePorts(n int) ([]int, error) {
 	var ls []net.Listener
 	defer func() {
 		for _, l := range ls {
