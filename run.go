@@ -63,9 +63,19 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	if o.config == "" {
 		return fail(errors.New("--config is required"))
 	}
-	log, err := newLogger(cmd, cmd.ErrOrStderr())
+	logOut := cmd.ErrOrStderr()
+	log, err := newLogger(cmd, logOut)
 	if err != nil {
 		return fail(err)
+	}
+	if f, ok := logOut.(*os.File); ok && f == os.Stderr {
+		// kustomize prints its deprecation warnings to the process's
+		// standard error: through the logger they stay JSON.
+		restore, err := captureStderr(log)
+		if err != nil {
+			return fail(err)
+		}
+		defer restore()
 	}
 	memLimit, err := bot.SetMemoryLimit(os.Getenv)
 	if err != nil {

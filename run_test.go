@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"os"
@@ -91,6 +92,16 @@ func TestRunOnceAgainstTestServerAndApiserver(t *testing.T) {
 		t.Fatal(err)
 	}
 	repo := copyTree(t, "examples/shop")
+	// A deprecated field: kustomize prints a warning for it at every build,
+	// straight to the process's standard error.
+	k := filepath.Join(repo, "overlays/prod/kustomization.yaml")
+	kb, err := os.ReadFile(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(k, append(kb, "patchesStrategicMerge: []\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	deployments := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	for _, o := range kustomizeBuild(t, repo, "overlays/prod") {
 		gvr := deployments
@@ -158,5 +169,21 @@ targets:
 	}
 	if strings.Contains(stderr, "PRIVATE KEY") || strings.Contains(stderr, srv.Token(70)) {
 		t.Error("a secret reached the log")
+	}
+	// --log-format json (the default) emits only JSON lines, kustomize's
+	// warning among them, once.
+	warned := 0
+	for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Errorf("a log line is not JSON: %q", line)
+			continue
+		}
+		if m, _ := rec["message"].(string); strings.Contains(m, "'patchesStrategicMerge' is deprecated") {
+			warned++
+		}
+	}
+	if warned != 1 {
+		t.Errorf("kustomize's warning logged %d times, want once:\n%s", warned, stderr)
 	}
 }
