@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -337,11 +338,16 @@ func TestBodyKeepsAMargin(t *testing.T) {
 
 // Item 8: the App's JWT is accepted from a clock 90 seconds fast.
 func TestJWTToleratesAFastClock(t *testing.T) {
-	h := newHarness(t, writeThroughOnly(t))
-	fast := githubtest.NewClock(h.clock.Now().Add(90 * time.Second))
-	h.bot = h.newBotWith(t, fast.Now)
-	if _, err := h.bot.Reconcile(h.ctx, h.target); err != nil {
-		t.Fatal(err)
+	// GitHub refuses an iat in its future and an exp more than ten minutes
+	// ahead: a clock 90 s or 12 minutes fast (or slow) is corrected from
+	// GitHub's Date header (issue 30, item 4).
+	for _, off := range []time.Duration{90 * time.Second, 12 * time.Minute, -12 * time.Minute} {
+		h := newHarness(t, writeThroughOnly(t))
+		skewed := githubtest.NewClock(h.clock.Now().Add(off))
+		h.bot = h.newBotWith(t, skewed.Now)
+		if _, err := h.bot.Reconcile(h.ctx, h.target); err != nil {
+			t.Fatalf("a clock %s off: %v", off, err)
+		}
 	}
 }
 
@@ -630,5 +636,23 @@ func TestLostAnnotationBatchIsNotAppendedTwice(t *testing.T) {
 	}
 	if run := h.check(h.base); len(run.Annotations) != 60 {
 		t.Fatalf("%d annotations, want 60", len(run.Annotations))
+	}
+}
+
+// GitHub's older wording of a secondary limit ("abuse detection") is a
+// limit too, and a plain permission refusal is not (issue 30, item 9).
+func TestSecondaryLimitInEitherWording(t *testing.T) {
+	for body, want := range map[string]bool{
+		`{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}`: true,
+		`{"message":"You have triggered an abuse detection mechanism. Please wait a few minutes before you try again.","documentation_url":"https://developer.github.com/v3/#abuse-rate-limits"}`:                                      true,
+		`{"message":"Resource not accessible by integration","documentation_url":"https://docs.github.com/rest/checks/runs#create-a-check-run"}`:                                                                                       false,
+	} {
+		resp := &http.Response{StatusCode: http.StatusForbidden, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(body))}
+		if got := secondaryBody(resp); got != want {
+			t.Errorf("%s: limit %v, want %v", body, got, want)
+		}
+		if rest, _ := io.ReadAll(resp.Body); string(rest) != body {
+			t.Errorf("the body was not put back: %q", rest)
+		}
 	}
 }

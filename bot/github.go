@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
@@ -154,18 +155,42 @@ func newAppClient(auth AppAuth, opts ClientOptions) (*github.Client, *resilientT
 		return nil, nil, nil, opts, errors.New("github app private key: not an RSA private key in PEM form") // never the key itself
 	}
 	appTr, err := ghinstallation.NewAppsTransportWithOptions(resilient, auth.AppID,
-		ghinstallation.WithSigner(&clockSigner{key: key, now: opts.Now}))
+		ghinstallation.WithSigner(&clockSigner{key: key, now: resilient.githubNow}))
 	if err != nil {
 		return nil, nil, nil, opts, fmt.Errorf("github app transport: %w", err)
 	}
 	appTr.BaseURL = base
-	apps := github.NewClient(&http.Client{Transport: appTr})
+	apps := github.NewClient(&http.Client{Transport: &skewRetry{base: appTr, clock: resilient}})
 	apps.BaseURL = baseURL
 	return apps, resilient, baseURL, opts, nil
 }
 
-// clockSigner signs the App's JWT with times from the bot's clock (the
-// library would use time.Now), so one clock decides every expiry.
+// skewRetry sends a JWT request once more when GitHub refused it with 401
+// and its Date header moved the known clock skew meanwhile: the JWT was
+// signed by a clock GitHub does not share, and is signed again by the
+// corrected one.
+type skewRetry struct {
+	base  http.RoundTripper
+	clock *resilientTransport
+}
+
+func (t *skewRetry) RoundTrip(req *http.Request) (*http.Response, error) {
+	before := t.clock.skew.Load()
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || resp.StatusCode != http.StatusUnauthorized || t.clock.skew.Load() == before {
+		return resp, err
+	}
+	r, cerr := cloneRequest(req)
+	if cerr != nil {
+		return resp, err
+	}
+	drain(resp)
+	return t.base.RoundTrip(r)
+}
+
+// clockSigner signs the App's JWT with times from GitHub's clock as the
+// bot knows it (the library would use time.Now), so one clock decides
+// every expiry.
 type clockSigner struct {
 	key *rsa.PrivateKey
 	now func() time.Time
@@ -257,6 +282,8 @@ type resilientTransport struct {
 	base http.RoundTripper
 	opts ClientOptions
 
+	skew atomic.Int64 // GitHub's clock minus the bot's, from Date headers
+
 	mutate  sync.Mutex
 	lastMut time.Time
 	recent  []time.Time // mutations in the last hour
@@ -304,6 +331,27 @@ func (e *PausedError) Error() string {
 	return fmt.Sprintf("GitHub %s rate limit: pausing every request until %s", e.Kind, e.Until.UTC().Format(time.RFC3339))
 }
 
+// noteDate keeps how far GitHub's clock (its Date header) is from the
+// bot's: GitHub refuses a JWT whose iat is in its future or whose exp is
+// more than ten minutes ahead of it. A few seconds are the header's own
+// rounding, not skew.
+func (t *resilientTransport) noteDate(resp *http.Response) {
+	d, err := http.ParseTime(resp.Header.Get("Date"))
+	if err != nil {
+		return
+	}
+	off := d.Sub(t.opts.Now())
+	if off > -5*time.Second && off < 5*time.Second {
+		off = 0
+	}
+	t.skew.Store(int64(off))
+}
+
+// githubNow is the bot's clock corrected by the last skew GitHub showed.
+func (t *resilientTransport) githubNow() time.Time {
+	return t.opts.Now().Add(time.Duration(t.skew.Load()))
+}
+
 func (t *resilientTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	if err := t.waitHold(ctx); err != nil {
@@ -339,6 +387,9 @@ func (t *resilientTransport) RoundTrip(req *http.Request) (*http.Response, error
 		}
 		resp, err := t.attempt(req)
 		t.opts.Metrics.Inc("driftback_github_requests_total", map[string]string{"method": req.Method})
+		if resp != nil {
+			t.noteDate(resp)
+		}
 		if err != nil {
 			// The request may have reached GitHub and done its work: only a
 			// request that cannot do it twice is sent again.
@@ -498,7 +549,14 @@ func secondaryBody(resp *http.Response) bool {
 		return false
 	}
 	s := strings.ToLower(string(b))
-	return strings.Contains(s, "secondary rate limit") || strings.Contains(s, "secondary-rate-limits")
+	// GitHub's older wording ("abuse detection mechanism", a link to
+	// #abuse-rate-limits) is still sent by some endpoints and GHES.
+	for _, mark := range []string{"secondary rate limit", "secondary-rate-limits", "abuse detection", "abuse-rate-limits"} {
+		if strings.Contains(s, mark) {
+			return true
+		}
+	}
+	return false
 }
 
 func maxTime(a, b time.Time) time.Time {

@@ -148,7 +148,7 @@ func (s *Server) verifyJWT(r *http.Request) (*app, *reply) {
 		// signs exp at the ten-minute edge is refused.
 		return nil, errReply(http.StatusUnauthorized, "'Expiration time' claim ('exp') is too far in the future")
 	}
-	if iat, ok := claims["iat"].(float64); ok && time.Unix(int64(iat), 0).After(now.Add(time.Minute)) {
+	if iat, ok := claims["iat"].(float64); ok && time.Unix(int64(iat), 0).After(now) {
 		return nil, errReply(http.StatusUnauthorized, "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued.")
 	}
 	return found, nil

@@ -379,6 +379,8 @@ func (s *Server) finish(c *call, rep *reply) {
 		rep.header = http.Header{}
 	}
 	rep.header.Set("X-GitHub-Request-Id", fmt.Sprintf("GHT:%d", s.id()))
+	// GitHub's clock, which decides whether a JWT's iat is in the future.
+	rep.header.Set("Date", s.opts.Clock().UTC().Format(http.TimeFormat))
 	if c.r.Method == http.MethodGet && rep.status == http.StatusOK {
 		// GitHub's ETags vary with the credentials (Vary: Authorization):
 		// a new token never matches an ETag an old one was given.
