@@ -162,6 +162,11 @@ func (b *Bot) moveBranch(ctx context.Context, p *poll, from branchMove, sha stri
 			p.log.Warn("moving the branch failed; trying again", "branch", p.branch, "error", err.Error())
 			continue
 		}
+		if refUpdateFailed(err) {
+			return &moveRefused{reason: "GitHub refused to move the branch three times (Reference update failed)",
+				hint: "This is usually a branch protection rule or ruleset that covers `driftback/*` and gives no reason; " +
+					"exclude driftback's branches from it, or let the App bypass it. A passing glitch clears at the next poll."}
+		}
 		return fmt.Errorf("move %s: %w", p.branch, err)
 	}
 }
@@ -198,6 +203,11 @@ func refusalOf(err error) *moveRefused {
 		return &moveRefused{reason: msg, hint: "The base branch changed files under `.github/workflows/`, and moving the branch onto it needs " +
 			"the App's `workflows` permission (driftback itself never edits workflow files). Grant that permission, or close this " +
 			"pull request and delete its branch: driftback then opens a new one from the base branch."}
+	case classicProtection(msg):
+		return &moveRefused{reason: "branch protection refused it: " + msg,
+			hint: "driftback rebuilds its branch as one commit on the base branch, which is a force push, and deletes the branch " +
+				"when the drift is gone. A branch protection rule matches `driftback/*` (a pattern such as `*` or `*/*`): narrow it, " +
+				"or allow the App to force-push and to bypass required checks and reviews there."}
 	case strings.HasPrefix(msg, "Repository rule violations found"):
 		rules := strings.Fields(strings.ReplaceAll(strings.TrimPrefix(msg, "Repository rule violations found"), "\n", " "))
 		return &moveRefused{reason: "a repository ruleset refused it: " + strings.Join(rules, " "),
@@ -207,8 +217,23 @@ func refusalOf(err error) *moveRefused {
 	return nil
 }
 
-// refUpdateFailed is GitHub's transient 422: the same move succeeds a
-// moment later.
+// classicProtection reads GitHub's answers when classic branch protection
+// refuses a ref update (as opposed to a ruleset, which names its rules).
+func classicProtection(msg string) bool {
+	m := strings.ToLower(msg)
+	for _, mark := range []string{"protected branch update failed", "required status check", "cannot force-push to this protected branch",
+		"cannot force-push to a protected branch", "not authorized to push", "approving review is required"} {
+		if strings.Contains(m, mark) {
+			return true
+		}
+	}
+	return false
+}
+
+// refUpdateFailed is GitHub's 422 for a move that did not happen. It is
+// usually transient (the same move succeeds a moment later), but GitHub
+// also sends it for a protection that refuses every time: moveBranch tries
+// it three times and then says so.
 func refUpdateFailed(err error) bool {
 	var er *github.ErrorResponse
 	return errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == 422 && er.Message == "Reference update failed"

@@ -656,3 +656,36 @@ func TestSecondaryLimitInEitherWording(t *testing.T) {
 		}
 	}
 }
+
+// Classic branch protection is reported in its own words and not retried;
+// a bare "Reference update failed" that keeps coming is reported after
+// three tries rather than failing every poll (issue 30, item 6).
+func TestClassicProtectionRefusalsAreReported(t *testing.T) {
+	for name, rule := range map[string]githubtest.Ruleset{
+		"classic": {Name: "protect", Include: []string{"refs/heads/*/*"}, NoForcePush: true, Classic: true},
+		"silent":  {Name: "silent", Include: []string{"refs/heads/driftback/*"}, Silent: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, writeThroughOnly(t))
+			h.poll()
+			h.srv.AddRuleset(owner, repo, rule)
+			h.setLive(strings.Replace(writeThroughOnly(t), "value: 60s", "value: 70s", 1))
+			if err := h.pollErr(); err != nil {
+				t.Fatalf("the refusal failed the poll: %v", err)
+			}
+			want := map[string]string{"classic": "branch protection refused it: Cannot force-push to this protected branch",
+				"silent": "refused to move the branch three times"}[name]
+			if run := h.check(h.base); run.Conclusion != "failure" || !strings.Contains(run.Summary, want) {
+				t.Fatalf("not reported: %s %q\n%s", run.Conclusion, run.Title, run.Summary)
+			}
+			h.pokePR()
+			before := h.srv.Counters()
+			if out := h.poll(); out.Idle || out.Blocked == "" {
+				t.Fatalf("%+v", out)
+			}
+			if d := h.srv.Counters().Sub(before); d.Mutating != 0 {
+				t.Fatalf("the refused push was tried again: %+v", d)
+			}
+		})
+	}
+}

@@ -138,6 +138,11 @@ type Ruleset struct {
 	Include     []string
 	NoForcePush bool // the non_fast_forward rule
 	NoDeletion  bool // the deletion rule
+	// Classic makes it a classic branch protection rule instead, refusing
+	// in its own words ("Cannot force-push to this protected branch");
+	// Silent refuses every write of a matching ref with the bare
+	// "Reference update failed" GitHub also sends.
+	Classic, Silent bool
 }
 
 // AddRuleset puts an active ruleset on a repository.
@@ -162,6 +167,12 @@ func (rp *repo) ruleViolation(ref string, force, del bool) *reply {
 		}
 		switch {
 		case !applies:
+		case r.Silent:
+			return errReply(422, "Reference update failed")
+		case r.Classic && del && r.NoDeletion:
+			return errReply(422, "Cannot delete this protected branch")
+		case r.Classic && force && r.NoForcePush:
+			return errReply(422, "Cannot force-push to this protected branch")
 		case del && r.NoDeletion:
 			return errReply(422, "Repository rule violations found\n\nCannot delete this branch\n\n")
 		case force && r.NoForcePush:
