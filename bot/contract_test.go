@@ -689,3 +689,19 @@ func TestClassicProtectionRefusalsAreReported(t *testing.T) {
 		})
 	}
 }
+
+// A draft asked for in a repository whose plan has none opens a ready
+// pull request instead of failing at every poll (issue 30, item 7).
+func TestDraftFallsBackWhereDraftsAreUnsupported(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.srv.DisallowDrafts(owner, repo)
+	yes := true
+	h.target.Config.PullRequest.Draft = &yes
+	out := h.poll()
+	if out.PR == 0 || len(h.prs()) != 1 {
+		t.Fatalf("no pull request: %+v, %+v", out, h.prs())
+	}
+	if again := h.poll(); !again.Idle || len(h.prs()) != 1 {
+		t.Errorf("then: %+v, %+v", again, h.prs())
+	}
+}

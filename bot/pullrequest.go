@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"unicode/utf8"
 
@@ -143,6 +144,15 @@ func (b *Bot) createPR(ctx context.Context, p *poll, body string) (*github.PullR
 	if err == nil {
 		return pr, nil
 	}
+	if draft && draftsUnsupported(err) {
+		// The repository's plan has no drafts: a ready pull request is
+		// the closest to what was asked, not a failure at every poll.
+		p.log.Warn("draft pull requests are not supported in this repository; opening a ready one", "repo", p.owner+"/"+p.repo)
+		draft = false
+		if pr, err = create(); err == nil {
+			return pr, nil
+		}
+	}
 	if !unknownOutcome(ctx, err) && !isUnprocessable(err) {
 		return nil, fmt.Errorf("create pull request for %s: %w", p.branch, err)
 	}
@@ -221,6 +231,24 @@ func (b *Bot) closeResolved(ctx context.Context, p *poll, plan *analyzer.Plan, p
 		return fmt.Errorf("close #%d: %w", pr.GetNumber(), err)
 	}
 	return b.dropBranch(ctx, p, pr.GetHead().GetSHA())
+}
+
+// draftsUnsupported is GitHub's 422 for a draft pull request in a
+// repository whose plan has none.
+func draftsUnsupported(err error) bool {
+	var er *github.ErrorResponse
+	if !errors.As(err, &er) || er.Response == nil || er.Response.StatusCode != http.StatusUnprocessableEntity {
+		return false
+	}
+	if strings.Contains(er.Message, "Draft pull requests are not supported") {
+		return true
+	}
+	for _, e := range er.Errors {
+		if strings.Contains(e.Message, "Draft pull requests are not supported") {
+			return true
+		}
+	}
+	return false
 }
 
 // closingComment says why the pull request closes: the cluster matches

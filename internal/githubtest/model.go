@@ -60,6 +60,7 @@ type repo struct {
 	checkRuns     []*checkRun
 	nextNumber    int
 	rulesets      []Ruleset
+	noDrafts      bool // a private repository on a plan without draft pull requests
 }
 
 type pull struct {

@@ -187,6 +187,9 @@ func (c *call) createPull() *reply {
 	if rep := bodyTooLong(in.Body); rep != nil {
 		return rep
 	}
+	if in.Draft && c.repo.noDrafts {
+		return validationReply("PullRequest", "", "custom", "Draft pull requests are not supported in this repository.")
+	}
 	headSHA, ok := g.ref("refs/heads/" + head)
 	if head == "" || !ok {
 		return validationReply("PullRequest", "head", "invalid", "")

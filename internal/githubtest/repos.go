@@ -145,6 +145,18 @@ type Ruleset struct {
 	Classic, Silent bool
 }
 
+// DisallowDrafts makes the repository one whose plan has no draft pull
+// requests (a private repository on GitHub Free): creating one is a 422.
+func (s *Server) DisallowDrafts(owner, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repoLocked(owner, name)
+	if rp == nil {
+		panic("githubtest: no repo " + owner + "/" + name)
+	}
+	rp.noDrafts = true
+}
+
 // AddRuleset puts an active ruleset on a repository.
 func (s *Server) AddRuleset(owner, name string, r Ruleset) {
 	s.mu.Lock()
