@@ -43,6 +43,9 @@ type Bot struct {
 	login   string
 	memo    remembered[memo]    // per target: what the last reconcile saw
 	blocked remembered[blocked] // per target: a branch move GitHub refused
+	// archived: per target, its repository refused a write as archived
+	// (read-only); polls only ask whether it still is.
+	archived remembered[bool]
 }
 
 // Options are the parts of a Bot that have defaults.

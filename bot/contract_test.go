@@ -705,3 +705,30 @@ func TestDraftFallsBackWhereDraftsAreUnsupported(t *testing.T) {
 		t.Errorf("then: %+v, %+v", again, h.prs())
 	}
 }
+
+// An archived repository refuses every write: the poll that meets it says
+// so, later polls only ask whether it still is (no write, no failure), and
+// once unarchived the target is polled as before (issue 30, item 10).
+func TestArchivedRepositoryIsReportedOnceThenWaitedFor(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.poll()
+	h.srv.Archive(owner, repo, true)
+	h.setLive(strings.Replace(writeThroughOnly(t), "value: 60s", "value: 70s", 1))
+	if err := h.pollErr(); err == nil || !strings.Contains(err.Error(), "archived (read-only)") {
+		t.Fatalf("err = %v", err)
+	}
+	before := h.srv.Counters()
+	for range 3 {
+		if out, err := h.bot.Reconcile(h.ctx, h.target); err != nil || out.Blocked == "" {
+			t.Fatalf("an archived repository: %+v, %v", out, err)
+		}
+	}
+	if d := h.srv.Counters().Sub(before); d.Mutating != 0 || d.Requests > 3 {
+		t.Errorf("polls of an archived repository made %+v", d)
+	}
+	h.srv.Archive(owner, repo, false)
+	h.poll()
+	if !strings.Contains(h.openPR().Body, "70s") {
+		t.Errorf("after unarchiving, the pull request was not updated:\n%s", h.openPR().Body)
+	}
+}

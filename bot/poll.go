@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sort"
 	"strings"
 
@@ -58,6 +59,19 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 	p := &poll{t: t, log: b.log().With("target", tc.Name), owner: tc.Owner(), repo: tc.RepoName(), branch: tc.Branch()}
 	b.Metrics.Inc("driftback_polls_total", map[string]string{"target": tc.Name})
 
+	if _, ok := b.archived.get(tc.Name); ok {
+		// Nothing can be written, not even a check run: ask only whether
+		// it is still archived (a conditional request).
+		r, _, err := b.GitHub.Repositories.Get(ctx, p.owner, p.repo)
+		if err != nil {
+			return Outcome{}, fmt.Errorf("repository %s/%s: %w", p.owner, p.repo, err)
+		}
+		if r.GetArchived() {
+			return Outcome{Blocked: "the repository is archived (read-only)"}, nil
+		}
+		b.archived.forget(tc.Name)
+		b.memo.forget(tc.Name)
+	}
 	p.baseBranch = tc.BaseBranch
 	if p.baseBranch == "" {
 		r, _, err := b.GitHub.Repositories.Get(ctx, p.owner, p.repo)
@@ -97,6 +111,10 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 		// could not be read): the next poll must not take "the same as the
 		// last good poll" for "nothing to post" once the cause is gone.
 		b.memo.forget(tc.Name)
+		if archivedRefusal(err) {
+			b.archived.set(tc.Name, true)
+			return p.out, fmt.Errorf("repository %s/%s is archived (read-only): driftback writes nothing to it, and polls %s again once it is unarchived: %w", p.owner, p.repo, tc.Name, err)
+		}
 		return p.out, err
 	}
 	// Remember the pull requests as this poll left them (which also primes
@@ -301,6 +319,13 @@ func gone(plan *analyzer.Plan) bool {
 		}
 	}
 	return false
+}
+
+// archivedRefusal is GitHub's 403 for a write to an archived repository.
+func archivedRefusal(err error) bool {
+	var er *github.ErrorResponse
+	return errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusForbidden &&
+		strings.Contains(er.Message, "archived")
 }
 
 // encodePins keeps the remote refs a plan read in the memo (which must

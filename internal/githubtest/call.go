@@ -59,6 +59,9 @@ func (c *call) dispatch() *reply {
 		return jsonReply(http.StatusForbidden, map[string]any{"message": "API rate limit exceeded for " + who + ".",
 			"documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-primary-rate-limits"})
 	}
+	if c.repo != nil && c.repo.archived && (Request{Method: c.r.Method}).Mutating() {
+		return errReply(http.StatusForbidden, "Repository was archived so is read-only.")
+	}
 	if rep := s.contentLimit(c); rep != nil {
 		return rep
 	}

@@ -61,6 +61,7 @@ type repo struct {
 	nextNumber    int
 	rulesets      []Ruleset
 	noDrafts      bool // a private repository on a plan without draft pull requests
+	archived      bool // read-only: every write is refused
 }
 
 type pull struct {

@@ -102,7 +102,7 @@ func (s *Server) repoJSON(rp *repo) map[string]any {
 		"forks": 0, "forks_count": 0, "stargazers_count": 0, "watchers": 0, "watchers_count": 0, "size": 0,
 		"open_issues": open, "open_issues_count": open, "network_count": 0, "subscribers_count": 0,
 		"has_issues": true, "has_projects": false, "has_wiki": false, "has_pages": false, "has_downloads": true,
-		"has_discussions": false, "archived": false, "disabled": false, "is_template": false,
+		"has_discussions": false, "archived": rp.archived, "disabled": false, "is_template": false,
 		"pushed_at": ts(rp.pushed), "created_at": ts(rp.created), "updated_at": ts(rp.pushed),
 		"clone_url": html + ".git", "git_url": strings.Replace(html, "http", "git", 1) + ".git",
 		"ssh_url": "git@githubtest:" + rp.owner + "/" + rp.name + ".git", "svn_url": html,
@@ -143,6 +143,17 @@ type Ruleset struct {
 	// Silent refuses every write of a matching ref with the bare
 	// "Reference update failed" GitHub also sends.
 	Classic, Silent bool
+}
+
+// Archive makes the repository read-only (archived) or writable again.
+func (s *Server) Archive(owner, name string, archived bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repoLocked(owner, name)
+	if rp == nil {
+		panic("githubtest: no repo " + owner + "/" + name)
+	}
+	rp.archived = archived
 }
 
 // DisallowDrafts makes the repository one whose plan has no draft pull
