@@ -41,8 +41,9 @@ type Bot struct {
 
 	appID   int64
 	login   string
-	memo    remembered[memo]    // per target: what the last reconcile saw
-	blocked remembered[blocked] // per target: a branch move GitHub refused
+	memo    remembered[memo]      // per target: what the last reconcile saw
+	blocked remembered[blocked]   // per target: a branch move GitHub refused
+	stalls  remembered[stallSeen] // per target: the cause of the polls failing in a row
 }
 
 // Options are the parts of a Bot that have defaults.

@@ -211,7 +211,7 @@ func (b *Bot) closeResolved(ctx context.Context, p *poll, plan *analyzer.Plan, p
 	}
 	st, _ := parseState(pr.GetBody())
 	st.Version, st.Target, st.Closed = 1, tc.Name, "driftback"
-	body := report.ReplaceState(pr.GetBody(), st.encode())
+	body := report.ReplaceState(withoutStallNote(pr.GetBody()), st.encode())
 	if utf8.RuneCountInString(body) > maxBody {
 		// Someone (or an older driftback) left a body near GitHub's limit:
 		// say what is true now rather than grow it past the limit.
