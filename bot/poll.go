@@ -173,6 +173,12 @@ func (b *Bot) listPRs(ctx context.Context, p *poll) ([]*github.PullRequest, erro
 // in line with the plan.
 func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 	tc := p.t.Config
+	if open, _ := splitPRs(p.prs); open != nil && !b.ownsPR(open) {
+		// Another installation's pull request: never closed, pushed to or
+		// rebuilt by this one, whatever its own plan says.
+		return b.overlap(ctx, p, instanceOf(open), fmt.Sprintf("pull request #%d", open.GetNumber()))
+	}
+	b.Metrics.Set("driftback_target_overlap", map[string]string{"target": tc.Name}, 0)
 	plan, err := b.plan(ctx, p)
 	if s := stallOf(p, err); s != nil {
 		return b.stalled(ctx, p, s, err)
@@ -216,7 +222,7 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 		}
 	default:
 		pr, err = b.propose(ctx, p, plan, open, lastClosed)
-		if err != nil {
+		if err != nil || p.out.Overlap != "" {
 			return err
 		}
 	}

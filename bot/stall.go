@@ -146,7 +146,7 @@ func (b *Bot) stalled(ctx context.Context, p *poll, s *stall, cause error) error
 		}
 	}
 	open, _ := splitPRs(p.prs)
-	if open == nil {
+	if open == nil || !b.ownsPR(open) {
 		return cause
 	}
 	body := withStallNote(open.GetBody(), id, s.short)
