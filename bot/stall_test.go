@@ -87,6 +87,14 @@ func TestStalledPollSaysWhyAndKeepsThePR(t *testing.T) {
 			if now, ok := h.srv.Branch(owner, repo, branch); !ok || now != head {
 				t.Fatal("the branch was deleted or moved")
 			}
+			// The same cause again and again: no second run.
+			runs := len(h.srv.CheckRuns(owner, repo, h.base))
+			for i := 0; i < 3; i++ {
+				h.pollErr()
+			}
+			if n := len(h.srv.CheckRuns(owner, repo, h.base)); n != runs {
+				t.Fatalf("3 more polls with the same cause posted %d check runs, want 0", n-runs)
+			}
 		})
 	}
 }
