@@ -39,10 +39,12 @@ type Bot struct {
 	// is the fence of replicas that share targets.
 	Fence func(target string) error
 
-	appID   int64
-	login   string
-	memo    remembered[memo]    // per target: what the last reconcile saw
-	blocked remembered[blocked] // per target: a branch move GitHub refused
+	appID    int64
+	login    string
+	instance string                // config instance: what this installation stamps on its writes
+	memo     remembered[memo]      // per target: what the last reconcile saw
+	blocked  remembered[blocked]   // per target: a branch move GitHub refused
+	stalls   remembered[stallSeen] // per target: the cause of the polls failing in a row
 	// archived: per target, its repository refused a write as archived
 	// (read-only); polls only ask whether it still is.
 	archived remembered[bool]
@@ -62,6 +64,10 @@ type Options struct {
 	Download *http.Client
 	Metrics  *Metrics     // nil: a registry of its own
 	Log      *slog.Logger // nil: logs are discarded
+	// Instance names this installation (config instance); "" is
+	// config.DefaultInstance. Everything the bot writes carries it, and it
+	// never touches a pull request or branch another instance wrote.
+	Instance string
 	// RenderBytes bounds the kustomize renders kept across polls (a
 	// target's costs up to three: plain, dyed, verified). 0 keeps none.
 	RenderBytes int64
@@ -79,7 +85,10 @@ func New(gh *github.Client, opts Options) *Bot {
 	if opts.RenderBytes > 0 {
 		s.Renders = analyzer.NewRenderCache(opts.RenderBytes)
 	}
-	return &Bot{GitHub: gh, Snapshots: s, Metrics: opts.Metrics, Log: opts.Log, appID: opts.AppID, login: opts.Login}
+	if opts.Instance == "" {
+		opts.Instance = config.DefaultInstance
+	}
+	return &Bot{GitHub: gh, Snapshots: s, Metrics: opts.Metrics, Log: opts.Log, appID: opts.AppID, login: opts.Login, instance: opts.Instance}
 }
 
 // downloadTimeout bounds one tarball download, body included.
@@ -96,6 +105,7 @@ type Outcome struct {
 	Waiting   string // why nothing was proposed yet (the applied revision lags)
 	Blocked   string // why GitHub refused to move the branch (a ruleset, the workflows permission)
 	CheckRuns int    // check runs created or updated
+	Overlap   string // another installation (its instance) holds the target's pull request or branch
 }
 
 func (b *Bot) log() *slog.Logger {

@@ -106,7 +106,7 @@ func (b *Bot) postChecks(ctx context.Context, p *poll, shas []string, r checkRes
 		return 0, errors.New("bot: Options.AppID is not set; without it the bot cannot tell its check runs from another App's")
 	}
 	summary := truncate(r.summary, report.DefaultMaxBytes-1)
-	id := contentID(r)
+	id := b.runID(r)
 	n := 0
 	for _, sha := range shas {
 		latest, err := b.latestRun(ctx, p, sha)
@@ -132,7 +132,7 @@ func (b *Bot) postChecks(ctx context.Context, p *poll, shas []string, r checkRes
 		for tries := 0; done < len(r.annotations); {
 			batch := r.annotations[done:min(done+annotationsPerRequest, len(r.annotations))]
 			_, _, err := b.GitHub.Checks.UpdateCheckRun(ctx, p.owner, p.repo, runID, github.UpdateCheckRunOptions{
-				Name: p.t.Config.CheckName(), Output: &github.CheckRunOutput{Title: github.String(r.title), Summary: github.String(summary), Annotations: batch},
+				Name: b.checkName(p.t.Config), Output: &github.CheckRunOutput{Title: github.String(r.title), Summary: github.String(summary), Annotations: batch},
 			})
 			if err == nil {
 				done, tries = done+len(batch), 0
@@ -157,7 +157,7 @@ func (b *Bot) postChecks(ctx context.Context, p *poll, shas []string, r checkRes
 // latestRun is the newest run of the target's check that this App made on
 // sha, nil if none.
 func (b *Bot) latestRun(ctx context.Context, p *poll, sha string) (*github.CheckRun, error) {
-	name := p.t.Config.CheckName()
+	name := b.checkName(p.t.Config)
 	list, _, err := b.GitHub.Checks.ListCheckRunsForRef(ctx, p.owner, p.repo, sha, &github.ListCheckRunsOptions{
 		CheckName: github.String(name), AppID: github.Int64(b.appID), Filter: github.String("latest")})
 	if err != nil {
@@ -178,7 +178,7 @@ func (b *Bot) latestRun(ctx context.Context, p *poll, sha string) (*github.Check
 func (b *Bot) createRun(ctx context.Context, p *poll, sha string, r checkResult, summary, id string) (*github.CheckRun, error) {
 	create := func() (*github.CheckRun, error) {
 		cr, _, err := b.GitHub.Checks.CreateCheckRun(ctx, p.owner, p.repo, github.CreateCheckRunOptions{
-			Name: p.t.Config.CheckName(), HeadSHA: sha, Status: github.String("completed"), Conclusion: github.String(r.conclusion),
+			Name: b.checkName(p.t.Config), HeadSHA: sha, Status: github.String("completed"), Conclusion: github.String(r.conclusion),
 			ExternalID: github.String(id),
 			Output: &github.CheckRunOutput{Title: github.String(r.title), Summary: github.String(summary),
 				Annotations: r.annotations[:min(annotationsPerRequest, len(r.annotations))]},
@@ -199,6 +199,16 @@ func (b *Bot) createRun(ctx context.Context, p *poll, sha string, r checkResult,
 		return nil, fmt.Errorf("create check run on %s: %w", short(sha), err)
 	}
 	return cr, nil
+}
+
+// runID is the external_id of a run with r's content, stamped with the
+// instance: "driftback-HASH" for the default one, "driftback-NAME-HASH"
+// for another.
+func (b *Bot) runID(r checkResult) string {
+	if s := b.stamp(); s != "" {
+		return "driftback-" + s + "-" + strings.TrimPrefix(contentID(r), "driftback-")
+	}
+	return contentID(r)
 }
 
 func contentID(r checkResult) string {

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/repofs"
 )
 
@@ -57,7 +58,7 @@ func (b *Bot) pushCommit(ctx context.Context, p *poll, plan *analyzer.Plan, from
 	if err != nil {
 		return "", fmt.Errorf("create tree: %w", err)
 	}
-	msg := commitMessage(plan, p.t.Config.Name, editSetHash(plan.Files))
+	msg := commitMessage(plan, p.t.Config.Name, editSetHash(plan.Files), b.stamp())
 	commit, _, err := b.GitHub.Git.CreateCommit(ctx, p.owner, p.repo, &github.Commit{
 		Message: github.String(msg), Tree: treeObj, Parents: []*github.Commit{{SHA: github.String(p.baseSHA)}},
 	}, nil)
@@ -259,11 +260,12 @@ type blocked struct {
 // later poll, in any replica, knows the commit for what it is without the
 // PR body having been updated.
 const (
-	trailerTarget = "Driftback-Target: "
-	trailerEdits  = "Driftback-Edits: "
+	trailerTarget   = "Driftback-Target: "
+	trailerEdits    = "Driftback-Edits: "
+	trailerInstance = "Driftback-Instance: " // absent: the default instance
 )
 
-func commitMessage(plan *analyzer.Plan, target, edits string) string {
+func commitMessage(plan *analyzer.Plan, target, edits, instance string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "driftback: record %d live change(s) in %s\n\n", len(plan.Edits), plan.Root)
 	for i, e := range plan.Edits {
@@ -274,12 +276,16 @@ func commitMessage(plan *analyzer.Plan, target, edits string) string {
 		fmt.Fprintf(&b, "- %s %s (%s)\n", e.Object, e.Field, e.Route)
 	}
 	fmt.Fprintf(&b, "\n%s%s\n%s%s\n", trailerTarget, target, trailerEdits, edits)
+	if instance != "" {
+		fmt.Fprintf(&b, "%s%s\n", trailerInstance, instance)
+	}
 	return b.String()
 }
 
 // ownCommit is a branch head driftback made: on which base, with which
-// edit set.
-type ownCommit struct{ base, edits string }
+// edit set. instance is set when the commit is this App's for this target
+// but another installation's (and ownHead then says it is not ours).
+type ownCommit struct{ base, edits, instance string }
 
 // ownHead reads the branch head and says whether it is driftback's own
 // commit for this target: committed and authored by this App's bot account
@@ -300,7 +306,7 @@ func (b *Bot) ownHead(ctx context.Context, p *poll, sha string) (ownCommit, bool
 	}
 	msg := strings.TrimRight(c.GetCommit().GetMessage(), "\n")
 	lines := strings.Split(msg[strings.LastIndex(msg, "\n\n")+1:], "\n")
-	var target, edits string
+	target, edits, instance := "", "", config.DefaultInstance
 	for _, l := range lines {
 		if v, ok := strings.CutPrefix(l, trailerTarget); ok {
 			target = v
@@ -308,9 +314,17 @@ func (b *Bot) ownHead(ctx context.Context, p *poll, sha string) (ownCommit, bool
 		if v, ok := strings.CutPrefix(l, trailerEdits); ok {
 			edits = v
 		}
+		if v, ok := strings.CutPrefix(l, trailerInstance); ok {
+			instance = v
+		}
 	}
 	if target != p.t.Config.Name || edits == "" {
 		return ownCommit{}, false, nil
+	}
+	if instance != b.instance {
+		// Another installation's commit: never moved, rebuilt over or
+		// deleted by this one.
+		return ownCommit{instance: instance}, false, nil
 	}
 	return ownCommit{base: c.Parents[0].GetSHA(), edits: edits}, true, nil
 }

@@ -64,6 +64,8 @@ var metricDefs = map[string]metricDef{
 	"driftback_plan_duration_seconds":        {histogram, []string{"target"}, "How long planning a target took: applied revision, snapshots, render and analysis."},
 	"driftback_pull_request_open":            {gauge, []string{"target"}, "1 while the target has an open driftback pull request, else 0."},
 	"driftback_refusals":                     {gauge, []string{"target", "code"}, "Refusals in the target's latest plan, by refusal code."},
+	"driftback_target_overlap": {gauge, []string{"target"},
+		"1 while another driftback installation (another instance) holds the target's pull request or branch, which this one then leaves alone; else 0."},
 	"driftback_discovered_targets": {gauge, []string{"cluster", "tool"},
 		"Targets made from the cluster's Flux Kustomizations or Argo CD Applications at the last discovery."},
 	"driftback_last_successful_poll_timestamp_seconds": {gauge, []string{"target"},

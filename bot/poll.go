@@ -87,9 +87,16 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 	p.baseSHA = ref.GetObject().GetSHA()
 
 	if err := readLive(ctx, p); err != nil {
-		// Nothing was read: the poll fails before any write, as the check
-		// run's last word still holds for what it last read.
-		return Outcome{}, fmt.Errorf("cluster %s: %w", tc.Cluster, err)
+		err = fmt.Errorf("cluster %s: %w", tc.Cluster, err)
+		if s := stallOf(p, err); s != nil {
+			// The cluster refused the read for good: say why on the base
+			// head (once per cause), touch nothing else.
+			return p.out, b.stalled(ctx, p, s, err)
+		}
+		// Nothing was read, for a reason that says nothing about the
+		// target (the network, a timeout, a 5xx): the poll fails before
+		// any write.
+		return Outcome{}, err
 	}
 	p.prs, err = b.listPRs(ctx, p)
 	if err != nil {
@@ -126,6 +133,7 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 	m.prs = fingerprint(after)
 	m.pins, m.remotes = encodePins(p.pins), fingerprint(p.pins)
 	b.memo.set(tc.Name, m)
+	b.stalls.forget(tc.Name)
 	return p.out, nil
 }
 
@@ -149,7 +157,7 @@ func readLive(ctx context.Context, p *poll) error {
 		// must wake when it does, even if no object changes.
 		a, err := p.t.Applied(ctx)
 		if err != nil {
-			return err
+			return &appliedErr{err: err}
 		}
 		p.applied = &a
 	}
@@ -183,7 +191,16 @@ func (b *Bot) listPRs(ctx context.Context, p *poll) ([]*github.PullRequest, erro
 // in line with the plan.
 func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 	tc := p.t.Config
+	if open, _ := splitPRs(p.prs); open != nil && !b.ownsPR(open) {
+		// Another installation's pull request: never closed, pushed to or
+		// rebuilt by this one, whatever its own plan says.
+		return b.overlap(ctx, p, instanceOf(open), fmt.Sprintf("pull request #%d", open.GetNumber()))
+	}
+	b.Metrics.Set("driftback_target_overlap", map[string]string{"target": tc.Name}, 0)
 	plan, err := b.plan(ctx, p)
+	if s := stallOf(p, err); s != nil {
+		return b.stalled(ctx, p, s, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -217,14 +234,18 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 			if err := b.closeResolved(ctx, p, plan, open); err != nil {
 				return err
 			}
+			open = nil // closed, its body rewritten
 		} else if err := b.dropOrphan(ctx, p, lastClosed); err != nil {
 			return err
 		}
 	default:
 		pr, err = b.propose(ctx, p, plan, open, lastClosed)
-		if err != nil {
+		if err != nil || p.out.Overlap != "" {
 			return err
 		}
+	}
+	if err := b.dropStallNote(ctx, p, pr, open); err != nil {
+		return err
 	}
 	res := resultOf(plan, tc, p.checkNotes(plan))
 	if p.refused != nil {
@@ -266,6 +287,10 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 		// their pinned refs; a failed fetch fails the poll.
 		Load: func(ctx context.Context, rev string) (*analyzer.Snapshot, error) {
 			snap, err := b.Snapshots.Load(ctx, p.owner, p.repo, rev)
+			if err != nil && rev != p.baseSHA && (errors.Is(err, errNoSuchRevision) || isNotFound(err)) {
+				// The base head exists; a revision the tool applied may not.
+				return nil, &missingCommit{sha: rev, err: err}
+			}
 			if err != nil {
 				return nil, err
 			}

@@ -51,6 +51,11 @@ func (b *Bot) propose(ctx context.Context, p *poll, plan *analyzer.Plan, open, l
 		if err != nil {
 			return nil, err
 		}
+		if own.instance != "" && open == nil {
+			// Another installation pushed the branch and has not opened its
+			// pull request yet (or its poll ended in between).
+			return nil, b.overlap(ctx, p, own.instance, fmt.Sprintf("branch `%s`", p.branch))
+		}
 		// The head the open PR's state records is ours as well (commits
 		// made before driftback wrote trailers).
 		ours = ok || (open != nil && st.Head != "" && head == st.Head)
@@ -96,9 +101,9 @@ func (b *Bot) propose(ctx context.Context, p *poll, plan *analyzer.Plan, open, l
 			head, p.out.Pushed = sha, true
 			b.Metrics.Inc("driftback_commits_total", map[string]string{"target": tc.Name})
 		}
-		st = prState{Version: 1, Target: tc.Name, Edits: hash, Head: head, Base: p.baseSHA, Undressed: undressed}
+		st = prState{Version: 1, Target: tc.Name, Instance: b.stamp(), Edits: hash, Head: head, Base: p.baseSHA, Undressed: undressed}
 	} else {
-		st.Version, st.Target = 1, tc.Name
+		st.Version, st.Target, st.Instance = 1, tc.Name, b.stamp()
 	}
 	body := b.body(p, plan, st, head)
 	if open == nil {
@@ -220,8 +225,8 @@ func (b *Bot) closeResolved(ctx context.Context, p *poll, plan *analyzer.Plan, p
 		return err
 	}
 	st, _ := parseState(pr.GetBody())
-	st.Version, st.Target, st.Closed = 1, tc.Name, "driftback"
-	body := report.ReplaceState(pr.GetBody(), st.encode())
+	st.Version, st.Target, st.Instance, st.Closed = 1, tc.Name, b.stamp(), "driftback"
+	body := report.ReplaceState(withoutStallNote(pr.GetBody()), st.encode())
 	if utf8.RuneCountInString(body) > maxBody {
 		// Someone (or an older driftback) left a body near GitHub's limit:
 		// say what is true now rather than grow it past the limit.
@@ -278,6 +283,9 @@ func closingComment(p *poll) string {
 // later poll knows the edit set was declined.
 func (b *Bot) dropOrphan(ctx context.Context, p *poll, lastClosed *github.PullRequest) error {
 	keptBy := ""
+	if lastClosed != nil && !b.ownsPR(lastClosed) {
+		return nil // another installation's branch to remove
+	}
 	if lastClosed != nil {
 		st, _ := parseState(lastClosed.GetBody())
 		if st.Closed != "driftback" && lastClosed.MergedAt == nil {

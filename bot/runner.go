@@ -227,6 +227,9 @@ func (r *Runner) pollTarget(ctx, tctx context.Context, t *Target, log *slog.Logg
 	if out.Blocked != "" {
 		attrs = append(attrs, "blocked", out.Blocked)
 	}
+	if out.Overlap != "" {
+		attrs = append(attrs, "overlap", out.Overlap)
+	}
 	log.Info("polled", attrs...)
 	return nil
 }

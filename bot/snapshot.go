@@ -106,9 +106,17 @@ func (s *Snapshots) Load(ctx context.Context, owner, repo, sha string) (*analyze
 	}
 }
 
+// errNoSuchRevision is GitHub answering 404 for a commit's tarball: the
+// repository has no such commit (or is gone from the installation).
+var errNoSuchRevision = errors.New("GitHub has no such commit (404)")
+
 // download fetches and unpacks one commit and keeps it.
 func (s *Snapshots) download(ctx context.Context, owner, repo, sha, key string) (*analyzer.Snapshot, error) {
-	u, _, err := s.GitHub.Repositories.GetArchiveLink(ctx, owner, repo, github.Tarball, &github.RepositoryContentGetOptions{Ref: sha}, 0)
+	u, link, err := s.GitHub.Repositories.GetArchiveLink(ctx, owner, repo, github.Tarball, &github.RepositoryContentGetOptions{Ref: sha}, 0)
+	if err != nil && link != nil && link.StatusCode == http.StatusNotFound {
+		// go-github says only "unexpected status code" here.
+		return nil, fmt.Errorf("tarball link for %s: %w", key, errNoSuchRevision)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("tarball link for %s: %w", key, err)
 	}

@@ -16,10 +16,13 @@ import (
 type prState struct {
 	Version int    `json:"v"`
 	Target  string `json:"target"`
-	Edits   string `json:"edits"`            // hash of the edit set (the plan's files)
-	Head    string `json:"head,omitempty"`   // the commit driftback last pushed
-	Base    string `json:"base,omitempty"`   // the base commit it sits on
-	Closed  string `json:"closed,omitempty"` // "driftback" when the bot closed it (drift gone)
+	// Instance is the installation that wrote it (config instance); empty
+	// for the default one.
+	Instance string `json:"instance,omitempty"`
+	Edits    string `json:"edits"`            // hash of the edit set (the plan's files)
+	Head     string `json:"head,omitempty"`   // the commit driftback last pushed
+	Base     string `json:"base,omitempty"`   // the base commit it sits on
+	Closed   string `json:"closed,omitempty"` // "driftback" when the bot closed it (drift gone)
 	// Undressed: labels and reviewers are still to be added (the PR was
 	// opened, then the poll ended before they were).
 	Undressed bool `json:"undressed,omitempty"`

@@ -25,6 +25,7 @@ const (
 	DefaultBurst        = 40
 	DefaultAPIURL       = "https://api.github.com/"
 	DefaultBranchPrefix = "driftback/"
+	DefaultInstance     = "default"
 )
 
 // MaxFileBytes bounds what Load reads.
@@ -156,6 +157,9 @@ func (c *Config) fillDefaults() {
 	}
 	if c.Listen == "" {
 		c.Listen = DefaultListen
+	}
+	if c.Instance == "" {
+		c.Instance = DefaultInstance
 	}
 	for i := range c.Clusters {
 		cl := &c.Clusters[i]

@@ -45,7 +45,7 @@ func TestBaseIsValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(c.Targets) != 1 || c.PollInterval != time.Minute || c.Listen != ":8080" || c.GitHub.APIURL != DefaultAPIURL ||
-		c.Clusters[0].QPS != DefaultQPS || c.Clusters[0].Burst != DefaultBurst {
+		c.Clusters[0].QPS != DefaultQPS || c.Clusters[0].Burst != DefaultBurst || c.Instance != "default" {
 		t.Fatalf("defaults not filled: %+v", c)
 	}
 }
@@ -67,7 +67,7 @@ func TestErrors(t *testing.T) {
 		n    int    // how many errors; 0 means 1
 	}{
 		{"unknown top-level key", func(t *testing.T) string { return with(t, "clusters:\n", "colour: blue\nclusters:\n") },
-			"driftback.yaml:5:1", `: unknown key "colour"; allowed keys are: github, pollInterval, listen, clusters, defaults, targets`, 0},
+			"driftback.yaml:5:1", `: unknown key "colour"; allowed keys are: github, instance, pollInterval, listen, clusters, defaults, targets`, 0},
 		{"unknown nested key with suggestion", func(t *testing.T) string { return with(t, "  root: overlays/prod", "  rot: overlays/prod") },
 			"driftback.yaml:11:3", `targets[0]: unknown key "rot"; did you mean "root"?`, 0},
 		{"key in the wrong case", func(t *testing.T) string { return with(t, "  appID: 1", "  appId: 1") },
@@ -163,6 +163,8 @@ func TestErrors(t *testing.T) {
 			"driftback.yaml:8:8", `clusters[0].qps: must be a positive number, got 0`, 0},
 		{"bad listen address", func(t *testing.T) string { return "listen: 8080\n" + base },
 			"driftback.yaml:1:9", `listen: "8080" is not host:port; write ":8080"`, 0},
+		{"bad instance name", func(t *testing.T) string { return "instance: Prod Fleet\n" + base },
+			"driftback.yaml:1:11", `instance: "Prod Fleet" is not a valid instance name; use 1-63 lower-case letters, digits and '-'`, 0},
 		{"bad target name", func(t *testing.T) string { return with(t, "- name: shop", "- name: Shop_Prod") },
 			"driftback.yaml:9:9", `targets[0].name: "Shop_Prod" is not a valid target name; use 1-63 lower-case letters, digits and '-'`, 0},
 		{"target name too long", func(t *testing.T) string { return with(t, "- name: shop", "- name: "+strings.Repeat("a", 64)) },

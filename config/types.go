@@ -19,6 +19,19 @@ import (
 type Config struct {
 	// How driftback authenticates as a GitHub App.
 	GitHub GitHub `yaml:"github" json:"github" schema:"required"`
+	// Name of this driftback installation. Everything it writes carries it
+	// (the pull request's hidden state, the commit's Driftback-Instance
+	// trailer, the check run's external_id, and, unless it is "default",
+	// the check run's name: "driftback/TARGET (NAME)"), and it never
+	// closes, pushes to or deletes a pull request or branch another
+	// installation wrote: it reports the overlap instead (a neutral check
+	// run naming the other, the log, driftback_target_overlap). Replicas of
+	// one installation share it; two installations of one App that may
+	// reach the same repository and target name need different names.
+	// Lower-case letters, digits and '-', at most 63 characters. Default
+	// "default", which also owns what earlier versions wrote (they stamped
+	// nothing).
+	Instance string `yaml:"instance,omitempty" json:"instance,omitempty" schema:"pattern=^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$;default=default" aka:"identity,installation,instanceName,name"`
 	// How often every target is compared with its cluster, as a Go duration
 	// (30s, 1m, 1h30m). Minimum 10s; default 1m.
 	PollInterval time.Duration `yaml:"pollInterval,omitempty" json:"pollInterval,omitempty" schema:"default=1m" aka:"interval,syncInterval,pollingInterval"`

@@ -45,6 +45,9 @@ func (d *decoder) validate(c *Config) {
 	if d.present("listen") {
 		d.checkListen("listen", c.Listen)
 	}
+	if d.present("instance") && !d.isBad("instance") && !nameRE.MatchString(c.Instance) {
+		d.fail("instance", "%q is not a valid instance name; %s", c.Instance, nameRule)
+	}
 
 	clusters := map[string]string{} // name → its path
 	if !d.present("clusters") {

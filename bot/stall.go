@@ -1,0 +1,214 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/google/go-github/v62/github"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// A stall is a poll that failed for a cause a person must fix, in the
+// cluster or in the repository, rather than a blip: the applied revision
+// names a commit GitHub does not have, the GitOps object (or its CRD) the
+// revision is read from is gone, or the API server refuses to list a kind.
+// Such a poll keeps what is open as it is — a failure is never "drift
+// gone" — and says why on the base head's check run, so the pull request
+// does not stay open with only the log knowing. Network errors, timeouts,
+// 5xx and rate limits are not stalls: they say nothing about the target,
+// and a check run per target for each blip would be churn; the log and
+// driftback_poll_errors_total carry them.
+type stall struct {
+	title   string // the check run's title
+	summary string // the check run's summary (markdown)
+	short   string // one line for the pull request's body
+}
+
+// appliedErr is a failed read of the object the applied revision comes
+// from (a Flux Kustomization, an Argo CD Application).
+type appliedErr struct{ err error }
+
+func (e *appliedErr) Error() string { return e.err.Error() }
+func (e *appliedErr) Unwrap() error { return e.err }
+
+// missingCommit is a revision GitHub answers 404 for.
+type missingCommit struct {
+	sha string
+	err error
+}
+
+func (e *missingCommit) Error() string { return e.err.Error() }
+func (e *missingCommit) Unwrap() error { return e.err }
+
+// stallOf says whether err is a stall, and what the check run says about it.
+// The text depends only on the cause (never on a request id or a time), so
+// the same cause poll after poll is the same check-run content, which
+// postChecks does not post again.
+func stallOf(p *poll, err error) *stall {
+	tc := p.t.Config
+	var mc *missingCommit
+	if errors.As(err, &mc) {
+		raw := mc.sha
+		if p.applied != nil && p.applied.Raw != "" {
+			raw = p.applied.Raw
+		}
+		return &stall{
+			title: "The applied revision is a commit GitHub does not have",
+			summary: fmt.Sprintf("The GitOps tool reports that cluster `%s` runs %s of `%s/%s`, and GitHub has no commit `%s` there "+
+				"(a force-pushed branch, or a source that points at another repository). driftback cannot render what the cluster runs, "+
+				"so it gives no verdict and leaves the pull request and its branch as they are.\n\n"+
+				"How to fix: let the GitOps tool apply a commit of `%s` (check its source's URL and branch), or point the target at the repository it deploys from.",
+				tc.Cluster, codeSpan(raw), p.owner, p.repo, short(mc.sha), tc.Repo),
+			short: fmt.Sprintf("the revision the cluster runs (%s) is a commit GitHub does not have", codeSpan(short(mc.sha))),
+		}
+	}
+	status, ok := refusedByCluster(err)
+	if !ok {
+		return nil
+	}
+	var ae *appliedErr
+	if errors.As(err, &ae) {
+		if status == http.StatusNotFound {
+			return &stall{
+				title: "The GitOps object the applied revision is read from is gone",
+				summary: fmt.Sprintf("Cluster `%s` answered: %s\n\nThe object (or its CustomResourceDefinition) that says which revision the cluster runs "+
+					"is not there, so driftback gives no verdict and leaves the pull request and its branch as they are.\n\n"+
+					"How to fix: restore it, or, if it was removed on purpose, change the target's `appliedRevision` or remove the target.",
+					tc.Cluster, codeSpan(err.Error())),
+				short: "the GitOps object the applied revision is read from is gone: " + codeSpan(err.Error()),
+			}
+		}
+		return &stall{
+			title: "driftback cannot read the applied revision",
+			summary: fmt.Sprintf("Cluster `%s` answered: %s\n\ndriftback gives no verdict and leaves the pull request and its branch as they are.\n\n"+
+				"How to fix: grant driftback's service account `get` on that object.", tc.Cluster, codeSpan(err.Error())),
+			short: "the applied revision cannot be read: " + codeSpan(err.Error()),
+		}
+	}
+	return &stall{
+		title: "driftback could not read the cluster",
+		summary: fmt.Sprintf("Cluster `%s` refused a read `%s` needs: %s\n\ndriftback gives no verdict and leaves the pull request and its branch as they are.\n\n"+
+			"How to fix: grant driftback's service account `list` on that kind, or leave the kind out of the target (`kinds.exclude`).",
+			tc.Cluster, tc.Name, codeSpan(err.Error())),
+		short: "the cluster refused a read: " + codeSpan(err.Error()),
+	}
+}
+
+// refusedByCluster is an answer of the API server that a retry will not
+// change: a 4xx other than a timeout or a rate limit.
+func refusedByCluster(err error) (int, bool) {
+	var s apierrors.APIStatus
+	if !errors.As(err, &s) {
+		return 0, false
+	}
+	code := int(s.Status().Code)
+	return code, code >= 400 && code < 500 && code != http.StatusRequestTimeout && code != http.StatusTooManyRequests
+}
+
+// codeSpan renders untrusted text inert: a code span, one line, bounded.
+func codeSpan(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	s = strings.ReplaceAll(s, "`", "'")
+	return "`" + truncate(s, 600) + "`"
+}
+
+// stalled ends a poll that failed for a cause (stallOf): the base head's
+// check run says why — posted once per change of cause, as postChecks
+// skips content it posted last — and when the same cause holds a second
+// poll in a row, the open pull request says so once, at the top of its
+// body. Nothing is closed, pushed or deleted. The poll still fails, with
+// its error.
+func (b *Bot) stalled(ctx context.Context, p *poll, s *stall, cause error) error {
+	tc := p.t.Config
+	b.memo.forget(tc.Name) // the next good poll must post its verdict again
+	res := checkResult{conclusion: "failure", title: s.title, summary: s.summary}
+	n, err := b.postChecks(ctx, p, []string{p.baseSHA}, res)
+	p.out.CheckRuns += n
+	if err != nil {
+		return errors.Join(cause, err)
+	}
+	id := contentID(res)
+	last, _ := b.stalls.get(tc.Name)
+	if last.id != id {
+		last = stallSeen{id: id}
+	}
+	last.polls++
+	b.stalls.set(tc.Name, last)
+	if last.polls < 2 {
+		return cause
+	}
+	if p.prs == nil {
+		if p.prs, err = b.listPRs(ctx, p); err != nil {
+			return errors.Join(cause, err)
+		}
+	}
+	open, _ := splitPRs(p.prs)
+	if open == nil || !b.ownsPR(open) {
+		return cause
+	}
+	body := withStallNote(open.GetBody(), id, s.short)
+	if body == open.GetBody() {
+		return cause
+	}
+	if _, _, err := b.GitHub.PullRequests.Edit(ctx, p.owner, p.repo, open.GetNumber(), &github.PullRequest{Body: github.String(body)}); err != nil {
+		return errors.Join(cause, fmt.Errorf("note the failure on #%d: %w", open.GetNumber(), err))
+	}
+	return cause
+}
+
+// stallSeen is the cause of a target's last failed polls, and how many
+// polls in a row it held.
+type stallSeen struct {
+	id    string
+	polls int
+}
+
+const stallMarker = "<!-- driftback:stalled "
+
+// withStallNote puts the one-line note of a lasting failure at the top of
+// a pull request's body, replacing an older note; the next successful poll
+// renders the body anew, without it.
+func withStallNote(body, id, short string) string {
+	body = withoutStallNote(body)
+	return fmt.Sprintf("> **driftback cannot check this pull request:** %s. It stays open as it is until a poll succeeds; the check run on the base branch says more. %s%s -->\n\n",
+		short, stallMarker, id) + body
+}
+
+// withoutStallNote removes the note withStallNote added.
+func withoutStallNote(body string) string {
+	i := strings.Index(body, stallMarker)
+	if i < 0 {
+		return body
+	}
+	start := strings.LastIndex(body[:i], "\n") + 1
+	end := strings.Index(body[i:], "-->")
+	if end < 0 {
+		return body
+	}
+	end += i + len("-->")
+	return body[:start] + strings.TrimLeft(body[end:], "\n")
+}
+
+// dropStallNote takes the note of a failure that has ended off the open
+// pull request when this poll did not render its body anew (the branch is
+// blocked, or a rendered object is missing from the cluster). pr is what
+// propose left, open what the poll listed.
+func (b *Bot) dropStallNote(ctx context.Context, p *poll, pr, open *github.PullRequest) error {
+	cur := pr
+	if cur == nil {
+		cur = open
+	}
+	if cur == nil || !strings.Contains(cur.GetBody(), stallMarker) {
+		return nil
+	}
+	body := withoutStallNote(cur.GetBody())
+	edited, _, err := b.GitHub.PullRequests.Edit(ctx, p.owner, p.repo, cur.GetNumber(), &github.PullRequest{Body: github.String(body)})
+	if err != nil {
+		return fmt.Errorf("update pull request #%d: %w", cur.GetNumber(), err)
+	}
+	cur.Body = edited.Body
+	return nil
+}
