@@ -274,6 +274,10 @@ type pair struct {
 	intent map[string]any   // the live object reduced to what a person wants
 	inSync bool             // intent equals the render (and is the render's map)
 	unseen []jsonvalue.Path // fields a person set in a body never read
+	// unseenBy names the managers that own unseen; release is the JSON
+	// patch that drops their claims (kube.LiveObject.UnseenRelease).
+	unseenBy []string
+	release  string
 }
 
 // candidate is an object whose source document the plan rewrites.
@@ -412,7 +416,8 @@ func (a *analysis) pair() {
 		}
 		ro := r
 		ro.Object = ren
-		a.pairs = append(a.pairs, pair{ren: ro, live: live, owner: l.Owner, intent: intent, inSync: inSync, unseen: l.Unseen})
+		a.pairs = append(a.pairs, pair{ren: ro, live: live, owner: l.Owner, intent: intent, inSync: inSync,
+			unseen: l.Unseen, unseenBy: l.UnseenBy, release: l.UnseenRelease})
 	}
 	for i, l := range a.lives {
 		if !used[i] {
@@ -451,6 +456,41 @@ func (a *analysis) absent(r rendered, kindSeen bool) {
 	}
 }
 
+// unverifiableSecret is the refusal of a Secret whose only difference is
+// that a person's manager owns keys of its data (DESIGN §5.4): the values
+// are never read, so whether they still differ cannot be told. Putting a
+// value back by hand, or the GitOps tool's apply of stringData, leaves
+// that ownership in place, so the hint names what clears it: the JSON
+// patch that drops the stale claims, guarded so it fails once that manager
+// writes again.
+func unverifiableSecret(p pair, ref ObjectRef, fields []jsonvalue.Path) Refusal {
+	by := "another manager"
+	if len(p.unseenBy) > 0 {
+		by = strings.Join(p.unseenBy, ", ")
+	}
+	r := Refusal{
+		Code: CodeSensitive, Object: ref, Field: joinPaths(fields), File: p.ren.Origin, CannotTell: true,
+		Message: "managedFields say " + by + " set these keys in the cluster; driftback never reads Secret values, so it cannot tell whether they still differ from Git",
+		Hint:    "if the value differs, update the Secret's source by hand",
+	}
+	if p.release != "" {
+		ns := ""
+		if ref.Namespace != "" {
+			ns = " -n " + ref.Namespace
+		}
+		r.Hint = "once the value is Git's again (putting it back, or the GitOps tool's apply, leaves " + by +
+			" owning the keys), release them: kubectl patch secret " + ref.Name + ns + " --type=json -p " + shellQuote(p.release) +
+			"; if it differs, update the Secret's source by hand"
+	}
+	return r
+}
+
+// shellQuote quotes s for a POSIX shell: the patch holds manager names
+// from the cluster, which are not to be trusted with a person's shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // sameVersion narrows the live objects idx (of r's group, kind and name)
 // by version: to r's own where the render holds that object at several
 // versions, and to r's when several live objects would otherwise match.
@@ -485,7 +525,12 @@ func (a *analysis) project() {
 		if p.ren.ID.Kind == "Secret" && p.ren.ID.Group == "" {
 			// Keys a person set in the unread data count too: named from
 			// managedFields, their values never read.
-			fields := append(diffPaths(present(p.ren.Object), present(p.intent), nil), p.unseen...)
+			seen := diffPaths(present(p.ren.Object), present(p.intent), nil)
+			fields := append(seen, p.unseen...)
+			if len(seen) == 0 {
+				a.refuse(unverifiableSecret(p, ref, fields))
+				continue
+			}
 			a.refuse(Refusal{
 				Code: CodeSensitive, Object: ref, Field: joinPaths(fields), File: p.ren.Origin,
 				Message: "the Secret differs from Git; driftback never reads or writes Secret values",

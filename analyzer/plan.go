@@ -76,6 +76,11 @@ type Refusal struct {
 	Line    int       `json:"line,omitempty"`
 	Message string    `json:"message"`
 	Hint    string    `json:"hint"`
+	// CannotTell marks a refusal whose only evidence is who owns a field
+	// whose value is never read (a Secret's data key, DESIGN §5.4):
+	// driftback cannot tell whether it still differs, so the check run
+	// says so (neutral) rather than fail.
+	CannotTell bool `json:"cannotTell,omitempty"`
 }
 
 // File is the full new content of a file the plan changes.

@@ -31,8 +31,13 @@ const annotationsPerRequest = 50
 // neutral, by configuration) when something was refused.
 func resultOf(plan *analyzer.Plan, tc config.Target, g gitOpsNotes) checkResult {
 	r := checkResult{summary: report.Markdown(plan, report.MarkdownOptions{Target: tc.Name, GitOps: g.notes, Restoring: g.restoring})}
+	unsure := cannotTell(plan)
 	switch {
-	case len(plan.Refusals) > 0:
+	case unsure > 0 && unsure == len(plan.Refusals) && len(plan.Edits) == 0:
+		// Ownership of a value never read is the only evidence (a Secret's
+		// data key): no verdict either way (DESIGN §5.4).
+		r.conclusion, r.title = "neutral", fmt.Sprintf("driftback cannot tell whether %d Secret change(s) still differ from Git", unsure)
+	case len(plan.Refusals) > unsure:
 		r.conclusion, r.title = "failure", fmt.Sprintf("%d change(s) driftback cannot place", len(plan.Refusals))
 		if tc.FailOnRefusal != nil && !*tc.FailOnRefusal {
 			r.conclusion = "neutral"
@@ -50,13 +55,29 @@ func resultOf(plan *analyzer.Plan, tc config.Target, g gitOpsNotes) checkResult 
 			continue
 		}
 		line := max(ref.Line, 1)
+		level := "failure"
+		if ref.CannotTell {
+			level = "warning"
+		}
 		r.annotations = append(r.annotations, &github.CheckRunAnnotation{
 			Path: github.String(ref.File), StartLine: github.Int(line), EndLine: github.Int(line),
-			AnnotationLevel: github.String("failure"), Title: github.String(ref.Code + ": " + truncate(ref.Field, 200)),
+			AnnotationLevel: github.String(level), Title: github.String(ref.Code + ": " + truncate(ref.Field, 200)),
 			Message: github.String(truncate(ref.Message+"\nHow to fix: "+ref.Hint, 4000)),
 		})
 	}
 	return r
+}
+
+// cannotTell counts the refusals driftback cannot verify: they fail no
+// check.
+func cannotTell(plan *analyzer.Plan) int {
+	n := 0
+	for _, r := range plan.Refusals {
+		if r.CannotTell {
+			n++
+		}
+	}
+	return n
 }
 
 // gitOpsNotes is what the check run says of the GitOps tool.

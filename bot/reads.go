@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 
 	"github.com/driftback/driftback/cluster"
@@ -12,6 +13,7 @@ import (
 // of its cluster (cluster.ClientLister).
 type sharer interface {
 	Round() *cluster.Round
+	RoundIn(namespaces []string) *cluster.Round
 }
 
 // pollReads is one poll's reads of the clusters: one shared round per
@@ -19,12 +21,35 @@ type sharer interface {
 type pollReads struct {
 	mu     sync.Mutex
 	rounds map[sharer]*cluster.Round
-	failed map[string]bool // cluster -> a read failed this poll
-	read   map[string]bool // cluster -> a read succeeded this poll
+	// namespaces, per lister, that its targets read; nil when some
+	// target's are not known before it reads (a selector, an inventory).
+	namespaces map[sharer][]string
+	failed     map[string]bool // cluster -> a read failed this poll
+	read       map[string]bool // cluster -> a read succeeded this poll
 }
 
-func newPollReads() *pollReads {
-	return &pollReads{rounds: map[sharer]*cluster.Round{}, failed: map[string]bool{}, read: map[string]bool{}}
+func newPollReads(targets []*Target) *pollReads {
+	p := &pollReads{rounds: map[sharer]*cluster.Round{}, namespaces: map[sharer][]string{}, failed: map[string]bool{}, read: map[string]bool{}}
+	unknown := map[sharer]bool{}
+	for _, t := range targets {
+		s, ok := t.Lister.(sharer)
+		if !ok {
+			continue
+		}
+		if t.ByInventory || len(t.Config.Namespaces) == 0 {
+			unknown[s] = true
+			continue
+		}
+		for _, ns := range t.Config.Namespaces {
+			if !slices.Contains(p.namespaces[s], ns) {
+				p.namespaces[s] = append(p.namespaces[s], ns)
+			}
+		}
+	}
+	for s := range unknown {
+		delete(p.namespaces, s)
+	}
+	return p
 }
 
 // target returns t reading through this poll: its cluster's shared round
@@ -36,7 +61,7 @@ func (p *pollReads) target(t *Target) *Target {
 		p.mu.Lock()
 		r := p.rounds[s]
 		if r == nil {
-			r = s.Round()
+			r = s.RoundIn(p.namespaces[s])
 			p.rounds[s] = r
 		}
 		p.mu.Unlock()

@@ -79,7 +79,7 @@ func (r *Runner) PollOnce(ctx context.Context) error {
 	if timeout <= 0 {
 		timeout = 5 * time.Minute
 	}
-	reads := newPollReads()
+	reads := newPollReads(r.Targets)
 	defer r.noteReads(ctx, reads)
 	parent := ctx
 	// A rate limit stops the targets in flight too: GitHub asked the App

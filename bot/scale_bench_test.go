@@ -71,6 +71,7 @@ func BenchmarkScaleIdleCycle(b *testing.B) {
 		}
 	}
 	log.lists()
+	log.traffic()
 	before := h.srv.Counters()
 	b.ResetTimer()
 	for b.Loop() {
@@ -83,6 +84,9 @@ func BenchmarkScaleIdleCycle(b *testing.B) {
 		most = max(most, c)
 	}
 	d := h.srv.Counters().Sub(before)
+	requests, bytes := log.traffic()
+	b.ReportMetric(float64(requests)/n, "apiserver-requests/op")
+	b.ReportMetric(float64(bytes)/n, "apiserver-bytes/op")
 	b.ReportMetric(float64(most)/n, "max-lists-per-kind/op")
 	b.ReportMetric(float64(d.Mutating)/n, "github-writes/op")
 	b.ReportMetric(float64(d.Requests-d.NotModified)/n, "github-non-304/op")

@@ -500,3 +500,101 @@ func TestPartialDiscoveryIsNoVerdict(t *testing.T) {
 		t.Fatalf("a group discovery lost passed:\n%s", dump(p))
 	}
 }
+
+// Issue 31, item 4: a Secret patched by hand and patched back to Git's
+// value. Its values are never read, so only managedFields speak, and they
+// keep kubectl-patch owning data.password whatever the applier does:
+// neither its apply of stringData (which rewrites the value) nor a forced
+// apply of data at Git's value (ownership is shared) takes the key back.
+// The refusal says "cannot tell" and its hint names the JSON patch that
+// releases the claim; run as written, it clears the refusal, and run again
+// it changes nothing.
+func TestSecretPatchedBackCannotTellAndHintClears(t *testing.T) {
+	e := needEnv(t)
+	dyn := dynamic.NewForConfigOrDie(e.Config)
+	ns := namespace(t, dyn)
+	const planted = "planted-value-9e1b77"
+	r := testRepo(t, ns, "")
+	must(t, r.Add("overlay/secret.yaml", []byte("apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\nstringData:\n  password: "+planted+"\n  user: app\n")))
+	must(t, r.Add("overlay/kustomization.yaml", []byte("resources: [../base, secret.yaml]\nnamespace: "+ns+"\n")))
+	rendered := render(t, r, "overlay")
+	serverSideApply(t, dyn, rendered, "kustomize-controller")
+	if p := planLive(t, r, ns, ""); !p.InSync() {
+		t.Fatalf("the applied Secret is drift:\n%s", dump(p))
+	}
+	kubectlPatch := func(value string) {
+		t.Helper()
+		patch := fmt.Sprintf(`{"data":{"password":%q}}`, base64.StdEncoding.EncodeToString([]byte(value)))
+		_, err := dyn.Resource(secrets).Namespace(ns).Patch(context.Background(), "db", types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl-patch"})
+		must(t, err)
+	}
+	kubectlPatch(planted + "-rotated")
+	kubectlPatch(planted) // and back: the cluster holds Git's value again
+	serverSideApply(t, dyn, rendered, "kustomize-controller")
+	// The brief's first guess, measured: a forced apply of the key under
+	// data, at Git's value, as the applier. It shares the key, and the
+	// refusal stays.
+	asData := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"name": "db", "namespace": ns},
+		"data":     map[string]any{"password": base64.StdEncoding.EncodeToString([]byte(planted))}}}
+	_, err := dyn.Resource(secrets).Namespace(ns).Apply(context.Background(), "db", asData, metav1.ApplyOptions{FieldManager: "kustomize-controller", Force: true})
+	must(t, err)
+	serverSideApply(t, dyn, rendered, "kustomize-controller") // and the tool's next apply, of stringData
+
+	p := planLive(t, r, ns, "")
+	if len(p.Refusals) != 1 || len(p.Files) != 0 {
+		t.Fatalf("want one refusal:\n%s", dump(p))
+	}
+	ref := p.Refusals[0]
+	t.Logf("refusal: %s / hint: %s", ref.Message, ref.Hint)
+	if ref.Code != analyzer.CodeSensitive || ref.Field != "data.password" || !ref.CannotTell || !strings.Contains(ref.Message, "kubectl-patch") {
+		t.Fatalf("want a sensitive refusal of data.password that cannot tell, naming kubectl-patch:\n%s", dump(p))
+	}
+	outputs := dump(p) + report.Text(p) + report.Markdown(p, report.MarkdownOptions{})
+	for _, leak := range []string{planted, base64.StdEncoding.EncodeToString([]byte(planted))[:16]} {
+		if strings.Contains(outputs, leak) {
+			t.Fatalf("the Secret's value reached the plan output")
+		}
+	}
+	if strings.Contains(report.Markdown(p, report.MarkdownOptions{}), "…") {
+		t.Fatalf("the hint was cut in the markdown report:\n%s", ref.Hint)
+	}
+
+	// Run the hint's command as a person would: kubectl patch records
+	// the manager kubectl-patch.
+	prefix := "kubectl patch secret db -n " + ns + " --type=json -p '"
+	i := strings.Index(ref.Hint, prefix)
+	if i < 0 {
+		t.Fatalf("the hint names no command:\n%s", ref.Hint)
+	}
+	jsonPatch, _, ok := strings.Cut(ref.Hint[i+len(prefix):], "'")
+	if !ok {
+		t.Fatalf("the hint's command is cut:\n%s", ref.Hint)
+	}
+	run := func() error {
+		_, err := dyn.Resource(secrets).Namespace(ns).Patch(context.Background(), "db", types.JSONPatchType, []byte(jsonPatch), metav1.PatchOptions{FieldManager: "kubectl-patch"})
+		return err
+	}
+	must(t, run())
+	if p := planLive(t, r, ns, ""); !p.InSync() {
+		t.Fatalf("the hint's command did not clear the refusal:\n%s", dump(p))
+	}
+	serverSideApply(t, dyn, rendered, "kustomize-controller")
+	if p := planLive(t, r, ns, ""); !p.InSync() {
+		t.Fatalf("the next apply brought the refusal back:\n%s", dump(p))
+	}
+	if err := run(); err == nil {
+		t.Fatal("the release ran twice: its test of the entry did not guard it")
+	}
+
+	// A hand change and a label: something driftback sees. That is a
+	// refusal that fails, not "cannot tell".
+	kubectlPatch(planted + "-again")
+	_, err = dyn.Resource(secrets).Namespace(ns).Patch(context.Background(), "db", types.MergePatchType,
+		[]byte(`{"metadata":{"labels":{"rotated":"by-hand"}}}`), metav1.PatchOptions{FieldManager: "kubectl-edit"})
+	must(t, err)
+	p = planLive(t, r, ns, "")
+	if len(p.Refusals) != 1 || p.Refusals[0].CannotTell || p.Refusals[0].Code != analyzer.CodeSensitive {
+		t.Fatalf("a visible change reads as cannot tell:\n%s", dump(p))
+	}
+}

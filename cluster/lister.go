@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
@@ -192,23 +193,66 @@ func (l *ClientLister) List(ctx context.Context, s Scope) (Listing, error) {
 	return Listing{Objects: out, Coverage: cov}, nil
 }
 
+// pageSize is how many objects one list request asks for (limit); the
+// server says with a continue token where the next page starts.
+var pageSize int64 = 500
+
+// restartsOnExpiry is how many times a paged list starts again from the
+// top when its continue token expired (410 Gone: etcd compacted the
+// revision the pages are read at) before the read fails.
+const restartsOnExpiry = 2
+
+// paginate reads a list page by page: page makes one request and returns
+// the continue token of the next page ("" after the last). A list whose
+// continue token expired starts again from the first page, after reset
+// drops what the pages before held: the pages of one list are one
+// snapshot of the cluster, and pages of two snapshots mixed would show an
+// object twice or not at all. An error is the read's error: never the
+// pages read so far.
+func paginate(ctx context.Context, page func(context.Context, metav1.ListOptions) (string, error), reset func()) error {
+	opts := metav1.ListOptions{Limit: pageSize}
+	restarts := 0
+	for {
+		next, err := page(ctx, opts)
+		if err != nil && opts.Continue != "" && (apierrors.IsResourceExpired(err) || apierrors.IsGone(err)) && restarts < restartsOnExpiry {
+			restarts++
+			reset()
+			opts.Continue = ""
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if next == "" {
+			return nil
+		}
+		opts.Continue = next
+	}
+}
+
 // listKind lists one kind in namespace ns ("" = every namespace), without
-// the objects a controller owns.
+// the objects a controller owns, page by page.
 func (l *ClientLister) listKind(ctx context.Context, gvr schema.GroupVersionResource, ns string) ([]Object, error) {
 	if gvr == secretsGVR {
 		return l.listSecretMetadata(ctx, ns)
 	}
-	list, err := l.dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+	var out []Object
+	err := paginate(ctx, func(ctx context.Context, opts metav1.ListOptions) (string, error) {
+		list, err := l.dyn.Resource(gvr).Namespace(ns).List(ctx, opts)
+		if err != nil {
+			return "", err
+		}
+		for _, item := range list.Items {
+			obj := jsonvalue.Normalize(item.Object).(map[string]any)
+			if controlled(obj) {
+				continue
+			}
+			out = append(out, fromAPI(obj))
+		}
+		return list.GetContinue(), nil
+	}, func() { out = nil })
 	if err != nil {
 		return nil, fmt.Errorf("list %s in %s: %w", gvr.String(), nsName(ns), err)
-	}
-	var out []Object
-	for _, item := range list.Items {
-		obj := jsonvalue.Normalize(item.Object).(map[string]any)
-		if controlled(obj) {
-			continue
-		}
-		out = append(out, fromAPI(obj))
 	}
 	return out, nil
 }
@@ -221,12 +265,26 @@ func nsName(ns string) string {
 }
 
 func (l *ClientLister) listSecretMetadata(ctx context.Context, ns string) ([]Object, error) {
-	list, err := l.meta.Resource(secretsGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
+	var out []Object
+	err := paginate(ctx, func(ctx context.Context, opts metav1.ListOptions) (string, error) {
+		list, err := l.meta.Resource(secretsGVR).Namespace(ns).List(ctx, opts)
+		if err != nil {
+			return "", err
+		}
+		objs, err := secretObjects(list.Items)
+		out = append(out, objs...)
+		return list.Continue, err
+	}, func() { out = nil })
 	if err != nil {
 		return nil, fmt.Errorf("list secrets (metadata only) in %s: %w", nsName(ns), err)
 	}
+	return out, nil
+}
+
+// secretObjects keeps the metadata of Secrets no controller owns.
+func secretObjects(items []metav1.PartialObjectMetadata) ([]Object, error) {
 	var out []Object
-	for _, item := range list.Items {
+	for _, item := range items {
 		if metav1.GetControllerOf(&item) != nil {
 			continue
 		}
@@ -278,14 +336,20 @@ func (l *ClientLister) namespaces(ctx context.Context, s Scope) ([]string, error
 	if s.NamespaceSelector == "" {
 		return nil, fmt.Errorf("the scope names no namespaces and no namespace selector")
 	}
-	list, err := l.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).
-		List(ctx, metav1.ListOptions{LabelSelector: s.NamespaceSelector})
+	var out []string
+	err := paginate(ctx, func(ctx context.Context, opts metav1.ListOptions) (string, error) {
+		opts.LabelSelector = s.NamespaceSelector
+		list, err := l.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).List(ctx, opts)
+		if err != nil {
+			return "", err
+		}
+		for _, n := range list.Items {
+			out = append(out, n.GetName())
+		}
+		return list.GetContinue(), nil
+	}, func() { out = nil })
 	if err != nil {
 		return nil, fmt.Errorf("list namespaces %q: %w", s.NamespaceSelector, err)
-	}
-	var out []string
-	for _, n := range list.Items {
-		out = append(out, n.GetName())
 	}
 	sort.Strings(out)
 	return out, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -79,7 +80,7 @@ func LiveObjects(objs []Object, rules Rules) ([]kube.LiveObject, error) {
 		if own != nil { // a typed nil would read as ownership known
 			out[i].Owner = own
 			if o.MetadataOnly {
-				out[i].Unseen = own.unseen()
+				out[i].Unseen, out[i].UnseenBy, out[i].UnseenRelease = own.unseen()
 			}
 		}
 	}
@@ -91,6 +92,7 @@ type Manager struct {
 	Name        string
 	Operation   string // Apply or Update
 	Subresource string // "scale", "status", ... or ""
+	Time        string // when it last wrote, as the server recorded it
 	Fields      *fieldpath.Set
 }
 
@@ -107,6 +109,7 @@ func ParseManagedFields(entries []any) ([]Manager, error) {
 		mgr.Name, _ = m["manager"].(string)
 		mgr.Operation, _ = m["operation"].(string)
 		mgr.Subresource, _ = m["subresource"].(string)
+		mgr.Time, _ = m["time"].(string)
 		if t, _ := m["fieldsType"].(string); t != "" && t != "FieldsV1" {
 			return nil, fmt.Errorf("managedFields[%d]: fieldsType %q is not FieldsV1", i, t)
 		}
@@ -218,13 +221,19 @@ var unseenFields = []string{"data", "stringData"}
 
 // unseen names the keys of the unread fields that a manager other than the
 // appliers owns: a person changed them (kubectl edit), and the names come
-// from managedFields alone, so no value is ever read.
-func (o *Ownership) unseen() []jsonvalue.Path {
+// from managedFields alone, so no value is ever read. It also names those
+// managers, and returns the JSON patch that releases their claims on the
+// keys (releasePatch): since the value is never read, a key put back to
+// Git's value by hand stays owned by the person's manager, and nothing
+// the applier does takes it back (docs/field-ownership.md).
+func (o *Ownership) unseen() ([]jsonvalue.Path, []string, string) {
 	seen := map[string]bool{}
 	var out []jsonvalue.Path
+	var by []string
+	claims := map[int][]jsonvalue.Path{} // managedFields index -> its keys
 	for _, field := range unseenFields {
 		f := field
-		for _, m := range o.managers {
+		for i, m := range o.managers {
 			if o.isApplier(m) {
 				continue
 			}
@@ -237,7 +246,14 @@ func (o *Ownership) unseen() []jsonvalue.Path {
 					return
 				}
 				p := jsonvalue.Path{jsonvalue.Key(f), jsonvalue.Key(*pe.FieldName)}
-				if !seen[p.String()] && !o.ignoredFor(m, p) {
+				if o.ignoredFor(m, p) {
+					return
+				}
+				claims[i] = append(claims[i], p)
+				if !slices.Contains(by, m.Name) {
+					by = append(by, m.Name)
+				}
+				if !seen[p.String()] {
 					seen[p.String()] = true
 					out = append(out, p)
 				}
@@ -246,7 +262,99 @@ func (o *Ownership) unseen() []jsonvalue.Path {
 			keys.Children.Iterate(add)
 		}
 	}
+	return out, by, o.releasePatch(claims)
+}
+
+// releasePatch is a JSON patch (RFC 6902) of metadata.managedFields that
+// drops the claims: an entry that claims nothing else is removed whole,
+// otherwise only the claimed keys (or their whole data or stringData when
+// that holds nothing else) leave it. Each entry is first tested by its
+// manager and the time of its last write, so the patch fails, changing
+// nothing, once that manager wrote again or the entries moved. Entries go
+// from the last to the first, so a removal never shifts one still to come.
+// "" when nothing is claimed.
+func (o *Ownership) releasePatch(claims map[int][]jsonvalue.Path) string {
+	var ops []map[string]any
+	for _, i := range slices.Backward(slices.Sorted(maps.Keys(claims))) {
+		m := o.managers[i]
+		entry := fmt.Sprintf("/metadata/managedFields/%d", i)
+		ops = append(ops, map[string]any{"op": "test", "path": entry + "/manager", "value": m.Name})
+		if m.Time != "" {
+			ops = append(ops, map[string]any{"op": "test", "path": entry + "/time", "value": m.Time})
+		}
+		var removes []string
+		whole := map[string]bool{} // top-level fields the patch removes whole
+		for _, f := range unseenFields {
+			var mine []string
+			for _, p := range claims[i] {
+				if p[0].Key == f {
+					mine = append(mine, p[1].Key)
+				}
+			}
+			if len(mine) == 0 {
+				continue
+			}
+			fp := entry + "/fieldsV1/" + pointerToken("f:"+f)
+			if keys := fieldNames(m.Fields, f); len(keys) == 0 || containsAll(mine, keys) {
+				whole[f] = true
+				removes = append(removes, fp)
+				continue
+			}
+			for _, k := range mine {
+				removes = append(removes, fp+"/"+pointerToken("f:"+k))
+			}
+		}
+		if top := fieldNames(m.Fields); containsAll(slices.Collect(maps.Keys(whole)), top) {
+			ops = append(ops, map[string]any{"op": "remove", "path": entry})
+			continue
+		}
+		for _, r := range removes {
+			ops = append(ops, map[string]any{"op": "remove", "path": r})
+		}
+	}
+	if len(ops) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(ops)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// fieldNames names the fields a set holds at the path of field names
+// under (its own top level when under is empty), "." left out.
+func fieldNames(set *fieldpath.Set, under ...string) []string {
+	for _, u := range under {
+		next, ok := set.Children.Get(fieldpath.PathElement{FieldName: &u})
+		if !ok {
+			return nil
+		}
+		set = next
+	}
+	var out []string
+	add := func(pe fieldpath.PathElement) {
+		if pe.FieldName != nil && *pe.FieldName != "." && !slices.Contains(out, *pe.FieldName) {
+			out = append(out, *pe.FieldName)
+		}
+	}
+	set.Members.Iterate(add)
+	set.Children.Iterate(add)
 	return out
+}
+
+func containsAll(have, want []string) bool {
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// pointerToken escapes one JSON Pointer (RFC 6901) reference token.
+func pointerToken(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
 // Ignored lists the fields that ignore rules take out of comparison for

@@ -14,18 +14,29 @@ import (
 
 // Round is one poll's read of a cluster, shared by every target on it:
 // discovery once, and each kind a target needs listed once across all
-// namespaces, whatever the number of targets. Where RBAC forbids a
-// cluster-wide list (a Role per namespace) the kind is listed once per
-// namespace instead. A Round serves one poll; the next poll makes a new
+// namespaces, whatever the number of targets; or once in each namespace
+// when every target names its few namespaces (RoundIn). Where RBAC forbids
+// a cluster-wide list (a Role per namespace) the kind is listed once per
+// namespace instead. Every list is paged (paginate). A Round serves one poll; the next poll makes a new
 // one, so what it serves is never older than the poll.
 //
 // A read that fails fails every target that needs it: never a partial
 // answer.
 type Round struct {
-	l     *ClientLister
-	mu    sync.Mutex
-	calls map[string]*call
+	l *ClientLister
+	// byNamespace: every target of the cluster names its namespaces, and
+	// they are few: each kind is listed in those namespaces only, never
+	// across the cluster (RoundIn).
+	byNamespace bool
+	mu          sync.Mutex
+	calls       map[string]*call
 }
+
+// MaxNamespacedLists is the most namespaces a round lists one by one. Each
+// namespaced list is a request, paced by the client's rate limit (qps 20
+// by default): past a few namespaces, one list of a kind across the
+// cluster costs less time than one per namespace.
+const MaxNamespacedLists = 3
 
 // call is one read, made by the first target that needs it; the others
 // wait for its answer.
@@ -41,6 +52,18 @@ type call struct {
 // Round starts a poll's shared read of the cluster.
 func (l *ClientLister) Round() *Round {
 	return &Round{l: l, calls: map[string]*call{}}
+}
+
+// RoundIn starts a poll's shared read of a cluster whose targets all read
+// namespaces (no selector, no inventory yet unknown); nil when some
+// target's are not known. When they are at most MaxNamespacedLists, each
+// kind is listed in each of them, and nothing of other namespaces is read.
+// A scope that asks for a namespace not among them is still served, by a
+// list of that namespace.
+func (l *ClientLister) RoundIn(namespaces []string) *Round {
+	r := l.Round()
+	r.byNamespace = len(namespaces) > 0 && len(namespaces) <= MaxNamespacedLists
+	return r
 }
 
 // List returns the objects of s and what the read covered, as
@@ -81,20 +104,23 @@ func (r *Round) List(ctx context.Context, s Scope) (Listing, error) {
 }
 
 // kind lists one kind in every namespace at once, or in each of
-// namespaces when a cluster-wide list is forbidden.
+// namespaces when the round reads by namespace or a cluster-wide list is
+// forbidden.
 func (r *Round) kind(ctx context.Context, gvr schema.GroupVersionResource, namespaces []string) (map[string][]Object, error) {
-	v, err := r.do(ctx, "list "+gvr.String(), func(ctx context.Context) (any, error) {
-		objs, err := r.l.listKind(ctx, gvr, metav1.NamespaceAll)
-		if apierrors.IsForbidden(err) {
-			return nil, nil // read namespace by namespace below
+	if !r.byNamespace {
+		v, err := r.do(ctx, "list "+gvr.String(), func(ctx context.Context) (any, error) {
+			objs, err := r.l.listKind(ctx, gvr, metav1.NamespaceAll)
+			if apierrors.IsForbidden(err) {
+				return nil, nil // read namespace by namespace below
+			}
+			return byNamespace(objs), err
+		})
+		if err != nil {
+			return nil, err
 		}
-		return byNamespace(objs), err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if v != nil {
-		return v.(map[string][]Object), nil
+		if v != nil {
+			return v.(map[string][]Object), nil
+		}
 	}
 	out := map[string][]Object{}
 	for _, ns := range namespaces {

@@ -17,6 +17,13 @@ type LiveObject struct {
 	// in the unread body (a Secret's data keys), from managedFields; never
 	// a value.
 	Unseen []jsonvalue.Path
+	// UnseenBy names the managers that own the Unseen fields.
+	UnseenBy []string
+	// UnseenRelease is a JSON patch of metadata.managedFields that drops
+	// those managers' claims on the Unseen fields (each entry tested
+	// first, so it fails once they wrote again): what clears the
+	// evidence once the values are Git's again, since nothing else does.
+	UnseenRelease string
 }
 
 // Ownership tells, for a field that the render lacks, whether a person (a

@@ -1,0 +1,9 @@
+package cluster
+
+// SetPageSize sets the list page size for a test; the returned func puts
+// it back.
+func SetPageSize(n int64) func() {
+	old := pageSize
+	pageSize = n
+	return func() { pageSize = old }
+}
