@@ -29,7 +29,7 @@ func (f *Flux) WaitApplied(tb testing.TB, name, revision string) {
 		applied, _, _ := unstructured.NestedString(ks.Object, "status", "lastAppliedRevision")
 		ready := condition(ks, "Ready")
 		return applied == revision && ready["status"] == "True",
-			fmt.Errorf("Kustomization %s: lastAppliedRevision=%q Ready=%v", name, applied, ready)
+			fmt.Errorf("kustomization %s: lastAppliedRevision=%q Ready=%v", name, applied, ready)
 	})
 	if err != nil {
 		tb.Fatal(err)
@@ -67,7 +67,7 @@ func (f *Flux) RequestReconcile(tb testing.TB, name string) {
 			return false, err
 		}
 		got, _, _ := unstructured.NestedString(ks.Object, "status", "lastHandledReconcileAt")
-		return got == token, fmt.Errorf("Kustomization %s: lastHandledReconcileAt=%q, want %q", name, got, token)
+		return got == token, fmt.Errorf("kustomization %s: lastHandledReconcileAt=%q, want %q", name, got, token)
 	})
 	if err != nil {
 		tb.Fatal(err)
