@@ -51,20 +51,7 @@ var (
 // CI=true when it is missing, and skips on a developer machine.
 func Assets(tb testing.TB) string {
 	tb.Helper()
-	dir := os.Getenv("FLUX_ASSETS")
-	if dir != "" {
-		if _, err := os.Stat(filepath.Join(dir, "kustomize-controller")); err != nil {
-			dir = ""
-		}
-	}
-	if dir == "" {
-		msg := "kustomize-controller not found: set FLUX_ASSETS to the folder `bash tools/flux-assets.sh` prints"
-		if os.Getenv("CI") == "true" {
-			tb.Fatal(msg)
-		}
-		tb.Skip(msg)
-	}
-	return dir
+	return kubetest.RequireAssets(tb, "FLUX_ASSETS", "tools/flux-assets.sh", "kustomize-controller")
 }
 
 // Flux is a running kustomize-controller and the artifact server that stands

@@ -145,38 +145,32 @@ type Ruleset struct {
 	Classic, Silent bool
 }
 
-// Archive makes the repository read-only (archived) or writable again.
-func (s *Server) Archive(owner, name string, archived bool) {
+// withRepo runs set on a repository under the server lock; a test that
+// names a repository the server lacks is wrong, so it panics.
+func (s *Server) withRepo(owner, name string, set func(*repo)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rp := s.repoLocked(owner, name)
 	if rp == nil {
 		panic("githubtest: no repo " + owner + "/" + name)
 	}
-	rp.archived = archived
+	set(rp)
+}
+
+// Archive makes the repository read-only (archived) or writable again.
+func (s *Server) Archive(owner, name string, archived bool) {
+	s.withRepo(owner, name, func(rp *repo) { rp.archived = archived })
 }
 
 // DisallowDrafts makes the repository one whose plan has no draft pull
 // requests (a private repository on GitHub Free): creating one is a 422.
 func (s *Server) DisallowDrafts(owner, name string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rp := s.repoLocked(owner, name)
-	if rp == nil {
-		panic("githubtest: no repo " + owner + "/" + name)
-	}
-	rp.noDrafts = true
+	s.withRepo(owner, name, func(rp *repo) { rp.noDrafts = true })
 }
 
 // AddRuleset puts an active ruleset on a repository.
 func (s *Server) AddRuleset(owner, name string, r Ruleset) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rp := s.repoLocked(owner, name)
-	if rp == nil {
-		panic("githubtest: no repo " + owner + "/" + name)
-	}
-	rp.rulesets = append(rp.rulesets, r)
+	s.withRepo(owner, name, func(rp *repo) { rp.rulesets = append(rp.rulesets, r) })
 }
 
 // ruleViolation answers a ref write that an active ruleset forbids, the way

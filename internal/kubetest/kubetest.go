@@ -37,8 +37,16 @@ type Env struct {
 // developer machine.
 func Assets(tb testing.TB) string {
 	tb.Helper()
-	dir := os.Getenv("KUBEBUILDER_ASSETS")
-	for _, b := range []string{"kube-apiserver", "etcd"} {
+	return RequireAssets(tb, "KUBEBUILDER_ASSETS", "tools/kube-assets.sh", "kube-apiserver", "etcd")
+}
+
+// RequireAssets returns the folder the environment variable names when it
+// holds every binary named; otherwise the test fails under CI=true (a part
+// CI must have is missing) and skips elsewhere. script is what builds them.
+func RequireAssets(tb testing.TB, env, script string, binaries ...string) string {
+	tb.Helper()
+	dir := os.Getenv(env)
+	for _, b := range binaries {
 		if dir == "" {
 			break
 		}
@@ -47,7 +55,7 @@ func Assets(tb testing.TB) string {
 		}
 	}
 	if dir == "" {
-		msg := "kube-apiserver and etcd not found: set KUBEBUILDER_ASSETS to the folder `bash tools/kube-assets.sh` prints"
+		msg := fmt.Sprintf("%s not found: set %s to the folder `bash %s` prints", strings.Join(binaries, " and "), env, script)
 		if os.Getenv("CI") == "true" {
 			tb.Fatal(msg)
 		}

@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -215,14 +216,7 @@ func (f *FS) ReadDir(p string) ([]string, error) {
 	return n.sortedNames(), nil
 }
 
-func (n *node) sortedNames() []string {
-	names := make([]string, 0, len(n.children))
-	for name := range n.children {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return names
-}
+func (n *node) sortedNames() []string { return slices.Sorted(maps.Keys(n.children)) }
 
 // ReadFile returns a copy of the file at p.
 func (f *FS) ReadFile(p string) ([]byte, error) {
