@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,11 +21,11 @@ import (
 	"github.com/driftback/driftback/internal/kubetest"
 )
 
-// driftback against Flux's real kustomize-controller (issue 28): the
-// controller applies the repository the test GitHub server holds, a person
-// changes the cluster as kubectl does, and the bot's polls are judged by
-// what the controller then really does. source-controller's part (cloning
-// the commit into an artifact) is played by internal/fluxtest.
+// driftback against Flux's real source-controller and kustomize-controller
+// (issue 28): source-controller clones the repository the test GitHub server
+// holds (Git smart HTTP), kustomize-controller applies it, a person changes
+// the cluster as kubectl does, and the bot's polls are judged by what the
+// controllers then really do.
 
 var deploymentsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 
@@ -94,8 +95,8 @@ targets:
 - {name: hpa, repo: acme/fleet, baseBranch: main, root: apps/hpa, cluster: prod, namespaces: [hpa], appliedRevision: {flux: {namespace: flux-system, name: hpa}}}
 `
 
-// e2e is the running stack: apiserver, kustomize-controller, GitHub and
-// the bot.
+// e2e is the running stack: apiserver, source-controller,
+// kustomize-controller, GitHub and the bot.
 type e2e struct {
 	t    *testing.T
 	flux *fluxtest.Flux
@@ -103,7 +104,7 @@ type e2e struct {
 	bot  *bot.Bot
 	cfg  *config.Config
 	l    *cluster.ClientLister
-	src  fluxtest.GitSource
+	rev  string // the GitRepository's artifact revision: what Flux applies
 }
 
 func startE2E(t *testing.T) *e2e {
@@ -113,7 +114,7 @@ func startE2E(t *testing.T) *e2e {
 		t.Fatal(err)
 	}
 	t.Cleanup(env.Stop)
-	e := &e2e{t: t, flux: fluxtest.Start(t, env, fluxAssets)}
+	e := &e2e{t: t, flux: fluxtest.StartWith(t, env, fluxAssets, fluxtest.Options{SourceController: true})}
 	e.srv, e.bot, err = demoGitHub(context.Background(), githubtest.Options{T: t})
 	if err != nil {
 		t.Fatal(err)
@@ -126,10 +127,11 @@ func startE2E(t *testing.T) *e2e {
 		t.Fatal(err)
 	}
 	sha := e.srv.CreateRepo("acme", "fleet", "main", e2eFleet())
-	e.src = fluxtest.GitSource{Name: "fleet", URL: e.srv.URL() + "/acme/fleet.git", SHA: sha, Files: e.srv.Files("acme", "fleet", sha)}
-	if err := e.flux.PublishGitRepository(context.Background(), e.src); err != nil {
-		t.Fatal(err)
-	}
+	// An interval far longer than the test: source-controller fetches when
+	// the test asks (fetch), so a commit stays unapplied until then
+	// (scenario d) without racing a timer.
+	e.flux.CreateGitRepository(t, fluxtest.GitRepository{Name: "fleet", URL: e.srv.URL() + "/acme/fleet.git", Interval: time.Hour})
+	e.rev = e.flux.WaitGitRevision(t, "fleet", sha)
 	for _, ns := range []string{"suspended", "active", "optout", "pending", "settings", "hpa"} {
 		e.create(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "", map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}})
 	}
@@ -163,7 +165,7 @@ func (e *e2e) kustomization(name, interval string, extra map[string]any) {
 	}
 	e.create(fluxtest.KustomizationGVR, fluxtest.Namespace, map[string]any{"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
 		"metadata": map[string]any{"name": name, "namespace": fluxtest.Namespace}, "spec": spec})
-	e.flux.WaitApplied(e.t, name, e.src.Revision())
+	e.flux.WaitApplied(e.t, name, e.rev)
 }
 
 // target is the bot's target name, reading the cluster as `driftback run`
@@ -225,13 +227,12 @@ func (e *e2e) prs(target string) []githubtest.PR {
 	return out
 }
 
-// publish makes sha the commit source-controller has fetched.
-func (e *e2e) publish(sha string) {
+// fetch has source-controller fetch main now, as `flux reconcile source
+// git fleet` does, and waits until its artifact is commit sha.
+func (e *e2e) fetch(sha string) {
 	e.t.Helper()
-	e.src.SHA, e.src.Files = sha, e.srv.Files("acme", "fleet", sha)
-	if err := e.flux.PublishGitRepository(context.Background(), e.src); err != nil {
-		e.t.Fatal(err)
-	}
+	e.flux.RequestSourceReconcile(e.t, "fleet")
+	e.rev = e.flux.WaitGitRevision(e.t, "fleet", sha)
 }
 
 // kubectlSetImage and kubectlScale change the cluster as the kubectl
@@ -338,9 +339,9 @@ func TestFluxEndToEnd(t *testing.T) {
 		if out := e.poll(target); out.Waiting == "" || !strings.Contains(out.Waiting, "suspended") {
 			t.Errorf("after the merge, before Flux applies it: %+v", out)
 		}
-		e.publish(merged)
+		e.fetch(merged)
 		e.flux.Suspend(t, "suspended", false)
-		e.flux.WaitApplied(t, "suspended", e.src.Revision())
+		e.flux.WaitApplied(t, "suspended", e.rev)
 		if img := e.image("suspended"); img != "registry.invalid/web:1.1" {
 			t.Fatalf("Flux applied the merge, image %q", img)
 		}
@@ -420,8 +421,8 @@ func TestFluxEndToEnd(t *testing.T) {
 		if c := e.check("pending", next); c.Title != "Waiting for the GitOps tool" {
 			t.Errorf("check %s %q", c.Conclusion, c.Title)
 		}
-		e.publish(next)
-		e.flux.WaitApplied(t, "pending", e.src.Revision())
+		e.fetch(next)
+		e.flux.WaitApplied(t, "pending", e.rev)
 		out := e.poll(target)
 		if out.Waiting != "" || out.PR != 0 || out.Plan == nil || !out.Plan.InSync() {
 			t.Fatalf("after Flux applied it: want in sync, have %+v", out)

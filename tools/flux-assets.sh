@@ -1,25 +1,34 @@
 #!/usr/bin/env bash
-# Builds Flux's kustomize-controller, pinned in tools/flux/go.mod, into a
-# cache directory outside the repository, beside the CRDs the tests install,
+# Builds Flux's kustomize-controller (pinned in tools/flux/go.mod) and
+# source-controller (pinned in tools/flux/source-controller/go.mod, a module
+# of its own so that it cannot move kustomize-controller's dependency
+# versions) into a cache directory outside the repository, beside the CRDs
+# the tests install,
 # and prints that directory as the last line of stdout (what FLUX_ASSETS
 # wants). Everything else goes to stderr. The build runs only when something
 # is missing or tools/flux has changed since the last build, so a second run
-# returns at once. Measured here (two shared cores, -p 1): a cold build with
-# an empty Go build cache took 9 min wall (538 s; about 7 CPU-minutes),
-# including the stand-ins' tests; with a warm Go build cache, 19 s.
+# returns at once. Measured here (two shared cores): kustomize-controller
+# alone, cold (empty Go build cache, -p 1), took 9 min wall (538 s; about 7
+# CPU-minutes) including the stand-ins' tests. Adding source-controller, with
+# the build cache already warm for what it shares with kustomize-controller,
+# took 5 min wall more (305 s, -p 2; about 4.5 CPU-minutes: cosign, sigstore,
+# helm, go-git, oras...), so expect about 15 min for both from cold at -p 1;
+# a cold run of both has not been timed yet. With a warm cache, 23 s.
 #
 # The folder holds:
-#   kustomize-controller   the binary
+#   kustomize-controller   the binaries
+#   source-controller
 #   crds/                  kustomize.toolkit.fluxcd.io_kustomizations.yaml from
-#                          the kustomize-controller module, and the source
-#                          kinds it watches (GitRepository, OCIRepository,
-#                          Bucket, ExternalArtifact) from source-controller's
-#                          module: the controller's watches fail to start on a
-#                          kind the apiserver does not know.
+#                          the kustomize-controller module, and every source
+#                          kind (GitRepository, OCIRepository, Bucket,
+#                          HelmRepository, HelmChart, ExternalArtifact) from
+#                          source-controller's module: the controllers' watches
+#                          fail to start on a kind the apiserver does not know.
 #
-# kustomize-controller v1.10.1 needs Go 1.27, so this script (and only it)
-# sets GOTOOLCHAIN; the module proxy serves that toolchain. Four Flux modules
-# are stand-ins, see tools/flux/README.md; their tests run before the build.
+# Both v1.10.1 controllers need Go 1.27, so this script (and only it) sets
+# GOTOOLCHAIN; the module proxy serves that toolchain. Seven modules are
+# stand-ins and four more are replaced by neighbour versions, see
+# tools/flux/README.md; the stand-ins' tests run before the build.
 #
 # Environment:
 #   FLUX_ASSETS_DIR  where to put everything; default
@@ -31,11 +40,14 @@
 #     --metrics-addr=127.0.0.1:P1 --health-addr=127.0.0.1:P2 \
 #     --watch-all-namespaces=true --enable-leader-election=false \
 #     --events-addr= --log-encoding=console
-#   Ready when GET http://127.0.0.1:P2/readyz says ok.
+#   Ready when GET http://127.0.0.1:P2/readyz says ok. source-controller
+#   likewise, plus --storage-path=DIR --storage-addr=127.0.0.1:P3
+#   --storage-adv-addr=127.0.0.1:P3 (where kustomize-controller downloads).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 moddir="$here/flux"
+scmoddir="$moddir/source-controller"
 toolchain=go1.27.3
 
 die() {
@@ -44,17 +56,19 @@ die() {
 }
 
 command -v go >/dev/null || die "go is not on PATH"
-[[ -f "$moddir/go.mod" ]] || die "missing $moddir/go.mod"
+[[ -f "$moddir/go.mod" && -f "$scmoddir/go.mod" ]] || die "missing $moddir/go.mod or $scmoddir/go.mod"
 
 export GOWORK=off GOTOOLCHAIN="$toolchain"
 gof() { (cd "$moddir" && go "$@"); }
+gosc() { (cd "$scmoddir" && go "$@"); }
 
 # The versions come from go.mod, so bumping them there is enough.
 kc_version="$(gof list -m -f '{{.Version}}' github.com/fluxcd/kustomize-controller)" ||
 	die "cannot read the kustomize-controller version from $moddir/go.mod"
-sc_version="$kc_version" # source-controller releases alongside; only its CRDs are used
-[[ "$kc_version" =~ ^v[0-9]+\.[0-9]+\.[0-9]+$ ]] ||
-	die "kustomize-controller version '$kc_version' is not a release"
+sc_version="$(gosc list -m -f '{{.Version}}' github.com/fluxcd/source-controller)" ||
+	die "cannot read the source-controller version from $scmoddir/go.mod"
+[[ "$kc_version" =~ ^v[0-9]+\.[0-9]+\.[0-9]+$ && "$sc_version" =~ ^v[0-9]+\.[0-9]+\.[0-9]+$ ]] ||
+	die "kustomize-controller '$kc_version' or source-controller '$sc_version' is not a release"
 
 if [[ -n "${FLUX_ASSETS_DIR:-}" ]]; then
 	dest="$FLUX_ASSETS_DIR"
@@ -69,12 +83,14 @@ crds=(
 	source.toolkit.fluxcd.io_ocirepositories.yaml
 	source.toolkit.fluxcd.io_buckets.yaml
 	source.toolkit.fluxcd.io_externalartifacts.yaml
+	source.toolkit.fluxcd.io_helmrepositories.yaml
+	source.toolkit.fluxcd.io_helmcharts.yaml
 )
 
 # A build is current when its stamp matches everything that went into it.
 stamp="$(
 	{
-		cat "$moddir/go.mod" "$moddir/go.sum"
+		cat "$moddir/go.mod" "$moddir/go.sum" "$scmoddir/go.mod" "$scmoddir/go.sum"
 		(cd "$moddir" && find standin -type f | LC_ALL=C sort | xargs cat)
 		echo "$toolchain $sc_version ${crds[*]}"
 		go env GOOS GOARCH
@@ -82,7 +98,7 @@ stamp="$(
 )"
 
 current() {
-	[[ -x "$dest/kustomize-controller" && -f "$dest/.stamp" ]] || return 1
+	[[ -x "$dest/kustomize-controller" && -x "$dest/source-controller" && -f "$dest/.stamp" ]] || return 1
 	local c
 	for c in "${crds[@]}"; do
 		[[ -f "$dest/crds/$c" ]] || return 1
@@ -94,10 +110,13 @@ current() {
 . "$here/assets-cache.sh"
 assets_begin
 
-echo "flux-assets: building kustomize-controller $kc_version into $dest (about 10 minutes cold)" >&2
+echo "flux-assets: building kustomize-controller $kc_version and source-controller $sc_version into $dest (about 15 minutes cold)" >&2
 start=$SECONDS
 
 (gof test -p 1 -count=1 github.com/fluxcd/pkg/http/fetch github.com/fluxcd/pkg/masktoken) >&2 ||
+	die "the stand-in modules' tests failed"
+(gosc test -p 1 -count=1 github.com/fluxcd/pkg/lockedfile github.com/opencontainers/go-digest/blake3 \
+	github.com/mozillazg/docker-credential-acr-helper/pkg/acr) >&2 ||
 	die "the stand-in modules' tests failed"
 
 # -p 1: the machines have two cores, shared.
@@ -111,10 +130,18 @@ fi
 [[ -x "$tmp/kustomize-controller" ]] || die "go build succeeded but $tmp/kustomize-controller is missing"
 "$tmp/kustomize-controller" --help >/dev/null 2>&1 || die "the new kustomize-controller does not run"
 
+if ! (
+	cd "$scmoddir" &&
+		CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -mod=readonly" \
+			go build -p 1 -trimpath -o "$tmp/" github.com/fluxcd/source-controller
+) >&2; then
+	die "building source-controller from $scmoddir failed (see the go build output above)"
+fi
+[[ -x "$tmp/source-controller" ]] || die "go build succeeded but $tmp/source-controller is missing"
+"$tmp/source-controller" --help >/dev/null 2>&1 || die "the new source-controller does not run"
+
 kc_dir="$(gof list -m -f '{{.Dir}}' github.com/fluxcd/kustomize-controller)"
-# source-controller is not in the build list; its zip is served, so fetch it.
-sc_dir="$(gof mod download -json "github.com/fluxcd/source-controller@$sc_version" |
-	sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+sc_dir="$(gosc list -m -f '{{.Dir}}' github.com/fluxcd/source-controller)"
 [[ -d "$kc_dir" && -d "$sc_dir" ]] || die "cannot find the kustomize-controller ($kc_dir) or source-controller ($sc_dir) module"
 mkdir -p "$tmp/crds"
 for c in "${crds[@]}"; do
@@ -130,6 +157,7 @@ done
 rm -rf "$dest/crds"
 mv -f "$tmp/crds" "$dest/crds"
 mv -f "$tmp/kustomize-controller" "$dest/kustomize-controller"
+mv -f "$tmp/source-controller" "$dest/source-controller"
 echo "$stamp" >"$dest/.stamp.tmp"
 mv -f "$dest/.stamp.tmp" "$dest/.stamp"
 echo "flux-assets: built in $((SECONDS - start))s" >&2

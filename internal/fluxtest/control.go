@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -55,19 +57,24 @@ var requests atomic.Int64
 // what the controller left.
 func (f *Flux) RequestReconcile(tb testing.TB, name string) {
 	tb.Helper()
+	f.requestReconcile(tb, KustomizationGVR, name)
+}
+
+func (f *Flux) requestReconcile(tb testing.TB, gvr schema.GroupVersionResource, name string) {
+	tb.Helper()
 	token := time.Now().UTC().Format(time.RFC3339Nano) + "-" + strconv.FormatInt(requests.Add(1), 10)
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q}}}`, token)
-	res := f.Dyn.Resource(KustomizationGVR).Namespace(Namespace)
+	res := f.Dyn.Resource(gvr).Namespace(Namespace)
 	if _, err := res.Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		tb.Fatal(err)
 	}
 	err := poll(Wait, func() (bool, error) {
-		ks, err := res.Get(context.Background(), name, metav1.GetOptions{})
+		obj, err := res.Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
-		got, _, _ := unstructured.NestedString(ks.Object, "status", "lastHandledReconcileAt")
-		return got == token, fmt.Errorf("kustomization %s: lastHandledReconcileAt=%q, want %q", name, got, token)
+		got, _, _ := unstructured.NestedString(obj.Object, "status", "lastHandledReconcileAt")
+		return got == token, fmt.Errorf("%s %s: lastHandledReconcileAt=%q, want %q", gvr.Resource, name, got, token)
 	})
 	if err != nil {
 		tb.Fatal(err)
@@ -81,4 +88,69 @@ func (f *Flux) Suspend(tb testing.TB, name string, suspend bool) {
 	if _, err := f.Dyn.Resource(KustomizationGVR).Namespace(Namespace).Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// GitRepository is a GitRepository as a user writes it, for the real
+// source-controller (Options.SourceController) to clone.
+type GitRepository struct {
+	Namespace string        // default Namespace
+	Name      string        //
+	URL       string        // spec.url, e.g. a githubtest repository's <URL()>/<owner>/<repo>.git
+	Branch    string        // spec.ref.branch; default main
+	Interval  time.Duration // spec.interval; default one minute
+}
+
+// CreateGitRepository creates the GitRepository r describes, as
+// `flux create source git` does. source-controller clones it at once and
+// then once per interval, or when asked (RequestSourceReconcile).
+func (f *Flux) CreateGitRepository(tb testing.TB, r GitRepository) {
+	tb.Helper()
+	if r.Namespace == "" {
+		r.Namespace = Namespace
+	}
+	if r.Branch == "" {
+		r.Branch = "main"
+	}
+	if r.Interval == 0 {
+		r.Interval = time.Minute
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+		"metadata": map[string]any{"name": r.Name, "namespace": r.Namespace},
+		"spec": map[string]any{"url": r.URL, "interval": r.Interval.String(),
+			"ref": map[string]any{"branch": r.Branch}},
+	}}
+	if _, err := f.Dyn.Resource(GitRepositoryGVR).Namespace(r.Namespace).Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// WaitGitRevision waits until GitRepository name (in Namespace) is Ready
+// with an artifact of commit sha on its branch, and returns the artifact's
+// revision ("<branch>@sha1:<sha>"), what a Kustomization then applies.
+func (f *Flux) WaitGitRevision(tb testing.TB, name, sha string) string {
+	tb.Helper()
+	var rev string
+	err := poll(Wait, func() (bool, error) {
+		gr, err := f.Dyn.Resource(GitRepositoryGVR).Namespace(Namespace).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		rev, _, _ = unstructured.NestedString(gr.Object, "status", "artifact", "revision")
+		ready := condition(gr, "Ready")
+		return strings.HasSuffix(rev, "@sha1:"+sha) && ready["status"] == "True",
+			fmt.Errorf("gitrepository %s: artifact revision %q, want commit %s; Ready=%v", name, rev, sha, ready)
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return rev
+}
+
+// RequestSourceReconcile asks source-controller to fetch GitRepository name
+// now, as `flux reconcile source git` does, and waits until it reports the
+// request handled: its artifact is then the branch's head as of the fetch.
+func (f *Flux) RequestSourceReconcile(tb testing.TB, name string) {
+	tb.Helper()
+	f.requestReconcile(tb, GitRepositoryGVR, name)
 }

@@ -13,13 +13,11 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -54,20 +52,28 @@ func Assets(tb testing.TB) string {
 	return kubetest.RequireAssets(tb, "FLUX_ASSETS", "tools/flux-assets.sh", "kustomize-controller")
 }
 
-// Flux is a running kustomize-controller and the artifact server that stands
-// in for source-controller.
+// Flux is a running kustomize-controller, and either the artifact server
+// that stands in for source-controller (Start) or the real source-controller
+// (StartWith and Options.SourceController).
 type Flux struct {
 	Env *kubetest.Env
 	Dyn dynamic.Interface
 
-	cmd     *exec.Cmd
-	logPath string
-	exited  chan struct{}
+	kc, sc *proc
 
 	srv       *http.Server
 	srvURL    string
 	mu        sync.Mutex
 	artifacts map[string][]byte // URL path -> tarball
+}
+
+// Options says what StartWith runs besides kustomize-controller.
+type Options struct {
+	// SourceController runs Flux's real source-controller (the
+	// source-controller binary in the assets folder) instead of the
+	// artifact server PublishGitRepository feeds: GitRepositories are then
+	// cloned from their spec.url (CreateGitRepository).
+	SourceController bool
 }
 
 // Start installs the CRDs from assets/crds into env, creates the flux-system
@@ -76,14 +82,22 @@ type Flux struct {
 // the test ends; the controller's log is printed if the test failed.
 func Start(tb testing.TB, env *kubetest.Env, assets string) *Flux {
 	tb.Helper()
-	f, err := start(tb, env, assets)
+	return StartWith(tb, env, assets, Options{})
+}
+
+// StartWith is Start with options. With SourceController, the real
+// source-controller is started (and waited for) before kustomize-controller,
+// and its log is printed too if the test failed.
+func StartWith(tb testing.TB, env *kubetest.Env, assets string, opts Options) *Flux {
+	tb.Helper()
+	f, err := start(tb, env, assets, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return f
 }
 
-func start(tb testing.TB, env *kubetest.Env, assets string) (*Flux, error) {
+func start(tb testing.TB, env *kubetest.Env, assets string, opts Options) (*Flux, error) {
 	ctx := context.Background()
 	dyn, err := dynamic.NewForConfig(env.Config)
 	if err != nil {
@@ -97,102 +111,80 @@ func start(tb testing.TB, env *kubetest.Env, assets string) (*Flux, error) {
 	if _, err := dyn.Resource(namespaceGVR).Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("create namespace %s: %w", Namespace, err)
 	}
+	procEnv := []string{"RUNTIME_NAMESPACE=" + Namespace, "KUBECONFIG=" + env.Kubeconfig}
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
+	if opts.SourceController {
+		if f.sc, err = startSourceController(tb, assets, procEnv); err != nil {
+			return nil, err
+		}
+	} else {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		f.srvURL = "http://" + l.Addr().String()
+		f.srv = &http.Server{Handler: http.HandlerFunc(f.serveArtifact), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = f.srv.Serve(l) }()
+		tb.Cleanup(func() { _ = f.srv.Close() })
 	}
-	f.srvURL = "http://" + l.Addr().String()
-	f.srv = &http.Server{Handler: http.HandlerFunc(f.serveArtifact), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = f.srv.Serve(l) }()
-	tb.Cleanup(func() { _ = f.srv.Close() })
 
 	ports, err := kubetest.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
-	healthAddr := fmt.Sprintf("127.0.0.1:%d", ports[1])
-	logf, err := os.CreateTemp("", "kustomize-controller-*.log")
-	if err != nil {
-		return nil, err
-	}
-	f.logPath = logf.Name()
-	f.cmd = exec.Command(filepath.Join(assets, "kustomize-controller"),
+	f.kc, err = startProc(tb, "kustomize-controller", filepath.Join(assets, "kustomize-controller"),
+		fmt.Sprintf("127.0.0.1:%d", ports[1]), procEnv,
 		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", ports[0]),
-		"--health-addr="+healthAddr,
+		fmt.Sprintf("--health-addr=127.0.0.1:%d", ports[1]),
 		"--watch-all-namespaces=true",
 		"--enable-leader-election=false",
 		"--events-addr=",
 		"--log-encoding=console",
 		"--log-level=debug",
 	)
-	f.cmd.Env = append(os.Environ(), "RUNTIME_NAMESPACE="+Namespace, "KUBECONFIG="+env.Kubeconfig)
-	f.cmd.Stdout, f.cmd.Stderr = logf, logf
-	f.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := f.cmd.Start(); err != nil {
-		logf.Close()
-		return nil, fmt.Errorf("start kustomize-controller: %w", err)
-	}
-	logf.Close()
-	f.exited = make(chan struct{})
-	go func() { _ = f.cmd.Wait(); close(f.exited) }()
-	tb.Cleanup(func() {
-		f.stop()
-		if tb.Failed() {
-			tb.Logf("kustomize-controller log (%s):\n%s", f.logPath, f.Log())
-		}
-		os.Remove(f.logPath)
-	})
-	if err := f.waitReady("http://"+healthAddr+"/readyz", 60*time.Second); err != nil {
-		return nil, fmt.Errorf("kustomize-controller did not become ready: %w\n%s", err, f.Log())
+	if err != nil {
+		return nil, err
 	}
 	return f, nil
 }
 
-// Log returns the controller's log so far.
-func (f *Flux) Log() string {
-	b, _ := os.ReadFile(f.logPath)
-	return string(b)
+// startSourceController runs source-controller (flags from its main.go)
+// with its artifact storage in a temporary folder, served and advertised on
+// a free port of 127.0.0.1, where kustomize-controller downloads from.
+func startSourceController(tb testing.TB, assets string, env []string) (*proc, error) {
+	bin := filepath.Join(assets, "source-controller")
+	if _, err := os.Stat(bin); err != nil {
+		return nil, fmt.Errorf("%s: rebuild the assets with `bash tools/flux-assets.sh`: %w", bin, err)
+	}
+	storage, err := os.MkdirTemp("", "source-controller-storage-")
+	if err != nil {
+		return nil, err
+	}
+	tb.Cleanup(func() { os.RemoveAll(storage) }) // runs after the process is stopped
+	ports, err := kubetest.FreePorts(3)
+	if err != nil {
+		return nil, err
+	}
+	storageAddr := fmt.Sprintf("127.0.0.1:%d", ports[2])
+	return startProc(tb, "source-controller", bin, fmt.Sprintf("127.0.0.1:%d", ports[1]), env,
+		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", ports[0]),
+		fmt.Sprintf("--health-addr=127.0.0.1:%d", ports[1]),
+		"--storage-path="+storage,
+		"--storage-addr="+storageAddr,
+		"--storage-adv-addr="+storageAddr,
+		"--watch-all-namespaces=true",
+		"--enable-leader-election=false",
+		"--events-addr=",
+		"--log-encoding=console",
+		"--log-level=debug",
+	)
 }
 
-func (f *Flux) stop() {
-	if f.cmd == nil || f.cmd.Process == nil {
-		return
-	}
-	_ = f.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-f.exited:
-	case <-time.After(20 * time.Second):
-		_ = f.cmd.Process.Kill()
-		<-f.exited
-	}
-}
+// Log returns kustomize-controller's log so far.
+func (f *Flux) Log() string { return f.kc.log() }
 
-func (f *Flux) waitReady(url string, limit time.Duration) error {
-	client := &http.Client{Timeout: 2 * time.Second}
-	deadline := time.Now().Add(limit)
-	last := errors.New("no answer yet")
-	for time.Now().Before(deadline) {
-		select {
-		case <-f.exited:
-			return fmt.Errorf("the process exited (%v)", f.cmd.ProcessState)
-		default:
-		}
-		resp, err := client.Get(url)
-		if err == nil {
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = fmt.Errorf("%s: %d %s", url, resp.StatusCode, strings.TrimSpace(string(body)))
-		} else {
-			last = err
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return last
-}
+// SourceLog returns source-controller's log so far; "" when it does not run.
+func (f *Flux) SourceLog() string { return f.sc.log() }
 
 // installCRDs creates every CRD in dir and waits until each is established.
 func (f *Flux) installCRDs(ctx context.Context, dir string) error {

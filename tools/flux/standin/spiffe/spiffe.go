@@ -18,6 +18,7 @@ import (
 // Controller flag names. The values are this stand-in's own choice.
 const (
 	ControllerFlagAuthorizedArtifactServerSPIFFEID = "authorized-artifact-server-spiffe-id"
+	ControllerFlagAuthorizedArtifactClientSPIFFEID = "authorized-artifact-client-spiffe-id" // source-controller's
 	ControllerFlagAuthorizedEventServerSPIFFEID    = "authorized-event-server-spiffe-id"
 	ControllerFlagSPIFFEBrokerEndpoint             = "spiffe-broker-endpoint"
 	ControllerFlagSPIFFEBrokerID                   = "spiffe-broker-id"

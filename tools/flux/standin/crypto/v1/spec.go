@@ -128,6 +128,13 @@ type buildInput struct {
 	kubeConfigCluster  string
 	kubeConfigAudience string
 	oci                bool
+	stsProvider        string
+	stsEndpoint        string
+	certSecretRef      bool
+	secretRefCerts     bool
+	secretRefAuth      bool
+	gitHubEnterprise   bool
+	imagePullSecrets   bool
 }
 
 func WithAnnotations(a map[string]string) Option {
@@ -144,7 +151,23 @@ func WithKubeConfigAudiences(a string) Option {
 	return func(b *buildInput) { b.kubeConfigAudience = a }
 }
 
-func WithOCI(oci bool) Option { return func(b *buildInput) { b.oci = oci } }
+// WithOCI and the options below are the ones source-controller passes;
+// like the others, BuildSpec records and ignores them.
+func WithOCI() Option { return func(b *buildInput) { b.oci = true } }
+
+func WithSTSEndpoint(provider, endpoint string) Option {
+	return func(b *buildInput) { b.stsProvider, b.stsEndpoint = provider, endpoint }
+}
+
+func WithCertSecretRef() Option { return func(b *buildInput) { b.certSecretRef = true } }
+
+func WithSecretRefCerts() Option { return func(b *buildInput) { b.secretRefCerts = true } }
+
+func WithSecretRefAuth() Option { return func(b *buildInput) { b.secretRefAuth = true } }
+
+func WithGitHubEnterpriseServer() Option { return func(b *buildInput) { b.gitHubEnterprise = true } }
+
+func WithImagePullSecrets() Option { return func(b *buildInput) { b.imagePullSecrets = true } }
 
 // BuildSpec returns an empty Spec: no auth settings. See the package comment.
 func BuildSpec(opts ...Option) (*Spec, error) {
