@@ -9,8 +9,8 @@ cd "$(dirname "$0")/.."
 # outside the repository when missing (the first time: 10-15 minutes).
 KUBEBUILDER_ASSETS="$(bash tools/kube-assets.sh | tail -n 1)"
 export KUBEBUILDER_ASSETS
-# Flux's kustomize-controller for internal/fluxtest, built the same way from
-# tools/flux (the first time: about 10 minutes).
+# Flux's source-controller and kustomize-controller for internal/fluxtest,
+# built the same way from tools/flux (the first time: about 11 minutes).
 FLUX_ASSETS="$(bash tools/flux-assets.sh | tail -n 1)"
 export FLUX_ASSETS
 go vet ./...
