@@ -60,8 +60,8 @@ type Enforcement struct {
 	// that an idle poll wakes when they change).
 	Ignores []DriftIgnore
 
-	flux         bool
-	selfHealKeys bool // Argo CD: additions are never drift to it
+	flux            bool
+	additionsUnseen bool // Argo CD: a field Git lacks is never drift to it
 }
 
 // DriftIgnore is a rule under which the tool does not see a field: Flux's
@@ -158,7 +158,7 @@ func argoEnforcement(obj map[string]any) *Enforcement {
 	ns, _ := md["namespace"].(string)
 	name, _ := md["name"].(string)
 	annotations, _ := md["annotations"].(map[string]any)
-	e := &Enforcement{Tool: "Argo CD", Object: "Application " + ns + "/" + name, selfHealKeys: true}
+	e := &Enforcement{Tool: "Argo CD", Object: "Application " + ns + "/" + name, additionsUnseen: true}
 	for _, r := range asList(spec["ignoreDifferences"]) {
 		rule, _ := r.(map[string]any)
 		d := DriftIgnore{Pointers: strings2(rule["jsonPointers"])}
@@ -218,7 +218,7 @@ func (e *Enforcement) Fate(o Object, path string, inGit bool) (Fate, string) {
 		return Kept, e.Tool + " ignores this field (" + rule + ")"
 	}
 	if !inGit {
-		if e.selfHealKeys {
+		if e.additionsUnseen {
 			return Kept, e.Tool + " does not count a field Git lacks as drift"
 		}
 		if ssa, _ := annotations[fluxSSAAnnotation].(string); ssa == "Merge" {
