@@ -732,3 +732,26 @@ func TestArchivedRepositoryIsReportedOnceThenWaitedFor(t *testing.T) {
 		t.Errorf("after unarchiving, the pull request was not updated:\n%s", h.openPR().Body)
 	}
 }
+
+// A repository renamed on GitHub keeps working under the name the config
+// gives: every request's redirect is followed, the tarball link's 301 too
+// (issue 30, item 5).
+func TestRenamedRepositoryIsFollowed(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.poll()
+	number := h.openPR().Number
+	h.srv.RenameRepo(owner, repo, "shop-renamed")
+	h.setLive(strings.Replace(writeThroughOnly(t), "value: 60s", "value: 70s", 1))
+	h.bot.Snapshots.KeepBytes = 1 // the base's snapshot is loaded anew
+	h.base = h.srv.Commit(owner, "shop-renamed", "main", "someone", map[string][]byte{"README.md": []byte("renamed\n")})
+	if err := h.pollErr(); err != nil {
+		t.Fatalf("after the rename: %v", err)
+	}
+	prs := h.srv.PullRequests(owner, "shop-renamed")
+	if len(prs) != 1 || prs[0].Number != number || !strings.Contains(prs[0].Body, "70s") {
+		t.Fatalf("pull requests after the rename: %+v", prs)
+	}
+	if f := h.srv.Failures(); len(f) != 0 {
+		t.Errorf("the server saw requests outside GitHub's description: %+v", f)
+	}
+}

@@ -112,7 +112,9 @@ var errNoSuchRevision = errors.New("GitHub has no such commit (404)")
 
 // download fetches and unpacks one commit and keeps it.
 func (s *Snapshots) download(ctx context.Context, owner, repo, sha, key string) (*analyzer.Snapshot, error) {
-	u, link, err := s.GitHub.Repositories.GetArchiveLink(ctx, owner, repo, github.Tarball, &github.RepositoryContentGetOptions{Ref: sha}, 0)
+	// A renamed or transferred repository answers 301 to its old name:
+	// followed, as every other request's redirect is.
+	u, link, err := s.GitHub.Repositories.GetArchiveLink(ctx, owner, repo, github.Tarball, &github.RepositoryContentGetOptions{Ref: sha}, 3)
 	if err != nil && link != nil && link.StatusCode == http.StatusNotFound {
 		// go-github says only "unexpected status code" here.
 		return nil, fmt.Errorf("tarball link for %s: %w", key, errNoSuchRevision)

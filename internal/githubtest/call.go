@@ -45,6 +45,9 @@ func (c *call) dispatch() *reply {
 	}
 	if owner, ok := c.params["owner"]; ok && c.rt.auth != authDownload {
 		rp := s.repoLocked(owner, c.params["repo"])
+		if moved := s.renamed[key(owner, c.params["repo"])]; rp == nil && moved != nil {
+			return redirectReply(c.r, owner, c.params["repo"], moved)
+		}
 		// An installation sees only its owner's repositories; others are 404, as on GitHub.
 		if rp == nil || (c.inst != nil && !strings.EqualFold(c.inst.owner, rp.owner)) {
 			return errReply(http.StatusNotFound, "Not Found")
@@ -138,5 +141,22 @@ func (c *call) paged(items []any) *reply {
 	if link != "" {
 		rep.header.Set("Link", link)
 	}
+	return rep
+}
+
+// redirectReply answers a request to a renamed repository's old name:
+// 301 for a read, 307 (the method kept) for a write, to the same path under
+// the new name.
+func redirectReply(r *http.Request, owner, old string, rp *repo) *reply {
+	status := http.StatusMovedPermanently
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		status = http.StatusTemporaryRedirect
+	}
+	loc := strings.Replace(r.URL.EscapedPath(), "/repos/"+owner+"/"+old, "/repos/"+rp.owner+"/"+rp.name, 1)
+	if r.URL.RawQuery != "" {
+		loc += "?" + r.URL.RawQuery
+	}
+	rep := jsonReply(status, map[string]any{"message": "Moved Permanently", "url": loc, "documentation_url": docsURL})
+	rep.header.Set("Location", loc)
 	return rep
 }

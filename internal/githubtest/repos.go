@@ -145,6 +145,24 @@ type Ruleset struct {
 	Classic, Silent bool
 }
 
+// RenameRepo renames a repository as GitHub does: requests to the old
+// name are redirected (301 for reads, 307 for writes) to the new one.
+func (s *Server) RenameRepo(owner, name, newName string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repoLocked(owner, name)
+	if rp == nil {
+		panic("githubtest: no repo " + owner + "/" + name)
+	}
+	delete(s.repos, key(owner, name))
+	rp.name = newName
+	s.repos[key(owner, newName)] = rp
+	if s.renamed == nil {
+		s.renamed = map[string]*repo{}
+	}
+	s.renamed[key(owner, name)] = rp
+}
+
 // withRepo runs set on a repository under the server lock; a test that
 // names a repository the server lacks is wrong, so it panics.
 func (s *Server) withRepo(owner, name string, set func(*repo)) {

@@ -93,6 +93,7 @@ type Server struct {
 	nextID    int64
 	users     map[string]*user // by lower-case login
 	repos     map[string]*repo // by lower-case owner/name
+	renamed   map[string]*repo // old lower-case owner/name -> the repository now
 	apps      map[int64]*app
 	installs  map[int64]*installation
 	tokens    map[string]*token
