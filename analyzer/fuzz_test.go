@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"path"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -218,10 +219,21 @@ func FuzzSourceForm(f *testing.F) {
 	})
 }
 
+// generatedSuffix is the content hash kustomize appends to a generated
+// ConfigMap's or Secret's name (ten characters of its own alphabet).
+var generatedSuffix = regexp.MustCompile(`-[bcdfghkmt2456789]{10}$`)
+
+// codes lists the plan's refusals. A generated object's name loses its hash:
+// writing a placed value of a generated ConfigMap renames the object (a new
+// hash), and a refusal of another of its keys is the same refusal.
 func codes(p *Plan) string {
 	var s []string
 	for _, r := range p.Refusals {
-		s = append(s, r.Code+" "+r.Object.String()+" "+r.Field)
+		obj := r.Object
+		if obj.Kind == "ConfigMap" || obj.Kind == "Secret" {
+			obj.Name = generatedSuffix.ReplaceAllString(obj.Name, "-<hash>")
+		}
+		s = append(s, r.Code+" "+obj.String()+" "+r.Field)
 	}
 	sort.Strings(s)
 	return strings.Join(s, "; ")
