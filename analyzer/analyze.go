@@ -383,8 +383,8 @@ func (a *analysis) pair() {
 			for _, i := range idx {
 				used[i] = true
 			}
-			a.refuse(Refusal{Code: CodeRenderMismatch, Object: refOf(r.Object), File: r.Origin,
-				Message: fmt.Sprintf("%d live objects are %s, and which one the render describes cannot be told", len(idx), refOf(r.Object)),
+			a.refuse(Refusal{Code: CodeRenderMismatch, Object: RefOf(r.Object), File: r.Origin,
+				Message: fmt.Sprintf("%d live objects are %s, and which one the render describes cannot be told", len(idx), RefOf(r.Object)),
 				Hint:    "give the objects distinct names, or compare them by hand"})
 			continue
 		}
@@ -421,7 +421,7 @@ func (a *analysis) pair() {
 	}
 	for i, l := range a.lives {
 		if !used[i] {
-			a.note("untracked: %s is in the cluster but %s does not render it", refOf(l.Object), a.plan.Root)
+			a.note("untracked: %s is in the cluster but %s does not render it", RefOf(l.Object), a.plan.Root)
 		}
 	}
 	if anyUnowned {
@@ -435,7 +435,7 @@ func (a *analysis) pair() {
 // that could not read what it renders gives no verdict at all (Unread),
 // since "not there" would read as "drift gone".
 func (a *analysis) absent(r rendered, kindSeen bool) {
-	ref := refOf(r.Object)
+	ref := RefOf(r.Object)
 	k := kube.KindKey(r.ID.Group, r.ID.Kind)
 	cov := a.opts.Coverage
 	switch {
@@ -521,7 +521,7 @@ func (a *analysis) project() {
 		if p.inSync || (len(p.unseen) == 0 && jsonvalue.Equal(p.intent, p.ren.Object)) {
 			continue
 		}
-		ref := refOf(p.ren.Object)
+		ref := RefOf(p.ren.Object)
 		if p.ren.ID.Kind == "Secret" && p.ren.ID.Group == "" {
 			// Keys a person set in the unread data count too: named from
 			// managedFields, their values never read.
@@ -585,7 +585,7 @@ func (a *analysis) project() {
 // source view (the intent with entry-carried values taken out). Fields it
 // cannot write are refused and given up; the rest stay.
 func (a *analysis) placeSource(c *candidate, view map[string]any) {
-	ref := refOf(c.ren.Object)
+	ref := RefOf(c.ren.Object)
 	// kustomize never produces ${...}: a rendered token live does not hold
 	// means another tool substitutes it after the build.
 	for _, p := range diffPaths(present(c.ren.Object), present(view), nil) {
@@ -717,10 +717,10 @@ func (a *analysis) abandonSource(c *candidate, view map[string]any) {
 func (a *analysis) source(r rendered) (string, int, map[string]any, error) {
 	f := a.base.files[r.Origin]
 	if f == nil {
-		return "", 0, nil, fmt.Errorf("no source file is known for %s", refOf(r.Object))
+		return "", 0, nil, fmt.Errorf("no source file is known for %s", RefOf(r.Object))
 	}
 	if r.Shared {
-		return "", 0, nil, fmt.Errorf("the document of %s in %s renders as several objects (the build reaches it more than once); an edit there would change all of them", refOf(r.Object), r.Origin)
+		return "", 0, nil, fmt.Errorf("the document of %s in %s renders as several objects (the build reaches it more than once); an edit there would change all of them", RefOf(r.Object), r.Origin)
 	}
 	// The document's own name: what the build's mark records, else the
 	// rendered name (nothing in the tree renames).
@@ -778,7 +778,7 @@ func (a *analysis) dyeCanRoute() bool {
 // refByID names a rendered object.
 func (a *analysis) refByID(id objectID) ObjectRef {
 	if i, ok := a.base.byID[id]; ok {
-		return refOf(a.base.objects[i].Object)
+		return RefOf(a.base.objects[i].Object)
 	}
 	return ObjectRef{Kind: id.Kind, Namespace: id.Namespace, Name: id.Name}
 }

@@ -159,7 +159,7 @@ func (a *analysis) resolveVar(name string, ds []varDemand) {
 	refuseAll := func(code, msg, hint, file string) {
 		for _, d := range changed {
 			p := a.pairOf(d.slot.Obj)
-			a.refuse(Refusal{Code: code, Object: refOf(p.ren.Object), Field: d.slot.Path.String(), File: file, Message: msg, Hint: hint})
+			a.refuse(Refusal{Code: code, Object: RefOf(p.ren.Object), Field: d.slot.Path.String(), File: file, Message: msg, Hint: hint})
 			restore(p.intent, p.ren.Object, d.slot.Path)
 		}
 	}
@@ -190,7 +190,7 @@ func (a *analysis) resolveVar(name string, ds []varDemand) {
 
 // refuseVarField refuses one substituted field; it then stands as rendered.
 func (a *analysis) refuseVarField(p *pair, path jsonvalue.Path, msg string) {
-	a.refuse(Refusal{Code: CodeBuildOwned, Object: refOf(p.ren.Object), Field: path.String(), File: p.ren.Origin, Message: msg,
+	a.refuse(Refusal{Code: CodeBuildOwned, Object: RefOf(p.ren.Object), Field: path.String(), File: p.ren.Origin, Message: msg,
 		Hint: "change the variable or the field in Git by hand, or revert the change in the cluster"})
 	restore(p.intent, p.ren.Object, path)
 }
@@ -472,7 +472,7 @@ func (a *analysis) varEdits() {
 		from, _ := jsonvalue.Get(p.ren.Object, first.Path)
 		to, _ := jsonvalue.Get(p.intent, first.Path)
 		a.plan.Edits = append(a.plan.Edits, Edit{
-			Object: refOf(p.ren.Object), Field: first.Path.String(), From: from, To: to,
+			Object: RefOf(p.ren.Object), Field: first.Path.String(), From: from, To: to,
 			File: r.File, Line: lineOf(a.final[r.File], r.Doc, r.Path), Route: r.Route,
 		})
 		if len(r.Slots) > 1 {

@@ -30,7 +30,7 @@ func data(key string) jsonvalue.Path {
 func renamedNote(t *testing.T, p *Plan, was map[string]any) string {
 	t.Helper()
 	for _, n := range p.Notes {
-		if strings.HasPrefix(n, refOf(was).String()+" is named by a hash of its content") {
+		if strings.HasPrefix(n, RefOf(was).String()+" is named by a hash of its content") {
 			return n
 		}
 	}

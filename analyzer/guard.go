@@ -197,7 +197,7 @@ func (a *analysis) brokenGuards(files map[string][]byte, parsed map[string]*yaml
 			ref := outOfScope(c.guard.blocked, c.guard.home)
 			ref.Message = fmt.Sprintf("%s is also read by %s, and %s would change the render of %s (%s)%s; %s",
 				f, displayDirs(c.guard.roots), writing, displayDir(r), m[r], also, c.guard.home.Message)
-			ref.Object, ref.Field, ref.File = refOf(c.ren.Object), joinPaths(c.changed), c.file
+			ref.Object, ref.Field, ref.File = RefOf(c.ren.Object), joinPaths(c.changed), c.file
 			ref.Line = lineOf(a.base.files[c.file], c.doc, firstPath(c.changed))
 			if len(c.changed) == 0 { // carried by a placed generator input
 				ref.Field = joinPaths(a.placedFields(c.ren.ID))
@@ -326,7 +326,7 @@ func renderDiff(b0, b1 *built) string {
 	for i, o := range b0.objects {
 		n := b1.objects[i]
 		if n.ID != o.ID || !jsonvalue.Equal(n.Object, o.Object) {
-			return "its " + refOf(o.Object).String() + " would render differently"
+			return "its " + RefOf(o.Object).String() + " would render differently"
 		}
 	}
 	return ""

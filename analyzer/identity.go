@@ -65,7 +65,8 @@ func (id objectID) matches(obj map[string]any) bool {
 		(id.Version == "" || versionOf(apiVersionOf(obj)) == id.Version)
 }
 
-func refOf(obj map[string]any) ObjectRef {
+// RefOf names a live or rendered object the way plans name it.
+func RefOf(obj map[string]any) ObjectRef {
 	id := idOf(obj)
 	return ObjectRef{APIVersion: apiVersionOf(obj), Kind: id.Kind, Namespace: id.Namespace, Name: id.Name}
 }

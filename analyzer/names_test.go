@@ -117,7 +117,7 @@ func diskBuild(dir string) ([]map[string]any, error) {
 }
 
 func sortByID(objs []map[string]any) {
-	sort.Slice(objs, func(i, j int) bool { return fmt.Sprint(refOf(objs[i])) < fmt.Sprint(refOf(objs[j])) })
+	sort.Slice(objs, func(i, j int) bool { return fmt.Sprint(RefOf(objs[i])) < fmt.Sprint(RefOf(objs[j])) })
 }
 
 // checkNamedTree writes files to disk and holds driftback to kustomize's

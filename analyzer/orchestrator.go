@@ -374,7 +374,7 @@ func (a *analysis) secretVariables() {
 			lv, ok := jsonvalue.Get(p.intent, path)
 			tmpl, _ := rv.(string)
 			if !ok || !fitsTemplate(tmpl, scalarText(lv)) {
-				a.refuse(Refusal{Code: CodeSensitive, Object: refOf(p.ren.Object), Field: path.String(), File: p.ren.Origin,
+				a.refuse(Refusal{Code: CodeSensitive, Object: RefOf(p.ren.Object), Field: path.String(), File: p.ren.Origin,
 					Message: fmt.Sprintf("the Flux Kustomization %s/%s substitutes %s here from a Secret, which driftback never reads; the live value does not fit the rest of the field",
 						a.flux.ctx.Namespace, a.flux.ctx.Name, strings.Join(secretNames(tmpl), ", ")),
 					Hint: "change the Secret or the field in Git by hand, or revert the change in the cluster"})
@@ -460,7 +460,7 @@ func (a *analysis) planToolRoutes() {
 			for _, s := range o.slots {
 				pr := a.pairOf(s.Obj)
 				r := *why
-				r.Object, r.Field = refOf(pr.ren.Object), s.Path.String()
+				r.Object, r.Field = RefOf(pr.ren.Object), s.Path.String()
 				a.refuse(r)
 				restore(pr.intent, pr.ren.Object, s.Path)
 			}

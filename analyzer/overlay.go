@@ -107,7 +107,7 @@ func (a *analysis) placeOverride(c *candidate, view map[string]any, blocked *Ref
 	// kustomize does, before anything is written.
 	if bad := c.over.unreachable(c); len(bad) > 0 {
 		for _, p := range bad {
-			a.refuse(Refusal{Code: CodeUnplaceableEdit, Object: refOf(c.ren.Object), Field: p.String(), File: file,
+			a.refuse(Refusal{Code: CodeUnplaceableEdit, Object: RefOf(c.ren.Object), Field: p.String(), File: file,
 				Message: "a strategic-merge patch cannot make the build render this value",
 				Hint:    "make the change in Git by hand"})
 			a.giveUp(c, p)
@@ -1037,7 +1037,7 @@ func (a *analysis) overrideEdits(c *candidate) {
 		from, _ := jsonvalue.Get(c.ren.Object, p)
 		to, _ := jsonvalue.Get(c.view, p)
 		a.plan.Edits = append(a.plan.Edits, Edit{
-			Object: refOf(c.ren.Object), Field: p.String(), From: from, To: to,
+			Object: RefOf(c.ren.Object), Field: p.String(), From: from, To: to,
 			File: c.file, Line: c.over.line(f, p), Route: RouteOverlay,
 		})
 	}

@@ -58,7 +58,7 @@ func overridden(t *testing.T, repo *repofs.Repo, root string, live []map[string]
 	// by its new content named as live has it).
 	for i, o := range unhashed(live, renderedLive(t, next, root)) {
 		if !jsonvalue.Equal(o, live[i]) {
-			t.Fatalf("%s rebuilds unlike live (a list in another order?):\n%v\n%v", refOf(o), o, live[i])
+			t.Fatalf("%s rebuilds unlike live (a list in another order?):\n%v\n%v", RefOf(o), o, live[i])
 		}
 	}
 	if again := plan(t, next, root, live); !again.InSync() {

@@ -179,7 +179,7 @@ func (a *analysis) placedFields(id objectID) []jsonvalue.Path {
 // GitOps tool the plan cannot write; the field then stands as rendered.
 func (a *analysis) refuseBlocked(p pair, fp jsonvalue.Path, sk slotKey, why *Refusal) {
 	r := *why
-	r.Object, r.Field = refOf(p.ren.Object), fp.String()
+	r.Object, r.Field = RefOf(p.ren.Object), fp.String()
 	a.refuse(r)
 	a.supplied[sk], a.conflicted[sk] = true, true
 }
@@ -370,7 +370,7 @@ func (a *analysis) placedEdits() {
 			}
 			from, _ := jsonvalue.Get(p.ren.Object, s.Path)
 			a.plan.Edits = append(a.plan.Edits, Edit{
-				Object: refOf(p.ren.Object), Field: s.Path.String(), From: from, To: pl.Value,
+				Object: RefOf(p.ren.Object), Field: s.Path.String(), From: from, To: pl.Value,
 				File: pl.Node.File, Line: line, Route: pl.Node.Route,
 			})
 		}
@@ -568,7 +568,7 @@ func (a *analysis) hashMoves(nb *built) map[*candidate]bool {
 		refuse := func(msg string) {
 			bad[c] = true
 			a.refuse(Refusal{
-				Code: CodeBuildOwned, Object: refOf(c.ren.Object), Field: joinPaths(fields), File: generatorFile(c.ren.Generated),
+				Code: CodeBuildOwned, Object: RefOf(c.ren.Object), Field: joinPaths(fields), File: generatorFile(c.ren.Generated),
 				Message: msg,
 				Hint:    "change the value in Git by hand (the object and what refers to it roll to the new name), or revert it in the cluster",
 			})
@@ -609,9 +609,9 @@ func holding(b *built, name, self string) (all, roll []string) {
 		if o.ID.Name == self || !holdsString(o.Object, name) {
 			continue
 		}
-		all = append(all, refOf(o.Object).String())
+		all = append(all, RefOf(o.Object).String())
 		if t, ok := jsonvalue.Get(o.Object, jsonvalue.ParseSimple("spec.template")); ok && rollingKinds[o.ID.Kind] && holdsString(t, name) {
-			roll = append(roll, refOf(o.Object).String())
+			roll = append(roll, RefOf(o.Object).String())
 		}
 	}
 	return all, roll
@@ -648,7 +648,7 @@ func (a *analysis) renameNotes() {
 		if !ok {
 			continue
 		}
-		msg := fmt.Sprintf("%s is named by a hash of its content (%s): merging renames it %s", refOf(c.ren.Object), c.ren.Generated, r.to)
+		msg := fmt.Sprintf("%s is named by a hash of its content (%s): merging renames it %s", RefOf(c.ren.Object), c.ren.Generated, r.to)
 		switch len(r.roll) {
 		case 0:
 		case 1:

@@ -105,7 +105,7 @@ func driftOne(live []map[string]any, rng *rand.Rand) (string, bool) {
 			continue
 		}
 		jsonvalue.Set(l.obj, l.p, v)
-		return fmt.Sprintf("%s:%s=%v", refOf(l.obj), l.p, v), true
+		return fmt.Sprintf("%s:%s=%v", RefOf(l.obj), l.p, v), true
 	}
 	return "", false
 }
@@ -201,9 +201,9 @@ func checkClaims(t *testing.T, render, objs, live []map[string]any, p *Plan) {
 	}
 	for i, was := range render {
 		now, lv := rebuilt[i], live[i]
-		ref := refOf(was)
-		if refOf(now) != ref || refOf(lv) != ref {
-			t.Fatalf("object %d is %s after the rebuild, %s before", i, refOf(now), ref)
+		ref := RefOf(was)
+		if RefOf(now) != ref || RefOf(lv) != ref {
+			t.Fatalf("object %d is %s after the rebuild, %s before", i, RefOf(now), ref)
 		}
 		mine := claimed[ref.APIVersion+" "+ref.String()]
 		if len(mine) > 0 && len(diffPaths(present(now), present(lv), nil)) == 0 && !jsonvalue.Equal(now, lv) {
@@ -245,7 +245,7 @@ func unhashed(render, objs []map[string]any) []map[string]any {
 		if i >= len(render) {
 			break
 		}
-		was, now := refOf(render[i]), refOf(o)
+		was, now := RefOf(render[i]), RefOf(o)
 		if was == now || was.Kind != now.Kind || was.Namespace != now.Namespace ||
 			!hashSuffix.MatchString(was.Name) || !hashSuffix.MatchString(now.Name) || was.Name[:len(was.Name)-11] != now.Name[:len(now.Name)-11] {
 			continue

@@ -96,7 +96,7 @@ func (a *analysis) planRoutes() {
 		if home := a.overrideHome(); home != nil {
 			why = outOfScope(why, home) // nor can the target author an entry of its own
 		}
-		why.Object, why.Field = refOf(p.ren.Object), slot.String()
+		why.Object, why.Field = RefOf(p.ren.Object), slot.String()
 		a.refuse(*why)
 	}
 	for _, p := range a.pairs {

@@ -219,7 +219,7 @@ func (a *analysis) check(nb *built) (map[*candidate]bool, map[*candidate][]jsonv
 			if c.file == o.Origin && !drop[c] {
 				blamed, drop[c] = true, true
 				a.refuse(a.refusalFor(c, CodeBuildOwned, firstPath(c.changed), c.file, 0,
-					fmt.Sprintf("the edit would also change %s, which the plan does not mean to touch", refOf(o.Object)),
+					fmt.Sprintf("the edit would also change %s, which the plan does not mean to touch", RefOf(o.Object)),
 					"make the change in Git by hand"))
 			}
 		}
@@ -228,7 +228,7 @@ func (a *analysis) check(nb *built) (map[*candidate]bool, map[*candidate][]jsonv
 				if !drop[c] {
 					drop[c] = true
 					a.refuse(a.refusalFor(c, CodeBuildOwned, firstPath(c.changed), firstNonEmpty(c.file, c.ren.Origin), 0,
-						fmt.Sprintf("the edits would also change %s, which the plan does not mean to touch", refOf(o.Object)),
+						fmt.Sprintf("the edits would also change %s, which the plan does not mean to touch", RefOf(o.Object)),
 						"make the change in Git by hand"))
 				}
 			}
@@ -246,14 +246,14 @@ func (a *analysis) refuseBuildOwned(c *candidate, paths []jsonvalue.Path) {
 	for _, fp := range paths {
 		o := a.owner(c.ren, c.src, fp)
 		a.refuse(Refusal{
-			Code: CodeBuildOwned, Object: refOf(c.ren.Object), Field: fp.String(),
+			Code: CodeBuildOwned, Object: RefOf(c.ren.Object), Field: fp.String(),
 			File: firstNonEmpty(o.file, c.file), Line: o.line, Message: o.message, Hint: o.hint,
 		})
 	}
 }
 
 func (a *analysis) refusalFor(c *candidate, code string, p jsonvalue.Path, file string, line int, msg, hint string) Refusal {
-	return Refusal{Code: code, Object: refOf(c.ren.Object), Field: p.String(), File: file, Line: line, Message: msg, Hint: hint}
+	return Refusal{Code: code, Object: RefOf(c.ren.Object), Field: p.String(), File: file, Line: line, Message: msg, Hint: hint}
 }
 
 func (a *analysis) refuseAll(code, msg string) {
@@ -307,7 +307,7 @@ func (a *analysis) finish() {
 			from, _ := jsonvalue.Get(c.ren.Object, p)
 			to, _ := jsonvalue.Get(c.want, p)
 			a.plan.Edits = append(a.plan.Edits, Edit{
-				Object: refOf(c.ren.Object), Field: p.String(), From: from, To: to,
+				Object: RefOf(c.ren.Object), Field: p.String(), From: from, To: to,
 				File: c.file, Line: lineOf(f, c.doc, p), Route: RouteSource,
 			})
 		}
@@ -403,7 +403,7 @@ func (a *analysis) routeEdits() {
 			route = RouteReplicas
 		}
 		a.plan.Edits = append(a.plan.Edits, Edit{
-			Object: refOf(p.ren.Object), Field: first.Path.String(), From: from, To: to,
+			Object: RefOf(p.ren.Object), Field: first.Path.String(), From: from, To: to,
 			File: r.Entry.file(), Line: entryLine(a.final[r.Entry.file()], r), Route: route,
 		})
 		if len(r.Slots) > 1 {

@@ -24,40 +24,25 @@ type Restoring struct {
 	Why    string
 }
 
-// fated is one edit or refusal with the tool's fate.
-type fated struct {
-	object analyzer.ObjectRef
-	field  string
-	fate   cluster.Fate
-	why    string
-}
-
 // liveIndex finds a target's live objects by reference.
 type liveIndex map[analyzer.ObjectRef]cluster.Object
 
 func indexLive(objs []cluster.Object) liveIndex {
 	out := liveIndex{}
 	for _, o := range objs {
-		md, _ := o.Object["metadata"].(map[string]any)
-		ref := analyzer.ObjectRef{}
-		ref.APIVersion, _ = o.Object["apiVersion"].(string)
-		ref.Kind, _ = o.Object["kind"].(string)
-		ref.Namespace, _ = md["namespace"].(string)
-		ref.Name, _ = md["name"].(string)
-		out[ref] = o
+		out[analyzer.RefOf(o.Object)] = o
 	}
 	return out
 }
 
 // fate judges one drifted field; an object driftback did not read is
 // never assumed restored.
-func (ix liveIndex) fate(e *cluster.Enforcement, ref analyzer.ObjectRef, field string, inGit bool) fated {
+func (ix liveIndex) fate(e *cluster.Enforcement, ref analyzer.ObjectRef, field string, inGit bool) (cluster.Fate, string) {
 	o, ok := ix[ref]
 	if !ok {
-		return fated{ref, field, cluster.Kept, "the live object was not read"}
+		return cluster.Kept, "the live object was not read"
 	}
-	f, why := e.Fate(o, field, inGit)
-	return fated{ref, field, f, why}
+	return e.Fate(o, field, inGit)
 }
 
 // enforce applies the tool's fates to a plan. Unless the target proposes
@@ -67,51 +52,47 @@ func (ix liveIndex) fate(e *cluster.Enforcement, ref analyzer.ObjectRef, field s
 // list the check run reports. replan plans against other live objects.
 func enforce(e *cluster.Enforcement, proposeRestored bool, objs []cluster.Object, live []kube.LiveObject, plan *analyzer.Plan,
 	replan func([]kube.LiveObject) (*analyzer.Plan, error)) (*analyzer.Plan, []Restoring, error) {
-	if e == nil || plan == nil {
-		return plan, nil, nil
+	if e == nil || plan == nil || proposeRestored {
+		return plan, nil, nil // with proposeRestored every drift is proposed, and the notes warn
 	}
 	ix := indexLive(objs)
 	var restored []analyzer.Edit
-	for _, ed := range plan.Edits {
-		if ix.fate(e, ed.Object, ed.Field, ed.From != nil).fate == cluster.Restored {
-			restored = append(restored, ed)
-		}
-	}
 	var out []Restoring
-	if !proposeRestored && len(restored) > 0 {
-		for _, ed := range restored {
-			out = append(out, Restoring{ed.Object, ed.Field, ix.fate(e, ed.Object, ed.Field, ed.From != nil).why})
-		}
-		if len(restored) == len(plan.Edits) {
-			p := *plan
-			p.Edits, p.Files = []analyzer.Edit{}, []analyzer.File{}
-			plan = &p
-		} else {
-			again, err := replan(asRestored(live, restored))
-			if err != nil {
-				return nil, nil, err
-			}
-			plan = again
+	for _, ed := range plan.Edits {
+		if f, why := ix.fate(e, ed.Object, ed.Field, ed.From != nil); f == cluster.Restored {
+			restored = append(restored, ed)
+			out = append(out, Restoring{ed.Object, ed.Field, why})
 		}
 	}
-	if !proposeRestored {
-		// A refusal's field may be one the cluster added: judged as such,
-		// it is restored only where the tool removes what kubectl added.
-		kept := plan.Refusals[:0:0]
-		for _, r := range plan.Refusals {
-			if r.Object.Kind != "" && r.Field != "" {
-				if f := ix.fate(e, r.Object, r.Field, false); f.fate == cluster.Restored {
-					out = append(out, Restoring{r.Object, r.Field, f.why})
-					continue
-				}
+	switch {
+	case len(restored) == 0:
+	case len(restored) == len(plan.Edits):
+		p := *plan
+		p.Edits, p.Files = []analyzer.Edit{}, []analyzer.File{}
+		plan = &p
+	default:
+		again, err := replan(asRestored(live, restored))
+		if err != nil {
+			return nil, nil, err
+		}
+		plan = again
+	}
+	// A refusal's field may be one the cluster added: judged as such, it
+	// is restored only where the tool removes what kubectl added.
+	kept := plan.Refusals[:0:0]
+	for _, r := range plan.Refusals {
+		if r.Object.Kind != "" && r.Field != "" {
+			if f, why := ix.fate(e, r.Object, r.Field, false); f == cluster.Restored {
+				out = append(out, Restoring{r.Object, r.Field, why})
+				continue
 			}
-			kept = append(kept, r)
 		}
-		if len(kept) != len(plan.Refusals) {
-			p := *plan
-			p.Refusals = kept
-			plan = &p
-		}
+		kept = append(kept, r)
+	}
+	if len(kept) != len(plan.Refusals) {
+		p := *plan
+		p.Refusals = kept
+		plan = &p
 	}
 	sort.Slice(out, func(i, j int) bool {
 		return out[i].Object.String()+" "+out[i].Field < out[j].Object.String()+" "+out[j].Field
@@ -125,12 +106,7 @@ func asRestored(live []kube.LiveObject, restored []analyzer.Edit) []kube.LiveObj
 	out := make([]kube.LiveObject, len(live))
 	copy(out, live)
 	for i, l := range out {
-		ref := analyzer.ObjectRef{}
-		ref.APIVersion, _ = l.Object["apiVersion"].(string)
-		ref.Kind, _ = l.Object["kind"].(string)
-		md, _ := l.Object["metadata"].(map[string]any)
-		ref.Namespace, _ = md["namespace"].(string)
-		ref.Name, _ = md["name"].(string)
+		ref := analyzer.RefOf(l.Object)
 		copied := false
 		for _, ed := range restored {
 			if ed.Object != ref {
@@ -178,19 +154,19 @@ func toolNotes(e *cluster.Enforcement, objs []cluster.Object, plan *analyzer.Pla
 	var order []string
 	restoredProposed := 0
 	for _, ed := range plan.Edits {
-		f := ix.fate(e, ed.Object, ed.Field, ed.From != nil)
-		switch f.fate {
+		fate, why := ix.fate(e, ed.Object, ed.Field, ed.From != nil)
+		switch fate {
 		case cluster.Restored:
 			if restoredProposed < maxToolNotes {
 				notes = append(notes, report.ToolNote{Object: ed.Object.String(), Field: ed.Field,
-					Text: e.Tool + " will put Git's value back " + when + ": merge before then to keep the change (" + f.why + ")"})
+					Text: e.Tool + " will put Git's value back " + when + ": merge before then to keep the change (" + why + ")"})
 			}
 			restoredProposed++
 		default:
-			if byWhy[f.why] == 0 {
-				order = append(order, f.why)
+			if byWhy[why] == 0 {
+				order = append(order, why)
 			}
-			byWhy[f.why]++
+			byWhy[why]++
 		}
 	}
 	if restoredProposed > maxToolNotes {
