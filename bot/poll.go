@@ -90,7 +90,9 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 		err = fmt.Errorf("cluster %s: %w", tc.Cluster, err)
 		if s := stallOf(p, err); s != nil {
 			// The cluster refused the read for good: say why on the base
-			// head (once per cause), touch nothing else.
+			// head (once per cause), touch nothing else; the next good
+			// poll must post its verdict again.
+			b.memo.forget(tc.Name)
 			return p.out, b.stalled(ctx, p, s, err)
 		}
 		// Nothing was read, for a reason that says nothing about the

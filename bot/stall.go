@@ -120,10 +120,10 @@ func codeSpan(s string) string {
 // skips content it posted last — and when the same cause holds a second
 // poll in a row, the open pull request says so once, at the top of its
 // body. Nothing is closed, pushed or deleted. The poll still fails, with
-// its error.
+// its error, and the caller forgets the idle memo, as after any failure
+// that may have posted.
 func (b *Bot) stalled(ctx context.Context, p *poll, s *stall, cause error) error {
 	tc := p.t.Config
-	b.memo.forget(tc.Name) // the next good poll must post its verdict again
 	res := checkResult{conclusion: "failure", title: s.title, summary: s.summary}
 	n, err := b.postChecks(ctx, p, []string{p.baseSHA}, res)
 	p.out.CheckRuns += n
