@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"path"
 	"strings"
 
@@ -236,15 +237,15 @@ func classicProtection(msg string) bool {
 // also sends it for a protection that refuses every time: moveBranch tries
 // it three times and then says so.
 func refUpdateFailed(err error) bool {
-	var er *github.ErrorResponse
-	return errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == 422 && er.Message == "Reference update failed"
+	er, ok := githubError(err, http.StatusUnprocessableEntity)
+	return ok && er.Message == "Reference update failed"
 }
 
 // refGone is the 422 GitHub answers for deleting a ref that is not there
 // (a retried delete whose first answer was lost).
 func refGone(err error) bool {
-	var er *github.ErrorResponse
-	return errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == 422 && er.Message == "Reference does not exist"
+	er, ok := githubError(err, http.StatusUnprocessableEntity)
+	return ok && er.Message == "Reference does not exist"
 }
 
 // blockKey is what a refused move depended on: while all three are the

@@ -757,14 +757,24 @@ func unknownOutcome(ctx context.Context, err error) bool {
 	return true
 }
 
+// githubError is GitHub's answer in err when it has that status: the one
+// place every refusal below is read from.
+func githubError(err error, status int) (*github.ErrorResponse, bool) {
+	var e *github.ErrorResponse
+	if errors.As(err, &e) && e.Response != nil && e.Response.StatusCode == status {
+		return e, true
+	}
+	return nil, false
+}
+
 // isNotFound reports a 404 from go-github.
 func isNotFound(err error) bool {
-	var e *github.ErrorResponse
-	return errors.As(err, &e) && e.Response != nil && e.Response.StatusCode == http.StatusNotFound
+	_, ok := githubError(err, http.StatusNotFound)
+	return ok
 }
 
 // isUnprocessable reports a 422 from go-github.
 func isUnprocessable(err error) bool {
-	var e *github.ErrorResponse
-	return errors.As(err, &e) && e.Response != nil && e.Response.StatusCode == http.StatusUnprocessableEntity
+	_, ok := githubError(err, http.StatusUnprocessableEntity)
+	return ok
 }

@@ -350,9 +350,8 @@ func gone(plan *analyzer.Plan) bool {
 
 // archivedRefusal is GitHub's 403 for a write to an archived repository.
 func archivedRefusal(err error) bool {
-	var er *github.ErrorResponse
-	return errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusForbidden &&
-		strings.Contains(er.Message, "archived")
+	er, ok := githubError(err, http.StatusForbidden)
+	return ok && strings.Contains(er.Message, "archived")
 }
 
 // encodePins keeps the remote refs a plan read in the memo (which must

@@ -241,8 +241,8 @@ func (b *Bot) closeResolved(ctx context.Context, p *poll, plan *analyzer.Plan, p
 // draftsUnsupported is GitHub's 422 for a draft pull request in a
 // repository whose plan has none.
 func draftsUnsupported(err error) bool {
-	var er *github.ErrorResponse
-	if !errors.As(err, &er) || er.Response == nil || er.Response.StatusCode != http.StatusUnprocessableEntity {
+	er, ok := githubError(err, http.StatusUnprocessableEntity)
+	if !ok {
 		return false
 	}
 	if strings.Contains(er.Message, "Draft pull requests are not supported") {
