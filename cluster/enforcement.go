@@ -113,7 +113,7 @@ func fluxEnforcement(obj map[string]any) *Enforcement {
 	}
 	for _, r := range asList(spec["ignore"]) {
 		rule, _ := r.(map[string]any)
-		d := DriftIgnore{Regex: true, Pointers: strings2(rule["paths"])}
+		d := DriftIgnore{Regex: true, Pointers: stringsOf(rule["paths"])}
 		if t, ok := rule["target"].(map[string]any); ok {
 			d.Group, _ = t["group"].(string)
 			d.Version, _ = t["version"].(string)
@@ -161,7 +161,7 @@ func argoEnforcement(obj map[string]any) *Enforcement {
 	e := &Enforcement{Tool: "Argo CD", Object: "Application " + ns + "/" + name, additionsUnseen: true}
 	for _, r := range asList(spec["ignoreDifferences"]) {
 		rule, _ := r.(map[string]any)
-		d := DriftIgnore{Pointers: strings2(rule["jsonPointers"])}
+		d := DriftIgnore{Pointers: stringsOf(rule["jsonPointers"])}
 		d.Group, _ = rule["group"].(string)
 		d.Kind, _ = rule["kind"].(string)
 		d.Name, _ = rule["name"].(string)
@@ -301,7 +301,7 @@ func pointer(obj map[string]any, p jsonvalue.Path) (string, bool) {
 				return b.String(), false
 			}
 		}
-		b.WriteString("/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(seg))
+		b.WriteString("/" + pointerToken(seg))
 		cur, _ = jsonvalue.Get(cur, jsonvalue.Path{s})
 	}
 	return b.String(), exact
@@ -361,7 +361,7 @@ func asList(v any) []any {
 	return l
 }
 
-func strings2(v any) []string {
+func stringsOf(v any) []string {
 	var out []string
 	for _, e := range asList(v) {
 		if s, ok := e.(string); ok {
