@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -297,7 +298,13 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 				return nil, err
 			}
 			mounted, pins, err := b.Snapshots.WithRemotes(ctx, snap, p.owner+"/"+p.repo+"@"+rev, tc.Root)
-			p.pins = append(p.pins, pins...)
+			for _, pin := range pins {
+				// A plan loads the applied revision and the base: a ref
+				// both name is remembered once.
+				if !slices.Contains(p.pins, pin) {
+					p.pins = append(p.pins, pin)
+				}
+			}
 			return mounted, err
 		},
 	})
