@@ -1,16 +1,14 @@
 package fluxtest
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/driftback/driftback/internal/kubetest"
 )
 
 // proc is one controller process; its stdout and stderr go to a log file.
@@ -48,7 +46,7 @@ func startProc(tb testing.TB, name, binary, healthAddr string, env []string, arg
 		}
 		os.Remove(p.logPath)
 	})
-	if err := p.waitReady("http://"+healthAddr+"/readyz", 60*time.Second); err != nil {
+	if err := kubetest.WaitHTTP("http://"+healthAddr+"/readyz", nil, 60*time.Second, p.exited); err != nil {
 		return nil, fmt.Errorf("%s did not become ready: %w\n%s", name, err, p.log())
 	}
 	return p, nil
@@ -73,30 +71,4 @@ func (p *proc) stop() {
 		_ = p.cmd.Process.Kill()
 		<-p.exited
 	}
-}
-
-func (p *proc) waitReady(url string, limit time.Duration) error {
-	client := &http.Client{Timeout: 2 * time.Second}
-	deadline := time.Now().Add(limit)
-	last := errors.New("no answer yet")
-	for time.Now().Before(deadline) {
-		select {
-		case <-p.exited:
-			return fmt.Errorf("the process exited (%v)", p.cmd.ProcessState)
-		default:
-		}
-		resp, err := client.Get(url)
-		if err == nil {
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = fmt.Errorf("%s: %d %s", url, resp.StatusCode, strings.TrimSpace(string(body)))
-		} else {
-			last = err
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return last
 }

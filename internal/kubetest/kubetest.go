@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -93,7 +94,7 @@ func Start(assets string) (*Env, error) {
 	if err := e.run(e.etcd, "etcd"); err != nil {
 		return nil, err
 	}
-	if err := waitHTTP(etcdURL+"/health", nil, 30*time.Second); err != nil {
+	if err := WaitHTTP(etcdURL+"/health", nil, 30*time.Second, nil); err != nil {
 		return nil, fmt.Errorf("etcd did not become healthy: %w (log: %s)", err, e.log("etcd"))
 	}
 	token, err := secret()
@@ -127,7 +128,7 @@ func Start(assets string) (*Env, error) {
 	}
 	host := fmt.Sprintf("https://127.0.0.1:%d", secure)
 	e.Config = &rest.Config{Host: host, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{Insecure: true}, QPS: 200, Burst: 400}
-	if err := waitHTTP(host+"/readyz", map[string]string{"Authorization": "Bearer " + token}, 90*time.Second); err != nil {
+	if err := WaitHTTP(host+"/readyz", map[string]string{"Authorization": "Bearer " + token}, 90*time.Second, nil); err != nil {
 		return nil, fmt.Errorf("kube-apiserver did not become ready: %w (log: %s)", err, e.log("apiserver"))
 	}
 	e.Kubeconfig = filepath.Join(dir, "kubeconfig")
@@ -212,11 +213,19 @@ func FreePorts(n int) ([]int, error) {
 	return out, nil
 }
 
-func waitHTTP(url string, headers map[string]string, limit time.Duration) error {
+// WaitHTTP waits until url answers 200 (with headers sent), for at most
+// limit, and gives up at once when exited closes (the process that would
+// answer died); nil exited never closes. The error is the last answer.
+func WaitHTTP(url string, headers map[string]string, limit time.Duration, exited <-chan struct{}) error {
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: insecureTLS()}}
 	deadline := time.Now().Add(limit)
-	var last error
+	last := errors.New("no answer yet")
 	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return fmt.Errorf("the process exited before %s answered", url)
+		default:
+		}
 		req, _ := http.NewRequest("GET", url, nil)
 		for k, v := range headers {
 			req.Header.Set(k, v)
