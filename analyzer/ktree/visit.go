@@ -30,17 +30,7 @@ type edge struct {
 func (l *loader) visit(dir string, from *edge) *Node {
 	switch l.state[dir] {
 	case visiting:
-		i := len(l.stack) - 1
-		for i > 0 && l.stack[i] != dir {
-			i--
-		}
-		chain := append(append([]string{}, l.stack[i:]...), dir)
-		for j := range chain {
-			chain[j] = dirName(chain[j])
-		}
-		l.refuse(from.file, from.line, from.feature+" (cycle)",
-			"the kustomizations form a cycle: "+strings.Join(chain, " → "),
-			"remove one of the references so that no kustomization reaches itself")
+		l.refuseCycle(dir, from)
 		return nil
 	case done:
 		// A diamond: kustomize decides whether the build allows it; the
@@ -55,119 +45,189 @@ func (l *loader) visit(dir string, from *edge) *Node {
 		return nil
 	}
 	if !ok {
-		if from != nil {
-			l.refuse(from.file, from.line, from.feature+" (no kustomization)",
-				fmt.Sprintf("%s is a folder without a kustomization file, which kustomize cannot use as a resource", quote(dir)),
-				"add a kustomization.yaml to "+dir+" listing its manifests, or list the manifest files themselves")
-			return nil
-		}
-		return l.plain(dir)
+		return l.noKustomization(dir, from)
 	}
 
 	raw, _ := l.repo.File(file)
-	if n := fileSize(l.repo, file); n > MaxFileBytes {
-		l.refuse(file, 0, "file too large", tooLarge(file, n), tooLargeHint)
+	if size := fileSize(l.repo, file); size > MaxFileBytes {
+		l.refuse(file, 0, "file too large", tooLarge(file, size), tooLargeHint)
 		l.state[dir] = done
 		return nil
 	}
+	n := l.enter(dir, file, raw)
+	defer l.leave(dir)
+	l.loadKustomization(n, from)
+	return n
+}
+
+// refuseCycle refuses the entry that reached dir again while dir is still
+// on the walk's path, naming the folders of the cycle.
+func (l *loader) refuseCycle(dir string, from *edge) {
+	i := len(l.stack) - 1
+	for i > 0 && l.stack[i] != dir {
+		i--
+	}
+	chain := append(append([]string{}, l.stack[i:]...), dir)
+	for j := range chain {
+		chain[j] = dirName(chain[j])
+	}
+	l.refuse(from.file, from.line, from.feature+" (cycle)",
+		"the kustomizations form a cycle: "+strings.Join(chain, " → "),
+		"remove one of the references so that no kustomization reaches itself")
+}
+
+// noKustomization handles a folder without a kustomization file: the root
+// is read as a plain folder of manifests; a folder an entry names is
+// refused, as kustomize refuses it.
+func (l *loader) noKustomization(dir string, from *edge) *Node {
+	if from == nil {
+		return l.plain(dir)
+	}
+	l.refuse(from.file, from.line, from.feature+" (no kustomization)",
+		fmt.Sprintf("%s is a folder without a kustomization file, which kustomize cannot use as a resource", quote(dir)),
+		"add a kustomization.yaml to "+dir+" listing its manifests, or list the manifest files themselves")
+	return nil
+}
+
+// enter records the kustomization file of dir as a node and puts dir on
+// the walk's path until leave, so that reaching it again is a cycle.
+func (l *loader) enter(dir, file string, raw []byte) *Node {
 	l.inputs[file] = true
 	n := &Node{Dir: dir, File: file, Raw: raw}
 	l.state[dir] = visiting
 	l.stack = append(l.stack, dir)
 	l.nodes[dir] = n
 	l.order = append(l.order, n)
-	defer func() {
-		l.stack = l.stack[:len(l.stack)-1]
-		l.state[dir] = done
-	}()
+	return n
+}
 
-	pre, k, top := l.decode(file, raw)
+// leave takes dir off the walk's path once everything below it is loaded.
+func (l *loader) leave(dir string) {
+	l.stack = l.stack[:len(l.stack)-1]
+	l.state[dir] = done
+}
+
+// loadKustomization decodes and judges n's kustomization, visits the
+// folders it names and records the files it reads. n.K stays nil when the
+// file cannot be decoded.
+func (l *loader) loadKustomization(n *Node, from *edge) {
+	pre, k, top := l.decode(n.File, n.Raw)
 	if k == nil {
-		return n
+		return
 	}
 	n.K = k
+	l.judgeKind(n, top, from)
+	l.judge(n.File, pre, k, top)
+	l.visitResources(n, pre, top)
+	l.visitComponents(n, top)
+	for i, p := range k.Patches {
+		l.patch(n.Dir, n.File, top, i, p)
+	}
+	l.deprecatedPatches(n.Dir, n.File, pre, top)
+	n.Plugins = append(l.plugins(n.Dir, n.File, "transformers", k.Transformers, top),
+		l.plugins(n.Dir, n.File, "generators", k.Generators, top)...)
+	l.followUnjudged(n.Dir, k)
+}
+
+// judgeKind refuses what kustomize refuses of a kind: a Component reached
+// other than through components:, and a folder components: names whose
+// kustomization is not a Component.
+func (l *loader) judgeKind(n *Node, top *yaml.Node, from *edge) {
 	viaComponents := from != nil && strings.HasPrefix(from.feature, "components[")
 	switch {
-	case k.Kind == types.ComponentKind && !viaComponents:
-		l.refuse(file, keyLine(top, "kind"), "kind: Component",
+	case n.K.Kind == types.ComponentKind && !viaComponents:
+		l.refuse(n.File, keyLine(top, "kind"), "kind: Component",
 			"this file is a kustomize Component, which only components: of a kustomization can use; kustomize cannot build it here",
 			"list the folder under components: of a Kustomization, or make it a Kustomization")
-	case k.Kind != types.ComponentKind && viaComponents:
+	case n.K.Kind != types.ComponentKind && viaComponents:
 		l.refuse(from.file, from.line, from.feature+" (not a Component)",
-			fmt.Sprintf("%s names %s, whose kustomization is not of kind Component, which kustomize refuses", from.feature, quote(dirName(dir))),
+			fmt.Sprintf("%s names %s, whose kustomization is not of kind Component, which kustomize refuses", from.feature, quote(dirName(n.Dir))),
 			"give the folder kind: Component, or list it under resources:")
 	}
-	l.judge(file, pre, k, top)
+}
 
-	for i, e := range k.Resources {
+// visitResources records the manifest files n's resources and bases name
+// and visits the folders among them, refusing the entries kustomize could
+// not build.
+func (l *loader) visitResources(n *Node, pre *types.Kustomization, top *yaml.Node) {
+	for i, e := range n.K.Resources {
 		what, line := resourceEntry(pre, top, i)
-		r, _, p, isRemote := l.remoteBase(dir, e, what)
-		if isRemote && p == nil {
-			if n.Remotes == nil {
-				n.Remotes = map[string]string{}
-			}
-			n.Remotes[e] = r.path
-		}
-		if !isRemote {
-			r, p = resolve(l.repo, dir, e, what)
-		}
+		r, p := l.resolveResource(n, e, what)
 		if p != nil {
-			l.refuse(file, line, what+" ("+p.kind+")", p.message, p.hint)
+			l.refuse(n.File, line, what+" ("+p.kind+")", p.message, p.hint)
 			continue
 		}
 		if !r.isDir {
-			if n := fileSize(l.repo, r.path); n > MaxFileBytes {
-				l.refuse(file, line, what+" (too large)", tooLarge(r.path, n), tooLargeHint)
+			if size := fileSize(l.repo, r.path); size > MaxFileBytes {
+				l.refuse(n.File, line, what+" (too large)", tooLarge(r.path, size), tooLargeHint)
 				continue
 			}
 			l.inputs[r.path] = true
 			l.resources[r.path] = true
 			continue
 		}
-		if within(dir, r.path) && l.state[r.path] != visiting {
+		if within(n.Dir, r.path) && l.state[r.path] != visiting {
 			// kustomize refuses a folder at or above the kustomization
 			// including it; treat it as the cycle it would be.
-			l.refuse(file, line, what+" (cycle)",
+			l.refuse(n.File, line, what+" (cycle)",
 				fmt.Sprintf("%s %s is %s, and a kustomization may not include a folder that holds it", what, quote(e), quote(dirName(r.path))),
 				"point at a sibling or lower folder instead")
 			continue
 		}
-		if c := l.visit(r.path, &edge{file: file, feature: what, line: line}); c != nil {
+		if c := l.visit(r.path, &edge{file: n.File, feature: what, line: line}); c != nil {
 			n.Children = append(n.Children, c)
 		}
 	}
-	for i, e := range k.Components {
+}
+
+// resolveResource resolves one resources entry of n: a GitHub remote base
+// to the snapshot folder that holds it (noted in n.Remotes), anything else
+// inside the repository.
+func (l *loader) resolveResource(n *Node, e, what string) (resolved, *problem) {
+	r, _, p, isRemote := l.remoteBase(n.Dir, e, what)
+	if !isRemote {
+		return resolve(l.repo, n.Dir, e, what)
+	}
+	if p == nil {
+		if n.Remotes == nil {
+			n.Remotes = map[string]string{}
+		}
+		n.Remotes[e] = r.path
+	}
+	return r, p
+}
+
+// visitComponents visits the component folders n names.
+func (l *loader) visitComponents(n *Node, top *yaml.Node) {
+	for i, e := range n.K.Components {
 		what := fmt.Sprintf("components[%d]", i)
 		line := itemLine(top, "components", i)
-		r, p := resolve(l.repo, dir, e, what)
+		r, p := resolve(l.repo, n.Dir, e, what)
 		if p != nil {
-			l.refuse(file, line, what+" ("+p.kind+")", p.message, p.hint)
+			l.refuse(n.File, line, what+" ("+p.kind+")", p.message, p.hint)
 			continue
 		}
 		if !r.isDir {
-			l.refuse(file, line, what+" (file)", fmt.Sprintf("%s %s is a file; a component is a folder with a kind: Component kustomization", what, quote(e)),
+			l.refuse(n.File, line, what+" (file)", fmt.Sprintf("%s %s is a file; a component is a folder with a kind: Component kustomization", what, quote(e)),
 				"point at the component's folder")
 			continue
 		}
-		if c := l.visit(r.path, &edge{file: file, feature: what, line: line}); c != nil {
+		if c := l.visit(r.path, &edge{file: n.File, feature: what, line: line}); c != nil {
 			n.Children = append(n.Children, c)
 		}
 	}
-	for i, p := range k.Patches {
-		l.patch(dir, file, top, i, p)
-	}
-	l.deprecatedPatches(dir, file, pre, top)
-	n.Plugins = append(l.plugins(dir, file, "transformers", k.Transformers, top),
-		l.plugins(dir, file, "generators", k.Generators, top)...)
-	// The judged walk above followed resources, components, patches and
-	// plugin configs; the files every other field reads (generator sources,
-	// configurations, crds, openapi, replacement files) are read by
-	// kustomize only, and followed to record them.
+}
+
+// followUnjudged records what k's other fields read. The judged walk
+// followed resources, components, patches and plugin configs; the files
+// every other field reads (generator sources, configurations, crds,
+// openapi, replacement files) are read by kustomize only, and followed to
+// record them.
+func (l *loader) followUnjudged(dir string, k *types.Kustomization) {
 	rest := *k
 	rest.Resources, rest.Components, rest.Patches = nil, nil, nil
 	rest.Transformers, rest.Generators = nil, nil
 	l.follow(dir, &rest)
-	return n
 }
 
 // resourceEntry names the i-th entry of the fixed Resources list as the
