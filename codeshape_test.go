@@ -36,8 +36,6 @@ var shapeDebt = map[string]bool{
 	"analyzer/analyze.go:analysis.placeSource":                 true,
 	"analyzer/argo.go:argoRender.orchestrate":                  true,
 	"analyzer/guard.go:analysis.brokenGuards":                  true,
-	"analyzer/ktree/ktree.go":                                  true,
-	"analyzer/ktree/ktree.go:loader.visit":                     true,
 	"analyzer/overlay.go":                                      true,
 	"analyzer/overlay.go:listDiff":                             true,
 	"analyzer/place.go":                                        true,
