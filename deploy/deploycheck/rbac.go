@@ -65,62 +65,76 @@ func (e Expect) checkRBAC(objs []*Object) []string {
 			ps = append(ps, fmt.Sprintf("%s: has an aggregationRule, which would pull in the rules of other ClusterRoles, write rules included", o))
 		}
 		for i, rule := range r.Rules {
-			at := fmt.Sprintf("%s: rule %d (%s)", o, i, rule)
-			for _, v := range rule.Verbs {
-				if v == "*" {
-					ps = append(ps, fmt.Sprintf(`%s: verb "*" grants every verb, writes included; list the verbs`, at))
-				}
+			ps = append(ps, ruleProblems(fmt.Sprintf("%s: rule %d (%s)", o, i, rule), o.Kind, rule)...)
+		}
+		ps = append(ps, missingGrants(o, r.Rules)...)
+	}
+	return ps
+}
+
+// ruleProblems checks one rule (named at) of a role of kind ClusterRole or
+// Role: no verb "*", and writes only where that kind may write.
+func ruleProblems(at, kind string, rule policyRule) []string {
+	var ps []string
+	for _, v := range rule.Verbs {
+		if v == "*" {
+			ps = append(ps, fmt.Sprintf(`%s: verb "*" grants every verb, writes included; list the verbs`, at))
+		}
+	}
+	var writes []string
+	for _, v := range rule.Verbs {
+		if !slices.Contains(readVerbs, v) {
+			writes = append(writes, v)
+		}
+	}
+	if len(writes) == 0 {
+		return ps
+	}
+	if kind == "ClusterRole" {
+		ps = append(ps, fmt.Sprintf("%s: verbs %q are not read-only; a ClusterRole may only get, list and watch", at, writes))
+	}
+	if rule.covers("", "secrets") {
+		ps = append(ps, fmt.Sprintf("%s: grants %q on secrets; driftback only reads Secret metadata", at, writes))
+	}
+	if kind == "Role" {
+		for _, g := range rule.APIGroups {
+			if g != "coordination.k8s.io" {
+				ps = append(ps, fmt.Sprintf("%s: verbs %q in API group %q; the only writes allowed are on coordination.k8s.io leases", at, writes, g))
 			}
-			var writes []string
-			for _, v := range rule.Verbs {
-				if !slices.Contains(readVerbs, v) {
-					writes = append(writes, v)
-				}
+		}
+		for _, res := range rule.Resources {
+			if res != "leases" {
+				ps = append(ps, fmt.Sprintf("%s: verbs %q on resource %q; the only writes allowed are on coordination.k8s.io leases", at, writes, res))
 			}
-			if len(writes) == 0 {
-				continue
-			}
-			if o.Kind == "ClusterRole" {
-				ps = append(ps, fmt.Sprintf("%s: verbs %q are not read-only; a ClusterRole may only get, list and watch", at, writes))
-			}
-			if rule.covers("", "secrets") {
-				ps = append(ps, fmt.Sprintf("%s: grants %q on secrets; driftback only reads Secret metadata", at, writes))
-			}
-			if o.Kind == "Role" {
-				for _, g := range rule.APIGroups {
-					if g != "coordination.k8s.io" {
-						ps = append(ps, fmt.Sprintf("%s: verbs %q in API group %q; the only writes allowed are on coordination.k8s.io leases", at, writes, g))
-					}
-				}
-				for _, res := range rule.Resources {
-					if res != "leases" {
-						ps = append(ps, fmt.Sprintf("%s: verbs %q on resource %q; the only writes allowed are on coordination.k8s.io leases", at, writes, res))
-					}
-				}
-				if len(rule.NonResourceURLs) > 0 {
-					ps = append(ps, fmt.Sprintf("%s: write verbs on non-resource URLs", at))
+		}
+		if len(rule.NonResourceURLs) > 0 {
+			ps = append(ps, fmt.Sprintf("%s: write verbs on non-resource URLs", at))
+		}
+	}
+	return ps
+}
+
+// missingGrants: the ClusterRole o lets driftback read what it reads, and
+// the Role o lets the replicas manage their Leases.
+func missingGrants(o *Object, rules []policyRule) []string {
+	var ps []string
+	if o.Kind == "ClusterRole" {
+		for _, need := range []struct{ group, resource string }{
+			{"", "namespaces"}, {"", "configmaps"}, {"", "secrets"}, {"apps", "deployments"},
+			{"kustomize.toolkit.fluxcd.io", "kustomizations"}, {"argoproj.io", "applications"},
+			{"source.toolkit.fluxcd.io", "gitrepositories"},
+		} {
+			for _, v := range []string{"get", "list"} {
+				if !grants(rules, need.group, need.resource, v) {
+					ps = append(ps, fmt.Sprintf("%s: does not grant %s on %s in API group %q, which driftback reads", o, v, need.resource, need.group))
 				}
 			}
 		}
-		// What driftback needs.
-		if o.Kind == "ClusterRole" {
-			for _, need := range []struct{ group, resource string }{
-				{"", "namespaces"}, {"", "configmaps"}, {"", "secrets"}, {"apps", "deployments"},
-				{"kustomize.toolkit.fluxcd.io", "kustomizations"}, {"argoproj.io", "applications"},
-				{"source.toolkit.fluxcd.io", "gitrepositories"},
-			} {
-				for _, v := range []string{"get", "list"} {
-					if !grants(r.Rules, need.group, need.resource, v) {
-						ps = append(ps, fmt.Sprintf("%s: does not grant %s on %s in API group %q, which driftback reads", o, v, need.resource, need.group))
-					}
-				}
-			}
-		}
-		if o.Kind == "Role" {
-			for _, v := range []string{"get", "list", "create", "update", "delete"} {
-				if !grants(r.Rules, "coordination.k8s.io", "leases", v) {
-					ps = append(ps, fmt.Sprintf("%s: does not grant %s on coordination.k8s.io leases, which the replicas' membership needs", o, v))
-				}
+	}
+	if o.Kind == "Role" {
+		for _, v := range []string{"get", "list", "create", "update", "delete"} {
+			if !grants(rules, "coordination.k8s.io", "leases", v) {
+				ps = append(ps, fmt.Sprintf("%s: does not grant %s on coordination.k8s.io leases, which the replicas' membership needs", o, v))
 			}
 		}
 	}
