@@ -195,7 +195,7 @@ func reconcileExample(t *testing.T, target *config.Target) any {
 		t.Fatal(err)
 	}
 	b := bot.New(gh, bot.Options{AppID: 1, Login: login, Download: srv.Client()})
-	out, err := b.Reconcile(context.Background(), &bot.Target{Config: *target, Lister: cluster.SnapshotLister{Path: "examples/live.yaml"}})
+	out, err := b.Reconcile(context.Background(), &bot.Target{Config: *target, Lister: cluster.ObjectFileLister{Path: "examples/live.yaml"}})
 	if err != nil || out.Plan == nil {
 		t.Fatalf("reconcile: %v %+v", err, out)
 	}

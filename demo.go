@@ -119,7 +119,7 @@ func demo(cmd *cobra.Command, serve string) error {
 	if err != nil {
 		return fail(err)
 	}
-	target := &bot.Target{Config: *cfg.Target("shop-prod"), Lister: cluster.SnapshotLister{Path: liveFile}}
+	target := &bot.Target{Config: *cfg.Target("shop-prod"), Lister: cluster.ObjectFileLister{Path: liveFile}}
 	out, err := b.Reconcile(cmd.Context(), target)
 	if err != nil {
 		return fail(err)

@@ -53,7 +53,7 @@ func demoFlux(cmd *cobra.Command) error {
 		return fail(err)
 	}
 	defer os.Remove(liveFile)
-	objs, err := cluster.ReadSnapshot(liveFile)
+	objs, err := cluster.ReadObjectFile(liveFile)
 	if err != nil {
 		return fail(err)
 	}
@@ -74,7 +74,7 @@ func demoFlux(cmd *cobra.Command) error {
 	w := cmd.OutOrStdout()
 	fmt.Fprintf(w, "Discovered target %s: %s, root %s, %d objects in its inventory\n", dt.Config.Name, dt.Config.Repo, dt.Config.Root, len(dt.Inventory))
 	src := cluster.Source{Flux: dt.Config.AppliedRevision.Flux}
-	target := &bot.Target{Config: dt.Config, Lister: cluster.SnapshotLister{Path: liveFile}, ByInventory: true,
+	target := &bot.Target{Config: dt.Config, Lister: cluster.ObjectFileLister{Path: liveFile}, ByInventory: true,
 		Applied: func(ctx context.Context) (cluster.Applied, error) { return cluster.AppliedIn(objs, src) }}
 	out, err := b.Reconcile(cmd.Context(), target)
 	if err != nil {

@@ -239,16 +239,16 @@ func (o *planOptions) readSnapshot(stdin io.Reader, scope cluster.Scope) (liveOb
 	var err error
 	if o.live == "-" {
 		name = "standard input"
-		data, rerr := io.ReadAll(io.LimitReader(stdin, cluster.MaxSnapshotBytes+1))
+		data, rerr := io.ReadAll(io.LimitReader(stdin, cluster.MaxObjectFileBytes+1))
 		switch {
 		case rerr != nil:
 			return liveObjects{}, fmt.Errorf("%s: %w", name, rerr)
-		case len(data) > cluster.MaxSnapshotBytes:
-			return liveObjects{}, fmt.Errorf("%s: larger than %d bytes", name, cluster.MaxSnapshotBytes)
+		case len(data) > cluster.MaxObjectFileBytes:
+			return liveObjects{}, fmt.Errorf("%s: larger than %d bytes", name, cluster.MaxObjectFileBytes)
 		}
-		all, err = cluster.ParseSnapshot(name, data)
+		all, err = cluster.ParseObjectFile(name, data)
 	} else {
-		all, err = cluster.ReadSnapshot(o.live)
+		all, err = cluster.ReadObjectFile(o.live)
 	}
 	if err != nil {
 		return liveObjects{}, err
