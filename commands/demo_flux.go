@@ -1,9 +1,10 @@
-package main
+package commands
 
 import (
 	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -31,19 +32,19 @@ defaults:
 `
 
 // demoFlux is `driftback demo --flux`: the target is discovered from the
-// snapshot's Flux Kustomization and reconciled like any other.
-func demoFlux(cmd *cobra.Command) error {
+// object file's Flux Kustomization and reconciled like any other.
+func demoFlux(cmd *cobra.Command, examples fs.FS) error {
 	srv, b, err := demoGitHub(cmd.Context(), githubtest.Options{})
 	if err != nil {
 		return fail(err)
 	}
 	defer srv.Close()
-	files, err := exampleRepo("examples/fleet")
+	files, err := exampleRepo(examples, "examples/fleet")
 	if err != nil {
 		return fail(err)
 	}
 	baseSHA := srv.CreateRepo("acme", "fleet", "main", files)
-	raw, err := examples.ReadFile("examples/fleet-live.yaml")
+	raw, err := fs.ReadFile(examples, "examples/fleet-live.yaml")
 	if err != nil {
 		return fail(err)
 	}
