@@ -5,6 +5,6 @@
 // share.
 //
 // It is the top of the import rule: it may import bot, analyzer, cluster,
-// config, deploy and internal/ (the demo alone uses internal/githubtest, the
-// in-process GitHub); only the module's main package imports it.
+// config and internal/ (of the test servers, only the demo's in-process
+// GitHub, internal/githubtest); only the module's main package imports it.
 package commands
