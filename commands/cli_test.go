@@ -1,4 +1,4 @@
-package main
+package commands
 
 import (
 	"bufio"
@@ -50,7 +50,7 @@ func TestHelpForEveryCommand(t *testing.T) {
 
 // Long and short flags are the same flag.
 func TestShortAndLongFlags(t *testing.T) {
-	base := []string{"plan", "--repo", "examples/shop", "--root", "overlays/prod", "--live", "examples/live.yaml"}
+	base := []string{"plan", "--repo", "../examples/shop", "--root", "overlays/prod", "--live", "../examples/live.yaml"}
 	short, _, c1 := driftback(t, append(base, "-o", "json")...)
 	long, _, c2 := driftback(t, append(base, "--output=json")...)
 	if c1 != 1 || c2 != 1 || short != long || !strings.HasPrefix(short, "{") {
@@ -60,14 +60,14 @@ func TestShortAndLongFlags(t *testing.T) {
 
 // kubectl get ... -o yaml | driftback plan --live -
 func TestPlanLiveFromStandardInput(t *testing.T) {
-	live, err := os.Open("examples/live.yaml")
+	live, err := os.Open("../examples/live.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer live.Close()
-	args := []string{"plan", "--repo", "examples/shop", "--root", "overlays/prod", "-o", "json", "--live"}
+	args := []string{"plan", "--repo", "../examples/shop", "--root", "overlays/prod", "-o", "json", "--live"}
 	fromStdin, stderr, code := driftbackWith(t, run{stdin: live}, append(args, "-")...)
-	fromFile, _, _ := driftback(t, append(args, "examples/live.yaml")...)
+	fromFile, _, _ := driftback(t, append(args, "../examples/live.yaml")...)
 	if code != 1 || fromStdin != fromFile {
 		t.Errorf("--live -: exit %d %s\n%.500s", code, stderr, fromStdin)
 	}
@@ -86,7 +86,7 @@ func TestPlanExternalDiff(t *testing.T) {
 	if err := os.WriteFile(tool, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"plan", "--repo", "examples/shop", "--root", "overlays/prod", "--live", "examples/live.yaml", "-o", "patch"}
+	args := []string{"plan", "--repo", "../examples/shop", "--root", "overlays/prod", "--live", "../examples/live.yaml", "-o", "patch"}
 	for _, env := range []string{"DRIFTBACK_EXTERNAL_DIFF", "KUBECTL_EXTERNAL_DIFF"} {
 		out, stderr, code := driftbackWith(t, run{env: []string{env + "=" + tool + " --side-by-side"}}, args...)
 		if code != 1 || !regexp.MustCompile(`args: --side-by-side \S+/GIT \S+/PLANNED\n`).MatchString(out) ||
@@ -142,13 +142,13 @@ targets:
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, stderr, code := driftback(t, "plan", "--config", cfgFile, "--target", "shop-prod", "--repo", "examples/shop", "--live", "examples/live.yaml", "-o", "json")
+	got, stderr, code := driftback(t, "plan", "--config", cfgFile, "--target", "shop-prod", "--repo", "../examples/shop", "--live", "../examples/live.yaml", "-o", "json")
 	if code != 1 || got != string(want)+"\n" {
 		t.Fatalf("exit %d %s\nplan --config:\n%s\nthe bot:\n%s", code, stderr, got, want)
 	}
 	// The target's settings made a difference: plain plan, without the
 	// write scope, writes the base; the target overrides it in its overlay.
-	plain, _, _ := driftback(t, "plan", "--repo", "examples/shop", "--root", "overlays/prod", "--live", "examples/live.yaml", "-o", "json")
+	plain, _, _ := driftback(t, "plan", "--repo", "../examples/shop", "--root", "overlays/prod", "--live", "../examples/live.yaml", "-o", "json")
 	if !strings.Contains(plain, `"path": "base/web.yaml"`) || strings.Contains(got, `"path": "base/web.yaml"`) ||
 		!strings.Contains(got, `"path": "overlays/prod/deployment-web.yaml"`) {
 		t.Errorf("the target's write scope did not apply:\n%s", got)
@@ -161,7 +161,7 @@ targets:
 		{nil, "--target is required"},
 		{[]string{"--target", "shop-prod", "--root", "base"}, "target shop-prod plans its root overlays/prod"},
 	} {
-		args := append([]string{"plan", "--config", cfgFile, "--repo", "examples/shop", "--live", "examples/live.yaml"}, c.args...)
+		args := append([]string{"plan", "--config", cfgFile, "--repo", "../examples/shop", "--live", "../examples/live.yaml"}, c.args...)
 		if _, stderr, code := driftback(t, args...); code != 2 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d %q, want %q", c.args, code, stderr, c.want)
 		}
@@ -179,7 +179,7 @@ func reconcileExample(t *testing.T, target *config.Target) any {
 	}
 	srv.RegisterApp(1, &key.PublicKey)
 	srv.AddInstallation(1, 1, "acme")
-	files, err := exampleRepo("examples/shop")
+	files, err := exampleRepo(testBinary(t).Examples, "examples/shop")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func reconcileExample(t *testing.T, target *config.Target) any {
 		t.Fatal(err)
 	}
 	b := bot.New(gh, bot.Options{AppID: 1, Login: login, Download: srv.Client()})
-	out, err := b.Reconcile(context.Background(), &bot.Target{Config: *target, Lister: cluster.SnapshotLister{Path: "examples/live.yaml"}})
+	out, err := b.Reconcile(context.Background(), &bot.Target{Config: *target, Lister: cluster.ObjectFileLister{Path: "../examples/live.yaml"}})
 	if err != nil || out.Plan == nil {
 		t.Fatalf("reconcile: %v %+v", err, out)
 	}

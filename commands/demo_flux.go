@@ -1,9 +1,10 @@
-package main
+package commands
 
 import (
 	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -31,19 +32,19 @@ defaults:
 `
 
 // demoFlux is `driftback demo --flux`: the target is discovered from the
-// snapshot's Flux Kustomization and reconciled like any other.
-func demoFlux(cmd *cobra.Command) error {
+// object file's Flux Kustomization and reconciled like any other.
+func demoFlux(cmd *cobra.Command, examples fs.FS) error {
 	srv, b, err := demoGitHub(cmd.Context(), githubtest.Options{})
 	if err != nil {
 		return fail(err)
 	}
 	defer srv.Close()
-	files, err := exampleRepo("examples/fleet")
+	files, err := exampleRepo(examples, "examples/fleet")
 	if err != nil {
 		return fail(err)
 	}
 	baseSHA := srv.CreateRepo("acme", "fleet", "main", files)
-	raw, err := examples.ReadFile("examples/fleet-live.yaml")
+	raw, err := fs.ReadFile(examples, "examples/fleet-live.yaml")
 	if err != nil {
 		return fail(err)
 	}
@@ -53,7 +54,7 @@ func demoFlux(cmd *cobra.Command) error {
 		return fail(err)
 	}
 	defer os.Remove(liveFile)
-	objs, err := cluster.ReadSnapshot(liveFile)
+	objs, err := cluster.ReadObjectFile(liveFile)
 	if err != nil {
 		return fail(err)
 	}
@@ -74,7 +75,7 @@ func demoFlux(cmd *cobra.Command) error {
 	w := cmd.OutOrStdout()
 	fmt.Fprintf(w, "Discovered target %s: %s, root %s, %d objects in its inventory\n", dt.Config.Name, dt.Config.Repo, dt.Config.Root, len(dt.Inventory))
 	src := cluster.Source{Flux: dt.Config.AppliedRevision.Flux}
-	target := &bot.Target{Config: dt.Config, Lister: cluster.SnapshotLister{Path: liveFile}, ByInventory: true,
+	target := &bot.Target{Config: dt.Config, Lister: cluster.ObjectFileLister{Path: liveFile}, ByInventory: true,
 		Applied: func(ctx context.Context) (cluster.Applied, error) { return cluster.AppliedIn(objs, src) }}
 	out, err := b.Reconcile(cmd.Context(), target)
 	if err != nil {

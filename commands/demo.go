@@ -1,11 +1,10 @@
-package main
+package commands
 
 import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
-	"embed"
 	"encoding/pem"
 	"fmt"
 	"io"
@@ -27,12 +26,6 @@ import (
 	"github.com/driftback/driftback/internal/githubtest"
 	"github.com/driftback/driftback/internal/repofs"
 )
-
-// The embedded default: a small repository and the live snapshot of a
-// cluster that drifted from it.
-//
-//go:embed examples
-var examples embed.FS
 
 const demoConfig = `github:
   appID: 1
@@ -56,7 +49,10 @@ targets:
 // newDemoCmd is `driftback demo`: one complete reconcile on the embedded
 // default, through the real bot, analyzer and Git Data API commits, against
 // the in-process GitHub server. No cluster, no GitHub account.
-func newDemoCmd() *cobra.Command {
+//
+// examples holds the bundled examples (main embeds them): the shop
+// repository and its live objects, and the Flux fleet.
+func newDemoCmd(examples fs.FS) *cobra.Command {
 	var serve string
 	var flux bool
 	cmd := &cobra.Command{
@@ -79,9 +75,9 @@ that sets it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if flux {
-				return demoFlux(cmd)
+				return demoFlux(cmd, examples)
 			}
-			return demo(cmd, serve)
+			return demo(cmd, examples, serve)
 		},
 	}
 	cmd.Flags().StringVar(&serve, "serve", "", "keep the GitHub test server up on this address (e.g. 127.0.0.1:8081) to browse the pull request")
@@ -89,7 +85,7 @@ that sets it.`,
 	return cmd
 }
 
-func demo(cmd *cobra.Command, serve string) error {
+func demo(cmd *cobra.Command, examples fs.FS, serve string) error {
 	opts := githubtest.Options{}
 	if serve != "" {
 		// Take the port before anything runs, so a busy one is the first
@@ -105,12 +101,12 @@ func demo(cmd *cobra.Command, serve string) error {
 		return fail(err)
 	}
 	defer srv.Close()
-	files, err := exampleRepo("examples/shop")
+	files, err := exampleRepo(examples, "examples/shop")
 	if err != nil {
 		return fail(err)
 	}
 	baseSHA := srv.CreateRepo("acme", "shop", "main", files)
-	liveFile, err := exampleLive("examples/live.yaml")
+	liveFile, err := exampleLive(examples, "examples/live.yaml")
 	if err != nil {
 		return fail(err)
 	}
@@ -119,7 +115,7 @@ func demo(cmd *cobra.Command, serve string) error {
 	if err != nil {
 		return fail(err)
 	}
-	target := &bot.Target{Config: *cfg.Target("shop-prod"), Lister: cluster.SnapshotLister{Path: liveFile}}
+	target := &bot.Target{Config: *cfg.Target("shop-prod"), Lister: cluster.ObjectFileLister{Path: liveFile}}
 	out, err := b.Reconcile(cmd.Context(), target)
 	if err != nil {
 		return fail(err)
@@ -214,13 +210,13 @@ there; the REST API takes the installation token:
 `, u, head, auth)
 }
 
-func exampleRepo(dir string) (map[string][]byte, error) {
+func exampleRepo(examples fs.FS, dir string) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	err := fs.WalkDir(examples, dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		b, err := examples.ReadFile(p)
+		b, err := fs.ReadFile(examples, p)
 		if err != nil {
 			return err
 		}
@@ -230,8 +226,8 @@ func exampleRepo(dir string) (map[string][]byte, error) {
 	return files, err
 }
 
-func exampleLive(name string) (string, error) {
-	b, err := examples.ReadFile(name)
+func exampleLive(examples fs.FS, name string) (string, error) {
+	b, err := fs.ReadFile(examples, name)
 	if err != nil {
 		return "", err
 	}

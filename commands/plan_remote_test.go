@@ -1,4 +1,4 @@
-package main
+package commands
 
 import (
 	"encoding/json"
@@ -11,7 +11,7 @@ import (
 // The remotebase fixture split into what a user has on disk: the overlay's
 // checkout and a checkout of the remote base's repository.
 func TestPlanRemoteFlag(t *testing.T) {
-	fixture := "analyzer/testdata/remotebase"
+	fixture := "../analyzer/testdata/remotebase"
 	repo := copyTree(t, filepath.Join(fixture, "overlays"))
 	if err := os.Rename(repo, repo+".tmp"); err != nil {
 		t.Fatal(err)

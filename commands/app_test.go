@@ -1,4 +1,4 @@
-package main
+package commands
 
 import (
 	"bufio"
@@ -49,8 +49,9 @@ func startAppCreate(t *testing.T, srv *githubtest.Server, out string) (string, *
 	pr, pw := io.Pipe()
 	stdout, stderr := &lockedBuffer{}, &lockedBuffer{}
 	code := make(chan int, 1)
+	bin := testBinary(t)
 	go func() {
-		code <- appCmd([]string{"create", "--org", "acme", "--github-url", srv.URL(), "--api-url", srv.URL(), "--out", out}, pw, stderr)
+		code <- appCmd(bin, []string{"create", "--org", "acme", "--github-url", srv.URL(), "--api-url", srv.URL(), "--out", out}, pw, stderr)
 		pw.Close()
 	}()
 	sc := bufio.NewScanner(pr)
@@ -147,7 +148,7 @@ func TestAppCreateThroughTheManifestFlow(t *testing.T) {
 	var manifest struct {
 		Permissions map[string]string `yaml:"default_permissions"`
 	}
-	if err := yaml.Unmarshal(appManifest, &manifest); err != nil {
+	if err := yaml.Unmarshal(testBinary(t).AppManifest, &manifest); err != nil {
 		t.Fatal(err)
 	}
 	if app.Owner != "acme" || !reflect.DeepEqual(app.Permissions, manifest.Permissions) {
@@ -186,7 +187,7 @@ func TestAppCreateRefusesBadInput(t *testing.T) {
 		"extra argument":   {"create", "now"},
 	} {
 		var stdout, stderr strings.Builder
-		if c := appCmd(args, &stdout, &stderr); c != exitError || stderr.Len() == 0 {
+		if c := appCmd(testBinary(t), args, &stdout, &stderr); c != exitError || stderr.Len() == 0 {
 			t.Errorf("%s: exit %d, stderr %q", name, c, stderr.String())
 		}
 	}
@@ -196,6 +197,6 @@ func TestAppCreateRefusesBadInput(t *testing.T) {
 }
 
 // appCmd runs `driftback app ARGS...` as the binary does.
-func appCmd(args []string, stdout, stderr io.Writer) int {
-	return execute(append([]string{"app"}, args...), strings.NewReader(""), stdout, stderr)
+func appCmd(bin Binary, args []string, stdout, stderr io.Writer) int {
+	return execute(bin, append([]string{"app"}, args...), strings.NewReader(""), stdout, stderr)
 }

@@ -1,4 +1,4 @@
-package main
+package commands
 
 import (
 	"context"
@@ -91,7 +91,7 @@ func TestRunOnceAgainstTestServerAndApiserver(t *testing.T) {
 	if _, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	repo := copyTree(t, "examples/shop")
+	repo := copyTree(t, "../examples/shop")
 	// A deprecated field: kustomize prints a warning for it at every build,
 	// straight to the process's standard error.
 	k := filepath.Join(repo, "overlays/prod/kustomization.yaml")

@@ -32,32 +32,35 @@ type Object struct {
 	Status map[string]any
 }
 
-// MaxSnapshotBytes bounds what ReadSnapshot accepts.
-const MaxSnapshotBytes = 256 << 20
+// An object file is live objects someone saved (kubectl get -o yaml > FILE):
+// what `plan --live` and the demo read instead of a cluster.
 
-// ReadSnapshot reads live objects as the API returns them: multi-document
+// MaxObjectFileBytes bounds what ReadObjectFile accepts.
+const MaxObjectFileBytes = 256 << 20
+
+// ReadObjectFile reads live objects as the API returns them: multi-document
 // YAML or JSON, or a List (what `kubectl get -o yaml` prints). Objects that
 // a controller owns are skipped. Errors name the file and line.
-func ReadSnapshot(path string) ([]Object, error) {
+func ReadObjectFile(path string) ([]Object, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxSnapshotBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, MaxObjectFileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if len(data) > MaxSnapshotBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, MaxSnapshotBytes)
+	if len(data) > MaxObjectFileBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, MaxObjectFileBytes)
 	}
-	return ParseSnapshot(path, data)
+	return ParseObjectFile(path, data)
 }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-// ParseSnapshot is ReadSnapshot on bytes; name is used in errors.
-func ParseSnapshot(name string, data []byte) ([]Object, error) {
+// ParseObjectFile is ReadObjectFile on bytes; name is used in errors.
+func ParseObjectFile(name string, data []byte) ([]Object, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var out []Object
 	for doc := 0; ; doc++ {

@@ -7,7 +7,7 @@ import (
 	"github.com/driftback/driftback/internal/jsonvalue"
 )
 
-const listSnapshot = `apiVersion: v1
+const listObjectFile = `apiVersion: v1
 kind: List
 items:
 - apiVersion: apps/v1
@@ -51,8 +51,8 @@ items:
   data: {password: aHVudGVyMg==}
 `
 
-func TestParseSnapshotList(t *testing.T) {
-	objs, err := ParseSnapshot("live.yaml", []byte(listSnapshot))
+func TestParseObjectFileList(t *testing.T) {
+	objs, err := ParseObjectFile("live.yaml", []byte(listObjectFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,20 +86,20 @@ func TestParseSnapshotList(t *testing.T) {
 	}
 }
 
-func TestParseSnapshotMultiDocAndErrors(t *testing.T) {
-	objs, err := ParseSnapshot("live.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n"))
+func TestParseObjectFileMultiDocAndErrors(t *testing.T) {
+	objs, err := ParseObjectFile("live.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n"))
 	if err != nil || len(objs) != 2 {
 		t.Fatalf("got %d, %v", len(objs), err)
 	}
-	_, err = ParseSnapshot("live.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n   bad: [\n"))
+	_, err = ParseObjectFile("live.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n   bad: [\n"))
 	if err == nil || !strings.HasPrefix(err.Error(), "live.yaml:") {
 		t.Fatalf("error %v does not name the file", err)
 	}
-	_, err = ParseSnapshot("live.yaml", []byte("apiVersion: v1\nkind: ConfigMap\n"))
+	_, err = ParseObjectFile("live.yaml", []byte("apiVersion: v1\nkind: ConfigMap\n"))
 	if err == nil || !strings.Contains(err.Error(), "live.yaml:1:") {
 		t.Fatalf("error %v does not name file and line", err)
 	}
-	if _, err := ParseSnapshot("live.yaml", []byte("- 1\n- 2\n")); err == nil {
+	if _, err := ParseObjectFile("live.yaml", []byte("- 1\n- 2\n")); err == nil {
 		t.Fatal("a YAML list of numbers was accepted as objects")
 	}
 }
@@ -107,7 +107,7 @@ func TestParseSnapshotMultiDocAndErrors(t *testing.T) {
 // Sanitizing drops what tools write at run time and keeps the settings
 // people write in Git, even under the same prefixes (issue 13 class 1).
 func TestSanitizeKeepsSettingsDropsBookkeeping(t *testing.T) {
-	objs, err := ParseSnapshot("live.yaml", []byte(`apiVersion: v1
+	objs, err := ParseObjectFile("live.yaml", []byte(`apiVersion: v1
 kind: Service
 metadata:
   name: dns
@@ -137,10 +137,10 @@ spec:
 	}
 }
 
-// An unquoted timestamp in a snapshot reads as its text, as in a source
+// An unquoted timestamp in an object file reads as its text, as in a source
 // document and in the render (issue 13 class 6), not as a Go time.
-func TestSnapshotTimestampIsItsText(t *testing.T) {
-	objs, err := ParseSnapshot("live.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  when: 2019-03-20T17:54:53Z\n"))
+func TestObjectFileTimestampIsItsText(t *testing.T) {
+	objs, err := ParseObjectFile("live.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  when: 2019-03-20T17:54:53Z\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

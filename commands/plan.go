@@ -1,7 +1,6 @@
-package main
+package commands
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,23 +8,20 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/rest"
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/bot"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
-	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/repofs"
 )
 
 type planOptions struct {
 	repo, root, writeScope string
-	live                   string // a snapshot file, or "-" for standard input
+	live                   string // an object file, or "-" for standard input
 	kubeconfig, context    string
 	namespaces             []string
 	output                 string
@@ -192,113 +188,6 @@ func pickTarget(cfg *config.Config, name string) (*config.Target, error) {
 	return nil, fmt.Errorf("--target %s: no such target; the config has %s", name, strings.Join(names, ", "))
 }
 
-// liveObjects are live objects and where they came from.
-type liveObjects struct {
-	objects  []cluster.Object
-	coverage *kube.Coverage // what a cluster read covered; nil for a file
-	source   string
-	// appliedBy reads the revision a GitOps tool applied from the same
-	// source (the cluster, or every object of the file).
-	appliedBy func(src cluster.Source) func(context.Context) (cluster.Applied, error)
-}
-
-// applied is how a target's applied revision is read; nil when the target
-// renders at the base head.
-func (l liveObjects) applied(t *config.Target) func(context.Context) (cluster.Applied, error) {
-	src, ok := revisionSource(t)
-	if !ok {
-		return nil
-	}
-	return l.appliedBy(src)
-}
-
-// readLive reads --live (a file or standard input), or a cluster found as
-// kubectl finds it. scope narrows what is read (a target's scope).
-func (o *planOptions) readLive(cmd *cobra.Command, scope cluster.Scope) (liveObjects, error) {
-	if o.live != "" {
-		return o.readSnapshot(cmd.InOrStdin(), scope)
-	}
-	rc, ns, err := cluster.KubectlConfig(o.kubeconfig, o.context)
-	if err != nil {
-		return liveObjects{}, fmt.Errorf("no live objects: give --live FILE (- for standard input), or a cluster: %w", err)
-	}
-	if len(scope.Namespaces) == 0 && scope.NamespaceSelector == "" {
-		scope.Namespaces = o.namespaces
-		if len(scope.Namespaces) == 0 {
-			scope.Namespaces = []string{ns}
-		}
-	}
-	return listCluster(cmd.Context(), rc, scope)
-}
-
-// readSnapshot reads --live and keeps the objects in scope; an applied
-// revision is looked up among all of the file's objects.
-func (o *planOptions) readSnapshot(stdin io.Reader, scope cluster.Scope) (liveObjects, error) {
-	name := o.live
-	var all []cluster.Object
-	var err error
-	if o.live == "-" {
-		name = "standard input"
-		data, rerr := io.ReadAll(io.LimitReader(stdin, cluster.MaxSnapshotBytes+1))
-		switch {
-		case rerr != nil:
-			return liveObjects{}, fmt.Errorf("%s: %w", name, rerr)
-		case len(data) > cluster.MaxSnapshotBytes:
-			return liveObjects{}, fmt.Errorf("%s: larger than %d bytes", name, cluster.MaxSnapshotBytes)
-		}
-		all, err = cluster.ParseSnapshot(name, data)
-	} else {
-		all, err = cluster.ReadSnapshot(o.live)
-	}
-	if err != nil {
-		return liveObjects{}, err
-	}
-	return liveObjects{objects: cluster.InScope(all, scope), source: name,
-		appliedBy: func(src cluster.Source) func(context.Context) (cluster.Applied, error) {
-			return func(context.Context) (cluster.Applied, error) { return cluster.AppliedIn(all, src) }
-		}}, nil
-}
-
-// targetCluster reads a target's objects from the cluster its config names.
-// An inCluster cluster is reached through the default kubeconfig when plan
-// runs outside a cluster.
-func targetCluster(ctx context.Context, c *config.Cluster, scope cluster.Scope) (liveObjects, error) {
-	var rc *rest.Config
-	var err error
-	if c.InCluster {
-		if rc, err = cluster.RESTConfig("", ""); err != nil {
-			rc, _, err = cluster.KubectlConfig("", "")
-		}
-	} else {
-		rc, err = cluster.RESTConfig(c.Kubeconfig, c.Context)
-	}
-	if err != nil {
-		return liveObjects{}, fmt.Errorf("cluster %s: %w", c.Name, err)
-	}
-	return listCluster(ctx, rc, scope)
-}
-
-// listCluster reads the objects of a scope from a cluster (read-only).
-func listCluster(ctx context.Context, rc *rest.Config, scope cluster.Scope) (liveObjects, error) {
-	rc.Timeout = 30 * time.Second
-	lister, err := cluster.NewClientLister(rc)
-	if err != nil {
-		return liveObjects{}, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	read, err := lister.List(ctx, scope)
-	if err != nil {
-		return liveObjects{}, fmt.Errorf("%s: %w", rc.Host, err)
-	}
-	return liveObjects{objects: read.Objects, coverage: read.Coverage, source: rc.Host,
-		appliedBy: func(src cluster.Source) func(context.Context) (cluster.Applied, error) {
-			return func(ctx context.Context) (cluster.Applied, error) {
-				return cluster.AppliedRevision(ctx, lister.Dynamic(), lister.Metadata(), src)
-			}
-		}}, nil
-}
-
 // finish prints the plan (or runs the external diff), applies it with
 // --write, and ends with the exit code the plan calls for.
 // finish prints the plan and writes it when asked; source names where the
@@ -314,7 +203,7 @@ func (o *planOptions) finish(cmd *cobra.Command, plan *analyzer.Plan, repo *repo
 		return fail(err)
 	}
 	if len(plan.Unread) > 0 {
-		// No verdict: an empty snapshot or namespace is not "in sync".
+		// No verdict: an empty object file or namespace is not "in sync".
 		return fail(fmt.Errorf("%s does not hold %d object(s) the root renders, or of their kinds; nothing was written", source, len(plan.Unread)))
 	}
 	if o.write {

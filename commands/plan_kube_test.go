@@ -1,4 +1,4 @@
-package main
+package commands
 
 import (
 	"context"
@@ -35,7 +35,7 @@ func TestPlanKubeconfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	// What the example renders, applied by the GitOps applier.
-	repo := copyTree(t, "examples/shop")
+	repo := copyTree(t, "../examples/shop")
 	for _, doc := range kustomizeBuild(t, repo, "overlays/prod") {
 		gvr := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 		if doc.GetKind() == "Service" {

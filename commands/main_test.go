@@ -1,4 +1,4 @@
-package main
+package commands
 
 import (
 	"bytes"
@@ -15,15 +15,16 @@ import (
 
 var binary string
 
-// TestMain builds the real driftback binary once; the tests drive it the way
-// a user does, through its flags, output and exit code.
+// TestMain builds the real driftback binary (the module root's main
+// package) once; the tests drive it the way a user does, through its flags,
+// output and exit code.
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "driftback-bin-")
 	if err != nil {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "driftback")
-	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", binary, "..").CombinedOutput()
 	if err != nil {
 		os.Stderr.Write(out)
 		os.RemoveAll(dir)
@@ -32,6 +33,17 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// testBinary is what main passes to Execute, read from the module root
+// where main embeds it.
+func testBinary(t *testing.T) Binary {
+	t.Helper()
+	manifest, err := os.ReadFile("../app.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Binary{Version: "dev", Commit: "unknown", Date: "unknown", Examples: os.DirFS(".."), AppManifest: manifest}
 }
 
 func driftback(t *testing.T, args ...string) (stdout, stderr string, code int) {
@@ -94,7 +106,7 @@ func copyTree(t *testing.T, src string) string {
 }
 
 func TestPlanJSONOnTheExample(t *testing.T) {
-	out, stderr, code := driftback(t, "plan", "--repo", "examples/shop", "--root", "overlays/prod", "--live", "examples/live.yaml", "-o", "json")
+	out, stderr, code := driftback(t, "plan", "--repo", "../examples/shop", "--root", "overlays/prod", "--live", "../examples/live.yaml", "-o", "json")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1 (drift); stderr: %s", code, stderr)
 	}
@@ -163,8 +175,8 @@ func TestPlanJSONOnTheExample(t *testing.T) {
 }
 
 func TestPlanWriteThenInSync(t *testing.T) {
-	repo := copyTree(t, "examples/shop")
-	if _, stderr, code := driftback(t, "plan", "--repo", repo, "--root", "overlays/prod", "--live", "examples/live.yaml", "--write"); code != 1 {
+	repo := copyTree(t, "../examples/shop")
+	if _, stderr, code := driftback(t, "plan", "--repo", repo, "--root", "overlays/prod", "--live", "../examples/live.yaml", "--write"); code != 1 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	b, err := os.ReadFile(filepath.Join(repo, "base/web.yaml"))
@@ -172,7 +184,7 @@ func TestPlanWriteThenInSync(t *testing.T) {
 		t.Fatalf("--write did not apply: %v\n%s", err, b)
 	}
 	// Planning again over the written tree: only the refusals remain.
-	out, _, code := driftback(t, "plan", "--repo", repo, "--root", "overlays/prod", "--live", "examples/live.yaml", "-o", "json")
+	out, _, code := driftback(t, "plan", "--repo", repo, "--root", "overlays/prod", "--live", "../examples/live.yaml", "-o", "json")
 	var again struct {
 		Edits    []any
 		Refusals []any
@@ -254,7 +266,7 @@ func TestVersion(t *testing.T) {
 }
 
 func TestPlanPatchAndMarkdownOnTheExample(t *testing.T) {
-	args := []string{"plan", "--repo", "examples/shop", "--root", "overlays/prod", "--live", "examples/live.yaml", "-o"}
+	args := []string{"plan", "--repo", "../examples/shop", "--root", "overlays/prod", "--live", "../examples/live.yaml", "-o"}
 	patch, _, code := driftback(t, append(args, "patch")...)
 	if code != 1 || !strings.HasPrefix(patch, "diff --git a/base/web.yaml b/base/web.yaml\n") ||
 		!strings.Contains(patch, "\n-            memory: 256Mi\n+            memory: 512Mi\n") || strings.Count(patch, "diff --git") != 2 || !strings.Contains(patch, "\n-  count: 2\n+  count: 3\n") {

@@ -1,9 +1,8 @@
-package main
+package commands
 
 import (
 	"context"
 	"crypto/rand"
-	_ "embed"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -29,17 +28,14 @@ import (
 	"github.com/driftback/driftback/bot"
 )
 
-// The App manifest the command registers (DESIGN §12).
-//
-//go:embed app.yaml
-var appManifest []byte
-
-// appOptions are `driftback app create`'s flags.
+// appOptions are `driftback app create`'s flags, and the manifest it
+// registers.
 type appOptions struct {
 	org, githubURL, apiURL, name string
 	listen, out                  string
 	namespace, secretName        string
 	timeout                      time.Duration
+	manifest                     []byte // app.yaml, the App registered (DESIGN §12)
 }
 
 // newAppCmd is `driftback app create`: GitHub's App manifest flow, the way
@@ -49,7 +45,7 @@ type appOptions struct {
 // it for the App's id and private key (POST /app-manifests/{code}/conversions).
 // The id and a Kubernetes Secret with the key are written to files; the
 // key is never printed.
-func newAppCmd() *cobra.Command {
+func newAppCmd(manifest []byte) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "app",
 		Short: "Register driftback as a GitHub App (the manifest flow)",
@@ -59,7 +55,7 @@ func newAppCmd() *cobra.Command {
 			return fail(errors.New("name a subcommand: driftback app create [--org ORG] [--out DIR]"))
 		},
 	}
-	var o appOptions
+	o := appOptions{manifest: manifest}
 	create := &cobra.Command{
 		Use:   "create",
 		Short: "Create the GitHub App from app.yaml and write its id and a Secret with its key",
@@ -127,7 +123,7 @@ func createApp(ctx context.Context, o appOptions, stdout io.Writer) error {
 		return err
 	}
 	page := "http://" + ln.Addr().String() + "/"
-	manifest, err := manifestJSON(o.name, page+"callback")
+	manifest, err := manifestJSON(o.manifest, o.name, page+"callback")
 	if err != nil {
 		ln.Close()
 		return err
@@ -199,9 +195,9 @@ func createApp(ctx context.Context, o appOptions, stdout io.Writer) error {
 
 // manifestJSON is app.yaml as the JSON string GitHub's form takes, with
 // redirect_url pointing at this command's callback.
-func manifestJSON(name, redirect string) (string, error) {
+func manifestJSON(manifest []byte, name, redirect string) (string, error) {
 	var m map[string]any
-	if err := yaml.Unmarshal(appManifest, &m); err != nil {
+	if err := yaml.Unmarshal(manifest, &m); err != nil {
 		return "", fmt.Errorf("app.yaml: %w", err)
 	}
 	m["redirect_url"] = redirect
