@@ -54,8 +54,6 @@ var shapeDebt = map[string]bool{
 	"deploy/deploycheck/deploycheck.go":                        true,
 	"deploy/deploycheck/deploycheck.go:Expect.checkDeployment": true,
 	"deploy/deploycheck/monitoring.go:Expect.checkMonitoring":  true,
-	"internal/yamledit/difflist.go:editor.diffList":            true,
-	"internal/yamledit/replace.go:editor.replace":              true,
 	"analyzer": true,
 }
 
