@@ -43,8 +43,6 @@ var shapeDebt = map[string]bool{
 	"analyzer/place.go":                                        true,
 	"analyzer/provenance.go":                                   true,
 	"analyzer/provenance.go:valueDyer.dyeReplacementSource":    true,
-	"analyzer/report/diff.go:bisect":                           true,
-	"analyzer/report/escape.go:md":                             true,
 	"analyzer/route.go:analysis.planRoutes":                    true,
 	"bot/github.go":                                            true,
 	"bot/lease.go":                                             true,
