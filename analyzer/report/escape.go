@@ -110,72 +110,112 @@ var mdEntities = map[rune]string{
 //   - a leading "-", "+", "=", "1." or space and a trailing space become
 //     entities, so a list item's text cannot start a nested block.
 func md(s string, n int) string {
-	rs := []rune(truncate(s, n))
-	var b strings.Builder
-	at := func(i int) rune {
-		if i < len(rs) {
-			return rs[i]
+	e := &mdEscaper{rs: []rune(truncate(s, n))}
+	for i := 0; i < len(e.rs); i++ {
+		if skip, ok := e.layout(i); ok {
+			i += skip
+			continue
 		}
-		return -1
+		if skip, ok := e.references(i); ok {
+			i += skip
+			continue
+		}
+		if ent, ok := mdEntities[e.rs[i]]; ok {
+			e.b.WriteString(ent)
+		} else {
+			e.b.WriteRune(e.rs[i])
+		}
 	}
-	followed := func(i int) bool { // a non-space rune comes after i
-		r := at(i + 1)
-		return r != -1 && !unicode.IsSpace(r)
+	return e.b.String()
+}
+
+// mdEscaper holds the runes md escapes and the text written so far.
+type mdEscaper struct {
+	rs []rune
+	b  strings.Builder
+}
+
+// at is the rune at i, or -1 past the end.
+func (e *mdEscaper) at(i int) rune {
+	if i < len(e.rs) {
+		return e.rs[i]
 	}
-	digitsBefore := func(i int) bool {
-		if i == 0 || i > 9 {
+	return -1
+}
+
+// followed reports whether a non-space rune comes after i.
+func (e *mdEscaper) followed(i int) bool {
+	r := e.at(i + 1)
+	return r != -1 && !unicode.IsSpace(r)
+}
+
+// digitsBefore reports whether the runes before i are 1 to 9 digits, so
+// that a "." or ")" at i would make an ordered list item.
+func (e *mdEscaper) digitsBefore(i int) bool {
+	if i == 0 || i > 9 {
+		return false
+	}
+	for _, r := range e.rs[:i] {
+		if r < '0' || r > '9' {
 			return false
 		}
-		for _, r := range rs[:i] {
-			if r < '0' || r > '9' {
-				return false
-			}
-		}
-		return true
 	}
-	for i := 0; i < len(rs); i++ {
-		r := rs[i]
-		switch {
-		case r == '\r' && at(i+1) == '\n':
-			b.WriteString("↵")
-			i++
-		case isNewline(r):
-			b.WriteString("↵")
-		case unsafeRune(r):
-			b.WriteRune(utf8.RuneError)
-		case r == ' ' && (i == 0 || i == len(rs)-1):
-			b.WriteString("&#32;")
-		case i == 0 && (r == '-' || r == '+' || r == '='):
-			fmt.Fprintf(&b, "&#%d;", r)
-		case (r == '.' || r == ')') && digitsBefore(i):
-			fmt.Fprintf(&b, "&#%d;", r)
-		case r == '#':
-			b.WriteString("&#35;")
-			if followed(i) {
-				b.WriteString(zwsp)
-			}
-		case r == '@':
-			b.WriteByte('@')
-			if followed(i) {
-				b.WriteString(zwsp)
-			}
-		case r == ':' && at(i+1) == '/' && at(i+2) == '/':
-			b.WriteString(":" + zwsp)
-		case (r == 'w' || r == 'W') && foldPrefix(rs[i:], "www."):
-			b.WriteString(string(rs[i:i+3]) + zwsp)
-			i += 2
-		case (r == 'g' || r == 'G') && foldPrefix(rs[i:], "gh-") && unicode.IsDigit(at(i+3)):
-			b.WriteString(string(rs[i:i+2]) + zwsp)
-			i++
-		default:
-			if e, ok := mdEntities[r]; ok {
-				b.WriteString(e)
-			} else {
-				b.WriteRune(r)
-			}
-		}
+	return true
+}
+
+// layout writes rune i if it is a line break, a control character, or a
+// space or marker that would start a block; skip is how many more runes it
+// used.
+func (e *mdEscaper) layout(i int) (skip int, ok bool) {
+	r := e.rs[i]
+	switch {
+	case r == '\r' && e.at(i+1) == '\n':
+		e.b.WriteString("↵")
+		return 1, true
+	case isNewline(r):
+		e.b.WriteString("↵")
+	case unsafeRune(r):
+		e.b.WriteRune(utf8.RuneError)
+	case r == ' ' && (i == 0 || i == len(e.rs)-1):
+		e.b.WriteString("&#32;")
+	case i == 0 && (r == '-' || r == '+' || r == '='):
+		fmt.Fprintf(&e.b, "&#%d;", r)
+	case (r == '.' || r == ')') && e.digitsBefore(i):
+		fmt.Fprintf(&e.b, "&#%d;", r)
+	default:
+		return 0, false
 	}
-	return b.String()
+	return 0, true
+}
+
+// references writes rune i if GitHub would make it, with what follows, a
+// heading, a mention, an issue reference or an autolink; skip is how many
+// more runes it used.
+func (e *mdEscaper) references(i int) (skip int, ok bool) {
+	r := e.rs[i]
+	switch {
+	case r == '#':
+		e.b.WriteString("&#35;")
+		if e.followed(i) {
+			e.b.WriteString(zwsp)
+		}
+	case r == '@':
+		e.b.WriteByte('@')
+		if e.followed(i) {
+			e.b.WriteString(zwsp)
+		}
+	case r == ':' && e.at(i+1) == '/' && e.at(i+2) == '/':
+		e.b.WriteString(":" + zwsp)
+	case (r == 'w' || r == 'W') && foldPrefix(e.rs[i:], "www."):
+		e.b.WriteString(string(e.rs[i:i+3]) + zwsp)
+		return 2, true
+	case (r == 'g' || r == 'G') && foldPrefix(e.rs[i:], "gh-") && unicode.IsDigit(e.at(i+3)):
+		e.b.WriteString(string(e.rs[i:i+2]) + zwsp)
+		return 1, true
+	default:
+		return 0, false
+	}
+	return 0, true
 }
 
 func foldPrefix(rs []rune, prefix string) bool {
