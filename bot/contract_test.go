@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -636,24 +635,6 @@ func TestLostAnnotationBatchIsNotAppendedTwice(t *testing.T) {
 	}
 	if run := h.check(h.base); len(run.Annotations) != 60 {
 		t.Fatalf("%d annotations, want 60", len(run.Annotations))
-	}
-}
-
-// GitHub's older wording of a secondary limit ("abuse detection") is a
-// limit too, and a plain permission refusal is not (issue 30, item 9).
-func TestSecondaryLimitInEitherWording(t *testing.T) {
-	for body, want := range map[string]bool{
-		`{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}`: true,
-		`{"message":"You have triggered an abuse detection mechanism. Please wait a few minutes before you try again.","documentation_url":"https://developer.github.com/v3/#abuse-rate-limits"}`:                                      true,
-		`{"message":"Resource not accessible by integration","documentation_url":"https://docs.github.com/rest/checks/runs#create-a-check-run"}`:                                                                                       false,
-	} {
-		resp := &http.Response{StatusCode: http.StatusForbidden, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(body))}
-		if got := secondaryBody(resp); got != want {
-			t.Errorf("%s: limit %v, want %v", body, got, want)
-		}
-		if rest, _ := io.ReadAll(resp.Body); string(rest) != body {
-			t.Errorf("the body was not put back: %q", rest)
-		}
 	}
 }
 

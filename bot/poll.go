@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/kube"
@@ -55,7 +56,7 @@ type memo struct {
 func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 	tc := t.Config
 	if b.Fence != nil {
-		ctx = context.WithValue(ctx, fenceKey{}, func() error { return b.Fence(tc.Name) })
+		ctx = githubapi.WithFence(ctx, func() error { return b.Fence(tc.Name) })
 	}
 	p := &poll{t: t, log: b.log().With("target", tc.Name), owner: tc.Owner(), repo: tc.RepoName(), branch: tc.Branch()}
 	b.Metrics.Inc("driftback_polls_total", map[string]string{"target": tc.Name})
