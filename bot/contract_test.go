@@ -426,12 +426,12 @@ func TestTokenRotationPollBuildsAndWritesNothing(t *testing.T) {
 	h := newHarness(t, writeThroughOnly(t))
 	h.poll()
 	h.poll()
-	_, builds := h.bot.Snapshots.Renders.Stats()
+	_, builds := h.bot.Archives.Renders.Stats()
 	h.clock.Advance(56 * time.Minute)
 	before, logged := h.srv.Counters(), len(h.srv.Requests())
 	out := h.poll()
 	d := h.srv.Counters().Sub(before)
-	if _, after := h.bot.Snapshots.Renders.Stats(); !out.Idle || repoWrites(h.srv.Requests()[logged:]) != 0 || after != builds {
+	if _, after := h.bot.Archives.Renders.Stats(); !out.Idle || repoWrites(h.srv.Requests()[logged:]) != 0 || after != builds {
 		t.Fatalf("after rotation: %+v, %+v, %d builds", out, d, after-builds)
 	}
 	if d.NotModified == d.Requests {
@@ -567,7 +567,7 @@ func TestSlowTargetDoesNotBlockTheOthers(t *testing.T) {
 // connect and header waits.
 func TestDownloadsAreBounded(t *testing.T) {
 	b := New(github.NewClient(nil), Options{AppID: 1})
-	d := b.Snapshots.Download
+	d := b.Archives.Download
 	if d == nil || d.Timeout <= 0 {
 		t.Fatalf("download client %+v", d)
 	}
@@ -723,7 +723,7 @@ func TestRenamedRepositoryIsFollowed(t *testing.T) {
 	number := h.openPR().Number
 	h.srv.RenameRepo(owner, repo, "shop-renamed")
 	h.setLive(strings.Replace(writeThroughOnly(t), "value: 60s", "value: 70s", 1))
-	h.bot.Snapshots.KeepBytes = 1 // the base's snapshot is loaded anew
+	h.bot.Archives.KeepBytes = 1 // the base's snapshot is loaded anew
 	h.base = h.srv.Commit(owner, "shop-renamed", "main", "someone", map[string][]byte{"README.md": []byte("renamed\n")})
 	if err := h.pollErr(); err != nil {
 		t.Fatalf("after the rename: %v", err)
