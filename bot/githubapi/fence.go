@@ -1,8 +1,6 @@
 package githubapi
 
-import (
-	"context"
-)
+import "context"
 
 // fenceKey holds, in a poll's context, the check that this replica may
 // still write for the poll's target.
