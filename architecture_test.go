@@ -28,7 +28,7 @@ func component(pkg string) (layer int, name string) {
 	rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
 	top, _, _ := strings.Cut(rel, "/")
 	switch top {
-	case "":
+	case "", "commands":
 		return 4, "commands"
 	case "bot":
 		return 3, "bot"

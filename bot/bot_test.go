@@ -124,7 +124,7 @@ func newHarness(t testing.TB, live string) *harness {
 	}
 	h.live = filepath.Join(t.TempDir(), "live.yaml")
 	h.setLive(live)
-	h.target = &Target{Config: *cfg.Target("shop-prod"), Lister: cluster.SnapshotLister{Path: h.live}}
+	h.target = &Target{Config: *cfg.Target("shop-prod"), Lister: cluster.ObjectFileLister{Path: h.live}}
 	return h
 }
 
@@ -518,7 +518,7 @@ func (brokenLister) List(context.Context, cluster.Scope) (cluster.Listing, error
 	return cluster.Listing{}, errors.New("connection refused")
 }
 
-func snapshotAt(path string) cluster.Lister { return cluster.SnapshotLister{Path: path} }
+func snapshotAt(path string) cluster.Lister { return cluster.ObjectFileLister{Path: path} }
 
 // A target waiting for the GitOps tool to apply the base wakes when the
 // tool does, although no object changed: the applied revision is part of

@@ -272,7 +272,7 @@ func memoryChild(cfgPath string) int {
 	r := &Runner{Bot: New(gh, Options{AppID: cfg.GitHub.AppID, Login: login, RenderBytes: analyzer.DefaultRenderCacheBytes}), Interval: time.Minute}
 	for _, t := range cfg.ResolvedTargets() {
 		live := filepath.Join(filepath.Dir(cfgPath), t.Name+".json")
-		r.Targets = append(r.Targets, &Target{Config: *t, Lister: cluster.SnapshotLister{Path: live}})
+		r.Targets = append(r.Targets, &Target{Config: *t, Lister: cluster.ObjectFileLister{Path: live}})
 	}
 	pk := startPeakHeap(os.Getenv("DRIFTBACK_MEMORY_PROFILE"))
 	for in.Scan() {

@@ -43,7 +43,7 @@ func planAcross(t *testing.T, applied, head map[string]string) TargetPlan {
 		}
 		snaps[rev] = analyzer.NewSnapshot(r, nil)
 	}
-	objs, err := cluster.ParseSnapshot("live.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  namespace: default\ndata:\n  mode: fast\n  size: tiny\n"))
+	objs, err := cluster.ParseObjectFile("live.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  namespace: default\ndata:\n  mode: fast\n  size: tiny\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

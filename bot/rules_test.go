@@ -43,7 +43,7 @@ func TestHPAScaledPlanSameThroughBotAndPlan(t *testing.T) {
 	}
 
 	// What `driftback plan --live` computes (plan.go).
-	objs, err := cluster.ReadSnapshot(h.live)
+	objs, err := cluster.ReadObjectFile(h.live)
 	if err != nil {
 		t.Fatal(err)
 	}

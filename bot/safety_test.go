@@ -20,7 +20,7 @@ import (
 // kind would: with a nil error.
 func withoutKind(path, kind string) cluster.Lister {
 	return listerFunc(func(ctx context.Context, s cluster.Scope) ([]cluster.Object, error) {
-		read, err := cluster.SnapshotLister{Path: path}.List(ctx, s)
+		read, err := cluster.ObjectFileLister{Path: path}.List(ctx, s)
 		var out []cluster.Object
 		for _, o := range read.Objects {
 			if o.Object["kind"] != kind {

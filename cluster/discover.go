@@ -122,7 +122,7 @@ func sortDiscovered(out []Discovered) {
 	})
 }
 
-// DiscoverIn is Discover over objects already read (a snapshot file).
+// DiscoverIn is Discover over objects already read (an object file).
 func DiscoverIn(objs []Object, f DiscoverFilter) ([]Discovered, error) {
 	sel, err := labels.Parse(f.Selector)
 	if err != nil {

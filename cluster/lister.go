@@ -42,25 +42,25 @@ type Lister interface {
 // Listing is what one List read: the objects, and what the read covered.
 type Listing struct {
 	Objects []Object
-	// Coverage is nil when the source cannot say (a snapshot file); the
+	// Coverage is nil when the source cannot say (an object file); the
 	// analyzer then takes a kind with no object as not read.
 	Coverage *kube.Coverage
 }
 
-// SnapshotLister serves a snapshot file (what `plan --live` reads).
-type SnapshotLister struct{ Path string }
+// ObjectFileLister serves an object file (what `plan --live` reads).
+type ObjectFileLister struct{ Path string }
 
 // List reads the file and keeps the objects in scope.
-func (l SnapshotLister) List(_ context.Context, s Scope) (Listing, error) {
-	objs, err := ReadSnapshot(l.Path)
+func (l ObjectFileLister) List(_ context.Context, s Scope) (Listing, error) {
+	objs, err := ReadObjectFile(l.Path)
 	if err != nil {
 		return Listing{}, err
 	}
 	return Listing{Objects: InScope(objs, s)}, nil
 }
 
-// InScope keeps the objects of a scope's kinds and namespaces (a snapshot
-// holds no namespace labels, so a namespace selector keeps every
+// InScope keeps the objects of a scope's kinds and namespaces (an object
+// file holds no namespace labels, so a namespace selector keeps every
 // namespace).
 func InScope(objs []Object, s Scope) []Object {
 	var out []Object

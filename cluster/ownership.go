@@ -56,10 +56,10 @@ func NewRules(appliers []string, ignore []kube.IgnoreRule) Rules {
 // DefaultRules are the rules of a target that configures none.
 func DefaultRules() Rules { return NewRules(nil, nil) }
 
-// ParseLive reads a snapshot (ParseSnapshot; name is used in errors) and
+// ParseLive reads an object file (ParseObjectFile; name is used in errors) and
 // hands its objects to the analyzer (LiveObjects).
 func ParseLive(name string, data []byte, rules Rules) ([]kube.LiveObject, error) {
-	objs, err := ParseSnapshot(name, data)
+	objs, err := ParseObjectFile(name, data)
 	if err != nil {
 		return nil, err
 	}

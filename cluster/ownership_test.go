@@ -12,7 +12,7 @@ import (
 // replica count were last set by the named manager.
 func deployment(t *testing.T, apiVersion, manager string) Object {
 	t.Helper()
-	objs, err := ParseSnapshot("live.yaml", []byte(`apiVersion: `+apiVersion+`
+	objs, err := ParseObjectFile("live.yaml", []byte(`apiVersion: `+apiVersion+`
 kind: Deployment
 metadata:
   name: web

@@ -291,7 +291,7 @@ func empty(v any) bool {
 }
 
 // AppliedIn reads the applied revision from objects already read (a
-// snapshot file that holds the Flux Kustomization or Argo CD Application),
+// object file that holds the Flux Kustomization or Argo CD Application),
 // as AppliedRevision reads it from the cluster.
 func AppliedIn(objs []Object, src Source) (Applied, error) {
 	want, group, kind, read := src.Flux, fluxKustomizations.Group, "Kustomization", fluxApplied
@@ -312,14 +312,14 @@ func AppliedIn(objs []Object, src Source) (Applied, error) {
 				for _, c := range objs {
 					if g := gvkOf(c.Object); g.Group == "" && g.Kind == kind && namespaceOf(c.Object) == want.Namespace && nameOf(c.Object) == name {
 						if kind == "Secret" {
-							// What the snapshot holds of it: its managedFields at most.
+							// What the file holds of it: its managedFields at most.
 							return map[string]any{"metadata": map[string]any{"managedFields": c.ManagedFields}}, true, nil
 						}
 						return c.Object, true, nil
 					}
 				}
 				if kind == "Secret" {
-					return nil, true, nil // not in the snapshot: keys unknown
+					return nil, true, nil // not in the file: keys unknown
 				}
 				return nil, false, fmt.Errorf("not among the live objects; add it (kubectl get -o yaml) or read the cluster")
 			})

@@ -14,7 +14,7 @@ import (
 func TestArgoContext(t *testing.T) {
 	read := func(spec string) cluster.Applied {
 		t.Helper()
-		objs, err := cluster.ParseSnapshot("live.yaml", []byte(`apiVersion: argoproj.io/v1alpha1
+		objs, err := cluster.ParseObjectFile("live.yaml", []byte(`apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata: {name: web, namespace: argocd}
 status: {sync: {revision: 0123456789abcdef0123456789abcdef01234567}}

@@ -8,11 +8,11 @@ import (
 	"testing"
 )
 
-// A Secret read from a snapshot keeps no value: not in data, not in
+// A Secret read from an object file keeps no value: not in data, not in
 // stringData, not in the last-applied annotation (which holds the values a
 // client-side apply sent), and not through a Secret whose keys look like
 // configuration. Only digests of the values remain, for comparison.
-func TestSnapshotSecretKeepsNoValue(t *testing.T) {
+func TestObjectFileSecretKeepsNoValue(t *testing.T) {
 	const planted = "pl4nted-cluster-secret"
 	enc := base64.StdEncoding.EncodeToString([]byte(planted))
 	lastApplied := `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"db"},"stringData":{"password":"` + planted + `"}}`
@@ -37,7 +37,7 @@ items:
     color: ` + enc + `
     LOG_LEVEL: ` + enc + `
 `
-	objs, err := ParseSnapshot("live.yaml", []byte(snap))
+	objs, err := ParseObjectFile("live.yaml", []byte(snap))
 	if err != nil {
 		t.Fatal(err)
 	}

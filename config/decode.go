@@ -109,26 +109,7 @@ func (d *decoder) decode(path string, n *yaml.Node, v reflect.Value, depth int, 
 		n = n.Alias
 	}
 	d.nodes[path] = n
-	if d.count++; d.count > maxNodes {
-		if d.count == maxNodes+1 {
-			d.bad[""] = true
-			d.errorAt(n, path, "the file expands to more than %d values (through aliases?); a driftback config is much smaller", maxNodes)
-		}
-		return
-	}
-	if depth > maxDepth {
-		d.typeError(path, n, "a shallower document", "nothing in a driftback config nests this deep")
-		return
-	}
-	if n.Tag != "" && !strings.HasPrefix(n.Tag, "!!") {
-		d.bad[path] = true
-		d.errorAt(n, path, "custom YAML tag %s is not supported; remove it", n.Tag)
-		return
-	}
-	if isNull(n) {
-		if inList {
-			d.typeError(path, n, "an entry", "remove the empty list entry")
-		}
+	if !d.decodable(path, n, depth, inList) {
 		return
 	}
 	t := v.Type()
@@ -142,69 +123,118 @@ func (d *decoder) decode(path string, n *yaml.Node, v reflect.Value, depth int, 
 	case t.Kind() == reflect.Struct:
 		d.mapping(path, n, v, depth)
 	case t.Kind() == reflect.Slice:
-		if n.Kind != yaml.SequenceNode {
-			hint := ""
-			if n.Kind == yaml.ScalarNode {
-				hint = "write [" + n.Value + "] for a single entry"
-			}
-			d.typeError(path, n, "a list", hint)
-			return
-		}
-		s := reflect.MakeSlice(t, len(n.Content), len(n.Content))
-		for i, el := range n.Content {
-			d.decode(indexPath(path, i), el, s.Index(i), depth+1, true)
-		}
-		v.Set(s)
+		d.list(path, n, v, depth)
 	case t.Kind() == reflect.String:
-		if n.Kind != yaml.ScalarNode {
-			d.typeError(path, n, "a string", "")
-			return
-		}
-		switch n.Tag {
-		case "!!str", "!!int", "!!float", "!!timestamp":
-			// A number where text is expected keeps its spelling (1.10
-			// stays "1.10"); only the boolean reading would lose it.
-			v.SetString(n.Value)
-		case "!!bool":
-			d.typeError(path, n, "a string", fmt.Sprintf("quote it (%q) if you mean the text", n.Value))
-		default:
-			d.typeError(path, n, "a string", "")
-		}
+		d.text(path, n, v)
 	case t.Kind() == reflect.Bool:
-		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
-			hint := ""
-			if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
-				hint = "write true or false without quotes"
-			}
-			d.typeError(path, n, "true or false", hint)
-			return
-		}
-		var b bool
-		if err := n.Decode(&b); err != nil {
-			d.typeError(path, n, "true or false", "")
-			return
-		}
-		v.SetBool(b)
+		d.boolean(path, n, v)
 	case t.Kind() == reflect.Int64:
-		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
-			hint := ""
-			if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
-				if _, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
-					hint = "remove the quotes"
-				}
-			}
-			d.typeError(path, n, "a whole number", hint)
-			return
-		}
-		var i int64
-		if err := n.Decode(&i); err != nil {
-			d.typeError(path, n, "a whole number that fits in 64 bits", "")
-			return
-		}
-		v.SetInt(i)
+		d.integer(path, n, v)
 	default:
 		panic("config: no decoder for " + t.String())
 	}
+}
+
+// decodable says whether node n may be decoded at all: within the node and
+// depth budgets, without a custom tag, and not null (a null list entry is
+// an error, any other null leaves the value unset).
+func (d *decoder) decodable(path string, n *yaml.Node, depth int, inList bool) bool {
+	if d.count++; d.count > maxNodes {
+		if d.count == maxNodes+1 {
+			d.bad[""] = true
+			d.errorAt(n, path, "the file expands to more than %d values (through aliases?); a driftback config is much smaller", maxNodes)
+		}
+		return false
+	}
+	if depth > maxDepth {
+		d.typeError(path, n, "a shallower document", "nothing in a driftback config nests this deep")
+		return false
+	}
+	if n.Tag != "" && !strings.HasPrefix(n.Tag, "!!") {
+		d.bad[path] = true
+		d.errorAt(n, path, "custom YAML tag %s is not supported; remove it", n.Tag)
+		return false
+	}
+	if isNull(n) {
+		if inList {
+			d.typeError(path, n, "an entry", "remove the empty list entry")
+		}
+		return false
+	}
+	return true
+}
+
+// list decodes a sequence into the slice v, entry by entry.
+func (d *decoder) list(path string, n *yaml.Node, v reflect.Value, depth int) {
+	if n.Kind != yaml.SequenceNode {
+		hint := ""
+		if n.Kind == yaml.ScalarNode {
+			hint = "write [" + n.Value + "] for a single entry"
+		}
+		d.typeError(path, n, "a list", hint)
+		return
+	}
+	s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+	for i, el := range n.Content {
+		d.decode(indexPath(path, i), el, s.Index(i), depth+1, true)
+	}
+	v.Set(s)
+}
+
+// text decodes a scalar into the string v.
+func (d *decoder) text(path string, n *yaml.Node, v reflect.Value) {
+	if n.Kind != yaml.ScalarNode {
+		d.typeError(path, n, "a string", "")
+		return
+	}
+	switch n.Tag {
+	case "!!str", "!!int", "!!float", "!!timestamp":
+		// A number where text is expected keeps its spelling (1.10
+		// stays "1.10"); only the boolean reading would lose it.
+		v.SetString(n.Value)
+	case "!!bool":
+		d.typeError(path, n, "a string", fmt.Sprintf("quote it (%q) if you mean the text", n.Value))
+	default:
+		d.typeError(path, n, "a string", "")
+	}
+}
+
+// boolean decodes an unquoted true or false into v.
+func (d *decoder) boolean(path string, n *yaml.Node, v reflect.Value) {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
+		hint := ""
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
+			hint = "write true or false without quotes"
+		}
+		d.typeError(path, n, "true or false", hint)
+		return
+	}
+	var b bool
+	if err := n.Decode(&b); err != nil {
+		d.typeError(path, n, "true or false", "")
+		return
+	}
+	v.SetBool(b)
+}
+
+// integer decodes an unquoted whole number into the int64 v.
+func (d *decoder) integer(path string, n *yaml.Node, v reflect.Value) {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
+		hint := ""
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
+			if _, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
+				hint = "remove the quotes"
+			}
+		}
+		d.typeError(path, n, "a whole number", hint)
+		return
+	}
+	var i int64
+	if err := n.Decode(&i); err != nil {
+		d.typeError(path, n, "a whole number that fits in 64 bits", "")
+		return
+	}
+	v.SetInt(i)
 }
 
 func (d *decoder) duration(path string, n *yaml.Node, v reflect.Value) {

@@ -229,25 +229,43 @@ func (d *decoder) validateCluster(p string, cl *Cluster) {
 
 func (d *decoder) validateTarget(c *Config, p string, t *Target, targets, clusters map[string]string) {
 	d.checkName(p+".name", t.Name, "target", targets)
-
-	if pr := p + ".repo"; !d.present(pr) {
-		d.fail(pr, "missing; set the GitHub repository as owner/name")
-	} else if owner, name, ok := strings.Cut(t.Repo, "/"); !ok || !ghOwnerRE.MatchString(owner) || !ghRepoRE.MatchString(name) || name == "." || name == ".." {
-		hint := ""
-		if strings.Contains(t.Repo, "://") || strings.HasPrefix(t.Repo, "git@") {
-			hint = " (not a URL)"
-		}
-		d.fail(pr, "%q is not owner/name%s; write the repository as in github.com/OWNER/NAME, e.g. my-org/shop", t.Repo, hint)
-	} else if d.present("github.owner") && !strings.EqualFold(owner, c.GitHub.Owner) {
-		d.fail(pr, "owner %q differs from github.owner %q; one installation covers one account, so every repository must belong to %s", owner, c.GitHub.Owner, c.GitHub.Owner)
-	}
-
+	d.checkTargetRepo(p+".repo", t.Repo, c.GitHub.Owner)
 	if d.present(p + ".baseBranch") {
 		if err := checkRef(t.BaseBranch); err != nil {
 			d.fail(p+".baseBranch", "%q is not a valid branch name: %v", t.BaseBranch, err)
 		}
 	}
+	d.checkTargetFolders(p, t)
+	d.checkTargetCluster(p+".cluster", t.Cluster, clusters)
+	d.checkTargetNamespaces(p, t)
+	d.checkTargetKinds(p+".kinds", &t.Kinds)
+	d.validateRevision(p+".appliedRevision", &t.AppliedRevision)
+	d.checkAppliers(p+".appliers", t.Appliers)
+	d.checkIgnore(p+".ignore", t.Ignore)
+	if t.PullRequest != nil {
+		d.checkPullRequest(p+".pullRequest", t.PullRequest)
+	}
+}
 
+// checkTargetRepo checks a target's repo at pr: owner/name, and owned by
+// github.owner when that is set (one installation covers one account).
+func (d *decoder) checkTargetRepo(pr, repo, ghOwner string) {
+	if !d.present(pr) {
+		d.fail(pr, "missing; set the GitHub repository as owner/name")
+	} else if owner, name, ok := strings.Cut(repo, "/"); !ok || !ghOwnerRE.MatchString(owner) || !ghRepoRE.MatchString(name) || name == "." || name == ".." {
+		hint := ""
+		if strings.Contains(repo, "://") || strings.HasPrefix(repo, "git@") {
+			hint = " (not a URL)"
+		}
+		d.fail(pr, "%q is not owner/name%s; write the repository as in github.com/OWNER/NAME, e.g. my-org/shop", repo, hint)
+	} else if d.present("github.owner") && !strings.EqualFold(owner, ghOwner) {
+		d.fail(pr, "owner %q differs from github.owner %q; one installation covers one account, so every repository must belong to %s", owner, ghOwner, ghOwner)
+	}
+}
+
+// checkTargetFolders checks the target's root (required) and writeScope,
+// which must keep driftback out of the CI workflows.
+func (d *decoder) checkTargetFolders(p string, t *Target) {
 	if pr := p + ".root"; !d.present(pr) {
 		d.fail(pr, "missing; set the repository folder of the kustomize root (\".\" for the repository root)")
 	} else {
@@ -259,17 +277,26 @@ func (d *decoder) validateTarget(c *Config, p string, t *Target, targets, cluste
 			d.fail(pw, "%q: driftback never writes under .github/workflows/; choose the folder holding your manifests", t.WriteScope)
 		}
 	}
+}
 
-	if pc := p + ".cluster"; !d.present(pc) {
+// checkTargetCluster checks that the target's cluster at pc names one of
+// clusters; if the clusters themselves failed to decode, that error stands
+// alone.
+func (d *decoder) checkTargetCluster(pc, cluster string, clusters map[string]string) {
+	if !d.present(pc) {
 		d.fail(pc, "missing; name one of the clusters (%s)", clusterNames(clusters))
-	} else if _, ok := clusters[t.Cluster]; !ok && !d.badUnder("clusters") {
+	} else if _, ok := clusters[cluster]; !ok && !d.badUnder("clusters") {
 		if len(clusters) == 0 {
-			d.fail(pc, "%q names no cluster; no cluster is defined", t.Cluster)
+			d.fail(pc, "%q names no cluster; no cluster is defined", cluster)
 		} else {
-			d.fail(pc, "%q names no cluster; clusters are: %s", t.Cluster, clusterNames(clusters))
+			d.fail(pc, "%q names no cluster; clusters are: %s", cluster, clusterNames(clusters))
 		}
 	}
+}
 
+// checkTargetNamespaces checks that the target says where to look
+// (namespaces, namespaceSelector or both) and that what it says is valid.
+func (d *decoder) checkTargetNamespaces(p string, t *Target) {
 	hasNS := d.present(p+".namespaces") && len(t.Namespaces) > 0
 	hasSel := d.present(p+".namespaceSelector") && strings.TrimSpace(t.NamespaceSelector) != ""
 	if !hasNS && !hasSel && !d.isBad(p+".namespaces") && !d.isBad(p+".namespaceSelector") && !d.anySuggested(p+".namespaces", p+".namespaceSelector") {
@@ -286,30 +313,27 @@ func (d *decoder) validateTarget(c *Config, p string, t *Target, targets, cluste
 			d.fail(p+".namespaceSelector", "%q is not a label selector: %v; examples: team=shop, env in (prod,staging), !legacy", t.NamespaceSelector, err)
 		}
 	}
+}
 
+// checkTargetKinds checks the kinds.include and kinds.exclude lists at pk,
+// and that no kind is in both.
+func (d *decoder) checkTargetKinds(pk string, kinds *Kinds) {
 	kindCheck := func(s string) string {
 		if !kindRE.MatchString(s) {
 			return fmt.Sprintf("%q is not a kind; write Kind or Kind.group, e.g. Deployment, Deployment.apps, Kustomization.kustomize.toolkit.fluxcd.io", s)
 		}
 		return ""
 	}
-	d.checkList(p+".kinds.include", t.Kinds.Include, kindCheck)
-	d.checkList(p+".kinds.exclude", t.Kinds.Exclude, kindCheck)
+	d.checkList(pk+".include", kinds.Include, kindCheck)
+	d.checkList(pk+".exclude", kinds.Exclude, kindCheck)
 	included := map[string]bool{}
-	for _, k := range t.Kinds.Include {
+	for _, k := range kinds.Include {
 		included[k] = true
 	}
-	for i, k := range t.Kinds.Exclude {
+	for i, k := range kinds.Exclude {
 		if included[k] {
-			d.fail(indexPath(p+".kinds.exclude", i), "%q is both included and excluded; keep it in one list", k)
+			d.fail(indexPath(pk+".exclude", i), "%q is both included and excluded; keep it in one list", k)
 		}
-	}
-
-	d.validateRevision(p+".appliedRevision", &t.AppliedRevision)
-	d.checkAppliers(p+".appliers", t.Appliers)
-	d.checkIgnore(p+".ignore", t.Ignore)
-	if t.PullRequest != nil {
-		d.checkPullRequest(p+".pullRequest", t.PullRequest)
 	}
 }
 

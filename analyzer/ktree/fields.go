@@ -1,9 +1,11 @@
 package ktree
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/api/types"
 )
 
@@ -156,4 +158,24 @@ func allJSONNames() []string {
 	}
 	walk(reflect.TypeOf(types.Kustomization{}))
 	return out
+}
+
+// judge refuses what driftback does not support in one decoded file.
+func (l *loader) judge(file string, pre, k *types.Kustomization, top *yaml.Node) {
+	for _, name := range refusedFields(pre) {
+		w, ok := reasons[name]
+		if !ok {
+			w = why{fmt.Sprintf("the kustomization field %s is not supported by driftback", quote(name)),
+				"remove it, " + excludeHint}
+		}
+		l.refuse(file, keyLine(top, name), name, w.message, w.hint)
+	}
+	l.constructs(file, k, top)
+	for i, im := range pre.Images {
+		if im.TagSuffix != "" {
+			l.refuse(file, itemKeyLine(top, "images", i, "tagSuffix"), fmt.Sprintf("images[%d].tagSuffix", i),
+				fmt.Sprintf("images[%d] (%s) sets tagSuffix, which appends to a tag from elsewhere, so the tag has no single source", i, im.Name),
+				"write the full tag with newTag instead")
+		}
+	}
 }

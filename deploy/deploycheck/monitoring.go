@@ -203,91 +203,120 @@ func MetricNames(objs []*Object) (map[string][]string, error) {
 func (e Expect) checkMonitoring(objs []*Object) []string {
 	var ps []string
 	for _, o := range find(objs, "ServiceMonitor") {
-		var sm serviceMonitor
-		if err := strictDecode(o.json, &sm); err != nil {
-			ps = append(ps, fmt.Sprintf("%s: %v", o, err))
-			continue
-		}
-		sel := sm.Spec.Selector.MatchLabels
-		matched := false
-		for _, s := range find(objs, "Service") {
-			if len(sel) > 0 && selects(sel, s.Labels) {
-				matched = true
-			}
-		}
-		if !matched {
-			ps = append(ps, fmt.Sprintf("%s: selector %v matches no Service of the installation", o, sel))
-		}
-		if len(sm.Spec.Endpoints) == 0 {
-			ps = append(ps, fmt.Sprintf("%s: has no endpoints", o))
-		}
-		for i, ep := range sm.Spec.Endpoints {
-			if ep.Port != "http" || ep.Path != "/metrics" {
-				ps = append(ps, fmt.Sprintf("%s: endpoint %d scrapes port %q path %q, want http /metrics", o, i, ep.Port, ep.Path))
-			}
-		}
+		ps = append(ps, checkServiceMonitor(o, objs)...)
 	}
 	for _, o := range find(objs, "PrometheusRule") {
-		var r prometheusRule
-		if err := strictDecode(o.json, &r); err != nil {
-			ps = append(ps, fmt.Sprintf("%s: %v", o, err))
-			continue
-		}
-		var alerts []string
-		for _, g := range r.Spec.Groups {
-			for _, rule := range g.Rules {
-				at := fmt.Sprintf("%s: group %s alert %s", o, g.Name, rule.Alert)
-				if rule.Alert == "" {
-					continue
-				}
-				alerts = append(alerts, rule.Alert)
-				if !metricRE.MatchString(rule.Expr) {
-					ps = append(ps, fmt.Sprintf("%s: expr %q queries no driftback metric", at, rule.Expr))
-				}
-				if strings.Count(rule.Expr, "(") != strings.Count(rule.Expr, ")") {
-					ps = append(ps, fmt.Sprintf("%s: expr %q has unbalanced parentheses", at, rule.Expr))
-				}
-				if _, err := time.ParseDuration(rule.For); rule.For != "" && err != nil {
-					ps = append(ps, fmt.Sprintf("%s: for %q: %v", at, rule.For, err))
-				}
-				if s := rule.Labels["severity"]; s != "critical" && s != "warning" && s != "info" {
-					ps = append(ps, fmt.Sprintf("%s: severity %q, want critical, warning or info", at, s))
-				}
-				if rule.Annotations["summary"] == "" || rule.Annotations["description"] == "" {
-					ps = append(ps, fmt.Sprintf("%s: needs a summary and a description", at))
-				}
-			}
-		}
-		for _, want := range RequiredAlerts {
-			if !slices.Contains(alerts, want) {
-				ps = append(ps, fmt.Sprintf("%s: has no alert %s", o, want))
-			}
-		}
+		ps = append(ps, checkPrometheusRule(o)...)
 	}
 	for _, o := range objs {
 		if o.Kind != "ConfigMap" || o.Labels[DashboardLabel] == "" {
 			continue
 		}
-		var cm struct {
-			Data map[string]string `json:"data"`
+		ps = append(ps, checkDashboards(o)...)
+	}
+	return ps
+}
+
+// checkServiceMonitor: o selects a Service of the installation and scrapes
+// its http port at /metrics.
+func checkServiceMonitor(o *Object, objs []*Object) []string {
+	var sm serviceMonitor
+	if err := strictDecode(o.json, &sm); err != nil {
+		return []string{fmt.Sprintf("%s: %v", o, err)}
+	}
+	var ps []string
+	sel := sm.Spec.Selector.MatchLabels
+	matched := false
+	for _, s := range find(objs, "Service") {
+		if len(sel) > 0 && selects(sel, s.Labels) {
+			matched = true
 		}
-		if err := o.decode(&cm); err != nil {
-			ps = append(ps, fmt.Sprintf("%s: %v", o, err))
-			continue
+	}
+	if !matched {
+		ps = append(ps, fmt.Sprintf("%s: selector %v matches no Service of the installation", o, sel))
+	}
+	if len(sm.Spec.Endpoints) == 0 {
+		ps = append(ps, fmt.Sprintf("%s: has no endpoints", o))
+	}
+	for i, ep := range sm.Spec.Endpoints {
+		if ep.Port != "http" || ep.Path != "/metrics" {
+			ps = append(ps, fmt.Sprintf("%s: endpoint %d scrapes port %q path %q, want http /metrics", o, i, ep.Port, ep.Path))
 		}
-		if len(cm.Data) == 0 {
-			ps = append(ps, fmt.Sprintf("%s: holds no dashboard", o))
-		}
-		for k, v := range cm.Data {
-			exprs, err := dashboardExprs([]byte(v))
-			if err != nil {
-				ps = append(ps, fmt.Sprintf("%s: %s: %v", o, k, err))
+	}
+	return ps
+}
+
+// checkPrometheusRule: every alert of o is well formed, and o has all of
+// RequiredAlerts.
+func checkPrometheusRule(o *Object) []string {
+	var r prometheusRule
+	if err := strictDecode(o.json, &r); err != nil {
+		return []string{fmt.Sprintf("%s: %v", o, err)}
+	}
+	var ps []string
+	var alerts []string
+	for _, g := range r.Spec.Groups {
+		for _, rule := range g.Rules {
+			if rule.Alert == "" {
 				continue
 			}
-			for _, ex := range exprs {
-				if !metricRE.MatchString(ex) {
-					ps = append(ps, fmt.Sprintf("%s: %s: query %q uses no driftback metric", o, k, ex))
-				}
+			alerts = append(alerts, rule.Alert)
+			ps = append(ps, checkAlert(fmt.Sprintf("%s: group %s alert %s", o, g.Name, rule.Alert), rule)...)
+		}
+	}
+	for _, want := range RequiredAlerts {
+		if !slices.Contains(alerts, want) {
+			ps = append(ps, fmt.Sprintf("%s: has no alert %s", o, want))
+		}
+	}
+	return ps
+}
+
+// checkAlert: an alerting rule (named at) queries driftback's metrics with
+// balanced parentheses, has a valid `for`, a known severity, a summary and a
+// description.
+func checkAlert(at string, rule alertRule) []string {
+	var ps []string
+	if !metricRE.MatchString(rule.Expr) {
+		ps = append(ps, fmt.Sprintf("%s: expr %q queries no driftback metric", at, rule.Expr))
+	}
+	if strings.Count(rule.Expr, "(") != strings.Count(rule.Expr, ")") {
+		ps = append(ps, fmt.Sprintf("%s: expr %q has unbalanced parentheses", at, rule.Expr))
+	}
+	if _, err := time.ParseDuration(rule.For); rule.For != "" && err != nil {
+		ps = append(ps, fmt.Sprintf("%s: for %q: %v", at, rule.For, err))
+	}
+	if s := rule.Labels["severity"]; s != "critical" && s != "warning" && s != "info" {
+		ps = append(ps, fmt.Sprintf("%s: severity %q, want critical, warning or info", at, s))
+	}
+	if rule.Annotations["summary"] == "" || rule.Annotations["description"] == "" {
+		ps = append(ps, fmt.Sprintf("%s: needs a summary and a description", at))
+	}
+	return ps
+}
+
+// checkDashboards: the dashboard ConfigMap o holds at least one dashboard,
+// and every query of each uses a driftback metric.
+func checkDashboards(o *Object) []string {
+	var cm struct {
+		Data map[string]string `json:"data"`
+	}
+	if err := o.decode(&cm); err != nil {
+		return []string{fmt.Sprintf("%s: %v", o, err)}
+	}
+	var ps []string
+	if len(cm.Data) == 0 {
+		ps = append(ps, fmt.Sprintf("%s: holds no dashboard", o))
+	}
+	for k, v := range cm.Data {
+		exprs, err := dashboardExprs([]byte(v))
+		if err != nil {
+			ps = append(ps, fmt.Sprintf("%s: %s: %v", o, k, err))
+			continue
+		}
+		for _, ex := range exprs {
+			if !metricRE.MatchString(ex) {
+				ps = append(ps, fmt.Sprintf("%s: %s: query %q uses no driftback metric", o, k, ex))
 			}
 		}
 	}

@@ -172,14 +172,10 @@ func ByName(l []any) map[string]map[string]any {
 // Set stores val at p inside v, which must hold every parent of p already.
 // It reports whether the value was stored.
 func Set(v any, p Path, val any) bool {
-	if len(p) == 0 {
-		return false
-	}
-	parent, ok := Get(v, p[:len(p)-1])
+	parent, last, ok := parentOf(v, p)
 	if !ok {
 		return false
 	}
-	last := p[len(p)-1]
 	switch last.Kind {
 	case KeyStep:
 		m, ok := parent.(map[string]any)
@@ -214,14 +210,10 @@ func Set(v any, p Path, val any) bool {
 
 // Delete removes the value at p inside v; it reports whether one was there.
 func Delete(v any, p Path) bool {
-	if len(p) == 0 {
-		return false
-	}
-	parent, ok := Get(v, p[:len(p)-1])
+	parent, last, ok := parentOf(v, p)
 	if !ok {
 		return false
 	}
-	last := p[len(p)-1]
 	switch last.Kind {
 	case KeyStep:
 		m, ok := parent.(map[string]any)
@@ -248,6 +240,15 @@ func Delete(v any, p Path) bool {
 		}
 	}
 	return false
+}
+
+// parentOf finds the value holding p's last step, and that step.
+func parentOf(v any, p Path) (parent any, last Step, ok bool) {
+	if len(p) == 0 {
+		return nil, Step{}, false
+	}
+	parent, ok = Get(v, p[:len(p)-1])
+	return parent, p[len(p)-1], ok
 }
 
 // setList replaces the list at p (lists are values, so growing or

@@ -1,0 +1,192 @@
+package cluster
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/driftback/driftback/internal/yamledit"
+)
+
+// Object is one live object, sanitized, with its field-ownership records
+// kept aside for the intent view.
+type Object struct {
+	Object map[string]any
+	// ManagedFields is metadata.managedFields as read, nil when the source
+	// did not include it (kubectl get without --show-managed-fields).
+	ManagedFields []any
+	// LastApplied is the kubectl.kubernetes.io/last-applied-configuration
+	// annotation, decoded; nil when absent. Client-side appliers leave it.
+	LastApplied map[string]any
+	// MetadataOnly marks an object read without its body (Secrets from a
+	// cluster): only its metadata can be compared.
+	MetadataOnly bool
+	// Status is kept aside for the GitOps tool's own objects (a Flux
+	// Kustomization, an Argo CD Application): it says what was applied.
+	Status map[string]any
+}
+
+// An object file is live objects someone saved (kubectl get -o yaml > FILE):
+// what `plan --live` and the demo read instead of a cluster.
+
+// MaxObjectFileBytes bounds what ReadObjectFile accepts.
+const MaxObjectFileBytes = 256 << 20
+
+// ReadObjectFile reads live objects as the API returns them: multi-document
+// YAML or JSON, or a List (what `kubectl get -o yaml` prints). Objects that
+// a controller owns are skipped. Errors name the file and line.
+func ReadObjectFile(path string) ([]Object, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxObjectFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(data) > MaxObjectFileBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, MaxObjectFileBytes)
+	}
+	return ParseObjectFile(path, data)
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// ParseObjectFile is ReadObjectFile on bytes; name is used in errors.
+func ParseObjectFile(name string, data []byte) ([]Object, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var out []Object
+	for doc := 0; ; doc++ {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+				return nil, fmt.Errorf("%s:%s: %s", name, m[1], m[2])
+			}
+			return nil, fmt.Errorf("%s: %v", name, err)
+		}
+		// Read as the render and the sources are, so that one text is one
+		// value in every view (an unquoted timestamp stays its text).
+		v, err := yamledit.Decode(&n)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", name, line(&n), err)
+		}
+		if v == nil {
+			continue
+		}
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s:%d: document %d is not an object", name, line(&n), doc+1)
+		}
+		items, isList := listItems(obj)
+		if !isList {
+			items = []any{obj}
+		}
+		for i, it := range items {
+			o, ok := it.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("%s:%d: list item %d is not an object", name, line(&n), i+1)
+			}
+			if err := checkObject(o); err != nil {
+				return nil, fmt.Errorf("%s:%d: %s", name, line(&n), err)
+			}
+			if controlled(o) {
+				continue
+			}
+			out = append(out, fromAPI(o))
+		}
+	}
+	return out, nil
+}
+
+func line(n *yaml.Node) int {
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		return n.Content[0].Line
+	}
+	return n.Line
+}
+
+// listItems recognises List and typed lists (DeploymentList).
+func listItems(obj map[string]any) ([]any, bool) {
+	kind, _ := obj["kind"].(string)
+	items, ok := obj["items"].([]any)
+	if !ok {
+		_, hasItems := obj["items"]
+		if hasItems && obj["items"] == nil {
+			return nil, true
+		}
+		return nil, false
+	}
+	return items, kind == "List" || (len(kind) > 4 && kind[len(kind)-4:] == "List")
+}
+
+// checkObject refuses an object no cluster could hold, naming it as far
+// as it can be named and saying what it lacks.
+func checkObject(o map[string]any) error {
+	av, _ := o["apiVersion"].(string)
+	kind, _ := o["kind"].(string)
+	meta, _ := o["metadata"].(map[string]any)
+	name, _ := meta["name"].(string)
+	var missing []string
+	for _, f := range []struct{ field, v string }{{"apiVersion", av}, {"kind", kind}, {"metadata.name", name}} {
+		if f.v == "" {
+			missing = append(missing, f.field)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	what := "an object"
+	if kind != "" || name != "" {
+		what = kind + "/" + name
+	}
+	return fmt.Errorf("%s without %s", what, strings.Join(missing, ", "))
+}
+
+// fromAPI keeps the ownership records aside, then sanitizes.
+func fromAPI(o map[string]any) Object {
+	var obj Object
+	meta, _ := o["metadata"].(map[string]any)
+	if mf, ok := meta["managedFields"].([]any); ok {
+		obj.ManagedFields = mf
+	}
+	if ann, ok := meta["annotations"].(map[string]any); ok && o["kind"] != "Secret" {
+		// A Secret's last-applied annotation holds its values: never read.
+		if s, ok := ann[lastAppliedAnnotation].(string); ok {
+			var n yaml.Node
+			if yaml.Unmarshal([]byte(s), &n) == nil {
+				if la, err := yamledit.Decode(&n); err == nil {
+					obj.LastApplied, _ = la.(map[string]any)
+				}
+			}
+		}
+	}
+	if g := gvkOf(o); (g.Group == fluxKustomizations.Group && g.Kind == "Kustomization") || (g.Group == argoApplications.Group && g.Kind == "Application") {
+		obj.Status, _ = o["status"].(map[string]any)
+	}
+	obj.Object = Sanitize(o)
+	return obj
+}
+
+// withStatus is the object with its kept status back in place.
+func (o Object) withStatus() map[string]any {
+	if o.Status == nil {
+		return o.Object
+	}
+	m := make(map[string]any, len(o.Object)+1)
+	for k, v := range o.Object {
+		m[k] = v
+	}
+	m["status"] = o.Status
+	return m
+}

@@ -1,0 +1,202 @@
+package commands
+
+import (
+	"bufio"
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"html"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/internal/githubtest"
+)
+
+// lockedBuffer collects a command's output while a test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startAppCreate runs `driftback app create` in-process against srv and
+// returns the setup page's URL, the output so far and the exit code to come.
+func startAppCreate(t *testing.T, srv *githubtest.Server, out string) (string, *lockedBuffer, *lockedBuffer, chan int) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	stdout, stderr := &lockedBuffer{}, &lockedBuffer{}
+	code := make(chan int, 1)
+	bin := testBinary(t)
+	go func() {
+		code <- appCmd(bin, []string{"create", "--org", "acme", "--github-url", srv.URL(), "--api-url", srv.URL(), "--out", out}, pw, stderr)
+		pw.Close()
+	}()
+	sc := bufio.NewScanner(pr)
+	page := ""
+	for page == "" && sc.Scan() {
+		stdout.Write([]byte(sc.Text() + "\n"))
+		page = regexp.MustCompile(`http://127\.0\.0\.1:\d+/`).FindString(sc.Text())
+	}
+	if page == "" {
+		t.Fatalf("no setup page announced; stderr: %s", stderr)
+	}
+	go func() {
+		for sc.Scan() {
+			stdout.Write([]byte(sc.Text() + "\n"))
+		}
+	}()
+	return page, stdout, stderr, code
+}
+
+// browse does what a person's browser does: open the setup page and submit
+// its form to GitHub, which redirects back to the command's callback.
+func browse(t *testing.T, page string) (status int, body string) {
+	t.Helper()
+	res, err := http.Get(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	action := regexp.MustCompile(`action="([^"]+)"`).FindStringSubmatch(string(b))
+	manifest := regexp.MustCompile(`name="manifest" value="([^"]+)"`).FindStringSubmatch(string(b))
+	if action == nil || manifest == nil {
+		t.Fatalf("no manifest form on the setup page:\n%s", b)
+	}
+	res, err = http.PostForm(html.UnescapeString(action[1]), url.Values{"manifest": {html.UnescapeString(manifest[1])}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	return res.StatusCode, string(b)
+}
+
+func TestAppCreateThroughTheManifestFlow(t *testing.T) {
+	srv := githubtest.New(githubtest.Options{T: t})
+	out := t.TempDir()
+	page, stdout, stderr, code := startAppCreate(t, srv, out)
+
+	// A callback that does not answer this page's form is turned away and
+	// the command keeps waiting.
+	if res, err := http.Get(page + "callback?code=x&state=forged"); err != nil || res.StatusCode != http.StatusBadRequest {
+		t.Fatalf("forged callback: %v %v", res, err)
+	}
+	status, done := browse(t, page)
+	if status != http.StatusOK || !strings.Contains(done, "is created") {
+		t.Fatalf("after GitHub: %d\n%s", status, done)
+	}
+	if c := <-code; c != exitInSync {
+		t.Fatalf("exit %d; stderr: %s", c, stderr)
+	}
+
+	apps := srv.Apps()
+	if len(apps) != 1 {
+		t.Fatalf("%d apps registered", len(apps))
+	}
+	app := apps[0]
+	idText, err := os.ReadFile(filepath.Join(out, appIDFile))
+	if err != nil || strings.TrimSpace(string(idText)) != strconv.FormatInt(app.ID, 10) {
+		t.Fatalf("id file %q (%v), app %d", idText, err, app.ID)
+	}
+	secretPath := filepath.Join(out, appSecretFile)
+	if st, _ := os.Stat(secretPath); st.Mode().Perm() != 0o600 {
+		t.Errorf("the Secret file is %v", st.Mode().Perm())
+	}
+	raw, _ := os.ReadFile(secretPath)
+	var secret struct {
+		Kind     string
+		Metadata struct{ Name, Namespace string }
+		Data     map[string]string `yaml:"stringData"`
+	}
+	if err := yaml.Unmarshal(raw, &secret); err != nil {
+		t.Fatal(err)
+	}
+	pemKey := secret.Data["private-key.pem"]
+	block, _ := pem.Decode([]byte(pemKey))
+	if secret.Kind != "Secret" || secret.Metadata.Name != "driftback-github-app" || secret.Metadata.Namespace != "driftback" || block == nil {
+		t.Fatalf("secret %+v", secret)
+	}
+	key, err := x509.ParsePKCS1PrivateKey(block.Bytes)
+	if err != nil || !app.PublicKey.Equal(&key.PublicKey) {
+		t.Fatalf("the written key is not the App's (%v)", err)
+	}
+	// The App holds what app.yaml asks for, on the organization asked for.
+	var manifest struct {
+		Permissions map[string]string `yaml:"default_permissions"`
+	}
+	if err := yaml.Unmarshal(testBinary(t).AppManifest, &manifest); err != nil {
+		t.Fatal(err)
+	}
+	if app.Owner != "acme" || !reflect.DeepEqual(app.Permissions, manifest.Permissions) {
+		t.Fatalf("app %+v", app)
+	}
+	// The written id and key work: the App finds its installation.
+	srv.AddInstallation(app.ID, 31, "acme")
+	auth := bot.AppAuth{AppID: app.ID, PrivateKey: []byte(pemKey), BaseURL: srv.URL() + "/"}
+	if id, err := bot.FindInstallation(context.Background(), auth, bot.ClientOptions{Base: srv.Client().Transport}, "acme"); err != nil || id != 31 {
+		t.Fatalf("installation %d, %v", id, err)
+	}
+	// The key appears in no output and on no page.
+	body := strings.Split(strings.TrimSpace(pemKey), "\n")[1]
+	for name, text := range map[string]string{"stdout": stdout.String(), "stderr": stderr.String(), "page": done} {
+		if strings.Contains(text, "PRIVATE KEY") || strings.Contains(text, body) {
+			t.Errorf("the key is in %s:\n%s", name, text)
+		}
+	}
+	if !strings.Contains(stdout.String(), strconv.FormatInt(app.ID, 10)) {
+		t.Errorf("stdout does not name the App id:\n%s", stdout)
+	}
+}
+
+func TestAppCreateRefusesBadInput(t *testing.T) {
+	out := t.TempDir()
+	if err := os.WriteFile(filepath.Join(out, appSecretFile), []byte("keep me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, args := range map[string][]string{
+		"no subcommand":    {},
+		"unknown":          {"delete"},
+		"public listener":  {"create", "--listen", "0.0.0.0:0", "--out", t.TempDir()},
+		"existing secret":  {"create", "--out", out},
+		"missing folder":   {"create", "--out", filepath.Join(out, "nope")},
+		"not a github url": {"create", "--github-url", "github.com", "--out", t.TempDir()},
+		"extra argument":   {"create", "now"},
+	} {
+		var stdout, stderr strings.Builder
+		if c := appCmd(testBinary(t), args, &stdout, &stderr); c != exitError || stderr.Len() == 0 {
+			t.Errorf("%s: exit %d, stderr %q", name, c, stderr.String())
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, appSecretFile)); string(b) != "keep me" {
+		t.Error("an existing Secret file was overwritten")
+	}
+}
+
+// appCmd runs `driftback app ARGS...` as the binary does.
+func appCmd(bin Binary, args []string, stdout, stderr io.Writer) int {
+	return execute(bin, append([]string{"app"}, args...), strings.NewReader(""), stdout, stderr)
+}

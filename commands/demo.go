@@ -1,0 +1,247 @@
+package commands
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/cluster"
+	"github.com/driftback/driftback/config"
+	"github.com/driftback/driftback/internal/githubtest"
+	"github.com/driftback/driftback/internal/repofs"
+)
+
+const demoConfig = `github:
+  appID: 1
+  privateKeyEnv: DRIFTBACK_DEMO_KEY
+  installationID: 1
+clusters:
+- name: demo
+  inCluster: true
+targets:
+- name: shop-prod
+  repo: acme/shop
+  baseBranch: main
+  root: overlays/prod
+  cluster: demo
+  namespaces: [shop]
+  appliedRevision: {head: true}
+  pullRequest:
+    labels: [drift]
+`
+
+// newDemoCmd is `driftback demo`: one complete reconcile on the embedded
+// default, through the real bot, analyzer and Git Data API commits, against
+// the in-process GitHub server. No cluster, no GitHub account.
+//
+// examples holds the bundled examples (main embeds them): the shop
+// repository and its live objects, and the Flux fleet.
+func newDemoCmd(examples fs.FS) *cobra.Command {
+	var serve string
+	var flux bool
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "One complete reconcile on the bundled example, with an in-process GitHub",
+		Long: `Run the real bot once on the bundled example (examples/shop and the live snapshot
+examples/live.yaml) against an in-process GitHub server, and print the pull request it opens,
+its one commit as a diff, and the check runs. No cluster and no GitHub account are needed.
+
+With --serve ADDR the server stays up on ADDR, so the pull request, its files, the branch and
+its contents can be browsed over the REST API, and the links in the pull request work.
+
+With --flux the example is examples/fleet and the snapshot examples/fleet-live.yaml: the target
+is discovered from the cluster's Flux Kustomization, rendered with its targetNamespace and
+postBuild substitution, and a drifted value a variable supplies is written to the ConfigMap
+that sets it.`,
+		Example: `  driftback demo
+  driftback demo --flux
+  driftback demo --serve 127.0.0.1:8081`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if flux {
+				return demoFlux(cmd, examples)
+			}
+			return demo(cmd, examples, serve)
+		},
+	}
+	cmd.Flags().StringVar(&serve, "serve", "", "keep the GitHub test server up on this address (e.g. 127.0.0.1:8081) to browse the pull request")
+	cmd.Flags().BoolVar(&flux, "flux", false, "run on the Flux example: a target discovered from a Flux Kustomization, with substitution")
+	return cmd
+}
+
+func demo(cmd *cobra.Command, examples fs.FS, serve string) error {
+	opts := githubtest.Options{}
+	if serve != "" {
+		// Take the port before anything runs, so a busy one is the first
+		// and only thing reported.
+		ln, err := net.Listen("tcp", serve)
+		if err != nil {
+			return fail(fmt.Errorf("--serve %s: %w", serve, err))
+		}
+		opts.Listener = ln
+	}
+	srv, b, err := demoGitHub(cmd.Context(), opts)
+	if err != nil {
+		return fail(err)
+	}
+	defer srv.Close()
+	files, err := exampleRepo(examples, "examples/shop")
+	if err != nil {
+		return fail(err)
+	}
+	baseSHA := srv.CreateRepo("acme", "shop", "main", files)
+	liveFile, err := exampleLive(examples, "examples/live.yaml")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.Remove(liveFile)
+	cfg, err := config.Parse("demo.yaml", []byte(demoConfig))
+	if err != nil {
+		return fail(err)
+	}
+	target := &bot.Target{Config: *cfg.Target("shop-prod"), Lister: cluster.ObjectFileLister{Path: liveFile}}
+	out, err := b.Reconcile(cmd.Context(), target)
+	if err != nil {
+		return fail(err)
+	}
+	if failures := srv.Failures(); len(failures) > 0 {
+		return fail(fmt.Errorf("the GitHub test server saw %d request(s) or response(s) outside GitHub's OpenAPI description; first: %+v", len(failures), failures[0]))
+	}
+	w := cmd.OutOrStdout()
+	printDemo(w, srv, "shop", "driftback/shop-prod", out, baseSHA, files)
+	if serve == "" {
+		return nil
+	}
+	printLinks(w, srv)
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	return nil
+}
+
+// demoGitHub starts the in-process GitHub server with the App installed
+// on acme, and a bot acting as that App.
+func demoGitHub(ctx context.Context, opts githubtest.Options) (*githubtest.Server, *bot.Bot, error) {
+	srv := githubtest.New(opts)
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		srv.Close()
+		return nil, nil, err
+	}
+	srv.RegisterApp(1, &key.PublicKey)
+	srv.SetAppSlug(1, "driftback")
+	srv.AddInstallation(1, 1, "acme")
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	auth := bot.AppAuth{AppID: 1, PrivateKey: pemKey, InstallationID: 1, BaseURL: srv.URL() + "/"}
+	gh, err := bot.NewClient(auth, bot.ClientOptions{Base: srv.Client().Transport, MutationGap: time.Nanosecond})
+	if err != nil {
+		srv.Close()
+		return nil, nil, err
+	}
+	login, err := bot.AppLogin(ctx, auth, bot.ClientOptions{Base: srv.Client().Transport})
+	if err != nil {
+		srv.Close()
+		return nil, nil, err
+	}
+	return srv, bot.New(gh, bot.Options{AppID: 1, Login: login, Download: srv.Client()}), nil
+}
+
+func printDemo(w io.Writer, srv *githubtest.Server, repo, branch string, out bot.Outcome, baseSHA string, files map[string][]byte) {
+	rule := strings.Repeat("─", 72)
+	for _, pr := range srv.PullRequests("acme", repo) {
+		fmt.Fprintf(w, "%s\nPull request #%d: %s\n%s → %s · labels: %s\n%s\n%s", rule, pr.Number, pr.Title, pr.Head, pr.Base, strings.Join(pr.Labels, ", "), rule, report.Terminal(pr.Body))
+	}
+	if out.Plan != nil {
+		base := repofs.New()
+		for p, b := range files {
+			base.Add(p, b)
+		}
+		fmt.Fprintf(w, "\n%s\nDiff (the one commit on the branch)\n%s\n%s", rule, rule, report.Patch(out.Plan, base.File))
+	}
+	heads := []string{baseSHA}
+	if sha, ok := srv.Branch("acme", repo, branch); ok {
+		heads = append(heads, sha)
+	}
+	fmt.Fprintf(w, "\n%s\nCheck runs\n%s\n", rule, rule)
+	for _, sha := range heads {
+		for _, cr := range srv.CheckRuns("acme", repo, sha) {
+			where := "base head main"
+			if sha != baseSHA {
+				where = "PR head"
+			}
+			fmt.Fprintf(w, "%s on %s (%s): %s — %s\n", cr.Name, where, sha[:7], cr.Conclusion, cr.Title)
+			for _, a := range cr.Annotations {
+				fmt.Fprintf(w, "  %s:%d  %s\n", a.Path, a.StartLine, a.Title)
+			}
+		}
+	}
+}
+
+// printLinks names what a reviewer browses on the served address.
+func printLinks(w io.Writer, srv *githubtest.Server) {
+	u := srv.URL()
+	head, _ := srv.Branch("acme", "shop", "driftback/shop-prod")
+	auth := "-H 'Authorization: token " + srv.Token(1) + "'"
+	fmt.Fprintf(w, `
+The GitHub test server is up on %[1]s (Ctrl-C to stop). The links in the pull request work
+there; the REST API takes the installation token:
+  %[1]s/acme/shop/blob/%[2]s/overlays/prod/kustomization.yaml
+  curl %[3]s %[1]s/repos/acme/shop/pulls/1
+  curl %[3]s %[1]s/repos/acme/shop/pulls/1/files
+  curl %[3]s %[1]s/repos/acme/shop/branches/driftback/shop-prod
+  curl %[3]s '%[1]s/repos/acme/shop/contents/overlays/prod?ref=driftback/shop-prod'
+  curl %[3]s %[1]s/repos/acme/shop/commits/%[2]s/check-runs
+`, u, head, auth)
+}
+
+func exampleRepo(examples fs.FS, dir string) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	err := fs.WalkDir(examples, dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(examples, p)
+		if err != nil {
+			return err
+		}
+		files[strings.TrimPrefix(p, dir+"/")] = b
+		return nil
+	})
+	return files, err
+}
+
+func exampleLive(examples fs.FS, name string) (string, error) {
+	b, err := fs.ReadFile(examples, name)
+	if err != nil {
+		return "", err
+	}
+	return writeTemp(b)
+}
+
+func writeTemp(b []byte) (string, error) {
+	f, err := os.CreateTemp("", "driftback-demo-live-*.yaml")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		return "", err
+	}
+	return filepath.Clean(f.Name()), nil
+}

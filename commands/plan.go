@@ -1,0 +1,304 @@
+package commands
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/cluster"
+	"github.com/driftback/driftback/config"
+	"github.com/driftback/driftback/internal/repofs"
+)
+
+type planOptions struct {
+	repo, root, writeScope string
+	live                   string // an object file, or "-" for standard input
+	kubeconfig, context    string
+	namespaces             []string
+	output                 string
+	write                  bool
+	config, target         string
+	remotes                remoteFlags // GitHub remote bases mapped to local checkouts
+}
+
+// newPlanCmd is `driftback plan`: a dry run on a local checkout.
+func newPlanCmd() *cobra.Command {
+	o := &planOptions{remotes: remoteFlags{}}
+	cmd := &cobra.Command{
+		Use:   "plan --root PATH [--live FILE|-]",
+		Short: "Compare a kustomize root with live objects and print what would be proposed",
+		Long: `Compare a kustomize root of a local checkout with live objects and print the plan: the edits
+driftback would propose, each in the source file that produces the value, and what it refuses.
+
+Live objects come from --live (a file as kubectl get -o yaml prints it, or - for standard
+input), or else from a cluster, found as kubectl finds it: --kubeconfig, $KUBECONFIG or
+~/.kube/config, --context or the current context, --namespace or the context's namespace.
+
+With --config and --target, the plan is the bot's own for that target: its root, write scope,
+appliers and ignore rules, its cluster (unless --live or --kubeconfig/--context say otherwise),
+and the revision its GitOps tool applied, read from the checkout's git history when it is not
+the checked-out commit. The working tree stands for the base branch head.
+
+-o patch shows the change as a unified diff; with $DRIFTBACK_EXTERNAL_DIFF or
+$KUBECTL_EXTERNAL_DIFF set, that command is run on two folders instead (the files as they are,
+and as planned), as kubectl diff does.
+
+Exit codes, as kubectl diff: 0 in sync, 1 drift found (edits or refusals), 2 an error.`,
+		Example: `  driftback plan --repo examples/shop --root overlays/prod --live examples/live.yaml -o patch
+  kubectl get deploy,svc -n shop -o yaml | driftback plan --root overlays/prod --live -
+  driftback plan --root overlays/prod -n shop --context prod
+  driftback plan --config driftback.yaml --target shop-prod -o markdown`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.repo, "repo", ".", "a local checkout of the repository")
+	f.StringVar(&o.root, "root", "", "the kustomize root (or plain folder of manifests), relative to --repo")
+	f.StringVar(&o.live, "live", "", "live objects: multi-document YAML or a List, as kubectl get -o yaml prints; - reads standard input")
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "read live objects from the cluster of this kubeconfig (default $KUBECONFIG, then ~/.kube/config)")
+	f.StringVar(&o.context, "context", "", "the kubeconfig context (default: its current context)")
+	f.StringSliceVarP(&o.namespaces, "namespace", "n", nil, "the namespaces to read from a cluster, comma-separated or repeated (default: the context's namespace)")
+	f.StringVarP(&o.output, "output", "o", "text", "output format: text, json, markdown or patch")
+	f.BoolVar(&o.write, "write", false, "apply the planned files to the checkout (all files or none)")
+	f.Var(o.remotes, "remote", "`URL=DIR`: build the GitHub remote base URL (github.com/org/repo?ref=R) from the local checkout DIR; repeatable")
+	f.StringVar(&o.writeScope, "write-scope", "", "the folder the plan may write, relative to --repo (default: the whole repository but files other roots read);\nvalues outside it are overridden in the root's own folder when that folder is inside it")
+	f.StringVarP(&o.config, "config", "c", "", "plan a target of this driftback.yaml exactly as the bot does (with --target)")
+	f.StringVar(&o.target, "target", "", "the target of --config to plan (default: its only target)")
+	cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json", "markdown", "patch"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func (o *planOptions) run(cmd *cobra.Command) error {
+	switch o.output {
+	case "text", "json", "markdown", "patch":
+	default:
+		return fail(fmt.Errorf("-o %q: use text, json, markdown or patch", o.output))
+	}
+	if o.live != "" && (o.kubeconfig != "" || o.context != "") {
+		return fail(errors.New("--live and --kubeconfig/--context both name where live objects come from; give one"))
+	}
+	if o.config != "" {
+		return o.runTarget(cmd)
+	}
+	if o.target != "" {
+		return fail(errors.New("--target needs --config"))
+	}
+	if o.root == "" {
+		return fail(errors.New("--root is required"))
+	}
+	repo, err := repofs.LoadDir(o.repo, 0)
+	if err == nil {
+		repo, err = mountRemotes(repo, o.remotes)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	objs, err := o.readLive(cmd, cluster.Scope{})
+	if err != nil {
+		return fail(err)
+	}
+	live, err := cluster.LiveObjects(objs.objects, cluster.DefaultRules())
+	if err != nil {
+		return fail(fmt.Errorf("%s: %w", objs.source, err))
+	}
+	plan, err := analyzer.Analyze(analyzer.Input{Repo: repo, Root: o.root, Live: live,
+		Options: analyzer.Options{WriteScope: o.writeScope, Coverage: objs.coverage}})
+	if err != nil {
+		return fail(err)
+	}
+	return o.finish(cmd, plan, repo, report.MarkdownOptions{}, objs.source)
+}
+
+// runTarget is plan --config --target: bot.PlanTarget, the function the
+// bot plans with, on the checkout and the target's live objects.
+func (o *planOptions) runTarget(cmd *cobra.Command) error {
+	cfg, err := config.Load(o.config)
+	if err != nil {
+		return fail(err)
+	}
+	t, err := pickTarget(cfg, o.target)
+	if err != nil {
+		return fail(err)
+	}
+	if o.root != "" && o.root != t.Root {
+		return fail(fmt.Errorf("--root %s: target %s plans its root %s; leave --root out", o.root, t.Name, t.Root))
+	}
+	if o.writeScope != "" && o.writeScope != t.WriteScope {
+		return fail(fmt.Errorf("--write-scope %s: target %s has its own write scope %q; leave --write-scope out", o.writeScope, t.Name, t.WriteScope))
+	}
+	if len(o.namespaces) > 0 {
+		return fail(fmt.Errorf("--namespace: target %s reads the namespaces its config names; leave --namespace out", t.Name))
+	}
+	co, err := openCheckout(o.repo, o.remotes)
+	if err != nil {
+		return fail(err)
+	}
+	scope := cluster.Scope{Namespaces: t.Namespaces, NamespaceSelector: t.NamespaceSelector, IncludeKinds: t.Kinds.Include, ExcludeKinds: t.Kinds.Exclude}
+	var objs liveObjects
+	if o.live == "" && o.kubeconfig == "" && o.context == "" {
+		objs, err = targetCluster(cmd.Context(), cfg.Cluster(t.Cluster), scope)
+	} else {
+		objs, err = o.readLive(cmd, scope)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	res, err := bot.PlanTarget(cmd.Context(), bot.PlanInput{Target: *t, Objects: objs.objects, Coverage: objs.coverage, Applied: objs.applied(t), Base: co.base, Load: co.load})
+	if err != nil {
+		return fail(err)
+	}
+	if res.Waiting != "" {
+		// The bot posts a neutral check run and proposes nothing.
+		fmt.Fprintf(cmd.OutOrStdout(), "waiting: %s\n", res.Waiting)
+		return errDrift
+	}
+	notes := res.GitOpsNotes(objs.objects)
+	for _, n := range notes {
+		res.Plan.Notes = append(res.Plan.Notes, n.String())
+	}
+	err = o.finish(cmd, res.Plan, co.work, report.MarkdownOptions{Target: t.Name, Restoring: len(res.Restoring)}, objs.source)
+	if err == nil && len(res.Restoring) > 0 {
+		return errDrift // drift the GitOps tool will restore is still drift
+	}
+	return err
+}
+
+// pickTarget finds the named target, resolved with the config's defaults.
+func pickTarget(cfg *config.Config, name string) (*config.Target, error) {
+	targets := cfg.ResolvedTargets()
+	var names []string
+	for _, t := range targets {
+		if t.Name == name || (name == "" && len(targets) == 1) {
+			return t, nil
+		}
+		names = append(names, t.Name)
+	}
+	if name == "" {
+		return nil, fmt.Errorf("--target is required: the config has %s", strings.Join(names, ", "))
+	}
+	return nil, fmt.Errorf("--target %s: no such target; the config has %s", name, strings.Join(names, ", "))
+}
+
+// finish prints the plan (or runs the external diff), applies it with
+// --write, and ends with the exit code the plan calls for.
+// finish prints the plan and writes it when asked; source names where the
+// live objects came from.
+func (o *planOptions) finish(cmd *cobra.Command, plan *analyzer.Plan, repo *repofs.Repo, md report.MarkdownOptions, source string) error {
+	var err error
+	if argv := externalDiff(); o.output == "patch" && argv != nil {
+		err = runExternalDiff(cmd.Context(), argv, diffInput{plan: plan, old: repo.File, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()})
+	} else {
+		err = printPlan(cmd.OutOrStdout(), plan, o.output, repo, md)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if len(plan.Unread) > 0 {
+		// No verdict: an empty object file or namespace is not "in sync".
+		return fail(fmt.Errorf("%s does not hold %d object(s) the root renders, or of their kinds; nothing was written", source, len(plan.Unread)))
+	}
+	if o.write {
+		if err := writeFiles(o.repo, plan.Files); err != nil {
+			return fail(err)
+		}
+	}
+	if plan.InSync() {
+		return nil
+	}
+	return errDrift
+}
+
+func printPlan(w io.Writer, plan *analyzer.Plan, format string, repo *repofs.Repo, md report.MarkdownOptions) error {
+	var s string
+	switch format {
+	case "json":
+		b, err := json.MarshalIndent(plan, "", "  ")
+		if err != nil {
+			return err
+		}
+		s = string(b) + "\n"
+	case "markdown":
+		s = report.Markdown(plan, md)
+	case "patch":
+		s = report.Patch(plan, repo.File)
+	default:
+		s = report.Text(plan)
+	}
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	_, err := io.WriteString(w, s)
+	return err
+}
+
+// writeFiles applies the plan to the checkout all or nothing: every file is
+// first written beside its target, and only when all are written are they
+// renamed into place.
+func writeFiles(dir string, files []analyzer.File) error {
+	type staged struct{ tmp, dst string }
+	var done []staged
+	cleanup := func() {
+		for _, s := range done {
+			os.Remove(s.tmp)
+		}
+	}
+	for _, f := range files {
+		rel, err := repofs.Clean(f.Path)
+		if err != nil || rel == "" {
+			cleanup()
+			return fmt.Errorf("refusing to write %q: %v", f.Path, err)
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(rel))
+		if f.Deleted {
+			done = append(done, staged{dst: dst})
+			continue
+		}
+		if info, err := os.Lstat(dst); err == nil && info.Mode()&os.ModeSymlink != 0 {
+			cleanup()
+			return fmt.Errorf("refusing to write through the symlink %s", f.Path)
+		}
+		mode := os.FileMode(0o644)
+		if info, err := os.Stat(dst); err == nil {
+			mode = info.Mode().Perm()
+		}
+		tmp, err := os.CreateTemp(filepath.Dir(dst), ".driftback-*")
+		if err != nil {
+			cleanup()
+			return err
+		}
+		done = append(done, staged{tmp: tmp.Name(), dst: dst})
+		_, werr := tmp.WriteString(f.Content)
+		cerr := tmp.Close()
+		if werr == nil {
+			werr = cerr
+		}
+		if werr == nil {
+			werr = os.Chmod(tmp.Name(), mode)
+		}
+		if werr != nil {
+			cleanup()
+			return fmt.Errorf("write %s: %w", f.Path, werr)
+		}
+	}
+	for _, s := range done {
+		var err error
+		if s.tmp == "" {
+			err = os.Remove(s.dst)
+		} else {
+			err = os.Rename(s.tmp, s.dst)
+		}
+		if err != nil {
+			return fmt.Errorf("apply %s: %w", s.dst, err)
+		}
+	}
+	return nil
+}

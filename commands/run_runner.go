@@ -1,0 +1,188 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/cluster"
+	"github.com/driftback/driftback/config"
+)
+
+// runnerInput is what building a runner needs.
+type runnerInput struct {
+	cfg     *config.Config
+	log     *slog.Logger
+	metrics *bot.Metrics
+	// refs tells an Argo CD Application's branch from a tag it is pinned
+	// to; nil leaves every targetRevision taken for a branch.
+	refs *bot.Bot
+}
+
+// built is a runner, and how to find the targets its clusters discover
+// as they are now.
+type built struct {
+	runner   *bot.Runner
+	discover func(context.Context) ([]*bot.Target, error) // nil: no cluster discovers
+}
+
+// buildRunner wires config to the bot: the App's client, one lister per
+// cluster, and per target its applied-revision source.
+func buildRunner(ctx context.Context, in runnerInput) (*built, error) {
+	cfg := in.cfg
+	key, err := privateKey(cfg.GitHub)
+	if err != nil {
+		return nil, err
+	}
+	auth := bot.AppAuth{AppID: cfg.GitHub.AppID, PrivateKey: key, InstallationID: cfg.GitHub.InstallationID, BaseURL: cfg.GitHub.APIURL}
+	opts := bot.ClientOptions{Metrics: in.metrics, Log: in.log}
+	if auth.InstallationID == 0 {
+		if auth.InstallationID, err = bot.FindInstallation(ctx, auth, opts, cfg.GitHub.Owner); err != nil {
+			return nil, err
+		}
+	}
+	gh, err := bot.NewClient(auth, opts)
+	if err != nil {
+		return nil, err
+	}
+	login, err := bot.AppLogin(ctx, auth, opts)
+	if err != nil {
+		return nil, err
+	}
+	listers := map[string]*cluster.ClientLister{}
+	for _, c := range cfg.Clusters {
+		kubeconfig := c.Kubeconfig
+		if c.InCluster {
+			kubeconfig = ""
+		}
+		rc, err := cluster.RESTConfig(kubeconfig, c.Context)
+		if err != nil {
+			return nil, fmt.Errorf("cluster %s: %w", c.Name, err)
+		}
+		rc.QPS, rc.Burst = float32(c.QPS), int(c.Burst)
+		l, err := cluster.NewClientLister(rc)
+		if err != nil {
+			return nil, fmt.Errorf("cluster %s: %w", c.Name, err)
+		}
+		listers[c.Name] = l
+	}
+	return assembleRunner(ctx, in, gh, login, listers)
+}
+
+// assembleRunner makes the runner, as the App login, of the config's targets and of those its
+// clusters discover now.
+func assembleRunner(ctx context.Context, in runnerInput, gh *github.Client, login string, listers map[string]*cluster.ClientLister) (*built, error) {
+	cfg := in.cfg
+	// Renders kept by size: a new commit rebuilds only the roots whose
+	// inputs changed, while a poll's renders fit.
+	bt := bot.New(gh, bot.Options{AppID: cfg.GitHub.AppID, Login: login, Instance: cfg.Instance, Metrics: in.metrics, Log: in.log, RenderBytes: analyzer.DefaultRenderCacheBytes})
+	in.refs = bt
+	found, err := discoverTargets(ctx, in, listers)
+	if err != nil {
+		return nil, err
+	}
+	r := &bot.Runner{
+		Bot:      bt,
+		Interval: cfg.PollInterval,
+		Log:      in.log,
+	}
+	for _, t := range cfg.ResolvedTargets() {
+		l := listers[t.Cluster]
+		r.Targets = append(r.Targets, &bot.Target{Config: *t, Lister: l, Applied: appliedFromCluster(t, l)})
+	}
+	r.Targets = append(r.Targets, found...)
+	b := &built{runner: r}
+	for _, c := range cfg.Clusters {
+		if c.Discover != nil {
+			// Checked every poll interval: quiet, as the targets it finds
+			// are logged and counted when a new runner is built of them.
+			quiet := runnerInput{cfg: cfg, log: slog.New(slog.DiscardHandler), refs: bt}
+			b.discover = func(ctx context.Context) ([]*bot.Target, error) { return discoverTargets(ctx, quiet, listers) }
+			break
+		}
+	}
+	return b, nil
+}
+
+// discoverTargets makes targets of the Flux Kustomizations and Argo CD
+// Applications of every cluster that discovers them (DESIGN §13), and logs
+// each one made and each one left out.
+func discoverTargets(ctx context.Context, in runnerInput, listers map[string]*cluster.ClientLister) ([]*bot.Target, error) {
+	cfg := in.cfg
+	host, err := bot.WebHost(cfg.GitHub.APIURL)
+	if err != nil {
+		return nil, err
+	}
+	var out []*bot.Target
+	for _, c := range cfg.Clusters {
+		ds := c.Discover
+		if ds == nil {
+			continue
+		}
+		l := listers[c.Name]
+		found, err := cluster.Discover(ctx, l.Dynamic(), cluster.DiscoverFilter{Flux: ds.Flux, ArgoCD: ds.ArgoCD, Namespaces: ds.Namespaces, Selector: ds.Selector, Names: ds.Names})
+		if err != nil {
+			return nil, fmt.Errorf("cluster %s: discover targets: %w", c.Name, err)
+		}
+		d := bot.DiscoverTargets(cfg, c.Name, host, found)
+		if in.refs != nil {
+			if err := in.refs.LeaveOutPinned(ctx, &d); err != nil {
+				return nil, fmt.Errorf("cluster %s: discover targets: %w", c.Name, err)
+			}
+		}
+		counts := map[string]int{"flux": 0, "argocd": 0}
+		for _, dt := range d.Targets {
+			t := dt.Config
+			tool := "argocd"
+			if t.AppliedRevision.Flux != nil {
+				tool = "flux"
+			}
+			counts[tool]++
+			in.log.Info("discovered target", "target", t.Name, "cluster", c.Name, "tool", tool, "repo", t.Repo, "root", t.Root, "objects", len(dt.Inventory))
+			out = append(out, &bot.Target{Config: t, Lister: l, Applied: appliedFromCluster(&t, l), ByInventory: true})
+		}
+		for _, s := range d.Skipped {
+			in.log.Info("not a target", "cluster", c.Name, "why", s)
+		}
+		for tool, n := range counts {
+			if in.metrics != nil {
+				in.metrics.Set("driftback_discovered_targets", map[string]string{"cluster": c.Name, "tool": tool}, float64(n))
+			}
+		}
+	}
+	return out, nil
+}
+
+// appliedFromCluster reads a target's applied revision from its GitOps
+// tool in the cluster; nil when the target renders at the base head.
+func appliedFromCluster(t *config.Target, l *cluster.ClientLister) func(context.Context) (cluster.Applied, error) {
+	src, ok := revisionSource(t)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context) (cluster.Applied, error) {
+		return cluster.AppliedRevision(ctx, l.Dynamic(), l.Metadata(), src)
+	}
+}
+
+// privateKey reads the App's key from its file or environment variable.
+// Errors never quote the key.
+func privateKey(g config.GitHub) ([]byte, error) {
+	if g.PrivateKeyEnv != "" {
+		v := os.Getenv(g.PrivateKeyEnv)
+		if v == "" {
+			return nil, fmt.Errorf("github.privateKeyEnv: $%s is empty or unset", g.PrivateKeyEnv)
+		}
+		return []byte(v), nil
+	}
+	b, err := os.ReadFile(g.PrivateKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("github.privateKeyFile: %w", err)
+	}
+	return b, nil
+}

@@ -1,0 +1,189 @@
+package commands
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/driftback/driftback/internal/githubtest"
+	"github.com/driftback/driftback/internal/kubetest"
+)
+
+// The README's first command: one complete reconcile on the embedded
+// default, showing every kind of outcome at once.
+func TestDemoShowsEveryOutcome(t *testing.T) {
+	out := demoOutput(t, []string{"demo"}, []string{
+		"Pull request #1: driftback: bring shop-prod in line with the cluster",
+		"Drift: 4 edits, 2 refusals in shop-prod.",
+		"Deployment/shop/web     spec.template.spec.containers[web].image                    ghcr.io/example/shop-web:1.4.2 → ghcr.io/example/shop-web:1.4.3  overlays/prod/kustomization.yaml:11  images\n",
+		"Deployment/shop/worker  spec.replicas                                               2 → 3",
+		"shared-entry-conflict  Deployment/shop/web     metadata.labels.env",
+		"unplaceable-edit       Deployment/shop/worker",
+		"- [ ] Regenerate this branch",
+		"diff --git a/overlays/prod/kustomization.yaml b/overlays/prod/kustomization.yaml",
+		"+  newTag: \"1.4.3\" # release train, bumped by CI",
+		"driftback/shop-prod on base head main",
+	})
+	// What a terminal shows: no markup, entities or hidden state.
+	for _, markup := range []string{"&#", "&amp;", "<code>", "<!--", "| --- |", "](http", "**"} {
+		if strings.Contains(out, markup) {
+			t.Errorf("demo output holds markup %q:\n%s", markup, out)
+		}
+	}
+}
+
+// demo --flux: a target discovered from a Flux Kustomization, rendered
+// with its substitution, a drifted variable written to its ConfigMap.
+func TestDemoFluxDiscoveredTarget(t *testing.T) {
+	demoOutput(t, []string{"demo", "--flux"}, []string{
+		"Discovered target prod-flux-flux-system-apps: acme/fleet, root apps/prod, 2 objects in its inventory",
+		"Pull request #1: driftback: bring prod-flux-flux-system-apps in line with the cluster",
+		"Drift: 2 edits in prod-flux-flux-system-apps.",
+		"spec.template.spec.containers[web].env[LOG_LEVEL].value  info → debug",
+		"clusters/prod/cluster-vars.yaml:8  substitute",
+		"+  log_level: debug # raise to debug only while investigating",
+		"+  newTag: \"1.4.3\" # release train",
+		"driftback/prod-flux-flux-system-apps on PR head",
+	})
+}
+
+// demoOutput runs a demo command and checks that its output holds every
+// line wanted.
+func demoOutput(t *testing.T, args, wants []string) string {
+	t.Helper()
+	out, stderr, code := driftback(t, args...)
+	if code != 0 {
+		t.Fatalf("%v exit %d: %s", args, code, stderr)
+	}
+	for _, want := range wants {
+		if !strings.Contains(out, want) {
+			t.Errorf("%v output lacks %q:\n%s", args, want, out)
+		}
+	}
+	return out
+}
+
+// driftback run drives the GitHub test server end to end, reading a real
+// apiserver.
+func TestRunOnceAgainstTestServerAndApiserver(t *testing.T) {
+	env, err := kubetest.Start(kubetest.Assets(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Stop()
+	ctx := context.Background()
+	dyn := dynamic.NewForConfigOrDie(env.Config)
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "shop"}}}
+	if _, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	repo := copyTree(t, "../examples/shop")
+	// A deprecated field: kustomize prints a warning for it at every build,
+	// straight to the process's standard error.
+	k := filepath.Join(repo, "overlays/prod/kustomization.yaml")
+	kb, err := os.ReadFile(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(k, append(kb, "patchesStrategicMerge: []\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deployments := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	for _, o := range kustomizeBuild(t, repo, "overlays/prod") {
+		gvr := deployments
+		if o.GetKind() == "Service" {
+			gvr = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+		}
+		if _, err := dyn.Resource(gvr).Namespace("shop").Apply(ctx, o.GetName(), o, metav1.ApplyOptions{FieldManager: "kustomize-controller", Force: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The 3 a.m. hotfix: kubectl set image.
+	patch := `{"spec":{"template":{"spec":{"containers":[{"name":"web","image":"ghcr.io/example/shop-web:1.4.9"}]}}}}`
+	if _, err := dyn.Resource(deployments).Namespace("shop").Patch(ctx, "web", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl-set"}); err != nil {
+		t.Fatal(err)
+	}
+
+	srv := githubtest.New(githubtest.Options{T: t})
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.RegisterApp(7, &key.PublicKey)
+	srv.AddInstallation(7, 70, "acme")
+	files := map[string][]byte{}
+	filepath.Walk(repo, func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			b, _ := os.ReadFile(p)
+			rel, _ := filepath.Rel(repo, p)
+			files[filepath.ToSlash(rel)] = b
+		}
+		return err
+	})
+	srv.CreateRepo("acme", "shop", "main", files)
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "key.pem")
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600)
+	cfg := fmt.Sprintf(`github:
+  appID: 7
+  privateKeyFile: %s
+  owner: acme
+  apiURL: %s/
+clusters:
+- name: test
+  kubeconfig: %s
+targets:
+- name: shop-prod
+  repo: acme/shop
+  root: overlays/prod
+  cluster: test
+  namespaces: [shop]
+  appliedRevision: {head: true}
+`, keyFile, srv.URL(), env.Kubeconfig)
+	cfgFile := filepath.Join(dir, "driftback.yaml")
+	os.WriteFile(cfgFile, []byte(cfg), 0o600)
+	_, stderr, code := driftback(t, "run", "--config", cfgFile, "--once")
+	if code != 0 {
+		t.Fatalf("run exit %d: %s", code, stderr)
+	}
+	prs := srv.PullRequests("acme", "shop")
+	if len(prs) != 1 || !strings.Contains(prs[0].Body, "1.4.9") || !strings.Contains(prs[0].Body, "| images |") {
+		t.Fatalf("PRs %+v\nlog: %s", prs, stderr)
+	}
+	if b, _ := srv.File("acme", "shop", "driftback/shop-prod", "overlays/prod/kustomization.yaml"); !strings.Contains(string(b), `newTag: "1.4.9"`) {
+		t.Errorf("branch kustomization:\n%s", b)
+	}
+	if strings.Contains(stderr, "PRIVATE KEY") || strings.Contains(stderr, srv.Token(70)) {
+		t.Error("a secret reached the log")
+	}
+	// --log-format json (the default) emits only JSON lines, kustomize's
+	// warning among them, once.
+	warned := 0
+	for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Errorf("a log line is not JSON: %q", line)
+			continue
+		}
+		if m, _ := rec["message"].(string); strings.Contains(m, "'patchesStrategicMerge' is deprecated") {
+			warned++
+		}
+	}
+	if warned != 1 {
+		t.Errorf("kustomize's warning logged %d times, want once:\n%s", warned, stderr)
+	}
+}
