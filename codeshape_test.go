@@ -42,9 +42,6 @@ var shapeDebt = map[string]bool{
 	"analyzer/provenance.go":                                true,
 	"analyzer/provenance.go:valueDyer.dyeReplacementSource": true,
 	"analyzer/route.go:analysis.planRoutes":                 true,
-	"bot/github.go":                                         true,
-	"bot/lease.go":                                          true,
-	"bot/pullrequest.go:Bot.propose":                        true,
 	"analyzer":                                              true,
 }
 

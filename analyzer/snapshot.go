@@ -4,6 +4,7 @@ import (
 	"github.com/driftback/driftback/internal/kube"
 
 	"bytes"
+	"errors"
 	"slices"
 	"sync/atomic"
 
@@ -111,10 +112,42 @@ func (s *Snapshot) sameReads(other *Snapshot, root string) bool {
 	return true
 }
 
+// Remote is a GitHub repository at a pinned ref, as a remote base names it
+// (ktree.Remote).
+type Remote = ktree.Remote
+
+// RemoteFolder is the folder where Mount puts the remote bases' files; a
+// repository that holds it itself cannot have remotes mounted.
+const RemoteFolder = ktree.RemoteFolder
+
+// MaxFileBytes is the largest file a build reads: a larger one is refused
+// by its size alone, so a loader need not keep its bytes.
+const MaxFileBytes = ktree.MaxFileBytes
+
+// ParseRemote reads a remote base written as a kustomization writes it for
+// GitHub (ktree.ParseGitHub): ok is false when entry names no GitHub
+// repository; err says why a GitHub entry cannot be used (no pinned ref,
+// options driftback cannot honour). sub is the folder inside the
+// repository.
+func ParseRemote(entry string) (rem Remote, sub string, ok bool, err error) {
+	rem, sub, ok, p := ktree.ParseGitHub(entry)
+	if p != nil {
+		return rem, sub, ok, errors.New(p.Message())
+	}
+	return rem, sub, ok, nil
+}
+
+// MountRemotes returns repo with the files of each remote base mounted
+// where the build reads them (ktree.Mount), for a caller that makes its
+// Snapshot afterwards; Snapshot.Mount does the same for a snapshot.
+func MountRemotes(repo *repofs.Repo, remotes map[Remote]*repofs.Repo) (*repofs.Repo, error) {
+	return ktree.Mount(repo, remotes)
+}
+
 // Remotes lists the GitHub remote bases root's tree names, whether or not
 // their files are mounted: what a caller fetches before Mount. nil when
 // root cannot be loaded (the plan says why).
-func (s *Snapshot) Remotes(root string) []ktree.Remote {
+func (s *Snapshot) Remotes(root string) []Remote {
 	t, _, err := s.forest.Load(root)
 	if err != nil {
 		return nil
@@ -123,11 +156,11 @@ func (s *Snapshot) Remotes(root string) []ktree.Remote {
 }
 
 // Mount returns a snapshot of the same commit with the files of each
-// remote base mounted where the build reads them (ktree.Mount); the
+// remote base mounted where the build reads them (MountRemotes); the
 // receiver is unchanged. It fails when the repository itself holds
-// ktree.RemoteFolder.
-func (s *Snapshot) Mount(remotes map[ktree.Remote]*repofs.Repo) (*Snapshot, error) {
-	repo, err := ktree.Mount(s.repo, remotes)
+// RemoteFolder.
+func (s *Snapshot) Mount(remotes map[Remote]*repofs.Repo) (*Snapshot, error) {
+	repo, err := MountRemotes(s.repo, remotes)
 	if err != nil {
 		return nil, err
 	}

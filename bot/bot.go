@@ -29,10 +29,10 @@ type Target struct {
 
 // Bot reconciles targets against GitHub. Make one with New.
 type Bot struct {
-	GitHub    *github.Client
-	Snapshots *Snapshots
-	Metrics   *Metrics
-	Log       *slog.Logger
+	GitHub   *github.Client
+	Archives *Archives
+	Metrics  *Metrics
+	Log      *slog.Logger
 	// Fence, when set, is asked right before every GitHub write for a
 	// target (each attempt, after any wait) whether this replica may still
 	// write for it; an error stops the write and the poll. Leases.Writable
@@ -81,14 +81,14 @@ func New(gh *github.Client, opts Options) *Bot {
 	if opts.Download == nil {
 		opts.Download = &http.Client{Transport: NewTransport(), Timeout: downloadTimeout}
 	}
-	s := &Snapshots{GitHub: gh, Download: opts.Download}
+	s := &Archives{GitHub: gh, Download: opts.Download}
 	if opts.RenderBytes > 0 {
 		s.Renders = analyzer.NewRenderCache(opts.RenderBytes)
 	}
 	if opts.Instance == "" {
 		opts.Instance = config.DefaultInstance
 	}
-	return &Bot{GitHub: gh, Snapshots: s, Metrics: opts.Metrics, Log: opts.Log, appID: opts.AppID, login: opts.Login, instance: opts.Instance}
+	return &Bot{GitHub: gh, Archives: s, Metrics: opts.Metrics, Log: opts.Log, appID: opts.AppID, login: opts.Login, instance: opts.Instance}
 }
 
 // downloadTimeout bounds one tarball download, body included.

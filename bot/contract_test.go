@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -427,12 +426,12 @@ func TestTokenRotationPollBuildsAndWritesNothing(t *testing.T) {
 	h := newHarness(t, writeThroughOnly(t))
 	h.poll()
 	h.poll()
-	_, builds := h.bot.Snapshots.Renders.Stats()
+	_, builds := h.bot.Archives.Renders.Stats()
 	h.clock.Advance(56 * time.Minute)
 	before, logged := h.srv.Counters(), len(h.srv.Requests())
 	out := h.poll()
 	d := h.srv.Counters().Sub(before)
-	if _, after := h.bot.Snapshots.Renders.Stats(); !out.Idle || repoWrites(h.srv.Requests()[logged:]) != 0 || after != builds {
+	if _, after := h.bot.Archives.Renders.Stats(); !out.Idle || repoWrites(h.srv.Requests()[logged:]) != 0 || after != builds {
 		t.Fatalf("after rotation: %+v, %+v, %d builds", out, d, after-builds)
 	}
 	if d.NotModified == d.Requests {
@@ -568,7 +567,7 @@ func TestSlowTargetDoesNotBlockTheOthers(t *testing.T) {
 // connect and header waits.
 func TestDownloadsAreBounded(t *testing.T) {
 	b := New(github.NewClient(nil), Options{AppID: 1})
-	d := b.Snapshots.Download
+	d := b.Archives.Download
 	if d == nil || d.Timeout <= 0 {
 		t.Fatalf("download client %+v", d)
 	}
@@ -636,24 +635,6 @@ func TestLostAnnotationBatchIsNotAppendedTwice(t *testing.T) {
 	}
 	if run := h.check(h.base); len(run.Annotations) != 60 {
 		t.Fatalf("%d annotations, want 60", len(run.Annotations))
-	}
-}
-
-// GitHub's older wording of a secondary limit ("abuse detection") is a
-// limit too, and a plain permission refusal is not (issue 30, item 9).
-func TestSecondaryLimitInEitherWording(t *testing.T) {
-	for body, want := range map[string]bool{
-		`{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}`: true,
-		`{"message":"You have triggered an abuse detection mechanism. Please wait a few minutes before you try again.","documentation_url":"https://developer.github.com/v3/#abuse-rate-limits"}`:                                      true,
-		`{"message":"Resource not accessible by integration","documentation_url":"https://docs.github.com/rest/checks/runs#create-a-check-run"}`:                                                                                       false,
-	} {
-		resp := &http.Response{StatusCode: http.StatusForbidden, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(body))}
-		if got := secondaryBody(resp); got != want {
-			t.Errorf("%s: limit %v, want %v", body, got, want)
-		}
-		if rest, _ := io.ReadAll(resp.Body); string(rest) != body {
-			t.Errorf("the body was not put back: %q", rest)
-		}
 	}
 }
 
@@ -742,7 +723,7 @@ func TestRenamedRepositoryIsFollowed(t *testing.T) {
 	number := h.openPR().Number
 	h.srv.RenameRepo(owner, repo, "shop-renamed")
 	h.setLive(strings.Replace(writeThroughOnly(t), "value: 60s", "value: 70s", 1))
-	h.bot.Snapshots.KeepBytes = 1 // the base's snapshot is loaded anew
+	h.bot.Archives.KeepBytes = 1 // the base's snapshot is loaded anew
 	h.base = h.srv.Commit(owner, "shop-renamed", "main", "someone", map[string][]byte{"README.md": []byte("renamed\n")})
 	if err := h.pollErr(); err != nil {
 		t.Fatalf("after the rename: %v", err)

@@ -10,7 +10,7 @@ func BenchmarkIdlePoll(b *testing.B) {
 	h := newHarness(b, writeThroughOnly(b))
 	h.poll()
 	h.poll() // primes every conditional request
-	_, builds := h.bot.Snapshots.Renders.Stats()
+	_, builds := h.bot.Archives.Renders.Stats()
 	before := h.srv.Counters()
 	b.ResetTimer()
 	for b.Loop() {
@@ -20,7 +20,7 @@ func BenchmarkIdlePoll(b *testing.B) {
 	}
 	b.StopTimer()
 	d := h.srv.Counters().Sub(before)
-	_, after := h.bot.Snapshots.Renders.Stats()
+	_, after := h.bot.Archives.Renders.Stats()
 	n := float64(b.N)
 	b.ReportMetric(float64(after-builds)/n, "builds/op")
 	b.ReportMetric(float64(d.Requests-d.NotModified)/n, "rate-limited-requests/op")

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/kube"
@@ -55,7 +56,7 @@ type memo struct {
 func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 	tc := t.Config
 	if b.Fence != nil {
-		ctx = context.WithValue(ctx, fenceKey{}, func() error { return b.Fence(tc.Name) })
+		ctx = githubapi.WithFence(ctx, func() error { return b.Fence(tc.Name) })
 	}
 	p := &poll{t: t, log: b.log().With("target", tc.Name), owner: tc.Owner(), repo: tc.RepoName(), branch: tc.Branch()}
 	b.Metrics.Inc("driftback_polls_total", map[string]string{"target": tc.Name})
@@ -289,7 +290,7 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 		// A revision comes with the remote bases its root names, fetched at
 		// their pinned refs; a failed fetch fails the poll.
 		Load: func(ctx context.Context, rev string) (*analyzer.Snapshot, error) {
-			snap, err := b.Snapshots.Load(ctx, p.owner, p.repo, rev)
+			snap, err := b.Archives.Load(ctx, p.owner, p.repo, rev)
 			if err != nil && rev != p.baseSHA && (errors.Is(err, errNoSuchRevision) || isNotFound(err)) {
 				// The base head exists; a revision the tool applied may not.
 				return nil, &missingCommit{sha: rev, err: err}
@@ -297,7 +298,7 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 			if err != nil {
 				return nil, err
 			}
-			mounted, pins, err := b.Snapshots.WithRemotes(ctx, snap, p.owner+"/"+p.repo+"@"+rev, tc.Root)
+			mounted, pins, err := b.Archives.WithRemotes(ctx, snap, p.owner+"/"+p.repo+"@"+rev, tc.Root)
 			for _, pin := range pins {
 				// A plan loads the applied revision and the base: a ref
 				// both name is remembered once.
@@ -381,7 +382,7 @@ func (b *Bot) resolvePins(ctx context.Context, encoded string) (string, error) {
 		}
 	}
 	for i := range pins {
-		sha, err := b.Snapshots.Resolve(ctx, pins[i])
+		sha, err := b.Archives.Resolve(ctx, pins[i])
 		if err != nil {
 			return "", err
 		}

@@ -24,87 +24,144 @@ const maxBody = 60000
 func (b *Bot) propose(ctx context.Context, p *poll, plan *analyzer.Plan, open, lastClosed *github.PullRequest) (*github.PullRequest, error) {
 	tc := p.t.Config
 	hash := editSetHash(plan.Files)
-
-	// The list answers pull-request-simple: merged_at, not merged, tells
-	// a merged pull request from a declined one.
-	if open == nil && lastClosed != nil && lastClosed.MergedAt == nil {
-		if st, ok := parseState(lastClosed.GetBody()); ok && st.Edits == hash && st.Closed == "" {
-			if _, exists := b.branchHead(ctx, p); exists {
-				// A reviewer declined exactly this edit set: stay quiet
-				// until the live state changes.
-				p.out.Declined = true
-				p.log.Info("edit set declined before; staying quiet", "pr", lastClosed.GetNumber())
-				return nil, nil
-			}
-		}
+	if open == nil && b.declinedBefore(ctx, p, lastClosed, hash) {
+		return nil, nil
 	}
-	var st prState
-	undressed := wantsDressing(p)
-	if open != nil {
-		st, _ = parseState(open.GetBody())
-		undressed = st.Undressed
+	br, err := b.readBranch(ctx, p, open)
+	if err != nil {
+		return nil, err
 	}
-	head, exists := b.branchHead(ctx, p)
-	ours := false
-	if exists {
-		own, ok, err := b.ownHead(ctx, p, head)
-		if err != nil {
-			return nil, err
-		}
-		if own.instance != "" && open == nil {
-			// Another installation pushed the branch and has not opened its
-			// pull request yet (or its poll ended in between).
-			return nil, b.overlap(ctx, p, own.instance, fmt.Sprintf("branch `%s`", p.branch))
-		}
-		// The head the open PR's state records is ours as well (commits
-		// made before driftback wrote trailers).
-		ours = ok || (open != nil && st.Head != "" && head == st.Head)
-		if ok {
-			// The commit says what it is, whether or not the body update
-			// that should have followed it landed.
-			st.Head, st.Base, st.Edits = head, own.base, own.edits
-		}
+	if br.own.instance != "" && open == nil {
+		// Another installation pushed the branch and has not opened its
+		// pull request yet (or its poll ended in between).
+		return nil, b.overlap(ctx, p, br.own.instance, fmt.Sprintf("branch `%s`", p.branch))
 	}
 	regenerate := open != nil && regenerateTicked(open.GetBody())
-	p.out.Frozen = exists && !ours && !regenerate
+	p.out.Frozen = br.exists && !br.ours && !regenerate
 	if p.out.Frozen && open == nil {
 		// A person's commit and no pull request of ours: never rebuilt
 		// over, never proposed from.
 		p.note = fmt.Sprintf("> `%s` holds a commit driftback did not make, and no open pull request; driftback leaves it alone. "+
 			"Delete the branch to let driftback propose again.", p.branch)
-		p.log.Warn("branch holds a commit driftback did not make; leaving it alone", "branch", p.branch, "head", head)
+		p.log.Warn("branch holds a commit driftback did not make; leaving it alone", "branch", p.branch, "head", br.head)
 		return nil, nil
 	}
+	st, head := br.st, br.head
 	if !p.out.Frozen {
-		upToDate := exists && head == st.Head && st.Base == p.baseSHA && st.Edits == hash
-		at := blockKey{base: p.baseSHA, edits: hash, head: head}
-		if r, ok := b.blocked.get(tc.Name); ok && r.at == at && !upToDate {
-			// GitHub refused this very move before; asking again spends a
-			// write for the same answer.
-			p.refused, p.out.Blocked = r.why, r.why.reason
+		var refused bool
+		if head, refused, err = b.updateBranch(ctx, p, plan, br, hash); err != nil {
+			return nil, err
+		}
+		if refused {
 			return open, nil
 		}
-		if !upToDate {
-			sha, err := b.pushCommit(ctx, p, plan, branchMove{exists: exists, head: head})
-			var refused *moveRefused
-			if errors.As(err, &refused) {
-				b.blocked.set(tc.Name, blocked{at: at, why: refused})
-				p.refused, p.out.Blocked = refused, refused.reason
-				p.log.Error("GitHub refused to move the branch; not asking again until the base, the edits or the branch change",
-					"branch", p.branch, "reason", refused.reason)
-				return open, nil
-			}
-			if err != nil {
-				return nil, err
-			}
-			b.blocked.forget(tc.Name)
-			head, p.out.Pushed = sha, true
-			b.Metrics.Inc("driftback_commits_total", map[string]string{"target": tc.Name})
-		}
-		st = prState{Version: 1, Target: tc.Name, Instance: b.stamp(), Edits: hash, Head: head, Base: p.baseSHA, Undressed: undressed}
+		st = prState{Version: 1, Target: tc.Name, Instance: b.stamp(), Edits: hash, Head: head, Base: p.baseSHA, Undressed: br.undressed}
 	} else {
 		st.Version, st.Target, st.Instance = 1, tc.Name, b.stamp()
 	}
+	return b.publish(ctx, p, plan, open, st, head)
+}
+
+// declinedBefore reports whether a reviewer closed, unmerged, a pull
+// request of exactly this edit set and its branch is still there: then
+// the bot stays quiet until the live state changes. The list answers
+// pull-request-simple: merged_at, not merged, tells a merged pull request
+// from a declined one.
+func (b *Bot) declinedBefore(ctx context.Context, p *poll, lastClosed *github.PullRequest, hash string) bool {
+	if lastClosed == nil || lastClosed.MergedAt != nil {
+		return false
+	}
+	st, ok := parseState(lastClosed.GetBody())
+	if !ok || st.Edits != hash || st.Closed != "" {
+		return false
+	}
+	if _, exists := b.branchHead(ctx, p); !exists {
+		return false
+	}
+	p.out.Declined = true
+	p.log.Info("edit set declined before; staying quiet", "pr", lastClosed.GetNumber())
+	return true
+}
+
+// branchState is the target's branch as propose finds it, with the state
+// the open pull request records for it.
+type branchState struct {
+	st        prState // the open pull request's state, corrected by the head's trailers
+	undressed bool    // labels or reviewers are still to be added
+	head      string
+	exists    bool
+	own       ownCommit // the head commit's trailers
+	// ours: the head is driftback's commit for this target, by its
+	// trailers or by the state the open pull request records.
+	ours bool
+}
+
+// readBranch reads the branch head and whose commit it is.
+func (b *Bot) readBranch(ctx context.Context, p *poll, open *github.PullRequest) (branchState, error) {
+	br := branchState{undressed: wantsDressing(p)}
+	if open != nil {
+		br.st, _ = parseState(open.GetBody())
+		br.undressed = br.st.Undressed
+	}
+	br.head, br.exists = b.branchHead(ctx, p)
+	if !br.exists {
+		return br, nil
+	}
+	own, ok, err := b.ownHead(ctx, p, br.head)
+	if err != nil {
+		return br, err
+	}
+	br.own = own
+	// The head the open PR's state records is ours as well (commits made
+	// before driftback wrote trailers).
+	br.ours = ok || (open != nil && br.st.Head != "" && br.head == br.st.Head)
+	if ok {
+		// The commit says what it is, whether or not the body update that
+		// should have followed it landed.
+		br.st.Head, br.st.Base, br.st.Edits = br.head, own.base, own.edits
+	}
+	return br, nil
+}
+
+// updateBranch pushes the plan as a new commit unless the branch holds it
+// already, and returns the branch's head. refused says GitHub refused the
+// move, now or before for the same base, edits and head (p records why):
+// the pull request then stays as it is.
+func (b *Bot) updateBranch(ctx context.Context, p *poll, plan *analyzer.Plan, br branchState, hash string) (head string, refused bool, err error) {
+	tc := p.t.Config
+	head = br.head
+	upToDate := br.exists && head == br.st.Head && br.st.Base == p.baseSHA && br.st.Edits == hash
+	at := blockKey{base: p.baseSHA, edits: hash, head: head}
+	if r, ok := b.blocked.get(tc.Name); ok && r.at == at && !upToDate {
+		// GitHub refused this very move before; asking again spends a
+		// write for the same answer.
+		p.refused, p.out.Blocked = r.why, r.why.reason
+		return head, true, nil
+	}
+	if upToDate {
+		return head, false, nil
+	}
+	sha, err := b.pushCommit(ctx, p, plan, branchMove{exists: br.exists, head: head})
+	var why *moveRefused
+	if errors.As(err, &why) {
+		b.blocked.set(tc.Name, blocked{at: at, why: why})
+		p.refused, p.out.Blocked = why, why.reason
+		p.log.Error("GitHub refused to move the branch; not asking again until the base, the edits or the branch change",
+			"branch", p.branch, "reason", why.reason)
+		return head, true, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	b.blocked.forget(tc.Name)
+	p.out.Pushed = true
+	b.Metrics.Inc("driftback_commits_total", map[string]string{"target": tc.Name})
+	return sha, false, nil
+}
+
+// publish opens the pull request if there is none, dresses it as
+// configured, and brings its body in line with the plan and state st.
+func (b *Bot) publish(ctx context.Context, p *poll, plan *analyzer.Plan, open *github.PullRequest, st prState, head string) (*github.PullRequest, error) {
 	body := b.body(p, plan, st, head)
 	if open == nil {
 		pr, err := b.createPR(ctx, p, body)

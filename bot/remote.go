@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/driftback/driftback/analyzer"
-	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/repofs"
 )
 
@@ -21,7 +20,7 @@ import (
 // So each ref is resolved to its commit on every call (a conditional
 // request), the snapshot is kept by commit, and pinned reports what each
 // ref resolved to, for the idle poll to notice when one moves.
-func (s *Snapshots) WithRemotes(ctx context.Context, snap *analyzer.Snapshot, key, root string) (m *analyzer.Snapshot, pinned []RemotePin, err error) {
+func (s *Archives) WithRemotes(ctx context.Context, snap *analyzer.Snapshot, key, root string) (m *analyzer.Snapshot, pinned []RemotePin, err error) {
 	rems := snap.Remotes(root)
 	if len(rems) == 0 {
 		return snap, nil, nil
@@ -29,7 +28,7 @@ func (s *Snapshots) WithRemotes(ctx context.Context, snap *analyzer.Snapshot, ke
 	names := make([]string, len(rems))
 	for i, r := range rems {
 		// GitHub matches owner and repository case-insensitively, so the
-		// lower-cased names ktree keeps fetch the same repository.
+		// lower-cased names the analyzer keeps fetch the same repository.
 		pin := RemotePin{Owner: r.Owner, Repo: r.Repo, Ref: r.Ref}
 		if pin.SHA, err = s.Resolve(ctx, pin); err != nil {
 			return nil, nil, fmt.Errorf("remote base %s: %w", r, err)
@@ -41,7 +40,7 @@ func (s *Snapshots) WithRemotes(ctx context.Context, snap *analyzer.Snapshot, ke
 	if m, ok := s.cached(mkey); ok {
 		return m, pinned, nil
 	}
-	files := map[ktree.Remote]*repofs.Repo{}
+	files := map[analyzer.Remote]*repofs.Repo{}
 	for i, r := range rems {
 		fetched, err := s.Load(ctx, r.Owner, r.Repo, pinned[i].SHA)
 		if err != nil {
@@ -60,7 +59,7 @@ type RemotePin struct{ Owner, Repo, Ref, SHA string }
 
 // Resolve reads the commit a remote base's ref names now; a full commit
 // SHA names itself.
-func (s *Snapshots) Resolve(ctx context.Context, pin RemotePin) (string, error) {
+func (s *Archives) Resolve(ctx context.Context, pin RemotePin) (string, error) {
 	if len(pin.Ref) == 40 && strings.Trim(pin.Ref, "0123456789abcdef") == "" {
 		return pin.Ref, nil
 	}

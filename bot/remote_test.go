@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer"
 )
 
 // The shop's prod overlay builds on a base in acme/platform at ref v1,
@@ -100,7 +100,7 @@ func TestRemoteBaseFetchedAndNeverWritten(t *testing.T) {
 	if b, ok := h.srv.File(owner, repo, branch, "overlays/prod/kustomization.yaml"); !ok || string(b) != remoteOverlay+"patches:\n- path: deployment-web.yaml\n" {
 		t.Errorf("the overlay kustomization:\n%s", b)
 	}
-	for _, p := range []string{"web/deployment.yaml", ktree.RemoteFolder + "/github/acme/platform/v1/web/deployment.yaml"} {
+	for _, p := range []string{"web/deployment.yaml", analyzer.RemoteFolder + "/github/acme/platform/v1/web/deployment.yaml"} {
 		if _, ok := h.srv.File(owner, repo, branch, p); ok {
 			t.Errorf("the branch holds %s", p)
 		}

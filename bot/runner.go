@@ -11,7 +11,17 @@ import (
 	"time"
 
 	"github.com/google/go-github/v62/github"
+
+	"github.com/driftback/driftback/bot/shard"
 )
+
+// Leases share the targets among replicas (shard.Leases).
+type Leases = shard.Leases
+
+// NewLeases builds the lease keeper on a cluster (shard.NewLeases). It is
+// the function itself, not a wrapper, so that bot names no client-go type:
+// only shard speaks to the Kubernetes API.
+var NewLeases = shard.NewLeases
 
 // Runner polls every target on an interval, a few targets at a time
 // (GitHub's request to serialize content-creating requests is kept by the

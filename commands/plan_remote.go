@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/internal/repofs"
 )
 
@@ -14,7 +14,7 @@ import (
 // nothing. URL is written as the kustomization writes it, without a path
 // (github.com/org/repo?ref=v1 or https://github.com/org/repo?ref=v1); the
 // ref holds no "=", so the last "=" splits off DIR.
-type remoteFlags map[ktree.Remote]string
+type remoteFlags map[analyzer.Remote]string
 
 func (r remoteFlags) String() string {
 	var out []string
@@ -33,12 +33,12 @@ func (r remoteFlags) Set(v string) error {
 	if i <= 0 || i == len(v)-1 {
 		return fmt.Errorf("want URL=DIR, as in github.com/org/repo?ref=v1=../repo")
 	}
-	rem, sub, ok, p := ktree.ParseGitHub(v[:i])
+	rem, sub, ok, err := analyzer.ParseRemote(v[:i])
 	switch {
 	case !ok:
 		return fmt.Errorf("%q is not a GitHub remote (github.com/org/repo?ref=… or https://github.com/org/repo?ref=…)", v[:i])
-	case p != nil:
-		return fmt.Errorf("%s", p.Message())
+	case err != nil:
+		return err
 	case sub != "":
 		return fmt.Errorf("%q names a folder; map the whole repository, without //%s", v[:i], sub)
 	}
@@ -53,7 +53,7 @@ func (r remoteFlags) Set(v string) error {
 // build reads remote bases. A checkout holding the reserved folder itself is
 // refused, mapped remotes or not.
 func mountRemotes(repo *repofs.Repo, remotes remoteFlags) (*repofs.Repo, error) {
-	files := map[ktree.Remote]*repofs.Repo{}
+	files := map[analyzer.Remote]*repofs.Repo{}
 	for rem, dir := range remotes {
 		r, err := repofs.LoadDir(dir, 0)
 		if err != nil {
@@ -61,5 +61,5 @@ func mountRemotes(repo *repofs.Repo, remotes remoteFlags) (*repofs.Repo, error) 
 		}
 		files[rem] = r
 	}
-	return ktree.Mount(repo, files)
+	return analyzer.MountRemotes(repo, files)
 }

@@ -1,4 +1,4 @@
-package bot
+package githubapi
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -21,7 +22,8 @@ func TestETagCacheStaysWithinItsBytes(t *testing.T) {
 		}
 		return &http.Response{StatusCode: http.StatusOK, Header: h, Body: io.NopCloser(bytes.NewReader(body))}, nil
 	})
-	tr := &etagTransport{base: base, metrics: NewMetrics(), maxBytes: 1 << 20}
+	metrics := &counts{}
+	tr := &etagTransport{base: base, metrics: metrics, maxBytes: 1 << 20}
 	get := func(path string) *http.Response {
 		req, _ := http.NewRequest(http.MethodGet, "https://api.example/"+path, nil)
 		resp, err := tr.RoundTrip(req)
@@ -37,11 +39,38 @@ func TestETagCacheStaysWithinItsBytes(t *testing.T) {
 		}
 	}
 	get("pulls")
-	before := tr.metrics.Get("driftback_github_not_modified_total", nil)
-	if resp := get("pulls"); resp.StatusCode != http.StatusOK || tr.metrics.Get("driftback_github_not_modified_total", nil) != before+1 {
+	before := metrics.get("driftback_github_not_modified_total")
+	if resp := get("pulls"); resp.StatusCode != http.StatusOK || metrics.get("driftback_github_not_modified_total") != before+1 {
 		t.Fatalf("a URL asked twice was not answered from the cache: %d", resp.StatusCode)
 	}
 	if b, _ := io.ReadAll(get("pulls").Body); !bytes.Equal(b, body) {
 		t.Fatal("the cached body differs")
 	}
 }
+
+// counts is a Metrics that keeps the counters by name, labels aside.
+type counts struct {
+	mu sync.Mutex
+	n  map[string]float64
+}
+
+func (c *counts) Inc(name string, _ map[string]string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]float64{}
+	}
+	c.n[name]++
+}
+
+func (c *counts) Set(string, map[string]string, float64) {}
+
+func (c *counts) get(name string) float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[name]
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -11,12 +11,12 @@ import (
 	"github.com/driftback/driftback/analyzer"
 )
 
-// TestSnapshotsOnePerCommit: every target planned on one kept commit shares
+// TestArchivesKeepOneSnapshotPerCommit: every target planned on one kept commit shares
 // one analyzer snapshot (its trees, parses and fan-in map); a commit no
 // longer kept is loaded anew.
-func TestSnapshotsOnePerCommit(t *testing.T) {
+func TestArchivesKeepOneSnapshotPerCommit(t *testing.T) {
 	h := newHarness(t, exampleLive(t))
-	s := h.bot.Snapshots
+	s := h.bot.Archives
 	s.KeepBytes = 1 // the newest snapshot only
 	a, err := s.Load(h.ctx, owner, repo, h.base)
 	if err != nil {
@@ -45,7 +45,7 @@ func TestSnapshotKeepsAHugeFileBySizeAlone(t *testing.T) {
 	h := newHarness(t, exampleLive(t))
 	huge := bytes.Repeat([]byte("0123456789abcdef\n"), (50<<20)/17)
 	next := h.srv.Commit(owner, repo, "main", "someone", map[string][]byte{"assets/dump.bin": huge})
-	snap, err := h.bot.Snapshots.Load(h.ctx, owner, repo, next)
+	snap, err := h.bot.Archives.Load(h.ctx, owner, repo, next)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestSnapshotDropsFilesNoRootReads(t *testing.T) {
 		"extra/unused.properties":                []byte("mode=slow\n"),
 		"overlays/prod/notes-not-a-manifest.txt": []byte("hello\n"),
 	})
-	snap, err := h.bot.Snapshots.Load(h.ctx, owner, repo, next)
+	snap, err := h.bot.Archives.Load(h.ctx, owner, repo, next)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // (issue 31, item 5): three workers, one tarball.
 func TestConcurrentLoadsOfACommitDownloadOnce(t *testing.T) {
 	h := newHarness(t, exampleLive(t))
-	s := h.bot.Snapshots
+	s := h.bot.Archives
 	next := s.Download.Transport
 	if next == nil {
 		next = http.DefaultTransport

@@ -14,17 +14,16 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/driftback/driftback/analyzer"
-	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/repofs"
 )
 
-// Snapshots loads a commit's tree into the analyzer's in-memory filesystem
-// with one request (the tarball) and keeps the last few by commit SHA: a
-// commit never changes, so a kept snapshot (and what the analyzer learned
-// of it) is never stale, and every target planned on one commit shares it.
-// A file larger than any build reads (ktree.MaxFileBytes) is kept by its
-// size alone, so one huge file anywhere in a repository costs nothing.
-type Snapshots struct {
+// Archives fetches commits as tarballs (one request each) and unpacks them
+// into analyzer snapshots, keeping the last few by commit SHA: a commit
+// never changes, so a kept snapshot (and what the analyzer learned of it)
+// is never stale, and every target planned on one commit shares it. A file
+// larger than any build reads (analyzer.MaxFileBytes) is kept by its size
+// alone, so one huge file anywhere in a repository costs nothing.
+type Archives struct {
 	GitHub   *github.Client
 	Download *http.Client // for the archive host; never sent the installation token; required
 	MaxBytes int64        // uncompressed cap on the files kept; 0 = repofs.DefaultMaxBytes
@@ -63,14 +62,14 @@ const defaultKeepBytes = 128 << 20
 // its files: the parsed manifests and kustomizations, the trees and the
 // fan-in map. Measured at 24 on the synthetic repository of 100 roots. It
 // is what one snapshot costs alone: the kept snapshots of neighbouring
-// commits share the parses of their unchanged files (ktree), so together
+// commits share the parses of their unchanged files, so together
 // they take less, and the budget errs on the safe side.
 const snapshotOverhead = 25
 
 // Load returns the snapshot of owner/repo at commit sha. Concurrent loads
 // of one commit share one download; a waiter whose leader failed on its
 // own context (a poll that was stopped) tries again on its own.
-func (s *Snapshots) Load(ctx context.Context, owner, repo, sha string) (*analyzer.Snapshot, error) {
+func (s *Archives) Load(ctx context.Context, owner, repo, sha string) (*analyzer.Snapshot, error) {
 	key := owner + "/" + repo + "@" + sha
 	for {
 		s.mu.Lock()
@@ -111,7 +110,7 @@ func (s *Snapshots) Load(ctx context.Context, owner, repo, sha string) (*analyze
 var errNoSuchRevision = errors.New("GitHub has no such commit (404)")
 
 // download fetches and unpacks one commit and keeps it.
-func (s *Snapshots) download(ctx context.Context, owner, repo, sha, key string) (*analyzer.Snapshot, error) {
+func (s *Archives) download(ctx context.Context, owner, repo, sha, key string) (*analyzer.Snapshot, error) {
 	// A renamed or transferred repository answers 301 to its old name:
 	// followed, as every other request's redirect is.
 	u, link, err := s.GitHub.Repositories.GetArchiveLink(ctx, owner, repo, github.Tarball, &github.RepositoryContentGetOptions{Ref: sha}, 3)
@@ -143,7 +142,7 @@ func (s *Snapshots) download(ctx context.Context, owner, repo, sha, key string) 
 	return s.keep(key, snap), nil
 }
 
-func (s *Snapshots) cached(key string) (*analyzer.Snapshot, bool) {
+func (s *Archives) cached(key string) (*analyzer.Snapshot, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.cache[key]
@@ -152,7 +151,7 @@ func (s *Snapshots) cached(key string) (*analyzer.Snapshot, bool) {
 
 // keep caches r under key and returns what the cache holds for key: a
 // concurrent Load may have got there first.
-func (s *Snapshots) keep(key string, r *analyzer.Snapshot) *analyzer.Snapshot {
+func (s *Archives) keep(key string, r *analyzer.Snapshot) *analyzer.Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if kept, ok := s.cache[key]; ok {
@@ -177,7 +176,7 @@ func (s *Snapshots) keep(key string, r *analyzer.Snapshot) *analyzer.Snapshot {
 	return r
 }
 
-func (s *Snapshots) maxBytes() int64 {
+func (s *Archives) maxBytes() int64 {
 	if s.MaxBytes > 0 {
 		return s.MaxBytes
 	}
@@ -233,8 +232,8 @@ func untar(r io.Reader, maxBytes int64) (*repofs.Repo, error) {
 		}
 		switch h.Typeflag {
 		case tar.TypeReg:
-			if h.Size > ktree.MaxFileBytes {
-				// No build may read it (ktree refuses it by its size):
+			if h.Size > analyzer.MaxFileBytes {
+				// No build may read it (the analyzer refuses it by its size):
 				// never held, not even while loading.
 				if err := repo.AddUnkept(rel, h.Size); err != nil {
 					return nil, err

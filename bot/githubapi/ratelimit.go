@@ -1,0 +1,139 @@
+package githubapi
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// GitHub's secondary limits allow about 500 content-creating requests an
+// hour; the bot keeps under that with a margin.
+const mutationsPerHour = 450
+
+// hourlyBudget waits, when the last hour already holds mutationsPerHour
+// mutations, until the oldest of them leaves the window.
+func (t *resilientTransport) hourlyBudget(ctx context.Context) error {
+	now := t.opts.Now()
+	keep := t.recent[:0]
+	for _, at := range t.recent {
+		if now.Sub(at) < time.Hour {
+			keep = append(keep, at)
+		}
+	}
+	t.recent = keep
+	if len(t.recent) < mutationsPerHour {
+		return nil
+	}
+	t.opts.Metrics.Inc("driftback_github_rate_limited_total", map[string]string{"kind": "hourly-budget"})
+	return t.opts.Sleep(ctx, time.Hour-now.Sub(t.recent[0]))
+}
+
+// maxWait bounds one wait for a rate limit; beyond it the error surfaces
+// and the next poll tries again.
+const maxWait = 15 * time.Minute
+
+// PausedError says GitHub asked the bot to stop for a while (a rate limit)
+// and the wait is longer than one request may take; the runner stops the
+// round, and every request until Until fails the same way.
+type PausedError struct {
+	Until time.Time
+	Kind  string // secondary or primary
+}
+
+func (e *PausedError) Error() string {
+	return fmt.Sprintf("GitHub %s rate limit: pausing every request until %s", e.Kind, e.Until.UTC().Format(time.RFC3339))
+}
+
+// waitHold waits out a pause GitHub asked for, or fails at once when the
+// pause is longer than one wait may be.
+func (t *resilientTransport) waitHold(ctx context.Context) error {
+	t.mu.Lock()
+	until := t.hold
+	t.mu.Unlock()
+	d := until.Sub(t.opts.Now())
+	if d <= 0 {
+		return nil
+	}
+	if d > maxWait {
+		return &PausedError{Until: until, Kind: "secondary"}
+	}
+	return t.opts.Sleep(ctx, d)
+}
+
+func (t *resilientTransport) setHold(until time.Time) {
+	t.mu.Lock()
+	if until.After(t.hold) {
+		t.hold = until
+	}
+	t.mu.Unlock()
+}
+
+// limited reports whether resp is a rate limit and until when to pause,
+// as GitHub documents it: Retry-After when present; the reset when the
+// primary budget is spent; otherwise (a secondary limit without
+// Retry-After) at least a minute, doubling while it keeps happening.
+func (t *resilientTransport) limited(resp *http.Response) (time.Time, string, bool) {
+	if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusTooManyRequests {
+		return time.Time{}, "", false
+	}
+	now := t.opts.Now()
+	if s := resp.Header.Get("Retry-After"); s != "" {
+		if secs, err := strconv.Atoi(s); err == nil && secs >= 0 {
+			return now.Add(time.Duration(secs) * time.Second), "secondary", true
+		}
+	}
+	if resp.Header.Get("X-Ratelimit-Remaining") == "0" {
+		if reset, err := strconv.ParseInt(resp.Header.Get("X-Ratelimit-Reset"), 10, 64); err == nil {
+			return maxTime(time.Unix(reset, 0).Add(time.Second), now.Add(time.Second)), "primary", true
+		}
+	}
+	if resp.StatusCode == http.StatusTooManyRequests || secondaryBody(resp) {
+		t.mu.Lock()
+		wait := time.Minute << min(t.streak, 4)
+		t.streak++
+		t.mu.Unlock()
+		return now.Add(wait), "secondary", true
+	}
+	return time.Time{}, "", false
+}
+
+// secondaryBody tells a secondary limit from a permission refusal (both can
+// be a 403): GitHub's message and documentation link say which. The body
+// is read and put back.
+func secondaryBody(resp *http.Response) bool {
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	if err != nil {
+		return false
+	}
+	s := strings.ToLower(string(b))
+	// GitHub's older wording ("abuse detection mechanism", a link to
+	// #abuse-rate-limits) is still sent by some endpoints and GHES.
+	for _, mark := range []string{"secondary rate limit", "secondary-rate-limits", "abuse detection", "abuse-rate-limits"} {
+		if strings.Contains(s, mark) {
+			return true
+		}
+	}
+	return false
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func (t *resilientTransport) recordRateLimit(resp *http.Response) {
+	if s := resp.Header.Get("X-Ratelimit-Remaining"); s != "" {
+		if n, err := strconv.ParseFloat(s, 64); err == nil {
+			t.opts.Metrics.Set("driftback_github_rate_limit_remaining", nil, n)
+		}
+	}
+}

@@ -1,0 +1,187 @@
+package shard
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// Leases share targets among replicas. Each replica keeps one membership
+// Lease of its own, renewed every RetryPeriod, that also publishes the
+// targets it claims. Every replica lists the membership Leases, takes the
+// members it saw renewing within their lease duration as live, and splits
+// the targets among them evenly (assign). So the apiserver sees one write
+// and one or two lists per replica per period, however many targets there
+// are.
+//
+// A target never has two writers: a replica claims a target only when no
+// live member claims it, and writes it only after a list taken after its
+// claim was published still shows no other claim (two replicas that
+// claim at once both see the other, and both withdraw). The old owner
+// stops writing a target before it withdraws its claim; a withdrawn
+// claim leaves the target free after a further LeaseDuration-RenewDeadline,
+// the same margin an expired member leaves (its fence closed
+// RenewDeadline after its last renewal; the others wait LeaseDuration).
+type Leases struct {
+	Namespace string
+	// Identity names this replica (the pod name); it must be unique among
+	// the replicas.
+	Identity string
+	// LeaseDuration is how long a member that stopped renewing counts as
+	// live (15s); RenewDeadline how long after its last renewal a member
+	// stops writing (10s, less than LeaseDuration); RetryPeriod how often
+	// a member renews and lists (2s).
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	Log                                       *slog.Logger
+	// Now is this replica's clock (nil: time.Now); Writable reads it.
+	Now func() time.Time
+
+	client kubernetes.Interface
+	// crashOnStop makes Run end like a killed process: the Lease is left
+	// to expire instead of being released (tests).
+	crashOnStop bool
+
+	mu      sync.Mutex
+	held    map[string]bool // targets this replica writes now
+	renewed time.Time       // when the last successful renewal was sent
+}
+
+// leaseRequestTimeout bounds one request to the apiserver that holds the
+// Leases: a hung request must not outlive the renew deadline.
+const leaseRequestTimeout = 5 * time.Second
+
+// NewLeases builds the lease keeper on a cluster (the one driftback runs in).
+func NewLeases(cfg *rest.Config, namespace, identity string) (*Leases, error) {
+	cfg = rest.CopyConfig(cfg)
+	if cfg.Timeout == 0 || cfg.Timeout > leaseRequestTimeout {
+		cfg.Timeout = leaseRequestTimeout
+	}
+	c, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Leases{Namespace: namespace, Identity: identity, client: c, held: map[string]bool{}}, nil
+}
+
+// Run takes part in the membership until ctx ends, then releases this
+// replica's Lease so its targets move without waiting for it to expire.
+func (l *Leases) Run(ctx context.Context, targets []string) {
+	m := &membership{l: l, targets: uniqueSorted(targets), seen: map[string]*member{}, pending: map[string]bool{},
+		published: map[string]bool{}, freeAfter: map[string]time.Time{}, name: MemberLeaseName(l.Identity)}
+	defer m.stop()
+	for {
+		m.tick(ctx)
+		// A little jitter keeps replicas from moving in lockstep, so two
+		// that claimed a target at once do not keep doing it.
+		wait := time.Duration(float64(l.retryPeriod()) * (0.9 + 0.2*rand.Float64()))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// Writable is the fence before every GitHub write (Bot.Fence): this
+// replica holds the target, and its Lease was renewed within the renew
+// deadline, well before any other replica may take the target over. A
+// replica that was paused (SIGSTOP, a long GC, a hung connection) fails
+// it however late its membership loop runs.
+func (l *Leases) Writable(target string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.held[target] {
+		return fmt.Errorf("replica %s does not hold target %s", l.Identity, target)
+	}
+	if age, limit := l.now().Sub(l.renewed), l.renewDeadline(); age >= limit {
+		return fmt.Errorf("replica %s last renewed its lease %s ago (limit %s)", l.Identity, age.Round(time.Millisecond), limit)
+	}
+	return nil
+}
+
+// Holds reports whether this replica is the target's writer now.
+func (l *Leases) Holds(target string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.held[target]
+}
+
+// heldTargets returns the targets this replica holds, sorted.
+func (l *Leases) heldTargets() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for t, ok := range l.held {
+		if ok {
+			out = append(out, t)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// noteRenewal records a successful renewal sent at sent. After a gap of
+// the renew deadline or more (a pause, an unreachable apiserver) the
+// others may have taken this replica for dead and its targets over, so
+// it holds nothing until it has claimed them again.
+func (l *Leases) noteRenewal(sent time.Time) (gap bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	gap = !l.renewed.IsZero() && sent.Sub(l.renewed) >= l.renewDeadline()
+	if gap {
+		clear(l.held)
+	}
+	l.renewed = sent
+	return gap
+}
+
+// setHeld replaces the held targets.
+func (l *Leases) setHeld(targets map[string]bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	clear(l.held)
+	for t, ok := range targets {
+		if ok {
+			l.held[t] = true
+		}
+	}
+}
+
+// fresh reports whether the last renewal is within the renew deadline.
+func (l *Leases) fresh(now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return !l.renewed.IsZero() && now.Sub(l.renewed) < l.renewDeadline()
+}
+
+func (l *Leases) now() time.Time {
+	if l.Now != nil {
+		return l.Now()
+	}
+	return time.Now()
+}
+
+func (l *Leases) leaseDuration() time.Duration { return or(l.LeaseDuration, 15*time.Second) }
+func (l *Leases) renewDeadline() time.Duration { return or(l.RenewDeadline, 10*time.Second) }
+func (l *Leases) retryPeriod() time.Duration   { return or(l.RetryPeriod, 2*time.Second) }
+
+func (l *Leases) log() *slog.Logger {
+	if l.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l.Log
+}
+
+func or(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}

@@ -1,0 +1,144 @@
+package shard
+
+import (
+	"context"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+)
+
+// membership is the state of one replica's membership loop; only Run's
+// goroutine touches it.
+type membership struct {
+	l       *Leases
+	targets []string
+	name    string                // this replica's Lease
+	own     *coordinationv1.Lease // as last written; nil: read it first
+	seen    map[string]*member    // the other members' Leases by name
+	// pending are claimed targets not written yet; published the claims
+	// the last successful renewal carried.
+	pending, published map[string]bool
+	// freeAfter: a target whose claim another member withdrew is free
+	// from then on (the old owner's last writes have landed).
+	freeAfter map[string]time.Time
+}
+
+// member is another replica's Lease as last seen.
+type member struct {
+	identity string
+	version  string
+	observed time.Time // this replica's time when it last saw the Lease change
+	ttl      time.Duration
+	released bool // it gave up its claims on the way out
+	claims   map[string]bool
+	// everything: its claims could not be read, so it may hold any target.
+	everything bool
+}
+
+// live reports whether the member may still be writing: it renewed within
+// its lease duration, by this replica's clock (no clocks are compared).
+func (m *member) live(now time.Time) bool {
+	return !m.released && now.Sub(m.observed) < m.ttl
+}
+
+func (m *membership) tick(ctx context.Context) {
+	l := m.l
+	// A failed list leaves the claims as they are, but the Lease is still
+	// renewed: the others must not take this replica for dead.
+	listed := m.list(ctx)
+	held := map[string]bool{}
+	now := l.now()
+	if l.fresh(now) {
+		for _, t := range l.heldTargets() {
+			held[t] = true
+		}
+	}
+	if listed {
+		m.reconsider(now, held)
+	}
+	l.setHeld(held)
+	if !m.renew(ctx, held) || !listed || len(m.pending) == 0 {
+		return
+	}
+	// The claims are published: a list from now on shows any other claim
+	// made before ours was visible.
+	if m.list(ctx) {
+		m.promote(l.now())
+	}
+}
+
+// reconsider splits the targets among the live members as last listed:
+// held targets no longer ours are dropped (before the withdrawal is
+// published), pending claims another member also made are withdrawn,
+// and ours that no one claims are claimed.
+func (m *membership) reconsider(now time.Time, held map[string]bool) {
+	claimed, members := m.othersClaim(now)
+	members[m.l.Identity] = m.published
+	mine := assign(m.targets, members)[m.l.Identity]
+	for t := range held {
+		if !mine[t] {
+			delete(held, t)
+		}
+	}
+	for t := range m.pending {
+		if !mine[t] || claimed[t] {
+			delete(m.pending, t)
+		}
+	}
+	for t := range mine {
+		if !held[t] && !claimed[t] {
+			m.pending[t] = true
+		}
+	}
+}
+
+// promote makes the published pending claims held when no live member
+// claims them and they are free.
+func (m *membership) promote(now time.Time) {
+	l := m.l
+	if !l.fresh(now) {
+		return
+	}
+	claimed, _ := m.othersClaim(now)
+	held := map[string]bool{}
+	for _, t := range l.heldTargets() {
+		held[t] = true
+	}
+	took := 0
+	for t := range m.pending {
+		switch {
+		case !m.published[t] || now.Before(m.freeAfter[t]):
+		case claimed[t]:
+			delete(m.pending, t)
+		default:
+			held[t] = true
+			delete(m.pending, t)
+			took++
+		}
+	}
+	if took > 0 {
+		l.setHeld(held)
+		l.log().Info("holding targets", "identity", l.Identity, "took", took, "holds", len(held))
+	}
+}
+
+// othersClaim is what the live other members claim: all together, and
+// by member.
+func (m *membership) othersClaim(now time.Time) (claimed map[string]bool, members map[string]map[string]bool) {
+	claimed, members = map[string]bool{}, map[string]map[string]bool{}
+	for _, o := range m.seen {
+		if !o.live(now) {
+			continue
+		}
+		members[o.identity] = o.claims
+		for t := range o.claims {
+			claimed[t] = true
+		}
+		if o.everything {
+			for _, t := range m.targets {
+				claimed[t] = true
+			}
+		}
+	}
+	return claimed, members
+}
