@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 )
@@ -55,12 +56,12 @@ type Options struct {
 	// AppID is the GitHub App's id: the bot reads and writes only the
 	// check runs its own App made. Required.
 	AppID int64
-	// Login is the App's bot account, "<slug>[bot]" (AppLogin): only
+	// Login is the App's bot account, "<slug>[bot]" (githubapi.AppLogin): only
 	// commits it authored and committed are driftback's own. Required.
 	Login string
 	// Download fetches repository archives, which GitHub serves from
 	// another host; it is never sent the installation token. nil: a client
-	// on NewTransport with a 5-minute overall timeout.
+	// on githubapi.NewTransport with a 5-minute overall timeout.
 	Download *http.Client
 	Metrics  *Metrics     // nil: a registry of its own
 	Log      *slog.Logger // nil: logs are discarded
@@ -79,7 +80,7 @@ func New(gh *github.Client, opts Options) *Bot {
 		opts.Metrics = NewMetrics()
 	}
 	if opts.Download == nil {
-		opts.Download = &http.Client{Transport: NewTransport(), Timeout: downloadTimeout}
+		opts.Download = &http.Client{Transport: githubapi.NewTransport(), Timeout: downloadTimeout}
 	}
 	s := &Archives{GitHub: gh, Download: opts.Download}
 	if opts.RenderBytes > 0 {

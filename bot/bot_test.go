@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/githubtest"
@@ -487,11 +488,11 @@ func (h *harness) newBotWith(t testing.TB, now func() time.Time) *Bot {
 	return h.botOn(t, false, now)
 }
 
-func (h *harness) botOn(t testing.TB, record bool, now func() time.Time, tune ...func(*ClientOptions)) *Bot {
+func (h *harness) botOn(t testing.TB, record bool, now func() time.Time, tune ...func(*githubapi.ClientOptions)) *Bot {
 	t.Helper()
 	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key(t))})
 	metrics := NewMetrics()
-	opts := ClientOptions{
+	opts := githubapi.ClientOptions{
 		Base: h.srv.Client().Transport, Now: now, MutationGap: time.Nanosecond,
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			if record {
@@ -505,7 +506,7 @@ func (h *harness) botOn(t testing.TB, record bool, now func() time.Time, tune ..
 	for _, f := range tune {
 		f(&opts)
 	}
-	gh, err := NewClient(AppAuth{AppID: appID, PrivateKey: pemKey, InstallationID: instID, BaseURL: h.srv.URL() + "/"}, opts)
+	gh, err := githubapi.NewClient(githubapi.AppAuth{AppID: appID, PrivateKey: pemKey, InstallationID: instID, BaseURL: h.srv.URL() + "/"}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/githubtest"
 )
@@ -29,7 +30,7 @@ func TestChaos(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 0x5afe))
 	h := newHarness(t, writeThroughOnly(t))
 	tuned := func() *Bot {
-		return h.botOn(t, false, h.clock.Now, func(o *ClientOptions) { o.RequestTimeout = 2 * time.Second })
+		return h.botOn(t, false, h.clock.Now, func(o *githubapi.ClientOptions) { o.RequestTimeout = 2 * time.Second })
 	}
 	h.bot = tuned()
 	lives := []string{writeThroughOnly(t), strings.Replace(writeThroughOnly(t), "value: 60s", "value: 66s", 1), renderedLive(t)}

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/githubtest"
 )
@@ -531,7 +532,7 @@ func TestTransientReferenceFailureIsRetried(t *testing.T) {
 // the poll.
 func TestHungRequestTimesOut(t *testing.T) {
 	h := newHarness(t, writeThroughOnly(t))
-	h.bot = h.botOn(t, false, h.clock.Now, func(o *ClientOptions) { o.RequestTimeout = 20 * time.Millisecond })
+	h.bot = h.botOn(t, false, h.clock.Now, func(o *githubapi.ClientOptions) { o.RequestTimeout = 20 * time.Millisecond })
 	h.srv.InjectFault(githubtest.Fault{Method: "GET", Path: "/repos/{owner}/{repo}/git/ref/{ref}", Delay: time.Hour, Count: 10})
 	err := h.pollErr()
 	if err == nil || !strings.Contains(err.Error(), "deadline exceeded") {

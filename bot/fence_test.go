@@ -3,6 +3,8 @@ package bot
 import (
 	"errors"
 	"testing"
+
+	"github.com/driftback/driftback/bot/githubapi"
 )
 
 // Item 3: once the fence says the target is lost, not one more write goes
@@ -24,7 +26,7 @@ func TestFenceStopsEveryWriteOfALostTarget(t *testing.T) {
 	if err == nil {
 		t.Fatal("a poll that lost its lease succeeded")
 	}
-	var fenced *FencedError
+	var fenced *githubapi.FencedError
 	if !errors.As(err, &fenced) {
 		t.Fatalf("err = %v", err)
 	}

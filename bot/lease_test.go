@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/driftback/driftback/bot/shard"
 	"github.com/driftback/driftback/internal/kubetest"
 )
 
@@ -20,8 +21,8 @@ func TestLeasesGiveEachTargetOneWriter(t *testing.T) {
 	defer env.Stop()
 	h := newHarness(t, writeThroughOnly(t))
 	other := newHarnessOn(t, h)
-	replica := func(id string, hh *harness) (*Runner, *Leases) {
-		l, err := NewLeases(env.Config, "default", id)
+	replica := func(id string, hh *harness) (*Runner, *shard.Leases) {
+		l, err := shard.NewLeases(env.Config, "default", id)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/githubtest"
@@ -242,7 +243,7 @@ func memoryChild(cfgPath string) int {
 	var clockMu sync.Mutex
 	now := time.Unix(0, start)
 	// The production client, but for the clock.
-	opts := ClientOptions{
+	opts := githubapi.ClientOptions{
 		Now: func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return now },
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			clockMu.Lock()
@@ -259,13 +260,13 @@ func memoryChild(cfgPath string) int {
 			return ctx.Err()
 		},
 	}
-	auth := AppAuth{AppID: cfg.GitHub.AppID, PrivateKey: pemKey, InstallationID: cfg.GitHub.InstallationID, BaseURL: cfg.GitHub.APIURL}
-	gh, err := NewClient(auth, opts)
+	auth := githubapi.AppAuth{AppID: cfg.GitHub.AppID, PrivateKey: pemKey, InstallationID: cfg.GitHub.InstallationID, BaseURL: cfg.GitHub.APIURL}
+	gh, err := githubapi.NewClient(auth, opts)
 	if err != nil {
 		return fail(err)
 	}
 	ctx := context.Background()
-	login, err := AppLogin(ctx, auth, opts)
+	login, err := githubapi.AppLogin(ctx, auth, opts)
 	if err != nil {
 		return fail(err)
 	}

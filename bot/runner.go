@@ -12,16 +12,20 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
-	"github.com/driftback/driftback/bot/shard"
+	"github.com/driftback/driftback/bot/githubapi"
 )
 
-// Leases share the targets among replicas (shard.Leases).
-type Leases = shard.Leases
-
-// NewLeases builds the lease keeper on a cluster (shard.NewLeases). It is
-// the function itself, not a wrapper, so that bot names no client-go type:
-// only shard speaks to the Kubernetes API.
-var NewLeases = shard.NewLeases
+// Sharding shares the targets among replicas: bot/shard's Leases. The
+// runner asks only these three questions, so bot itself never speaks to
+// the Kubernetes API that holds the leases.
+type Sharding interface {
+	// Run campaigns for the targets' leases until ctx ends.
+	Run(ctx context.Context, targets []string)
+	// Writable says whether this replica may still write for a target.
+	Writable(target string) error
+	// Holds says whether this replica polls a target.
+	Holds(target string) bool
+}
 
 // Runner polls every target on an interval, a few targets at a time
 // (GitHub's request to serialize content-creating requests is kept by the
@@ -34,7 +38,7 @@ type Runner struct {
 	Log      *slog.Logger
 	// Leases, when set, limit this replica to the targets whose Lease it
 	// holds.
-	Leases *Leases
+	Leases Sharding
 	// TargetTimeout bounds one target's poll, so a hung cluster or GitHub
 	// connection cannot hold up the others; default 5m.
 	TargetTimeout time.Duration
@@ -246,7 +250,7 @@ func (r *Runner) pollTarget(ctx, tctx context.Context, t *Target, log *slog.Logg
 
 // rateLimited names the rate limit behind err, "" if it is not one.
 func rateLimited(err error) string {
-	var paused *PausedError
+	var paused *githubapi.PausedError
 	var primary *github.RateLimitError
 	var secondary *github.AbuseRateLimitError
 	switch {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/githubtest"
 )
@@ -124,8 +125,8 @@ func TestOtherAppsCommitWithOurTrailersIsForeign(t *testing.T) {
 	h.srv.SetAppSlug(otherApp, "copycat")
 	h.srv.AddInstallation(otherApp, otherInst, owner)
 	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key(t))})
-	other, err := NewClient(AppAuth{AppID: otherApp, PrivateKey: pemKey, InstallationID: otherInst, BaseURL: h.srv.URL() + "/"},
-		ClientOptions{Base: h.srv.Client().Transport, MutationGap: time.Nanosecond})
+	other, err := githubapi.NewClient(githubapi.AppAuth{AppID: otherApp, PrivateKey: pemKey, InstallationID: otherInst, BaseURL: h.srv.URL() + "/"},
+		githubapi.ClientOptions{Base: h.srv.Client().Transport, MutationGap: time.Nanosecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,14 +160,14 @@ func TestOtherAppsCommitWithOurTrailersIsForeign(t *testing.T) {
 	}
 }
 
-// AppLogin reads the App's bot account from GitHub.
+// githubapi.AppLogin reads the App's bot account from GitHub.
 func TestAppLoginIsTheSlugsBot(t *testing.T) {
 	h := newHarness(t, writeThroughOnly(t))
 	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key(t))})
-	login, err := AppLogin(context.Background(), AppAuth{AppID: appID, PrivateKey: pemKey, BaseURL: h.srv.URL() + "/"},
-		ClientOptions{Base: h.srv.Client().Transport})
+	login, err := githubapi.AppLogin(context.Background(), githubapi.AppAuth{AppID: appID, PrivateKey: pemKey, BaseURL: h.srv.URL() + "/"},
+		githubapi.ClientOptions{Base: h.srv.Client().Transport})
 	if err != nil || login != "driftback[bot]" {
-		t.Fatalf("AppLogin = %q, %v", login, err)
+		t.Fatalf("githubapi.AppLogin = %q, %v", login, err)
 	}
 	if f := h.srv.Failures(); len(f) > 0 {
 		t.Fatalf("outside the description: %+v", f)

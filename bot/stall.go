@@ -8,7 +8,8 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v62/github"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/driftback/driftback/cluster"
 )
 
 // A stall is a poll that failed for a cause a person must fix, in the
@@ -65,7 +66,7 @@ func stallOf(p *poll, err error) *stall {
 			short: fmt.Sprintf("the revision the cluster runs (%s) is a commit GitHub does not have", codeSpan(short(mc.sha))),
 		}
 	}
-	status, ok := refusedByCluster(err)
+	status, ok := cluster.RefusedRead(err)
 	if !ok {
 		return nil
 	}
@@ -95,17 +96,6 @@ func stallOf(p *poll, err error) *stall {
 			tc.Cluster, tc.Name, codeSpan(err.Error())),
 		short: "the cluster refused a read: " + codeSpan(err.Error()),
 	}
-}
-
-// refusedByCluster is an answer of the API server that a retry will not
-// change: a 4xx other than a timeout or a rate limit.
-func refusedByCluster(err error) (int, bool) {
-	var s apierrors.APIStatus
-	if !errors.As(err, &s) {
-		return 0, false
-	}
-	code := int(s.Status().Code)
-	return code, code >= 400 && code < 500 && code != http.StatusRequestTimeout && code != http.StatusTooManyRequests
 }
 
 // codeSpan renders untrusted text inert: a code span, one line, bounded.

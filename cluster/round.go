@@ -2,7 +2,9 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -178,4 +180,16 @@ func (r *Round) do(ctx context.Context, key string, read func(context.Context) (
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// RefusedRead reports an answer of the API server that a retry will not
+// change — a 4xx other than a timeout or a rate limit — and its status
+// code. The bot tells such a cause apart from a passing outage.
+func RefusedRead(err error) (int, bool) {
+	var s apierrors.APIStatus
+	if !errors.As(err, &s) {
+		return 0, false
+	}
+	code := int(s.Status().Code)
+	return code, code >= 400 && code < 500 && code != http.StatusRequestTimeout && code != http.StatusTooManyRequests
 }

@@ -26,6 +26,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/bot/githubapi"
 )
 
 // appOptions are `driftback app create`'s flags, and the manifest it
@@ -224,7 +225,7 @@ func manifestFormURL(web, org string) (string, error) {
 // convertManifest trades the one-time code for the App's configuration.
 // The call needs no credentials: the code is the credential.
 func convertManifest(ctx context.Context, api *url.URL, code string) (*github.AppConfig, error) {
-	gh := github.NewClient(&http.Client{Transport: bot.NewTransport(), Timeout: time.Minute})
+	gh := github.NewClient(&http.Client{Transport: githubapi.NewTransport(), Timeout: time.Minute})
 	gh.BaseURL = api
 	app, _, err := gh.Apps.CompleteAppManifest(ctx, code)
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/internal/githubtest"
 )
 
@@ -156,8 +156,8 @@ func TestAppCreateThroughTheManifestFlow(t *testing.T) {
 	}
 	// The written id and key work: the App finds its installation.
 	srv.AddInstallation(app.ID, 31, "acme")
-	auth := bot.AppAuth{AppID: app.ID, PrivateKey: []byte(pemKey), BaseURL: srv.URL() + "/"}
-	if id, err := bot.FindInstallation(context.Background(), auth, bot.ClientOptions{Base: srv.Client().Transport}, "acme"); err != nil || id != 31 {
+	auth := githubapi.AppAuth{AppID: app.ID, PrivateKey: []byte(pemKey), BaseURL: srv.URL() + "/"}
+	if id, err := githubapi.FindInstallation(context.Background(), auth, githubapi.ClientOptions{Base: srv.Client().Transport}, "acme"); err != nil || id != 31 {
 		t.Fatalf("installation %d, %v", id, err)
 	}
 	// The key appears in no output and on no page.

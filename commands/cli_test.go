@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/githubtest"
@@ -185,12 +186,12 @@ func reconcileExample(t *testing.T, target *config.Target) any {
 	}
 	srv.CreateRepo("acme", "shop", "main", files)
 	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
-	auth := bot.AppAuth{AppID: 1, PrivateKey: pemKey, InstallationID: 1, BaseURL: srv.URL() + "/"}
-	gh, err := bot.NewClient(auth, bot.ClientOptions{Base: srv.Client().Transport, MutationGap: time.Nanosecond})
+	auth := githubapi.AppAuth{AppID: 1, PrivateKey: pemKey, InstallationID: 1, BaseURL: srv.URL() + "/"}
+	gh, err := githubapi.NewClient(auth, githubapi.ClientOptions{Base: srv.Client().Transport, MutationGap: time.Nanosecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	login, err := bot.AppLogin(context.Background(), auth, bot.ClientOptions{Base: srv.Client().Transport})
+	login, err := githubapi.AppLogin(context.Background(), auth, githubapi.ClientOptions{Base: srv.Client().Transport})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/githubtest"
@@ -148,13 +149,13 @@ func demoGitHub(ctx context.Context, opts githubtest.Options) (*githubtest.Serve
 	srv.SetAppSlug(1, "driftback")
 	srv.AddInstallation(1, 1, "acme")
 	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
-	auth := bot.AppAuth{AppID: 1, PrivateKey: pemKey, InstallationID: 1, BaseURL: srv.URL() + "/"}
-	gh, err := bot.NewClient(auth, bot.ClientOptions{Base: srv.Client().Transport, MutationGap: time.Nanosecond})
+	auth := githubapi.AppAuth{AppID: 1, PrivateKey: pemKey, InstallationID: 1, BaseURL: srv.URL() + "/"}
+	gh, err := githubapi.NewClient(auth, githubapi.ClientOptions{Base: srv.Client().Transport, MutationGap: time.Nanosecond})
 	if err != nil {
 		srv.Close()
 		return nil, nil, err
 	}
-	login, err := bot.AppLogin(ctx, auth, bot.ClientOptions{Base: srv.Client().Transport})
+	login, err := githubapi.AppLogin(ctx, auth, githubapi.ClientOptions{Base: srv.Client().Transport})
 	if err != nil {
 		srv.Close()
 		return nil, nil, err

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/bot/shard"
 	"github.com/driftback/driftback/cluster"
 )
 
@@ -131,7 +132,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 }
 
 // leases shares the targets among replicas when a lease namespace is set.
-func (o *runOptions) leases(log *slog.Logger) (*bot.Leases, error) {
+func (o *runOptions) leases(log *slog.Logger) (bot.Sharding, error) {
 	if o.leaseNamespace == "" {
 		return nil, nil
 	}
@@ -143,7 +144,7 @@ func (o *runOptions) leases(log *slog.Logger) (*bot.Leases, error) {
 	if identity == "" {
 		identity, _ = os.Hostname()
 	}
-	l, err := bot.NewLeases(rc, o.leaseNamespace, identity)
+	l, err := shard.NewLeases(rc, o.leaseNamespace, identity)
 	if err != nil {
 		return nil, fmt.Errorf("leases: %w", err)
 	}

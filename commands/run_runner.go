@@ -10,6 +10,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 )
@@ -39,18 +40,18 @@ func buildRunner(ctx context.Context, in runnerInput) (*built, error) {
 	if err != nil {
 		return nil, err
 	}
-	auth := bot.AppAuth{AppID: cfg.GitHub.AppID, PrivateKey: key, InstallationID: cfg.GitHub.InstallationID, BaseURL: cfg.GitHub.APIURL}
-	opts := bot.ClientOptions{Metrics: in.metrics, Log: in.log}
+	auth := githubapi.AppAuth{AppID: cfg.GitHub.AppID, PrivateKey: key, InstallationID: cfg.GitHub.InstallationID, BaseURL: cfg.GitHub.APIURL}
+	opts := githubapi.ClientOptions{Metrics: in.metrics, Log: in.log}
 	if auth.InstallationID == 0 {
-		if auth.InstallationID, err = bot.FindInstallation(ctx, auth, opts, cfg.GitHub.Owner); err != nil {
+		if auth.InstallationID, err = githubapi.FindInstallation(ctx, auth, opts, cfg.GitHub.Owner); err != nil {
 			return nil, err
 		}
 	}
-	gh, err := bot.NewClient(auth, opts)
+	gh, err := githubapi.NewClient(auth, opts)
 	if err != nil {
 		return nil, err
 	}
-	login, err := bot.AppLogin(ctx, auth, opts)
+	login, err := githubapi.AppLogin(ctx, auth, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ type service struct {
 	path    string
 	log     *slog.Logger
 	metrics *bot.Metrics
-	leases  func(*slog.Logger) (*bot.Leases, error) // nil: no leases
+	leases  func(*slog.Logger) (bot.Sharding, error) // nil: no leases
 	// build turns a config into a runner; nil is buildRunner (tests swap it).
 	build func(context.Context, runnerInput) (*built, error)
 	// discoverEvery is how often the clusters' targets are discovered
