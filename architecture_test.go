@@ -10,7 +10,7 @@ import (
 
 // The import rule (docs/ARCHITECTURE.md): imports point one way,
 //
-//	commands (this package) → bot → analyzer, cluster, config → internal
+//	commands (main and commands/) → bot → analyzer, cluster, config → internal
 //
 // Product code imports only down the list: the three middle components
 // do not import each other (the types they share live in internal/kube),
@@ -138,6 +138,63 @@ func TestImportRuleCatchesViolations(t *testing.T) {
 	for _, g := range good {
 		if !importAllowed(module+g[0], module+g[1]) {
 			t.Errorf("%s → %s is refused", g[0], g[1])
+		}
+	}
+}
+
+// boundary says why product code of from may not import imp, or "" when
+// it may: the finer rules inside the components (docs/ARCHITECTURE.md),
+// each keeping one kind of knowledge in one place.
+func boundary(from, imp string) string {
+	const analyzer = module + "/analyzer"
+	switch {
+	case imp == analyzer+"/ktree" && from != analyzer && !strings.HasPrefix(from, analyzer+"/"):
+		return "kustomization trees are the analyzer's business: use its façade"
+	case imp == analyzer && strings.HasPrefix(from, analyzer+"/") && from != analyzer+"/report":
+		return "the analyzer's engines serve the façade, never the reverse"
+	case strings.HasPrefix(from, module+"/bot") && from != module+"/bot/shard" && strings.HasPrefix(imp, "k8s.io/"):
+		return "within the bot only bot/shard speaks to the Kubernetes API"
+	}
+	return ""
+}
+
+func TestPackageBoundaries(t *testing.T) {
+	for _, p := range listPackages(t) {
+		for _, imp := range p.Imports {
+			if why := boundary(p.ImportPath, imp); why != "" {
+				t.Errorf("%s imports %s: %s", p.ImportPath, imp, why)
+			}
+		}
+		// Tests too reach kustomization trees only through the façade.
+		for _, imp := range append(p.TestImports, p.XTestImports...) {
+			if imp == module+"/analyzer/ktree" && boundary(p.ImportPath, imp) != "" {
+				t.Errorf("a test of %s imports %s", p.ImportPath, imp)
+			}
+		}
+	}
+}
+
+func TestPackageBoundariesCatchViolations(t *testing.T) {
+	bad := [][2]string{
+		{module + "/bot", module + "/analyzer/ktree"},
+		{module + "/commands", module + "/analyzer/ktree"},
+		{module + "/analyzer/ktree", module + "/analyzer"},
+		{module + "/bot", "k8s.io/client-go/kubernetes"},
+		{module + "/bot/githubapi", "k8s.io/apimachinery/pkg/api/errors"},
+	}
+	for _, b := range bad {
+		if boundary(b[0], b[1]) == "" {
+			t.Errorf("%s → %s is allowed", b[0], b[1])
+		}
+	}
+	good := [][2]string{
+		{module + "/analyzer", module + "/analyzer/ktree"},
+		{module + "/bot/shard", "k8s.io/client-go/kubernetes"},
+		{module + "/analyzer/report", module + "/analyzer"},
+	}
+	for _, g := range good {
+		if why := boundary(g[0], g[1]); why != "" {
+			t.Errorf("%s → %s is refused: %s", g[0], g[1], why)
 		}
 	}
 }
