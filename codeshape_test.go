@@ -39,7 +39,6 @@ var shapeDebt = map[string]bool{
 	"analyzer/ktree/ktree.go":                                  true,
 	"analyzer/ktree/ktree.go:loader.visit":                     true,
 	"analyzer/overlay.go":                                      true,
-	"analyzer/overlay.go:listDiff":                             true,
 	"analyzer/place.go":                                        true,
 	"analyzer/provenance.go":                                   true,
 	"analyzer/provenance.go:valueDyer.dyeReplacementSource":    true,

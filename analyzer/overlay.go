@@ -4,18 +4,15 @@ import (
 	"fmt"
 	"path"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 
 	"sigs.k8s.io/kustomize/api/types"
-	"sigs.k8s.io/kustomize/kyaml/openapi"
-	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
-	"sigs.k8s.io/kustomize/kyaml/yaml/merge2"
 
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/repofs"
+	"github.com/driftback/driftback/internal/smp"
 	"github.com/driftback/driftback/internal/yamledit"
 )
 
@@ -320,18 +317,10 @@ func fileSafe(s string) string {
 	return string(b)
 }
 
-// schemaOf is kustomize's own OpenAPI schema for the object's type, which
-// says how a strategic-merge patch merges each list; nil for a kind it does
-// not know (its lists are replaced whole).
-func schemaOf(obj map[string]any) *openapi.ResourceSchema {
-	kind, _ := obj["kind"].(string)
-	return openapi.SchemaForResourceType(kyaml.TypeMeta{APIVersion: apiVersionOf(obj), Kind: kind})
-}
-
 // change is what the candidate's patch must hold besides the identity:
 // what turns the render into the view.
 func (o *override) change(c *candidate) (map[string]any, error) {
-	d, err := smpDiff(c.ren.Object, c.view, schemaOf(c.ren.Object))
+	d, err := smp.Diff(c.ren.Object, c.view, smp.SchemaOf(c.ren.Object))
 	if err != nil {
 		return nil, err
 	}
@@ -349,7 +338,7 @@ func (o *override) body(c *candidate) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mergeSMP(jsonvalue.Copy(o.id).(map[string]any), ch, nil).(map[string]any), nil
+	return smp.Merge(jsonvalue.Copy(o.id).(map[string]any), ch, nil).(map[string]any), nil
 }
 
 // withoutIdentity drops what identifies the object from a patch change: a
@@ -378,7 +367,7 @@ func (o *override) unreachable(c *candidate) []jsonvalue.Path {
 	if err != nil {
 		return c.changed
 	}
-	merged, err := applySMP(c.ren.Object, b)
+	merged, err := smp.Apply(c.ren.Object, b)
 	if err != nil {
 		return c.changed
 	}
@@ -395,304 +384,6 @@ func (o *override) unreachable(c *candidate) []jsonvalue.Path {
 		return c.changed
 	}
 	return bad
-}
-
-// applySMP merges patch into obj with kyaml's merge2, as kustomize's
-// strategic-merge patch does.
-func applySMP(obj, patch map[string]any) (map[string]any, error) {
-	dst, err := kyaml.FromMap(jsonvalue.Copy(obj).(map[string]any))
-	if err != nil {
-		return nil, err
-	}
-	src, err := kyaml.FromMap(patch)
-	if err != nil {
-		return nil, err
-	}
-	out, err := merge2.Merge(src, dst, kyaml.MergeOptions{ListIncreaseDirection: kyaml.MergeOptionsListPrepend})
-	if err != nil {
-		return nil, err
-	}
-	m, err := out.Map()
-	if err != nil {
-		return nil, err
-	}
-	return jsonvalue.Normalize(m).(map[string]any), nil
-}
-
-// patchDirective is the key a strategic-merge patch element carries to
-// delete the element it names.
-const patchDirective = "$patch"
-
-// smpDiff is the strategic-merge patch that turns have into want: changed
-// and added fields with their wanted value, removed fields as null, and
-// lists the way the schema merges them — elements of a merged list by
-// their merge keys (a removed one as $patch: delete), any other list
-// whole.
-func smpDiff(have, want any, s *openapi.ResourceSchema) (any, error) {
-	hm, hok := have.(map[string]any)
-	wm, wok := want.(map[string]any)
-	if hok && wok {
-		out := map[string]any{}
-		for _, k := range jsonvalue.UnionKeys(hm, wm) {
-			hv, inHave := hm[k]
-			wv, inWant := wm[k]
-			switch {
-			case inHave && inWant && jsonvalue.Equal(hv, wv):
-			case !inWant:
-				out[k] = nil
-			case !inHave:
-				out[k] = jsonvalue.Copy(wv)
-			default:
-				d, err := smpDiff(hv, wv, field(s, k))
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", k, err)
-				}
-				out[k] = d
-			}
-		}
-		return out, nil
-	}
-	hl, hok := have.([]any)
-	wl, wok := want.([]any)
-	if hok && wok {
-		return listDiff(hl, wl, s)
-	}
-	return jsonvalue.Copy(want), nil
-}
-
-// field is the schema of a map's field, nil when unknown.
-func field(s *openapi.ResourceSchema, k string) *openapi.ResourceSchema {
-	if s == nil || s.Schema == nil {
-		return nil
-	}
-	return s.Field(k)
-}
-
-// mergeKeys says whether a strategic-merge patch merges the list that s
-// describes, and by which keys (none for a merged list of scalars).
-func mergeKeys(s *openapi.ResourceSchema) (bool, []string) {
-	if s == nil || s.Schema == nil {
-		return false, nil
-	}
-	strategy, keys := s.PatchStrategyAndKeyList()
-	for _, st := range strings.Split(strategy, ",") {
-		if st == "merge" {
-			return true, keys
-		}
-	}
-	return false, nil
-}
-
-func elements(s *openapi.ResourceSchema) *openapi.ResourceSchema {
-	if s == nil || s.Schema == nil {
-		return nil
-	}
-	return s.Elements()
-}
-
-func listDiff(have, want []any, s *openapi.ResourceSchema) (any, error) {
-	merged, keys := mergeKeys(s)
-	if !merged {
-		return jsonvalue.Copy(want), nil // a replaced list is written whole
-	}
-	if len(keys) == 0 {
-		// A merged list of scalars gains values; it cannot lose one.
-		var out []any
-		for _, w := range want {
-			if !containsValue(have, w) {
-				out = append(out, w)
-			}
-		}
-		for _, h := range have {
-			if !containsValue(want, h) {
-				return nil, fmt.Errorf("the value %v cannot be removed from a merged list", h)
-			}
-		}
-		return out, nil
-	}
-	hb := map[string]map[string]any{}
-	var haveKeys []string
-	for _, h := range have {
-		k, ok := keyOf(h, keys)
-		if !ok {
-			return nil, fmt.Errorf("an element has no %s to merge it by", keys[0])
-		}
-		hb[k] = h.(map[string]any)
-		haveKeys = append(haveKeys, k)
-	}
-	// What each element of want needs in the patch: its change, the whole
-	// element when it is new, or nothing.
-	wantKeys := make([]string, len(want))
-	needs := map[string]any{}
-	last := -1
-	for i, w := range want {
-		k, ok := keyOf(w, keys)
-		if !ok {
-			return nil, fmt.Errorf("an element has no %s to merge it by", keys[0])
-		}
-		wantKeys[i] = k
-		wm := w.(map[string]any)
-		h, inHave := hb[k]
-		switch {
-		case !inHave:
-			needs[k] = jsonvalue.Copy(wm)
-		case jsonvalue.Equal(h, wm):
-			continue
-		default:
-			d, err := smpDiff(h, wm, elements(s))
-			if err != nil {
-				return nil, err
-			}
-			dm := d.(map[string]any)
-			for _, key := range keys {
-				if v, ok := wm[key]; ok {
-					dm[key] = v
-				}
-			}
-			needs[k] = dm
-		}
-		last = i
-	}
-	// kustomize puts a patch's elements first, in the patch's order, and
-	// the rest after them as they were (measured: ListIncreaseDirection
-	// prepend). So the patch lists want's elements in want's order, up to
-	// where what remains already stands in that order; an element it
-	// lists only for its place carries just its keys.
-	inWant := map[string]bool{}
-	for _, k := range wantKeys {
-		inWant[k] = true
-	}
-	n := last + 1
-	for ; n < len(want); n++ {
-		listed := map[string]bool{}
-		for _, k := range wantKeys[:n] {
-			listed[k] = true
-		}
-		var rest []string
-		for _, k := range haveKeys {
-			if inWant[k] && !listed[k] {
-				rest = append(rest, k)
-			}
-		}
-		if slices.Equal(rest, wantKeys[n:]) {
-			break
-		}
-	}
-	out := []any{}
-	for i, k := range wantKeys[:n] {
-		if d, ok := needs[k]; ok {
-			out = append(out, d)
-			continue
-		}
-		only := map[string]any{}
-		for _, key := range keys {
-			if v, ok := want[i].(map[string]any)[key]; ok {
-				only[key] = v
-			}
-		}
-		out = append(out, only)
-	}
-	for _, k := range haveKeys {
-		if inWant[k] {
-			continue
-		}
-		del := map[string]any{patchDirective: "delete"}
-		for _, key := range keys {
-			if v, ok := hb[k][key]; ok {
-				del[key] = v
-			}
-		}
-		out = append(out, del)
-	}
-	return out, nil
-}
-
-// keyOf is an element's merge-key values as one string; false when the
-// element is not a map holding the first key.
-func keyOf(e any, keys []string) (string, bool) {
-	m, ok := e.(map[string]any)
-	if !ok {
-		return "", false
-	}
-	if _, ok := m[keys[0]]; !ok {
-		return "", false
-	}
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		if v, ok := m[k]; ok {
-			parts[i] = jsonvalue.Canonical(v)
-		}
-	}
-	return strings.Join(parts, "\x00"), true
-}
-
-func containsValue(l []any, v any) bool {
-	for _, e := range l {
-		if jsonvalue.Equal(e, v) {
-			return true
-		}
-	}
-	return false
-}
-
-// mergeSMP folds patch d into an existing patch p: maps field by field,
-// merged lists element by element (by the schema's keys), anything else
-// replaced. Elements d adds go last, so an extended file reads as before
-// plus the new lines.
-func mergeSMP(p, d any, s *openapi.ResourceSchema) any {
-	pm, pok := p.(map[string]any)
-	dm, dok := d.(map[string]any)
-	if pok && dok {
-		for _, k := range jsonvalue.SortedKeys(dm) {
-			if cur, ok := pm[k]; ok {
-				pm[k] = mergeSMP(cur, dm[k], field(s, k))
-			} else {
-				pm[k] = dm[k]
-			}
-		}
-		return pm
-	}
-	pl, pok := p.([]any)
-	dl, dok := d.([]any)
-	if merged, keys := mergeKeys(s); pok && dok && merged {
-		if len(keys) == 0 {
-			for _, e := range dl {
-				if !containsValue(pl, e) {
-					pl = append(pl, e)
-				}
-			}
-			return pl
-		}
-	next:
-		for _, e := range dl {
-			k, ok := keyOf(e, keys)
-			if ok {
-				for i, cur := range pl {
-					if ck, ok := keyOf(cur, keys); ok && ck == k {
-						em := e.(map[string]any)
-						if _, del := em[patchDirective]; del || hasDirective(cur) {
-							pl[i] = e // a deletion, or an element that was deleted, is taken whole
-						} else {
-							pl[i] = mergeSMP(cur, e, elements(s))
-						}
-						continue next
-					}
-				}
-			}
-			pl = append(pl, e)
-		}
-		return pl
-	}
-	return d
-}
-
-func hasDirective(e any) bool {
-	m, ok := e.(map[string]any)
-	if !ok {
-		return false
-	}
-	_, has := m[patchDirective]
-	return has
 }
 
 // placeGenerated places a drifted generated ConfigMap whose generator
@@ -932,7 +623,7 @@ func (a *analysis) writePatch(c *candidate, files map[string][]byte) error {
 		return err
 	}
 	return editYAML(c.over.patchFile, files, a.snap.repo, c.over.patchDoc, func(doc map[string]any) error {
-		mergeSMP(doc, ch, schemaOf(c.ren.Object)) // a map is merged in place
+		smp.Merge(doc, ch, smp.SchemaOf(c.ren.Object)) // a map is merged in place
 		return nil
 	})
 }
