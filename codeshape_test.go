@@ -38,7 +38,6 @@ var shapeDebt = map[string]bool{
 	"analyzer/guard.go:analysis.brokenGuards":                  true,
 	"analyzer/ktree/ktree.go":                                  true,
 	"analyzer/ktree/ktree.go:loader.visit":                     true,
-	"analyzer/overlay.go":                                      true,
 	"analyzer/place.go":                                        true,
 	"analyzer/provenance.go":                                   true,
 	"analyzer/provenance.go:valueDyer.dyeReplacementSource":    true,

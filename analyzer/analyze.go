@@ -290,7 +290,7 @@ type candidate struct {
 	want    map[string]any // source form of view
 	changed []jsonvalue.Path
 	rounds  int       // verify rounds that refused some of its fields
-	over    *override // set when the change is written to the target's own folder instead (overlay.go)
+	over    *override // set when the change is written to the target's own folder instead (override.go)
 	guard   *guard    // set when file is shared and the write must leave the other roots' renders alone (guard.go)
 }
 
@@ -614,7 +614,7 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 	c.file, c.doc, c.src, c.view = file, doc, src, view
 	if a.overridesSource(file) {
 		// Not the target's to write: its own folder holds an override,
-		// computed from the render rather than this document (overlay.go).
+		// computed from the render rather than this document (override.go).
 		if r := a.placeOverride(c, view, a.unwritable(file)); r != nil {
 			r.Object, r.Field = ref, joinPaths(diffPaths(present(c.ren.Object), present(view), nil))
 			a.refuse(*r)

@@ -146,7 +146,7 @@ func TestNoOpInvariant(t *testing.T) {
 				if o.Shared {
 					// A copy of a document the build renders several
 					// times has none of its own
-					// (TestOverlayPatchForADocumentRenderedTwice).
+					// (TestOverridePatchForADocumentRenderedTwice).
 					continue
 				}
 				a := &analysis{snap: NewSnapshot(repo, nil), base: b}

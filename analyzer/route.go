@@ -179,7 +179,7 @@ func (a *analysis) planRoutes() {
 // unauthor takes back the authored entries that carry any of slots: such
 // an entry would also move objects the plan leaves alone. Every slot they
 // carried is then placed like any other field: in its source, or in an
-// override of the object alone (overlay.go).
+// override of the object alone (override.go).
 func (a *analysis) unauthor(slots []slotRef) {
 	if len(slots) == 0 {
 		return
