@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/sourceform"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/noise"
@@ -316,9 +317,9 @@ func (a *analysis) giveUp(c *candidate, p jsonvalue.Path) {
 
 // form computes the candidate's source form from its view, and what it
 // changes; it returns the lists it cannot pair.
-func (c *candidate) form() []unplaceable {
-	var bad []unplaceable
-	sf := sourceForm(present(c.src), present(c.ren.Object), present(c.view), nil, &bad)
+func (c *candidate) form() []sourceform.Unplaceable {
+	var bad []sourceform.Unplaceable
+	sf := sourceform.Form(present(c.src), present(c.ren.Object), present(c.view), nil, &bad)
 	c.want, _ = sf.V.(map[string]any)
 	c.changed = diffPaths(present(c.src), present(c.want), nil)
 	return bad
@@ -635,7 +636,7 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 		// it transformed can re-render to live and still be wrong, which
 		// verify cannot see. Such a field is the build's.
 		var owned []jsonvalue.Path
-		buildChanged(present(c.src), present(c.ren.Object), present(c.want), nil, &owned)
+		sourceform.BuildChanged(present(c.src), present(c.ren.Object), present(c.want), nil, &owned)
 		if len(owned) > 0 {
 			a.refuseBuildOwned(c, owned)
 			for _, p := range owned {
@@ -791,68 +792,13 @@ func (a *analysis) refuse(r Refusal) {
 	a.plan.Refusals = append(a.plan.Refusals, r)
 }
 
-// diffPaths lists the paths where a and b differ, named lists by element
-// name, as a user would point at them.
-func diffPaths(a, b value, p jsonvalue.Path) []jsonvalue.Path {
-	var out []jsonvalue.Path
-	var walk func(a, b value, p jsonvalue.Path)
-	walk = func(a, b value, p jsonvalue.Path) {
-		if a.equal(b) {
-			return
-		}
-		am, aok := a.V.(map[string]any)
-		bm, bok := b.V.(map[string]any)
-		if a.Present && b.Present && aok && bok {
-			for _, k := range jsonvalue.UnionKeys(am, bm) {
-				walk(child(a, k), child(b, k), p.Child(jsonvalue.Key(k)))
-			}
-			return
-		}
-		al, aok := a.V.([]any)
-		bl, bok := b.V.([]any)
-		if a.Present && b.Present && aok && bok {
-			an, aNamed := jsonvalue.ElementNames(al)
-			bn, bNamed := jsonvalue.ElementNames(bl)
-			if aNamed && bNamed {
-				ab, bb := jsonvalue.ByName(al), jsonvalue.ByName(bl)
-				seen := map[string]bool{}
-				for _, n := range append(an, bn...) {
-					if seen[n] {
-						continue
-					}
-					seen[n] = true
-					av, bv := absent, absent
-					if e, ok := ab[n]; ok {
-						av = present(e)
-					}
-					if e, ok := bb[n]; ok {
-						bv = present(e)
-					}
-					walk(av, bv, p.Child(jsonvalue.Name(n)))
-				}
-				return
-			}
-			if len(al) == len(bl) && allMaps(al) && allMaps(bl) {
-				for i := range al {
-					walk(present(al[i]), present(bl[i]), p.Child(jsonvalue.Index(i)))
-				}
-				return
-			}
-		}
-		out = append(out, p)
-	}
-	walk(a, b, p)
-	return out
-}
+// value, present and diffPaths are the source-form algebra's (package
+// sourceform) under the names the analysis reads them by.
+type value = sourceform.Value
 
-func allMaps(l []any) bool {
-	for _, e := range l {
-		if _, ok := e.(map[string]any); !ok {
-			return false
-		}
-	}
-	return true
-}
+func present(v any) value { return sourceform.Of(v) }
+
+func diffPaths(a, b value, p jsonvalue.Path) []jsonvalue.Path { return sourceform.DiffPaths(a, b, p) }
 
 func joinPaths(ps []jsonvalue.Path) string {
 	s := make([]string, len(ps))
