@@ -241,7 +241,12 @@ func identified(o rendered) error {
 	return fmt.Errorf("%s: kustomize renders %s without %s; no cluster can hold it", displayDir(o.Origin), what, strings.Join(missing, ", "))
 }
 
-// analysis is the working state of one plan.
+// analysis is the working state of one plan: what every stage shares.
+// Each stage (Snapshot.plan runs them in order) reads what the ones before
+// it left and adds its own: pair the pairs (pair.go), planRoutes the
+// routes (route.go), placeValues the placements (place.go), project the
+// candidates (project.go), verify the written files (verify.go); later
+// stages drop what they refuse.
 type analysis struct {
 	snap  *Snapshot
 	lives []kube.LiveObject // the live objects asked about
@@ -259,7 +264,7 @@ type analysis struct {
 	routes     []*route
 	supplied   map[slotKey]bool    // slot components an entry or a value input carries
 	conflicted map[slotKey]bool    // ... of which refused as conflicts
-	placed     []*placement        // value inputs written (rename.go)
+	placed     []*placement        // value inputs written (place.go)
 	followed   map[string]string   // generated names paired by stem: rendered -> live
 	renamed    map[objectID]rename // generated objects the verified plan renames (rename.go)
 
@@ -315,22 +320,8 @@ func (a *analysis) live(c *candidate) bool {
 	return len(c.changed) > 0 || len(a.routesOf(c.ren.ID)) > 0 || a.varCarries(c.ren.ID) || a.placesFor(c.ren.ID)
 }
 
-// restore makes dst hold from's value (or absence) at p, copying the
-// shortest missing ancestor whole when dst lacks part of the way.
-func restore(dst, from map[string]any, p jsonvalue.Path) {
-	for i := 1; i <= len(p); i++ {
-		q := p[:i]
-		if _, ok := jsonvalue.Get(dst, q); ok && i < len(p) {
-			continue
-		}
-		if v, ok := jsonvalue.Get(from, q); ok {
-			jsonvalue.Set(dst, q, jsonvalue.Copy(v))
-		} else {
-			jsonvalue.Delete(dst, q)
-		}
-		return
-	}
-}
+// restore is sourceform.Restore: dst takes from's value (or absence) at p.
+func restore(dst, from map[string]any, p jsonvalue.Path) { sourceform.Restore(dst, from, p) }
 
 // unwritable says why the plan may not write file, a source document or a
 // kustomization holding an entry alike: it lies outside the write scope,

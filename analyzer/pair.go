@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/driftback/driftback/analyzer/intent"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/noise"
@@ -83,22 +84,22 @@ func (a *analysis) pair() {
 		if l.Owner == nil {
 			anyUnowned = true
 		}
-		var intent map[string]any
-		inSync := !l.MetadataOnly && intentMatches(live, ren, l.Owner)
+		var wants map[string]any
+		inSync := !l.MetadataOnly && intent.Matches(live, ren, l.Owner)
 		if inSync {
-			intent = ren // the view would equal the render; both are only read
+			wants = ren // the view would equal the render; both are only read
 		} else {
-			intent = intentView(live, ren, l.Owner)
+			wants = intent.View(live, ren, l.Owner)
 		}
 		if l.MetadataOnly {
 			// Only metadata was read: everything else stands as rendered.
 			body := jsonvalue.Copy(ren).(map[string]any)
-			body["metadata"] = intent["metadata"]
-			intent = body
+			body["metadata"] = wants["metadata"]
+			wants = body
 		}
 		ro := r
 		ro.Object = ren
-		a.pairs = append(a.pairs, pair{ren: ro, live: live, owner: l.Owner, intent: intent, inSync: inSync,
+		a.pairs = append(a.pairs, pair{ren: ro, live: live, owner: l.Owner, intent: wants, inSync: inSync,
 			unseen: l.Unseen, unseenBy: l.UnseenBy, release: l.UnseenRelease})
 	}
 	for i, l := range a.lives {

@@ -58,3 +58,20 @@ func element(byName map[string]map[string]any, n string) Value {
 	}
 	return Absent
 }
+
+// Restore makes dst hold from's value (or absence) at p, copying the
+// shortest missing ancestor whole when dst lacks part of the way.
+func Restore(dst, from map[string]any, p jsonvalue.Path) {
+	for i := 1; i <= len(p); i++ {
+		q := p[:i]
+		if _, ok := jsonvalue.Get(dst, q); ok && i < len(p) {
+			continue
+		}
+		if v, ok := jsonvalue.Get(from, q); ok {
+			jsonvalue.Set(dst, q, jsonvalue.Copy(v))
+		} else {
+			jsonvalue.Delete(dst, q)
+		}
+		return
+	}
+}
