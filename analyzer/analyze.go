@@ -241,12 +241,7 @@ func identified(o rendered) error {
 	return fmt.Errorf("%s: kustomize renders %s without %s; no cluster can hold it", displayDir(o.Origin), what, strings.Join(missing, ", "))
 }
 
-// analysis is the working state of one plan: what every stage shares.
-// Each stage (Snapshot.plan runs them in order) reads what the ones before
-// it left and adds its own: pair the pairs (pair.go), planRoutes the
-// routes (route.go), placeValues the placements (place.go), project the
-// candidates (project.go), verify the written files (verify.go); later
-// stages drop what they refuse.
+// analysis is the working state of one plan.
 type analysis struct {
 	snap  *Snapshot
 	lives []kube.LiveObject // the live objects asked about
@@ -255,6 +250,11 @@ type analysis struct {
 	base  *built
 	plan  *Plan
 
+	// What the stages share: each (Snapshot.plan runs them in order) reads
+	// what the ones before it left and adds its own: pair the pairs
+	// (pair.go), planRoutes the routes (route.go), placeValues the
+	// placements (place.go), project the candidates (project.go), verify
+	// the written files (verify.go); later stages drop what they refuse.
 	pairs      []pair
 	candidates []*candidate
 	final      map[string]*yamledit.File // the written files that parse, for lines
