@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/driftback/driftback/analyzer/sourceform"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/repofs"
@@ -146,7 +147,7 @@ func TestNoOpInvariant(t *testing.T) {
 				if o.Shared {
 					// A copy of a document the build renders several
 					// times has none of its own
-					// (TestOverlayPatchForADocumentRenderedTwice).
+					// (TestOverridePatchForADocumentRenderedTwice).
 					continue
 				}
 				a := &analysis{snap: NewSnapshot(repo, nil), base: b}
@@ -154,8 +155,8 @@ func TestNoOpInvariant(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var bad []unplaceable
-				sf := sourceForm(present(src), present(o.Object), present(o.Object), nil, &bad)
+				var bad []sourceform.Unplaceable
+				sf := sourceform.Form(present(src), present(o.Object), present(o.Object), nil, &bad)
 				if !jsonvalue.Equal(sf.V, src) || len(bad) > 0 {
 					t.Errorf("source form of %s (doc %d) is not the source", o.ID, doc)
 				}

@@ -1,7 +1,6 @@
 package analyzer
 
 import (
-	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/kube"
 )
 
@@ -14,10 +13,4 @@ func AnalyzeForcingDye(in Input) (*Plan, error) {
 // PlanForcingDye is Plan with the dyed build forced, as AnalyzeForcingDye.
 func (s *Snapshot) PlanForcingDye(root string, live []kube.LiveObject, opts Options) (*Plan, error) {
 	return s.plan(root, live, opts, true)
-}
-
-// IntentMatchesView reports what intentMatches says of a live object and
-// its render, and what comparing the built intent view with it says.
-func IntentMatchesView(live, ren map[string]any, own kube.Ownership) (fast, built bool) {
-	return intentMatches(live, ren, own), jsonvalue.Equal(intentView(live, ren, own), ren)
 }

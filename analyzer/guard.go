@@ -111,75 +111,99 @@ func (a *analysis) brokenGuards(files map[string][]byte, parsed map[string]*yaml
 			others[p] = b
 		}
 	}
-	// The folders to check, in each guard's order, each once.
-	rootsOf := func(fs map[string][]byte) []string {
-		var out []string
-		seen := map[string]bool{}
-		for _, f := range slices.Sorted(maps.Keys(fs)) {
-			for _, r := range byFile[f][0].guard.order {
-				if !seen[r] {
-					seen[r] = true
-					out = append(out, r)
-				}
-			}
-		}
-		return out
-	}
-	moved, carried := a.movedRoots(others, guarded, rootsOf(guarded), parsed)
+	moved, carried := a.movedRoots(others, guarded, guardedRoots(byFile, guarded), parsed)
 	if len(moved) == 0 {
-		for _, f := range slices.Sorted(maps.Keys(guarded)) {
-			roots := byFile[f][0].guard.roots
-			var top string
-			var between []string
-			for _, r := range roots {
-				switch {
-				case carried[r] == "":
-				case a.snap.forest.IsTop(r):
-					top = r
-				default:
-					between = append(between, r)
-				}
-			}
-			switch {
-			case top == "":
-				a.note("%s is also read by %s; built with this edit, they render exactly as before", f, displayDirs(roots))
-			case len(between) == 0:
-				a.note("%s is also read by %s; built with this edit, they render exactly as before, except %s, the top-level root that deploys this target, which takes the change with it", f, displayDirs(roots), displayDir(top))
-			default:
-				a.note("%s is also read by %s; built with this edit, they render exactly as before, except %s, the top-level root that deploys this target, and the bases between (%s), which take the change with it", f, displayDirs(roots), displayDir(top), displayDirs(between))
-			}
-		}
+		a.noteGuardsHeld(byFile, guarded, carried)
 		return nil
 	}
-	blame := map[string]map[string]string{}
-	together := map[string][]string{} // files blamed only with these
-	if len(guarded) > 1 {
-		for _, f := range slices.Sorted(maps.Keys(guarded)) {
-			alone := map[string][]byte{f: guarded[f]}
-			if m, _ := a.movedRoots(others, alone, rootsOf(alone), parsed); len(m) > 0 {
-				blame[f] = m
-			}
-		}
-		if len(blame) == 0 {
-			// Each is fine alone: keep the first, and each next one that
-			// still moves nothing with those kept. The first is always kept.
-			kept := map[string][]byte{}
-			for _, f := range slices.Sorted(maps.Keys(guarded)) {
-				trial := maps.Clone(kept)
-				trial[f] = guarded[f]
-				if m, _ := a.movedRoots(others, trial, rootsOf(trial), parsed); len(m) > 0 {
-					blame[f], together[f] = m, slices.Sorted(maps.Keys(kept))
-				} else {
-					kept = trial
-				}
-			}
-		}
-	}
+	blame, together := a.blameGuards(byFile, others, guarded, parsed)
 	if len(blame) == 0 {
 		for f := range guarded {
 			blame[f] = moved
 		}
 	}
+	return a.refuseGuards(byFile, blame, together)
+}
+
+// guardedRoots are the folders to check for the guarded files fs, in each
+// guard's order, each once.
+func guardedRoots(byFile map[string][]*candidate, fs map[string][]byte) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range slices.Sorted(maps.Keys(fs)) {
+		for _, r := range byFile[f][0].guard.order {
+			if !seen[r] {
+				seen[r] = true
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// noteGuardsHeld notes, for the reviewer, which roots each guarded file
+// was checked against, and which of them take the change with it.
+func (a *analysis) noteGuardsHeld(byFile map[string][]*candidate, guarded map[string][]byte, carried map[string]string) {
+	for _, f := range slices.Sorted(maps.Keys(guarded)) {
+		roots := byFile[f][0].guard.roots
+		var top string
+		var between []string
+		for _, r := range roots {
+			switch {
+			case carried[r] == "":
+			case a.snap.forest.IsTop(r):
+				top = r
+			default:
+				between = append(between, r)
+			}
+		}
+		switch {
+		case top == "":
+			a.note("%s is also read by %s; built with this edit, they render exactly as before", f, displayDirs(roots))
+		case len(between) == 0:
+			a.note("%s is also read by %s; built with this edit, they render exactly as before, except %s, the top-level root that deploys this target, which takes the change with it", f, displayDirs(roots), displayDir(top))
+		default:
+			a.note("%s is also read by %s; built with this edit, they render exactly as before, except %s, the top-level root that deploys this target, and the bases between (%s), which take the change with it", f, displayDirs(roots), displayDir(top), displayDirs(between))
+		}
+	}
+}
+
+// blameGuards finds, when several files are guarded, the ones to blame for
+// a moved root, with the roots each moves: each that moves one alone, or,
+// when none does, each that moves one together with the files kept before
+// it (together names those). Empty when none can be singled out.
+func (a *analysis) blameGuards(byFile map[string][]*candidate, others, guarded map[string][]byte, parsed map[string]*yamledit.File) (blame map[string]map[string]string, together map[string][]string) {
+	blame = map[string]map[string]string{}
+	together = map[string][]string{} // files blamed only with these
+	if len(guarded) <= 1 {
+		return blame, together
+	}
+	for _, f := range slices.Sorted(maps.Keys(guarded)) {
+		alone := map[string][]byte{f: guarded[f]}
+		if m, _ := a.movedRoots(others, alone, guardedRoots(byFile, alone), parsed); len(m) > 0 {
+			blame[f] = m
+		}
+	}
+	if len(blame) == 0 {
+		// Each is fine alone: keep the first, and each next one that
+		// still moves nothing with those kept. The first is always kept.
+		kept := map[string][]byte{}
+		for _, f := range slices.Sorted(maps.Keys(guarded)) {
+			trial := maps.Clone(kept)
+			trial[f] = guarded[f]
+			if m, _ := a.movedRoots(others, trial, guardedRoots(byFile, trial), parsed); len(m) > 0 {
+				blame[f], together[f] = m, slices.Sorted(maps.Keys(kept))
+			} else {
+				kept = trial
+			}
+		}
+	}
+	return blame, together
+}
+
+// refuseGuards refuses the guarded candidates of each blamed file, saying
+// which root the write would move and how, and returns them.
+func (a *analysis) refuseGuards(byFile map[string][]*candidate, blame map[string]map[string]string, together map[string][]string) map[*candidate]bool {
 	broken := map[*candidate]bool{}
 	for f, m := range blame {
 		names := slices.Sorted(maps.Keys(m))

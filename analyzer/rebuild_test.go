@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/kustomize/api/types"
 
 	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/sourceform"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/repofs"
 )
@@ -214,7 +215,7 @@ func checkClaims(t *testing.T, render, objs, live []map[string]any, p *Plan) {
 		for _, q := range diffPaths(present(was), present(now), nil) {
 			if !related(q.String(), mine) {
 				t.Errorf("%s %s changed, which the plan does not claim:\n%s", ref, q, dump(p))
-			} else if !at(now, q).equal(at(lv, q)) {
+			} else if !at(now, q).Equal(at(lv, q)) {
 				t.Errorf("%s %s rebuilds to %v, live holds %v:\n%s", ref, q, at(now, q).V, at(lv, q).V, dump(p))
 			}
 		}
@@ -223,7 +224,7 @@ func checkClaims(t *testing.T, render, objs, live []map[string]any, p *Plan) {
 			for _, q := range diffPaths(present(was), present(lv), nil) {
 				if related(q.String(), []string{c}) {
 					hit = true
-					if !at(now, q).equal(at(lv, q)) {
+					if !at(now, q).Equal(at(lv, q)) {
 						t.Errorf("%s %s is claimed, yet rebuilds to %v, live holds %v:\n%s", ref, q, at(now, q).V, at(lv, q).V, dump(p))
 					}
 				}
@@ -287,7 +288,7 @@ func at(obj map[string]any, p jsonvalue.Path) value {
 	if v, ok := jsonvalue.Get(obj, p); ok {
 		return present(v)
 	}
-	return absent
+	return sourceform.Absent
 }
 
 // related reports whether field q is one of fields, or lies under or over

@@ -60,126 +60,152 @@ type routingKey struct {
 func (a *analysis) planRoutes() {
 	a.supplied = map[slotKey]bool{}
 	a.conflicted = map[slotKey]bool{}
-	demands := map[routingKey][]demand{}
-	add := func(k routingKey, d demand, sk slotKey) {
-		demands[k] = append(demands[k], d)
-		a.supplied[sk] = true
-	}
-	// An entry of the target's own is authored only where its write scope
-	// allows and no other root reads its kustomization; asked lazily, as
-	// the answer may load every root of the repository.
-	authorable := 0
-	canAuthor := func() bool {
-		if authorable == 0 {
-			authorable = -1
-			if a.overrideHome() == nil {
-				authorable = 1
-			}
-		}
-		return authorable > 0
-	}
-	// An existing entry is a file like any other: written only where the
-	// plan may write its kustomization; otherwise a changed value is
-	// authored in the target's own, or refused.
-	supplierOf := func(sk slotKey) (supplier, *Refusal, bool) {
-		sup, ok := a.dyed.suppliers[sk]
-		if !ok {
-			return sup, nil, false
-		}
-		if r := a.orchestratorEntry(sup.Entry, sup.Field); r != nil {
-			return sup, r, true
-		}
-		return sup, a.unwritable(sup.Entry.file()), true
-	}
-	refuseEntry := func(p pair, slot jsonvalue.Path, sup supplier, field string, why *Refusal) {
-		why.Message = fmt.Sprintf("%s %s supplies this value: %s", sup.Entry, field, why.Message)
-		if home := a.overrideHome(); home != nil {
-			why = outOfScope(why, home) // nor can the target author an entry of its own
-		}
-		why.Object, why.Field = RefOf(p.ren.Object), slot.String()
-		a.refuse(*why)
-	}
+	rp := &routePlanner{analysis: a, demands: map[routingKey][]demand{}}
 	for _, p := range a.pairs {
 		if p.ren.ID.Kind == "Secret" {
 			continue
 		}
-		for _, s := range imageSlots(p.ren.Object) {
-			lv, ok := jsonvalue.Get(p.intent, s.Path)
-			live, isStr := lv.(string)
-			if !ok || !isStr {
-				continue
-			}
-			rr, lr := parseImage(s.Image), parseImage(live)
-			slot := slotRef{p.ren.ID, s.Path}
-			author := false
-			for _, f := range imageFields {
-				sk := slotKey{p.ren.ID, s.Path.String(), f}
-				want, have := lr.component(f), rr.component(f)
-				sup, blocked, ok := supplierOf(sk)
-				switch {
-				case ok && blocked == nil:
-					if want == "" {
-						continue // "no tag" from a tag-supplying entry: unroutable, verify decides
-					}
-					add(routingKey{entry: sup.Entry, field: f}, demand{slot, want, want != have}, sk)
-				case ok && want != have && a.toolWins(sup):
-					// The tool's own setting wins over any entry the
-					// target could author: it is changed where it lives.
-					a.supplied[sk], a.conflicted[sk] = true, true
-					refuseEntry(p, s.Path, sup, f, blocked)
-				case want != have && canAuthor() && (ok || a.unwritable(p.ren.Origin) != nil) && !a.placeableInput(p.ren.ID, s.Path):
-					author = true
-				case ok && want != have:
-					a.supplied[sk], a.conflicted[sk] = true, true
-					refuseEntry(p, s.Path, sup, f, blocked)
-				}
-			}
-			if author {
-				a.authorImage(p, s, rr, lr, add)
-			}
-		}
-		if !replicaKinds[p.ren.ID.Kind] {
-			continue
-		}
-		lv, lok := jsonvalue.Get(p.intent, replicasPath)
-		rv, _ := jsonvalue.Get(p.ren.Object, replicasPath)
-		count, isInt := lv.(int64)
-		if !lok || !isInt {
-			continue
-		}
-		sk := slotKey{p.ren.ID, replicasPath.String(), fieldCount}
-		slot := slotRef{p.ren.ID, replicasPath}
-		changed := !jsonvalue.Equal(count, rv)
-		switch sup, blocked, ok := supplierOf(sk); {
-		case ok && blocked == nil:
-			add(routingKey{entry: sup.Entry, field: fieldCount}, demand{slot, count, changed}, sk)
-		case ok && changed && a.toolWins(sup):
-			a.supplied[sk], a.conflicted[sk] = true, true
-			refuseEntry(p, replicasPath, sup, fieldCount, blocked)
-		case changed && canAuthor() && (ok || a.unwritable(p.ren.Origin) != nil) && !a.placeableInput(p.ren.ID, replicasPath):
-			add(routingKey{author: newEntry{List: "replicas", Name: p.ren.ID.Name}, field: fieldCount}, demand{slot, count, true}, sk)
-		case ok && changed:
-			a.supplied[sk], a.conflicted[sk] = true, true
-			refuseEntry(p, replicasPath, sup, fieldCount, blocked)
+		rp.images(p)
+		if replicaKinds[p.ren.ID.Kind] {
+			rp.replicas(p)
 		}
 	}
-	a.addAuthoredDemands(demands)
-	keys := make([]routingKey, 0, len(demands))
-	for k := range demands {
+	a.addAuthoredDemands(rp.demands)
+	keys := make([]routingKey, 0, len(rp.demands))
+	for k := range rp.demands {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool { return routingLess(keys[i], keys[j]) })
 	var fallback []slotRef
 	for _, k := range keys {
-		fallback = append(fallback, a.resolve(k, demands[k])...)
+		fallback = append(fallback, a.resolve(k, rp.demands[k])...)
 	}
 	a.unauthor(fallback)
+}
+
+// routePlanner gathers, for planRoutes, what each entry field is asked
+// to carry.
+type routePlanner struct {
+	*analysis
+	demands map[routingKey][]demand
+	// authorable caches canAuthor: 0 not asked yet, 1 yes, -1 no.
+	authorable int
+}
+
+// add records a slot's demand of an entry field; the source keeps its
+// value there.
+func (rp *routePlanner) add(k routingKey, d demand, sk slotKey) {
+	rp.demands[k] = append(rp.demands[k], d)
+	rp.supplied[sk] = true
+}
+
+// canAuthor says whether an entry of the target's own may be authored:
+// only where its write scope allows and no other root reads its
+// kustomization. Asked lazily, as the answer may load every root of the
+// repository.
+func (rp *routePlanner) canAuthor() bool {
+	if rp.authorable == 0 {
+		rp.authorable = -1
+		if rp.overrideHome() == nil {
+			rp.authorable = 1
+		}
+	}
+	return rp.authorable > 0
+}
+
+// supplierOf is the entry that supplies the slot component, and why the
+// plan may not write it. An existing entry is a file like any other:
+// written only where the plan may write its kustomization; otherwise a
+// changed value is authored in the target's own, or refused.
+func (rp *routePlanner) supplierOf(sk slotKey) (supplier, *Refusal, bool) {
+	sup, ok := rp.dyed.suppliers[sk]
+	if !ok {
+		return sup, nil, false
+	}
+	if r := rp.orchestratorEntry(sup.Entry, sup.Field); r != nil {
+		return sup, r, true
+	}
+	return sup, rp.unwritable(sup.Entry.file()), true
+}
+
+// conflict refuses a changed slot component whose supplying entry cannot
+// be written, and keeps it from the source.
+func (rp *routePlanner) conflict(p pair, slot jsonvalue.Path, sk slotKey, sup supplier, field string, why *Refusal) {
+	rp.supplied[sk], rp.conflicted[sk] = true, true
+	why.Message = fmt.Sprintf("%s %s supplies this value: %s", sup.Entry, field, why.Message)
+	if home := rp.overrideHome(); home != nil {
+		why = outOfScope(why, home) // nor can the target author an entry of its own
+	}
+	why.Object, why.Field = RefOf(p.ren.Object), slot.String()
+	rp.refuse(*why)
+}
+
+// images plans the object's image components: each to the entry that
+// supplies it, or to an entry the target authors.
+func (rp *routePlanner) images(p pair) {
+	for _, s := range imageSlots(p.ren.Object) {
+		lv, ok := jsonvalue.Get(p.intent, s.Path)
+		live, isStr := lv.(string)
+		if !ok || !isStr {
+			continue
+		}
+		rr, lr := parseImage(s.Image), parseImage(live)
+		slot := slotRef{p.ren.ID, s.Path}
+		author := false
+		for _, f := range imageFields {
+			sk := slotKey{p.ren.ID, s.Path.String(), f}
+			want, have := lr.component(f), rr.component(f)
+			sup, blocked, ok := rp.supplierOf(sk)
+			switch {
+			case ok && blocked == nil:
+				if want == "" {
+					continue // "no tag" from a tag-supplying entry: unroutable, verify decides
+				}
+				rp.add(routingKey{entry: sup.Entry, field: f}, demand{slot, want, want != have}, sk)
+			case ok && want != have && rp.toolWins(sup):
+				// The tool's own setting wins over any entry the
+				// target could author: it is changed where it lives.
+				rp.conflict(p, s.Path, sk, sup, f, blocked)
+			case want != have && rp.canAuthor() && (ok || rp.unwritable(p.ren.Origin) != nil) && !rp.placeableInput(p.ren.ID, s.Path):
+				author = true
+			case ok && want != have:
+				rp.conflict(p, s.Path, sk, sup, f, blocked)
+			}
+		}
+		if author {
+			rp.authorImage(p, s, rr, lr, rp.add)
+		}
+	}
+}
+
+// replicas plans the object's replica count: to the entry that supplies
+// it, or to an entry the target authors.
+func (rp *routePlanner) replicas(p pair) {
+	lv, lok := jsonvalue.Get(p.intent, replicasPath)
+	rv, _ := jsonvalue.Get(p.ren.Object, replicasPath)
+	count, isInt := lv.(int64)
+	if !lok || !isInt {
+		return
+	}
+	sk := slotKey{p.ren.ID, replicasPath.String(), fieldCount}
+	slot := slotRef{p.ren.ID, replicasPath}
+	changed := !jsonvalue.Equal(count, rv)
+	switch sup, blocked, ok := rp.supplierOf(sk); {
+	case ok && blocked == nil:
+		rp.add(routingKey{entry: sup.Entry, field: fieldCount}, demand{slot, count, changed}, sk)
+	case ok && changed && rp.toolWins(sup):
+		rp.conflict(p, replicasPath, sk, sup, fieldCount, blocked)
+	case changed && rp.canAuthor() && (ok || rp.unwritable(p.ren.Origin) != nil) && !rp.placeableInput(p.ren.ID, replicasPath):
+		rp.add(routingKey{author: newEntry{List: "replicas", Name: p.ren.ID.Name}, field: fieldCount}, demand{slot, count, true}, sk)
+	case ok && changed:
+		rp.conflict(p, replicasPath, sk, sup, fieldCount, blocked)
+	}
 }
 
 // unauthor takes back the authored entries that carry any of slots: such
 // an entry would also move objects the plan leaves alone. Every slot they
 // carried is then placed like any other field: in its source, or in an
-// override of the object alone (overlay.go).
+// override of the object alone (override.go).
 func (a *analysis) unauthor(slots []slotRef) {
 	if len(slots) == 0 {
 		return

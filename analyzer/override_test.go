@@ -70,7 +70,7 @@ func overridden(t *testing.T, repo *repofs.Repo, root string, live []map[string]
 // A prod-only change to a base staging shares becomes a new patch in the
 // overlay, listed in its kustomization with its comment kept; a second
 // drift of the same object extends that patch.
-func TestOverlayPatchForSharedBase(t *testing.T) {
+func TestOverridePatchForSharedBase(t *testing.T) {
 	repo := fixture(t, "sharedbase")
 	live := renderedLive(t, repo, "staging")
 	web := find(t, live, "Deployment", "web")
@@ -113,7 +113,7 @@ spec:
 
 // kustomize puts a patch's list elements first: a patch that changes the
 // second variable lists the first by its name alone, so the order stays.
-func TestOverlayPatchKeepsListOrder(t *testing.T) {
+func TestOverridePatchKeepsListOrder(t *testing.T) {
 	repo := fixture(t, "sharedbase")
 	live := renderedLive(t, repo, "staging")
 	jsonvalue.Set(find(t, live, "Deployment", "web"), env("web", "CACHE"), "off")
@@ -129,7 +129,7 @@ func TestOverlayPatchKeepsListOrder(t *testing.T) {
 
 // A variable removed from a shared base's container is deleted the way
 // kustomize deletes a merged list's element; a removed field is null.
-func TestOverlayPatchDeletes(t *testing.T) {
+func TestOverridePatchDeletes(t *testing.T) {
 	repo := fixture(t, "sharedbase")
 	live := renderedLive(t, repo, "staging")
 	web := find(t, live, "Deployment", "web")
@@ -149,7 +149,7 @@ func TestOverlayPatchDeletes(t *testing.T) {
 
 // The overlay's own patch for the object is extended, its comments and
 // layout kept, and the kustomization is left alone.
-func TestOverlayExtendsExistingPatch(t *testing.T) {
+func TestOverrideExtendsExistingPatch(t *testing.T) {
 	repo := fixture(t, "sharedbase")
 	live := renderedLive(t, repo, "prod")
 	jsonvalue.Set(find(t, live, "Deployment", "prod-api"), env("api", "WORKERS"), "8")
@@ -172,7 +172,7 @@ func TestOverlayExtendsExistingPatch(t *testing.T) {
 // A list without merge keys that both the build (the overlay's patch) and
 // the cluster changed has no element names to pair for the base; the
 // overlay's patch holds it whole.
-func TestOverlayPatchHoldsAReplacedListWhole(t *testing.T) {
+func TestOverridePatchHoldsAReplacedListWhole(t *testing.T) {
 	repo := fixture(t, "sharedbase")
 	live := renderedLive(t, repo, "prod")
 	jsonvalue.Set(find(t, live, "Deployment", "prod-api"), containers(jsonvalue.Name("api"), jsonvalue.Key("args")),
@@ -187,7 +187,7 @@ func TestOverlayPatchHoldsAReplacedListWhole(t *testing.T) {
 
 // Under the overlay's namePrefix and namespace the patch names the object
 // as kustomize matches it there: by its base name, with no namespace.
-func TestOverlayPatchUnderPrefixAndNamespace(t *testing.T) {
+func TestOverridePatchUnderPrefixAndNamespace(t *testing.T) {
 	repo := fixture(t, "sharedbase")
 	live := renderedLive(t, repo, "prod")
 	jsonvalue.Set(find(t, live, "Deployment", "prod-web"), env("web", "LOG_LEVEL"), "warn")
@@ -208,7 +208,7 @@ func TestOverlayPatchUnderPrefixAndNamespace(t *testing.T) {
 // A generated ConfigMap whose generator a shared base holds is merged
 // with a behavior: merge entry in the overlay; the same key changing again
 // replaces that entry's literal; a removed key is refused.
-func TestOverlayMergeGenerator(t *testing.T) {
+func TestOverrideMergeGenerator(t *testing.T) {
 	repo := fixture(t, "sharedbase")
 	live := renderedLive(t, repo, "prod")
 	cm := find(t, live, "ConfigMap", "prod-settings")
@@ -284,7 +284,7 @@ func TestNewPatchJoinsPatchesStrategicMerge(t *testing.T) {
 // generates; a patch in the root, which runs after both, carries it. The
 // latecomponent fixture: east and west share the hooks component, and
 // east moves everything to its namespace.
-func TestOverlayPatchForComponentGenerator(t *testing.T) {
+func TestOverridePatchForComponentGenerator(t *testing.T) {
 	repo := fixture(t, "latecomponent")
 	for _, tc := range []struct{ root, ns string }{{"east", "east"}, {"west", "jobs"}} {
 		t.Run(tc.root, func(t *testing.T) {
@@ -309,7 +309,7 @@ func TestOverlayPatchForComponentGenerator(t *testing.T) {
 // One base document rendered twice (east- and west- copies in one root)
 // has no document of its own to edit: a change to one copy is a patch at
 // the root naming that copy as the build has named it. The twice fixture.
-func TestOverlayPatchForADocumentRenderedTwice(t *testing.T) {
+func TestOverridePatchForADocumentRenderedTwice(t *testing.T) {
 	repo := fixture(t, "twice")
 	live := renderedLive(t, repo, "all")
 	jsonvalue.Set(find(t, live, "ConfigMap", "east-controller-settings"), jsonvalue.ParseSimple("data.LOG_LEVEL"), "debug")
@@ -353,7 +353,7 @@ func TestOverlayPatchForADocumentRenderedTwice(t *testing.T) {
 // patch naming mesh-cni would match that one too. It names the renamed
 // one as the root's patches see it. The mesh fixture: prod and staging
 // read both bases.
-func TestOverlayPatchNamesARenamedObjectAsTheRootSeesIt(t *testing.T) {
+func TestOverridePatchNamesARenamedObjectAsTheRootSeesIt(t *testing.T) {
 	repo := fixture(t, "mesh")
 	live := renderedLive(t, repo, "prod")
 	jsonvalue.Set(find(t, live, "Namespace", "mesh-system"), jsonvalue.Path{jsonvalue.Key("metadata"), jsonvalue.Key("labels"), jsonvalue.Key("team")}, "platform")

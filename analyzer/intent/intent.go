@@ -1,21 +1,22 @@
-package analyzer
+package intent
 
 import (
 	"maps"
 
+	"github.com/driftback/driftback/analyzer/sourceform"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/kube"
 )
 
-// intentView reduces a sanitized live object to the fields that say what a
+// View reduces a sanitized live object to the fields that say what a
 // person wants: every field the render has (always compared) plus fields
 // the render lacks that own says a person set. With own == nil (no
 // managedFields) only the render's fields are compared.
-func intentView(live, ren map[string]any, own kube.Ownership) map[string]any {
+func View(live, ren map[string]any, own kube.Ownership) map[string]any {
 	out := pruneMap(live, ren, own, nil)
 	if own != nil {
 		for _, p := range own.Ignored() {
-			restore(out, ren, p)
+			sourceform.Restore(out, ren, p)
 		}
 	}
 	// Pairing is by API group; the version is the reader's choice.
@@ -86,13 +87,13 @@ func prune(lv, rv any, own kube.Ownership, p jsonvalue.Path) any {
 	return lv
 }
 
-// intentMatches reports whether intentView(live, ren, own) equals ren,
+// Matches reports whether View(live, ren, own) equals ren,
 // without building the view: on a quiet cluster nearly every object is in
 // sync, and that is all a plan asks of it. It walks the two objects the
 // way pruneMap and prune do.
-func intentMatches(live, ren map[string]any, own kube.Ownership) bool {
+func Matches(live, ren map[string]any, own kube.Ownership) bool {
 	if own != nil && len(own.Ignored()) > 0 {
-		return jsonvalue.Equal(intentView(live, ren, own), ren) // restore's ancestor rules: build the view
+		return jsonvalue.Equal(View(live, ren, own), ren) // restore's ancestor rules: build the view
 	}
 	if av, ok := ren["apiVersion"]; ok && !jsonvalue.Equal(live["apiVersion"], av) {
 		// The view always takes the render's apiVersion.

@@ -1,11 +1,13 @@
-package analyzer_test
+package intent_test
 
 import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/analyzer/intent"
+	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/synth"
 )
 
@@ -45,13 +47,13 @@ func TestIntentMatchesIsTheView(t *testing.T) {
 					if round > 0 {
 						perturb(obj, rng)
 					}
-					fast, built := analyzer.IntentMatchesView(obj, ren, l.Owner)
+					fast, built := matchesView(obj, ren, l.Owner)
 					if fast != built {
-						t.Fatalf("%s round %d: intentMatches %v, the built view says %v\nlive %v\nren %v", root, round, fast, built, obj, ren)
+						t.Fatalf("%s round %d: intent.Matches %v, the built view says %v\nlive %v\nren %v", root, round, fast, built, obj, ren)
 					}
 					// Without managedFields only rendered fields compare.
-					if fast, built := analyzer.IntentMatchesView(obj, ren, nil); fast != built {
-						t.Fatalf("%s round %d, no ownership: intentMatches %v, the built view %v", root, round, fast, built)
+					if fast, built := matchesView(obj, ren, nil); fast != built {
+						t.Fatalf("%s round %d, no ownership: intent.Matches %v, the built view %v", root, round, fast, built)
 					}
 					checked++
 					if fast {
@@ -66,6 +68,16 @@ func TestIntentMatchesIsTheView(t *testing.T) {
 	if inSync == 0 || drifted == 0 {
 		t.Fatalf("%d checks: %d in sync, %d drifted; both must occur", checked, inSync, drifted)
 	}
+}
+
+// matchesView is what Matches says of a live object and its render, and
+// what comparing the built view with the render says.
+func matchesView(live, ren map[string]any, own kube.Ownership) (fast, built bool) {
+	return intent.Matches(live, ren, own), jsonvalue.Equal(intent.View(live, ren, own), ren)
+}
+
+func readLive(root string, data []byte) ([]kube.LiveObject, error) {
+	return cluster.ParseLive(root, data, cluster.DefaultRules())
 }
 
 func matching(rendered []map[string]any, live map[string]any) map[string]any {

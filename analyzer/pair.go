@@ -1,0 +1,198 @@
+package analyzer
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/driftback/driftback/analyzer/intent"
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/kube"
+	"github.com/driftback/driftback/internal/noise"
+)
+
+// pair is a rendered object and the live object it corresponds to.
+type pair struct {
+	ren    rendered
+	live   map[string]any
+	owner  kube.Ownership
+	intent map[string]any   // the live object reduced to what a person wants
+	inSync bool             // intent equals the render (and is the render's map)
+	unseen []jsonvalue.Path // fields a person set in a body never read
+	// unseenBy names the managers that own unseen; release is the JSON
+	// patch that drops their claims (kube.LiveObject.UnseenRelease).
+	unseenBy []string
+	release  string
+}
+
+// pair matches every rendered object with the one live object that is it
+// (by group, kind, namespace and name, the version deciding between
+// several) and reduces that live object to its intent. A rendered object
+// with no live match is absent; one with several is refused; a live
+// object nothing renders is noted as untracked.
+func (a *analysis) pair() {
+	byID := map[objectID][]int{}
+	byBare := map[objectID][]int{}
+	for i, l := range a.lives {
+		id := idOf(l.Object)
+		byID[id] = append(byID[id], i)
+		byBare[id.withoutNamespace()] = append(byBare[id.withoutNamespace()], i)
+	}
+	// The kinds read with at least one object, by namespace ("" for any).
+	present := map[[2]string]bool{}
+	for _, l := range a.lives {
+		id := idOf(l.Object)
+		k := kube.KindKey(id.Group, id.Kind)
+		present[[2]string{k, id.Namespace}], present[[2]string{k, ""}] = true, true
+	}
+	used := map[int]bool{}
+	anyUnowned := false
+	for _, r := range a.base.objects {
+		id := r.ID.withoutVersion()
+		idx := a.sameVersion(r, byID[id])
+		if len(idx) == 0 && id.Namespace == "" {
+			// The build sets no namespace: the applier's default decides it,
+			// so accept the one live object of that name.
+			if c := a.sameVersion(r, byBare[id]); len(c) == 1 {
+				idx = c
+			}
+		}
+		if len(idx) != 1 {
+			if len(idx) == 0 {
+				a.absent(r, present[[2]string{kube.KindKey(r.ID.Group, r.ID.Kind), r.ID.Namespace}])
+				continue
+			}
+			// Comparing with either could miss the drift of the other, and
+			// saying nothing would read as "in sync".
+			for _, i := range idx {
+				used[i] = true
+			}
+			a.refuse(Refusal{Code: CodeRenderMismatch, Object: RefOf(r.Object), File: r.Origin,
+				Message: fmt.Sprintf("%d live objects are %s, and which one the render describes cannot be told", len(idx), RefOf(r.Object)),
+				Hint:    "give the objects distinct names, or compare them by hand"})
+			continue
+		}
+		used[idx[0]] = true
+		l := a.lives[idx[0]]
+		ren := jsonvalue.RedactSecret(r.Object)
+		obj := l.Object
+		if !jsonvalue.IsCanonical(obj) {
+			obj = jsonvalue.Normalize(obj).(map[string]any)
+		}
+		live := jsonvalue.RedactSecret(obj) // read, never written: no copy needed
+		// A value the server allocated is noise unless Git holds one.
+		live = noise.DropAllocated(live, ren)
+		if l.Owner == nil {
+			anyUnowned = true
+		}
+		var wants map[string]any
+		inSync := !l.MetadataOnly && intent.Matches(live, ren, l.Owner)
+		if inSync {
+			wants = ren // the view would equal the render; both are only read
+		} else {
+			wants = intent.View(live, ren, l.Owner)
+		}
+		if l.MetadataOnly {
+			// Only metadata was read: everything else stands as rendered.
+			body := jsonvalue.Copy(ren).(map[string]any)
+			body["metadata"] = wants["metadata"]
+			wants = body
+		}
+		ro := r
+		ro.Object = ren
+		a.pairs = append(a.pairs, pair{ren: ro, live: live, owner: l.Owner, intent: wants, inSync: inSync,
+			unseen: l.Unseen, unseenBy: l.UnseenBy, release: l.UnseenRelease})
+	}
+	for i, l := range a.lives {
+		if !used[i] {
+			a.note("untracked: %s is in the cluster but %s does not render it", RefOf(l.Object), a.plan.Root)
+		}
+	}
+	if anyUnowned {
+		a.note("live objects came without metadata.managedFields: only the fields the render has were compared")
+	}
+}
+
+// absent reports a rendered object the live objects lack. Only a kind
+// read in full, with other objects of it where this one belongs, makes
+// that a finding: anything else is a read that fell short, and a plan
+// that could not read what it renders gives no verdict at all (Unread),
+// since "not there" would read as "drift gone".
+func (a *analysis) absent(r rendered, kindSeen bool) {
+	ref := RefOf(r.Object)
+	k := kube.KindKey(r.ID.Group, r.ID.Kind)
+	cov := a.opts.Coverage
+	switch {
+	case cov != nil && cov.Skipped[k]:
+		a.note("not compared: %s is of a kind this target does not read from the cluster", ref)
+	case cov != nil && !cov.Listed[k]:
+		why := "the cluster did not list " + k
+		if len(cov.Failed) > 0 {
+			why += " (" + strings.Join(cov.Failed, "; ") + ")"
+		}
+		a.plan.Unread = append(a.plan.Unread, fmt.Sprintf("%s: %s", ref, why))
+	case !kindSeen:
+		a.plan.Unread = append(a.plan.Unread, fmt.Sprintf("%s: no %s at all was read from the cluster there", ref, k))
+	default:
+		a.refuse(Refusal{Code: CodeNotInCluster, Object: ref, File: r.Origin,
+			Message: "renders from Git but is not in the cluster",
+			Hint:    "the GitOps tool has not created it yet, or someone deleted it; driftback never proposes removing it from Git"})
+	}
+}
+
+// unverifiableSecret is the refusal of a Secret whose only difference is
+// that a person's manager owns keys of its data (DESIGN §5.4): the values
+// are never read, so whether they still differ cannot be told. Putting a
+// value back by hand, or the GitOps tool's apply of stringData, leaves
+// that ownership in place, so the hint names what clears it: the JSON
+// patch that drops the stale claims, guarded so it fails once that manager
+// writes again.
+func unverifiableSecret(p pair, ref ObjectRef, fields []jsonvalue.Path) Refusal {
+	by := "another manager"
+	if len(p.unseenBy) > 0 {
+		by = strings.Join(p.unseenBy, ", ")
+	}
+	r := Refusal{
+		Code: CodeSensitive, Object: ref, Field: joinPaths(fields), File: p.ren.Origin, CannotTell: true,
+		Message: "managedFields say " + by + " set these keys in the cluster; driftback never reads Secret values, so it cannot tell whether they still differ from Git",
+		Hint:    "if the value differs, update the Secret's source by hand",
+	}
+	if p.release != "" {
+		ns := ""
+		if ref.Namespace != "" {
+			ns = " -n " + ref.Namespace
+		}
+		r.Hint = "once the value is Git's again (putting it back, or the GitOps tool's apply, leaves " + by +
+			" owning the keys), release them: kubectl patch secret " + ref.Name + ns + " --type=json -p " + shellQuote(p.release) +
+			"; if it differs, update the Secret's source by hand"
+	}
+	return r
+}
+
+// shellQuote quotes s for a POSIX shell: the patch holds manager names
+// from the cluster, which are not to be trusted with a person's shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// sameVersion narrows the live objects idx (of r's group, kind and name)
+// by version: to r's own where the render holds that object at several
+// versions, and to r's when several live objects would otherwise match.
+func (a *analysis) sameVersion(r rendered, idx []int) []int {
+	if r.ID.Version == "" && len(idx) < 2 {
+		return idx
+	}
+	version := r.ID.Version
+	if version == "" {
+		version = versionOf(apiVersionOf(r.Object))
+	}
+	var out []int
+	for _, i := range idx {
+		if versionOf(apiVersionOf(a.lives[i].Object)) == version {
+			out = append(out, i)
+		}
+	}
+	if r.ID.Version == "" && len(out) == 0 {
+		return idx // none at the render's version: still ambiguous, never silently missing
+	}
+	return out
+}
