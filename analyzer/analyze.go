@@ -236,7 +236,7 @@ func identified(o rendered) error {
 	}
 	what := "an object"
 	if o.ID.Kind != "" || o.ID.Name != "" {
-		what = o.ID.ref()
+		what = o.ID.Ref()
 	}
 	return fmt.Errorf("%s: kustomize renders %s without %s; no cluster can hold it", displayDir(o.Origin), what, strings.Join(missing, ", "))
 }
@@ -352,7 +352,7 @@ func (a *analysis) pair() {
 	for i, l := range a.lives {
 		id := idOf(l.Object)
 		byID[id] = append(byID[id], i)
-		byBare[id.withoutNamespace()] = append(byBare[id.withoutNamespace()], i)
+		byBare[id.WithoutNamespace()] = append(byBare[id.WithoutNamespace()], i)
 	}
 	// The kinds read with at least one object, by namespace ("" for any).
 	present := map[[2]string]bool{}
@@ -364,7 +364,7 @@ func (a *analysis) pair() {
 	used := map[int]bool{}
 	anyUnowned := false
 	for _, r := range a.base.objects {
-		id := r.ID.withoutVersion()
+		id := r.ID.WithoutVersion()
 		idx := a.sameVersion(r, byID[id])
 		if len(idx) == 0 && id.Namespace == "" {
 			// The build sets no namespace: the applier's default decides it,
@@ -739,7 +739,7 @@ func (a *analysis) source(r rendered) (string, int, map[string]any, error) {
 		if err != nil || v == nil {
 			continue
 		}
-		if id.matches(v) {
+		if id.Matches(v) {
 			if match >= 0 {
 				return "", 0, nil, fmt.Errorf("%s holds more than one %s/%s", r.Origin, id.Kind, id.Name)
 			}

@@ -151,9 +151,9 @@ func (f *fluxRender) with(values map[string]string) *fluxRender {
 	return &g
 }
 
-// key is what a render with this context reads beyond the repository,
+// Key is what a render with this context reads beyond the repository,
 // for the render cache.
-func (f *fluxRender) key() []byte {
+func (f *fluxRender) Key() []byte {
 	b, _ := json.Marshal([]any{f.ctx.Namespace, f.ctx.Name, f.ctx.Spec, f.vars, f.anySecret, f.override})
 	return b
 }
@@ -193,10 +193,10 @@ func referenced(doc string) []string {
 	return out
 }
 
-// postBuild runs what kustomize-controller runs on each built object:
+// PostBuild runs what kustomize-controller runs on each built object:
 // variable substitution (skipped for an object that disables it), then
 // commonMetadata.
-func (f *fluxRender) postBuild(res *resource.Resource) error {
+func (f *fluxRender) PostBuild(res *resource.Resource) error {
 	if f.substitutes() {
 		doc, err := res.AsYAML()
 		if err != nil {

@@ -168,7 +168,7 @@ func (a *analysis) resolveVar(name string, ds []varDemand) {
 	if len(values) > 1 {
 		var places []string
 		for _, d := range ds {
-			places = append(places, d.slot.Obj.ref()+" "+d.slot.Path.String())
+			places = append(places, d.slot.Obj.Ref()+" "+d.slot.Path.String())
 		}
 		sort.Strings(places)
 		refuseAll(CodeSharedEntryConflict,
@@ -478,7 +478,7 @@ func (a *analysis) varEdits() {
 		if len(r.Slots) > 1 {
 			var others []string
 			for _, s := range r.Slots[1:] {
-				others = append(others, s.Obj.ref()+" "+s.Path.String())
+				others = append(others, s.Obj.Ref()+" "+s.Path.String())
 			}
 			a.note("%s also carries this change to %s", r.Setting, strings.Join(others, ", "))
 		}

@@ -545,7 +545,7 @@ func (a *analysis) toolInputs() {
 			// A selector matches the running pods by this value: written,
 			// it would orphan them (and a workload's selector cannot change).
 			n.Blocked = &Refusal{Code: CodeBuildOwned, File: a.toolFile(),
-				Message: fmt.Sprintf("%s sets it, and also the selector %s of %s; driftback does not change a label a selector matches by", n.What, sel.Path, sel.Obj.ref()),
+				Message: fmt.Sprintf("%s sets it, and also the selector %s of %s; driftback does not change a label a selector matches by", n.What, sel.Path, sel.Obj.Ref()),
 				Hint:    "change the label in Git by hand if the selector should change, or revert the change in the cluster"}
 		} else if at, why := a.settingHome(s); why != nil {
 			n.Blocked = why

@@ -840,15 +840,15 @@ func followHashes(lives []kube.LiveObject, objects []rendered) (out []kube.LiveO
 	}
 	have := map[objectID]bool{}
 	for _, l := range lives {
-		have[idOf(l.Object).withoutVersion()] = true
+		have[idOf(l.Object).WithoutVersion()] = true
 	}
 	rendered := map[objectID]bool{}
 	for _, o := range objects {
-		rendered[o.ID.withoutVersion()] = true
+		rendered[o.ID.WithoutVersion()] = true
 	}
 	var pairs []string
 	for _, o := range objects {
-		id := o.ID.withoutVersion()
+		id := o.ID.WithoutVersion()
 		if o.Generated == "" || have[id] || !hashSuffix.MatchString(id.Name) {
 			continue
 		}

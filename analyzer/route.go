@@ -304,7 +304,7 @@ func (a *analysis) resolve(k routingKey, ds []demand) []slotRef {
 	where := k.entry.String()
 	var parts []string
 	for _, d := range ds {
-		parts = append(parts, fmt.Sprintf("%s wants %v", d.slot.Obj.ref(), d.value))
+		parts = append(parts, fmt.Sprintf("%s wants %v", d.slot.Obj.Ref(), d.value))
 	}
 	sort.Strings(parts)
 	for _, d := range ds {
