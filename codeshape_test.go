@@ -34,7 +34,6 @@ var shapeAllowed = map[string]string{}
 var shapeDebt = map[string]bool{
 	"analyzer/analyze.go":                                      true,
 	"analyzer/analyze.go:analysis.placeSource":                 true,
-	"analyzer/argo.go:argoRender.orchestrate":                  true,
 	"analyzer/guard.go:analysis.brokenGuards":                  true,
 	"analyzer/ktree/ktree.go":                                  true,
 	"analyzer/ktree/ktree.go:loader.visit":                     true,

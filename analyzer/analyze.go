@@ -103,7 +103,7 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 	a.dyed = &dyeResult{suppliers: map[slotKey]supplier{}}
 	values := forceDye || a.valuesMayPlace()
 	if values || a.dyeCanRoute() {
-		if a.dyed, err = dye(o.repo, b, values); err != nil {
+		if a.dyed, err = dyeRoot(o.repo, b, values); err != nil {
 			return nil, err
 		}
 		if a.dyed.note != "" {

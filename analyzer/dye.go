@@ -9,10 +9,29 @@ import (
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/yaml"
 
+	"github.com/driftback/driftback/analyzer/dye"
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/repofs"
 )
+
+// Image references and entry fields live in analyzer/dye; these names keep
+// the façade's code reading as it did until the dye has moved there too
+// (issue 29).
+type imageRef = dye.ImageRef
+
+func parseImage(s string) imageRef { return dye.ParseImage(s) }
+
+func patchOuter(i int) jsonvalue.Path { return dye.PatchOuter(i) }
+
+const (
+	fieldNewName = dye.FieldNewName
+	fieldNewTag  = dye.FieldNewTag
+	fieldDigest  = dye.FieldDigest
+	fieldCount   = dye.FieldCount
+)
+
+var imageFields = dye.ImageFields
 
 // kustomize records no field-level provenance, and removing an entry to see
 // what moves fails on the commonest repo state (base app:v1, overlay
@@ -85,11 +104,11 @@ type dyeResult struct {
 	note      string      // why attribution is off or partial, for the plan's notes
 }
 
-// dye renders the tree once more with every declared entry field replaced
+// dyeRoot renders the tree once more with every declared entry field replaced
 // by a nonce, and with values every value input (values: only when asked)
 // replaced too, and reads back, per slot, which entry or input supplied
 // it. Roots with nothing to dye skip the extra render.
-func dye(repo *repofs.Repo, b *built, values bool) (*dyeResult, error) {
+func dyeRoot(repo *repofs.Repo, b *built, values bool) (*dyeResult, error) {
 	res := &dyeResult{suppliers: map[slotKey]supplier{}}
 	te := entriesOf(b.tree, repo.File)
 	entries := te.any()
@@ -131,7 +150,7 @@ func dye(repo *repofs.Repo, b *built, values bool) (*dyeResult, error) {
 		for _, s := range imageSlots(o.Object) {
 			ref := parseImage(s.Image)
 			for _, f := range imageFields {
-				if sup, ok := byNonce[ref.component(f)]; ok && sup.Field == f {
+				if sup, ok := byNonce[ref.Component(f)]; ok && sup.Field == f {
 					res.suppliers[slotKey{id, s.Path.String(), f}] = sup
 				}
 			}

@@ -2,11 +2,11 @@ package analyzer
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"sigs.k8s.io/kustomize/api/types"
 
+	"github.com/driftback/driftback/analyzer/gitops"
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/repofs"
@@ -18,65 +18,19 @@ import (
 // built objects.
 type orchestration struct {
 	repo *repofs.Repo // the snapshot with the root kustomization as the tool writes it
-	flux *fluxRender  // nil: no Flux Kustomization context
-	argo *argoRender  // nil: no Argo CD Application context
+	flux *gitops.Flux // nil: no Flux Kustomization context
+	argo *gitops.Argo // nil: no Argo CD Application context
 	tool *toolRoot    // the rewritten root kustomization; nil when none
 	vars *varPlan     // the tool's settings the plan changes
 	home *manifestAt  // the tool object's manifest in the repository, once looked for
 }
 
-// toolRoot is the root kustomization as the GitOps tool writes it.
-type toolRoot struct {
-	Dir  string // the root folder
-	By   string // "the Flux Kustomization NS/NAME", for messages
-	File string // repo-relative; for a plain folder, one the repository lacks
-	// owned marks the entry fields of File the tool sets ("images/3/newTag").
-	owned map[string]toolSetting
-	// inputs marks the value inputs of File the tool adds, by their path in
-	// File ("patches[2].patch", "commonLabels.tier").
-	inputs map[string]toolSetting
-}
-
-// toolSetting is one setting of the GitOps tool's own object that the
-// rewrite carries into the root kustomization.
-type toolSetting struct {
-	// Path is where it sits in the tool's object (spec.images[1],
-	// spec.source.kustomize.replicas[0].count), in the cluster's copy and
-	// in the repository's manifest alike.
-	Path jsonvalue.Path
-}
-
-func ownedKey(list string, index int, field string) string {
-	return fmt.Sprintf("%s/%d/%s", list, index, field)
-}
-
-// settingEdit is a new value of one tool setting, for the rewrite.
-type settingEdit struct {
-	Path  jsonvalue.Path
-	Value any
-}
-
-// edited is obj, the part of the tool's object under prefix, with the
-// edits under prefix applied: a copy, or obj itself when none applies.
-func edited(obj map[string]any, prefix jsonvalue.Path, edits []settingEdit) map[string]any {
-	var out map[string]any
-	for _, e := range edits {
-		if !e.Path.HasPrefix(prefix) {
-			continue
-		}
-		if out == nil {
-			out = map[string]any{}
-			if obj != nil {
-				out = jsonvalue.Copy(obj).(map[string]any)
-			}
-		}
-		jsonvalue.Set(out, e.Path[len(prefix):], e.Value)
-	}
-	if out == nil {
-		return obj
-	}
-	return out
-}
+// The tool's rewrite and its settings, in the analyzer's words.
+type (
+	toolRoot    = gitops.Root
+	toolSetting = gitops.Setting
+	settingEdit = gitops.SettingEdit
+)
 
 // orchestrator prepares the plan's orchestration. A context the tool's own
 // generator rejects refuses the target (nil orchestration, refusal in plan).
@@ -84,13 +38,13 @@ func (s *Snapshot) orchestrator(root string, opts Options, plan *Plan) (*orchest
 	o := &orchestration{repo: s.repo}
 	switch {
 	case opts.Flux != nil:
-		f, err := newFluxRender(opts.Flux)
+		f, err := gitops.NewFlux(opts.Flux)
 		if err != nil {
 			return nil, err
 		}
 		o.flux = f
 	case opts.ArgoCD != nil:
-		o.argo = &argoRender{ctx: opts.ArgoCD}
+		o.argo = &gitops.Argo{Ctx: opts.ArgoCD}
 	default:
 		return o, nil
 	}
@@ -108,9 +62,9 @@ func (s *Snapshot) orchestrator(root string, opts Options, plan *Plan) (*orchest
 // the settings the plan changes given their new values.
 func (o *orchestration) rewrite(repo *repofs.Repo, root string, edits []settingEdit) (*repofs.Repo, *toolRoot, error) {
 	if o.flux != nil {
-		return o.flux.edited(edits).orchestrate(repo, root)
+		return o.flux.Edited(edits).Rewrite(repo, root)
 	}
-	return o.argo.edited(edits).orchestrate(repo, root)
+	return o.argo.Edited(edits).Rewrite(repo, root)
 }
 
 // load loads and judges the root as the tool builds it: a rewritten root
@@ -157,7 +111,7 @@ func (o *orchestration) renderer(s *Snapshot) renderer {
 // substitutes reports whether the tool substitutes variables into the
 // built objects: the source then differs from the render where it does.
 func (o *orchestration) substitutes() bool {
-	return o != nil && o.flux != nil && o.flux.substitutes()
+	return o != nil && o.flux != nil && o.flux.Substitutes()
 }
 
 // orchestrated is an edited repository as the tool builds it, with the
@@ -178,7 +132,7 @@ func (a *analysis) settingEdits(repo *repofs.Repo) []settingEdit {
 	if a.vars != nil {
 		for _, r := range a.vars.routes {
 			if r.Tool {
-				out = append(out, settingEdit{r.Path, r.Render})
+				out = append(out, settingEdit{Path: r.Path, Value: r.Render})
 			}
 		}
 	}
@@ -194,7 +148,7 @@ func (a *analysis) settingEdits(repo *repofs.Repo) []settingEdit {
 		}
 		if doc, err := f.Value(n.OuterDoc); err == nil {
 			if v, ok := jsonvalue.Get(doc, n.Outer); ok {
-				out = append(out, settingEdit{n.Outer, v})
+				out = append(out, settingEdit{Path: n.Outer, Value: v})
 			}
 		}
 	}
@@ -209,7 +163,7 @@ func (a *analysis) toolSets(e entry, field string) (toolSetting, bool) {
 	if a.orchestration == nil || a.tool == nil || e.Node == nil || e.Node.File != a.tool.File || e.Config.File != "" {
 		return toolSetting{}, false // a plugin config's entry is the repository's
 	}
-	if s, owned := a.tool.owned[ownedKey(e.List, e.Index, field)]; owned {
+	if s, owned := a.tool.Owned[gitops.OwnedKey(e.List, e.Index, field)]; owned {
 		return s, true
 	}
 	_, inRepo := a.snap.repo.File(a.tool.File)
@@ -246,14 +200,13 @@ func (a *analysis) orchestratorEntry(e entry, field string) *Refusal {
 // when the repository holds none.
 func (a *analysis) toolManifest() (string, int, error) {
 	if a.home == nil {
-		var file string
-		var doc int
-		var err error
+		var group, kind, namespace, name string
 		if a.flux != nil {
-			file, doc, err = a.findManifest("kustomize.toolkit.fluxcd.io", "Kustomization", a.flux.ctx.Namespace, a.flux.ctx.Name)
+			group, kind, namespace, name = a.flux.Manifest()
 		} else {
-			file, doc, err = a.findManifest("argoproj.io", "Application", a.argo.ctx.Namespace, a.argo.ctx.Name)
+			group, kind, namespace, name = a.argo.Manifest()
 		}
+		file, doc, err := a.findManifest(group, kind, namespace, name)
 		a.home = &manifestAt{file, doc, err}
 	}
 	return a.home.file, a.home.doc, a.home.err
@@ -286,13 +239,9 @@ type settingAt struct {
 // holds it.
 func (o *orchestration) clusterSetting(p jsonvalue.Path) (any, bool) {
 	if o.flux != nil {
-		return jsonvalue.Get(map[string]any{"spec": o.flux.ctx.Spec}, p)
+		return o.flux.ClusterSetting(p)
 	}
-	kp := o.argo.kustomizePath()
-	if !p.HasPrefix(kp) {
-		return nil, false
-	}
-	return jsonvalue.Get(o.argo.ctx.Kustomize, p[len(kp):])
+	return o.argo.ClusterSetting(p)
 }
 
 // settingName names a setting for messages: "spec.images[0] of the Flux
@@ -345,7 +294,7 @@ func (a *analysis) settingHome(s toolSetting) (*settingAt, *Refusal) {
 func (a *analysis) verifyRenderer() renderer {
 	r := a.base.render
 	if a.orchestration != nil && a.flux != nil && a.vars != nil && len(a.vars.values()) > 0 {
-		r.post = a.flux.with(a.vars.values())
+		r.post = a.flux.With(a.vars.values())
 	}
 	return r
 }
@@ -360,7 +309,7 @@ func (a *analysis) secretVariables() {
 	}
 	for i := range a.pairs {
 		p := &a.pairs[i]
-		paths := stringPaths(p.ren.Object, nil, secretMarkerRE.MatchString)
+		paths := gitops.StringPaths(p.ren.Object, nil, gitops.HoldsSecret)
 		if len(paths) == 0 {
 			continue
 		}
@@ -373,45 +322,15 @@ func (a *analysis) secretVariables() {
 			rv, _ := jsonvalue.Get(p.ren.Object, path)
 			lv, ok := jsonvalue.Get(p.intent, path)
 			tmpl, _ := rv.(string)
-			if !ok || !fitsTemplate(tmpl, scalarText(lv)) {
+			if !ok || !gitops.FitsSecrets(tmpl, gitops.ScalarText(lv)) {
 				a.refuse(Refusal{Code: CodeSensitive, Object: RefOf(p.ren.Object), Field: path.String(), File: p.ren.Origin,
 					Message: fmt.Sprintf("the Flux Kustomization %s/%s substitutes %s here from a Secret, which driftback never reads; the live value does not fit the rest of the field",
-						a.flux.ctx.Namespace, a.flux.ctx.Name, strings.Join(secretNames(tmpl), ", ")),
+						a.flux.Ctx.Namespace, a.flux.Ctx.Name, strings.Join(gitops.SecretNames(tmpl), ", ")),
 					Hint: "change the Secret or the field in Git by hand, or revert the change in the cluster"})
 			}
 			restore(p.intent, p.ren.Object, path)
 		}
 	}
-}
-
-func secretNames(tmpl string) []string {
-	var out []string
-	for _, m := range secretMarkerRE.FindAllStringSubmatch(tmpl, -1) {
-		out = append(out, m[1])
-	}
-	return out
-}
-
-// fitsTemplate reports whether s is tmpl with some text in place of each
-// Secret marker.
-func fitsTemplate(tmpl, s string) bool {
-	parts := secretMarkerRE.Split(tmpl, -1)
-	for i := range parts {
-		parts[i] = regexp.QuoteMeta(parts[i])
-	}
-	re, err := regexp.Compile(`^(?s)` + strings.Join(parts, `.*`) + `$`)
-	return err == nil && re.MatchString(s)
-}
-
-// scalarText is a live scalar as substitution would have written it.
-func scalarText(v any) string {
-	switch t := v.(type) {
-	case string:
-		return t
-	case nil:
-		return ""
-	}
-	return jsonvalue.Canonical(v)
 }
 
 // planToolRoutes moves the entry routes whose field a setting of the
@@ -501,9 +420,9 @@ func (a *analysis) overrideWith(cur any, r *route) any {
 	}
 	if a.argo != nil {
 		s, _ := cur.(string)
-		im := argoImage(s)
+		im := gitops.ArgoImage(s)
 		set(&im)
-		return argoImageString(im)
+		return gitops.ArgoImageString(im)
 	}
 	m, _ := cur.(map[string]any)
 	if m == nil {
@@ -536,7 +455,7 @@ func (a *analysis) toolInputs() {
 		if n.File != a.tool.File || n.Outer == nil {
 			continue
 		}
-		s, ok := a.tool.inputs[n.Outer.String()]
+		s, ok := a.tool.Inputs[n.Outer.String()]
 		if !ok {
 			continue
 		}

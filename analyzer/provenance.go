@@ -256,12 +256,6 @@ func (d *valueDyer) dyePatchText(text []byte, n inputNode) ([]byte, bool) {
 	return out, err == nil
 }
 
-// patchOuter is where the inline patch of patches[i] sits in a
-// kustomization.
-func patchOuter(i int) jsonvalue.Path {
-	return jsonvalue.Path{jsonvalue.Key("patches"), jsonvalue.Index(i), jsonvalue.Key("patch")}
-}
-
 // decodeDocs reads every document of a YAML text as canonical values.
 func decodeDocs(text []byte) ([]any, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(text))

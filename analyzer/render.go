@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/driftback/driftback/analyzer/gitops"
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/internal/repofs"
@@ -40,12 +41,12 @@ func NewRenderCache(maxBytes int64) *RenderCache { return render.NewCache(maxByt
 type renderer struct {
 	cache  *RenderCache // nil: every render builds
 	builds *atomic.Int64
-	post   *fluxRender // what the GitOps tool does to the built objects; nil: nothing
+	post   *gitops.Flux // what the GitOps tool does to the built objects; nil: nothing
 }
 
 // render builds the tree through the cache.
 func (r renderer) render(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, parsed map[string]*yamledit.File) ([]rendered, error) {
-	var post render.PostBuild // a nil *fluxRender must stay a nil PostBuild
+	var post render.PostBuild // a nil *gitops.Flux must stay a nil PostBuild
 	if r.post != nil {
 		post = r.post
 	}

@@ -114,7 +114,7 @@ func (a *analysis) planRoutes() {
 			author := false
 			for _, f := range imageFields {
 				sk := slotKey{p.ren.ID, s.Path.String(), f}
-				want, have := lr.component(f), rr.component(f)
+				want, have := lr.Component(f), rr.Component(f)
 				sup, blocked, ok := supplierOf(sk)
 				switch {
 				case ok && blocked == nil:
@@ -224,8 +224,8 @@ func (a *analysis) authorImage(p pair, s imageSlot, rr, lr imageRef, add func(ro
 		sk := slotKey{p.ren.ID, s.Path.String(), f}
 		// newTag alone clears a digest and digest alone clears the tag
 		// (measured), so the new entry sets what live has of both.
-		if v := lr.component(f); v != "" {
-			add(routingKey{author: ne, field: f}, demand{slot, v, v != rr.component(f)}, sk)
+		if v := lr.Component(f); v != "" {
+			add(routingKey{author: ne, field: f}, demand{slot, v, v != rr.Component(f)}, sk)
 		}
 	}
 }
@@ -248,7 +248,7 @@ func (a *analysis) addAuthoredDemands(demands map[routingKey][]demand) {
 					r := parseImage(s.Image)
 					slot := slotRef{o.ID, s.Path}
 					if r.Name == k.author.Name && !have[slot.key()] {
-						demands[k] = append(demands[k], demand{slot, r.component(k.field), false})
+						demands[k] = append(demands[k], demand{slot, r.Component(k.field), false})
 					}
 				}
 			} else if replicaKinds[o.ID.Kind] && o.ID.Name == k.author.Name {
@@ -370,7 +370,7 @@ func (a *analysis) overrideSupplied(view map[string]any, p pair, pick func(slotK
 		rr, lr := parseImage(s.Image), parseImage(live)
 		for _, f := range imageFields {
 			if pick(slotKey{p.ren.ID, s.Path.String(), f}) {
-				lr.setComponent(f, rr.component(f))
+				lr.SetComponent(f, rr.Component(f))
 			}
 		}
 		jsonvalue.Set(view, s.Path, lr.String())
