@@ -40,8 +40,6 @@ var shapeDebt = map[string]bool{
 	"analyzer/overlay.go":                                      true,
 	"analyzer/overlay.go:listDiff":                             true,
 	"analyzer/place.go":                                        true,
-	"analyzer/provenance.go":                                   true,
-	"analyzer/provenance.go:valueDyer.dyeReplacementSource":    true,
 	"analyzer/report/diff.go:bisect":                           true,
 	"analyzer/report/escape.go:md":                             true,
 	"analyzer/route.go:analysis.planRoutes":                    true,

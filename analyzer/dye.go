@@ -12,6 +12,7 @@ import (
 	"github.com/driftback/driftback/analyzer/dye"
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/repofs"
 )
 
@@ -32,6 +33,27 @@ const (
 )
 
 var imageFields = dye.ImageFields
+
+// hashSuffix is the content hash kustomize appends to a generated name.
+var hashSuffix = dye.HashSuffix
+
+type landing = dye.Landing
+
+func mayLand(leaves map[string][]landing, rendered map[string]any, p jsonvalue.Path) bool {
+	return dye.MayLand(leaves, rendered, p)
+}
+
+func hasValueInputs(t *ktree.Tree) bool { return dye.HasValueInputs(t) }
+
+func renames(from, to []rendered) (map[string]string, bool) { return dye.Renames(from, to) }
+
+func replaceStrings(v any, r *strings.Replacer, ints map[int64]int64) any {
+	return dye.ReplaceStrings(v, r, ints)
+}
+
+func followHashes(lives []kube.LiveObject, objects []rendered) ([]kube.LiveObject, map[string]string) {
+	return dye.FollowHashes(lives, objects)
+}
 
 // kustomize records no field-level provenance, and removing an entry to see
 // what moves fails on the commonest repo state (base app:v1, overlay
@@ -112,7 +134,7 @@ func dyeRoot(repo *repofs.Repo, b *built, values bool) (*dyeResult, error) {
 	res := &dyeResult{suppliers: map[slotKey]supplier{}}
 	te := entriesOf(b.tree, repo.File)
 	entries := te.any()
-	values = values && hasValueInputs(b.tree)
+	values = values && dye.HasValueInputs(b.tree)
 	if !entries && !values {
 		return res, nil
 	}
@@ -134,7 +156,7 @@ func dyeRoot(repo *repofs.Repo, b *built, values bool) (*dyeResult, error) {
 		res.note = "the dyed render failed, so no change is routed to an entry or placed in a patch, label or generator: " + err.Error()
 		return res, nil
 	}
-	names, same := renames(dyed, b.objects)
+	names, same := dye.Renames(dyed, b.objects)
 	if !same {
 		res.suppliers = nil
 		res.note = "the dyed render differs in shape from the plain one, so no change is routed to an entry or placed in a patch, label or generator"
@@ -176,12 +198,12 @@ func dyeFiles(repo *repofs.Repo, b *built, namesDyed bool, vd *valueDyer) (map[s
 	num := 0
 	ed := &entryDyer{num: &num, byNonce: map[string]supplier{}, vd: vd, namesDyed: namesDyed}
 	extra := map[string][]byte{}
-	io := newDyeIO(b.tree, repo.File, extra)
+	io := dye.NewFiles(b.tree, repo.File, extra)
 	if vd != nil {
 		vd.num = &num
 	}
 	for _, n := range b.tree.Nodes {
-		if n.K == nil || n.File == "" || (len(n.K.Images) == 0 && len(n.K.Replicas) == 0 && len(n.Plugins) == 0 && (vd == nil || !valueInputs(n))) {
+		if n.K == nil || n.File == "" || (len(n.K.Images) == 0 && len(n.K.Replicas) == 0 && len(n.Plugins) == 0 && (vd == nil || !dye.ValueInputs(n))) {
 			continue
 		}
 		k := *n.K

@@ -1,7 +1,6 @@
 package analyzer
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"sigs.k8s.io/kustomize/api/types"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/driftback/driftback/analyzer/dye"
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/jsonvalue"
 )
@@ -90,7 +90,7 @@ func eachConfig(t *ktree.Tree, read func(string) ([]byte, bool), fn func(n *ktre
 			if !ok {
 				continue
 			}
-			docs, err := decodeDocs(text)
+			docs, err := dye.DecodeDocs(text)
 			if err != nil {
 				continue
 			}
@@ -147,17 +147,17 @@ func configEntryField(list, field string) jsonvalue.Path {
 // values of patch, label, annotation and ConfigMapGenerator configs. An
 // inline config is replaced in k, a config file written to extra (once,
 // however many kustomizations list it).
-func dyeConfigs(io dyeIO, n *ktree.Node, k *types.Kustomization, ed *entryDyer, vd *valueDyer) {
+func dyeConfigs(io dye.Files, n *ktree.Node, k *types.Kustomization, ed *entryDyer, vd *valueDyer) {
 	k.Transformers, k.Generators = slices.Clone(k.Transformers), slices.Clone(k.Generators)
 	for _, p := range n.Plugins {
-		if _, dyed := io.extra[p.File]; dyed {
+		if _, dyed := io.Extra[p.File]; dyed {
 			continue // a config file two kustomizations list is dyed once
 		}
-		ref, text, ok := configText(n, k, p, io.read)
+		ref, text, ok := configText(n, k, p, io.Read)
 		if !ok {
 			continue
 		}
-		docs, err := decodeDocs(text)
+		docs, err := dye.DecodeDocs(text)
 		if err != nil {
 			continue
 		}
@@ -185,13 +185,13 @@ func dyeConfigs(io dyeIO, n *ktree.Node, k *types.Kustomization, ed *entryDyer, 
 				changed = vd.dyeConfig(io, n, ref, m) || changed
 			}
 		}
-		out, err := marshalDocs(docs)
+		out, err := dye.MarshalDocs(docs)
 		if !changed || err != nil {
 			continue // undyed, its nonces land nowhere: nothing is attributed to it
 		}
 		switch {
 		case !ref.Inline:
-			io.extra[p.File] = out
+			io.Extra[p.File] = out
 		case p.Key == "generators":
 			k.Generators[p.Entry] = string(out)
 		default:
@@ -200,25 +200,9 @@ func dyeConfigs(io dyeIO, n *ktree.Node, k *types.Kustomization, ed *entryDyer, 
 	}
 }
 
-// marshalDocs writes documents as one YAML text.
-func marshalDocs(docs []any) ([]byte, error) {
-	var out bytes.Buffer
-	for i, d := range docs {
-		b, err := sigsyaml.Marshal(d)
-		if err != nil {
-			return nil, err
-		}
-		if i > 0 {
-			out.WriteString("---\n")
-		}
-		out.Write(b)
-	}
-	return out.Bytes(), nil
-}
-
 // dyeConfig dyes the values of one value-carrying config document and
 // reports whether it changed the document (files it names go to extra).
-func (d *valueDyer) dyeConfig(io dyeIO, n *ktree.Node, c configRef, m map[string]any) bool {
+func (d *valueDyer) dyeConfig(io dye.Files, n *ktree.Node, c configRef, m map[string]any) bool {
 	before := *d.num
 	what := c.String()
 	// An inline patch of an inline config is a string in a string: not
@@ -232,9 +216,9 @@ func (d *valueDyer) dyeConfig(io dyeIO, n *ktree.Node, c configRef, m map[string
 		}
 	}
 	patchFile := func(entry string) {
-		if p, data, ok := io.undyed(n, entry); ok {
+		if p, data, ok := io.Undyed(n, entry); ok {
 			if b, ok := d.dyePatchText(data, inputNode{File: p, Route: RoutePatch, What: what + " (" + p + ")"}); ok {
-				io.extra[p] = b
+				io.Extra[p] = b
 			}
 		}
 	}

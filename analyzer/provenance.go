@@ -3,24 +3,18 @@
 package analyzer
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"path"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	"go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/api/types"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/driftback/driftback/analyzer/dye"
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/jsonvalue"
-	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/repofs"
 	"github.com/driftback/driftback/internal/yamledit"
 )
@@ -233,7 +227,7 @@ func (d *valueDyer) dyeOps(ops []any, n inputNode) {
 // strategic-merge documents or a JSON6902 op list. It returns the dyed
 // text, or false when the text is not something it reads.
 func (d *valueDyer) dyePatchText(text []byte, n inputNode) ([]byte, bool) {
-	docs, err := decodeDocs(text)
+	docs, err := dye.DecodeDocs(text)
 	if err != nil || len(docs) == 0 {
 		return nil, false
 	}
@@ -252,67 +246,15 @@ func (d *valueDyer) dyePatchText(text []byte, n inputNode) ([]byte, bool) {
 			return nil, false
 		}
 	}
-	out, err := marshalDocs(docs)
+	out, err := dye.MarshalDocs(docs)
 	return out, err == nil
 }
 
-// decodeDocs reads every document of a YAML text as canonical values.
-func decodeDocs(text []byte) ([]any, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(text))
-	var out []any
-	for {
-		var n yaml.Node
-		if err := dec.Decode(&n); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out, nil
-			}
-			return nil, err
-		}
-		if len(n.Content) == 0 {
-			continue
-		}
-		v, err := yamledit.Decode(n.Content[0])
-		if err != nil {
-			return nil, err
-		}
-		if v != nil {
-			out = append(out, v)
-		}
-	}
-}
-
-// dyeIO is what the value dye reads and writes: the repository's files,
-// the set of files the build reads, and the dyed files so far (extra).
-type dyeIO struct {
-	read   func(string) ([]byte, bool)
-	inputs map[string]bool
-	extra  map[string][]byte
-}
-
-func newDyeIO(t *ktree.Tree, read func(string) ([]byte, bool), extra map[string][]byte) dyeIO {
-	inputs := make(map[string]bool, len(t.Inputs))
-	for _, p := range t.Inputs {
-		inputs[p] = true
-	}
-	return dyeIO{read: read, inputs: inputs, extra: extra}
-}
-
-// undyed reads a file a kustomization names, unless the dye has written
-// it already (two entries naming one file) or the build does not read it.
-func (io dyeIO) undyed(kn *ktree.Node, entry string) (string, []byte, bool) {
-	p := path.Join(kn.Dir, entry)
-	if _, dyed := io.extra[p]; dyed || !io.inputs[p] {
-		return "", nil, false
-	}
-	data, ok := io.read(p)
-	return p, data, ok
-}
-
 // dyeKustomization dyes the value inputs of one kustomization: k is the
-// copy that will be marshalled, io.extra receives dyed files.
-func (d *valueDyer) dyeKustomization(io dyeIO, kn *ktree.Node, k *types.Kustomization, objects []rendered) {
+// copy that will be marshalled, io.Extra receives dyed files.
+func (d *valueDyer) dyeKustomization(io dye.Files, kn *ktree.Node, k *types.Kustomization, objects []rendered) {
 	file := kn.File
-	extra, read := io.extra, io.read
+	extra, read := io.Extra, io.Read
 	patch := func(outer jsonvalue.Path, what, pathEntry, inline string) string {
 		if inline != "" {
 			if b, ok := d.dyePatchText([]byte(inline), inputNode{File: file, Outer: outer, Route: RoutePatch, What: what + " (inline)"}); ok {
@@ -320,7 +262,7 @@ func (d *valueDyer) dyeKustomization(io dyeIO, kn *ktree.Node, k *types.Kustomiz
 			}
 			return inline
 		}
-		p, data, ok := io.undyed(kn, pathEntry) // a file two kustomizations list is dyed once
+		p, data, ok := io.Undyed(kn, pathEntry) // a file two kustomizations list is dyed once
 		if !ok {
 			return ""
 		}
@@ -375,7 +317,7 @@ func (d *valueDyer) dyeKustomization(io dyeIO, kn *ktree.Node, k *types.Kustomiz
 			p := path.Join(kn.Dir, r.Path)
 			data, ok := read(p)
 			var list []types.Replacement
-			if !ok || !io.inputs[p] || sigsyaml.Unmarshal(data, &list) != nil {
+			if !ok || !io.Inputs[p] || sigsyaml.Unmarshal(data, &list) != nil {
 				continue
 			}
 			for j := range list {
@@ -397,7 +339,7 @@ func (d *valueDyer) dyeKustomization(io dyeIO, kn *ktree.Node, k *types.Kustomiz
 
 // dyeGenerator dyes a ConfigMap generator's literal values (at(j) locates
 // literal j), env-file lines and UTF-8 files; what names the generator.
-func (d *valueDyer) dyeGenerator(kn *ktree.Node, g *types.GeneratorArgs, what string, at func(j int) inputNode, io dyeIO) {
+func (d *valueDyer) dyeGenerator(kn *ktree.Node, g *types.GeneratorArgs, what string, at func(j int) inputNode, io dye.Files) {
 	g.LiteralSources = append([]string(nil), g.LiteralSources...)
 	for j, lit := range g.LiteralSources {
 		key, val, ok := strings.Cut(lit, "=")
@@ -411,8 +353,8 @@ func (d *valueDyer) dyeGenerator(kn *ktree.Node, g *types.GeneratorArgs, what st
 		}
 	}
 	for _, e := range g.EnvSources {
-		if p, data, ok := io.undyed(kn, e); ok {
-			io.extra[p] = d.dyeEnvFile(p, data, what)
+		if p, data, ok := io.Undyed(kn, e); ok {
+			io.Extra[p] = d.dyeEnvFile(p, data, what)
 		}
 	}
 	for _, f := range g.FileSources {
@@ -420,12 +362,12 @@ func (d *valueDyer) dyeGenerator(kn *ktree.Node, g *types.GeneratorArgs, what st
 		if !named {
 			key, name = path.Base(f), f
 		}
-		p, data, ok := io.undyed(kn, name)
+		p, data, ok := io.Undyed(kn, name)
 		if !ok || !utf8.Valid(data) {
 			continue // binary content goes to binaryData: not a value to dye
 		}
 		if nv, ok := d.nonce(string(data), inputNode{File: p, Whole: true, Route: RouteGenerator, Leaf: key, What: what + " file " + p}); ok {
-			io.extra[p] = []byte(nv.(string))
+			io.Extra[p] = []byte(nv.(string))
 		}
 	}
 }
@@ -433,32 +375,23 @@ func (d *valueDyer) dyeGenerator(kn *ktree.Node, g *types.GeneratorArgs, what st
 // dyeReplacementSource dyes, in its document, the field a replacement
 // copies from, when the render holds it as written there (a patch or a
 // generator that set it is dyed as itself) and the whole value is copied.
-func (d *valueDyer) dyeReplacementSource(r *types.Replacement, what string, io dyeIO, objects []rendered) {
-	extra := io.extra
+func (d *valueDyer) dyeReplacementSource(r *types.Replacement, what string, io dye.Files, objects []rendered) {
 	s := r.Source
 	if s == nil || s.Options != nil || s.FieldPath == "" || strings.HasPrefix(s.FieldPath, "metadata.name") || strings.HasPrefix(s.FieldPath, "metadata.namespace") {
 		return
 	}
-	var src *rendered
-	for i, o := range objects {
-		if o.ID.Kind == s.Kind && o.ID.Name == s.Name && (s.Namespace == "" || o.ID.Namespace == s.Namespace) && (s.Group == "" || o.ID.Group == s.Group) {
-			if src != nil {
-				return // the selector is not one object
-			}
-			src = &objects[i]
-		}
-	}
-	if src == nil || src.Origin == "" || src.Generated != "" || src.Shared {
+	src := replacementSource(s, objects)
+	if src == nil {
 		return
 	}
-	rp, ok := fieldPathOf(src.Object, s.FieldPath)
+	rp, ok := dye.FieldPath(src.Object, s.FieldPath)
 	if !ok {
 		return
 	}
 	rv, _ := jsonvalue.Get(src.Object, rp)
-	data, ok := extra[src.Origin]
+	data, ok := io.Extra[src.Origin]
 	if !ok {
-		if data, ok = io.read(src.Origin); !ok {
+		if data, ok = io.Read(src.Origin); !ok {
 			return
 		}
 	}
@@ -466,6 +399,32 @@ func (d *valueDyer) dyeReplacementSource(r *types.Replacement, what string, io d
 	if err != nil {
 		return
 	}
+	d.dyeSourceField(f, src, s, rv, what, io.Extra)
+}
+
+// replacementSource is the one object of the render a replacement's
+// source selects, when a file of the repository holds it as written; nil
+// when the selector picks none or several, or the object is generated or
+// renders more than once.
+func replacementSource(s *types.SourceSelector, objects []rendered) *rendered {
+	var src *rendered
+	for i, o := range objects {
+		if o.ID.Kind == s.Kind && o.ID.Name == s.Name && (s.Namespace == "" || o.ID.Namespace == s.Namespace) && (s.Group == "" || o.ID.Group == s.Group) {
+			if src != nil {
+				return nil // the selector is not one object
+			}
+			src = &objects[i]
+		}
+	}
+	if src == nil || src.Origin == "" || src.Generated != "" || src.Shared {
+		return nil
+	}
+	return src
+}
+
+// dyeSourceField dyes the source field in src's document of f, into
+// extra, when the document holds the value rv the render has there.
+func (d *valueDyer) dyeSourceField(f *yamledit.File, src *rendered, s *types.SourceSelector, rv any, what string, extra map[string][]byte) {
 	name := src.ID.Name
 	if src.SourceName != "" {
 		name = src.SourceName
@@ -478,7 +437,7 @@ func (d *valueDyer) dyeReplacementSource(r *types.Replacement, what string, io d
 		if n, _ := jsonvalue.Get(doc, jsonvalue.Path{jsonvalue.Key("metadata"), jsonvalue.Key("name")}); n != name {
 			continue
 		}
-		dp, ok := fieldPathOf(doc, s.FieldPath)
+		dp, ok := dye.FieldPath(doc, s.FieldPath)
 		if !ok {
 			return
 		}
@@ -494,67 +453,6 @@ func (d *valueDyer) dyeReplacementSource(r *types.Replacement, what string, io d
 		extra[src.Origin] = f.Bytes()
 		return
 	}
-}
-
-// fieldPathOf resolves a kustomize field path (dots, and [key=value] to
-// pick a list element) in v, as a path with list indexes.
-func fieldPathOf(v any, fieldPath string) (jsonvalue.Path, bool) {
-	var out jsonvalue.Path
-	cur := v
-	for _, seg := range splitFieldPath(fieldPath) {
-		if strings.HasPrefix(seg, "[") && strings.HasSuffix(seg, "]") {
-			key, want, ok := strings.Cut(seg[1:len(seg)-1], "=")
-			l, isList := cur.([]any)
-			if !ok || !isList {
-				return nil, false
-			}
-			found := -1
-			for i, e := range l {
-				if m, ok := e.(map[string]any); ok && fmt.Sprint(m[key]) == want {
-					found = i
-					break
-				}
-			}
-			if found < 0 {
-				return nil, false
-			}
-			out, cur = out.Child(jsonvalue.Index(found)), l[found]
-			continue
-		}
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = m[seg]; !ok {
-			return nil, false
-		}
-		out = out.Child(jsonvalue.Key(seg))
-	}
-	switch cur.(type) {
-	case string, int64:
-		return out, true
-	}
-	return nil, false
-}
-
-// splitFieldPath splits at the dots outside brackets.
-func splitFieldPath(p string) []string {
-	var out []string
-	depth, start := 0, 0
-	for i := 0; i < len(p); i++ {
-		switch p[i] {
-		case '[':
-			depth++
-		case ']':
-			depth--
-		case '.':
-			if depth == 0 {
-				out = append(out, p[start:i])
-				start = i + 1
-			}
-		}
-	}
-	return append(out, p[start:])
 }
 
 // dyeEnvFile dyes each KEY=value line of an env file whose value kustomize
@@ -602,90 +500,6 @@ func (d *valueDyer) dyePair(k, v string, n inputNode) (string, bool) {
 	return nv.(string), true
 }
 
-// hasValueInputs reports whether any kustomization of the tree declares
-// something the value dye gives nonces to.
-func hasValueInputs(t *ktree.Tree) bool {
-	for _, n := range t.Nodes {
-		if valueInputs(n) {
-			return true
-		}
-	}
-	return false
-}
-
-// valueInputs reports whether the kustomization n declares a patch, a
-// label or annotation entry, a generator literal or a builtin plugin
-// config (which may hold any of them).
-func valueInputs(n *ktree.Node) bool {
-	k := n.K
-	if k == nil || n.File == "" {
-		return false
-	}
-	if len(k.Patches)+len(n.Plugins)+len(k.PatchesJson6902)+len(k.PatchesStrategicMerge)+len(k.Labels)+len(k.CommonLabels)+len(k.CommonAnnotations)+len(k.Replacements) > 0 {
-		return true
-	}
-	for _, g := range k.ConfigMapGenerator {
-		if len(g.LiteralSources)+len(g.EnvSources)+len(g.FileSources) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// hashSuffix is the content hash kustomize appends to a generated name.
-var hashSuffix = regexp.MustCompile(`-[a-z0-9]{10}$`)
-
-// renames pairs the objects of two renders of one tree by position and
-// returns, for generated objects whose hash suffix differs, the name in
-// from -> the name in to; false when the renders differ in any other way
-// of identity.
-func renames(from, to []rendered) (map[string]string, bool) {
-	if len(from) != len(to) {
-		return nil, false
-	}
-	out := map[string]string{}
-	for i := range from {
-		a, b := from[i].ID, to[i].ID
-		if a == b {
-			continue
-		}
-		an, bn := a.Name, b.Name
-		a.Name, b.Name = "", ""
-		if a != b || from[i].Generated == "" || to[i].Generated == "" ||
-			!hashSuffix.MatchString(an) || !hashSuffix.MatchString(bn) || an[:len(an)-11] != bn[:len(bn)-11] {
-			return nil, false
-		}
-		out[an] = bn
-	}
-	return out, true
-}
-
-// replaceStrings rewrites every string of v (keys left alone) through r,
-// and the ints in ints; it returns a new tree.
-func replaceStrings(v any, r *strings.Replacer, ints map[int64]int64) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, c := range t {
-			out[k] = replaceStrings(c, r, ints)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, c := range t {
-			out[i] = replaceStrings(c, r, ints)
-		}
-		return out
-	case string:
-		return r.Replace(t)
-	case int64:
-		if o, ok := ints[t]; ok {
-			return o
-		}
-	}
-	return v
-}
-
 // readProvenance reads the value nonces out of the dyed render. The render,
 // with every nonce put back and generated names renamed back, must equal
 // the plain one object for object; otherwise nil (nothing is attributed).
@@ -711,7 +525,7 @@ func readProvenance(d *valueDyer, plain, dyed []rendered, names map[string]strin
 	pv := &provenance{fields: map[slotKey]string{}, nodes: map[string]inputNode{}, landings: map[string][]slotRef{}}
 	for i := range dyed {
 		id := plain[i].ID
-		leafPaths(dyed[i].Object, nil, func(p jsonvalue.Path, v any) {
+		dye.LeafPaths(dyed[i].Object, nil, func(p jsonvalue.Path, v any) {
 			var text string
 			switch t := v.(type) {
 			case string:
@@ -738,28 +552,6 @@ func readProvenance(d *valueDyer, plain, dyed []rendered, names map[string]strin
 	return pv
 }
 
-// leafPaths calls fn for every scalar of v, lists of named elements
-// stepped by name and others by index, as diffPaths names fields.
-func leafPaths(v any, p jsonvalue.Path, fn func(jsonvalue.Path, any)) {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, c := range t {
-			leafPaths(c, p.Child(jsonvalue.Key(k)), fn)
-		}
-	case []any:
-		_, named := jsonvalue.ElementNames(t)
-		for i, c := range t {
-			if named {
-				leafPaths(c, p.Child(jsonvalue.Name(c.(map[string]any)["name"].(string))), fn)
-			} else {
-				leafPaths(c, p.Child(jsonvalue.Index(i)), fn)
-			}
-		}
-	default:
-		fn(p, v)
-	}
-}
-
 // valueLeaves lists, per key a value input's scalar lands under, where
 // it lands (the element name, "" for any) and the value it gives, from the
 // inputs alone: what the dye could attribute, known without the dyed
@@ -768,9 +560,9 @@ func valueLeaves(repo *repofs.Repo, b *built) map[string][]landing {
 	t := b.tree
 	num := 0
 	vd := &valueDyer{num: &num, byNonce: map[string]inputNode{}, orig: map[string]string{}}
-	io := newDyeIO(t, repo.File, map[string][]byte{})
+	io := dye.NewFiles(t, repo.File, map[string][]byte{})
 	for _, n := range t.Nodes {
-		if valueInputs(n) {
+		if dye.ValueInputs(n) {
 			k := *n.K
 			vd.dyeKustomization(io, n, &k, b.objects)
 			dyeConfigs(io, n, &k, nil, vd)
@@ -778,98 +570,7 @@ func valueLeaves(repo *repofs.Repo, b *built) map[string][]landing {
 	}
 	out := map[string][]landing{}
 	for _, n := range vd.byNonce {
-		out[n.Leaf] = append(out[n.Leaf], landing{elem: n.Elem, value: fmt.Sprint(n.Orig)})
+		out[n.Leaf] = append(out[n.Leaf], landing{Elem: n.Elem, Value: fmt.Sprint(n.Orig)})
 	}
 	return out
-}
-
-// landing is where a value input's scalar may land and what it gives.
-type landing struct {
-	elem, value string
-}
-
-// mayLand reports whether a value input described by leaves could have
-// supplied the field at p of the render: an input the dye attributes a
-// field to gives that field its whole value, so a field the render lacks,
-// or holds with a value no input gives, is no input's.
-func mayLand(leaves map[string][]landing, rendered map[string]any, p jsonvalue.Path) bool {
-	v, ok := jsonvalue.Get(rendered, p)
-	if !ok {
-		return false
-	}
-	var have string
-	switch t := v.(type) {
-	case string, int64:
-		have = fmt.Sprint(t)
-	default:
-		return true // a map or list a scalar inside may come from
-	}
-	gives := func(l landing) bool { return l.value == have }
-	if slices.ContainsFunc(leaves[""], gives) || len(p) == 0 || p[len(p)-1].Kind != jsonvalue.KeyStep {
-		return true
-	}
-	elem := ""
-	if len(p) > 1 && p[len(p)-2].Kind == jsonvalue.NameStep {
-		elem = p[len(p)-2].Key
-	}
-	for _, l := range leaves[p[len(p)-1].Key] {
-		if (l.elem == "" || elem == "" || l.elem == elem) && gives(l) {
-			return true
-		}
-	}
-	return false
-}
-
-// followHashes names, in copies of the live objects, each generated object
-// whose content hash differs from the render's as the render names it
-// (and every reference to it): applied from a changed literal, the object
-// carries the hash of its new content, so it is paired by the stem of its
-// name and its data compared as drift. Only a live object of the same
-// kind, namespace and stem, alone, and rendered under no other name, is
-// followed; lives comes back as it was when there is none. followed maps
-// each rendered name to the live name it stands for.
-func followHashes(lives []kube.LiveObject, objects []rendered) (out []kube.LiveObject, followed map[string]string) {
-	if !slices.ContainsFunc(objects, func(o rendered) bool { return o.Generated != "" && hashSuffix.MatchString(o.ID.Name) }) {
-		return lives, nil // nothing hashed: the common case, and every idle poll
-	}
-	have := map[objectID]bool{}
-	for _, l := range lives {
-		have[idOf(l.Object).WithoutVersion()] = true
-	}
-	rendered := map[objectID]bool{}
-	for _, o := range objects {
-		rendered[o.ID.WithoutVersion()] = true
-	}
-	var pairs []string
-	for _, o := range objects {
-		id := o.ID.WithoutVersion()
-		if o.Generated == "" || have[id] || !hashSuffix.MatchString(id.Name) {
-			continue
-		}
-		stem := id.Name[:len(id.Name)-10]
-		var match []string
-		for l := range have {
-			if l.Group == id.Group && l.Kind == id.Kind && l.Namespace == id.Namespace && !rendered[l] &&
-				hashSuffix.MatchString(l.Name) && strings.HasPrefix(l.Name, stem) && len(l.Name) == len(id.Name) {
-				match = append(match, l.Name)
-			}
-		}
-		if len(match) == 1 {
-			pairs = append(pairs, match[0], id.Name)
-			if followed == nil {
-				followed = map[string]string{}
-			}
-			followed[id.Name] = match[0]
-		}
-	}
-	if len(pairs) == 0 {
-		return lives, nil
-	}
-	r := strings.NewReplacer(pairs...)
-	out = make([]kube.LiveObject, len(lives))
-	for i, l := range lives {
-		out[i] = l
-		out[i].Object = replaceStrings(l.Object, r, nil).(map[string]any)
-	}
-	return out, followed
 }
