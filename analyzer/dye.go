@@ -3,6 +3,7 @@ package analyzer
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,11 +20,15 @@ import (
 // Image references and entry fields live in analyzer/dye; these names keep
 // the façade's code reading as it did until the dye has moved there too
 // (issue 29).
-type imageRef = dye.ImageRef
+type (
+	imageRef  = dye.ImageRef
+	imageSlot = dye.ImageSlot
+	configRef = dye.Config // one document of a builtin plugin config
+)
+
+func imageSlots(obj map[string]any) []imageSlot { return dye.ImageSlots(obj) }
 
 func parseImage(s string) imageRef { return dye.ParseImage(s) }
-
-func patchOuter(i int) jsonvalue.Path { return dye.PatchOuter(i) }
 
 const (
 	fieldNewName = dye.FieldNewName
@@ -82,7 +87,7 @@ func (e entry) String() string {
 
 // configNode locates field of an entry a config holds.
 func (e entry) configNode(field string) inputNode {
-	return e.Config.at(configEntryField(e.List, field))
+	return inputNode{Input: e.Config.At(dye.ConfigEntryField(e.List, field))}
 }
 
 // file is the repo file an edit of the entry writes.
@@ -105,8 +110,6 @@ type slotKey struct {
 	Path  string // the slot's field path, as jsonvalue.Path.String()
 	Field string // the component: newName/newTag/digest for images, count for replicas
 }
-
-const replicaNonceBase = 2_000_000_000
 
 // Nonces stay inside kustomize's image charset ([a-zA-Z0-9_.{}-]): a tag
 // outside it renders, but stops every later entry from matching, silently.
@@ -142,9 +145,9 @@ func dyeRoot(repo *repofs.Repo, b *built, values bool) (*dyeResult, error) {
 	if entries && !res.namesDyed {
 		res.note = "an images: entry matches another entry's newName (a rename chain): image name changes are written to the source, not routed"
 	}
-	var vd *valueDyer
+	var vd *dye.Dyer
 	if values {
-		vd = &valueDyer{byNonce: map[string]inputNode{}, orig: map[string]string{}, images: len(te.images) > 0}
+		vd = &dye.Dyer{ByNonce: map[string]dye.Input{}, Orig: map[string]string{}, Images: len(te.images) > 0}
 	}
 	extra, byNonce, err := dyeFiles(repo, b, res.namesDyed, vd)
 	if err != nil {
@@ -194,13 +197,13 @@ func dyeRoot(repo *repofs.Repo, b *built, values bool) (*dyeResult, error) {
 // field replaced by a nonce, and with vd every value input) and names the
 // supplier of each entry nonce; vd records the value nonces and the
 // original of every nonce, to put them back.
-func dyeFiles(repo *repofs.Repo, b *built, namesDyed bool, vd *valueDyer) (map[string][]byte, map[string]supplier, error) {
+func dyeFiles(repo *repofs.Repo, b *built, namesDyed bool, vd *dye.Dyer) (map[string][]byte, map[string]supplier, error) {
 	num := 0
 	ed := &entryDyer{num: &num, byNonce: map[string]supplier{}, vd: vd, namesDyed: namesDyed}
 	extra := map[string][]byte{}
 	io := dye.NewFiles(b.tree, repo.File, extra)
 	if vd != nil {
-		vd.num = &num
+		vd.Num = &num
 	}
 	for _, n := range b.tree.Nodes {
 		if n.K == nil || n.File == "" || (len(n.K.Images) == 0 && len(n.K.Replicas) == 0 && len(n.Plugins) == 0 && (vd == nil || !dye.ValueInputs(n))) {
@@ -216,7 +219,7 @@ func dyeFiles(repo *repofs.Repo, b *built, namesDyed bool, vd *valueDyer) (map[s
 			ed.replica(&k.Replicas[i].Count, entry{Node: n, List: "replicas", Index: i})
 		}
 		if vd != nil {
-			vd.dyeKustomization(io, n, &k, b.objects)
+			vd.DyeKustomization(io, n, &k, b.objects)
 		}
 		dyeConfigs(io, n, &k, ed, vd)
 		// Re-marshal kustomize's own struct so that quoting is right
@@ -235,14 +238,14 @@ func dyeFiles(repo *repofs.Repo, b *built, namesDyed bool, vd *valueDyer) (map[s
 type entryDyer struct {
 	num       *int
 	byNonce   map[string]supplier
-	vd        *valueDyer // when values are dyed too: it puts every nonce back
+	vd        *dye.Dyer // when values are dyed too: it puts every nonce back
 	namesDyed bool
 }
 
 func (d *entryDyer) record(nonce, was string, sup supplier) {
 	d.byNonce[nonce] = sup
 	if d.vd != nil {
-		d.vd.orig[nonce] = was
+		d.vd.Orig[nonce] = was
 	}
 }
 
@@ -267,7 +270,7 @@ func (d *entryDyer) image(img *types.Image, e entry) {
 // replica dyes the count a replicas entry sets.
 func (d *entryDyer) replica(count *int64, e entry) {
 	*d.num++
-	n := replicaNonceBase + int64(*d.num)
+	n := dye.ReplicaNonceBase + int64(*d.num)
 	d.record(strconv.FormatInt(n, 10), strconv.FormatInt(*count, 10), supplier{e, fieldCount})
 	*count = n
 }
@@ -301,73 +304,6 @@ func (e treeEntries) renameChain() bool {
 	return false
 }
 
-// imageSlot is one image reference inside an object.
-type imageSlot struct {
-	Path  jsonvalue.Path
-	Image string
-}
-
-// imageSlots finds the image fields kustomize's images transformer rewrites
-// (measured): containers and initContainers at any depth, and
-// volumes[].image.reference. ephemeralContainers are not rewritten, so they
-// belong to the source and are not slots.
-func imageSlots(obj map[string]any) []imageSlot {
-	var out []imageSlot
-	var walk func(v any, p jsonvalue.Path)
-	walk = func(v any, p jsonvalue.Path) {
-		switch t := v.(type) {
-		case map[string]any:
-			for _, k := range jsonvalue.SortedKeys(t) {
-				c := t[k]
-				cp := p.Child(jsonvalue.Key(k))
-				switch k {
-				case "containers", "initContainers":
-					if l, ok := c.([]any); ok {
-						out = append(out, listSlots(l, cp, jsonvalue.Path{jsonvalue.Key("image")})...)
-						continue
-					}
-				case "volumes":
-					if l, ok := c.([]any); ok {
-						out = append(out, listSlots(l, cp, jsonvalue.Path{jsonvalue.Key("image"), jsonvalue.Key("reference")})...)
-						continue
-					}
-				case "ephemeralContainers":
-					continue
-				}
-				walk(c, cp)
-			}
-		case []any:
-			for i, e := range t {
-				walk(e, p.Child(jsonvalue.Index(i)))
-			}
-		}
-	}
-	walk(obj, nil)
-	return out
-}
-
-func listSlots(l []any, p jsonvalue.Path, field jsonvalue.Path) []imageSlot {
-	_, named := jsonvalue.ElementNames(l)
-	var out []imageSlot
-	for i, e := range l {
-		m, ok := e.(map[string]any)
-		if !ok {
-			continue
-		}
-		ep := p.Child(jsonvalue.Index(i))
-		if named {
-			ep = p.Child(jsonvalue.Name(m["name"].(string)))
-		}
-		full := append(append(jsonvalue.Path{}, ep...), field...)
-		if s, ok := jsonvalue.Get(m, field); ok {
-			if img, ok := s.(string); ok {
-				out = append(out, imageSlot{Path: full, Image: img})
-			}
-		}
-	}
-	return out
-}
-
 // treeEntries is what a tree's images/replicas entries (kustomization
 // lists and ImageTagTransformer/ReplicaCountTransformer configs) match on.
 type treeEntries struct {
@@ -393,14 +329,14 @@ func entriesOf(t *ktree.Tree, read func(string) ([]byte, bool)) treeEntries {
 			e.replicas[r.Name] = true // matched by name alone (measured: any kind the fieldspec selects)
 		}
 	}
-	eachConfig(t, read, func(_ *ktree.Node, c configRef, m map[string]any) {
+	dye.EachConfig(t, read, func(_ *ktree.Node, c configRef, m map[string]any) {
 		switch c.Kind {
 		case "ImageTagTransformer":
-			if img, ok := configImage(m); ok {
+			if img, ok := dye.ConfigImage(m); ok {
 				addImage(img)
 			}
 		case "ReplicaCountTransformer":
-			if name, _, ok := configReplica(m); ok {
+			if name, _, ok := dye.ConfigReplica(m); ok {
 				e.replicas[name] = true
 			}
 		}
@@ -441,40 +377,172 @@ func (e treeEntries) mayMatchImage(ref string) bool {
 	}
 	name := parseImage(ref).Name
 	for _, img := range e.images {
-		if patternMayMatch(img.Name, name) {
+		if dye.PatternMayMatch(img.Name, name) {
 			return true
 		}
 	}
 	return false
 }
 
-// patternMayMatch decides whether ^pat(:tag)?(@digest)?$ could match name
-// followed by a tag or digest. A pattern of letters, digits, '_', '-', '/'
-// and '.' (any one character) consumes exactly its own length, so after
-// it the image must end or go on with ':' or '@'; any other pattern is a
-// regular expression this does not read, and may match.
-func patternMayMatch(pat, name string) bool {
-	for _, c := range pat {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '/' || c == '.') {
-			return true
+// dyeConfigs dyes the builtin plugin configs n lists: with ed the entries
+// of ImageTagTransformer and ReplicaCountTransformer configs, with vd the
+// values of patch, label, annotation and ConfigMapGenerator configs. An
+// inline config is replaced in k, a config file written to extra (once,
+// however many kustomizations list it).
+func dyeConfigs(io dye.Files, n *ktree.Node, k *types.Kustomization, ed *entryDyer, vd *dye.Dyer) {
+	k.Transformers, k.Generators = slices.Clone(k.Transformers), slices.Clone(k.Generators)
+	for _, p := range n.Plugins {
+		if _, dyed := io.Extra[p.File]; dyed {
+			continue // a config file two kustomizations list is dyed once
+		}
+		ref, text, ok := dye.ConfigText(n, k, p, io.Read)
+		if !ok {
+			continue
+		}
+		docs, err := dye.DecodeDocs(text)
+		if err != nil {
+			continue
+		}
+		changed := false
+		for i, d := range docs {
+			m, ok := d.(map[string]any)
+			if !ok {
+				continue
+			}
+			ref.Read(i, m)
+			switch {
+			case ref.Kind == "ImageTagTransformer" && ed != nil:
+				if img, ok := dye.ConfigImage(m); ok {
+					ed.image(&img, entry{Node: n, List: "images", Index: i, Config: ref})
+					dye.SetConfigImage(m, img)
+					changed = true
+				}
+			case ref.Kind == "ReplicaCountTransformer" && ed != nil:
+				if _, count, ok := dye.ConfigReplica(m); ok {
+					ed.replica(&count, entry{Node: n, List: "replicas", Index: i, Config: ref})
+					m["replica"].(map[string]any)["count"] = count
+					changed = true
+				}
+			case vd != nil:
+				changed = vd.DyeConfig(io, n, ref, m) || changed
+			}
+		}
+		out, err := dye.MarshalDocs(docs)
+		if !changed || err != nil {
+			continue // undyed, its nonces land nowhere: nothing is attributed to it
+		}
+		switch {
+		case !ref.Inline:
+			io.Extra[p.File] = out
+		case p.Key == "generators":
+			k.Generators[p.Entry] = string(out)
+		default:
+			k.Transformers[p.Entry] = string(out)
 		}
 	}
-	for i := range len(name) {
-		if name[i] >= 0x80 {
-			return true // '.' matches a whole character, not a byte
+}
+
+// Provenance of values the kustomization supplies (DESIGN §4). The same
+// dyed build that names images:/replicas: suppliers also gives every
+// value-carrying scalar of a patch (file or inline, strategic-merge or a
+// JSON6902 op's value), of a labels:/commonLabels:/commonAnnotations: entry
+// and of a configMapGenerator literal a nonce of its own type. Where a
+// nonce comes out whole, that input node supplied that rendered field. What
+// kustomize matches on is never dyed (names, merge keys, patch targets,
+// identity), and the dyed render, nonces put back, must equal the plain
+// one; otherwise nothing is attributed for the root.
+
+// fieldValue is the slotKey component of a value an input node supplies.
+const fieldValue = "value"
+
+// inputNode is one dyed scalar (dye.Input) as the plan sees it.
+type inputNode struct {
+	dye.Input
+	// Blocked: the tool's rewrite supplies the value from a setting the
+	// plan cannot write (why); its fields are refused.
+	Blocked *Refusal
+}
+
+// provenance is what the dyed render says about value inputs: per
+// rendered field (slotKey with fieldValue) the node that supplied it, and
+// per node every field it supplied.
+type provenance struct {
+	fields   map[slotKey]string // -> dye.Input.Key()
+	nodes    map[string]inputNode
+	landings map[string][]slotRef
+}
+
+// readProvenance reads the value nonces out of the dyed render. The render,
+// with every nonce put back and generated names renamed back, must equal
+// the plain one object for object; otherwise nil (nothing is attributed).
+func readProvenance(d *dye.Dyer, plain, dyed []rendered, names map[string]string) *provenance {
+	var pairs []string
+	ints := map[int64]int64{}
+	for nonce, orig := range d.Orig {
+		pairs = append(pairs, nonce, orig)
+		if i, err := strconv.ParseInt(nonce, 10, 64); err == nil {
+			o, _ := strconv.ParseInt(orig, 10, 64)
+			ints[i] = o
 		}
 	}
-	// The name, the same at every level, fills the image's first
-	// len(name) characters and is followed by its end, ':' or '@'.
-	for i := range min(len(pat), len(name)) {
-		if pat[i] != '.' && pat[i] != name[i] {
-			return false
+	for dyedName, plainName := range names {
+		pairs = append(pairs, dyedName, plainName)
+	}
+	back := strings.NewReplacer(pairs...)
+	for i := range dyed {
+		if !jsonvalue.Equal(replaceStrings(dyed[i].Object, back, ints), plain[i].Object) {
+			return nil
 		}
 	}
-	if len(pat) > len(name) {
-		// The pattern runs on into the tag or digest, which may differ
-		// between levels; only a '.' matches the ':' or '@' that starts it.
-		return pat[len(name)] == '.'
+	pv := &provenance{fields: map[slotKey]string{}, nodes: map[string]inputNode{}, landings: map[string][]slotRef{}}
+	for i := range dyed {
+		id := plain[i].ID
+		dye.LeafPaths(dyed[i].Object, nil, func(p jsonvalue.Path, v any) {
+			var text string
+			switch t := v.(type) {
+			case string:
+				text = t
+			case int64:
+				text = strconv.FormatInt(t, 10)
+			default:
+				return
+			}
+			n, ok := d.ByNonce[text]
+			if !ok {
+				return
+			}
+			_, wantInt := n.Orig.(int64)
+			if _, isInt := v.(int64); isInt != wantInt {
+				return // an int nonce come out as a string, or the reverse: composed
+			}
+			k := n.Key()
+			pv.nodes[k] = inputNode{Input: n}
+			pv.fields[slotKey{id, p.String(), fieldValue}] = k
+			pv.landings[k] = append(pv.landings[k], slotRef{id, p})
+		})
 	}
-	return len(pat) == len(name) || name[len(pat)] == ':' || name[len(pat)] == '@'
+	return pv
+}
+
+// valueLeaves lists, per key a value input's scalar lands under, where
+// it lands (the element name, "" for any) and the value it gives, from the
+// inputs alone: what the dye could attribute, known without the dyed
+// build.
+func valueLeaves(repo *repofs.Repo, b *built) map[string][]landing {
+	t := b.tree
+	num := 0
+	vd := &dye.Dyer{Num: &num, ByNonce: map[string]dye.Input{}, Orig: map[string]string{}}
+	io := dye.NewFiles(t, repo.File, map[string][]byte{})
+	for _, n := range t.Nodes {
+		if dye.ValueInputs(n) {
+			k := *n.K
+			vd.DyeKustomization(io, n, &k, b.objects)
+			dyeConfigs(io, n, &k, nil, vd)
+		}
+	}
+	out := map[string][]landing{}
+	for _, n := range vd.ByNonce {
+		out[n.Leaf] = append(out[n.Leaf], landing{Elem: n.Elem, Value: fmt.Sprint(n.Orig)})
+	}
+	return out
 }

@@ -20,17 +20,10 @@ type orchestration struct {
 	repo *repofs.Repo // the snapshot with the root kustomization as the tool writes it
 	flux *gitops.Flux // nil: no Flux Kustomization context
 	argo *gitops.Argo // nil: no Argo CD Application context
-	tool *toolRoot    // the rewritten root kustomization; nil when none
+	tool *gitops.Root // the rewritten root kustomization; nil when none
 	vars *varPlan     // the tool's settings the plan changes
 	home *manifestAt  // the tool object's manifest in the repository, once looked for
 }
-
-// The tool's rewrite and its settings, in the analyzer's words.
-type (
-	toolRoot    = gitops.Root
-	toolSetting = gitops.Setting
-	settingEdit = gitops.SettingEdit
-)
 
 // orchestrator prepares the plan's orchestration. A context the tool's own
 // generator rejects refuses the target (nil orchestration, refusal in plan).
@@ -60,7 +53,7 @@ func (s *Snapshot) orchestrator(root string, opts Options, plan *Plan) (*orchest
 
 // rewrite rewrites the root kustomization of repo as the tool does, with
 // the settings the plan changes given their new values.
-func (o *orchestration) rewrite(repo *repofs.Repo, root string, edits []settingEdit) (*repofs.Repo, *toolRoot, error) {
+func (o *orchestration) rewrite(repo *repofs.Repo, root string, edits []gitops.SettingEdit) (*repofs.Repo, *gitops.Root, error) {
 	if o.flux != nil {
 		return o.flux.Edited(edits).Rewrite(repo, root)
 	}
@@ -127,12 +120,12 @@ func (a *analysis) orchestrated(repo *repofs.Repo) (*repofs.Repo, error) {
 // settingEdits are the tool's settings the plan writes, with their new
 // values: a routed override as planned, a value placed inside a setting
 // (an inline patch of the tool's) as the edited manifest now holds it.
-func (a *analysis) settingEdits(repo *repofs.Repo) []settingEdit {
-	var out []settingEdit
+func (a *analysis) settingEdits(repo *repofs.Repo) []gitops.SettingEdit {
+	var out []gitops.SettingEdit
 	if a.vars != nil {
 		for _, r := range a.vars.routes {
 			if r.Tool {
-				out = append(out, settingEdit{Path: r.Path, Value: r.Render})
+				out = append(out, gitops.SettingEdit{Path: r.Path, Value: r.Render})
 			}
 		}
 	}
@@ -148,7 +141,7 @@ func (a *analysis) settingEdits(repo *repofs.Repo) []settingEdit {
 		}
 		if doc, err := f.Value(n.OuterDoc); err == nil {
 			if v, ok := jsonvalue.Get(doc, n.Outer); ok {
-				out = append(out, settingEdit{Path: n.Outer, Value: v})
+				out = append(out, gitops.SettingEdit{Path: n.Outer, Value: v})
 			}
 		}
 	}
@@ -159,15 +152,15 @@ func (a *analysis) settingEdits(repo *repofs.Repo) []settingEdit {
 // sets an entry field of the rewritten root kustomization: a setting of
 // its object, or any field of a kustomization only the tool writes (a
 // plain folder's).
-func (a *analysis) toolSets(e entry, field string) (toolSetting, bool) {
+func (a *analysis) toolSets(e entry, field string) (gitops.Setting, bool) {
 	if a.orchestration == nil || a.tool == nil || e.Node == nil || e.Node.File != a.tool.File || e.Config.File != "" {
-		return toolSetting{}, false // a plugin config's entry is the repository's
+		return gitops.Setting{}, false // a plugin config's entry is the repository's
 	}
 	if s, owned := a.tool.Owned[gitops.OwnedKey(e.List, e.Index, field)]; owned {
 		return s, true
 	}
 	_, inRepo := a.snap.repo.File(a.tool.File)
-	return toolSetting{}, !inRepo
+	return gitops.Setting{}, !inRepo
 }
 
 // toolWins reports whether the tool's setting supplies the entry field:
@@ -246,7 +239,7 @@ func (o *orchestration) clusterSetting(p jsonvalue.Path) (any, bool) {
 
 // settingName names a setting for messages: "spec.images[0] of the Flux
 // Kustomization flux-system/apps".
-func (a *analysis) settingName(s toolSetting) string {
+func (a *analysis) settingName(s gitops.Setting) string {
 	return s.Path.String() + " of " + a.tool.By
 }
 
@@ -255,7 +248,7 @@ func (a *analysis) settingName(s toolSetting) string {
 // holds the setting as the cluster's object does. Otherwise a refusal
 // naming the setting: orchestrator-context when the repository does not
 // hold the object or holds another value.
-func (a *analysis) settingHome(s toolSetting) (*settingAt, *Refusal) {
+func (a *analysis) settingHome(s gitops.Setting) (*settingAt, *Refusal) {
 	where := a.settingName(s)
 	file, doc, err := a.toolManifest()
 	if err != nil {
@@ -343,7 +336,7 @@ func (a *analysis) planToolRoutes() {
 		return
 	}
 	type override struct {
-		setting toolSetting
+		setting gitops.Setting
 		list    string
 		value   any
 		slots   []slotRef

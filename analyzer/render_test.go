@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/driftback/driftback/analyzer/dye"
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/internal/jsonvalue"
@@ -95,7 +96,7 @@ func dyeExtra(repo *repofs.Repo, b *built) map[string][]byte {
 	if !te.any() && !hasValueInputs(b.tree) {
 		return nil
 	}
-	vd := &valueDyer{byNonce: map[string]inputNode{}, orig: map[string]string{}, images: len(te.images) > 0}
+	vd := &dye.Dyer{ByNonce: map[string]dye.Input{}, Orig: map[string]string{}, Images: len(te.images) > 0}
 	extra, _, err := dyeFiles(repo, b, !te.renameChain(), vd)
 	if err != nil {
 		return nil

@@ -1,14 +1,12 @@
-package analyzer
+package dye
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/api/types"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/driftback/driftback/analyzer/dye"
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/jsonvalue"
 )
@@ -22,8 +20,8 @@ import (
 // route. What the plugins match on (an image name, fieldSpecs, targets,
 // names) is never dyed.
 
-// configRef locates one document of a builtin plugin config.
-type configRef struct {
+// Config locates one document of a builtin plugin config.
+type Config struct {
 	File   string // the file an edit writes: the config's, or the kustomization holding it inline
 	Key    string // "transformers" or "generators"
 	Entry  int    // the entry's index in that list
@@ -34,7 +32,7 @@ type configRef struct {
 }
 
 // String names the config for a reader.
-func (c configRef) String() string {
+func (c Config) String() string {
 	s := c.Kind + " " + c.Name
 	if c.Inline {
 		s += fmt.Sprintf(" (%s[%d])", c.Key, c.Entry)
@@ -42,8 +40,8 @@ func (c configRef) String() string {
 	return s
 }
 
-// read sets the document's index, kind and name.
-func (c *configRef) read(doc int, m map[string]any) {
+// Read sets the document's index, kind and name.
+func (c *Config) Read(doc int, m map[string]any) {
 	c.Doc = doc
 	c.Kind, _ = m["kind"].(string)
 	c.Name = ""
@@ -52,51 +50,51 @@ func (c *configRef) read(doc int, m map[string]any) {
 	}
 }
 
-// at is the input node of the scalar at p of the document.
-func (c configRef) at(p jsonvalue.Path) inputNode {
-	n := inputNode{File: c.File, Doc: c.Doc, Path: p}
+// At is the input node of the scalar at p of the document.
+func (c Config) At(p jsonvalue.Path) Input {
+	n := Input{File: c.File, Doc: c.Doc, Path: p}
 	if c.Inline {
 		n.Outer = jsonvalue.Path{jsonvalue.Key(c.Key), jsonvalue.Index(c.Entry)}
 	}
 	return n
 }
 
-// configText is the text of one accepted transformers:/generators: entry
+// ConfigText is the text of one accepted transformers:/generators: entry
 // of n, as k holds it (inline) or as read gives the file.
-func configText(n *ktree.Node, k *types.Kustomization, p ktree.Plugin, read func(string) ([]byte, bool)) (configRef, []byte, bool) {
+func ConfigText(n *ktree.Node, k *types.Kustomization, p ktree.Plugin, read func(string) ([]byte, bool)) (Config, []byte, bool) {
 	if p.File != "" {
 		data, ok := read(p.File)
-		return configRef{File: p.File, Key: p.Key, Entry: p.Entry}, data, ok
+		return Config{File: p.File, Key: p.Key, Entry: p.Entry}, data, ok
 	}
 	list := k.Transformers
 	if p.Key == "generators" {
 		list = k.Generators
 	}
 	if p.Entry >= len(list) {
-		return configRef{}, nil, false
+		return Config{}, nil, false
 	}
-	return configRef{File: n.File, Key: p.Key, Entry: p.Entry, Inline: true}, []byte(list[p.Entry]), true
+	return Config{File: n.File, Key: p.Key, Entry: p.Entry, Inline: true}, []byte(list[p.Entry]), true
 }
 
-// eachConfig calls fn for every document of every builtin plugin config
+// EachConfig calls fn for every document of every builtin plugin config
 // the tree's kustomizations list.
-func eachConfig(t *ktree.Tree, read func(string) ([]byte, bool), fn func(n *ktree.Node, c configRef, doc map[string]any)) {
+func EachConfig(t *ktree.Tree, read func(string) ([]byte, bool), fn func(n *ktree.Node, c Config, doc map[string]any)) {
 	for _, n := range t.Nodes {
 		if n.K == nil {
 			continue
 		}
 		for _, p := range n.Plugins {
-			ref, text, ok := configText(n, n.K, p, read)
+			ref, text, ok := ConfigText(n, n.K, p, read)
 			if !ok {
 				continue
 			}
-			docs, err := dye.DecodeDocs(text)
+			docs, err := DecodeDocs(text)
 			if err != nil {
 				continue
 			}
 			for i, d := range docs {
 				if m, ok := d.(map[string]any); ok {
-					ref.read(i, m)
+					ref.Read(i, m)
 					fn(n, ref, m)
 				}
 			}
@@ -104,9 +102,9 @@ func eachConfig(t *ktree.Tree, read func(string) ([]byte, bool), fn func(n *ktre
 	}
 }
 
-// configImage reads the imageTag of an ImageTagTransformer as an images
+// ConfigImage reads the imageTag of an ImageTagTransformer as an images
 // entry; only string fields, as the dye writes strings.
-func configImage(m map[string]any) (types.Image, bool) {
+func ConfigImage(m map[string]any) (types.Image, bool) {
 	it, ok := m["imageTag"].(map[string]any)
 	if !ok {
 		return types.Image{}, false
@@ -115,8 +113,8 @@ func configImage(m map[string]any) (types.Image, bool) {
 	return types.Image{Name: str("name"), NewName: str("newName"), NewTag: str("newTag"), Digest: str("digest")}, true
 }
 
-// setConfigImage writes back the fields of img the config sets.
-func setConfigImage(m map[string]any, img types.Image) {
+// SetConfigImage writes back the fields of img the config sets.
+func SetConfigImage(m map[string]any, img types.Image) {
 	it := m["imageTag"].(map[string]any)
 	for k, v := range map[string]string{"newName": img.NewName, "newTag": img.NewTag, "digest": img.Digest} {
 		if _, ok := it[k].(string); ok {
@@ -125,91 +123,33 @@ func setConfigImage(m map[string]any, img types.Image) {
 	}
 }
 
-// configReplica reads the replica of a ReplicaCountTransformer.
-func configReplica(m map[string]any) (name string, count int64, ok bool) {
+// ConfigReplica reads the replica of a ReplicaCountTransformer.
+func ConfigReplica(m map[string]any) (name string, count int64, ok bool) {
 	r, _ := m["replica"].(map[string]any)
 	name, _ = r["name"].(string)
 	count, ok = r["count"].(int64)
 	return name, count, ok
 }
 
-// configEntryField is where an entry config holds the field an entry
+// ConfigEntryField is where an entry config holds the field an entry
 // edit changes.
-func configEntryField(list, field string) jsonvalue.Path {
+func ConfigEntryField(list, field string) jsonvalue.Path {
 	if list == "replicas" {
 		return jsonvalue.Path{jsonvalue.Key("replica"), jsonvalue.Key(field)}
 	}
 	return jsonvalue.Path{jsonvalue.Key("imageTag"), jsonvalue.Key(field)}
 }
 
-// dyeConfigs dyes the builtin plugin configs n lists: with ed the entries
-// of ImageTagTransformer and ReplicaCountTransformer configs, with vd the
-// values of patch, label, annotation and ConfigMapGenerator configs. An
-// inline config is replaced in k, a config file written to extra (once,
-// however many kustomizations list it).
-func dyeConfigs(io dye.Files, n *ktree.Node, k *types.Kustomization, ed *entryDyer, vd *valueDyer) {
-	k.Transformers, k.Generators = slices.Clone(k.Transformers), slices.Clone(k.Generators)
-	for _, p := range n.Plugins {
-		if _, dyed := io.Extra[p.File]; dyed {
-			continue // a config file two kustomizations list is dyed once
-		}
-		ref, text, ok := configText(n, k, p, io.Read)
-		if !ok {
-			continue
-		}
-		docs, err := dye.DecodeDocs(text)
-		if err != nil {
-			continue
-		}
-		changed := false
-		for i, d := range docs {
-			m, ok := d.(map[string]any)
-			if !ok {
-				continue
-			}
-			ref.read(i, m)
-			switch {
-			case ref.Kind == "ImageTagTransformer" && ed != nil:
-				if img, ok := configImage(m); ok {
-					ed.image(&img, entry{Node: n, List: "images", Index: i, Config: ref})
-					setConfigImage(m, img)
-					changed = true
-				}
-			case ref.Kind == "ReplicaCountTransformer" && ed != nil:
-				if _, count, ok := configReplica(m); ok {
-					ed.replica(&count, entry{Node: n, List: "replicas", Index: i, Config: ref})
-					m["replica"].(map[string]any)["count"] = count
-					changed = true
-				}
-			case vd != nil:
-				changed = vd.dyeConfig(io, n, ref, m) || changed
-			}
-		}
-		out, err := dye.MarshalDocs(docs)
-		if !changed || err != nil {
-			continue // undyed, its nonces land nowhere: nothing is attributed to it
-		}
-		switch {
-		case !ref.Inline:
-			io.Extra[p.File] = out
-		case p.Key == "generators":
-			k.Generators[p.Entry] = string(out)
-		default:
-			k.Transformers[p.Entry] = string(out)
-		}
-	}
-}
-
-// dyeConfig dyes the values of one value-carrying config document and
+// DyeConfig dyes the values of one value-carrying config document and
 // reports whether it changed the document (files it names go to extra).
-func (d *valueDyer) dyeConfig(io dye.Files, n *ktree.Node, c configRef, m map[string]any) bool {
-	before := *d.num
+func (d *Dyer) DyeConfig(io Files, n *ktree.Node, c Config, m map[string]any) bool {
+	before := *d.Num
 	what := c.String()
 	// An inline patch of an inline config is a string in a string: not
 	// one the editor reaches, so it is left undyed.
 	inlinePatch := func(key string) {
 		if s, ok := m[key].(string); ok && s != "" && !c.Inline {
-			at := inputNode{File: c.File, OuterDoc: c.Doc, Outer: jsonvalue.Path{jsonvalue.Key(key)}, Route: RoutePatch, What: what + " " + key}
+			at := Input{File: c.File, OuterDoc: c.Doc, Outer: jsonvalue.Path{jsonvalue.Key(key)}, Route: RoutePatch, What: what + " " + key}
 			if b, ok := d.dyePatchText([]byte(s), at); ok {
 				m[key] = string(b)
 			}
@@ -217,7 +157,7 @@ func (d *valueDyer) dyeConfig(io dye.Files, n *ktree.Node, c configRef, m map[st
 	}
 	patchFile := func(entry string) {
 		if p, data, ok := io.Undyed(n, entry); ok {
-			if b, ok := d.dyePatchText(data, inputNode{File: p, Route: RoutePatch, What: what + " (" + p + ")"}); ok {
+			if b, ok := d.dyePatchText(data, Input{File: p, Route: RoutePatch, What: what + " (" + p + ")"}); ok {
 				io.Extra[p] = b
 			}
 		}
@@ -231,7 +171,7 @@ func (d *valueDyer) dyeConfig(io dye.Files, n *ktree.Node, c configRef, m map[st
 		pairs, _ := m[key].(map[string]any)
 		for k, v := range pairs {
 			s, _ := v.(string)
-			at := c.at(jsonvalue.Path{jsonvalue.Key(key), jsonvalue.Key(k)})
+			at := c.At(jsonvalue.Path{jsonvalue.Key(key), jsonvalue.Key(k)})
 			at.Route, at.What, at.Leaf = RouteLabel, what, k
 			if nv, ok := d.dyePair(k, s, at); ok {
 				pairs[k] = nv
@@ -257,8 +197,8 @@ func (d *valueDyer) dyeConfig(io dye.Files, n *ktree.Node, c configRef, m map[st
 		if err != nil || sigsyaml.Unmarshal(b, &g) != nil {
 			return false
 		}
-		d.dyeGenerator(n, &g.GeneratorArgs, what, func(j int) inputNode {
-			return c.at(jsonvalue.Path{jsonvalue.Key("literals"), jsonvalue.Index(j)})
+		d.dyeGenerator(n, &g.GeneratorArgs, what, func(j int) Input {
+			return c.At(jsonvalue.Path{jsonvalue.Key("literals"), jsonvalue.Index(j)})
 		}, io)
 		if len(g.LiteralSources) > 0 {
 			lits := make([]any, len(g.LiteralSources))
@@ -268,5 +208,5 @@ func (d *valueDyer) dyeConfig(io dye.Files, n *ktree.Node, c configRef, m map[st
 			m["literals"] = lits
 		}
 	}
-	return *d.num != before
+	return *d.Num != before
 }
