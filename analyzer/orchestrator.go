@@ -70,28 +70,11 @@ func (o *orchestration) load(forest *ktree.Forest, root string) (*ktree.Tree, []
 	if err != nil || t == nil {
 		return t, refs, err
 	}
-	// Name what the Kustomization adds as its own, not as the repository
-	// file's: what the root kustomization itself uses stays as it is.
-	own := map[string]bool{}
-	if orig, _, err := forest.Load(root); err == nil && orig != nil {
-		for _, c := range orig.Constructs {
-			if c.File == o.tool.File {
-				own[c.Feature] = true
-			}
-		}
+	var orig *ktree.Tree
+	if ot, _, err := forest.Load(root); err == nil {
+		orig = ot
 	}
-	by := o.tool.By
-	var cs []ktree.Construct
-	if o.substitutes() {
-		cs = append(cs, ktree.Construct{File: o.tool.File, Feature: "postBuild substitution of " + by})
-	}
-	for _, c := range t.Constructs {
-		if c.File == o.tool.File && !own[c.Feature] {
-			c.Feature, c.Line = c.Feature+" set by "+by, 0
-		}
-		cs = append(cs, c)
-	}
-	t.Constructs = cs
+	t.Constructs = o.tool.Constructs(t, orig, o.substitutes())
 	return t, refs, nil
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"sigs.k8s.io/kustomize/api/konfig"
 
+	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/repofs"
@@ -123,4 +124,31 @@ func FindManifest(repo *repofs.Repo, parse func(string) (*yamledit.File, error),
 		return hits[0].file, hits[0].doc, nil
 	}
 	return "", 0, fmt.Errorf("%d documents of the repository are %s %s/%s (%s and %s); which one the cluster runs cannot be told", len(hits), kind, namespace, name, hits[0].file, hits[1].file)
+}
+
+// Constructs are the constructs of t, the tree the tool builds, named as
+// the tool's where it adds them to the rewritten root kustomization: what
+// the repository's own root kustomization (in orig, the tree as the
+// repository holds it; nil when it did not load) uses stays as it is.
+// Flux's substitution, when it runs, comes first.
+func (r *Root) Constructs(t, orig *ktree.Tree, substitutes bool) []ktree.Construct {
+	own := map[string]bool{}
+	if orig != nil {
+		for _, c := range orig.Constructs {
+			if c.File == r.File {
+				own[c.Feature] = true
+			}
+		}
+	}
+	var cs []ktree.Construct
+	if substitutes {
+		cs = append(cs, ktree.Construct{File: r.File, Feature: "postBuild substitution of " + r.By})
+	}
+	for _, c := range t.Constructs {
+		if c.File == r.File && !own[c.Feature] {
+			c.Feature, c.Line = c.Feature+" set by "+r.By, 0
+		}
+		cs = append(cs, c)
+	}
+	return cs
 }

@@ -1,6 +1,9 @@
 package render
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // ID is how driftback pairs a rendered object with its live twin: the
 // API group, kind, namespace and name. The version is left out (a reader
@@ -94,4 +97,29 @@ func (id ID) Ref() string {
 		s += " (" + id.Version + ")"
 	}
 	return s
+}
+
+// Identified reports a rendered object that no cluster could hold: one
+// without apiVersion, kind or name (kustomize builds a document whose
+// apiVersion is misspelt). The input is broken; nothing can pair with it.
+func Identified(o Object) error {
+	av, _ := o.Object["apiVersion"].(string)
+	var missing []string
+	if av == "" {
+		missing = append(missing, "apiVersion")
+	}
+	if o.ID.Kind == "" {
+		missing = append(missing, "kind")
+	}
+	if o.ID.Name == "" {
+		missing = append(missing, "metadata.name")
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	what := "an object"
+	if o.ID.Kind != "" || o.ID.Name != "" {
+		what = o.ID.Ref()
+	}
+	return fmt.Errorf("%s: kustomize renders %s without %s; no cluster can hold it", DisplayDir(o.Origin), what, strings.Join(missing, ", "))
 }
