@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"sigs.k8s.io/kustomize/api/types"
-
 	"github.com/driftback/driftback/analyzer/gitops"
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/jsonvalue"
@@ -220,19 +218,13 @@ func (o *orchestration) clusterSetting(p jsonvalue.Path) (any, bool) {
 	return o.argo.ClusterSetting(p)
 }
 
-// settingName names a setting for messages: "spec.images[0] of the Flux
-// Kustomization flux-system/apps".
-func (a *analysis) settingName(s gitops.Setting) string {
-	return s.Path.String() + " of " + a.tool.By
-}
-
 // settingHome finds where a tool setting is written: the tool's manifest
 // in the repository, a document the plan may write and edit safely that
 // holds the setting as the cluster's object does. Otherwise a refusal
 // naming the setting: orchestrator-context when the repository does not
 // hold the object or holds another value.
 func (a *analysis) settingHome(s gitops.Setting) (*settingAt, *Refusal) {
-	where := a.settingName(s)
+	where := a.tool.SettingName(s)
 	file, doc, err := a.toolManifest()
 	if err != nil {
 		return nil, &Refusal{Code: CodeUnplaceableEdit, Message: err.Error(), Hint: "change " + where + " by hand"}
@@ -361,7 +353,7 @@ func (a *analysis) planToolRoutes() {
 			}
 			continue
 		}
-		r := &varRoute{Tool: true, Render: o.value, Set: o.value, Setting: a.settingName(o.setting),
+		r := &varRoute{Tool: true, Render: o.value, Set: o.value, Setting: a.tool.SettingName(o.setting),
 			File: at.file, Doc: at.doc, Path: o.setting.Path, Slots: o.slots, Route: RouteImages}
 		if o.list == "replicas" {
 			r.Route = RouteReplicas
@@ -373,48 +365,18 @@ func (a *analysis) planToolRoutes() {
 	}
 }
 
-// overrideWith is a tool's override with the route's field changed: a
-// replica count; an Argo CD image string; a Flux images element. A new
-// tag or digest takes both from live, as the tools set them together.
+// overrideWith is a tool's override with the route's field changed (the
+// live image's tag and digest taken from the route's first field).
 func (a *analysis) overrideWith(cur any, r *route) any {
-	if r.Field == fieldCount {
-		return r.Value
-	}
 	var live imageRef
-	if p := a.pairOf(r.Slots[0].Obj); p != nil {
-		v, _ := jsonvalue.Get(p.intent, r.Slots[0].Path)
-		s, _ := v.(string)
-		live = parseImage(s)
-	}
-	set := func(im *types.Image) {
-		v, _ := r.Value.(string)
-		if r.Field == fieldNewName {
-			im.NewName = v
-		} else {
-			im.NewTag, im.Digest = live.Tag, live.Digest
+	if r.Field != fieldCount {
+		if p := a.pairOf(r.Slots[0].Obj); p != nil {
+			v, _ := jsonvalue.Get(p.intent, r.Slots[0].Path)
+			s, _ := v.(string)
+			live = parseImage(s)
 		}
 	}
-	if a.argo != nil {
-		s, _ := cur.(string)
-		im := gitops.ArgoImage(s)
-		set(&im)
-		return gitops.ArgoImageString(im)
-	}
-	m, _ := cur.(map[string]any)
-	if m == nil {
-		m = map[string]any{}
-	}
-	str := func(k string) string { s, _ := m[k].(string); return s }
-	im := types.Image{Name: str("name"), NewName: str("newName"), NewTag: str("newTag"), Digest: str("digest")}
-	set(&im)
-	for k, v := range map[string]string{"newName": im.NewName, "newTag": im.NewTag, "digest": im.Digest} {
-		if v == "" {
-			delete(m, k)
-		} else {
-			m[k] = v
-		}
-	}
-	return m
+	return gitops.Override(cur, r.Field, r.Value, live, a.argo != nil)
 }
 
 // toolInputs moves the value inputs the tool's rewrite adds to the root
@@ -435,7 +397,7 @@ func (a *analysis) toolInputs() {
 		if !ok {
 			continue
 		}
-		n.What = a.settingName(s)
+		n.What = a.tool.SettingName(s)
 		if sel := selectorLanding(pv.landings[k]); sel != nil && n.Route == RouteLabel {
 			// A selector matches the running pods by this value: written,
 			// it would orphan them (and a workload's selector cannot change).

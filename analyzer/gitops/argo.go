@@ -99,9 +99,9 @@ func (g *Argo) images() []string {
 	return out
 }
 
-// ArgoImage reads an override the way `kustomize edit set image` does:
+// argoImage reads an override the way `kustomize edit set image` does:
 // NAME=NEWNAME[:TAG][@DIGEST], or NAME[:TAG][@DIGEST].
-func ArgoImage(s string) types.Image {
+func argoImage(s string) types.Image {
 	name, rest, renamed := strings.Cut(s, "=")
 	if !renamed {
 		rest = s
@@ -116,8 +116,8 @@ func ArgoImage(s string) types.Image {
 	return im
 }
 
-// ArgoImageString writes an override in the form ArgoImage reads.
-func ArgoImageString(im types.Image) string {
+// argoImageString writes an override in the form argoImage reads.
+func argoImageString(im types.Image) string {
 	s := im.Name
 	if im.NewName != "" {
 		s = im.Name + "=" + im.NewName
@@ -192,7 +192,7 @@ func (e *argoEdit) setNames() {
 func (e *argoEdit) setImages() {
 	k := e.k
 	for j, s := range e.g.images() {
-		im := ArgoImage(s)
+		im := argoImage(s)
 		at := -1
 		for i := range k.Images {
 			if k.Images[i].Name == im.Name {

@@ -40,7 +40,7 @@ func TestSecretMarkers(t *testing.T) {
 
 func TestArgoImageRoundTrips(t *testing.T) {
 	for _, s := range []string{"app", "app:v1", "app=reg/other:v2", "app=reg/other@sha256:abc", "reg:5000/app:1@sha256:d"} {
-		if got := ArgoImageString(ArgoImage(s)); got != s {
+		if got := argoImageString(argoImage(s)); got != s {
 			t.Errorf("%q reads back as %q", s, got)
 		}
 	}

@@ -6,7 +6,9 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kustomize/api/konfig"
+	"sigs.k8s.io/kustomize/api/types"
 
+	"github.com/driftback/driftback/analyzer/dye"
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/internal/jsonvalue"
@@ -33,6 +35,12 @@ type Setting struct {
 	// spec.source.kustomize.replicas[0].count), in the cluster's copy and
 	// in the repository's manifest alike.
 	Path jsonvalue.Path
+}
+
+// SettingName names a setting for messages: "spec.images[0] of the Flux
+// Kustomization flux-system/apps".
+func (r *Root) SettingName(s Setting) string {
+	return s.Path.String() + " of " + r.By
 }
 
 // OwnedKey is the key of Root.Owned for one field of one entry.
@@ -151,4 +159,42 @@ func (r *Root) Constructs(t, orig *ktree.Tree, substitutes bool) []ktree.Constru
 		cs = append(cs, c)
 	}
 	return cs
+}
+
+// Override is the tool's override cur (a replica count; an Argo CD image
+// string; a Flux images element) with one entry field set to value. A new
+// tag or digest takes both from live, as the tools set them together.
+func Override(cur any, field string, value any, live dye.ImageRef, argo bool) any {
+	if field == dye.FieldCount {
+		return value
+	}
+	set := func(im *types.Image) {
+		v, _ := value.(string)
+		if field == dye.FieldNewName {
+			im.NewName = v
+		} else {
+			im.NewTag, im.Digest = live.Tag, live.Digest
+		}
+	}
+	if argo {
+		s, _ := cur.(string)
+		im := argoImage(s)
+		set(&im)
+		return argoImageString(im)
+	}
+	m, _ := cur.(map[string]any)
+	if m == nil {
+		m = map[string]any{}
+	}
+	str := func(k string) string { s, _ := m[k].(string); return s }
+	im := types.Image{Name: str("name"), NewName: str("newName"), NewTag: str("newTag"), Digest: str("digest")}
+	set(&im)
+	for k, v := range map[string]string{"newName": im.NewName, "newTag": im.NewTag, "digest": im.Digest} {
+		if v == "" {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
+	}
+	return m
 }
