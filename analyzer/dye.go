@@ -2,7 +2,6 @@ package analyzer
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,9 +16,8 @@ import (
 	"github.com/driftback/driftback/internal/repofs"
 )
 
-// Image references and entry fields live in analyzer/dye; these names keep
-// the façade's code reading as it did until the dye has moved there too
-// (issue 29).
+// The dye's vocabulary lives in analyzer/dye; these names keep the rest of
+// the façade reading as it did while the analyzer moves out (issue 29).
 type (
 	imageRef  = dye.ImageRef
 	imageSlot = dye.ImageSlot
@@ -136,18 +134,18 @@ type dyeResult struct {
 func dyeRoot(repo *repofs.Repo, b *built, values bool) (*dyeResult, error) {
 	res := &dyeResult{suppliers: map[slotKey]supplier{}}
 	te := entriesOf(b.tree, repo.File)
-	entries := te.any()
+	entries := te.Any()
 	values = values && dye.HasValueInputs(b.tree)
 	if !entries && !values {
 		return res, nil
 	}
-	res.namesDyed = !te.renameChain()
+	res.namesDyed = !te.RenameChain()
 	if entries && !res.namesDyed {
 		res.note = "an images: entry matches another entry's newName (a rename chain): image name changes are written to the source, not routed"
 	}
 	var vd *dye.Dyer
 	if values {
-		vd = &dye.Dyer{ByNonce: map[string]dye.Input{}, Orig: map[string]string{}, Images: len(te.images) > 0}
+		vd = &dye.Dyer{ByNonce: map[string]dye.Input{}, Orig: map[string]string{}, Images: len(te.Images) > 0}
 	}
 	extra, byNonce, err := dyeFiles(repo, b, res.namesDyed, vd)
 	if err != nil {
@@ -277,112 +275,16 @@ func (d *entryDyer) replica(count *int64, e entry) {
 
 var replicasPath = jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("replicas")}
 
-// renameChain reports whether some images entry's name pattern matches
-// another entry's newName: then dyeing the name would stop that match.
-func (e treeEntries) renameChain() bool {
-	var names []string
-	var patterns []*regexp.Regexp
-	for _, img := range e.images {
-		if img.NewName != "" {
-			names = append(names, img.NewName)
-		}
-		// kustomize treats the entry name as a pattern over the image
-		// name (measured: "ap." matches "app").
-		if re, err := regexp.Compile("^" + img.Name + "$"); err == nil {
-			patterns = append(patterns, re)
-		} else {
-			return true // cannot tell: be safe
-		}
-	}
-	for _, re := range patterns {
-		for _, nn := range names {
-			if re.MatchString(nn) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// treeEntries is what a tree's images/replicas entries (kustomization
-// lists and ImageTagTransformer/ReplicaCountTransformer configs) match on.
-type treeEntries struct {
-	images   []types.Image   // name: kustomize's regular expression; newName
-	renames  bool            // some images entry sets newName
-	replicas map[string]bool // replicas[].name: exact object names
-}
+// treeEntries is what a tree's images/replicas entries match on
+// (dye.Entries), with the names analyze.go reads them by.
+type treeEntries struct{ dye.Entries }
 
 func entriesOf(t *ktree.Tree, read func(string) ([]byte, bool)) treeEntries {
-	e := treeEntries{replicas: map[string]bool{}}
-	addImage := func(img types.Image) {
-		e.images = append(e.images, img)
-		e.renames = e.renames || img.NewName != ""
-	}
-	for _, n := range t.Nodes {
-		if n.K == nil || n.File == "" {
-			continue
-		}
-		for _, img := range n.K.Images {
-			addImage(img)
-		}
-		for _, r := range n.K.Replicas {
-			e.replicas[r.Name] = true // matched by name alone (measured: any kind the fieldspec selects)
-		}
-	}
-	dye.EachConfig(t, read, func(_ *ktree.Node, c configRef, m map[string]any) {
-		switch c.Kind {
-		case "ImageTagTransformer":
-			if img, ok := dye.ConfigImage(m); ok {
-				addImage(img)
-			}
-		case "ReplicaCountTransformer":
-			if name, _, ok := dye.ConfigReplica(m); ok {
-				e.replicas[name] = true
-			}
-		}
-	})
-	return e
+	return treeEntries{dye.EntriesOf(t, read)}
 }
 
-// mayMatchReplicas reports whether some replicas entry could have set
-// the count of the object rendered as name. kustomize matches an entry
-// against every name the object had during the build, and namePrefix and
-// nameSuffix only add around the name, so an entry whose name the
-// rendered one contains may match.
-func (e treeEntries) mayMatchReplicas(name string) bool {
-	for r := range e.replicas {
-		if strings.Contains(name, r) {
-			return true
-		}
-	}
-	return false
-}
-
-// any reports whether the tree declares an images or replicas entry.
-func (e treeEntries) any() bool { return len(e.images)+len(e.replicas) > 0 }
-
-// mayMatchImage reports whether some images entry could have supplied a
-// component of the rendered image ref, at any level of the build. It
-// answers true unless it can show that no entry matched: kustomize tests
-// ^name(:tag)?(@digest)?$ against the image as it stands at each level,
-// and only when no entry renames does that image keep the rendered name
-// at every level where a supplier could match it (a patch that replaced
-// the whole string afterwards leaves no entry supplying anything).
-func (e treeEntries) mayMatchImage(ref string) bool {
-	if len(e.images) == 0 {
-		return false
-	}
-	if e.renames {
-		return true
-	}
-	name := parseImage(ref).Name
-	for _, img := range e.images {
-		if dye.PatternMayMatch(img.Name, name) {
-			return true
-		}
-	}
-	return false
-}
+func (e treeEntries) mayMatchImage(ref string) bool     { return e.MayMatchImage(ref) }
+func (e treeEntries) mayMatchReplicas(name string) bool { return e.MayMatchReplicas(name) }
 
 // dyeConfigs dyes the builtin plugin configs n lists: with ed the entries
 // of ImageTagTransformer and ReplicaCountTransformer configs, with vd the
