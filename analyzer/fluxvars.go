@@ -153,7 +153,6 @@ func (a *analysis) resolveVar(name string, ds []varDemand) {
 			restore(p.intent, p.ren.Object, d.slot.Path)
 		}
 	}
-	setBy := a.flux.SetBy[name]
 	where := a.flux.SettingName(name)
 	if len(values) > 1 {
 		var places []string
@@ -166,7 +165,7 @@ func (a *analysis) resolveVar(name string, ds []varDemand) {
 			"bring those fields back to one value in the cluster, or split the variable in Git by hand", "")
 		return
 	}
-	route, why := a.findVarSetting(name, setBy)
+	route, why := a.findVarSetting(name)
 	if why != nil {
 		refuseAll(why.Code, why.Message, why.Hint, why.File)
 		return
@@ -189,19 +188,11 @@ func (a *analysis) refuseVarField(p *pair, path jsonvalue.Path, msg string) {
 // variable: the Flux Kustomization document, or the ConfigMap
 // substituteFrom names. A setting found nowhere in the repository lives
 // only in the cluster: refused by name.
-func (a *analysis) findVarSetting(name string, s gitops.VarSetting) (*varRoute, *Refusal) {
+func (a *analysis) findVarSetting(name string) (*varRoute, *Refusal) {
 	ctx := a.flux.Ctx
 	where := a.flux.SettingName(name)
-	var group, kind, objName string
-	var path jsonvalue.Path
-	switch s.Kind {
-	case "substitute":
-		group, kind, objName = "kustomize.toolkit.fluxcd.io", "Kustomization", ctx.Name
-		path = jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("postBuild"), jsonvalue.Key("substitute"), jsonvalue.Key(name)}
-	case "ConfigMap":
-		group, kind, objName = "", "ConfigMap", s.Name
-		path = jsonvalue.Path{jsonvalue.Key("data"), jsonvalue.Key(name)}
-	default:
+	group, kind, objName, path, ok := a.flux.VarManifest(name)
+	if !ok {
 		return nil, &Refusal{Code: CodeOrchestratorContext, Message: fmt.Sprintf("the Flux variable %s supplies this value and is %s", name, where),
 			Hint: fmt.Sprintf("set %s in spec.postBuild.substitute of the Flux Kustomization %s/%s", name, ctx.Namespace, ctx.Name)}
 	}

@@ -370,6 +370,22 @@ func (f *Flux) SettingName(name string) string {
 	return "not set"
 }
 
+// VarManifest says which object sets the variable name, to find in the
+// repository, and where in it: the Kustomization's
+// spec.postBuild.substitute, or the ConfigMap substituteFrom names; false
+// when a Secret sets it (never read, never written) or nothing does.
+func (f *Flux) VarManifest(name string) (group, kind, objName string, path jsonvalue.Path, ok bool) {
+	s := f.SetBy[name]
+	switch s.Kind {
+	case "substitute":
+		path = jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("postBuild"), jsonvalue.Key("substitute"), jsonvalue.Key(name)}
+		return "kustomize.toolkit.fluxcd.io", "Kustomization", f.Ctx.Name, path, true
+	case "ConfigMap":
+		return "", "ConfigMap", s.Name, jsonvalue.Path{jsonvalue.Key("data"), jsonvalue.Key(name)}, true
+	}
+	return "", "", "", nil, false
+}
+
 // ClusterSetting is a setting as the cluster's copy of the Kustomization
 // holds it.
 func (f *Flux) ClusterSetting(p jsonvalue.Path) (any, bool) {
