@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/analyzer/sourceform"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/kube"
@@ -103,7 +104,7 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 	a.dyed = &dyeResult{suppliers: map[slotKey]supplier{}}
 	values := forceDye || a.valuesMayPlace()
 	if values || a.dyeCanRoute() {
-		if a.dyed, err = dye(o.repo, b, values); err != nil {
+		if a.dyed, err = dyeRoot(o.repo, b, values); err != nil {
 			return nil, err
 		}
 		if a.dyed.note != "" {
@@ -205,7 +206,7 @@ func (r renderer) buildTree(repo *repofs.Repo, t *ktree.Tree, krefs []ktree.Refu
 		}}, nil
 	}
 	for _, o := range objs {
-		if err := identified(o); err != nil {
+		if err := render.Identified(o); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -214,31 +215,6 @@ func (r renderer) buildTree(repo *repofs.Repo, t *ktree.Tree, krefs []ktree.Refu
 		b.byID[o.ID] = i
 	}
 	return b, nil, nil
-}
-
-// identified reports a rendered object that no cluster could hold: one
-// without apiVersion, kind or name (kustomize builds a document whose
-// apiVersion is misspelt). The input is broken; nothing can pair with it.
-func identified(o rendered) error {
-	av, _ := o.Object["apiVersion"].(string)
-	var missing []string
-	if av == "" {
-		missing = append(missing, "apiVersion")
-	}
-	if o.ID.Kind == "" {
-		missing = append(missing, "kind")
-	}
-	if o.ID.Name == "" {
-		missing = append(missing, "metadata.name")
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	what := "an object"
-	if o.ID.Kind != "" || o.ID.Name != "" {
-		what = o.ID.ref()
-	}
-	return fmt.Errorf("%s: kustomize renders %s without %s; no cluster can hold it", displayDir(o.Origin), what, strings.Join(missing, ", "))
 }
 
 // analysis is the working state of one plan.

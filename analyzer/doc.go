@@ -4,7 +4,7 @@
 // document should hold (source form), writes that into the user's bytes,
 // re-renders to prove it, and refuses by name what cannot be placed safely.
 // No network, no clock, no disk — except a private temporary folder for
-// Flux's kustomization generator, which reads only from disk (flux.go).
+// Flux's kustomization generator, which reads only from disk (gitops/flux.go).
 // With a GitOps tool's context (Options.Flux, Options.ArgoCD) the root is
 // rendered as that tool renders it (DESIGN §7).
 //

@@ -2,17 +2,61 @@ package analyzer
 
 import (
 	"fmt"
-	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/yaml"
 
+	"github.com/driftback/driftback/analyzer/dye"
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/repofs"
 )
+
+// The dye's vocabulary lives in analyzer/dye; these names keep the rest of
+// the façade reading as it did while the analyzer moves out (issue 29).
+type (
+	imageRef  = dye.ImageRef
+	imageSlot = dye.ImageSlot
+	configRef = dye.Config // one document of a builtin plugin config
+)
+
+func imageSlots(obj map[string]any) []imageSlot { return dye.ImageSlots(obj) }
+
+func parseImage(s string) imageRef { return dye.ParseImage(s) }
+
+const (
+	fieldNewName = dye.FieldNewName
+	fieldNewTag  = dye.FieldNewTag
+	fieldDigest  = dye.FieldDigest
+	fieldCount   = dye.FieldCount
+)
+
+var imageFields = dye.ImageFields
+
+// hashSuffix is the content hash kustomize appends to a generated name.
+var hashSuffix = dye.HashSuffix
+
+type landing = dye.Landing
+
+func mayLand(leaves map[string][]landing, rendered map[string]any, p jsonvalue.Path) bool {
+	return dye.MayLand(leaves, rendered, p)
+}
+
+func hasValueInputs(t *ktree.Tree) bool { return dye.HasValueInputs(t) }
+
+func renames(from, to []rendered) (map[string]string, bool) { return dye.Renames(from, to) }
+
+func replaceStrings(v any, r *strings.Replacer, ints map[int64]int64) any {
+	return dye.ReplaceStrings(v, r, ints)
+}
+
+func followHashes(lives []kube.LiveObject, objects []rendered) ([]kube.LiveObject, map[string]string) {
+	return dye.FollowHashes(lives, objects)
+}
 
 // kustomize records no field-level provenance, and removing an entry to see
 // what moves fails on the commonest repo state (base app:v1, overlay
@@ -41,7 +85,7 @@ func (e entry) String() string {
 
 // configNode locates field of an entry a config holds.
 func (e entry) configNode(field string) inputNode {
-	return e.Config.at(configEntryField(e.List, field))
+	return inputNode{Input: e.Config.At(dye.ConfigEntryField(e.List, field))}
 }
 
 // file is the repo file an edit of the entry writes.
@@ -65,8 +109,6 @@ type slotKey struct {
 	Field string // the component: newName/newTag/digest for images, count for replicas
 }
 
-const replicaNonceBase = 2_000_000_000
-
 // Nonces stay inside kustomize's image charset ([a-zA-Z0-9_.{}-]): a tag
 // outside it renders, but stops every later entry from matching, silently.
 func tagNonce(n int) string    { return fmt.Sprintf("ddye-t-%04d", n) }
@@ -85,25 +127,25 @@ type dyeResult struct {
 	note      string      // why attribution is off or partial, for the plan's notes
 }
 
-// dye renders the tree once more with every declared entry field replaced
+// dyeRoot renders the tree once more with every declared entry field replaced
 // by a nonce, and with values every value input (values: only when asked)
 // replaced too, and reads back, per slot, which entry or input supplied
 // it. Roots with nothing to dye skip the extra render.
-func dye(repo *repofs.Repo, b *built, values bool) (*dyeResult, error) {
+func dyeRoot(repo *repofs.Repo, b *built, values bool) (*dyeResult, error) {
 	res := &dyeResult{suppliers: map[slotKey]supplier{}}
 	te := entriesOf(b.tree, repo.File)
-	entries := te.any()
-	values = values && hasValueInputs(b.tree)
+	entries := te.Any()
+	values = values && dye.HasValueInputs(b.tree)
 	if !entries && !values {
 		return res, nil
 	}
-	res.namesDyed = !te.renameChain()
+	res.namesDyed = !te.RenameChain()
 	if entries && !res.namesDyed {
 		res.note = "an images: entry matches another entry's newName (a rename chain): image name changes are written to the source, not routed"
 	}
-	var vd *valueDyer
+	var vd *dye.Dyer
 	if values {
-		vd = &valueDyer{byNonce: map[string]inputNode{}, orig: map[string]string{}, images: len(te.images) > 0}
+		vd = &dye.Dyer{ByNonce: map[string]dye.Input{}, Orig: map[string]string{}, Images: len(te.Images) > 0}
 	}
 	extra, byNonce, err := dyeFiles(repo, b, res.namesDyed, vd)
 	if err != nil {
@@ -115,7 +157,7 @@ func dye(repo *repofs.Repo, b *built, values bool) (*dyeResult, error) {
 		res.note = "the dyed render failed, so no change is routed to an entry or placed in a patch, label or generator: " + err.Error()
 		return res, nil
 	}
-	names, same := renames(dyed, b.objects)
+	names, same := dye.Renames(dyed, b.objects)
 	if !same {
 		res.suppliers = nil
 		res.note = "the dyed render differs in shape from the plain one, so no change is routed to an entry or placed in a patch, label or generator"
@@ -131,7 +173,7 @@ func dye(repo *repofs.Repo, b *built, values bool) (*dyeResult, error) {
 		for _, s := range imageSlots(o.Object) {
 			ref := parseImage(s.Image)
 			for _, f := range imageFields {
-				if sup, ok := byNonce[ref.component(f)]; ok && sup.Field == f {
+				if sup, ok := byNonce[ref.Component(f)]; ok && sup.Field == f {
 					res.suppliers[slotKey{id, s.Path.String(), f}] = sup
 				}
 			}
@@ -153,16 +195,16 @@ func dye(repo *repofs.Repo, b *built, values bool) (*dyeResult, error) {
 // field replaced by a nonce, and with vd every value input) and names the
 // supplier of each entry nonce; vd records the value nonces and the
 // original of every nonce, to put them back.
-func dyeFiles(repo *repofs.Repo, b *built, namesDyed bool, vd *valueDyer) (map[string][]byte, map[string]supplier, error) {
+func dyeFiles(repo *repofs.Repo, b *built, namesDyed bool, vd *dye.Dyer) (map[string][]byte, map[string]supplier, error) {
 	num := 0
 	ed := &entryDyer{num: &num, byNonce: map[string]supplier{}, vd: vd, namesDyed: namesDyed}
 	extra := map[string][]byte{}
-	io := newDyeIO(b.tree, repo.File, extra)
+	io := dye.NewFiles(b.tree, repo.File, extra)
 	if vd != nil {
-		vd.num = &num
+		vd.Num = &num
 	}
 	for _, n := range b.tree.Nodes {
-		if n.K == nil || n.File == "" || (len(n.K.Images) == 0 && len(n.K.Replicas) == 0 && len(n.Plugins) == 0 && (vd == nil || !valueInputs(n))) {
+		if n.K == nil || n.File == "" || (len(n.K.Images) == 0 && len(n.K.Replicas) == 0 && len(n.Plugins) == 0 && (vd == nil || !dye.ValueInputs(n))) {
 			continue
 		}
 		k := *n.K
@@ -175,7 +217,7 @@ func dyeFiles(repo *repofs.Repo, b *built, namesDyed bool, vd *valueDyer) (map[s
 			ed.replica(&k.Replicas[i].Count, entry{Node: n, List: "replicas", Index: i})
 		}
 		if vd != nil {
-			vd.dyeKustomization(io, n, &k, b.objects)
+			vd.DyeKustomization(io, n, &k, b.objects)
 		}
 		dyeConfigs(io, n, &k, ed, vd)
 		// Re-marshal kustomize's own struct so that quoting is right
@@ -194,14 +236,14 @@ func dyeFiles(repo *repofs.Repo, b *built, namesDyed bool, vd *valueDyer) (map[s
 type entryDyer struct {
 	num       *int
 	byNonce   map[string]supplier
-	vd        *valueDyer // when values are dyed too: it puts every nonce back
+	vd        *dye.Dyer // when values are dyed too: it puts every nonce back
 	namesDyed bool
 }
 
 func (d *entryDyer) record(nonce, was string, sup supplier) {
 	d.byNonce[nonce] = sup
 	if d.vd != nil {
-		d.vd.orig[nonce] = was
+		d.vd.Orig[nonce] = was
 	}
 }
 
@@ -226,214 +268,183 @@ func (d *entryDyer) image(img *types.Image, e entry) {
 // replica dyes the count a replicas entry sets.
 func (d *entryDyer) replica(count *int64, e entry) {
 	*d.num++
-	n := replicaNonceBase + int64(*d.num)
+	n := dye.ReplicaNonceBase + int64(*d.num)
 	d.record(strconv.FormatInt(n, 10), strconv.FormatInt(*count, 10), supplier{e, fieldCount})
 	*count = n
 }
 
 var replicasPath = jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("replicas")}
 
-// renameChain reports whether some images entry's name pattern matches
-// another entry's newName: then dyeing the name would stop that match.
-func (e treeEntries) renameChain() bool {
-	var names []string
-	var patterns []*regexp.Regexp
-	for _, img := range e.images {
-		if img.NewName != "" {
-			names = append(names, img.NewName)
-		}
-		// kustomize treats the entry name as a pattern over the image
-		// name (measured: "ap." matches "app").
-		if re, err := regexp.Compile("^" + img.Name + "$"); err == nil {
-			patterns = append(patterns, re)
-		} else {
-			return true // cannot tell: be safe
-		}
-	}
-	for _, re := range patterns {
-		for _, nn := range names {
-			if re.MatchString(nn) {
-				return true
-			}
-		}
-	}
-	return false
+// treeEntries is what a tree's images/replicas entries match on
+// (dye.Entries), with the names analyze.go reads them by.
+type treeEntries struct{ dye.Entries }
+
+func entriesOf(t *ktree.Tree, read func(string) ([]byte, bool)) treeEntries {
+	return treeEntries{dye.EntriesOf(t, read)}
 }
 
-// imageSlot is one image reference inside an object.
-type imageSlot struct {
-	Path  jsonvalue.Path
-	Image string
-}
+func (e treeEntries) mayMatchImage(ref string) bool     { return e.MayMatchImage(ref) }
+func (e treeEntries) mayMatchReplicas(name string) bool { return e.MayMatchReplicas(name) }
 
-// imageSlots finds the image fields kustomize's images transformer rewrites
-// (measured): containers and initContainers at any depth, and
-// volumes[].image.reference. ephemeralContainers are not rewritten, so they
-// belong to the source and are not slots.
-func imageSlots(obj map[string]any) []imageSlot {
-	var out []imageSlot
-	var walk func(v any, p jsonvalue.Path)
-	walk = func(v any, p jsonvalue.Path) {
-		switch t := v.(type) {
-		case map[string]any:
-			for _, k := range jsonvalue.SortedKeys(t) {
-				c := t[k]
-				cp := p.Child(jsonvalue.Key(k))
-				switch k {
-				case "containers", "initContainers":
-					if l, ok := c.([]any); ok {
-						out = append(out, listSlots(l, cp, jsonvalue.Path{jsonvalue.Key("image")})...)
-						continue
-					}
-				case "volumes":
-					if l, ok := c.([]any); ok {
-						out = append(out, listSlots(l, cp, jsonvalue.Path{jsonvalue.Key("image"), jsonvalue.Key("reference")})...)
-						continue
-					}
-				case "ephemeralContainers":
-					continue
-				}
-				walk(c, cp)
-			}
-		case []any:
-			for i, e := range t {
-				walk(e, p.Child(jsonvalue.Index(i)))
-			}
+// dyeConfigs dyes the builtin plugin configs n lists: with ed the entries
+// of ImageTagTransformer and ReplicaCountTransformer configs, with vd the
+// values of patch, label, annotation and ConfigMapGenerator configs. An
+// inline config is replaced in k, a config file written to extra (once,
+// however many kustomizations list it).
+func dyeConfigs(io dye.Files, n *ktree.Node, k *types.Kustomization, ed *entryDyer, vd *dye.Dyer) {
+	k.Transformers, k.Generators = slices.Clone(k.Transformers), slices.Clone(k.Generators)
+	for _, p := range n.Plugins {
+		if _, dyed := io.Extra[p.File]; dyed {
+			continue // a config file two kustomizations list is dyed once
 		}
-	}
-	walk(obj, nil)
-	return out
-}
-
-func listSlots(l []any, p jsonvalue.Path, field jsonvalue.Path) []imageSlot {
-	_, named := jsonvalue.ElementNames(l)
-	var out []imageSlot
-	for i, e := range l {
-		m, ok := e.(map[string]any)
+		ref, text, ok := dye.ConfigText(n, k, p, io.Read)
 		if !ok {
 			continue
 		}
-		ep := p.Child(jsonvalue.Index(i))
-		if named {
-			ep = p.Child(jsonvalue.Name(m["name"].(string)))
-		}
-		full := append(append(jsonvalue.Path{}, ep...), field...)
-		if s, ok := jsonvalue.Get(m, field); ok {
-			if img, ok := s.(string); ok {
-				out = append(out, imageSlot{Path: full, Image: img})
-			}
-		}
-	}
-	return out
-}
-
-// treeEntries is what a tree's images/replicas entries (kustomization
-// lists and ImageTagTransformer/ReplicaCountTransformer configs) match on.
-type treeEntries struct {
-	images   []types.Image   // name: kustomize's regular expression; newName
-	renames  bool            // some images entry sets newName
-	replicas map[string]bool // replicas[].name: exact object names
-}
-
-func entriesOf(t *ktree.Tree, read func(string) ([]byte, bool)) treeEntries {
-	e := treeEntries{replicas: map[string]bool{}}
-	addImage := func(img types.Image) {
-		e.images = append(e.images, img)
-		e.renames = e.renames || img.NewName != ""
-	}
-	for _, n := range t.Nodes {
-		if n.K == nil || n.File == "" {
+		docs, err := dye.DecodeDocs(text)
+		if err != nil {
 			continue
 		}
-		for _, img := range n.K.Images {
-			addImage(img)
-		}
-		for _, r := range n.K.Replicas {
-			e.replicas[r.Name] = true // matched by name alone (measured: any kind the fieldspec selects)
-		}
-	}
-	eachConfig(t, read, func(_ *ktree.Node, c configRef, m map[string]any) {
-		switch c.Kind {
-		case "ImageTagTransformer":
-			if img, ok := configImage(m); ok {
-				addImage(img)
+		changed := false
+		for i, d := range docs {
+			m, ok := d.(map[string]any)
+			if !ok {
+				continue
 			}
-		case "ReplicaCountTransformer":
-			if name, _, ok := configReplica(m); ok {
-				e.replicas[name] = true
+			ref.Read(i, m)
+			switch {
+			case ref.Kind == "ImageTagTransformer" && ed != nil:
+				if img, ok := dye.ConfigImage(m); ok {
+					ed.image(&img, entry{Node: n, List: "images", Index: i, Config: ref})
+					dye.SetConfigImage(m, img)
+					changed = true
+				}
+			case ref.Kind == "ReplicaCountTransformer" && ed != nil:
+				if _, count, ok := dye.ConfigReplica(m); ok {
+					ed.replica(&count, entry{Node: n, List: "replicas", Index: i, Config: ref})
+					m["replica"].(map[string]any)["count"] = count
+					changed = true
+				}
+			case vd != nil:
+				changed = vd.DyeConfig(io, n, ref, m) || changed
 			}
 		}
-	})
-	return e
+		out, err := dye.MarshalDocs(docs)
+		if !changed || err != nil {
+			continue // undyed, its nonces land nowhere: nothing is attributed to it
+		}
+		switch {
+		case !ref.Inline:
+			io.Extra[p.File] = out
+		case p.Key == "generators":
+			k.Generators[p.Entry] = string(out)
+		default:
+			k.Transformers[p.Entry] = string(out)
+		}
+	}
 }
 
-// mayMatchReplicas reports whether some replicas entry could have set
-// the count of the object rendered as name. kustomize matches an entry
-// against every name the object had during the build, and namePrefix and
-// nameSuffix only add around the name, so an entry whose name the
-// rendered one contains may match.
-func (e treeEntries) mayMatchReplicas(name string) bool {
-	for r := range e.replicas {
-		if strings.Contains(name, r) {
-			return true
-		}
-	}
-	return false
+// Provenance of values the kustomization supplies (DESIGN §4). The same
+// dyed build that names images:/replicas: suppliers also gives every
+// value-carrying scalar of a patch (file or inline, strategic-merge or a
+// JSON6902 op's value), of a labels:/commonLabels:/commonAnnotations: entry
+// and of a configMapGenerator literal a nonce of its own type. Where a
+// nonce comes out whole, that input node supplied that rendered field. What
+// kustomize matches on is never dyed (names, merge keys, patch targets,
+// identity), and the dyed render, nonces put back, must equal the plain
+// one; otherwise nothing is attributed for the root.
+
+// fieldValue is the slotKey component of a value an input node supplies.
+const fieldValue = "value"
+
+// inputNode is one dyed scalar (dye.Input) as the plan sees it.
+type inputNode struct {
+	dye.Input
+	// Blocked: the tool's rewrite supplies the value from a setting the
+	// plan cannot write (why); its fields are refused.
+	Blocked *Refusal
 }
 
-// any reports whether the tree declares an images or replicas entry.
-func (e treeEntries) any() bool { return len(e.images)+len(e.replicas) > 0 }
-
-// mayMatchImage reports whether some images entry could have supplied a
-// component of the rendered image ref, at any level of the build. It
-// answers true unless it can show that no entry matched: kustomize tests
-// ^name(:tag)?(@digest)?$ against the image as it stands at each level,
-// and only when no entry renames does that image keep the rendered name
-// at every level where a supplier could match it (a patch that replaced
-// the whole string afterwards leaves no entry supplying anything).
-func (e treeEntries) mayMatchImage(ref string) bool {
-	if len(e.images) == 0 {
-		return false
-	}
-	if e.renames {
-		return true
-	}
-	name := parseImage(ref).Name
-	for _, img := range e.images {
-		if patternMayMatch(img.Name, name) {
-			return true
-		}
-	}
-	return false
+// provenance is what the dyed render says about value inputs: per
+// rendered field (slotKey with fieldValue) the node that supplied it, and
+// per node every field it supplied.
+type provenance struct {
+	fields   map[slotKey]string // -> dye.Input.Key()
+	nodes    map[string]inputNode
+	landings map[string][]slotRef
 }
 
-// patternMayMatch decides whether ^pat(:tag)?(@digest)?$ could match name
-// followed by a tag or digest. A pattern of letters, digits, '_', '-', '/'
-// and '.' (any one character) consumes exactly its own length, so after
-// it the image must end or go on with ':' or '@'; any other pattern is a
-// regular expression this does not read, and may match.
-func patternMayMatch(pat, name string) bool {
-	for _, c := range pat {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '/' || c == '.') {
-			return true
+// readProvenance reads the value nonces out of the dyed render. The render,
+// with every nonce put back and generated names renamed back, must equal
+// the plain one object for object; otherwise nil (nothing is attributed).
+func readProvenance(d *dye.Dyer, plain, dyed []rendered, names map[string]string) *provenance {
+	var pairs []string
+	ints := map[int64]int64{}
+	for nonce, orig := range d.Orig {
+		pairs = append(pairs, nonce, orig)
+		if i, err := strconv.ParseInt(nonce, 10, 64); err == nil {
+			o, _ := strconv.ParseInt(orig, 10, 64)
+			ints[i] = o
 		}
 	}
-	for i := range len(name) {
-		if name[i] >= 0x80 {
-			return true // '.' matches a whole character, not a byte
+	for dyedName, plainName := range names {
+		pairs = append(pairs, dyedName, plainName)
+	}
+	back := strings.NewReplacer(pairs...)
+	for i := range dyed {
+		if !jsonvalue.Equal(replaceStrings(dyed[i].Object, back, ints), plain[i].Object) {
+			return nil
 		}
 	}
-	// The name, the same at every level, fills the image's first
-	// len(name) characters and is followed by its end, ':' or '@'.
-	for i := range min(len(pat), len(name)) {
-		if pat[i] != '.' && pat[i] != name[i] {
-			return false
+	pv := &provenance{fields: map[slotKey]string{}, nodes: map[string]inputNode{}, landings: map[string][]slotRef{}}
+	for i := range dyed {
+		id := plain[i].ID
+		dye.LeafPaths(dyed[i].Object, nil, func(p jsonvalue.Path, v any) {
+			var text string
+			switch t := v.(type) {
+			case string:
+				text = t
+			case int64:
+				text = strconv.FormatInt(t, 10)
+			default:
+				return
+			}
+			n, ok := d.ByNonce[text]
+			if !ok {
+				return
+			}
+			_, wantInt := n.Orig.(int64)
+			if _, isInt := v.(int64); isInt != wantInt {
+				return // an int nonce come out as a string, or the reverse: composed
+			}
+			k := n.Key()
+			pv.nodes[k] = inputNode{Input: n}
+			pv.fields[slotKey{id, p.String(), fieldValue}] = k
+			pv.landings[k] = append(pv.landings[k], slotRef{id, p})
+		})
+	}
+	return pv
+}
+
+// valueLeaves lists, per key a value input's scalar lands under, where
+// it lands (the element name, "" for any) and the value it gives, from the
+// inputs alone: what the dye could attribute, known without the dyed
+// build.
+func valueLeaves(repo *repofs.Repo, b *built) map[string][]landing {
+	t := b.tree
+	num := 0
+	vd := &dye.Dyer{Num: &num, ByNonce: map[string]dye.Input{}, Orig: map[string]string{}}
+	io := dye.NewFiles(t, repo.File, map[string][]byte{})
+	for _, n := range t.Nodes {
+		if dye.ValueInputs(n) {
+			k := *n.K
+			vd.DyeKustomization(io, n, &k, b.objects)
+			dyeConfigs(io, n, &k, nil, vd)
 		}
 	}
-	if len(pat) > len(name) {
-		// The pattern runs on into the tag or digest, which may differ
-		// between levels; only a '.' matches the ':' or '@' that starts it.
-		return pat[len(name)] == '.'
+	out := map[string][]landing{}
+	for _, n := range vd.ByNonce {
+		out[n.Leaf] = append(out[n.Leaf], landing{Elem: n.Elem, Value: fmt.Sprint(n.Orig)})
 	}
-	return len(pat) == len(name) || name[len(pat)] == ':' || name[len(pat)] == '@'
+	return out
 }

@@ -37,7 +37,7 @@ func BenchmarkDyeWidth(b *testing.B) {
 						b.Fatal(err)
 					}
 					t1 := time.Now()
-					res, err := dye(fx.Repo, bt, values)
+					res, err := dyeRoot(fx.Repo, bt, values)
 					if err != nil || res.note != "" || (values && res.prov == nil) {
 						b.Fatalf("dye: %v %q", err, res.note)
 					}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/driftback/driftback/analyzer/gitops"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/kube"
 )
@@ -218,7 +219,7 @@ func secretHeld(render, live []map[string]any) bool {
 	for i := range render {
 		for _, q := range diffPaths(present(render[i]), present(live[i]), nil) {
 			v, _ := jsonvalue.Get(render[i], q)
-			if s, _ := v.(string); secretMarkerRE.FindString(s) == s && s != "" {
+			if s, _ := v.(string); gitops.IsSecret(s) {
 				return true
 			}
 		}

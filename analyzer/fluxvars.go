@@ -2,11 +2,11 @@ package analyzer
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/driftback/driftback/analyzer/gitops"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/yamledit"
 )
@@ -54,10 +54,6 @@ func (v *varPlan) values() map[string]string {
 	return out
 }
 
-func varNonce(n int) string { return fmt.Sprintf("ddvar%04dddvar", n) }
-
-var varNonceRE = regexp.MustCompile(`ddvar([0-9]{4})ddvar`)
-
 // varDemand is what one field asks of a variable.
 type varDemand struct {
 	slot    slotRef
@@ -72,9 +68,9 @@ func (a *analysis) planVars() error {
 	if !a.substitutes() {
 		return nil
 	}
-	names := make([]string, 0, len(a.flux.vars))
-	for n, v := range a.flux.vars {
-		if !secretMarkerRE.MatchString(v) {
+	names := make([]string, 0, len(a.flux.Vars))
+	for n, v := range a.flux.Vars {
+		if !gitops.HoldsSecret(v) {
 			names = append(names, n)
 		}
 	}
@@ -82,14 +78,9 @@ func (a *analysis) planVars() error {
 		return nil
 	}
 	sort.Strings(names)
-	nonces := map[string]string{}
-	byNonce := map[string]string{}
-	for i, n := range names {
-		nonces[n] = varNonce(i + 1)
-		byNonce[fmt.Sprintf("%04d", i+1)] = n
-	}
+	nonces, byNonce := gitops.VarNonces(names)
 	r := a.base.render
-	r.post = a.flux.with(nonces)
+	r.post = a.flux.With(nonces)
 	dyed, err := r.render(a.repo, a.base.tree, nil, a.base.files)
 	if err != nil || len(dyed) != len(a.base.objects) {
 		a.note("the variable-dyed render failed or differs in shape, so no value is routed to a Flux substitution variable")
@@ -102,26 +93,25 @@ func (a *analysis) planVars() error {
 		if !ok || dyed[idx].ID.Kind != p.ren.ID.Kind {
 			continue
 		}
-		for _, path := range stringPaths(dyed[idx].Object, nil, varNonceRE.MatchString) {
+		for _, path := range gitops.StringPaths(dyed[idx].Object, nil, gitops.HoldsVar) {
 			tv, _ := jsonvalue.Get(dyed[idx].Object, path)
 			tmpl, _ := tv.(string)
 			rv, _ := jsonvalue.Get(p.ren.Object, path)
 			lv, present := jsonvalue.Get(p.intent, path)
 			slot := slotRef{p.ren.ID, path}
 			if present && jsonvalue.Equal(rv, lv) {
-				for _, m := range varNonceRE.FindAllStringSubmatch(tmpl, -1) {
-					n := byNonce[m[1]]
-					demands[n] = append(demands[n], varDemand{slot: slot, value: a.flux.vars[n]})
+				for _, n := range gitops.VarsIn(tmpl, byNonce) {
+					demands[n] = append(demands[n], varDemand{slot: slot, value: a.flux.Vars[n]})
 				}
 				continue
 			}
-			got, ok := solveTemplate(tmpl, scalarText(lv), byNonce)
+			got, ok := gitops.Solve(tmpl, gitops.ScalarText(lv), byNonce)
 			if !present || !ok {
-				a.refuseVarField(p, path, fmt.Sprintf("Flux substitutes %s into this field, and the live value does not keep the text around them", varList(tmpl, byNonce)))
+				a.refuseVarField(p, path, fmt.Sprintf("Flux substitutes %s into this field, and the live value does not keep the text around them", gitops.VarList(tmpl, byNonce)))
 				continue
 			}
 			for n, v := range got {
-				demands[n] = append(demands[n], varDemand{slot: slot, value: v, changed: v != a.flux.vars[n]})
+				demands[n] = append(demands[n], varDemand{slot: slot, value: v, changed: v != a.flux.Vars[n]})
 			}
 		}
 	}
@@ -163,12 +153,11 @@ func (a *analysis) resolveVar(name string, ds []varDemand) {
 			restore(p.intent, p.ren.Object, d.slot.Path)
 		}
 	}
-	setBy := a.flux.setBy[name]
-	where := a.flux.settingName(name)
+	where := a.flux.SettingName(name)
 	if len(values) > 1 {
 		var places []string
 		for _, d := range ds {
-			places = append(places, d.slot.Obj.ref()+" "+d.slot.Path.String())
+			places = append(places, d.slot.Obj.Ref()+" "+d.slot.Path.String())
 		}
 		sort.Strings(places)
 		refuseAll(CodeSharedEntryConflict,
@@ -176,7 +165,7 @@ func (a *analysis) resolveVar(name string, ds []varDemand) {
 			"bring those fields back to one value in the cluster, or split the variable in Git by hand", "")
 		return
 	}
-	route, why := a.findVarSetting(name, setBy)
+	route, why := a.findVarSetting(name)
 	if why != nil {
 		refuseAll(why.Code, why.Message, why.Hint, why.File)
 		return
@@ -195,35 +184,15 @@ func (a *analysis) refuseVarField(p *pair, path jsonvalue.Path, msg string) {
 	restore(p.intent, p.ren.Object, path)
 }
 
-// settingName names where a variable is set, for messages.
-func (f *fluxRender) settingName(name string) string {
-	s := f.setBy[name]
-	switch s.Kind {
-	case "substitute":
-		return fmt.Sprintf("spec.postBuild.substitute.%s of the Flux Kustomization %s/%s", name, f.ctx.Namespace, f.ctx.Name)
-	case "ConfigMap", "Secret":
-		return fmt.Sprintf("data.%s of the %s %s/%s", name, s.Kind, f.ctx.Namespace, s.Name)
-	}
-	return "not set"
-}
-
 // findVarSetting finds the manifest in the repository that sets the
 // variable: the Flux Kustomization document, or the ConfigMap
 // substituteFrom names. A setting found nowhere in the repository lives
 // only in the cluster: refused by name.
-func (a *analysis) findVarSetting(name string, s varSetting) (*varRoute, *Refusal) {
-	ctx := a.flux.ctx
-	where := a.flux.settingName(name)
-	var group, kind, objName string
-	var path jsonvalue.Path
-	switch s.Kind {
-	case "substitute":
-		group, kind, objName = "kustomize.toolkit.fluxcd.io", "Kustomization", ctx.Name
-		path = jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("postBuild"), jsonvalue.Key("substitute"), jsonvalue.Key(name)}
-	case "ConfigMap":
-		group, kind, objName = "", "ConfigMap", s.Name
-		path = jsonvalue.Path{jsonvalue.Key("data"), jsonvalue.Key(name)}
-	default:
+func (a *analysis) findVarSetting(name string) (*varRoute, *Refusal) {
+	ctx := a.flux.Ctx
+	where := a.flux.SettingName(name)
+	group, kind, objName, path, ok := a.flux.VarManifest(name)
+	if !ok {
 		return nil, &Refusal{Code: CodeOrchestratorContext, Message: fmt.Sprintf("the Flux variable %s supplies this value and is %s", name, where),
 			Hint: fmt.Sprintf("set %s in spec.postBuild.substitute of the Flux Kustomization %s/%s", name, ctx.Namespace, ctx.Name)}
 	}
@@ -239,7 +208,7 @@ func (a *analysis) findVarSetting(name string, s varSetting) (*varRoute, *Refusa
 	f, _ := a.snap.forest.Parse(file)
 	v, _ := f.Value(doc)
 	cur, ok := jsonvalue.Get(v, path)
-	if s, isStr := cur.(string); !ok || !isStr || strings.ReplaceAll(s, "\n", "") != a.flux.vars[name] {
+	if s, isStr := cur.(string); !ok || !isStr || strings.ReplaceAll(s, "\n", "") != a.flux.Vars[name] {
 		return nil, &Refusal{Code: CodeOrchestratorContext, File: file, Line: f.Line(doc, path),
 			Message: fmt.Sprintf("the Flux variable %s supplies this value; %s holds another value for it than the cluster's %s", name, file, where),
 			Hint:    "let the GitOps tool apply the repository first, or change the variable by hand"}
@@ -257,136 +226,7 @@ func (a *analysis) findVarSetting(name string, s varSetting) (*varRoute, *Refusa
 // findManifest finds the one document of the repository with that group,
 // kind and name in namespace (or with no namespace); "" when none.
 func (a *analysis) findManifest(group, kind, namespace, name string) (string, int, error) {
-	type hit struct {
-		file string
-		doc  int
-	}
-	var exact, bare []hit
-	for _, p := range a.snap.repo.Paths() {
-		if !strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml") {
-			continue
-		}
-		f, err := a.snap.forest.Parse(p)
-		if err != nil {
-			continue
-		}
-		for i := 0; i < f.Len(); i++ {
-			id, plain := f.Identity(i)
-			if plain && (id.Empty || id.Kind != kind || id.Name != name || groupOf(id.APIVersion) != group) {
-				continue
-			}
-			v, err := f.Value(i)
-			if err != nil || v == nil || idOf(v).Kind != kind || idOf(v).Name != name || groupOf(apiVersionOf(v)) != group {
-				continue
-			}
-			switch idOf(v).Namespace {
-			case namespace:
-				exact = append(exact, hit{p, i})
-			case "":
-				bare = append(bare, hit{p, i})
-			}
-		}
-	}
-	hits := exact
-	if len(hits) == 0 {
-		hits = bare
-	}
-	switch len(hits) {
-	case 0:
-		return "", 0, nil
-	case 1:
-		return hits[0].file, hits[0].doc, nil
-	}
-	return "", 0, fmt.Errorf("%d documents of the repository are %s %s/%s (%s and %s); which one the cluster runs cannot be told", len(hits), kind, namespace, name, hits[0].file, hits[1].file)
-}
-
-// stringPaths lists the string fields of v that match, list elements
-// named by their name where the list is named (and no name matches).
-func stringPaths(v any, p jsonvalue.Path, match func(string) bool) []jsonvalue.Path {
-	switch t := v.(type) {
-	case string:
-		if match(t) {
-			return []jsonvalue.Path{p}
-		}
-	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		var out []jsonvalue.Path
-		for _, k := range keys {
-			out = append(out, stringPaths(t[k], p.Child(jsonvalue.Key(k)), match)...)
-		}
-		return out
-	case []any:
-		names, named := jsonvalue.ElementNames(t)
-		for _, n := range names {
-			named = named && !match(n)
-		}
-		var out []jsonvalue.Path
-		for i, e := range t {
-			step := jsonvalue.Index(i)
-			if named {
-				step = jsonvalue.Name(names[i])
-			}
-			out = append(out, stringPaths(e, p.Child(step), match)...)
-		}
-		return out
-	}
-	return nil
-}
-
-func varList(tmpl string, byNonce map[string]string) string {
-	var out []string
-	for _, m := range varNonceRE.FindAllStringSubmatch(tmpl, -1) {
-		out = append(out, "${"+byNonce[m[1]]+"}")
-	}
-	return strings.Join(out, ", ")
-}
-
-// solveTemplate finds the variable values that make tmpl (text with
-// nonces) read s. The answer must be the only one: matching the holes
-// greedily and lazily must agree, and a variable used twice must take one
-// value.
-func solveTemplate(tmpl, s string, byNonce map[string]string) (map[string]string, bool) {
-	locs := varNonceRE.FindAllStringSubmatchIndex(tmpl, -1)
-	var greedy, lazy strings.Builder
-	var order []string
-	last := 0
-	for _, l := range locs {
-		lit := regexp.QuoteMeta(tmpl[last:l[0]])
-		greedy.WriteString(lit + "(.*)")
-		lazy.WriteString(lit + "(.*?)")
-		order = append(order, byNonce[tmpl[l[2]:l[3]]])
-		last = l[1]
-	}
-	tail := regexp.QuoteMeta(tmpl[last:])
-	var answers []map[string]string
-	for _, pat := range []string{greedy.String(), lazy.String()} {
-		re, err := regexp.Compile(`^(?s)` + pat + tail + `$`)
-		if err != nil {
-			return nil, false
-		}
-		m := re.FindStringSubmatch(s)
-		if m == nil {
-			return nil, false
-		}
-		got := map[string]string{}
-		for i, n := range order {
-			if prev, seen := got[n]; seen && prev != m[i+1] {
-				return nil, false
-			}
-			got[n] = m[i+1]
-		}
-		answers = append(answers, got)
-	}
-	for n, v := range answers[0] {
-		if answers[1][n] != v {
-			return nil, false
-		}
-	}
-	return answers[0], true
+	return gitops.FindManifest(a.snap.repo, a.snap.forest.Parse, group, kind, namespace, name)
 }
 
 // varCarries reports whether a variable route carries a field of the
@@ -478,7 +318,7 @@ func (a *analysis) varEdits() {
 		if len(r.Slots) > 1 {
 			var others []string
 			for _, s := range r.Slots[1:] {
-				others = append(others, s.Obj.ref()+" "+s.Path.String())
+				others = append(others, s.Obj.Ref()+" "+s.Path.String())
 			}
 			a.note("%s also carries this change to %s", r.Setting, strings.Join(others, ", "))
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/render"
 	"io"
 	"path"
 	"strings"
@@ -37,7 +38,7 @@ func printedBuild(t *testing.T, repo *repofs.Repo, root string) ([]byte, bool) {
 	}
 	// Remote bases are read where the fixture mounts them, as the bot's
 	// build reads them; kustomize itself would reach for git.
-	if tr, _, err := ktree.Load(repo, root); err != nil || localizeRemotes(fsys, tr) != nil {
+	if tr, _, err := ktree.Load(repo, root); err != nil || render.LocalizeRemotes(fsys, tr) != nil {
 		t.Fatalf("remote bases of %s: %v", root, err)
 	}
 	opts := krusty.MakeDefaultOptions()
@@ -260,7 +261,7 @@ func TestRenderReadsValuesAsKustomizePrintsThem(t *testing.T) {
 			}
 		}
 		if !jsonvalue.Equal(jsonvalue.RedactSecret(o.Object), twin) {
-			t.Errorf("%s renders as\n%s\nbut kustomize prints\n%s", o.ID.ref(), jsonvalue.Canonical(o.Object), jsonvalue.Canonical(twin))
+			t.Errorf("%s renders as\n%s\nbut kustomize prints\n%s", o.ID.Ref(), jsonvalue.Canonical(o.Object), jsonvalue.Canonical(twin))
 		}
 	}
 	data := b.objects[b.byID[objectID{Kind: "ConfigMap", Name: "scripts"}]].Object["data"].(map[string]any)

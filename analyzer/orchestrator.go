@@ -2,11 +2,9 @@ package analyzer
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
-	"sigs.k8s.io/kustomize/api/types"
-
+	"github.com/driftback/driftback/analyzer/gitops"
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/repofs"
@@ -18,64 +16,11 @@ import (
 // built objects.
 type orchestration struct {
 	repo *repofs.Repo // the snapshot with the root kustomization as the tool writes it
-	flux *fluxRender  // nil: no Flux Kustomization context
-	argo *argoRender  // nil: no Argo CD Application context
-	tool *toolRoot    // the rewritten root kustomization; nil when none
+	flux *gitops.Flux // nil: no Flux Kustomization context
+	argo *gitops.Argo // nil: no Argo CD Application context
+	tool *gitops.Root // the rewritten root kustomization; nil when none
 	vars *varPlan     // the tool's settings the plan changes
 	home *manifestAt  // the tool object's manifest in the repository, once looked for
-}
-
-// toolRoot is the root kustomization as the GitOps tool writes it.
-type toolRoot struct {
-	Dir  string // the root folder
-	By   string // "the Flux Kustomization NS/NAME", for messages
-	File string // repo-relative; for a plain folder, one the repository lacks
-	// owned marks the entry fields of File the tool sets ("images/3/newTag").
-	owned map[string]toolSetting
-	// inputs marks the value inputs of File the tool adds, by their path in
-	// File ("patches[2].patch", "commonLabels.tier").
-	inputs map[string]toolSetting
-}
-
-// toolSetting is one setting of the GitOps tool's own object that the
-// rewrite carries into the root kustomization.
-type toolSetting struct {
-	// Path is where it sits in the tool's object (spec.images[1],
-	// spec.source.kustomize.replicas[0].count), in the cluster's copy and
-	// in the repository's manifest alike.
-	Path jsonvalue.Path
-}
-
-func ownedKey(list string, index int, field string) string {
-	return fmt.Sprintf("%s/%d/%s", list, index, field)
-}
-
-// settingEdit is a new value of one tool setting, for the rewrite.
-type settingEdit struct {
-	Path  jsonvalue.Path
-	Value any
-}
-
-// edited is obj, the part of the tool's object under prefix, with the
-// edits under prefix applied: a copy, or obj itself when none applies.
-func edited(obj map[string]any, prefix jsonvalue.Path, edits []settingEdit) map[string]any {
-	var out map[string]any
-	for _, e := range edits {
-		if !e.Path.HasPrefix(prefix) {
-			continue
-		}
-		if out == nil {
-			out = map[string]any{}
-			if obj != nil {
-				out = jsonvalue.Copy(obj).(map[string]any)
-			}
-		}
-		jsonvalue.Set(out, e.Path[len(prefix):], e.Value)
-	}
-	if out == nil {
-		return obj
-	}
-	return out
 }
 
 // orchestrator prepares the plan's orchestration. A context the tool's own
@@ -84,13 +29,13 @@ func (s *Snapshot) orchestrator(root string, opts Options, plan *Plan) (*orchest
 	o := &orchestration{repo: s.repo}
 	switch {
 	case opts.Flux != nil:
-		f, err := newFluxRender(opts.Flux)
+		f, err := gitops.NewFlux(opts.Flux)
 		if err != nil {
 			return nil, err
 		}
 		o.flux = f
 	case opts.ArgoCD != nil:
-		o.argo = &argoRender{ctx: opts.ArgoCD}
+		o.argo = &gitops.Argo{Ctx: opts.ArgoCD}
 	default:
 		return o, nil
 	}
@@ -106,11 +51,11 @@ func (s *Snapshot) orchestrator(root string, opts Options, plan *Plan) (*orchest
 
 // rewrite rewrites the root kustomization of repo as the tool does, with
 // the settings the plan changes given their new values.
-func (o *orchestration) rewrite(repo *repofs.Repo, root string, edits []settingEdit) (*repofs.Repo, *toolRoot, error) {
+func (o *orchestration) rewrite(repo *repofs.Repo, root string, edits []gitops.SettingEdit) (*repofs.Repo, *gitops.Root, error) {
 	if o.flux != nil {
-		return o.flux.edited(edits).orchestrate(repo, root)
+		return o.flux.Edited(edits).Rewrite(repo, root)
 	}
-	return o.argo.edited(edits).orchestrate(repo, root)
+	return o.argo.Edited(edits).Rewrite(repo, root)
 }
 
 // load loads and judges the root as the tool builds it: a rewritten root
@@ -123,28 +68,11 @@ func (o *orchestration) load(forest *ktree.Forest, root string) (*ktree.Tree, []
 	if err != nil || t == nil {
 		return t, refs, err
 	}
-	// Name what the Kustomization adds as its own, not as the repository
-	// file's: what the root kustomization itself uses stays as it is.
-	own := map[string]bool{}
-	if orig, _, err := forest.Load(root); err == nil && orig != nil {
-		for _, c := range orig.Constructs {
-			if c.File == o.tool.File {
-				own[c.Feature] = true
-			}
-		}
+	var orig *ktree.Tree
+	if ot, _, err := forest.Load(root); err == nil {
+		orig = ot
 	}
-	by := o.tool.By
-	var cs []ktree.Construct
-	if o.substitutes() {
-		cs = append(cs, ktree.Construct{File: o.tool.File, Feature: "postBuild substitution of " + by})
-	}
-	for _, c := range t.Constructs {
-		if c.File == o.tool.File && !own[c.Feature] {
-			c.Feature, c.Line = c.Feature+" set by "+by, 0
-		}
-		cs = append(cs, c)
-	}
-	t.Constructs = cs
+	t.Constructs = o.tool.Constructs(t, orig, o.substitutes())
 	return t, refs, nil
 }
 
@@ -157,7 +85,7 @@ func (o *orchestration) renderer(s *Snapshot) renderer {
 // substitutes reports whether the tool substitutes variables into the
 // built objects: the source then differs from the render where it does.
 func (o *orchestration) substitutes() bool {
-	return o != nil && o.flux != nil && o.flux.substitutes()
+	return o != nil && o.flux != nil && o.flux.Substitutes()
 }
 
 // orchestrated is an edited repository as the tool builds it, with the
@@ -173,12 +101,12 @@ func (a *analysis) orchestrated(repo *repofs.Repo) (*repofs.Repo, error) {
 // settingEdits are the tool's settings the plan writes, with their new
 // values: a routed override as planned, a value placed inside a setting
 // (an inline patch of the tool's) as the edited manifest now holds it.
-func (a *analysis) settingEdits(repo *repofs.Repo) []settingEdit {
-	var out []settingEdit
+func (a *analysis) settingEdits(repo *repofs.Repo) []gitops.SettingEdit {
+	var out []gitops.SettingEdit
 	if a.vars != nil {
 		for _, r := range a.vars.routes {
 			if r.Tool {
-				out = append(out, settingEdit{r.Path, r.Render})
+				out = append(out, gitops.SettingEdit{Path: r.Path, Value: r.Render})
 			}
 		}
 	}
@@ -194,7 +122,7 @@ func (a *analysis) settingEdits(repo *repofs.Repo) []settingEdit {
 		}
 		if doc, err := f.Value(n.OuterDoc); err == nil {
 			if v, ok := jsonvalue.Get(doc, n.Outer); ok {
-				out = append(out, settingEdit{n.Outer, v})
+				out = append(out, gitops.SettingEdit{Path: n.Outer, Value: v})
 			}
 		}
 	}
@@ -205,15 +133,15 @@ func (a *analysis) settingEdits(repo *repofs.Repo) []settingEdit {
 // sets an entry field of the rewritten root kustomization: a setting of
 // its object, or any field of a kustomization only the tool writes (a
 // plain folder's).
-func (a *analysis) toolSets(e entry, field string) (toolSetting, bool) {
+func (a *analysis) toolSets(e entry, field string) (gitops.Setting, bool) {
 	if a.orchestration == nil || a.tool == nil || e.Node == nil || e.Node.File != a.tool.File || e.Config.File != "" {
-		return toolSetting{}, false // a plugin config's entry is the repository's
+		return gitops.Setting{}, false // a plugin config's entry is the repository's
 	}
-	if s, owned := a.tool.owned[ownedKey(e.List, e.Index, field)]; owned {
+	if s, owned := a.tool.Owned[gitops.OwnedKey(e.List, e.Index, field)]; owned {
 		return s, true
 	}
 	_, inRepo := a.snap.repo.File(a.tool.File)
-	return toolSetting{}, !inRepo
+	return gitops.Setting{}, !inRepo
 }
 
 // toolWins reports whether the tool's setting supplies the entry field:
@@ -246,14 +174,13 @@ func (a *analysis) orchestratorEntry(e entry, field string) *Refusal {
 // when the repository holds none.
 func (a *analysis) toolManifest() (string, int, error) {
 	if a.home == nil {
-		var file string
-		var doc int
-		var err error
+		var group, kind, namespace, name string
 		if a.flux != nil {
-			file, doc, err = a.findManifest("kustomize.toolkit.fluxcd.io", "Kustomization", a.flux.ctx.Namespace, a.flux.ctx.Name)
+			group, kind, namespace, name = a.flux.Manifest()
 		} else {
-			file, doc, err = a.findManifest("argoproj.io", "Application", a.argo.ctx.Namespace, a.argo.ctx.Name)
+			group, kind, namespace, name = a.argo.Manifest()
 		}
+		file, doc, err := a.findManifest(group, kind, namespace, name)
 		a.home = &manifestAt{file, doc, err}
 	}
 	return a.home.file, a.home.doc, a.home.err
@@ -286,19 +213,9 @@ type settingAt struct {
 // holds it.
 func (o *orchestration) clusterSetting(p jsonvalue.Path) (any, bool) {
 	if o.flux != nil {
-		return jsonvalue.Get(map[string]any{"spec": o.flux.ctx.Spec}, p)
+		return o.flux.ClusterSetting(p)
 	}
-	kp := o.argo.kustomizePath()
-	if !p.HasPrefix(kp) {
-		return nil, false
-	}
-	return jsonvalue.Get(o.argo.ctx.Kustomize, p[len(kp):])
-}
-
-// settingName names a setting for messages: "spec.images[0] of the Flux
-// Kustomization flux-system/apps".
-func (a *analysis) settingName(s toolSetting) string {
-	return s.Path.String() + " of " + a.tool.By
+	return o.argo.ClusterSetting(p)
 }
 
 // settingHome finds where a tool setting is written: the tool's manifest
@@ -306,8 +223,8 @@ func (a *analysis) settingName(s toolSetting) string {
 // holds the setting as the cluster's object does. Otherwise a refusal
 // naming the setting: orchestrator-context when the repository does not
 // hold the object or holds another value.
-func (a *analysis) settingHome(s toolSetting) (*settingAt, *Refusal) {
-	where := a.settingName(s)
+func (a *analysis) settingHome(s gitops.Setting) (*settingAt, *Refusal) {
+	where := a.tool.SettingName(s)
 	file, doc, err := a.toolManifest()
 	if err != nil {
 		return nil, &Refusal{Code: CodeUnplaceableEdit, Message: err.Error(), Hint: "change " + where + " by hand"}
@@ -345,7 +262,7 @@ func (a *analysis) settingHome(s toolSetting) (*settingAt, *Refusal) {
 func (a *analysis) verifyRenderer() renderer {
 	r := a.base.render
 	if a.orchestration != nil && a.flux != nil && a.vars != nil && len(a.vars.values()) > 0 {
-		r.post = a.flux.with(a.vars.values())
+		r.post = a.flux.With(a.vars.values())
 	}
 	return r
 }
@@ -360,7 +277,7 @@ func (a *analysis) secretVariables() {
 	}
 	for i := range a.pairs {
 		p := &a.pairs[i]
-		paths := stringPaths(p.ren.Object, nil, secretMarkerRE.MatchString)
+		paths := gitops.StringPaths(p.ren.Object, nil, gitops.HoldsSecret)
 		if len(paths) == 0 {
 			continue
 		}
@@ -373,45 +290,15 @@ func (a *analysis) secretVariables() {
 			rv, _ := jsonvalue.Get(p.ren.Object, path)
 			lv, ok := jsonvalue.Get(p.intent, path)
 			tmpl, _ := rv.(string)
-			if !ok || !fitsTemplate(tmpl, scalarText(lv)) {
+			if !ok || !gitops.FitsSecrets(tmpl, gitops.ScalarText(lv)) {
 				a.refuse(Refusal{Code: CodeSensitive, Object: RefOf(p.ren.Object), Field: path.String(), File: p.ren.Origin,
 					Message: fmt.Sprintf("the Flux Kustomization %s/%s substitutes %s here from a Secret, which driftback never reads; the live value does not fit the rest of the field",
-						a.flux.ctx.Namespace, a.flux.ctx.Name, strings.Join(secretNames(tmpl), ", ")),
+						a.flux.Ctx.Namespace, a.flux.Ctx.Name, strings.Join(gitops.SecretNames(tmpl), ", ")),
 					Hint: "change the Secret or the field in Git by hand, or revert the change in the cluster"})
 			}
 			restore(p.intent, p.ren.Object, path)
 		}
 	}
-}
-
-func secretNames(tmpl string) []string {
-	var out []string
-	for _, m := range secretMarkerRE.FindAllStringSubmatch(tmpl, -1) {
-		out = append(out, m[1])
-	}
-	return out
-}
-
-// fitsTemplate reports whether s is tmpl with some text in place of each
-// Secret marker.
-func fitsTemplate(tmpl, s string) bool {
-	parts := secretMarkerRE.Split(tmpl, -1)
-	for i := range parts {
-		parts[i] = regexp.QuoteMeta(parts[i])
-	}
-	re, err := regexp.Compile(`^(?s)` + strings.Join(parts, `.*`) + `$`)
-	return err == nil && re.MatchString(s)
-}
-
-// scalarText is a live scalar as substitution would have written it.
-func scalarText(v any) string {
-	switch t := v.(type) {
-	case string:
-		return t
-	case nil:
-		return ""
-	}
-	return jsonvalue.Canonical(v)
 }
 
 // planToolRoutes moves the entry routes whose field a setting of the
@@ -424,7 +311,7 @@ func (a *analysis) planToolRoutes() {
 		return
 	}
 	type override struct {
-		setting toolSetting
+		setting gitops.Setting
 		list    string
 		value   any
 		slots   []slotRef
@@ -466,7 +353,7 @@ func (a *analysis) planToolRoutes() {
 			}
 			continue
 		}
-		r := &varRoute{Tool: true, Render: o.value, Set: o.value, Setting: a.settingName(o.setting),
+		r := &varRoute{Tool: true, Render: o.value, Set: o.value, Setting: a.tool.SettingName(o.setting),
 			File: at.file, Doc: at.doc, Path: o.setting.Path, Slots: o.slots, Route: RouteImages}
 		if o.list == "replicas" {
 			r.Route = RouteReplicas
@@ -478,48 +365,18 @@ func (a *analysis) planToolRoutes() {
 	}
 }
 
-// overrideWith is a tool's override with the route's field changed: a
-// replica count; an Argo CD image string; a Flux images element. A new
-// tag or digest takes both from live, as the tools set them together.
+// overrideWith is a tool's override with the route's field changed (the
+// live image's tag and digest taken from the route's first field).
 func (a *analysis) overrideWith(cur any, r *route) any {
-	if r.Field == fieldCount {
-		return r.Value
-	}
 	var live imageRef
-	if p := a.pairOf(r.Slots[0].Obj); p != nil {
-		v, _ := jsonvalue.Get(p.intent, r.Slots[0].Path)
-		s, _ := v.(string)
-		live = parseImage(s)
-	}
-	set := func(im *types.Image) {
-		v, _ := r.Value.(string)
-		if r.Field == fieldNewName {
-			im.NewName = v
-		} else {
-			im.NewTag, im.Digest = live.Tag, live.Digest
+	if r.Field != fieldCount {
+		if p := a.pairOf(r.Slots[0].Obj); p != nil {
+			v, _ := jsonvalue.Get(p.intent, r.Slots[0].Path)
+			s, _ := v.(string)
+			live = parseImage(s)
 		}
 	}
-	if a.argo != nil {
-		s, _ := cur.(string)
-		im := argoImage(s)
-		set(&im)
-		return argoImageString(im)
-	}
-	m, _ := cur.(map[string]any)
-	if m == nil {
-		m = map[string]any{}
-	}
-	str := func(k string) string { s, _ := m[k].(string); return s }
-	im := types.Image{Name: str("name"), NewName: str("newName"), NewTag: str("newTag"), Digest: str("digest")}
-	set(&im)
-	for k, v := range map[string]string{"newName": im.NewName, "newTag": im.NewTag, "digest": im.Digest} {
-		if v == "" {
-			delete(m, k)
-		} else {
-			m[k] = v
-		}
-	}
-	return m
+	return gitops.Override(cur, r.Field, r.Value, live, a.argo != nil)
 }
 
 // toolInputs moves the value inputs the tool's rewrite adds to the root
@@ -536,16 +393,16 @@ func (a *analysis) toolInputs() {
 		if n.File != a.tool.File || n.Outer == nil {
 			continue
 		}
-		s, ok := a.tool.inputs[n.Outer.String()]
+		s, ok := a.tool.Inputs[n.Outer.String()]
 		if !ok {
 			continue
 		}
-		n.What = a.settingName(s)
+		n.What = a.tool.SettingName(s)
 		if sel := selectorLanding(pv.landings[k]); sel != nil && n.Route == RouteLabel {
 			// A selector matches the running pods by this value: written,
 			// it would orphan them (and a workload's selector cannot change).
 			n.Blocked = &Refusal{Code: CodeBuildOwned, File: a.toolFile(),
-				Message: fmt.Sprintf("%s sets it, and also the selector %s of %s; driftback does not change a label a selector matches by", n.What, sel.Path, sel.Obj.ref()),
+				Message: fmt.Sprintf("%s sets it, and also the selector %s of %s; driftback does not change a label a selector matches by", n.What, sel.Path, sel.Obj.Ref()),
 				Hint:    "change the label in Git by hand if the selector should change, or revert the change in the cluster"}
 		} else if at, why := a.settingHome(s); why != nil {
 			n.Blocked = why

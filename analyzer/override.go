@@ -178,12 +178,12 @@ func (a *analysis) patchIdentity(r rendered, src map[string]any) (map[string]any
 		cur, err := a.copyName(r)
 		if err != nil {
 			if o != nil {
-				return nil, fmt.Errorf("%s also renders from a document named %s, and %w", o.ref(), name, err)
+				return nil, fmt.Errorf("%s also renders from a document named %s, and %w", o.Ref(), name, err)
 			}
 			return nil, err
 		}
 		if o := a.nameTaken(r, cur, r.ID.Name); o != nil {
-			return nil, fmt.Errorf("%s is also named %s", o.ref(), cur)
+			return nil, fmt.Errorf("%s is also named %s", o.Ref(), cur)
 		}
 		name, ns = cur, r.ID.Namespace
 	}
@@ -212,17 +212,17 @@ func (a *analysis) nameTaken(r rendered, name, as string) *objectID {
 func (a *analysis) copyName(r rendered) (string, error) {
 	k := a.base.tree.Root.K
 	if k == nil {
-		return "", fmt.Errorf("the root has no kustomization to patch %s", r.ID.ref())
+		return "", fmt.Errorf("the root has no kustomization to patch %s", r.ID.Ref())
 	}
 	if k.Namespace != "" {
-		return "", fmt.Errorf("the root moves %s to namespace %s after its patches run, from one a patch cannot know", r.ID.ref(), k.Namespace)
+		return "", fmt.Errorf("the root moves %s to namespace %s after its patches run, from one a patch cannot know", r.ID.Ref(), k.Namespace)
 	}
 	name, ok := strings.CutPrefix(r.ID.Name, k.NamePrefix)
 	if ok {
 		name, ok = strings.CutSuffix(name, k.NameSuffix)
 	}
 	if !ok || name == "" {
-		return "", fmt.Errorf("%s does not carry the root's own namePrefix/nameSuffix", r.ID.ref())
+		return "", fmt.Errorf("%s does not carry the root's own namePrefix/nameSuffix", r.ID.Ref())
 	}
 	return name, nil
 }

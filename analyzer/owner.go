@@ -215,7 +215,7 @@ func (a *analysis) constructOwner(r rendered, src map[string]any, p jsonvalue.Pa
 					by = "a name change (namePrefix, nameSuffix or a transformer)"
 				}
 				return ownerInfo{file: firstNonEmpty(generatorFile(o.Generated), a.base.tree.Root.File),
-					message: fmt.Sprintf("%s refers to %s, whose name kustomize rewrites (%s); the reference follows that name", field, o.ID.ref(), by),
+					message: fmt.Sprintf("%s refers to %s, whose name kustomize rewrites (%s); the reference follows that name", field, o.ID.Ref(), by),
 					hint:    "change the reference or the name in Git by hand, or revert the change in the cluster"}
 			}
 		}

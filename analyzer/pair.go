@@ -35,7 +35,7 @@ func (a *analysis) pair() {
 	for i, l := range a.lives {
 		id := idOf(l.Object)
 		byID[id] = append(byID[id], i)
-		byBare[id.withoutNamespace()] = append(byBare[id.withoutNamespace()], i)
+		byBare[id.WithoutNamespace()] = append(byBare[id.WithoutNamespace()], i)
 	}
 	// The kinds read with at least one object, by namespace ("" for any).
 	present := map[[2]string]bool{}
@@ -47,7 +47,7 @@ func (a *analysis) pair() {
 	used := map[int]bool{}
 	anyUnowned := false
 	for _, r := range a.base.objects {
-		id := r.ID.withoutVersion()
+		id := r.ID.WithoutVersion()
 		idx := a.sameVersion(r, byID[id])
 		if len(idx) == 0 && id.Namespace == "" {
 			// The build sets no namespace: the applier's default decides it,

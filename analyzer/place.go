@@ -280,7 +280,7 @@ func (a *analysis) resolveValue(n inputNode, ds []demand) *placement {
 		if _, ok := v.(absentValue); ok {
 			v = "nothing"
 		}
-		parts = append(parts, fmt.Sprintf("%s %s wants %v", d.slot.Obj.ref(), d.slot.Path, v))
+		parts = append(parts, fmt.Sprintf("%s %s wants %v", d.slot.Obj.Ref(), d.slot.Path, v))
 	}
 	sort.Strings(parts)
 	for _, d := range ds {

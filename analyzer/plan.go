@@ -11,7 +11,7 @@ const (
 	RouteReplicas = "replicas" // a replicas: entry of a kustomization
 	// RouteSubstitute: a Flux substitution variable, where it is set.
 	RouteSubstitute = "substitute"
-	// Value inputs, found by the dye (provenance.go):
+	// Value inputs, found by the dye (analyzer/dye):
 	RoutePatch       = "patch"       // a value of a patch, in a file or inline
 	RouteLabel       = "labels"      // a labels:, commonLabels: or commonAnnotations: value
 	RouteGenerator   = "generator"   // a configMapGenerator literal, env-file line or file

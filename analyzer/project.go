@@ -235,7 +235,7 @@ func (a *analysis) source(r rendered) (string, int, map[string]any, error) {
 		if err != nil || v == nil {
 			continue
 		}
-		if id.matches(v) {
+		if id.Matches(v) {
 			if match >= 0 {
 				return "", 0, nil, fmt.Errorf("%s holds more than one %s/%s", r.Origin, id.Kind, id.Name)
 			}

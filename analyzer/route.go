@@ -154,7 +154,7 @@ func (rp *routePlanner) images(p pair) {
 		author := false
 		for _, f := range imageFields {
 			sk := slotKey{p.ren.ID, s.Path.String(), f}
-			want, have := lr.component(f), rr.component(f)
+			want, have := lr.Component(f), rr.Component(f)
 			sup, blocked, ok := rp.supplierOf(sk)
 			switch {
 			case ok && blocked == nil:
@@ -250,8 +250,8 @@ func (a *analysis) authorImage(p pair, s imageSlot, rr, lr imageRef, add func(ro
 		sk := slotKey{p.ren.ID, s.Path.String(), f}
 		// newTag alone clears a digest and digest alone clears the tag
 		// (measured), so the new entry sets what live has of both.
-		if v := lr.component(f); v != "" {
-			add(routingKey{author: ne, field: f}, demand{slot, v, v != rr.component(f)}, sk)
+		if v := lr.Component(f); v != "" {
+			add(routingKey{author: ne, field: f}, demand{slot, v, v != rr.Component(f)}, sk)
 		}
 	}
 }
@@ -274,7 +274,7 @@ func (a *analysis) addAuthoredDemands(demands map[routingKey][]demand) {
 					r := parseImage(s.Image)
 					slot := slotRef{o.ID, s.Path}
 					if r.Name == k.author.Name && !have[slot.key()] {
-						demands[k] = append(demands[k], demand{slot, r.component(k.field), false})
+						demands[k] = append(demands[k], demand{slot, r.Component(k.field), false})
 					}
 				}
 			} else if replicaKinds[o.ID.Kind] && o.ID.Name == k.author.Name {
@@ -330,7 +330,7 @@ func (a *analysis) resolve(k routingKey, ds []demand) []slotRef {
 	where := k.entry.String()
 	var parts []string
 	for _, d := range ds {
-		parts = append(parts, fmt.Sprintf("%s wants %v", d.slot.Obj.ref(), d.value))
+		parts = append(parts, fmt.Sprintf("%s wants %v", d.slot.Obj.Ref(), d.value))
 	}
 	sort.Strings(parts)
 	for _, d := range ds {
@@ -396,7 +396,7 @@ func (a *analysis) overrideSupplied(view map[string]any, p pair, pick func(slotK
 		rr, lr := parseImage(s.Image), parseImage(live)
 		for _, f := range imageFields {
 			if pick(slotKey{p.ren.ID, s.Path.String(), f}) {
-				lr.setComponent(f, rr.component(f))
+				lr.SetComponent(f, rr.Component(f))
 			}
 		}
 		jsonvalue.Set(view, s.Path, lr.String())

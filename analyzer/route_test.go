@@ -255,7 +255,7 @@ func TestRenameChainTurnsOffNameDye(t *testing.T) {
 	if e.File != "ov/kustomization.yaml" || !strings.Contains(strings.Join(p.Notes, "\n"), "rename chain") {
 		t.Errorf("tag routing must still work; names are undyed: %+v\n%s", e, dump(p))
 	}
-	d, err := dye(repo, mustBuild(t, repo, "ov"), false)
+	d, err := dyeRoot(repo, mustBuild(t, repo, "ov"), false)
 	if err != nil || d.namesDyed {
 		t.Errorf("names dyed despite a rename chain: %v", err)
 	}
@@ -274,7 +274,7 @@ func mustBuild(t *testing.T, repo *repofs.Repo, root string) *built {
 // still renders but silently stops every later entry from matching.
 func TestDyeSeesEveryEntryThroughTwoLevels(t *testing.T) {
 	repo := fixture(t, "routed")
-	d, err := dye(repo, mustBuild(t, repo, "overlays/prod"), false)
+	d, err := dyeRoot(repo, mustBuild(t, repo, "overlays/prod"), false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -409,7 +409,7 @@ func (a *analysis) routeEdits() {
 		if len(r.Slots) > 1 {
 			var others []string
 			for _, s := range r.Slots[1:] {
-				others = append(others, s.Obj.ref()+" "+s.Path.String())
+				others = append(others, s.Obj.Ref()+" "+s.Path.String())
 			}
 			a.note("%s also carries this change to %s", describeRoute(r), strings.Join(others, ", "))
 		}

@@ -1,4 +1,4 @@
-package analyzer
+package render
 
 import (
 	"bytes"
@@ -192,12 +192,12 @@ func documentKeys(data []byte, f *yamledit.File) ([]originKey, bool) {
 		if id.HasItems || strings.HasSuffix(id.Kind, "List") {
 			return false
 		}
-		out = append(out, originKey{groupOf(id.APIVersion), id.Kind, id.Name})
+		out = append(out, originKey{GroupOf(id.APIVersion), id.Kind, id.Name})
 		return true
 	}
 	addValue := func(m map[string]any) bool {
 		av, _ := m["apiVersion"].(string)
-		id := idOf(m)
+		id := IDOf(m)
 		_, items := m["items"]
 		return add(yamledit.Identity{APIVersion: av, Kind: id.Kind, Name: id.Name, HasItems: items})
 	}
@@ -242,7 +242,7 @@ func documentKeys(data []byte, f *yamledit.File) ([]originKey, bool) {
 // origin from origins. It reports false (and the caller builds annotated)
 // when the build fails, so that errors read as before, or when some
 // object's origin is not exactly one file.
-func renderDirect(builds *atomic.Int64, repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, origins map[originKey][]string) ([]rendered, bool) {
+func renderDirect(builds *atomic.Int64, repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, origins map[originKey][]string) ([]Object, bool) {
 	fsys, err := treeFS(repo, t, extra)
 	if err != nil {
 		return nil, false
@@ -261,7 +261,7 @@ func renderDirect(builds *atomic.Int64, repo *repofs.Repo, t *ktree.Tree, extra 
 			return nil, false
 		}
 	}
-	if localizeRemotes(fsys, t) != nil {
+	if LocalizeRemotes(fsys, t) != nil {
 		return nil, false
 	}
 	opts := krusty.MakeDefaultOptions()
@@ -271,13 +271,13 @@ func renderDirect(builds *atomic.Int64, repo *repofs.Repo, t *ktree.Tree, extra 
 	if err != nil {
 		return nil, false
 	}
-	out := make([]rendered, 0, resMap.Size())
+	out := make([]Object, 0, resMap.Size())
 	for _, r := range resMap.Resources() {
 		obj, err := objectOf(r)
 		if err != nil {
 			return nil, false
 		}
-		id := idOf(obj)
+		id := IDOf(obj)
 		files := origins[originKey{id.Group, id.Kind, id.Name}]
 		if len(files) != 1 {
 			return nil, false
@@ -297,7 +297,7 @@ func renderDirect(builds *atomic.Int64, repo *repofs.Repo, t *ktree.Tree, extra 
 				return nil, false
 			}
 		}
-		out = append(out, rendered{ID: id, Object: obj, Origin: files[0]})
+		out = append(out, Object{ID: id, Object: obj, Origin: files[0]})
 	}
 	return out, true
 }

@@ -1,4 +1,4 @@
-package analyzer
+package render
 
 import (
 	"os"
@@ -44,14 +44,14 @@ func TestPrintedValueMatchesThePrinter(t *testing.T) {
 		}
 	}
 	// Every fixture root, as the analyzer renders it.
-	dirs, err := os.ReadDir("testdata")
+	dirs, err := os.ReadDir(fixtures)
 	if err != nil {
 		t.Fatal(err)
 	}
 	read := 0
 	for _, d := range dirs {
 		disk := filesys.MakeFsOnDisk()
-		_ = filepath.Walk(filepath.Join("testdata", d.Name()), func(p string, info os.FileInfo, err error) error {
+		_ = filepath.Walk(filepath.Join(fixtures, d.Name()), func(p string, info os.FileInfo, err error) error {
 			if err == nil && !info.IsDir() && (info.Name() == "kustomization.yaml" || info.Name() == "kustomization.yml") {
 				read += checkPrinted(t, disk, filepath.Dir(p), 0)
 			}

@@ -1,4 +1,4 @@
-package analyzer
+package render
 
 import (
 	"fmt"
@@ -11,12 +11,12 @@ import (
 	"github.com/driftback/driftback/analyzer/ktree"
 )
 
-// localizeRemotes rewrites, in the build's filesystem only, every GitHub
+// LocalizeRemotes rewrites, in the build's filesystem only, every GitHub
 // remote base entry of the tree's kustomizations to the relative path of
 // the folder its fetched files are mounted at, so kustomize reads them
 // there and never reaches for git. Run just before the build: the dye and
 // the origin injection write kustomizations that still name the URL.
-func localizeRemotes(fsys filesys.FileSystem, t *ktree.Tree) error {
+func LocalizeRemotes(fsys filesys.FileSystem, t *ktree.Tree) error {
 	for _, n := range t.Nodes {
 		if len(n.Remotes) == 0 || n.File == "" {
 			continue
@@ -58,16 +58,4 @@ func depth(dir string) int {
 		return 0
 	}
 	return strings.Count(path.Clean(dir), "/") + 1
-}
-
-// remoteFile says why file, which a remote base supplies, is never
-// written; nil for a file of the repository.
-func remoteFile(file string) *Refusal {
-	rem, inside, ok := ktree.RemoteOf(file)
-	if !ok {
-		return nil
-	}
-	return &Refusal{Code: CodeOutOfScope, File: file,
-		Message: fmt.Sprintf("the value comes from %s in the remote base %s, which driftback reads but never writes", inside, rem),
-		Hint:    "set the value in an overlay of this repository (a patch or an images:/replicas: entry), or change the remote repository and move the ref"}
 }

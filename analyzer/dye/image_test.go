@@ -1,4 +1,4 @@
-package analyzer
+package dye
 
 import (
 	"regexp"
@@ -6,7 +6,7 @@ import (
 )
 
 func TestParseImage(t *testing.T) {
-	cases := map[string]imageRef{
+	cases := map[string]ImageRef{
 		"app":                                   {Name: "app"},
 		"app:v1":                                {Name: "app", Tag: "v1"},
 		"localhost:5000/app":                    {Name: "localhost:5000/app"},
@@ -16,9 +16,9 @@ func TestParseImage(t *testing.T) {
 		"registry:443/a/b/c:tag-1.0_x@sha256:d": {Name: "registry:443/a/b/c", Tag: "tag-1.0_x", Digest: "sha256:d"},
 	}
 	for in, want := range cases {
-		got := parseImage(in)
+		got := ParseImage(in)
 		if got != want {
-			t.Errorf("parseImage(%q) = %+v, want %+v", in, got, want)
+			t.Errorf("ParseImage(%q) = %+v, want %+v", in, got, want)
 		}
 		if got.String() != in {
 			t.Errorf("String() = %q, want %q", got.String(), in)
@@ -31,18 +31,18 @@ func FuzzParseImage(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		r := parseImage(s)
+		r := ParseImage(s)
 		// A reference with an empty tag or digest after its separator
 		// ("app:") has no canonical spelling; every other one round-trips.
 		if r.String() == s {
-			if again := parseImage(s); again != r {
+			if again := ParseImage(s); again != r {
 				t.Fatalf("%q parses two ways: %+v, %+v", s, r, again)
 			}
 		}
 	})
 }
 
-// TestPatternMayMatchNeverRulesOutAMatch holds patternMayMatch to
+// TestPatternMayMatchNeverRulesOutAMatch holds PatternMayMatch to
 // kustomize's own pattern over every short pattern and name of a small
 // alphabet (including '.', which matches any character) and image
 // references that follow the name with a tag, a digest or both.
@@ -68,13 +68,13 @@ func TestPatternMayMatchNeverRulesOutAMatch(t *testing.T) {
 		}
 		re := regexp.MustCompile("^" + pat + `(:[a-zA-Z0-9_.{}-]*)?(@[a-zA-Z0-9]+([.+_-][a-zA-Z0-9]+)*:[a-zA-Z0-9_.{}-]*)?$`)
 		for _, name := range words("ab-é", 3) {
-			if name == "" || patternMayMatch(pat, name) {
+			if name == "" || PatternMayMatch(pat, name) {
 				continue
 			}
 			ruledOut++
 			for _, s := range suffixes {
 				if re.MatchString(name + s) {
-					t.Fatalf("%q matches %q, yet patternMayMatch ruled it out", pat, name+s)
+					t.Fatalf("%q matches %q, yet PatternMayMatch ruled it out", pat, name+s)
 				}
 			}
 		}
@@ -110,14 +110,14 @@ func TestPatternMayMatch(t *testing.T) {
 		{"caf.", "café", true},  // '.' is one character, two bytes here
 		{"x..v1", "xé", true},
 	} {
-		if got := patternMayMatch(c.pat, c.name); got != c.want {
-			t.Errorf("patternMayMatch(%q, %q) = %v, want %v", c.pat, c.name, got, c.want)
+		if got := PatternMayMatch(c.pat, c.name); got != c.want {
+			t.Errorf("PatternMayMatch(%q, %q) = %v, want %v", c.pat, c.name, got, c.want)
 		}
 		// Never rule out what kustomize's own pattern matches.
 		if !c.want {
 			for _, img := range []string{c.name, c.name + ":v1", c.name + "@sha256:abc", c.name + ":v1@sha256:abc"} {
 				if re := regexp.MustCompile("^" + c.pat + `(:[a-zA-Z0-9_.{}-]*)?(@[a-zA-Z0-9]+([.+_-][a-zA-Z0-9]+)*:[a-zA-Z0-9_.{}-]*)?$`); re.MatchString(img) {
-					t.Errorf("%q matches %q, yet patternMayMatch ruled it out", c.pat, img)
+					t.Errorf("%q matches %q, yet PatternMayMatch ruled it out", c.pat, img)
 				}
 			}
 		}

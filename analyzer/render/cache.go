@@ -1,4 +1,4 @@
-package analyzer
+package render
 
 import (
 	"container/list"
@@ -14,14 +14,14 @@ import (
 	"github.com/driftback/driftback/internal/yamledit"
 )
 
-// RenderCache remembers renders by the content of everything a build reads:
+// Cache remembers renders by the content of everything a build reads:
 // the root's folder and kustomization file, the bytes of every input file
 // of the tree (ktree's Tree.Inputs) and the in-memory overrides the dye and
 // verify put in place. A hit returns a private copy, so a plan made with a
 // cache is the plan made without one. Safe for concurrent use; the least
 // recently used renders go first once the renders kept take more than
 // the budget (estimated by jsonvalue.Bytes).
-type RenderCache struct {
+type Cache struct {
 	mu       sync.Mutex
 	maxBytes int64
 	bytes    int64
@@ -33,33 +33,33 @@ type RenderCache struct {
 
 type cacheEntry struct {
 	key   [32]byte
-	objs  []rendered
+	objs  []Object
 	err   error
 	bytes int64
 }
 
-// DefaultRenderCacheBytes is the render cache's budget when none is given.
-const DefaultRenderCacheBytes = 64 << 20
+// DefaultCacheBytes is the render cache's budget when none is given.
+const DefaultCacheBytes = 64 << 20
 
-// NewRenderCache returns a cache keeping renders up to maxBytes (< 1 means
-// DefaultRenderCacheBytes). A root costs up to three renders: the plain,
+// NewCache returns a cache keeping renders up to maxBytes (< 1 means
+// DefaultCacheBytes). A root costs up to three renders: the plain,
 // the dyed and the verified one.
-func NewRenderCache(maxBytes int64) *RenderCache {
+func NewCache(maxBytes int64) *Cache {
 	if maxBytes < 1 {
-		maxBytes = DefaultRenderCacheBytes
+		maxBytes = DefaultCacheBytes
 	}
-	return &RenderCache{maxBytes: maxBytes, order: list.New(), byKey: map[[32]byte]*list.Element{}}
+	return &Cache{maxBytes: maxBytes, order: list.New(), byKey: map[[32]byte]*list.Element{}}
 }
 
 // Bytes is the estimated size of the renders kept.
-func (c *RenderCache) Bytes() int64 {
+func (c *Cache) Bytes() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.bytes
 }
 
-// renderedBytes estimates what a render keeps in memory.
-func renderedBytes(objs []rendered) int64 {
+// objectsBytes estimates what a render keeps in memory.
+func objectsBytes(objs []Object) int64 {
 	n := int64(64)
 	for _, r := range objs {
 		n += 128 + jsonvalue.Bytes(r.Object) + int64(len(r.Origin)+len(r.SourceName)+len(r.Generated))
@@ -69,13 +69,13 @@ func renderedBytes(objs []rendered) int64 {
 
 // Stats reports cache hits and misses (each miss is one render: a
 // kustomize build).
-func (c *RenderCache) Stats() (hits, misses int64) {
+func (c *Cache) Stats() (hits, misses int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.hits, c.misses
 }
 
-// renderKey hashes what render(repo, t, extra, ...) reads; post is what
+// renderKey hashes what Build(repo, t, extra, ...) reads; post is what
 // an orchestrator adds beyond the repository (nil: nothing).
 func renderKey(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, post []byte) [32]byte {
 	h := sha256.New()
@@ -133,39 +133,30 @@ func sortedKeys(m map[string][]byte) []string {
 	return out
 }
 
-// renderer runs the builds of one snapshot's plans, through the cache
-// shared across snapshots when there is one, counting every kustomize run.
-type renderer struct {
-	cache  *RenderCache // nil: every render builds
-	builds *atomic.Int64
-	post   *fluxRender // what the GitOps tool does to the built objects; nil: nothing
-}
-
-// render is render through the cache.
-func (r renderer) render(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, parsed map[string]*yamledit.File) ([]rendered, error) {
-	c := r.cache
+// Build is Build through the cache; a nil cache builds every time.
+func (c *Cache) Build(builds *atomic.Int64, repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, parsed map[string]*yamledit.File, post PostBuild) ([]Object, error) {
 	if c == nil {
-		return render(r.builds, repo, t, extra, parsed, r.post)
+		return Build(builds, repo, t, extra, parsed, post)
 	}
-	var post []byte
-	if r.post != nil {
-		post = r.post.key()
+	var postKey []byte
+	if post != nil {
+		postKey = post.Key()
 	}
-	key := renderKey(repo, t, extra, post)
+	key := renderKey(repo, t, extra, postKey)
 	c.mu.Lock()
 	if el, ok := c.byKey[key]; ok {
 		c.order.MoveToFront(el)
 		c.hits++
 		e := el.Value.(*cacheEntry)
 		c.mu.Unlock()
-		return copyRendered(e.objs), e.err
+		return copyObjects(e.objs), e.err
 	}
 	c.misses++
 	c.mu.Unlock()
 
-	objs, err := render(r.builds, repo, t, extra, parsed, r.post)
-	kept := copyRendered(objs)
-	e := &cacheEntry{key: key, objs: kept, err: err, bytes: renderedBytes(kept)}
+	objs, err := Build(builds, repo, t, extra, parsed, post)
+	kept := copyObjects(objs)
+	e := &cacheEntry{key: key, objs: kept, err: err, bytes: objectsBytes(kept)}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.byKey[key]; !ok && e.bytes <= c.maxBytes { // another caller may have raced us here
@@ -180,11 +171,11 @@ func (r renderer) render(repo *repofs.Repo, t *ktree.Tree, extra map[string][]by
 	return objs, err
 }
 
-func copyRendered(in []rendered) []rendered {
+func copyObjects(in []Object) []Object {
 	if in == nil {
 		return nil
 	}
-	out := make([]rendered, len(in))
+	out := make([]Object, len(in))
 	for i, r := range in {
 		out[i] = r
 		out[i].Object = jsonvalue.Copy(r.Object).(map[string]any)

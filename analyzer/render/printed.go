@@ -1,10 +1,17 @@
-package analyzer
+package render
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"regexp"
 	"strconv"
 
 	"go.yaml.in/yaml/v3"
+	"sigs.k8s.io/kustomize/api/resource"
+
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/noise"
 )
 
 // printedValue reads a rendered resource's node straight into the value
@@ -75,3 +82,39 @@ func printedValue(n *yaml.Node) (any, bool) {
 // plainDecimal is an integer as JSON writes it, with no sign other than a
 // minus, no leading zero, no underscore, and not -0.
 var plainDecimal = regexp.MustCompile(`^(0|-?[1-9][0-9]*)$`)
+
+// objectOf reads one rendered resource as the cluster receives it: the
+// JSON kustomize serializes it to (`kustomize build`, Flux and Argo CD
+// apply that, through kustomize's own YAML printer), then seen through the
+// noise lens. kustomize's in-memory value differs from what it serializes
+// for unquoted timestamps (a time, serialized as an RFC 3339 string) and
+// for folded scalars with more-indented lines; the serialized one runs.
+func objectOf(r *resource.Resource) (map[string]any, error) {
+	if v, ok := printedValue(r.YNode()); ok {
+		if obj, ok := v.(map[string]any); ok {
+			noise.Strip(obj)
+			return obj, nil
+		}
+	}
+	return printedObject(r)
+}
+
+// printedObject is objectOf through kustomize's own JSON printer.
+func printedObject(r *resource.Resource) (map[string]any, error) {
+	b, err := r.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.CurId(), err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber() // integers beyond float64's precision stay exact
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("%s: %w", r.CurId(), err)
+	}
+	obj, ok := jsonvalue.NormalizeOwned(v).(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: not an object", r.CurId())
+	}
+	noise.Strip(obj)
+	return obj, nil
+}

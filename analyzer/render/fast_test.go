@@ -1,4 +1,4 @@
-package analyzer
+package render
 
 import (
 	"os"
@@ -10,14 +10,16 @@ import (
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/repofs"
+	"github.com/driftback/driftback/internal/yamledit"
 )
 
 // TestDirectRenderMatchesAnnotated: wherever the render takes the fast way
 // (no origin annotations, origins read off the source files), it returns
 // exactly what the annotated build returns, objects and origins, for every
-// root of every fixture and its dyed variant.
+// root of every fixture. (The analyzer's tests check the same for each
+// root's dyed variant.)
 func TestDirectRenderMatchesAnnotated(t *testing.T) {
-	dirs, err := os.ReadDir("testdata")
+	dirs, err := os.ReadDir(fixtures)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +28,7 @@ func TestDirectRenderMatchesAnnotated(t *testing.T) {
 		if !d.IsDir() {
 			continue
 		}
-		repo, err := repofs.LoadDir(filepath.Join("testdata", d.Name()), 0)
+		repo, err := repofs.LoadDir(filepath.Join(fixtures, d.Name()), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,42 +37,40 @@ func TestDirectRenderMatchesAnnotated(t *testing.T) {
 			if err != nil || len(refs) > 0 {
 				continue
 			}
-			for _, extra := range []map[string][]byte{nil, dyedFiles(t, repo, root)} {
-				want, werr := renderAnnotated(new(atomic.Int64), repo, tr, extra, nil)
-				origins, ok := directOrigins(repo, tr, extra, nil)
-				// Origins read off the build's parsed files are the same
-				// as origins decoded from the bytes.
-				if b, _, err := build(repo, root); err == nil && b != nil {
-					fromParsed, okParsed := directOrigins(repo, tr, extra, b.files)
-					if okParsed != ok || !reflect.DeepEqual(fromParsed, origins) {
-						t.Errorf("%s/%s: origins from parsed files %v (%v), from bytes %v (%v)", d.Name(), root, fromParsed, okParsed, origins, ok)
-					}
-					parsedRoots++
+			want, werr := renderAnnotated(new(atomic.Int64), repo, tr, nil, nil)
+			origins, ok := directOrigins(repo, tr, nil, nil)
+			// Origins read off parsed files are the same as origins
+			// decoded from the bytes.
+			if parsed := parseResources(repo, tr); parsed != nil {
+				fromParsed, okParsed := directOrigins(repo, tr, nil, parsed)
+				if okParsed != ok || !reflect.DeepEqual(fromParsed, origins) {
+					t.Errorf("%s/%s: origins from parsed files %v (%v), from bytes %v (%v)", d.Name(), root, fromParsed, okParsed, origins, ok)
 				}
-				if !ok {
-					continue
+				parsedRoots++
+			}
+			if !ok {
+				continue
+			}
+			got, ok := renderDirect(new(atomic.Int64), repo, tr, nil, origins)
+			if !ok {
+				if werr == nil {
+					t.Logf("%s/%s: direct render declined", d.Name(), root)
 				}
-				got, ok := renderDirect(new(atomic.Int64), repo, tr, extra, origins)
-				if !ok {
-					if werr == nil {
-						t.Logf("%s/%s: direct render declined", d.Name(), root)
-					}
-					continue
-				}
-				if werr != nil {
-					t.Errorf("%s/%s: direct render succeeded where the annotated one failed: %v", d.Name(), root, werr)
-					continue
-				}
-				direct++
-				if len(got) != len(want) {
-					t.Errorf("%s/%s: %d objects, annotated %d", d.Name(), root, len(got), len(want))
-					continue
-				}
-				for i := range got {
-					if got[i].ID != want[i].ID || got[i].Origin != want[i].Origin || !jsonvalue.Equal(got[i].Object, want[i].Object) {
-						t.Errorf("%s/%s object %d: direct %v %s %v\nannotated %v %s %v", d.Name(), root, i,
-							got[i].ID, got[i].Origin, got[i].Object, want[i].ID, want[i].Origin, want[i].Object)
-					}
+				continue
+			}
+			if werr != nil {
+				t.Errorf("%s/%s: direct render succeeded where the annotated one failed: %v", d.Name(), root, werr)
+				continue
+			}
+			direct++
+			if len(got) != len(want) {
+				t.Errorf("%s/%s: %d objects, annotated %d", d.Name(), root, len(got), len(want))
+				continue
+			}
+			for i := range got {
+				if got[i].ID != want[i].ID || got[i].Origin != want[i].Origin || !jsonvalue.Equal(got[i].Object, want[i].Object) {
+					t.Errorf("%s/%s object %d: direct %v %s %v\nannotated %v %s %v", d.Name(), root, i,
+						got[i].ID, got[i].Origin, got[i].Object, want[i].ID, want[i].Origin, want[i].Object)
 				}
 			}
 		}
@@ -80,29 +80,22 @@ func TestDirectRenderMatchesAnnotated(t *testing.T) {
 	}
 }
 
-// dyedFiles is the dye's in-memory kustomizations for a root (nil when it
-// has no entries), taken from a dye run on a build.
-func dyedFiles(t *testing.T, repo *repofs.Repo, root string) map[string][]byte {
-	t.Helper()
-	b, refs, err := build(repo, root)
-	if err != nil || len(refs) > 0 {
-		return nil
-	}
-	return dyeExtra(repo, b)
-}
+// fixtures holds the analyzer's fixture repositories.
+var fixtures = filepath.Join("..", "testdata")
 
-// dyeExtra is the dye's files with every value input dyed too.
-func dyeExtra(repo *repofs.Repo, b *built) map[string][]byte {
-	te := entriesOf(b.tree, repo.File)
-	if !te.any() && !hasValueInputs(b.tree) {
-		return nil
+// parseResources parses the tree's resource files as the analyzer does
+// before it renders; nil when one does not parse.
+func parseResources(repo *repofs.Repo, tr *ktree.Tree) map[string]*yamledit.File {
+	out := map[string]*yamledit.File{}
+	for _, p := range tr.Resources {
+		data, _ := repo.File(p)
+		f, err := yamledit.Parse(p, data)
+		if err != nil {
+			return nil
+		}
+		out[p] = f
 	}
-	vd := &valueDyer{byNonce: map[string]inputNode{}, orig: map[string]string{}, images: len(te.images) > 0}
-	extra, _, err := dyeFiles(repo, b, !te.renameChain(), vd)
-	if err != nil {
-		return nil
-	}
-	return extra
+	return out
 }
 
 // TestPatchDirectivesInTheSpecKeepTheDirectBuild: a $patch that deletes a
@@ -111,7 +104,7 @@ func dyeExtra(repo *repofs.Repo, b *built) map[string][]byte {
 // build costs several times as much); one on an object's metadata, which
 // drops the annotation the annotated build reads, does not.
 func TestPatchDirectivesInTheSpecKeepTheDirectBuild(t *testing.T) {
-	repo, err := repofs.LoadDir(filepath.Join("testdata", "patchdirectives"), 0)
+	repo, err := repofs.LoadDir(filepath.Join(fixtures, "patchdirectives"), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

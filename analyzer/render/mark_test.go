@@ -1,4 +1,4 @@
-package analyzer
+package render
 
 import (
 	"bytes"

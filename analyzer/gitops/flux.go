@@ -1,24 +1,22 @@
-package analyzer
+package gitops
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/fluxcd/pkg/envsubst"
 	fluxkustomize "github.com/fluxcd/pkg/kustomize"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/yaml"
 
+	"github.com/driftback/driftback/analyzer/dye"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/repofs"
@@ -32,14 +30,14 @@ import (
 // Flux's own library for the first two steps, so what it compares is what
 // the cluster received.
 
-// fluxRender is one Flux Kustomization's render context for a root.
-type fluxRender struct {
-	ctx *kube.FluxContext
-	// vars are the values substitution uses, as Flux merges them:
+// Flux is one Flux Kustomization's render context for a root.
+type Flux struct {
+	Ctx *kube.FluxContext
+	// Vars are the values substitution uses, as Flux merges them:
 	// substituteFrom in order, then the inline postBuild.substitute.
-	vars map[string]string
-	// setBy says where each variable's value comes from.
-	setBy map[string]varSetting
+	Vars map[string]string
+	// SetBy says where each variable's value comes from.
+	SetBy map[string]VarSetting
 	// anySecret: a Secret whose keys are unknown may supply any variable
 	// not set inline; every name such a Secret may hold renders as a marker.
 	anySecret bool
@@ -47,29 +45,24 @@ type fluxRender struct {
 	override map[string]string
 }
 
-// varSetting is where one substitution variable is set.
-type varSetting struct {
+// VarSetting is where one substitution variable is set.
+type VarSetting struct {
 	Kind string // "substitute" (inline), ConfigMap or Secret
 	Name string // the ConfigMap or Secret
 }
 
-// secretMarker stands for a value only a Secret holds: driftback never
-// reads it, so the field it reaches cannot be compared or written.
-func secretMarker(name string) string { return "ddsecret-" + name + "-ddsecret" }
-
-var secretMarkerRE = regexp.MustCompile(`ddsecret-([_A-Za-z][_A-Za-z0-9]*)-ddsecret`)
-
-func newFluxRender(ctx *kube.FluxContext) (*fluxRender, error) {
+// NewFlux reads a Flux Kustomization's render context; nil for none.
+func NewFlux(ctx *kube.FluxContext) (*Flux, error) {
 	if ctx == nil {
 		return nil, nil
 	}
-	f := &fluxRender{ctx: ctx, vars: map[string]string{}, setBy: map[string]varSetting{}}
+	f := &Flux{Ctx: ctx, Vars: map[string]string{}, SetBy: map[string]VarSetting{}}
 	for _, src := range ctx.From {
 		switch src.Kind {
 		case "ConfigMap":
 			for k, v := range src.Data {
-				f.vars[k] = strings.ReplaceAll(v, "\n", "")
-				f.setBy[k] = varSetting{Kind: "ConfigMap", Name: src.Name}
+				f.Vars[k] = strings.ReplaceAll(v, "\n", "")
+				f.SetBy[k] = VarSetting{Kind: "ConfigMap", Name: src.Name}
 			}
 		case "Secret":
 			if !src.Found {
@@ -79,17 +72,17 @@ func newFluxRender(ctx *kube.FluxContext) (*fluxRender, error) {
 				// Keys unknown: any name may be this Secret's, overriding
 				// what came before.
 				f.anySecret = true
-				for k := range f.vars {
-					f.vars[k] = secretMarker(k)
-					f.setBy[k] = varSetting{Kind: "Secret", Name: src.Name}
+				for k := range f.Vars {
+					f.Vars[k] = secretMarker(k)
+					f.SetBy[k] = VarSetting{Kind: "Secret", Name: src.Name}
 				}
 				continue
 			}
 			// Keys known (their names, never their values): only these
 			// variables are the Secret's; the others are routed as usual.
 			for _, k := range src.Keys {
-				f.vars[k] = secretMarker(k)
-				f.setBy[k] = varSetting{Kind: "Secret", Name: src.Name}
+				f.Vars[k] = secretMarker(k)
+				f.SetBy[k] = VarSetting{Kind: "Secret", Name: src.Name}
 			}
 		default:
 			return nil, fmt.Errorf("flux Kustomization %s/%s: postBuild.substituteFrom kind %q is neither ConfigMap nor Secret", ctx.Namespace, ctx.Name, src.Kind)
@@ -100,17 +93,17 @@ func newFluxRender(ctx *kube.FluxContext) (*fluxRender, error) {
 		return nil, err
 	}
 	for k, v := range inline {
-		f.vars[k] = strings.ReplaceAll(v, "\n", "")
-		f.setBy[k] = varSetting{Kind: "substitute"}
+		f.Vars[k] = strings.ReplaceAll(v, "\n", "")
+		f.SetBy[k] = VarSetting{Kind: "substitute"}
 	}
 	return f, nil
 }
 
 // inline is spec.postBuild.substitute.
-func (f *fluxRender) inline() (map[string]string, error) {
-	v, ok, err := unstructured.NestedStringMap(f.ctx.Spec, "postBuild", "substitute")
+func (f *Flux) inline() (map[string]string, error) {
+	v, ok, err := unstructured.NestedStringMap(f.Ctx.Spec, "postBuild", "substitute")
 	if err != nil {
-		return nil, fmt.Errorf("flux Kustomization %s/%s: spec.postBuild.substitute: %w", f.ctx.Namespace, f.ctx.Name, err)
+		return nil, fmt.Errorf("flux Kustomization %s/%s: spec.postBuild.substitute: %w", f.Ctx.Namespace, f.Ctx.Name, err)
 	}
 	if !ok {
 		return nil, nil
@@ -118,28 +111,28 @@ func (f *fluxRender) inline() (map[string]string, error) {
 	return v, nil
 }
 
-// substitutes reports whether Flux runs variable substitution at all: only
+// Substitutes reports whether Flux runs variable substitution at all: only
 // when the Kustomization has a postBuild.
-func (f *fluxRender) substitutes() bool {
-	_, ok := f.ctx.Spec["postBuild"]
+func (f *Flux) Substitutes() bool {
+	_, ok := f.Ctx.Spec["postBuild"]
 	return ok
 }
 
-// edited is f with the settings of the Kustomization the plan changes
+// Edited is f with the settings of the Kustomization the plan changes
 // given their new values, for the generator.
-func (f *fluxRender) edited(edits []settingEdit) *fluxRender {
+func (f *Flux) Edited(edits []SettingEdit) *Flux {
 	if len(edits) == 0 {
 		return f
 	}
 	g := *f
-	ctx := *f.ctx
-	ctx.Spec = edited(f.ctx.Spec, jsonvalue.Path{jsonvalue.Key("spec")}, edits)
-	g.ctx = &ctx
+	ctx := *f.Ctx
+	ctx.Spec = edited(f.Ctx.Spec, jsonvalue.Path{jsonvalue.Key("spec")}, edits)
+	g.Ctx = &ctx
 	return &g
 }
 
-// with returns a copy of f whose named variables take other values.
-func (f *fluxRender) with(values map[string]string) *fluxRender {
+// With returns a copy of f whose named variables take other values.
+func (f *Flux) With(values map[string]string) *Flux {
 	g := *f
 	g.override = map[string]string{}
 	for k, v := range f.override {
@@ -151,17 +144,17 @@ func (f *fluxRender) with(values map[string]string) *fluxRender {
 	return &g
 }
 
-// key is what a render with this context reads beyond the repository,
+// Key is what a render with this context reads beyond the repository,
 // for the render cache.
-func (f *fluxRender) key() []byte {
-	b, _ := json.Marshal([]any{f.ctx.Namespace, f.ctx.Name, f.ctx.Spec, f.vars, f.anySecret, f.override})
+func (f *Flux) Key() []byte {
+	b, _ := json.Marshal([]any{f.Ctx.Namespace, f.Ctx.Name, f.Ctx.Spec, f.Vars, f.anySecret, f.override})
 	return b
 }
 
 // values is the variable map one object is substituted with.
-func (f *fluxRender) values(doc string) map[string]string {
-	vars := make(map[string]string, len(f.vars))
-	for k, v := range f.vars {
+func (f *Flux) values(doc string) map[string]string {
+	vars := make(map[string]string, len(f.Vars))
+	for k, v := range f.Vars {
 		vars[k] = v
 	}
 	if f.anySecret {
@@ -193,11 +186,11 @@ func referenced(doc string) []string {
 	return out
 }
 
-// postBuild runs what kustomize-controller runs on each built object:
+// PostBuild runs what kustomize-controller runs on each built object:
 // variable substitution (skipped for an object that disables it), then
 // commonMetadata.
-func (f *fluxRender) postBuild(res *resource.Resource) error {
-	if f.substitutes() {
+func (f *Flux) PostBuild(res *resource.Resource) error {
+	if f.Substitutes() {
 		doc, err := res.AsYAML()
 		if err != nil {
 			return err
@@ -208,7 +201,7 @@ func (f *fluxRender) postBuild(res *resource.Resource) error {
 			sub[k] = v
 		}
 		ks := unstructured.Unstructured{Object: map[string]any{
-			"metadata": map[string]any{"namespace": f.ctx.Namespace, "name": f.ctx.Name},
+			"metadata": map[string]any{"namespace": f.Ctx.Namespace, "name": f.Ctx.Name},
 			"spec":     map[string]any{"postBuild": map[string]any{"substitute": sub}},
 		}}
 		// Dry run: the variables are the ones resolved above, never read
@@ -217,8 +210,8 @@ func (f *fluxRender) postBuild(res *resource.Resource) error {
 			return fmt.Errorf("flux postBuild substitution of %s: %w", res.CurId(), err)
 		}
 	}
-	labels, _, _ := unstructured.NestedStringMap(f.ctx.Spec, "commonMetadata", "labels")
-	annotations, _, _ := unstructured.NestedStringMap(f.ctx.Spec, "commonMetadata", "annotations")
+	labels, _, _ := unstructured.NestedStringMap(f.Ctx.Spec, "commonMetadata", "labels")
+	annotations, _, _ := unstructured.NestedStringMap(f.Ctx.Spec, "commonMetadata", "annotations")
 	if len(labels) > 0 {
 		l := res.GetLabels()
 		if l == nil {
@@ -246,24 +239,18 @@ func (f *fluxRender) postBuild(res *resource.Resource) error {
 	return nil
 }
 
-// orchestrate returns repo with the root kustomization replaced by the one
+// Rewrite returns repo with the root kustomization replaced by the one
 // kustomize-controller generates from it and the Kustomization's spec.
 // Flux's generator reads a folder on disk, so the root's kustomization
 // (or, for a plain folder, its manifests) is written to a private
 // temporary folder for the call; the repository is never written.
-func (f *fluxRender) orchestrate(repo *repofs.Repo, root string) (*repofs.Repo, *toolRoot, error) {
+func (f *Flux) Rewrite(repo *repofs.Repo, root string) (*repofs.Repo, *Root, error) {
 	tmp, err := os.MkdirTemp("", "driftback-flux-")
 	if err != nil {
 		return nil, nil, err
 	}
 	defer os.RemoveAll(tmp)
-	kfile := ""
-	for _, name := range konfig.RecognizedKustomizationFileNames() {
-		if _, ok := repo.File(path.Join(root, name)); ok {
-			kfile = path.Join(root, name)
-			break
-		}
-	}
+	kfile := kustomizationFile(repo, root)
 	write := func(p string, b []byte) error {
 		full := filepath.Join(tmp, filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(full), 0o700); err != nil {
@@ -289,7 +276,7 @@ func (f *fluxRender) orchestrate(repo *repofs.Repo, root string) (*repofs.Repo, 
 		}
 	}
 	// Components the generator may look for (ignoreMissingComponents).
-	comps, _, _ := unstructured.NestedStringSlice(f.ctx.Spec, "components")
+	comps, _, _ := unstructured.NestedStringSlice(f.Ctx.Spec, "components")
 	for _, c := range comps {
 		if p, err := repofs.Join(root, c); err == nil && repo.IsDir(p) {
 			if err := os.MkdirAll(filepath.Join(tmp, filepath.FromSlash(p)), 0o700); err != nil {
@@ -299,8 +286,8 @@ func (f *fluxRender) orchestrate(repo *repofs.Repo, root string) (*repofs.Repo, 
 	}
 	ks := unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
-		"metadata": map[string]any{"namespace": f.ctx.Namespace, "name": f.ctx.Name},
-		"spec":     f.ctx.Spec,
+		"metadata": map[string]any{"namespace": f.Ctx.Namespace, "name": f.Ctx.Name},
+		"spec":     f.Ctx.Spec,
 	}}
 	dir := filepath.Join(tmp, filepath.FromSlash(root))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -308,18 +295,18 @@ func (f *fluxRender) orchestrate(repo *repofs.Repo, root string) (*repofs.Repo, 
 	}
 	data, written, _, err := fluxkustomize.NewGenerator(tmp, ks).GenerateManifest(dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("flux Kustomization %s/%s: %w", f.ctx.Namespace, f.ctx.Name, err)
+		return nil, nil, fmt.Errorf("flux Kustomization %s/%s: %w", f.Ctx.Namespace, f.Ctx.Name, err)
 	}
 	rel, err := filepath.Rel(tmp, written)
 	if err != nil {
 		return nil, nil, err
 	}
-	fr := &toolRoot{Dir: root, By: fmt.Sprintf("the Flux Kustomization %s/%s", f.ctx.Namespace, f.ctx.Name), File: filepath.ToSlash(rel),
-		owned: fluxImageFields(original.Images, f.ctx), inputs: map[string]toolSetting{}}
+	fr := &Root{Dir: root, By: fmt.Sprintf("the Flux Kustomization %s/%s", f.Ctx.Namespace, f.Ctx.Name), File: filepath.ToSlash(rel),
+		Owned: fluxImageFields(original.Images, f.Ctx), Inputs: map[string]Setting{}}
 	// The generator appends spec.patches to the root's own, in order.
-	patches, _, _ := unstructured.NestedSlice(f.ctx.Spec, "patches")
+	patches, _, _ := unstructured.NestedSlice(f.Ctx.Spec, "patches")
 	for j := range patches {
-		fr.inputs[patchOuter(len(original.Patches)+j).String()] = toolSetting{Path: jsonvalue.Path{
+		fr.Inputs[dye.PatchOuter(len(original.Patches)+j).String()] = Setting{Path: jsonvalue.Path{
 			jsonvalue.Key("spec"), jsonvalue.Key("patches"), jsonvalue.Index(j), jsonvalue.Key("patch")}}
 	}
 	out, err := repo.With(map[string][]byte{fr.File: data})
@@ -332,8 +319,8 @@ func (f *fluxRender) orchestrate(repo *repofs.Repo, root string) (*repofs.Repo, 
 // fluxImageFields mirrors how Flux merges spec.images into the root's
 // images: (by exact name into an existing entry, else appended) and names
 // the entry fields the Kustomization then sets.
-func fluxImageFields(own []types.Image, ctx *kube.FluxContext) map[string]toolSetting {
-	out := map[string]toolSetting{}
+func fluxImageFields(own []types.Image, ctx *kube.FluxContext) map[string]Setting {
+	out := map[string]Setting{}
 	images, _, _ := unstructured.NestedSlice(ctx.Spec, "images")
 	names := make([]string, len(own))
 	for i, im := range own {
@@ -349,24 +336,64 @@ func fluxImageFields(own []types.Image, ctx *kube.FluxContext) map[string]toolSe
 				break
 			}
 		}
-		setting := toolSetting{Path: jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("images"), jsonvalue.Index(j)}}
+		setting := Setting{Path: jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("images"), jsonvalue.Index(j)}}
 		if idx < 0 {
 			idx = len(names)
 			names = append(names, name)
-			for _, fld := range imageFields {
-				out[ownedKey("images", idx, fld)] = setting
+			for _, fld := range dye.ImageFields {
+				out[OwnedKey("images", idx, fld)] = setting
 			}
 			continue
 		}
 		if s, _ := im["newName"].(string); s != "" {
-			out[ownedKey("images", idx, fieldNewName)] = setting
+			out[OwnedKey("images", idx, dye.FieldNewName)] = setting
 		}
 		tag, _ := im["newTag"].(string)
 		dig, _ := im["digest"].(string)
 		if tag != "" || dig != "" {
-			out[ownedKey("images", idx, fieldNewTag)] = setting
-			out[ownedKey("images", idx, fieldDigest)] = setting
+			out[OwnedKey("images", idx, dye.FieldNewTag)] = setting
+			out[OwnedKey("images", idx, dye.FieldDigest)] = setting
 		}
 	}
 	return out
+}
+
+// SettingName names where a variable is set, for messages.
+func (f *Flux) SettingName(name string) string {
+	s := f.SetBy[name]
+	switch s.Kind {
+	case "substitute":
+		return fmt.Sprintf("spec.postBuild.substitute.%s of the Flux Kustomization %s/%s", name, f.Ctx.Namespace, f.Ctx.Name)
+	case "ConfigMap", "Secret":
+		return fmt.Sprintf("data.%s of the %s %s/%s", name, s.Kind, f.Ctx.Namespace, s.Name)
+	}
+	return "not set"
+}
+
+// VarManifest says which object sets the variable name, to find in the
+// repository, and where in it: the Kustomization's
+// spec.postBuild.substitute, or the ConfigMap substituteFrom names; false
+// when a Secret sets it (never read, never written) or nothing does.
+func (f *Flux) VarManifest(name string) (group, kind, objName string, path jsonvalue.Path, ok bool) {
+	s := f.SetBy[name]
+	switch s.Kind {
+	case "substitute":
+		path = jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("postBuild"), jsonvalue.Key("substitute"), jsonvalue.Key(name)}
+		return "kustomize.toolkit.fluxcd.io", "Kustomization", f.Ctx.Name, path, true
+	case "ConfigMap":
+		return "", "ConfigMap", s.Name, jsonvalue.Path{jsonvalue.Key("data"), jsonvalue.Key(name)}, true
+	}
+	return "", "", "", nil, false
+}
+
+// ClusterSetting is a setting as the cluster's copy of the Kustomization
+// holds it.
+func (f *Flux) ClusterSetting(p jsonvalue.Path) (any, bool) {
+	return jsonvalue.Get(map[string]any{"spec": f.Ctx.Spec}, p)
+}
+
+// Manifest is the group, kind, namespace and name of the Kustomization,
+// to find its manifest in the repository.
+func (f *Flux) Manifest() (group, kind, namespace, name string) {
+	return "kustomize.toolkit.fluxcd.io", "Kustomization", f.Ctx.Namespace, f.Ctx.Name
 }
