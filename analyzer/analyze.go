@@ -91,6 +91,7 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 		plan.Refusals = refusals
 		return plan, nil
 	}
+	plan.Kinds = renderedKinds(b.objects)
 	if opts.WriteScope, err = repofs.Clean(opts.WriteScope); err != nil {
 		return nil, fmt.Errorf("write scope: %w", err)
 	}

@@ -2,6 +2,8 @@ package analyzer
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/driftback/driftback/analyzer/intent"
@@ -195,4 +197,14 @@ func (a *analysis) sameVersion(r rendered, idx []int) []int {
 		return idx // none at the render's version: still ambiguous, never silently missing
 	}
 	return out
+}
+
+// renderedKinds lists the kinds objs hold, as a read's coverage names
+// them (kube.KindKey), sorted.
+func renderedKinds(objs []rendered) []string {
+	set := map[string]bool{}
+	for _, o := range objs {
+		set[kube.KindKey(o.ID.Group, o.ID.Kind)] = true
+	}
+	return slices.Sorted(maps.Keys(set))
 }

@@ -101,6 +101,10 @@ type Plan struct {
 	// (a kind not listed, or none of it read): with any, the plan is no
 	// verdict on the cluster.
 	Unread []string `json:"unread,omitempty"`
+	// Kinds are the kinds the render held (kube.KindKey: Kind, or
+	// Kind.group), sorted: a poller need list no other kind to plan this
+	// root again at the same revision.
+	Kinds []string `json:"-"`
 }
 
 // InSync reports whether the cluster matches Git: everything read, nothing

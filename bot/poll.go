@@ -38,6 +38,9 @@ type poll struct {
 	pins                []RemotePin           // the remote bases this poll's plan read, at their commits
 	enforcement         *cluster.Enforcement  // how the GitOps tool treats drift; nil: none read
 	restoring           []Restoring           // drift the tool will put back, not proposed
+	scope               cluster.Scope         // what the objects were listed with
+	only                []string              // the kinds the listing was narrowed to (kinds.go); nil: every kind
+	kinds               []string              // the kinds the plan's render held; nil: no plan
 	out                 Outcome
 }
 
@@ -50,6 +53,10 @@ type memo struct {
 	// branch that moves wakes the target; pins are those refs.
 	remotes string
 	pins    string
+	// kinds are the kinds the last plan rendered (kube.KindKey, one a
+	// line), for what kindsAt names: the next poll at the same key lists
+	// only those (kinds.go).
+	kinds, kindsAt string
 }
 
 // Reconcile runs one poll of one target.
@@ -88,7 +95,7 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 	}
 	p.baseSHA = ref.GetObject().GetSHA()
 
-	if err := readLive(ctx, p); err != nil {
+	if err := readLive(ctx, p, func() []string { return b.readKinds(p) }); err != nil {
 		err = fmt.Errorf("cluster %s: %w", tc.Cluster, err)
 		if s := stallOf(p, err); s != nil {
 			// The cluster refused the read for good: say why on the base
@@ -106,9 +113,12 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, fmt.Errorf("pull requests of %s: %w", p.branch, err)
 	}
-	m := memo{base: p.baseSHA, live: fingerprint(p.objs) + fingerprint(p.coverage) + fingerprint(p.applied), config: fingerprint(tc), prs: fingerprint(p.prs)}
+	m := memo{base: p.baseSHA, live: liveFingerprint(p, p.only), config: fingerprint(tc), prs: fingerprint(p.prs)}
 	if last, ok := b.memo.get(tc.Name); ok {
 		m.pins = last.pins
+		if p.only != nil {
+			m.kinds, m.kindsAt = last.kinds, last.kindsAt // what the listing was narrowed by
+		}
 		if m.remotes, err = b.resolvePins(ctx, last.pins); err != nil {
 			return Outcome{}, err
 		}
@@ -136,6 +146,14 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 	}
 	m.prs = fingerprint(after)
 	m.pins, m.remotes = encodePins(p.pins), fingerprint(p.pins)
+	m.kinds, m.kindsAt = "", ""
+	if p.kinds != nil && !p.t.ByInventory {
+		// The next poll at this key reads only these kinds: remember the
+		// read as that narrower read will see it. (A target by inventory
+		// lists its inventory's kinds already.)
+		m.kinds, m.kindsAt = strings.Join(p.kinds, "\n"), kindsKey(p)
+		m.live = liveFingerprint(p, p.kinds)
+	}
 	b.memo.set(tc.Name, m)
 	b.stalls.forget(tc.Name)
 	return p.out, nil
@@ -145,8 +163,9 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 // applied revision first reads its Kustomization or Application, once: the
 // poll renders the revision of that same read, and for a target by
 // inventory its inventory scopes the listing and picks the objects
-// compared.
-func readLive(ctx context.Context, p *poll) error {
+// compared. Any other target lists only the kinds narrow names, once it is
+// known what its render holds at this revision (kinds.go).
+func readLive(ctx context.Context, p *poll, narrow func() []string) error {
 	tc := p.t.Config
 	scope := cluster.Scope{
 		Namespaces: tc.Namespaces, NamespaceSelector: tc.NamespaceSelector,
@@ -171,8 +190,16 @@ func readLive(ctx context.Context, p *poll) error {
 		}
 		scope.Namespaces, scope.IncludeKinds = inventoryScope(p.applied.Inventory)
 		scope.NamespaceSelector = ""
+	} else {
+		scope.Only = narrow()
 	}
-	read, err := p.t.Lister.List(ctx, scope)
+	p.scope, p.only = scope, scope.Only
+	return listLive(ctx, p)
+}
+
+// listLive lists the objects of p.scope.
+func listLive(ctx context.Context, p *poll) error {
+	read, err := p.t.Lister.List(ctx, p.scope)
 	if err != nil {
 		return err
 	}
@@ -202,6 +229,16 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 	}
 	b.Metrics.Set("driftback_target_overlap", map[string]string{"target": tc.Name}, 0)
 	plan, err := b.plan(ctx, p)
+	if err == nil && !covers(p.only, p.kinds) {
+		// The render holds a kind this poll did not read (a remote base
+		// it reads moved): read every kind and plan again, rather than
+		// judge without it.
+		p.scope.Only, p.only = nil, nil
+		if err := listLive(ctx, p); err != nil {
+			return fmt.Errorf("cluster %s: %w", tc.Cluster, err)
+		}
+		plan, err = b.plan(ctx, p)
+	}
 	if s := stallOf(p, err); s != nil {
 		return b.stalled(ctx, p, s, err)
 	}
@@ -311,6 +348,10 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 	})
 	p.out.Waiting = res.Waiting
 	p.enforcement, p.restoring = res.Enforcement, res.Restoring
+	p.kinds = nil
+	if res.Plan != nil {
+		p.kinds = res.Plan.Kinds
+	}
 	var bad *InputError
 	if errors.As(err, &bad) {
 		// The input itself is unusable: say so on the base head and leave

@@ -28,6 +28,12 @@ type Scope struct {
 	NamespaceSelector string   // or a label selector over namespaces
 	IncludeKinds      []string // Kind or Kind.group; empty = every kind
 	ExcludeKinds      []string
+	// Only narrows the kinds further, to those a target needs (the kinds
+	// its render held at this revision, as kube.KindKey writes them);
+	// empty = no narrowing. Unlike
+	// IncludeKinds it never brings back a default-excluded kind: it only
+	// saves the reads of kinds nothing would compare.
+	Only []string
 }
 
 // DefaultExcludedKinds are kinds that are never in Git: the cluster's own
@@ -450,7 +456,40 @@ func kindInScope(gvk schema.GroupVersionKind, s Scope) bool {
 	if len(s.IncludeKinds) > 0 && !match(s.IncludeKinds) {
 		return false
 	}
+	if len(s.Only) > 0 && !match(s.Only) {
+		return false
+	}
 	return !match(s.ExcludeKinds)
+}
+
+// Narrow is a read as far as kinds go: the objects of those kinds, and
+// what the read covered of them. A read of every kind and a read of only
+// these kinds narrow to the same thing when nothing of them differs; nil
+// kinds narrow nothing.
+func Narrow(read Listing, only []string) Listing {
+	if len(only) == 0 {
+		return read
+	}
+	var objs []Object
+	for _, o := range read.Objects {
+		if gvk := gvkOf(o.Object); contains(only, kube.KindKey(gvk.Group, gvk.Kind)) {
+			objs = append(objs, o)
+		}
+	}
+	out := Listing{Objects: objs}
+	if c := read.Coverage; c != nil {
+		n := &kube.Coverage{Listed: map[string]bool{}, Skipped: map[string]bool{}, Failed: c.Failed}
+		for _, k := range only {
+			if c.Listed[k] {
+				n.Listed[k] = true
+			}
+			if c.Skipped[k] {
+				n.Skipped[k] = true
+			}
+		}
+		out.Coverage = n
+	}
+	return out
 }
 
 func gvkOf(obj map[string]any) schema.GroupVersionKind {

@@ -1,0 +1,59 @@
+package bot
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/driftback/driftback/cluster"
+)
+
+// A target compares only the objects its render holds, so a poll need not
+// list the other kinds of the cluster — Pods, Events' neighbours, other
+// teams' custom resources — whose bytes are most of a cluster-wide read.
+// Which kinds a render holds is known once a plan has run; it can change
+// only with what the render depends on, and of that a poll knows before it
+// lists the base commit, the applied revision (with the tool's render
+// context) and the target's config: kindsKey. The next poll at the same
+// key lists only the kinds the last plan rendered; any other poll lists
+// every kind in scope, as the first one does. A render that holds a kind
+// the narrowed read left out (a remote base moved under a pinned branch)
+// makes the poll read every kind and plan again (reconcile).
+
+// kindsKey names what a target's rendered kinds depend on that a poll
+// knows before it lists.
+func kindsKey(p *poll) string {
+	return p.baseSHA + "\x00" + fingerprint(p.applied) + "\x00" + fingerprint(p.t.Config)
+}
+
+// readKinds is the kinds this poll may narrow its listing to, or nil for
+// every kind in scope.
+func (b *Bot) readKinds(p *poll) []string {
+	last, ok := b.memo.get(p.t.Config.Name)
+	if !ok || last.kinds == "" || last.kindsAt != kindsKey(p) {
+		return nil
+	}
+	return strings.Split(last.kinds, "\n")
+}
+
+// liveFingerprint is what an idle poll compares of its read: the objects
+// and coverage of kinds (all, when nil) and the applied revision. A read
+// of every kind and a read narrowed to kinds give the same fingerprint
+// when nothing of those kinds moved.
+func liveFingerprint(p *poll, kinds []string) string {
+	read := cluster.Narrow(cluster.Listing{Objects: p.objs, Coverage: p.coverage}, kinds)
+	return fingerprint(read.Objects) + fingerprint(read.Coverage) + fingerprint(p.applied)
+}
+
+// covers reports whether a listing narrowed to read (nil: every kind)
+// holds every kind in kinds.
+func covers(read, kinds []string) bool {
+	if read == nil {
+		return true
+	}
+	for _, k := range kinds {
+		if !slices.Contains(read, k) {
+			return false
+		}
+	}
+	return true
+}
