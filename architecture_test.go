@@ -154,6 +154,10 @@ func boundary(from, imp string) string {
 		return "the analyzer's engines serve the façade, never the reverse"
 	case strings.HasPrefix(from, module+"/bot") && from != module+"/bot/shard" && strings.HasPrefix(imp, "k8s.io/"):
 		return "within the bot only bot/shard speaks to the Kubernetes API"
+	case from == analyzer+"/render" && (imp == analyzer+"/dye" || imp == analyzer+"/gitops" || imp == analyzer+"/sourceform"):
+		return "the build knows nothing of who supplies a value, the GitOps tool or source form"
+	case from == analyzer+"/sourceform" && strings.HasPrefix(imp, module) && imp != module+"/internal/jsonvalue":
+		return "the source-form algebra is values alone: it imports only internal/jsonvalue"
 	}
 	return ""
 }
@@ -181,6 +185,9 @@ func TestPackageBoundariesCatchViolations(t *testing.T) {
 		{module + "/analyzer/ktree", module + "/analyzer"},
 		{module + "/bot", "k8s.io/client-go/kubernetes"},
 		{module + "/bot/githubapi", "k8s.io/apimachinery/pkg/api/errors"},
+		{module + "/analyzer/render", module + "/analyzer/dye"},
+		{module + "/analyzer/render", module + "/analyzer/gitops"},
+		{module + "/analyzer/sourceform", module + "/internal/kube"},
 	}
 	for _, b := range bad {
 		if boundary(b[0], b[1]) == "" {
@@ -191,6 +198,8 @@ func TestPackageBoundariesCatchViolations(t *testing.T) {
 		{module + "/analyzer", module + "/analyzer/ktree"},
 		{module + "/bot/shard", "k8s.io/client-go/kubernetes"},
 		{module + "/analyzer/report", module + "/analyzer"},
+		{module + "/analyzer/sourceform", module + "/internal/jsonvalue"},
+		{module + "/analyzer/gitops", module + "/analyzer/render"},
 	}
 	for _, g := range good {
 		if why := boundary(g[0], g[1]); why != "" {
