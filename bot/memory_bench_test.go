@@ -218,7 +218,9 @@ type memoryFigures struct {
 // production cache budgets), each target's live objects read from a file
 // beside the config. It polls every target once for each "poll" line on
 // stdin and answers "ok" (or the error); "done" answers the figures. A
-// wait is the line "wait <ns>" out, answered by the clock's new time.
+// wait is the line "wait <ns>" out, answered by the clock's new time; a
+// round stopped by a pause (the hourly write budget) is polled again once
+// the pause is over.
 func memoryChild(cfgPath string) int {
 	fail := func(err error) int {
 		fmt.Println("error:", strings.ReplaceAll(err.Error(), "\n", " "))
@@ -279,7 +281,16 @@ func memoryChild(cfgPath string) int {
 	for in.Scan() {
 		switch in.Text() {
 		case "poll":
-			if err := r.PollOnce(ctx); err != nil {
+			err := r.PollOnce(ctx)
+			var paused *githubapi.PausedError
+			for errors.As(err, &paused) {
+				// A runner waits out a pause before its next round: so
+				// does the bot here, on the virtual clock.
+				if err = opts.Sleep(ctx, paused.Until.Sub(opts.Now())); err == nil {
+					err = r.PollOnce(ctx)
+				}
+			}
+			if err != nil {
 				fmt.Println("error:", strings.ReplaceAll(err.Error(), "\n", " "))
 				continue
 			}

@@ -15,9 +15,13 @@ import (
 // hour; the bot keeps under that with a margin.
 const mutationsPerHour = 450
 
-// hourlyBudget waits, when the last hour already holds mutationsPerHour
-// mutations, until the oldest of them leaves the window.
-func (t *resilientTransport) hourlyBudget(ctx context.Context) error {
+// hourlyBudget refuses a mutation, when the last hour already holds
+// mutationsPerHour of them, with a pause until the oldest leaves the
+// window. It never sleeps: a write waiting an hour inside the write lock
+// would hold up every other write (and, before, the token refresh) and
+// fail on its deadline; a PausedError instead stops the round the way a
+// limit GitHub asked for does, and reads go on meanwhile.
+func (t *resilientTransport) hourlyBudget() error {
 	now := t.opts.Now()
 	keep := t.recent[:0]
 	for _, at := range t.recent {
@@ -30,7 +34,20 @@ func (t *resilientTransport) hourlyBudget(ctx context.Context) error {
 		return nil
 	}
 	t.opts.Metrics.Inc("driftback_github_rate_limited_total", map[string]string{"kind": "hourly-budget"})
-	return t.opts.Sleep(ctx, time.Hour-now.Sub(t.recent[0]))
+	return &PausedError{Until: t.recent[0].Add(time.Hour), Kind: budgetKind}
+}
+
+// contentWrite reports whether a request creates or changes content, what
+// GitHub's secondary limits count and the hourly budget spaces. The App's
+// own requests (an installation token, the manifest conversion) are not
+// content: they pass outside the budget, so a spent budget never stops the
+// token refresh every read needs.
+func contentWrite(req *http.Request) bool {
+	if req.Method == http.MethodGet || req.Method == http.MethodHead {
+		return false
+	}
+	p := req.URL.Path
+	return !strings.Contains(p, "/app/installations/") && !strings.Contains(p, "/app-manifests/")
 }
 
 // maxWait bounds one wait for a rate limit; beyond it the error surfaces
@@ -42,12 +59,19 @@ const maxWait = 15 * time.Minute
 // round, and every request until Until fails the same way.
 type PausedError struct {
 	Until time.Time
-	Kind  string // secondary or primary
+	Kind  string // secondary, primary or hourly write budget
 }
 
 func (e *PausedError) Error() string {
-	return fmt.Sprintf("GitHub %s rate limit: pausing every request until %s", e.Kind, e.Until.UTC().Format(time.RFC3339))
+	until := e.Until.UTC().Format(time.RFC3339)
+	if e.Kind == budgetKind {
+		return fmt.Sprintf("driftback's hourly write budget for GitHub (%d content writes) is spent: pausing writes until %s", mutationsPerHour, until)
+	}
+	return fmt.Sprintf("GitHub %s rate limit: pausing every request until %s", e.Kind, until)
 }
+
+// budgetKind is the PausedError of driftback's own hourly budget.
+const budgetKind = "hourly write budget"
 
 // waitHold waits out a pause GitHub asked for, or fails at once when the
 // pause is longer than one wait may be.

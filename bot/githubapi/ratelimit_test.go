@@ -2,6 +2,7 @@ package githubapi
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -28,29 +29,64 @@ func TestSecondaryLimitInEitherWording(t *testing.T) {
 	}
 }
 
-// Mutations are spaced and capped per hour, whatever the callers do.
+// Mutations are spaced and capped per hour, whatever the callers do. The
+// write past the budget is refused at once with a pause until the oldest
+// write leaves the hour (issue 30, item 1): it neither sleeps inside the
+// write lock nor fails on its deadline, reads go on, and the installation
+// token — which every read needs — is not a content write.
 func TestMutationBudget(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(201) }))
 	defer srv.Close()
-	now := time.Unix(1_700_000_000, 0)
+	start := time.Unix(1_700_000_000, 0)
+	now := start
 	var slept []time.Duration
 	tr := &resilientTransport{base: http.DefaultTransport, opts: ClientOptions{
 		Now: func() time.Time { return now }, MutationGap: time.Second, MaxRetries: 1, Metrics: &counts{},
 		Sleep: func(_ context.Context, d time.Duration) error { slept = append(slept, d); now = now.Add(d); return nil },
 	}}
 	client := &http.Client{Transport: tr}
-	for i := 0; i < mutationsPerHour+1; i++ {
-		resp, err := client.Post(srv.URL, "application/json", nil)
+	for i := 0; i < mutationsPerHour; i++ {
+		resp, err := client.Post(srv.URL+"/repos/o/r/git/blobs", "application/json", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
 	}
-	if len(slept) != mutationsPerHour+1 {
-		t.Fatalf("slept %d times", len(slept))
+	if len(slept) != mutationsPerHour-1 {
+		t.Fatalf("slept %d times between %d writes", len(slept), mutationsPerHour)
 	}
-	last := slept[len(slept)-1]
-	if last < 50*time.Minute {
-		t.Errorf("the %dth mutation in an hour waited only %v", mutationsPerHour+1, last)
+	before := len(slept)
+	_, err := client.Post(srv.URL+"/repos/o/r/git/blobs", "application/json", nil)
+	var paused *PausedError
+	if !errors.As(err, &paused) || !paused.Until.Equal(start.Add(time.Hour)) {
+		t.Fatalf("the write past the budget: %v; want a pause until %s", err, start.Add(time.Hour))
 	}
+	if len(slept) != before {
+		t.Errorf("the refused write slept %v", slept[before:])
+	}
+	if !strings.Contains(err.Error(), "hourly write budget") {
+		t.Errorf("error %q does not name the budget", err)
+	}
+	for _, req := range []struct{ method, path string }{
+		{http.MethodGet, "/repos/o/r/pulls"},
+		{http.MethodPost, "/app/installations/7/access_tokens"},
+		{http.MethodPost, "/api/v3/app/installations/7/access_tokens"},
+	} {
+		r, _ := http.NewRequest(req.method, srv.URL+req.path, nil)
+		resp, err := client.Do(r)
+		if err != nil {
+			t.Errorf("%s %s with the budget spent: %v", req.method, req.path, err)
+			continue
+		}
+		resp.Body.Close()
+	}
+	if len(slept) != before {
+		t.Errorf("reads or the token request waited on the write budget: %v", slept[before:])
+	}
+	now = start.Add(time.Hour + time.Second)
+	resp, err := client.Post(srv.URL+"/repos/o/r/git/blobs", "application/json", nil)
+	if err != nil {
+		t.Fatalf("a write after the oldest left the hour: %v", err)
+	}
+	resp.Body.Close()
 }

@@ -36,16 +36,16 @@ func (t *resilientTransport) RoundTrip(req *http.Request) (*http.Response, error
 		return nil, err
 	}
 	mutating := req.Method != http.MethodGet && req.Method != http.MethodHead
-	if mutating {
+	if contentWrite(req) {
 		t.mutate.Lock()
 		defer t.mutate.Unlock()
+		if err := t.hourlyBudget(); err != nil {
+			return nil, err
+		}
 		if gap := t.opts.MutationGap - t.opts.Now().Sub(t.lastMut); gap > 0 && !t.lastMut.IsZero() {
 			if err := t.opts.Sleep(ctx, gap); err != nil {
 				return nil, err
 			}
-		}
-		if err := t.hourlyBudget(ctx); err != nil {
-			return nil, err
 		}
 		defer func() {
 			t.lastMut = t.opts.Now()
