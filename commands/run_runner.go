@@ -23,6 +23,9 @@ type runnerInput struct {
 	// refs tells an Argo CD Application's branch from a tag it is pinned
 	// to; nil leaves every targetRevision taken for a branch.
 	refs *bot.Bot
+	// writeShare counts the replicas that share the GitHub write budget;
+	// nil: this one alone.
+	writeShare func() int
 }
 
 // built is a runner, and how to find the targets its clusters discover
@@ -41,7 +44,7 @@ func buildRunner(ctx context.Context, in runnerInput) (*built, error) {
 		return nil, err
 	}
 	auth := githubapi.AppAuth{AppID: cfg.GitHub.AppID, PrivateKey: key, InstallationID: cfg.GitHub.InstallationID, BaseURL: cfg.GitHub.APIURL}
-	opts := githubapi.ClientOptions{Metrics: in.metrics, Log: in.log}
+	opts := githubapi.ClientOptions{Metrics: in.metrics, Log: in.log, WriteShare: in.writeShare}
 	if auth.InstallationID == 0 {
 		if auth.InstallationID, err = githubapi.FindInstallation(ctx, auth, opts, cfg.GitHub.Owner); err != nil {
 			return nil, err

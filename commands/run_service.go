@@ -67,16 +67,24 @@ func (s *service) generationOf(ctx context.Context, cfg *config.Config, raw []by
 	if build == nil {
 		build = buildRunner
 	}
-	b, err := build(ctx, runnerInput{cfg: cfg, log: s.log, metrics: s.metrics})
+	in := runnerInput{cfg: cfg, log: s.log, metrics: s.metrics}
+	var leases bot.Sharding
+	if s.leases != nil {
+		var err error
+		if leases, err = s.leases(s.log); err != nil {
+			return nil, err
+		}
+		// The replicas share the installation's hourly write budget.
+		if counted, ok := leases.(interface{ Replicas() int }); ok {
+			in.writeShare = counted.Replicas
+		}
+	}
+	b, err := build(ctx, in)
 	if err != nil {
 		return nil, err
 	}
 	r := b.runner
-	if s.leases != nil {
-		if r.Leases, err = s.leases(s.log); err != nil {
-			return nil, err
-		}
-	}
+	r.Leases = leases
 	return &generation{cfg: cfg, raw: raw, runner: r, handler: r.Handler(), discover: b.discover}, nil
 }
 

@@ -41,9 +41,13 @@ type ClientOptions struct {
 	// MaxRetries for 5xx and rate limits; default 4.
 	MaxRetries int
 	// Sleep waits; tests replace it to run without real delays.
-	Sleep   func(ctx context.Context, d time.Duration) error
-	Metrics Metrics
-	Log     *slog.Logger
+	Sleep func(ctx context.Context, d time.Duration) error
+	// WriteShare is how many replicas of this installation share its
+	// hourly write budget (bot/shard's Leases.Replicas); nil: one. GitHub
+	// counts content writes per installation, not per process.
+	WriteShare func() int
+	Metrics    Metrics
+	Log        *slog.Logger
 }
 
 // Metrics is where the transport counts what it does, under the names of

@@ -30,11 +30,23 @@ func (t *resilientTransport) hourlyBudget() error {
 		}
 	}
 	t.recent = keep
-	if len(t.recent) < mutationsPerHour {
+	budget := t.writeBudget()
+	if len(t.recent) < budget {
 		return nil
 	}
 	t.opts.Metrics.Inc("driftback_github_rate_limited_total", map[string]string{"kind": "hourly-budget"})
-	return &PausedError{Until: t.recent[0].Add(time.Hour), Kind: budgetKind}
+	// The write that frees a slot is the one budget places from the end.
+	return &PausedError{Until: t.recent[len(t.recent)-budget].Add(time.Hour), Kind: budgetKind, Budget: budget}
+}
+
+// writeBudget is this replica's part of the installation's hourly budget:
+// replicas of one installation share GitHub's one limit.
+func (t *resilientTransport) writeBudget() int {
+	share := 1
+	if t.opts.WriteShare != nil {
+		share = max(1, t.opts.WriteShare())
+	}
+	return max(1, mutationsPerHour/share)
 }
 
 // contentWrite reports whether a request creates or changes content, what
@@ -60,12 +72,15 @@ const maxWait = 15 * time.Minute
 type PausedError struct {
 	Until time.Time
 	Kind  string // secondary, primary or hourly write budget
+	// Budget is the writes an hour this replica may make, for the hourly
+	// write budget.
+	Budget int
 }
 
 func (e *PausedError) Error() string {
 	until := e.Until.UTC().Format(time.RFC3339)
 	if e.Kind == budgetKind {
-		return fmt.Sprintf("driftback's hourly write budget for GitHub (%d content writes) is spent: pausing writes until %s", mutationsPerHour, until)
+		return fmt.Sprintf("driftback's hourly write budget for GitHub (%d content writes for this replica) is spent: pausing writes until %s", e.Budget, until)
 	}
 	return fmt.Sprintf("GitHub %s rate limit: pausing every request until %s", e.Kind, until)
 }

@@ -90,3 +90,35 @@ func TestMutationBudget(t *testing.T) {
 	}
 	resp.Body.Close()
 }
+
+// Replicas of one installation share its budget (issue 30, item 8): with
+// three of them, this one writes a third of it an hour.
+func TestWriteBudgetIsSharedByReplicas(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(201) }))
+	defer srv.Close()
+	now := time.Unix(1_700_000_000, 0)
+	tr := &resilientTransport{base: http.DefaultTransport, opts: ClientOptions{
+		Now: func() time.Time { return now }, MutationGap: time.Second, MaxRetries: 1, Metrics: &counts{},
+		Sleep:      func(_ context.Context, d time.Duration) error { now = now.Add(d); return nil },
+		WriteShare: func() int { return 3 },
+	}}
+	client := &http.Client{Transport: tr}
+	wrote := 0
+	for ; wrote <= mutationsPerHour; wrote++ {
+		resp, err := client.Post(srv.URL+"/repos/o/r/git/blobs", "application/json", nil)
+		var paused *PausedError
+		if errors.As(err, &paused) {
+			if paused.Budget != mutationsPerHour/3 {
+				t.Errorf("budget %d, want %d", paused.Budget, mutationsPerHour/3)
+			}
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if wrote != mutationsPerHour/3 {
+		t.Errorf("one of three replicas wrote %d times in the hour, want %d", wrote, mutationsPerHour/3)
+	}
+}

@@ -51,6 +51,10 @@ type Leases struct {
 	mu      sync.Mutex
 	held    map[string]bool // targets this replica writes now
 	renewed time.Time       // when the last successful renewal was sent
+	// peak is the most replicas seen live within the last hour, and
+	// peakSeen when that many last were: Replicas.
+	peak     int
+	peakSeen time.Time
 }
 
 // leaseRequestTimeout bounds one request to the apiserver that holds the
@@ -140,6 +144,26 @@ func (l *Leases) noteRenewal(sent time.Time) (gap bool) {
 	}
 	l.renewed = sent
 	return gap
+}
+
+// Replicas is how many replicas share the installation: the most seen
+// live, this one included, within the last hour. An hourly write budget
+// split by it stays within GitHub's per-installation limit even while
+// replicas come and go (a replica that left still spent its part of the
+// hour).
+func (l *Leases) Replicas() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return max(1, l.peak)
+}
+
+// noteReplicas records the live replicas of one membership round.
+func (l *Leases) noteReplicas(n int, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n >= l.peak || now.Sub(l.peakSeen) > time.Hour {
+		l.peak, l.peakSeen = n, now
+	}
 }
 
 // setHeld replaces the held targets.

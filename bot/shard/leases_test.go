@@ -184,6 +184,11 @@ func TestLeasesShareTargetsEvenlyAndSurviveACrash(t *testing.T) {
 	waitFor(t, 3*time.Minute, "an even split among three", balanced(3))
 	per, _ := holdings(replicas, targets)
 	t.Logf("three replicas hold %v", per)
+	// Issue 30 item 8: the write budget is the installation's, split three
+	// ways.
+	for _, r := range replicas {
+		waitFor(t, time.Minute, r.leases.Identity+" to count three replicas", func() bool { return r.leases.Replicas() == 3 })
+	}
 
 	// Lease writes over ten renewal periods, once the split has settled.
 	before := make([]int64, len(replicas))
@@ -219,6 +224,12 @@ func TestLeasesShareTargetsEvenlyAndSurviveACrash(t *testing.T) {
 	t.Logf("after the crash: %v", per)
 	if per[2] != 0 {
 		t.Errorf("the dead replica still holds %d targets", per[2])
+	}
+	for _, r := range replicas[:2] {
+		// The dead replica spent its part of this hour: the split stays.
+		if n := r.leases.Replicas(); n != 3 {
+			t.Errorf("%s counts %d replicas within the hour of a crash, want 3", r.leases.Identity, n)
+		}
 	}
 	time.Sleep(time.Second) // keep sampling a while after the hand-over
 	stopSampling()
@@ -287,3 +298,22 @@ func TestAssignIsEvenAndMovesLittle(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// Replicas keeps the most replicas seen live for an hour after it last
+// saw that many, then follows what it sees.
+func TestReplicasKeepsTheHoursPeak(t *testing.T) {
+	l := &Leases{}
+	if l.Replicas() != 1 {
+		t.Fatalf("before any round: %d replicas, want 1", l.Replicas())
+	}
+	at := time.Unix(1_700_000_000, 0)
+	l.noteReplicas(3, at)
+	l.noteReplicas(2, at.Add(30*time.Minute))
+	if l.Replicas() != 3 {
+		t.Errorf("half an hour after three: %d", l.Replicas())
+	}
+	l.noteReplicas(2, at.Add(61*time.Minute))
+	if l.Replicas() != 2 {
+		t.Errorf("an hour after three were last seen: %d, want 2", l.Replicas())
+	}
+}

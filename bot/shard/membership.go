@@ -74,6 +74,7 @@ func (m *membership) tick(ctx context.Context) {
 func (m *membership) reconsider(now time.Time, held map[string]bool) {
 	claimed, members := m.othersClaim(now)
 	members[m.l.Identity] = m.published
+	m.l.noteReplicas(len(members), now)
 	mine := assign(m.targets, members)[m.l.Identity]
 	for t := range held {
 		if !mine[t] {
