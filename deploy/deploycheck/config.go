@@ -121,6 +121,14 @@ func (e Expect) checkConfig(objs []*Object) []string {
 			ps = append(ps, fmt.Sprintf("%s: github.privateKeyFile %s is Secret %s key %s; the installation names Secret %s with key %s", cm, f, name, item, e.KeySecret, e.KeyItem))
 		}
 	}
+	if f := cfg.WebhookSecretFile; f != "" {
+		kind, name, item, ok := mountedFile(d, c, f)
+		if !ok || kind != "Secret" {
+			ps = append(ps, fmt.Sprintf("%s: github.webhookSecretFile %s is not a Secret key mounted in %s", cm, f, o))
+		} else if name != e.KeySecret || (e.WebhookItem != "" && item != e.WebhookItem) {
+			ps = append(ps, fmt.Sprintf("%s: github.webhookSecretFile %s is Secret %s key %s; the installation names Secret %s with key %s", cm, f, name, item, e.KeySecret, e.WebhookItem))
+		}
+	}
 	if env := cfg.PrivateKeyEnv; env != "" {
 		found := slices.ContainsFunc(c.Env, func(e envVar) bool {
 			return e.Name == env && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil

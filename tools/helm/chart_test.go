@@ -40,7 +40,7 @@ func parseConfig(name string, data []byte) (deploycheck.ConfigFacts, error) {
 	if err != nil {
 		return deploycheck.ConfigFacts{}, err
 	}
-	f := deploycheck.ConfigFacts{PrivateKeyFile: cfg.GitHub.PrivateKeyFile, PrivateKeyEnv: cfg.GitHub.PrivateKeyEnv, Listen: cfg.Listen}
+	f := deploycheck.ConfigFacts{PrivateKeyFile: cfg.GitHub.PrivateKeyFile, PrivateKeyEnv: cfg.GitHub.PrivateKeyEnv, WebhookSecretFile: cfg.GitHub.WebhookSecretFile, Listen: cfg.Listen}
 	for _, c := range cfg.Clusters {
 		f.Kubeconfigs = append(f.Kubeconfigs, c.Kubeconfig)
 	}
@@ -55,6 +55,7 @@ func expect() deploycheck.Expect {
 		Name:        "driftback",
 		KeySecret:   "driftback-github-app",
 		KeyItem:     "private-key.pem",
+		WebhookItem: "webhook-secret",
 		ParseConfig: parseConfig,
 	}
 }
