@@ -6,8 +6,8 @@ type ConfigFacts struct {
 	PrivateKeyEnv  string
 	// WebhookSecretFile is github.webhookSecretFile, "" when unset.
 	WebhookSecretFile string
-	Kubeconfigs    []string // clusters[i].kubeconfig, "" where unset
-	Listen         string
+	Kubeconfigs       []string // clusters[i].kubeconfig, "" where unset
+	Listen            string
 }
 
 // Expect describes the installation the objects should make up.
