@@ -52,6 +52,7 @@ type Runner struct {
 	WakeDelay time.Duration
 
 	deliveries deliveries
+	forged     atomic.Uint64 // deliveries refused for their signature
 	wakeMu     sync.Mutex
 	woken      map[string]bool // targets to poll before the next tick
 	wakeC      chan struct{}

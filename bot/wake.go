@@ -61,7 +61,9 @@ func (r *Runner) PollWoken(ctx context.Context) error {
 	var due []*Target
 	for _, t := range r.takeWoken() {
 		if _, rerun := r.Bot.rerun.get(t.Config.Name); rerun {
-			r.success(t.Config.Name) // a person asked: try now; a failure backs off anew
+			r.mu.Lock()
+			delete(r.skip, t.Config.Name) // a person asked: try now (a failure backs off longer still)
+			r.mu.Unlock()
 		} else if r.inBackoff(t.Config.Name) {
 			continue
 		}

@@ -134,7 +134,12 @@ func (r *Runner) serveWebhook(w http.ResponseWriter, req *http.Request) {
 	}
 	if !validSignature(r.WebhookSecret, body, req.Header.Get("X-Hub-Signature-256")) {
 		count("forged")
-		r.log().Warn("webhook delivery refused: its X-Hub-Signature-256 does not match the webhook secret", "delivery", printable(req.Header.Get("X-GitHub-Delivery")))
+		// Logged at the 1st, 2nd, 4th, 8th... so a flood cannot flood the
+		// log; the metric counts every one.
+		if n := r.forged.Add(1); n&(n-1) == 0 {
+			r.log().Warn("webhook delivery refused: its X-Hub-Signature-256 does not match the webhook secret (is github.webhookSecretFile the App's webhook secret?)",
+				"delivery", printable(req.Header.Get("X-GitHub-Delivery")), "refused", n)
+		}
 		http.Error(w, "signature does not match", http.StatusUnauthorized)
 		return
 	}

@@ -110,18 +110,8 @@ func createApp(ctx context.Context, o appOptions, stdout io.Writer) error {
 	if err != nil || apiRoot.Host == "" {
 		return fmt.Errorf("--api-url %q is not a URL", o.apiURL)
 	}
-	host, _, err := net.SplitHostPort(o.listen)
-	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("--listen %q: the setup page listens on a loopback address only (127.0.0.1:PORT)", o.listen)
-	}
-	if o.webhookURL != "" {
-		u, err := url.Parse(o.webhookURL)
-		if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.Fragment != "" {
-			return fmt.Errorf("--webhook-url %q: give the https URL GitHub reaches driftback's /webhook at (https://driftback.example.com/webhook)", o.webhookURL)
-		}
-	}
-	if st, err := os.Stat(o.out); err != nil || !st.IsDir() {
-		return fmt.Errorf("--out %q is not a folder", o.out)
+	if err := checkLocalFlags(o); err != nil {
+		return err
 	}
 	idPath, secretPath := filepath.Join(o.out, appIDFile), filepath.Join(o.out, appSecretFile)
 	for _, p := range []string{idPath, secretPath} {
@@ -177,9 +167,7 @@ func createApp(ctx context.Context, o appOptions, stdout io.Writer) error {
 			} else {
 				w.Header().Set("Content-Type", "text/html; charset=utf-8")
 				_ = donePage.Execute(w, map[string]any{"Slug": app.GetSlug(), "ID": app.GetID(), "Install": app.GetHTMLURL() + "/installations/new"})
-				fmt.Fprintf(stdout, "Created the GitHub App %s (id %d).\nWrote %s and %s (%s).\nSet github.appID: %d in the config, apply the Secret, then install the App: %s/installations/new\n",
-					app.GetSlug(), app.GetID(), idPath, secretPath, secretWhat(app), app.GetID(), app.GetHTMLURL())
-				webhookNote(stdout, o, app)
+				announce(stdout, o, app, idPath, secretPath)
 			}
 			results <- err
 		})
@@ -286,17 +274,44 @@ func writeAppFiles(o appOptions, app *github.AppConfig, idPath, secretPath strin
 	return writeNew(idPath, []byte(strconv.FormatInt(app.GetID(), 10)+"\n"), 0o644)
 }
 
-// secretWhat says what the Secret file holds, never the values.
-func secretWhat(app *github.AppConfig) string {
-	if app.GetWebhookSecret() != "" {
-		return "the private key and the webhook secret; neither is shown"
+// checkLocalFlags checks --listen (loopback only), --webhook-url and --out.
+func checkLocalFlags(o appOptions) error {
+	host, _, err := net.SplitHostPort(o.listen)
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("--listen %q: the setup page listens on a loopback address only (127.0.0.1:PORT)", o.listen)
 	}
-	return "the private key; it is not shown"
+	if err := checkWebhookURL(o.webhookURL); err != nil {
+		return err
+	}
+	if st, err := os.Stat(o.out); err != nil || !st.IsDir() {
+		return fmt.Errorf("--out %q is not a folder", o.out)
+	}
+	return nil
 }
 
-// webhookNote tells how to turn the webhook on in the config, or that
-// GitHub gave no secret to sign deliveries with.
-func webhookNote(stdout io.Writer, o appOptions, app *github.AppConfig) {
+// checkWebhookURL refuses a --webhook-url GitHub could not deliver to
+// safely: it must be an absolute https URL ("" is no webhook).
+func checkWebhookURL(hook string) error {
+	if hook == "" {
+		return nil
+	}
+	u, err := url.Parse(hook)
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.Fragment != "" {
+		return fmt.Errorf("--webhook-url %q: give the https URL GitHub reaches driftback's /webhook at (https://driftback.example.com/webhook)", hook)
+	}
+	return nil
+}
+
+// announce tells what was created and written (never the secrets), what
+// to do next, and how to turn the webhook on in the config, or that GitHub
+// gave no secret to sign deliveries with.
+func announce(stdout io.Writer, o appOptions, app *github.AppConfig, idPath, secretPath string) {
+	what := "the private key; it is not shown"
+	if app.GetWebhookSecret() != "" {
+		what = "the private key and the webhook secret; neither is shown"
+	}
+	fmt.Fprintf(stdout, "Created the GitHub App %s (id %d).\nWrote %s and %s (%s).\nSet github.appID: %d in the config, apply the Secret, then install the App: %s/installations/new\n",
+		app.GetSlug(), app.GetID(), idPath, secretPath, what, app.GetID(), app.GetHTMLURL())
 	switch {
 	case o.webhookURL == "":
 	case app.GetWebhookSecret() != "":
