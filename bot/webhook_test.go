@@ -361,10 +361,16 @@ func TestWebhookBurstMakesOnePoll(t *testing.T) {
 	}
 	main, _ := g.srv.Branch(owner, repo, "main")
 	for range 10 {
-		g.deliver(g.srv.PushEvent(owner, repo, "main", strings.Repeat("0", 40), main, "alice"))
+		if code := g.deliver(g.srv.PushEvent(owner, repo, "main", strings.Repeat("0", 40), main, "alice")); code != http.StatusAccepted {
+			t.Fatalf("delivery: status %d", code)
+		}
 	}
 	close(release)
-	<-polled
+	select {
+	case <-polled:
+	case <-time.After(5 * time.Minute): // a guard against a hang, not a speed claim
+		t.Fatal("the woken target was never polled")
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if delays != 1 {
