@@ -380,3 +380,21 @@ func TestWebhookBurstMakesOnePoll(t *testing.T) {
 		t.Errorf("%v polls after a burst of 10 deliveries, want 2 (the first, and one for the burst)", n)
 	}
 }
+
+// GitHub's documented example delivery: secret "It's a Secret to
+// Everybody", payload "Hello, World!".
+func TestWebhookSignatureMatchesGitHubsExample(t *testing.T) {
+	const sig = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
+	secret, body := []byte("It's a Secret to Everybody"), []byte("Hello, World!")
+	if !validSignature(secret, body, sig) {
+		t.Error("GitHub's example signature is refused")
+	}
+	if githubtest.Sign(secret, body) != sig {
+		t.Error("the test server signs unlike GitHub")
+	}
+	for _, bad := range []string{strings.ToUpper(sig), sig[:len(sig)-2], "sha256=" + sig, ""} {
+		if validSignature(secret, body, bad) {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

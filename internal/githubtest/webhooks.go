@@ -2,12 +2,14 @@ package githubtest
 
 import (
 	"bytes"
+
 	"crypto/hmac"
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/getkin/kin-openapi/openapi3"
 	"io"
 	"net/http"
 	"strings"
@@ -70,7 +72,14 @@ func (s *Server) CheckRunEvent(owner, name string, id int64, action, sender stri
 	}
 	for _, cr := range rp.checkRuns {
 		if cr.id == id {
-			return s.webhookLocked(rp, "check_run", map[string]any{"action": action, "check_run": s.checkRunJSON(rp, cr)}, sender)
+			run := s.checkRunJSON(rp, cr)
+			if run["details_url"] == nil {
+				run["details_url"] = run["html_url"] // never null in a delivery
+			}
+			if run["external_id"] == nil {
+				run["external_id"] = ""
+			}
+			return s.webhookLocked(rp, "check_run", map[string]any{"action": action, "check_run": run}, sender)
 		}
 	}
 	panic(fmt.Sprintf("githubtest: no check run %d in %s/%s", id, owner, name))
@@ -88,7 +97,20 @@ func (s *Server) PullRequestEvent(owner, name string, number int, action, sender
 	for _, pr := range rp.pulls {
 		if pr.number == number {
 			s.refreshHead(rp, pr)
-			return s.webhookLocked(rp, "pull_request", map[string]any{"action": action, "number": number, "pull_request": s.pullJSON(rp, pr)}, sender)
+			pj := s.pullJSON(rp, pr)
+			for _, end := range []string{"head", "base"} {
+				if e, ok := pj[end].(map[string]any); ok {
+					if r, ok := e["repo"].(map[string]any); ok {
+						webhookRepo(r)
+					}
+				}
+			}
+			body := map[string]any{"action": action, "number": number, "pull_request": pj}
+			if action == "edited" {
+				// What the edit changed: the body (the Regenerate box).
+				body["changes"] = map[string]any{"body": map[string]any{"from": pr.body}}
+			}
+			return s.webhookLocked(rp, "pull_request", body, sender)
 		}
 	}
 	panic(fmt.Sprintf("githubtest: no pull request %d in %s/%s", number, owner, name))
@@ -113,7 +135,7 @@ func (s *Server) PushEvent(owner, name, branch, before, after, sender string) We
 // webhookLocked adds what every App delivery carries (repository, sender,
 // installation) and a fresh delivery GUID.
 func (s *Server) webhookLocked(rp *repo, event string, body map[string]any, sender string) Webhook {
-	body["repository"] = s.repoJSON(rp)
+	body["repository"] = webhookRepo(s.repoJSON(rp))
 	body["sender"] = s.loginJSON(sender)
 	for _, in := range s.installs {
 		if strings.EqualFold(in.owner, rp.owner) {
@@ -125,7 +147,44 @@ func (s *Server) webhookLocked(rp *repo, event string, body map[string]any, send
 	if err != nil {
 		panic(err)
 	}
+	if f := checkWebhook(event, body["action"], b); f != nil {
+		s.failures = append(s.failures, *f)
+	}
 	g := randomToken("")
 	guid := g[:8] + "-" + g[8:12] + "-" + g[12:16] + "-" + g[16:20] + "-" + g[20:32]
 	return Webhook{Event: event, Delivery: guid, Payload: b}
+}
+
+// checkWebhook validates a payload against the description's schema of
+// its event and action (x-webhooks), as responses are validated.
+func checkWebhook(event string, action any, payload []byte) *Failure {
+	sp, err := loadSpec()
+	if err != nil {
+		return &Failure{Kind: "webhook", Operation: event, Err: err.Error()}
+	}
+	name := "webhook-" + strings.ReplaceAll(event, "_", "-")
+	if a, ok := action.(string); ok {
+		name += "-" + strings.ReplaceAll(a, "_", "-")
+	}
+	ref := sp.doc.Components.Schemas[name]
+	if ref == nil || ref.Value == nil {
+		return &Failure{Kind: "webhook", Operation: name, Err: "no such webhook schema in the description"}
+	}
+	var v any
+	if err := json.Unmarshal(payload, &v); err != nil {
+		return &Failure{Kind: "webhook", Operation: name, Err: err.Error()}
+	}
+	if err := ref.Value.VisitJSON(v, openapi3.VisitAsResponse(), openapi3.MultiErrors()); err != nil {
+		return &Failure{Kind: "webhook", Operation: name, Err: err.Error()}
+	}
+	return nil
+}
+
+// webhookRepo adds what a delivery's repository carries beyond the REST
+// answer's.
+func webhookRepo(r map[string]any) map[string]any {
+	if _, ok := r["topics"]; !ok {
+		r["topics"] = []any{}
+	}
+	return r
 }
