@@ -11,52 +11,10 @@ import (
 
 	"github.com/driftback/driftback/analyzer/dye"
 	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/internal/jsonvalue"
-	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/repofs"
 )
-
-// The dye's vocabulary lives in analyzer/dye; these names keep the rest of
-// the façade reading as it did while the analyzer moves out (issue 29).
-type (
-	imageRef  = dye.ImageRef
-	imageSlot = dye.ImageSlot
-	configRef = dye.Config // one document of a builtin plugin config
-)
-
-func imageSlots(obj map[string]any) []imageSlot { return dye.ImageSlots(obj) }
-
-func parseImage(s string) imageRef { return dye.ParseImage(s) }
-
-const (
-	fieldNewName = dye.FieldNewName
-	fieldNewTag  = dye.FieldNewTag
-	fieldDigest  = dye.FieldDigest
-	fieldCount   = dye.FieldCount
-)
-
-var imageFields = dye.ImageFields
-
-// hashSuffix is the content hash kustomize appends to a generated name.
-var hashSuffix = dye.HashSuffix
-
-type landing = dye.Landing
-
-func mayLand(leaves map[string][]landing, rendered map[string]any, p jsonvalue.Path) bool {
-	return dye.MayLand(leaves, rendered, p)
-}
-
-func hasValueInputs(t *ktree.Tree) bool { return dye.HasValueInputs(t) }
-
-func renames(from, to []rendered) (map[string]string, bool) { return dye.Renames(from, to) }
-
-func replaceStrings(v any, r *strings.Replacer, ints map[int64]int64) any {
-	return dye.ReplaceStrings(v, r, ints)
-}
-
-func followHashes(lives []kube.LiveObject, objects []rendered) ([]kube.LiveObject, map[string]string) {
-	return dye.FollowHashes(lives, objects)
-}
 
 // kustomize records no field-level provenance, and removing an entry to see
 // what moves fails on the commonest repo state (base app:v1, overlay
@@ -73,7 +31,7 @@ type entry struct {
 	List  string // "images" or "replicas"
 	Index int    // in List; for a config, the document's index
 	// Config is set for an entry a builtin plugin config holds.
-	Config configRef
+	Config dye.Config
 }
 
 func (e entry) String() string {
@@ -104,7 +62,7 @@ type supplier struct {
 
 // slotKey names one component of one image or replica slot of an object.
 type slotKey struct {
-	Obj   objectID
+	Obj   render.ID
 	Path  string // the slot's field path, as jsonvalue.Path.String()
 	Field string // the component: newName/newTag/digest for images, count for replicas
 }
@@ -133,7 +91,7 @@ type dyeResult struct {
 // it. Roots with nothing to dye skip the extra render.
 func dyeRoot(repo *repofs.Repo, b *built, values bool) (*dyeResult, error) {
 	res := &dyeResult{suppliers: map[slotKey]supplier{}}
-	te := entriesOf(b.tree, repo.File)
+	te := dye.EntriesOf(b.tree, repo.File)
 	entries := te.Any()
 	values = values && dye.HasValueInputs(b.tree)
 	if !entries && !values {
@@ -170,9 +128,9 @@ func dyeRoot(repo *repofs.Repo, b *built, values bool) (*dyeResult, error) {
 	}
 	for i, o := range dyed {
 		id := b.objects[i].ID
-		for _, s := range imageSlots(o.Object) {
-			ref := parseImage(s.Image)
-			for _, f := range imageFields {
+		for _, s := range dye.ImageSlots(o.Object) {
+			ref := dye.ParseImage(s.Image)
+			for _, f := range dye.ImageFields {
 				if sup, ok := byNonce[ref.Component(f)]; ok && sup.Field == f {
 					res.suppliers[slotKey{id, s.Path.String(), f}] = sup
 				}
@@ -182,7 +140,7 @@ func dyeRoot(repo *repofs.Repo, b *built, values bool) (*dyeResult, error) {
 			if v, ok := jsonvalue.Get(o.Object, replicasPath); ok {
 				if i, ok := v.(int64); ok {
 					if sup, ok := byNonce[strconv.FormatInt(i, 10)]; ok {
-						res.suppliers[slotKey{id, replicasPath.String(), fieldCount}] = sup
+						res.suppliers[slotKey{id, replicasPath.String(), dye.FieldCount}] = sup
 					}
 				}
 			}
@@ -254,8 +212,8 @@ func (d *entryDyer) image(img *types.Image, e entry) {
 		field string
 		v     *string
 		nonce func(int) string
-	}{{fieldNewTag, &img.NewTag, tagNonce}, {fieldDigest, &img.Digest, digestNonce}, {fieldNewName, &img.NewName, nameNonce}} {
-		if *f.v == "" || (f.field == fieldNewName && !d.namesDyed) {
+	}{{dye.FieldNewTag, &img.NewTag, tagNonce}, {dye.FieldDigest, &img.Digest, digestNonce}, {dye.FieldNewName, &img.NewName, nameNonce}} {
+		if *f.v == "" || (f.field == dye.FieldNewName && !d.namesDyed) {
 			continue
 		}
 		*d.num++
@@ -269,22 +227,11 @@ func (d *entryDyer) image(img *types.Image, e entry) {
 func (d *entryDyer) replica(count *int64, e entry) {
 	*d.num++
 	n := dye.ReplicaNonceBase + int64(*d.num)
-	d.record(strconv.FormatInt(n, 10), strconv.FormatInt(*count, 10), supplier{e, fieldCount})
+	d.record(strconv.FormatInt(n, 10), strconv.FormatInt(*count, 10), supplier{e, dye.FieldCount})
 	*count = n
 }
 
 var replicasPath = jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("replicas")}
-
-// treeEntries is what a tree's images/replicas entries match on
-// (dye.Entries), with the names analyze.go reads them by.
-type treeEntries struct{ dye.Entries }
-
-func entriesOf(t *ktree.Tree, read func(string) ([]byte, bool)) treeEntries {
-	return treeEntries{dye.EntriesOf(t, read)}
-}
-
-func (e treeEntries) mayMatchImage(ref string) bool     { return e.MayMatchImage(ref) }
-func (e treeEntries) mayMatchReplicas(name string) bool { return e.MayMatchReplicas(name) }
 
 // dyeConfigs dyes the builtin plugin configs n lists: with ed the entries
 // of ImageTagTransformer and ReplicaCountTransformer configs, with vd the
@@ -377,7 +324,7 @@ type provenance struct {
 // readProvenance reads the value nonces out of the dyed render. The render,
 // with every nonce put back and generated names renamed back, must equal
 // the plain one object for object; otherwise nil (nothing is attributed).
-func readProvenance(d *dye.Dyer, plain, dyed []rendered, names map[string]string) *provenance {
+func readProvenance(d *dye.Dyer, plain, dyed []render.Object, names map[string]string) *provenance {
 	var pairs []string
 	ints := map[int64]int64{}
 	for nonce, orig := range d.Orig {
@@ -392,7 +339,7 @@ func readProvenance(d *dye.Dyer, plain, dyed []rendered, names map[string]string
 	}
 	back := strings.NewReplacer(pairs...)
 	for i := range dyed {
-		if !jsonvalue.Equal(replaceStrings(dyed[i].Object, back, ints), plain[i].Object) {
+		if !jsonvalue.Equal(dye.ReplaceStrings(dyed[i].Object, back, ints), plain[i].Object) {
 			return nil
 		}
 	}
@@ -430,7 +377,7 @@ func readProvenance(d *dye.Dyer, plain, dyed []rendered, names map[string]string
 // it lands (the element name, "" for any) and the value it gives, from the
 // inputs alone: what the dye could attribute, known without the dyed
 // build.
-func valueLeaves(repo *repofs.Repo, b *built) map[string][]landing {
+func valueLeaves(repo *repofs.Repo, b *built) map[string][]dye.Landing {
 	t := b.tree
 	num := 0
 	vd := &dye.Dyer{Num: &num, ByNonce: map[string]dye.Input{}, Orig: map[string]string{}}
@@ -442,9 +389,9 @@ func valueLeaves(repo *repofs.Repo, b *built) map[string][]landing {
 			dyeConfigs(io, n, &k, nil, vd)
 		}
 	}
-	out := map[string][]landing{}
+	out := map[string][]dye.Landing{}
 	for _, n := range vd.ByNonce {
-		out[n.Leaf] = append(out[n.Leaf], landing{Elem: n.Elem, Value: fmt.Sprint(n.Orig)})
+		out[n.Leaf] = append(out[n.Leaf], dye.Landing{Elem: n.Elem, Value: fmt.Sprint(n.Orig)})
 	}
 	return out
 }

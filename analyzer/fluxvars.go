@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/driftback/driftback/analyzer/gitops"
+	"github.com/driftback/driftback/analyzer/render"
+	"github.com/driftback/driftback/analyzer/sourceform"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/yamledit"
 )
@@ -150,7 +152,7 @@ func (a *analysis) resolveVar(name string, ds []varDemand) {
 		for _, d := range changed {
 			p := a.pairOf(d.slot.Obj)
 			a.refuse(Refusal{Code: code, Object: RefOf(p.ren.Object), Field: d.slot.Path.String(), File: file, Message: msg, Hint: hint})
-			restore(p.intent, p.ren.Object, d.slot.Path)
+			sourceform.Restore(p.intent, p.ren.Object, d.slot.Path)
 		}
 	}
 	where := a.flux.SettingName(name)
@@ -181,7 +183,7 @@ func (a *analysis) resolveVar(name string, ds []varDemand) {
 func (a *analysis) refuseVarField(p *pair, path jsonvalue.Path, msg string) {
 	a.refuse(Refusal{Code: CodeBuildOwned, Object: RefOf(p.ren.Object), Field: path.String(), File: p.ren.Origin, Message: msg,
 		Hint: "change the variable or the field in Git by hand, or revert the change in the cluster"})
-	restore(p.intent, p.ren.Object, path)
+	sourceform.Restore(p.intent, p.ren.Object, path)
 }
 
 // findVarSetting finds the manifest in the repository that sets the
@@ -231,7 +233,7 @@ func (a *analysis) findManifest(group, kind, namespace, name string) (string, in
 
 // varCarries reports whether a variable route carries a field of the
 // object.
-func (a *analysis) varCarries(id objectID) bool {
+func (a *analysis) varCarries(id render.ID) bool {
 	if a.orchestration == nil || a.vars == nil {
 		return false
 	}
@@ -254,7 +256,7 @@ func (a *analysis) withoutVarFields(view map[string]any, p pair) {
 	for _, r := range a.vars.routes {
 		for _, s := range r.Slots {
 			if s.Obj == p.ren.ID {
-				restore(view, p.ren.Object, s.Path)
+				sourceform.Restore(view, p.ren.Object, s.Path)
 			}
 		}
 	}
@@ -262,7 +264,7 @@ func (a *analysis) withoutVarFields(view map[string]any, p pair) {
 
 // dropVarRoutes drops the variable routes that carry the object's field at
 // or under path: a variable is changed for all its fields or for none.
-func (a *analysis) dropVarRoutes(id objectID, path jsonvalue.Path) {
+func (a *analysis) dropVarRoutes(id render.ID, path jsonvalue.Path) {
 	if a.orchestration == nil || a.vars == nil {
 		return
 	}

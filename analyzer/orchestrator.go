@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/driftback/driftback/analyzer/dye"
 	"github.com/driftback/driftback/analyzer/gitops"
 	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/sourceform"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/repofs"
 	"github.com/driftback/driftback/internal/yamledit"
@@ -296,7 +298,7 @@ func (a *analysis) secretVariables() {
 						a.flux.Ctx.Namespace, a.flux.Ctx.Name, strings.Join(gitops.SecretNames(tmpl), ", ")),
 					Hint: "change the Secret or the field in Git by hand, or revert the change in the cluster"})
 			}
-			restore(p.intent, p.ren.Object, path)
+			sourceform.Restore(p.intent, p.ren.Object, path)
 		}
 	}
 }
@@ -349,7 +351,7 @@ func (a *analysis) planToolRoutes() {
 				r := *why
 				r.Object, r.Field = RefOf(pr.ren.Object), s.Path.String()
 				a.refuse(r)
-				restore(pr.intent, pr.ren.Object, s.Path)
+				sourceform.Restore(pr.intent, pr.ren.Object, s.Path)
 			}
 			continue
 		}
@@ -368,12 +370,12 @@ func (a *analysis) planToolRoutes() {
 // overrideWith is a tool's override with the route's field changed (the
 // live image's tag and digest taken from the route's first field).
 func (a *analysis) overrideWith(cur any, r *route) any {
-	var live imageRef
-	if r.Field != fieldCount {
+	var live dye.ImageRef
+	if r.Field != dye.FieldCount {
 		if p := a.pairOf(r.Slots[0].Obj); p != nil {
 			v, _ := jsonvalue.Get(p.intent, r.Slots[0].Path)
 			s, _ := v.(string)
-			live = parseImage(s)
+			live = dye.ParseImage(s)
 		}
 	}
 	return gitops.Override(cur, r.Field, r.Value, live, a.argo != nil)

@@ -8,6 +8,8 @@ import (
 
 	"sigs.k8s.io/kustomize/api/types"
 
+	"github.com/driftback/driftback/analyzer/render"
+	"github.com/driftback/driftback/analyzer/sourceform"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/repofs"
 	"github.com/driftback/driftback/internal/smp"
@@ -81,7 +83,7 @@ func (a *analysis) placeOverride(c *candidate, view map[string]any, blocked *Ref
 	}
 	c.over = &override{patchFile: file, patchDoc: doc, id: id}
 	c.file, c.view, c.want = file, view, nil
-	c.changed = diffPaths(present(c.ren.Object), present(view), nil)
+	c.changed = sourceform.DiffPaths(sourceform.Of(c.ren.Object), sourceform.Of(view), nil)
 	// A name the build rewrites (a generated object's hashed name, a
 	// prefixed one) written into a patch would pin what the build derives.
 	var named []jsonvalue.Path
@@ -171,7 +173,7 @@ func (a *analysis) namesRenamed(obj map[string]any, p jsonvalue.Path) bool {
 // of a shared document has it, or another document had the same name), the
 // object is named as the build has it when the root's patches run
 // (copyName), which must be its alone.
-func (a *analysis) patchIdentity(r rendered, src map[string]any) (map[string]any, error) {
+func (a *analysis) patchIdentity(r render.Object, src map[string]any) (map[string]any, error) {
 	name := firstNonEmpty(r.SourceName, r.ID.Name)
 	ns, _ := jsonvalue.Get(src, jsonvalue.ParseSimple("metadata.namespace"))
 	if o := a.nameTaken(r, name, name); r.Shared || o != nil {
@@ -191,12 +193,12 @@ func (a *analysis) patchIdentity(r rendered, src map[string]any) (map[string]any
 	if ns != nil && ns != "" {
 		meta["namespace"] = ns
 	}
-	return map[string]any{"apiVersion": apiVersionOf(r.Object), "kind": r.ID.Kind, "metadata": meta}, nil
+	return map[string]any{"apiVersion": render.APIVersionOf(r.Object), "kind": r.ID.Kind, "metadata": meta}, nil
 }
 
 // nameTaken finds another object of r's kind whose document is named
 // name, or that renders as as; nil when none does.
-func (a *analysis) nameTaken(r rendered, name, as string) *objectID {
+func (a *analysis) nameTaken(r render.Object, name, as string) *render.ID {
 	for _, o := range a.base.objects {
 		if o.ID != r.ID && o.ID.Group == r.ID.Group && o.ID.Kind == r.ID.Kind && (firstNonEmpty(o.SourceName, o.ID.Name) == name || o.ID.Name == as) {
 			return &o.ID
@@ -209,7 +211,7 @@ func (a *analysis) nameTaken(r rendered, name, as string) *objectID {
 // document by: the root runs its patches before its own namePrefix and
 // nameSuffix, so the rendered name without them. A root that also moves
 // namespaces hides the namespace the copy has at that point.
-func (a *analysis) copyName(r rendered) (string, error) {
+func (a *analysis) copyName(r render.Object) (string, error) {
 	k := a.base.tree.Root.K
 	if k == nil {
 		return "", fmt.Errorf("the root has no kustomization to patch %s", r.ID.Ref())
@@ -231,7 +233,7 @@ func (a *analysis) copyName(r rendered) (string, error) {
 // object: a file its kustomization lists that only it reads, whose
 // document names the object, or whose entry targets exactly the object.
 // The last one wins in kustomize, so it is the one extended.
-func (a *analysis) existingPatch(r rendered, id map[string]any) (string, int) {
+func (a *analysis) existingPatch(r render.Object, id map[string]any) (string, int) {
 	root := a.base.tree.Root
 	name, _ := jsonvalue.Get(id, jsonvalue.ParseSimple("metadata.name"))
 	file, doc := "", -1
@@ -258,7 +260,7 @@ func (a *analysis) existingPatch(r rendered, id map[string]any) (string, int) {
 				}
 				continue
 			}
-			pid := idOf(v)
+			pid := render.IDOf(v)
 			if pid.Group == r.ID.Group && pid.Kind == r.ID.Kind && (pid.Name == name || pid.Name == r.ID.Name) {
 				file, doc = p, i
 			}
@@ -269,7 +271,7 @@ func (a *analysis) existingPatch(r rendered, id map[string]any) (string, int) {
 
 // selectsOnly reports whether a patch target can select no object but r:
 // its kind and an exact name, and no label or annotation selector.
-func selectsOnly(t *types.Selector, r rendered, name any) bool {
+func selectsOnly(t *types.Selector, r render.Object, name any) bool {
 	if t.Kind != r.ID.Kind || t.Name == "" || regexp.QuoteMeta(t.Name) != t.Name ||
 		t.LabelSelector != "" || t.AnnotationSelector != "" || (t.Group != "" && t.Group != r.ID.Group) {
 		return false
@@ -279,7 +281,7 @@ func selectsOnly(t *types.Selector, r rendered, name any) bool {
 
 // newPatchFile names a new patch file after the object, in the root's
 // folder, clear of every file the repository or this plan already has.
-func (a *analysis) newPatchFile(r rendered, id map[string]any) string {
+func (a *analysis) newPatchFile(r render.Object, id map[string]any) string {
 	name, _ := jsonvalue.Get(id, jsonvalue.ParseSimple("metadata.name"))
 	base := fileSafe(strings.ToLower(r.ID.Kind) + "-" + fmt.Sprint(name))
 	taken := map[string]bool{}
@@ -369,13 +371,13 @@ func (o *override) unreachable(c *candidate) []jsonvalue.Path {
 		return c.changed
 	}
 	var bad []jsonvalue.Path
-	for _, p := range diffPaths(present(merged), present(c.view), nil) {
+	for _, p := range sourceform.DiffPaths(sourceform.Of(merged), sourceform.Of(c.view), nil) {
 		if p.String() != "metadata.name" && p.String() != "metadata.namespace" {
 			bad = append(bad, p)
 		}
 	}
 	if len(bad) == 0 && !jsonvalue.Equal(withoutIdentity(merged), withoutIdentity(jsonvalue.Copy(c.view).(map[string]any))) {
-		// The same elements in another order (diffPaths pairs named
+		// The same elements in another order (sourceform.DiffPaths pairs named
 		// elements by name, and so does verify): the cluster would get a
 		// list ordered unlike the one it runs.
 		return c.changed

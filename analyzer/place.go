@@ -6,6 +6,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/driftback/driftback/analyzer/dye"
+	"github.com/driftback/driftback/analyzer/render"
+	"github.com/driftback/driftback/analyzer/sourceform"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/yamledit"
 )
@@ -30,10 +33,10 @@ type placement struct {
 // valuesMayPlace reports whether some paired object drifted where a value
 // input could supply it: only then is the dye's value part worth its build.
 func (a *analysis) valuesMayPlace() bool {
-	if !hasValueInputs(a.base.tree) {
+	if !dye.HasValueInputs(a.base.tree) {
 		return false
 	}
-	var leaves map[string][]landing
+	var leaves map[string][]dye.Landing
 	for _, p := range a.pairs {
 		if p.inSync || isSecret(p.ren.ID) || jsonvalue.Equal(p.intent, p.ren.Object) {
 			continue
@@ -41,8 +44,8 @@ func (a *analysis) valuesMayPlace() bool {
 		if leaves == nil {
 			leaves = valueLeaves(a.snap.repo, a.base)
 		}
-		for _, fp := range diffPaths(present(p.ren.Object), present(p.intent), nil) {
-			if mayLand(leaves, p.ren.Object, fp) {
+		for _, fp := range sourceform.DiffPaths(sourceform.Of(p.ren.Object), sourceform.Of(p.intent), nil) {
+			if dye.MayLand(leaves, p.ren.Object, fp) {
 				return true
 			}
 		}
@@ -50,7 +53,7 @@ func (a *analysis) valuesMayPlace() bool {
 	return false
 }
 
-func isSecret(id objectID) bool { return id.Kind == "Secret" && id.Group == "" }
+func isSecret(id render.ID) bool { return id.Kind == "Secret" && id.Group == "" }
 
 // placeValues reads every drifted scalar against the dye's provenance and
 // plans the input edits, or shared-entry-conflict refusals.
@@ -65,10 +68,10 @@ func (a *analysis) placeValues() {
 		if p.inSync || isSecret(p.ren.ID) {
 			continue
 		}
-		for _, fp := range diffPaths(present(p.ren.Object), present(p.intent), nil) {
+		for _, fp := range sourceform.DiffPaths(sourceform.Of(p.ren.Object), sourceform.Of(p.intent), nil) {
 			sk := slotKey{p.ren.ID, fp.String(), fieldValue}
 			k, ok := pv.fields[sk]
-			if !ok || a.supplied[slotKey{p.ren.ID, fp.String(), fieldCount}] {
+			if !ok || a.supplied[slotKey{p.ren.ID, fp.String(), dye.FieldCount}] {
 				continue
 			}
 			if why := pv.nodes[k].Blocked; why != nil {
@@ -127,7 +130,7 @@ func (a *analysis) generatorGuard(n inputNode, landings []slotRef, blocked *Refu
 // an object another placement, in another file, carries too: the guard
 // checks one file per object.
 func (a *analysis) loneGuardedPlacements() {
-	files := map[objectID]map[string]bool{}
+	files := map[render.ID]map[string]bool{}
 	for _, pl := range a.placed {
 		for _, s := range pl.Slots {
 			if files[s.Obj] == nil {
@@ -153,7 +156,7 @@ func (a *analysis) loneGuardedPlacements() {
 }
 
 // guardedPlacement is the guarded placement carrying a field of the object.
-func (a *analysis) guardedPlacement(id objectID) *placement {
+func (a *analysis) guardedPlacement(id render.ID) *placement {
 	for _, pl := range a.placed {
 		if pl.guard != nil && carries(pl.Slots, id, nil) {
 			return pl
@@ -163,7 +166,7 @@ func (a *analysis) guardedPlacement(id objectID) *placement {
 }
 
 // placedFields lists the fields of the object that placements carry.
-func (a *analysis) placedFields(id objectID) []jsonvalue.Path {
+func (a *analysis) placedFields(id render.ID) []jsonvalue.Path {
 	var out []jsonvalue.Path
 	for _, pl := range a.placed {
 		for _, s := range pl.Slots {
@@ -187,7 +190,7 @@ func (a *analysis) refuseBlocked(p pair, fp jsonvalue.Path, sk slotKey, why *Ref
 // placeableInput reports whether a value input the plan may write (a
 // patch of the target's own) supplies the field: the change is placed
 // there, where a person would make it, not authored as a new entry.
-func (a *analysis) placeableInput(id objectID, p jsonvalue.Path) bool {
+func (a *analysis) placeableInput(id render.ID, p jsonvalue.Path) bool {
 	pv := a.dyed.prov
 	if pv == nil {
 		return false
@@ -304,15 +307,15 @@ func (a *analysis) overridePlaced(view map[string]any, p pair, pick func(slotKey
 	if a.dyed == nil || a.dyed.prov == nil {
 		return
 	}
-	for _, fp := range diffPaths(present(p.ren.Object), present(view), nil) {
+	for _, fp := range sourceform.DiffPaths(sourceform.Of(p.ren.Object), sourceform.Of(view), nil) {
 		if pick(slotKey{p.ren.ID, fp.String(), fieldValue}) {
-			restore(view, p.ren.Object, fp)
+			sourceform.Restore(view, p.ren.Object, fp)
 		}
 	}
 }
 
 // placesFor reports whether a placement carries a field of the object.
-func (a *analysis) placesFor(id objectID) bool {
+func (a *analysis) placesFor(id render.ID) bool {
 	for _, pl := range a.placed {
 		for _, s := range pl.Slots {
 			if s.Obj == id {
@@ -325,7 +328,7 @@ func (a *analysis) placesFor(id objectID) bool {
 
 // dropPlaced removes the placements that carry the object's field at or
 // under p.
-func (a *analysis) dropPlaced(id objectID, p jsonvalue.Path) {
+func (a *analysis) dropPlaced(id render.ID, p jsonvalue.Path) {
 	a.placed = slices.DeleteFunc(a.placed, func(pl *placement) bool { return carries(pl.Slots, id, p) })
 }
 
@@ -346,7 +349,7 @@ func (a *analysis) applyPlaced(files map[string][]byte) {
 					Message: fmt.Sprintf("%s supplies this value, and cannot be edited safely: %v", pl.Node, err), Hint: "edit it by hand"})
 				for _, c := range a.candidates {
 					if c.ren.ID == s.Obj {
-						restore(c.intent, c.ren.Object, s.Path)
+						sourceform.Restore(c.intent, c.ren.Object, s.Path)
 					}
 				}
 			}

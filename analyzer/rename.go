@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/driftback/driftback/analyzer/dye"
+	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/internal/jsonvalue"
 )
 
@@ -19,7 +21,7 @@ import (
 // and everything else must compare as before. The edited build itself
 // when nothing was renamed, or when the two differ in more than names.
 func unhash(base, nb *built) *built {
-	names, ok := renames(nb.objects, base.objects)
+	names, ok := dye.Renames(nb.objects, base.objects)
 	if !ok || len(names) == 0 {
 		return nb
 	}
@@ -28,9 +30,9 @@ func unhash(base, nb *built) *built {
 		pairs = append(pairs, now, was)
 	}
 	back := strings.NewReplacer(pairs...)
-	out := &built{tree: nb.tree, files: nb.files, render: nb.render, byID: map[objectID]int{}}
+	out := &built{tree: nb.tree, files: nb.files, render: nb.render, byID: map[render.ID]int{}}
 	for i, o := range nb.objects {
-		o.Object = replaceStrings(o.Object, back, nil).(map[string]any)
+		o.Object = dye.ReplaceStrings(o.Object, back, nil).(map[string]any)
 		o.ID = base.objects[i].ID
 		out.objects = append(out.objects, o)
 		out.byID[o.ID] = i
@@ -49,7 +51,7 @@ func unhash(base, nb *built) *built {
 // an object the GitOps tool prunes).
 func (a *analysis) hashMoves(nb *built) map[*candidate]bool {
 	a.renamed = nil
-	names, ok := renames(a.base.objects, nb.objects)
+	names, ok := dye.Renames(a.base.objects, nb.objects)
 	if !ok || len(names) == 0 {
 		return nil
 	}
@@ -83,7 +85,7 @@ func (a *analysis) hashMoves(nb *built) map[*candidate]bool {
 			continue
 		}
 		if a.renamed == nil {
-			a.renamed = map[objectID]rename{}
+			a.renamed = map[render.ID]rename{}
 		}
 		all, roll := holding(nb, now, now)
 		a.renamed[c.ren.ID] = rename{to: now, roll: roll, refer: slices.DeleteFunc(all, func(r string) bool { return slices.Contains(roll, r) })}

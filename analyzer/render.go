@@ -11,20 +11,6 @@ import (
 	"github.com/driftback/driftback/internal/yamledit"
 )
 
-// The render itself lives in analyzer/render. These names keep the
-// façade's code reading as it did while the rest of the analyzer moves out
-// (issue 29); the lead removes the aliases once every branch has merged.
-type (
-	rendered = render.Object // one object of a build
-	objectID = render.ID     // how a rendered object meets its live twin
-)
-
-func idOf(obj map[string]any) objectID       { return render.IDOf(obj) }
-func groupOf(apiVersion string) string       { return render.GroupOf(apiVersion) }
-func versionOf(apiVersion string) string     { return render.VersionOf(apiVersion) }
-func apiVersionOf(obj map[string]any) string { return render.APIVersionOf(obj) }
-func displayDir(d string) string             { return render.DisplayDir(d) }
-
 // RenderCache remembers renders across snapshots (render.Cache).
 type RenderCache = render.Cache
 
@@ -45,7 +31,7 @@ type renderer struct {
 }
 
 // render builds the tree through the cache.
-func (r renderer) render(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, parsed map[string]*yamledit.File) ([]rendered, error) {
+func (r renderer) render(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, parsed map[string]*yamledit.File) ([]render.Object, error) {
 	var post render.PostBuild // a nil *gitops.Flux must stay a nil PostBuild
 	if r.post != nil {
 		post = r.post
@@ -55,8 +41,8 @@ func (r renderer) render(repo *repofs.Repo, t *ktree.Tree, extra map[string][]by
 
 // RefOf names a live or rendered object the way plans name it.
 func RefOf(obj map[string]any) ObjectRef {
-	id := idOf(obj)
-	return ObjectRef{APIVersion: apiVersionOf(obj), Kind: id.Kind, Namespace: id.Namespace, Name: id.Name}
+	id := render.IDOf(obj)
+	return ObjectRef{APIVersion: render.APIVersionOf(obj), Kind: id.Kind, Namespace: id.Namespace, Name: id.Name}
 }
 
 // remoteFile says why file, which a remote base supplies, is never

@@ -6,6 +6,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/driftback/driftback/analyzer/dye"
+	"github.com/driftback/driftback/analyzer/render"
+	"github.com/driftback/driftback/analyzer/sourceform"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/yamledit"
 )
@@ -33,7 +36,7 @@ type newEntry struct {
 
 // slotRef is one slot whose live value a route carries.
 type slotRef struct {
-	Obj  objectID
+	Obj  render.ID
 	Path jsonvalue.Path
 }
 
@@ -143,16 +146,16 @@ func (rp *routePlanner) conflict(p pair, slot jsonvalue.Path, sk slotKey, sup su
 // images plans the object's image components: each to the entry that
 // supplies it, or to an entry the target authors.
 func (rp *routePlanner) images(p pair) {
-	for _, s := range imageSlots(p.ren.Object) {
+	for _, s := range dye.ImageSlots(p.ren.Object) {
 		lv, ok := jsonvalue.Get(p.intent, s.Path)
 		live, isStr := lv.(string)
 		if !ok || !isStr {
 			continue
 		}
-		rr, lr := parseImage(s.Image), parseImage(live)
+		rr, lr := dye.ParseImage(s.Image), dye.ParseImage(live)
 		slot := slotRef{p.ren.ID, s.Path}
 		author := false
-		for _, f := range imageFields {
+		for _, f := range dye.ImageFields {
 			sk := slotKey{p.ren.ID, s.Path.String(), f}
 			want, have := lr.Component(f), rr.Component(f)
 			sup, blocked, ok := rp.supplierOf(sk)
@@ -187,18 +190,18 @@ func (rp *routePlanner) replicas(p pair) {
 	if !lok || !isInt {
 		return
 	}
-	sk := slotKey{p.ren.ID, replicasPath.String(), fieldCount}
+	sk := slotKey{p.ren.ID, replicasPath.String(), dye.FieldCount}
 	slot := slotRef{p.ren.ID, replicasPath}
 	changed := !jsonvalue.Equal(count, rv)
 	switch sup, blocked, ok := rp.supplierOf(sk); {
 	case ok && blocked == nil:
-		rp.add(routingKey{entry: sup.Entry, field: fieldCount}, demand{slot, count, changed}, sk)
+		rp.add(routingKey{entry: sup.Entry, field: dye.FieldCount}, demand{slot, count, changed}, sk)
 	case ok && changed && rp.toolWins(sup):
-		rp.conflict(p, replicasPath, sk, sup, fieldCount, blocked)
+		rp.conflict(p, replicasPath, sk, sup, dye.FieldCount, blocked)
 	case changed && rp.canAuthor() && (ok || rp.unwritable(p.ren.Origin) != nil) && !rp.placeableInput(p.ren.ID, replicasPath):
-		rp.add(routingKey{author: newEntry{List: "replicas", Name: p.ren.ID.Name}, field: fieldCount}, demand{slot, count, true}, sk)
+		rp.add(routingKey{author: newEntry{List: "replicas", Name: p.ren.ID.Name}, field: dye.FieldCount}, demand{slot, count, true}, sk)
 	case ok && changed:
-		rp.conflict(p, replicasPath, sk, sup, fieldCount, blocked)
+		rp.conflict(p, replicasPath, sk, sup, dye.FieldCount, blocked)
 	}
 }
 
@@ -228,7 +231,7 @@ func (a *analysis) unauthor(slots []slotRef) {
 	}
 	a.routes = keep
 	for _, s := range slots {
-		for _, f := range append([]string{fieldCount}, imageFields...) {
+		for _, f := range append([]string{dye.FieldCount}, dye.ImageFields...) {
 			delete(a.supplied, slotKey{s.Obj, s.Path.String(), f})
 		}
 	}
@@ -236,7 +239,7 @@ func (a *analysis) unauthor(slots []slotRef) {
 
 // authorImage plans new overlay entries for the changed components of a
 // slot that nothing in the write scope supplies.
-func (a *analysis) authorImage(p pair, s imageSlot, rr, lr imageRef, add func(routingKey, demand, slotKey)) {
+func (a *analysis) authorImage(p pair, s dye.ImageSlot, rr, lr dye.ImageRef, add func(routingKey, demand, slotKey)) {
 	if rr.Name != lr.Name {
 		return // a rename needs a name pattern that still matches; leave it to the source
 	}
@@ -246,7 +249,7 @@ func (a *analysis) authorImage(p pair, s imageSlot, rr, lr imageRef, add func(ro
 	}
 	slot := slotRef{p.ren.ID, s.Path}
 	ne := newEntry{List: "images", Name: rr.Name}
-	for _, f := range []string{fieldNewTag, fieldDigest} {
+	for _, f := range []string{dye.FieldNewTag, dye.FieldDigest} {
 		sk := slotKey{p.ren.ID, s.Path.String(), f}
 		// newTag alone clears a digest and digest alone clears the tag
 		// (measured), so the new entry sets what live has of both.
@@ -270,8 +273,8 @@ func (a *analysis) addAuthoredDemands(demands map[routingKey][]demand) {
 		}
 		for _, o := range a.base.objects {
 			if k.author.List == "images" {
-				for _, s := range imageSlots(o.Object) {
-					r := parseImage(s.Image)
+				for _, s := range dye.ImageSlots(o.Object) {
+					r := dye.ParseImage(s.Image)
 					slot := slotRef{o.ID, s.Path}
 					if r.Name == k.author.Name && !have[slot.key()] {
 						demands[k] = append(demands[k], demand{slot, r.Component(k.field), false})
@@ -387,28 +390,28 @@ func (a *analysis) verifyIntent(p pair) map[string]any {
 }
 
 func (a *analysis) overrideSupplied(view map[string]any, p pair, pick func(slotKey) bool) {
-	for _, s := range imageSlots(p.ren.Object) {
+	for _, s := range dye.ImageSlots(p.ren.Object) {
 		lv, ok := jsonvalue.Get(view, s.Path)
 		live, isStr := lv.(string)
 		if !ok || !isStr {
 			continue
 		}
-		rr, lr := parseImage(s.Image), parseImage(live)
-		for _, f := range imageFields {
+		rr, lr := dye.ParseImage(s.Image), dye.ParseImage(live)
+		for _, f := range dye.ImageFields {
 			if pick(slotKey{p.ren.ID, s.Path.String(), f}) {
 				lr.SetComponent(f, rr.Component(f))
 			}
 		}
 		jsonvalue.Set(view, s.Path, lr.String())
 	}
-	if replicaKinds[p.ren.ID.Kind] && pick(slotKey{p.ren.ID, replicasPath.String(), fieldCount}) {
-		restore(view, p.ren.Object, replicasPath)
+	if replicaKinds[p.ren.ID.Kind] && pick(slotKey{p.ren.ID, replicasPath.String(), dye.FieldCount}) {
+		sourceform.Restore(view, p.ren.Object, replicasPath)
 	}
 	a.overridePlaced(view, p, pick)
 }
 
 // routesOf lists the routes that carry a slot of the object.
-func (a *analysis) routesOf(id objectID) []*route {
+func (a *analysis) routesOf(id render.ID) []*route {
 	var out []*route
 	for _, r := range a.routes {
 		for _, s := range r.Slots {
@@ -422,14 +425,14 @@ func (a *analysis) routesOf(id objectID) []*route {
 }
 
 // dropRoutes removes the routes that carry the object's slot at or under p.
-func (a *analysis) dropRoutes(id objectID, p jsonvalue.Path) {
+func (a *analysis) dropRoutes(id render.ID, p jsonvalue.Path) {
 	a.dropVarRoutes(id, p)
 	a.routes = slices.DeleteFunc(a.routes, func(r *route) bool { return carries(r.Slots, id, p) })
 	a.dropPlaced(id, p)
 }
 
 // carries reports whether any of slots is the object's field at or under p.
-func carries(slots []slotRef, id objectID, p jsonvalue.Path) bool {
+func carries(slots []slotRef, id render.ID, p jsonvalue.Path) bool {
 	return slices.ContainsFunc(slots, func(s slotRef) bool { return s.Obj == id && s.Path.HasPrefix(p) })
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/render"
+	"github.com/driftback/driftback/analyzer/sourceform"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/repofs"
 	"github.com/driftback/driftback/internal/yamledit"
@@ -188,7 +190,7 @@ func editedFiles(files map[string][]byte, parsed map[string]*yamledit.File) map[
 func (a *analysis) check(nb *built) (map[*candidate]bool, map[*candidate][]jsonvalue.Path) {
 	drop := map[*candidate]bool{}
 	fields := map[*candidate][]jsonvalue.Path{}
-	byID := map[objectID]*candidate{}
+	byID := map[render.ID]*candidate{}
 	for _, c := range a.candidates {
 		byID[c.ren.ID] = c
 	}
@@ -200,7 +202,7 @@ func (a *analysis) check(nb *built) (map[*candidate]bool, map[*candidate][]jsonv
 			continue
 		}
 		now := jsonvalue.RedactSecret(nb.objects[i].Object)
-		if ps := diffPaths(present(now), present(c.intent), nil); len(ps) > 0 {
+		if ps := sourceform.DiffPaths(sourceform.Of(now), sourceform.Of(c.intent), nil); len(ps) > 0 {
 			fields[c] = ps
 		}
 	}
@@ -423,7 +425,7 @@ func describeRoute(r *route) string {
 	return r.Entry.String()
 }
 
-func (a *analysis) pairOf(id objectID) *pair {
+func (a *analysis) pairOf(id render.ID) *pair {
 	for i := range a.pairs {
 		if a.pairs[i].ren.ID == id {
 			return &a.pairs[i]
