@@ -316,6 +316,18 @@ func (a *analysis) unwritable(file string) *Refusal {
 	return nil
 }
 
+// remoteFile says why file, which a remote base supplies, is never
+// written; nil for a file of the repository.
+func remoteFile(file string) *Refusal {
+	rem, inside, ok := ktree.RemoteOf(file)
+	if !ok {
+		return nil
+	}
+	return &Refusal{Code: CodeOutOfScope, File: file,
+		Message: fmt.Sprintf("the value comes from %s in the remote base %s, which driftback reads but never writes", inside, rem),
+		Hint:    "set the value in an overlay of this repository (a patch or an images:/replicas: entry), or change the remote repository and move the ref"}
+}
+
 // dyeCanRoute reports whether the dye could name an entry as the supplier
 // of some image or replica value that differs from live: only then is its
 // extra build worth running. Without it every such value is written to

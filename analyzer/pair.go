@@ -209,3 +209,13 @@ func renderedKinds(objs []render.Object) []string {
 	}
 	return slices.Sorted(maps.Keys(set))
 }
+
+// pairOf is the pair of the rendered object id; nil when it has none.
+func (a *analysis) pairOf(id render.ID) *pair {
+	for i := range a.pairs {
+		if a.pairs[i].ren.ID == id {
+			return &a.pairs[i]
+		}
+	}
+	return nil
+}
