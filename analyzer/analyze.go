@@ -103,14 +103,14 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 	// The dye only says who supplies a value; when no entry or value
 	// input can supply one that differs from live there is nothing to
 	// route or place, and the extra build is skipped.
-	a.dyed = &dyeResult{suppliers: map[slotKey]supplier{}}
+	a.dyed = &dye.Result{Suppliers: map[dye.SlotKey]dye.Supplier{}}
 	values := forceDye || a.valuesMayPlace()
 	if values || a.dyeCanRoute() {
 		if a.dyed, err = dyeRoot(o.repo, b, values); err != nil {
 			return nil, err
 		}
-		if a.dyed.note != "" {
-			a.note("%s", a.dyed.note)
+		if a.dyed.Note != "" {
+			a.note("%s", a.dyed.Note)
 		}
 	}
 	a.planRoutes()
@@ -219,6 +219,18 @@ func (r renderer) buildTree(repo *repofs.Repo, t *ktree.Tree, krefs []ktree.Refu
 	return b, nil, nil
 }
 
+// dyeInput is what the dye reads of b.
+func (b *built) dyeInput(repo *repofs.Repo) dye.Root {
+	return dye.Root{Tree: b.tree, Read: repo.File, Objects: b.objects}
+}
+
+// dyeRoot dyes b (dye.Root.Dye), its extra render through b's renderer.
+func dyeRoot(repo *repofs.Repo, b *built, values bool) (*dye.Result, error) {
+	return b.dyeInput(repo).Dye(func(extra map[string][]byte) ([]render.Object, error) {
+		return b.render.render(repo, b.tree, extra, b.files)
+	}, values)
+}
+
 // analysis is the working state of one plan.
 type analysis struct {
 	snap  *Snapshot
@@ -238,13 +250,14 @@ type analysis struct {
 	final      map[string]*yamledit.File // the written files that parse, for lines
 	written    map[string][]byte         // every written file
 
-	dyed       *dyeResult
+	dyed       *dye.Result
+	blocked    map[string]*Refusal // value inputs (dye.Input.Key) the tool supplies from a setting the plan cannot write: why
 	routes     []*route
-	supplied   map[slotKey]bool     // slot components an entry or a value input carries
-	conflicted map[slotKey]bool     // ... of which refused as conflicts
+	supplied   map[dye.SlotKey]bool // slot components an entry or a value input carries
+	conflicted map[dye.SlotKey]bool // ... of which refused as conflicts
 	placed     []*placement         // value inputs written (place.go)
 	followed   map[string]string    // generated names paired by stem: rendered -> live
-	renamed    map[render.ID]rename // generated objects the verified plan renames (rename.go)
+	renamed    map[render.ID]rename // generated objects the verified plan renames (verify.go)
 
 	*orchestration // what the GitOps tool adds to the build
 }
@@ -340,9 +353,9 @@ func (a *analysis) dyeCanRoute() bool {
 				return true
 			}
 		}
-		if replicaKinds[p.ren.ID.Kind] {
-			rv, rok := jsonvalue.Get(p.ren.Object, replicasPath)
-			lv, lok := jsonvalue.Get(p.intent, replicasPath)
+		if dye.ReplicaKinds[p.ren.ID.Kind] {
+			rv, rok := jsonvalue.Get(p.ren.Object, dye.ReplicasPath)
+			lv, lok := jsonvalue.Get(p.intent, dye.ReplicasPath)
 			if (rok != lok || !jsonvalue.Equal(rv, lv)) && entries.MayMatchReplicas(p.ren.ID.Name) {
 				return true
 			}

@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"fmt"
+	"github.com/driftback/driftback/analyzer/dye"
 	"slices"
 	"sort"
 	"strings"
@@ -40,7 +41,7 @@ type varRoute struct {
 	File    string         // the manifest that sets it
 	Doc     int            // its document in File
 	Path    jsonvalue.Path // the field in that document
-	Slots   []slotRef      // the fields the new value reaches
+	Slots   []dye.Slot     // the fields the new value reaches
 }
 
 func (v *varPlan) values() map[string]string {
@@ -58,7 +59,7 @@ func (v *varPlan) values() map[string]string {
 
 // varDemand is what one field asks of a variable.
 type varDemand struct {
-	slot    slotRef
+	slot    dye.Slot
 	value   string
 	changed bool
 }
@@ -100,7 +101,7 @@ func (a *analysis) planVars() error {
 			tmpl, _ := tv.(string)
 			rv, _ := jsonvalue.Get(p.ren.Object, path)
 			lv, present := jsonvalue.Get(p.intent, path)
-			slot := slotRef{p.ren.ID, path}
+			slot := dye.Slot{Obj: p.ren.ID, Path: path}
 			if present && jsonvalue.Equal(rv, lv) {
 				for _, n := range gitops.VarsIn(tmpl, byNonce) {
 					demands[n] = append(demands[n], varDemand{slot: slot, value: a.flux.Vars[n]})

@@ -97,7 +97,7 @@ func dyeExtra(repo *repofs.Repo, b *built) map[string][]byte {
 		return nil
 	}
 	vd := &dye.Dyer{ByNonce: map[string]dye.Input{}, Orig: map[string]string{}, Images: len(te.Images) > 0}
-	extra, _, err := dyeFiles(repo, b, !te.RenameChain(), vd)
+	extra, _, err := b.dyeInput(repo).DyedFiles(!te.RenameChain(), vd)
 	if err != nil {
 		return nil
 	}

@@ -376,7 +376,7 @@ func firstNonEmpty(s ...string) string {
 // digest together).
 func (a *analysis) routeEdits() {
 	type key struct {
-		entry entry
+		entry dye.Entry
 		name  string
 		slot  string
 	}
@@ -390,7 +390,7 @@ func (a *analysis) routeEdits() {
 		if r.Author != nil {
 			name = r.Author.Name
 		}
-		k := key{r.Entry, name, first.key()}
+		k := key{r.Entry, name, first.Key()}
 		if seen[k] {
 			continue
 		}
@@ -407,7 +407,7 @@ func (a *analysis) routeEdits() {
 		}
 		a.plan.Edits = append(a.plan.Edits, Edit{
 			Object: RefOf(p.ren.Object), Field: first.Path.String(), From: from, To: to,
-			File: r.Entry.file(), Line: entryLine(a.final[r.Entry.file()], r), Route: route,
+			File: r.Entry.File(), Line: entryLine(a.final[r.Entry.File()], r), Route: route,
 		})
 		if len(r.Slots) > 1 {
 			var others []string
