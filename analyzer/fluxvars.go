@@ -3,6 +3,7 @@ package analyzer
 import (
 	"fmt"
 	"github.com/driftback/driftback/analyzer/dye"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -59,9 +60,8 @@ func (v *varPlan) values() map[string]string {
 
 // varDemand is what one field asks of a variable.
 type varDemand struct {
-	slot    dye.Slot
-	value   string
-	changed bool
+	slot dye.Slot
+	gitops.VarValue
 }
 
 // planVars finds the fields each substitution variable supplies, solves
@@ -101,39 +101,23 @@ func (a *analysis) planVars() error {
 			tmpl, _ := tv.(string)
 			rv, _ := jsonvalue.Get(p.ren.Object, path)
 			lv, present := jsonvalue.Get(p.intent, path)
-			slot := dye.Slot{Obj: p.ren.ID, Path: path}
-			if present && jsonvalue.Equal(rv, lv) {
-				for _, n := range gitops.VarsIn(tmpl, byNonce) {
-					demands[n] = append(demands[n], varDemand{slot: slot, value: a.flux.Vars[n]})
-				}
-				continue
-			}
-			got, ok := gitops.Solve(tmpl, gitops.ScalarText(lv), byNonce)
-			if !present || !ok {
+			values, ok := a.flux.VarField(tmpl, rv, lv, present, byNonce)
+			if !ok {
 				a.refuseVarField(p, path, fmt.Sprintf("Flux substitutes %s into this field, and the live value does not keep the text around them", gitops.VarList(tmpl, byNonce)))
 				continue
 			}
-			for n, v := range got {
-				demands[n] = append(demands[n], varDemand{slot: slot, value: v, changed: v != a.flux.Vars[n]})
+			for _, v := range values {
+				demands[v.Var] = append(demands[v.Var], varDemand{slot: dye.Slot{Obj: p.ren.ID, Path: path}, VarValue: v})
 			}
 		}
 	}
 	if a.vars == nil {
 		a.vars = &varPlan{}
 	}
-	for _, n := range sortedNames(demands) {
+	for _, n := range slices.Sorted(maps.Keys(demands)) {
 		a.resolveVar(n, demands[n])
 	}
 	return nil
-}
-
-func sortedNames(m map[string][]varDemand) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // resolveVar routes one variable, or refuses its changed fields.
@@ -141,8 +125,8 @@ func (a *analysis) resolveVar(name string, ds []varDemand) {
 	var changed []varDemand
 	values := map[string]bool{}
 	for _, d := range ds {
-		values[d.value] = true
-		if d.changed {
+		values[d.Value] = true
+		if d.Changed {
 			changed = append(changed, d)
 		}
 	}
@@ -173,7 +157,7 @@ func (a *analysis) resolveVar(name string, ds []varDemand) {
 		refuseAll(why.Code, why.Message, why.Hint, why.File)
 		return
 	}
-	route.Value, route.Set = changed[0].value, changed[0].value
+	route.Value, route.Set = changed[0].Value, changed[0].Value
 	for _, d := range changed {
 		route.Slots = append(route.Slots, d.slot)
 	}
