@@ -42,6 +42,9 @@ func (c *call) dispatch() *reply {
 			return errReply(http.StatusUnauthorized, "Bad credentials")
 		}
 		c.app = s.apps[c.inst.app]
+		if c.inst.suspended != nil {
+			return errReply(http.StatusForbidden, suspendedMessage)
+		}
 	}
 	if owner, ok := c.params["owner"]; ok && c.rt.auth != authDownload {
 		rp := s.repoLocked(owner, c.params["repo"])
@@ -61,6 +64,9 @@ func (c *call) dispatch() *reply {
 		}
 		return jsonReply(http.StatusForbidden, map[string]any{"message": "API rate limit exceeded for " + who + ".",
 			"documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-primary-rate-limits"})
+	}
+	if rep := c.permitted(); rep != nil {
+		return rep
 	}
 	if c.repo != nil && c.repo.archived && (Request{Method: c.r.Method}).Mutating() {
 		return errReply(http.StatusForbidden, "Repository was archived so is read-only.")

@@ -31,10 +31,11 @@ func (a *app) can(permission, level string) bool {
 }
 
 type installation struct {
-	id      int64
-	app     int64
-	owner   string
-	created time.Time
+	id        int64
+	app       int64
+	owner     string
+	created   time.Time
+	suspended *time.Time // when an owner suspended it; nil while active
 }
 
 type token struct {

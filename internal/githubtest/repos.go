@@ -150,13 +150,63 @@ type Ruleset struct {
 func (s *Server) RenameRepo(owner, name, newName string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.moveRepoLocked(owner, name, owner, newName)
+}
+
+// TransferRepo transfers a repository to another account, keeping its name,
+// as GitHub does: requests to the old owner/name are redirected to the new
+// one, and an installation sees it only if it covers the new owner (an
+// installation covers one account).
+func (s *Server) TransferRepo(owner, name, newOwner string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.userLocked(newOwner, "Organization")
+	s.moveRepoLocked(owner, name, newOwner, name)
+}
+
+// RenameAccount changes an account's login, as an organization's rename
+// does: its repositories move under the new login (the old paths
+// redirect) and its installations follow it.
+func (s *Server) RenameAccount(old, login string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := s.users[strings.ToLower(old)]
+	if u == nil {
+		panic("githubtest: no account " + old)
+	}
+	delete(s.users, strings.ToLower(old))
+	u.login = login
+	s.users[strings.ToLower(login)] = u
+	for _, rp := range s.reposOfLocked(old) {
+		s.moveRepoLocked(rp.owner, rp.name, login, rp.name)
+	}
+	for _, in := range s.installs {
+		if strings.EqualFold(in.owner, old) {
+			in.owner = login
+		}
+	}
+}
+
+func (s *Server) reposOfLocked(owner string) []*repo {
+	var out []*repo
+	for _, rp := range s.repos {
+		if strings.EqualFold(rp.owner, owner) {
+			out = append(out, rp)
+		}
+	}
+	return out
+}
+
+// moveRepoLocked gives a repository a new owner/name and redirects the old
+// one to it. Holds s.mu.
+func (s *Server) moveRepoLocked(owner, name, newOwner, newName string) {
 	rp := s.repoLocked(owner, name)
 	if rp == nil {
 		panic("githubtest: no repo " + owner + "/" + name)
 	}
 	delete(s.repos, key(owner, name))
-	rp.name = newName
-	s.repos[key(owner, newName)] = rp
+	rp.owner, rp.name = newOwner, newName
+	s.repos[key(newOwner, newName)] = rp
 	if s.renamed == nil {
 		s.renamed = map[string]*repo{}
 	}

@@ -1,0 +1,159 @@
+package githubtest
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+)
+
+// Every operation an installation token may call says which permission it
+// needs: a route added without one is refused outright, which this catches
+// first.
+func TestEveryTokenRouteNamesItsPermission(t *testing.T) {
+	for _, rt := range routes {
+		if _, ok := required[rt.op]; rt.auth == authToken && !ok {
+			t.Errorf("%s %s (%s) has no required permission", rt.method, rt.template, rt.op)
+		}
+	}
+}
+
+func TestPermissionsAreEnforcedPerEndpoint(t *testing.T) {
+	e := newEnv(t)
+	deny := func(what string, resp *github.Response, err error) {
+		t.Helper()
+		if status(resp) != http.StatusForbidden || !strings.Contains(errMessage(err), "Resource not accessible by integration") {
+			t.Errorf("%s: %d %v, want 403 Resource not accessible by integration", what, status(resp), err)
+		}
+	}
+	allow := func(what string, resp *github.Response, err error) {
+		t.Helper()
+		if err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+	}
+	e.srv.Commit(tOwner, tRepo, "feature", "alice", map[string][]byte{"f": []byte("f\n")})
+	must(e.gh.PullRequests.Create(e.ctx, tOwner, tRepo, &github.NewPullRequest{Title: github.String("f"), Head: github.String("feature"), Base: github.String("main")}))
+
+	// No checks: neither read nor write.
+	e.srv.SetAppPermissions(appID, map[string]string{"contents": "write", "pull_requests": "write", "metadata": "read"})
+	_, resp, err := e.gh.Checks.ListCheckRunsForRef(e.ctx, tOwner, tRepo, "main", nil)
+	deny("list check runs without checks", resp, err)
+	_, resp, err = e.gh.Checks.CreateCheckRun(e.ctx, tOwner, tRepo, github.CreateCheckRunOptions{Name: "x", HeadSHA: e.baseSH})
+	deny("create a check run without checks", resp, err)
+
+	// checks: read reads, does not write.
+	e.srv.SetAppPermissions(appID, map[string]string{"checks": "read", "metadata": "read"})
+	_, resp, err = e.gh.Checks.ListCheckRunsForRef(e.ctx, tOwner, tRepo, "main", nil)
+	allow("list check runs with checks: read", resp, err)
+	_, resp, err = e.gh.Checks.CreateCheckRun(e.ctx, tOwner, tRepo, github.CreateCheckRunOptions{Name: "x", HeadSHA: e.baseSH})
+	deny("create a check run with checks: read", resp, err)
+
+	// Contents and pull requests.
+	_, resp, err = e.gh.Git.GetRef(e.ctx, tOwner, tRepo, "heads/main")
+	deny("read a ref without contents", resp, err)
+	_, resp, err = e.gh.PullRequests.List(e.ctx, tOwner, tRepo, nil)
+	deny("list pull requests without pull_requests", resp, err)
+	_, resp, err = e.gh.Repositories.Get(e.ctx, tOwner, tRepo)
+	allow("the repository is metadata", resp, err)
+	e.srv.SetAppPermissions(appID, map[string]string{"contents": "read", "pull_requests": "read", "metadata": "read"})
+	_, resp, err = e.gh.Git.GetRef(e.ctx, tOwner, tRepo, "heads/main")
+	allow("read a ref with contents: read", resp, err)
+	_, resp, err = e.gh.Git.CreateBlob(e.ctx, tOwner, tRepo, &github.Blob{Content: github.String("x"), Encoding: github.String("utf-8")})
+	deny("create a blob with contents: read", resp, err)
+	_, resp, err = e.gh.PullRequests.Edit(e.ctx, tOwner, tRepo, 1, &github.PullRequest{Title: github.String("g")})
+	deny("edit a pull request with pull_requests: read", resp, err)
+	_, resp, err = e.gh.Issues.AddLabelsToIssue(e.ctx, tOwner, tRepo, 1, []string{"drift"})
+	deny("label a pull request with pull_requests: read", resp, err)
+
+	// A pull request's labels take issues: write as well as pull_requests: write.
+	e.srv.SetAppPermissions(appID, map[string]string{"issues": "write", "metadata": "read"})
+	_, resp, err = e.gh.Issues.AddLabelsToIssue(e.ctx, tOwner, tRepo, 1, []string{"drift"})
+	allow("label a pull request with issues: write", resp, err)
+}
+
+func TestSuspendedInstallationIsRefused(t *testing.T) {
+	e := newEnv(t)
+	must(e.gh.Repositories.Get(e.ctx, tOwner, tRepo)) // a token in hand
+	e.srv.SuspendInstallation(instID, true)
+	_, resp, err := e.gh.Repositories.Get(e.ctx, tOwner, tRepo)
+	if status(resp) != http.StatusForbidden || !strings.Contains(errMessage(err), "This installation has been suspended") {
+		t.Fatalf("a suspended installation's token: %d %v", status(resp), err)
+	}
+	// No new token either.
+	if st, body := appDo(t, e, "POST", "/app/installations/77/access_tokens"); st != http.StatusForbidden || !strings.Contains(body, "This installation has been suspended") {
+		t.Fatalf("token for a suspended installation: %d %s", st, body)
+	}
+	st, inst := appDo(t, e, "GET", "/app/installations")
+	if st != http.StatusOK {
+		t.Fatalf("installations: %d %s", st, inst)
+	}
+	if !strings.Contains(inst, `"suspended_at":"`) {
+		t.Fatalf("installation does not say it is suspended: %s", inst)
+	}
+	e.srv.SuspendInstallation(instID, false)
+	must(e.gh.Repositories.Get(e.ctx, tOwner, tRepo))
+}
+
+// A transferred repository redirects its old name; an installation on the
+// old owner no longer sees it, and head=oldowner:branch matches nothing.
+func TestTransferredRepository(t *testing.T) {
+	e := newEnv(t)
+	e.srv.Commit(tOwner, tRepo, "feature", "alice", map[string][]byte{"f": []byte("f\n")})
+	must(e.gh.PullRequests.Create(e.ctx, tOwner, tRepo, &github.NewPullRequest{Title: github.String("f"), Head: github.String("feature"), Base: github.String("main")}))
+	e.srv.TransferRepo(tOwner, tRepo, "other")
+	req, _ := http.NewRequest("GET", e.srv.URL()+"/repos/"+tOwner+"/"+tRepo, nil)
+	req.Header.Set("Authorization", "token "+e.srv.Token(instID))
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != "/repos/other/"+tRepo {
+		t.Fatalf("old name: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	// Followed by the client: the installation covers acme, not other.
+	if _, resp, _ := e.gh.Repositories.Get(e.ctx, tOwner, tRepo); status(resp) != http.StatusNotFound {
+		t.Fatalf("followed with acme's installation: %d", status(resp))
+	}
+	if _, ok := e.srv.Branch("other", tRepo, "feature"); !ok {
+		t.Fatal("the branch did not move with the repository")
+	}
+}
+
+// An account renamed: its installation follows, the old paths redirect,
+// and a pull-request list by head matches the new login only.
+func TestRenamedAccount(t *testing.T) {
+	e := newEnv(t)
+	e.srv.Commit(tOwner, tRepo, "feature", "alice", map[string][]byte{"f": []byte("f\n")})
+	must(e.gh.PullRequests.Create(e.ctx, tOwner, tRepo, &github.NewPullRequest{Title: github.String("f"), Head: github.String("feature"), Base: github.String("main")}))
+	e.srv.RenameAccount(tOwner, "acme-corp")
+	r := must(e.gh.Repositories.Get(e.ctx, tOwner, tRepo))
+	if r.GetFullName() != "acme-corp/"+tRepo {
+		t.Fatalf("full name %q", r.GetFullName())
+	}
+	old := must(e.gh.PullRequests.List(e.ctx, "acme-corp", tRepo, &github.PullRequestListOptions{Head: tOwner + ":feature"}))
+	now := must(e.gh.PullRequests.List(e.ctx, "acme-corp", tRepo, &github.PullRequestListOptions{Head: "acme-corp:feature"}))
+	if len(old) != 0 || len(now) != 1 {
+		t.Fatalf("head=%s:feature found %d, head=acme-corp:feature found %d", tOwner, len(old), len(now))
+	}
+}
+
+// appDo sends a request as the App (a JWT) and returns the status and body.
+func appDo(t *testing.T, e *env, method, path string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, e.srv.URL()+path, nil)
+	req.Header.Set("Authorization", "Bearer "+signJWT(t, appPrivKey(t), "4242", e.clock.Now(), 5*time.Minute))
+	req.Header.Set("Accept", "application/vnd.github+json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
