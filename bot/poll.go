@@ -67,6 +67,9 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 	}
 	p := &poll{t: t, log: b.log().With("target", tc.Name), owner: tc.Owner(), repo: tc.RepoName(), branch: tc.Branch()}
 	b.Metrics.Inc("driftback_polls_total", map[string]string{"target": tc.Name})
+	if now, ok := b.moved.get(tc.Name); ok {
+		p.owner, p.repo, _ = strings.Cut(now, "/") // asked there directly, not through the redirect
+	}
 
 	if _, ok := b.archived.get(tc.Name); ok {
 		// Nothing can be written, not even a check run: ask only whether
@@ -89,10 +92,11 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 		}
 		p.baseBranch = r.GetDefaultBranch()
 	}
-	ref, _, err := b.GitHub.Git.GetRef(ctx, p.owner, p.repo, "heads/"+p.baseBranch)
+	ref, resp, err := b.GitHub.Git.GetRef(ctx, p.owner, p.repo, "heads/"+p.baseBranch)
 	if err != nil {
-		return Outcome{}, fmt.Errorf("base branch %s: %w", p.baseBranch, err)
+		return Outcome{}, movedAway(p, fmt.Errorf("base branch %s: %w", p.baseBranch, err))
 	}
+	b.follow(p, resp)
 	p.baseSHA = ref.GetObject().GetSHA()
 
 	if err := readLive(ctx, p, func() []string { return b.readKinds(p) }); err != nil {

@@ -1,0 +1,65 @@
+package bot
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+// An organization renamed on GitHub: its repositories answer at the old
+// name through redirects, but a pull-request list filtered by
+// head=oldowner:branch finds nothing. The bot learns the current name, keeps
+// its one pull request, and says once that the config names the old one
+// (issue 30, item 5).
+func TestRenamedAccountKeepsTheOnePullRequest(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	var logs bytes.Buffer
+	h.bot.Log = slog.New(slog.NewTextHandler(&logs, nil))
+	h.poll()
+	number := h.openPR().Number
+	h.srv.RenameAccount(owner, "acme-corp")
+	h.setLive(strings.Replace(writeThroughOnly(t), "value: 60s", "value: 70s", 1))
+	if err := h.pollErr(); err != nil {
+		t.Fatalf("after the rename: %v", err)
+	}
+	prs := h.srv.PullRequests("acme-corp", repo)
+	if len(prs) != 1 || prs[0].Number != number || prs[0].State != "open" || !strings.Contains(prs[0].Body, "70s") {
+		t.Fatalf("pull requests after the rename: %+v", prs)
+	}
+	// Later polls ask the current name directly and say nothing new.
+	before := len(h.srv.Requests())
+	h.setLive(strings.Replace(writeThroughOnly(t), "value: 60s", "value: 80s", 1))
+	if err := h.pollErr(); err != nil {
+		t.Fatalf("second poll after the rename: %v", err)
+	}
+	for _, r := range h.srv.Requests()[before:] {
+		if r.Status == 301 || r.Status == 307 || strings.Contains(r.Path, "/repos/"+owner+"/") {
+			t.Errorf("asked the old name: %+v", r)
+		}
+	}
+	if n := strings.Count(logs.String(), "the repository moved"); n != 1 {
+		t.Errorf("the move was logged %d times, want once:\n%s", n, logs.String())
+	}
+	if !strings.Contains(logs.String(), "acme-corp/"+repo) {
+		t.Errorf("the log does not name the current repository:\n%s", logs.String())
+	}
+	if prs := h.srv.PullRequests("acme-corp", repo); len(prs) != 1 || !strings.Contains(prs[0].Body, "80s") {
+		t.Fatalf("pull requests after the second poll: %+v", prs)
+	}
+	if f := h.srv.Failures(); len(f) != 0 {
+		t.Errorf("the server saw requests outside GitHub's description: %+v", f)
+	}
+}
+
+// A repository transferred to an account the installation does not cover:
+// the poll fails saying where it went and what to do, not a bare 404.
+func TestTransferredAwayIsExplained(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.poll()
+	h.srv.TransferRepo(owner, repo, "elsewhere")
+	err := h.pollErr()
+	if err == nil || !strings.Contains(err.Error(), "moved to elsewhere/"+repo) || !strings.Contains(err.Error(), "does not cover") {
+		t.Fatalf("poll after the transfer: %v", err)
+	}
+}
