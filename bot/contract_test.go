@@ -381,6 +381,7 @@ func TestOtherAppsCheckRunsAreLeftAlone(t *testing.T) {
 func TestTeamReviewersWithTheManifestsPermissions(t *testing.T) {
 	h := newHarness(t, writeThroughOnly(t))
 	h.target.Config.PullRequest.TeamReviewers = []string{"platform"}
+	h.srv.GrantTeam(owner, repo, "platform")
 	h.poll()
 	if pr := h.openPR(); len(pr.Teams) != 1 || pr.Teams[0] != "platform" {
 		t.Fatalf("PR %+v", pr)

@@ -1,8 +1,6 @@
 package bot
 
 import (
-	"bytes"
-	"log/slog"
 	"strings"
 	"testing"
 )
@@ -14,8 +12,7 @@ import (
 // (issue 30, item 5).
 func TestRenamedAccountKeepsTheOnePullRequest(t *testing.T) {
 	h := newHarness(t, writeThroughOnly(t))
-	var logs bytes.Buffer
-	h.bot.Log = slog.New(slog.NewTextHandler(&logs, nil))
+	logs := h.logTo()
 	h.poll()
 	number := h.openPR().Number
 	h.srv.RenameAccount(owner, "acme-corp")

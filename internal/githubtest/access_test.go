@@ -157,3 +157,29 @@ func appDo(t *testing.T, e *env, method, path string) (int, string) {
 	b, _ := io.ReadAll(res.Body)
 	return res.StatusCode, string(b)
 }
+
+// GitHub asks reviews only of users and teams with access to the repository.
+func TestReviewsOnlyFromCollaborators(t *testing.T) {
+	e := newEnv(t)
+	perms := defaultPermissions()
+	perms["members"] = "read"
+	e.srv.SetAppPermissions(appID, perms)
+	e.srv.Commit(tOwner, tRepo, "feature", "alice", map[string][]byte{"f": []byte("f\n")})
+	must(e.gh.PullRequests.Create(e.ctx, tOwner, tRepo, &github.NewPullRequest{Title: github.String("f"), Head: github.String("feature"), Base: github.String("main")}))
+	refused := func(req github.ReviewersRequest) {
+		t.Helper()
+		_, resp, err := e.gh.PullRequests.RequestReviewers(e.ctx, tOwner, tRepo, 1, req)
+		if status(resp) != 422 || !strings.Contains(errMessage(err), "Reviews may only be requested from collaborators") {
+			t.Errorf("%+v: %d %v", req, status(resp), err)
+		}
+	}
+	refused(github.ReviewersRequest{Reviewers: []string{"bob"}})
+	refused(github.ReviewersRequest{TeamReviewers: []string{"platform"}})
+	e.srv.AddCollaborator(tOwner, tRepo, "bob")
+	refused(github.ReviewersRequest{Reviewers: []string{"bob"}, TeamReviewers: []string{"platform"}}) // all or nothing
+	if prs := e.srv.PullRequests(tOwner, tRepo); len(prs[0].Reviewers)+len(prs[0].Teams) != 0 {
+		t.Fatalf("a refused request added reviewers: %+v", prs[0])
+	}
+	e.srv.GrantTeam(tOwner, tRepo, "platform")
+	must(e.gh.PullRequests.RequestReviewers(e.ctx, tOwner, tRepo, 1, github.ReviewersRequest{Reviewers: []string{"bob"}, TeamReviewers: []string{"platform"}}))
+}

@@ -236,6 +236,47 @@ func (s *Server) DisallowDrafts(owner, name string) {
 	s.withRepo(owner, name, func(rp *repo) { rp.noDrafts = true })
 }
 
+// AddCollaborator gives a user access to the repository, which GitHub
+// requires of anyone asked for a review.
+func (s *Server) AddCollaborator(owner, name, login string) {
+	s.withRepo(owner, name, func(rp *repo) {
+		s.userLocked(login, "")
+		rp.collaborators = append(rp.collaborators, login)
+	})
+}
+
+// GrantTeam gives an organization team access to the repository, which
+// GitHub requires of a team asked for a review.
+func (s *Server) GrantTeam(owner, name, slug string) {
+	s.withRepo(owner, name, func(rp *repo) { rp.teams = append(rp.teams, slug) })
+}
+
+// mayReviewAll reports whether every one of the logins (or, with team,
+// team slugs) has access to the repository.
+func (rp *repo) mayReviewAll(who []string, team bool) bool {
+	for _, w := range who {
+		if !rp.mayReview(w, team) {
+			return false
+		}
+	}
+	return true
+}
+
+func (rp *repo) mayReview(who string, team bool) bool {
+	list := rp.collaborators
+	if team {
+		list = rp.teams
+	} else if strings.EqualFold(who, rp.owner) {
+		return true
+	}
+	for _, c := range list {
+		if strings.EqualFold(c, who) {
+			return true
+		}
+	}
+	return false
+}
+
 // AddRuleset puts an active ruleset on a repository.
 func (s *Server) AddRuleset(owner, name string, r Ruleset) {
 	s.withRepo(owner, name, func(rp *repo) { rp.rulesets = append(rp.rulesets, r) })
