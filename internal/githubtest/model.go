@@ -61,8 +61,8 @@ type repo struct {
 	checkRuns     []*checkRun
 	nextNumber    int
 	rulesets      []Ruleset
-	noDrafts      bool // a private repository on a plan without draft pull requests
-	archived      bool // read-only: every write is refused
+	noDrafts      bool     // a private repository on a plan without draft pull requests
+	archived      bool     // read-only: every write is refused
 	collaborators []string // logins with access besides the owner
 	teams         []string // team slugs with access
 }
