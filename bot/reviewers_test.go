@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"github.com/driftback/driftback/internal/githubtest"
 	"strings"
 	"testing"
 )
@@ -35,5 +36,32 @@ func TestReviewerWhoIsNoCollaborator(t *testing.T) {
 	}
 	if asked != 1 {
 		t.Fatalf("reviews requested %d times, want once", asked)
+	}
+}
+
+// A ruleset that restricts creating driftback's branches refuses the very
+// first push: reported on the base head's check run, no pull request, and
+// not tried again while nothing changed.
+func TestRulesetRefusingBranchCreation(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.srv.AddRuleset(owner, repo, githubtest.Ruleset{Name: "bots", Include: []string{"refs/heads/driftback/*"}, NoCreation: true})
+	if err := h.pollErr(); err != nil {
+		t.Fatalf("the refusal failed the poll: %v", err)
+	}
+	if run := h.check(h.base); run.Conclusion != "failure" || !strings.Contains(run.Summary, "creations being restricted") {
+		t.Fatalf("not reported: %s %q\n%s", run.Conclusion, run.Title, run.Summary)
+	}
+	if len(h.prs()) != 0 {
+		t.Fatalf("pull requests %+v", h.prs())
+	}
+	if _, ok := h.srv.Branch(owner, repo, branch); ok {
+		t.Fatal("the branch was created")
+	}
+	before := h.srv.Counters()
+	if out := h.poll(); out.Blocked == "" && !out.Idle {
+		t.Fatalf("%+v", out)
+	}
+	if d := h.srv.Counters().Sub(before); d.Mutating != 0 {
+		t.Fatalf("the refused creation was tried again: %+v", d)
 	}
 }

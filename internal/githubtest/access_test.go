@@ -183,3 +183,26 @@ func TestReviewsOnlyFromCollaborators(t *testing.T) {
 	e.srv.GrantTeam(tOwner, tRepo, "platform")
 	must(e.gh.PullRequests.RequestReviewers(e.ctx, tOwner, tRepo, 1, github.ReviewersRequest{Reviewers: []string{"bob"}, TeamReviewers: []string{"platform"}}))
 }
+
+// Rulesets apply to ref creation too: the creation rule refuses a new
+// matching ref, a silent refusal refuses it barely, and force-push and
+// deletion rules let a new ref through.
+func TestRulesetsApplyToRefCreation(t *testing.T) {
+	e := newEnv(t)
+	e.srv.AddRuleset(tOwner, tRepo, Ruleset{Name: "no-new-bots", Include: []string{"refs/heads/driftback/*"}, NoCreation: true})
+	e.srv.AddRuleset(tOwner, tRepo, Ruleset{Name: "quiet", Include: []string{"refs/heads/quiet/*"}, Silent: true})
+	e.srv.AddRuleset(tOwner, tRepo, Ruleset{Name: "keep", Include: []string{"refs/heads/kept/*"}, NoForcePush: true, NoDeletion: true})
+	if s, err := moveRef(e, "driftback/prod", e.baseSH, true); s != 422 || !strings.Contains(errMessage(err), "Repository rule violations found") ||
+		!strings.Contains(errMessage(err), "Cannot create ref due to creations being restricted") {
+		t.Fatalf("creation rule: %d %v", s, err)
+	}
+	if _, ok := e.srv.Branch(tOwner, tRepo, "driftback/prod"); ok {
+		t.Fatal("a refused creation created the branch")
+	}
+	if s, err := moveRef(e, "quiet/x", e.baseSH, true); s != 422 || errMessage(err) != "Reference update failed" {
+		t.Fatalf("silent ruleset: %d %v", s, err)
+	}
+	if s, err := moveRef(e, "kept/x", e.baseSH, true); s != 201 {
+		t.Fatalf("force-push and deletion rules on a new ref: %d %v", s, err)
+	}
+}

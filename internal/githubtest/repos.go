@@ -138,6 +138,7 @@ type Ruleset struct {
 	Include     []string
 	NoForcePush bool // the non_fast_forward rule
 	NoDeletion  bool // the deletion rule
+	NoCreation  bool // the creation rule: only those who may bypass create matching refs
 	// Classic makes it a classic branch protection rule instead, refusing
 	// in its own words ("Cannot force-push to this protected branch");
 	// Silent refuses every write of a matching ref with the bare
@@ -282,9 +283,10 @@ func (s *Server) AddRuleset(owner, name string, r Ruleset) {
 	s.withRepo(owner, name, func(rp *repo) { rp.rulesets = append(rp.rulesets, r) })
 }
 
-// ruleViolation answers a ref write that an active ruleset forbids, the way
-// the refs API does: 422 with the rule's text; nil when none applies.
-func (rp *repo) ruleViolation(ref string, force, del bool) *reply {
+// ruleViolation answers a ref write (an update, a deletion with del, a
+// creation with create) that an active ruleset forbids, the way the refs
+// API does: 422 with the rule's text; nil when none applies.
+func (rp *repo) ruleViolation(ref string, force, del, create bool) *reply {
 	for _, r := range rp.rulesets {
 		applies := false
 		for _, pat := range r.Include {
@@ -295,6 +297,10 @@ func (rp *repo) ruleViolation(ref string, force, del bool) *reply {
 		case !applies:
 		case r.Silent:
 			return errReply(422, "Reference update failed")
+		case create && r.NoCreation && !r.Classic:
+			return errReply(422, "Repository rule violations found\n\nCannot create ref due to creations being restricted.\n\n")
+		case create:
+			// Force-push and deletion rules say nothing about a new ref.
 		case r.Classic && del && r.NoDeletion:
 			return errReply(422, "Cannot delete this protected branch")
 		case r.Classic && force && r.NoForcePush:
