@@ -206,3 +206,28 @@ func TestRulesetsApplyToRefCreation(t *testing.T) {
 		t.Fatalf("force-push and deletion rules on a new ref: %d %v", s, err)
 	}
 }
+
+// GitHub keeps one check suite per App and commit: every run an App makes
+// on a commit lands in it, whatever the run's name.
+func TestOneCheckSuitePerAppAndCommit(t *testing.T) {
+	e := newEnv(t)
+	other := e.srv.Commit(tOwner, tRepo, "main", "alice", map[string][]byte{"f": []byte("f\n")})
+	run := func(name, sha string) int64 {
+		t.Helper()
+		cr := must(e.gh.Checks.CreateCheckRun(e.ctx, tOwner, tRepo, github.CreateCheckRunOptions{Name: name, HeadSHA: sha}))
+		if cr.GetCheckSuite().GetID() == 0 {
+			t.Fatalf("no check suite: %+v", cr)
+		}
+		return cr.GetCheckSuite().GetID()
+	}
+	a, b, c := run("one", e.baseSH), run("two", e.baseSH), run("one", other)
+	if a != b || a == c {
+		t.Fatalf("suites: %d and %d on one commit, %d on another", a, b, c)
+	}
+	e.srv.CheckRunAs(999, tOwner, tRepo, CheckRun{Name: "ci", HeadSHA: e.baseSH, Conclusion: "success"})
+	for _, r := range e.srv.CheckRuns(tOwner, tRepo, e.baseSH) {
+		if (r.Name == "ci") == (r.SuiteID == a) {
+			t.Fatalf("another App's run shares the suite, or ours does not: %+v", r)
+		}
+	}
+}
