@@ -1,9 +1,11 @@
 package githubtest
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -229,5 +231,103 @@ func TestOneCheckSuitePerAppAndCommit(t *testing.T) {
 		if (r.Name == "ci") == (r.SuiteID == a) {
 			t.Fatalf("another App's run shares the suite, or ours does not: %+v", r)
 		}
+	}
+}
+
+// tokenDo sends a request with an installation token and returns the
+// answer, its body read.
+func tokenDo(t *testing.T, ctx context.Context, srv *Server, tok, method, path, body string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, method, srv.URL()+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "token "+tok)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res
+}
+
+// GitHub's secondary limit of 900 points a minute: a read costs 1, a write
+// 5, and a refused request nothing.
+func TestSecondaryLimitOnPointsPerMinute(t *testing.T) {
+	e := newEnv(t)
+	tok := e.srv.Token(instID)
+	read := func() int { return tokenDo(t, e.ctx, e.srv, tok, "GET", "/repos/acme/app", "").StatusCode }
+	write := func() int {
+		return tokenDo(t, e.ctx, e.srv, tok, "POST", "/repos/acme/app/git/blobs", `{"content":"x","encoding":"utf-8"}`).StatusCode
+	}
+	// 60 writes (300 points) and 596 reads: four points left.
+	for i := 0; i < 60; i++ {
+		if s := write(); s != 201 {
+			t.Fatalf("write %d: %d", i, s)
+		}
+	}
+	for i := 0; i < 596; i++ {
+		if s := read(); s != 200 {
+			t.Fatalf("read %d: %d", i, s)
+		}
+	}
+	if s := write(); s != 403 && s != 429 {
+		t.Fatalf("a write over 900 points: %d", s)
+	}
+	for i := 0; i < 4; i++ { // the refused write cost nothing
+		if s := read(); s != 200 {
+			t.Fatalf("read within the points left: %d", s)
+		}
+	}
+	res := tokenDo(t, e.ctx, e.srv, tok, "GET", "/repos/acme/app", "")
+	if res.StatusCode != 403 && res.StatusCode != 429 || res.Header.Get("X-Ratelimit-Remaining") == "0" {
+		t.Fatalf("the 901st point: %d, remaining %s", res.StatusCode, res.Header.Get("X-Ratelimit-Remaining"))
+	}
+	e.clock.Advance(time.Minute)
+	if s := read(); s != 200 {
+		t.Fatalf("a minute later: %d", s)
+	}
+}
+
+// GitHub's secondary limit of 100 requests in flight at once: the 101st is
+// refused while the others are held, and accepted once they are answered.
+func TestSecondaryLimitOnConcurrentRequests(t *testing.T) {
+	e := newEnv(t)
+	tok := e.srv.Token(instID)
+	e.srv.InjectFault(Fault{Method: "GET", Path: "/repos/{owner}/{repo}/git/ref/{ref}", Count: maxConcurrent, Delay: time.Hour})
+	ctx, cancel := context.WithCancel(e.ctx)
+	var wg sync.WaitGroup
+	for i := 0; i < maxConcurrent; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tokenDo(t, ctx, e.srv, tok, "GET", "/repos/acme/app/git/ref/heads/main", "")
+		}()
+	}
+	defer func() { cancel(); wg.Wait() }()
+	waitInflight(e.srv, maxConcurrent)
+	if s := tokenDo(t, e.ctx, e.srv, tok, "GET", "/repos/acme/app", "").StatusCode; s != 403 && s != 429 {
+		t.Fatalf("the 101st request in flight: %d", s)
+	}
+	cancel()
+	wg.Wait()
+	waitInflight(e.srv, 0) // the server sees the cancellations a little later
+	if s := tokenDo(t, e.ctx, e.srv, tok, "GET", "/repos/acme/app", "").StatusCode; s != 200 {
+		t.Fatalf("once the others are answered: %d", s)
+	}
+}
+
+// waitInflight waits until the installation has n requests in flight.
+func waitInflight(srv *Server, n int) {
+	for {
+		srv.mu.Lock()
+		got := srv.inflight[instID]
+		srv.mu.Unlock()
+		if got == n {
+			return
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

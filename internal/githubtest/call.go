@@ -20,6 +20,9 @@ type call struct {
 	app    *app
 	inst   *installation
 	repo   *repo
+	// concurrent is how many requests of the token's installation were in
+	// flight when this one arrived, itself included.
+	concurrent int
 }
 
 func (c *call) dispatch() *reply {
@@ -70,6 +73,12 @@ func (c *call) dispatch() *reply {
 	}
 	if c.repo != nil && c.repo.archived && (Request{Method: c.r.Method}).Mutating() {
 		return errReply(http.StatusForbidden, "Repository was archived so is read-only.")
+	}
+	if c.tok != nil && c.concurrent > maxConcurrent {
+		return s.secondaryRefusal()
+	}
+	if rep := s.pointLimit(c); rep != nil {
+		return rep
 	}
 	if rep := s.contentLimit(c); rep != nil {
 		return rep

@@ -108,6 +108,8 @@ type Server struct {
 	// last hour; secondaryHits counts refusals, to vary their shape.
 	content       map[int64][]time.Time
 	secondaryHits int
+	points        map[int64][]spent          // each installation's requests of the last minute
+	inflight      map[int64]int              // each installation's requests in flight
 	manifests     map[string]pendingManifest // by one-time code
 }
 
@@ -298,6 +300,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if s.serveGit(w, r) || s.serveWeb(w, r) {
 		return
 	}
+	// In flight from the start: a request held up (a fault's delay) holds
+	// its place against the concurrency limit.
+	concurrent, release := s.enter(r)
+	defer release()
 	body, _ := io.ReadAll(r.Body)
 	_ = r.Body.Close()
 	rt, params := match(r.Method, r.URL.EscapedPath())
@@ -348,7 +354,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Lock()
-	c := &call{s: s, r: r, params: params, body: body, rt: rt}
+	c := &call{s: s, r: r, params: params, body: body, rt: rt, concurrent: concurrent}
 	if rep == nil {
 		rep = c.dispatch()
 	}
