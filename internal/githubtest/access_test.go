@@ -2,6 +2,7 @@ package githubtest
 
 import (
 	"context"
+	"github.com/golang-jwt/jwt/v4"
 	"io"
 	"net/http"
 	"strings"
@@ -329,5 +330,36 @@ func waitInflight(srv *Server, n int) {
 			return
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// GitHub refuses a JWT issued in its future, by however little: a client
+// whose clock runs fast must backdate iat by more than its skew.
+func TestAppJWTIssuedInTheFutureIsRefused(t *testing.T) {
+	e := newEnv(t)
+	now := e.clock.Now()
+	post := func(iat time.Time) (int, string) {
+		tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.RegisteredClaims{
+			Issuer: "4242", IssuedAt: jwt.NewNumericDate(iat), ExpiresAt: jwt.NewNumericDate(now.Add(5 * time.Minute)),
+		})
+		signed, err := tok.SignedString(appPrivKey(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest("POST", e.srv.URL()+"/app/installations/77/access_tokens", nil)
+		req.Header.Set("Authorization", "Bearer "+signed)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	if s, body := post(now.Add(2 * time.Second)); s != 401 || !strings.Contains(body, "'Issued at' claim ('iat')") {
+		t.Fatalf("iat two seconds ahead: %d %s", s, body)
+	}
+	if s, body := post(now); s != 201 {
+		t.Fatalf("iat now: %d %s", s, body)
 	}
 }
