@@ -33,6 +33,14 @@ func repoAt(resp *github.Response) (owner, name string, ok bool) {
 	return parts[0], parts[1], true
 }
 
+// current points the poll at the repository's current owner/name once a
+// move is known, so it asks there directly rather than through redirects.
+func (b *Bot) current(p *poll) {
+	if now, ok := b.moved.get(p.t.Config.Name); ok {
+		p.owner, p.repo, _ = strings.Cut(now, "/")
+	}
+}
+
 // follow makes the poll use the repository's current owner/name when the
 // answer came from elsewhere than asked, and says so once per move: the
 // config still names the old one.

@@ -67,9 +67,7 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 	}
 	p := &poll{t: t, log: b.log().With("target", tc.Name), owner: tc.Owner(), repo: tc.RepoName(), branch: tc.Branch()}
 	b.Metrics.Inc("driftback_polls_total", map[string]string{"target": tc.Name})
-	if now, ok := b.moved.get(tc.Name); ok {
-		p.owner, p.repo, _ = strings.Cut(now, "/") // asked there directly, not through the redirect
-	}
+	b.current(p)
 
 	if _, ok := b.archived.get(tc.Name); ok {
 		// Nothing can be written, not even a check run: ask only whether

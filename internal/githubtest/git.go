@@ -555,20 +555,6 @@ func (c *call) refWritePolicy(ref string, from, to plumbing.Hash) *reply {
 	return c.flakyRef()
 }
 
-// flakyRef fails every Options.RefUpdateFailEvery-th ref write with the
-// transient 422 GitHub sends when a ref update loses a race inside GitHub.
-func (c *call) flakyRef() *reply {
-	n := c.s.opts.RefUpdateFailEvery
-	if n <= 0 {
-		return nil
-	}
-	c.s.refWrites++
-	if c.s.refWrites%n == 0 {
-		return errReply(422, "Reference update failed")
-	}
-	return nil
-}
-
 func (s *Server) gitUserJSON(sg object.Signature) map[string]any {
 	return map[string]any{"name": sg.Name, "email": sg.Email, "date": ts(sg.When)}
 }
