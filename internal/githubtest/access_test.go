@@ -363,3 +363,34 @@ func TestAppJWTIssuedInTheFutureIsRefused(t *testing.T) {
 		t.Fatalf("iat now: %d %s", s, body)
 	}
 }
+
+// Classic branch protection: push restrictions refuse the App's writes, and
+// required status checks refuse a move to a commit without them passing.
+func TestClassicProtectionRestrictionsAndRequiredChecks(t *testing.T) {
+	e := newEnv(t)
+	first := e.srv.Commit(tOwner, tRepo, "release/1", "alice", map[string][]byte{"a": []byte("1\n")})
+	next := e.srv.Commit(tOwner, tRepo, "elsewhere", "alice", map[string][]byte{"a": []byte("2\n")})
+	kept := e.srv.Commit(tOwner, tRepo, "locked/1", "alice", map[string][]byte{"b": []byte("1\n")})
+	e.srv.AddRuleset(tOwner, tRepo, Ruleset{Name: "release", Include: []string{"refs/heads/release/*"}, Classic: true, RequiredChecks: []string{"ci"}})
+	e.srv.AddRuleset(tOwner, tRepo, Ruleset{Name: "locked", Include: []string{"refs/heads/locked/*"}, Classic: true, Restricted: true})
+	if s, err := moveRef(e, "release/1", next, false); s != 422 || errMessage(err) != `Required status check "ci" is expected.` {
+		t.Fatalf("without the check: %d %v", s, err)
+	}
+	e.srv.CheckRunAs(999, tOwner, tRepo, CheckRun{Name: "ci", HeadSHA: next, Conclusion: "failure"})
+	if s, _ := moveRef(e, "release/1", next, false); s != 422 {
+		t.Fatalf("with the check failing: %d", s)
+	}
+	e.srv.CheckRunAs(999, tOwner, tRepo, CheckRun{Name: "ci", HeadSHA: next, Conclusion: "success"})
+	if s, err := moveRef(e, "release/1", next, false); s != 200 {
+		t.Fatalf("with the check passing: %d %v", s, err)
+	}
+	if s, err := moveRef(e, "locked/1", first, false); s != 422 || !strings.Contains(errMessage(err), "not authorized to push") {
+		t.Fatalf("restricted push: %d %v", s, err)
+	}
+	if resp, err := e.gh.Git.DeleteRef(e.ctx, tOwner, tRepo, "heads/locked/1"); status(resp) != 422 || !strings.Contains(errMessage(err), "not authorized to push") {
+		t.Fatalf("restricted deletion: %d %v", status(resp), err)
+	}
+	if sha, _ := e.srv.Branch(tOwner, tRepo, "locked/1"); sha != kept {
+		t.Fatal("a refused write moved the branch")
+	}
+}

@@ -458,7 +458,7 @@ func (c *call) createRef() *reply {
 	if def, ok := g.ref("refs/heads/" + c.repo.defaultBranch); ok {
 		from, _ = g.mergeBase(def, plumbing.NewHash(in.SHA))
 	}
-	if rep := c.repo.ruleViolation(in.Ref, false, false, true); rep != nil {
+	if rep := c.repo.ruleViolation(refWrite{ref: in.Ref, to: in.SHA, creation: true}); rep != nil {
 		return rep
 	}
 	if rep := c.refWritePolicy(in.Ref, from, plumbing.NewHash(in.SHA)); rep != nil {
@@ -502,7 +502,7 @@ func (c *call) updateRef() *reply {
 	if !in.Force && !ff {
 		return errReply(422, "Update is not a fast forward")
 	}
-	if rep := c.repo.ruleViolation(name, !ff, false, false); rep != nil {
+	if rep := c.repo.ruleViolation(refWrite{ref: name, to: in.SHA, force: !ff}); rep != nil {
 		return rep
 	}
 	if rep := c.refWritePolicy(name, old, h); rep != nil {
@@ -518,7 +518,7 @@ func (c *call) deleteRef() *reply {
 	if _, ok := c.repo.git.ref(name); !ok {
 		return errReply(422, "Reference does not exist")
 	}
-	if rep := c.repo.ruleViolation(name, false, true, false); rep != nil {
+	if rep := c.repo.ruleViolation(refWrite{ref: name, del: true}); rep != nil {
 		return rep
 	}
 	if rep := c.flakyRef(); rep != nil {

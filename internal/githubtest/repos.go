@@ -2,7 +2,6 @@ package githubtest
 
 import (
 	"net/http"
-	"path"
 	"strings"
 )
 
@@ -127,23 +126,6 @@ func (s *Server) repoJSON(rp *repo) map[string]any {
 		m[u.k] = api + u.v
 	}
 	return m
-}
-
-// Ruleset is a repository ruleset on branches, the part of it that guards
-// refs written through the Git Data API.
-type Ruleset struct {
-	Name string
-	// Include lists the refs it applies to, as path.Match patterns on the
-	// full ref name ("refs/heads/driftback/*").
-	Include     []string
-	NoForcePush bool // the non_fast_forward rule
-	NoDeletion  bool // the deletion rule
-	NoCreation  bool // the creation rule: only those who may bypass create matching refs
-	// Classic makes it a classic branch protection rule instead, refusing
-	// in its own words ("Cannot force-push to this protected branch");
-	// Silent refuses every write of a matching ref with the bare
-	// "Reference update failed" GitHub also sends.
-	Classic, Silent bool
 }
 
 // RenameRepo renames a repository as GitHub does: requests to the old
@@ -276,40 +258,4 @@ func (rp *repo) mayReview(who string, team bool) bool {
 		}
 	}
 	return false
-}
-
-// AddRuleset puts an active ruleset on a repository.
-func (s *Server) AddRuleset(owner, name string, r Ruleset) {
-	s.withRepo(owner, name, func(rp *repo) { rp.rulesets = append(rp.rulesets, r) })
-}
-
-// ruleViolation answers a ref write (an update, a deletion with del, a
-// creation with create) that an active ruleset forbids, the way the refs
-// API does: 422 with the rule's text; nil when none applies.
-func (rp *repo) ruleViolation(ref string, force, del, create bool) *reply {
-	for _, r := range rp.rulesets {
-		applies := false
-		for _, pat := range r.Include {
-			ok, _ := path.Match(pat, ref)
-			applies = applies || ok
-		}
-		switch {
-		case !applies:
-		case r.Silent:
-			return errReply(422, "Reference update failed")
-		case create && r.NoCreation && !r.Classic:
-			return errReply(422, "Repository rule violations found\n\nCannot create ref due to creations being restricted.\n\n")
-		case create:
-			// Force-push and deletion rules say nothing about a new ref.
-		case r.Classic && del && r.NoDeletion:
-			return errReply(422, "Cannot delete this protected branch")
-		case r.Classic && force && r.NoForcePush:
-			return errReply(422, "Cannot force-push to this protected branch")
-		case del && r.NoDeletion:
-			return errReply(422, "Repository rule violations found\n\nCannot delete this branch\n\n")
-		case force && r.NoForcePush:
-			return errReply(422, "Repository rule violations found\n\nCannot force-push to this branch\n\n")
-		}
-	}
-	return nil
 }
