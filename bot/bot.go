@@ -51,7 +51,7 @@ type Bot struct {
 	archived remembered[bool]
 	// moved: per target, its repository's current owner/name when GitHub
 	// redirected the configured one there (moved.go).
-	moved remembered[string]
+	moved remembered[movedRepo]
 }
 
 // Options are the parts of a Bot that have defaults.

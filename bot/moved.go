@@ -33,11 +33,15 @@ func repoAt(resp *github.Response) (owner, name string, ok bool) {
 	return parts[0], parts[1], true
 }
 
+// movedRepo is a target's repository as configured and where it is now.
+type movedRepo struct{ configured, current string }
+
 // current points the poll at the repository's current owner/name once a
-// move is known, so it asks there directly rather than through redirects.
+// move is known, so it asks there directly rather than through redirects;
+// a config that since names another repository is taken as it is.
 func (b *Bot) current(p *poll) {
-	if now, ok := b.moved.get(p.t.Config.Name); ok {
-		p.owner, p.repo, _ = strings.Cut(now, "/")
+	if m, ok := b.moved.get(p.t.Config.Name); ok && strings.EqualFold(m.configured, p.t.Config.Repo) {
+		p.owner, p.repo, _ = strings.Cut(m.current, "/")
 	}
 }
 
@@ -49,14 +53,14 @@ func (b *Bot) follow(p *poll, resp *github.Response) {
 	if !ok || strings.EqualFold(owner+"/"+name, p.owner+"/"+p.repo) {
 		return
 	}
-	was := p.t.Config.Repo
+	m := movedRepo{configured: p.t.Config.Repo, current: owner + "/" + name}
 	p.owner, p.repo = owner, name
-	if last, _ := b.moved.get(p.t.Config.Name); last == owner+"/"+name {
+	if last, _ := b.moved.get(p.t.Config.Name); last == m {
 		return
 	}
-	b.moved.set(p.t.Config.Name, owner+"/"+name)
+	b.moved.set(p.t.Config.Name, m)
 	p.log.Warn("the repository moved: GitHub redirects the configured name to its current one, which driftback uses; update the target's repo in the config",
-		"configured", was, "current", owner+"/"+name)
+		"configured", m.configured, "current", m.current)
 }
 
 // movedAway explains a 404 that came from following a redirect: the

@@ -44,6 +44,18 @@ func TestRenamedAccountKeepsTheOnePullRequest(t *testing.T) {
 	if prs := h.srv.PullRequests("acme-corp", repo); len(prs) != 1 || !strings.Contains(prs[0].Body, "80s") {
 		t.Fatalf("pull requests after the second poll: %+v", prs)
 	}
+	// The config updated to the new name: nothing more to say.
+	h.target.Config.Repo = "acme-corp/" + repo
+	h.setLive(strings.Replace(writeThroughOnly(t), "value: 60s", "value: 90s", 1))
+	if err := h.pollErr(); err != nil {
+		t.Fatalf("poll with the config updated: %v", err)
+	}
+	if n := strings.Count(logs.String(), "the repository moved"); n != 1 {
+		t.Errorf("the move was logged %d times, want once", n)
+	}
+	if prs := h.srv.PullRequests("acme-corp", repo); len(prs) != 1 || !strings.Contains(prs[0].Body, "90s") {
+		t.Fatalf("pull requests with the config updated: %+v", prs)
+	}
 	if f := h.srv.Failures(); len(f) != 0 {
 		t.Errorf("the server saw requests outside GitHub's description: %+v", f)
 	}
