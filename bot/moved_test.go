@@ -72,3 +72,33 @@ func TestTransferredAwayIsExplained(t *testing.T) {
 		t.Fatalf("poll after the transfer: %v", err)
 	}
 }
+
+// A suspended installation: every request, the token's included, is a 403
+// that says so; the poll fails with GitHub's words and writes nothing, and
+// works again once the suspension is lifted.
+func TestSuspendedInstallation(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.poll()
+	h.srv.SuspendInstallation(instID, true)
+	h.setLive(strings.Replace(writeThroughOnly(t), "value: 60s", "value: 70s", 1))
+	before := len(h.srv.Requests())
+	if err := h.pollErr(); err == nil || !strings.Contains(err.Error(), "This installation has been suspended") {
+		t.Fatalf("with the token in hand: %v", err)
+	}
+	h.srv.ExpireTokens()
+	if err := h.pollErr(); err == nil || !strings.Contains(err.Error(), "This installation has been suspended") {
+		t.Fatalf("asking for a token: %v", err)
+	}
+	for _, r := range h.srv.Requests()[before:] {
+		if r.Mutating() && r.Operation != "apps/create-installation-access-token" {
+			t.Fatalf("a write while suspended: %+v", r)
+		}
+	}
+	h.srv.SuspendInstallation(instID, false)
+	if err := h.pollErr(); err != nil {
+		t.Fatalf("after the suspension: %v", err)
+	}
+	if pr := h.openPR(); !strings.Contains(pr.Body, "70s") {
+		t.Fatal("the pull request was not updated after the suspension")
+	}
+}
