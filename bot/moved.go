@@ -1,9 +1,11 @@
 package bot
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/google/go-github/v62/github"
@@ -15,22 +17,42 @@ import (
 // by head=owner:branch matches the repository's current owner only, so the
 // bot must learn the current name and use it (DESIGN §11).
 
-// repoAt is the owner and name in the path of the request that got resp:
-// after a redirect, the repository's current ones.
-func repoAt(resp *github.Response) (owner, name string, ok bool) {
-	if resp == nil || resp.Response == nil || resp.Request == nil || resp.Request.URL == nil {
-		return "", "", false
+// at is where the request that got resp went: after a redirect, where the
+// repository is now. GitHub redirects a moved repository's old name to
+// /repositories/{id}/..., which names no owner: then id is set and owner
+// and name are empty.
+func at(resp *http.Response) (owner, name string, id int64, ok bool) {
+	if resp == nil || resp.Request == nil || resp.Request.URL == nil {
+		return "", "", 0, false
 	}
 	p := resp.Request.URL.Path
-	i := strings.Index(p, "/repos/") // GitHub Enterprise has an /api/v3 prefix
+	if i := strings.Index(p, "/repositories/"); i >= 0 { // GitHub Enterprise has an /api/v3 prefix
+		n, _, _ := strings.Cut(p[i+len("/repositories/"):], "/")
+		id, err := strconv.ParseInt(n, 10, 64)
+		return "", "", id, err == nil && id > 0
+	}
+	i := strings.Index(p, "/repos/")
 	if i < 0 {
-		return "", "", false
+		return "", "", 0, false
 	}
 	parts := strings.SplitN(p[i+len("/repos/"):], "/", 3)
 	if len(parts) < 2 || parts[0] == "" || parts[1] == "" {
-		return "", "", false
+		return "", "", 0, false
 	}
-	return parts[0], parts[1], true
+	return parts[0], parts[1], 0, true
+}
+
+// baseHead reads the head of the poll's base branch; the read tells, too,
+// whether the repository moved (follow).
+func (b *Bot) baseHead(ctx context.Context, p *poll) (string, error) {
+	ref, resp, err := b.GitHub.Git.GetRef(ctx, p.owner, p.repo, "heads/"+p.baseBranch)
+	if err != nil {
+		return "", movedAway(p, fmt.Errorf("base branch %s: %w", p.baseBranch, err))
+	}
+	if err := b.follow(ctx, p, resp); err != nil {
+		return "", err
+	}
+	return ref.GetObject().GetSHA(), nil
 }
 
 // movedRepo is a target's repository as configured and where it is now.
@@ -46,33 +68,52 @@ func (b *Bot) current(p *poll) {
 }
 
 // follow makes the poll use the repository's current owner/name when the
-// answer came from elsewhere than asked, and says so once per move: the
-// config still names the old one.
-func (b *Bot) follow(p *poll, resp *github.Response) {
-	owner, name, ok := repoAt(resp)
-	if !ok || strings.EqualFold(owner+"/"+name, p.owner+"/"+p.repo) {
-		return
+// answer came from elsewhere than asked (its full_name, when the redirect
+// named only its id), and says so once per move: the config still names
+// the old one.
+func (b *Bot) follow(ctx context.Context, p *poll, resp *github.Response) error {
+	if resp == nil {
+		return nil
+	}
+	owner, name, id, ok := at(resp.Response)
+	if !ok || id == 0 && strings.EqualFold(owner+"/"+name, p.owner+"/"+p.repo) {
+		return nil
+	}
+	if id != 0 {
+		r, _, err := b.GitHub.Repositories.GetByID(ctx, id)
+		if err != nil {
+			return fmt.Errorf("repository %s/%s moved (GitHub redirects it to repository %d): %w", p.owner, p.repo, id, err)
+		}
+		owner, name, _ = strings.Cut(r.GetFullName(), "/")
+		if owner == "" || name == "" {
+			return fmt.Errorf("repository %s/%s moved to repository %d, whose full_name %q GitHub gave is not owner/name", p.owner, p.repo, id, r.GetFullName())
+		}
 	}
 	m := movedRepo{configured: p.t.Config.Repo, current: owner + "/" + name}
 	p.owner, p.repo = owner, name
 	if last, _ := b.moved.get(p.t.Config.Name); last == m {
-		return
+		return nil
 	}
 	b.moved.set(p.t.Config.Name, m)
 	p.log.Warn("the repository moved: GitHub redirects the configured name to its current one, which driftback uses; update the target's repo in the config",
 		"configured", m.configured, "current", m.current)
+	return nil
 }
 
 // movedAway explains a 404 that came from following a redirect: the
-// repository moved to an account this installation does not cover.
+// repository moved where this installation cannot see it.
 func movedAway(p *poll, err error) error {
 	var er *github.ErrorResponse
 	if !errors.As(err, &er) || er.Response == nil || er.Response.StatusCode != http.StatusNotFound {
 		return err
 	}
-	owner, name, ok := repoAt(&github.Response{Response: er.Response})
-	if !ok || strings.EqualFold(owner+"/"+name, p.owner+"/"+p.repo) {
+	owner, name, id, ok := at(er.Response)
+	switch {
+	case !ok || id == 0 && strings.EqualFold(owner+"/"+name, p.owner+"/"+p.repo):
 		return err
+	case id != 0:
+		return fmt.Errorf("repository %s/%s moved (GitHub redirects it to repository %d), where this installation does not cover it: "+
+			"install the App on the account it went to and name its new owner/name in target %s's repo: %w", p.owner, p.repo, id, p.t.Config.Name, err)
 	}
 	return fmt.Errorf("repository %s/%s moved to %s/%s, which this installation does not cover: install the App on %s and name %s/%s in target %s's repo: %w",
 		p.owner, p.repo, owner, name, owner, owner, name, p.t.Config.Name, err)

@@ -90,12 +90,10 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 		}
 		p.baseBranch = r.GetDefaultBranch()
 	}
-	ref, resp, err := b.GitHub.Git.GetRef(ctx, p.owner, p.repo, "heads/"+p.baseBranch)
-	if err != nil {
-		return Outcome{}, movedAway(p, fmt.Errorf("base branch %s: %w", p.baseBranch, err))
+	var err error
+	if p.baseSHA, err = b.baseHead(ctx, p); err != nil {
+		return Outcome{}, err
 	}
-	b.follow(p, resp)
-	p.baseSHA = ref.GetObject().GetSHA()
 
 	if err := readLive(ctx, p, func() []string { return b.readKinds(p) }); err != nil {
 		err = fmt.Errorf("cluster %s: %w", tc.Cluster, err)

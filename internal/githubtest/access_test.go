@@ -2,6 +2,7 @@ package githubtest
 
 import (
 	"context"
+	"fmt"
 	"github.com/golang-jwt/jwt/v4"
 	"io"
 	"net/http"
@@ -116,8 +117,22 @@ func TestTransferredRepository(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != "/repos/other/"+tRepo {
-		t.Fatalf("old name: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	// GitHub redirects to the repository's id, not to its new name.
+	var id int64
+	e.srv.withRepo("other", tRepo, func(rp *repo) { id = rp.id })
+	if want := fmt.Sprintf("%s/repositories/%d", e.srv.URL(), id); resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != want {
+		t.Fatalf("old name: %d %q, want 301 to %s", resp.StatusCode, resp.Header.Get("Location"), want)
+	}
+	// A write is redirected with its method kept, under the id too.
+	req, _ = http.NewRequest("POST", e.srv.URL()+"/repos/"+tOwner+"/"+tRepo+"/git/blobs?x=1", strings.NewReader(`{"content":"x"}`))
+	req.Header.Set("Authorization", "token "+e.srv.Token(instID))
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err = noFollow.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if want := fmt.Sprintf("%s/repositories/%d/git/blobs?x=1", e.srv.URL(), id); resp.StatusCode != http.StatusTemporaryRedirect || resp.Header.Get("Location") != want {
+		t.Fatalf("a write to the old name: %d %q, want 307 to %s", resp.StatusCode, resp.Header.Get("Location"), want)
 	}
 	// Followed by the client: the installation covers acme, not other.
 	if _, resp, _ := e.gh.Repositories.Get(e.ctx, tOwner, tRepo); status(resp) != http.StatusNotFound {
@@ -138,6 +153,13 @@ func TestRenamedAccount(t *testing.T) {
 	r := must(e.gh.Repositories.Get(e.ctx, tOwner, tRepo))
 	if r.GetFullName() != "acme-corp/"+tRepo {
 		t.Fatalf("full name %q", r.GetFullName())
+	}
+	if byID := must(e.gh.Repositories.GetByID(e.ctx, r.GetID())); byID.GetFullName() != "acme-corp/"+tRepo {
+		t.Fatalf("by id: %q", byID.GetFullName())
+	}
+	ref := must(e.gh.Git.GetRef(e.ctx, tOwner, tRepo, "heads/feature"))
+	if !strings.Contains(ref.GetURL(), "/repos/acme-corp/"+tRepo+"/") {
+		t.Fatalf("a ref read through the redirect: %s", ref.GetURL())
 	}
 	old := must(e.gh.PullRequests.List(e.ctx, "acme-corp", tRepo, &github.PullRequestListOptions{Head: tOwner + ":feature"}))
 	now := must(e.gh.PullRequests.List(e.ctx, "acme-corp", tRepo, &github.PullRequestListOptions{Head: "acme-corp:feature"}))
