@@ -67,6 +67,7 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 	}
 	p := &poll{t: t, log: b.log().With("target", tc.Name), owner: tc.Owner(), repo: tc.RepoName(), branch: tc.Branch()}
 	b.Metrics.Inc("driftback_polls_total", map[string]string{"target": tc.Name})
+	b.current(p)
 
 	if _, ok := b.archived.get(tc.Name); ok {
 		// Nothing can be written, not even a check run: ask only whether
@@ -89,11 +90,10 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 		}
 		p.baseBranch = r.GetDefaultBranch()
 	}
-	ref, _, err := b.GitHub.Git.GetRef(ctx, p.owner, p.repo, "heads/"+p.baseBranch)
-	if err != nil {
-		return Outcome{}, fmt.Errorf("base branch %s: %w", p.baseBranch, err)
+	var err error
+	if p.baseSHA, err = b.baseHead(ctx, p); err != nil {
+		return Outcome{}, err
 	}
-	p.baseSHA = ref.GetObject().GetSHA()
 
 	if err := readLive(ctx, p, func() []string { return b.readKinds(p) }); err != nil {
 		err = fmt.Errorf("cluster %s: %w", tc.Cluster, err)
