@@ -144,11 +144,20 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 		}
 		return p.out, err
 	}
-	// Remember the pull requests as this poll left them (which also primes
-	// the conditional-request cache).
+	if err := b.remember(ctx, p, m); err != nil {
+		return p.out, err
+	}
+	b.stalls.forget(tc.Name)
+	return p.out, nil
+}
+
+// remember keeps what a poll that reconciled saw, for the next poll's idle
+// check: m with the pull requests as this poll left them (which also
+// primes the conditional-request cache) and the commits it planned at.
+func (b *Bot) remember(ctx context.Context, p *poll, m memo) error {
 	after, err := b.listPRs(ctx, p)
 	if err != nil {
-		return p.out, err
+		return err
 	}
 	m.prs = prsFingerprint(after)
 	m.pins, m.remotes = encodePins(p.pins), fingerprint(p.pins)
@@ -164,9 +173,8 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 		m.kinds, m.kindsAt = strings.Join(p.kinds, "\n"), kindsKey(p)
 		m.live = liveFingerprint(p, p.kinds)
 	}
-	b.memo.set(tc.Name, m)
-	b.stalls.forget(tc.Name)
-	return p.out, nil
+	b.memo.set(p.t.Config.Name, m)
+	return nil
 }
 
 // readLive reads the target's live objects. A target that reads an
