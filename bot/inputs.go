@@ -51,6 +51,23 @@ func (b *Bot) settle(ctx context.Context, p *poll) {
 	}
 }
 
+// carry moves an idle poll's memo m on to the commits the poll read when
+// they were found the same as the memo's: the next poll compares with
+// these (the same bytes for the target), so the commit of the last plan
+// need not stay loadable however many commits follow.
+func (b *Bot) carry(p *poll, m memo) {
+	if p.at == (revs{base: p.baseSHA, applied: revisionOf(p)}) {
+		return
+	}
+	p.unsettle()
+	m.base, m.applied = p.at.base, p.at.applied
+	m.live = liveFingerprint(p, p.only)
+	if m.kindsAt != "" {
+		m.kindsAt = kindsKey(p)
+	}
+	b.memo.set(p.t.Config.Name, m)
+}
+
 // unsettle makes p.at the commits the poll actually planned at, for the
 // memo a reconcile leaves.
 func (p *poll) unsettle() {
@@ -141,18 +158,33 @@ func plannedWrites(plan *analyzer.Plan) string {
 // prsFingerprint is what an idle poll compares of the branch's pull
 // requests: all GitHub says of them but what follows the base branch (its
 // head commit, and whether the pull request merges onto it), which the
-// memo compares by the target's inputs instead.
+// memo compares by the target's inputs instead, and what follows the
+// repository (its push time and counters, which any other target's push
+// or pull request moves): of the repositories of head and base, only
+// which they are.
 func prsFingerprint(prs []*github.PullRequest) string {
 	bare := make([]*github.PullRequest, len(prs))
 	for i, pr := range prs {
 		c := *pr
 		if c.Base != nil {
 			base := *c.Base
-			base.SHA = nil
+			base.SHA, base.Repo = nil, repoName(base.Repo)
 			c.Base = &base
+		}
+		if c.Head != nil {
+			head := *c.Head
+			head.Repo = repoName(head.Repo)
+			c.Head = &head
 		}
 		c.Mergeable, c.MergeableState, c.Rebaseable = nil, nil, nil
 		bare[i] = &c
 	}
 	return fingerprint(bare)
+}
+
+func repoName(r *github.Repository) *github.Repository {
+	if r == nil {
+		return nil
+	}
+	return &github.Repository{ID: r.ID, FullName: r.FullName}
 }

@@ -2,6 +2,8 @@ package bot
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -58,6 +60,12 @@ func TestUntouchedBaseCommitWritesNothing(t *testing.T) {
 		if runs := h.srv.CheckRuns(owner, repo, sha); len(runs) != 0 {
 			t.Errorf("check runs on the untouched commit %s: %+v", short(sha), runs)
 		}
+	}
+	if m, _ := h.bot.memo.get(h.target.Config.Name); m.base != other {
+		t.Errorf("the memo compares with %s, not the head it found the same, %s: the commit of the last plan would have to stay loaded", short(m.base), short(other))
+	}
+	if out := h.poll(); !out.Idle {
+		t.Fatalf("nothing moved since: %+v", out)
 	}
 	if now, _ := h.srv.Branch(owner, repo, branch); now != head || h.check(head).ID != prRun.ID {
 		t.Errorf("the pull request's branch or its check run moved: %s -> %s", short(head), short(now))
@@ -151,5 +159,38 @@ func TestNewReaderOfAWrittenFileWakes(t *testing.T) {
 	h.srv.Commit(owner, repo, "main", "someone", map[string][]byte{"overlays/staging/kustomization.yaml": []byte("resources: [../../base]\n")})
 	if out := h.poll(); out.Idle {
 		t.Fatal("a new reader of base/web.yaml, which the pull request writes, did not wake the target")
+	}
+}
+
+// Another target's pull request or push in the same repository moves the
+// repository's counters and push time, which GitHub repeats in every pull
+// request's head and base: that is not this target's pull request
+// changing, and must not wake it (each would otherwise wake every target
+// with a pull request in the repository, and each of them rebuild its
+// branch onto the base head of the moment).
+func TestAnotherTargetsPushDoesNotWakeThisOne(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	other := *h.target
+	other.Config.Name = "shop-other"
+	otherLive := filepath.Join(t.TempDir(), "other.yaml")
+	if err := os.WriteFile(otherLive, []byte(writeThroughOnly(t)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other.Lister = cluster.ObjectFileLister{Path: otherLive}
+	h.poll()
+	if out, err := h.bot.Reconcile(h.ctx, &other); err != nil || out.PR == 0 {
+		t.Fatalf("the other target: %+v, %v", out, err)
+	}
+	if out := h.poll(); !out.Idle {
+		t.Fatalf("another target's new pull request woke this one: %+v", out)
+	}
+	if err := os.WriteFile(otherLive, []byte(strings.Replace(writeThroughOnly(t), "value: 60s", "value: 90s", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := h.bot.Reconcile(h.ctx, &other); err != nil || !out.Pushed {
+		t.Fatalf("the other target: %+v, %v", out, err)
+	}
+	if out := h.poll(); !out.Idle {
+		t.Fatalf("another target's push woke this one: %+v", out)
 	}
 }

@@ -129,6 +129,7 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 			return Outcome{}, err
 		}
 		if last == m {
+			b.carry(p, m)
 			return Outcome{Idle: true}, nil
 		}
 	}
