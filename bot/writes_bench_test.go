@@ -152,6 +152,8 @@ func BenchmarkCommitWrites(b *testing.B) {
 		b.Fatalf("%d roots touched: not enough check runs to spend the budget", len(every))
 	}
 	h.srv.Commit(owner, "fleet", "main", "someone", every)
+	b.ReportMetric(float64(len(every)), "roots-touched/budget-round")
+	b.ReportMetric(float64(len(r.Targets)-len(every)), "open-prs")
 	if err := os.WriteFile(lateTarget.Lister.(cluster.ObjectFileLister).Path, lateLive, 0o644); err != nil {
 		b.Fatal(err)
 	}
@@ -173,6 +175,13 @@ func BenchmarkCommitWrites(b *testing.B) {
 	b.ReportMetric(float64(prRounds), "pr-rounds")
 	b.ReportMetric(float64(n), "github-writes/budget-round")
 	b.ReportMetric(float64(byOp["checks/create"]), "check-runs/budget-round")
+	refused := 0
+	for _, q := range h.srv.Requests()[skip:] {
+		if q.Mutating() && q.Status >= 400 {
+			refused++ // GitHub's own limits (the test server's secondary limits), sent again after the pause
+		}
+	}
+	b.ReportMetric(float64(refused), "github-refused-writes/budget-round")
 	if prRounds > 1 {
 		b.Fatalf("with the budget all but spent by check runs, %s's pull request took %d rounds", lateTarget.Config.Name, prRounds)
 	}
