@@ -395,7 +395,12 @@ func TestWorkflowChangeOnTheBaseIsReportedNotRetried(t *testing.T) {
 	h := newHarness(t, writeThroughOnly(t))
 	h.poll()
 	log := h.logTo()
-	newBase := h.srv.Commit(owner, repo, "main", "alice", map[string][]byte{".github/workflows/ci.yml": []byte("on: push\n")})
+	// The commit also changes a file the target reads: one that changes
+	// nothing it reads leaves the branch where it is (§11), and so is
+	// never asked to move.
+	worker, _ := h.srv.File(owner, repo, "main", "base/worker.yaml")
+	newBase := h.srv.Commit(owner, repo, "main", "alice", map[string][]byte{".github/workflows/ci.yml": []byte("on: push\n"),
+		"base/worker.yaml": append([]byte("# the worker\n"), worker...)})
 	if err := h.pollErr(); err != nil {
 		t.Fatalf("a refusal that retrying cannot fix failed the poll: %v", err)
 	}
