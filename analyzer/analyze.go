@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/driftback/driftback/analyzer/dye"
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/analyzer/sourceform"
@@ -62,7 +63,7 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 	if err != nil {
 		return nil, fmt.Errorf("root: %w", err)
 	}
-	plan := &Plan{Root: displayDir(root), Edits: []Edit{}, Refusals: []Refusal{}, Files: []File{}, Notes: []string{}}
+	plan := &Plan{Root: render.DisplayDir(root), Edits: []Edit{}, Refusals: []Refusal{}, Files: []File{}, Notes: []string{}}
 	if len(opts.OrchestratorContext) > 0 {
 		plan.Refusals = append(plan.Refusals, Refusal{
 			Code: CodeOrchestratorContext, Field: strings.Join(opts.OrchestratorContext, ", "),
@@ -96,20 +97,20 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 		return nil, fmt.Errorf("write scope: %w", err)
 	}
 	a := &analysis{snap: s, lives: live, opts: opts, root: root, base: b, plan: plan, orchestration: o}
-	a.lives, a.followed = followHashes(live, b.objects)
+	a.lives, a.followed = dye.FollowHashes(live, b.objects)
 	a.pair()
 	a.secretVariables()
 	// The dye only says who supplies a value; when no entry or value
 	// input can supply one that differs from live there is nothing to
 	// route or place, and the extra build is skipped.
-	a.dyed = &dyeResult{suppliers: map[slotKey]supplier{}}
+	a.dyed = &dye.Result{Suppliers: map[dye.SlotKey]dye.Supplier{}}
 	values := forceDye || a.valuesMayPlace()
 	if values || a.dyeCanRoute() {
 		if a.dyed, err = dyeRoot(o.repo, b, values); err != nil {
 			return nil, err
 		}
-		if a.dyed.note != "" {
-			a.note("%s", a.dyed.note)
+		if a.dyed.Note != "" {
+			a.note("%s", a.dyed.Note)
 		}
 	}
 	a.planRoutes()
@@ -143,8 +144,8 @@ func malformed(krefs []ktree.Refusal) error {
 // built is one render of a root, with the parsed source files it read.
 type built struct {
 	tree    *ktree.Tree
-	objects []rendered
-	byID    map[objectID]int
+	objects []render.Object
+	byID    map[render.ID]int
 	files   map[string]*yamledit.File // resource files, parsed
 	render  renderer                  // how the dye renders
 }
@@ -188,7 +189,7 @@ func (r renderer) buildTree(repo *repofs.Repo, t *ktree.Tree, krefs []ktree.Refu
 		}
 		return nil, out, nil
 	}
-	b := &built{tree: t, byID: map[objectID]int{}, files: map[string]*yamledit.File{}, render: r}
+	b := &built{tree: t, byID: map[render.ID]int{}, files: map[string]*yamledit.File{}, render: r}
 	for _, p := range t.Resources {
 		data, _ := repo.File(p)
 		// The parse is also the bound on what kustomize will read (alias
@@ -218,6 +219,18 @@ func (r renderer) buildTree(repo *repofs.Repo, t *ktree.Tree, krefs []ktree.Refu
 	return b, nil, nil
 }
 
+// dyeInput is what the dye reads of b.
+func (b *built) dyeInput(repo *repofs.Repo) dye.Root {
+	return dye.Root{Tree: b.tree, Read: repo.File, Objects: b.objects}
+}
+
+// dyeRoot dyes b (dye.Root.Dye), its extra render through b's renderer.
+func dyeRoot(repo *repofs.Repo, b *built, values bool) (*dye.Result, error) {
+	return b.dyeInput(repo).Dye(func(extra map[string][]byte) ([]render.Object, error) {
+		return b.render.render(repo, b.tree, extra, b.files)
+	}, values)
+}
+
 // analysis is the working state of one plan.
 type analysis struct {
 	snap  *Snapshot
@@ -237,13 +250,14 @@ type analysis struct {
 	final      map[string]*yamledit.File // the written files that parse, for lines
 	written    map[string][]byte         // every written file
 
-	dyed       *dyeResult
+	dyed       *dye.Result
+	blocked    map[string]*Refusal // value inputs (dye.Input.Key) the tool supplies from a setting the plan cannot write: why
 	routes     []*route
-	supplied   map[slotKey]bool    // slot components an entry or a value input carries
-	conflicted map[slotKey]bool    // ... of which refused as conflicts
-	placed     []*placement        // value inputs written (place.go)
-	followed   map[string]string   // generated names paired by stem: rendered -> live
-	renamed    map[objectID]rename // generated objects the verified plan renames (rename.go)
+	supplied   map[dye.SlotKey]bool // slot components an entry or a value input carries
+	conflicted map[dye.SlotKey]bool // ... of which refused as conflicts
+	placed     []*placement         // value inputs written (place.go)
+	followed   map[string]string    // generated names paired by stem: rendered -> live
+	renamed    map[render.ID]rename // generated objects the verified plan renames (verify.go)
 
 	*orchestration // what the GitOps tool adds to the build
 }
@@ -269,16 +283,16 @@ type candidate struct {
 func (a *analysis) giveUp(c *candidate, p jsonvalue.Path) {
 	switch {
 	case c.over != nil:
-		restore(c.view, c.ren.Object, p)
-		c.changed = diffPaths(present(c.ren.Object), present(c.view), nil)
+		sourceform.Restore(c.view, c.ren.Object, p)
+		c.changed = sourceform.DiffPaths(sourceform.Of(c.ren.Object), sourceform.Of(c.view), nil)
 	case c.want != nil:
 		// The field is taken as in sync and the whole form computed again:
 		// undoing it in the computed edit would leave behind the maps and
 		// lists it had to create on the way (a "data: {}" in a base).
-		restore(c.view, c.ren.Object, p)
+		sourceform.Restore(c.view, c.ren.Object, p)
 		c.form()
 	}
-	restore(c.intent, c.ren.Object, p)
+	sourceform.Restore(c.intent, c.ren.Object, p)
 	a.dropRoutes(c.ren.ID, p)
 }
 
@@ -286,9 +300,9 @@ func (a *analysis) giveUp(c *candidate, p jsonvalue.Path) {
 // changes; it returns the lists it cannot pair.
 func (c *candidate) form() []sourceform.Unplaceable {
 	var bad []sourceform.Unplaceable
-	sf := sourceform.Form(present(c.src), present(c.ren.Object), present(c.view), nil, &bad)
+	sf := sourceform.Form(sourceform.Of(c.src), sourceform.Of(c.ren.Object), sourceform.Of(c.view), nil, &bad)
 	c.want, _ = sf.V.(map[string]any)
-	c.changed = diffPaths(present(c.src), present(c.want), nil)
+	c.changed = sourceform.DiffPaths(sourceform.Of(c.src), sourceform.Of(c.want), nil)
 	return bad
 }
 
@@ -296,9 +310,6 @@ func (c *candidate) form() []sourceform.Unplaceable {
 func (a *analysis) live(c *candidate) bool {
 	return len(c.changed) > 0 || len(a.routesOf(c.ren.ID)) > 0 || a.varCarries(c.ren.ID) || a.placesFor(c.ren.ID)
 }
-
-// restore is sourceform.Restore: dst takes from's value (or absence) at p.
-func restore(dst, from map[string]any, p jsonvalue.Path) { sourceform.Restore(dst, from, p) }
 
 // unwritable says why the plan may not write file, a source document or a
 // kustomization holding an entry alike: it lies outside the write scope,
@@ -318,22 +329,34 @@ func (a *analysis) unwritable(file string) *Refusal {
 	return nil
 }
 
+// remoteFile says why file, which a remote base supplies, is never
+// written; nil for a file of the repository.
+func remoteFile(file string) *Refusal {
+	rem, inside, ok := ktree.RemoteOf(file)
+	if !ok {
+		return nil
+	}
+	return &Refusal{Code: CodeOutOfScope, File: file,
+		Message: fmt.Sprintf("the value comes from %s in the remote base %s, which driftback reads but never writes", inside, rem),
+		Hint:    "set the value in an overlay of this repository (a patch or an images:/replicas: entry), or change the remote repository and move the ref"}
+}
+
 // dyeCanRoute reports whether the dye could name an entry as the supplier
 // of some image or replica value that differs from live: only then is its
 // extra build worth running. Without it every such value is written to
 // the source, which is what the dye would have said anyway.
 func (a *analysis) dyeCanRoute() bool {
-	entries := entriesOf(a.base.tree, a.snap.repo.File)
+	entries := dye.EntriesOf(a.base.tree, a.snap.repo.File)
 	for _, p := range a.pairs {
-		for _, s := range imageSlots(p.ren.Object) {
-			if v, ok := jsonvalue.Get(p.intent, s.Path); ok && v != s.Image && entries.mayMatchImage(s.Image) {
+		for _, s := range dye.ImageSlots(p.ren.Object) {
+			if v, ok := jsonvalue.Get(p.intent, s.Path); ok && v != s.Image && entries.MayMatchImage(s.Image) {
 				return true
 			}
 		}
-		if replicaKinds[p.ren.ID.Kind] {
-			rv, rok := jsonvalue.Get(p.ren.Object, replicasPath)
-			lv, lok := jsonvalue.Get(p.intent, replicasPath)
-			if (rok != lok || !jsonvalue.Equal(rv, lv)) && entries.mayMatchReplicas(p.ren.ID.Name) {
+		if dye.ReplicaKinds[p.ren.ID.Kind] {
+			rv, rok := jsonvalue.Get(p.ren.Object, dye.ReplicasPath)
+			lv, lok := jsonvalue.Get(p.intent, dye.ReplicasPath)
+			if (rok != lok || !jsonvalue.Equal(rv, lv)) && entries.MayMatchReplicas(p.ren.ID.Name) {
 				return true
 			}
 		}
@@ -342,7 +365,7 @@ func (a *analysis) dyeCanRoute() bool {
 }
 
 // refByID names a rendered object.
-func (a *analysis) refByID(id objectID) ObjectRef {
+func (a *analysis) refByID(id render.ID) ObjectRef {
 	if i, ok := a.base.byID[id]; ok {
 		return RefOf(a.base.objects[i].Object)
 	}
@@ -356,14 +379,6 @@ func (a *analysis) note(format string, args ...any) {
 func (a *analysis) refuse(r Refusal) {
 	a.plan.Refusals = append(a.plan.Refusals, r)
 }
-
-// value, present and diffPaths are the source-form algebra's (package
-// sourceform) under the names the analysis reads them by.
-type value = sourceform.Value
-
-func present(v any) value { return sourceform.Of(v) }
-
-func diffPaths(a, b value, p jsonvalue.Path) []jsonvalue.Path { return sourceform.DiffPaths(a, b, p) }
 
 func joinPaths(ps []jsonvalue.Path) string {
 	s := make([]string, len(ps))

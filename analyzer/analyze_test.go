@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/analyzer/sourceform"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/kube"
@@ -50,7 +51,7 @@ func asLive(objs []map[string]any) []kube.LiveObject {
 func find(t *testing.T, objs []map[string]any, kind, name string) map[string]any {
 	t.Helper()
 	for _, o := range objs {
-		id := idOf(o)
+		id := render.IDOf(o)
 		if id.Kind == kind && id.Name == name {
 			return o
 		}
@@ -156,7 +157,7 @@ func TestNoOpInvariant(t *testing.T) {
 					t.Fatal(err)
 				}
 				var bad []sourceform.Unplaceable
-				sf := sourceform.Form(present(src), present(o.Object), present(o.Object), nil, &bad)
+				sf := sourceform.Form(sourceform.Of(src), sourceform.Of(o.Object), sourceform.Of(o.Object), nil, &bad)
 				if !jsonvalue.Equal(sf.V, src) || len(bad) > 0 {
 					t.Errorf("source form of %s (doc %d) is not the source", o.ID, doc)
 				}
@@ -369,7 +370,7 @@ func TestMissingObjectIsNeverInSync(t *testing.T) {
 	live := renderedLive(t, repo, "app")
 	var kept []map[string]any
 	for _, o := range live {
-		if idOf(o).Kind != "Service" {
+		if render.IDOf(o).Kind != "Service" {
 			kept = append(kept, o)
 		}
 	}

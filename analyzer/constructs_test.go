@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/internal/jsonvalue"
 )
 
@@ -103,7 +104,7 @@ func TestConstructDrifts(t *testing.T) {
 			live := renderedLive(t, repo, c.root)
 			var obj map[string]any
 			for _, o := range live {
-				id := idOf(o)
+				id := render.IDOf(o)
 				if id.Kind == c.kind && (c.obj == "" || id.Name == c.obj) {
 					obj = o
 				}

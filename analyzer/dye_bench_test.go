@@ -38,8 +38,8 @@ func BenchmarkDyeWidth(b *testing.B) {
 					}
 					t1 := time.Now()
 					res, err := dyeRoot(fx.Repo, bt, values)
-					if err != nil || res.note != "" || (values && res.prov == nil) {
-						b.Fatalf("dye: %v %q", err, res.note)
+					if err != nil || res.Note != "" || (values && res.Prov == nil) {
+						b.Fatalf("dye: %v %q", err, res.Note)
 					}
 					render, dyeing = render+t1.Sub(t0), dyeing+time.Since(t1)
 				}

@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"github.com/driftback/driftback/analyzer/dye"
 	"strings"
 	"testing"
 
@@ -51,7 +52,7 @@ func TestSharedEntryIsNotEdited(t *testing.T) {
 		entry string // what the authored entry holds
 	}{
 		{"image", image, "nginx:1.26", "newTag: \"1.26\""},
-		{"replicas", replicasPath, int64(3), "count: 3"},
+		{"replicas", dye.ReplicasPath, int64(3), "count: 3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			live := renderedLive(t, repo, "east")

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/repofs"
@@ -54,7 +55,7 @@ func fluxTargetsIn(t *testing.T, fixture string, repo *repofs.Repo) []fluxTarget
 	var out []fluxTarget
 	docs := repoDocs(t, repo)
 	for _, d := range docs {
-		if d["kind"] != "Kustomization" || groupOf(stringAt(d, "apiVersion")) != "kustomize.toolkit.fluxcd.io" {
+		if d["kind"] != "Kustomization" || render.GroupOf(stringAt(d, "apiVersion")) != "kustomize.toolkit.fluxcd.io" {
 			continue
 		}
 		ns, name := stringAt(d, "metadata", "namespace"), stringAt(d, "metadata", "name")

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/driftback/driftback/analyzer/gitops"
+	"github.com/driftback/driftback/analyzer/sourceform"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/kube"
 )
@@ -217,7 +218,7 @@ func TestFluxSecretKeysKnown(t *testing.T) {
 // whose rendered value is wholly a Secret's variable.
 func secretHeld(render, live []map[string]any) bool {
 	for i := range render {
-		for _, q := range diffPaths(present(render[i]), present(live[i]), nil) {
+		for _, q := range sourceform.DiffPaths(sourceform.Of(render[i]), sourceform.Of(live[i]), nil) {
 			v, _ := jsonvalue.Get(render[i], q)
 			if s, _ := v.(string); gitops.IsSecret(s) {
 				return true

@@ -2,11 +2,15 @@ package analyzer
 
 import (
 	"fmt"
+	"github.com/driftback/driftback/analyzer/dye"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/driftback/driftback/analyzer/gitops"
+	"github.com/driftback/driftback/analyzer/render"
+	"github.com/driftback/driftback/analyzer/sourceform"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/yamledit"
 )
@@ -38,7 +42,7 @@ type varRoute struct {
 	File    string         // the manifest that sets it
 	Doc     int            // its document in File
 	Path    jsonvalue.Path // the field in that document
-	Slots   []slotRef      // the fields the new value reaches
+	Slots   []dye.Slot     // the fields the new value reaches
 }
 
 func (v *varPlan) values() map[string]string {
@@ -56,9 +60,8 @@ func (v *varPlan) values() map[string]string {
 
 // varDemand is what one field asks of a variable.
 type varDemand struct {
-	slot    slotRef
-	value   string
-	changed bool
+	slot dye.Slot
+	gitops.VarValue
 }
 
 // planVars finds the fields each substitution variable supplies, solves
@@ -98,39 +101,23 @@ func (a *analysis) planVars() error {
 			tmpl, _ := tv.(string)
 			rv, _ := jsonvalue.Get(p.ren.Object, path)
 			lv, present := jsonvalue.Get(p.intent, path)
-			slot := slotRef{p.ren.ID, path}
-			if present && jsonvalue.Equal(rv, lv) {
-				for _, n := range gitops.VarsIn(tmpl, byNonce) {
-					demands[n] = append(demands[n], varDemand{slot: slot, value: a.flux.Vars[n]})
-				}
-				continue
-			}
-			got, ok := gitops.Solve(tmpl, gitops.ScalarText(lv), byNonce)
-			if !present || !ok {
+			values, ok := a.flux.VarField(tmpl, rv, lv, present, byNonce)
+			if !ok {
 				a.refuseVarField(p, path, fmt.Sprintf("Flux substitutes %s into this field, and the live value does not keep the text around them", gitops.VarList(tmpl, byNonce)))
 				continue
 			}
-			for n, v := range got {
-				demands[n] = append(demands[n], varDemand{slot: slot, value: v, changed: v != a.flux.Vars[n]})
+			for _, v := range values {
+				demands[v.Var] = append(demands[v.Var], varDemand{slot: dye.Slot{Obj: p.ren.ID, Path: path}, VarValue: v})
 			}
 		}
 	}
 	if a.vars == nil {
 		a.vars = &varPlan{}
 	}
-	for _, n := range sortedNames(demands) {
+	for _, n := range slices.Sorted(maps.Keys(demands)) {
 		a.resolveVar(n, demands[n])
 	}
 	return nil
-}
-
-func sortedNames(m map[string][]varDemand) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // resolveVar routes one variable, or refuses its changed fields.
@@ -138,8 +125,8 @@ func (a *analysis) resolveVar(name string, ds []varDemand) {
 	var changed []varDemand
 	values := map[string]bool{}
 	for _, d := range ds {
-		values[d.value] = true
-		if d.changed {
+		values[d.Value] = true
+		if d.Changed {
 			changed = append(changed, d)
 		}
 	}
@@ -150,7 +137,7 @@ func (a *analysis) resolveVar(name string, ds []varDemand) {
 		for _, d := range changed {
 			p := a.pairOf(d.slot.Obj)
 			a.refuse(Refusal{Code: code, Object: RefOf(p.ren.Object), Field: d.slot.Path.String(), File: file, Message: msg, Hint: hint})
-			restore(p.intent, p.ren.Object, d.slot.Path)
+			sourceform.Restore(p.intent, p.ren.Object, d.slot.Path)
 		}
 	}
 	where := a.flux.SettingName(name)
@@ -170,7 +157,7 @@ func (a *analysis) resolveVar(name string, ds []varDemand) {
 		refuseAll(why.Code, why.Message, why.Hint, why.File)
 		return
 	}
-	route.Value, route.Set = changed[0].value, changed[0].value
+	route.Value, route.Set = changed[0].Value, changed[0].Value
 	for _, d := range changed {
 		route.Slots = append(route.Slots, d.slot)
 	}
@@ -181,7 +168,7 @@ func (a *analysis) resolveVar(name string, ds []varDemand) {
 func (a *analysis) refuseVarField(p *pair, path jsonvalue.Path, msg string) {
 	a.refuse(Refusal{Code: CodeBuildOwned, Object: RefOf(p.ren.Object), Field: path.String(), File: p.ren.Origin, Message: msg,
 		Hint: "change the variable or the field in Git by hand, or revert the change in the cluster"})
-	restore(p.intent, p.ren.Object, path)
+	sourceform.Restore(p.intent, p.ren.Object, path)
 }
 
 // findVarSetting finds the manifest in the repository that sets the
@@ -231,7 +218,7 @@ func (a *analysis) findManifest(group, kind, namespace, name string) (string, in
 
 // varCarries reports whether a variable route carries a field of the
 // object.
-func (a *analysis) varCarries(id objectID) bool {
+func (a *analysis) varCarries(id render.ID) bool {
 	if a.orchestration == nil || a.vars == nil {
 		return false
 	}
@@ -254,7 +241,7 @@ func (a *analysis) withoutVarFields(view map[string]any, p pair) {
 	for _, r := range a.vars.routes {
 		for _, s := range r.Slots {
 			if s.Obj == p.ren.ID {
-				restore(view, p.ren.Object, s.Path)
+				sourceform.Restore(view, p.ren.Object, s.Path)
 			}
 		}
 	}
@@ -262,7 +249,7 @@ func (a *analysis) withoutVarFields(view map[string]any, p pair) {
 
 // dropVarRoutes drops the variable routes that carry the object's field at
 // or under path: a variable is changed for all its fields or for none.
-func (a *analysis) dropVarRoutes(id objectID, path jsonvalue.Path) {
+func (a *analysis) dropVarRoutes(id render.ID, path jsonvalue.Path) {
 	if a.orchestration == nil || a.vars == nil {
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/internal/jsonvalue"
 )
 
@@ -113,7 +114,7 @@ func TestGeneratedSecretStaysSensitive(t *testing.T) {
 // annotation) would be left naming the old object: refused, nothing written.
 func TestGeneratedRenameWithAStaleReferenceIsRefused(t *testing.T) {
 	repo := fixture(t, "generated")
-	old := idOf(generated(t, genLive(t, "app"), "ConfigMap", "app-config")).Name
+	old := render.IDOf(generated(t, genLive(t, "app"), "ConfigMap", "app-config")).Name
 	svc := "apiVersion: v1\nkind: Service\nmetadata:\n  name: app\n  annotations:\n    config: " + old +
 		"\nspec:\n  selector:\n    app: app\n  ports:\n  - port: 80\n    targetPort: 8080\n"
 	data0, _ := repo.File("app/deployment.yaml")

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/repofs"
 	"github.com/driftback/driftback/internal/yamledit"
@@ -161,9 +162,9 @@ func (a *analysis) noteGuardsHeld(byFile map[string][]*candidate, guarded map[st
 		case top == "":
 			a.note("%s is also read by %s; built with this edit, they render exactly as before", f, displayDirs(roots))
 		case len(between) == 0:
-			a.note("%s is also read by %s; built with this edit, they render exactly as before, except %s, the top-level root that deploys this target, which takes the change with it", f, displayDirs(roots), displayDir(top))
+			a.note("%s is also read by %s; built with this edit, they render exactly as before, except %s, the top-level root that deploys this target, which takes the change with it", f, displayDirs(roots), render.DisplayDir(top))
 		default:
-			a.note("%s is also read by %s; built with this edit, they render exactly as before, except %s, the top-level root that deploys this target, and the bases between (%s), which take the change with it", f, displayDirs(roots), displayDir(top), displayDirs(between))
+			a.note("%s is also read by %s; built with this edit, they render exactly as before, except %s, the top-level root that deploys this target, and the bases between (%s), which take the change with it", f, displayDirs(roots), render.DisplayDir(top), displayDirs(between))
 		}
 	}
 }
@@ -220,7 +221,7 @@ func (a *analysis) refuseGuards(byFile map[string][]*candidate, blame map[string
 			broken[c] = true
 			ref := outOfScope(c.guard.blocked, c.guard.home)
 			ref.Message = fmt.Sprintf("%s is also read by %s, and %s would change the render of %s (%s)%s; %s",
-				f, displayDirs(c.guard.roots), writing, displayDir(r), m[r], also, c.guard.home.Message)
+				f, displayDirs(c.guard.roots), writing, render.DisplayDir(r), m[r], also, c.guard.home.Message)
 			ref.Object, ref.Field, ref.File = RefOf(c.ren.Object), joinPaths(c.changed), c.file
 			ref.Line = lineOf(a.base.files[c.file], c.doc, firstPath(c.changed))
 			if len(c.changed) == 0 { // carried by a placed generator input
@@ -359,7 +360,7 @@ func renderDiff(b0, b1 *built) string {
 func displayDirs(roots []string) string {
 	names := make([]string, 0, len(roots))
 	for _, r := range roots {
-		names = append(names, displayDir(r))
+		names = append(names, render.DisplayDir(r))
 	}
 	return strings.Join(names, ", ")
 }

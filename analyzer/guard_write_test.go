@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"fmt"
+	"github.com/driftback/driftback/analyzer/dye"
 	"math/rand/v2"
 	"path"
 	"slices"
@@ -24,7 +25,7 @@ import (
 func TestSharedBaseValueEveryOverlaySetsIsWritten(t *testing.T) {
 	repo := fixture(t, "guardedbase")
 	live := renderedLive(t, repo, "base")
-	jsonvalue.Set(find(t, live, "Deployment", "app"), replicasPath, int64(3))
+	jsonvalue.Set(find(t, live, "Deployment", "app"), dye.ReplicasPath, int64(3))
 	p := plan(t, repo, "base", live)
 	if len(p.Refusals) != 0 || len(p.Files) != 1 || p.Files[0].Path != "base/app.yaml" {
 		t.Fatalf("want base/app.yaml written and nothing refused:\n%s", dump(p))
@@ -126,7 +127,7 @@ func withCanary(t *testing.T) *repofs.Repo {
 func TestGuardChecksTheBasesBetweenFileAndOverlay(t *testing.T) {
 	repo := withCanary(t)
 	live := renderedLive(t, repo, "base")
-	jsonvalue.Set(find(t, live, "Deployment", "app"), replicasPath, int64(3))
+	jsonvalue.Set(find(t, live, "Deployment", "app"), dye.ReplicasPath, int64(3))
 	p := plan(t, repo, "base", live)
 	if len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeOutOfScope {
 		t.Fatalf("want the drift refused out-of-scope:\n%s", dump(p))
@@ -142,8 +143,8 @@ func TestGuardChecksTheBasesBetweenFileAndOverlay(t *testing.T) {
 func scaleTwo(t *testing.T, repo *repofs.Repo, written, refused, file string) (*Plan, []map[string]any) {
 	t.Helper()
 	live := renderedLive(t, repo, "base")
-	jsonvalue.Set(find(t, live, "Deployment", written), replicasPath, int64(4))
-	jsonvalue.Set(find(t, live, "Deployment", refused), replicasPath, int64(4))
+	jsonvalue.Set(find(t, live, "Deployment", written), dye.ReplicasPath, int64(4))
+	jsonvalue.Set(find(t, live, "Deployment", refused), dye.ReplicasPath, int64(4))
 	p := plan(t, repo, "base", live)
 	if len(p.Files) != 1 || p.Files[0].Path != file || len(p.Refusals) != 1 || p.Refusals[0].Object.Name != refused {
 		t.Fatalf("want %s written and %s refused:\n%s", file, refused, dump(p))
@@ -163,7 +164,7 @@ func TestGuardLetsTheOneDeployingRootTakeTheChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	live := renderedLive(t, repo, "base")
-	jsonvalue.Set(find(t, live, "Deployment", "app"), replicasPath, int64(3))
+	jsonvalue.Set(find(t, live, "Deployment", "app"), dye.ReplicasPath, int64(3))
 	p := plan(t, repo, "base", live)
 	if len(p.Refusals) != 0 || len(p.Files) != 1 || p.Files[0].Path != "base/app.yaml" {
 		t.Fatalf("want base/app.yaml written and nothing refused:\n%s", dump(p))
@@ -183,7 +184,7 @@ func TestGuardLetsTheOneDeployingRootTakeTheChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	live = renderedLive(t, two, "base")
-	jsonvalue.Set(find(t, live, "Deployment", "app"), replicasPath, int64(3))
+	jsonvalue.Set(find(t, live, "Deployment", "app"), dye.ReplicasPath, int64(3))
 	p = plan(t, two, "base", live)
 	if len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeOutOfScope {
 		t.Fatalf("want the drift refused out-of-scope when two top-level roots move:\n%s", dump(p))
@@ -233,7 +234,7 @@ func TestGuardRefusesMovesTheDeployingRootDoesNotCover(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			repo := repoOf(t, tc.files)
 			live := renderedLive(t, repo, "base")
-			jsonvalue.Set(find(t, live, "Deployment", "app"), replicasPath, int64(3))
+			jsonvalue.Set(find(t, live, "Deployment", "app"), dye.ReplicasPath, int64(3))
 			p := plan(t, repo, "base", live)
 			if len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeOutOfScope {
 				t.Fatalf("want the drift refused out-of-scope:\n%s", dump(p))
@@ -398,7 +399,7 @@ func TestSharedBaseOfManyRootsIsNotGuarded(t *testing.T) {
 	}
 	repo := repoOf(t, files)
 	live := renderedLive(t, repo, "base")
-	jsonvalue.Set(find(t, live, "Deployment", "app"), replicasPath, int64(3))
+	jsonvalue.Set(find(t, live, "Deployment", "app"), dye.ReplicasPath, int64(3))
 	p := plan(t, repo, "base", live)
 	if len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeOutOfScope {
 		t.Fatalf("want the drift refused out-of-scope:\n%s", dump(p))

@@ -3,6 +3,7 @@ package analyzer
 import (
 	"testing"
 
+	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/internal/jsonvalue"
 )
 
@@ -10,7 +11,7 @@ import (
 func liveOf(t *testing.T, objs []map[string]any, apiVersion, kind, name string) map[string]any {
 	t.Helper()
 	for _, o := range objs {
-		if o["apiVersion"] == apiVersion && idOf(o).Kind == kind && idOf(o).Name == name {
+		if o["apiVersion"] == apiVersion && render.IDOf(o).Kind == kind && render.IDOf(o).Name == name {
 			return o
 		}
 	}

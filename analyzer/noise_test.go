@@ -3,8 +3,6 @@ package analyzer
 import (
 	"bytes"
 	"errors"
-	"github.com/driftback/driftback/analyzer/ktree"
-	"github.com/driftback/driftback/analyzer/render"
 	"io"
 	"path"
 	"strings"
@@ -15,6 +13,8 @@ import (
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/kube"
@@ -256,7 +256,7 @@ func TestRenderReadsValuesAsKustomizePrintsThem(t *testing.T) {
 	for _, o := range b.objects {
 		var twin map[string]any
 		for _, l := range printed {
-			if idOf(l.Object) == o.ID {
+			if render.IDOf(l.Object) == o.ID {
 				twin = l.Object
 			}
 		}
@@ -264,7 +264,7 @@ func TestRenderReadsValuesAsKustomizePrintsThem(t *testing.T) {
 			t.Errorf("%s renders as\n%s\nbut kustomize prints\n%s", o.ID.Ref(), jsonvalue.Canonical(o.Object), jsonvalue.Canonical(twin))
 		}
 	}
-	data := b.objects[b.byID[objectID{Kind: "ConfigMap", Name: "scripts"}]].Object["data"].(map[string]any)
+	data := b.objects[b.byID[render.ID{Kind: "ConfigMap", Name: "scripts"}]].Object["data"].(map[string]any)
 	// Measured: kustomize prints an unquoted date as a full RFC 3339 time.
 	if data["day"] != "2021-06-01T00:00:00Z" || data["released"] != "2021-06-01T08:30:00Z" {
 		t.Errorf("timestamps read as %q and %q", data["day"], data["released"])

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/driftback/driftback/analyzer/dye"
 	"github.com/driftback/driftback/analyzer/gitops"
 	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/sourceform"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/repofs"
 	"github.com/driftback/driftback/internal/yamledit"
@@ -133,7 +135,7 @@ func (a *analysis) settingEdits(repo *repofs.Repo) []gitops.SettingEdit {
 // sets an entry field of the rewritten root kustomization: a setting of
 // its object, or any field of a kustomization only the tool writes (a
 // plain folder's).
-func (a *analysis) toolSets(e entry, field string) (gitops.Setting, bool) {
+func (a *analysis) toolSets(e dye.Entry, field string) (gitops.Setting, bool) {
 	if a.orchestration == nil || a.tool == nil || e.Node == nil || e.Node.File != a.tool.File || e.Config.File != "" {
 		return gitops.Setting{}, false // a plugin config's entry is the repository's
 	}
@@ -146,7 +148,7 @@ func (a *analysis) toolSets(e entry, field string) (gitops.Setting, bool) {
 
 // toolWins reports whether the tool's setting supplies the entry field:
 // an entry the target authored would be overwritten by it.
-func (a *analysis) toolWins(sup supplier) bool {
+func (a *analysis) toolWins(sup dye.Supplier) bool {
 	_, tool := a.toolSets(sup.Entry, sup.Field)
 	return tool
 }
@@ -155,7 +157,7 @@ func (a *analysis) toolWins(sup supplier) bool {
 // written where the tool's object is kept; nil when the repository's file
 // holds the field, or when the manifest of the tool's object is a
 // document the plan may write (planToolRoutes routes it there).
-func (a *analysis) orchestratorEntry(e entry, field string) *Refusal {
+func (a *analysis) orchestratorEntry(e dye.Entry, field string) *Refusal {
 	s, tool := a.toolSets(e, field)
 	if !tool {
 		return nil
@@ -296,7 +298,7 @@ func (a *analysis) secretVariables() {
 						a.flux.Ctx.Namespace, a.flux.Ctx.Name, strings.Join(gitops.SecretNames(tmpl), ", ")),
 					Hint: "change the Secret or the field in Git by hand, or revert the change in the cluster"})
 			}
-			restore(p.intent, p.ren.Object, path)
+			sourceform.Restore(p.intent, p.ren.Object, path)
 		}
 	}
 }
@@ -314,7 +316,7 @@ func (a *analysis) planToolRoutes() {
 		setting gitops.Setting
 		list    string
 		value   any
-		slots   []slotRef
+		slots   []dye.Slot
 	}
 	byPath := map[string]*override{}
 	var order []string
@@ -349,7 +351,7 @@ func (a *analysis) planToolRoutes() {
 				r := *why
 				r.Object, r.Field = RefOf(pr.ren.Object), s.Path.String()
 				a.refuse(r)
-				restore(pr.intent, pr.ren.Object, s.Path)
+				sourceform.Restore(pr.intent, pr.ren.Object, s.Path)
 			}
 			continue
 		}
@@ -368,12 +370,12 @@ func (a *analysis) planToolRoutes() {
 // overrideWith is a tool's override with the route's field changed (the
 // live image's tag and digest taken from the route's first field).
 func (a *analysis) overrideWith(cur any, r *route) any {
-	var live imageRef
-	if r.Field != fieldCount {
+	var live dye.ImageRef
+	if r.Field != dye.FieldCount {
 		if p := a.pairOf(r.Slots[0].Obj); p != nil {
 			v, _ := jsonvalue.Get(p.intent, r.Slots[0].Path)
 			s, _ := v.(string)
-			live = parseImage(s)
+			live = dye.ParseImage(s)
 		}
 	}
 	return gitops.Override(cur, r.Field, r.Value, live, a.argo != nil)
@@ -385,11 +387,12 @@ func (a *analysis) overrideWith(cur any, r *route) any {
 // like any inline patch or label; where the manifest is not the
 // repository's to write, the input is blocked, naming the setting.
 func (a *analysis) toolInputs() {
-	if a.orchestration == nil || a.tool == nil || a.dyed == nil || a.dyed.prov == nil {
+	if a.orchestration == nil || a.tool == nil || a.dyed == nil || a.dyed.Prov == nil {
 		return
 	}
-	pv := a.dyed.prov
-	for k, n := range pv.nodes {
+	pv := a.dyed.Prov
+	a.blocked = map[string]*Refusal{}
+	for k, n := range pv.Nodes {
 		if n.File != a.tool.File || n.Outer == nil {
 			continue
 		}
@@ -398,24 +401,24 @@ func (a *analysis) toolInputs() {
 			continue
 		}
 		n.What = a.tool.SettingName(s)
-		if sel := selectorLanding(pv.landings[k]); sel != nil && n.Route == RouteLabel {
+		if sel := selectorLanding(pv.Landings[k]); sel != nil && n.Route == RouteLabel {
 			// A selector matches the running pods by this value: written,
 			// it would orphan them (and a workload's selector cannot change).
-			n.Blocked = &Refusal{Code: CodeBuildOwned, File: a.toolFile(),
+			a.blocked[k] = &Refusal{Code: CodeBuildOwned, File: a.toolFile(),
 				Message: fmt.Sprintf("%s sets it, and also the selector %s of %s; driftback does not change a label a selector matches by", n.What, sel.Path, sel.Obj.Ref()),
 				Hint:    "change the label in Git by hand if the selector should change, or revert the change in the cluster"}
 		} else if at, why := a.settingHome(s); why != nil {
-			n.Blocked = why
+			a.blocked[k] = why
 		} else {
 			n.File, n.OuterDoc, n.Outer, n.Tool = at.file, at.doc, s.Path, true
 		}
-		pv.nodes[k] = n
+		pv.Nodes[k] = n
 	}
 }
 
 // selectorLanding is the first of the fields a label value lands in that
 // is part of a selector; nil when none is.
-func selectorLanding(landings []slotRef) *slotRef {
+func selectorLanding(landings []dye.Slot) *dye.Slot {
 	for i, l := range landings {
 		for _, st := range l.Path {
 			if st.Kind == jsonvalue.KeyStep && (st.Key == "selector" || st.Key == "labelSelector") {

@@ -4,13 +4,17 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"sort"
 	"strings"
 
 	"sigs.k8s.io/kustomize/api/types"
 
+	"github.com/driftback/driftback/analyzer/render"
+	"github.com/driftback/driftback/analyzer/sourceform"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/repofs"
 	"github.com/driftback/driftback/internal/smp"
+	"github.com/driftback/driftback/internal/yamledit"
 )
 
 // Overrides (DESIGN §14): a value whose source is a file other roots read
@@ -81,7 +85,7 @@ func (a *analysis) placeOverride(c *candidate, view map[string]any, blocked *Ref
 	}
 	c.over = &override{patchFile: file, patchDoc: doc, id: id}
 	c.file, c.view, c.want = file, view, nil
-	c.changed = diffPaths(present(c.ren.Object), present(view), nil)
+	c.changed = sourceform.DiffPaths(sourceform.Of(c.ren.Object), sourceform.Of(view), nil)
 	// A name the build rewrites (a generated object's hashed name, a
 	// prefixed one) written into a patch would pin what the build derives.
 	var named []jsonvalue.Path
@@ -171,7 +175,7 @@ func (a *analysis) namesRenamed(obj map[string]any, p jsonvalue.Path) bool {
 // of a shared document has it, or another document had the same name), the
 // object is named as the build has it when the root's patches run
 // (copyName), which must be its alone.
-func (a *analysis) patchIdentity(r rendered, src map[string]any) (map[string]any, error) {
+func (a *analysis) patchIdentity(r render.Object, src map[string]any) (map[string]any, error) {
 	name := firstNonEmpty(r.SourceName, r.ID.Name)
 	ns, _ := jsonvalue.Get(src, jsonvalue.ParseSimple("metadata.namespace"))
 	if o := a.nameTaken(r, name, name); r.Shared || o != nil {
@@ -191,12 +195,12 @@ func (a *analysis) patchIdentity(r rendered, src map[string]any) (map[string]any
 	if ns != nil && ns != "" {
 		meta["namespace"] = ns
 	}
-	return map[string]any{"apiVersion": apiVersionOf(r.Object), "kind": r.ID.Kind, "metadata": meta}, nil
+	return map[string]any{"apiVersion": render.APIVersionOf(r.Object), "kind": r.ID.Kind, "metadata": meta}, nil
 }
 
 // nameTaken finds another object of r's kind whose document is named
 // name, or that renders as as; nil when none does.
-func (a *analysis) nameTaken(r rendered, name, as string) *objectID {
+func (a *analysis) nameTaken(r render.Object, name, as string) *render.ID {
 	for _, o := range a.base.objects {
 		if o.ID != r.ID && o.ID.Group == r.ID.Group && o.ID.Kind == r.ID.Kind && (firstNonEmpty(o.SourceName, o.ID.Name) == name || o.ID.Name == as) {
 			return &o.ID
@@ -209,7 +213,7 @@ func (a *analysis) nameTaken(r rendered, name, as string) *objectID {
 // document by: the root runs its patches before its own namePrefix and
 // nameSuffix, so the rendered name without them. A root that also moves
 // namespaces hides the namespace the copy has at that point.
-func (a *analysis) copyName(r rendered) (string, error) {
+func (a *analysis) copyName(r render.Object) (string, error) {
 	k := a.base.tree.Root.K
 	if k == nil {
 		return "", fmt.Errorf("the root has no kustomization to patch %s", r.ID.Ref())
@@ -231,7 +235,7 @@ func (a *analysis) copyName(r rendered) (string, error) {
 // object: a file its kustomization lists that only it reads, whose
 // document names the object, or whose entry targets exactly the object.
 // The last one wins in kustomize, so it is the one extended.
-func (a *analysis) existingPatch(r rendered, id map[string]any) (string, int) {
+func (a *analysis) existingPatch(r render.Object, id map[string]any) (string, int) {
 	root := a.base.tree.Root
 	name, _ := jsonvalue.Get(id, jsonvalue.ParseSimple("metadata.name"))
 	file, doc := "", -1
@@ -258,7 +262,7 @@ func (a *analysis) existingPatch(r rendered, id map[string]any) (string, int) {
 				}
 				continue
 			}
-			pid := idOf(v)
+			pid := render.IDOf(v)
 			if pid.Group == r.ID.Group && pid.Kind == r.ID.Kind && (pid.Name == name || pid.Name == r.ID.Name) {
 				file, doc = p, i
 			}
@@ -269,7 +273,7 @@ func (a *analysis) existingPatch(r rendered, id map[string]any) (string, int) {
 
 // selectsOnly reports whether a patch target can select no object but r:
 // its kind and an exact name, and no label or annotation selector.
-func selectsOnly(t *types.Selector, r rendered, name any) bool {
+func selectsOnly(t *types.Selector, r render.Object, name any) bool {
 	if t.Kind != r.ID.Kind || t.Name == "" || regexp.QuoteMeta(t.Name) != t.Name ||
 		t.LabelSelector != "" || t.AnnotationSelector != "" || (t.Group != "" && t.Group != r.ID.Group) {
 		return false
@@ -279,7 +283,7 @@ func selectsOnly(t *types.Selector, r rendered, name any) bool {
 
 // newPatchFile names a new patch file after the object, in the root's
 // folder, clear of every file the repository or this plan already has.
-func (a *analysis) newPatchFile(r rendered, id map[string]any) string {
+func (a *analysis) newPatchFile(r render.Object, id map[string]any) string {
 	name, _ := jsonvalue.Get(id, jsonvalue.ParseSimple("metadata.name"))
 	base := fileSafe(strings.ToLower(r.ID.Kind) + "-" + fmt.Sprint(name))
 	taken := map[string]bool{}
@@ -369,16 +373,195 @@ func (o *override) unreachable(c *candidate) []jsonvalue.Path {
 		return c.changed
 	}
 	var bad []jsonvalue.Path
-	for _, p := range diffPaths(present(merged), present(c.view), nil) {
+	for _, p := range sourceform.DiffPaths(sourceform.Of(merged), sourceform.Of(c.view), nil) {
 		if p.String() != "metadata.name" && p.String() != "metadata.namespace" {
 			bad = append(bad, p)
 		}
 	}
 	if len(bad) == 0 && !jsonvalue.Equal(withoutIdentity(merged), withoutIdentity(jsonvalue.Copy(c.view).(map[string]any))) {
-		// The same elements in another order (diffPaths pairs named
+		// The same elements in another order (sourceform.DiffPaths pairs named
 		// elements by name, and so does verify): the cluster would get a
 		// list ordered unlike the one it runs.
 		return c.changed
 	}
 	return bad
+}
+
+// Writing overrides: patch files (new, or an existing one extended) and
+// the root kustomization's entries that list them, kept byte for byte
+// where nothing changes.
+
+// applyOverrides writes every override into files (which may already hold
+// edited sources and entries): patch files, and the root kustomization's
+// new patches: and configMapGenerator: entries. It returns the candidates
+// it could not write, with why.
+func (a *analysis) applyOverrides(files map[string][]byte) map[*candidate]error {
+	failed := map[*candidate]error{}
+	var listed []string // new patch files, relative to the root
+	var merges []*candidate
+	var todo []*candidate
+	for _, c := range a.candidates {
+		if c.over != nil && len(c.changed) > 0 {
+			todo = append(todo, c)
+		}
+	}
+	sort.SliceStable(todo, func(i, j int) bool { return todo[i].over.patchFile < todo[j].over.patchFile })
+	for _, c := range todo {
+		if c.over.generator != nil {
+			merges = append(merges, c)
+			continue
+		}
+		if err := a.writePatch(c, files); err != nil {
+			failed[c] = err
+			continue
+		}
+		if c.over.patchDoc < 0 {
+			rel := strings.TrimPrefix(c.over.patchFile, a.base.tree.Root.Dir+"/")
+			listed = append(listed, rel)
+		}
+	}
+	if len(listed) == 0 && len(merges) == 0 {
+		return failed
+	}
+	root := a.base.tree.Root.File
+	err := editYAML(root, files, a.snap.repo, 0, func(doc map[string]any) error {
+		listPatches(doc, listed)
+		for _, c := range merges {
+			addMergeLiterals(doc, c.over.generator, c.over.literals(c))
+		}
+		return nil
+	})
+	if err != nil {
+		for _, c := range todo {
+			if c.over.patchDoc < 0 || c.over.generator != nil {
+				failed[c] = fmt.Errorf("%s cannot be edited safely: %w", root, err)
+			}
+		}
+	}
+	return failed
+}
+
+// newPatchSeed is the text a new patch file starts from (writePatch).
+const newPatchSeed = "apiVersion: v1\nkind: x\nmetadata:\n  name: x\nx:\n- x\n"
+
+// writePatch writes the candidate's patch into its file: the existing
+// document extended, or a new file holding the identity and the change.
+func (a *analysis) writePatch(c *candidate, files map[string][]byte) error {
+	if c.over.patchDoc < 0 {
+		b, err := c.over.body(c)
+		if err != nil {
+			return err
+		}
+		// The seed puts the identity first, in the order people write it,
+		// and shows the editor the style kustomize itself prints: a nesting
+		// step of two, list items at their key's column. Its placeholder
+		// values and key are all replaced.
+		f, err := yamledit.Parse(c.over.patchFile, []byte(newPatchSeed))
+		if err == nil {
+			err = f.Set(0, b)
+		}
+		if err != nil {
+			return err
+		}
+		files[c.over.patchFile] = f.Bytes()
+		return nil
+	}
+	ch, err := c.over.change(c)
+	if err != nil {
+		return err
+	}
+	return editYAML(c.over.patchFile, files, a.snap.repo, c.over.patchDoc, func(doc map[string]any) error {
+		smp.Merge(doc, ch, smp.SchemaOf(c.ren.Object)) // a map is merged in place
+		return nil
+	})
+}
+
+// editYAML changes document doc of file (its bytes in files, else in
+// repo) through edit, keeping every byte the change does not touch.
+func editYAML(file string, files map[string][]byte, repo *repofs.Repo, doc int, edit func(map[string]any) error) error {
+	data, ok := files[file]
+	if !ok {
+		data, _ = repo.File(file)
+	}
+	f, err := yamledit.Parse(file, data)
+	if err != nil {
+		return err
+	}
+	v, err := f.Value(doc)
+	if err != nil {
+		return err
+	}
+	if v == nil {
+		v = map[string]any{}
+	}
+	if err := edit(v); err != nil {
+		return err
+	}
+	if err := f.Set(doc, v); err != nil {
+		return err
+	}
+	files[file] = f.Bytes()
+	return nil
+}
+
+// listPatches lists new patch files in a kustomization, after every patch
+// it already has: under patchesStrategicMerge when it uses that list
+// (kustomize applies it after patches:), else under patches:.
+func listPatches(doc map[string]any, rels []string) {
+	if len(rels) == 0 {
+		return
+	}
+	if l, ok := doc["patchesStrategicMerge"].([]any); ok {
+		for _, r := range rels {
+			l = append(l, r)
+		}
+		doc["patchesStrategicMerge"] = l
+		return
+	}
+	l, _ := doc["patches"].([]any)
+	for _, r := range rels {
+		l = append(l, map[string]any{"path": r})
+	}
+	doc["patches"] = l
+}
+
+// overrideEdits reports a verified override's edits: each changed field,
+// written to the patch file (or the root kustomization for a generator
+// entry), route overlay.
+func (a *analysis) overrideEdits(c *candidate) {
+	f := a.final[c.file]
+	for _, p := range c.changed {
+		from, _ := jsonvalue.Get(c.ren.Object, p)
+		to, _ := jsonvalue.Get(c.view, p)
+		a.plan.Edits = append(a.plan.Edits, Edit{
+			Object: RefOf(c.ren.Object), Field: p.String(), From: from, To: to,
+			File: c.file, Line: c.over.line(f, p), Route: RouteOverlay,
+		})
+	}
+}
+
+// line finds field p in the written override: in a patch the field's own
+// path as far as it leads (elements there are listed by merge key, not
+// position), in a kustomization the generator entry.
+func (o *override) line(f *yamledit.File, p jsonvalue.Path) int {
+	if o.generator != nil {
+		doc, err := f.Value(0)
+		if err != nil {
+			return 0
+		}
+		gens, _ := doc["configMapGenerator"].([]any)
+		for i, e := range gens {
+			if m, ok := e.(map[string]any); ok && m["name"] == o.generator.Name && m["behavior"] == "merge" {
+				return lineOf(f, 0, jsonvalue.Path{jsonvalue.Key("configMapGenerator"), jsonvalue.Index(i)})
+			}
+		}
+		return 0
+	}
+	for i, s := range p {
+		if s.Kind == jsonvalue.IndexStep {
+			p = p[:i]
+			break
+		}
+	}
+	return lineOf(f, max(o.patchDoc, 0), p)
 }

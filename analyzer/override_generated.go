@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/kustomize/api/types"
 
 	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/sourceform"
 	"github.com/driftback/driftback/internal/jsonvalue"
 )
 
@@ -35,7 +36,7 @@ func (a *analysis) placeGenerated(p pair) bool {
 		return false
 	}
 	view := a.sourceView(p)
-	changed := diffPaths(present(p.ren.Object), present(view), nil)
+	changed := sourceform.DiffPaths(sourceform.Of(p.ren.Object), sourceform.Of(view), nil)
 	for _, c := range changed {
 		v, inView := jsonvalue.Get(view, c)
 		s, isString := v.(string)

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/kustomize/api/types"
 
 	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/repofs"
 	"github.com/driftback/driftback/internal/yamledit"
@@ -23,7 +24,7 @@ type ownerInfo struct {
 // owner finds which construct of the tree sets field p of object r. Nodes
 // are visited root first: the root's transformers run last, so the
 // outermost construct that sets a field is the one that wins.
-func (a *analysis) owner(r rendered, src map[string]any, p jsonvalue.Path) ownerInfo {
+func (a *analysis) owner(r render.Object, src map[string]any, p jsonvalue.Path) ownerInfo {
 	field := p.String()
 	last := ""
 	if len(p) > 0 && p[len(p)-1].Kind == jsonvalue.KeyStep {
@@ -128,7 +129,7 @@ func replicaEntry(k *types.Kustomization, name string) bool {
 
 // patchSetting returns the patch file of node n that applies to r and sets
 // p, or "".
-func (a *analysis) patchSetting(n *ktree.Node, r rendered, p jsonvalue.Path) string {
+func (a *analysis) patchSetting(n *ktree.Node, r render.Object, p jsonvalue.Path) string {
 	for _, pt := range n.K.Patches {
 		if pt.Path == "" {
 			continue
@@ -159,7 +160,7 @@ func (a *analysis) patchSetting(n *ktree.Node, r rendered, p jsonvalue.Path) str
 	return ""
 }
 
-func patchTargets(pt types.Patch, patch map[string]any, r rendered) bool {
+func patchTargets(pt types.Patch, patch map[string]any, r render.Object) bool {
 	if t := pt.Target; t != nil {
 		if t.Kind != "" && t.Kind != r.ID.Kind {
 			return false
@@ -172,7 +173,7 @@ func patchTargets(pt types.Patch, patch map[string]any, r rendered) bool {
 		}
 		return true
 	}
-	id := idOf(patch)
+	id := render.IDOf(patch)
 	return id.Kind == r.ID.Kind && id.Name == r.ID.Name
 }
 
@@ -189,7 +190,7 @@ func generatorFile(generated string) string {
 // constructs (ktree.Construct): a var the source refers to, a name
 // reference kustomize rewrote to a renamed or generated object, else the
 // constructs that can set or transform it.
-func (a *analysis) constructOwner(r rendered, src map[string]any, p jsonvalue.Path, cs []ktree.Construct) ownerInfo {
+func (a *analysis) constructOwner(r render.Object, src map[string]any, p jsonvalue.Path, cs []ktree.Construct) ownerInfo {
 	field := p.String()
 	sv, _ := jsonvalue.Get(src, p)
 	if s, ok := sv.(string); ok && strings.Contains(s, "$(") {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/driftback/driftback/analyzer/intent"
+	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/noise"
@@ -14,7 +15,7 @@ import (
 
 // pair is a rendered object and the live object it corresponds to.
 type pair struct {
-	ren    rendered
+	ren    render.Object
 	live   map[string]any
 	owner  kube.Ownership
 	intent map[string]any   // the live object reduced to what a person wants
@@ -32,17 +33,17 @@ type pair struct {
 // with no live match is absent; one with several is refused; a live
 // object nothing renders is noted as untracked.
 func (a *analysis) pair() {
-	byID := map[objectID][]int{}
-	byBare := map[objectID][]int{}
+	byID := map[render.ID][]int{}
+	byBare := map[render.ID][]int{}
 	for i, l := range a.lives {
-		id := idOf(l.Object)
+		id := render.IDOf(l.Object)
 		byID[id] = append(byID[id], i)
 		byBare[id.WithoutNamespace()] = append(byBare[id.WithoutNamespace()], i)
 	}
 	// The kinds read with at least one object, by namespace ("" for any).
 	present := map[[2]string]bool{}
 	for _, l := range a.lives {
-		id := idOf(l.Object)
+		id := render.IDOf(l.Object)
 		k := kube.KindKey(id.Group, id.Kind)
 		present[[2]string{k, id.Namespace}], present[[2]string{k, ""}] = true, true
 	}
@@ -119,7 +120,7 @@ func (a *analysis) pair() {
 // that a finding: anything else is a read that fell short, and a plan
 // that could not read what it renders gives no verdict at all (Unread),
 // since "not there" would read as "drift gone".
-func (a *analysis) absent(r rendered, kindSeen bool) {
+func (a *analysis) absent(r render.Object, kindSeen bool) {
 	ref := RefOf(r.Object)
 	k := kube.KindKey(r.ID.Group, r.ID.Kind)
 	cov := a.opts.Coverage
@@ -179,17 +180,17 @@ func shellQuote(s string) string {
 // sameVersion narrows the live objects idx (of r's group, kind and name)
 // by version: to r's own where the render holds that object at several
 // versions, and to r's when several live objects would otherwise match.
-func (a *analysis) sameVersion(r rendered, idx []int) []int {
+func (a *analysis) sameVersion(r render.Object, idx []int) []int {
 	if r.ID.Version == "" && len(idx) < 2 {
 		return idx
 	}
 	version := r.ID.Version
 	if version == "" {
-		version = versionOf(apiVersionOf(r.Object))
+		version = render.VersionOf(render.APIVersionOf(r.Object))
 	}
 	var out []int
 	for _, i := range idx {
-		if versionOf(apiVersionOf(a.lives[i].Object)) == version {
+		if render.VersionOf(render.APIVersionOf(a.lives[i].Object)) == version {
 			out = append(out, i)
 		}
 	}
@@ -201,10 +202,20 @@ func (a *analysis) sameVersion(r rendered, idx []int) []int {
 
 // renderedKinds lists the kinds objs hold, as a read's coverage names
 // them (kube.KindKey), sorted.
-func renderedKinds(objs []rendered) []string {
+func renderedKinds(objs []render.Object) []string {
 	set := map[string]bool{}
 	for _, o := range objs {
 		set[kube.KindKey(o.ID.Group, o.ID.Kind)] = true
 	}
 	return slices.Sorted(maps.Keys(set))
+}
+
+// pairOf is the pair of the rendered object id; nil when it has none.
+func (a *analysis) pairOf(id render.ID) *pair {
+	for i := range a.pairs {
+		if a.pairs[i].ren.ID == id {
+			return &a.pairs[i]
+		}
+	}
+	return nil
 }

@@ -6,6 +6,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/driftback/driftback/analyzer/dye"
+	"github.com/driftback/driftback/analyzer/render"
+	"github.com/driftback/driftback/analyzer/sourceform"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/yamledit"
 )
@@ -19,9 +22,9 @@ import (
 
 // placement is one planned write of a value input.
 type placement struct {
-	Node  inputNode
-	Value any       // the live value (string or int64)
-	Slots []slotRef // the drifted fields it carries
+	Node  dye.Input
+	Value any        // the live value (string or int64)
+	Slots []dye.Slot // the drifted fields it carries
 	// guard: the file is the target's own but other folders read it (a
 	// generator's input in a base that is itself the target, guard.go).
 	guard *guard
@@ -30,19 +33,19 @@ type placement struct {
 // valuesMayPlace reports whether some paired object drifted where a value
 // input could supply it: only then is the dye's value part worth its build.
 func (a *analysis) valuesMayPlace() bool {
-	if !hasValueInputs(a.base.tree) {
+	if !dye.HasValueInputs(a.base.tree) {
 		return false
 	}
-	var leaves map[string][]landing
+	var leaves map[string][]dye.Landing
 	for _, p := range a.pairs {
 		if p.inSync || isSecret(p.ren.ID) || jsonvalue.Equal(p.intent, p.ren.Object) {
 			continue
 		}
 		if leaves == nil {
-			leaves = valueLeaves(a.snap.repo, a.base)
+			leaves = a.base.dyeInput(a.snap.repo).ValueLeaves()
 		}
-		for _, fp := range diffPaths(present(p.ren.Object), present(p.intent), nil) {
-			if mayLand(leaves, p.ren.Object, fp) {
+		for _, fp := range sourceform.DiffPaths(sourceform.Of(p.ren.Object), sourceform.Of(p.intent), nil) {
+			if dye.MayLand(leaves, p.ren.Object, fp) {
 				return true
 			}
 		}
@@ -50,12 +53,12 @@ func (a *analysis) valuesMayPlace() bool {
 	return false
 }
 
-func isSecret(id objectID) bool { return id.Kind == "Secret" && id.Group == "" }
+func isSecret(id render.ID) bool { return id.Kind == "Secret" && id.Group == "" }
 
 // placeValues reads every drifted scalar against the dye's provenance and
 // plans the input edits, or shared-entry-conflict refusals.
 func (a *analysis) placeValues() {
-	pv := a.dyed.prov
+	pv := a.dyed.Prov
 	if pv == nil {
 		return
 	}
@@ -65,13 +68,13 @@ func (a *analysis) placeValues() {
 		if p.inSync || isSecret(p.ren.ID) {
 			continue
 		}
-		for _, fp := range diffPaths(present(p.ren.Object), present(p.intent), nil) {
-			sk := slotKey{p.ren.ID, fp.String(), fieldValue}
-			k, ok := pv.fields[sk]
-			if !ok || a.supplied[slotKey{p.ren.ID, fp.String(), fieldCount}] {
+		for _, fp := range sourceform.DiffPaths(sourceform.Of(p.ren.Object), sourceform.Of(p.intent), nil) {
+			sk := dye.SlotKey{Obj: p.ren.ID, Path: fp.String(), Field: dye.FieldValue}
+			k, ok := pv.Fields[sk]
+			if !ok || a.supplied[dye.SlotKey{Obj: p.ren.ID, Path: fp.String(), Field: dye.FieldCount}] {
 				continue
 			}
-			if why := pv.nodes[k].Blocked; why != nil {
+			if why := a.blocked[k]; why != nil {
 				a.refuseBlocked(p, fp, sk, why)
 				continue
 			}
@@ -80,14 +83,14 @@ func (a *analysis) placeValues() {
 			if !ok || !sameScalarType(rv, lv) {
 				continue // removed or retyped: as before
 			}
-			if r := a.unwritable(pv.nodes[k].File); r != nil {
-				g := a.generatorGuard(pv.nodes[k], pv.landings[k], r)
+			if r := a.unwritable(pv.Nodes[k].File); r != nil {
+				g := a.generatorGuard(pv.Nodes[k], pv.Landings[k], r)
 				if g == nil {
 					continue // in a file the plan may not write: as before
 				}
 				guards[k] = g
 			}
-			demands[k] = append(demands[k], demand{slotRef{p.ren.ID, fp}, lv, true})
+			demands[k] = append(demands[k], demand{dye.Slot{Obj: p.ren.ID, Path: fp}, lv, true})
 		}
 	}
 	keys := make([]string, 0, len(demands))
@@ -96,10 +99,10 @@ func (a *analysis) placeValues() {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if landsInSecret(pv.landings[k]) {
+		if landsInSecret(pv.Landings[k]) {
 			continue // its values are never read or named: left as before
 		}
-		if pl := a.resolveValue(pv.nodes[k], a.withLandings(demands[k], pv.landings[k])); pl != nil {
+		if pl := a.resolveValue(pv.Nodes[k], a.withLandings(demands[k], pv.Landings[k])); pl != nil {
 			pl.guard = guards[k]
 		}
 	}
@@ -110,7 +113,7 @@ func (a *analysis) placeValues() {
 // an env line, a file) in a folder other roots read may be written: the
 // target is that shared base, and every object the input supplies is a
 // ConfigMap it generates. Nil when it may not be written.
-func (a *analysis) generatorGuard(n inputNode, landings []slotRef, blocked *Refusal) *guard {
+func (a *analysis) generatorGuard(n dye.Input, landings []dye.Slot, blocked *Refusal) *guard {
 	if n.Route != RouteGenerator {
 		return nil
 	}
@@ -127,7 +130,7 @@ func (a *analysis) generatorGuard(n inputNode, landings []slotRef, blocked *Refu
 // an object another placement, in another file, carries too: the guard
 // checks one file per object.
 func (a *analysis) loneGuardedPlacements() {
-	files := map[objectID]map[string]bool{}
+	files := map[render.ID]map[string]bool{}
 	for _, pl := range a.placed {
 		for _, s := range pl.Slots {
 			if files[s.Obj] == nil {
@@ -137,7 +140,7 @@ func (a *analysis) loneGuardedPlacements() {
 		}
 	}
 	a.placed = slices.DeleteFunc(a.placed, func(pl *placement) bool {
-		if pl.guard == nil || !slices.ContainsFunc(pl.Slots, func(s slotRef) bool { return len(files[s.Obj]) > 1 }) {
+		if pl.guard == nil || !slices.ContainsFunc(pl.Slots, func(s dye.Slot) bool { return len(files[s.Obj]) > 1 }) {
 			return false
 		}
 		for _, s := range pl.Slots {
@@ -146,14 +149,14 @@ func (a *analysis) loneGuardedPlacements() {
 			r.Message = fmt.Sprintf("%s is also read by %s, and the object has edits in other files too, which a write of a shared file is not checked with; %s",
 				pl.Node.File, displayDirs(pl.guard.roots), pl.guard.home.Message)
 			a.refuse(*r)
-			a.conflicted[slotKey{s.Obj, s.Path.String(), fieldValue}] = true
+			a.conflicted[dye.SlotKey{Obj: s.Obj, Path: s.Path.String(), Field: dye.FieldValue}] = true
 		}
 		return true
 	})
 }
 
 // guardedPlacement is the guarded placement carrying a field of the object.
-func (a *analysis) guardedPlacement(id objectID) *placement {
+func (a *analysis) guardedPlacement(id render.ID) *placement {
 	for _, pl := range a.placed {
 		if pl.guard != nil && carries(pl.Slots, id, nil) {
 			return pl
@@ -163,7 +166,7 @@ func (a *analysis) guardedPlacement(id objectID) *placement {
 }
 
 // placedFields lists the fields of the object that placements carry.
-func (a *analysis) placedFields(id objectID) []jsonvalue.Path {
+func (a *analysis) placedFields(id render.ID) []jsonvalue.Path {
 	var out []jsonvalue.Path
 	for _, pl := range a.placed {
 		for _, s := range pl.Slots {
@@ -177,7 +180,7 @@ func (a *analysis) placedFields(id objectID) []jsonvalue.Path {
 
 // refuseBlocked refuses a drifted field whose input is a setting of the
 // GitOps tool the plan cannot write; the field then stands as rendered.
-func (a *analysis) refuseBlocked(p pair, fp jsonvalue.Path, sk slotKey, why *Refusal) {
+func (a *analysis) refuseBlocked(p pair, fp jsonvalue.Path, sk dye.SlotKey, why *Refusal) {
 	r := *why
 	r.Object, r.Field = RefOf(p.ren.Object), fp.String()
 	a.refuse(r)
@@ -187,17 +190,17 @@ func (a *analysis) refuseBlocked(p pair, fp jsonvalue.Path, sk slotKey, why *Ref
 // placeableInput reports whether a value input the plan may write (a
 // patch of the target's own) supplies the field: the change is placed
 // there, where a person would make it, not authored as a new entry.
-func (a *analysis) placeableInput(id objectID, p jsonvalue.Path) bool {
-	pv := a.dyed.prov
+func (a *analysis) placeableInput(id render.ID, p jsonvalue.Path) bool {
+	pv := a.dyed.Prov
 	if pv == nil {
 		return false
 	}
-	k, ok := pv.fields[slotKey{id, p.String(), fieldValue}]
-	return ok && a.unwritable(pv.nodes[k].File) == nil
+	k, ok := pv.Fields[dye.SlotKey{Obj: id, Path: p.String(), Field: dye.FieldValue}]
+	return ok && a.unwritable(pv.Nodes[k].File) == nil
 }
 
 // landsInSecret reports whether a node supplies a Secret's data.
-func landsInSecret(landings []slotRef) bool {
+func landsInSecret(landings []dye.Slot) bool {
 	for _, l := range landings {
 		if isSecret(l.Obj) && len(l.Path) > 0 && l.Path[0].Key != "metadata" {
 			return true
@@ -223,16 +226,16 @@ func sameScalarType(rv, lv any) bool {
 // withLandings adds to the drifted fields' demands every other field the
 // node supplies, asking for what it holds live (or renders, when the
 // object is not live): an edit must not move them.
-func (a *analysis) withLandings(ds []demand, landings []slotRef) []demand {
+func (a *analysis) withLandings(ds []demand, landings []dye.Slot) []demand {
 	have := map[string]bool{}
 	for _, d := range ds {
-		have[d.slot.key()] = true
+		have[d.slot.Key()] = true
 	}
 	for _, l := range landings {
-		if have[l.key()] {
+		if have[l.Key()] {
 			continue
 		}
-		have[l.key()] = true
+		have[l.Key()] = true
 		var v any = absentValue{}
 		if p := a.pairOf(l.Obj); p != nil {
 			if lv, ok := jsonvalue.Get(p.intent, l.Path); ok {
@@ -258,7 +261,7 @@ func canonicalDemand(v any) string {
 
 // resolveValue turns the demands on one input node into a placement, or
 // into shared-entry-conflict refusals when the fields it supplies disagree.
-func (a *analysis) resolveValue(n inputNode, ds []demand) *placement {
+func (a *analysis) resolveValue(n dye.Input, ds []demand) *placement {
 	values := map[string]bool{}
 	for _, d := range ds {
 		values[canonicalDemand(d.value)] = true
@@ -268,7 +271,7 @@ func (a *analysis) resolveValue(n inputNode, ds []demand) *placement {
 		for _, d := range ds {
 			if d.changed {
 				pl.Slots = append(pl.Slots, d.slot)
-				a.supplied[slotKey{d.slot.Obj, d.slot.Path.String(), fieldValue}] = true
+				a.supplied[dye.SlotKey{Obj: d.slot.Obj, Path: d.slot.Path.String(), Field: dye.FieldValue}] = true
 			}
 		}
 		a.placed = append(a.placed, pl)
@@ -287,7 +290,7 @@ func (a *analysis) resolveValue(n inputNode, ds []demand) *placement {
 		if !d.changed {
 			continue
 		}
-		sk := slotKey{d.slot.Obj, d.slot.Path.String(), fieldValue}
+		sk := dye.SlotKey{Obj: d.slot.Obj, Path: d.slot.Path.String(), Field: dye.FieldValue}
 		a.supplied[sk], a.conflicted[sk] = true, true
 		a.refuse(Refusal{
 			Code: CodeSharedEntryConflict, Object: a.refByID(d.slot.Obj), Field: d.slot.Path.String(), File: n.File, Line: a.baseLine(n),
@@ -300,19 +303,19 @@ func (a *analysis) resolveValue(n inputNode, ds []demand) *placement {
 
 // overridePlaced puts back, in view, the rendered value of every field a
 // value input carries that pick selects.
-func (a *analysis) overridePlaced(view map[string]any, p pair, pick func(slotKey) bool) {
-	if a.dyed == nil || a.dyed.prov == nil {
+func (a *analysis) overridePlaced(view map[string]any, p pair, pick func(dye.SlotKey) bool) {
+	if a.dyed == nil || a.dyed.Prov == nil {
 		return
 	}
-	for _, fp := range diffPaths(present(p.ren.Object), present(view), nil) {
-		if pick(slotKey{p.ren.ID, fp.String(), fieldValue}) {
-			restore(view, p.ren.Object, fp)
+	for _, fp := range sourceform.DiffPaths(sourceform.Of(p.ren.Object), sourceform.Of(view), nil) {
+		if pick(dye.SlotKey{Obj: p.ren.ID, Path: fp.String(), Field: dye.FieldValue}) {
+			sourceform.Restore(view, p.ren.Object, fp)
 		}
 	}
 }
 
 // placesFor reports whether a placement carries a field of the object.
-func (a *analysis) placesFor(id objectID) bool {
+func (a *analysis) placesFor(id render.ID) bool {
 	for _, pl := range a.placed {
 		for _, s := range pl.Slots {
 			if s.Obj == id {
@@ -325,7 +328,7 @@ func (a *analysis) placesFor(id objectID) bool {
 
 // dropPlaced removes the placements that carry the object's field at or
 // under p.
-func (a *analysis) dropPlaced(id objectID, p jsonvalue.Path) {
+func (a *analysis) dropPlaced(id render.ID, p jsonvalue.Path) {
 	a.placed = slices.DeleteFunc(a.placed, func(pl *placement) bool { return carries(pl.Slots, id, p) })
 }
 
@@ -346,7 +349,7 @@ func (a *analysis) applyPlaced(files map[string][]byte) {
 					Message: fmt.Sprintf("%s supplies this value, and cannot be edited safely: %v", pl.Node, err), Hint: "edit it by hand"})
 				for _, c := range a.candidates {
 					if c.ren.ID == s.Obj {
-						restore(c.intent, c.ren.Object, s.Path)
+						sourceform.Restore(c.intent, c.ren.Object, s.Path)
 					}
 				}
 			}
@@ -379,10 +382,10 @@ func (a *analysis) placedEdits() {
 
 // placedLine is the line of the node (or of the entry holding it) in the
 // written file.
-func (a *analysis) placedLine(n inputNode) int { return nodeLine(a.final[n.File], n) }
+func (a *analysis) placedLine(n dye.Input) int { return nodeLine(a.final[n.File], n) }
 
 // baseLine is the node's line in the repository as it is.
-func (a *analysis) baseLine(n inputNode) int {
+func (a *analysis) baseLine(n dye.Input) int {
 	data, _ := a.snap.repo.File(n.File)
 	f, err := yamledit.Parse(n.File, data)
 	if err != nil {
@@ -391,7 +394,7 @@ func (a *analysis) baseLine(n inputNode) int {
 	return nodeLine(f, n)
 }
 
-func nodeLine(f *yamledit.File, n inputNode) int {
+func nodeLine(f *yamledit.File, n dye.Input) int {
 	if n.EnvLine > 0 {
 		return n.EnvLine
 	}
@@ -409,7 +412,7 @@ func nodeLine(f *yamledit.File, n inputNode) int {
 
 // setNode writes v where the node sits in data, the bytes of n.File,
 // keeping every other byte.
-func setNode(n inputNode, data []byte, v any) ([]byte, error) {
+func setNode(n dye.Input, data []byte, v any) ([]byte, error) {
 	if n.Whole || n.EnvLine > 0 {
 		s, ok := v.(string)
 		if !ok {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/driftback/driftback/analyzer/dye"
+	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/repofs"
 )
@@ -66,7 +68,7 @@ func prodLive(t *testing.T) []map[string]any {
 func generated(t *testing.T, objs []map[string]any, kind, prefix string) map[string]any {
 	t.Helper()
 	for _, o := range objs {
-		if id := idOf(o); id.Kind == kind && strings.HasPrefix(id.Name, prefix+"-") && hashSuffix.MatchString(id.Name) {
+		if id := render.IDOf(o); id.Kind == kind && strings.HasPrefix(id.Name, prefix+"-") && dye.HashSuffix.MatchString(id.Name) {
 			return o
 		}
 	}
@@ -111,7 +113,7 @@ func renderedAfter(t *testing.T, repo *repofs.Repo, root, file, old, new string)
 // the rebuild names it as the cluster does.
 func TestPlaceGeneratorLiteral(t *testing.T) {
 	live := renderedAfter(t, fixture(t, "provenance"), prodRoot, "overlays/prod/kustomization.yaml", "LOG_LEVEL=info", "LOG_LEVEL=debug")
-	if idOf(generated(t, live, "ConfigMap", "web-config")) == idOf(generated(t, prodLive(t), "ConfigMap", "web-config")) {
+	if render.IDOf(generated(t, live, "ConfigMap", "web-config")) == render.IDOf(generated(t, prodLive(t), "ConfigMap", "web-config")) {
 		t.Fatal("the changed literal did not move the hash")
 	}
 	got := placedOnce(t, live, "overlays/prod/kustomization.yaml", RouteGenerator).Files[0].Content
@@ -205,8 +207,8 @@ func TestGeneratorLiteralEditedInPlaceIsPlaced(t *testing.T) {
 	if got := p.Files[0].Content; !strings.Contains(got, "  - LOG_LEVEL=debug   # quiet in prod\n") {
 		t.Errorf("the literal was not edited in place:\n%s", got)
 	}
-	moved := idOf(generated(t, renderedAfter(t, fixture(t, "provenance"), prodRoot, "overlays/prod/kustomization.yaml", "LOG_LEVEL=info", "LOG_LEVEL=debug"), "ConfigMap", "web-config")).Name
-	want := "ConfigMap/" + idOf(cm).Name + " is named by a hash of its content (configMapGenerator in overlays/prod/kustomization.yaml): merging renames it " +
+	moved := render.IDOf(generated(t, renderedAfter(t, fixture(t, "provenance"), prodRoot, "overlays/prod/kustomization.yaml", "LOG_LEVEL=info", "LOG_LEVEL=debug"), "ConfigMap", "web-config")).Name
+	want := "ConfigMap/" + render.IDOf(cm).Name + " is named by a hash of its content (configMapGenerator in overlays/prod/kustomization.yaml): merging renames it " +
 		moved + ", and Deployment/web, which refers to it in its pod template, rolls out new pods"
 	if !slices.Contains(p.Notes, want) {
 		t.Errorf("want the note %q:\n%s", want, dump(p))

@@ -1,5 +1,7 @@
 package analyzer
 
+import "github.com/driftback/driftback/analyzer/render"
+
 // The plan is driftback's one output: what to write, where, and what was
 // refused. Its JSON form is a public contract (`driftback plan -o json`),
 // so field names and meanings change only with care.
@@ -52,6 +54,12 @@ func (o ObjectRef) String() string {
 		return o.Kind + "/" + o.Name
 	}
 	return o.Kind + "/" + o.Namespace + "/" + o.Name
+}
+
+// RefOf names a live or rendered object the way plans name it.
+func RefOf(obj map[string]any) ObjectRef {
+	id := render.IDOf(obj)
+	return ObjectRef{APIVersion: render.APIVersionOf(obj), Kind: id.Kind, Namespace: id.Namespace, Name: id.Name}
 }
 
 // Edit is one routed change: the field's value in Git's render (From) is

@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"github.com/driftback/driftback/analyzer/dye"
 	"strings"
 	"testing"
 
@@ -38,7 +39,7 @@ func TestPlaceImageTagTransformerNewTag(t *testing.T) {
 
 func TestPlaceReplicaCountTransformerCount(t *testing.T) {
 	live := pluginLive(t)
-	set(t, find(t, live, "Deployment", "web"), replicasPath, int64(5))
+	set(t, find(t, live, "Deployment", "web"), dye.ReplicasPath, int64(5))
 	got := placedIn(t, "plugincfg", pluginRoot, live, "app/scale-web.yaml", RouteReplicas).Files[0].Content
 	wantLines(t, got, "  count: 5 # sized for weekday traffic\n")
 }
@@ -108,7 +109,7 @@ func TestPlaceConfigMapGeneratorConfigLiteral(t *testing.T) {
 // edited there.
 func TestPlaceReplicaCountUnderNamePrefix(t *testing.T) {
 	live := renderedLive(t, fixture(t, "plugincfg"), "prefixed")
-	set(t, find(t, live, "StatefulSet", "shop-ledger"), replicasPath, int64(5))
+	set(t, find(t, live, "StatefulSet", "shop-ledger"), dye.ReplicasPath, int64(5))
 	got := placedIn(t, "plugincfg", "prefixed", live, "prefixed/scale.yaml", RouteReplicas).Files[0].Content
 	wantLines(t, got, "  count: 5\n", "  name: ledger # the name before the prefix\n")
 }

@@ -2,7 +2,9 @@ package analyzer
 
 import (
 	"fmt"
+	"github.com/driftback/driftback/analyzer/dye"
 
+	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/analyzer/sourceform"
 	"github.com/driftback/driftback/internal/jsonvalue"
 )
@@ -18,7 +20,7 @@ func (a *analysis) project() {
 		if p.ren.ID.Kind == "Secret" && p.ren.ID.Group == "" {
 			// Keys a person set in the unread data count too: named from
 			// managedFields, their values never read.
-			seen := diffPaths(present(p.ren.Object), present(p.intent), nil)
+			seen := sourceform.DiffPaths(sourceform.Of(p.ren.Object), sourceform.Of(p.intent), nil)
 			fields := append(seen, p.unseen...)
 			if len(seen) == 0 {
 				a.refuse(unverifiableSecret(p, ref, fields))
@@ -43,10 +45,10 @@ func (a *analysis) project() {
 			// Only what a placed literal carries can change; the rest is
 			// the generator's.
 			var fields []jsonvalue.Path
-			for _, f := range diffPaths(present(p.ren.Object), present(p.intent), nil) {
-				if !a.supplied[slotKey{p.ren.ID, f.String(), fieldValue}] {
+			for _, f := range sourceform.DiffPaths(sourceform.Of(p.ren.Object), sourceform.Of(p.intent), nil) {
+				if !a.supplied[dye.SlotKey{Obj: p.ren.ID, Path: f.String(), Field: dye.FieldValue}] {
 					fields = append(fields, f)
-					restore(c.intent, p.ren.Object, f)
+					sourceform.Restore(c.intent, p.ren.Object, f)
 				}
 			}
 			if len(fields) > 0 {
@@ -98,7 +100,7 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 		// Not the target's to write: its own folder holds an override,
 		// computed from the render rather than this document (override.go).
 		if r := a.placeOverride(c, view, a.unwritable(file)); r != nil {
-			r.Object, r.Field = ref, joinPaths(diffPaths(present(c.ren.Object), present(view), nil))
+			r.Object, r.Field = ref, joinPaths(sourceform.DiffPaths(sourceform.Of(c.ren.Object), sourceform.Of(view), nil))
 			a.refuse(*r)
 			a.abandonSource(c, view)
 		}
@@ -122,7 +124,7 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 			if a.overrideInstead(c, view) {
 				return
 			}
-			paths := diffPaths(present(c.ren.Object), present(view), nil)
+			paths := sourceform.DiffPaths(sourceform.Of(c.ren.Object), sourceform.Of(view), nil)
 			a.refuseBuildOwned(c, paths)
 			a.abandonSource(c, view)
 		}
@@ -141,14 +143,14 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 // kustomize never produces one, so another tool substitutes it after the
 // build.
 func (a *analysis) refuseSubstituted(c *candidate, view map[string]any) {
-	for _, p := range diffPaths(present(c.ren.Object), present(view), nil) {
+	for _, p := range sourceform.DiffPaths(sourceform.Of(c.ren.Object), sourceform.Of(view), nil) {
 		v, ok := jsonvalue.Get(c.ren.Object, p)
 		if lv, _ := jsonvalue.Get(view, p); ok && substituted(v, lv) {
 			a.refuse(Refusal{Code: CodeRenderMismatch, Object: RefOf(c.ren.Object), Field: p.String(), File: c.ren.Origin,
 				Message: "the render holds a ${...} variable here, which something after kustomize substitutes; live cannot be compared with it",
 				Hint:    "resolve the variable in Git, or leave this field to hand edits"})
-			restore(view, c.ren.Object, p)
-			restore(c.intent, c.ren.Object, p)
+			sourceform.Restore(view, c.ren.Object, p)
+			sourceform.Restore(c.intent, c.ren.Object, p)
 		}
 	}
 }
@@ -164,7 +166,7 @@ func (a *analysis) giveUpBuildChanged(c *candidate) bool {
 		return false
 	}
 	var owned []jsonvalue.Path
-	sourceform.BuildChanged(present(c.src), present(c.ren.Object), present(c.want), nil, &owned)
+	sourceform.BuildChanged(sourceform.Of(c.src), sourceform.Of(c.ren.Object), sourceform.Of(c.want), nil, &owned)
 	if len(owned) == 0 {
 		return false
 	}
@@ -203,14 +205,14 @@ func (a *analysis) sourceWriteRefusal(c *candidate, file string, doc int) *Refus
 // abandonSource drops the candidate's source edit: verify then expects the
 // build's own values wherever the source would have changed.
 func (a *analysis) abandonSource(c *candidate, view map[string]any) {
-	for _, p := range diffPaths(present(c.ren.Object), present(view), nil) {
-		restore(c.intent, c.ren.Object, p)
+	for _, p := range sourceform.DiffPaths(sourceform.Of(c.ren.Object), sourceform.Of(view), nil) {
+		sourceform.Restore(c.intent, c.ren.Object, p)
 	}
 	c.view, c.want, c.changed = nil, nil, nil
 }
 
 // source finds the document in the origin file that the object came from.
-func (a *analysis) source(r rendered) (string, int, map[string]any, error) {
+func (a *analysis) source(r render.Object) (string, int, map[string]any, error) {
 	f := a.base.files[r.Origin]
 	if f == nil {
 		return "", 0, nil, fmt.Errorf("no source file is known for %s", RefOf(r.Object))
@@ -228,7 +230,7 @@ func (a *analysis) source(r rendered) (string, int, map[string]any, error) {
 	var src map[string]any
 	for i := 0; i < f.Len(); i++ {
 		// Name the document cheaply first: only the match is decoded whole.
-		if did, plain := f.Identity(i); plain && (did.Empty || did.Kind != id.Kind || did.Name != id.Name || groupOf(did.APIVersion) != id.Group) {
+		if did, plain := f.Identity(i); plain && (did.Empty || did.Kind != id.Kind || did.Name != id.Name || render.GroupOf(did.APIVersion) != id.Group) {
 			continue
 		}
 		v, err := f.Value(i)

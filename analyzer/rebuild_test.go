@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/types"
 
+	"github.com/driftback/driftback/analyzer/dye"
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/analyzer/sourceform"
 	"github.com/driftback/driftback/internal/jsonvalue"
@@ -207,12 +208,12 @@ func checkClaims(t *testing.T, render, objs, live []map[string]any, p *Plan) {
 			t.Fatalf("object %d is %s after the rebuild, %s before", i, RefOf(now), ref)
 		}
 		mine := claimed[ref.APIVersion+" "+ref.String()]
-		if len(mine) > 0 && len(diffPaths(present(now), present(lv), nil)) == 0 && !jsonvalue.Equal(now, lv) {
-			// diffPaths pairs named elements by name; the cluster runs a
+		if len(mine) > 0 && len(sourceform.DiffPaths(sourceform.Of(now), sourceform.Of(lv), nil)) == 0 && !jsonvalue.Equal(now, lv) {
+			// sourceform.DiffPaths pairs named elements by name; the cluster runs a
 			// list in its order (a strategic-merge patch puts its elements first).
 			t.Errorf("%s rebuilds with a list in another order than live:\n%s", ref, dump(p))
 		}
-		for _, q := range diffPaths(present(was), present(now), nil) {
+		for _, q := range sourceform.DiffPaths(sourceform.Of(was), sourceform.Of(now), nil) {
 			if !related(q.String(), mine) {
 				t.Errorf("%s %s changed, which the plan does not claim:\n%s", ref, q, dump(p))
 			} else if !at(now, q).Equal(at(lv, q)) {
@@ -221,7 +222,7 @@ func checkClaims(t *testing.T, render, objs, live []map[string]any, p *Plan) {
 		}
 		for _, c := range mine {
 			hit := false
-			for _, q := range diffPaths(present(was), present(lv), nil) {
+			for _, q := range sourceform.DiffPaths(sourceform.Of(was), sourceform.Of(lv), nil) {
 				if related(q.String(), []string{c}) {
 					hit = true
 					if !at(now, q).Equal(at(lv, q)) {
@@ -248,7 +249,7 @@ func unhashed(render, objs []map[string]any) []map[string]any {
 		}
 		was, now := RefOf(render[i]), RefOf(o)
 		if was == now || was.Kind != now.Kind || was.Namespace != now.Namespace ||
-			!hashSuffix.MatchString(was.Name) || !hashSuffix.MatchString(now.Name) || was.Name[:len(was.Name)-11] != now.Name[:len(now.Name)-11] {
+			!dye.HashSuffix.MatchString(was.Name) || !dye.HashSuffix.MatchString(now.Name) || was.Name[:len(was.Name)-11] != now.Name[:len(now.Name)-11] {
 			continue
 		}
 		pairs = append(pairs, now.Name, was.Name)
@@ -259,7 +260,7 @@ func unhashed(render, objs []map[string]any) []map[string]any {
 	out := make([]map[string]any, len(objs))
 	back := strings.NewReplacer(pairs...)
 	for i, o := range objs {
-		out[i] = replaceStrings(o, back, nil).(map[string]any)
+		out[i] = dye.ReplaceStrings(o, back, nil).(map[string]any)
 	}
 	return out
 }
@@ -284,9 +285,9 @@ func writable(repo *repofs.Repo, root string, p *Plan, f File) error {
 }
 
 // at is obj's value at p, absence included.
-func at(obj map[string]any, p jsonvalue.Path) value {
+func at(obj map[string]any, p jsonvalue.Path) sourceform.Value {
 	if v, ok := jsonvalue.Get(obj, p); ok {
-		return present(v)
+		return sourceform.Of(v)
 	}
 	return sourceform.Absent
 }

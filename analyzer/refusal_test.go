@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/repofs"
@@ -240,7 +241,7 @@ func TestMetadataOnlySecret(t *testing.T) {
 	delete(s, "type")
 	var in []kube.LiveObject
 	for _, o := range live {
-		in = append(in, kube.LiveObject{Object: o, MetadataOnly: idOf(o).Kind == "Secret"})
+		in = append(in, kube.LiveObject{Object: o, MetadataOnly: render.IDOf(o).Kind == "Secret"})
 	}
 	p, err := Analyze(Input{Repo: repo, Root: "", Live: in})
 	if err != nil || !p.InSync() {

@@ -92,12 +92,12 @@ func dyedFiles(t *testing.T, repo *repofs.Repo, root string) map[string][]byte {
 
 // dyeExtra is the dye's files with every value input dyed too.
 func dyeExtra(repo *repofs.Repo, b *built) map[string][]byte {
-	te := entriesOf(b.tree, repo.File)
-	if !te.Any() && !hasValueInputs(b.tree) {
+	te := dye.EntriesOf(b.tree, repo.File)
+	if !te.Any() && !dye.HasValueInputs(b.tree) {
 		return nil
 	}
 	vd := &dye.Dyer{ByNonce: map[string]dye.Input{}, Orig: map[string]string{}, Images: len(te.Images) > 0}
-	extra, _, err := dyeFiles(repo, b, !te.RenameChain(), vd)
+	extra, _, err := b.dyeInput(repo).DyedFiles(!te.RenameChain(), vd)
 	if err != nil {
 		return nil
 	}

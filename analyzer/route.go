@@ -6,6 +6,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/driftback/driftback/analyzer/dye"
+	"github.com/driftback/driftback/analyzer/render"
+	"github.com/driftback/driftback/analyzer/sourceform"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/yamledit"
 )
@@ -17,11 +20,11 @@ import (
 
 // route is one planned write of an entry field.
 type route struct {
-	Entry  entry     // an existing entry; Entry.Index < 0 for an authored one
+	Entry  dye.Entry // an existing entry; Entry.Index < 0 for an authored one
 	Author *newEntry // set when the entry is authored in the write scope
 	Field  string
 	Value  any // string for images, int64 for replicas
-	Slots  []slotRef
+	Slots  []dye.Slot
 }
 
 // newEntry is an images:/replicas: entry driftback adds to the write
@@ -31,24 +34,16 @@ type newEntry struct {
 	Name string // the image name or object name the entry matches
 }
 
-// slotRef is one slot whose live value a route carries.
-type slotRef struct {
-	Obj  objectID
-	Path jsonvalue.Path
-}
-
-func (s slotRef) key() string { return fmt.Sprintf("%v|%s", s.Obj, s.Path) }
-
 // demand is what one slot asks of the entry field that supplies it.
 type demand struct {
-	slot    slotRef
+	slot    dye.Slot
 	value   any
 	changed bool
 }
 
 // routingKey identifies an entry field, existing or authored.
 type routingKey struct {
-	entry  entry
+	entry  dye.Entry
 	author newEntry
 	field  string
 }
@@ -58,15 +53,15 @@ type routingKey struct {
 // entry supplies (the source keeps its value there) and records
 // shared-entry conflicts.
 func (a *analysis) planRoutes() {
-	a.supplied = map[slotKey]bool{}
-	a.conflicted = map[slotKey]bool{}
+	a.supplied = map[dye.SlotKey]bool{}
+	a.conflicted = map[dye.SlotKey]bool{}
 	rp := &routePlanner{analysis: a, demands: map[routingKey][]demand{}}
 	for _, p := range a.pairs {
 		if p.ren.ID.Kind == "Secret" {
 			continue
 		}
 		rp.images(p)
-		if replicaKinds[p.ren.ID.Kind] {
+		if dye.ReplicaKinds[p.ren.ID.Kind] {
 			rp.replicas(p)
 		}
 	}
@@ -76,7 +71,7 @@ func (a *analysis) planRoutes() {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool { return routingLess(keys[i], keys[j]) })
-	var fallback []slotRef
+	var fallback []dye.Slot
 	for _, k := range keys {
 		fallback = append(fallback, a.resolve(k, rp.demands[k])...)
 	}
@@ -94,7 +89,7 @@ type routePlanner struct {
 
 // add records a slot's demand of an entry field; the source keeps its
 // value there.
-func (rp *routePlanner) add(k routingKey, d demand, sk slotKey) {
+func (rp *routePlanner) add(k routingKey, d demand, sk dye.SlotKey) {
 	rp.demands[k] = append(rp.demands[k], d)
 	rp.supplied[sk] = true
 }
@@ -117,20 +112,20 @@ func (rp *routePlanner) canAuthor() bool {
 // plan may not write it. An existing entry is a file like any other:
 // written only where the plan may write its kustomization; otherwise a
 // changed value is authored in the target's own, or refused.
-func (rp *routePlanner) supplierOf(sk slotKey) (supplier, *Refusal, bool) {
-	sup, ok := rp.dyed.suppliers[sk]
+func (rp *routePlanner) supplierOf(sk dye.SlotKey) (dye.Supplier, *Refusal, bool) {
+	sup, ok := rp.dyed.Suppliers[sk]
 	if !ok {
 		return sup, nil, false
 	}
 	if r := rp.orchestratorEntry(sup.Entry, sup.Field); r != nil {
 		return sup, r, true
 	}
-	return sup, rp.unwritable(sup.Entry.file()), true
+	return sup, rp.unwritable(sup.Entry.File()), true
 }
 
 // conflict refuses a changed slot component whose supplying entry cannot
 // be written, and keeps it from the source.
-func (rp *routePlanner) conflict(p pair, slot jsonvalue.Path, sk slotKey, sup supplier, field string, why *Refusal) {
+func (rp *routePlanner) conflict(p pair, slot jsonvalue.Path, sk dye.SlotKey, sup dye.Supplier, field string, why *Refusal) {
 	rp.supplied[sk], rp.conflicted[sk] = true, true
 	why.Message = fmt.Sprintf("%s %s supplies this value: %s", sup.Entry, field, why.Message)
 	if home := rp.overrideHome(); home != nil {
@@ -143,17 +138,17 @@ func (rp *routePlanner) conflict(p pair, slot jsonvalue.Path, sk slotKey, sup su
 // images plans the object's image components: each to the entry that
 // supplies it, or to an entry the target authors.
 func (rp *routePlanner) images(p pair) {
-	for _, s := range imageSlots(p.ren.Object) {
+	for _, s := range dye.ImageSlots(p.ren.Object) {
 		lv, ok := jsonvalue.Get(p.intent, s.Path)
 		live, isStr := lv.(string)
 		if !ok || !isStr {
 			continue
 		}
-		rr, lr := parseImage(s.Image), parseImage(live)
-		slot := slotRef{p.ren.ID, s.Path}
+		rr, lr := dye.ParseImage(s.Image), dye.ParseImage(live)
+		slot := dye.Slot{Obj: p.ren.ID, Path: s.Path}
 		author := false
-		for _, f := range imageFields {
-			sk := slotKey{p.ren.ID, s.Path.String(), f}
+		for _, f := range dye.ImageFields {
+			sk := dye.SlotKey{Obj: p.ren.ID, Path: s.Path.String(), Field: f}
 			want, have := lr.Component(f), rr.Component(f)
 			sup, blocked, ok := rp.supplierOf(sk)
 			switch {
@@ -181,24 +176,24 @@ func (rp *routePlanner) images(p pair) {
 // replicas plans the object's replica count: to the entry that supplies
 // it, or to an entry the target authors.
 func (rp *routePlanner) replicas(p pair) {
-	lv, lok := jsonvalue.Get(p.intent, replicasPath)
-	rv, _ := jsonvalue.Get(p.ren.Object, replicasPath)
+	lv, lok := jsonvalue.Get(p.intent, dye.ReplicasPath)
+	rv, _ := jsonvalue.Get(p.ren.Object, dye.ReplicasPath)
 	count, isInt := lv.(int64)
 	if !lok || !isInt {
 		return
 	}
-	sk := slotKey{p.ren.ID, replicasPath.String(), fieldCount}
-	slot := slotRef{p.ren.ID, replicasPath}
+	sk := dye.SlotKey{Obj: p.ren.ID, Path: dye.ReplicasPath.String(), Field: dye.FieldCount}
+	slot := dye.Slot{Obj: p.ren.ID, Path: dye.ReplicasPath}
 	changed := !jsonvalue.Equal(count, rv)
 	switch sup, blocked, ok := rp.supplierOf(sk); {
 	case ok && blocked == nil:
-		rp.add(routingKey{entry: sup.Entry, field: fieldCount}, demand{slot, count, changed}, sk)
+		rp.add(routingKey{entry: sup.Entry, field: dye.FieldCount}, demand{slot, count, changed}, sk)
 	case ok && changed && rp.toolWins(sup):
-		rp.conflict(p, replicasPath, sk, sup, fieldCount, blocked)
-	case changed && rp.canAuthor() && (ok || rp.unwritable(p.ren.Origin) != nil) && !rp.placeableInput(p.ren.ID, replicasPath):
-		rp.add(routingKey{author: newEntry{List: "replicas", Name: p.ren.ID.Name}, field: fieldCount}, demand{slot, count, true}, sk)
+		rp.conflict(p, dye.ReplicasPath, sk, sup, dye.FieldCount, blocked)
+	case changed && rp.canAuthor() && (ok || rp.unwritable(p.ren.Origin) != nil) && !rp.placeableInput(p.ren.ID, dye.ReplicasPath):
+		rp.add(routingKey{author: newEntry{List: "replicas", Name: p.ren.ID.Name}, field: dye.FieldCount}, demand{slot, count, true}, sk)
 	case ok && changed:
-		rp.conflict(p, replicasPath, sk, sup, fieldCount, blocked)
+		rp.conflict(p, dye.ReplicasPath, sk, sup, dye.FieldCount, blocked)
 	}
 }
 
@@ -206,19 +201,19 @@ func (rp *routePlanner) replicas(p pair) {
 // an entry would also move objects the plan leaves alone. Every slot they
 // carried is then placed like any other field: in its source, or in an
 // override of the object alone (override.go).
-func (a *analysis) unauthor(slots []slotRef) {
+func (a *analysis) unauthor(slots []dye.Slot) {
 	if len(slots) == 0 {
 		return
 	}
 	back := map[string]bool{}
 	for _, s := range slots {
-		back[s.key()] = true
+		back[s.Key()] = true
 	}
 	keep := a.routes[:0]
 	for _, r := range a.routes {
 		hit := false
 		for _, s := range r.Slots {
-			hit = hit || (r.Author != nil && back[s.key()])
+			hit = hit || (r.Author != nil && back[s.Key()])
 		}
 		if !hit {
 			keep = append(keep, r)
@@ -228,15 +223,15 @@ func (a *analysis) unauthor(slots []slotRef) {
 	}
 	a.routes = keep
 	for _, s := range slots {
-		for _, f := range append([]string{fieldCount}, imageFields...) {
-			delete(a.supplied, slotKey{s.Obj, s.Path.String(), f})
+		for _, f := range append([]string{dye.FieldCount}, dye.ImageFields...) {
+			delete(a.supplied, dye.SlotKey{Obj: s.Obj, Path: s.Path.String(), Field: f})
 		}
 	}
 }
 
 // authorImage plans new overlay entries for the changed components of a
 // slot that nothing in the write scope supplies.
-func (a *analysis) authorImage(p pair, s imageSlot, rr, lr imageRef, add func(routingKey, demand, slotKey)) {
+func (a *analysis) authorImage(p pair, s dye.ImageSlot, rr, lr dye.ImageRef, add func(routingKey, demand, dye.SlotKey)) {
 	if rr.Name != lr.Name {
 		return // a rename needs a name pattern that still matches; leave it to the source
 	}
@@ -244,10 +239,10 @@ func (a *analysis) authorImage(p pair, s imageSlot, rr, lr imageRef, add func(ro
 	if !changed {
 		return
 	}
-	slot := slotRef{p.ren.ID, s.Path}
+	slot := dye.Slot{Obj: p.ren.ID, Path: s.Path}
 	ne := newEntry{List: "images", Name: rr.Name}
-	for _, f := range []string{fieldNewTag, fieldDigest} {
-		sk := slotKey{p.ren.ID, s.Path.String(), f}
+	for _, f := range []string{dye.FieldNewTag, dye.FieldDigest} {
+		sk := dye.SlotKey{Obj: p.ren.ID, Path: s.Path.String(), Field: f}
 		// newTag alone clears a digest and digest alone clears the tag
 		// (measured), so the new entry sets what live has of both.
 		if v := lr.Component(f); v != "" {
@@ -266,21 +261,21 @@ func (a *analysis) addAuthoredDemands(demands map[routingKey][]demand) {
 		}
 		have := map[string]bool{}
 		for _, d := range demands[k] {
-			have[d.slot.key()] = true
+			have[d.slot.Key()] = true
 		}
 		for _, o := range a.base.objects {
 			if k.author.List == "images" {
-				for _, s := range imageSlots(o.Object) {
-					r := parseImage(s.Image)
-					slot := slotRef{o.ID, s.Path}
-					if r.Name == k.author.Name && !have[slot.key()] {
+				for _, s := range dye.ImageSlots(o.Object) {
+					r := dye.ParseImage(s.Image)
+					slot := dye.Slot{Obj: o.ID, Path: s.Path}
+					if r.Name == k.author.Name && !have[slot.Key()] {
 						demands[k] = append(demands[k], demand{slot, r.Component(k.field), false})
 					}
 				}
-			} else if replicaKinds[o.ID.Kind] && o.ID.Name == k.author.Name {
-				slot := slotRef{o.ID, replicasPath}
-				if !have[slot.key()] {
-					v, _ := jsonvalue.Get(o.Object, replicasPath)
+			} else if dye.ReplicaKinds[o.ID.Kind] && o.ID.Name == k.author.Name {
+				slot := dye.Slot{Obj: o.ID, Path: dye.ReplicasPath}
+				if !have[slot.Key()] {
+					v, _ := jsonvalue.Get(o.Object, dye.ReplicasPath)
 					demands[k] = append(demands[k], demand{slot, v, false})
 				}
 			}
@@ -292,7 +287,7 @@ func (a *analysis) addAuthoredDemands(demands map[routingKey][]demand) {
 // shared-entry-conflict refusals when the slots it supplies disagree. An
 // entry it would author that way is not authored: the changed slots come
 // back, for unauthor.
-func (a *analysis) resolve(k routingKey, ds []demand) []slotRef {
+func (a *analysis) resolve(k routingKey, ds []demand) []dye.Slot {
 	anyChanged := false
 	for _, d := range ds {
 		anyChanged = anyChanged || d.changed
@@ -308,7 +303,7 @@ func (a *analysis) resolve(k routingKey, ds []demand) []slotRef {
 		r := &route{Entry: k.entry, Field: k.field, Value: ds[0].value}
 		if k.author.List != "" {
 			au := k.author
-			r.Author, r.Entry = &au, entry{Node: a.base.tree.Root, List: au.List, Index: -1}
+			r.Author, r.Entry = &au, dye.Entry{Node: a.base.tree.Root, List: au.List, Index: -1}
 		}
 		for _, d := range ds {
 			if d.changed {
@@ -319,7 +314,7 @@ func (a *analysis) resolve(k routingKey, ds []demand) []slotRef {
 		return nil
 	}
 	if k.author.List != "" {
-		var back []slotRef
+		var back []dye.Slot
 		for _, d := range ds {
 			if d.changed {
 				back = append(back, d.slot)
@@ -337,7 +332,7 @@ func (a *analysis) resolve(k routingKey, ds []demand) []slotRef {
 		if !d.changed {
 			continue
 		}
-		a.conflicted[slotKey{d.slot.Obj, d.slot.Path.String(), k.field}] = true
+		a.conflicted[dye.SlotKey{Obj: d.slot.Obj, Path: d.slot.Path.String(), Field: k.field}] = true
 		a.refuse(Refusal{
 			Code: CodeSharedEntryConflict, Object: a.refByID(d.slot.Obj), Field: d.slot.Path.String(),
 			File: a.entryFile(k), Message: fmt.Sprintf("%s %s supplies %s to several objects that now run different values: %s",
@@ -352,7 +347,7 @@ func (a *analysis) entryFile(k routingKey) string {
 	if k.author.List != "" {
 		return a.base.tree.Root.File
 	}
-	return k.entry.file()
+	return k.entry.File()
 }
 
 func routingLess(a, b routingKey) bool {
@@ -365,7 +360,7 @@ func (k routingKey) entryFileName() string {
 	if k.entry.Node == nil {
 		return ""
 	}
-	return k.entry.file()
+	return k.entry.File()
 }
 
 // sourceView is the intent view with every entry-supplied component put
@@ -373,7 +368,7 @@ func (k routingKey) entryFileName() string {
 // entry carries (routed, or refused as a conflict).
 func (a *analysis) sourceView(p pair) map[string]any {
 	view := jsonvalue.Copy(p.intent).(map[string]any)
-	a.overrideSupplied(view, p, func(sk slotKey) bool { return a.supplied[sk] })
+	a.overrideSupplied(view, p, func(sk dye.SlotKey) bool { return a.supplied[sk] })
 	a.withoutVarFields(view, p)
 	return view
 }
@@ -382,33 +377,33 @@ func (a *analysis) sourceView(p pair) map[string]any {
 // intent view, except for components refused as conflicts.
 func (a *analysis) verifyIntent(p pair) map[string]any {
 	view := jsonvalue.Copy(p.intent).(map[string]any)
-	a.overrideSupplied(view, p, func(sk slotKey) bool { return a.conflicted[sk] })
+	a.overrideSupplied(view, p, func(sk dye.SlotKey) bool { return a.conflicted[sk] })
 	return view
 }
 
-func (a *analysis) overrideSupplied(view map[string]any, p pair, pick func(slotKey) bool) {
-	for _, s := range imageSlots(p.ren.Object) {
+func (a *analysis) overrideSupplied(view map[string]any, p pair, pick func(dye.SlotKey) bool) {
+	for _, s := range dye.ImageSlots(p.ren.Object) {
 		lv, ok := jsonvalue.Get(view, s.Path)
 		live, isStr := lv.(string)
 		if !ok || !isStr {
 			continue
 		}
-		rr, lr := parseImage(s.Image), parseImage(live)
-		for _, f := range imageFields {
-			if pick(slotKey{p.ren.ID, s.Path.String(), f}) {
+		rr, lr := dye.ParseImage(s.Image), dye.ParseImage(live)
+		for _, f := range dye.ImageFields {
+			if pick(dye.SlotKey{Obj: p.ren.ID, Path: s.Path.String(), Field: f}) {
 				lr.SetComponent(f, rr.Component(f))
 			}
 		}
 		jsonvalue.Set(view, s.Path, lr.String())
 	}
-	if replicaKinds[p.ren.ID.Kind] && pick(slotKey{p.ren.ID, replicasPath.String(), fieldCount}) {
-		restore(view, p.ren.Object, replicasPath)
+	if dye.ReplicaKinds[p.ren.ID.Kind] && pick(dye.SlotKey{Obj: p.ren.ID, Path: dye.ReplicasPath.String(), Field: dye.FieldCount}) {
+		sourceform.Restore(view, p.ren.Object, dye.ReplicasPath)
 	}
 	a.overridePlaced(view, p, pick)
 }
 
 // routesOf lists the routes that carry a slot of the object.
-func (a *analysis) routesOf(id objectID) []*route {
+func (a *analysis) routesOf(id render.ID) []*route {
 	var out []*route
 	for _, r := range a.routes {
 		for _, s := range r.Slots {
@@ -422,15 +417,15 @@ func (a *analysis) routesOf(id objectID) []*route {
 }
 
 // dropRoutes removes the routes that carry the object's slot at or under p.
-func (a *analysis) dropRoutes(id objectID, p jsonvalue.Path) {
+func (a *analysis) dropRoutes(id render.ID, p jsonvalue.Path) {
 	a.dropVarRoutes(id, p)
 	a.routes = slices.DeleteFunc(a.routes, func(r *route) bool { return carries(r.Slots, id, p) })
 	a.dropPlaced(id, p)
 }
 
 // carries reports whether any of slots is the object's field at or under p.
-func carries(slots []slotRef, id objectID, p jsonvalue.Path) bool {
-	return slices.ContainsFunc(slots, func(s slotRef) bool { return s.Obj == id && s.Path.HasPrefix(p) })
+func carries(slots []dye.Slot, id render.ID, p jsonvalue.Path) bool {
+	return slices.ContainsFunc(slots, func(s dye.Slot) bool { return s.Obj == id && s.Path.HasPrefix(p) })
 }
 
 // applyRoutes writes the routes into fresh copies of their kustomization
@@ -439,7 +434,7 @@ func (a *analysis) applyRoutes(files map[string][]byte) error {
 	byFile := map[string][]*route{}
 	var order []string
 	for _, r := range a.routes {
-		f := r.Entry.file()
+		f := r.Entry.File()
 		if byFile[f] == nil {
 			order = append(order, f)
 		}
@@ -466,7 +461,7 @@ func (a *analysis) applyRoutes(files map[string][]byte) error {
 		// A config's entry is a node like a label's: edited in its
 		// document, or in the inline config that holds it.
 		for _, r := range configs {
-			if data, err = setNode(r.Entry.configNode(r.Field), data, r.Value); err != nil {
+			if data, err = setNode(r.Entry.ConfigNode(r.Field), data, r.Value); err != nil {
 				return err
 			}
 		}
@@ -531,7 +526,7 @@ func entryLine(f *yamledit.File, r *route) int {
 		return 0
 	}
 	if r.Entry.Config.File != "" {
-		return nodeLine(f, r.Entry.configNode(r.Field))
+		return nodeLine(f, r.Entry.ConfigNode(r.Field))
 	}
 	doc, err := f.Value(0)
 	if err != nil {

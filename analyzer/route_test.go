@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"github.com/driftback/driftback/analyzer/dye"
 	"strings"
 	"testing"
 
@@ -127,8 +128,8 @@ func TestRegexEntryNameOnImageVolume(t *testing.T) {
 
 func TestReplicasEntryWithoutSourceField(t *testing.T) {
 	repo, p := routedPlan(t, func(live []map[string]any) {
-		set(t, find(t, live, "Deployment", "api"), replicasPath, 5)
-		set(t, find(t, live, "ReplicationController", "legacy"), replicasPath, 4)
+		set(t, find(t, live, "Deployment", "api"), dye.ReplicasPath, 5)
+		set(t, find(t, live, "ReplicationController", "legacy"), dye.ReplicasPath, 4)
 	})
 	if len(p.Edits) != 2 || len(p.Refusals) != 0 || len(p.Files) != 1 {
 		t.Fatalf("%s", dump(p))
@@ -256,7 +257,7 @@ func TestRenameChainTurnsOffNameDye(t *testing.T) {
 		t.Errorf("tag routing must still work; names are undyed: %+v\n%s", e, dump(p))
 	}
 	d, err := dyeRoot(repo, mustBuild(t, repo, "ov"), false)
-	if err != nil || d.namesDyed {
+	if err != nil || d.NamesDyed {
 		t.Errorf("names dyed despite a rename chain: %v", err)
 	}
 }
@@ -279,7 +280,7 @@ func TestDyeSeesEveryEntryThroughTwoLevels(t *testing.T) {
 		t.Fatal(err)
 	}
 	suppliers := map[string]string{}
-	for k, s := range d.suppliers {
+	for k, s := range d.Suppliers {
 		suppliers[k.Obj.Name+" "+k.Path+" "+k.Field] = s.Entry.String() + " " + s.Field
 	}
 	want := map[string]string{
@@ -312,7 +313,7 @@ func TestOverlayWriteScopeAuthorsEntry(t *testing.T) {
 	repo := repoOf(t, files)
 	live := renderedLive(t, repo, "ov")
 	set(t, live[0], containers(jsonvalue.Name("app"), jsonvalue.Key("image")), "app:v2")
-	set(t, live[0], replicasPath, 4)
+	set(t, live[0], dye.ReplicasPath, 4)
 	p, err := Analyze(Input{Repo: repo, Root: "ov", Live: asLive(live), Options: Options{WriteScope: "ov"}})
 	if err != nil {
 		t.Fatal(err)

@@ -1,15 +1,17 @@
 package analyzer
 
 import (
-	"github.com/driftback/driftback/internal/kube"
-
 	"bytes"
 	"errors"
 	"slices"
 	"sync/atomic"
 
+	"github.com/driftback/driftback/analyzer/gitops"
 	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/render"
+	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/repofs"
+	"github.com/driftback/driftback/internal/yamledit"
 )
 
 // Snapshot is one commit of a repository with what the analyzer learns of
@@ -56,6 +58,34 @@ func (s *Snapshot) Plan(root string, live []kube.LiveObject, opts Options) (*Pla
 func (s *Snapshot) Builds() int64 { return s.builds.Load() }
 
 func (s *Snapshot) renderer() renderer { return renderer{cache: s.renders, builds: &s.builds} }
+
+// RenderCache remembers renders across snapshots (render.Cache).
+type RenderCache = render.Cache
+
+// DefaultRenderCacheBytes is the render cache's budget when none is given.
+const DefaultRenderCacheBytes = render.DefaultCacheBytes
+
+// NewRenderCache returns a cache keeping renders up to maxBytes (< 1 means
+// DefaultRenderCacheBytes). A root costs up to three renders: the plain,
+// the dyed and the verified one.
+func NewRenderCache(maxBytes int64) *RenderCache { return render.NewCache(maxBytes) }
+
+// renderer runs the builds of one snapshot's plans, through the cache
+// shared across snapshots when there is one, counting every kustomize run.
+type renderer struct {
+	cache  *RenderCache // nil: every render builds
+	builds *atomic.Int64
+	post   *gitops.Flux // what the GitOps tool does to the built objects; nil: nothing
+}
+
+// render builds the tree through the cache.
+func (r renderer) render(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, parsed map[string]*yamledit.File) ([]render.Object, error) {
+	var post render.PostBuild // a nil *gitops.Flux must stay a nil PostBuild
+	if r.post != nil {
+		post = r.post
+	}
+	return r.cache.Build(r.builds, repo, t, extra, parsed, post)
+}
 
 // SameInputs reports whether root reads the same files with the same bytes
 // here and in other: a plan of root would then be the same on both.

@@ -50,6 +50,9 @@ type Bot struct {
 	// archived: per target, its repository refused a write as archived
 	// (read-only); polls only ask whether it still is.
 	archived remembered[bool]
+	// moved: per target, its repository's current owner/name when GitHub
+	// redirected the configured one there (moved.go).
+	moved remembered[movedRepo]
 }
 
 // Options are the parts of a Bot that have defaults.

@@ -381,6 +381,7 @@ func TestOtherAppsCheckRunsAreLeftAlone(t *testing.T) {
 func TestTeamReviewersWithTheManifestsPermissions(t *testing.T) {
 	h := newHarness(t, writeThroughOnly(t))
 	h.target.Config.PullRequest.TeamReviewers = []string{"platform"}
+	h.srv.GrantTeam(owner, repo, "platform")
 	h.poll()
 	if pr := h.openPR(); len(pr.Teams) != 1 || pr.Teams[0] != "platform" {
 		t.Fatalf("PR %+v", pr)
@@ -394,7 +395,12 @@ func TestWorkflowChangeOnTheBaseIsReportedNotRetried(t *testing.T) {
 	h := newHarness(t, writeThroughOnly(t))
 	h.poll()
 	log := h.logTo()
-	newBase := h.srv.Commit(owner, repo, "main", "alice", map[string][]byte{".github/workflows/ci.yml": []byte("on: push\n")})
+	// The commit also changes a file the target reads: one that changes
+	// nothing it reads leaves the branch where it is (§11), and so is
+	// never asked to move.
+	worker, _ := h.srv.File(owner, repo, "main", "base/worker.yaml")
+	newBase := h.srv.Commit(owner, repo, "main", "alice", map[string][]byte{".github/workflows/ci.yml": []byte("on: push\n"),
+		"base/worker.yaml": append([]byte("# the worker\n"), worker...)})
 	if err := h.pollErr(); err != nil {
 		t.Fatalf("a refusal that retrying cannot fix failed the poll: %v", err)
 	}
@@ -644,8 +650,10 @@ func TestLostAnnotationBatchIsNotAppendedTwice(t *testing.T) {
 // three tries rather than failing every poll (issue 30, item 6).
 func TestClassicProtectionRefusalsAreReported(t *testing.T) {
 	for name, rule := range map[string]githubtest.Ruleset{
-		"classic": {Name: "protect", Include: []string{"refs/heads/*/*"}, NoForcePush: true, Classic: true},
-		"silent":  {Name: "silent", Include: []string{"refs/heads/driftback/*"}, Silent: true},
+		"classic":    {Name: "protect", Include: []string{"refs/heads/*/*"}, NoForcePush: true, Classic: true},
+		"silent":     {Name: "silent", Include: []string{"refs/heads/driftback/*"}, Silent: true},
+		"restricted": {Name: "restricted", Include: []string{"refs/heads/driftback/*"}, Classic: true, Restricted: true},
+		"required":   {Name: "required", Include: []string{"refs/heads/driftback/*"}, Classic: true, RequiredChecks: []string{"ci"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			h := newHarness(t, writeThroughOnly(t))
@@ -656,7 +664,8 @@ func TestClassicProtectionRefusalsAreReported(t *testing.T) {
 				t.Fatalf("the refusal failed the poll: %v", err)
 			}
 			want := map[string]string{"classic": "branch protection refused it: Cannot force-push to this protected branch",
-				"silent": "refused to move the branch three times"}[name]
+				"silent": "refused to move the branch three times", "restricted": "branch protection refused it: You're not authorized to push",
+				"required": `branch protection refused it: Required status check "ci" is expected`}[name]
 			if run := h.check(h.base); run.Conclusion != "failure" || !strings.Contains(run.Summary, want) {
 				t.Fatalf("not reported: %s %q\n%s", run.Conclusion, run.Title, run.Summary)
 			}

@@ -12,14 +12,16 @@ import (
 
 // unknownOutcome reports whether a failed write may have been done all the
 // same: GitHub answered 5xx, or the answer never came. A refusal (4xx), a
-// rate limit (the request was not done) or the poll's own end is not.
+// rate limit or a deferred check run (the request was not sent) or the
+// poll's own end is not.
 func unknownOutcome(ctx context.Context, err error) bool {
 	if ctx.Err() != nil {
 		return false
 	}
 	var paused *githubapi.PausedError
+	var deferred *githubapi.DeferredError
 	var fenced *githubapi.FencedError
-	if errors.As(err, &paused) || errors.As(err, &fenced) {
+	if errors.As(err, &paused) || errors.As(err, &deferred) || errors.As(err, &fenced) {
 		return false
 	}
 	var er *github.ErrorResponse

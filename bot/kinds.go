@@ -22,7 +22,7 @@ import (
 // kindsKey names what a target's rendered kinds depend on that a poll
 // knows before it lists.
 func kindsKey(p *poll) string {
-	return p.baseSHA + "\x00" + fingerprint(p.applied) + "\x00" + fingerprint(p.t.Config)
+	return p.at.base + "\x00" + appliedFingerprint(p) + "\x00" + fingerprint(p.t.Config)
 }
 
 // readKinds is the kinds this poll may narrow its listing to, or nil for
@@ -41,7 +41,7 @@ func (b *Bot) readKinds(p *poll) []string {
 // when nothing of those kinds moved.
 func liveFingerprint(p *poll, kinds []string) string {
 	read := cluster.Narrow(cluster.Listing{Objects: p.objs, Coverage: p.coverage}, kinds)
-	return fingerprint(read.Objects) + fingerprint(read.Coverage) + fingerprint(p.applied)
+	return fingerprint(read.Objects) + fingerprint(read.Coverage) + appliedFingerprint(p)
 }
 
 // covers reports whether a listing narrowed to read (nil: every kind)

@@ -85,10 +85,16 @@ func TestPollListsOnlyTheRenderedKinds(t *testing.T) {
 		t.Error("a poll at the same revision read every kind")
 	}
 
+	// A commit that changes nothing the root reads keeps the key.
 	h.base = h.srv.Commit(owner, repo, "main", "octocat", map[string][]byte{"README.md": []byte("moved on\n")})
+	if out := h.poll(); !out.Idle || rec.last(t).Only == nil {
+		t.Errorf("a commit that touches nothing the root reads: idle %v, narrowed to %v", out.Idle, rec.last(t).Only)
+	}
+	k, _ := h.srv.File(owner, repo, "main", "overlays/prod/kustomization.yaml")
+	h.base = h.srv.Commit(owner, repo, "main", "octocat", map[string][]byte{"overlays/prod/kustomization.yaml": append([]byte("# moved on\n"), k...)})
 	h.poll()
 	if s := rec.scopes[len(rec.scopes)-1]; s.Only != nil {
-		t.Errorf("the first poll at a new base commit narrowed to %v", s.Only)
+		t.Errorf("the first poll at a base commit that changed the root's files narrowed to %v", s.Only)
 	}
 }
 

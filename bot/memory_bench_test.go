@@ -208,6 +208,21 @@ func BenchmarkMemory(b *testing.B) {
 	}
 }
 
+// pausedUntil is when a round that ended on err may write again: a pause
+// (a rate limit, the hourly budget) or check runs deferred for the budget's
+// reserve; ok is false for any other outcome.
+func pausedUntil(err error) (time.Time, bool) {
+	var paused *githubapi.PausedError
+	var deferred *githubapi.DeferredError
+	switch {
+	case errors.As(err, &paused):
+		return paused.Until, true
+	case errors.As(err, &deferred):
+		return deferred.Until, true
+	}
+	return time.Time{}, false
+}
+
 // memoryFigures is what the bot process of BenchmarkMemory reports.
 type memoryFigures struct {
 	PeakRSS, PeakHeap, PeakLive, HeapAfterGC int64
@@ -282,11 +297,11 @@ func memoryChild(cfgPath string) int {
 		switch in.Text() {
 		case "poll":
 			err := r.PollOnce(ctx)
-			var paused *githubapi.PausedError
-			for errors.As(err, &paused) {
-				// A runner waits out a pause before its next round: so
-				// does the bot here, on the virtual clock.
-				if err = opts.Sleep(ctx, paused.Until.Sub(opts.Now())); err == nil {
+			for until, ok := pausedUntil(err); ok; until, ok = pausedUntil(err) {
+				// A runner waits out a pause (or the check runs deferred
+				// for the pull requests' part of the budget) before its
+				// next round: so does the bot here, on the virtual clock.
+				if err = opts.Sleep(ctx, until.Sub(opts.Now())); err == nil {
 					err = r.PollOnce(ctx)
 				}
 			}

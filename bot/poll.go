@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"sort"
 	"strings"
 
@@ -42,6 +41,8 @@ type poll struct {
 	scope               cluster.Scope         // what the objects were listed with
 	only                []string              // the kinds the listing was narrowed to (kinds.go); nil: every kind
 	kinds               []string              // the kinds the plan's render held; nil: no plan
+	at                  revs                  // the commits the memo compares (inputs.go)
+	settled             bool                  // at is set
 	out                 Outcome
 }
 
@@ -49,7 +50,11 @@ type poll struct {
 // pull requests are compared by content, not by a 304: GitHub's ETags
 // belong to one token, and tokens rotate hourly.
 type memo struct {
-	base, live, config, prs string
+	// base and applied are the commits the last plan ran at; a later
+	// commit where the target reads the same bytes compares equal
+	// (inputs.go). writes are the paths that plan wrote, one a line.
+	base, applied, writes string
+	live, config, prs     string
 	// remotes is what the remote bases' refs named when last read, so a
 	// branch that moves wakes the target; pins are those refs.
 	remotes string
@@ -79,6 +84,7 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 	}
 	p := &poll{t: t, log: b.log().With("target", tc.Name), owner: tc.Owner(), repo: tc.RepoName(), branch: tc.Branch(), rerun: rerun}
 	b.Metrics.Inc("driftback_polls_total", map[string]string{"target": tc.Name})
+	b.current(p)
 
 	if _, ok := b.archived.get(tc.Name); ok {
 		// Nothing can be written, not even a check run: ask only whether
@@ -101,13 +107,12 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 		}
 		p.baseBranch = r.GetDefaultBranch()
 	}
-	ref, _, err := b.GitHub.Git.GetRef(ctx, p.owner, p.repo, "heads/"+p.baseBranch)
-	if err != nil {
-		return Outcome{}, fmt.Errorf("base branch %s: %w", p.baseBranch, err)
+	var err error
+	if p.baseSHA, err = b.baseHead(ctx, p); err != nil {
+		return Outcome{}, err
 	}
-	p.baseSHA = ref.GetObject().GetSHA()
 
-	if err := readLive(ctx, p, func() []string { return b.readKinds(p) }); err != nil {
+	if err := readLive(ctx, p, func() []string { b.settle(ctx, p); return b.readKinds(p) }); err != nil {
 		err = fmt.Errorf("cluster %s: %w", tc.Cluster, err)
 		if s := stallOf(p, err); s != nil {
 			// The cluster refused the read for good: say why on the base
@@ -125,9 +130,10 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 	if err != nil {
 		return Outcome{}, fmt.Errorf("pull requests of %s: %w", p.branch, err)
 	}
-	m := memo{base: p.baseSHA, live: liveFingerprint(p, p.only), config: fingerprint(tc), prs: fingerprint(p.prs)}
+	b.settle(ctx, p)
+	m := memo{base: p.at.base, applied: p.at.applied, live: liveFingerprint(p, p.only), config: fingerprint(tc), prs: prsFingerprint(p.prs)}
 	if last, ok := b.memo.get(tc.Name); ok {
-		m.pins = last.pins
+		m.pins, m.writes = last.pins, last.writes
 		if p.only != nil {
 			m.kinds, m.kindsAt = last.kinds, last.kindsAt // what the listing was narrowed by
 		}
@@ -135,6 +141,7 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 			return Outcome{}, err
 		}
 		if last == m && rerun == "" {
+			b.carry(p, m)
 			return Outcome{Idle: true}, nil
 		}
 	}
@@ -150,14 +157,27 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 		}
 		return p.out, err
 	}
-	// Remember the pull requests as this poll left them (which also primes
-	// the conditional-request cache).
-	after, err := b.listPRs(ctx, p)
-	if err != nil {
+	if err := b.remember(ctx, p, m); err != nil {
 		return p.out, err
 	}
-	m.prs = fingerprint(after)
+	b.stalls.forget(tc.Name)
+	return p.out, nil
+}
+
+// remember keeps what a poll that reconciled saw, for the next poll's idle
+// check: m with the pull requests as this poll left them (which also
+// primes the conditional-request cache) and the commits it planned at.
+func (b *Bot) remember(ctx context.Context, p *poll, m memo) error {
+	after, err := b.listPRs(ctx, p)
+	if err != nil {
+		return err
+	}
+	m.prs = prsFingerprint(after)
 	m.pins, m.remotes = encodePins(p.pins), fingerprint(p.pins)
+	// What this plan ran at, not a commit it was found the same as.
+	p.unsettle()
+	m.base, m.applied, m.writes = p.at.base, p.at.applied, plannedWrites(p.out.Plan)
+	m.live = liveFingerprint(p, p.only)
 	m.kinds, m.kindsAt = "", ""
 	if p.kinds != nil && !p.t.ByInventory {
 		// The next poll at this key reads only these kinds: remember the
@@ -166,9 +186,8 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 		m.kinds, m.kindsAt = strings.Join(p.kinds, "\n"), kindsKey(p)
 		m.live = liveFingerprint(p, p.kinds)
 	}
-	b.memo.set(tc.Name, m)
-	b.stalls.forget(tc.Name)
-	return p.out, nil
+	b.memo.set(p.t.Config.Name, m)
+	return nil
 }
 
 // readLive reads the target's live objects. A target that reads an
@@ -339,23 +358,7 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 		// A revision comes with the remote bases its root names, fetched at
 		// their pinned refs; a failed fetch fails the poll.
 		Load: func(ctx context.Context, rev string) (*analyzer.Snapshot, error) {
-			snap, err := b.Archives.Load(ctx, p.owner, p.repo, rev)
-			if err != nil && rev != p.baseSHA && (errors.Is(err, errNoSuchRevision) || isNotFound(err)) {
-				// The base head exists; a revision the tool applied may not.
-				return nil, &missingCommit{sha: rev, err: err}
-			}
-			if err != nil {
-				return nil, err
-			}
-			mounted, pins, err := b.Archives.WithRemotes(ctx, snap, p.owner+"/"+p.repo+"@"+rev, tc.Root)
-			for _, pin := range pins {
-				// A plan loads the applied revision and the base: a ref
-				// both name is remembered once.
-				if !slices.Contains(p.pins, pin) {
-					p.pins = append(p.pins, pin)
-				}
-			}
-			return mounted, err
+			return b.snapshotAt(ctx, p, rev, &p.pins)
 		},
 	})
 	p.out.Waiting = res.Waiting

@@ -200,6 +200,11 @@ func (r *Runner) pollOne(ctx context.Context, t *Target, timeout time.Duration) 
 			log.Warn("GitHub rate limit; the other targets wait for the next poll", "limit", pause)
 			return false, err
 		}
+		if deferred(err) {
+			// The budget's reserve is kept for pull requests: this target's
+			// check run waits for a later round; not its failure.
+			return false, err
+		}
 		r.failure(t.Config.Name)
 		return false, err
 	}
@@ -220,6 +225,10 @@ func (r *Runner) pollTarget(ctx, tctx context.Context, t *Target, log *slog.Logg
 		return err // the round was stopped: the caller logs it
 	}
 	m.Observe("driftback_poll_duration_seconds", labels, took.Seconds())
+	if deferred(err) {
+		log.Warn("check run deferred to a later poll", "reason", err.Error())
+		return err
+	}
 	if err != nil {
 		m.Inc("driftback_poll_errors_total", labels)
 		log.Error("poll failed", "error", err.Error())
@@ -281,6 +290,13 @@ func rateLimited(err error) string {
 		return "secondary"
 	}
 	return ""
+}
+
+// deferred reports a check run held back for the pull requests' part of
+// the write budget (githubapi.DeferredError).
+func deferred(err error) bool {
+	var d *githubapi.DeferredError
+	return errors.As(err, &d)
 }
 
 // backingOff reports whether a failing target sits out this poll.

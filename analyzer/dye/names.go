@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/driftback/driftback/analyzer/render"
+	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/kube"
 )
 
@@ -118,4 +119,65 @@ func FollowHashes(lives []kube.LiveObject, objects []render.Object) (out []kube.
 		out[i].Object = ReplaceStrings(l.Object, r, nil).(map[string]any)
 	}
 	return out, followed
+}
+
+// Unhash is edited with every generated object whose content hash moved
+// from base named as in base, and every reference to it too; false when
+// nothing was renamed, or when the two differ in more than names.
+func Unhash(base, edited []render.Object) ([]render.Object, bool) {
+	names, ok := Renames(edited, base)
+	if !ok || len(names) == 0 {
+		return nil, false
+	}
+	var pairs []string
+	for now, was := range names {
+		pairs = append(pairs, now, was)
+	}
+	back := strings.NewReplacer(pairs...)
+	var out []render.Object
+	for i, o := range edited {
+		o.Object = ReplaceStrings(o.Object, back, nil).(map[string]any)
+		o.ID = base[i].ID
+		out = append(out, o)
+	}
+	return out, true
+}
+
+// Holding lists the objects, but the one named self, that hold name in
+// some string (a reference to that object), and of those the workloads
+// that hold it in their pod template, which roll on a change of it (a
+// Job's template cannot change, so it is only named).
+func Holding(objs []render.Object, name, self string) (all, roll []render.Object) {
+	for _, o := range objs {
+		if o.ID.Name == self || !holdsString(o.Object, name) {
+			continue
+		}
+		all = append(all, o)
+		if t, ok := jsonvalue.Get(o.Object, jsonvalue.ParseSimple("spec.template")); ok && rollingKinds[o.ID.Kind] && holdsString(t, name) {
+			roll = append(roll, o)
+		}
+	}
+	return all, roll
+}
+
+var rollingKinds = map[string]bool{"Deployment": true, "StatefulSet": true, "DaemonSet": true, "ReplicaSet": true, "ReplicationController": true}
+
+func holdsString(v any, s string) bool {
+	switch t := v.(type) {
+	case map[string]any:
+		for _, c := range t {
+			if holdsString(c, s) {
+				return true
+			}
+		}
+	case []any:
+		for _, c := range t {
+			if holdsString(c, s) {
+				return true
+			}
+		}
+	case string:
+		return strings.Contains(t, s)
+	}
+	return false
 }

@@ -4,7 +4,8 @@
 // Application (the repo server's `kustomize edit`) rewrite the root
 // kustomization, which entry fields and value inputs of the rewritten
 // root their settings supply, where those settings sit in the tool's
-// object, and how substituted text is solved for its variables.
+// object, and how substituted text is solved for its variables (Solve,
+// Flux.VarField).
 //
 // It may import analyzer/render (object identity), analyzer/dye (the entry
 // vocabulary its settings are written in), analyzer/ktree and internal

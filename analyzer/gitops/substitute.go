@@ -171,3 +171,35 @@ func StringPaths(v any, p jsonvalue.Path, match func(string) bool) []jsonvalue.P
 	}
 	return nil
 }
+
+// VarValue is what one field asks of a variable substituted into it: the
+// value the field's live text gives the variable, and whether that
+// differs from the value it has.
+type VarValue struct {
+	Var, Value string
+	Changed    bool
+}
+
+// VarField reads one field the variable-dyed render shows variables in
+// (tmpl, its dyed text). A field whose live value equals the render asks
+// each of its variables for the value it has; a drifted one is solved for
+// their new values. false when the live value does not keep the text
+// around them (or the field is gone).
+func (f *Flux) VarField(tmpl string, rendered, live any, present bool, byNonce map[string]string) ([]VarValue, bool) {
+	if present && jsonvalue.Equal(rendered, live) {
+		var out []VarValue
+		for _, n := range VarsIn(tmpl, byNonce) {
+			out = append(out, VarValue{Var: n, Value: f.Vars[n]})
+		}
+		return out, true
+	}
+	got, ok := Solve(tmpl, ScalarText(live), byNonce)
+	if !present || !ok {
+		return nil, false
+	}
+	out := make([]VarValue, 0, len(got))
+	for n, v := range got {
+		out = append(out, VarValue{Var: n, Value: v, Changed: v != f.Vars[n]})
+	}
+	return out, true
+}

@@ -21,7 +21,13 @@ const mutationsPerHour = 450
 // would hold up every other write (and, before, the token refresh) and
 // fail on its deadline; a PausedError instead stops the round the way a
 // limit GitHub asked for does, and reads go on meanwhile.
-func (t *resilientTransport) hourlyBudget() error {
+//
+// A check-run write may not spend the last part of the budget (reserveOf):
+// that is kept for pull requests, so a round of many check runs — a
+// commit that touches every root — cannot starve a target's branch push
+// and pull request behind it. The check run is refused with a
+// DeferredError instead, which ends that target's poll only.
+func (t *resilientTransport) hourlyBudget(req *http.Request) error {
 	now := t.opts.Now()
 	keep := t.recent[:0]
 	for _, at := range t.recent {
@@ -31,12 +37,46 @@ func (t *resilientTransport) hourlyBudget() error {
 	}
 	t.recent = keep
 	budget := t.writeBudget()
+	if checkRunWrite(req) {
+		limit := budget - reserveOf(budget)
+		if len(t.recent) < limit {
+			return nil
+		}
+		t.opts.Metrics.Inc("driftback_github_rate_limited_total", map[string]string{"kind": "check-run-reserve"})
+		return &DeferredError{Until: t.recent[len(t.recent)-limit].Add(time.Hour), Reserved: budget - limit}
+	}
 	if len(t.recent) < budget {
 		return nil
 	}
 	t.opts.Metrics.Inc("driftback_github_rate_limited_total", map[string]string{"kind": "hourly-budget"})
 	// The write that frees a slot is the one budget places from the end.
 	return &PausedError{Until: t.recent[len(t.recent)-budget].Add(time.Hour), Kind: budgetKind, Budget: budget}
+}
+
+// reserveOf is the part of an hourly budget only pull-request writes
+// (branch, commit, pull request, labels, comments) may spend: a tenth,
+// at least enough for one new pull request (tree, commit, ref, pull
+// request, labels, reviewers, body).
+func reserveOf(budget int) int {
+	return min(budget/2, max(budget/10, 7))
+}
+
+// checkRunWrite reports a request that creates or updates a check run.
+func checkRunWrite(req *http.Request) bool {
+	return req.Method != http.MethodGet && strings.Contains(req.URL.Path, "/check-runs")
+}
+
+// DeferredError is a check run held back because what is left of the
+// hour's write budget is kept for pull requests. It ends that target's
+// poll (which posts the check run on a later round), not the round.
+type DeferredError struct {
+	Until    time.Time // when a check run may be written again
+	Reserved int       // the writes an hour kept for pull requests
+}
+
+func (e *DeferredError) Error() string {
+	return fmt.Sprintf("check run deferred: the last %d writes of driftback's hourly GitHub budget are kept for pull requests, until %s",
+		e.Reserved, e.Until.UTC().Format(time.RFC3339))
 }
 
 // writeBudget is this replica's part of the installation's hourly budget:

@@ -122,3 +122,51 @@ func TestWriteBudgetIsSharedByReplicas(t *testing.T) {
 		t.Errorf("one of three replicas wrote %d times in the hour, want %d", wrote, mutationsPerHour/3)
 	}
 }
+
+// Check runs leave the last part of the hour's budget to pull requests
+// (issue 30, item 2): past budget minus the reserve a check-run write is
+// deferred (not a pause of every write), while a branch or pull-request
+// write may still spend the reserve.
+func TestCheckRunsLeaveTheReserve(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(201) }))
+	defer srv.Close()
+	now := time.Unix(1_700_000_000, 0)
+	tr := &resilientTransport{base: http.DefaultTransport, opts: ClientOptions{
+		Now: func() time.Time { return now }, MutationGap: time.Second, MaxRetries: 1, Metrics: &counts{},
+		Sleep: func(_ context.Context, d time.Duration) error { now = now.Add(d); return nil },
+	}}
+	client := &http.Client{Transport: tr}
+	reserve := reserveOf(mutationsPerHour)
+	if reserve < 7 || reserve > mutationsPerHour/5 {
+		t.Fatalf("reserve %d of %d", reserve, mutationsPerHour)
+	}
+	post := func(path string) error {
+		resp, err := client.Post(srv.URL+path, "application/json", nil)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	checks := 0
+	for ; checks <= mutationsPerHour; checks++ {
+		if err := post("/repos/o/r/check-runs"); err != nil {
+			var d *DeferredError
+			if !errors.As(err, &d) || d.Reserved != reserve {
+				t.Fatalf("check run %d: %v; want it deferred for a reserve of %d", checks, err, reserve)
+			}
+			break
+		}
+	}
+	if checks != mutationsPerHour-reserve {
+		t.Fatalf("%d check runs written, want %d", checks, mutationsPerHour-reserve)
+	}
+	for i := range reserve {
+		if err := post("/repos/o/r/git/refs"); err != nil {
+			t.Fatalf("pull-request write %d of the reserve: %v", i, err)
+		}
+	}
+	var paused *PausedError
+	if err := post("/repos/o/r/pulls"); !errors.As(err, &paused) {
+		t.Fatalf("a write past the whole budget: %v; want a pause", err)
+	}
+}

@@ -39,7 +39,7 @@ func (t *resilientTransport) RoundTrip(req *http.Request) (*http.Response, error
 	if contentWrite(req) {
 		t.mutate.Lock()
 		defer t.mutate.Unlock()
-		if err := t.hourlyBudget(); err != nil {
+		if err := t.hourlyBudget(req); err != nil {
 			return nil, err
 		}
 		if gap := t.opts.MutationGap - t.opts.Now().Sub(t.lastMut); gap > 0 && !t.lastMut.IsZero() {

@@ -76,6 +76,25 @@ func (s *Server) AddInstallation(appID, installationID int64, owner string) {
 	s.installs[installationID] = &installation{id: installationID, app: appID, owner: owner, created: s.now()}
 }
 
+// suspendedMessage is GitHub's 403 for every request of a suspended
+// installation, the token request included.
+const suspendedMessage = "This installation has been suspended"
+
+// SuspendInstallation suspends an installation (its owner's "Suspend" in
+// the settings) or, with suspended false, lifts the suspension. A suspended
+// installation gets no tokens and its tokens do nothing.
+func (s *Server) SuspendInstallation(installationID int64, suspended bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if in := s.installs[installationID]; in != nil {
+		in.suspended = nil
+		if suspended {
+			at := s.now()
+			in.suspended = &at
+		}
+	}
+}
+
 // Token issues an installation token without HTTP, for tests that do not
 // exercise the app flow.
 func (s *Server) Token(installationID int64) string {
@@ -180,6 +199,9 @@ func (c *call) createToken() *reply {
 	if in == nil || in.app != c.app.id {
 		return errReply(http.StatusNotFound, "Not Found")
 	}
+	if in.suspended != nil {
+		return errReply(http.StatusForbidden, suspendedMessage)
+	}
 	t := c.s.issueToken(id)
 	return jsonReply(http.StatusCreated, map[string]any{"token": t.value, "expires_at": ts(t.expires),
 		"permissions": permsJSON(c.app.perms), "repository_selection": "all"})
@@ -215,6 +237,10 @@ func (s *Server) installationJSON(in *installation) map[string]any {
 		slug, perms, events = a.slug, a.perms, append(events, a.events...)
 	}
 	owner := s.userLocked(in.owner, "")
+	var suspendedBy, suspendedAt any
+	if in.suspended != nil {
+		suspendedBy, suspendedAt = s.userJSON(owner), ts(*in.suspended)
+	}
 	return map[string]any{
 		"id": in.id, "app_id": in.app, "app_slug": slug, "target_id": owner.id, "target_type": owner.typ,
 		"account": s.userJSON(owner), "repository_selection": "all",
@@ -223,7 +249,7 @@ func (s *Server) installationJSON(in *installation) map[string]any {
 		"html_url":          s.URL() + fmt.Sprintf("/organizations/%s/settings/installations/%d", in.owner, in.id),
 		"permissions":       permsJSON(perms), "events": events,
 		"created_at": ts(in.created), "updated_at": ts(in.created),
-		"single_file_name": nil, "suspended_by": nil, "suspended_at": nil,
+		"single_file_name": nil, "suspended_by": suspendedBy, "suspended_at": suspendedAt,
 		"has_multiple_single_files": false, "single_file_paths": []any{},
 	}
 }

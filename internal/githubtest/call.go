@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 )
@@ -20,6 +21,9 @@ type call struct {
 	app    *app
 	inst   *installation
 	repo   *repo
+	// concurrent is how many requests of the token's installation were in
+	// flight when this one arrived, itself included.
+	concurrent int
 }
 
 func (c *call) dispatch() *reply {
@@ -42,11 +46,14 @@ func (c *call) dispatch() *reply {
 			return errReply(http.StatusUnauthorized, "Bad credentials")
 		}
 		c.app = s.apps[c.inst.app]
+		if c.inst.suspended != nil {
+			return errReply(http.StatusForbidden, suspendedMessage)
+		}
 	}
 	if owner, ok := c.params["owner"]; ok && c.rt.auth != authDownload {
 		rp := s.repoLocked(owner, c.params["repo"])
 		if moved := s.renamed[key(owner, c.params["repo"])]; rp == nil && moved != nil {
-			return redirectReply(c.r, owner, c.params["repo"], moved)
+			return s.redirectReply(c.r, owner, c.params["repo"], moved)
 		}
 		// An installation sees only its owner's repositories; others are 404, as on GitHub.
 		if rp == nil || (c.inst != nil && !strings.EqualFold(c.inst.owner, rp.owner)) {
@@ -62,8 +69,17 @@ func (c *call) dispatch() *reply {
 		return jsonReply(http.StatusForbidden, map[string]any{"message": "API rate limit exceeded for " + who + ".",
 			"documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-primary-rate-limits"})
 	}
+	if rep := c.permitted(); rep != nil {
+		return rep
+	}
 	if c.repo != nil && c.repo.archived && (Request{Method: c.r.Method}).Mutating() {
 		return errReply(http.StatusForbidden, "Repository was archived so is read-only.")
+	}
+	if c.tok != nil && c.concurrent > maxConcurrent {
+		return s.secondaryRefusal()
+	}
+	if rep := s.pointLimit(c); rep != nil {
+		return rep
 	}
 	if rep := s.contentLimit(c); rep != nil {
 		return rep
@@ -144,19 +160,56 @@ func (c *call) paged(items []any) *reply {
 	return rep
 }
 
-// redirectReply answers a request to a renamed repository's old name:
-// 301 for a read, 307 (the method kept) for a write, to the same path under
-// the new name.
-func redirectReply(r *http.Request, owner, old string, rp *repo) *reply {
+// redirectReply answers a request to a moved repository's old name as
+// GitHub does: 301 for a read, 307 (the method kept) for a write, to the
+// same path under /repositories/{id}, which names no owner.
+func (s *Server) redirectReply(r *http.Request, owner, old string, rp *repo) *reply {
 	status := http.StatusMovedPermanently
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		status = http.StatusTemporaryRedirect
 	}
-	loc := strings.Replace(r.URL.EscapedPath(), "/repos/"+owner+"/"+old, "/repos/"+rp.owner+"/"+rp.name, 1)
+	rest := strings.TrimPrefix(r.URL.EscapedPath(), "/repos/"+owner+"/"+old)
+	loc := fmt.Sprintf("%s/repositories/%d%s", s.URL(), rp.id, rest)
 	if r.URL.RawQuery != "" {
 		loc += "?" + r.URL.RawQuery
 	}
 	rep := jsonReply(status, map[string]any{"message": "Moved Permanently", "url": loc, "documentation_url": docsURL})
 	rep.header.Set("Location", loc)
 	return rep
+}
+
+// byID rewrites a request under /repositories/{id} (where GitHub's
+// redirects point) to the repository's /repos/{owner}/{repo} path, which
+// the routes and GitHub's description know. It returns the path as it
+// arrived.
+func (s *Server) byID(r *http.Request) string {
+	arrived := r.URL.EscapedPath()
+	rest, ok := strings.CutPrefix(arrived, "/repositories/")
+	if !ok {
+		return arrived
+	}
+	idPart, tail, _ := strings.Cut(rest, "/")
+	id, err := strconv.ParseInt(idPart, 10, 64)
+	if err != nil {
+		return arrived
+	}
+	s.mu.Lock()
+	var found *repo
+	for _, rp := range s.repos {
+		if rp.id == id {
+			found = rp
+		}
+	}
+	s.mu.Unlock()
+	if found == nil {
+		return arrived
+	}
+	escaped := "/repos/" + url.PathEscape(found.owner) + "/" + url.PathEscape(found.name)
+	if tail != "" {
+		escaped += "/" + tail
+	}
+	if p, err := url.PathUnescape(escaped); err == nil {
+		r.URL.Path, r.URL.RawPath = p, escaped
+	}
+	return arrived
 }

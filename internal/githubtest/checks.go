@@ -13,6 +13,7 @@ import (
 // CheckRun is the test-side view of a check run.
 type CheckRun struct {
 	ID                     int64
+	SuiteID                int64 // the check suite: one per App and commit
 	Name, HeadSHA          string
 	Status, Conclusion     string
 	Title, Summary, Text   string
@@ -39,7 +40,8 @@ func (s *Server) CheckRunAs(appID int64, owner, name string, run CheckRun) int64
 	}
 	now := s.now()
 	cr := &checkRun{id: s.id(), name: run.Name, headSHA: run.HeadSHA, status: "completed", conclusion: run.Conclusion,
-		started: &now, completed: &now, externalID: run.ExternalID, title: run.Title, summary: run.Summary, app: appID}
+		started: &now, completed: &now, externalID: run.ExternalID, title: run.Title, summary: run.Summary, app: appID,
+		suite: s.suiteLocked(rp, appID, run.HeadSHA)}
 	rp.checkRuns = append(rp.checkRuns, cr)
 	return cr.id
 }
@@ -57,7 +59,7 @@ func (s *Server) CheckRuns(owner, name, sha string) []CheckRun {
 		if cr.headSHA != sha {
 			continue
 		}
-		c := CheckRun{ID: cr.id, Name: cr.name, HeadSHA: cr.headSHA, Status: cr.status, Conclusion: cr.conclusion,
+		c := CheckRun{ID: cr.id, SuiteID: cr.suite, Name: cr.name, HeadSHA: cr.headSHA, Status: cr.status, Conclusion: cr.conclusion,
 			Title: cr.title, Summary: cr.summary, Text: cr.text, DetailsURL: cr.detailsURL, ExternalID: cr.externalID}
 		for _, a := range cr.annotations {
 			c.Annotations = append(c.Annotations, Annotation{Path: str(a["path"]), StartLine: num(a["start_line"]),
@@ -175,6 +177,7 @@ func (c *call) createCheckRun() *reply {
 	if rep := c.applyCheck(cr, &in); rep != nil {
 		return rep
 	}
+	cr.suite = c.s.suiteLocked(c.repo, cr.app, cr.headSHA)
 	c.repo.checkRuns = append(c.repo.checkRuns, cr)
 	return jsonReply(http.StatusCreated, c.s.checkRunJSON(c.repo, cr))
 }
@@ -305,6 +308,6 @@ func (s *Server) checkRunJSON(rp *repo, cr *checkRun) map[string]any {
 		"started_at": tsPtr(cr.started), "completed_at": tsPtr(cr.completed),
 		"output": map[string]any{"title": nullable(cr.title), "summary": nullable(cr.summary), "text": nullable(cr.text),
 			"annotations_count": len(cr.annotations), "annotations_url": api + "/annotations"},
-		"check_suite": map[string]any{"id": cr.id}, "app": appJ, "pull_requests": prs,
+		"check_suite": map[string]any{"id": cr.suite}, "app": appJ, "pull_requests": prs,
 	}
 }

@@ -69,3 +69,17 @@ func (s *Server) ClearFaults() {
 	defer s.mu.Unlock()
 	s.faults = nil
 }
+
+// flakyRef fails every Options.RefUpdateFailEvery-th ref write with the
+// transient 422 GitHub sends when a ref update loses a race inside GitHub.
+func (c *call) flakyRef() *reply {
+	n := c.s.opts.RefUpdateFailEvery
+	if n <= 0 {
+		return nil
+	}
+	c.s.refWrites++
+	if c.s.refWrites%n == 0 {
+		return errReply(422, "Reference update failed")
+	}
+	return nil
+}

@@ -458,6 +458,9 @@ func (c *call) createRef() *reply {
 	if def, ok := g.ref("refs/heads/" + c.repo.defaultBranch); ok {
 		from, _ = g.mergeBase(def, plumbing.NewHash(in.SHA))
 	}
+	if rep := c.repo.ruleViolation(refWrite{ref: in.Ref, to: in.SHA, creation: true}); rep != nil {
+		return rep
+	}
 	if rep := c.refWritePolicy(in.Ref, from, plumbing.NewHash(in.SHA)); rep != nil {
 		return rep
 	}
@@ -499,7 +502,7 @@ func (c *call) updateRef() *reply {
 	if !in.Force && !ff {
 		return errReply(422, "Update is not a fast forward")
 	}
-	if rep := c.repo.ruleViolation(name, !ff, false); rep != nil {
+	if rep := c.repo.ruleViolation(refWrite{ref: name, to: in.SHA, force: !ff}); rep != nil {
 		return rep
 	}
 	if rep := c.refWritePolicy(name, old, h); rep != nil {
@@ -515,7 +518,7 @@ func (c *call) deleteRef() *reply {
 	if _, ok := c.repo.git.ref(name); !ok {
 		return errReply(422, "Reference does not exist")
 	}
-	if rep := c.repo.ruleViolation(name, false, true); rep != nil {
+	if rep := c.repo.ruleViolation(refWrite{ref: name, del: true}); rep != nil {
 		return rep
 	}
 	if rep := c.flakyRef(); rep != nil {
@@ -550,20 +553,6 @@ func (c *call) refWritePolicy(ref string, from, to plumbing.Hash) *reply {
 		}
 	}
 	return c.flakyRef()
-}
-
-// flakyRef fails every Options.RefUpdateFailEvery-th ref write with the
-// transient 422 GitHub sends when a ref update loses a race inside GitHub.
-func (c *call) flakyRef() *reply {
-	n := c.s.opts.RefUpdateFailEvery
-	if n <= 0 {
-		return nil
-	}
-	c.s.refWrites++
-	if c.s.refWrites%n == 0 {
-		return errReply(422, "Reference update failed")
-	}
-	return nil
 }
 
 func (s *Server) gitUserJSON(sg object.Signature) map[string]any {

@@ -2,6 +2,7 @@ package githubtest
 
 import (
 	"crypto/rsa"
+	"fmt"
 	"strings"
 	"time"
 
@@ -36,10 +37,11 @@ func (a *app) can(permission, level string) bool {
 }
 
 type installation struct {
-	id      int64
-	app     int64
-	owner   string
-	created time.Time
+	id        int64
+	app       int64
+	owner     string
+	created   time.Time
+	suspended *time.Time // when an owner suspended it; nil while active
 }
 
 type token struct {
@@ -65,8 +67,11 @@ type repo struct {
 	checkRuns     []*checkRun
 	nextNumber    int
 	rulesets      []Ruleset
-	noDrafts      bool // a private repository on a plan without draft pull requests
-	archived      bool // read-only: every write is refused
+	noDrafts      bool             // a private repository on a plan without draft pull requests
+	archived      bool             // read-only: every write is refused
+	collaborators []string         // logins with access besides the owner
+	teams         []string         // team slugs with access
+	suites        map[string]int64 // check suite ids by "app/sha"
 }
 
 type pull struct {
@@ -120,6 +125,21 @@ type checkRun struct {
 	text        string
 	annotations []map[string]any
 	app         int64
+	suite       int64 // the check suite: one per App and commit
+}
+
+// suiteLocked is the check suite of app's runs on sha: GitHub keeps one per
+// App and commit, made with the first run. Holds s.mu.
+func (s *Server) suiteLocked(rp *repo, app int64, sha string) int64 {
+	k := fmt.Sprintf("%d/%s", app, sha)
+	if id, ok := rp.suites[k]; ok {
+		return id
+	}
+	if rp.suites == nil {
+		rp.suites = map[string]int64{}
+	}
+	rp.suites[k] = s.id()
+	return rp.suites[k]
 }
 
 func key(owner, name string) string { return strings.ToLower(owner + "/" + name) }

@@ -413,6 +413,9 @@ func (c *call) requestReviewers() *reply {
 			return errReply(422, "Review cannot be requested from pull request author.")
 		}
 	}
+	if !c.repo.mayReviewAll(in.Reviewers, false) || !c.repo.mayReviewAll(in.TeamReviewers, true) {
+		return errReply(422, fmt.Sprintf("Reviews may only be requested from collaborators. One or more of the users or teams you specified is not a collaborator of the %s/%s repository.", c.repo.owner, c.repo.name))
+	}
 	pr.reviewers = addUniq(pr.reviewers, in.Reviewers)
 	pr.teams = addUniq(pr.teams, in.TeamReviewers)
 	pr.updated = c.s.now()

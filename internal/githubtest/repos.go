@@ -2,7 +2,6 @@ package githubtest
 
 import (
 	"net/http"
-	"path"
 	"strings"
 )
 
@@ -129,34 +128,68 @@ func (s *Server) repoJSON(rp *repo) map[string]any {
 	return m
 }
 
-// Ruleset is a repository ruleset on branches, the part of it that guards
-// refs written through the Git Data API.
-type Ruleset struct {
-	Name string
-	// Include lists the refs it applies to, as path.Match patterns on the
-	// full ref name ("refs/heads/driftback/*").
-	Include     []string
-	NoForcePush bool // the non_fast_forward rule
-	NoDeletion  bool // the deletion rule
-	// Classic makes it a classic branch protection rule instead, refusing
-	// in its own words ("Cannot force-push to this protected branch");
-	// Silent refuses every write of a matching ref with the bare
-	// "Reference update failed" GitHub also sends.
-	Classic, Silent bool
-}
-
 // RenameRepo renames a repository as GitHub does: requests to the old
 // name are redirected (301 for reads, 307 for writes) to the new one.
 func (s *Server) RenameRepo(owner, name, newName string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.moveRepoLocked(owner, name, owner, newName)
+}
+
+// TransferRepo transfers a repository to another account, keeping its name,
+// as GitHub does: requests to the old owner/name are redirected to the new
+// one, and an installation sees it only if it covers the new owner (an
+// installation covers one account).
+func (s *Server) TransferRepo(owner, name, newOwner string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.userLocked(newOwner, "Organization")
+	s.moveRepoLocked(owner, name, newOwner, name)
+}
+
+// RenameAccount changes an account's login, as an organization's rename
+// does: its repositories move under the new login (the old paths
+// redirect) and its installations follow it.
+func (s *Server) RenameAccount(old, login string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := s.users[strings.ToLower(old)]
+	if u == nil {
+		panic("githubtest: no account " + old)
+	}
+	delete(s.users, strings.ToLower(old))
+	u.login = login
+	s.users[strings.ToLower(login)] = u
+	for _, rp := range s.reposOfLocked(old) {
+		s.moveRepoLocked(rp.owner, rp.name, login, rp.name)
+	}
+	for _, in := range s.installs {
+		if strings.EqualFold(in.owner, old) {
+			in.owner = login
+		}
+	}
+}
+
+func (s *Server) reposOfLocked(owner string) []*repo {
+	var out []*repo
+	for _, rp := range s.repos {
+		if strings.EqualFold(rp.owner, owner) {
+			out = append(out, rp)
+		}
+	}
+	return out
+}
+
+// moveRepoLocked gives a repository a new owner/name and redirects the old
+// one to it. Holds s.mu.
+func (s *Server) moveRepoLocked(owner, name, newOwner, newName string) {
 	rp := s.repoLocked(owner, name)
 	if rp == nil {
 		panic("githubtest: no repo " + owner + "/" + name)
 	}
 	delete(s.repos, key(owner, name))
-	rp.name = newName
-	s.repos[key(owner, newName)] = rp
+	rp.owner, rp.name = newOwner, newName
+	s.repos[key(newOwner, newName)] = rp
 	if s.renamed == nil {
 		s.renamed = map[string]*repo{}
 	}
@@ -186,33 +219,43 @@ func (s *Server) DisallowDrafts(owner, name string) {
 	s.withRepo(owner, name, func(rp *repo) { rp.noDrafts = true })
 }
 
-// AddRuleset puts an active ruleset on a repository.
-func (s *Server) AddRuleset(owner, name string, r Ruleset) {
-	s.withRepo(owner, name, func(rp *repo) { rp.rulesets = append(rp.rulesets, r) })
+// AddCollaborator gives a user access to the repository, which GitHub
+// requires of anyone asked for a review.
+func (s *Server) AddCollaborator(owner, name, login string) {
+	s.withRepo(owner, name, func(rp *repo) {
+		s.userLocked(login, "")
+		rp.collaborators = append(rp.collaborators, login)
+	})
 }
 
-// ruleViolation answers a ref write that an active ruleset forbids, the way
-// the refs API does: 422 with the rule's text; nil when none applies.
-func (rp *repo) ruleViolation(ref string, force, del bool) *reply {
-	for _, r := range rp.rulesets {
-		applies := false
-		for _, pat := range r.Include {
-			ok, _ := path.Match(pat, ref)
-			applies = applies || ok
-		}
-		switch {
-		case !applies:
-		case r.Silent:
-			return errReply(422, "Reference update failed")
-		case r.Classic && del && r.NoDeletion:
-			return errReply(422, "Cannot delete this protected branch")
-		case r.Classic && force && r.NoForcePush:
-			return errReply(422, "Cannot force-push to this protected branch")
-		case del && r.NoDeletion:
-			return errReply(422, "Repository rule violations found\n\nCannot delete this branch\n\n")
-		case force && r.NoForcePush:
-			return errReply(422, "Repository rule violations found\n\nCannot force-push to this branch\n\n")
+// GrantTeam gives an organization team access to the repository, which
+// GitHub requires of a team asked for a review.
+func (s *Server) GrantTeam(owner, name, slug string) {
+	s.withRepo(owner, name, func(rp *repo) { rp.teams = append(rp.teams, slug) })
+}
+
+// mayReviewAll reports whether every one of the logins (or, with team,
+// team slugs) has access to the repository.
+func (rp *repo) mayReviewAll(who []string, team bool) bool {
+	for _, w := range who {
+		if !rp.mayReview(w, team) {
+			return false
 		}
 	}
-	return nil
+	return true
+}
+
+func (rp *repo) mayReview(who string, team bool) bool {
+	list := rp.collaborators
+	if team {
+		list = rp.teams
+	} else if strings.EqualFold(who, rp.owner) {
+		return true
+	}
+	for _, c := range list {
+		if strings.EqualFold(c, who) {
+			return true
+		}
+	}
+	return false
 }

@@ -108,6 +108,8 @@ type Server struct {
 	// last hour; secondaryHits counts refusals, to vary their shape.
 	content       map[int64][]time.Time
 	secondaryHits int
+	points        map[int64][]spent          // each installation's requests of the last minute
+	inflight      map[int64]int              // each installation's requests in flight
 	manifests     map[string]pendingManifest // by one-time code
 }
 
@@ -298,6 +300,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if s.serveGit(w, r) || s.serveWeb(w, r) {
 		return
 	}
+	// In flight from the start: a request held up (a fault's delay) holds
+	// its place against the concurrency limit.
+	concurrent, release := s.enter(r)
+	defer release()
+	arrived := s.byID(r)
 	body, _ := io.ReadAll(r.Body)
 	_ = r.Body.Close()
 	rt, params := match(r.Method, r.URL.EscapedPath())
@@ -327,7 +334,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			select {
 			case <-time.After(fault.Delay):
 			case <-r.Context().Done():
-				s.record(r, op, 499, false)
+				s.record(r, arrived, op, 499, false)
 				return
 			}
 		}
@@ -348,7 +355,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Lock()
-	c := &call{s: s, r: r, params: params, body: body, rt: rt}
+	c := &call{s: s, r: r, params: params, body: body, rt: rt, concurrent: concurrent}
 	if rep == nil {
 		rep = c.dispatch()
 	}
@@ -363,7 +370,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	// Recorded before the answer leaves: a client that has its answer
 	// must find the exchange in Requests and Counters.
-	s.record(r, op, rep.status, rep.status == http.StatusNotModified)
+	s.record(r, arrived, op, rep.status, rep.status == http.StatusNotModified)
 	for k, v := range rep.header {
 		w.Header()[k] = v
 	}
@@ -422,10 +429,10 @@ func etagMatch(header, etag string) bool {
 	return false
 }
 
-func (s *Server) record(r *http.Request, op string, status int, notModified bool) {
+func (s *Server) record(r *http.Request, path, op string, status int, notModified bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	req := Request{Method: r.Method, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, Operation: op, Status: status, NotModified: notModified}
+	req := Request{Method: r.Method, Path: path, Query: r.URL.RawQuery, Operation: op, Status: status, NotModified: notModified}
 	s.log = append(s.log, req)
 	s.counters.Requests++
 	if req.Mutating() {

@@ -386,6 +386,7 @@ func TestPullRequests(t *testing.T) {
 	if len(labels) != 1 || labels[0].GetName() != "driftback" {
 		t.Fatalf("labels %v", labels)
 	}
+	e.srv.AddCollaborator(tOwner, tRepo, "alice")
 	rr := must(gh.PullRequests.RequestReviewers(ctx, tOwner, tRepo, 1, github.ReviewersRequest{Reviewers: []string{"alice"}}))
 	if len(rr.RequestedReviewers) != 1 || rr.RequestedReviewers[0].GetLogin() != "alice" {
 		t.Fatalf("reviewers %v", rr.RequestedReviewers)

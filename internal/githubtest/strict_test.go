@@ -140,6 +140,7 @@ func TestTeamReviewersNeedMembersRead(t *testing.T) {
 	perms := defaultPermissions()
 	perms["members"] = "read"
 	e.srv.SetAppPermissions(appID, perms)
+	e.srv.GrantTeam(tOwner, tRepo, "platform")
 	must(e.gh.PullRequests.RequestReviewers(e.ctx, tOwner, tRepo, 1, teams))
 	if prs := e.srv.PullRequests(tOwner, tRepo); len(prs[0].Teams) != 1 {
 		t.Fatalf("teams %v", prs[0].Teams)

@@ -1,0 +1,190 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/driftback/driftback/analyzer"
+)
+
+// A commit on the base branch that changes nothing a target reads — a
+// README, another team's overlay — cannot change its plan: the root
+// renders the same bytes, and the files its pull request writes have the
+// same readers reading the same bytes. Such a commit is not "something
+// moved" for the idle memo, so it costs the target no plan and no GitHub
+// write: no check run (the verdict on the commit that last changed the
+// target's inputs stands, DESIGN §11), no branch rebuilt onto it. A commit
+// that does change the root's files, a remote base it mounts, or a reader
+// of a file it writes wakes the target as before.
+
+// revs are the commits a poll's repository side is judged at: the base
+// head and the applied revision, or, when the target reads the same bytes
+// there, the ones the last plan ran at.
+type revs struct{ base, applied string }
+
+// settle sets p.at once per poll: the commits the memo and the kinds key
+// compare. It needs p.baseSHA and p.applied; a snapshot it cannot load
+// counts as changed (the plan then loads it itself, and fails if it must).
+func (b *Bot) settle(ctx context.Context, p *poll) {
+	if p.settled {
+		return
+	}
+	p.settled = true
+	p.at = revs{base: p.baseSHA, applied: revisionOf(p)}
+	last, ok := b.memo.get(p.t.Config.Name)
+	if !ok {
+		return
+	}
+	var writes []string
+	if last.writes != "" {
+		writes = strings.Split(last.writes, "\n")
+	}
+	if last.base != "" && last.base != p.at.base && b.sameFor(ctx, p, last.base, p.at.base, writes) {
+		p.at.base = last.base
+	}
+	if last.applied != "" && p.at.applied != "" && last.applied != p.at.applied && b.sameFor(ctx, p, last.applied, p.at.applied, writes) {
+		p.at.applied = last.applied
+	}
+}
+
+// carry moves an idle poll's memo m on to the commits the poll read when
+// they were found the same as the memo's: the next poll compares with
+// these (the same bytes for the target), so the commit of the last plan
+// need not stay loadable however many commits follow.
+func (b *Bot) carry(p *poll, m memo) {
+	if p.at == (revs{base: p.baseSHA, applied: revisionOf(p)}) {
+		return
+	}
+	p.unsettle()
+	m.base, m.applied = p.at.base, p.at.applied
+	m.live = liveFingerprint(p, p.only)
+	if m.kindsAt != "" {
+		m.kindsAt = kindsKey(p)
+	}
+	b.memo.set(p.t.Config.Name, m)
+}
+
+// unsettle makes p.at the commits the poll actually planned at, for the
+// memo a reconcile leaves.
+func (p *poll) unsettle() {
+	p.settled = true
+	p.at = revs{base: p.baseSHA, applied: revisionOf(p)}
+}
+
+// revisionOf is the commit the GitOps tool applied, "" when none is read.
+func revisionOf(p *poll) string {
+	if p.applied == nil {
+		return ""
+	}
+	return p.applied.Revision
+}
+
+// sameFor reports whether the target's plan would be the same at commit
+// now as at commit was: its root reads the same files with the same bytes
+// (remote bases mounted), and each file the last plan wrote holds the same
+// bytes and has the same readers, reading the same bytes.
+func (b *Bot) sameFor(ctx context.Context, p *poll, was, now string, writes []string) bool {
+	root := p.t.Config.Root
+	old, err := b.snapshotAt(ctx, p, was, nil)
+	if err != nil {
+		return false
+	}
+	cur, err := b.snapshotAt(ctx, p, now, nil)
+	if err != nil {
+		return false
+	}
+	if !old.SameInputs(cur, root) {
+		return false
+	}
+	return len(writes) == 0 || old.SameReaders(cur, writes)
+}
+
+// snapshotAt is the target's repository at rev with the remote bases its
+// root names mounted; the refs those resolved to are added to pins when
+// pins is not nil.
+func (b *Bot) snapshotAt(ctx context.Context, p *poll, rev string, pins *[]RemotePin) (*analyzer.Snapshot, error) {
+	snap, err := b.Archives.Load(ctx, p.owner, p.repo, rev)
+	if err != nil && rev != p.baseSHA && (errors.Is(err, errNoSuchRevision) || isNotFound(err)) {
+		// The base head exists; a revision the tool applied may not.
+		return nil, &missingCommit{sha: rev, err: err}
+	}
+	if err != nil {
+		return nil, err
+	}
+	mounted, pinned, err := b.Archives.WithRemotes(ctx, snap, p.owner+"/"+p.repo+"@"+rev, p.t.Config.Root)
+	if pins != nil {
+		for _, pin := range pinned {
+			// A plan loads the applied revision and the base: a ref both
+			// name is remembered once.
+			if !slices.Contains(*pins, pin) {
+				*pins = append(*pins, pin)
+			}
+		}
+	}
+	return mounted, err
+}
+
+// appliedFingerprint is what an idle poll compares of the applied
+// revision's read: all of it, with the commit the settled one (the raw
+// revision names it too).
+func appliedFingerprint(p *poll) string {
+	if p.applied == nil {
+		return fingerprint(p.applied)
+	}
+	a := *p.applied
+	if a.Revision != "" && p.at.applied != "" && a.Revision != p.at.applied {
+		a.Raw = strings.ReplaceAll(a.Raw, a.Revision, p.at.applied)
+		a.Revision = p.at.applied
+	}
+	return fingerprint(&a)
+}
+
+// plannedWrites is the paths the plan writes, one a line, for the memo.
+func plannedWrites(plan *analyzer.Plan) string {
+	if plan == nil {
+		return ""
+	}
+	paths := make([]string, len(plan.Files))
+	for i, f := range plan.Files {
+		paths[i] = f.Path
+	}
+	return strings.Join(paths, "\n")
+}
+
+// prsFingerprint is what an idle poll compares of the branch's pull
+// requests: all GitHub says of them but what follows the base branch (its
+// head commit, and whether the pull request merges onto it), which the
+// memo compares by the target's inputs instead, and what follows the
+// repository (its push time and counters, which any other target's push
+// or pull request moves): of the repositories of head and base, only
+// which they are.
+func prsFingerprint(prs []*github.PullRequest) string {
+	bare := make([]*github.PullRequest, len(prs))
+	for i, pr := range prs {
+		c := *pr
+		if c.Base != nil {
+			base := *c.Base
+			base.SHA, base.Repo = nil, repoName(base.Repo)
+			c.Base = &base
+		}
+		if c.Head != nil {
+			head := *c.Head
+			head.Repo = repoName(head.Repo)
+			c.Head = &head
+		}
+		c.Mergeable, c.MergeableState, c.Rebaseable = nil, nil, nil
+		bare[i] = &c
+	}
+	return fingerprint(bare)
+}
+
+func repoName(r *github.Repository) *github.Repository {
+	if r == nil {
+		return nil
+	}
+	return &github.Repository{ID: r.ID, FullName: r.FullName}
+}

@@ -1,0 +1,120 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/google/go-github/v62/github"
+)
+
+// A repository renamed, transferred, or under a renamed account keeps
+// answering at its old owner/name: GitHub redirects there, and the client
+// follows. Following is not enough everywhere: a pull-request list filtered
+// by head=owner:branch matches the repository's current owner only, so the
+// bot must learn the current name and use it (DESIGN §11).
+
+// at is where the request that got resp went: after a redirect, where the
+// repository is now. GitHub redirects a moved repository's old name to
+// /repositories/{id}/..., which names no owner: then id is set and owner
+// and name are empty.
+func at(resp *http.Response) (owner, name string, id int64, ok bool) {
+	if resp == nil || resp.Request == nil || resp.Request.URL == nil {
+		return "", "", 0, false
+	}
+	p := resp.Request.URL.Path
+	if i := strings.Index(p, "/repositories/"); i >= 0 { // GitHub Enterprise has an /api/v3 prefix
+		n, _, _ := strings.Cut(p[i+len("/repositories/"):], "/")
+		id, err := strconv.ParseInt(n, 10, 64)
+		return "", "", id, err == nil && id > 0
+	}
+	i := strings.Index(p, "/repos/")
+	if i < 0 {
+		return "", "", 0, false
+	}
+	parts := strings.SplitN(p[i+len("/repos/"):], "/", 3)
+	if len(parts) < 2 || parts[0] == "" || parts[1] == "" {
+		return "", "", 0, false
+	}
+	return parts[0], parts[1], 0, true
+}
+
+// baseHead reads the head of the poll's base branch; the read tells, too,
+// whether the repository moved (follow).
+func (b *Bot) baseHead(ctx context.Context, p *poll) (string, error) {
+	ref, resp, err := b.GitHub.Git.GetRef(ctx, p.owner, p.repo, "heads/"+p.baseBranch)
+	if err != nil {
+		return "", movedAway(p, fmt.Errorf("base branch %s: %w", p.baseBranch, err))
+	}
+	if err := b.follow(ctx, p, resp); err != nil {
+		return "", err
+	}
+	return ref.GetObject().GetSHA(), nil
+}
+
+// movedRepo is a target's repository as configured and where it is now.
+type movedRepo struct{ configured, current string }
+
+// current points the poll at the repository's current owner/name once a
+// move is known, so it asks there directly rather than through redirects;
+// a config that since names another repository is taken as it is.
+func (b *Bot) current(p *poll) {
+	if m, ok := b.moved.get(p.t.Config.Name); ok && strings.EqualFold(m.configured, p.t.Config.Repo) {
+		p.owner, p.repo, _ = strings.Cut(m.current, "/")
+	}
+}
+
+// follow makes the poll use the repository's current owner/name when the
+// answer came from elsewhere than asked (its full_name, when the redirect
+// named only its id), and says so once per move: the config still names
+// the old one.
+func (b *Bot) follow(ctx context.Context, p *poll, resp *github.Response) error {
+	if resp == nil {
+		return nil
+	}
+	owner, name, id, ok := at(resp.Response)
+	if !ok || id == 0 && strings.EqualFold(owner+"/"+name, p.owner+"/"+p.repo) {
+		return nil
+	}
+	if id != 0 {
+		r, _, err := b.GitHub.Repositories.GetByID(ctx, id)
+		if err != nil {
+			return fmt.Errorf("repository %s/%s moved (GitHub redirects it to repository %d): %w", p.owner, p.repo, id, err)
+		}
+		owner, name, _ = strings.Cut(r.GetFullName(), "/")
+		if owner == "" || name == "" {
+			return fmt.Errorf("repository %s/%s moved to repository %d, whose full_name %q GitHub gave is not owner/name", p.owner, p.repo, id, r.GetFullName())
+		}
+	}
+	m := movedRepo{configured: p.t.Config.Repo, current: owner + "/" + name}
+	p.owner, p.repo = owner, name
+	if last, _ := b.moved.get(p.t.Config.Name); last == m {
+		return nil
+	}
+	b.moved.set(p.t.Config.Name, m)
+	p.log.Warn("the repository moved: GitHub redirects the configured name to its current one, which driftback uses; update the target's repo in the config",
+		"configured", m.configured, "current", m.current)
+	return nil
+}
+
+// movedAway explains a 404 that came from following a redirect: the
+// repository moved where this installation cannot see it.
+func movedAway(p *poll, err error) error {
+	var er *github.ErrorResponse
+	if !errors.As(err, &er) || er.Response == nil || er.Response.StatusCode != http.StatusNotFound {
+		return err
+	}
+	owner, name, id, ok := at(er.Response)
+	switch {
+	case !ok || id == 0 && strings.EqualFold(owner+"/"+name, p.owner+"/"+p.repo):
+		return err
+	case id != 0:
+		return fmt.Errorf("repository %s/%s moved (GitHub redirects it to repository %d), where this installation does not cover it: "+
+			"install the App on the account it went to and name its new owner/name in target %s's repo: %w", p.owner, p.repo, id, p.t.Config.Name, err)
+	}
+	return fmt.Errorf("repository %s/%s moved to %s/%s, which this installation does not cover: install the App on %s and name %s/%s in target %s's repo: %w",
+		p.owner, p.repo, owner, name, owner, owner, name, p.t.Config.Name, err)
+}
