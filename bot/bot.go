@@ -44,6 +44,7 @@ type Bot struct {
 	login    string
 	instance string                // config instance: what this installation stamps on its writes
 	memo     remembered[memo]      // per target: what the last reconcile saw
+	rerun    remembered[string]    // per target: the commit whose check someone asked to run again
 	blocked  remembered[blocked]   // per target: a branch move GitHub refused
 	stalls   remembered[stallSeen] // per target: the cause of the polls failing in a row
 	// archived: per target, its repository refused a write as archived

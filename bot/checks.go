@@ -119,7 +119,8 @@ func (b *Bot) postChecksFor(ctx context.Context, p *poll, shas []string, res che
 
 // postChecks posts the target's check run on each commit when its content
 // changed (a hash in external_id says). A changed result is a new run,
-// never an update: GitHub appends the annotations of every update to a
+// never an update (nor is a run someone asked to run again, even
+// unchanged: the Re-run button expects a new run): GitHub appends the annotations of every update to a
 // run, so an updated run would keep stale ones, and GitHub shows the
 // newest run of a name. Only this App's runs are read.
 func (b *Bot) postChecks(ctx context.Context, p *poll, shas []string, r checkResult) (int, error) {
@@ -136,7 +137,7 @@ func (b *Bot) postChecks(ctx context.Context, p *poll, shas []string, r checkRes
 		}
 		var runID int64
 		done := 0 // annotations already on the run
-		if latest != nil && latest.GetExternalID() == id {
+		if latest != nil && latest.GetExternalID() == id && sha != p.rerun {
 			// Unchanged; an earlier poll may have stopped between batches.
 			done = latest.GetOutput().GetAnnotationsCount()
 			if done >= len(r.annotations) {

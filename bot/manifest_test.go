@@ -26,7 +26,7 @@ func manifestPermissions(t testing.TB) map[string]string {
 
 // The App asks for exactly what the bot uses (DESIGN §12): contents (the
 // branch), pull requests, checks, members (team reviewers); metadata is
-// implied. Nothing else, and no webhook events: driftback polls.
+// implied. Nothing else; and exactly the webhook events the bot acts on.
 func TestAppManifestPermissions(t *testing.T) {
 	b, err := os.ReadFile("../app.yaml")
 	if err != nil {
@@ -42,7 +42,7 @@ func TestAppManifestPermissions(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{"contents": "write", "pull_requests": "write", "checks": "write", "metadata": "read", "members": "read"}
-	if !reflect.DeepEqual(m.Permissions, want) || len(m.Events) != 0 || m.Name == "" || m.URL == "" {
+	if !reflect.DeepEqual(m.Permissions, want) || !reflect.DeepEqual(m.Events, []string{"check_run", "pull_request", "push"}) || m.Name == "" || m.URL == "" {
 		t.Fatalf("manifest %+v", m)
 	}
 }

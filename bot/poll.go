@@ -28,6 +28,7 @@ type poll struct {
 	log                 *slog.Logger
 	owner, repo, branch string // the target's repository and PR branch
 	baseBranch, baseSHA string
+	rerun               string // a commit whose check run someone asked to run again: posted anew even if unchanged
 	objs                []cluster.Object
 	coverage            *kube.Coverage        // what the read of objs covered
 	applied             *cluster.Applied      // read before the objects (a target by inventory)
@@ -64,13 +65,24 @@ type memo struct {
 	kinds, kindsAt string
 }
 
-// Reconcile runs one poll of one target.
+// Reconcile runs one poll of one target. A pending request to run its
+// check again (a check_run rerequested delivery) makes it a full poll,
+// kept for the next one if this one fails.
 func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
+	rerun, _ := b.rerun.take(t.Config.Name)
+	out, err := b.reconcileTarget(ctx, t, rerun)
+	if err != nil && rerun != "" {
+		b.rerun.setIfAbsent(t.Config.Name, rerun)
+	}
+	return out, err
+}
+
+func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Outcome, error) {
 	tc := t.Config
 	if b.Fence != nil {
 		ctx = githubapi.WithFence(ctx, func() error { return b.Fence(tc.Name) })
 	}
-	p := &poll{t: t, log: b.log().With("target", tc.Name), owner: tc.Owner(), repo: tc.RepoName(), branch: tc.Branch()}
+	p := &poll{t: t, log: b.log().With("target", tc.Name), owner: tc.Owner(), repo: tc.RepoName(), branch: tc.Branch(), rerun: rerun}
 	b.Metrics.Inc("driftback_polls_total", map[string]string{"target": tc.Name})
 	b.current(p)
 
@@ -128,7 +140,7 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 		if m.remotes, err = b.resolvePins(ctx, last.pins); err != nil {
 			return Outcome{}, err
 		}
-		if last == m {
+		if last == m && rerun == "" {
 			b.carry(p, m)
 			return Outcome{Idle: true}, nil
 		}

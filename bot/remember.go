@@ -31,3 +31,24 @@ func (r *remembered[T]) forget(target string) {
 	defer r.mu.Unlock()
 	delete(r.m, target)
 }
+
+// take returns a target's entry and forgets it, in one step.
+func (r *remembered[T]) take(target string) (T, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v, ok := r.m[target]
+	delete(r.m, target)
+	return v, ok
+}
+
+// setIfAbsent sets a target's entry unless it has one (a newer one).
+func (r *remembered[T]) setIfAbsent(target string, v T) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = map[string]T{}
+	}
+	if _, ok := r.m[target]; !ok {
+		r.m[target] = v
+	}
+}

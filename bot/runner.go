@@ -44,6 +44,22 @@ type Runner struct {
 	TargetTimeout time.Duration
 	// Parallel is how many targets are reconciled at once; default 4.
 	Parallel int
+	// WebhookSecret, when set, enables /webhook: GitHub's deliveries,
+	// signed with this secret, wake the targets they concern.
+	WebhookSecret []byte
+	// WakeDelay is how long a wake gathers further deliveries before it
+	// polls; default 2s.
+	WakeDelay time.Duration
+
+	deliveries deliveries
+	forged     atomic.Uint64 // deliveries refused for their signature
+	wakeMu     sync.Mutex
+	woken      map[string]bool // targets to poll before the next tick
+	wakeC      chan struct{}
+	// Tests: wakeAfter replaces time.After for WakeDelay, wokePoll hears
+	// every poll of woken targets end.
+	wakeAfter func(time.Duration) <-chan time.Time
+	wokePoll  func()
 
 	mu     sync.Mutex
 	ready  map[string]bool // cluster name -> polled successfully once
@@ -74,10 +90,8 @@ func (r *Runner) Run(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		r.PollOnce(ctx)
-		select {
-		case <-ctx.Done():
+		if !r.waitTick(ctx, t.C) {
 			return ctx.Err()
-		case <-t.C:
 		}
 	}
 }
@@ -89,11 +103,16 @@ func (r *Runner) Run(ctx context.Context) error {
 // joins every failure of this round (nil when all succeeded), so
 // `run --once` can exit non-zero.
 func (r *Runner) PollOnce(ctx context.Context) error {
+	return r.pollTargets(ctx, r.Targets)
+}
+
+// pollTargets is one round over targets (PollOnce: all of them).
+func (r *Runner) pollTargets(ctx context.Context, targets []*Target) error {
 	timeout := r.TargetTimeout
 	if timeout <= 0 {
 		timeout = 5 * time.Minute
 	}
-	reads := newPollReads(r.Targets)
+	reads := newPollReads(targets)
 	defer r.noteReads(ctx, reads)
 	parent := ctx
 	// A rate limit stops the targets in flight too: GitHub asked the App
@@ -141,7 +160,7 @@ func (r *Runner) PollOnce(ctx context.Context) error {
 			}
 		}()
 	}
-	for _, t := range r.Targets {
+	for _, t := range targets {
 		work <- t
 	}
 	close(work)
@@ -333,8 +352,9 @@ func (r *Runner) Ready() bool {
 }
 
 // Handler serves /healthz, /readyz (ready after the first successful poll
-// of each cluster, until a cluster goes unread for several polls) and
-// /metrics (Prometheus exposition format).
+// of each cluster, until a cluster goes unread for several polls),
+// /metrics (Prometheus exposition format) and /webhook (GitHub's
+// deliveries, when WebhookSecret is set).
 func (r *Runner) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -348,6 +368,7 @@ func (r *Runner) Handler() http.Handler {
 		w.Write([]byte("ok\n"))
 	})
 	mux.Handle("/metrics", r.Bot.Metrics.Handler())
+	mux.HandleFunc("/webhook", r.serveWebhook)
 	return mux
 }
 

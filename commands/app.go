@@ -35,6 +35,7 @@ type appOptions struct {
 	org, githubURL, apiURL, name string
 	listen, out                  string
 	namespace, secretName        string
+	webhookURL                   string // "" leaves the hook inactive: driftback polls only
 	timeout                      time.Duration
 	manifest                     []byte // app.yaml, the App registered (DESIGN §12)
 }
@@ -63,7 +64,9 @@ func newAppCmd(manifest []byte) *cobra.Command {
 		Long: `Create the GitHub App from app.yaml through GitHub's manifest flow: open the printed
 loopback page in a browser signed in to GitHub and confirm there. The App id and a Kubernetes
 Secret holding the private key are written into --out (mode 0600, never overwritten); the
-key is never printed.`,
+key is never printed. With --webhook-url, GitHub sends the App's events (check_run,
+pull_request, push) there, signed with a webhook secret it generates; the Secret holds that
+too, under webhook-secret.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -83,6 +86,7 @@ key is never printed.`,
 	f.StringVar(&o.out, "out", ".", "folder for the files written")
 	f.StringVar(&o.namespace, "namespace", "driftback", "namespace of the Secret")
 	f.StringVar(&o.secretName, "secret-name", "driftback-github-app", "name of the Secret")
+	f.StringVar(&o.webhookURL, "webhook-url", "", "where GitHub delivers the App's events: driftback's /webhook as reachable from GitHub (https://driftback.example.com/webhook); default none, driftback only polls")
 	f.DurationVar(&o.timeout, "timeout", 15*time.Minute, "give up when no App is created within this long")
 	cmd.AddCommand(create)
 	return cmd
@@ -106,12 +110,8 @@ func createApp(ctx context.Context, o appOptions, stdout io.Writer) error {
 	if err != nil || apiRoot.Host == "" {
 		return fmt.Errorf("--api-url %q is not a URL", o.apiURL)
 	}
-	host, _, err := net.SplitHostPort(o.listen)
-	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("--listen %q: the setup page listens on a loopback address only (127.0.0.1:PORT)", o.listen)
-	}
-	if st, err := os.Stat(o.out); err != nil || !st.IsDir() {
-		return fmt.Errorf("--out %q is not a folder", o.out)
+	if err := checkLocalFlags(o); err != nil {
+		return err
 	}
 	idPath, secretPath := filepath.Join(o.out, appIDFile), filepath.Join(o.out, appSecretFile)
 	for _, p := range []string{idPath, secretPath} {
@@ -124,7 +124,7 @@ func createApp(ctx context.Context, o appOptions, stdout io.Writer) error {
 		return err
 	}
 	page := "http://" + ln.Addr().String() + "/"
-	manifest, err := manifestJSON(o.manifest, o.name, page+"callback")
+	manifest, err := manifestJSON(o.manifest, o.name, page+"callback", o.webhookURL)
 	if err != nil {
 		ln.Close()
 		return err
@@ -167,8 +167,7 @@ func createApp(ctx context.Context, o appOptions, stdout io.Writer) error {
 			} else {
 				w.Header().Set("Content-Type", "text/html; charset=utf-8")
 				_ = donePage.Execute(w, map[string]any{"Slug": app.GetSlug(), "ID": app.GetID(), "Install": app.GetHTMLURL() + "/installations/new"})
-				fmt.Fprintf(stdout, "Created the GitHub App %s (id %d).\nWrote %s and %s (the private key; it is not shown).\nSet github.appID: %d in the config, apply the Secret, then install the App: %s/installations/new\n",
-					app.GetSlug(), app.GetID(), idPath, secretPath, app.GetID(), app.GetHTMLURL())
+				announce(stdout, o, app, idPath, secretPath)
 			}
 			results <- err
 		})
@@ -195,13 +194,17 @@ func createApp(ctx context.Context, o appOptions, stdout io.Writer) error {
 }
 
 // manifestJSON is app.yaml as the JSON string GitHub's form takes, with
-// redirect_url pointing at this command's callback.
-func manifestJSON(manifest []byte, name, redirect string) (string, error) {
+// redirect_url pointing at this command's callback and, given a webhook
+// URL, the hook active there.
+func manifestJSON(manifest []byte, name, redirect, webhook string) (string, error) {
 	var m map[string]any
 	if err := yaml.Unmarshal(manifest, &m); err != nil {
 		return "", fmt.Errorf("app.yaml: %w", err)
 	}
 	m["redirect_url"] = redirect
+	if webhook != "" {
+		m["hook_attributes"] = map[string]any{"url": webhook, "active": true}
+	}
 	if name != "" {
 		m["name"] = name
 	}
@@ -250,17 +253,74 @@ func writeAppFiles(o appOptions, app *github.AppConfig, idPath, secretPath strin
 		Type       string            `yaml:"type"`
 		StringData map[string]string `yaml:"stringData"`
 	}{APIVersion: "v1", Kind: "Secret", Type: "Opaque", StringData: map[string]string{"private-key.pem": app.GetPEM()}}
+	if s := app.GetWebhookSecret(); s != "" {
+		// Mounted next to the key; github.webhookSecretFile names it.
+		secret.StringData["webhook-secret"] = s
+	}
 	secret.Metadata.Name, secret.Metadata.Namespace = o.secretName, o.namespace
 	body, err := yaml.Marshal(secret)
 	if err != nil {
 		return err
 	}
-	header := "# The private key of the GitHub App " + app.GetSlug() + " (id " + strconv.FormatInt(app.GetID(), 10) + ").\n" +
+	what := "The private key"
+	if app.GetWebhookSecret() != "" {
+		what = "The private key and webhook secret"
+	}
+	header := "# " + what + " of the GitHub App " + app.GetSlug() + " (id " + strconv.FormatInt(app.GetID(), 10) + ").\n" +
 		"# Apply it (kubectl apply -f), or seal it (SOPS, Sealed Secrets); never commit it as it is.\n"
 	if err := writeNew(secretPath, append([]byte(header), body...), 0o600); err != nil {
 		return err
 	}
 	return writeNew(idPath, []byte(strconv.FormatInt(app.GetID(), 10)+"\n"), 0o644)
+}
+
+// checkLocalFlags checks --listen (loopback only), --webhook-url and --out.
+func checkLocalFlags(o appOptions) error {
+	host, _, err := net.SplitHostPort(o.listen)
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("--listen %q: the setup page listens on a loopback address only (127.0.0.1:PORT)", o.listen)
+	}
+	if err := checkWebhookURL(o.webhookURL); err != nil {
+		return err
+	}
+	if st, err := os.Stat(o.out); err != nil || !st.IsDir() {
+		return fmt.Errorf("--out %q is not a folder", o.out)
+	}
+	return nil
+}
+
+// checkWebhookURL refuses a --webhook-url GitHub could not deliver to
+// safely: it must be an absolute https URL ("" is no webhook).
+func checkWebhookURL(hook string) error {
+	if hook == "" {
+		return nil
+	}
+	u, err := url.Parse(hook)
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.Fragment != "" {
+		return fmt.Errorf("--webhook-url %q: give the https URL GitHub reaches driftback's /webhook at (https://driftback.example.com/webhook)", hook)
+	}
+	return nil
+}
+
+// announce tells what was created and written (never the secrets), what
+// to do next, and how to turn the webhook on in the config, or that GitHub
+// gave no secret to sign deliveries with.
+func announce(stdout io.Writer, o appOptions, app *github.AppConfig, idPath, secretPath string) {
+	what := "the private key; it is not shown"
+	if app.GetWebhookSecret() != "" {
+		what = "the private key and the webhook secret; neither is shown"
+	}
+	fmt.Fprintf(stdout, "Created the GitHub App %s (id %d).\nWrote %s and %s (%s).\nSet github.appID: %d in the config, apply the Secret, then install the App: %s/installations/new\n",
+		app.GetSlug(), app.GetID(), idPath, secretPath, what, app.GetID(), app.GetHTMLURL())
+	switch {
+	case o.webhookURL == "":
+	case app.GetWebhookSecret() != "":
+		fmt.Fprintf(stdout, "GitHub delivers check_run, pull_request and push events to %s, signed with the webhook secret.\n"+
+			"Set github.webhookSecretFile to where the Secret's webhook-secret key is mounted (deploy/: /etc/driftback/key/webhook-secret).\n", o.webhookURL)
+	default:
+		fmt.Fprintf(stdout, "GitHub gave no webhook secret: set one in the App's settings (%s) and add it to the Secret under webhook-secret;\n"+
+			"until then deliveries cannot be verified and driftback only polls.\n", app.GetHTMLURL())
+	}
 }
 
 func writeNew(path string, data []byte, mode os.FileMode) error {

@@ -44,14 +44,14 @@ func (l *lockedBuffer) String() string {
 
 // startAppCreate runs `driftback app create` in-process against srv and
 // returns the setup page's URL, the output so far and the exit code to come.
-func startAppCreate(t *testing.T, srv *githubtest.Server, out string) (string, *lockedBuffer, *lockedBuffer, chan int) {
+func startAppCreate(t *testing.T, srv *githubtest.Server, out string, extra ...string) (string, *lockedBuffer, *lockedBuffer, chan int) {
 	t.Helper()
 	pr, pw := io.Pipe()
 	stdout, stderr := &lockedBuffer{}, &lockedBuffer{}
 	code := make(chan int, 1)
 	bin := testBinary(t)
 	go func() {
-		code <- appCmd(bin, []string{"create", "--org", "acme", "--github-url", srv.URL(), "--api-url", srv.URL(), "--out", out}, pw, stderr)
+		code <- appCmd(bin, append([]string{"create", "--org", "acme", "--github-url", srv.URL(), "--api-url", srv.URL(), "--out", out}, extra...), pw, stderr)
 		pw.Close()
 	}()
 	sc := bufio.NewScanner(pr)
@@ -185,6 +185,8 @@ func TestAppCreateRefusesBadInput(t *testing.T) {
 		"missing folder":   {"create", "--out", filepath.Join(out, "nope")},
 		"not a github url": {"create", "--github-url", "github.com", "--out", t.TempDir()},
 		"extra argument":   {"create", "now"},
+		"plain http hook":  {"create", "--webhook-url", "http://driftback.example.com/webhook", "--out", t.TempDir()},
+		"relative hook":    {"create", "--webhook-url", "/webhook", "--out", t.TempDir()},
 	} {
 		var stdout, stderr strings.Builder
 		if c := appCmd(testBinary(t), args, &stdout, &stderr); c != exitError || stderr.Len() == 0 {
@@ -199,4 +201,68 @@ func TestAppCreateRefusesBadInput(t *testing.T) {
 // appCmd runs `driftback app ARGS...` as the binary does.
 func appCmd(bin Binary, args []string, stdout, stderr io.Writer) int {
 	return execute(bin, append([]string{"app"}, args...), strings.NewReader(""), stdout, stderr)
+}
+
+// With --webhook-url the App's hook is active at that URL, subscribed to
+// exactly app.yaml's events, and the Secret holds the webhook secret GitHub
+// generated, which appears in no output.
+func TestAppCreateWithWebhook(t *testing.T) {
+	srv := githubtest.New(githubtest.Options{T: t})
+	out := t.TempDir()
+	hook := "https://driftback.example.com/webhook"
+	page, stdout, stderr, code := startAppCreate(t, srv, out, "--webhook-url", hook)
+	status, done := browse(t, page)
+	if status != http.StatusOK {
+		t.Fatalf("after GitHub: %d\n%s", status, done)
+	}
+	if c := <-code; c != exitInSync {
+		t.Fatalf("exit %d; stderr: %s", c, stderr)
+	}
+	apps := srv.Apps()
+	if len(apps) != 1 {
+		t.Fatalf("%d apps registered", len(apps))
+	}
+	app := apps[0]
+	if !app.HookActive || app.HookURL != hook || app.WebhookSecret == "" {
+		t.Fatalf("hook %q active %v secret set %v", app.HookURL, app.HookActive, app.WebhookSecret != "")
+	}
+	if !reflect.DeepEqual(app.Events, []string{"check_run", "pull_request", "push"}) {
+		t.Errorf("events %v", app.Events)
+	}
+	raw, _ := os.ReadFile(filepath.Join(out, appSecretFile))
+	var secret struct {
+		Data map[string]string `yaml:"stringData"`
+	}
+	if err := yaml.Unmarshal(raw, &secret); err != nil {
+		t.Fatal(err)
+	}
+	if secret.Data["webhook-secret"] != app.WebhookSecret || secret.Data["private-key.pem"] == "" {
+		t.Errorf("the Secret's keys %v do not hold the webhook secret", reflect.ValueOf(secret.Data).MapKeys())
+	}
+	for name, text := range map[string]string{"stdout": stdout.String(), "stderr": stderr.String(), "page": done} {
+		if strings.Contains(text, app.WebhookSecret) {
+			t.Errorf("the webhook secret is in %s", name)
+		}
+	}
+	if !strings.Contains(stdout.String(), "webhookSecretFile") {
+		t.Errorf("stdout does not say how to use the secret:\n%s", stdout)
+	}
+}
+
+// Without --webhook-url the hook stays inactive and no secret is written.
+func TestAppCreateWithoutWebhookKeepsTheHookOff(t *testing.T) {
+	srv := githubtest.New(githubtest.Options{T: t})
+	out := t.TempDir()
+	page, _, stderr, code := startAppCreate(t, srv, out)
+	browse(t, page)
+	if c := <-code; c != exitInSync {
+		t.Fatalf("exit %d; stderr: %s", c, stderr)
+	}
+	if app := srv.Apps()[0]; app.HookActive || app.WebhookSecret != "" {
+		t.Errorf("hook active %v with a secret %v", app.HookActive, app.WebhookSecret != "")
+	}
+	raw, _ := os.ReadFile(filepath.Join(out, appSecretFile))
+	if strings.Contains(string(raw), "webhook-secret") {
+		t.Error("a webhook secret was written for an inactive hook")
+	}
 }

@@ -101,7 +101,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return fail(err)
 	}
-	srv := &http.Server{Handler: svc, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: svc, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("http server stopped", "error", err.Error())

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -75,7 +76,14 @@ func buildRunner(ctx context.Context, in runnerInput) (*built, error) {
 		}
 		listers[c.Name] = l
 	}
-	return assembleRunner(ctx, in, gh, login, listers)
+	b, err := assembleRunner(ctx, in, gh, login, listers)
+	if err != nil {
+		return nil, err
+	}
+	if b.runner.WebhookSecret, err = webhookSecret(cfg.GitHub); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // assembleRunner makes the runner, as the App login, of the config's targets and of those its
@@ -187,6 +195,25 @@ func privateKey(g config.GitHub) ([]byte, error) {
 	b, err := os.ReadFile(g.PrivateKeyFile)
 	if err != nil {
 		return nil, fmt.Errorf("github.privateKeyFile: %w", err)
+	}
+	return b, nil
+}
+
+// webhookSecret reads the App's webhook secret from its file; nil when
+// none is configured (then driftback only polls). Surrounding white space
+// is dropped: a file written by echo or an editor ends in a newline that
+// is not part of the secret GitHub holds. Errors never quote the secret.
+func webhookSecret(g config.GitHub) ([]byte, error) {
+	if g.WebhookSecretFile == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(g.WebhookSecretFile)
+	if err != nil {
+		return nil, fmt.Errorf("github.webhookSecretFile: %w", err)
+	}
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return nil, fmt.Errorf("github.webhookSecretFile: %s is empty; it must hold the App's webhook secret", g.WebhookSecretFile)
 	}
 	return b, nil
 }

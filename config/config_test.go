@@ -201,6 +201,12 @@ func TestErrors(t *testing.T) {
 			return with(t, "  privateKeyFile: /k.pem", "  privateKeyFile: \"-----BEGIN RSA PRIVATE KEY-----\\nabc\"")
 		},
 			"driftback.yaml:3:19", `github.privateKeyFile: holds a PEM key, not a file path`, 0},
+		{"inline webhook secret", func(t *testing.T) string {
+			return with(t, "  privateKeyFile: /k.pem", "  privateKeyFile: /k.pem\n  webhookSecret: s3cret")
+		}, "driftback.yaml:4:3", `github.webhookSecret: secrets do not belong in the config file (it gets committed, shared and printed); put the App's webhook secret in a file`, 0},
+		{"empty webhook secret file", func(t *testing.T) string {
+			return with(t, "  privateKeyFile: /k.pem", "  privateKeyFile: /k.pem\n  webhookSecretFile: \" \"")
+		}, "driftback.yaml:4:22", `github.webhookSecretFile: is empty`, 0},
 		{"bad env var name", func(t *testing.T) string { return with(t, "  privateKeyFile: /k.pem", "  privateKeyEnv: $KEY") },
 			"driftback.yaml:3:18", `github.privateKeyEnv: "$KEY" is not an environment variable name`, 0},
 		{"bad api URL", func(t *testing.T) string {

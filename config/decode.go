@@ -348,7 +348,7 @@ func (d *decoder) mapping(path string, n *yaml.Node, v reflect.Value, depth int)
 }
 
 // secretKeys are keys in github: that would hold the private key itself.
-var secretKeys = []string{"privatekey", "key", "pem", "privatekeypem", "privatekeydata", "secret", "clientsecret", "webhooksecret", "token"}
+var secretKeys = []string{"privatekey", "key", "pem", "privatekeypem", "privatekeydata", "secret", "clientsecret", "webhooksecret", "hooksecret", "token"}
 
 func (d *decoder) unknownKey(path string, k *yaml.Node, t reflect.Type, fs []field) {
 	key := k.Value
@@ -357,8 +357,11 @@ func (d *decoder) unknownKey(path string, k *yaml.Node, t reflect.Type, fs []fie
 			if strings.EqualFold(key, s) {
 				// No "neither privateKeyFile nor privateKeyEnv" on top.
 				d.suggested[childPath(path, "privateKeyFile")] = true
-				d.errorAt(k, childPath(path, key), "secrets do not belong in the config file (it gets committed, shared and printed); "+
-					"put the App's PEM private key in a file and set privateKeyFile to its path, or in an environment variable and set privateKeyEnv to its name")
+				how := "put the App's PEM private key in a file and set privateKeyFile to its path, or in an environment variable and set privateKeyEnv to its name"
+				if strings.Contains(strings.ToLower(key), "webhook") {
+					how = "put the App's webhook secret in a file (a Secret mounted as one) and set webhookSecretFile to its path"
+				}
+				d.errorAt(k, childPath(path, key), "secrets do not belong in the config file (it gets committed, shared and printed); %s", how)
 				return
 			}
 		}

@@ -35,8 +35,8 @@ type Config struct {
 	// How often every target is compared with its cluster, as a Go duration
 	// (30s, 1m, 1h30m). Minimum 10s; default 1m.
 	PollInterval time.Duration `yaml:"pollInterval,omitempty" json:"pollInterval,omitempty" schema:"default=1m" aka:"interval,syncInterval,pollingInterval"`
-	// Address of the HTTP server for /healthz, /readyz and /metrics, as
-	// host:port. Default ":8080".
+	// Address of the HTTP server for /healthz, /readyz, /metrics and (with
+	// github.webhookSecretFile) /webhook, as host:port. Default ":8080".
 	Listen string `yaml:"listen,omitempty" json:"listen,omitempty" schema:"default=:8080" aka:"address,addr,metricsAddress"`
 	// The Kubernetes clusters targets read live objects from.
 	Clusters []Cluster `yaml:"clusters" json:"clusters" schema:"required;minItems=1" aka:"cluster"`
@@ -66,6 +66,12 @@ type GitHub struct {
 	// installation up. Set exactly one of installationID and owner. Every
 	// target's repository must belong to this owner.
 	Owner string `yaml:"owner,omitempty" json:"owner,omitempty" schema:"pattern=^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?$" aka:"org,organization,account"`
+	// Path of a file holding the App's webhook secret (a Secret mounted as
+	// a file), with which GitHub signs its deliveries. Set, driftback
+	// serves /webhook and a delivery (check_run, pull_request, push) wakes
+	// the targets it concerns at once; unset, it only polls. Read at start
+	// and at each config reload.
+	WebhookSecretFile string `yaml:"webhookSecretFile,omitempty" json:"webhookSecretFile,omitempty" schema:"minLength=1" aka:"webhookSecretPath,hookSecretFile"`
 	// Base URL of the GitHub REST API. Default https://api.github.com/; for
 	// GitHub Enterprise Server use https://HOST/api/v3/.
 	APIURL string `yaml:"apiURL,omitempty" json:"apiURL,omitempty" schema:"format=uri;default=https://api.github.com/" aka:"apiUrl,baseURL,baseUrl,url,endpoint"`

@@ -115,6 +115,10 @@ func (d *decoder) validateGitHub(g *GitHub) {
 		}
 	}
 
+	if d.present("github.webhookSecretFile") && strings.TrimSpace(g.WebhookSecretFile) == "" {
+		d.fail("github.webhookSecretFile", "is empty; give the path of the file holding the App's webhook secret, or leave the key out to only poll")
+	}
+
 	d.exactlyOne("github", "installationID", "owner")
 	if d.present("github.installationID") && g.InstallationID <= 0 {
 		d.fail("github.installationID", "must be a positive number, got %d", g.InstallationID)

@@ -34,6 +34,7 @@ var expect = deploycheck.Expect{
 	OwnsNamespace: true,
 	KeySecret:     "driftback-github-app",
 	KeyItem:       "private-key.pem",
+	WebhookItem:   "webhook-secret",
 	ParseConfig:   parseConfig,
 }
 
@@ -43,7 +44,7 @@ func parseConfig(name string, data []byte) (deploycheck.ConfigFacts, error) {
 	if err != nil {
 		return deploycheck.ConfigFacts{}, err
 	}
-	f := deploycheck.ConfigFacts{PrivateKeyFile: cfg.GitHub.PrivateKeyFile, PrivateKeyEnv: cfg.GitHub.PrivateKeyEnv, Listen: cfg.Listen}
+	f := deploycheck.ConfigFacts{PrivateKeyFile: cfg.GitHub.PrivateKeyFile, PrivateKeyEnv: cfg.GitHub.PrivateKeyEnv, WebhookSecretFile: cfg.GitHub.WebhookSecretFile, Listen: cfg.Listen}
 	for _, c := range cfg.Clusters {
 		f.Kubeconfigs = append(f.Kubeconfigs, c.Kubeconfig)
 	}
@@ -169,6 +170,10 @@ func TestMistakesAreCaught(t *testing.T) {
 			"config", []string{"Deployment driftback/driftback", "/etc/driftback/driftback.yaml"}},
 		{"key path not mounted", []edit{{"configmap.yaml", "privateKeyFile: /etc/driftback/key/private-key.pem", "privateKeyFile: /etc/driftback/key.pem"}},
 			"config", []string{"ConfigMap driftback/driftback-config", "/etc/driftback/key.pem"}},
+		{"webhook secret not mounted", []edit{{"configmap.yaml", "# webhookSecretFile: /etc/driftback/key/webhook-secret", "webhookSecretFile: /etc/driftback/webhook-secret"}},
+			"config", []string{"ConfigMap driftback/driftback-config", "github.webhookSecretFile /etc/driftback/webhook-secret"}},
+		{"webhook secret from the wrong key", []edit{{"configmap.yaml", "# webhookSecretFile: /etc/driftback/key/webhook-secret", "webhookSecretFile: /etc/driftback/key/private-key.pem"}},
+			"config", []string{"ConfigMap driftback/driftback-config", "webhookSecretFile", "key private-key.pem"}},
 		{"listen port differs", []edit{{"configmap.yaml", `listen: ":8080"`, `listen: ":9090"`}},
 			"config", []string{"ConfigMap driftback/driftback-config", "9090"}},
 		{"missing label", []edit{{"kustomization.yaml", "    app.kubernetes.io/name: driftback\n", ""}},

@@ -113,14 +113,8 @@ func (e Expect) checkConfig(objs []*Object) []string {
 	if err != nil {
 		return []string{fmt.Sprintf("%s: data[%q] is not a valid driftback config:\n%v", cm, key, err)}
 	}
-	if f := cfg.PrivateKeyFile; f != "" {
-		kind, name, item, ok := mountedFile(d, c, f)
-		if !ok || kind != "Secret" {
-			ps = append(ps, fmt.Sprintf("%s: github.privateKeyFile %s is not a Secret key mounted in %s", cm, f, o))
-		} else if name != e.KeySecret || item != e.KeyItem {
-			ps = append(ps, fmt.Sprintf("%s: github.privateKeyFile %s is Secret %s key %s; the installation names Secret %s with key %s", cm, f, name, item, e.KeySecret, e.KeyItem))
-		}
-	}
+	ps = append(ps, e.secretFile(cm, o, d, c, "privateKeyFile", cfg.PrivateKeyFile, e.KeyItem)...)
+	ps = append(ps, e.secretFile(cm, o, d, c, "webhookSecretFile", cfg.WebhookSecretFile, e.WebhookItem)...)
 	if env := cfg.PrivateKeyEnv; env != "" {
 		found := slices.ContainsFunc(c.Env, func(e envVar) bool {
 			return e.Name == env && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil
@@ -140,4 +134,21 @@ func (e Expect) checkConfig(objs []*Object) []string {
 		ps = append(ps, fmt.Sprintf("%s: listen %q, but the container port, probes and Service use 8080", cm, cfg.Listen))
 	}
 	return ps
+}
+
+// secretFile checks that github.<key>, a file the config names (none when
+// ""), is the installation's Secret's item (any item when item is "")
+// mounted in the container.
+func (e Expect) secretFile(cm, o *Object, d *deployment, c container, key, file, item string) []string {
+	if file == "" {
+		return nil
+	}
+	kind, name, got, ok := mountedFile(d, c, file)
+	switch {
+	case !ok || kind != "Secret":
+		return []string{fmt.Sprintf("%s: github.%s %s is not a Secret key mounted in %s", cm, key, file, o)}
+	case name != e.KeySecret || (item != "" && got != item):
+		return []string{fmt.Sprintf("%s: github.%s %s is Secret %s key %s; the installation names Secret %s with key %s", cm, key, file, name, got, e.KeySecret, item)}
+	}
+	return nil
 }

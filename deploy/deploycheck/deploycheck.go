@@ -4,8 +4,10 @@ package deploycheck
 type ConfigFacts struct {
 	PrivateKeyFile string
 	PrivateKeyEnv  string
-	Kubeconfigs    []string // clusters[i].kubeconfig, "" where unset
-	Listen         string
+	// WebhookSecretFile is github.webhookSecretFile, "" when unset.
+	WebhookSecretFile string
+	Kubeconfigs       []string // clusters[i].kubeconfig, "" where unset
+	Listen            string
 }
 
 // Expect describes the installation the objects should make up.
@@ -20,6 +22,9 @@ type Expect struct {
 	// Secret itself (the chart, given the key). No other Secret is allowed.
 	KeySecret, KeyItem string
 	ShipsKeySecret     bool
+	// WebhookItem is the key of that Secret that holds the webhook secret,
+	// which github.webhookSecretFile must name when set.
+	WebhookItem string
 	// Replicas is the exact replica count wanted; 0 means at least 2.
 	Replicas int
 	// ParseConfig validates a config file the way driftback does and

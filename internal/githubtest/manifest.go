@@ -66,6 +66,11 @@ type AppInfo struct {
 	Permissions map[string]string
 	Events      []string
 	PublicKey   *rsa.PublicKey
+	// HookURL and HookActive are the App's webhook; WebhookSecret is the
+	// secret GitHub generated for it ("" while the hook is inactive).
+	HookURL       string
+	HookActive    bool
+	WebhookSecret string
 }
 
 // Apps lists the registered Apps by id.
@@ -79,7 +84,8 @@ func (s *Server) Apps() []AppInfo {
 			perms[k] = v
 		}
 		out = append(out, AppInfo{ID: a.id, Slug: a.slug, Owner: a.owner, Permissions: perms,
-			Events: append([]string(nil), a.events...), PublicKey: a.pub})
+			Events: append([]string(nil), a.events...), PublicKey: a.pub,
+			HookURL: a.hookURL, HookActive: a.hookActive, WebhookSecret: a.webhookSecret})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
@@ -148,7 +154,24 @@ func (m *appManifest) problem() string {
 			return fmt.Sprintf("default_permissions.%s: %q is neither read nor write", p, level)
 		}
 	}
+	for _, e := range m.DefaultEvents {
+		need, known := eventPermission[e]
+		if !known {
+			return fmt.Sprintf("default_events: %q is not an event a GitHub App can subscribe to here", e)
+		}
+		if _, ok := m.DefaultPermissions[need]; !ok && need != "metadata" {
+			return fmt.Sprintf("default_events: %q needs the %s permission", e, need)
+		}
+	}
 	return ""
+}
+
+// eventPermission is the permission an App needs to subscribe to an event
+// (the events the test server knows).
+var eventPermission = map[string]string{
+	"check_run": "checks", "check_suite": "checks", "pull_request": "pull_requests",
+	"pull_request_review": "pull_requests", "push": "contents", "create": "contents", "delete": "contents",
+	"repository": "metadata", "member": "members", "membership": "members",
 }
 
 func absoluteHTTP(s string) bool {
@@ -195,6 +218,13 @@ func (c *call) convertManifest() *reply {
 	}
 	a := &app{id: c.s.id(), slug: slugOf(pm.m.Name), owner: pm.owner, pub: &key.PublicKey, created: c.s.now(),
 		perms: perms, events: append([]string{}, pm.m.DefaultEvents...)}
+	if h := pm.m.HookAttributes; h != nil {
+		a.hookURL = h.URL
+	}
+	if h := pm.m.HookAttributes; h == nil || h.Active == nil || *h.Active {
+		// GitHub generates the secret deliveries are signed with.
+		a.hookActive, a.webhookSecret = true, randomToken("")
+	}
 	c.s.apps[a.id] = a
 	c.s.userLocked(a.slug+"[bot]", "Bot")
 	out := c.s.appJSON(a)
@@ -203,6 +233,9 @@ func (c *call) convertManifest() *reply {
 	out["client_id"] = "Iv1." + randomToken("")[:16]
 	out["client_secret"] = randomToken("")
 	out["webhook_secret"] = nil
+	if a.webhookSecret != "" {
+		out["webhook_secret"] = a.webhookSecret
+	}
 	out["pem"] = pemBuf.String()
 	return jsonReply(http.StatusCreated, out)
 }

@@ -23,6 +23,11 @@ type app struct {
 	created time.Time
 	perms   map[string]string // permission -> read|write
 	events  []string
+	// The webhook a manifest set: where deliveries go, whether they are
+	// sent, and the secret GitHub generated to sign them.
+	hookURL       string
+	hookActive    bool
+	webhookSecret string
 }
 
 // can reports whether the app holds permission at level (read or write).

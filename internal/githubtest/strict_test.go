@@ -370,12 +370,14 @@ func TestAppManifestFlow(t *testing.T) {
 	}
 	good := `{"name":"Drift Back","url":"https://example.com","redirect_url":"http://127.0.0.1:9/cb","hook_attributes":{"url":"https://example.invalid","active":false},"default_permissions":{"contents":"write","members":"read"},"default_events":[]}`
 	for name, bad := range map[string]string{
-		"unknown key":   strings.Replace(good, `"url"`, `"homepage"`, 1),
-		"no redirect":   strings.Replace(good, `"redirect_url":"http://127.0.0.1:9/cb",`, "", 1),
-		"bad level":     strings.Replace(good, `"members":"read"`, `"members":"admin"`, 1),
-		"active hook":   strings.Replace(good, `"active":false`, `"active":true`, 1) + "",
-		"not json":      "name: x",
-		"missing field": "",
+		"unknown key":                  strings.Replace(good, `"url"`, `"homepage"`, 1),
+		"no redirect":                  strings.Replace(good, `"redirect_url":"http://127.0.0.1:9/cb",`, "", 1),
+		"bad level":                    strings.Replace(good, `"members":"read"`, `"members":"admin"`, 1),
+		"active hook":                  strings.Replace(good, `"active":false`, `"active":true`, 1) + "",
+		"not json":                     "name: x",
+		"missing field":                "",
+		"event without its permission": strings.Replace(good, `"default_events":[]`, `"default_events":["check_run"]`, 1),
+		"unknown event":                strings.Replace(good, `"default_events":[]`, `"default_events":["pushes"]`, 1),
 	} {
 		if name == "active hook" {
 			bad = strings.Replace(bad, `"url":"https://example.invalid",`, "", 1)

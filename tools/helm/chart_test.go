@@ -40,7 +40,7 @@ func parseConfig(name string, data []byte) (deploycheck.ConfigFacts, error) {
 	if err != nil {
 		return deploycheck.ConfigFacts{}, err
 	}
-	f := deploycheck.ConfigFacts{PrivateKeyFile: cfg.GitHub.PrivateKeyFile, PrivateKeyEnv: cfg.GitHub.PrivateKeyEnv, Listen: cfg.Listen}
+	f := deploycheck.ConfigFacts{PrivateKeyFile: cfg.GitHub.PrivateKeyFile, PrivateKeyEnv: cfg.GitHub.PrivateKeyEnv, WebhookSecretFile: cfg.GitHub.WebhookSecretFile, Listen: cfg.Listen}
 	for _, c := range cfg.Clusters {
 		f.Kubeconfigs = append(f.Kubeconfigs, c.Kubeconfig)
 	}
@@ -55,6 +55,7 @@ func expect() deploycheck.Expect {
 		Name:        "driftback",
 		KeySecret:   "driftback-github-app",
 		KeyItem:     "private-key.pem",
+		WebhookItem: "webhook-secret",
 		ParseConfig: parseConfig,
 	}
 }
@@ -270,6 +271,65 @@ func TestKeySecret(t *testing.T) {
 		"both":          "githubApp: {existingSecret: x, privateKey: '-----BEGIN PRIVATE KEY-----'}",
 		"not a PEM":     "githubApp: {privateKey: my-key.pem}",
 		"no secret key": "githubApp: {secretKey: ''}",
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := render(loadChart(t, chartDir), "driftback", "driftback", vals(t, v)); err == nil {
+				t.Errorf("values %s rendered", v)
+			}
+		})
+	}
+}
+
+// TestWebhook: enabled, the pod mounts the webhook secret from the App's
+// Secret and the config names it; the chart's own Secret can hold it.
+func TestWebhook(t *testing.T) {
+	mountedConfig := func(t *testing.T, objs []*deploycheck.Object) *config.Config {
+		var cm struct {
+			Data map[string]string `json:"data"`
+		}
+		if err := one(t, objs, "ConfigMap").Decode(&cm); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := config.Parse("config.yaml", []byte(cm.Data["config.yaml"]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	t.Run("off by default", func(t *testing.T) {
+		objs := mustRender(t, nil)
+		if f := mountedConfig(t, objs).GitHub.WebhookSecretFile; f != "" {
+			t.Errorf("webhookSecretFile %q while webhooks are off", f)
+		}
+	})
+	t.Run("existing secret", func(t *testing.T) {
+		objs := mustRender(t, vals(t, "githubApp: {existingSecret: sops-driftback}\nwebhook: {enabled: true, secretKey: hook}"))
+		e := expect()
+		e.KeySecret, e.WebhookItem = "sops-driftback", "hook"
+		check(t, e, objs)
+		if f := mountedConfig(t, objs).GitHub.WebhookSecretFile; f != "/etc/driftback/key/webhook-secret" {
+			t.Errorf("webhookSecretFile %q", f)
+		}
+	})
+	t.Run("created", func(t *testing.T) {
+		objs := mustRender(t, map[string]any{"githubApp": map[string]any{"privateKey": pemKey(t)}, "webhook": map[string]any{"enabled": true, "secret": "s3cret\n"}})
+		e := expect()
+		e.ShipsKeySecret = true
+		check(t, e, objs)
+		var s struct {
+			Data map[string]string `json:"data"`
+		}
+		if err := one(t, objs, "Secret").Decode(&s); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := base64.StdEncoding.DecodeString(s.Data["webhook-secret"]); string(b) != "s3cret" {
+			t.Errorf("the Secret does not hold the webhook secret under webhook-secret")
+		}
+	})
+	for name, v := range map[string]string{
+		"secret while disabled":      "githubApp: {privateKey: '-----BEGIN PRIVATE KEY-----'}\nwebhook: {secret: x}",
+		"secret with existingSecret": "githubApp: {existingSecret: x}\nwebhook: {enabled: true, secret: x}",
+		"no secret key":              "webhook: {enabled: true, secretKey: ''}",
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := render(loadChart(t, chartDir), "driftback", "driftback", vals(t, v)); err == nil {

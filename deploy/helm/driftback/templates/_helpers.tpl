@@ -66,6 +66,10 @@ address the pod is built around. */}}
 {{- $gh := deepCopy (default dict $cfg.github) -}}
 {{- $_ := unset $gh "privateKeyEnv" -}}
 {{- $_ = set $gh "privateKeyFile" "/etc/driftback/key/private-key.pem" -}}
+{{- $_ = unset $gh "webhookSecretFile" -}}
+{{- if .Values.webhook.enabled -}}
+{{- $_ = set $gh "webhookSecretFile" "/etc/driftback/key/webhook-secret" -}}
+{{- end -}}
 {{- $_ = set $cfg "github" $gh -}}
 {{- $_ = set $cfg "listen" ":8080" -}}
 {{- toYaml $cfg -}}

@@ -1,0 +1,120 @@
+package bot
+
+import (
+	"context"
+	"time"
+)
+
+// defaultWakeDelay is how long a wake waits for more deliveries before
+// polling: a burst of deliveries (a merge sends pull_request and push
+// together) makes one poll of the targets they concern.
+const defaultWakeDelay = 2 * time.Second
+
+// wake asks for a prompt poll of the named targets.
+func (r *Runner) wake(names []string) {
+	if len(names) == 0 {
+		return
+	}
+	r.wakeMu.Lock()
+	if r.woken == nil {
+		r.woken = map[string]bool{}
+	}
+	for _, n := range names {
+		r.woken[n] = true
+	}
+	r.wakeMu.Unlock()
+	select {
+	case r.wakeSignal() <- struct{}{}:
+	default: // a wake is pending already; it polls these too
+	}
+}
+
+func (r *Runner) wakeSignal() chan struct{} {
+	r.wakeMu.Lock()
+	defer r.wakeMu.Unlock()
+	if r.wakeC == nil {
+		r.wakeC = make(chan struct{}, 1)
+	}
+	return r.wakeC
+}
+
+// takeWoken returns the woken targets, in the runner's order, and clears
+// the set.
+func (r *Runner) takeWoken() []*Target {
+	r.wakeMu.Lock()
+	woken := r.woken
+	r.woken = nil
+	r.wakeMu.Unlock()
+	var out []*Target
+	for _, t := range r.Targets {
+		if woken[t.Config.Name] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// PollWoken polls the targets deliveries woke since the last call. A
+// target that is backing off after failures waits for its turn, unless
+// someone asked for its check to run again (the Re-run button).
+func (r *Runner) PollWoken(ctx context.Context) error {
+	var due []*Target
+	for _, t := range r.takeWoken() {
+		if _, rerun := r.Bot.rerun.get(t.Config.Name); rerun {
+			r.mu.Lock()
+			delete(r.skip, t.Config.Name) // a person asked: try now (a failure backs off longer still)
+			r.mu.Unlock()
+		} else if r.inBackoff(t.Config.Name) {
+			continue
+		}
+		due = append(due, t)
+	}
+	if len(due) == 0 {
+		return nil
+	}
+	return r.pollTargets(ctx, due)
+}
+
+// waitTick waits for the next tick of the poll interval, polling the
+// targets deliveries wake meanwhile; false when ctx ended.
+func (r *Runner) waitTick(ctx context.Context, tick <-chan time.Time) bool {
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick:
+			return true
+		case <-r.wakeSignal():
+		}
+		delay := r.WakeDelay
+		if delay <= 0 {
+			delay = defaultWakeDelay
+		}
+		after := time.After
+		if r.wakeAfter != nil {
+			after = r.wakeAfter
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-after(delay):
+		}
+		// The deliveries of the delay are in the set already.
+		select {
+		case <-r.wakeSignal():
+		default:
+		}
+		r.PollWoken(ctx)
+		if r.wokePoll != nil {
+			r.wokePoll()
+		}
+	}
+}
+
+// inBackoff reports whether a failing target sits out polls now, without
+// counting this as one of them.
+func (r *Runner) inBackoff(target string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.skip[target] > 0
+}

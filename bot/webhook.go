@@ -1,0 +1,252 @@
+package bot
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+)
+
+// Webhooks only make the bot faster: a delivery wakes the targets it
+// concerns, which are then polled at once instead of at the next tick.
+// Nothing a delivery says is trusted beyond "look now": the poll reads
+// GitHub and the cluster as always, so a missed or refused delivery costs
+// only the wait for the next poll.
+
+// maxWebhookBody bounds a delivery's payload. The events subscribed to
+// (check_run, pull_request, push) are far smaller; a larger body is
+// refused before it is read (413), and the next poll sees what it said.
+const maxWebhookBody = 2 << 20
+
+// rememberedDeliveries is how many delivery GUIDs are kept to refuse a
+// replay; the oldest is forgotten first.
+const rememberedDeliveries = 4096
+
+// webhookEvents are the events the App subscribes to (app.yaml), and the
+// only values the metric's event label takes besides "ping" and "other":
+// a forged header must not create series.
+var webhookEvents = map[string]bool{"check_run": true, "pull_request": true, "push": true, "ping": true}
+
+// deliveries remembers the GUIDs of the deliveries handled, a bounded ring.
+type deliveries struct {
+	mu   sync.Mutex
+	seen map[string]bool
+	ring []string
+	next int
+}
+
+// claim records id and reports whether it was new.
+func (d *deliveries) claim(id string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.seen == nil {
+		d.seen, d.ring = map[string]bool{}, make([]string, rememberedDeliveries)
+	}
+	if d.seen[id] {
+		return false
+	}
+	if old := d.ring[d.next]; old != "" {
+		delete(d.seen, old)
+	}
+	d.ring[d.next], d.seen[id] = id, true
+	d.next = (d.next + 1) % len(d.ring)
+	return true
+}
+
+// release forgets id again: its delivery was not handled, so GitHub's
+// redelivery of it (same GUID) must be.
+func (d *deliveries) release(id string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.seen, id) // its ring slot is reused in turn; a stale slot deletes nothing
+}
+
+// hookPayload is the part of a delivery's payload the bot reads.
+type hookPayload struct {
+	Action     string `json:"action"`
+	Ref        string `json:"ref"`
+	Repository struct {
+		FullName      string `json:"full_name"`
+		DefaultBranch string `json:"default_branch"`
+	} `json:"repository"`
+	Sender struct {
+		Login string `json:"login"`
+	} `json:"sender"`
+	CheckRun struct {
+		Name    string `json:"name"`
+		HeadSHA string `json:"head_sha"`
+		App     struct {
+			ID int64 `json:"id"`
+		} `json:"app"`
+	} `json:"check_run"`
+	PullRequest struct {
+		Head struct {
+			Ref  string `json:"ref"`
+			Repo *struct {
+				FullName string `json:"full_name"`
+			} `json:"repo"`
+		} `json:"head"`
+	} `json:"pull_request"`
+}
+
+// serveWebhook answers one delivery. Whatever it refuses (a wrong or
+// missing signature, a replayed GUID, a body over the bound) changes
+// nothing and is counted by outcome.
+func (r *Runner) serveWebhook(w http.ResponseWriter, req *http.Request) {
+	if len(r.WebhookSecret) == 0 {
+		http.Error(w, "webhooks are not configured (github.webhookSecretFile)", http.StatusNotFound)
+		return
+	}
+	if req.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "deliveries are POSTed", http.StatusMethodNotAllowed)
+		return
+	}
+	event := req.Header.Get("X-GitHub-Event")
+	label := event
+	if !webhookEvents[label] {
+		label = "other"
+	}
+	count := func(outcome string) {
+		r.Bot.Metrics.Inc("driftback_webhook_deliveries_total", map[string]string{"event": label, "outcome": outcome})
+	}
+	if req.ContentLength > maxWebhookBody {
+		count("oversized")
+		http.Error(w, "payload too large", http.StatusRequestEntityTooLarge)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, maxWebhookBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			count("oversized")
+			http.Error(w, "payload too large", http.StatusRequestEntityTooLarge)
+			return
+		}
+		count("malformed")
+		http.Error(w, "reading the payload failed", http.StatusBadRequest)
+		return
+	}
+	if !validSignature(r.WebhookSecret, body, req.Header.Get("X-Hub-Signature-256")) {
+		count("forged")
+		// Logged at the 1st, 2nd, 4th, 8th... so a flood cannot flood the
+		// log; the metric counts every one.
+		if n := r.forged.Add(1); n&(n-1) == 0 {
+			r.log().Warn("webhook delivery refused: its X-Hub-Signature-256 does not match the webhook secret (is github.webhookSecretFile the App's webhook secret?)",
+				"delivery", printable(req.Header.Get("X-GitHub-Delivery")), "refused", n)
+		}
+		http.Error(w, "signature does not match", http.StatusUnauthorized)
+		return
+	}
+	id := req.Header.Get("X-GitHub-Delivery")
+	if id == "" || len(id) > 100 || event == "" {
+		count("malformed")
+		http.Error(w, "X-GitHub-Event and X-GitHub-Delivery are required", http.StatusBadRequest)
+		return
+	}
+	if !r.deliveries.claim(id) {
+		count("replayed")
+		w.WriteHeader(http.StatusOK)
+		w.Write([]byte("already handled\n"))
+		return
+	}
+	var p hookPayload
+	if err := json.Unmarshal(body, &p); err != nil {
+		r.deliveries.release(id)
+		count("malformed")
+		http.Error(w, "the payload is not JSON", http.StatusBadRequest)
+		return
+	}
+	woken := r.handleEvent(event, &p)
+	outcome := "ignored"
+	if len(woken) > 0 {
+		outcome = "woke"
+	}
+	count(outcome)
+	r.log().Debug("webhook delivery", "event", label, "action", printable(p.Action), "delivery", printable(id), "woke", woken)
+	w.WriteHeader(http.StatusAccepted)
+	w.Write([]byte(outcome + "\n"))
+}
+
+// validSignature checks X-Hub-Signature-256 ("sha256=" and the hex HMAC
+// of the body) in constant time.
+func validSignature(secret, body []byte, header string) bool {
+	hexSum, ok := strings.CutPrefix(header, "sha256=")
+	if !ok {
+		return false
+	}
+	got, err := hex.DecodeString(hexSum)
+	if err != nil {
+		return false
+	}
+	mac := hmac.New(sha256.New, secret)
+	mac.Write(body)
+	return hmac.Equal(got, mac.Sum(nil))
+}
+
+// handleEvent wakes the targets a verified delivery concerns and returns
+// their names.
+func (r *Runner) handleEvent(event string, p *hookPayload) []string {
+	var names []string
+	for _, t := range r.Targets {
+		tc := t.Config
+		if !strings.EqualFold(p.Repository.FullName, tc.Owner()+"/"+tc.RepoName()) {
+			continue
+		}
+		if r.Leases != nil && !r.Leases.Holds(tc.Name) {
+			// Another replica writes it; GitHub sends one delivery to
+			// whichever replica the Service picks, so that replica's next
+			// poll sees the change.
+			continue
+		}
+		switch event {
+		case "check_run":
+			// The Re-run button: GitHub sends rerequested to the App that
+			// made the run only; the name says which target's it is.
+			if p.Action != "rerequested" || p.CheckRun.App.ID != r.Bot.appID || p.CheckRun.Name != r.Bot.checkName(tc) {
+				continue
+			}
+			r.Bot.rerun.set(tc.Name, p.CheckRun.HeadSHA)
+		case "pull_request":
+			// The regenerate box (edited), a merge or close: the target
+			// whose branch is the pull request's head. The bot's own edits
+			// wake nothing.
+			head := p.PullRequest.Head
+			if p.Action != "edited" && p.Action != "closed" && p.Action != "reopened" || p.Sender.Login == r.Bot.login ||
+				head.Ref != tc.Branch() || head.Repo == nil || !strings.EqualFold(head.Repo.FullName, p.Repository.FullName) {
+				continue
+			}
+		case "push":
+			base := tc.BaseBranch
+			if base == "" {
+				base = p.Repository.DefaultBranch
+			}
+			if base == "" || p.Ref != "refs/heads/"+base {
+				continue
+			}
+		default:
+			continue
+		}
+		names = append(names, tc.Name)
+	}
+	r.wake(names)
+	return names
+}
+
+// printable keeps a header value from forging log lines or growing them.
+func printable(s string) string {
+	if len(s) > 100 {
+		s = s[:100]
+	}
+	return strings.Map(func(c rune) rune {
+		if c < 0x20 || c == 0x7f {
+			return -1
+		}
+		return c
+	}, s)
+}

@@ -1,0 +1,400 @@
+package bot
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/driftback/driftback/internal/githubtest"
+)
+
+var hookSecret = []byte("webhook-secret-for-tests")
+
+// hookRig is a runner with webhooks on the in-process GitHub server, and
+// three targets: shop-prod (acme/shop, base main), shop-release
+// (acme/shop, base release) and other-prod (acme/other, base main).
+type hookRig struct {
+	*harness
+	r   *Runner
+	url string
+}
+
+func newHookRig(t *testing.T) *hookRig {
+	h := newHarness(t, writeThroughOnly(t))
+	release := secondTarget(h, "shop-release")
+	release.Config.BaseBranch = "release"
+	h.srv.Commit(owner, repo, "release", "alice", map[string][]byte{"RELEASE": []byte("1\n")})
+	other := secondTarget(h, "other-prod")
+	other.Config.Repo = owner + "/other"
+	h.srv.CreateRepo(owner, "other", "main", exampleFiles(t))
+	r := &Runner{Bot: h.bot, Targets: []*Target{h.target, release, other}, Interval: time.Hour, WebhookSecret: hookSecret}
+	srv := httptestServer(t, r.Handler())
+	return &hookRig{harness: h, r: r, url: srv.URL + "/webhook"}
+}
+
+func (g *hookRig) deliver(w githubtest.Webhook) int {
+	g.t.Helper()
+	code, err := githubtest.Deliver(nil, g.url, hookSecret, w)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	return code
+}
+
+// woken is the set of targets a delivery woke, taken (and cleared).
+func (g *hookRig) woken() []string {
+	var out []string
+	for _, t := range g.r.takeWoken() {
+		out = append(out, t.Config.Name)
+	}
+	return out
+}
+
+func (g *hookRig) deliveries(event, outcome string) float64 {
+	return g.bot.Metrics.Get("driftback_webhook_deliveries_total", map[string]string{"event": event, "outcome": outcome})
+}
+
+// Each event wakes exactly the targets it concerns.
+func TestWebhookWakesTheTargetsConcerned(t *testing.T) {
+	g := newHookRig(t)
+	g.poll() // shop-prod opens its pull request and posts its check run
+	main, _ := g.srv.Branch(owner, repo, "main")
+	release, _ := g.srv.Branch(owner, repo, "release")
+	pr := g.openPR()
+	run := g.check(main)
+	cases := []struct {
+		name string
+		w    githubtest.Webhook
+		want []string
+	}{
+		{"push to main", g.srv.PushEvent(owner, repo, "main", release, main, "alice"), []string{"shop-prod"}},
+		{"push to release", g.srv.PushEvent(owner, repo, "release", main, release, "alice"), []string{"shop-release"}},
+		{"push to another branch", g.srv.PushEvent(owner, repo, "feature", main, release, "alice"), nil},
+		{"push to the other repository's main", g.srv.PushEvent(owner, "other", "main", main, release, "alice"), []string{"other-prod"}},
+		{"regenerate box ticked", g.srv.PullRequestEvent(owner, repo, pr.Number, "edited", "alice"), []string{"shop-prod"}},
+		{"pull request closed", g.srv.PullRequestEvent(owner, repo, pr.Number, "closed", "alice"), []string{"shop-prod"}},
+		{"the bot's own edit", g.srv.PullRequestEvent(owner, repo, pr.Number, "edited", "driftback[bot]"), nil},
+		{"a label added", g.srv.PullRequestEvent(owner, repo, pr.Number, "labeled", "alice"), nil},
+		{"Re-run", g.srv.CheckRunEvent(owner, repo, run.ID, "rerequested", "alice"), []string{"shop-prod"}},
+		{"check run completed", g.srv.CheckRunEvent(owner, repo, run.ID, "completed", "alice"), nil},
+	}
+	for _, c := range cases {
+		if code := g.deliver(c.w); code != http.StatusAccepted {
+			t.Errorf("%s: status %d", c.name, code)
+		}
+		if got := g.woken(); !slices.Equal(got, c.want) {
+			t.Errorf("%s woke %v, want %v", c.name, got, c.want)
+		}
+	}
+	if got, _ := g.bot.rerun.get("shop-prod"); got != main {
+		t.Errorf("Re-run asks for the check on %q, want %s", got, main)
+	}
+
+	// Another App's check run of the same name is not this App's to run.
+	foreign := g.srv.CheckRunAs(777, owner, repo, githubtest.CheckRun{Name: run.Name, HeadSHA: main, Conclusion: "success"})
+	g.deliver(g.srv.CheckRunEvent(owner, repo, foreign, "rerequested", "alice"))
+	if got := g.woken(); got != nil {
+		t.Errorf("another App's check run woke %v", got)
+	}
+	if n := g.deliveries("push", "woke") + g.deliveries("pull_request", "woke") + g.deliveries("check_run", "woke"); n != 6 {
+		t.Errorf("%v deliveries counted as waking, want 6", n)
+	}
+}
+
+// A replica wakes only the targets whose lease it holds.
+func TestWebhookWakesOnlyHeldTargets(t *testing.T) {
+	g := newHookRig(t)
+	g.r.Leases = holdOnly{"shop-release"}
+	main, _ := g.srv.Branch(owner, repo, "main")
+	release, _ := g.srv.Branch(owner, repo, "release")
+	g.deliver(g.srv.PushEvent(owner, repo, "main", release, main, "alice"))
+	if got := g.woken(); got != nil {
+		t.Errorf("woke %v, a target another replica holds", got)
+	}
+	g.deliver(g.srv.PushEvent(owner, repo, "release", main, release, "alice"))
+	if got := g.woken(); !slices.Equal(got, []string{"shop-release"}) {
+		t.Errorf("woke %v, want the held shop-release", got)
+	}
+}
+
+type holdOnly []string
+
+func (holdOnly) Run(context.Context, []string) {}
+func (holdOnly) Writable(string) error         { return nil }
+func (h holdOnly) Holds(t string) bool         { return slices.Contains(h, t) }
+
+// A delivery not signed with the secret, or signed wrongly, changes
+// nothing and is counted as forged.
+func TestWebhookRefusesForgedDeliveries(t *testing.T) {
+	g := newHookRig(t)
+	main, _ := g.srv.Branch(owner, repo, "main")
+	w := g.srv.PushEvent(owner, repo, "main", strings.Repeat("0", 40), main, "alice")
+	post := func(sig string, body []byte) int {
+		req, _ := http.NewRequest(http.MethodPost, g.url, bytes.NewReader(body))
+		req.Header.Set("X-GitHub-Event", w.Event)
+		req.Header.Set("X-GitHub-Delivery", w.Delivery)
+		if sig != "" {
+			req.Header.Set("X-Hub-Signature-256", sig)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	tampered := bytes.Replace(w.Payload, []byte(`"alice"`), []byte(`"mallory"`), 1)
+	for name, c := range map[string]struct {
+		sig  string
+		body []byte
+	}{
+		"missing":       {"", w.Payload},
+		"wrong secret":  {githubtest.Sign([]byte("guess"), w.Payload), w.Payload},
+		"tampered body": {githubtest.Sign(hookSecret, w.Payload), tampered},
+		"sha1 only":     {"sha1=" + strings.Repeat("ab", 20), w.Payload},
+		"not hex":       {"sha256=zz", w.Payload},
+	} {
+		if code := post(c.sig, c.body); code != http.StatusUnauthorized {
+			t.Errorf("%s signature: status %d, want 401", name, code)
+		}
+	}
+	if got := g.woken(); got != nil {
+		t.Errorf("forged deliveries woke %v", got)
+	}
+	if n := g.deliveries("push", "forged"); n != 5 {
+		t.Errorf("%v forged deliveries counted, want 5", n)
+	}
+	// The forged ones used the GUID, which must not have been spent.
+	if code := g.deliver(w); code != http.StatusAccepted {
+		t.Errorf("the genuine delivery after forged ones with its GUID: status %d", code)
+	}
+	if got := g.woken(); !slices.Equal(got, []string{"shop-prod"}) {
+		t.Errorf("the genuine delivery woke %v", got)
+	}
+}
+
+// A delivery GUID is handled once; the memory of GUIDs is bounded.
+func TestWebhookRefusesReplays(t *testing.T) {
+	g := newHookRig(t)
+	main, _ := g.srv.Branch(owner, repo, "main")
+	w := g.srv.PushEvent(owner, repo, "main", strings.Repeat("0", 40), main, "alice")
+	g.deliver(w)
+	g.woken()
+	if code := g.deliver(w); code != http.StatusOK {
+		t.Errorf("replay: status %d, want 200", code)
+	}
+	if got := g.woken(); got != nil {
+		t.Errorf("the replay woke %v", got)
+	}
+	if n := g.deliveries("push", "replayed"); n != 1 {
+		t.Errorf("%v replays counted, want 1", n)
+	}
+
+	var d deliveries
+	for i := range rememberedDeliveries + 10 {
+		if !d.claim(strings.Repeat("x", i%7) + string(rune('a'+i%26)) + time.Duration(i).String()) {
+			t.Fatalf("delivery %d taken for a replay", i)
+		}
+	}
+	if len(d.seen) != rememberedDeliveries {
+		t.Errorf("%d GUIDs remembered, want at most %d", len(d.seen), rememberedDeliveries)
+	}
+}
+
+// countingReader counts what the handler read of a body.
+type countingReader struct {
+	n, size int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	if c.n >= c.size {
+		return 0, io.EOF
+	}
+	k := min(len(p), c.size-c.n)
+	for i := range k {
+		p[i] = 'x'
+	}
+	c.n += k
+	return k, nil
+}
+
+// A body over the bound is refused with 413 and read no further than the
+// bound; a declared length over it is refused unread.
+func TestWebhookRefusesOversizedBodies(t *testing.T) {
+	g := newHookRig(t)
+	h := g.r.Handler()
+	for _, declared := range []bool{true, false} {
+		body := &countingReader{size: 10 * maxWebhookBody}
+		req := httptest.NewRequest(http.MethodPost, "/webhook", body)
+		req.ContentLength = -1
+		if declared {
+			req.ContentLength = int64(body.size)
+		}
+		req.Header.Set("X-GitHub-Event", "push")
+		req.Header.Set("X-GitHub-Delivery", "d-oversized")
+		req.Header.Set("X-Hub-Signature-256", "sha256="+strings.Repeat("00", 32))
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusRequestEntityTooLarge {
+			t.Errorf("declared %v: status %d, want 413", declared, rec.Code)
+		}
+		if declared && body.n != 0 {
+			t.Errorf("a body declared too large was read (%d bytes)", body.n)
+		}
+		if body.n > maxWebhookBody+64<<10 {
+			t.Errorf("declared %v: read %d bytes, past the bound %d", declared, body.n, maxWebhookBody)
+		}
+	}
+	if n := g.deliveries("push", "oversized"); n != 2 {
+		t.Errorf("%v oversized deliveries counted, want 2", n)
+	}
+	if got := g.woken(); got != nil {
+		t.Errorf("oversized deliveries woke %v", got)
+	}
+}
+
+// Events the App does not act on are answered 2xx and ignored; so is
+// everything when no secret is configured (404: there is no endpoint).
+func TestWebhookIgnoresUnknownEvents(t *testing.T) {
+	g := newHookRig(t)
+	w := githubtest.Webhook{Event: "installation_repositories", Delivery: "d-1", Payload: []byte(`{"action":"added","repository":{"full_name":"acme/shop"}}`)}
+	if code := g.deliver(w); code != http.StatusAccepted {
+		t.Errorf("unknown event: status %d", code)
+	}
+	w = githubtest.Webhook{Event: "ping", Delivery: "d-2", Payload: []byte(`{"zen":"Keep it logically awesome.","hook_id":1}`)}
+	if code := g.deliver(w); code != http.StatusAccepted {
+		t.Errorf("ping: status %d", code)
+	}
+	if got := g.woken(); got != nil {
+		t.Errorf("woke %v", got)
+	}
+	if n := g.deliveries("other", "ignored"); n != 1 {
+		t.Errorf("%v unknown events counted as ignored, want 1", n)
+	}
+	g.r.WebhookSecret = nil
+	if code := g.deliver(githubtest.Webhook{Event: "ping", Delivery: "d-3", Payload: []byte(`{}`)}); code != http.StatusNotFound {
+		t.Errorf("no secret configured: status %d, want 404", code)
+	}
+}
+
+// The Re-run button re-posts the check run at once, though the target is
+// idle (nothing moved, so a poll would skip all work).
+func TestWebhookRerunRepostsTheCheckOfAnIdleTarget(t *testing.T) {
+	g := newHookRig(t)
+	g.r.Targets = g.r.Targets[:1]
+	g.r.PollOnce(g.ctx)
+	main, _ := g.srv.Branch(owner, repo, "main")
+	before := len(g.srv.CheckRuns(owner, repo, main))
+	if out := g.poll(); !out.Idle {
+		t.Fatalf("the second poll is not idle: %+v", out)
+	}
+	run := g.check(main)
+	g.deliver(g.srv.CheckRunEvent(owner, repo, run.ID, "rerequested", "alice"))
+	if err := g.r.PollWoken(g.ctx); err != nil {
+		t.Fatal(err)
+	}
+	runs := g.srv.CheckRuns(owner, repo, main)
+	if len(runs) != before+1 {
+		t.Fatalf("%d check runs on the base head after Re-run, want %d", len(runs), before+1)
+	}
+	if last := runs[len(runs)-1]; last.Name != run.Name || last.Conclusion != run.Conclusion || last.ExternalID != run.ExternalID {
+		t.Errorf("the new run %+v is not the same verdict as %+v", last, run)
+	}
+	// Done once: the next poll is idle again.
+	if out := g.poll(); !out.Idle {
+		t.Errorf("the poll after the Re-run is not idle: %+v", out)
+	}
+}
+
+// A failed poll keeps the Re-run for the next one.
+func TestWebhookRerunSurvivesAFailedPoll(t *testing.T) {
+	g := newHookRig(t)
+	g.r.Targets = g.r.Targets[:1]
+	g.r.PollOnce(g.ctx)
+	main, _ := g.srv.Branch(owner, repo, "main")
+	run := g.check(main)
+	before := len(g.srv.CheckRuns(owner, repo, main))
+	g.deliver(g.srv.CheckRunEvent(owner, repo, run.ID, "rerequested", "alice"))
+	g.srv.InjectFault(githubtest.Fault{Method: "POST", Path: "/repos/{owner}/{repo}/check-runs", Status: 422, Count: 1})
+	if err := g.r.PollWoken(g.ctx); err == nil {
+		t.Fatal("the poll did not fail")
+	}
+	g.r.PollOnce(g.ctx)
+	if n := len(g.srv.CheckRuns(owner, repo, main)); n != before+1 {
+		t.Errorf("%d check runs after the retry, want %d", n, before+1)
+	}
+}
+
+// A burst of deliveries during the wake delay makes one poll.
+func TestWebhookBurstMakesOnePoll(t *testing.T) {
+	g := newHookRig(t)
+	g.r.Targets = g.r.Targets[:1]
+	release := make(chan time.Time)
+	var mu sync.Mutex
+	delays := 0
+	g.r.wakeAfter = func(time.Duration) <-chan time.Time {
+		mu.Lock()
+		delays++
+		mu.Unlock()
+		return release
+	}
+	polled := make(chan struct{}, 10)
+	g.r.wokePoll = func() { polled <- struct{}{} }
+	ctx, cancel := context.WithCancel(g.ctx)
+	done := make(chan error, 1)
+	go func() { done <- g.r.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	polls := func() float64 {
+		return g.bot.Metrics.Get("driftback_polls_total", map[string]string{"target": "shop-prod"})
+	}
+	for deadline := time.Now().Add(time.Minute); polls() < 1; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first poll never ran")
+		}
+	}
+	main, _ := g.srv.Branch(owner, repo, "main")
+	for range 10 {
+		if code := g.deliver(g.srv.PushEvent(owner, repo, "main", strings.Repeat("0", 40), main, "alice")); code != http.StatusAccepted {
+			t.Fatalf("delivery: status %d", code)
+		}
+	}
+	close(release)
+	select {
+	case <-polled:
+	case <-time.After(5 * time.Minute): // a guard against a hang, not a speed claim
+		t.Fatal("the woken target was never polled")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if delays != 1 {
+		t.Errorf("%d wake delays for one burst, want 1", delays)
+	}
+	if n := polls(); n != 2 {
+		t.Errorf("%v polls after a burst of 10 deliveries, want 2 (the first, and one for the burst)", n)
+	}
+}
+
+// GitHub's documented example delivery: secret "It's a Secret to
+// Everybody", payload "Hello, World!".
+func TestWebhookSignatureMatchesGitHubsExample(t *testing.T) {
+	const sig = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
+	secret, body := []byte("It's a Secret to Everybody"), []byte("Hello, World!")
+	if !validSignature(secret, body, sig) {
+		t.Error("GitHub's example signature is refused")
+	}
+	if githubtest.Sign(secret, body) != sig {
+		t.Error("the test server signs unlike GitHub")
+	}
+	for _, bad := range []string{strings.ToUpper(sig), sig[:len(sig)-2], "sha256=" + sig, ""} {
+		if validSignature(secret, body, bad) {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

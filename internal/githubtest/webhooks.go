@@ -1,0 +1,190 @@
+package githubtest
+
+import (
+	"bytes"
+
+	"crypto/hmac"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"github.com/getkin/kin-openapi/openapi3"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// Webhook is one delivery as GitHub sends it to an App's webhook URL: an
+// event name, a delivery GUID and a JSON payload. Sending the same value
+// twice is what GitHub's "Redeliver" does (the GUID stays).
+type Webhook struct {
+	Event, Delivery string
+	Payload         []byte
+}
+
+// Deliver posts w to url the way GitHub does: its headers, and the
+// payload signed with secret in X-Hub-Signature-256 (HMAC-SHA256, hex) and
+// the legacy X-Hub-Signature (HMAC-SHA1). It returns the status the
+// receiver answered.
+func Deliver(client *http.Client, url string, secret []byte, w Webhook) (int, error) {
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(w.Payload))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "GitHub-Hookshot/githubtest")
+	req.Header.Set("X-GitHub-Event", w.Event)
+	req.Header.Set("X-GitHub-Delivery", w.Delivery)
+	req.Header.Set("X-GitHub-Hook-Installation-Target-Type", "integration")
+	req.Header.Set("X-Hub-Signature-256", Sign(secret, w.Payload))
+	mac := hmac.New(sha1.New, secret)
+	mac.Write(w.Payload)
+	req.Header.Set("X-Hub-Signature", "sha1="+hex.EncodeToString(mac.Sum(nil)))
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, nil
+}
+
+// Sign is the X-Hub-Signature-256 value of payload under secret.
+func Sign(secret, payload []byte) string {
+	mac := hmac.New(sha256.New, secret)
+	mac.Write(payload)
+	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+// CheckRunEvent is the check_run delivery GitHub sends the App that made
+// run id when someone acts on it (action "rerequested": the Re-run
+// button), sent by sender.
+func (s *Server) CheckRunEvent(owner, name string, id int64, action, sender string) Webhook {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repoLocked(owner, name)
+	if rp == nil {
+		panic("githubtest: no repo " + owner + "/" + name)
+	}
+	for _, cr := range rp.checkRuns {
+		if cr.id == id {
+			run := s.checkRunJSON(rp, cr)
+			if run["details_url"] == nil {
+				run["details_url"] = run["html_url"] // never null in a delivery
+			}
+			if run["external_id"] == nil {
+				run["external_id"] = ""
+			}
+			return s.webhookLocked(rp, "check_run", map[string]any{"action": action, "check_run": run}, sender)
+		}
+	}
+	panic(fmt.Sprintf("githubtest: no check run %d in %s/%s", id, owner, name))
+}
+
+// PullRequestEvent is the pull_request delivery for pull request number
+// (action "edited", "closed", "opened", ...), sent by sender.
+func (s *Server) PullRequestEvent(owner, name string, number int, action, sender string) Webhook {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repoLocked(owner, name)
+	if rp == nil {
+		panic("githubtest: no repo " + owner + "/" + name)
+	}
+	for _, pr := range rp.pulls {
+		if pr.number == number {
+			s.refreshHead(rp, pr)
+			pj := s.pullJSON(rp, pr)
+			for _, end := range []string{"head", "base"} {
+				if e, ok := pj[end].(map[string]any); ok {
+					if r, ok := e["repo"].(map[string]any); ok {
+						webhookRepo(r)
+					}
+				}
+			}
+			body := map[string]any{"action": action, "number": number, "pull_request": pj}
+			if action == "edited" {
+				// What the edit changed: the body (the Regenerate box).
+				body["changes"] = map[string]any{"body": map[string]any{"from": pr.body}}
+			}
+			return s.webhookLocked(rp, "pull_request", body, sender)
+		}
+	}
+	panic(fmt.Sprintf("githubtest: no pull request %d in %s/%s", number, owner, name))
+}
+
+// PushEvent is the push delivery for branch moving from before to after.
+func (s *Server) PushEvent(owner, name, branch, before, after, sender string) Webhook {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repoLocked(owner, name)
+	if rp == nil {
+		panic("githubtest: no repo " + owner + "/" + name)
+	}
+	return s.webhookLocked(rp, "push", map[string]any{
+		"ref": "refs/heads/" + branch, "before": before, "after": after,
+		"created": strings.Trim(before, "0") == "", "deleted": strings.Trim(after, "0") == "", "forced": false,
+		"base_ref": nil, "compare": s.repoHTML(rp) + "/compare/" + before + "..." + after,
+		"commits": []any{}, "head_commit": nil, "pusher": map[string]any{"name": sender},
+	}, sender)
+}
+
+// webhookLocked adds what every App delivery carries (repository, sender,
+// installation) and a fresh delivery GUID.
+func (s *Server) webhookLocked(rp *repo, event string, body map[string]any, sender string) Webhook {
+	body["repository"] = webhookRepo(s.repoJSON(rp))
+	body["sender"] = s.loginJSON(sender)
+	for _, in := range s.installs {
+		if strings.EqualFold(in.owner, rp.owner) {
+			body["installation"] = map[string]any{"id": in.id, "node_id": nodeID("I", in.id)}
+			break
+		}
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		panic(err)
+	}
+	if f := checkWebhook(event, body["action"], b); f != nil {
+		s.failures = append(s.failures, *f)
+	}
+	g := randomToken("")
+	guid := g[:8] + "-" + g[8:12] + "-" + g[12:16] + "-" + g[16:20] + "-" + g[20:32]
+	return Webhook{Event: event, Delivery: guid, Payload: b}
+}
+
+// checkWebhook validates a payload against the description's schema of
+// its event and action (x-webhooks), as responses are validated.
+func checkWebhook(event string, action any, payload []byte) *Failure {
+	sp, err := loadSpec()
+	if err != nil {
+		return &Failure{Kind: "webhook", Operation: event, Err: err.Error()}
+	}
+	name := "webhook-" + strings.ReplaceAll(event, "_", "-")
+	if a, ok := action.(string); ok {
+		name += "-" + strings.ReplaceAll(a, "_", "-")
+	}
+	ref := sp.doc.Components.Schemas[name]
+	if ref == nil || ref.Value == nil {
+		return &Failure{Kind: "webhook", Operation: name, Err: "no such webhook schema in the description"}
+	}
+	var v any
+	if err := json.Unmarshal(payload, &v); err != nil {
+		return &Failure{Kind: "webhook", Operation: name, Err: err.Error()}
+	}
+	if err := ref.Value.VisitJSON(v, openapi3.VisitAsResponse(), openapi3.MultiErrors()); err != nil {
+		return &Failure{Kind: "webhook", Operation: name, Err: err.Error()}
+	}
+	return nil
+}
+
+// webhookRepo adds what a delivery's repository carries beyond the REST
+// answer's.
+func webhookRepo(r map[string]any) map[string]any {
+	if _, ok := r["topics"]; !ok {
+		r["topics"] = []any{}
+	}
+	return r
+}
