@@ -100,6 +100,7 @@ func ValueInputs(n *ktree.Node) bool {
 	if k == nil || n.File == "" {
 		return false
 	}
+	//lint:ignore SA1019 kustomize still applies the deprecated fields, so their values are inputs
 	if len(k.Patches)+len(n.Plugins)+len(k.PatchesJson6902)+len(k.PatchesStrategicMerge)+len(k.Labels)+len(k.CommonLabels)+len(k.CommonAnnotations)+len(k.Replacements) > 0 {
 		return true
 	}
