@@ -240,14 +240,15 @@ type analysis struct {
 	base *built
 	plan *Plan
 
-	// What the stages share: each (Snapshot.plan runs them in order) reads
-	// what the ones before it left and adds its own. Pairing runs before
-	// the analysis exists (pairObjects, pair.go) and its pairs are here
-	// because every later stage reads them; followed only for verify.
-	// planRoutes adds the routes (route.go), placeValues the placements
-	// (place.go), project the candidates (project.go), verify the written
-	// files (verify.go); later stages drop what they refuse, which is why
-	// these stay on one struct rather than passing between stages.
+	// What the stages share. Pairing runs before the analysis exists
+	// (pairObjects, pair.go): its pairs are kept here because every later
+	// stage reads them, and followed because verify does. The rest is
+	// each stage's output that later ones read and cut back (Snapshot.plan
+	// runs them in order): planRoutes the routes, supplied and conflicted
+	// (route.go), placeValues the placements (place.go), project the
+	// candidates (project.go), verify the written files (verify.go). A
+	// later stage that refuses a field drops its route or placement, so
+	// these stay shared rather than being passed along.
 	pairs      []pair
 	candidates []*candidate
 	final      map[string]*yamledit.File // the written files that parse, for lines
