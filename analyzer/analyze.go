@@ -96,9 +96,10 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 	if opts.WriteScope, err = repofs.Clean(opts.WriteScope); err != nil {
 		return nil, fmt.Errorf("write scope: %w", err)
 	}
-	a := &analysis{snap: s, lives: live, opts: opts, root: root, base: b, plan: plan, orchestration: o}
-	a.lives, a.followed = dye.FollowHashes(live, b.objects)
-	a.pair()
+	paired := pairObjects(live, b.objects, opts.Coverage, plan.Root)
+	paired.apply(plan)
+	a := &analysis{snap: s, opts: opts, root: root, base: b, plan: plan, orchestration: o,
+		pairs: paired.pairs, followed: paired.followed}
 	a.secretVariables()
 	// The dye only says who supplies a value; when no entry or value
 	// input can supply one that differs from live there is nothing to
@@ -233,18 +234,21 @@ func dyeRoot(repo *repofs.Repo, b *built, values bool) (*dye.Result, error) {
 
 // analysis is the working state of one plan.
 type analysis struct {
-	snap  *Snapshot
-	lives []kube.LiveObject // the live objects asked about
-	opts  Options
-	root  string
-	base  *built
-	plan  *Plan
+	snap *Snapshot
+	opts Options
+	root string
+	base *built
+	plan *Plan
 
-	// What the stages share: each (Snapshot.plan runs them in order) reads
-	// what the ones before it left and adds its own: pair the pairs
-	// (pair.go), planRoutes the routes (route.go), placeValues the
-	// placements (place.go), project the candidates (project.go), verify
-	// the written files (verify.go); later stages drop what they refuse.
+	// What the stages share. Pairing runs before the analysis exists
+	// (pairObjects, pair.go): its pairs are kept here because every later
+	// stage reads them, and followed because verify does. The rest is
+	// each stage's output that later ones read and cut back (Snapshot.plan
+	// runs them in order): planRoutes the routes, supplied and conflicted
+	// (route.go), placeValues the placements (place.go), project the
+	// candidates (project.go), verify the written files (verify.go). A
+	// later stage that refuses a field drops its route or placement, so
+	// these stay shared rather than being passed along.
 	pairs      []pair
 	candidates []*candidate
 	final      map[string]*yamledit.File // the written files that parse, for lines

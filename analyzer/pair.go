@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/driftback/driftback/analyzer/dye"
 	"github.com/driftback/driftback/analyzer/intent"
 	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/internal/jsonvalue"
@@ -27,41 +28,55 @@ type pair struct {
 	release  string
 }
 
-// pair matches every rendered object with the one live object that is it
-// (by group, kind, namespace and name, the version deciding between
-// several) and reduces that live object to its intent. A rendered object
-// with no live match is absent; one with several is refused; a live
-// object nothing renders is noted as untracked.
-func (a *analysis) pair() {
+// pairing is what matching the render with the live objects finds: the
+// pairs every later stage works on, and what Snapshot.plan adds to the
+// plan (in this order, after what it holds already).
+type pairing struct {
+	pairs    []pair
+	followed map[string]string // generated names paired by stem: rendered -> live (dye.FollowHashes)
+	notes    []string
+	refusals []Refusal
+	unread   []string
+}
+
+// pairObjects matches every rendered object with the one live object that
+// is it (by group, kind, namespace and name, the version deciding between
+// several; a generated name by its stem) and reduces that live object to
+// its intent. A rendered object with no live match is absent (judged by
+// cov); one with several is refused; a live object nothing renders is
+// noted as untracked by root, the plan's root as displayed.
+func pairObjects(lives []kube.LiveObject, objects []render.Object, cov *kube.Coverage, root string) *pairing {
+	pr := &pairing{}
+	lives, pr.followed = dye.FollowHashes(lives, objects)
 	byID := map[render.ID][]int{}
 	byBare := map[render.ID][]int{}
-	for i, l := range a.lives {
+	for i, l := range lives {
 		id := render.IDOf(l.Object)
 		byID[id] = append(byID[id], i)
 		byBare[id.WithoutNamespace()] = append(byBare[id.WithoutNamespace()], i)
 	}
 	// The kinds read with at least one object, by namespace ("" for any).
 	present := map[[2]string]bool{}
-	for _, l := range a.lives {
+	for _, l := range lives {
 		id := render.IDOf(l.Object)
 		k := kube.KindKey(id.Group, id.Kind)
 		present[[2]string{k, id.Namespace}], present[[2]string{k, ""}] = true, true
 	}
 	used := map[int]bool{}
 	anyUnowned := false
-	for _, r := range a.base.objects {
+	for _, r := range objects {
 		id := r.ID.WithoutVersion()
-		idx := a.sameVersion(r, byID[id])
+		idx := sameVersion(lives, r, byID[id])
 		if len(idx) == 0 && id.Namespace == "" {
 			// The build sets no namespace: the applier's default decides it,
 			// so accept the one live object of that name.
-			if c := a.sameVersion(r, byBare[id]); len(c) == 1 {
+			if c := sameVersion(lives, r, byBare[id]); len(c) == 1 {
 				idx = c
 			}
 		}
 		if len(idx) != 1 {
 			if len(idx) == 0 {
-				a.absent(r, present[[2]string{kube.KindKey(r.ID.Group, r.ID.Kind), r.ID.Namespace}])
+				pr.absent(r, cov, present[[2]string{kube.KindKey(r.ID.Group, r.ID.Kind), r.ID.Namespace}])
 				continue
 			}
 			// Comparing with either could miss the drift of the other, and
@@ -69,50 +84,57 @@ func (a *analysis) pair() {
 			for _, i := range idx {
 				used[i] = true
 			}
-			a.refuse(Refusal{Code: CodeRenderMismatch, Object: RefOf(r.Object), File: r.Origin,
+			pr.refusals = append(pr.refusals, Refusal{Code: CodeRenderMismatch, Object: RefOf(r.Object), File: r.Origin,
 				Message: fmt.Sprintf("%d live objects are %s, and which one the render describes cannot be told", len(idx), RefOf(r.Object)),
 				Hint:    "give the objects distinct names, or compare them by hand"})
 			continue
 		}
 		used[idx[0]] = true
-		l := a.lives[idx[0]]
-		ren := jsonvalue.RedactSecret(r.Object)
-		obj := l.Object
-		if !jsonvalue.IsCanonical(obj) {
-			obj = jsonvalue.Normalize(obj).(map[string]any)
-		}
-		live := jsonvalue.RedactSecret(obj) // read, never written: no copy needed
-		// A value the server allocated is noise unless Git holds one.
-		live = noise.DropAllocated(live, ren)
+		l := lives[idx[0]]
 		if l.Owner == nil {
 			anyUnowned = true
 		}
-		var wants map[string]any
-		inSync := !l.MetadataOnly && intent.Matches(live, ren, l.Owner)
-		if inSync {
-			wants = ren // the view would equal the render; both are only read
-		} else {
-			wants = intent.View(live, ren, l.Owner)
-		}
-		if l.MetadataOnly {
-			// Only metadata was read: everything else stands as rendered.
-			body := jsonvalue.Copy(ren).(map[string]any)
-			body["metadata"] = wants["metadata"]
-			wants = body
-		}
-		ro := r
-		ro.Object = ren
-		a.pairs = append(a.pairs, pair{ren: ro, live: live, owner: l.Owner, intent: wants, inSync: inSync,
-			unseen: l.Unseen, unseenBy: l.UnseenBy, release: l.UnseenRelease})
+		pr.pairs = append(pr.pairs, pairWith(r, l))
 	}
-	for i, l := range a.lives {
+	for i, l := range lives {
 		if !used[i] {
-			a.note("untracked: %s is in the cluster but %s does not render it", RefOf(l.Object), a.plan.Root)
+			pr.notes = append(pr.notes, fmt.Sprintf("untracked: %s is in the cluster but %s does not render it", RefOf(l.Object), root))
 		}
 	}
 	if anyUnowned {
-		a.note("live objects came without metadata.managedFields: only the fields the render has were compared")
+		pr.notes = append(pr.notes, "live objects came without metadata.managedFields: only the fields the render has were compared")
 	}
+	return pr
+}
+
+// pairWith pairs the rendered object r with its live object l, reduced to
+// what a person wants of it; Secret values are redacted on both sides.
+func pairWith(r render.Object, l kube.LiveObject) pair {
+	ren := jsonvalue.RedactSecret(r.Object)
+	obj := l.Object
+	if !jsonvalue.IsCanonical(obj) {
+		obj = jsonvalue.Normalize(obj).(map[string]any)
+	}
+	live := jsonvalue.RedactSecret(obj) // read, never written: no copy needed
+	// A value the server allocated is noise unless Git holds one.
+	live = noise.DropAllocated(live, ren)
+	var wants map[string]any
+	inSync := !l.MetadataOnly && intent.Matches(live, ren, l.Owner)
+	if inSync {
+		wants = ren // the view would equal the render; both are only read
+	} else {
+		wants = intent.View(live, ren, l.Owner)
+	}
+	if l.MetadataOnly {
+		// Only metadata was read: everything else stands as rendered.
+		body := jsonvalue.Copy(ren).(map[string]any)
+		body["metadata"] = wants["metadata"]
+		wants = body
+	}
+	ro := r
+	ro.Object = ren
+	return pair{ren: ro, live: live, owner: l.Owner, intent: wants, inSync: inSync,
+		unseen: l.Unseen, unseenBy: l.UnseenBy, release: l.UnseenRelease}
 }
 
 // absent reports a rendered object the live objects lack. Only a kind
@@ -120,26 +142,32 @@ func (a *analysis) pair() {
 // that a finding: anything else is a read that fell short, and a plan
 // that could not read what it renders gives no verdict at all (Unread),
 // since "not there" would read as "drift gone".
-func (a *analysis) absent(r render.Object, kindSeen bool) {
+func (pr *pairing) absent(r render.Object, cov *kube.Coverage, kindSeen bool) {
 	ref := RefOf(r.Object)
 	k := kube.KindKey(r.ID.Group, r.ID.Kind)
-	cov := a.opts.Coverage
 	switch {
 	case cov != nil && cov.Skipped[k]:
-		a.note("not compared: %s is of a kind this target does not read from the cluster", ref)
+		pr.notes = append(pr.notes, fmt.Sprintf("not compared: %s is of a kind this target does not read from the cluster", ref))
 	case cov != nil && !cov.Listed[k]:
 		why := "the cluster did not list " + k
 		if len(cov.Failed) > 0 {
 			why += " (" + strings.Join(cov.Failed, "; ") + ")"
 		}
-		a.plan.Unread = append(a.plan.Unread, fmt.Sprintf("%s: %s", ref, why))
+		pr.unread = append(pr.unread, fmt.Sprintf("%s: %s", ref, why))
 	case !kindSeen:
-		a.plan.Unread = append(a.plan.Unread, fmt.Sprintf("%s: no %s at all was read from the cluster there", ref, k))
+		pr.unread = append(pr.unread, fmt.Sprintf("%s: no %s at all was read from the cluster there", ref, k))
 	default:
-		a.refuse(Refusal{Code: CodeNotInCluster, Object: ref, File: r.Origin,
+		pr.refusals = append(pr.refusals, Refusal{Code: CodeNotInCluster, Object: ref, File: r.Origin,
 			Message: "renders from Git but is not in the cluster",
 			Hint:    "the GitOps tool has not created it yet, or someone deleted it; driftback never proposes removing it from Git"})
 	}
+}
+
+// apply adds what pairing found to the plan, in the order it was found.
+func (pr *pairing) apply(plan *Plan) {
+	plan.Notes = append(plan.Notes, pr.notes...)
+	plan.Refusals = append(plan.Refusals, pr.refusals...)
+	plan.Unread = append(plan.Unread, pr.unread...)
 }
 
 // unverifiableSecret is the refusal of a Secret whose only difference is
@@ -180,7 +208,7 @@ func shellQuote(s string) string {
 // sameVersion narrows the live objects idx (of r's group, kind and name)
 // by version: to r's own where the render holds that object at several
 // versions, and to r's when several live objects would otherwise match.
-func (a *analysis) sameVersion(r render.Object, idx []int) []int {
+func sameVersion(lives []kube.LiveObject, r render.Object, idx []int) []int {
 	if r.ID.Version == "" && len(idx) < 2 {
 		return idx
 	}
@@ -190,7 +218,7 @@ func (a *analysis) sameVersion(r render.Object, idx []int) []int {
 	}
 	var out []int
 	for _, i := range idx {
-		if render.VersionOf(render.APIVersionOf(a.lives[i].Object)) == version {
+		if render.VersionOf(render.APIVersionOf(lives[i].Object)) == version {
 			out = append(out, i)
 		}
 	}
