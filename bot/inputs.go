@@ -34,7 +34,7 @@ func (b *Bot) settle(ctx context.Context, p *poll) {
 		return
 	}
 	p.settled = true
-	p.at = revs{base: p.baseSHA, applied: revisionOf(p)}
+	p.at = p.commits()
 	last, ok := b.memo.get(p.t.Config.Name)
 	if !ok {
 		return
@@ -56,7 +56,7 @@ func (b *Bot) settle(ctx context.Context, p *poll) {
 // these (the same bytes for the target), so the commit of the last plan
 // need not stay loadable however many commits follow.
 func (b *Bot) carry(p *poll, m memo) {
-	if p.at == (revs{base: p.baseSHA, applied: revisionOf(p)}) {
+	if p.at == p.commits() {
 		return
 	}
 	p.unsettle()
@@ -72,15 +72,17 @@ func (b *Bot) carry(p *poll, m memo) {
 // memo a reconcile leaves.
 func (p *poll) unsettle() {
 	p.settled = true
-	p.at = revs{base: p.baseSHA, applied: revisionOf(p)}
+	p.at = p.commits()
 }
 
-// revisionOf is the commit the GitOps tool applied, "" when none is read.
-func revisionOf(p *poll) string {
-	if p.applied == nil {
-		return ""
+// commits are the commits the poll read: the base head and the revision the
+// GitOps tool applied ("" when none is read).
+func (p *poll) commits() revs {
+	r := revs{base: p.baseSHA}
+	if p.applied != nil {
+		r.applied = p.applied.Revision
 	}
-	return p.applied.Revision
+	return r
 }
 
 // sameFor reports whether the target's plan would be the same at commit

@@ -177,15 +177,16 @@ func (b *Bot) remember(ctx context.Context, p *poll, m memo) error {
 	// What this plan ran at, not a commit it was found the same as.
 	p.unsettle()
 	m.base, m.applied, m.writes = p.at.base, p.at.applied, plannedWrites(p.out.Plan)
-	m.live = liveFingerprint(p, p.only)
 	m.kinds, m.kindsAt = "", ""
+	read := p.only
 	if p.kinds != nil && !p.t.ByInventory {
 		// The next poll at this key reads only these kinds: remember the
 		// read as that narrower read will see it. (A target by inventory
 		// lists its inventory's kinds already.)
 		m.kinds, m.kindsAt = strings.Join(p.kinds, "\n"), kindsKey(p)
-		m.live = liveFingerprint(p, p.kinds)
+		read = p.kinds
 	}
+	m.live = liveFingerprint(p, read)
 	b.memo.set(p.t.Config.Name, m)
 	return nil
 }

@@ -39,18 +39,29 @@ func (t *resilientTransport) hourlyBudget(req *http.Request) error {
 	budget := t.writeBudget()
 	if checkRunWrite(req) {
 		limit := budget - reserveOf(budget)
-		if len(t.recent) < limit {
+		until, full := t.full(limit)
+		if !full {
 			return nil
 		}
 		t.opts.Metrics.Inc("driftback_github_rate_limited_total", map[string]string{"kind": "check-run-reserve"})
-		return &DeferredError{Until: t.recent[len(t.recent)-limit].Add(time.Hour), Reserved: budget - limit}
+		return &DeferredError{Until: until, Reserved: budget - limit}
 	}
-	if len(t.recent) < budget {
+	until, full := t.full(budget)
+	if !full {
 		return nil
 	}
 	t.opts.Metrics.Inc("driftback_github_rate_limited_total", map[string]string{"kind": "hourly-budget"})
-	// The write that frees a slot is the one budget places from the end.
-	return &PausedError{Until: t.recent[len(t.recent)-budget].Add(time.Hour), Kind: budgetKind, Budget: budget}
+	return &PausedError{Until: until, Kind: budgetKind, Budget: budget}
+}
+
+// full reports whether the last hour holds n writes or more and, if so,
+// when it holds fewer again: when the write n places from the end leaves
+// the hour.
+func (t *resilientTransport) full(n int) (time.Time, bool) {
+	if len(t.recent) < n {
+		return time.Time{}, false
+	}
+	return t.recent[len(t.recent)-n].Add(time.Hour), true
 }
 
 // reserveOf is the part of an hourly budget only pull-request writes
