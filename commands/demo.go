@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/go-github/v62/github"
 	"github.com/spf13/cobra"
 
 	"github.com/driftback/driftback/analyzer/report"
@@ -117,7 +118,13 @@ func demo(cmd *cobra.Command, examples fs.FS, serve string) error {
 		return fail(err)
 	}
 	target := &bot.Target{Config: *cfg.Target("shop-prod"), Lister: cluster.ObjectFileLister{Path: liveFile}}
-	out, err := b.Reconcile(cmd.Context(), target)
+	if _, err := b.Reconcile(cmd.Context(), target); err != nil {
+		return fail(err)
+	}
+	// The reviewer keeps the hotfixes and declines the TTL change (its
+	// comment says to ask the CDN team first): one untick, and the next
+	// poll rebuilds the branch without it.
+	out, err := declineRow(cmd.Context(), b, target, "CACHE&#95;TTL")
 	if err != nil {
 		return fail(err)
 	}
@@ -125,6 +132,7 @@ func demo(cmd *cobra.Command, examples fs.FS, serve string) error {
 		return fail(fmt.Errorf("the GitHub test server saw %d request(s) or response(s) outside GitHub's OpenAPI description; first: %+v", len(failures), failures[0]))
 	}
 	w := cmd.OutOrStdout()
+	fmt.Fprintln(w, "A reviewer unticked the CACHE_TTL row of the pull request; the next poll rebuilt the branch without it.")
 	printDemo(w, srv, "shop", "driftback/shop-prod", out, baseSHA, files)
 	if serve == "" {
 		return nil
@@ -134,6 +142,26 @@ func demo(cmd *cobra.Command, examples fs.FS, serve string) error {
 	defer stop()
 	<-ctx.Done()
 	return nil
+}
+
+// declineRow unticks the open pull request's row whose line holds what,
+// as a reviewer would, and polls the target again.
+func declineRow(ctx context.Context, b *bot.Bot, target *bot.Target, what string) (bot.Outcome, error) {
+	prs, _, err := b.GitHub.PullRequests.List(ctx, "acme", "shop", &github.PullRequestListOptions{State: "open"})
+	if err != nil || len(prs) != 1 {
+		return bot.Outcome{}, fmt.Errorf("the demo's pull request: %d open, %v", len(prs), err)
+	}
+	lines := strings.Split(prs[0].GetBody(), "\n")
+	for i, l := range lines {
+		if strings.Contains(l, what) && strings.Contains(l, "<!-- driftback:edit ") {
+			lines[i] = strings.Replace(l, "- [x]", "- [ ]", 1)
+		}
+	}
+	body := strings.Join(lines, "\n")
+	if _, _, err := b.GitHub.PullRequests.Edit(ctx, "acme", "shop", prs[0].GetNumber(), &github.PullRequest{Body: github.String(body)}); err != nil {
+		return bot.Outcome{}, err
+	}
+	return b.Reconcile(ctx, target)
 }
 
 // demoGitHub starts the in-process GitHub server with the App installed
