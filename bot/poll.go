@@ -306,15 +306,10 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 		// A rendered object is not in the cluster: that is not "drift
 		// gone", so what is open stays open.
 	case p.review.allDeclined(plan):
-		// Every row declined: closed as a reviewer's close is, its branch
-		// kept, and quiet until a live value changes.
-		if open != nil {
-			if err := b.closeDeclined(ctx, p, plan, open); err != nil {
-				return err
-			}
-			open = nil
+		// Every row declined: closed as a reviewer's close is (review.go).
+		if open, err = b.declinedAll(ctx, p, plan, open, lastClosed); err != nil {
+			return err
 		}
-		p.out.Declined = true
 	case len(plan.Files) == 0:
 		// Nothing to propose: drift gone (merged, or reverted in the
 		// cluster). Close what is open, and remove a branch of ours that

@@ -437,7 +437,7 @@ func (b *Bot) body(p *poll, plan *analyzer.Plan, st prState, head string) string
 	}
 	controls := []string{regenerateLine}
 	if p.out.Frozen {
-		controls = append([]string{"> **Frozen:** someone else committed to this branch, so driftback no longer pushes to it. Tick the box below to regenerate it from the base branch (the other commits are discarded)."}, controls...)
+		controls = append([]string{"> **Frozen:** someone else committed to this branch, so driftback no longer pushes to it. Tick the box below to regenerate it from the base branch (the other commits are discarded); declined rows leave the branch then."}, controls...)
 	}
 	return report.Markdown(plan, report.MarkdownOptions{
 		Target: p.t.Config.Name,

@@ -182,6 +182,23 @@ func (b *Bot) decide(p *poll, full *analyzer.Plan) []analyzer.Edit {
 	return out
 }
 
+// declinedAll ends a poll whose every row a reviewer declined: the open
+// pull request is closed, its branch kept, and the target stays quiet
+// until a live value changes. It returns the pull request still open, if
+// any.
+func (b *Bot) declinedAll(ctx context.Context, p *poll, plan *analyzer.Plan, open, lastClosed *github.PullRequest) (*github.PullRequest, error) {
+	p.out.Declined = true
+	if open == nil {
+		// A merged pull request's branch goes, declined rows or not.
+		return nil, b.dropOrphan(ctx, p, lastClosed)
+	}
+	closed, err := b.closeDeclined(ctx, p, plan, open)
+	if err != nil || closed {
+		return nil, err
+	}
+	return open, nil
+}
+
 // declinedMarker finds the comment closeDeclined posts, so it is posted
 // once.
 const declinedMarker = "<!-- driftback:declined -->"
@@ -190,23 +207,35 @@ const declinedMarker = "<!-- driftback:declined -->"
 // declined, as a reviewer's own close would: the branch stays (a reopen
 // needs it), and the state remembers the rows, so the target stays quiet
 // until a live value changes. Reopening it brings every row back.
-func (b *Bot) closeDeclined(ctx context.Context, p *poll, plan *analyzer.Plan, pr *github.PullRequest) error {
+func (b *Bot) closeDeclined(ctx context.Context, p *poll, plan *analyzer.Plan, pr *github.PullRequest) (bool, error) {
 	if moved, err := b.bodyMoved(ctx, p, pr); err != nil || moved {
-		return err
+		return false, err
+	}
+	if head, ok := b.branchHead(ctx, p); ok {
+		if _, own, err := b.ownHead(ctx, p, head); err != nil || !own {
+			// A person's commit is on the branch: declining driftback's
+			// edits says nothing about it, so the pull request stays open
+			// (frozen, as ever with such a commit).
+			if err == nil {
+				p.out.Frozen = true
+				p.note = "> Every edit driftback proposed was declined, but `" + p.branch + "` holds a commit driftback did not make, so the pull request stays open."
+			}
+			return false, err
+		}
 	}
 	tc := p.t.Config
 	if err := b.commentOnce(ctx, p, pr.GetNumber(), "Every edit of this pull request was declined, so driftback closes it and keeps its branch. "+
 		"It proposes nothing more until a declined field's live value changes; reopen this pull request to bring every edit back.\n\n"+declinedMarker); err != nil {
-		return err
+		return false, err
 	}
 	st, _ := parseState(pr.GetBody())
 	st.Version, st.Target, st.Instance, st.Closed, st.Declined = 1, tc.Name, b.stamp(), closedDeclined, p.review.keys()
 	body := b.body(p, plan, st, "")
 	if _, _, err := b.GitHub.PullRequests.Edit(ctx, p.owner, p.repo, pr.GetNumber(), &github.PullRequest{State: github.String("closed"), Body: github.String(body)}); err != nil {
-		return fmt.Errorf("close #%d: %w", pr.GetNumber(), err)
+		return false, fmt.Errorf("close #%d: %w", pr.GetNumber(), err)
 	}
 	p.log.Info("every edit declined; closed the pull request and kept its branch", "pr", pr.GetNumber())
-	return nil
+	return true, nil
 }
 
 // bodyMoved reads the pull request again before its body is rewritten: a

@@ -201,9 +201,9 @@ func TestLiveChangeBringsADeclinedEditBack(t *testing.T) {
 }
 
 // A person who reworded the body, moved its rows and unticked one in the
-// same edit is read, not written over: the box counts wherever its line
-// went.
-func TestBodyEditedByAPersonIsReadNotOverwritten(t *testing.T) {
+// same edit is read, not rendered over from the state alone: the box
+// counts wherever its line went.
+func TestBodyEditedByAPersonIsReadWhereverTheBoxesWent(t *testing.T) {
 	h := newHarness(t, writeThroughOnly(t))
 	h.poll()
 	pr := h.openPR()
@@ -374,5 +374,55 @@ func TestRestoreCommandForArgoCD(t *testing.T) {
 	want := "`argocd app sync shop --app-namespace argocd --resource apps:Deployment:shop/web --resource apps:Deployment:shop/worker`"
 	if !strings.Contains(got, want) {
 		t.Fatalf("want %s in:\n%s", want, got)
+	}
+}
+
+// Merging the rows kept leaves the declined one declined: no new pull
+// request for it, the merged branch deleted, and the check run says the
+// cluster still differs by a reviewer's choice.
+func TestMergedPullRequestKeepsItsDeclines(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.poll()
+	setBox(h, ttl, false)
+	h.poll()
+	pr := h.openPR()
+	mergeSHA, err := h.srv.MergePR(owner, repo, pr.Number, "squash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := h.poll()
+	if len(h.prs()) != 1 || out.PR != 0 || !out.Declined {
+		t.Fatalf("the declined edit was proposed again after the merge: %+v %+v", out, h.prs())
+	}
+	if _, ok := h.srv.Branch(owner, repo, branch); ok {
+		t.Error("the merged branch was not deleted")
+	}
+	if c := h.check(mergeSHA); c.Conclusion != "neutral" || !strings.Contains(c.Title, "1 edit(s) declined") {
+		t.Errorf("check on the merge %+v", c)
+	}
+	h.setLive(strings.Replace(writeThroughOnly(t), "value: 60s", "value: 90s", 1))
+	if out := h.poll(); out.PR == 0 || len(out.Plan.Edits) != 1 {
+		t.Fatalf("a new value in the declined field: want a new pull request, have %+v", out)
+	}
+}
+
+// Declining every row of a pull request someone committed to leaves it
+// open: the person's commit is not theirs to decline.
+func TestEveryRowDeclinedOnAFrozenBranchStaysOpen(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.poll()
+	foreign := h.srv.Commit(owner, repo, branch, "alice", map[string][]byte{"NOTES.md": []byte("mine\n")})
+	pr := h.openPR()
+	body := pr.Body
+	for _, what := range []string{ttl, "image", "memory", "replicas"} {
+		body = boxed(t, body, what, false)
+	}
+	editBody(h, pr.Number, body)
+	out := h.poll()
+	if head, _ := h.srv.Branch(owner, repo, branch); head != foreign || !out.Frozen {
+		t.Fatalf("want the frozen branch left as it is: %+v", out)
+	}
+	if got := h.openPR(); got.Number != pr.Number {
+		t.Fatalf("pull request %+v", got)
 	}
 }
