@@ -426,3 +426,35 @@ func TestEveryRowDeclinedOnAFrozenBranchStaysOpen(t *testing.T) {
 		t.Fatalf("pull request %+v", got)
 	}
 }
+
+// Edits that share one place in Git are one row: the overlay's labels:
+// entry supplies env to three objects, so its three edits are one box,
+// and unticking it takes all three out — never half of the entry, which
+// would leave the branch with an entry the cluster disagrees with.
+func TestSharedEntryIsOneRow(t *testing.T) {
+	live := strings.ReplaceAll(strings.Replace(exampleLive(t), "          - --queue\n          - bulk\n", "", 1), "      env: prod\n", "      env: staging\n")
+	h := newHarness(t, live)
+	out := h.poll()
+	if len(out.Plan.Edits) != 7 || len(out.Plan.Refusals) != 0 {
+		t.Fatalf("want the four edits and the three labels, have %+v", out.Plan)
+	}
+	body := h.openPR().Body
+	row := boxedLine(body, "3 fields that land together")
+	if !strings.Contains(row, "- [x] 3 fields that land together, written to [overlays/prod/kustomization.yaml:8]") || !strings.Contains(row, "(labels):") {
+		t.Fatalf("no single row for the labels entry:\n%s", body)
+	}
+	if n := strings.Count(section(body, "Edits"), "<!-- driftback:edit "); n != 5 {
+		t.Fatalf("want 5 rows (4 edits and the entry), have %d:\n%s", n, body)
+	}
+	editBody(h, h.openPR().Number, strings.Replace(body, row, strings.Replace(row, "- [x]", "- [ ]", 1), 1))
+	out = h.poll()
+	if !out.Pushed || len(out.Plan.Edits) != 4 || len(out.Plan.Refusals) != 0 {
+		t.Fatalf("want the four other edits alone, have %+v", out.Plan)
+	}
+	if k := branchFile(h, "overlays/prod/kustomization.yaml"); !strings.Contains(k, "env: prod") || !strings.Contains(k, "count: 3") {
+		t.Fatalf("the entry is not Git's, or the rest is gone:\n%s", k)
+	}
+	if d := section(h.openPR().Body, "Declined"); strings.Count(d, "  - <code>") != 3 {
+		t.Fatalf("the declined row does not list its three fields:\n%s", d)
+	}
+}

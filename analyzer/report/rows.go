@@ -61,8 +61,14 @@ func rowLine(r EditRow, ticked bool, fileURL func(string, int) string) string {
 		return box + "(no edits)" + marker
 	}
 	first := r.Edits[0]
-	head := fmt.Sprintf("%s%d fields that land together (%s %s, %s):%s", box, len(r.Edits), where,
-		locationCell(first.File, 0, fileURL), md(first.Route, maxTextRunes), marker)
+	line := first.Line // the line they share, if they share one (a patch file's fields need not)
+	for _, e := range r.Edits {
+		if e.File != first.File || e.Line != line {
+			line = 0
+		}
+	}
+	head := fmt.Sprintf("%s%d fields that land together, %s %s (%s):%s", box, len(r.Edits), where,
+		locationCell(first.File, line, fileURL), md(first.Route, maxTextRunes), marker)
 	lines := []string{head}
 	for _, e := range r.Edits {
 		lines = append(lines, "  - "+editText(e, where, fileURL))
