@@ -88,9 +88,9 @@ func TestRowsKeepTheLengthBound(t *testing.T) {
 func TestCommandsAreCopyableCodeSpans(t *testing.T) {
 	for in, want := range map[string]string{
 		"kubectl apply -k 'https://github.com/o/r.git//a?ref=1'": "`kubectl apply -k 'https://github.com/o/r.git//a?ref=1'`",
-		"echo `x` @team #1":                                      "``echo `x` @team #1``",
-		"`a`":                                                    "`` `a` ``",
-		"a\nb":                                                   "`a\ufffdb`",
+		"echo `x` @team #1": "``echo `x` @team #1``",
+		"`a`":               "`` `a` ``",
+		"a\nb":              "`a\ufffdb`",
 	} {
 		if got := codeSpan(in, maxTextRunes); got != want {
 			t.Errorf("codeSpan(%q) = %q, want %q", in, got, want)
