@@ -177,12 +177,14 @@ func (b *Bot) publish(ctx context.Context, p *poll, plan *analyzer.Plan, open *g
 		st.Undressed = false
 		body = b.body(p, plan, st, head)
 	}
-	if open.GetBody() != body {
-		if !created {
-			if moved, err := b.bodyMoved(ctx, p, open); err != nil || moved {
-				return open, err
-			}
+	moved := false
+	if open.GetBody() != body && !created {
+		var err error
+		if moved, err = b.bodyMoved(ctx, p, open); err != nil {
+			return nil, err
 		}
+	}
+	if open.GetBody() != body && !moved {
 		pr, _, err := b.GitHub.PullRequests.Edit(ctx, p.owner, p.repo, open.GetNumber(), &github.PullRequest{Body: github.String(body)})
 		if err != nil {
 			return nil, fmt.Errorf("update pull request #%d: %w", open.GetNumber(), err)

@@ -24,6 +24,13 @@ import (
 // it the whole Application is synced, which restores these objects too.
 const maxArgoResources = 20
 
+// maxCommand and maxListedObjects keep a note whole: the body cuts longer
+// text short, and a command cut short must never be shown.
+const (
+	maxCommand       = 1500
+	maxListedObjects = 300
+)
+
 // drifted is one field the body names: an edit, declined or not, or a
 // refusal. inGit is whether Git's render has it, as far as driftback
 // knows (a refusal is assumed not to: no command is then promised to
@@ -109,8 +116,8 @@ func toolCommand(e *cluster.Enforcement, covered map[analyzer.ObjectRef]bool) re
 		names[i] = r.String()
 	}
 	objects := strings.Join(names, ", ")
-	if len(names) > maxArgoResources {
-		objects = fmt.Sprintf("%d objects", len(names))
+	if len(names) > maxArgoResources || len(objects) > maxListedObjects {
+		objects = fmt.Sprintf("the %d objects named above", len(names))
 	}
 	switch {
 	case e.Suspended:
@@ -118,10 +125,12 @@ func toolCommand(e *cluster.Enforcement, covered map[analyzer.ObjectRef]bool) re
 			"putting Git's values back in %s (and keeps applying Git from then on):", e.Object, objects), Command: e.Resume}
 	case e.Tool == "Argo CD":
 		cmd := e.Restore
-		if len(refs) <= maxArgoResources {
-			for _, r := range refs {
-				cmd += " --resource " + argoResource(r)
-			}
+		scoped := cmd
+		for _, r := range refs {
+			scoped += " --resource " + argoResource(r)
+		}
+		if len(refs) <= maxArgoResources && len(scoped) <= maxCommand {
+			cmd = scoped // else the whole Application, which restores these too
 		}
 		return report.ToolNote{Text: fmt.Sprintf("%s syncs to its target revision, putting Git's values back in %s:", e.Object, objects), Command: cmd}
 	}
@@ -159,6 +168,13 @@ func editCommand(r analyzer.ObjectRef) string {
 	return cmd + " edit " + res + "/" + r.Name
 }
 
+// fromCheckout is the road when the root cannot be named to kubectl
+// safely in one line.
+func fromCheckout(p *poll) report.ToolNote {
+	return report.ToolNote{Text: fmt.Sprintf("driftback reads no GitOps tool for this target: from a checkout of the base head %s, "+
+		"a server-side apply of what %s renders (kubectl apply --server-side --force-conflicts -k) puts Git's values back.", short(p.baseSHA), p.t.Config.Root)}
+}
+
 // safeRoot admits a root path kubectl can be given in a quoted URL as is.
 var safeRoot = regexp.MustCompile(`^[A-Za-z0-9._/-]*$`)
 
@@ -172,14 +188,16 @@ func plainRestore(p *poll, web string) report.ToolNote {
 	tc := p.t.Config
 	root := strings.Trim(tc.Root, "/")
 	if !safeRoot.MatchString(root) || strings.Contains(root, "..") || p.baseSHA == "" {
-		return report.ToolNote{Text: fmt.Sprintf("driftback reads no GitOps tool for this target: from a checkout of the base head %s, "+
-			"a server-side apply of what %s renders (kubectl apply --server-side --force-conflicts -k) puts Git's values back.", short(p.baseSHA), tc.Root)}
+		return fromCheckout(p)
 	}
 	src := fmt.Sprintf("%s/%s/%s.git", web, p.owner, p.repo)
 	if root != "" && root != "." {
 		src += "//" + root
 	}
 	src += "?ref=" + p.baseSHA
+	if len(src) > maxCommand-100 {
+		return fromCheckout(p)
+	}
 	return report.ToolNote{Text: "driftback reads no GitOps tool for this target. A server-side apply of " + tc.Root +
 		" as Git renders it at the base head (kubectl fetches it with git) puts Git's values back in every object it renders; " +
 		"a field Git lacks stays unless kubectl's apply owned it, so remove such a field by hand:",

@@ -81,10 +81,13 @@ func (n ToolNote) line() string {
 	}
 	s += md(n.Text, maxTextRunes)
 	if n.Command != "" {
-		s += " " + codeSpan(n.Command, maxTextRunes)
+		s += " " + codeSpan(n.Command, maxCommandRunes)
 	}
 	return s
 }
+
+// maxCommandRunes bounds a command; a longer one is not shown at all.
+const maxCommandRunes = 2000
 
 // codeSpan shows a command to copy as a markdown code span: its text is
 // literal there (GitHub links, mentions and references nothing inside),
@@ -92,9 +95,13 @@ func (n ToolNote) line() string {
 // any backtick run keeps it from ending early, and control characters and
 // line breaks become U+FFFD, so it stays one inert line.
 func codeSpan(s string, n int) string {
+	if utf8.RuneCountInString(s) > n {
+		// A command cut short may still run, and do less than it says.
+		return "(a command too long to show)"
+	}
 	var b strings.Builder
 	run, longest := 0, 0
-	for _, r := range truncate(s, n) {
+	for _, r := range s {
 		if unsafeRune(r) || isNewline(r) || r == '\t' {
 			r = utf8.RuneError
 		}
