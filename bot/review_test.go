@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
-	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/kube"
@@ -457,27 +456,5 @@ func TestSharedEntryIsOneRow(t *testing.T) {
 	}
 	if d := section(h.openPR().Body, "Declined"); strings.Count(d, "  - <code>") != 3 {
 		t.Fatalf("the declined row does not list its three fields:\n%s", d)
-	}
-}
-
-// Past 20 objects (or a command too long to show whole) the sync names
-// the Application alone, which restores them too; a command is never cut.
-func TestArgoSyncOfManyObjectsIsTheWholeApplication(t *testing.T) {
-	a, err := cluster.AppliedIn([]cluster.Object{{Object: map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
-		"metadata": map[string]any{"namespace": "argocd", "name": "shop"}, "spec": map[string]any{}},
-		Status: map[string]any{"sync": map[string]any{"revision": "abc"}}}}, cluster.Source{ArgoCD: &kube.ObjectRef{Namespace: "argocd", Name: "shop"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	few := map[analyzer.ObjectRef]bool{{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "a"}: true}
-	if n := toolCommand(a.Enforcement, few); n.Command != "argocd app sync shop --app-namespace argocd --resource :ConfigMap:shop/a" {
-		t.Errorf("one object: %q", n.Command)
-	}
-	many := map[analyzer.ObjectRef]bool{}
-	for i := range 21 {
-		many[analyzer.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: strings.Repeat("x", i+1)}] = true
-	}
-	if n := toolCommand(a.Enforcement, many); n.Command != "argocd app sync shop --app-namespace argocd" || !strings.Contains(n.Text, "the 21 objects named above") {
-		t.Errorf("21 objects: %+v", n)
 	}
 }
