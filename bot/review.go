@@ -151,8 +151,11 @@ func (b *Bot) choices(p *poll) (remembered map[string]bool, boxes map[string]boo
 	for _, k := range st.Declined {
 		remembered[k] = true
 	}
-	if from == open {
-		boxes = report.RowBoxes(open.GetBody())
+	if from == open || st.Closed == closedDeclined {
+		// The boxes of the open pull request, or of the one driftback
+		// closed with every row declined: a box ticked there brings its
+		// row back in a new pull request.
+		boxes = report.RowBoxes(from.GetBody())
 	}
 	return remembered, boxes, false
 }

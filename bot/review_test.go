@@ -300,6 +300,15 @@ func TestEveryRowDeclinedClosesAndAReopenBringsThemBack(t *testing.T) {
 	if again := restarted.poll(); len(h.prs()) != 1 || again.Pushed || again.PR != 0 {
 		t.Fatalf("declined edits were proposed again: %+v %+v", again, h.prs())
 	}
+	// A box ticked in the closed pull request brings that row back, in a
+	// new pull request of its own.
+	closedBody := boxed(t, got.Body, "replicas", true)
+	editBody(h, pr.Number, closedBody)
+	if out := h.poll(); out.PR == 0 || out.PR == pr.Number || len(out.Plan.Edits) != 1 || out.Plan.Edits[0].Field != "spec.replicas" {
+		t.Fatalf("a box ticked in the closed pull request: %+v", out)
+	}
+	second := h.openPR()
+	h.srv.ClosePR(owner, repo, second.Number)
 	if _, _, err := h.bot.GitHub.PullRequests.Edit(h.ctx, owner, repo, pr.Number, &github.PullRequest{State: github.String("open")}); err != nil {
 		t.Fatal(err)
 	}
