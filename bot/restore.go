@@ -39,6 +39,9 @@ type drifted struct {
 	ref   analyzer.ObjectRef
 	field string
 	inGit bool
+	// missing: the object is in Git and not in the cluster (not-in-cluster);
+	// the tool's apply creates it.
+	missing bool
 }
 
 // restoreNotes says how to restore the cluster instead, one note per tool
@@ -50,18 +53,18 @@ func restoreNotes(p *poll, plan *analyzer.Plan, web string) []report.ToolNote {
 	}
 	var fields []drifted
 	for _, e := range plan.Edits {
-		fields = append(fields, drifted{e.Object, e.Field, e.From != nil})
+		fields = append(fields, drifted{ref: e.Object, field: e.Field, inGit: e.From != nil})
 	}
 	if p.review != nil {
 		for _, r := range p.review.declined {
 			for _, e := range r.Edits {
-				fields = append(fields, drifted{e.Object, e.Field, e.From != nil})
+				fields = append(fields, drifted{ref: e.Object, field: e.Field, inGit: e.From != nil})
 			}
 		}
 	}
 	for _, r := range plan.Refusals {
 		if r.Object.Kind != "" {
-			fields = append(fields, drifted{r.Object, r.Field, false})
+			fields = append(fields, drifted{r.Object, r.Field, false, r.Code == analyzer.CodeNotInCluster})
 		}
 	}
 	if len(fields) == 0 {
@@ -81,7 +84,10 @@ func toolRestore(e *cluster.Enforcement, live liveIndex, fields []drifted) []rep
 	for _, f := range fields {
 		o, ok := live[f.ref]
 		applies, why := false, "the live object was not read"
-		if ok {
+		switch {
+		case f.missing:
+			applies, why = e.Applies(cluster.Object{Object: map[string]any{}}, "metadata", true)
+		case ok:
 			applies, why = e.Applies(o, f.field, f.inGit)
 		}
 		if applies {
@@ -94,8 +100,12 @@ func toolRestore(e *cluster.Enforcement, live liveIndex, fields []drifted) []rep
 		if len(byHand) > maxToolNotes {
 			continue
 		}
-		byHand = append(byHand, report.ToolNote{Object: f.ref.String(), Field: f.field,
-			Text: "no command applies exactly Git's value here (" + why + "); change it by hand:", Command: editCommand(f.ref)})
+		n := report.ToolNote{Object: f.ref.String(), Field: f.field,
+			Text: "no command applies exactly Git's value here (" + why + "); change it by hand:", Command: editCommand(f.ref)}
+		if f.missing || !ok {
+			n.Text, n.Command = "no command applies exactly Git's state of this object here ("+why+"); apply it from Git by hand", ""
+		}
+		byHand = append(byHand, n)
 	}
 	var notes []report.ToolNote
 	if len(covered) > 0 {
