@@ -49,7 +49,7 @@ type guard struct {
 // hold an override instead (a placed override never touches other roots,
 // so it is always preferred).
 func (a *analysis) guardFor(file string, blocked *Refusal) *guard {
-	home := a.overrideHome()
+	home := a.writable.overrideHome()
 	if blocked.Code != CodeWriteFanIn || !inScope(a.root, file) || home == nil {
 		return nil
 	}

@@ -83,7 +83,7 @@ func (a *analysis) placeValues() {
 			if !ok || !sameScalarType(rv, lv) {
 				continue // removed or retyped: as before
 			}
-			if r := a.unwritable(pv.Nodes[k].File); r != nil {
+			if r := a.writable.unwritable(pv.Nodes[k].File); r != nil {
 				g := a.generatorGuard(pv.Nodes[k], pv.Landings[k], r)
 				if g == nil {
 					continue // in a file the plan may not write: as before
@@ -185,18 +185,6 @@ func (a *analysis) refuseBlocked(p pair, fp jsonvalue.Path, sk dye.SlotKey, why 
 	r.Object, r.Field = RefOf(p.ren.Object), fp.String()
 	a.refuse(r)
 	a.supplied[sk], a.conflicted[sk] = true, true
-}
-
-// placeableInput reports whether a value input the plan may write (a
-// patch of the target's own) supplies the field: the change is placed
-// there, where a person would make it, not authored as a new entry.
-func (a *analysis) placeableInput(id render.ID, p jsonvalue.Path) bool {
-	pv := a.dyed.Prov
-	if pv == nil {
-		return false
-	}
-	k, ok := pv.Fields[dye.SlotKey{Obj: id, Path: p.String(), Field: dye.FieldValue}]
-	return ok && a.unwritable(pv.Nodes[k].File) == nil
 }
 
 // landsInSecret reports whether a node supplies a Secret's data.

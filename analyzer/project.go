@@ -99,7 +99,7 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 	if a.overridesSource(file) {
 		// Not the target's to write: its own folder holds an override,
 		// computed from the render rather than this document (override.go).
-		if r := a.placeOverride(c, view, a.unwritable(file)); r != nil {
+		if r := a.placeOverride(c, view, a.writable.unwritable(file)); r != nil {
 			r.Object, r.Field = ref, joinPaths(sourceform.DiffPaths(sourceform.Of(c.ren.Object), sourceform.Of(view), nil))
 			a.refuse(*r)
 			a.abandonSource(c, view)
@@ -183,7 +183,7 @@ func (a *analysis) giveUpBuildChanged(c *candidate) bool {
 // not the target's whose own folder cannot hold an override either is
 // refused for both.
 func (a *analysis) sourceWriteRefusal(c *candidate, file string, doc int) *Refusal {
-	refusal := a.unwritable(file)
+	refusal := a.writable.unwritable(file)
 	if refusal != nil {
 		if g := a.guardFor(file, refusal); g != nil {
 			c.guard, refusal = g, nil
@@ -197,7 +197,7 @@ func (a *analysis) sourceWriteRefusal(c *candidate, file string, doc int) *Refus
 	}
 	if refusal != nil && refusal.Code != CodeUnplaceableEdit {
 		refusal.File = file
-		refusal = outOfScope(refusal, a.overrideHome())
+		refusal = outOfScope(refusal, a.writable.overrideHome())
 	}
 	return refusal
 }

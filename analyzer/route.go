@@ -101,7 +101,7 @@ func (rp *routePlanner) add(k routingKey, d demand, sk dye.SlotKey) {
 func (rp *routePlanner) canAuthor() bool {
 	if rp.authorable == 0 {
 		rp.authorable = -1
-		if rp.overrideHome() == nil {
+		if rp.writable.overrideHome() == nil {
 			rp.authorable = 1
 		}
 	}
@@ -117,10 +117,10 @@ func (rp *routePlanner) supplierOf(sk dye.SlotKey) (dye.Supplier, *Refusal, bool
 	if !ok {
 		return sup, nil, false
 	}
-	if r := rp.orchestratorEntry(sup.Entry, sup.Field); r != nil {
+	if r := rp.writable.orchestratorEntry(sup.Entry, sup.Field); r != nil {
 		return sup, r, true
 	}
-	return sup, rp.unwritable(sup.Entry.File()), true
+	return sup, rp.writable.unwritable(sup.Entry.File()), true
 }
 
 // conflict refuses a changed slot component whose supplying entry cannot
@@ -128,7 +128,7 @@ func (rp *routePlanner) supplierOf(sk dye.SlotKey) (dye.Supplier, *Refusal, bool
 func (rp *routePlanner) conflict(p pair, slot jsonvalue.Path, sk dye.SlotKey, sup dye.Supplier, field string, why *Refusal) {
 	rp.supplied[sk], rp.conflicted[sk] = true, true
 	why.Message = fmt.Sprintf("%s %s supplies this value: %s", sup.Entry, field, why.Message)
-	if home := rp.overrideHome(); home != nil {
+	if home := rp.writable.overrideHome(); home != nil {
 		why = outOfScope(why, home) // nor can the target author an entry of its own
 	}
 	why.Object, why.Field = RefOf(p.ren.Object), slot.String()
@@ -157,11 +157,11 @@ func (rp *routePlanner) images(p pair) {
 					continue // "no tag" from a tag-supplying entry: unroutable, verify decides
 				}
 				rp.add(routingKey{entry: sup.Entry, field: f}, demand{slot, want, want != have}, sk)
-			case ok && want != have && rp.toolWins(sup):
+			case ok && want != have && rp.writable.toolWins(sup):
 				// The tool's own setting wins over any entry the
 				// target could author: it is changed where it lives.
 				rp.conflict(p, s.Path, sk, sup, f, blocked)
-			case want != have && rp.canAuthor() && (ok || rp.unwritable(p.ren.Origin) != nil) && !rp.placeableInput(p.ren.ID, s.Path):
+			case want != have && rp.canAuthor() && (ok || rp.writable.unwritable(p.ren.Origin) != nil) && !rp.writable.placeableInput(p.ren.ID, s.Path):
 				author = true
 			case ok && want != have:
 				rp.conflict(p, s.Path, sk, sup, f, blocked)
@@ -188,9 +188,9 @@ func (rp *routePlanner) replicas(p pair) {
 	switch sup, blocked, ok := rp.supplierOf(sk); {
 	case ok && blocked == nil:
 		rp.add(routingKey{entry: sup.Entry, field: dye.FieldCount}, demand{slot, count, changed}, sk)
-	case ok && changed && rp.toolWins(sup):
+	case ok && changed && rp.writable.toolWins(sup):
 		rp.conflict(p, dye.ReplicasPath, sk, sup, dye.FieldCount, blocked)
-	case changed && rp.canAuthor() && (ok || rp.unwritable(p.ren.Origin) != nil) && !rp.placeableInput(p.ren.ID, dye.ReplicasPath):
+	case changed && rp.canAuthor() && (ok || rp.writable.unwritable(p.ren.Origin) != nil) && !rp.writable.placeableInput(p.ren.ID, dye.ReplicasPath):
 		rp.add(routingKey{author: newEntry{List: "replicas", Name: p.ren.ID.Name}, field: dye.FieldCount}, demand{slot, count, true}, sk)
 	case ok && changed:
 		rp.conflict(p, dye.ReplicasPath, sk, sup, dye.FieldCount, blocked)
@@ -542,9 +542,4 @@ func entryLine(f *yamledit.File, r *route) int {
 		}
 	}
 	return lineOf(f, 0, jsonvalue.Path{jsonvalue.Key(r.Entry.List), jsonvalue.Index(idx), jsonvalue.Key(r.Field)})
-}
-
-// inScope reports whether a repo file lies inside the write scope folder.
-func inScope(scope, file string) bool {
-	return scope == "" || file == scope || strings.HasPrefix(file, scope+"/")
 }
