@@ -114,7 +114,7 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 		}
 	}
 	a.writable = &writability{scope: opts.WriteScope, repo: s.repo, forest: s.forest, rootFile: b.tree.Root.File, o: o, prov: a.dyed.Prov}
-	a.planRoutes()
+	a.routing = planRoutes(a.pairs, b, a.dyed.Suppliers, a.writable, a.refuse)
 	a.planToolRoutes()
 	a.toolInputs()
 	if err := a.planVars(); err != nil {
@@ -150,14 +150,12 @@ type analysis struct {
 	final      map[string]*yamledit.File // the written files that parse, for lines
 	written    map[string][]byte         // every written file
 
-	dyed       *dye.Result
-	blocked    map[string]*Refusal // value inputs (dye.Input.Key) the tool supplies from a setting the plan cannot write: why
-	routes     []*route
-	supplied   map[dye.SlotKey]bool // slot components an entry or a value input carries
-	conflicted map[dye.SlotKey]bool // ... of which refused as conflicts
-	placed     []*placement         // value inputs written (place.go)
-	followed   map[string]string    // generated names paired by stem: rendered -> live
-	renamed    map[render.ID]rename // generated objects the verified plan renames (verify.go)
+	dyed     *dye.Result
+	blocked  map[string]*Refusal  // value inputs (dye.Input.Key) the tool supplies from a setting the plan cannot write: why
+	routing  *routing             // entry routes and the slot components they carry (route.go)
+	placed   []*placement         // value inputs written (place.go)
+	followed map[string]string    // generated names paired by stem: rendered -> live
+	renamed  map[render.ID]rename // generated objects the verified plan renames (verify.go)
 
 	*orchestration // what the GitOps tool adds to the build
 }
@@ -208,7 +206,7 @@ func (c *candidate) form() []sourceform.Unplaceable {
 
 // live reports whether the candidate still changes anything.
 func (a *analysis) live(c *candidate) bool {
-	return len(c.changed) > 0 || len(a.routesOf(c.ren.ID)) > 0 || a.varCarries(c.ren.ID) || a.placesFor(c.ren.ID)
+	return len(c.changed) > 0 || len(a.routing.routesOf(c.ren.ID)) > 0 || a.varCarries(c.ren.ID) || a.placesFor(c.ren.ID)
 }
 
 // writability says, for the stages that write (routing, placing,
@@ -416,14 +414,6 @@ func (a *analysis) dyeCanRoute() bool {
 		}
 	}
 	return false
-}
-
-// refByID names a rendered object.
-func (a *analysis) refByID(id render.ID) ObjectRef {
-	if i, ok := a.base.byID[id]; ok {
-		return RefOf(a.base.objects[i].Object)
-	}
-	return ObjectRef{Kind: id.Kind, Namespace: id.Namespace, Name: id.Name}
 }
 
 func (a *analysis) note(format string, args ...any) {

@@ -210,8 +210,8 @@ func (a *analysis) planToolRoutes() {
 	}
 	byPath := map[string]*override{}
 	var order []string
-	keep := a.routes[:0]
-	for _, r := range a.routes {
+	keep := a.routing.routes[:0]
+	for _, r := range a.routing.routes {
 		s, tool := a.writable.toolSets(r.Entry, r.Field)
 		if r.Author != nil || !tool || s.Path == nil {
 			keep = append(keep, r)
@@ -228,7 +228,7 @@ func (a *analysis) planToolRoutes() {
 		o.value = a.overrideWith(o.value, r)
 		o.slots = append(o.slots, r.Slots...)
 	}
-	a.routes = keep
+	a.routing.routes = keep
 	if a.vars == nil {
 		a.vars = &varPlan{}
 	}

@@ -71,7 +71,7 @@ func (a *analysis) placeValues() {
 		for _, fp := range sourceform.DiffPaths(sourceform.Of(p.ren.Object), sourceform.Of(p.intent), nil) {
 			sk := dye.SlotKey{Obj: p.ren.ID, Path: fp.String(), Field: dye.FieldValue}
 			k, ok := pv.Fields[sk]
-			if !ok || a.supplied[dye.SlotKey{Obj: p.ren.ID, Path: fp.String(), Field: dye.FieldCount}] {
+			if !ok || a.routing.supplied[dye.SlotKey{Obj: p.ren.ID, Path: fp.String(), Field: dye.FieldCount}] {
 				continue
 			}
 			if why := a.blocked[k]; why != nil {
@@ -145,11 +145,11 @@ func (a *analysis) loneGuardedPlacements() {
 		}
 		for _, s := range pl.Slots {
 			r := outOfScope(pl.guard.blocked, pl.guard.home)
-			r.Object, r.Field = a.refByID(s.Obj), s.Path.String()
+			r.Object, r.Field = a.base.refByID(s.Obj), s.Path.String()
 			r.Message = fmt.Sprintf("%s is also read by %s, and the object has edits in other files too, which a write of a shared file is not checked with; %s",
 				pl.Node.File, displayDirs(pl.guard.roots), pl.guard.home.Message)
 			a.refuse(*r)
-			a.conflicted[dye.SlotKey{Obj: s.Obj, Path: s.Path.String(), Field: dye.FieldValue}] = true
+			a.routing.conflicted[dye.SlotKey{Obj: s.Obj, Path: s.Path.String(), Field: dye.FieldValue}] = true
 		}
 		return true
 	})
@@ -184,7 +184,7 @@ func (a *analysis) refuseBlocked(p pair, fp jsonvalue.Path, sk dye.SlotKey, why 
 	r := *why
 	r.Object, r.Field = RefOf(p.ren.Object), fp.String()
 	a.refuse(r)
-	a.supplied[sk], a.conflicted[sk] = true, true
+	a.routing.supplied[sk], a.routing.conflicted[sk] = true, true
 }
 
 // landsInSecret reports whether a node supplies a Secret's data.
@@ -259,7 +259,7 @@ func (a *analysis) resolveValue(n dye.Input, ds []demand) *placement {
 		for _, d := range ds {
 			if d.changed {
 				pl.Slots = append(pl.Slots, d.slot)
-				a.supplied[dye.SlotKey{Obj: d.slot.Obj, Path: d.slot.Path.String(), Field: dye.FieldValue}] = true
+				a.routing.supplied[dye.SlotKey{Obj: d.slot.Obj, Path: d.slot.Path.String(), Field: dye.FieldValue}] = true
 			}
 		}
 		a.placed = append(a.placed, pl)
@@ -279,9 +279,9 @@ func (a *analysis) resolveValue(n dye.Input, ds []demand) *placement {
 			continue
 		}
 		sk := dye.SlotKey{Obj: d.slot.Obj, Path: d.slot.Path.String(), Field: dye.FieldValue}
-		a.supplied[sk], a.conflicted[sk] = true, true
+		a.routing.supplied[sk], a.routing.conflicted[sk] = true, true
 		a.refuse(Refusal{
-			Code: CodeSharedEntryConflict, Object: a.refByID(d.slot.Obj), Field: d.slot.Path.String(), File: n.File, Line: a.baseLine(n),
+			Code: CodeSharedEntryConflict, Object: a.base.refByID(d.slot.Obj), Field: d.slot.Path.String(), File: n.File, Line: a.baseLine(n),
 			Message: fmt.Sprintf("%s supplies %d fields that now hold different values: %s", n, len(ds), strings.Join(parts, "; ")),
 			Hint:    "bring the objects back to one value in the cluster, or split the entry in Git by hand",
 		})
@@ -333,7 +333,7 @@ func (a *analysis) applyPlaced(files map[string][]byte) {
 		out, err := setNode(pl.Node, data, pl.Value)
 		if err != nil {
 			for _, s := range pl.Slots {
-				a.refuse(Refusal{Code: CodeUnplaceableEdit, Object: a.refByID(s.Obj), Field: s.Path.String(), File: pl.Node.File,
+				a.refuse(Refusal{Code: CodeUnplaceableEdit, Object: a.base.refByID(s.Obj), Field: s.Path.String(), File: pl.Node.File,
 					Message: fmt.Sprintf("%s supplies this value, and cannot be edited safely: %v", pl.Node, err), Hint: "edit it by hand"})
 				for _, c := range a.candidates {
 					if c.ren.ID == s.Obj {

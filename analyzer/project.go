@@ -46,7 +46,7 @@ func (a *analysis) project() {
 			// the generator's.
 			var fields []jsonvalue.Path
 			for _, f := range sourceform.DiffPaths(sourceform.Of(p.ren.Object), sourceform.Of(p.intent), nil) {
-				if !a.supplied[dye.SlotKey{Obj: p.ren.ID, Path: f.String(), Field: dye.FieldValue}] {
+				if !a.routing.supplied[dye.SlotKey{Obj: p.ren.ID, Path: f.String(), Field: dye.FieldValue}] {
 					fields = append(fields, f)
 					sourceform.Restore(c.intent, p.ren.Object, f)
 				}

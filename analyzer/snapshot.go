@@ -292,6 +292,14 @@ func (r renderer) buildTree(repo *repofs.Repo, t *ktree.Tree, krefs []ktree.Refu
 	return b, nil, nil
 }
 
+// refByID names a rendered object.
+func (b *built) refByID(id render.ID) ObjectRef {
+	if i, ok := b.byID[id]; ok {
+		return RefOf(b.objects[i].Object)
+	}
+	return ObjectRef{Kind: id.Kind, Namespace: id.Namespace, Name: id.Name}
+}
+
 // dyeInput is what the dye reads of b.
 func (b *built) dyeInput(repo *repofs.Repo) dye.Root {
 	return dye.Root{Tree: b.tree, Read: repo.File, Objects: b.objects}
