@@ -120,7 +120,8 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 	if err := a.planVars(); err != nil {
 		return nil, err
 	}
-	a.placeValues()
+	a.placing = placeValues(&valuePlacer{pairs: a.pairs, base: b, prov: a.dyed.Prov, blocked: a.blocked,
+		claims: a.routing, writable: a.writable, guardFor: a.guardFor, refuse: a.refuse})
 	a.project()
 	a.verify()
 	a.finish()
@@ -153,7 +154,7 @@ type analysis struct {
 	dyed     *dye.Result
 	blocked  map[string]*Refusal  // value inputs (dye.Input.Key) the tool supplies from a setting the plan cannot write: why
 	routing  *routing             // entry routes and the slot components they carry (route.go)
-	placed   []*placement         // value inputs written (place.go)
+	placing  *placing             // value inputs written (place.go)
 	followed map[string]string    // generated names paired by stem: rendered -> live
 	renamed  map[render.ID]rename // generated objects the verified plan renames (verify.go)
 
@@ -206,7 +207,7 @@ func (c *candidate) form() []sourceform.Unplaceable {
 
 // live reports whether the candidate still changes anything.
 func (a *analysis) live(c *candidate) bool {
-	return len(c.changed) > 0 || len(a.routing.routesOf(c.ren.ID)) > 0 || a.varCarries(c.ren.ID) || a.placesFor(c.ren.ID)
+	return len(c.changed) > 0 || len(a.routing.routesOf(c.ren.ID)) > 0 || a.varCarries(c.ren.ID) || a.placing.carries(c.ren.ID)
 }
 
 // writability says, for the stages that write (routing, placing,

@@ -225,7 +225,7 @@ func (a *analysis) refuseGuards(byFile map[string][]*candidate, blame map[string
 			ref.Object, ref.Field, ref.File = RefOf(c.ren.Object), joinPaths(c.changed), c.file
 			ref.Line = lineOf(a.base.files[c.file], c.doc, firstPath(c.changed))
 			if len(c.changed) == 0 { // carried by a placed generator input
-				ref.Field = joinPaths(a.placedFields(c.ren.ID))
+				ref.Field = joinPaths(a.placing.fieldsOf(c.ren.ID))
 			}
 			a.refuse(*ref)
 		}

@@ -112,7 +112,7 @@ func (a *analysis) settingEdits(repo *repofs.Repo) []gitops.SettingEdit {
 			}
 		}
 	}
-	for _, pl := range a.placed {
+	for _, pl := range a.placing.placed {
 		n := pl.Node
 		if !n.Tool {
 			continue

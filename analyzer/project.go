@@ -36,7 +36,7 @@ func (a *analysis) project() {
 		// A generator in a file other roots read takes a merge entry in
 		// the target's own folder, unless a value input only the target
 		// reads places the change where it lives.
-		if p.ren.Generated != "" && !a.placesFor(p.ren.ID) && a.placeGenerated(p) {
+		if p.ren.Generated != "" && !a.placing.carries(p.ren.ID) && a.placeGenerated(p) {
 			continue
 		}
 		c := &candidate{pair: p}
@@ -58,8 +58,8 @@ func (a *analysis) project() {
 					Hint:    "change the generator's literals or files by hand, or revert the change in the cluster",
 				})
 			}
-			if a.placesFor(p.ren.ID) {
-				if pl := a.guardedPlacement(p.ren.ID); pl != nil {
+			if a.placing.carries(p.ren.ID) {
+				if pl := a.placing.guarded(p.ren.ID); pl != nil {
 					c.file, c.guard = pl.Node.File, pl.guard
 				}
 				a.candidates = append(a.candidates, c)

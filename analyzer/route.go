@@ -444,7 +444,7 @@ func (rt *routing) drop(id render.ID, p jsonvalue.Path) {
 func (a *analysis) dropRoutes(id render.ID, p jsonvalue.Path) {
 	a.dropVarRoutes(id, p)
 	a.routing.drop(id, p)
-	a.dropPlaced(id, p)
+	a.placing.drop(id, p)
 }
 
 // carries reports whether any of slots is the object's field at or under p.

@@ -473,7 +473,7 @@ func (a *analysis) hashMoves(nb *built) map[*candidate]bool {
 		if followed == now {
 			continue
 		}
-		fields := append(a.placedFields(c.ren.ID), c.changed...)
+		fields := append(a.placing.fieldsOf(c.ren.ID), c.changed...)
 		refuse := func(msg string) {
 			bad[c] = true
 			a.refuse(Refusal{
