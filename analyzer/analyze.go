@@ -100,21 +100,13 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 	a := &analysis{snap: s, opts: opts, root: root, base: b, plan: plan, orchestration: o,
 		pairs: paired.pairs, followed: paired.followed}
 	a.secretVariables()
-	// The dye only says who supplies a value; when no entry or value
-	// input can supply one that differs from live there is nothing to
-	// route or place, and the extra build is skipped.
-	a.dyed = &dye.Result{Suppliers: map[dye.SlotKey]dye.Supplier{}}
-	values := forceDye || a.valuesMayPlace()
-	if values || a.dyeCanRoute() {
-		if a.dyed, err = dyeRoot(o.repo, b, values); err != nil {
-			return nil, err
-		}
-		if a.dyed.Note != "" {
-			a.note("%s", a.dyed.Note)
-		}
+	if a.dyed, err = a.runDye(forceDye); err != nil {
+		return nil, err
 	}
 	a.writable = &writability{scope: opts.WriteScope, repo: s.repo, forest: s.forest, rootFile: b.tree.Root.File, o: o, prov: a.dyed.Prov}
 	a.routing = planRoutes(a.pairs, b, a.dyed.Suppliers, a.writable, a.refuse)
+	// The GitOps tool's settings take the routes they own, and the value
+	// inputs and variables they supply (orchestrator.go, fluxvars.go).
 	a.planToolRoutes()
 	a.toolInputs()
 	if err := a.planVars(); err != nil {
@@ -128,37 +120,61 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 	return plan, nil
 }
 
-// analysis is the working state of one plan.
-type analysis struct {
-	snap *Snapshot
-	opts Options
-	root string
-	base *built
-	plan *Plan
+// runDye dyes the build. The dye only says who supplies a value; when no
+// entry or value input can supply one that differs from live there is
+// nothing to route or place, and the extra build is skipped (an empty
+// result). force runs it all the same.
+func (a *analysis) runDye(force bool) (*dye.Result, error) {
+	values := force || a.valuesMayPlace()
+	if !values && !a.dyeCanRoute() {
+		return &dye.Result{Suppliers: map[dye.SlotKey]dye.Supplier{}}, nil
+	}
+	dyed, err := dyeRoot(a.orchestration.repo, a.base, values)
+	if err != nil {
+		return nil, err
+	}
+	if dyed.Note != "" {
+		a.note("%s", dyed.Note)
+	}
+	return dyed, nil
+}
 
-	// What the stages share. Pairing runs before the analysis exists
-	// (pairObjects, pair.go): its pairs are kept here because every later
-	// stage reads them, and followed because verify does. The rest is
-	// each stage's output that later ones read and cut back (Snapshot.plan
-	// runs them in order): planRoutes the routes, supplied and conflicted
-	// (route.go), placeValues the placements (place.go), project the
-	// candidates (project.go), verify the written files (verify.go). A
-	// later stage that refuses a field drops its route or placement, so
-	// these stay shared rather than being passed along.
-	pairs      []pair
-	writable   *writability // what the plan may write (built once the dye has run)
+// analysis is what projecting and verifying share, with the results of
+// the stages before them. Snapshot.plan runs the stages in order, each
+// taking its input and returning its result: pairObjects the pairs
+// (pair.go), runDye who supplies each value, writability what the plan
+// may write, planRoutes the entry routes (route.go), placeValues the
+// value inputs written (place.go). The GitOps tool's steps
+// (orchestrator.go, fluxvars.go) and projecting and verifying are still
+// methods: they read nearly all of it.
+type analysis struct {
+	// The plan's inputs and its output, which every stage reads.
+	snap           *Snapshot
+	opts           Options
+	root           string
+	base           *built
+	plan           *Plan
+	*orchestration // what the GitOps tool adds to the build; vars holds the settings the plan changes
+
+	// The earlier stages' results. Projecting and verifying read them, and
+	// cut back routing's and placing's when they give a field up (takeBack):
+	// that feedback is why the results stay here rather than being passed
+	// along once.
+	pairs    []pair              // pairObjects; the tool's steps restore refused fields of their intent
+	followed map[string]string   // generated names paired by stem: rendered -> live (verify)
+	dyed     *dye.Result         // runDye; overridePlaced and toolInputs read its provenance
+	writable *writability        // what the plan may write
+	routing  *routing            // entry routes and the slot components an entry or input carries (route.go)
+	blocked  map[string]*Refusal // value inputs (dye.Input.Key) the tool supplies from a setting the plan cannot write: why (toolInputs)
+	placing  *placing            // value inputs written (place.go)
+
+	// What projecting and verifying share: the objects whose source, or an
+	// override of, the plan rewrites (project.go, override.go; verify cuts
+	// them back round by round), and what verify wrote.
 	candidates []*candidate
 	final      map[string]*yamledit.File // the written files that parse, for lines
 	written    map[string][]byte         // every written file
-
-	dyed     *dye.Result
-	blocked  map[string]*Refusal  // value inputs (dye.Input.Key) the tool supplies from a setting the plan cannot write: why
-	routing  *routing             // entry routes and the slot components they carry (route.go)
-	placing  *placing             // value inputs written (place.go)
-	followed map[string]string    // generated names paired by stem: rendered -> live
-	renamed  map[render.ID]rename // generated objects the verified plan renames (verify.go)
-
-	*orchestration // what the GitOps tool adds to the build
+	renamed    map[render.ID]rename      // generated objects the verified plan renames (verify.go)
 }
 
 // candidate is an object whose source document the plan rewrites.
@@ -192,7 +208,17 @@ func (a *analysis) giveUp(c *candidate, p jsonvalue.Path) {
 		c.form()
 	}
 	sourceform.Restore(c.intent, c.ren.Object, p)
-	a.dropRoutes(c.ren.ID, p)
+	a.takeBack(c.ren.ID, p)
+}
+
+// takeBack is the feedback edge from projecting and verifying to the
+// stages before them: every write planned for the object's field at or
+// under p (a variable or tool setting, an entry, a value input) is dropped
+// from the result that holds it.
+func (a *analysis) takeBack(id render.ID, p jsonvalue.Path) {
+	a.dropVarRoutes(id, p)
+	a.routing.drop(id, p)
+	a.placing.drop(id, p)
 }
 
 // form computes the candidate's source form from its view, and what it

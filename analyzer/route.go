@@ -438,15 +438,6 @@ func (rt *routing) drop(id render.ID, p jsonvalue.Path) {
 	rt.routes = slices.DeleteFunc(rt.routes, func(r *route) bool { return carries(r.Slots, id, p) })
 }
 
-// dropRoutes takes back every write an earlier stage planned for the
-// object's field at or under p: variable and tool routes, entry routes,
-// placements.
-func (a *analysis) dropRoutes(id render.ID, p jsonvalue.Path) {
-	a.dropVarRoutes(id, p)
-	a.routing.drop(id, p)
-	a.placing.drop(id, p)
-}
-
 // carries reports whether any of slots is the object's field at or under p.
 func carries(slots []dye.Slot, id render.ID, p jsonvalue.Path) bool {
 	return slices.ContainsFunc(slots, func(s dye.Slot) bool { return s.Obj == id && s.Path.HasPrefix(p) })

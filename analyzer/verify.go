@@ -279,7 +279,7 @@ func (a *analysis) drop(bad map[*candidate]bool) {
 	keep := a.candidates[:0]
 	for _, c := range a.candidates {
 		if bad[c] {
-			a.dropRoutes(c.ren.ID, nil)
+			a.takeBack(c.ren.ID, nil)
 			continue
 		}
 		keep = append(keep, c)
