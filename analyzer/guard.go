@@ -60,7 +60,7 @@ type guard struct {
 // hold an override instead (a placed override never touches other roots,
 // so it is always preferred).
 func (a *analysis) guardFor(file string, blocked *Refusal) *guard {
-	home := a.overrideHome()
+	home := a.writable.overrideHome()
 	if blocked.Code != CodeWriteFanIn || !inScope(a.root, file) || home == nil {
 		return nil
 	}
@@ -272,7 +272,7 @@ func (a *analysis) refuseGuards(byFile map[string][]*candidate, blame map[string
 			ref.Object, ref.Field, ref.File = RefOf(c.ren.Object), joinPaths(c.changed), c.file
 			ref.Line = lineOf(a.base.files[c.file], c.doc, firstPath(c.changed))
 			if len(c.changed) == 0 { // carried by a placed generator input
-				ref.Field = joinPaths(a.placedFields(c.ren.ID))
+				ref.Field = joinPaths(a.placing.fieldsOf(c.ren.ID))
 			}
 			a.refuse(*ref)
 		}
