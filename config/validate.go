@@ -84,6 +84,29 @@ func (d *decoder) validate(c *Config) {
 	for i := range c.Targets {
 		d.validateTarget(c, indexPath("targets", i), &c.Targets[i], targets, clusters)
 	}
+	d.checkDashboards(c)
+}
+
+// checkDashboards checks each dashboard repository as a target's repo
+// (owner/name, of github.owner) and refuses one listed twice, in any case.
+func (d *decoder) checkDashboards(c *Config) {
+	if d.isBad("dashboards") {
+		return
+	}
+	seen := map[string]int{}
+	for i, repo := range c.Dashboards {
+		ip := indexPath("dashboards", i)
+		if d.isBad(ip) {
+			continue
+		}
+		d.checkTargetRepo(ip, repo, c.GitHub.Owner)
+		k := strings.ToLower(repo)
+		if first, dup := seen[k]; dup {
+			d.fail(ip, "%q is listed twice (first at line %d); a repository has one dashboard", repo, d.line(indexPath("dashboards", first)))
+			continue
+		}
+		seen[k] = i
+	}
 }
 
 func (d *decoder) validateGitHub(g *GitHub) {
