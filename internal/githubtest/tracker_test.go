@@ -76,9 +76,18 @@ func TestIssuesAreStrict(t *testing.T) {
 	}
 	e.srv.DisableIssues(tOwner, tRepo, true)
 	for what, call := range map[string]func() (*github.Response, error){
-		"list":   func() (*github.Response, error) { _, r, err := e.gh.Issues.ListByRepo(e.ctx, tOwner, tRepo, nil); return r, err },
-		"get":    func() (*github.Response, error) { _, r, err := e.gh.Issues.Get(e.ctx, tOwner, tRepo, is.GetNumber()); return r, err },
-		"create": func() (*github.Response, error) { _, r, err := e.gh.Issues.Create(e.ctx, tOwner, tRepo, &github.IssueRequest{Title: github.String("y")}); return r, err },
+		"list": func() (*github.Response, error) {
+			_, r, err := e.gh.Issues.ListByRepo(e.ctx, tOwner, tRepo, nil)
+			return r, err
+		},
+		"get": func() (*github.Response, error) {
+			_, r, err := e.gh.Issues.Get(e.ctx, tOwner, tRepo, is.GetNumber())
+			return r, err
+		},
+		"create": func() (*github.Response, error) {
+			_, r, err := e.gh.Issues.Create(e.ctx, tOwner, tRepo, &github.IssueRequest{Title: github.String("y")})
+			return r, err
+		},
 		"edit": func() (*github.Response, error) {
 			_, r, err := e.gh.Issues.Edit(e.ctx, tOwner, tRepo, is.GetNumber(), &github.IssueRequest{Body: github.String("z")})
 			return r, err
