@@ -116,6 +116,20 @@ func (r *Runner) PollOnce(ctx context.Context) error {
 	return r.pollTargets(ctx, r.Targets)
 }
 
+// Poll is one poll of one target as a round makes it, and its
+// repository's dashboard brought up to date after it (driftback demo).
+func (r *Runner) Poll(ctx context.Context, t *Target) (Outcome, error) {
+	out, err := r.pollTarget(ctx, ctx, t, r.log().With("target", t.Config.Name))
+	if err != nil {
+		r.failure(t.Config.Name)
+	} else {
+		r.success(t.Config.Name)
+	}
+	r.noteRow(t, out, err)
+	r.syncDashboards(ctx, []*Target{t})
+	return out, err
+}
+
 // pollTargets is one round over targets (PollOnce: all of them).
 func (r *Runner) pollTargets(ctx context.Context, targets []*Target) error {
 	timeout := r.TargetTimeout
