@@ -5,8 +5,16 @@ import (
 	"testing"
 )
 
+const tools = `- name: tools
+  repo: my-org/tools
+  root: .
+  cluster: prod
+  namespaces: [tools]
+  appliedRevision: {head: true}
+`
+
 func TestDashboards(t *testing.T) {
-	ok := base + "dashboards:\n- my-org/shop\n- My-Org/tools\n"
+	ok := base + tools + "dashboards:\n- my-org/shop\n- My-Org/tools\n"
 	c, err := Parse("driftback.yaml", []byte(ok))
 	if err != nil {
 		t.Fatal(err)
@@ -19,6 +27,7 @@ func TestDashboards(t *testing.T) {
 		{"dashboards:\n- other-org/shop\n", "differs from github.owner"},
 		{"dashboards:\n- my-org/shop\n- my-org/SHOP\n", "listed twice"},
 		{"dashboards: my-org/shop\n", "dashboards"},
+		{"dashboards:\n- my-org/typo\n", "no target is on my-org/typo"},
 	} {
 		_, err := Parse("driftback.yaml", []byte(base+tc.yaml))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -106,7 +106,29 @@ func (d *decoder) checkDashboards(c *Config) {
 			continue
 		}
 		seen[k] = i
+		if !anyDiscovers(c) && !d.anyTargetOf(c, repo) {
+			d.fail(ip, "no target is on %s and no cluster discovers targets: a dashboard would have no rows; check the spelling or remove it", repo)
+		}
 	}
+}
+
+func anyDiscovers(c *Config) bool {
+	for _, cl := range c.Clusters {
+		if cl.Discover != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// anyTargetOf reports a listed target on repo (any case).
+func (d *decoder) anyTargetOf(c *Config, repo string) bool {
+	for _, t := range c.Targets {
+		if strings.EqualFold(t.Repo, repo) {
+			return true
+		}
+	}
+	return false
 }
 
 func (d *decoder) validateGitHub(g *GitHub) {
