@@ -280,11 +280,13 @@ func rowDetails(r dashRow) string {
 }
 
 func counted(edits, refusals int) string {
-	s := plural(edits, "edit")
-	if refusals > 0 {
-		s += ", " + plural(refusals, "refusal")
+	switch {
+	case refusals == 0:
+		return plural(edits, "edit")
+	case edits == 0:
+		return plural(refusals, "refusal")
 	}
-	return s
+	return plural(edits, "edit") + ", " + plural(refusals, "refusal")
 }
 
 func plural(n int, word string) string {

@@ -143,7 +143,7 @@ func TestDashboardRowsAndZeroChurn(t *testing.T) {
 		"c-wait":    "| waiting | the GitOps tool reports no applied revision yet |",
 		"d-restore": "| the GitOps tool will restore it | 4 drifted field(s) the GitOps tool will put back",
 		"e-fail":    "| not polled yet |", // one failure is a blip
-		"f-refused": "| refused | 0 edits, 1 refusal; the check run says why |",
+		"f-refused": "| refused | 1 refusal; the check run says why |",
 	} {
 		if got := row(t, d.Body, target); !strings.Contains(got, want) {
 			t.Errorf("%s: %q, want %q", target, got, want)
