@@ -188,7 +188,11 @@ func renderDashboard(before, after, instance string, rows []dashRow) (string, er
 	st, _ := json.Marshal(dashState{Version: 1, Instance: instance, Rows: rows})
 	head := dashBegin + string(st) + " -->\n"
 	for _, compact := range []bool{false, true} {
-		block := head + dashTable(rows, compact, maxDashBody-len(before)-len(after)-len(head)-len(dashEnd)) + dashEnd
+		room := 1 << 30 // the whole table first; compact cuts what does not fit
+		if compact {
+			room = maxDashBody - len(before) - len(after) - len(head) - len(dashEnd)
+		}
+		block := head + dashTable(rows, compact, room) + dashEnd
 		if body := before + block + after; len(body) <= maxDashBody {
 			return body, nil
 		}
