@@ -130,6 +130,9 @@ func (r *Runner) syncDashboard(ctx context.Context, key, owner, name string) err
 	}
 	inst := r.Bot.stamp()
 	names, mine, opener := r.dashTargets(key)
+	if len(mine) == 0 && !opener {
+		return nil // nothing of this replica's to say: no request
+	}
 	seen := fingerprint(mine)
 	if d.number != 0 && r.Leases == nil {
 		if d.closed && d.seen == seen {

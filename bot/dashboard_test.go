@@ -301,7 +301,9 @@ func TestDashboardTwoReplicasDoNotFight(t *testing.T) {
 	ra := dashRunner(h, h.bot, a1, a2)
 	rb := dashRunner(h, other.bot, &b1, &b2)
 	ra.Leases, rb.Leases = holds{"shop-prod": true}, holds{"z-sync": true}
-	pollRound(t, rb) // does not poll the first target: opens nothing
+	idle := dashRunner(h, h.newBot(t, false), a1, a2)
+	idle.Leases = holds{} // a third replica, holding none of them
+	pollRound(t, rb)      // does not poll the first target: opens nothing
 	if n := len(h.srv.Issues(owner, repo)); n != 0 {
 		t.Fatalf("replica b opened %d issues", n)
 	}
@@ -312,6 +314,10 @@ func TestDashboardTwoReplicasDoNotFight(t *testing.T) {
 		t.Fatalf("rows:\n%s", d.Body)
 	}
 	mark := len(h.srv.Requests())
+	pollRound(t, idle)
+	if all, _ := issueCalls(h, mark); all != 0 {
+		t.Fatalf("a replica that holds none of the targets asked %d times", all)
+	}
 	for range 3 {
 		pollRound(t, ra)
 		pollRound(t, rb)
