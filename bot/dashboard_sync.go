@@ -79,7 +79,13 @@ func (r *Runner) syncDashboards(ctx context.Context, round []*Target) {
 	defer r.dashMu.Unlock()
 	for _, k := range keys {
 		t := repos[k]
-		if err := r.syncDashboard(ctx, k, t.Config.Owner(), t.Config.RepoName()); err != nil {
+		err := r.syncDashboard(ctx, k, t.Config.Owner(), t.Config.RepoName())
+		switch {
+		case err == nil:
+		case deferred(err) || rateLimited(err) != "":
+			// The write budget is kept for pull requests: a later round.
+			r.log().Info("drift dashboard waits for the write budget", "repo", k, "reason", err.Error())
+		default:
 			r.log().Error("drift dashboard not updated", "repo", k, "error", err.Error())
 		}
 	}

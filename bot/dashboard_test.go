@@ -378,3 +378,32 @@ func TestDashboardWithIssuesOff(t *testing.T) {
 	pollRound(t, r)
 	theDashboard(t, h)
 }
+
+// The dashboard's writes leave the hour's last writes to pull requests,
+// as check runs do: with the budget nearly spent the pull request lands,
+// the dashboard waits (logged, not a failure) and is written a later hour.
+func TestDashboardLeavesTheBudgetsLastPartToPullRequests(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	withIssues(h)
+	// 450/30 = 15 writes an hour, the last 7 kept for pull requests.
+	r := budgetRunner(t, h, 30, 8)
+	r.Dashboards = []string{"acme/shop"}
+	h.bot.Metrics.Now = h.clock.Now
+	var logs bytes.Buffer
+	r.Log = slog.New(slog.NewTextHandler(&logs, nil))
+	_ = r.PollOnce(h.ctx)
+	if len(h.prs()) != 1 || len(h.srv.Issues(owner, repo)) != 0 {
+		t.Fatalf("pull requests %d, issues %+v: want the pull request, the dashboard deferred", len(h.prs()), h.srv.Issues(owner, repo))
+	}
+	if !strings.Contains(logs.String(), "drift dashboard waits for the write budget") {
+		t.Fatalf("log:\n%s", logs.String())
+	}
+	for range 3 {
+		h.clock.Advance(61 * time.Minute)
+		_ = r.PollOnce(h.ctx)
+	}
+	d := theDashboard(t, h)
+	if !strings.Contains(row(t, d.Body, "shop-prod"), "| pull request open |") || !strings.Contains(row(t, d.Body, "synced-07"), "| in sync |") {
+		t.Fatalf("dashboard:\n%s", d.Body)
+	}
+}
