@@ -181,7 +181,9 @@ func (r *Runner) syncDashboard(ctx context.Context, key, owner, name string) err
 	d.closed = false
 	parts, _ := parseDashboard(d.body, inst)
 	body, err := renderDashboard(parts.before, parts.after, inst, mergeRows(parts.rows, mine, names))
-	if err != nil || body == d.body {
+	// The web editor saves a person's edit with CRLF line ends, the block
+	// included: that alone is no change of content.
+	if err != nil || body == d.body || strings.ReplaceAll(body, "\r\n", "\n") == strings.ReplaceAll(d.body, "\r\n", "\n") {
 		return err
 	}
 	edited, _, err := r.Bot.GitHub.Issues.Edit(ctx, owner, name, d.number, &github.IssueRequest{Body: github.String(body)})

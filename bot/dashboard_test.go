@@ -325,6 +325,16 @@ func TestDashboardTwoReplicasDoNotFight(t *testing.T) {
 	if _, wrote := issueCalls(h, mark); wrote != 0 {
 		t.Fatalf("%d writes with nothing changed", wrote)
 	}
+	// A person's edit in the web editor (CRLF line ends, a note below)
+	// is no change of content: no write.
+	edited := strings.ReplaceAll(d.Body, "\n", "\r\n") + "\r\nOn call: @bob\r\n"
+	h.srv.EditIssue(owner, repo, d.Number, "alice", nil, &edited, "")
+	mark = len(h.srv.Requests())
+	pollRound(t, ra)
+	pollRound(t, rb)
+	if _, wrote := issueCalls(h, mark); wrote != 0 {
+		t.Fatalf("%d writes after a person's edit", wrote)
+	}
 	// A row a stale write took back is put right at the next round.
 	body := strings.Replace(d.Body, `"state":"in-sync"`, `"state":"pending"`, 1)
 	h.srv.EditIssue(owner, repo, d.Number, "driftback[bot]", nil, &body, "")
