@@ -45,6 +45,7 @@ targets:
   appliedRevision: {head: true}
   pullRequest:
     labels: [drift]
+dashboards: [acme/shop]
 `
 
 // newDemoCmd is `driftback demo`: one complete reconcile on the embedded
@@ -117,7 +118,9 @@ func demo(cmd *cobra.Command, examples fs.FS, serve string) error {
 		return fail(err)
 	}
 	target := &bot.Target{Config: *cfg.Target("shop-prod"), Lister: cluster.ObjectFileLister{Path: liveFile}}
-	out, err := b.Reconcile(cmd.Context(), target)
+	// Through the runner, which keeps the repository's drift dashboard.
+	runner := &bot.Runner{Bot: b, Targets: []*bot.Target{target}, Dashboards: cfg.Dashboards}
+	out, err := runner.Poll(cmd.Context(), target)
 	if err != nil {
 		return fail(err)
 	}
@@ -126,6 +129,7 @@ func demo(cmd *cobra.Command, examples fs.FS, serve string) error {
 	}
 	w := cmd.OutOrStdout()
 	printDemo(w, srv, "shop", "driftback/shop-prod", out, baseSHA, files)
+	printDashboard(w, srv, "shop")
 	if serve == "" {
 		return nil
 	}
@@ -147,6 +151,10 @@ func demoGitHub(ctx context.Context, opts githubtest.Options) (*githubtest.Serve
 	}
 	srv.RegisterApp(1, &key.PublicKey)
 	srv.SetAppSlug(1, "driftback")
+	// What app.yaml asks for, and issues: write, which app create
+	// --dashboard adds for the demo's dashboard.
+	srv.SetAppPermissions(1, map[string]string{"contents": "write", "pull_requests": "write", "checks": "write",
+		"metadata": "read", "members": "read", "issues": "write"})
 	srv.AddInstallation(1, 1, "acme")
 	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
 	auth := githubapi.AppAuth{AppID: 1, PrivateKey: pemKey, InstallationID: 1, BaseURL: srv.URL() + "/"}
@@ -191,6 +199,14 @@ func printDemo(w io.Writer, srv *githubtest.Server, repo, branch string, out bot
 				fmt.Fprintf(w, "  %s:%d  %s\n", a.Path, a.StartLine, a.Title)
 			}
 		}
+	}
+}
+
+// printDashboard shows the repository's drift dashboard issue.
+func printDashboard(w io.Writer, srv *githubtest.Server, repo string) {
+	rule := strings.Repeat("─", 72)
+	for _, is := range srv.Issues("acme", repo) {
+		fmt.Fprintf(w, "\n%s\nIssue #%d: %s\n%s\n%s", rule, is.Number, is.Title, rule, report.Terminal(is.Body))
 	}
 }
 

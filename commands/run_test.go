@@ -37,6 +37,8 @@ func TestDemoShowsEveryOutcome(t *testing.T) {
 		"diff --git a/overlays/prod/kustomization.yaml b/overlays/prod/kustomization.yaml",
 		"+  newTag: \"1.4.3\" # release train, bumped by CI",
 		"driftback/shop-prod on base head main",
+		"Issue #2: Drift dashboard (driftback)",
+		"shop-prod`  pull request open  #1: 4 edits, 2 refusals",
 	})
 	// What a terminal shows: no markup, entities or hidden state.
 	for _, markup := range []string{"&#", "&amp;", "<code>", "<!--", "| --- |", "](http", "**"} {
