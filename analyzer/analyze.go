@@ -1,14 +1,13 @@
 package analyzer
 
 import (
-	"bytes"
 	"fmt"
 	"regexp"
 	"sort"
 	"strings"
-	"sync/atomic"
 
 	"github.com/driftback/driftback/analyzer/dye"
+	"github.com/driftback/driftback/analyzer/gitops"
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/analyzer/sourceform"
@@ -101,169 +100,81 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 	a := &analysis{snap: s, opts: opts, root: root, base: b, plan: plan, orchestration: o,
 		pairs: paired.pairs, followed: paired.followed}
 	a.secretVariables()
-	// The dye only says who supplies a value; when no entry or value
-	// input can supply one that differs from live there is nothing to
-	// route or place, and the extra build is skipped.
-	a.dyed = &dye.Result{Suppliers: map[dye.SlotKey]dye.Supplier{}}
-	values := forceDye || a.valuesMayPlace()
-	if values || a.dyeCanRoute() {
-		if a.dyed, err = dyeRoot(o.repo, b, values); err != nil {
-			return nil, err
-		}
-		if a.dyed.Note != "" {
-			a.note("%s", a.dyed.Note)
-		}
+	if a.dyed, err = a.runDye(forceDye); err != nil {
+		return nil, err
 	}
-	a.planRoutes()
+	a.writable = &writability{scope: opts.WriteScope, repo: s.repo, forest: s.forest, rootFile: b.tree.Root.File, o: o, prov: a.dyed.Prov}
+	a.routing = planRoutes(a.pairs, b, a.dyed.Suppliers, a.writable, a.refuse)
+	// The GitOps tool's settings take the routes they own, and the value
+	// inputs and variables they supply (orchestrator.go, fluxvars.go).
 	a.planToolRoutes()
 	a.toolInputs()
 	if err := a.planVars(); err != nil {
 		return nil, err
 	}
-	a.placeValues()
+	a.placing = placeValues(&valuePlacer{pairs: a.pairs, base: b, prov: a.dyed.Prov, blocked: a.blocked,
+		claims: a.routing, writable: a.writable, guardFor: a.guardFor, refuse: a.refuse})
 	a.project()
 	a.verify()
 	a.finish()
 	return plan, nil
 }
 
-// malformed is the error for the first kustomization that kustomize
-// itself cannot read: broken input, not drift and not a refusal.
-func malformed(krefs []ktree.Refusal) error {
-	for _, r := range krefs {
-		if !r.Malformed {
-			continue
-		}
-		if r.Line > 0 {
-			return fmt.Errorf("%s:%d: %s", r.File, r.Line, r.Message)
-		}
-		return fmt.Errorf("%s: %s", r.File, r.Message)
+// runDye dyes the build. The dye only says who supplies a value; when no
+// entry or value input can supply one that differs from live there is
+// nothing to route or place, and the extra build is skipped (an empty
+// result). force runs it all the same.
+func (a *analysis) runDye(force bool) (*dye.Result, error) {
+	values := force || a.valuesMayPlace()
+	if !values && !a.dyeCanRoute() {
+		return &dye.Result{Suppliers: map[dye.SlotKey]dye.Supplier{}}, nil
 	}
-	return nil
-}
-
-// built is one render of a root, with the parsed source files it read.
-type built struct {
-	tree    *ktree.Tree
-	objects []render.Object
-	byID    map[render.ID]int
-	files   map[string]*yamledit.File // resource files, parsed
-	render  renderer                  // how the dye renders
-}
-
-// build loads, judges and renders a root. Judged refusals come back as
-// refusals; malformed YAML in a file the build reads is an error.
-func build(repo *repofs.Repo, root string) (*built, []Refusal, error) {
-	t, krefs, err := ktree.Load(repo, root)
+	dyed, err := dyeRoot(a.orchestration.repo, a.base, values)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return renderer{builds: new(atomic.Int64)}.buildTree(repo, t, krefs, yamledit.Parse)
+	if dyed.Note != "" {
+		a.note("%s", dyed.Note)
+	}
+	return dyed, nil
 }
 
-// parser parses the resource file p, whose bytes in the repository being
-// built are data; a Forest or an earlier build may already hold the parse.
-type parser func(p string, data []byte) (*yamledit.File, error)
-
-// reusing is a parser that takes a file from known when it holds exactly
-// those bytes, and parses it otherwise.
-func reusing(known map[string]*yamledit.File) parser {
-	return func(p string, data []byte) (*yamledit.File, error) {
-		if f := known[p]; f != nil && bytes.Equal(f.Bytes(), data) {
-			return f, nil
-		}
-		return yamledit.Parse(p, data)
-	}
-}
-
-// buildTree renders a loaded tree (refusals from loading it come back as
-// the plan's), its render looked up in cache (nil: none), its resource
-// files parsed by parse.
-func (r renderer) buildTree(repo *repofs.Repo, t *ktree.Tree, krefs []ktree.Refusal, parse parser) (*built, []Refusal, error) {
-	if len(krefs) > 0 {
-		out := make([]Refusal, 0, len(krefs))
-		for _, r := range krefs {
-			out = append(out, Refusal{
-				Code: CodeUnsupported, File: r.File, Line: r.Line, Field: r.Feature,
-				Message: r.Message, Hint: r.Hint,
-			})
-		}
-		return nil, out, nil
-	}
-	b := &built{tree: t, byID: map[render.ID]int{}, files: map[string]*yamledit.File{}, render: r}
-	for _, p := range t.Resources {
-		data, _ := repo.File(p)
-		// The parse is also the bound on what kustomize will read (alias
-		// bombs, deep nesting), so every file is parsed before the render.
-		f, err := parse(p, data)
-		if err != nil {
-			return nil, nil, err
-		}
-		b.files[p] = f
-	}
-	objs, err := r.render(repo, t, nil, b.files)
-	if err != nil {
-		return nil, []Refusal{{
-			Code: CodeRenderFailed, File: t.Root.File, Message: err.Error(),
-			Hint: "fix the kustomization so that `kustomize build` succeeds",
-		}}, nil
-	}
-	for _, o := range objs {
-		if err := render.Identified(o); err != nil {
-			return nil, nil, err
-		}
-	}
-	b.objects = objs
-	for i, o := range objs {
-		b.byID[o.ID] = i
-	}
-	return b, nil, nil
-}
-
-// dyeInput is what the dye reads of b.
-func (b *built) dyeInput(repo *repofs.Repo) dye.Root {
-	return dye.Root{Tree: b.tree, Read: repo.File, Objects: b.objects}
-}
-
-// dyeRoot dyes b (dye.Root.Dye), its extra render through b's renderer.
-func dyeRoot(repo *repofs.Repo, b *built, values bool) (*dye.Result, error) {
-	return b.dyeInput(repo).Dye(func(extra map[string][]byte) ([]render.Object, error) {
-		return b.render.render(repo, b.tree, extra, b.files)
-	}, values)
-}
-
-// analysis is the working state of one plan.
+// analysis is what projecting and verifying share, with the results of
+// the stages before them. Snapshot.plan runs the stages in order, each
+// taking its input and returning its result: pairObjects the pairs
+// (pair.go), runDye who supplies each value, writability what the plan
+// may write, planRoutes the entry routes (route.go), placeValues the
+// value inputs written (place.go). The GitOps tool's steps
+// (orchestrator.go, fluxvars.go) and projecting and verifying are still
+// methods: they read nearly all of it.
 type analysis struct {
-	snap *Snapshot
-	opts Options
-	root string
-	base *built
-	plan *Plan
+	// The plan's inputs and its output, which every stage reads.
+	snap           *Snapshot
+	opts           Options
+	root           string
+	base           *built
+	plan           *Plan
+	*orchestration // what the GitOps tool adds to the build; vars holds the settings the plan changes
 
-	// What the stages share. Pairing runs before the analysis exists
-	// (pairObjects, pair.go): its pairs are kept here because every later
-	// stage reads them, and followed because verify does. The rest is
-	// each stage's output that later ones read and cut back (Snapshot.plan
-	// runs them in order): planRoutes the routes, supplied and conflicted
-	// (route.go), placeValues the placements (place.go), project the
-	// candidates (project.go), verify the written files (verify.go). A
-	// later stage that refuses a field drops its route or placement, so
-	// these stay shared rather than being passed along.
-	pairs      []pair
+	// The earlier stages' results. Projecting and verifying read them, and
+	// cut back routing's and placing's when they give a field up (takeBack):
+	// that feedback is why the results stay here rather than being passed
+	// along once.
+	pairs    []pair              // pairObjects; the tool's steps restore refused fields of their intent
+	followed map[string]string   // generated names paired by stem: rendered -> live (verify)
+	dyed     *dye.Result         // runDye; overridePlaced and toolInputs read its provenance
+	writable *writability        // what the plan may write
+	routing  *routing            // entry routes and the slot components an entry or input carries (route.go)
+	blocked  map[string]*Refusal // value inputs (dye.Input.Key) the tool supplies from a setting the plan cannot write: why (toolInputs)
+	placing  *placing            // value inputs written (place.go)
+
+	// What projecting and verifying share: the objects whose source, or an
+	// override of, the plan rewrites (project.go, override.go; verify cuts
+	// them back round by round), and what verify wrote.
 	candidates []*candidate
 	final      map[string]*yamledit.File // the written files that parse, for lines
 	written    map[string][]byte         // every written file
-
-	dyed       *dye.Result
-	blocked    map[string]*Refusal // value inputs (dye.Input.Key) the tool supplies from a setting the plan cannot write: why
-	routes     []*route
-	supplied   map[dye.SlotKey]bool // slot components an entry or a value input carries
-	conflicted map[dye.SlotKey]bool // ... of which refused as conflicts
-	placed     []*placement         // value inputs written (place.go)
-	followed   map[string]string    // generated names paired by stem: rendered -> live
-	renamed    map[render.ID]rename // generated objects the verified plan renames (verify.go)
-
-	*orchestration // what the GitOps tool adds to the build
+	renamed    map[render.ID]rename      // generated objects the verified plan renames (verify.go)
 }
 
 // candidate is an object whose source document the plan rewrites.
@@ -297,7 +208,17 @@ func (a *analysis) giveUp(c *candidate, p jsonvalue.Path) {
 		c.form()
 	}
 	sourceform.Restore(c.intent, c.ren.Object, p)
-	a.dropRoutes(c.ren.ID, p)
+	a.takeBack(c.ren.ID, p)
+}
+
+// takeBack is the feedback edge from projecting and verifying to the
+// stages before them: every write planned for the object's field at or
+// under p (a variable or tool setting, an entry, a value input) is dropped
+// from the result that holds it.
+func (a *analysis) takeBack(id render.ID, p jsonvalue.Path) {
+	a.dropVarRoutes(id, p)
+	a.routing.drop(id, p)
+	a.placing.drop(id, p)
 }
 
 // form computes the candidate's source form from its view, and what it
@@ -312,21 +233,35 @@ func (c *candidate) form() []sourceform.Unplaceable {
 
 // live reports whether the candidate still changes anything.
 func (a *analysis) live(c *candidate) bool {
-	return len(c.changed) > 0 || len(a.routesOf(c.ren.ID)) > 0 || a.varCarries(c.ren.ID) || a.placesFor(c.ren.ID)
+	return len(c.changed) > 0 || len(a.routing.routesOf(c.ren.ID)) > 0 || a.varCarries(c.ren.ID) || a.placing.carries(c.ren.ID)
+}
+
+// writability says, for the stages that write (routing, placing,
+// projecting, overrides, guards), whether the plan may write a file, an
+// entry field or a value input, and where a setting of the GitOps tool is
+// written instead. It is made once the dye has run, from what those
+// answers depend on, and holds nothing a stage decides.
+type writability struct {
+	scope    string          // Options.WriteScope, cleaned
+	repo     *repofs.Repo    // the snapshot's files, as the repository holds them
+	forest   *ktree.Forest   // which roots read a file; the parsed manifests
+	rootFile string          // the target's own kustomization; "" for a plain folder
+	o        *orchestration  // what the GitOps tool adds; nil without one
+	prov     *dye.Provenance // which value input supplies each field; nil when not dyed
 }
 
 // unwritable says why the plan may not write file, a source document or a
 // kustomization holding an entry alike: it lies outside the write scope,
 // or another top-level root reads it too. nil when it may.
-func (a *analysis) unwritable(file string) *Refusal {
+func (w *writability) unwritable(file string) *Refusal {
 	if r := remoteFile(file); r != nil {
 		return r
 	}
-	if !inScope(a.opts.WriteScope, file) {
-		return &Refusal{Code: CodeOutOfScope, File: file, Message: fmt.Sprintf("the value lives in %s, outside the write scope %s", file, a.opts.WriteScope),
+	if !inScope(w.scope, file) {
+		return &Refusal{Code: CodeOutOfScope, File: file, Message: fmt.Sprintf("the value lives in %s, outside the write scope %s", file, w.scope),
 			Hint: "widen the target's write scope, or make the change in Git by hand"}
 	}
-	if roots := a.snap.forest.Readers(file); len(roots) > 1 {
+	if roots := w.forest.Readers(file); len(roots) > 1 {
 		return &Refusal{Code: CodeWriteFanIn, File: file, Message: fmt.Sprintf("%s is rendered by %d roots (%s); writing it would change all of them", file, len(roots), strings.Join(roots, ", ")),
 			Hint: "make the change in the overlay of this target, or in Git by hand if every root should get it"}
 	}
@@ -343,6 +278,146 @@ func remoteFile(file string) *Refusal {
 	return &Refusal{Code: CodeOutOfScope, File: file,
 		Message: fmt.Sprintf("the value comes from %s in the remote base %s, which driftback reads but never writes", inside, rem),
 		Hint:    "set the value in an overlay of this repository (a patch or an images:/replicas: entry), or change the remote repository and move the ref"}
+}
+
+// inScope reports whether a repo file lies inside the write scope folder.
+func inScope(scope, file string) bool {
+	return scope == "" || file == scope || strings.HasPrefix(file, scope+"/")
+}
+
+// overrideHome says why the target's own kustomization cannot hold an
+// override (nil when it can): there is none, or other roots read it too.
+func (w *writability) overrideHome() *Refusal {
+	if w.rootFile == "" {
+		return &Refusal{Message: "this target is a plain folder of manifests, with no kustomization to hold an override"}
+	}
+	if r := w.unwritable(w.rootFile); r != nil {
+		return &Refusal{File: w.rootFile, Message: "nor can the target's own kustomization hold an override: " + r.Message}
+	}
+	return nil
+}
+
+// placeableInput reports whether a value input the plan may write (a
+// patch of the target's own) supplies the field: the change is placed
+// there, where a person would make it, not authored as a new entry.
+func (w *writability) placeableInput(id render.ID, p jsonvalue.Path) bool {
+	pv := w.prov
+	if pv == nil {
+		return false
+	}
+	k, ok := pv.Fields[dye.SlotKey{Obj: id, Path: p.String(), Field: dye.FieldValue}]
+	return ok && w.unwritable(pv.Nodes[k].File) == nil
+}
+
+// toolSets reports whether the GitOps tool, not a file of the repository,
+// sets an entry field of the rewritten root kustomization: a setting of
+// its object, or any field of a kustomization only the tool writes (a
+// plain folder's).
+func (w *writability) toolSets(e dye.Entry, field string) (gitops.Setting, bool) {
+	if w.o == nil || w.o.tool == nil || e.Node == nil || e.Node.File != w.o.tool.File || e.Config.File != "" {
+		return gitops.Setting{}, false // a plugin config's entry is the repository's
+	}
+	if s, owned := w.o.tool.Owned[gitops.OwnedKey(e.List, e.Index, field)]; owned {
+		return s, true
+	}
+	_, inRepo := w.repo.File(w.o.tool.File)
+	return gitops.Setting{}, !inRepo
+}
+
+// toolWins reports whether the tool's setting supplies the entry field:
+// an entry the target authored would be overwritten by it.
+func (w *writability) toolWins(sup dye.Supplier) bool {
+	_, tool := w.toolSets(sup.Entry, sup.Field)
+	return tool
+}
+
+// orchestratorEntry says why an entry field the tool sets cannot be
+// written where the tool's object is kept; nil when the repository's file
+// holds the field, or when the manifest of the tool's object is a
+// document the plan may write (planToolRoutes routes it there).
+func (w *writability) orchestratorEntry(e dye.Entry, field string) *Refusal {
+	s, tool := w.toolSets(e, field)
+	if !tool {
+		return nil
+	}
+	if s.Path == nil {
+		return &Refusal{Code: CodeOrchestratorContext, File: w.o.tool.File,
+			Message: fmt.Sprintf("%s writes this kustomization itself, and no file of the repository holds it", w.o.tool.By),
+			Hint:    fmt.Sprintf("change the settings of %s (in Git where they are kept)", w.o.tool.By)}
+	}
+	_, why := w.settingHome(s)
+	return why
+}
+
+// toolManifest finds the document of the repository that is the tool's
+// object (a Flux Kustomization, an Argo CD Application: app-of-apps); ""
+// when the repository holds none.
+func (w *writability) toolManifest() (string, int, error) {
+	o := w.o
+	if o.home == nil {
+		var group, kind, namespace, name string
+		if o.flux != nil {
+			group, kind, namespace, name = o.flux.Manifest()
+		} else {
+			group, kind, namespace, name = o.argo.Manifest()
+		}
+		file, doc, err := gitops.FindManifest(w.repo, w.forest.Parse, group, kind, namespace, name)
+		o.home = &manifestAt{file, doc, err}
+	}
+	return o.home.file, o.home.doc, o.home.err
+}
+
+type manifestAt struct {
+	file string
+	doc  int
+	err  error
+}
+
+// settingAt is a tool setting as the repository's manifest holds it.
+type settingAt struct {
+	file  string
+	doc   int
+	value any // the manifest's value
+	line  int
+}
+
+// settingHome finds where a tool setting is written: the tool's manifest
+// in the repository, a document the plan may write and edit safely that
+// holds the setting as the cluster's object does. Otherwise a refusal
+// naming the setting: orchestrator-context when the repository does not
+// hold the object or holds another value.
+func (w *writability) settingHome(s gitops.Setting) (*settingAt, *Refusal) {
+	where := w.o.tool.SettingName(s)
+	file, doc, err := w.toolManifest()
+	if err != nil {
+		return nil, &Refusal{Code: CodeUnplaceableEdit, Message: err.Error(), Hint: "change " + where + " by hand"}
+	}
+	if file == "" {
+		return nil, &Refusal{Code: CodeOrchestratorContext, File: w.o.tool.File,
+			Message: fmt.Sprintf("%s sets it, and no file of the repository holds that object", where),
+			Hint:    fmt.Sprintf("change %s in the cluster, or keep that object in Git", where)}
+	}
+	f, err := w.forest.Parse(file)
+	if err != nil {
+		return nil, &Refusal{Code: CodeUnplaceableEdit, File: file, Message: err.Error(), Hint: "change " + where + " by hand"}
+	}
+	v, _ := f.Value(doc)
+	at := &settingAt{file: file, doc: doc, line: f.Line(doc, s.Path)}
+	at.value, _ = jsonvalue.Get(v, s.Path)
+	if cluster, _ := w.o.clusterSetting(s.Path); !jsonvalue.Equal(at.value, cluster) {
+		return nil, &Refusal{Code: CodeOrchestratorContext, File: file, Line: at.line,
+			Message: fmt.Sprintf("%s sets it; %s holds another value for it than the cluster's object", where, file),
+			Hint:    "let the GitOps tool apply the repository first, or change the setting by hand"}
+	}
+	if r := w.unwritable(file); r != nil {
+		r.Line = at.line
+		return nil, r
+	}
+	if err := f.Safe(doc); err != nil {
+		return nil, &Refusal{Code: CodeUnplaceableEdit, File: file, Line: at.line,
+			Message: "the manifest that holds the setting cannot be edited safely: " + err.Error(), Hint: "change " + where + " by hand"}
+	}
+	return at, nil
 }
 
 // dyeCanRoute reports whether the dye could name an entry as the supplier
@@ -366,14 +441,6 @@ func (a *analysis) dyeCanRoute() bool {
 		}
 	}
 	return false
-}
-
-// refByID names a rendered object.
-func (a *analysis) refByID(id render.ID) ObjectRef {
-	if i, ok := a.base.byID[id]; ok {
-		return RefOf(a.base.objects[i].Object)
-	}
-	return ObjectRef{Kind: id.Kind, Namespace: id.Namespace, Name: id.Name}
 }
 
 func (a *analysis) note(format string, args ...any) {

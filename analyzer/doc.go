@@ -9,13 +9,15 @@
 // rendered as that tool renders it (DESIGN §7).
 //
 // This package is the façade and the stages that need the whole analysis:
-// snapshot.go (Snapshot, the render cache), analyze.go (Analyze and the
-// analysis each stage adds to), pair.go, route.go (images:/replicas:
-// entries), place.go (values of patches, labels, generators), project.go
-// (source documents), override.go and override_generated.go (the target's
-// own folder), orchestrator.go and fluxvars.go (the GitOps tool's
-// settings), verify.go, guard.go (other roots), owner.go (who owns a field
-// the plan cannot write), plan.go (the output). The engines live in
+// snapshot.go (Snapshot, the render cache, a root's build), analyze.go
+// (Analyze, the stages in order, what the plan may write, and the
+// analysis that projecting and verifying share), pair.go, route.go
+// (images:/replicas: entries), place.go (values of patches, labels,
+// generators), project.go (source documents), override.go and
+// override_generated.go (the target's own folder), orchestrator.go and
+// fluxvars.go (the GitOps tool's settings), verify.go, guard.go (other
+// roots), owner.go (who owns a field the plan cannot write), plan.go (the
+// output). The engines live in
 // sub-packages, each taking its input and returning its result: render
 // (kustomize builds), dye (which input supplies each value), gitops (what
 // Flux and Argo CD rewrite), sourceform and intent (source form), ktree

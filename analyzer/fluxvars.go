@@ -200,7 +200,7 @@ func (a *analysis) findVarSetting(name string) (*varRoute, *Refusal) {
 			Message: fmt.Sprintf("the Flux variable %s supplies this value; %s holds another value for it than the cluster's %s", name, file, where),
 			Hint:    "let the GitOps tool apply the repository first, or change the variable by hand"}
 	}
-	if r := a.unwritable(file); r != nil {
+	if r := a.writable.unwritable(file); r != nil {
 		r.Line = f.Line(doc, path)
 		return nil, r
 	}

@@ -28,11 +28,22 @@ import (
 
 // maxGuardedRoots bounds the other folders a guarded write is checked
 // against, each of which costs two builds (one when the pass has already
-// rendered it). argo-cd's manifests/base/* folders are built by nine
-// install variants and the eight bases between them (seventeen folders),
-// all of which set their own image; twenty-four leaves room for that shape
-// and keeps the worst case at 48 builds.
+// rendered it); twenty-four keeps the worst case at 48 builds.
 const maxGuardedRoots = 24
+
+// guardAllowanceBytes is what the guard may build beyond the target's own
+// inputs: a plan is bounded by its own root (at most three times its build
+// and two seconds), refusal or not. A build's cost follows the bytes it
+// parses, and kustomize copies every mapping node of a document once per
+// level above it, so deep CRD schemas cost most: about 2 MB a second on
+// these machines when busy. The guard builds each other folder twice, so
+// it may read its folders' inputs only when they come to at most the
+// target's own plus 512 KiB (about a second, twice over). argo-cd's
+// manifests/base/* folders are read by seventeen install variants that
+// each carry 1.8 MB of CRDs: proving an edit there would take 60 MB of
+// builds, half a minute, and is not tried. The budget counts bytes, not
+// seconds, so the same commit gives the same plan on any machine.
+const guardAllowanceBytes = 512 << 10
 
 // guard is what a write into a shared file must leave alone.
 type guard struct {
@@ -49,7 +60,7 @@ type guard struct {
 // hold an override instead (a placed override never touches other roots,
 // so it is always preferred).
 func (a *analysis) guardFor(file string, blocked *Refusal) *guard {
-	home := a.overrideHome()
+	home := a.writable.overrideHome()
 	if blocked.Code != CodeWriteFanIn || !inScope(a.root, file) || home == nil {
 		return nil
 	}
@@ -64,7 +75,11 @@ func (a *analysis) guardFor(file string, blocked *Refusal) *guard {
 			others = append(others, r)
 		}
 	}
-	if len(others) == 0 || len(others) > maxGuardedRoots {
+	if len(others) == 0 {
+		return nil
+	}
+	if why := a.guardTooCostly(others); why != "" {
+		blocked.Message += "; " + why
 		return nil
 	}
 	// Checked smallest first: the bases between the file and the overlays
@@ -80,6 +95,38 @@ func (a *analysis) guardFor(file string, blocked *Refusal) *guard {
 	}
 	slices.SortStableFunc(order, func(x, y string) int { return size[x] - size[y] })
 	return &guard{roots: others, order: order, blocked: blocked, home: home}
+}
+
+// guardTooCostly says why proving that a write leaves others alone would
+// cost more than the plan's bound (too many folders, or too many bytes to
+// build), "" when it would not.
+func (a *analysis) guardTooCostly(others []string) string {
+	if len(others) > maxGuardedRoots {
+		return fmt.Sprintf("whether each sets the value itself was not checked: that means building %d folders, more than the %d driftback checks", len(others), maxGuardedRoots)
+	}
+	var need int64
+	for _, r := range others {
+		t, _, err := a.snap.forest.Load(r)
+		if err != nil || t == nil {
+			continue // cannot be built: the check stops there, cheaply
+		}
+		need += a.inputBytes(t)
+	}
+	if own := a.inputBytes(a.base.tree); need > own+guardAllowanceBytes {
+		return fmt.Sprintf("whether each sets the value itself was not checked: that means building %.1f MiB of their inputs twice, more than a plan of this folder may spend (%.1f MiB)",
+			float64(need)/(1<<20), float64(own+guardAllowanceBytes)/(1<<20))
+	}
+	return ""
+}
+
+// inputBytes is the size of the files a build of t reads.
+func (a *analysis) inputBytes(t *ktree.Tree) int64 {
+	var n int64
+	for _, p := range t.Inputs {
+		s, _ := a.snap.repo.Size(p)
+		n += s
+	}
+	return n
 }
 
 // brokenGuards checks that the guarded writes leave every root they must
@@ -225,7 +272,7 @@ func (a *analysis) refuseGuards(byFile map[string][]*candidate, blame map[string
 			ref.Object, ref.Field, ref.File = RefOf(c.ren.Object), joinPaths(c.changed), c.file
 			ref.Line = lineOf(a.base.files[c.file], c.doc, firstPath(c.changed))
 			if len(c.changed) == 0 { // carried by a placed generator input
-				ref.Field = joinPaths(a.placedFields(c.ren.ID))
+				ref.Field = joinPaths(a.placing.fieldsOf(c.ren.ID))
 			}
 			a.refuse(*ref)
 		}

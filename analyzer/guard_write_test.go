@@ -410,3 +410,38 @@ func TestSharedBaseOfManyRootsIsNotGuarded(t *testing.T) {
 		t.Fatalf("want base/app.yaml written:\n%s", dump(p))
 	}
 }
+
+// A guard whose proof would build more than the plan's bound allows (the
+// other folders' inputs over the target's own plus guardAllowanceBytes)
+// is not tried, and the refusal says so; the same shape with a bundle
+// half the size is written. The bytes are counted, not timed, so the
+// answer is the same on a busy machine.
+func TestGuardOverThePlansBoundIsNotTried(t *testing.T) {
+	files := func(bundle int) map[string]string {
+		fs := map[string]string{
+			"base/kustomization.yaml":   "resources: [app.yaml]\n",
+			"base/app.yaml":             "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  replicas: 1\n",
+			"bundle/kustomization.yaml": "resources: [big.yaml]\n",
+			"bundle/big.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  blob: " +
+				strings.Repeat("x", bundle) + "\n",
+		}
+		for _, env := range []string{"prod", "staging"} {
+			fs[env+"/kustomization.yaml"] = "resources: [../base, ../bundle]\nnamespace: " + env + "\npatches:\n- path: scale.yaml\n"
+			fs[env+"/scale.yaml"] = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  replicas: 2\n"
+		}
+		return fs
+	}
+	// Two readers of 300 KiB each come to 600 KiB, over the allowance.
+	repo := repoOf(t, files(300<<10))
+	live := renderedLive(t, repo, "base")
+	jsonvalue.Set(find(t, live, "Deployment", "app"), dye.ReplicasPath, int64(3))
+	p := plan(t, repo, "base", live)
+	if len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeOutOfScope ||
+		!strings.Contains(p.Refusals[0].Message, "was not checked: that means building 0.6 MiB of their inputs twice") {
+		t.Fatalf("want the drift refused out-of-scope, saying the check would cost too much:\n%s", dump(p))
+	}
+	// At 200 KiB each the check is made, and the write is kept.
+	if p := plan(t, repoOf(t, files(200<<10)), "base", live); len(p.Files) != 1 || len(p.Refusals) != 0 {
+		t.Fatalf("want base/app.yaml written:\n%s", dump(p))
+	}
+}

@@ -112,7 +112,7 @@ func (a *analysis) settingEdits(repo *repofs.Repo) []gitops.SettingEdit {
 			}
 		}
 	}
-	for _, pl := range a.placed {
+	for _, pl := range a.placing.placed {
 		n := pl.Node
 		if !n.Tool {
 			continue
@@ -131,84 +131,13 @@ func (a *analysis) settingEdits(repo *repofs.Repo) []gitops.SettingEdit {
 	return out
 }
 
-// toolSets reports whether the GitOps tool, not a file of the repository,
-// sets an entry field of the rewritten root kustomization: a setting of
-// its object, or any field of a kustomization only the tool writes (a
-// plain folder's).
-func (a *analysis) toolSets(e dye.Entry, field string) (gitops.Setting, bool) {
-	if a.orchestration == nil || a.tool == nil || e.Node == nil || e.Node.File != a.tool.File || e.Config.File != "" {
-		return gitops.Setting{}, false // a plugin config's entry is the repository's
-	}
-	if s, owned := a.tool.Owned[gitops.OwnedKey(e.List, e.Index, field)]; owned {
-		return s, true
-	}
-	_, inRepo := a.snap.repo.File(a.tool.File)
-	return gitops.Setting{}, !inRepo
-}
-
-// toolWins reports whether the tool's setting supplies the entry field:
-// an entry the target authored would be overwritten by it.
-func (a *analysis) toolWins(sup dye.Supplier) bool {
-	_, tool := a.toolSets(sup.Entry, sup.Field)
-	return tool
-}
-
-// orchestratorEntry says why an entry field the tool sets cannot be
-// written where the tool's object is kept; nil when the repository's file
-// holds the field, or when the manifest of the tool's object is a
-// document the plan may write (planToolRoutes routes it there).
-func (a *analysis) orchestratorEntry(e dye.Entry, field string) *Refusal {
-	s, tool := a.toolSets(e, field)
-	if !tool {
-		return nil
-	}
-	if s.Path == nil {
-		return &Refusal{Code: CodeOrchestratorContext, File: a.tool.File,
-			Message: fmt.Sprintf("%s writes this kustomization itself, and no file of the repository holds it", a.tool.By),
-			Hint:    fmt.Sprintf("change the settings of %s (in Git where they are kept)", a.tool.By)}
-	}
-	_, why := a.settingHome(s)
-	return why
-}
-
-// toolManifest finds the document of the repository that is the tool's
-// object (a Flux Kustomization, an Argo CD Application: app-of-apps); ""
-// when the repository holds none.
-func (a *analysis) toolManifest() (string, int, error) {
-	if a.home == nil {
-		var group, kind, namespace, name string
-		if a.flux != nil {
-			group, kind, namespace, name = a.flux.Manifest()
-		} else {
-			group, kind, namespace, name = a.argo.Manifest()
-		}
-		file, doc, err := a.findManifest(group, kind, namespace, name)
-		a.home = &manifestAt{file, doc, err}
-	}
-	return a.home.file, a.home.doc, a.home.err
-}
-
 // toolFile is the file to name for a setting of the tool: its manifest
 // in the repository, else the root kustomization it rewrites.
 func (a *analysis) toolFile() string {
-	if file, _, err := a.toolManifest(); err == nil && file != "" {
+	if file, _, err := a.writable.toolManifest(); err == nil && file != "" {
 		return file
 	}
 	return a.tool.File
-}
-
-type manifestAt struct {
-	file string
-	doc  int
-	err  error
-}
-
-// settingAt is a tool setting as the repository's manifest holds it.
-type settingAt struct {
-	file  string
-	doc   int
-	value any // the manifest's value
-	line  int
 }
 
 // clusterSetting is a setting as the cluster's copy of the tool's object
@@ -218,45 +147,6 @@ func (o *orchestration) clusterSetting(p jsonvalue.Path) (any, bool) {
 		return o.flux.ClusterSetting(p)
 	}
 	return o.argo.ClusterSetting(p)
-}
-
-// settingHome finds where a tool setting is written: the tool's manifest
-// in the repository, a document the plan may write and edit safely that
-// holds the setting as the cluster's object does. Otherwise a refusal
-// naming the setting: orchestrator-context when the repository does not
-// hold the object or holds another value.
-func (a *analysis) settingHome(s gitops.Setting) (*settingAt, *Refusal) {
-	where := a.tool.SettingName(s)
-	file, doc, err := a.toolManifest()
-	if err != nil {
-		return nil, &Refusal{Code: CodeUnplaceableEdit, Message: err.Error(), Hint: "change " + where + " by hand"}
-	}
-	if file == "" {
-		return nil, &Refusal{Code: CodeOrchestratorContext, File: a.tool.File,
-			Message: fmt.Sprintf("%s sets it, and no file of the repository holds that object", where),
-			Hint:    fmt.Sprintf("change %s in the cluster, or keep that object in Git", where)}
-	}
-	f, err := a.snap.forest.Parse(file)
-	if err != nil {
-		return nil, &Refusal{Code: CodeUnplaceableEdit, File: file, Message: err.Error(), Hint: "change " + where + " by hand"}
-	}
-	v, _ := f.Value(doc)
-	at := &settingAt{file: file, doc: doc, line: f.Line(doc, s.Path)}
-	at.value, _ = jsonvalue.Get(v, s.Path)
-	if cluster, _ := a.clusterSetting(s.Path); !jsonvalue.Equal(at.value, cluster) {
-		return nil, &Refusal{Code: CodeOrchestratorContext, File: file, Line: at.line,
-			Message: fmt.Sprintf("%s sets it; %s holds another value for it than the cluster's object", where, file),
-			Hint:    "let the GitOps tool apply the repository first, or change the setting by hand"}
-	}
-	if r := a.unwritable(file); r != nil {
-		r.Line = at.line
-		return nil, r
-	}
-	if err := f.Safe(doc); err != nil {
-		return nil, &Refusal{Code: CodeUnplaceableEdit, File: file, Line: at.line,
-			Message: "the manifest that holds the setting cannot be edited safely: " + err.Error(), Hint: "change " + where + " by hand"}
-	}
-	return at, nil
 }
 
 // verifyRenderer renders the edited tree with the tool's settings as the
@@ -320,9 +210,9 @@ func (a *analysis) planToolRoutes() {
 	}
 	byPath := map[string]*override{}
 	var order []string
-	keep := a.routes[:0]
-	for _, r := range a.routes {
-		s, tool := a.toolSets(r.Entry, r.Field)
+	keep := a.routing.routes[:0]
+	for _, r := range a.routing.routes {
+		s, tool := a.writable.toolSets(r.Entry, r.Field)
 		if r.Author != nil || !tool || s.Path == nil {
 			keep = append(keep, r)
 			continue
@@ -338,13 +228,13 @@ func (a *analysis) planToolRoutes() {
 		o.value = a.overrideWith(o.value, r)
 		o.slots = append(o.slots, r.Slots...)
 	}
-	a.routes = keep
+	a.routing.routes = keep
 	if a.vars == nil {
 		a.vars = &varPlan{}
 	}
 	for _, key := range order {
 		o := byPath[key]
-		at, why := a.settingHome(o.setting)
+		at, why := a.writable.settingHome(o.setting)
 		if why != nil {
 			for _, s := range o.slots {
 				pr := a.pairOf(s.Obj)
@@ -407,7 +297,7 @@ func (a *analysis) toolInputs() {
 			a.blocked[k] = &Refusal{Code: CodeBuildOwned, File: a.toolFile(),
 				Message: fmt.Sprintf("%s sets it, and also the selector %s of %s; driftback does not change a label a selector matches by", n.What, sel.Path, sel.Obj.Ref()),
 				Hint:    "change the label in Git by hand if the selector should change, or revert the change in the cluster"}
-		} else if at, why := a.settingHome(s); why != nil {
+		} else if at, why := a.writable.settingHome(s); why != nil {
 			a.blocked[k] = why
 		} else {
 			n.File, n.OuterDoc, n.Outer, n.Tool = at.file, at.doc, s.Path, true

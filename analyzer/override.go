@@ -44,19 +44,6 @@ type mergeGenerator struct {
 	Name, Namespace string
 }
 
-// overrideHome says why the target's own kustomization cannot hold an
-// override (nil when it can): there is none, or other roots read it too.
-func (a *analysis) overrideHome() *Refusal {
-	root := a.base.tree.Root
-	if root.File == "" {
-		return &Refusal{Message: "this target is a plain folder of manifests, with no kustomization to hold an override"}
-	}
-	if r := a.unwritable(root.File); r != nil {
-		return &Refusal{File: root.File, Message: "nor can the target's own kustomization hold an override: " + r.Message}
-	}
-	return nil
-}
-
 // outOfScope is the refusal that remains when neither the source nor the
 // target's own folder can hold a value: the file that would have to
 // change, the roots that read it, and why no override is possible.
@@ -70,7 +57,7 @@ func outOfScope(blocked, home *Refusal) *Refusal {
 // written (blocked says why) into a strategic-merge patch in the target's
 // own folder. It returns the refusal when no override can carry it.
 func (a *analysis) placeOverride(c *candidate, view map[string]any, blocked *Refusal) *Refusal {
-	if home := a.overrideHome(); home != nil {
+	if home := a.writable.overrideHome(); home != nil {
 		return outOfScope(blocked, home)
 	}
 	id, err := a.patchIdentity(c.ren, c.src)
@@ -118,7 +105,7 @@ func (a *analysis) placeOverride(c *candidate, view map[string]any, blocked *Ref
 // an override rather than a write of file: the target may not write file,
 // and its own kustomization can hold one.
 func (a *analysis) overridesSource(file string) bool {
-	return a.unwritable(file) != nil && a.overrideHome() == nil
+	return a.writable.unwritable(file) != nil && a.writable.overrideHome() == nil
 }
 
 // overrideInstead places the candidate in an override when the source
@@ -127,7 +114,7 @@ func (a *analysis) overridesSource(file string) bool {
 // everything its bases do, so it may win where the source cannot. It
 // reports whether it did; verify has the final word.
 func (a *analysis) overrideInstead(c *candidate, view map[string]any) bool {
-	if a.overrideHome() != nil {
+	if a.writable.overrideHome() != nil {
 		return false
 	}
 	if _, err := a.patchIdentity(c.ren, c.src); err != nil {
@@ -141,7 +128,7 @@ func (a *analysis) overrideInstead(c *candidate, view map[string]any) bool {
 // the root, named as the build names that copy when the root's patches
 // run (copyName): the document itself would change every copy.
 func (a *analysis) overrideCopy(c *candidate, view map[string]any) bool {
-	if a.overrideHome() != nil {
+	if a.writable.overrideHome() != nil {
 		return false
 	}
 	c.src = map[string]any{"metadata": map[string]any{"namespace": c.ren.ID.Namespace}}
@@ -244,7 +231,7 @@ func (a *analysis) existingPatch(r render.Object, id map[string]any) (string, in
 			continue
 		}
 		p, err := repofs.Join(root.Dir, pt.Path)
-		if err != nil || a.unwritable(p) != nil {
+		if err != nil || a.writable.unwritable(p) != nil {
 			continue
 		}
 		f, err := a.snap.forest.Parse(p)

@@ -28,7 +28,7 @@ func (a *analysis) placeGenerated(p pair) bool {
 	if !ok || kind != "configMapGenerator" || p.ren.ID.Kind != "ConfigMap" || p.ren.ID.Group != "" {
 		return false
 	}
-	if a.unwritable(file) == nil || file == a.base.tree.Root.File || a.overrideHome() != nil {
+	if a.writable.unwritable(file) == nil || file == a.base.tree.Root.File || a.writable.overrideHome() != nil {
 		return false // the generator is the target's own: its literal is where the value lives
 	}
 	args, hashed := a.generatorArgs(file, name, p.ren.ID.Name)

@@ -239,10 +239,13 @@ func renderedKinds(objs []render.Object) []string {
 }
 
 // pairOf is the pair of the rendered object id; nil when it has none.
-func (a *analysis) pairOf(id render.ID) *pair {
-	for i := range a.pairs {
-		if a.pairs[i].ren.ID == id {
-			return &a.pairs[i]
+func (a *analysis) pairOf(id render.ID) *pair { return findPair(a.pairs, id) }
+
+// findPair is the pair of the rendered object id in pairs; nil when none.
+func findPair(pairs []pair, id render.ID) *pair {
+	for i := range pairs {
+		if pairs[i].ren.ID == id {
+			return &pairs[i]
 		}
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/analyzer/sourceform"
 	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/repofs"
 	"github.com/driftback/driftback/internal/yamledit"
 )
 
@@ -55,27 +56,50 @@ func (a *analysis) valuesMayPlace() bool {
 
 func isSecret(id render.ID) bool { return id.Kind == "Secret" && id.Group == "" }
 
+// placing is what the placing stage decides: the value inputs written. A
+// later stage that gives a field up takes its placement back (drop).
+type placing struct {
+	placed []*placement
+}
+
+// valuePlacer is the placing stage's input, and the placements it makes
+// (into out). The fields an input carries or that conflict are claimed in
+// the routing's supplied and conflicted, which routing and placing share:
+// a field one of them carries is kept from the source.
+type valuePlacer struct {
+	pairs    []pair
+	base     *built
+	prov     *dye.Provenance
+	blocked  map[string]*Refusal // value inputs the tool supplies from a setting the plan cannot write (toolInputs)
+	claims   *routing
+	writable *writability
+	guardFor func(file string, blocked *Refusal) *guard // guard.go
+	refuse   func(Refusal)
+	out      *placing
+}
+
 // placeValues reads every drifted scalar against the dye's provenance and
-// plans the input edits, or shared-entry-conflict refusals.
-func (a *analysis) placeValues() {
-	pv := a.dyed.Prov
+// returns the input edits; shared-entry conflicts are refused.
+func placeValues(vp *valuePlacer) *placing {
+	vp.out = &placing{}
+	pv := vp.prov
 	if pv == nil {
-		return
+		return vp.out
 	}
 	demands := map[string][]demand{}
 	guards := map[string]*guard{} // per node, for a generator input other folders read
-	for _, p := range a.pairs {
+	for _, p := range vp.pairs {
 		if p.inSync || isSecret(p.ren.ID) {
 			continue
 		}
 		for _, fp := range sourceform.DiffPaths(sourceform.Of(p.ren.Object), sourceform.Of(p.intent), nil) {
 			sk := dye.SlotKey{Obj: p.ren.ID, Path: fp.String(), Field: dye.FieldValue}
 			k, ok := pv.Fields[sk]
-			if !ok || a.supplied[dye.SlotKey{Obj: p.ren.ID, Path: fp.String(), Field: dye.FieldCount}] {
+			if !ok || vp.claims.supplied[dye.SlotKey{Obj: p.ren.ID, Path: fp.String(), Field: dye.FieldCount}] {
 				continue
 			}
-			if why := a.blocked[k]; why != nil {
-				a.refuseBlocked(p, fp, sk, why)
+			if why := vp.blocked[k]; why != nil {
+				vp.refuseBlocked(p, fp, sk, why)
 				continue
 			}
 			rv, _ := jsonvalue.Get(p.ren.Object, fp)
@@ -83,8 +107,8 @@ func (a *analysis) placeValues() {
 			if !ok || !sameScalarType(rv, lv) {
 				continue // removed or retyped: as before
 			}
-			if r := a.unwritable(pv.Nodes[k].File); r != nil {
-				g := a.generatorGuard(pv.Nodes[k], pv.Landings[k], r)
+			if r := vp.writable.unwritable(pv.Nodes[k].File); r != nil {
+				g := vp.generatorGuard(pv.Nodes[k], pv.Landings[k], r)
 				if g == nil {
 					continue // in a file the plan may not write: as before
 				}
@@ -102,36 +126,37 @@ func (a *analysis) placeValues() {
 		if landsInSecret(pv.Landings[k]) {
 			continue // its values are never read or named: left as before
 		}
-		if pl := a.resolveValue(pv.Nodes[k], a.withLandings(demands[k], pv.Landings[k])); pl != nil {
+		if pl := vp.resolveValue(pv.Nodes[k], vp.withLandings(demands[k], pv.Landings[k])); pl != nil {
 			pl.guard = guards[k]
 		}
 	}
-	a.loneGuardedPlacements()
+	vp.loneGuardedPlacements()
+	return vp.out
 }
 
 // generatorGuard is the guard under which a generator's input (a literal,
 // an env line, a file) in a folder other roots read may be written: the
 // target is that shared base, and every object the input supplies is a
 // ConfigMap it generates. Nil when it may not be written.
-func (a *analysis) generatorGuard(n dye.Input, landings []dye.Slot, blocked *Refusal) *guard {
+func (vp *valuePlacer) generatorGuard(n dye.Input, landings []dye.Slot, blocked *Refusal) *guard {
 	if n.Route != RouteGenerator {
 		return nil
 	}
 	for _, l := range landings {
-		i, ok := a.base.byID[l.Obj]
-		if !ok || a.base.objects[i].Generated == "" || l.Obj.Kind != "ConfigMap" || l.Obj.Group != "" {
+		i, ok := vp.base.byID[l.Obj]
+		if !ok || vp.base.objects[i].Generated == "" || l.Obj.Kind != "ConfigMap" || l.Obj.Group != "" {
 			return nil
 		}
 	}
-	return a.guardFor(n.File, blocked)
+	return vp.guardFor(n.File, blocked)
 }
 
 // loneGuardedPlacements refuses a guarded placement that carries a field of
 // an object another placement, in another file, carries too: the guard
 // checks one file per object.
-func (a *analysis) loneGuardedPlacements() {
+func (vp *valuePlacer) loneGuardedPlacements() {
 	files := map[render.ID]map[string]bool{}
-	for _, pl := range a.placed {
+	for _, pl := range vp.out.placed {
 		for _, s := range pl.Slots {
 			if files[s.Obj] == nil {
 				files[s.Obj] = map[string]bool{}
@@ -139,25 +164,25 @@ func (a *analysis) loneGuardedPlacements() {
 			files[s.Obj][pl.Node.File] = true
 		}
 	}
-	a.placed = slices.DeleteFunc(a.placed, func(pl *placement) bool {
+	vp.out.placed = slices.DeleteFunc(vp.out.placed, func(pl *placement) bool {
 		if pl.guard == nil || !slices.ContainsFunc(pl.Slots, func(s dye.Slot) bool { return len(files[s.Obj]) > 1 }) {
 			return false
 		}
 		for _, s := range pl.Slots {
 			r := outOfScope(pl.guard.blocked, pl.guard.home)
-			r.Object, r.Field = a.refByID(s.Obj), s.Path.String()
+			r.Object, r.Field = vp.base.refByID(s.Obj), s.Path.String()
 			r.Message = fmt.Sprintf("%s is also read by %s, and the object has edits in other files too, which a write of a shared file is not checked with; %s",
 				pl.Node.File, displayDirs(pl.guard.roots), pl.guard.home.Message)
-			a.refuse(*r)
-			a.conflicted[dye.SlotKey{Obj: s.Obj, Path: s.Path.String(), Field: dye.FieldValue}] = true
+			vp.refuse(*r)
+			vp.claims.conflicted[dye.SlotKey{Obj: s.Obj, Path: s.Path.String(), Field: dye.FieldValue}] = true
 		}
 		return true
 	})
 }
 
-// guardedPlacement is the guarded placement carrying a field of the object.
-func (a *analysis) guardedPlacement(id render.ID) *placement {
-	for _, pl := range a.placed {
+// guarded is the guarded placement carrying a field of the object.
+func (pg *placing) guarded(id render.ID) *placement {
+	for _, pl := range pg.placed {
 		if pl.guard != nil && carries(pl.Slots, id, nil) {
 			return pl
 		}
@@ -165,10 +190,10 @@ func (a *analysis) guardedPlacement(id render.ID) *placement {
 	return nil
 }
 
-// placedFields lists the fields of the object that placements carry.
-func (a *analysis) placedFields(id render.ID) []jsonvalue.Path {
+// fieldsOf lists the fields of the object that placements carry.
+func (pg *placing) fieldsOf(id render.ID) []jsonvalue.Path {
 	var out []jsonvalue.Path
-	for _, pl := range a.placed {
+	for _, pl := range pg.placed {
 		for _, s := range pl.Slots {
 			if s.Obj == id {
 				out = append(out, s.Path)
@@ -180,23 +205,11 @@ func (a *analysis) placedFields(id render.ID) []jsonvalue.Path {
 
 // refuseBlocked refuses a drifted field whose input is a setting of the
 // GitOps tool the plan cannot write; the field then stands as rendered.
-func (a *analysis) refuseBlocked(p pair, fp jsonvalue.Path, sk dye.SlotKey, why *Refusal) {
+func (vp *valuePlacer) refuseBlocked(p pair, fp jsonvalue.Path, sk dye.SlotKey, why *Refusal) {
 	r := *why
 	r.Object, r.Field = RefOf(p.ren.Object), fp.String()
-	a.refuse(r)
-	a.supplied[sk], a.conflicted[sk] = true, true
-}
-
-// placeableInput reports whether a value input the plan may write (a
-// patch of the target's own) supplies the field: the change is placed
-// there, where a person would make it, not authored as a new entry.
-func (a *analysis) placeableInput(id render.ID, p jsonvalue.Path) bool {
-	pv := a.dyed.Prov
-	if pv == nil {
-		return false
-	}
-	k, ok := pv.Fields[dye.SlotKey{Obj: id, Path: p.String(), Field: dye.FieldValue}]
-	return ok && a.unwritable(pv.Nodes[k].File) == nil
+	vp.refuse(r)
+	vp.claims.supplied[sk], vp.claims.conflicted[sk] = true, true
 }
 
 // landsInSecret reports whether a node supplies a Secret's data.
@@ -226,7 +239,7 @@ func sameScalarType(rv, lv any) bool {
 // withLandings adds to the drifted fields' demands every other field the
 // node supplies, asking for what it holds live (or renders, when the
 // object is not live): an edit must not move them.
-func (a *analysis) withLandings(ds []demand, landings []dye.Slot) []demand {
+func (vp *valuePlacer) withLandings(ds []demand, landings []dye.Slot) []demand {
 	have := map[string]bool{}
 	for _, d := range ds {
 		have[d.slot.Key()] = true
@@ -237,12 +250,12 @@ func (a *analysis) withLandings(ds []demand, landings []dye.Slot) []demand {
 		}
 		have[l.Key()] = true
 		var v any = absentValue{}
-		if p := a.pairOf(l.Obj); p != nil {
+		if p := findPair(vp.pairs, l.Obj); p != nil {
 			if lv, ok := jsonvalue.Get(p.intent, l.Path); ok {
 				v = lv
 			}
-		} else if i, ok := a.base.byID[l.Obj]; ok {
-			v, _ = jsonvalue.Get(a.base.objects[i].Object, l.Path)
+		} else if i, ok := vp.base.byID[l.Obj]; ok {
+			v, _ = jsonvalue.Get(vp.base.objects[i].Object, l.Path)
 		}
 		ds = append(ds, demand{l, v, false})
 	}
@@ -261,7 +274,7 @@ func canonicalDemand(v any) string {
 
 // resolveValue turns the demands on one input node into a placement, or
 // into shared-entry-conflict refusals when the fields it supplies disagree.
-func (a *analysis) resolveValue(n dye.Input, ds []demand) *placement {
+func (vp *valuePlacer) resolveValue(n dye.Input, ds []demand) *placement {
 	values := map[string]bool{}
 	for _, d := range ds {
 		values[canonicalDemand(d.value)] = true
@@ -271,10 +284,10 @@ func (a *analysis) resolveValue(n dye.Input, ds []demand) *placement {
 		for _, d := range ds {
 			if d.changed {
 				pl.Slots = append(pl.Slots, d.slot)
-				a.supplied[dye.SlotKey{Obj: d.slot.Obj, Path: d.slot.Path.String(), Field: dye.FieldValue}] = true
+				vp.claims.supplied[dye.SlotKey{Obj: d.slot.Obj, Path: d.slot.Path.String(), Field: dye.FieldValue}] = true
 			}
 		}
-		a.placed = append(a.placed, pl)
+		vp.out.placed = append(vp.out.placed, pl)
 		return pl
 	}
 	var parts []string
@@ -291,9 +304,9 @@ func (a *analysis) resolveValue(n dye.Input, ds []demand) *placement {
 			continue
 		}
 		sk := dye.SlotKey{Obj: d.slot.Obj, Path: d.slot.Path.String(), Field: dye.FieldValue}
-		a.supplied[sk], a.conflicted[sk] = true, true
-		a.refuse(Refusal{
-			Code: CodeSharedEntryConflict, Object: a.refByID(d.slot.Obj), Field: d.slot.Path.String(), File: n.File, Line: a.baseLine(n),
+		vp.claims.supplied[sk], vp.claims.conflicted[sk] = true, true
+		vp.refuse(Refusal{
+			Code: CodeSharedEntryConflict, Object: vp.base.refByID(d.slot.Obj), Field: d.slot.Path.String(), File: n.File, Line: baseLine(vp.writable.repo, n),
 			Message: fmt.Sprintf("%s supplies %d fields that now hold different values: %s", n, len(ds), strings.Join(parts, "; ")),
 			Hint:    "bring the objects back to one value in the cluster, or split the entry in Git by hand",
 		})
@@ -314,9 +327,9 @@ func (a *analysis) overridePlaced(view map[string]any, p pair, pick func(dye.Slo
 	}
 }
 
-// placesFor reports whether a placement carries a field of the object.
-func (a *analysis) placesFor(id render.ID) bool {
-	for _, pl := range a.placed {
+// carries reports whether a placement carries a field of the object.
+func (pg *placing) carries(id render.ID) bool {
+	for _, pl := range pg.placed {
 		for _, s := range pl.Slots {
 			if s.Obj == id {
 				return true
@@ -326,18 +339,18 @@ func (a *analysis) placesFor(id render.ID) bool {
 	return false
 }
 
-// dropPlaced removes the placements that carry the object's field at or
-// under p.
-func (a *analysis) dropPlaced(id render.ID, p jsonvalue.Path) {
-	a.placed = slices.DeleteFunc(a.placed, func(pl *placement) bool { return carries(pl.Slots, id, p) })
+// drop removes the placements that carry the object's field at or under
+// p: a later stage gave that field up.
+func (pg *placing) drop(id render.ID, p jsonvalue.Path) {
+	pg.placed = slices.DeleteFunc(pg.placed, func(pl *placement) bool { return carries(pl.Slots, id, p) })
 }
 
 // applyPlaced writes every placement into files (which may hold files
 // edited already). One that cannot be written is refused, and its fields
 // expected as rendered.
 func (a *analysis) applyPlaced(files map[string][]byte) {
-	keep := a.placed[:0]
-	for _, pl := range a.placed {
+	keep := a.placing.placed[:0]
+	for _, pl := range a.placing.placed {
 		data, ok := files[pl.Node.File]
 		if !ok {
 			data, _ = a.snap.repo.File(pl.Node.File)
@@ -345,7 +358,7 @@ func (a *analysis) applyPlaced(files map[string][]byte) {
 		out, err := setNode(pl.Node, data, pl.Value)
 		if err != nil {
 			for _, s := range pl.Slots {
-				a.refuse(Refusal{Code: CodeUnplaceableEdit, Object: a.refByID(s.Obj), Field: s.Path.String(), File: pl.Node.File,
+				a.refuse(Refusal{Code: CodeUnplaceableEdit, Object: a.base.refByID(s.Obj), Field: s.Path.String(), File: pl.Node.File,
 					Message: fmt.Sprintf("%s supplies this value, and cannot be edited safely: %v", pl.Node, err), Hint: "edit it by hand"})
 				for _, c := range a.candidates {
 					if c.ren.ID == s.Obj {
@@ -358,13 +371,13 @@ func (a *analysis) applyPlaced(files map[string][]byte) {
 		files[pl.Node.File] = out
 		keep = append(keep, pl)
 	}
-	a.placed = keep
+	a.placing.placed = keep
 }
 
 // placedEdits reports every field a verified placement carries: one
 // input edit can change several objects, and each is named.
 func (a *analysis) placedEdits() {
-	for _, pl := range a.placed {
+	for _, pl := range a.placing.placed {
 		line := a.placedLine(pl.Node)
 		for _, s := range pl.Slots {
 			p := a.pairOf(s.Obj)
@@ -384,9 +397,9 @@ func (a *analysis) placedEdits() {
 // written file.
 func (a *analysis) placedLine(n dye.Input) int { return nodeLine(a.final[n.File], n) }
 
-// baseLine is the node's line in the repository as it is.
-func (a *analysis) baseLine(n dye.Input) int {
-	data, _ := a.snap.repo.File(n.File)
+// baseLine is the node's line in repo, the repository as it is.
+func baseLine(repo *repofs.Repo, n dye.Input) int {
+	data, _ := repo.File(n.File)
 	f, err := yamledit.Parse(n.File, data)
 	if err != nil {
 		return 0

@@ -36,7 +36,7 @@ func (a *analysis) project() {
 		// A generator in a file other roots read takes a merge entry in
 		// the target's own folder, unless a value input only the target
 		// reads places the change where it lives.
-		if p.ren.Generated != "" && !a.placesFor(p.ren.ID) && a.placeGenerated(p) {
+		if p.ren.Generated != "" && !a.placing.carries(p.ren.ID) && a.placeGenerated(p) {
 			continue
 		}
 		c := &candidate{pair: p}
@@ -46,7 +46,7 @@ func (a *analysis) project() {
 			// the generator's.
 			var fields []jsonvalue.Path
 			for _, f := range sourceform.DiffPaths(sourceform.Of(p.ren.Object), sourceform.Of(p.intent), nil) {
-				if !a.supplied[dye.SlotKey{Obj: p.ren.ID, Path: f.String(), Field: dye.FieldValue}] {
+				if !a.routing.supplied[dye.SlotKey{Obj: p.ren.ID, Path: f.String(), Field: dye.FieldValue}] {
 					fields = append(fields, f)
 					sourceform.Restore(c.intent, p.ren.Object, f)
 				}
@@ -58,8 +58,8 @@ func (a *analysis) project() {
 					Hint:    "change the generator's literals or files by hand, or revert the change in the cluster",
 				})
 			}
-			if a.placesFor(p.ren.ID) {
-				if pl := a.guardedPlacement(p.ren.ID); pl != nil {
+			if a.placing.carries(p.ren.ID) {
+				if pl := a.placing.guarded(p.ren.ID); pl != nil {
 					c.file, c.guard = pl.Node.File, pl.guard
 				}
 				a.candidates = append(a.candidates, c)
@@ -99,7 +99,7 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 	if a.overridesSource(file) {
 		// Not the target's to write: its own folder holds an override,
 		// computed from the render rather than this document (override.go).
-		if r := a.placeOverride(c, view, a.unwritable(file)); r != nil {
+		if r := a.placeOverride(c, view, a.writable.unwritable(file)); r != nil {
 			r.Object, r.Field = ref, joinPaths(sourceform.DiffPaths(sourceform.Of(c.ren.Object), sourceform.Of(view), nil))
 			a.refuse(*r)
 			a.abandonSource(c, view)
@@ -183,7 +183,7 @@ func (a *analysis) giveUpBuildChanged(c *candidate) bool {
 // not the target's whose own folder cannot hold an override either is
 // refused for both.
 func (a *analysis) sourceWriteRefusal(c *candidate, file string, doc int) *Refusal {
-	refusal := a.unwritable(file)
+	refusal := a.writable.unwritable(file)
 	if refusal != nil {
 		if g := a.guardFor(file, refusal); g != nil {
 			c.guard, refusal = g, nil
@@ -197,7 +197,7 @@ func (a *analysis) sourceWriteRefusal(c *candidate, file string, doc int) *Refus
 	}
 	if refusal != nil && refusal.Code != CodeUnplaceableEdit {
 		refusal.File = file
-		refusal = outOfScope(refusal, a.overrideHome())
+		refusal = outOfScope(refusal, a.writable.overrideHome())
 	}
 	return refusal
 }

@@ -48,15 +48,25 @@ type routingKey struct {
 	field  string
 }
 
-// planRoutes reads every paired object's slots against the dye and decides
-// the entry edits. It returns, per object, the slot components that an
-// entry supplies (the source keeps its value there) and records
-// shared-entry conflicts.
-func (a *analysis) planRoutes() {
-	a.supplied = map[dye.SlotKey]bool{}
-	a.conflicted = map[dye.SlotKey]bool{}
-	rp := &routePlanner{analysis: a, demands: map[routingKey][]demand{}}
-	for _, p := range a.pairs {
+// routing is what the routing stage decides: the entry edits, and the
+// slot components an entry or a value input carries (the source keeps
+// its value there), of which some were refused as conflicts. Placing adds
+// its value inputs to the same two sets; a later stage that gives a field
+// up takes its routes back through drop.
+type routing struct {
+	routes     []*route
+	supplied   map[dye.SlotKey]bool // slot components an entry or a value input carries
+	conflicted map[dye.SlotKey]bool // ... of which refused as conflicts
+}
+
+// planRoutes reads every paired object's slots against the dye's
+// suppliers and decides the entry edits. It returns them with the slot
+// components that an entry supplies, and refuses shared-entry conflicts
+// and entries it may not write through refuse.
+func planRoutes(pairs []pair, base *built, suppliers map[dye.SlotKey]dye.Supplier, w *writability, refuse func(Refusal)) *routing {
+	rt := &routing{supplied: map[dye.SlotKey]bool{}, conflicted: map[dye.SlotKey]bool{}}
+	rp := &routePlanner{out: rt, base: base, suppliers: suppliers, writable: w, refuse: refuse, demands: map[routingKey][]demand{}}
+	for _, p := range pairs {
 		if p.ren.ID.Kind == "Secret" {
 			continue
 		}
@@ -65,7 +75,7 @@ func (a *analysis) planRoutes() {
 			rp.replicas(p)
 		}
 	}
-	a.addAuthoredDemands(rp.demands)
+	rp.addAuthoredDemands()
 	keys := make([]routingKey, 0, len(rp.demands))
 	for k := range rp.demands {
 		keys = append(keys, k)
@@ -73,16 +83,21 @@ func (a *analysis) planRoutes() {
 	sort.Slice(keys, func(i, j int) bool { return routingLess(keys[i], keys[j]) })
 	var fallback []dye.Slot
 	for _, k := range keys {
-		fallback = append(fallback, a.resolve(k, rp.demands[k])...)
+		fallback = append(fallback, rp.resolve(k, rp.demands[k])...)
 	}
-	a.unauthor(fallback)
+	rt.unauthor(fallback)
+	return rt
 }
 
 // routePlanner gathers, for planRoutes, what each entry field is asked
-// to carry.
+// to carry, and resolves it into out.
 type routePlanner struct {
-	*analysis
-	demands map[routingKey][]demand
+	out       *routing
+	base      *built
+	suppliers map[dye.SlotKey]dye.Supplier
+	writable  *writability
+	refuse    func(Refusal)
+	demands   map[routingKey][]demand
 	// authorable caches canAuthor: 0 not asked yet, 1 yes, -1 no.
 	authorable int
 }
@@ -91,7 +106,7 @@ type routePlanner struct {
 // value there.
 func (rp *routePlanner) add(k routingKey, d demand, sk dye.SlotKey) {
 	rp.demands[k] = append(rp.demands[k], d)
-	rp.supplied[sk] = true
+	rp.out.supplied[sk] = true
 }
 
 // canAuthor says whether an entry of the target's own may be authored:
@@ -101,7 +116,7 @@ func (rp *routePlanner) add(k routingKey, d demand, sk dye.SlotKey) {
 func (rp *routePlanner) canAuthor() bool {
 	if rp.authorable == 0 {
 		rp.authorable = -1
-		if rp.overrideHome() == nil {
+		if rp.writable.overrideHome() == nil {
 			rp.authorable = 1
 		}
 	}
@@ -113,22 +128,22 @@ func (rp *routePlanner) canAuthor() bool {
 // written only where the plan may write its kustomization; otherwise a
 // changed value is authored in the target's own, or refused.
 func (rp *routePlanner) supplierOf(sk dye.SlotKey) (dye.Supplier, *Refusal, bool) {
-	sup, ok := rp.dyed.Suppliers[sk]
+	sup, ok := rp.suppliers[sk]
 	if !ok {
 		return sup, nil, false
 	}
-	if r := rp.orchestratorEntry(sup.Entry, sup.Field); r != nil {
+	if r := rp.writable.orchestratorEntry(sup.Entry, sup.Field); r != nil {
 		return sup, r, true
 	}
-	return sup, rp.unwritable(sup.Entry.File()), true
+	return sup, rp.writable.unwritable(sup.Entry.File()), true
 }
 
 // conflict refuses a changed slot component whose supplying entry cannot
 // be written, and keeps it from the source.
 func (rp *routePlanner) conflict(p pair, slot jsonvalue.Path, sk dye.SlotKey, sup dye.Supplier, field string, why *Refusal) {
-	rp.supplied[sk], rp.conflicted[sk] = true, true
+	rp.out.supplied[sk], rp.out.conflicted[sk] = true, true
 	why.Message = fmt.Sprintf("%s %s supplies this value: %s", sup.Entry, field, why.Message)
-	if home := rp.overrideHome(); home != nil {
+	if home := rp.writable.overrideHome(); home != nil {
 		why = outOfScope(why, home) // nor can the target author an entry of its own
 	}
 	why.Object, why.Field = RefOf(p.ren.Object), slot.String()
@@ -157,18 +172,18 @@ func (rp *routePlanner) images(p pair) {
 					continue // "no tag" from a tag-supplying entry: unroutable, verify decides
 				}
 				rp.add(routingKey{entry: sup.Entry, field: f}, demand{slot, want, want != have}, sk)
-			case ok && want != have && rp.toolWins(sup):
+			case ok && want != have && rp.writable.toolWins(sup):
 				// The tool's own setting wins over any entry the
 				// target could author: it is changed where it lives.
 				rp.conflict(p, s.Path, sk, sup, f, blocked)
-			case want != have && rp.canAuthor() && (ok || rp.unwritable(p.ren.Origin) != nil) && !rp.placeableInput(p.ren.ID, s.Path):
+			case want != have && rp.canAuthor() && (ok || rp.writable.unwritable(p.ren.Origin) != nil) && !rp.writable.placeableInput(p.ren.ID, s.Path):
 				author = true
 			case ok && want != have:
 				rp.conflict(p, s.Path, sk, sup, f, blocked)
 			}
 		}
 		if author {
-			rp.authorImage(p, s, rr, lr, rp.add)
+			authorImage(p, s, rr, lr, rp.add)
 		}
 	}
 }
@@ -188,9 +203,9 @@ func (rp *routePlanner) replicas(p pair) {
 	switch sup, blocked, ok := rp.supplierOf(sk); {
 	case ok && blocked == nil:
 		rp.add(routingKey{entry: sup.Entry, field: dye.FieldCount}, demand{slot, count, changed}, sk)
-	case ok && changed && rp.toolWins(sup):
+	case ok && changed && rp.writable.toolWins(sup):
 		rp.conflict(p, dye.ReplicasPath, sk, sup, dye.FieldCount, blocked)
-	case changed && rp.canAuthor() && (ok || rp.unwritable(p.ren.Origin) != nil) && !rp.placeableInput(p.ren.ID, dye.ReplicasPath):
+	case changed && rp.canAuthor() && (ok || rp.writable.unwritable(p.ren.Origin) != nil) && !rp.writable.placeableInput(p.ren.ID, dye.ReplicasPath):
 		rp.add(routingKey{author: newEntry{List: "replicas", Name: p.ren.ID.Name}, field: dye.FieldCount}, demand{slot, count, true}, sk)
 	case ok && changed:
 		rp.conflict(p, dye.ReplicasPath, sk, sup, dye.FieldCount, blocked)
@@ -201,7 +216,7 @@ func (rp *routePlanner) replicas(p pair) {
 // an entry would also move objects the plan leaves alone. Every slot they
 // carried is then placed like any other field: in its source, or in an
 // override of the object alone (override.go).
-func (a *analysis) unauthor(slots []dye.Slot) {
+func (rt *routing) unauthor(slots []dye.Slot) {
 	if len(slots) == 0 {
 		return
 	}
@@ -209,8 +224,8 @@ func (a *analysis) unauthor(slots []dye.Slot) {
 	for _, s := range slots {
 		back[s.Key()] = true
 	}
-	keep := a.routes[:0]
-	for _, r := range a.routes {
+	keep := rt.routes[:0]
+	for _, r := range rt.routes {
 		hit := false
 		for _, s := range r.Slots {
 			hit = hit || (r.Author != nil && back[s.Key()])
@@ -221,17 +236,17 @@ func (a *analysis) unauthor(slots []dye.Slot) {
 		}
 		slots = append(slots, r.Slots...)
 	}
-	a.routes = keep
+	rt.routes = keep
 	for _, s := range slots {
 		for _, f := range append([]string{dye.FieldCount}, dye.ImageFields...) {
-			delete(a.supplied, dye.SlotKey{Obj: s.Obj, Path: s.Path.String(), Field: f})
+			delete(rt.supplied, dye.SlotKey{Obj: s.Obj, Path: s.Path.String(), Field: f})
 		}
 	}
 }
 
 // authorImage plans new overlay entries for the changed components of a
 // slot that nothing in the write scope supplies.
-func (a *analysis) authorImage(p pair, s dye.ImageSlot, rr, lr dye.ImageRef, add func(routingKey, demand, dye.SlotKey)) {
+func authorImage(p pair, s dye.ImageSlot, rr, lr dye.ImageRef, add func(routingKey, demand, dye.SlotKey)) {
 	if rr.Name != lr.Name {
 		return // a rename needs a name pattern that still matches; leave it to the source
 	}
@@ -254,7 +269,8 @@ func (a *analysis) authorImage(p pair, s dye.ImageSlot, rr, lr dye.ImageRef, add
 // addAuthoredDemands makes every other slot that an authored entry would
 // match demand its current value, so a new entry never moves an object
 // the plan does not mean to change.
-func (a *analysis) addAuthoredDemands(demands map[routingKey][]demand) {
+func (rp *routePlanner) addAuthoredDemands() {
+	demands := rp.demands
 	for k := range demands {
 		if k.author.List == "" {
 			continue
@@ -263,7 +279,7 @@ func (a *analysis) addAuthoredDemands(demands map[routingKey][]demand) {
 		for _, d := range demands[k] {
 			have[d.slot.Key()] = true
 		}
-		for _, o := range a.base.objects {
+		for _, o := range rp.base.objects {
 			if k.author.List == "images" {
 				for _, s := range dye.ImageSlots(o.Object) {
 					r := dye.ParseImage(s.Image)
@@ -287,7 +303,7 @@ func (a *analysis) addAuthoredDemands(demands map[routingKey][]demand) {
 // shared-entry-conflict refusals when the slots it supplies disagree. An
 // entry it would author that way is not authored: the changed slots come
 // back, for unauthor.
-func (a *analysis) resolve(k routingKey, ds []demand) []dye.Slot {
+func (rp *routePlanner) resolve(k routingKey, ds []demand) []dye.Slot {
 	anyChanged := false
 	for _, d := range ds {
 		anyChanged = anyChanged || d.changed
@@ -303,14 +319,14 @@ func (a *analysis) resolve(k routingKey, ds []demand) []dye.Slot {
 		r := &route{Entry: k.entry, Field: k.field, Value: ds[0].value}
 		if k.author.List != "" {
 			au := k.author
-			r.Author, r.Entry = &au, dye.Entry{Node: a.base.tree.Root, List: au.List, Index: -1}
+			r.Author, r.Entry = &au, dye.Entry{Node: rp.base.tree.Root, List: au.List, Index: -1}
 		}
 		for _, d := range ds {
 			if d.changed {
 				r.Slots = append(r.Slots, d.slot)
 			}
 		}
-		a.routes = append(a.routes, r)
+		rp.out.routes = append(rp.out.routes, r)
 		return nil
 	}
 	if k.author.List != "" {
@@ -332,10 +348,10 @@ func (a *analysis) resolve(k routingKey, ds []demand) []dye.Slot {
 		if !d.changed {
 			continue
 		}
-		a.conflicted[dye.SlotKey{Obj: d.slot.Obj, Path: d.slot.Path.String(), Field: k.field}] = true
-		a.refuse(Refusal{
-			Code: CodeSharedEntryConflict, Object: a.refByID(d.slot.Obj), Field: d.slot.Path.String(),
-			File: a.entryFile(k), Message: fmt.Sprintf("%s %s supplies %s to several objects that now run different values: %s",
+		rp.out.conflicted[dye.SlotKey{Obj: d.slot.Obj, Path: d.slot.Path.String(), Field: k.field}] = true
+		rp.refuse(Refusal{
+			Code: CodeSharedEntryConflict, Object: rp.base.refByID(d.slot.Obj), Field: d.slot.Path.String(),
+			File: rp.entryFile(k), Message: fmt.Sprintf("%s %s supplies %s to several objects that now run different values: %s",
 				where, k.field, d.slot.Path, strings.Join(parts, "; ")),
 			Hint: "bring the objects back to one value in the cluster, or split the entry in Git by hand",
 		})
@@ -343,9 +359,9 @@ func (a *analysis) resolve(k routingKey, ds []demand) []dye.Slot {
 	return nil
 }
 
-func (a *analysis) entryFile(k routingKey) string {
+func (rp *routePlanner) entryFile(k routingKey) string {
 	if k.author.List != "" {
-		return a.base.tree.Root.File
+		return rp.base.tree.Root.File
 	}
 	return k.entry.File()
 }
@@ -368,7 +384,7 @@ func (k routingKey) entryFileName() string {
 // entry carries (routed, or refused as a conflict).
 func (a *analysis) sourceView(p pair) map[string]any {
 	view := jsonvalue.Copy(p.intent).(map[string]any)
-	a.overrideSupplied(view, p, func(sk dye.SlotKey) bool { return a.supplied[sk] })
+	a.overrideSupplied(view, p, func(sk dye.SlotKey) bool { return a.routing.supplied[sk] })
 	a.withoutVarFields(view, p)
 	return view
 }
@@ -377,7 +393,7 @@ func (a *analysis) sourceView(p pair) map[string]any {
 // intent view, except for components refused as conflicts.
 func (a *analysis) verifyIntent(p pair) map[string]any {
 	view := jsonvalue.Copy(p.intent).(map[string]any)
-	a.overrideSupplied(view, p, func(sk dye.SlotKey) bool { return a.conflicted[sk] })
+	a.overrideSupplied(view, p, func(sk dye.SlotKey) bool { return a.routing.conflicted[sk] })
 	return view
 }
 
@@ -403,9 +419,9 @@ func (a *analysis) overrideSupplied(view map[string]any, p pair, pick func(dye.S
 }
 
 // routesOf lists the routes that carry a slot of the object.
-func (a *analysis) routesOf(id render.ID) []*route {
+func (rt *routing) routesOf(id render.ID) []*route {
 	var out []*route
-	for _, r := range a.routes {
+	for _, r := range rt.routes {
 		for _, s := range r.Slots {
 			if s.Obj == id {
 				out = append(out, r)
@@ -416,11 +432,10 @@ func (a *analysis) routesOf(id render.ID) []*route {
 	return out
 }
 
-// dropRoutes removes the routes that carry the object's slot at or under p.
-func (a *analysis) dropRoutes(id render.ID, p jsonvalue.Path) {
-	a.dropVarRoutes(id, p)
-	a.routes = slices.DeleteFunc(a.routes, func(r *route) bool { return carries(r.Slots, id, p) })
-	a.dropPlaced(id, p)
+// drop removes the routes that carry the object's slot at or under p: a
+// later stage gave that field up.
+func (rt *routing) drop(id render.ID, p jsonvalue.Path) {
+	rt.routes = slices.DeleteFunc(rt.routes, func(r *route) bool { return carries(r.Slots, id, p) })
 }
 
 // carries reports whether any of slots is the object's field at or under p.
@@ -433,7 +448,7 @@ func carries(slots []dye.Slot, id render.ID, p jsonvalue.Path) bool {
 func (a *analysis) applyRoutes(files map[string][]byte) error {
 	byFile := map[string][]*route{}
 	var order []string
-	for _, r := range a.routes {
+	for _, r := range a.routing.routes {
 		f := r.Entry.File()
 		if byFile[f] == nil {
 			order = append(order, f)
@@ -542,9 +557,4 @@ func entryLine(f *yamledit.File, r *route) int {
 		}
 	}
 	return lineOf(f, 0, jsonvalue.Path{jsonvalue.Key(r.Entry.List), jsonvalue.Index(idx), jsonvalue.Key(r.Field)})
-}
-
-// inScope reports whether a repo file lies inside the write scope folder.
-func inScope(scope, file string) bool {
-	return scope == "" || file == scope || strings.HasPrefix(file, scope+"/")
 }

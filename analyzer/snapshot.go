@@ -3,9 +3,11 @@ package analyzer
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"slices"
 	"sync/atomic"
 
+	"github.com/driftback/driftback/analyzer/dye"
 	"github.com/driftback/driftback/analyzer/gitops"
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/analyzer/render"
@@ -195,4 +197,117 @@ func (s *Snapshot) Mount(remotes map[Remote]*repofs.Repo) (*Snapshot, error) {
 		return nil, err
 	}
 	return NewSnapshot(repo, s.renders), nil
+}
+
+// malformed is the error for the first kustomization that kustomize
+// itself cannot read: broken input, not drift and not a refusal.
+func malformed(krefs []ktree.Refusal) error {
+	for _, r := range krefs {
+		if !r.Malformed {
+			continue
+		}
+		if r.Line > 0 {
+			return fmt.Errorf("%s:%d: %s", r.File, r.Line, r.Message)
+		}
+		return fmt.Errorf("%s: %s", r.File, r.Message)
+	}
+	return nil
+}
+
+// built is one render of a root, with the parsed source files it read.
+type built struct {
+	tree    *ktree.Tree
+	objects []render.Object
+	byID    map[render.ID]int
+	files   map[string]*yamledit.File // resource files, parsed
+	render  renderer                  // how the dye renders
+}
+
+// build loads, judges and renders a root. Judged refusals come back as
+// refusals; malformed YAML in a file the build reads is an error.
+func build(repo *repofs.Repo, root string) (*built, []Refusal, error) {
+	t, krefs, err := ktree.Load(repo, root)
+	if err != nil {
+		return nil, nil, err
+	}
+	return renderer{builds: new(atomic.Int64)}.buildTree(repo, t, krefs, yamledit.Parse)
+}
+
+// parser parses the resource file p, whose bytes in the repository being
+// built are data; a Forest or an earlier build may already hold the parse.
+type parser func(p string, data []byte) (*yamledit.File, error)
+
+// reusing is a parser that takes a file from known when it holds exactly
+// those bytes, and parses it otherwise.
+func reusing(known map[string]*yamledit.File) parser {
+	return func(p string, data []byte) (*yamledit.File, error) {
+		if f := known[p]; f != nil && bytes.Equal(f.Bytes(), data) {
+			return f, nil
+		}
+		return yamledit.Parse(p, data)
+	}
+}
+
+// buildTree renders a loaded tree (refusals from loading it come back as
+// the plan's), its render looked up in cache (nil: none), its resource
+// files parsed by parse.
+func (r renderer) buildTree(repo *repofs.Repo, t *ktree.Tree, krefs []ktree.Refusal, parse parser) (*built, []Refusal, error) {
+	if len(krefs) > 0 {
+		out := make([]Refusal, 0, len(krefs))
+		for _, r := range krefs {
+			out = append(out, Refusal{
+				Code: CodeUnsupported, File: r.File, Line: r.Line, Field: r.Feature,
+				Message: r.Message, Hint: r.Hint,
+			})
+		}
+		return nil, out, nil
+	}
+	b := &built{tree: t, byID: map[render.ID]int{}, files: map[string]*yamledit.File{}, render: r}
+	for _, p := range t.Resources {
+		data, _ := repo.File(p)
+		// The parse is also the bound on what kustomize will read (alias
+		// bombs, deep nesting), so every file is parsed before the render.
+		f, err := parse(p, data)
+		if err != nil {
+			return nil, nil, err
+		}
+		b.files[p] = f
+	}
+	objs, err := r.render(repo, t, nil, b.files)
+	if err != nil {
+		return nil, []Refusal{{
+			Code: CodeRenderFailed, File: t.Root.File, Message: err.Error(),
+			Hint: "fix the kustomization so that `kustomize build` succeeds",
+		}}, nil
+	}
+	for _, o := range objs {
+		if err := render.Identified(o); err != nil {
+			return nil, nil, err
+		}
+	}
+	b.objects = objs
+	for i, o := range objs {
+		b.byID[o.ID] = i
+	}
+	return b, nil, nil
+}
+
+// refByID names a rendered object.
+func (b *built) refByID(id render.ID) ObjectRef {
+	if i, ok := b.byID[id]; ok {
+		return RefOf(b.objects[i].Object)
+	}
+	return ObjectRef{Kind: id.Kind, Namespace: id.Namespace, Name: id.Name}
+}
+
+// dyeInput is what the dye reads of b.
+func (b *built) dyeInput(repo *repofs.Repo) dye.Root {
+	return dye.Root{Tree: b.tree, Read: repo.File, Objects: b.objects}
+}
+
+// dyeRoot dyes b (dye.Root.Dye), its extra render through b's renderer.
+func dyeRoot(repo *repofs.Repo, b *built, values bool) (*dye.Result, error) {
+	return b.dyeInput(repo).Dye(func(extra map[string][]byte) ([]render.Object, error) {
+		return b.render.render(repo, b.tree, extra, b.files)
+	}, values)
 }

@@ -154,13 +154,13 @@ func (a *analysis) apply() (map[string][]byte, map[string]*yamledit.File, map[*c
 		if err := a.applyRoutes(out); err != nil {
 			// A kustomization the editor will not rewrite: no route can land.
 			for _, c := range a.candidates {
-				if len(a.routesOf(c.ren.ID)) > 0 {
+				if len(a.routing.routesOf(c.ren.ID)) > 0 {
 					failed[c] = true
 					a.refuse(a.refusalFor(c, CodeUnplaceableEdit, nil, c.ren.Origin, 0,
 						"the kustomization entry cannot be edited safely: "+err.Error(), "edit the entry by hand"))
 				}
 			}
-			a.routes = nil
+			a.routing.routes = nil
 		}
 		a.applyPlaced(out)
 		for c, err := range a.applyOverrides(out) {
@@ -263,7 +263,7 @@ func (a *analysis) refuseAll(code, msg string) {
 	for _, c := range a.candidates {
 		a.refuse(a.refusalFor(c, code, firstPath(c.changed), firstNonEmpty(c.file, c.ren.Origin), 0, msg, "make the change in Git by hand"))
 	}
-	a.candidates, a.routes = nil, nil
+	a.candidates, a.routing.routes = nil, nil
 }
 
 func firstPath(ps []jsonvalue.Path) jsonvalue.Path {
@@ -279,7 +279,7 @@ func (a *analysis) drop(bad map[*candidate]bool) {
 	keep := a.candidates[:0]
 	for _, c := range a.candidates {
 		if bad[c] {
-			a.dropRoutes(c.ren.ID, nil)
+			a.takeBack(c.ren.ID, nil)
 			continue
 		}
 		keep = append(keep, c)
@@ -381,7 +381,7 @@ func (a *analysis) routeEdits() {
 		slot  string
 	}
 	seen := map[key]bool{}
-	for _, r := range a.routes {
+	for _, r := range a.routing.routes {
 		if len(r.Slots) == 0 {
 			continue
 		}
@@ -473,7 +473,7 @@ func (a *analysis) hashMoves(nb *built) map[*candidate]bool {
 		if followed == now {
 			continue
 		}
-		fields := append(a.placedFields(c.ren.ID), c.changed...)
+		fields := append(a.placing.fieldsOf(c.ren.ID), c.changed...)
 		refuse := func(msg string) {
 			bad[c] = true
 			a.refuse(Refusal{

@@ -111,6 +111,16 @@ type Outcome struct {
 	Blocked   string // why GitHub refused to move the branch (a ruleset, the workflows permission)
 	CheckRuns int    // check runs created or updated
 	Overlap   string // another installation (its instance) holds the target's pull request or branch
+	// Number is the target's open pull request, frozen or blocked too (PR
+	// is 0 then); 0 if none.
+	Number int
+	// Restoring counts the drifted fields the GitOps tool will put back
+	// on its own (not proposed).
+	Restoring int
+	// Failure says why a poll that fails for a cause a person must fix
+	// failed, in words that hold as long as the cause does ("" for a
+	// blip: the network, a timeout, a 5xx).
+	Failure string
 }
 
 func (b *Bot) log() *slog.Logger {

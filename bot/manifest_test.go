@@ -26,7 +26,8 @@ func manifestPermissions(t testing.TB) map[string]string {
 
 // The App asks for exactly what the bot uses (DESIGN §12): contents (the
 // branch), pull requests, checks, members (team reviewers); metadata is
-// implied. Nothing else; and exactly the webhook events the bot acts on.
+// implied. Nothing else (issues: write only with app create --dashboard,
+// for drift dashboards); and exactly the webhook events the bot acts on.
 func TestAppManifestPermissions(t *testing.T) {
 	b, err := os.ReadFile("../app.yaml")
 	if err != nil {

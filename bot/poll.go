@@ -284,6 +284,7 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 		return err
 	}
 	p.out.Plan = plan
+	p.out.Restoring = len(p.restoring)
 	if p.out.Waiting != "" {
 		p.log.Info("waiting for the applied revision", "reason", p.out.Waiting)
 		n, err := b.postChecks(ctx, p, []string{p.baseSHA}, checkResult{conclusion: "neutral", title: "Waiting for the GitOps tool",
@@ -339,6 +340,9 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 		res.summary += "\n\n" + p.note
 	}
 	shas := []string{p.baseSHA}
+	if pr != nil {
+		p.out.Number = pr.GetNumber()
+	}
 	if pr != nil && !p.out.Frozen && p.refused == nil {
 		p.out.PR = pr.GetNumber()
 		// The branch head renders to what the cluster runs: that commit is
@@ -393,7 +397,9 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 		if cerr != nil {
 			return nil, cerr
 		}
-		return nil, fmt.Errorf("target %s: %w", tc.Name, bad.Err)
+		// bad, not bad.Err: the runner tells a root that does not build
+		// from a poll that failed (the drift dashboard says "waiting").
+		return nil, fmt.Errorf("target %s: %w", tc.Name, bad)
 	}
 	return res.Plan, err
 }
@@ -405,6 +411,7 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 func (b *Bot) unreadable(ctx context.Context, p *poll, why []string) error {
 	tc := p.t.Config
 	b.Metrics.Inc("driftback_unread_polls_total", map[string]string{"target": tc.Name})
+	p.out.Failure = "the cluster could not be read: " + codeSpan(strings.Join(why, "; "))
 	summary := fmt.Sprintf("driftback could not read from cluster `%s` everything `%s` renders, so it gives no verdict and leaves "+
 		"the pull request and its branch as they are until a poll reads it all:\n\n- %s", tc.Cluster, tc.Root, strings.Join(why, "\n- "))
 	n, err := b.postChecks(ctx, p, []string{p.baseSHA}, checkResult{conclusion: "failure", title: "driftback could not read the cluster", summary: summary})

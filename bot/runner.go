@@ -50,6 +50,12 @@ type Runner struct {
 	// WakeDelay is how long a wake gathers further deliveries before it
 	// polls; default 2s.
 	WakeDelay time.Duration
+	// Dashboards are the repositories (owner/name) with a drift dashboard
+	// (config dashboards): dashboard.go.
+	Dashboards []string
+
+	dashMu sync.Mutex
+	dashes map[string]*dashboard // by repository, lower-case
 
 	deliveries deliveries
 	forged     atomic.Uint64 // deliveries refused for their signature
@@ -67,6 +73,10 @@ type Runner struct {
 	// A failing target is skipped for more polls the more often it failed
 	// in a row: failed counts the failures, skip the polls left to skip.
 	failed, skip map[string]int
+	// failingSince: when a target's first failing poll in a row ran;
+	// rows: its dashboard row after its last poll here.
+	failingSince map[string]time.Time
+	rows         map[string]dashRow
 }
 
 // maxSkip caps the polls a failing target sits out between tries.
@@ -104,6 +114,20 @@ func (r *Runner) Run(ctx context.Context) error {
 // `run --once` can exit non-zero.
 func (r *Runner) PollOnce(ctx context.Context) error {
 	return r.pollTargets(ctx, r.Targets)
+}
+
+// Poll is one poll of one target as a round makes it, and its
+// repository's dashboard brought up to date after it (driftback demo).
+func (r *Runner) Poll(ctx context.Context, t *Target) (Outcome, error) {
+	out, err := r.pollTarget(ctx, ctx, t, r.log().With("target", t.Config.Name))
+	if err != nil {
+		r.failure(t.Config.Name)
+	} else {
+		r.success(t.Config.Name)
+	}
+	r.noteRow(t, out, err)
+	r.syncDashboards(ctx, []*Target{t})
+	return out, err
 }
 
 // pollTargets is one round over targets (PollOnce: all of them).
@@ -165,6 +189,9 @@ func (r *Runner) pollTargets(ctx context.Context, targets []*Target) error {
 	}
 	close(work)
 	wg.Wait()
+	if !limited.Load() {
+		r.syncDashboards(parent, targets)
+	}
 	if skipped && !limited.Load() && parent.Err() != nil {
 		failed = append(failed, parent.Err())
 	}
@@ -189,7 +216,7 @@ func (r *Runner) pollOne(ctx context.Context, t *Target, timeout time.Duration) 
 		return false, nil
 	}
 	tctx, cancel := context.WithTimeout(ctx, timeout)
-	err = r.pollTarget(ctx, tctx, t, log)
+	out, err := r.pollTarget(ctx, tctx, t, log)
 	cancel()
 	if err != nil && ctx.Err() != nil {
 		log.Warn("poll stopped", "error", err.Error())
@@ -206,39 +233,41 @@ func (r *Runner) pollOne(ctx context.Context, t *Target, timeout time.Duration) 
 			return false, err
 		}
 		r.failure(t.Config.Name)
+		r.noteRow(t, out, err)
 		return false, err
 	}
 	r.success(t.Config.Name)
+	r.noteRow(t, out, nil)
 	return false, nil
 }
 
 // pollTarget reconciles one target (within tctx, ctx being the round's)
 // and records it in the metrics and log. A poll stopped with the round
 // records no error.
-func (r *Runner) pollTarget(ctx, tctx context.Context, t *Target, log *slog.Logger) error {
+func (r *Runner) pollTarget(ctx, tctx context.Context, t *Target, log *slog.Logger) (Outcome, error) {
 	m := r.Bot.Metrics
 	labels := map[string]string{"target": t.Config.Name}
 	start := m.now()
 	out, err := r.Bot.Reconcile(tctx, t)
 	took := m.now().Sub(start)
 	if err != nil && ctx.Err() != nil {
-		return err // the round was stopped: the caller logs it
+		return out, err // the round was stopped: the caller logs it
 	}
 	m.Observe("driftback_poll_duration_seconds", labels, took.Seconds())
 	if deferred(err) {
 		log.Warn("check run deferred to a later poll", "reason", err.Error())
-		return err
+		return out, err
 	}
 	if err != nil {
 		m.Inc("driftback_poll_errors_total", labels)
 		log.Error("poll failed", "error", err.Error())
-		return err
+		return out, err
 	}
 	r.markReady(t.Config.Cluster)
 	m.Set("driftback_last_successful_poll_timestamp_seconds", labels, float64(m.now().UnixNano())/1e9)
 	if out.Idle {
 		log.Debug("nothing changed", "took", took.String())
-		return nil
+		return out, nil
 	}
 	if out.Waiting == "" {
 		// What the target's pull request and plan look like now; a poll
@@ -273,7 +302,7 @@ func (r *Runner) pollTarget(ctx, tctx context.Context, t *Target, log *slog.Logg
 		attrs = append(attrs, "overlap", out.Overlap)
 	}
 	log.Info("polled", attrs...)
-	return nil
+	return out, nil
 }
 
 // rateLimited names the rate limit behind err, "" if it is not one.
@@ -316,9 +345,12 @@ func (r *Runner) failure(target string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.failed == nil {
-		r.failed, r.skip = map[string]int{}, map[string]int{}
+		r.failed, r.skip, r.failingSince = map[string]int{}, map[string]int{}, map[string]time.Time{}
 	}
 	r.failed[target]++
+	if r.failed[target] == 1 {
+		r.failingSince[target] = r.Bot.Metrics.now()
+	}
 	r.skip[target] = min(1<<min(r.failed[target]-1, 5)-1, maxSkip)
 }
 
@@ -327,6 +359,7 @@ func (r *Runner) success(target string) {
 	defer r.mu.Unlock()
 	delete(r.failed, target)
 	delete(r.skip, target)
+	delete(r.failingSince, target)
 }
 
 func (r *Runner) markReady(cluster string) {

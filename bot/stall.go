@@ -114,6 +114,7 @@ func codeSpan(s string) string {
 // that may have posted.
 func (b *Bot) stalled(ctx context.Context, p *poll, s *stall, cause error) error {
 	tc := p.t.Config
+	p.out.Failure = s.short
 	res := checkResult{conclusion: "failure", title: s.title, summary: s.summary}
 	n, err := b.postChecks(ctx, p, []string{p.baseSHA}, res)
 	p.out.CheckRuns += n

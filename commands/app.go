@@ -36,6 +36,7 @@ type appOptions struct {
 	listen, out                  string
 	namespace, secretName        string
 	webhookURL                   string // "" leaves the hook inactive: driftback polls only
+	dashboard                    bool   // ask for issues: write too, for drift dashboards (config dashboards)
 	timeout                      time.Duration
 	manifest                     []byte // app.yaml, the App registered (DESIGN §12)
 }
@@ -66,7 +67,8 @@ loopback page in a browser signed in to GitHub and confirm there. The App id and
 Secret holding the private key are written into --out (mode 0600, never overwritten); the
 key is never printed. With --webhook-url, GitHub sends the App's events (check_run,
 pull_request, push) there, signed with a webhook secret it generates; the Secret holds that
-too, under webhook-secret.`,
+too, under webhook-secret. With --dashboard the App also asks for issues: write, which the
+drift dashboards (config dashboards) need and nothing else does.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -87,6 +89,7 @@ too, under webhook-secret.`,
 	f.StringVar(&o.namespace, "namespace", "driftback", "namespace of the Secret")
 	f.StringVar(&o.secretName, "secret-name", "driftback-github-app", "name of the Secret")
 	f.StringVar(&o.webhookURL, "webhook-url", "", "where GitHub delivers the App's events: driftback's /webhook as reachable from GitHub (https://driftback.example.com/webhook); default none, driftback only polls")
+	f.BoolVar(&o.dashboard, "dashboard", false, "also ask for the issues: write permission, for a drift dashboard per repository (config dashboards)")
 	f.DurationVar(&o.timeout, "timeout", 15*time.Minute, "give up when no App is created within this long")
 	cmd.AddCommand(create)
 	return cmd
@@ -124,7 +127,7 @@ func createApp(ctx context.Context, o appOptions, stdout io.Writer) error {
 		return err
 	}
 	page := "http://" + ln.Addr().String() + "/"
-	manifest, err := manifestJSON(o.manifest, o.name, page+"callback", o.webhookURL)
+	manifest, err := manifestJSON(o.manifest, o.name, page+"callback", o.webhookURL, o.dashboard)
 	if err != nil {
 		ln.Close()
 		return err
@@ -195,11 +198,19 @@ func createApp(ctx context.Context, o appOptions, stdout io.Writer) error {
 
 // manifestJSON is app.yaml as the JSON string GitHub's form takes, with
 // redirect_url pointing at this command's callback and, given a webhook
-// URL, the hook active there.
-func manifestJSON(manifest []byte, name, redirect, webhook string) (string, error) {
+// URL, the hook active there. dashboard adds issues: write, which only
+// drift dashboards need, so an App without them is not granted it.
+func manifestJSON(manifest []byte, name, redirect, webhook string, dashboard bool) (string, error) {
 	var m map[string]any
 	if err := yaml.Unmarshal(manifest, &m); err != nil {
 		return "", fmt.Errorf("app.yaml: %w", err)
+	}
+	if dashboard {
+		perms, ok := m["default_permissions"].(map[string]any)
+		if !ok {
+			return "", fmt.Errorf("app.yaml: default_permissions is not a mapping")
+		}
+		perms["issues"] = "write"
 	}
 	m["redirect_url"] = redirect
 	if webhook != "" {
@@ -312,6 +323,9 @@ func announce(stdout io.Writer, o appOptions, app *github.AppConfig, idPath, sec
 	}
 	fmt.Fprintf(stdout, "Created the GitHub App %s (id %d).\nWrote %s and %s (%s).\nSet github.appID: %d in the config, apply the Secret, then install the App: %s/installations/new\n",
 		app.GetSlug(), app.GetID(), idPath, secretPath, what, app.GetID(), app.GetHTMLURL())
+	if o.dashboard {
+		fmt.Fprintln(stdout, "The App may write issues: list the repositories that get a drift dashboard under dashboards in the config.")
+	}
 	switch {
 	case o.webhookURL == "":
 	case app.GetWebhookSecret() != "":

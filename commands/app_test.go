@@ -266,3 +266,34 @@ func TestAppCreateWithoutWebhookKeepsTheHookOff(t *testing.T) {
 		t.Error("a webhook secret was written for an inactive hook")
 	}
 }
+
+// The issues permission is asked for only with --dashboard: an App that
+// keeps no dashboard is not granted what it does not use.
+func TestAppCreateAsksForIssuesOnlyWithDashboard(t *testing.T) {
+	for _, dashboard := range []bool{false, true} {
+		srv := githubtest.New(githubtest.Options{T: t})
+		var extra []string
+		if dashboard {
+			extra = []string{"--dashboard"}
+		}
+		page, stdout, stderr, code := startAppCreate(t, srv, t.TempDir(), extra...)
+		browse(t, page)
+		if c := <-code; c != exitInSync {
+			t.Fatalf("--dashboard=%v: exit %d; stderr: %s", dashboard, c, stderr)
+		}
+		apps := srv.Apps()
+		if len(apps) != 1 {
+			t.Fatalf("%d apps registered", len(apps))
+		}
+		got, asked := apps[0].Permissions["issues"]
+		if dashboard && got != "write" || !dashboard && asked {
+			t.Errorf("--dashboard=%v: issues %q (asked %v); permissions %v", dashboard, got, asked, apps[0].Permissions)
+		}
+		if apps[0].Permissions["pull_requests"] != "write" {
+			t.Errorf("--dashboard=%v: lost the others: %v", dashboard, apps[0].Permissions)
+		}
+		if dashboard && !strings.Contains(stdout.String(), "dashboards") {
+			t.Errorf("stdout does not say how to use it:\n%s", stdout)
+		}
+	}
+}

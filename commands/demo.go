@@ -46,6 +46,7 @@ targets:
   appliedRevision: {head: true}
   pullRequest:
     labels: [drift]
+dashboards: [acme/shop]
 `
 
 // newDemoCmd is `driftback demo`: one complete reconcile on the embedded
@@ -118,13 +119,15 @@ func demo(cmd *cobra.Command, examples fs.FS, serve string) error {
 		return fail(err)
 	}
 	target := &bot.Target{Config: *cfg.Target("shop-prod"), Lister: cluster.ObjectFileLister{Path: liveFile}}
-	if _, err := b.Reconcile(cmd.Context(), target); err != nil {
+	// Through the runner, which keeps the repository's drift dashboard.
+	runner := &bot.Runner{Bot: b, Targets: []*bot.Target{target}, Dashboards: cfg.Dashboards}
+	if _, err := runner.Poll(cmd.Context(), target); err != nil {
 		return fail(err)
 	}
 	// The reviewer keeps the hotfixes and declines the TTL change (its
 	// comment says to ask the CDN team first): one untick, and the next
 	// poll rebuilds the branch without it.
-	out, err := declineRow(cmd.Context(), b, target, "CACHE&#95;TTL")
+	out, err := declineRow(cmd.Context(), b, "CACHE&#95;TTL", func() (bot.Outcome, error) { return runner.Poll(cmd.Context(), target) })
 	if err != nil {
 		return fail(err)
 	}
@@ -134,6 +137,7 @@ func demo(cmd *cobra.Command, examples fs.FS, serve string) error {
 	w := cmd.OutOrStdout()
 	fmt.Fprintln(w, "A reviewer unticked the CACHE_TTL row of the pull request; the next poll rebuilt the branch without it.")
 	printDemo(w, srv, "shop", "driftback/shop-prod", out, baseSHA, files)
+	printDashboard(w, srv, "shop")
 	if serve == "" {
 		return nil
 	}
@@ -145,8 +149,8 @@ func demo(cmd *cobra.Command, examples fs.FS, serve string) error {
 }
 
 // declineRow unticks the open pull request's row whose line holds what,
-// as a reviewer would, and polls the target again.
-func declineRow(ctx context.Context, b *bot.Bot, target *bot.Target, what string) (bot.Outcome, error) {
+// as a reviewer would, and polls again.
+func declineRow(ctx context.Context, b *bot.Bot, what string, poll func() (bot.Outcome, error)) (bot.Outcome, error) {
 	prs, _, err := b.GitHub.PullRequests.List(ctx, "acme", "shop", &github.PullRequestListOptions{State: "open"})
 	if err != nil || len(prs) != 1 {
 		return bot.Outcome{}, fmt.Errorf("the demo's pull request: %d open, %v", len(prs), err)
@@ -161,7 +165,7 @@ func declineRow(ctx context.Context, b *bot.Bot, target *bot.Target, what string
 	if _, _, err := b.GitHub.PullRequests.Edit(ctx, "acme", "shop", prs[0].GetNumber(), &github.PullRequest{Body: github.String(body)}); err != nil {
 		return bot.Outcome{}, err
 	}
-	return b.Reconcile(ctx, target)
+	return poll()
 }
 
 // demoGitHub starts the in-process GitHub server with the App installed
@@ -175,6 +179,10 @@ func demoGitHub(ctx context.Context, opts githubtest.Options) (*githubtest.Serve
 	}
 	srv.RegisterApp(1, &key.PublicKey)
 	srv.SetAppSlug(1, "driftback")
+	// What app.yaml asks for, and issues: write, which app create
+	// --dashboard adds for the demo's dashboard.
+	srv.SetAppPermissions(1, map[string]string{"contents": "write", "pull_requests": "write", "checks": "write",
+		"metadata": "read", "members": "read", "issues": "write"})
 	srv.AddInstallation(1, 1, "acme")
 	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
 	auth := githubapi.AppAuth{AppID: 1, PrivateKey: pemKey, InstallationID: 1, BaseURL: srv.URL() + "/"}
@@ -209,7 +217,7 @@ func printDemo(w io.Writer, srv *githubtest.Server, repo, branch string, out bot
 	}
 	fmt.Fprintf(w, "\n%s\nCheck runs\n%s\n", rule, rule)
 	for _, sha := range heads {
-		for _, cr := range srv.CheckRuns("acme", repo, sha) {
+		for _, cr := range latestRuns(srv.CheckRuns("acme", repo, sha)) {
 			where := "base head main"
 			if sha != baseSHA {
 				where = "PR head"
@@ -220,6 +228,32 @@ func printDemo(w io.Writer, srv *githubtest.Server, repo, branch string, out bot
 			}
 		}
 	}
+}
+
+// printDashboard shows the repository's drift dashboard issue.
+func printDashboard(w io.Writer, srv *githubtest.Server, repo string) {
+	rule := strings.Repeat("─", 72)
+	for _, is := range srv.Issues("acme", repo) {
+		fmt.Fprintf(w, "\n%s\nIssue #%d: %s\n%s\n%s", rule, is.Number, is.Title, rule, report.Terminal(is.Body))
+	}
+}
+
+// latestRuns keeps the newest run of each name, as GitHub shows a commit's
+// checks (the demo polls twice).
+func latestRuns(runs []githubtest.CheckRun) []githubtest.CheckRun {
+	latest := map[string]int{}
+	var out []githubtest.CheckRun
+	for _, r := range runs {
+		if i, ok := latest[r.Name]; ok {
+			if r.ID > out[i].ID {
+				out[i] = r
+			}
+			continue
+		}
+		latest[r.Name] = len(out)
+		out = append(out, r)
+	}
+	return out
 }
 
 // printLinks names what a reviewer browses on the served address.

@@ -99,9 +99,10 @@ func assembleRunner(ctx context.Context, in runnerInput, gh *github.Client, logi
 		return nil, err
 	}
 	r := &bot.Runner{
-		Bot:      bt,
-		Interval: cfg.PollInterval,
-		Log:      in.log,
+		Bot:        bt,
+		Interval:   cfg.PollInterval,
+		Log:        in.log,
+		Dashboards: cfg.Dashboards,
 	}
 	for _, t := range cfg.ResolvedTargets() {
 		l := listers[t.Cluster]

@@ -46,6 +46,16 @@ type Config struct {
 	// request. May be empty when some cluster discovers its targets; a
 	// target written here wins over a discovered one for the same object.
 	Targets []Target `yaml:"targets,omitempty" json:"targets,omitempty" aka:"target,apps,applications"`
+	// Repositories (owner/name) that get a drift dashboard: one GitHub
+	// issue per repository, kept current, with a row per target of that
+	// repository (in sync, pull request open, waiting, drift the GitOps
+	// tool will restore, frozen, failing since when). Written only when a
+	// row changes; found by a hidden marker, never by its title; text a
+	// person adds outside the marked block is kept, and a dashboard a
+	// person closes stays closed (reopen it to resume). The App needs the
+	// issues: write permission (driftback app create --dashboard asks for
+	// it); without it the log says so once and the targets' polls go on.
+	Dashboards []string `yaml:"dashboards,omitempty" json:"dashboards,omitempty" schema:"uniqueItems;itemPattern=^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?/[A-Za-z0-9._-]+$" aka:"dashboard,dependencyDashboard,driftDashboard"`
 }
 
 // GitHub is the GitHub App identity. The private key itself never goes into

@@ -84,6 +84,7 @@ func (d *decoder) validate(c *Config) {
 	for i := range c.Targets {
 		d.validateTarget(c, indexPath("targets", i), &c.Targets[i], targets, clusters)
 	}
+	d.checkDashboards(c)
 }
 
 func (d *decoder) validateGitHub(g *GitHub) {

@@ -26,7 +26,9 @@ const mutationsPerHour = 450
 // that is kept for pull requests, so a round of many check runs — a
 // commit that touches every root — cannot starve a target's branch push
 // and pull request behind it. The check run is refused with a
-// DeferredError instead, which ends that target's poll only.
+// DeferredError instead, which ends that target's poll only. A drift
+// dashboard's write (an issue created or edited) is held to the same part:
+// it only reports what the check runs and pull requests say.
 func (t *resilientTransport) hourlyBudget(req *http.Request) error {
 	now := t.opts.Now()
 	keep := t.recent[:0]
@@ -37,7 +39,7 @@ func (t *resilientTransport) hourlyBudget(req *http.Request) error {
 	}
 	t.recent = keep
 	budget := t.writeBudget()
-	if checkRunWrite(req) {
+	if reportWrite(req) {
 		limit := budget - reserveOf(budget)
 		until, full := t.full(limit)
 		if !full {
@@ -72,12 +74,25 @@ func reserveOf(budget int) int {
 	return min(budget/2, max(budget/10, 7))
 }
 
-// checkRunWrite reports a request that creates or updates a check run.
-func checkRunWrite(req *http.Request) bool {
-	return req.Method != http.MethodGet && strings.Contains(req.URL.Path, "/check-runs")
+// reportWrite reports a request that creates or updates a check run, or
+// creates or edits an issue (the drift dashboard): not a pull request's
+// comment or labels, which are /issues/N/... and part of the pull request.
+func reportWrite(req *http.Request) bool {
+	if req.Method == http.MethodGet || req.Method == http.MethodHead {
+		return false
+	}
+	if strings.Contains(req.URL.Path, "/check-runs") {
+		return true
+	}
+	_, tail, ok := strings.Cut(req.URL.Path, "/issues")
+	if !ok {
+		return false
+	}
+	tail = strings.TrimPrefix(tail, "/")
+	return tail == "" || !strings.ContainsAny(tail, "/") && strings.Trim(tail, "0123456789") == ""
 }
 
-// DeferredError is a check run held back because what is left of the
+// DeferredError is a check run (or a dashboard write) held back because what is left of the
 // hour's write budget is kept for pull requests. It ends that target's
 // poll (which posts the check run on a later round), not the round.
 type DeferredError struct {

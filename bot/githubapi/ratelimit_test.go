@@ -170,3 +170,29 @@ func TestCheckRunsLeaveTheReserve(t *testing.T) {
 		t.Fatalf("a write past the whole budget: %v; want a pause", err)
 	}
 }
+
+// A drift dashboard's writes (an issue created or edited) leave the
+// reserve too; a pull request's comment and labels, also under /issues,
+// may spend it.
+func TestDashboardWritesLeaveTheReserve(t *testing.T) {
+	for path, want := range map[string]bool{
+		"/repos/o/r/issues":             true,
+		"/repos/o/r/issues/12":          true,
+		"/repos/o/r/issues/12/comments": false,
+		"/repos/o/r/issues/12/labels":   false,
+		"/repos/o/r/check-runs/4":       true,
+		"/repos/o/r/pulls/12":           false,
+		"/repos/o/r/git/refs":           false,
+	} {
+		for _, method := range []string{http.MethodPost, http.MethodPatch} {
+			req, _ := http.NewRequest(method, "https://api.github.com"+path, nil)
+			if got := reportWrite(req); got != want {
+				t.Errorf("%s %s: reportWrite %v, want %v", method, path, got, want)
+			}
+		}
+	}
+	req, _ := http.NewRequest(http.MethodGet, "https://api.github.com/repos/o/r/issues/12", nil)
+	if reportWrite(req) {
+		t.Error("a read is no write")
+	}
+}

@@ -69,6 +69,8 @@ type repo struct {
 	rulesets      []Ruleset
 	noDrafts      bool             // a private repository on a plan without draft pull requests
 	archived      bool             // read-only: every write is refused
+	issues        []*issue         // numbered with the pull requests
+	issuesOff     bool             // has_issues false: the issue endpoints answer 410
 	collaborators []string         // logins with access besides the owner
 	teams         []string         // team slugs with access
 	suites        map[string]int64 // check suite ids by "app/sha"

@@ -41,6 +41,12 @@ var required = map[string][]need{
 	"pulls/list-requested-reviewers": {{"pull_requests", "read"}},
 	"pulls/request-reviewers":        {{"pull_requests", "write"}},
 
+	// The repository's issues, the drift dashboard.
+	"issues/list-for-repo": {{"issues", "read"}},
+	"issues/get":           {{"issues", "read"}},
+	"issues/create":        {{"issues", "write"}},
+	"issues/update":        {{"issues", "write"}},
+
 	// A pull request is an issue: its comments and labels take either.
 	"issues/list-comments":        {{"issues", "read"}, {"pull_requests", "read"}},
 	"issues/create-comment":       {{"issues", "write"}, {"pull_requests", "write"}},

@@ -100,7 +100,7 @@ func (s *Server) repoJSON(rp *repo) map[string]any {
 		"default_branch": rp.defaultBranch, "visibility": "private",
 		"forks": 0, "forks_count": 0, "stargazers_count": 0, "watchers": 0, "watchers_count": 0, "size": 0,
 		"open_issues": open, "open_issues_count": open, "network_count": 0, "subscribers_count": 0,
-		"has_issues": true, "has_projects": false, "has_wiki": false, "has_pages": false, "has_downloads": true,
+		"has_issues": !rp.issuesOff, "has_projects": false, "has_wiki": false, "has_pages": false, "has_downloads": true,
 		"has_discussions": false, "archived": rp.archived, "disabled": false, "is_template": false,
 		"pushed_at": ts(rp.pushed), "created_at": ts(rp.created), "updated_at": ts(rp.pushed),
 		"clone_url": html + ".git", "git_url": strings.Replace(html, "http", "git", 1) + ".git",

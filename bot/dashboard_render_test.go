@@ -1,0 +1,53 @@
+package bot
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// The block round-trips, whatever a row's text holds (an error quoting
+// "-->" cannot end the hidden comment early), and only this instance's
+// block is ours.
+func TestDashboardBlockRoundTrips(t *testing.T) {
+	rows := []dashRow{{Target: "a", State: rowFailing, Why: "`x --> y | z`", Since: "2026-12-05T02:31:00Z"}, {Target: "b", State: rowInSync}}
+	body, err := renderDashboard("mine above\n", "\nmine below", "", rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, ok := parseDashboard(body, "")
+	if !ok || parts.before != "mine above\n" || parts.after != "\nmine below" || !sameRows(parts.rows, rows) {
+		t.Fatalf("parsed %+v %v from:\n%s", parts, ok, body)
+	}
+	if _, ok := parseDashboard(body, "blue"); ok {
+		t.Error("another instance's block taken for blue's")
+	}
+	if !strings.Contains(body, `x --> y \| z`) {
+		t.Errorf("the cell is not escaped:\n%s", body)
+	}
+	if _, ok := parseDashboard(strings.Replace(body, dashEnd, "", 1), ""); ok {
+		t.Error("a block without its end marker taken for a dashboard")
+	}
+}
+
+// Past GitHub's body limit the targets in sync become a count, then rows
+// that still do not fit are counted; the state keeps every row.
+func TestDashboardFitsTheBodyLimit(t *testing.T) {
+	var rows []dashRow
+	for i := range 400 {
+		rows = append(rows, dashRow{Target: fmt.Sprintf("target-%03d", i), State: rowInSync})
+	}
+	for i := range 150 {
+		rows = append(rows, dashRow{Target: fmt.Sprintf("waiting-%03d", i), State: rowWaiting, Why: strings.Repeat("the applied revision lags ", 8)})
+	}
+	body, err := renderDashboard("", "", "", rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(body) > maxDashBody || !strings.Contains(body, "400 more targets are in sync") || !strings.Contains(body, "more rows do not fit here") {
+		t.Fatalf("%d characters:\n%s", len(body), body[len(body)-400:])
+	}
+	if parts, ok := parseDashboard(body, ""); !ok || len(parts.rows) != len(rows) {
+		t.Fatal("rows lost from the state")
+	}
+}
