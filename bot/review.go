@@ -29,11 +29,7 @@ const closedDeclined = "declined"
 
 // review is what the reviewer chose for this poll's plan.
 type review struct {
-	full     *analyzer.Plan // the plan before declines
-	declined []report.EditRow
-	// reopened: a person reopened the pull request driftback closed with
-	// every row declined; every row is back.
-	reopened bool
+	declined []report.EditRow // rows of the plan before declines, in its order
 }
 
 // keys are the declined rows' keys, sorted, for the state.
@@ -164,10 +160,12 @@ func (b *Bot) choices(p *poll) (remembered map[string]bool, boxes map[string]boo
 // declined when its box is unticked, any other when the state remembers
 // its key. It returns the edits to plan without.
 func (b *Bot) decide(p *poll, full *analyzer.Plan) []analyzer.Edit {
-	rv := &review{full: full}
+	rv := &review{}
 	p.review = rv
 	remembered, boxes, reopened := b.choices(p)
-	rv.reopened = reopened
+	if reopened {
+		p.log.Info("the pull request closed with every edit declined was reopened; every edit is back")
+	}
 	var out []analyzer.Edit
 	for _, row := range editRows(p.t.Config.Name, full) {
 		declined := remembered[row.Key]
