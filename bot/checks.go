@@ -30,7 +30,7 @@ const annotationsPerRequest = 50
 // success when in sync, neutral when drift is proposed, failure (or
 // neutral, by configuration) when something was refused.
 func resultOf(plan *analyzer.Plan, tc config.Target, g gitOpsNotes) checkResult {
-	r := checkResult{summary: report.Markdown(plan, report.MarkdownOptions{Target: tc.Name, GitOps: g.notes, Restoring: g.restoring})}
+	r := checkResult{summary: report.Markdown(plan, report.MarkdownOptions{Target: tc.Name, GitOps: g.notes, Restoring: g.restoring, Declined: g.declined})}
 	unsure := cannotTell(plan)
 	switch {
 	case unsure > 0 && unsure == len(plan.Refusals) && len(plan.Edits) == 0:
@@ -44,6 +44,10 @@ func resultOf(plan *analyzer.Plan, tc config.Target, g gitOpsNotes) checkResult 
 		}
 	case len(plan.Edits) > 0:
 		r.conclusion, r.title = "neutral", fmt.Sprintf("The cluster differs from Git: %d edit(s) proposed", len(plan.Edits))
+	case len(g.declined) > 0:
+		// Not success: the cluster still differs from Git, by a reviewer's
+		// choice.
+		r.conclusion, r.title = "neutral", fmt.Sprintf("The cluster differs from Git: %d edit(s) declined in review", editsOf(g.declined))
 	case g.restoring > 0:
 		// Not success: the cluster differs from Git until the tool acts.
 		r.conclusion, r.title = "neutral", fmt.Sprintf("%s will restore %d drifted field(s)", g.tool, g.restoring)
@@ -85,15 +89,29 @@ type gitOpsNotes struct {
 	tool      string
 	notes     []report.ToolNote
 	restoring int
+	declined  []report.EditRow // the rows a reviewer declined: drift the plan leaves out
+}
+
+// editsOf counts the edits of rows.
+func editsOf(rows []report.EditRow) int {
+	n := 0
+	for _, r := range rows {
+		n += len(r.Edits)
+	}
+	return n
 }
 
 // checkNotes are the poll's GitOps notes for the check run, with the
 // estimated time of the tool's next reconcile.
 func (p *poll) checkNotes(plan *analyzer.Plan) gitOpsNotes {
-	if p.enforcement == nil {
-		return gitOpsNotes{}
+	var declined []report.EditRow
+	if p.review != nil {
+		declined = p.review.declined
 	}
-	return gitOpsNotes{tool: p.enforcement.Tool, notes: toolNotes(p.enforcement, p.objs, plan, p.restoring, true), restoring: len(p.restoring)}
+	if p.enforcement == nil {
+		return gitOpsNotes{declined: declined}
+	}
+	return gitOpsNotes{tool: p.enforcement.Tool, notes: toolNotes(p.enforcement, p.objs, plan, p.restoring, true), restoring: len(p.restoring), declined: declined}
 }
 
 // postChecksFor posts the plan's result on the base head, and on the PR
@@ -104,6 +122,9 @@ func (b *Bot) postChecksFor(ctx context.Context, p *poll, shas []string, res che
 		r := res
 		if sha != p.baseSHA {
 			r = checkResult{conclusion: "success", title: "This branch matches the cluster", summary: res.summary}
+			if n := p.review.declinedEdits(); n > 0 {
+				r.title = fmt.Sprintf("This branch matches the cluster but for %d declined edit(s)", n)
+			}
 			if len(res.annotations) > 0 {
 				r.conclusion, r.title, r.annotations = res.conclusion, res.title, res.annotations
 			}

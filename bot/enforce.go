@@ -100,6 +100,28 @@ func enforce(e *cluster.Enforcement, proposeRestored bool, objs []cluster.Object
 	return plan, out, nil
 }
 
+// restoredEdits are plan's edits of the fields in restoring.
+func restoredEdits(plan *analyzer.Plan, restoring []Restoring) []analyzer.Edit {
+	if len(restoring) == 0 {
+		return nil
+	}
+	type at struct {
+		ref   analyzer.ObjectRef
+		field string
+	}
+	set := map[at]bool{}
+	for _, r := range restoring {
+		set[at{r.Object, r.Field}] = true
+	}
+	var out []analyzer.Edit
+	for _, e := range plan.Edits {
+		if set[at{e.Object, e.Field}] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // asRestored copies live with each restored field holding Git's value
 // (removed where Git lacks it): the cluster as the tool will leave it.
 func asRestored(live []kube.LiveObject, restored []analyzer.Edit) []kube.LiveObject {

@@ -25,6 +25,10 @@ type PlanInput struct {
 	Base    string // the revision a proposal is made on (the base branch head)
 	// Load returns the repository at a revision.
 	Load func(ctx context.Context, revision string) (*analyzer.Snapshot, error)
+	// Decline, when set, is given the plan (after the GitOps tool's part)
+	// and returns the edits a reviewer declined: the target is planned
+	// again with the cluster taken to hold Git's value in those fields.
+	Decline func(*analyzer.Plan) []analyzer.Edit
 }
 
 // TargetPlan is the outcome of planning a target: a plan, or why there is
@@ -106,10 +110,25 @@ func planTarget(ctx context.Context, in PlanInput) (TargetPlan, error) {
 	if err != nil {
 		return out, &InputError{Err: err}
 	}
-	plan, out.Restoring, err = enforce(enf, tc.ProposeRestored != nil && *tc.ProposeRestored, in.Objects, live, plan,
-		func(l []kube.LiveObject) (*analyzer.Plan, error) { return snap.Plan(tc.Root, l, opts) })
+	proposeRestored := tc.ProposeRestored != nil && *tc.ProposeRestored
+	replan := func(l []kube.LiveObject) (*analyzer.Plan, error) { return snap.Plan(tc.Root, l, opts) }
+	first := plan
+	plan, out.Restoring, err = enforce(enf, proposeRestored, in.Objects, live, plan, replan)
 	if err != nil {
 		return out, &InputError{Err: err}
+	}
+	if in.Decline != nil {
+		if declined := in.Decline(plan); len(declined) > 0 {
+			// The restored fields stay at Git's value too, so the tool's
+			// part holds in the plan without the declined edits.
+			again := asRestored(live, append(restoredEdits(first, out.Restoring), declined...))
+			if plan, err = replan(again); err == nil {
+				plan, _, err = enforce(enf, proposeRestored, in.Objects, again, plan, replan)
+			}
+			if err != nil {
+				return out, &InputError{Err: err}
+			}
+		}
 	}
 	// Which other roots read a written file, and whether they move, was
 	// decided at the cluster's revision; it holds on the base only when

@@ -43,6 +43,8 @@ type poll struct {
 	kinds               []string              // the kinds the plan's render held; nil: no plan
 	at                  revs                  // the commits the memo compares (inputs.go)
 	settled             bool                  // at is set
+	review              *review               // the rows a reviewer declined (review.go); nil: none read
+	bodyMoved           bool                  // the body changed during the poll: not rewritten, not remembered
 	out                 Outcome
 }
 
@@ -157,7 +159,11 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 		}
 		return p.out, err
 	}
-	if err := b.remember(ctx, p, m); err != nil {
+	if p.bodyMoved {
+		// A person edited the body while this poll ran: the next poll
+		// reads the edit, however the pull requests compare then.
+		b.memo.forget(tc.Name)
+	} else if err := b.remember(ctx, p, m); err != nil {
 		return p.out, err
 	}
 	b.stalls.forget(tc.Name)
@@ -300,6 +306,11 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 	case len(plan.Files) == 0 && gone(plan):
 		// A rendered object is not in the cluster: that is not "drift
 		// gone", so what is open stays open.
+	case p.review.allDeclined(plan):
+		// Every row declined: closed as a reviewer's close is (review.go).
+		if open, err = b.declinedAll(ctx, p, plan, open, lastClosed); err != nil {
+			return err
+		}
 	case len(plan.Files) == 0:
 		// Nothing to propose: drift gone (merged, or reverted in the
 		// cluster). Close what is open, and remove a branch of ours that
@@ -365,6 +376,7 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 		Load: func(ctx context.Context, rev string) (*analyzer.Snapshot, error) {
 			return b.snapshotAt(ctx, p, rev, &p.pins)
 		},
+		Decline: func(full *analyzer.Plan) []analyzer.Edit { return b.decide(p, full) },
 	})
 	p.out.Waiting = res.Waiting
 	p.enforcement, p.restoring = res.Enforcement, res.Restoring

@@ -57,8 +57,9 @@ func (b *Bot) propose(ctx context.Context, p *poll, plan *analyzer.Plan, open, l
 		}
 		st = prState{Version: 1, Target: tc.Name, Instance: b.stamp(), Edits: hash, Head: head, Base: p.baseSHA, Undressed: br.undressed}
 	} else {
-		st.Version, st.Target, st.Instance = 1, tc.Name, b.stamp()
+		st.Version, st.Target, st.Instance, st.Closed = 1, tc.Name, b.stamp(), ""
 	}
+	st.Declined = p.review.keys()
 	return b.publish(ctx, p, plan, open, st, head)
 }
 
@@ -163,6 +164,7 @@ func (b *Bot) updateBranch(ctx context.Context, p *poll, plan *analyzer.Plan, br
 // configured, and brings its body in line with the plan and state st.
 func (b *Bot) publish(ctx context.Context, p *poll, plan *analyzer.Plan, open *github.PullRequest, st prState, head string) (*github.PullRequest, error) {
 	body := b.body(p, plan, st, head)
+	created := open == nil
 	if open == nil {
 		pr, err := b.createPR(ctx, p, body)
 		if err != nil {
@@ -175,7 +177,14 @@ func (b *Bot) publish(ctx context.Context, p *poll, plan *analyzer.Plan, open *g
 		st.Undressed = false
 		body = b.body(p, plan, st, head)
 	}
-	if open.GetBody() != body {
+	moved := false
+	if open.GetBody() != body && !created {
+		var err error
+		if moved, err = b.bodyMoved(ctx, p, open); err != nil {
+			return nil, err
+		}
+	}
+	if open.GetBody() != body && !moved {
 		pr, _, err := b.GitHub.PullRequests.Edit(ctx, p.owner, p.repo, open.GetNumber(), &github.PullRequest{Body: github.String(body)})
 		if err != nil {
 			return nil, fmt.Errorf("update pull request #%d: %w", open.GetNumber(), err)
@@ -421,9 +430,16 @@ func (b *Bot) commentOnce(ctx context.Context, p *poll, number int, body string)
 // hidden state. Links point at head, the branch's commit.
 func (b *Bot) body(p *poll, plan *analyzer.Plan, st prState, head string) string {
 	web := webURL(b.GitHub.BaseURL)
+	// The checklist: one box per row of what the branch holds, and the
+	// rows a reviewer declined (never nil, so the table gives way).
+	rows := append([]report.EditRow{}, editRows(p.t.Config.Name, plan)...)
+	var declined []report.EditRow
+	if p.review != nil {
+		declined = p.review.declined
+	}
 	controls := []string{regenerateLine}
 	if p.out.Frozen {
-		controls = append([]string{"> **Frozen:** someone else committed to this branch, so driftback no longer pushes to it. Tick the box below to regenerate it from the base branch (the other commits are discarded)."}, controls...)
+		controls = append([]string{"> **Frozen:** someone else committed to this branch, so driftback no longer pushes to it. Tick the box below to regenerate it from the base branch (the other commits are discarded); declined rows leave the branch then."}, controls...)
 	}
 	return report.Markdown(plan, report.MarkdownOptions{
 		Target: p.t.Config.Name,
@@ -439,6 +455,9 @@ func (b *Bot) body(p *poll, plan *analyzer.Plan, st prState, head string) string
 		},
 		Controls: controls,
 		GitOps:   toolNotes(p.enforcement, p.objs, plan, nil, false),
+		Rows:     rows,
+		Declined: declined,
+		Restore:  restoreNotes(p, plan, web),
 		State:    st.encode(),
 		MaxBytes: maxBody, // bytes bound characters from above
 	})

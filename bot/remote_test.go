@@ -109,7 +109,7 @@ func TestRemoteBaseFetchedAndNeverWritten(t *testing.T) {
 		t.Errorf("the remote base changed:\n%s", b)
 	}
 	pr := h.openPR()
-	if strings.Contains(pr.Body, "out-of-scope") || !strings.Contains(pr.Body, "overlays/prod/deployment-web.yaml") || !strings.Contains(pr.Body, "| overlay |") {
+	if strings.Contains(pr.Body, "out-of-scope") || !strings.Contains(pr.Body, "overlays/prod/deployment-web.yaml") || !strings.Contains(pr.Body, "(overlay)") {
 		t.Errorf("PR body does not show the base's port overridden in the overlay:\n%s", pr.Body)
 	}
 }

@@ -19,10 +19,15 @@ type prState struct {
 	// Instance is the installation that wrote it (config instance); empty
 	// for the default one.
 	Instance string `json:"instance,omitempty"`
-	Edits    string `json:"edits"`            // hash of the edit set (the plan's files)
-	Head     string `json:"head,omitempty"`   // the commit driftback last pushed
-	Base     string `json:"base,omitempty"`   // the base commit it sits on
-	Closed   string `json:"closed,omitempty"` // "driftback" when the bot closed it (drift gone)
+	Edits    string `json:"edits"`          // hash of the edit set (the plan's files)
+	Head     string `json:"head,omitempty"` // the commit driftback last pushed
+	Base     string `json:"base,omitempty"` // the base commit it sits on
+	// Closed: "driftback" when the bot closed it (drift gone), "declined"
+	// when it closed it because a reviewer declined every row.
+	Closed string `json:"closed,omitempty"`
+	// Declined are the keys of the rows a reviewer unticked (review.go):
+	// each stays out of the branch while its live values stay the same.
+	Declined []string `json:"declined,omitempty"`
 	// Undressed: labels and reviewers are still to be added (the PR was
 	// opened, then the poll ended before they were).
 	Undressed bool `json:"undressed,omitempty"`

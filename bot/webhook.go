@@ -213,7 +213,8 @@ func (r *Runner) handleEvent(event string, p *hookPayload) []string {
 			}
 			r.Bot.rerun.set(tc.Name, p.CheckRun.HeadSHA)
 		case "pull_request":
-			// The regenerate box (edited), a merge or close: the target
+			// A box ticked or unticked (edited: regenerate, or an edit's
+			// row), a merge, a close or a reopen: the target
 			// whose branch is the pull request's head. The bot's own edits
 			// wake nothing.
 			head := p.PullRequest.Head

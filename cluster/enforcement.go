@@ -55,6 +55,11 @@ type Enforcement struct {
 	// command that makes it apply Git again.
 	Suspended bool
 	Resume    string
+	// Restore is the command that makes the tool apply Git to what it
+	// manages now, for a reviewer who would rather put the cluster back
+	// than change Git: Flux's reconcile with its source, Argo CD's sync of
+	// the Application (to which the bot adds the objects, --resource).
+	Restore string
 
 	// Ignores are the tool's rules for fields it does not see (exported so
 	// that an idle poll wakes when they change).
@@ -62,6 +67,7 @@ type Enforcement struct {
 
 	flux            bool
 	additionsUnseen bool // Argo CD: a field Git lacks is never drift to it
+	skips           bool // Argo CD: the Application skips reconciliation, so a sync does nothing
 }
 
 // DriftIgnore is a rule under which the tool does not see a field: Flux's
@@ -97,7 +103,8 @@ func fluxEnforcement(obj map[string]any) *Enforcement {
 	ns, _ := md["namespace"].(string)
 	name, _ := md["name"].(string)
 	e := &Enforcement{Tool: "Flux", Object: "Kustomization " + ns + "/" + name, flux: true,
-		Resume: fmt.Sprintf("flux resume kustomization %s -n %s", name, ns)}
+		Resume:  fmt.Sprintf("flux resume kustomization %s -n %s", name, ns),
+		Restore: fmt.Sprintf("flux reconcile kustomization %s -n %s --with-source", name, ns)}
 	if s, _ := spec["interval"].(string); s != "" {
 		e.Interval, _ = time.ParseDuration(s)
 	}
@@ -158,7 +165,8 @@ func argoEnforcement(obj map[string]any) *Enforcement {
 	ns, _ := md["namespace"].(string)
 	name, _ := md["name"].(string)
 	annotations, _ := md["annotations"].(map[string]any)
-	e := &Enforcement{Tool: "Argo CD", Object: "Application " + ns + "/" + name, additionsUnseen: true}
+	e := &Enforcement{Tool: "Argo CD", Object: "Application " + ns + "/" + name, additionsUnseen: true,
+		Restore: fmt.Sprintf("argocd app sync %s --app-namespace %s", name, ns)}
 	for _, r := range asList(spec["ignoreDifferences"]) {
 		rule, _ := r.(map[string]any)
 		d := DriftIgnore{Pointers: stringsOf(rule["jsonPointers"])}
@@ -177,7 +185,7 @@ func argoEnforcement(obj map[string]any) *Enforcement {
 	selfHeal, _ := auto["selfHeal"].(bool)
 	switch {
 	case annotations["argocd.argoproj.io/skip-reconcile"] == "true":
-		e.Mode, e.Why = Kept, "skips reconciliation (argocd.argoproj.io/skip-reconcile)"
+		e.Mode, e.Why, e.skips = Kept, "skips reconciliation (argocd.argoproj.io/skip-reconcile)", true
 	case automated && selfHeal:
 		e.Mode, e.Why = Restored, "syncs automatically with self-heal"
 	case automated:
@@ -239,6 +247,28 @@ func (e *Enforcement) Fate(o Object, path string, inGit bool) (Fate, string) {
 		}
 	}
 	return e.Mode, e.Object + " " + e.Why
+}
+
+// Applies says whether the tool, made to apply Git now (Restore, or
+// Resume for a suspended Kustomization), puts Git's value back in the
+// field at path of live object o, whatever it would do on its own; the
+// reason says why not. It answers as Fate does for an active tool, so a
+// field the tool ignores, an object that opts out of its apply and a field
+// Git lacks that the tool leaves in place are never claimed.
+func (e *Enforcement) Applies(o Object, path string, inGit bool) (bool, string) {
+	if e == nil {
+		return false, "no GitOps tool state is read for this target"
+	}
+	if e.skips {
+		return false, e.Object + " " + e.Why
+	}
+	active := *e
+	active.Mode = Restored
+	f, why := active.Fate(o, path, inGit)
+	if f == Restored {
+		return true, ""
+	}
+	return false, why
 }
 
 // When says when the tool is expected to act, for the check run.

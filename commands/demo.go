@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/go-github/v62/github"
 	"github.com/spf13/cobra"
 
 	"github.com/driftback/driftback/analyzer/report"
@@ -120,7 +121,13 @@ func demo(cmd *cobra.Command, examples fs.FS, serve string) error {
 	target := &bot.Target{Config: *cfg.Target("shop-prod"), Lister: cluster.ObjectFileLister{Path: liveFile}}
 	// Through the runner, which keeps the repository's drift dashboard.
 	runner := &bot.Runner{Bot: b, Targets: []*bot.Target{target}, Dashboards: cfg.Dashboards}
-	out, err := runner.Poll(cmd.Context(), target)
+	if _, err := runner.Poll(cmd.Context(), target); err != nil {
+		return fail(err)
+	}
+	// The reviewer keeps the hotfixes and declines the TTL change (its
+	// comment says to ask the CDN team first): one untick, and the next
+	// poll rebuilds the branch without it.
+	out, err := declineRow(cmd.Context(), b, "CACHE&#95;TTL", func() (bot.Outcome, error) { return runner.Poll(cmd.Context(), target) })
 	if err != nil {
 		return fail(err)
 	}
@@ -128,6 +135,7 @@ func demo(cmd *cobra.Command, examples fs.FS, serve string) error {
 		return fail(fmt.Errorf("the GitHub test server saw %d request(s) or response(s) outside GitHub's OpenAPI description; first: %+v", len(failures), failures[0]))
 	}
 	w := cmd.OutOrStdout()
+	fmt.Fprintln(w, "A reviewer unticked the CACHE_TTL row of the pull request; the next poll rebuilt the branch without it.")
 	printDemo(w, srv, "shop", "driftback/shop-prod", out, baseSHA, files)
 	printDashboard(w, srv, "shop")
 	if serve == "" {
@@ -138,6 +146,26 @@ func demo(cmd *cobra.Command, examples fs.FS, serve string) error {
 	defer stop()
 	<-ctx.Done()
 	return nil
+}
+
+// declineRow unticks the open pull request's row whose line holds what,
+// as a reviewer would, and polls again.
+func declineRow(ctx context.Context, b *bot.Bot, what string, poll func() (bot.Outcome, error)) (bot.Outcome, error) {
+	prs, _, err := b.GitHub.PullRequests.List(ctx, "acme", "shop", &github.PullRequestListOptions{State: "open"})
+	if err != nil || len(prs) != 1 {
+		return bot.Outcome{}, fmt.Errorf("the demo's pull request: %d open, %v", len(prs), err)
+	}
+	lines := strings.Split(prs[0].GetBody(), "\n")
+	for i, l := range lines {
+		if strings.Contains(l, what) && strings.Contains(l, "<!-- driftback:edit ") {
+			lines[i] = strings.Replace(l, "- [x]", "- [ ]", 1)
+		}
+	}
+	body := strings.Join(lines, "\n")
+	if _, _, err := b.GitHub.PullRequests.Edit(ctx, "acme", "shop", prs[0].GetNumber(), &github.PullRequest{Body: github.String(body)}); err != nil {
+		return bot.Outcome{}, err
+	}
+	return poll()
 }
 
 // demoGitHub starts the in-process GitHub server with the App installed
@@ -189,7 +217,7 @@ func printDemo(w io.Writer, srv *githubtest.Server, repo, branch string, out bot
 	}
 	fmt.Fprintf(w, "\n%s\nCheck runs\n%s\n", rule, rule)
 	for _, sha := range heads {
-		for _, cr := range srv.CheckRuns("acme", repo, sha) {
+		for _, cr := range latestRuns(srv.CheckRuns("acme", repo, sha)) {
 			where := "base head main"
 			if sha != baseSHA {
 				where = "PR head"
@@ -208,6 +236,24 @@ func printDashboard(w io.Writer, srv *githubtest.Server, repo string) {
 	for _, is := range srv.Issues("acme", repo) {
 		fmt.Fprintf(w, "\n%s\nIssue #%d: %s\n%s\n%s", rule, is.Number, is.Title, rule, report.Terminal(is.Body))
 	}
+}
+
+// latestRuns keeps the newest run of each name, as GitHub shows a commit's
+// checks (the demo polls twice).
+func latestRuns(runs []githubtest.CheckRun) []githubtest.CheckRun {
+	latest := map[string]int{}
+	var out []githubtest.CheckRun
+	for _, r := range runs {
+		if i, ok := latest[r.Name]; ok {
+			if r.ID > out[i].ID {
+				out[i] = r
+			}
+			continue
+		}
+		latest[r.Name] = len(out)
+		out = append(out, r)
+	}
+	return out
 }
 
 // printLinks names what a reviewer browses on the served address.

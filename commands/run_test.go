@@ -28,9 +28,13 @@ import (
 func TestDemoShowsEveryOutcome(t *testing.T) {
 	out := demoOutput(t, []string{"demo"}, []string{
 		"Pull request #1: driftback: bring shop-prod in line with the cluster",
-		"Drift: 4 edits, 2 refusals in shop-prod.",
-		"Deployment/shop/web     spec.template.spec.containers[web].image                    ghcr.io/example/shop-web:1.4.2 → ghcr.io/example/shop-web:1.4.3  overlays/prod/kustomization.yaml:11  images\n",
-		"Deployment/shop/worker  spec.replicas                                               2 → 3",
+		"Drift: 3 edits, 2 refusals in shop-prod; 1 edit declined.",
+		"- [x] Deployment/shop/web spec.template.spec.containers[web].image: ghcr.io/example/shop-web:1.4.2 → ghcr.io/example/shop-web:1.4.3, written to overlays/prod/kustomization.yaml:11 (images)\n",
+		"- [x] Deployment/shop/worker spec.replicas: 2 → 3",
+		// The row the demo's reviewer unticked, and the branch without it.
+		"Declined\n--------\n",
+		"- [ ] Deployment/shop/web spec.template.spec.containers[web].env[CACHE_TTL].value: 30s → 60s, would be written to base/web.yaml:25 (source)",
+		"To restore the cluster instead",
 		"shared-entry-conflict  Deployment/shop/web     metadata.labels.env",
 		"unplaceable-edit       Deployment/shop/worker",
 		"- [ ] Regenerate this branch",
@@ -38,8 +42,11 @@ func TestDemoShowsEveryOutcome(t *testing.T) {
 		"+  newTag: \"1.4.3\" # release train, bumped by CI",
 		"driftback/shop-prod on base head main",
 		"Issue #2: Drift dashboard (driftback)",
-		"shop-prod`  pull request open  #1: 4 edits, 2 refusals",
+		"shop-prod`  pull request open  #1: 3 edits, 2 refusals",
 	})
+	if strings.Contains(out, "+          value: \"60s\"") {
+		t.Errorf("the declined edit is in the branch's diff:\n%s", out)
+	}
 	// What a terminal shows: no markup, entities or hidden state.
 	for _, markup := range []string{"&#", "&amp;", "<code>", "<!--", "| --- |", "](http", "**"} {
 		if strings.Contains(out, markup) {
@@ -55,8 +62,8 @@ func TestDemoFluxDiscoveredTarget(t *testing.T) {
 		"Discovered target prod-flux-flux-system-apps: acme/fleet, root apps/prod, 2 objects in its inventory",
 		"Pull request #1: driftback: bring prod-flux-flux-system-apps in line with the cluster",
 		"Drift: 2 edits in prod-flux-flux-system-apps.",
-		"spec.template.spec.containers[web].env[LOG_LEVEL].value  info → debug",
-		"clusters/prod/cluster-vars.yaml:8  substitute",
+		"spec.template.spec.containers[web].env[LOG_LEVEL].value: info → debug, written to clusters/prod/cluster-vars.yaml:8 (substitute)",
+		"`flux resume kustomization apps -n flux-system`",
 		"+  log_level: debug # raise to debug only while investigating",
 		"+  newTag: \"1.4.3\" # release train",
 		"driftback/prod-flux-flux-system-apps on PR head",

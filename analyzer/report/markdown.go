@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/driftback/driftback/analyzer"
 )
@@ -27,6 +28,15 @@ type MarkdownOptions struct {
 	// Restoring counts drifted fields the GitOps tool will put back on its
 	// own and the plan leaves out: the summary says so rather than "in sync".
 	Restoring int
+	// Rows, when set (the bot's pull-request body), shows the edits as a
+	// checklist, one box per row, ticked, instead of the table; Declined
+	// are the rows a reviewer unticked, listed unticked under "Declined"
+	// (ticking one brings it back). The plan's Edits are what Rows show.
+	Rows, Declined []EditRow
+	// Restore says how to put the cluster back to Git's values instead of
+	// changing Git, under "To restore the cluster instead"; never dropped
+	// for length (the bot bounds it).
+	Restore []ToolNote
 	// Controls are checkbox lines shown under "Controls", verbatim: they are
 	// the bot's own markdown and are not escaped.
 	Controls []string
@@ -71,9 +81,44 @@ func (n ToolNote) line() string {
 	}
 	s += md(n.Text, maxTextRunes)
 	if n.Command != "" {
-		s += " <code>" + md(n.Command, maxTextRunes) + "</code>"
+		s += " " + codeSpan(n.Command, maxCommandRunes)
 	}
 	return s
+}
+
+// maxCommandRunes bounds a command; a longer one is not shown at all.
+const maxCommandRunes = 2000
+
+// codeSpan shows a command to copy as a markdown code span: its text is
+// literal there (GitHub links, mentions and references nothing inside),
+// so nothing is escaped that a copy would carry along; a fence longer than
+// any backtick run keeps it from ending early, and control characters and
+// line breaks become U+FFFD, so it stays one inert line.
+func codeSpan(s string, n int) string {
+	if utf8.RuneCountInString(s) > n {
+		// A command cut short may still run, and do less than it says.
+		return "(a command too long to show)"
+	}
+	var b strings.Builder
+	run, longest := 0, 0
+	for _, r := range s {
+		if unsafeRune(r) || isNewline(r) || r == '\t' {
+			r = utf8.RuneError
+		}
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+		b.WriteRune(r)
+	}
+	fence := strings.Repeat("`", longest+1)
+	body := b.String()
+	if strings.HasPrefix(body, "`") || strings.HasSuffix(body, "`") {
+		body = " " + body + " "
+	}
+	return fence + body + fence
 }
 
 const (
@@ -107,48 +152,20 @@ func Markdown(p *analyzer.Plan, opts MarkdownOptions) string {
 		target = p.Root
 	}
 
-	d := mdDoc{controls: opts.Controls, state: stateBlock(opts.State)}
+	d := mdDoc{controls: opts.Controls, state: stateBlock(opts.State), editsHeader: editsHeader}
+	if opts.Rows != nil {
+		d.editsHeader = "Untick a box to leave that edit out of the branch; driftback rebuilds it without the edit.\n\n"
+	}
 	for _, n := range opts.GitOps {
 		d.gitops = append(d.gitops, n.line())
 	}
-	switch {
-	case len(p.Unread) > 0:
-		// A read that fell short gives no verdict, whatever else was found.
-		d.summary = "**No verdict:** the cluster could not be read for everything"
-		if target != "" {
-			d.summary += " " + md(target, maxTextRunes)
-		}
-		d.summary += " renders."
-	case p.InSync() && opts.Restoring > 0:
-		d.summary = fmt.Sprintf("**Drift the GitOps tool restores:** %d drifted field(s)", opts.Restoring)
-		if target != "" {
-			d.summary += " in " + md(target, maxTextRunes)
-		}
-		d.summary += " will be put back by the tool on its own; nothing is proposed."
-	case p.InSync():
-		d.summary = "**In sync:** the cluster matches Git"
-		if target != "" {
-			d.summary += " for " + md(target, maxTextRunes)
-		}
-		d.summary += "."
-	default:
-		d.summary = "**Drift:** " + counts(len(p.Edits), len(p.Refusals))
-		if target != "" {
-			d.summary += " in " + md(target, maxTextRunes)
-		}
-		d.summary += "."
-	}
+	d.summary = summaryLine(p, opts, target)
 	for _, u := range p.Unread {
 		d.unread = append(d.unread, "- "+md(u, maxTextRunes))
 	}
-	for _, e := range p.Edits {
-		d.edits = append(d.edits, "| "+strings.Join([]string{
-			md(e.Object.String(), maxTextRunes),
-			md(e.Field, maxTextRunes),
-			valueCell(e.From) + " → " + valueCell(e.To),
-			locationCell(e.File, e.Line, opts.FileURL),
-			md(e.Route, maxTextRunes),
-		}, " | ")+" |")
+	d.edits, d.declined = editLines(p, opts)
+	for _, n := range opts.Restore {
+		d.restore = append(d.restore, n.line())
 	}
 	for _, r := range p.Refusals {
 		why := md(r.Message, maxTextRunes)
@@ -167,13 +184,13 @@ func Markdown(p *analyzer.Plan, opts MarkdownOptions) string {
 		d.notes = append(d.notes, "- "+md(n, maxTextRunes))
 	}
 
-	// Rows are dropped in this order: edits, notes, unread objects,
-	// refusals.
-	shown := rowCounts{edits: len(d.edits), notes: len(d.notes), unread: len(d.unread), refusals: len(d.refusals)}
+	// Rows are dropped in this order: edits, declined edits, notes, unread
+	// objects, refusals.
+	shown := rowCounts{edits: len(d.edits), declined: len(d.declined), notes: len(d.notes), unread: len(d.unread), refusals: len(d.refusals)}
 	fits := func(c rowCounts) bool { return len(d.build(c)) < limit }
 	// Largest count that fits, given the others; build grows with each
 	// count once anything is dropped, so a binary search is sound.
-	for _, n := range []*int{&shown.edits, &shown.notes, &shown.unread, &shown.refusals} {
+	for _, n := range []*int{&shown.edits, &shown.declined, &shown.notes, &shown.unread, &shown.refusals} {
 		if fits(shown) {
 			break
 		}
@@ -194,17 +211,20 @@ func Markdown(p *analyzer.Plan, opts MarkdownOptions) string {
 // mdDoc holds the rendered pieces of a body so it can be assembled with
 // fewer rows.
 type mdDoc struct {
-	summary                        string
-	edits, refusals, notes, unread []string
-	controls, gitops               []string
-	state                          string
+	summary                                  string
+	edits, declined, refusals, notes, unread []string
+	controls, gitops, restore                []string
+	state                                    string
+	editsHeader                              string // the table's header; none for a checklist
 }
 
 // rowCounts is how many rows of each section a body shows.
-type rowCounts struct{ edits, refusals, notes, unread int }
+type rowCounts struct{ edits, declined, refusals, notes, unread int }
 
 const (
-	editsHeader    = "| Object | Field | Git → Live | Written to | Route |\n| --- | --- | --- | --- | --- |\n"
+	editsHeader = "| Object | Field | Git → Live | Written to | Route |\n| --- | --- | --- | --- | --- |\n"
+	// declinedHeader says how a declined row comes back.
+	declinedHeader = "Left out of the branch; each comes back when its live value changes, or when its box is ticked again.\n\n"
 	refusalsHeader = "| Code | Object | Field | Why | How to fix |\n| --- | --- | --- | --- | --- |\n"
 )
 
@@ -215,6 +235,9 @@ func (d *mdDoc) build(c rowCounts) string {
 	var dropped []string
 	if k := len(d.edits) - c.edits; k > 0 {
 		dropped = append(dropped, plural(k, "more edit"))
+	}
+	if k := len(d.declined) - c.declined; k > 0 {
+		dropped = append(dropped, plural(k, "more declined row"))
 	}
 	if k := len(d.refusals) - c.refusals; k > 0 {
 		dropped = append(dropped, plural(k, "more refusal"))
@@ -238,13 +261,46 @@ func (d *mdDoc) build(c rowCounts) string {
 		}
 	}
 	section("Not read from the cluster", "", d.unread[:c.unread])
-	section("Edits", editsHeader, d.edits[:c.edits])
+	section("Edits", d.editsHeader, d.edits[:c.edits])
+	section("Declined", declinedHeader, d.declined[:c.declined])
 	section("Refusals", refusalsHeader, d.refusals[:c.refusals])
 	section("Notes", "", d.notes[:c.notes])
 	section("GitOps tool", "", d.gitops)
+	section("To restore the cluster instead", "", d.restore)
 	section("Controls", "", d.controls)
 	b.WriteString("\n" + d.state)
 	return b.String()
+}
+
+// summaryLine is the body's first line.
+func summaryLine(p *analyzer.Plan, opts MarkdownOptions, target string) string {
+	in := func(prep string) string {
+		switch {
+		case target == "":
+			return ""
+		case prep == "":
+			return " " + md(target, maxTextRunes)
+		}
+		return " " + prep + " " + md(target, maxTextRunes)
+	}
+	declined := ""
+	if n := rowsEdits(opts.Declined); n > 0 {
+		declined = fmt.Sprintf("; %s declined", plural(n, "edit"))
+	}
+	switch {
+	case len(p.Unread) > 0:
+		// A read that fell short gives no verdict, whatever else was found.
+		return "**No verdict:** the cluster could not be read for everything" + in("") + " renders."
+	case p.InSync() && len(opts.Declined) > 0:
+		return fmt.Sprintf("**Drift, all declined:** %s%s were declined by a reviewer; nothing is proposed.",
+			plural(rowsEdits(opts.Declined), "edit"), in("in"))
+	case p.InSync() && opts.Restoring > 0:
+		return fmt.Sprintf("**Drift the GitOps tool restores:** %d drifted field(s)", opts.Restoring) + in("in") +
+			" will be put back by the tool on its own; nothing is proposed."
+	case p.InSync():
+		return "**In sync:** the cluster matches Git" + in("for") + "."
+	}
+	return "**Drift:** " + counts(len(p.Edits), len(p.Refusals)) + in("in") + declined + "."
 }
 
 // valueCell shows a value as code; absent stays plain so it cannot be

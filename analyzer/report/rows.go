@@ -1,0 +1,124 @@
+package report
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/driftback/driftback/analyzer"
+)
+
+// EditRow is one choice a reviewer makes in a pull request's body: the
+// edits that land in one place (one images: entry supplying several
+// fields, one patch file) and so are kept or declined together. Key names
+// the row across polls; the bot derives it from the target, the objects,
+// fields and live values.
+type EditRow struct {
+	Key   string
+	Edits []analyzer.Edit
+}
+
+// rowMarker ends a row's checkbox line; RowBoxes finds it again whatever
+// a person did to the text around it, as with the regenerate box.
+const rowMarkerPrefix = "<!-- driftback:edit "
+
+// rowBox matches a row's checkbox line: the box, any text, the marker.
+var rowBox = regexp.MustCompile(`^\s*[-*+] \[([ xX])\] .*<!-- driftback:edit ([0-9a-f]{1,64}) -->\s*$`)
+
+// RowBoxes reads the rows' checkboxes from a body: key → ticked. A key
+// whose box appears twice (a person copied a line) counts as ticked only if
+// every copy is: declining is what an untick asks for, and one untick of
+// the two is still one.
+func RowBoxes(body string) map[string]bool {
+	out := map[string]bool{}
+	for _, line := range strings.Split(body, "\n") {
+		m := rowBox.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		ticked := m[1] != " "
+		if prev, seen := out[m[2]]; seen {
+			ticked = ticked && prev
+		}
+		out[m[2]] = ticked
+	}
+	return out
+}
+
+// rowLine renders one row as a task-list item (GitHub toggles the box in
+// the body when a reviewer clicks it), its edits under it when there are
+// several.
+func rowLine(r EditRow, ticked bool, fileURL func(string, int) string) string {
+	box, where := "- [ ] ", "would be written to"
+	if ticked {
+		box, where = "- [x] ", "written to"
+	}
+	marker := " " + rowMarkerPrefix + r.Key + " -->"
+	if len(r.Edits) == 1 {
+		return box + editText(r.Edits[0], where, fileURL) + marker
+	}
+	if len(r.Edits) == 0 {
+		return box + "(no edits)" + marker
+	}
+	first := r.Edits[0]
+	line := first.Line // the line they share, if they share one (a patch file's fields need not)
+	for _, e := range r.Edits {
+		if e.File != first.File || e.Line != line {
+			line = 0
+		}
+	}
+	head := fmt.Sprintf("%s%d fields that land together, %s %s (%s):%s", box, len(r.Edits), where,
+		locationCell(first.File, line, fileURL), md(first.Route, maxTextRunes), marker)
+	lines := []string{head}
+	for _, e := range r.Edits {
+		lines = append(lines, "  - "+editText(e, where, fileURL))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// editText is one edit on one line: object, field, Git → live, where.
+func editText(e analyzer.Edit, where string, fileURL func(string, int) string) string {
+	s := "<code>" + md(e.Object.String(), maxTextRunes) + "</code> <code>" + md(e.Field, maxTextRunes) + "</code>: " +
+		valueCell(e.From) + " → " + valueCell(e.To)
+	if loc := locationCell(e.File, e.Line, fileURL); loc != "" {
+		s += ", " + where + " " + loc
+	}
+	if e.Route != "" {
+		s += " (" + md(e.Route, maxTextRunes) + ")"
+	}
+	return s
+}
+
+// rowsEdits counts the edits of rows.
+func rowsEdits(rows []EditRow) int {
+	n := 0
+	for _, r := range rows {
+		n += len(r.Edits)
+	}
+	return n
+}
+
+// editLines renders the Edits section: the table, or with rows the
+// reviewer's checklist, and the declined rows.
+func editLines(p *analyzer.Plan, opts MarkdownOptions) (edits, declined []string) {
+	if opts.Rows == nil {
+		for _, e := range p.Edits {
+			edits = append(edits, "| "+strings.Join([]string{
+				md(e.Object.String(), maxTextRunes),
+				md(e.Field, maxTextRunes),
+				valueCell(e.From) + " → " + valueCell(e.To),
+				locationCell(e.File, e.Line, opts.FileURL),
+				md(e.Route, maxTextRunes),
+			}, " | ")+" |")
+		}
+	} else {
+		for _, r := range opts.Rows {
+			edits = append(edits, rowLine(r, true, opts.FileURL))
+		}
+	}
+	for _, r := range opts.Declined {
+		// Not linked: the branch does not hold a declined edit.
+		declined = append(declined, rowLine(r, false, nil))
+	}
+	return edits, declined
+}

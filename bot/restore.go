@@ -1,0 +1,215 @@
+package bot
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/cluster"
+)
+
+// The other road (issue 33): for every object the body names, how to put
+// the cluster back to what Git says instead of changing Git. Only
+// commands that apply Git's own state are given — the GitOps tool's
+// reconcile or sync, or a server-side apply of the root as Git renders it
+// — never a value driftback would have to write itself. Where no command
+// does that exactly (a field the tool ignores, an object that opts out of
+// it, a field Git lacks that an apply leaves in place), the body says so
+// and names the object to change by hand.
+
+// maxArgoResources bounds the --resource flags of one sync command; past
+// it the whole Application is synced, which restores these objects too.
+const maxArgoResources = 20
+
+// maxCommand and maxListedObjects keep a note whole: the body cuts longer
+// text short, and a command cut short must never be shown.
+const (
+	maxCommand       = 1500
+	maxListedObjects = 300
+)
+
+// drifted is one field the body names: an edit, declined or not, or a
+// refusal. inGit is whether Git's render has it, as far as driftback
+// knows (a refusal is assumed not to: no command is then promised to
+// remove a field it cannot see).
+type drifted struct {
+	ref   analyzer.ObjectRef
+	field string
+	inGit bool
+	// missing: the object is in Git and not in the cluster (not-in-cluster);
+	// the tool's apply creates it.
+	missing bool
+}
+
+// restoreNotes says how to restore the cluster instead, one note per tool
+// (or per field the tool cannot restore), for the plan's edits and
+// refusals and the declined rows.
+func restoreNotes(p *poll, plan *analyzer.Plan, web string) []report.ToolNote {
+	if plan == nil {
+		return nil
+	}
+	var fields []drifted
+	for _, e := range plan.Edits {
+		fields = append(fields, drifted{ref: e.Object, field: e.Field, inGit: e.From != nil})
+	}
+	if p.review != nil {
+		for _, r := range p.review.declined {
+			for _, e := range r.Edits {
+				fields = append(fields, drifted{ref: e.Object, field: e.Field, inGit: e.From != nil})
+			}
+		}
+	}
+	for _, r := range plan.Refusals {
+		if r.Object.Kind != "" {
+			fields = append(fields, drifted{r.Object, r.Field, false, r.Code == analyzer.CodeNotInCluster})
+		}
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	if p.enforcement == nil {
+		return []report.ToolNote{plainRestore(p, web)}
+	}
+	return toolRestore(p.enforcement, indexLive(p.objs), fields)
+}
+
+// toolRestore is the tool's command for the objects it restores, and a
+// note for each field it does not.
+func toolRestore(e *cluster.Enforcement, live liveIndex, fields []drifted) []report.ToolNote {
+	covered := map[analyzer.ObjectRef]bool{}
+	var byHand []report.ToolNote
+	for _, f := range fields {
+		o, ok := live[f.ref]
+		applies, why := false, "the live object was not read"
+		switch {
+		case f.missing:
+			applies, why = e.Applies(cluster.Object{Object: map[string]any{}}, "metadata", true)
+		case ok:
+			applies, why = e.Applies(o, f.field, f.inGit)
+		}
+		if applies {
+			covered[f.ref] = true
+			continue
+		}
+		if len(byHand) == maxToolNotes {
+			byHand = append(byHand, report.ToolNote{Text: "…and more fields to change by hand"})
+		}
+		if len(byHand) > maxToolNotes {
+			continue
+		}
+		n := report.ToolNote{Object: f.ref.String(), Field: f.field,
+			Text: "no command applies exactly Git's value here (" + why + "); change it by hand:", Command: editCommand(f.ref)}
+		if f.missing || !ok {
+			n.Text, n.Command = "no command applies exactly Git's state of this object here ("+why+"); apply it from Git by hand", ""
+		}
+		byHand = append(byHand, n)
+	}
+	var notes []report.ToolNote
+	if len(covered) > 0 {
+		notes = append(notes, toolCommand(e, covered))
+	}
+	return append(notes, byHand...)
+}
+
+// toolCommand makes the tool apply Git to the covered objects.
+func toolCommand(e *cluster.Enforcement, covered map[analyzer.ObjectRef]bool) report.ToolNote {
+	refs := make([]analyzer.ObjectRef, 0, len(covered))
+	for r := range covered {
+		refs = append(refs, r)
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].String() < refs[j].String() })
+	names := make([]string, len(refs))
+	for i, r := range refs {
+		names[i] = r.String()
+	}
+	objects := strings.Join(names, ", ")
+	if len(names) > maxArgoResources || len(objects) > maxListedObjects {
+		objects = fmt.Sprintf("the %d objects named above", len(names))
+	}
+	switch {
+	case e.Suspended:
+		return report.ToolNote{Text: fmt.Sprintf("%s is suspended. Resuming it applies the revision its source holds now to every object it manages, "+
+			"putting Git's values back in %s (and keeps applying Git from then on):", e.Object, objects), Command: e.Resume}
+	case e.Tool == "Argo CD":
+		cmd := e.Restore
+		scoped := cmd
+		for _, r := range refs {
+			scoped += " --resource " + argoResource(r)
+		}
+		if len(refs) <= maxArgoResources && len(scoped) <= maxCommand {
+			cmd = scoped // else the whole Application, which restores these too
+		}
+		return report.ToolNote{Text: fmt.Sprintf("%s syncs to its target revision, putting Git's values back in %s:", e.Object, objects), Command: cmd}
+	}
+	return report.ToolNote{Text: fmt.Sprintf("%s applies the revision its source holds now to every object it manages, "+
+		"putting Git's values back in %s:", e.Object, objects), Command: e.Restore}
+}
+
+// argoResource names an object as `argocd app sync --resource` takes it:
+// GROUP:KIND:NAMESPACE/NAME (GROUP empty for the core group).
+func argoResource(r analyzer.ObjectRef) string {
+	name := r.Name
+	if r.Namespace != "" {
+		name = r.Namespace + "/" + r.Name
+	}
+	return groupOf(r.APIVersion) + ":" + r.Kind + ":" + name
+}
+
+func groupOf(apiVersion string) string {
+	if i := strings.LastIndex(apiVersion, "/"); i >= 0 {
+		return apiVersion[:i]
+	}
+	return ""
+}
+
+// editCommand opens the live object in an editor.
+func editCommand(r analyzer.ObjectRef) string {
+	res := strings.ToLower(r.Kind)
+	if g := groupOf(r.APIVersion); g != "" {
+		res += "." + g
+	}
+	cmd := "kubectl"
+	if r.Namespace != "" {
+		cmd += " -n " + r.Namespace
+	}
+	return cmd + " edit " + res + "/" + r.Name
+}
+
+// fromCheckout is the road when the root cannot be named to kubectl
+// safely in one line.
+func fromCheckout(p *poll) report.ToolNote {
+	return report.ToolNote{Text: fmt.Sprintf("driftback reads no GitOps tool for this target: from a checkout of the base head %s, "+
+		"a server-side apply of what %s renders (kubectl apply --server-side --force-conflicts -k) puts Git's values back.", short(p.baseSHA), p.t.Config.Root)}
+}
+
+// safeRoot admits a root path kubectl can be given in a quoted URL as is.
+var safeRoot = regexp.MustCompile(`^[A-Za-z0-9._/-]*$`)
+
+// plainRestore is the road for a target no GitOps tool is read for: a
+// server-side apply of the root as Git renders it at the base head,
+// fetched by kubectl itself (kustomize's remote form), so no checkout at
+// any path is assumed. It applies every object the root renders: kubectl
+// has no way to apply one object of a build, and Git's state of the others
+// is what they hold already or what they should.
+func plainRestore(p *poll, web string) report.ToolNote {
+	tc := p.t.Config
+	root := strings.Trim(tc.Root, "/")
+	if !safeRoot.MatchString(root) || strings.Contains(root, "..") || p.baseSHA == "" {
+		return fromCheckout(p)
+	}
+	src := fmt.Sprintf("%s/%s/%s.git", web, p.owner, p.repo)
+	if root != "" && root != "." {
+		src += "//" + root
+	}
+	src += "?ref=" + p.baseSHA
+	if len(src) > maxCommand-100 {
+		return fromCheckout(p)
+	}
+	return report.ToolNote{Text: "driftback reads no GitOps tool for this target. A server-side apply of " + tc.Root +
+		" as Git renders it at the base head (kubectl fetches it with git) puts Git's values back in every object it renders; " +
+		"a field Git lacks stays unless kubectl's apply owned it, so remove such a field by hand:",
+		Command: "kubectl apply --server-side --force-conflicts -k '" + src + "'"}
+}

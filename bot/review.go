@@ -1,0 +1,258 @@
+package bot
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/internal/jsonvalue"
+)
+
+// The reviewer's choice, edit by edit (issue 33). Each row of the body is
+// a checkbox; an unticked row is declined: the poll plans again with the
+// cluster taken to hold Git's value in the row's fields, so the branch is
+// rebuilt without it and the analyzer re-verifies what is left. A decline
+// is remembered in the pull request's state by the row's key — the
+// target, objects, fields and live values — so it holds across restarts
+// and replicas, and ends when a live value changes or the box is ticked.
+
+// closedDeclined marks a pull request driftback closed because every row
+// was declined (its branch is kept): reopening it brings them all back.
+const closedDeclined = "declined"
+
+// review is what the reviewer chose for this poll's plan.
+type review struct {
+	declined []report.EditRow // rows of the plan before declines, in its order
+}
+
+// keys are the declined rows' keys, sorted, for the state.
+func (r *review) keys() []string {
+	if r == nil {
+		return nil
+	}
+	out := make([]string, len(r.declined))
+	for i, d := range r.declined {
+		out[i] = d.Key
+	}
+	sort.Strings(out)
+	return out
+}
+
+// allDeclined reports a plan with nothing left to write because the
+// reviewer declined what there was.
+func (r *review) allDeclined(plan *analyzer.Plan) bool {
+	return r != nil && len(r.declined) > 0 && len(plan.Files) == 0
+}
+
+// declinedEdits counts the edits of the declined rows.
+func (r *review) declinedEdits() int {
+	if r == nil {
+		return 0
+	}
+	return editsOf(r.declined)
+}
+
+// editRows groups a plan's edits into the rows a reviewer keeps or
+// declines: edits written to one line of one file (an images: or
+// replicas: entry, a labels: value, a substitution variable, a generator
+// literal) and edits written to one patch file are one row, so declining a
+// row never leaves half of a shared entry in the branch. Rows keep the
+// plan's order.
+func editRows(target string, plan *analyzer.Plan) []report.EditRow {
+	if plan == nil {
+		return nil
+	}
+	group := map[string]int{} // place → row
+	var rows []report.EditRow
+	for _, e := range plan.Edits {
+		place := e.File + "\x00" + placeLine(e)
+		i, ok := group[place]
+		if !ok || e.File == "" {
+			i = len(rows)
+			rows = append(rows, report.EditRow{})
+			group[place] = i
+		}
+		rows[i].Edits = append(rows[i].Edits, e)
+	}
+	for i := range rows {
+		rows[i].Key = rowKey(target, rows[i].Edits)
+	}
+	return rows
+}
+
+// placeLine is where in its file an edit lands, as far as sharing goes: a
+// patch (or an override's patch file) is one place whatever its lines; an
+// edit without a line is the whole file.
+func placeLine(e analyzer.Edit) string {
+	if e.Route == analyzer.RoutePatch || e.Route == analyzer.RouteOverlay || e.Line <= 0 {
+		return "file"
+	}
+	return strconv.Itoa(e.Line)
+}
+
+// rowKey names a row by the target and, for each edit, the object, the
+// field and a hash of the live value: stable across polls and processes
+// while the cluster holds the same values, new as soon as one changes.
+func rowKey(target string, edits []analyzer.Edit) string {
+	parts := make([]string, len(edits))
+	for i, e := range edits {
+		v := sha256.Sum256([]byte(jsonvalue.Canonical(e.To)))
+		o := e.Object
+		parts[i] = o.APIVersion + "\x00" + o.Kind + "\x00" + o.Namespace + "\x00" + o.Name + "\x00" + e.Field + "\x00" + hex.EncodeToString(v[:])
+	}
+	sort.Strings(parts)
+	h := sha256.New()
+	h.Write([]byte(target))
+	for _, p := range parts {
+		h.Write([]byte{0})
+		h.Write([]byte(p))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// choices reads what the reviewer chose: from the open pull request of
+// this installation (its boxes, then its state), or, with none open, from
+// the state of the last one closed or merged (a decline outlives its pull
+// request; a pull request driftback closed because the drift was gone
+// carries none).
+func (b *Bot) choices(p *poll) (remembered map[string]bool, boxes map[string]bool, reopened bool) {
+	open, lastClosed := splitPRs(p.prs)
+	var from *github.PullRequest
+	switch {
+	case open != nil:
+		from = open
+	case lastClosed != nil:
+		from = lastClosed
+	}
+	if from == nil || !b.ownsPR(from) {
+		return nil, nil, false
+	}
+	st, _ := parseState(from.GetBody())
+	if from == lastClosed && st.Closed == "driftback" {
+		return nil, nil, false
+	}
+	if from == open && st.Closed == closedDeclined {
+		// Reopened after driftback closed it with every row declined: the
+		// reopen is the reviewer taking them back.
+		return nil, nil, true
+	}
+	remembered = map[string]bool{}
+	for _, k := range st.Declined {
+		remembered[k] = true
+	}
+	if from == open || st.Closed == closedDeclined {
+		// The boxes of the open pull request, or of the one driftback
+		// closed with every row declined: a box ticked there brings its
+		// row back in a new pull request.
+		boxes = report.RowBoxes(from.GetBody())
+	}
+	return remembered, boxes, false
+}
+
+// decide picks the declined rows of the full plan: a row a box names is
+// declined when its box is unticked, any other when the state remembers
+// its key. It returns the edits to plan without.
+func (b *Bot) decide(p *poll, full *analyzer.Plan) []analyzer.Edit {
+	rv := &review{}
+	p.review = rv
+	remembered, boxes, reopened := b.choices(p)
+	if reopened {
+		p.log.Info("the pull request closed with every edit declined was reopened; every edit is back")
+	}
+	var out []analyzer.Edit
+	for _, row := range editRows(p.t.Config.Name, full) {
+		declined := remembered[row.Key]
+		if ticked, ok := boxes[row.Key]; ok {
+			declined = !ticked
+		}
+		if declined {
+			rv.declined = append(rv.declined, row)
+			out = append(out, row.Edits...)
+		}
+	}
+	if len(rv.declined) > 0 {
+		p.log.Info("planning without the edits a reviewer declined", "rows", len(rv.declined), "edits", len(out))
+	}
+	return out
+}
+
+// declinedAll ends a poll whose every row a reviewer declined: the open
+// pull request is closed, its branch kept, and the target stays quiet
+// until a live value changes. It returns the pull request still open, if
+// any.
+func (b *Bot) declinedAll(ctx context.Context, p *poll, plan *analyzer.Plan, open, lastClosed *github.PullRequest) (*github.PullRequest, error) {
+	p.out.Declined = true
+	if open == nil {
+		// A merged pull request's branch goes, declined rows or not.
+		return nil, b.dropOrphan(ctx, p, lastClosed)
+	}
+	closed, err := b.closeDeclined(ctx, p, plan, open)
+	if err != nil || closed {
+		return nil, err
+	}
+	return open, nil
+}
+
+// declinedMarker finds the comment closeDeclined posts, so it is posted
+// once.
+const declinedMarker = "<!-- driftback:declined -->"
+
+// closeDeclined closes the pull request whose every row a reviewer
+// declined, as a reviewer's own close would: the branch stays (a reopen
+// needs it), and the state remembers the rows, so the target stays quiet
+// until a live value changes. Reopening it brings every row back.
+func (b *Bot) closeDeclined(ctx context.Context, p *poll, plan *analyzer.Plan, pr *github.PullRequest) (bool, error) {
+	if moved, err := b.bodyMoved(ctx, p, pr); err != nil || moved {
+		return false, err
+	}
+	if head, ok := b.branchHead(ctx, p); ok {
+		if _, own, err := b.ownHead(ctx, p, head); err != nil || !own {
+			// A person's commit is on the branch: declining driftback's
+			// edits says nothing about it, so the pull request stays open
+			// (frozen, as ever with such a commit).
+			if err == nil {
+				p.out.Frozen = true
+				p.note = "> Every edit driftback proposed was declined, but `" + p.branch + "` holds a commit driftback did not make, so the pull request stays open."
+			}
+			return false, err
+		}
+	}
+	tc := p.t.Config
+	if err := b.commentOnce(ctx, p, pr.GetNumber(), "Every edit of this pull request was declined, so driftback closes it and keeps its branch. "+
+		"It proposes nothing more until a declined field's live value changes; reopen this pull request to bring every edit back.\n\n"+declinedMarker); err != nil {
+		return false, err
+	}
+	st, _ := parseState(pr.GetBody())
+	st.Version, st.Target, st.Instance, st.Closed, st.Declined = 1, tc.Name, b.stamp(), closedDeclined, p.review.keys()
+	body := b.body(p, plan, st, "")
+	if _, _, err := b.GitHub.PullRequests.Edit(ctx, p.owner, p.repo, pr.GetNumber(), &github.PullRequest{State: github.String("closed"), Body: github.String(body)}); err != nil {
+		return false, fmt.Errorf("close #%d: %w", pr.GetNumber(), err)
+	}
+	p.log.Info("every edit declined; closed the pull request and kept its branch", "pr", pr.GetNumber())
+	return true, nil
+}
+
+// bodyMoved reads the pull request again before its body is rewritten: a
+// body a person changed since the poll read it (a box ticked while the
+// poll ran) is not written over; the poll leaves it, and the next one
+// reads the change. GitHub has no conditional write for a body, so this
+// narrows the window to one round trip rather than the whole poll.
+func (b *Bot) bodyMoved(ctx context.Context, p *poll, read *github.PullRequest) (bool, error) {
+	now, _, err := b.GitHub.PullRequests.Get(ctx, p.owner, p.repo, read.GetNumber())
+	if err != nil {
+		return false, fmt.Errorf("pull request #%d: %w", read.GetNumber(), err)
+	}
+	if now.GetBody() == read.GetBody() && now.GetState() == read.GetState() {
+		return false, nil
+	}
+	p.bodyMoved = true
+	p.log.Info("the pull request's body changed while the poll ran; leaving it for the next poll", "pr", read.GetNumber())
+	return true, nil
+}
