@@ -51,11 +51,10 @@ func TestIssuesCreateGetEditList(t *testing.T) {
 func TestIssuesAreStrict(t *testing.T) {
 	e := newEnv(t)
 	e.srv.SetAppPermissions(appID, map[string]string{"contents": "write", "pull_requests": "write", "issues": "read", "metadata": "read"})
-	_, resp, err := e.gh.Issues.ListByRepo(e.ctx, tOwner, tRepo, nil)
-	if err != nil {
+	if _, _, err := e.gh.Issues.ListByRepo(e.ctx, tOwner, tRepo, nil); err != nil {
 		t.Fatalf("list with issues: read: %v", err)
 	}
-	_, resp, err = e.gh.Issues.Create(e.ctx, tOwner, tRepo, &github.IssueRequest{Title: github.String("x")})
+	_, resp, err := e.gh.Issues.Create(e.ctx, tOwner, tRepo, &github.IssueRequest{Title: github.String("x")})
 	if status(resp) != http.StatusForbidden || !strings.Contains(errMessage(err), "Resource not accessible by integration") {
 		t.Fatalf("create with issues: read: %d %v", status(resp), err)
 	}
