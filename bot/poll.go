@@ -316,10 +316,13 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 		// cluster). Close what is open, and remove a branch of ours that
 		// no open pull request holds.
 		if open != nil {
-			if err := b.closeResolved(ctx, p, plan, open); err != nil {
+			closed, err := b.closeResolved(ctx, p, plan, open)
+			if err != nil {
 				return err
 			}
-			open = nil // closed, its body rewritten
+			if closed {
+				open = nil // its body rewritten
+			}
 		} else if err := b.dropOrphan(ctx, p, lastClosed); err != nil {
 			return err
 		}
