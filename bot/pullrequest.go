@@ -278,6 +278,21 @@ func (b *Bot) dress(ctx context.Context, p *poll, number int) bool {
 	return ok
 }
 
+// resolved ends a poll with nothing to propose because the drift is gone:
+// it closes what is open and removes a branch of ours that no open pull
+// request holds. It returns the pull request still open, if any (its body
+// changed during the poll: the next poll closes it).
+func (b *Bot) resolved(ctx context.Context, p *poll, plan *analyzer.Plan, open, lastClosed *github.PullRequest) (*github.PullRequest, error) {
+	if open == nil {
+		return nil, b.dropOrphan(ctx, p, lastClosed)
+	}
+	closed, err := b.closeResolved(ctx, p, plan, open)
+	if err != nil || closed {
+		return nil, err
+	}
+	return open, nil
+}
+
 // resolvedMarker finds the bot's closing comment again, so it is posted
 // once however often closing fails.
 const resolvedMarker = "<!-- driftback:resolved -->"
