@@ -4,7 +4,10 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+
+	"github.com/driftback/driftback/bot/githubapi"
 )
 
 // editDuringPoll makes n's next poll meet a person's edit of the open pull
@@ -93,5 +96,44 @@ func TestStallNoteDropDoesNotWriteOverABodyEditedDuringThePoll(t *testing.T) {
 	body = h.openPR().Body
 	if strings.Contains(body, stallMarker) || !strings.Contains(body, personsNote) {
 		t.Fatalf("want the note gone and the person's text kept:\n%s", body)
+	}
+}
+
+// A failure that lasts puts its note on the body the poll listed: a
+// person's edit right after that list is not written over; the next
+// failing poll puts the note on their body.
+func TestStallNoteDoesNotWriteOverABodyEditedDuringThePoll(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.poll()
+	var armed atomic.Bool
+	var once sync.Once
+	n := newHarnessOn(t, h)
+	n.bot = h.botOn(t, false, h.clock.Now, func(o *githubapi.ClientOptions) {
+		base := o.Base
+		o.Base = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			resp, err := base.RoundTrip(r)
+			if armed.Load() && r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/pulls") {
+				// The poll has the list; the person edits (through
+				// another client) before the poll writes.
+				once.Do(func() {
+					pr := h.openPR()
+					editBody(h, pr.Number, withPersonsNote(pr.Body))
+				})
+			}
+			return resp, err
+		})
+	})
+	stallCauses["a kind cannot be read"].brk(n)
+	n.pollErr()
+	armed.Store(true)
+	n.pollErr() // the same cause a second time: the note's poll
+	body := h.openPR().Body
+	if !strings.Contains(body, personsNote) || strings.Contains(body, stallMarker) {
+		t.Fatalf("want the person's edit kept and the note left for the next poll:\n%s", body)
+	}
+	n.pollErr()
+	body = h.openPR().Body
+	if !strings.Contains(body, personsNote) || strings.Count(body, stallMarker) != 1 {
+		t.Fatalf("want the note on the person's body:\n%s", body)
 	}
 }
