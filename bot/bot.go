@@ -106,7 +106,7 @@ type Outcome struct {
 	PR        int    // the open pull request's number, 0 if none
 	Pushed    bool   // a new commit went to the branch
 	Frozen    bool   // someone else committed on the branch
-	Declined  bool   // the same edit set was closed unmerged before
+	Declined  bool   // the same edit set was closed unmerged before, or a reviewer declined every edit
 	Waiting   string // why nothing was proposed yet (the applied revision lags)
 	Blocked   string // why GitHub refused to move the branch (a ruleset, the workflows permission)
 	CheckRuns int    // check runs created or updated
@@ -117,6 +117,13 @@ type Outcome struct {
 	// Restoring counts the drifted fields the GitOps tool will put back
 	// on its own (not proposed).
 	Restoring int
+	// DeclinedEdits counts the edits a reviewer unticked, which the plan
+	// leaves out.
+	DeclinedEdits int
+	// DeclinedPR is the pull request driftback closed because a reviewer
+	// declined every edit of it, a reopen of which brings them back; 0 if
+	// none.
+	DeclinedPR int
 	// Failure says why a poll that fails for a cause a person must fix
 	// failed, in words that hold as long as the cause does ("" for a
 	// blip: the network, a timeout, a 5xx).

@@ -36,8 +36,9 @@ const (
 	rowFrozen    = "frozen"
 	rowFailing   = "failing"
 	rowRefused   = "refused"
-	rowDeclined  = "declined"
-	rowPending   = "pending" // not polled yet
+	rowDeclined  = "declined"        // the pull request was closed unmerged
+	rowInReview  = "declined-review" // every edit declined edit by edit
+	rowPending   = "pending"         // not polled yet
 )
 
 // dashRow is one target's row; it is all the text of the row says.
@@ -46,6 +47,7 @@ type dashRow struct {
 	State     string `json:"state"`
 	PR        int    `json:"pr,omitempty"`
 	Edits     int    `json:"edits,omitempty"`
+	Declined  int    `json:"declined,omitempty"` // edits a reviewer unticked
 	Refusals  int    `json:"refusals,omitempty"`
 	Restoring int    `json:"restoring,omitempty"`
 	Why       string `json:"why,omitempty"`
@@ -91,6 +93,9 @@ func rowOf(name string, out Outcome, err error, failures int, since time.Time) (
 		row.State, row.PR = rowFrozen, out.Number
 	case out.Number != 0:
 		row.State, row.PR = rowPR, out.Number
+	case out.Declined && out.DeclinedEdits > 0 && out.Plan != nil && len(out.Plan.Files) == 0:
+		// Nothing left to write because a reviewer unticked every edit.
+		row.State, row.PR = rowInReview, out.DeclinedPR
 	case out.Declined:
 		row.State = rowDeclined
 	case out.Plan != nil && len(out.Plan.Refusals) > 0:
@@ -105,6 +110,7 @@ func rowOf(name string, out Outcome, err error, failures int, since time.Time) (
 	}
 	if out.Plan != nil && row.State != rowWaiting && row.State != rowFailing {
 		row.Edits, row.Refusals = len(out.Plan.Edits), len(out.Plan.Refusals)
+		row.Declined = out.DeclinedEdits
 	}
 	if row.State != rowFailing {
 		row.Restoring = out.Restoring
@@ -237,13 +243,14 @@ func dashTable(rows []dashRow, compact bool, room int) string {
 
 var stateWords = map[string]string{
 	rowInSync: "in sync", rowPR: "pull request open", rowWaiting: "waiting", rowRestoring: "the GitOps tool will restore it",
-	rowFrozen: "frozen", rowFailing: "failing", rowRefused: "refused", rowDeclined: "declined", rowPending: "not polled yet",
+	rowFrozen: "frozen", rowFailing: "failing", rowRefused: "refused", rowDeclined: "declined", rowInReview: "declined in review",
+	rowPending: "not polled yet",
 }
 
 // dashSummary is one line of counts in a fixed order.
 func dashSummary(counts map[string]int) string {
 	var parts []string
-	for _, s := range []string{rowPR, rowFrozen, rowFailing, rowWaiting, rowRefused, rowRestoring, rowDeclined, rowPending, rowInSync} {
+	for _, s := range []string{rowPR, rowFrozen, rowFailing, rowWaiting, rowRefused, rowRestoring, rowInReview, rowDeclined, rowPending, rowInSync} {
 		if counts[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%s: %d", stateWords[s], counts[s]))
 		}
@@ -256,7 +263,7 @@ func rowDetails(r dashRow) string {
 	var parts []string
 	switch r.State {
 	case rowPR:
-		parts = append(parts, fmt.Sprintf("#%d: %s", r.PR, counted(r.Edits, r.Refusals)))
+		parts = append(parts, fmt.Sprintf("#%d: %s", r.PR, counted(r.Edits, r.Declined, r.Refusals)))
 	case rowFrozen:
 		parts = append(parts, fmt.Sprintf("#%d: someone else pushed to the branch; tick its Regenerate box to go on", r.PR))
 	case rowWaiting:
@@ -271,9 +278,11 @@ func rowDetails(r dashRow) string {
 		}
 		parts = append(parts, "since "+since+": "+r.Why)
 	case rowRefused:
-		parts = append(parts, counted(r.Edits, r.Refusals)+"; the check run says why")
+		parts = append(parts, counted(r.Edits, r.Declined, r.Refusals)+"; the check run says why")
 	case rowDeclined:
 		parts = append(parts, "its pull request was closed unmerged; quiet until the live state changes")
+	case rowInReview:
+		parts = append(parts, inReview(r))
 	case rowPending:
 		parts = append(parts, "no poll has reported yet")
 	}
@@ -283,14 +292,33 @@ func rowDetails(r dashRow) string {
 	return strings.Join(parts, "; ")
 }
 
-func counted(edits, refusals int) string {
-	switch {
-	case refusals == 0:
-		return plural(edits, "edit")
-	case edits == 0:
-		return plural(refusals, "refusal")
+// inReview is the details of a target whose every edit a reviewer
+// declined.
+func inReview(r dashRow) string {
+	s := plural(r.Declined, "edit") + " declined in review; quiet until a declined field's live value changes"
+	if r.PR != 0 {
+		s = fmt.Sprintf("#%d closed: %s, or until it is reopened", r.PR, s)
 	}
-	return plural(edits, "edit") + ", " + plural(refusals, "refusal")
+	if r.Refusals > 0 {
+		s += "; " + plural(r.Refusals, "refusal") + ", the check run says why"
+	}
+	return s
+}
+
+// counted is "3 edits, 1 declined, 2 refusals", leaving out what is 0 (but
+// for the edits when nothing else is left).
+func counted(edits, declined, refusals int) string {
+	var parts []string
+	if edits > 0 || declined == 0 && refusals == 0 {
+		parts = append(parts, plural(edits, "edit"))
+	}
+	if declined > 0 {
+		parts = append(parts, fmt.Sprintf("%d declined", declined))
+	}
+	if refusals > 0 {
+		parts = append(parts, plural(refusals, "refusal"))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func plural(n int, word string) string {

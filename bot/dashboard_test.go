@@ -417,3 +417,63 @@ func TestDashboardLeavesTheBudgetsLastPartToPullRequests(t *testing.T) {
 		t.Fatalf("dashboard:\n%s", d.Body)
 	}
 }
+
+// A pull request's row counts the edits a reviewer declined beside the
+// ones it keeps; once every edit is declined (the pull request closed as
+// declined) the row says so, and stays as it is, polls and a restart
+// later, without a write.
+func TestDashboardRowSaysWhatWasDeclined(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	withIssues(h)
+	r := dashRunner(h, h.bot, h.target)
+	pollRound(t, r)
+	if got := row(t, theDashboard(t, h).Body, "shop-prod"); !strings.Contains(got, "| pull request open | #1: 4 edits |") {
+		t.Fatalf("row %q", got)
+	}
+	setBox(h, "memory", false)
+	pollRound(t, r)
+	if got := row(t, theDashboard(t, h).Body, "shop-prod"); !strings.Contains(got, "| pull request open | #1: 3 edits, 1 declined |") {
+		t.Fatalf("one edit declined: row %q", got)
+	}
+	for _, what := range []string{ttl, "image", "replicas"} {
+		setBox(h, what, false)
+	}
+	pollRound(t, r)
+	if pr := h.prs()[0]; pr.State != "closed" {
+		t.Fatalf("every edit declined, the pull request is %s", pr.State)
+	}
+	d := theDashboard(t, h)
+	want := "| declined in review | #1 closed: 4 edits declined in review; quiet until a declined field's live value changes, or until it is reopened |"
+	if got := row(t, d.Body, "shop-prod"); got != "| `shop-prod` "+want {
+		t.Fatalf("every edit declined: row %q, want %q", got, want)
+	}
+	if !strings.Contains(d.Body, "**Targets** — declined in review: 1") {
+		t.Fatalf("summary:\n%s", d.Body)
+	}
+	mark := len(h.srv.Requests())
+	for range 2 {
+		h.clock.Advance(time.Minute)
+		pollRound(t, r)
+	}
+	pollRound(t, dashRunner(h, h.newBot(t, false), h.target)) // a restart
+	if _, wrote := issueCalls(h, mark); wrote != 0 {
+		t.Fatalf("%d dashboard writes with nothing changed", wrote)
+	}
+}
+
+// A pull request every edit of which is declined stays open when a person
+// committed to its branch: its row is frozen, with its number.
+func TestDashboardEveryEditDeclinedOnAFrozenBranch(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	withIssues(h)
+	r := dashRunner(h, h.bot, h.target)
+	pollRound(t, r)
+	h.srv.Commit(owner, repo, branch, "alice", map[string][]byte{"NOTES.md": []byte("mine\n")})
+	for _, what := range []string{ttl, "image", "memory", "replicas"} {
+		setBox(h, what, false)
+	}
+	pollRound(t, r)
+	if got := row(t, theDashboard(t, h).Body, "shop-prod"); !strings.Contains(got, "| frozen | #1: someone else pushed to the branch") {
+		t.Fatalf("row %q", got)
+	}
+}

@@ -285,6 +285,7 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 	}
 	p.out.Plan = plan
 	p.out.Restoring = len(p.restoring)
+	p.out.DeclinedEdits = p.review.declinedEdits()
 	if p.out.Waiting != "" {
 		p.log.Info("waiting for the applied revision", "reason", p.out.Waiting)
 		n, err := b.postChecks(ctx, p, []string{p.baseSHA}, checkResult{conclusion: "neutral", title: "Waiting for the GitOps tool",
@@ -313,14 +314,8 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 		}
 	case len(plan.Files) == 0:
 		// Nothing to propose: drift gone (merged, or reverted in the
-		// cluster). Close what is open, and remove a branch of ours that
-		// no open pull request holds.
-		if open != nil {
-			if err := b.closeResolved(ctx, p, plan, open); err != nil {
-				return err
-			}
-			open = nil // closed, its body rewritten
-		} else if err := b.dropOrphan(ctx, p, lastClosed); err != nil {
+		// cluster).
+		if open, err = b.resolved(ctx, p, plan, open, lastClosed); err != nil {
 			return err
 		}
 	default:

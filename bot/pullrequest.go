@@ -278,6 +278,21 @@ func (b *Bot) dress(ctx context.Context, p *poll, number int) bool {
 	return ok
 }
 
+// resolved ends a poll with nothing to propose because the drift is gone:
+// it closes what is open and removes a branch of ours that no open pull
+// request holds. It returns the pull request still open, if any (its body
+// changed during the poll: the next poll closes it).
+func (b *Bot) resolved(ctx context.Context, p *poll, plan *analyzer.Plan, open, lastClosed *github.PullRequest) (*github.PullRequest, error) {
+	if open == nil {
+		return nil, b.dropOrphan(ctx, p, lastClosed)
+	}
+	closed, err := b.closeResolved(ctx, p, plan, open)
+	if err != nil || closed {
+		return nil, err
+	}
+	return open, nil
+}
+
 // resolvedMarker finds the bot's closing comment again, so it is posted
 // once however often closing fails.
 const resolvedMarker = "<!-- driftback:resolved -->"
@@ -285,10 +300,17 @@ const resolvedMarker = "<!-- driftback:resolved -->"
 // closeResolved closes the PR once its drift is gone, and deletes the
 // branch only when nobody else committed to it. The comment comes first
 // and only once: a close that keeps failing does not add one per poll.
-func (b *Bot) closeResolved(ctx context.Context, p *poll, plan *analyzer.Plan, pr *github.PullRequest) error {
+// It reports whether it closed the PR.
+func (b *Bot) closeResolved(ctx context.Context, p *poll, plan *analyzer.Plan, pr *github.PullRequest) (bool, error) {
 	tc := p.t.Config
+	// The close rewrites the body from the one the poll listed: a body a
+	// person changed since then is left for the next poll, which closes
+	// it from theirs.
+	if moved, err := b.bodyMoved(ctx, p, pr); err != nil || moved {
+		return false, err
+	}
 	if err := b.commentOnce(ctx, p, pr.GetNumber(), closingComment(p)+"\n\n"+resolvedMarker); err != nil {
-		return err
+		return false, err
 	}
 	st, _ := parseState(pr.GetBody())
 	st.Version, st.Target, st.Instance, st.Closed = 1, tc.Name, b.stamp(), "driftback"
@@ -299,9 +321,9 @@ func (b *Bot) closeResolved(ctx context.Context, p *poll, plan *analyzer.Plan, p
 		body = b.body(p, plan, st, "")
 	}
 	if _, _, err := b.GitHub.PullRequests.Edit(ctx, p.owner, p.repo, pr.GetNumber(), &github.PullRequest{State: github.String("closed"), Body: github.String(body)}); err != nil {
-		return fmt.Errorf("close #%d: %w", pr.GetNumber(), err)
+		return false, fmt.Errorf("close #%d: %w", pr.GetNumber(), err)
 	}
-	return b.dropBranch(ctx, p, pr.GetHead().GetSHA())
+	return true, b.dropBranch(ctx, p, pr.GetHead().GetSHA())
 }
 
 // draftsUnsupported is GitHub's 422 for a draft pull request in a

@@ -186,17 +186,25 @@ func (b *Bot) decide(p *poll, full *analyzer.Plan) []analyzer.Edit {
 // declinedAll ends a poll whose every row a reviewer declined: the open
 // pull request is closed, its branch kept, and the target stays quiet
 // until a live value changes. It returns the pull request still open, if
-// any.
+// any (and sets p.out.Number to it).
 func (b *Bot) declinedAll(ctx context.Context, p *poll, plan *analyzer.Plan, open, lastClosed *github.PullRequest) (*github.PullRequest, error) {
 	p.out.Declined = true
 	if open == nil {
+		if st, _ := parseState(lastClosed.GetBody()); lastClosed != nil && lastClosed.MergedAt == nil && st.Closed == closedDeclined {
+			p.out.DeclinedPR = lastClosed.GetNumber()
+		}
 		// A merged pull request's branch goes, declined rows or not.
 		return nil, b.dropOrphan(ctx, p, lastClosed)
 	}
 	closed, err := b.closeDeclined(ctx, p, plan, open)
 	if err != nil || closed {
+		if closed {
+			p.out.DeclinedPR = open.GetNumber()
+		}
 		return nil, err
 	}
+	// Left open (frozen, or its body changed during the poll).
+	p.out.Number = open.GetNumber()
 	return open, nil
 }
 

@@ -144,6 +144,15 @@ func (b *Bot) stalled(ctx context.Context, p *poll, s *stall, cause error) error
 	if body == open.GetBody() {
 		return cause
 	}
+	moved, err := b.bodyMoved(ctx, p, open)
+	if err != nil {
+		return errors.Join(cause, err)
+	}
+	if moved {
+		// A person's edit since the list is not written over; the next
+		// failing poll notes the failure on their body.
+		return cause
+	}
 	if _, _, err := b.GitHub.PullRequests.Edit(ctx, p.owner, p.repo, open.GetNumber(), &github.PullRequest{Body: github.String(body)}); err != nil {
 		return errors.Join(cause, fmt.Errorf("note the failure on #%d: %w", open.GetNumber(), err))
 	}
@@ -192,8 +201,13 @@ func (b *Bot) dropStallNote(ctx context.Context, p *poll, pr, open *github.PullR
 	if cur == nil {
 		cur = open
 	}
-	if cur == nil || !strings.Contains(cur.GetBody(), stallMarker) {
+	if cur == nil || p.bodyMoved || !strings.Contains(cur.GetBody(), stallMarker) {
+		// p.bodyMoved: a person changed the body during the poll, and cur
+		// is the body from before; the next poll drops the note.
 		return nil
+	}
+	if moved, err := b.bodyMoved(ctx, p, cur); err != nil || moved {
+		return err
 	}
 	body := withoutStallNote(cur.GetBody())
 	edited, _, err := b.GitHub.PullRequests.Edit(ctx, p.owner, p.repo, cur.GetNumber(), &github.PullRequest{Body: github.String(body)})

@@ -42,7 +42,7 @@ func TestDemoShowsEveryOutcome(t *testing.T) {
 		"+  newTag: \"1.4.3\" # release train, bumped by CI",
 		"driftback/shop-prod on base head main",
 		"Issue #2: Drift dashboard (driftback)",
-		"shop-prod`  pull request open  #1: 3 edits, 2 refusals",
+		"shop-prod`  pull request open  #1: 3 edits, 1 declined, 2 refusals",
 	})
 	if strings.Contains(out, "+          value: \"60s\"") {
 		t.Errorf("the declined edit is in the branch's diff:\n%s", out)
