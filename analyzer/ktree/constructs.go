@@ -15,6 +15,11 @@ type Construct struct {
 	File    string // the kustomization (or component) file that uses it
 	Line    int    // 1-based line of its key or entry, 0 when unknown
 	Feature string // e.g. "namePrefix", "configMapGenerator[0] (app-config)", "patches[1] (inline)"
+	// A JSON6902 patch names its file (OpsFile) or holds its inline text
+	// (Ops): a render may check that its operations keep every object's
+	// name and kind, and then build without origin annotations.
+	OpsFile string
+	Ops     string
 }
 
 func (c Construct) String() string {

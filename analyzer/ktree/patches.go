@@ -14,11 +14,11 @@ func (l *loader) patch(dir, file string, top *yaml.Node, i int, p types.Patch) {
 	what := fmt.Sprintf("patches[%d]", i)
 	line := itemLine(top, "patches", i)
 	if strings.TrimSpace(p.Patch) != "" {
-		kind := "inline"
+		c := Construct{File: file, Line: itemKeyLine(top, "patches", i, "patch"), Feature: what + " (inline)"}
 		if ds, err := docs([]byte(p.Patch)); err == nil && len(ds) > 0 && ds[0].Kind == yaml.SequenceNode {
-			kind = "inline JSON6902"
+			c.Feature, c.Ops = what+" (inline JSON6902)", p.Patch
 		}
-		l.uses = append(l.uses, Construct{File: file, Line: itemKeyLine(top, "patches", i, "patch"), Feature: what + " (" + kind + ")"})
+		l.uses = append(l.uses, c)
 		return
 	}
 	if p.Path == "" { // kustomize trims an inline patch, never a path
@@ -42,7 +42,11 @@ func (l *loader) patch(dir, file string, top *yaml.Node, i int, p types.Patch) {
 		l.refuse(file, line, what+" ("+kind+")", fmt.Sprintf("%s %s is not a patch kustomize can apply (%s)", what, quote(path), why),
 			"make "+path+" a strategic-merge object or a JSON6902 operation list")
 	default:
-		l.uses = append(l.uses, Construct{File: file, Line: line, Feature: what + " (" + kind + ", " + path + ")"})
+		c := Construct{File: file, Line: line, Feature: what + " (" + kind + ", " + path + ")"}
+		if kind == "JSON6902" {
+			c.OpsFile = path
+		}
+		l.uses = append(l.uses, c)
 	}
 }
 
@@ -90,11 +94,11 @@ func (l *loader) deprecatedPatches(dir, file string, pre *types.Kustomization, t
 		what := fmt.Sprintf("patchesJson6902[%d]", i)
 		line := itemLine(top, "patchesJson6902", i)
 		if strings.TrimSpace(p.Patch) != "" {
-			l.uses = append(l.uses, Construct{File: file, Line: line, Feature: what + " (inline)"})
+			l.uses = append(l.uses, Construct{File: file, Line: line, Feature: what + " (inline)", Ops: p.Patch})
 			continue
 		}
 		if path, ok := l.patchFile(dir, file, itemKeyLine(top, "patchesJson6902", i, "path"), what, p.Path); ok {
-			l.uses = append(l.uses, Construct{File: file, Line: line, Feature: what + " (" + path + ")"})
+			l.uses = append(l.uses, Construct{File: file, Line: line, Feature: what + " (" + path + ")", OpsFile: path})
 		}
 	}
 }

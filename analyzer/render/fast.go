@@ -65,9 +65,7 @@ type originKey struct{ Group, Kind, Name string }
 // does not parse. parsed may hold files the build has already parsed; one
 // whose bytes are what the render reads spares decoding them again.
 func directOrigins(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, parsed map[string]*yamledit.File) (map[originKey][]string, bool) {
-	if t.Root == nil || t.Root.K == nil || len(t.Root.K.BuildMetadata) > 0 || len(t.Constructs) > 0 {
-		// Constructs may rename, generate or annotate objects: only
-		// kustomize's own record (and the document marks) can tell.
+	if t.Root == nil || t.Root.K == nil || len(t.Root.K.BuildMetadata) > 0 {
 		return nil, false
 	}
 	read := func(p string) []byte {
@@ -76,6 +74,16 @@ func directOrigins(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, pa
 		}
 		b, _ := repo.File(p)
 		return b
+	}
+	for _, c := range t.Constructs {
+		// Constructs may rename, generate or annotate objects: only
+		// kustomize's own record (and the document marks) can tell. A
+		// JSON6902 patch whose operations stay away from every object's
+		// identity and annotations is the exception (argo-cd's install
+		// variants use dozens): it changes values, as a patch file does.
+		if !opsKeepIdentity(c, read) {
+			return nil, false
+		}
 	}
 	for _, p := range t.Inputs {
 		if bytes.Contains(read(p), []byte(originAnnotation)) {
@@ -100,6 +108,74 @@ func directOrigins(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, pa
 		}
 	}
 	return out, true
+}
+
+// opsKeepIdentity reports whether c is a JSON6902 patch whose operations
+// can change no object's apiVersion, kind, name or annotations: each is
+// one of add, remove, replace, copy, move or test, on a path below spec,
+// data or another field of its own, or below metadata but for its name,
+// generateName and annotations (a move's source counts too). Anything it
+// cannot read that way counts as changing them.
+func opsKeepIdentity(c ktree.Construct, read func(string) []byte) bool {
+	text := []byte(c.Ops)
+	if c.OpsFile != "" {
+		text = read(c.OpsFile)
+	}
+	if len(bytes.TrimSpace(text)) == 0 {
+		return false
+	}
+	var ops []map[string]any
+	dec := yaml.NewDecoder(bytes.NewReader(text))
+	if err := dec.Decode(&ops); err != nil || len(ops) == 0 {
+		return false
+	}
+	var more any
+	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
+		return false // a second document: not an operation list kustomize reads
+	}
+	for _, op := range ops {
+		kind, _ := op["op"].(string)
+		switch kind {
+		case "add", "remove", "replace", "copy", "move", "test":
+		default:
+			return false
+		}
+		for _, key := range []string{"path", "from"} {
+			p, has := op[key]
+			if !has && key == "from" {
+				continue
+			}
+			if s, ok := p.(string); !ok || touchesIdentity(s) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// touchesIdentity reports whether a JSON pointer reaches the object's
+// apiVersion, kind, name or annotations, or the whole object or metadata.
+func touchesIdentity(pointer string) bool {
+	if !strings.HasPrefix(pointer, "/") {
+		return true // the whole document, or not a pointer at all
+	}
+	segs := strings.Split(pointer[1:], "/")
+	for i, s := range segs {
+		segs[i] = strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
+	}
+	switch segs[0] {
+	case "apiVersion", "kind":
+		return true
+	case "metadata":
+		if len(segs) == 1 {
+			return true
+		}
+		switch segs[1] {
+		case "name", "generateName", "annotations":
+			return true
+		}
+	}
+	return false
 }
 
 // keepsMetadata reports whether a patch file's merge directives stay out of
@@ -272,16 +348,21 @@ func renderDirect(builds *atomic.Int64, repo *repofs.Repo, t *ktree.Tree, extra 
 		return nil, false
 	}
 	out := make([]Object, 0, resMap.Size())
+	seen := map[originKey]bool{}
 	for _, r := range resMap.Resources() {
 		obj, err := objectOf(r)
 		if err != nil {
 			return nil, false
 		}
 		id := IDOf(obj)
-		files := origins[originKey{id.Group, id.Kind, id.Name}]
-		if len(files) != 1 {
+		key := originKey{id.Group, id.Kind, id.Name}
+		files := origins[key]
+		if len(files) != 1 || seen[key] {
+			// One document rendered twice (in two namespaces) is what
+			// the marked build tells apart as shared.
 			return nil, false
 		}
+		seen[key] = true
 		// The annotated build always has an annotations map, and drops it
 		// when the origin was its only entry: do the same to an empty one.
 		meta, _ := obj["metadata"].(map[string]any)

@@ -140,3 +140,52 @@ func TestPatchDirectivesInTheSpecKeepTheDirectBuild(t *testing.T) {
 		}
 	}
 }
+
+// A JSON6902 patch that changes values only (spec, data, labels, even the
+// namespace) leaves the build without origin annotations; one that can
+// rename, retype or re-annotate an object keeps it annotated.
+func TestJSON6902PatchesThatKeepIdentityBuildDirect(t *testing.T) {
+	repo, err := repofs.LoadDir(filepath.Join(fixtures, "jsonpatch"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for root, want := range map[string]bool{"overlays/prod": true, "overlays/renamed": false} {
+		tr, refs, err := ktree.Load(repo, root)
+		if err != nil || len(refs) > 0 {
+			t.Fatalf("%s: %v %+v", root, err, refs)
+		}
+		if len(tr.Constructs) == 0 {
+			t.Fatalf("%s: the fixture's patches are not recorded as constructs", root)
+		}
+		if _, ok := directOrigins(repo, tr, nil, nil); ok != want {
+			t.Errorf("%s: direct build %v, want %v", root, ok, want)
+		}
+	}
+	for _, c := range []struct {
+		ops  string
+		keep bool
+	}{
+		{"- {op: replace, path: /spec/replicas, value: 2}", true},
+		{"- {op: remove, path: /metadata/namespace}", true},
+		{"- {op: add, path: /metadata/labels/tier, value: x}", true},
+		{"- {op: add, path: /spec/template/metadata/annotations/x, value: y}", true},
+		{`[{"op": "test", "path": "/data/a", "value": "b"}]`, true},
+		{"- {op: replace, path: /metadata/name, value: x}", false},
+		{"- {op: add, path: /metadata/annotations/x, value: y}", false},
+		{"- {op: replace, path: /metadata, value: {name: x}}", false},
+		{"- {op: replace, path: /kind, value: Secret}", false},
+		{"- {op: replace, path: /apiVersion, value: v2}", false},
+		{"- {op: replace, path: '', value: {}}", false},
+		{"- {op: move, from: /metadata/name, path: /data/name}", false},
+		{"- {op: copy, from: /data/a, path: /metadata/generateName}", false},
+		{"- {op: replace, path: /metadata~1name, value: x}", true}, // a key named "metadata/name"
+		{"- {op: merge, path: /spec, value: {}}", false},
+		{"- {op: add, value: x}", false},
+		{"", false},
+		{"- {op: add, path: /spec/a, value: 1}\n---\n- {op: add, path: /spec/b, value: 1}", false},
+	} {
+		if got := opsKeepIdentity(ktree.Construct{Ops: c.ops}, nil); got != c.keep {
+			t.Errorf("%q: keeps identity %v, want %v", c.ops, got, c.keep)
+		}
+	}
+}
