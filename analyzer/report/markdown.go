@@ -378,11 +378,17 @@ func needsEncoding(s string) bool {
 
 // ReplaceState swaps the payload of the last state block in body (or
 // appends a block when there is none), encoded as Markdown encodes it.
+// What a person wrote after the block stays where it was.
 func ReplaceState(body, state string) string {
-	if i := strings.LastIndex(body, statePrefix); i >= 0 {
-		body = body[:i]
+	i := strings.LastIndex(body, statePrefix)
+	if i < 0 {
+		return body + stateBlock(state)
 	}
-	return body + stateBlock(state)
+	after := ""
+	if j := strings.Index(body[i+len(statePrefix):], stateSuffix); j >= 0 {
+		after = body[i+len(statePrefix)+j+len(stateSuffix):]
+	}
+	return body[:i] + stateBlock(state) + after
 }
 
 // ParseState returns the payload of the last state block in a body written

@@ -301,6 +301,11 @@ func TestReplaceStateKeepsOneReadableBlock(t *testing.T) {
 	if got, ok := ParseState(ReplaceState("no block yet", "s")); !ok || got != "s" {
 		t.Fatalf("appending: %q %v", got, ok)
 	}
+	// A person's note below the block survives the swap.
+	noted := ReplaceState(body+"\n\nKeep the TTL, ask the CDN team.", "third")
+	if got, ok := ParseState(noted); !ok || got != "third" || !strings.HasSuffix(noted, "\n\nKeep the TTL, ask the CDN team.") {
+		t.Fatalf("a note after the block was lost:\n%s", noted)
+	}
 }
 
 // A plan that could not read what it renders says so: no verdict in the
