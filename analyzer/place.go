@@ -76,12 +76,18 @@ type valuePlacer struct {
 	guardFor func(file string, blocked *Refusal) *guard // guard.go
 	refuse   func(Refusal)
 	out      *placing
+	// moved: fields an input supplies whose live value differs from the
+	// render though they are no demand of their own (removed or retyped,
+	// left to the source or an override). In a conflict they are refused
+	// with the rest: written elsewhere, they would end the conflict, and
+	// the next plan would place what this one refused.
+	moved map[string]bool
 }
 
 // placeValues reads every drifted scalar against the dye's provenance and
 // returns the input edits; shared-entry conflicts are refused.
 func placeValues(vp *valuePlacer) *placing {
-	vp.out = &placing{}
+	vp.out, vp.moved = &placing{}, map[string]bool{}
 	pv := vp.prov
 	if pv == nil {
 		return vp.out
@@ -250,14 +256,21 @@ func (vp *valuePlacer) withLandings(ds []demand, landings []dye.Slot) []demand {
 		}
 		have[l.Key()] = true
 		var v any = absentValue{}
+		moved := false
 		if p := findPair(vp.pairs, l.Obj); p != nil {
-			if lv, ok := jsonvalue.Get(p.intent, l.Path); ok {
+			lv, ok := jsonvalue.Get(p.intent, l.Path)
+			if ok {
 				v = lv
 			}
+			rv, rok := jsonvalue.Get(p.ren.Object, l.Path)
+			moved = ok != rok || (ok && !jsonvalue.Equal(lv, rv))
 		} else if i, ok := vp.base.byID[l.Obj]; ok {
 			v, _ = jsonvalue.Get(vp.base.objects[i].Object, l.Path)
 		}
 		ds = append(ds, demand{l, v, false})
+		if moved {
+			vp.moved[l.Key()] = true
+		}
 	}
 	return ds
 }
@@ -300,7 +313,7 @@ func (vp *valuePlacer) resolveValue(n dye.Input, ds []demand) *placement {
 	}
 	sort.Strings(parts)
 	for _, d := range ds {
-		if !d.changed {
+		if !d.changed && !vp.moved[d.slot.Key()] {
 			continue
 		}
 		sk := dye.SlotKey{Obj: d.slot.Obj, Path: d.slot.Path.String(), Field: dye.FieldValue}

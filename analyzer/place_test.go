@@ -299,3 +299,24 @@ func TestValueDyeSkippedWhenNoInputGivesTheRenderedValue(t *testing.T) {
 		t.Errorf("the plan ran %d builds, the one forced to dye %d: the dye was not skipped", k1-k0, k2-k1)
 	}
 }
+
+// One value that supplies two fields (a JSON6902 copy) while live gives
+// them different values, one of them retyped: both are refused as a
+// conflict. Placing the retyped one by an override would end the conflict,
+// and the next plan would write what this one refused.
+func TestConflictRefusesTheRetypedFieldToo(t *testing.T) {
+	repo := fixture(t, "jsonpatch")
+	live := renderedLive(t, repo, "overlays/prod")
+	d := find(t, live, "Deployment", "api")
+	set(t, d, jsonvalue.Path{jsonvalue.Key("metadata"), jsonvalue.Key("labels"), jsonvalue.Key("tier")}, "web")
+	set(t, d, jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("template"), jsonvalue.Key("metadata"), jsonvalue.Key("labels"), jsonvalue.Key("tier")}, int64(48))
+	p := plan(t, repo, "overlays/prod", live)
+	if len(p.Files) != 0 || len(p.Refusals) != 2 {
+		t.Fatalf("want both fields refused, nothing written:\n%s", dump(p))
+	}
+	for _, r := range p.Refusals {
+		if r.Code != CodeSharedEntryConflict {
+			t.Errorf("refusal %s: %s, want %s", r.Field, r.Code, CodeSharedEntryConflict)
+		}
+	}
+}
