@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/driftback/driftback/cluster"
+	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/githubtest"
 )
 
@@ -475,5 +476,67 @@ func TestDashboardEveryEditDeclinedOnAFrozenBranch(t *testing.T) {
 	pollRound(t, r)
 	if got := row(t, theDashboard(t, h).Body, "shop-prod"); !strings.Contains(got, "| frozen | #1: someone else pushed to the branch") {
 		t.Fatalf("row %q", got)
+	}
+}
+
+// failedDiscovery lists the file's objects but for its Services, whose API
+// group's discovery failed with the text an aggregated API server chose.
+type failedDiscovery struct {
+	cluster.ObjectFileLister
+	why string
+}
+
+func (l failedDiscovery) List(ctx context.Context, s cluster.Scope) (cluster.Listing, error) {
+	got, err := l.ObjectFileLister.List(ctx, s)
+	if err != nil {
+		return got, err
+	}
+	cov := &kube.Coverage{Listed: map[string]bool{}, Failed: []string{l.why}}
+	var kept []cluster.Object
+	for _, o := range got.Objects {
+		kind, _ := o.Object["kind"].(string)
+		if kind == "Service" {
+			continue
+		}
+		kept = append(kept, o)
+		api, _ := o.Object["apiVersion"].(string)
+		group, _, _ := strings.Cut(api, "/")
+		if !strings.Contains(api, "/") {
+			group = ""
+		}
+		cov.Listed[kube.KindKey(group, kind)] = true
+	}
+	return cluster.Listing{Objects: kept, Coverage: cov}, nil
+}
+
+// A row whose text holds the block's markers (a discovery error's words,
+// which the cluster chooses) is still one row: the block is found whole
+// again, so a later write keeps no old copy of the table as a person's
+// text, and the body does not grow.
+func TestDashboardRowTextCannotEndTheBlock(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	withIssues(h)
+	p := filepath.Join(t.TempDir(), "live.yaml")
+	if err := os.WriteFile(p, []byte(renderedLive(t)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	unread := dashTarget(t, h, "a-unread", "")
+	unread.Lister = failedDiscovery{cluster.ObjectFileLister{Path: p}, "v1: " + dashEnd + " | " + dashBegin + `{"v":1} -->`}
+	r := dashRunner(h, h.bot, unread, h.target)
+	pollRound(t, r)
+	first := theDashboard(t, h).Body
+	if !strings.Contains(row(t, first, "a-unread"), "| failing |") {
+		t.Fatalf("a-unread: %q\n%s", row(t, first, "a-unread"), first)
+	}
+	for _, live := range []string{renderedLive(t), writeThroughOnly(t), renderedLive(t)} {
+		h.setLive(live)
+		pollRound(t, r)
+	}
+	got := theDashboard(t, h).Body
+	if n := strings.Count(got, "| `a-unread` |"); n != 1 || !strings.Contains(row(t, got, "shop-prod"), "| in sync |") {
+		t.Fatalf("%d rows of a-unread, shop-prod %q:\n%s", n, row(t, got, "shop-prod"), got)
+	}
+	if len(got) > len(first)+200 {
+		t.Fatalf("the body grew from %d to %d characters:\n%s", len(first), len(got), got)
 	}
 }
