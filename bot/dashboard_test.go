@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/driftback/driftback/cluster"
-	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/githubtest"
+	"github.com/driftback/driftback/internal/kube"
 )
 
 // dashTarget is another target of the harness's repository reading its
