@@ -540,3 +540,35 @@ func TestDashboardRowTextCannotEndTheBlock(t *testing.T) {
 		t.Fatalf("the body grew from %d to %d characters:\n%s", len(first), len(got), got)
 	}
 }
+
+// An archived repository is read-only: GitHub refuses the dashboard's
+// write (403) every time, so it is said once and tried again an hour
+// later, not written (and refused) at every round.
+func TestDashboardOfAnArchivedRepositoryIsNotWrittenEveryRound(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	withIssues(h)
+	var logs bytes.Buffer
+	r := dashRunner(h, h.bot, h.target)
+	r.Log = slog.New(slog.NewTextHandler(&logs, nil))
+	pollRound(t, r)
+	before := theDashboard(t, h).Body
+	h.srv.Archive(owner, repo, true)
+	h.setLive(renderedLive(t)) // the close is refused: the poll learns it is archived
+	mark := len(h.srv.Requests())
+	for range 5 {
+		h.clock.Advance(time.Minute)
+		pollRound(t, r)
+	}
+	if _, wrote := issueCalls(h, mark); wrote > 1 {
+		t.Fatalf("%d refused writes to the dashboard of an archived repository within the hour", wrote)
+	}
+	if !strings.Contains(logs.String(), "archived") {
+		t.Fatalf("log:\n%s", logs.String())
+	}
+	h.srv.Archive(owner, repo, false)
+	h.clock.Advance(dashOffFor)
+	pollRound(t, r)
+	if got := theDashboard(t, h).Body; got == before || !strings.Contains(row(t, got, "shop-prod"), "| in sync |") {
+		t.Fatalf("the dashboard was not brought up to date after the hour:\n%s", got)
+	}
+}
