@@ -3,12 +3,15 @@ package bot
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-github/v62/github"
 
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/githubtest"
@@ -570,5 +573,32 @@ func TestDashboardOfAnArchivedRepositoryIsNotWrittenEveryRound(t *testing.T) {
 	pollRound(t, r)
 	if got := theDashboard(t, h).Body; got == before || !strings.Contains(row(t, got, "shop-prod"), "| in sync |") {
 		t.Fatalf("the dashboard was not brought up to date after the hour:\n%s", got)
+	}
+}
+
+// After a restart the dashboard is found past the list's first page (the
+// App opened more than a page of issues and pull requests since), never
+// opened a second time.
+func TestDashboardIsFoundPastTheFirstPage(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	withIssues(h)
+	pollRound(t, dashRunner(h, h.bot, h.target))
+	d := theDashboard(t, h)
+	for i := range 120 {
+		if _, _, err := h.bot.GitHub.Issues.Create(h.ctx, owner, repo, &github.IssueRequest{Title: github.String(fmt.Sprintf("other %d", i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	restarted := dashRunner(h, h.newBot(t, false), h.target)
+	h.setLive(renderedLive(t))
+	pollRound(t, restarted)
+	var dashboards []githubtest.Issue
+	for _, is := range h.srv.Issues(owner, repo) {
+		if strings.Contains(is.Body, dashBegin) {
+			dashboards = append(dashboards, is)
+		}
+	}
+	if len(dashboards) != 1 || dashboards[0].Number != d.Number || !strings.Contains(row(t, dashboards[0].Body, "shop-prod"), "| in sync |") {
+		t.Fatalf("want #%d brought up to date and no other dashboard, have %+v", d.Number, dashboards)
 	}
 }
