@@ -328,9 +328,15 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-// cell keeps text inside one table cell: one line, no column break.
+// cell keeps text inside one table cell: one line, no column break, and
+// no HTML comment, so no text in a row (an error's words, which a cluster
+// or GitHub chooses) can hide the rows after it or end the block early —
+// parseDashboard would take the rest of the table for a person's text and
+// carry a stale copy of it into every later write. A zero-width space
+// after "<!" shows the same and opens no comment.
 func cell(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
+	s = strings.ReplaceAll(s, "<!--", "<!\u200b--")
 	return strings.ReplaceAll(s, "|", "\\|")
 }
 

@@ -246,6 +246,11 @@ func (r *Runner) dashRefused(d *dashboard, repo string, err error) error {
 			"and accept it on the installation, or remove %s from dashboards; the targets' polls go on, and the dashboard is tried again in %s: %w",
 			repo, repo, dashOffFor, err)
 	}
+	if er, ok := githubError(err, http.StatusForbidden); ok && strings.Contains(er.Message, "archived") {
+		// Read-only: every write would be refused the same way.
+		d.retryAt = r.Bot.Metrics.now().Add(dashOffFor)
+		return fmt.Errorf("%s is archived, so its drift dashboard cannot be written until it is unarchived; tried again in %s: %w", repo, dashOffFor, err)
+	}
 	if _, ok := githubError(err, http.StatusGone); ok {
 		d.retryAt = r.Bot.Metrics.now().Add(dashOffFor)
 		return fmt.Errorf("issues are turned off in %s, so it can have no drift dashboard: turn them on (Settings → General → Features → Issues) "+

@@ -3,6 +3,7 @@ package bot
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -10,8 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-github/v62/github"
+
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/githubtest"
+	"github.com/driftback/driftback/internal/kube"
 )
 
 // dashTarget is another target of the harness's repository reading its
@@ -475,5 +479,126 @@ func TestDashboardEveryEditDeclinedOnAFrozenBranch(t *testing.T) {
 	pollRound(t, r)
 	if got := row(t, theDashboard(t, h).Body, "shop-prod"); !strings.Contains(got, "| frozen | #1: someone else pushed to the branch") {
 		t.Fatalf("row %q", got)
+	}
+}
+
+// failedDiscovery lists the file's objects but for its Services, whose API
+// group's discovery failed with the text an aggregated API server chose.
+type failedDiscovery struct {
+	cluster.ObjectFileLister
+	why string
+}
+
+func (l failedDiscovery) List(ctx context.Context, s cluster.Scope) (cluster.Listing, error) {
+	got, err := l.ObjectFileLister.List(ctx, s)
+	if err != nil {
+		return got, err
+	}
+	cov := &kube.Coverage{Listed: map[string]bool{}, Failed: []string{l.why}}
+	var kept []cluster.Object
+	for _, o := range got.Objects {
+		kind, _ := o.Object["kind"].(string)
+		if kind == "Service" {
+			continue
+		}
+		kept = append(kept, o)
+		api, _ := o.Object["apiVersion"].(string)
+		group, _, _ := strings.Cut(api, "/")
+		if !strings.Contains(api, "/") {
+			group = ""
+		}
+		cov.Listed[kube.KindKey(group, kind)] = true
+	}
+	return cluster.Listing{Objects: kept, Coverage: cov}, nil
+}
+
+// A row whose text holds the block's markers (a discovery error's words,
+// which the cluster chooses) is still one row: the block is found whole
+// again, so a later write keeps no old copy of the table as a person's
+// text, and the body does not grow.
+func TestDashboardRowTextCannotEndTheBlock(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	withIssues(h)
+	p := filepath.Join(t.TempDir(), "live.yaml")
+	if err := os.WriteFile(p, []byte(renderedLive(t)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	unread := dashTarget(t, h, "a-unread", "")
+	unread.Lister = failedDiscovery{cluster.ObjectFileLister{Path: p}, "v1: " + dashEnd + " | " + dashBegin + `{"v":1} -->`}
+	r := dashRunner(h, h.bot, unread, h.target)
+	pollRound(t, r)
+	first := theDashboard(t, h).Body
+	if !strings.Contains(row(t, first, "a-unread"), "| failing |") {
+		t.Fatalf("a-unread: %q\n%s", row(t, first, "a-unread"), first)
+	}
+	for _, live := range []string{renderedLive(t), writeThroughOnly(t), renderedLive(t)} {
+		h.setLive(live)
+		pollRound(t, r)
+	}
+	got := theDashboard(t, h).Body
+	if n := strings.Count(got, "| `a-unread` |"); n != 1 || !strings.Contains(row(t, got, "shop-prod"), "| in sync |") {
+		t.Fatalf("%d rows of a-unread, shop-prod %q:\n%s", n, row(t, got, "shop-prod"), got)
+	}
+	if len(got) > len(first)+200 {
+		t.Fatalf("the body grew from %d to %d characters:\n%s", len(first), len(got), got)
+	}
+}
+
+// An archived repository is read-only: GitHub refuses the dashboard's
+// write (403) every time, so it is said once and tried again an hour
+// later, not written (and refused) at every round.
+func TestDashboardOfAnArchivedRepositoryIsNotWrittenEveryRound(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	withIssues(h)
+	var logs bytes.Buffer
+	r := dashRunner(h, h.bot, h.target)
+	r.Log = slog.New(slog.NewTextHandler(&logs, nil))
+	pollRound(t, r)
+	before := theDashboard(t, h).Body
+	h.srv.Archive(owner, repo, true)
+	h.setLive(renderedLive(t)) // the close is refused: the poll learns it is archived
+	mark := len(h.srv.Requests())
+	for range 5 {
+		h.clock.Advance(time.Minute)
+		pollRound(t, r)
+	}
+	if _, wrote := issueCalls(h, mark); wrote > 1 {
+		t.Fatalf("%d refused writes to the dashboard of an archived repository within the hour", wrote)
+	}
+	if !strings.Contains(logs.String(), "archived") {
+		t.Fatalf("log:\n%s", logs.String())
+	}
+	h.srv.Archive(owner, repo, false)
+	h.clock.Advance(dashOffFor)
+	pollRound(t, r)
+	if got := theDashboard(t, h).Body; got == before || !strings.Contains(row(t, got, "shop-prod"), "| in sync |") {
+		t.Fatalf("the dashboard was not brought up to date after the hour:\n%s", got)
+	}
+}
+
+// After a restart the dashboard is found past the list's first page (the
+// App opened more than a page of issues and pull requests since), never
+// opened a second time.
+func TestDashboardIsFoundPastTheFirstPage(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	withIssues(h)
+	pollRound(t, dashRunner(h, h.bot, h.target))
+	d := theDashboard(t, h)
+	for i := range 120 {
+		if _, _, err := h.bot.GitHub.Issues.Create(h.ctx, owner, repo, &github.IssueRequest{Title: github.String(fmt.Sprintf("other %d", i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	restarted := dashRunner(h, h.newBot(t, false), h.target)
+	h.setLive(renderedLive(t))
+	pollRound(t, restarted)
+	var dashboards []githubtest.Issue
+	for _, is := range h.srv.Issues(owner, repo) {
+		if strings.Contains(is.Body, dashBegin) {
+			dashboards = append(dashboards, is)
+		}
+	}
+	if len(dashboards) != 1 || dashboards[0].Number != d.Number || !strings.Contains(row(t, dashboards[0].Body, "shop-prod"), "| in sync |") {
+		t.Fatalf("want #%d brought up to date and no other dashboard, have %+v", d.Number, dashboards)
 	}
 }

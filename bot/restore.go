@@ -135,11 +135,14 @@ func toolCommand(e *cluster.Enforcement, covered map[analyzer.ObjectRef]bool) re
 			"putting Git's values back in %s (and keeps applying Git from then on):", e.Object, objects), Command: e.Resume}
 	case e.Tool == "Argo CD":
 		cmd := e.Restore
-		scoped := cmd
+		scoped, whole := cmd, false
 		for _, r := range refs {
-			scoped += " --resource " + argoResource(r)
+			// argocd splits the flag at ':' into exactly three parts: a
+			// name holding one (system:… RBAC objects) cannot be named.
+			whole = whole || strings.Contains(r.Name, ":") || strings.Contains(r.Namespace, ":")
+			scoped += " --resource " + shellWord(argoResource(r))
 		}
-		if len(refs) <= maxArgoResources && len(scoped) <= maxCommand {
+		if !whole && len(refs) <= maxArgoResources && len(scoped) <= maxCommand {
 			cmd = scoped // else the whole Application, which restores these too
 		}
 		return report.ToolNote{Text: fmt.Sprintf("%s syncs to its target revision, putting Git's values back in %s:", e.Object, objects), Command: cmd}
@@ -173,9 +176,24 @@ func editCommand(r analyzer.ObjectRef) string {
 	}
 	cmd := "kubectl"
 	if r.Namespace != "" {
-		cmd += " -n " + r.Namespace
+		cmd += " -n " + shellWord(r.Namespace)
 	}
-	return cmd + " edit " + res + "/" + r.Name
+	return cmd + " edit " + shellWord(res+"/"+r.Name)
+}
+
+// plainWord is what a shell takes as one literal word as it is.
+var plainWord = regexp.MustCompile(`^[A-Za-z0-9._/:=@+,-]+$`)
+
+// shellWord makes s one literal word for a POSIX shell. A name need not be
+// a DNS name — the API server checks some kinds' names only as a path
+// segment (RBAC: "$(…)" passes), and an object Git renders but the
+// cluster lacks was checked by no one — and a command a person pastes
+// must not run what a name says.
+func shellWord(s string) string {
+	if plainWord.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // fromCheckout is the road when the root cannot be named to kubectl

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -52,5 +53,50 @@ func TestRestoreOfAMissingObjectIsTheToolsApply(t *testing.T) {
 	notes = restoreNotes(&poll{enforcement: a.Enforcement}, plan, "https://github.com")
 	if len(notes) != 1 || notes[0].Command != "" || !strings.Contains(notes[0].Text, "apply it from Git by hand") {
 		t.Fatalf("notes %+v", notes)
+	}
+}
+
+// An object Git renders and the cluster lacks has a name no API server
+// checked, and RBAC objects' names are checked only as path segments: a
+// name with shell syntax in it is one quoted word of a command a person
+// pastes into a shell, never run; a name with a ':' (which argocd's
+// GROUP:KIND:NAME cannot hold) syncs the whole Application.
+func TestArgoSyncNamesNoObjectTheAPIServerWouldRefuse(t *testing.T) {
+	// Another ConfigMap of the namespace: ConfigMaps were read there.
+	h := newHarness(t, writeThroughOnly(t)+"- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: other\n    namespace: shop\n")
+	kust, ok := h.srv.File(owner, repo, "main", "overlays/prod/kustomization.yaml")
+	if !ok {
+		t.Fatal("no overlay")
+	}
+	bad := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \"x$(touch /tmp/pwned)\"\ndata:\n  a: b\n"
+	h.base = h.srv.Commit(owner, repo, "main", "alice", map[string][]byte{
+		"overlays/prod/bad.yaml":           []byte(bad),
+		"overlays/prod/kustomization.yaml": []byte(strings.Replace(string(kust), "- ../../base\n", "- ../../base\n- bad.yaml\n", 1)),
+	})
+	spec := map[string]any{"source": map[string]any{"repoURL": "https://github.com/acme/shop", "path": "overlays/prod"}}
+	h.target.Applied = func(context.Context) (cluster.Applied, error) {
+		obj := cluster.Object{Object: map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+			"metadata": map[string]any{"namespace": "argocd", "name": "shop"}, "spec": spec},
+			Status: map[string]any{"sync": map[string]any{"revision": h.base}}}
+		return cluster.AppliedIn([]cluster.Object{obj}, cluster.Source{ArgoCD: &kube.ObjectRef{Namespace: "argocd", Name: "shop"}})
+	}
+	h.poll()
+	got := section(h.openPR().Body, "To restore the cluster instead")
+	want := "`argocd app sync shop --app-namespace argocd --resource ':ConfigMap:shop/x$(touch /tmp/pwned)' --resource apps:Deployment:shop/web --resource apps:Deployment:shop/worker`"
+	if !strings.Contains(got, want) {
+		t.Fatalf("want %s in:\n%s", want, got)
+	}
+
+	role := analyzer.ObjectRef{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "it's $(id)"}
+	if got := editCommand(role); got != `kubectl edit 'clusterrole.rbac.authorization.k8s.io/it'\''s $(id)'` {
+		t.Errorf("edit: %s", got)
+	}
+	a, err := h.target.Applied(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	role.Name = "system:aggregate-to-edit"
+	if n := toolCommand(a.Enforcement, map[analyzer.ObjectRef]bool{role: true}); n.Command != "argocd app sync shop --app-namespace argocd" {
+		t.Errorf("a name with a colon: %q", n.Command)
 	}
 }

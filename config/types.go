@@ -54,7 +54,8 @@ type Config struct {
 	// person adds outside the marked block is kept, and a dashboard a
 	// person closes stays closed (reopen it to resume). The App needs the
 	// issues: write permission (driftback app create --dashboard asks for
-	// it); without it the log says so once and the targets' polls go on.
+	// it); without it the log says so, again each hour, and the targets'
+	// polls go on.
 	Dashboards []string `yaml:"dashboards,omitempty" json:"dashboards,omitempty" schema:"uniqueItems;itemPattern=^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?/[A-Za-z0-9._-]+$" aka:"dashboard,dependencyDashboard,driftDashboard"`
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -76,21 +77,18 @@ func reserveOf(budget int) int {
 
 // reportWrite reports a request that creates or updates a check run, or
 // creates or edits an issue (the drift dashboard): not a pull request's
-// comment or labels, which are /issues/N/... and part of the pull request.
+// comment or labels, which are /issues/N/... and part of the pull request,
+// nor a move of a branch whose name ends in /issues or /check-runs (the
+// branch of a target so named).
 func reportWrite(req *http.Request) bool {
 	if req.Method == http.MethodGet || req.Method == http.MethodHead {
 		return false
 	}
-	if strings.Contains(req.URL.Path, "/check-runs") {
-		return true
-	}
-	_, tail, ok := strings.Cut(req.URL.Path, "/issues")
-	if !ok {
-		return false
-	}
-	tail = strings.TrimPrefix(tail, "/")
-	return tail == "" || !strings.ContainsAny(tail, "/") && strings.Trim(tail, "0123456789") == ""
+	return reportPath.MatchString(req.URL.Path)
 }
+
+// reportPath is a repository's check runs or issues, or one of them.
+var reportPath = regexp.MustCompile(`/repos/[^/]+/[^/]+/(check-runs|issues)(/[0-9]+)?$`)
 
 // DeferredError is a check run (or a dashboard write) held back because what is left of the
 // hour's write budget is kept for pull requests. It ends that target's

@@ -183,6 +183,12 @@ func TestDashboardWritesLeaveTheReserve(t *testing.T) {
 		"/repos/o/r/check-runs/4":       true,
 		"/repos/o/r/pulls/12":           false,
 		"/repos/o/r/git/refs":           false,
+		// The branches of targets named issues and check-runs are
+		// driftback/issues and driftback/check-runs: their moves and
+		// deletes are the pull requests' own writes.
+		"/repos/o/r/git/refs/heads/driftback/issues":     false,
+		"/repos/o/r/git/refs/heads/driftback/check-runs": false,
+		"/api/v3/repos/o/r/issues/7":                     true,
 	} {
 		for _, method := range []string{http.MethodPost, http.MethodPatch} {
 			req, _ := http.NewRequest(method, "https://api.github.com"+path, nil)
