@@ -32,6 +32,8 @@ type MarkdownOptions struct {
 	// checklist, one box per row, ticked, instead of the table; Declined
 	// are the rows a reviewer unticked, listed unticked under "Declined"
 	// (ticking one brings it back). The plan's Edits are what Rows show.
+	// Without Rows (a check run), Declined is a plain list that points to
+	// the pull request's boxes.
 	Rows, Declined []EditRow
 	// Restore says how to put the cluster back to Git's values instead of
 	// changing Git, under "To restore the cluster instead"; never dropped
@@ -152,9 +154,10 @@ func Markdown(p *analyzer.Plan, opts MarkdownOptions) string {
 		target = p.Root
 	}
 
-	d := mdDoc{controls: opts.Controls, state: stateBlock(opts.State), editsHeader: editsHeader}
+	d := mdDoc{controls: opts.Controls, state: stateBlock(opts.State), editsHeader: editsHeader, declinedHeader: plainDeclinedHeader}
 	if opts.Rows != nil {
 		d.editsHeader = "Untick a box to leave that edit out of the branch; driftback rebuilds it without the edit.\n\n"
+		d.declinedHeader = declinedHeader
 	}
 	for _, n := range opts.GitOps {
 		d.gitops = append(d.gitops, n.line())
@@ -216,6 +219,7 @@ type mdDoc struct {
 	controls, gitops, restore                []string
 	state                                    string
 	editsHeader                              string // the table's header; none for a checklist
+	declinedHeader                           string
 }
 
 // rowCounts is how many rows of each section a body shows.
@@ -223,9 +227,11 @@ type rowCounts struct{ edits, declined, refusals, notes, unread int }
 
 const (
 	editsHeader = "| Object | Field | Git → Live | Written to | Route |\n| --- | --- | --- | --- | --- |\n"
-	// declinedHeader says how a declined row comes back.
-	declinedHeader = "Left out of the branch; each comes back when its live value changes, or when its box is ticked again.\n\n"
-	refusalsHeader = "| Code | Object | Field | Why | How to fix |\n| --- | --- | --- | --- | --- |\n"
+	// declinedHeader says how a declined row comes back; plainDeclinedHeader
+	// says so where the list has no boxes (a check run).
+	declinedHeader      = "Left out of the branch; each comes back when its live value changes, or when its box is ticked again.\n\n"
+	plainDeclinedHeader = "A reviewer left these out of the pull request's branch; each comes back when its live value changes, or when its box is ticked again in the pull request.\n\n"
+	refusalsHeader      = "| Code | Object | Field | Why | How to fix |\n| --- | --- | --- | --- | --- |\n"
 )
 
 // build assembles the body with the first c rows of each section.
@@ -262,7 +268,7 @@ func (d *mdDoc) build(c rowCounts) string {
 	}
 	section("Not read from the cluster", "", d.unread[:c.unread])
 	section("Edits", d.editsHeader, d.edits[:c.edits])
-	section("Declined", declinedHeader, d.declined[:c.declined])
+	section("Declined", d.declinedHeader, d.declined[:c.declined])
 	section("Refusals", refusalsHeader, d.refusals[:c.refusals])
 	section("Notes", "", d.notes[:c.notes])
 	section("GitOps tool", "", d.gitops)
