@@ -26,7 +26,8 @@ type dashboard struct {
 // (and, still refused, logged) again.
 const dashOffFor = time.Hour
 
-// hasDashboard reports whether repo (owner/name) has a dashboard.
+// hasDashboard reports whether repo (owner/name) has a dashboard: the
+// config's dashboards, matched in any case as GitHub matches names.
 func (r *Runner) hasDashboard(repo string) bool {
 	for _, d := range r.Dashboards {
 		if strings.EqualFold(d, repo) {

@@ -131,3 +131,24 @@ func TestEveryMetricIsDeclared(t *testing.T) {
 		t.Errorf("found only %d metric call sites; the pattern is stale", seen)
 	}
 }
+
+// A pull request frozen by a person's commit is still open, and the gauge
+// says so.
+func TestPullRequestOpenGaugeCountsAFrozenPR(t *testing.T) {
+	h := newHarness(t, exampleLive(t))
+	r := &Runner{Bot: h.bot, Targets: []*Target{h.target}, Interval: time.Hour}
+	if err := r.PollOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h.srv.Commit(owner, repo, branch, "alice", map[string][]byte{"NOTES.md": []byte("mine\n")})
+	h.setLive(strings.Replace(exampleLive(t), "value: 60s", "value: 90s", 1))
+	if err := r.PollOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(h.openPR().Body, "Frozen") {
+		t.Fatal("the pull request is not frozen")
+	}
+	if n := h.bot.Metrics.Get("driftback_pull_request_open", map[string]string{"target": "shop-prod"}); n != 1 {
+		t.Errorf("driftback_pull_request_open with a frozen PR open = %v, want 1", n)
+	}
+}

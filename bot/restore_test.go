@@ -2,10 +2,15 @@ package bot
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/google/go-github/v62/github"
 
 	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/kube"
 )
@@ -98,5 +103,54 @@ func TestArgoSyncNamesNoObjectTheAPIServerWouldRefuse(t *testing.T) {
 	role.Name = "system:aggregate-to-edit"
 	if n := toolCommand(a.Enforcement, map[analyzer.ObjectRef]bool{role: true}); n.Command != "argocd app sync shop --app-namespace argocd" {
 		t.Errorf("a name with a colon: %q", n.Command)
+	}
+}
+
+// The GitOps and restore sections are bounded by length, not by a count of
+// notes: a plan over objects with very long names and fields still makes a
+// body GitHub takes, whose hidden state parses.
+func TestBodyWithVeryLongNamesStaysUnderGitHubsLimit(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.poll()
+	spec := map[string]any{"source": map[string]any{"repoURL": "https://github.com/acme/shop", "path": "overlays/prod"},
+		"syncPolicy": map[string]any{"automated": map[string]any{"selfHeal": true}}}
+	a, err := cluster.AppliedIn([]cluster.Object{{Object: map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+		"metadata": map[string]any{"namespace": "argocd", "name": "shop"}, "spec": spec},
+		Status: map[string]any{"sync": map[string]any{"revision": h.base}}}}, cluster.Source{ArgoCD: &kube.ObjectRef{Namespace: "argocd", Name: "shop"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Names at the API server's 253 characters; fields of underscores,
+	// which the body escapes at five bytes each.
+	long := func(i int, c string) string { return strings.Repeat(c, 250) + fmt.Sprintf("%03d", i) }
+	field := "data." + strings.Repeat("_", 600)
+	plan := &analyzer.Plan{}
+	var objs []cluster.Object
+	for i := range 80 {
+		ref := analyzer.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: long(i, "n"), Name: long(i, "a")}
+		objs = append(objs, cluster.Object{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"namespace": ref.Namespace, "name": ref.Name}}})
+		plan.Edits = append(plan.Edits, analyzer.Edit{Object: ref, Field: field, From: "a", To: "b", File: "base/web.yaml", Line: 1, Route: "source"})
+		// Refusals on objects not read: each is a note of its own on how
+		// to restore it by hand.
+		plan.Refusals = append(plan.Refusals, analyzer.Refusal{Code: analyzer.CodeUnplaceableEdit,
+			Object: analyzer.ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: long(i, "m"), Name: long(i, "s")}, Field: field, Message: "x"})
+	}
+	p := &poll{t: h.target, owner: owner, repo: repo, branch: branch, baseSHA: h.base, enforcement: a.Enforcement, objs: objs}
+	st := prState{Version: 1, Target: h.target.Config.Name, Edits: "e", Declined: []string{"k1", "k2"}}
+	body := h.bot.body(p, plan, st, "")
+	if n := utf8.RuneCountInString(body); n > maxBody {
+		t.Fatalf("the body is %d characters, over %d", n, maxBody)
+	}
+	for _, title := range []string{"GitOps tool", "To restore the cluster instead"} {
+		if s := section(body, title); !strings.Contains(s, "more notes not shown (body limit)") {
+			t.Errorf("%s does not say what it left out:\n%.2000s", title, s)
+		}
+	}
+	if raw, ok := report.ParseState(body); !ok || raw != st.encode() {
+		t.Fatalf("the state does not parse back: %q %v", raw, ok)
+	}
+	if _, _, err := h.bot.GitHub.PullRequests.Edit(h.ctx, owner, repo, h.openPR().Number, &github.PullRequest{Body: github.String(body)}); err != nil {
+		t.Fatalf("GitHub refused the body: %v", err)
 	}
 }

@@ -467,3 +467,23 @@ func TestSharedEntryIsOneRow(t *testing.T) {
 		t.Fatalf("the declined row does not list its three fields:\n%s", d)
 	}
 }
+
+// A check run has no boxes to tick: its Declined list is plain, says the
+// boxes are in the pull request, and carries no row marker.
+func TestCheckRunListsDeclinedEditsWithoutBoxes(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.poll()
+	setBox(h, ttl, false)
+	h.poll()
+	c := h.check(h.base)
+	declined := section(c.Summary, "Declined")
+	if !strings.Contains(declined, "- <code>Deployment/shop/web</code>") || !strings.Contains(declined, ttl) ||
+		!strings.Contains(declined, "pull request") {
+		t.Fatalf("the check run does not list the declined edit as a plain item pointing to the pull request:\n%s", c.Summary)
+	}
+	for _, bad := range []string{"[ ]", "[x]", "<!-- driftback:edit ", "when its box is ticked again."} {
+		if strings.Contains(c.Summary, bad) {
+			t.Errorf("the check run's summary holds %q:\n%s", bad, c.Summary)
+		}
+	}
+}

@@ -272,8 +272,9 @@ func (r *Runner) pollTarget(ctx, tctx context.Context, t *Target, log *slog.Logg
 	if out.Waiting == "" {
 		// What the target's pull request and plan look like now; a poll
 		// that waits for the GitOps tool changed neither.
+		// Number, not PR: a frozen or blocked pull request is still open.
 		open := 0.0
-		if out.PR != 0 {
+		if out.Number != 0 {
 			open = 1
 		}
 		m.Set("driftback_pull_request_open", labels, open)

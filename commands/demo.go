@@ -149,23 +149,34 @@ func demo(cmd *cobra.Command, examples fs.FS, serve string) error {
 }
 
 // declineRow unticks the open pull request's row whose line holds what,
-// as a reviewer would, and polls again.
+// as a reviewer would, and polls again. No ticked row holding what, or a
+// poll that declines nothing, fails the demo: it would print a decline
+// that did not happen.
 func declineRow(ctx context.Context, b *bot.Bot, what string, poll func() (bot.Outcome, error)) (bot.Outcome, error) {
 	prs, _, err := b.GitHub.PullRequests.List(ctx, "acme", "shop", &github.PullRequestListOptions{State: "open"})
 	if err != nil || len(prs) != 1 {
 		return bot.Outcome{}, fmt.Errorf("the demo's pull request: %d open, %v", len(prs), err)
 	}
 	lines := strings.Split(prs[0].GetBody(), "\n")
+	found := false
 	for i, l := range lines {
-		if strings.Contains(l, what) && strings.Contains(l, "<!-- driftback:edit ") {
+		if strings.Contains(l, what) && strings.Contains(l, "<!-- driftback:edit ") && strings.Contains(l, "- [x]") {
 			lines[i] = strings.Replace(l, "- [x]", "- [ ]", 1)
+			found = true
 		}
+	}
+	if !found {
+		return bot.Outcome{}, fmt.Errorf("the demo's pull request #%d has no ticked row holding %q to untick", prs[0].GetNumber(), what)
 	}
 	body := strings.Join(lines, "\n")
 	if _, _, err := b.GitHub.PullRequests.Edit(ctx, "acme", "shop", prs[0].GetNumber(), &github.PullRequest{Body: github.String(body)}); err != nil {
 		return bot.Outcome{}, err
 	}
-	return poll()
+	out, err := poll()
+	if err == nil && out.DeclinedEdits == 0 {
+		err = fmt.Errorf("the poll after unticking the %q row of pull request #%d declined no edit", what, prs[0].GetNumber())
+	}
+	return out, err
 }
 
 // demoGitHub starts the in-process GitHub server with the App installed

@@ -223,17 +223,6 @@ func (c *Config) Target(name string) *Target {
 	return nil
 }
 
-// Dashboard reports whether repo (owner/name, any case) has a drift
-// dashboard (dashboards).
-func (c *Config) Dashboard(repo string) bool {
-	for _, d := range c.Dashboards {
-		if strings.EqualFold(d, repo) {
-			return true
-		}
-	}
-	return false
-}
-
 // ResolvedTargets returns every target, in file order, as Target returns it.
 func (c *Config) ResolvedTargets() []*Target {
 	out := make([]*Target, len(c.Targets))

@@ -19,7 +19,9 @@ func TestDashboards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !c.Dashboard("my-org/Shop") || !c.Dashboard("my-org/tools") || c.Dashboard("my-org/other") {
+	// Kept as written: the runner matches them to targets' repos in any
+	// case (bot's hasDashboard).
+	if strings.Join(c.Dashboards, ",") != "my-org/shop,My-Org/tools" {
 		t.Fatalf("dashboards: %v", c.Dashboards)
 	}
 	for _, tc := range []struct{ yaml, want string }{

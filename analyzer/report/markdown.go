@@ -23,7 +23,8 @@ type MarkdownOptions struct {
 	// https links are used; anything else falls back to plain text.
 	FileURL func(path string, line int) string
 	// GitOps says what the GitOps tool will do with the drift, under
-	// "GitOps tool"; never dropped for length (the bot bounds it).
+	// "GitOps tool"; bounded by length on its own (maxNotesBytes), never
+	// traded against the rows.
 	GitOps []ToolNote
 	// Restoring counts drifted fields the GitOps tool will put back on its
 	// own and the plan leaves out: the summary says so rather than "in sync".
@@ -32,10 +33,12 @@ type MarkdownOptions struct {
 	// checklist, one box per row, ticked, instead of the table; Declined
 	// are the rows a reviewer unticked, listed unticked under "Declined"
 	// (ticking one brings it back). The plan's Edits are what Rows show.
+	// Without Rows (a check run), Declined is a plain list that points to
+	// the pull request's boxes.
 	Rows, Declined []EditRow
 	// Restore says how to put the cluster back to Git's values instead of
-	// changing Git, under "To restore the cluster instead"; never dropped
-	// for length (the bot bounds it).
+	// changing Git, under "To restore the cluster instead"; bounded like
+	// GitOps.
 	Restore []ToolNote
 	// Controls are checkbox lines shown under "Controls", verbatim: they are
 	// the bot's own markdown and are not escaped.
@@ -70,20 +73,65 @@ func (n ToolNote) String() string {
 	return s
 }
 
-// line renders the note escaped; the command as a code span.
-func (n ToolNote) line() string {
+// line renders the note escaped, its texts cut at textRunes runes each;
+// the command as a code span, or a word that it is too long when
+// withCommand is false.
+func (n ToolNote) line(textRunes int, withCommand bool) string {
 	s := "- "
 	if n.Object != "" {
-		s += "<code>" + md(n.Object, maxTextRunes) + "</code> "
+		s += "<code>" + md(n.Object, textRunes) + "</code> "
 	}
 	if n.Field != "" {
-		s += "<code>" + md(n.Field, maxTextRunes) + "</code>: "
+		s += "<code>" + md(n.Field, textRunes) + "</code>: "
 	}
-	s += md(n.Text, maxTextRunes)
-	if n.Command != "" {
+	s += md(n.Text, textRunes)
+	switch {
+	case n.Command == "":
+	case withCommand:
 		s += " " + codeSpan(n.Command, maxCommandRunes)
+	default:
+		s += " (a command too long to show)"
 	}
 	return s
+}
+
+// maxNoteBytes bounds one note of the GitOps and restore sections, and
+// maxNotesBytes each section: their notes name objects and fields (and
+// the tool's ignore rules), whose length no count of notes bounds.
+const (
+	maxNoteBytes  = 4000
+	maxNotesBytes = 12000
+	// shortTextRunes is what a note's texts are cut to when it is too
+	// long whole.
+	shortTextRunes = 120
+)
+
+// boundedLine is the note within maxNoteBytes: whole if it fits, else
+// with its texts cut short, else without its command (a command is shown
+// whole or not at all), else a line saying it was left out.
+func (n ToolNote) boundedLine() string {
+	for _, l := range []string{n.line(maxTextRunes, true), n.line(shortTextRunes, true), n.line(shortTextRunes, false)} {
+		if len(l) <= maxNoteBytes {
+			return l
+		}
+	}
+	return "- (a note too long to show)"
+}
+
+// noteLines renders notes within maxNotesBytes, the ones that do not fit
+// counted on a last line.
+func noteLines(notes []ToolNote) []string {
+	var out []string
+	total := 0
+	for i, n := range notes {
+		l := n.boundedLine()
+		if total+len(l)+1 > maxNotesBytes {
+			return append(out, "- …and "+plural(len(notes)-i, "more note")+" not shown (body limit)")
+		}
+		out = append(out, l)
+		total += len(l) + 1
+	}
+	return out
 }
 
 // maxCommandRunes bounds a command; a longer one is not shown at all.
@@ -138,7 +186,8 @@ const (
 // notes, then unread objects, then refusals (shown nowhere else), and a
 // line under the summary
 // says how many were left out. The summary still counts everything. The
-// controls and the state block are never dropped.
+// controls and the state block are never dropped. The GitOps and restore
+// sections are bounded on their own (noteLines), whatever names they hold.
 func Markdown(p *analyzer.Plan, opts MarkdownOptions) string {
 	if p == nil {
 		p = &analyzer.Plan{}
@@ -152,21 +201,18 @@ func Markdown(p *analyzer.Plan, opts MarkdownOptions) string {
 		target = p.Root
 	}
 
-	d := mdDoc{controls: opts.Controls, state: stateBlock(opts.State), editsHeader: editsHeader}
+	d := mdDoc{controls: opts.Controls, state: stateBlock(opts.State), editsHeader: editsHeader, declinedHeader: plainDeclinedHeader}
 	if opts.Rows != nil {
 		d.editsHeader = "Untick a box to leave that edit out of the branch; driftback rebuilds it without the edit.\n\n"
+		d.declinedHeader = declinedHeader
 	}
-	for _, n := range opts.GitOps {
-		d.gitops = append(d.gitops, n.line())
-	}
+	d.gitops = noteLines(opts.GitOps)
 	d.summary = summaryLine(p, opts, target)
 	for _, u := range p.Unread {
 		d.unread = append(d.unread, "- "+md(u, maxTextRunes))
 	}
 	d.edits, d.declined = editLines(p, opts)
-	for _, n := range opts.Restore {
-		d.restore = append(d.restore, n.line())
-	}
+	d.restore = noteLines(opts.Restore)
 	for _, r := range p.Refusals {
 		why := md(r.Message, maxTextRunes)
 		if loc := locationCell(r.File, r.Line, opts.FileURL); loc != "" {
@@ -216,6 +262,7 @@ type mdDoc struct {
 	controls, gitops, restore                []string
 	state                                    string
 	editsHeader                              string // the table's header; none for a checklist
+	declinedHeader                           string
 }
 
 // rowCounts is how many rows of each section a body shows.
@@ -223,9 +270,11 @@ type rowCounts struct{ edits, declined, refusals, notes, unread int }
 
 const (
 	editsHeader = "| Object | Field | Git → Live | Written to | Route |\n| --- | --- | --- | --- | --- |\n"
-	// declinedHeader says how a declined row comes back.
-	declinedHeader = "Left out of the branch; each comes back when its live value changes, or when its box is ticked again.\n\n"
-	refusalsHeader = "| Code | Object | Field | Why | How to fix |\n| --- | --- | --- | --- | --- |\n"
+	// declinedHeader says how a declined row comes back; plainDeclinedHeader
+	// says so where the list has no boxes (a check run).
+	declinedHeader      = "Left out of the branch; each comes back when its live value changes, or when its box is ticked again.\n\n"
+	plainDeclinedHeader = "A reviewer left these out of the pull request's branch; each comes back when its live value changes, or when its box is ticked again in the pull request.\n\n"
+	refusalsHeader      = "| Code | Object | Field | Why | How to fix |\n| --- | --- | --- | --- | --- |\n"
 )
 
 // build assembles the body with the first c rows of each section.
@@ -262,7 +311,7 @@ func (d *mdDoc) build(c rowCounts) string {
 	}
 	section("Not read from the cluster", "", d.unread[:c.unread])
 	section("Edits", d.editsHeader, d.edits[:c.edits])
-	section("Declined", declinedHeader, d.declined[:c.declined])
+	section("Declined", d.declinedHeader, d.declined[:c.declined])
 	section("Refusals", refusalsHeader, d.refusals[:c.refusals])
 	section("Notes", "", d.notes[:c.notes])
 	section("GitOps tool", "", d.gitops)

@@ -339,3 +339,22 @@ func TestMarkdownListsUnread(t *testing.T) {
 		t.Errorf("refusal or first unread rows dropped")
 	}
 }
+
+// A note too long whole has its texts cut; one still too long loses its
+// command, which is shown whole or not at all, never cut.
+func TestToolNoteTooLongKeepsNoPartOfItsCommand(t *testing.T) {
+	cmd := "kubectl apply " + strings.Repeat("界", 1900)
+	long := ToolNote{Object: strings.Repeat("o", 2000), Field: strings.Repeat("_", 600), Text: "apply it:", Command: cmd}
+	body := Markdown(&analyzer.Plan{}, MarkdownOptions{Restore: []ToolNote{long, {Text: "short", Command: "flux reconcile kustomization shop --with-source"}}})
+	if !strings.Contains(body, "(a command too long to show)") || strings.Contains(body, "界") {
+		t.Errorf("the command was not left out whole:\n%s", body)
+	}
+	if !strings.Contains(body, "`flux reconcile kustomization shop --with-source`") {
+		t.Errorf("a short note lost its command:\n%s", body)
+	}
+	for _, l := range strings.Split(body, "\n") {
+		if len(l) > 4000 {
+			t.Errorf("a line of %d bytes", len(l))
+		}
+	}
+}

@@ -45,15 +45,28 @@ func RowBoxes(body string) map[string]bool {
 	return out
 }
 
+// rowStyle is how a row is shown: a ticked or unticked task-list item,
+// or a plain item where nobody can tick a box (a check run's summary).
+type rowStyle int
+
+const (
+	rowTicked rowStyle = iota
+	rowUnticked
+	rowPlain
+)
+
 // rowLine renders one row as a task-list item (GitHub toggles the box in
 // the body when a reviewer clicks it), its edits under it when there are
-// several.
-func rowLine(r EditRow, ticked bool, fileURL func(string, int) string) string {
-	box, where := "- [ ] ", "would be written to"
-	if ticked {
+// several. A plain row has neither box nor marker: RowBoxes never reads
+// it.
+func rowLine(r EditRow, style rowStyle, fileURL func(string, int) string) string {
+	box, where, marker := "- [ ] ", "would be written to", " "+rowMarkerPrefix+r.Key+" -->"
+	switch style {
+	case rowTicked:
 		box, where = "- [x] ", "written to"
+	case rowPlain:
+		box, marker = "- ", ""
 	}
-	marker := " " + rowMarkerPrefix + r.Key + " -->"
 	if len(r.Edits) == 1 {
 		return box + editText(r.Edits[0], where, fileURL) + marker
 	}
@@ -113,12 +126,18 @@ func editLines(p *analyzer.Plan, opts MarkdownOptions) (edits, declined []string
 		}
 	} else {
 		for _, r := range opts.Rows {
-			edits = append(edits, rowLine(r, true, opts.FileURL))
+			edits = append(edits, rowLine(r, rowTicked, opts.FileURL))
 		}
+	}
+	// Without Rows this is not the pull request's body (a check run's
+	// summary), where a box could not be ticked.
+	style := rowUnticked
+	if opts.Rows == nil {
+		style = rowPlain
 	}
 	for _, r := range opts.Declined {
 		// Not linked: the branch does not hold a declined edit.
-		declined = append(declined, rowLine(r, false, nil))
+		declined = append(declined, rowLine(r, style, nil))
 	}
 	return edits, declined
 }
