@@ -76,18 +76,12 @@ type valuePlacer struct {
 	guardFor func(file string, blocked *Refusal) *guard // guard.go
 	refuse   func(Refusal)
 	out      *placing
-	// moved: fields an input supplies whose live value differs from the
-	// render though they are no demand of their own (removed or retyped,
-	// left to the source or an override). In a conflict they are refused
-	// with the rest: written elsewhere, they would end the conflict, and
-	// the next plan would place what this one refused.
-	moved map[string]bool
 }
 
 // placeValues reads every drifted scalar against the dye's provenance and
 // returns the input edits; shared-entry conflicts are refused.
 func placeValues(vp *valuePlacer) *placing {
-	vp.out, vp.moved = &placing{}, map[string]bool{}
+	vp.out = &placing{}
 	pv := vp.prov
 	if pv == nil {
 		return vp.out
@@ -256,23 +250,31 @@ func (vp *valuePlacer) withLandings(ds []demand, landings []dye.Slot) []demand {
 		}
 		have[l.Key()] = true
 		var v any = absentValue{}
-		moved := false
 		if p := findPair(vp.pairs, l.Obj); p != nil {
-			lv, ok := jsonvalue.Get(p.intent, l.Path)
-			if ok {
+			if lv, ok := jsonvalue.Get(p.intent, l.Path); ok {
 				v = lv
 			}
-			rv, rok := jsonvalue.Get(p.ren.Object, l.Path)
-			moved = ok != rok || (ok && !jsonvalue.Equal(lv, rv))
 		} else if i, ok := vp.base.byID[l.Obj]; ok {
 			v, _ = jsonvalue.Get(vp.base.objects[i].Object, l.Path)
 		}
 		ds = append(ds, demand{l, v, false})
-		if moved {
-			vp.moved[l.Key()] = true
-		}
 	}
 	return ds
+}
+
+// moved reports whether live holds another value than the render at a
+// field that is no demand of its own (removed or retyped, so left to the
+// source or an override). In a conflict such a field is refused with the
+// rest: written elsewhere, it would end the conflict, and the next plan
+// would place what this one refused.
+func (vp *valuePlacer) moved(s dye.Slot) bool {
+	p := findPair(vp.pairs, s.Obj)
+	if p == nil {
+		return false
+	}
+	lv, lok := jsonvalue.Get(p.intent, s.Path)
+	rv, rok := jsonvalue.Get(p.ren.Object, s.Path)
+	return lok != rok || (lok && !jsonvalue.Equal(lv, rv))
 }
 
 // absentValue stands for a field live lacks: it agrees with nothing.
@@ -313,7 +315,7 @@ func (vp *valuePlacer) resolveValue(n dye.Input, ds []demand) *placement {
 	}
 	sort.Strings(parts)
 	for _, d := range ds {
-		if !d.changed && !vp.moved[d.slot.Key()] {
+		if !d.changed && !vp.moved(d.slot) {
 			continue
 		}
 		sk := dye.SlotKey{Obj: d.slot.Obj, Path: d.slot.Path.String(), Field: dye.FieldValue}
