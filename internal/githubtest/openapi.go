@@ -129,9 +129,10 @@ var relaxed = map[string]relaxation{
 // codeloadOp is the pseudo operation id of the tarball download URL.
 const codeloadOp = "githubtest/codeload"
 
-// Failure is one disagreement between traffic and the description.
+// Failure is one disagreement between traffic and the description, or a
+// handler of this server that panicked.
 type Failure struct {
-	Kind      string // "request", "response" or "route"
+	Kind      string // "request", "response", "route", "webhook" or "panic"
 	Method    string
 	Path      string
 	Operation string
@@ -139,6 +140,9 @@ type Failure struct {
 }
 
 func (f Failure) String() string {
+	if f.Kind == "panic" {
+		return fmt.Sprintf("handler panicked: %s %s (%s): %s", f.Method, f.Path, f.Operation, f.Err)
+	}
 	return fmt.Sprintf("openapi %s validation: %s %s (%s): %s", f.Kind, f.Method, f.Path, f.Operation, f.Err)
 }
 

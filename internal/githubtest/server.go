@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -354,13 +355,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			rep = errReply(fault.Status, msg)
 		}
 	}
-	s.mu.Lock()
 	c := &call{s: s, r: r, params: params, body: body, rt: rt, concurrent: concurrent}
-	if rep == nil {
-		rep = c.dispatch()
-	}
-	s.finish(c, rep)
-	s.mu.Unlock()
+	rep = s.answer(c, rep)
 
 	if fault != nil && fault.Mutate != nil {
 		rep.status, rep.body = fault.Mutate(rep.status, rep.header, rep.body)
@@ -378,6 +374,32 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(rep.body)
 	}
+}
+
+// answer runs the route's handler (unless a reply is already decided) and
+// finishes the reply, under s.mu. A handler that panics is a bug in this
+// server: it is recorded as a failure, so the test that sent the request
+// fails naming it, and answered 500; the deferred unlock keeps every later
+// request (and the test's cleanup) from waiting on a lock nobody releases.
+func (s *Server) answer(c *call, rep *reply) (out *reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer func() {
+		if v := recover(); v != nil {
+			f := Failure{Kind: "panic", Method: c.r.Method, Path: c.r.URL.Path, Err: fmt.Sprintf("%v\n%s", v, debug.Stack())}
+			if c.rt != nil {
+				f.Operation = c.rt.op
+			}
+			s.failures = append(s.failures, f)
+			out = errReply(http.StatusInternalServerError, "Server Error")
+			s.finish(c, out)
+		}
+	}()
+	if rep == nil {
+		rep = c.dispatch()
+	}
+	s.finish(c, rep)
+	return rep
 }
 
 // finish adds the headers every answer carries: ETag and 304 on GETs, rate

@@ -722,3 +722,40 @@ func TestCloseWaitsForRequestInFlight(t *testing.T) {
 		t.Error("the server still answers after Close")
 	}
 }
+
+// A handler that panics (a bug in this server) fails the test that sent the
+// request, is answered 500, and leaves the server usable: the lock it held
+// is released, so the next request and the test's cleanup do not hang.
+func TestHandlerPanicIsAFailureNotAHang(t *testing.T) {
+	e := newEnv(t)
+	var getRepo *route
+	for _, rt := range routes {
+		if rt.op == "repos/get" {
+			getRepo = rt
+		}
+	}
+	real := getRepo.h
+	getRepo.h = func(*call) *reply { panic("boom") }
+	_, resp, err := e.gh.Repositories.Get(e.ctx, tOwner, tRepo)
+	getRepo.h = real
+	if err == nil || status(resp) != http.StatusInternalServerError {
+		t.Fatalf("a panicking handler answered %d (%v), want 500", status(resp), err)
+	}
+	fails := e.srv.TakeFailures()
+	if len(fails) != 1 || fails[0].Kind != "panic" || fails[0].Operation != "repos/get" || !strings.Contains(fails[0].String(), "boom") {
+		t.Fatalf("failures %v", fails)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := e.gh.Repositories.Get(e.ctx, tOwner, tRepo)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("the request after the panic: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the server still held its lock after a handler panicked")
+	}
+}
