@@ -154,9 +154,10 @@ func checkLeaseIdentity(env []envVar, add problemf) {
 			fields[e.Name] = e.ValueFrom.FieldRef.FieldPath
 		}
 	}
-	for name, path := range map[string]string{"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace"} {
-		if fields[name] != path {
-			add("env %s should come from the downward API field %s (the Lease holder identity)", name, path)
+	// A list, not a map: the problems come out in the same order every run.
+	for _, want := range [...]struct{ name, path string }{{"POD_NAME", "metadata.name"}, {"POD_NAMESPACE", "metadata.namespace"}} {
+		if fields[want.name] != want.path {
+			add("env %s should come from the downward API field %s (the Lease holder identity)", want.name, want.path)
 		}
 	}
 }
