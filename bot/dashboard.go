@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/driftback/driftback/analyzer/report"
 )
 
 // The drift dashboard (config dashboards) is one issue per repository with
@@ -75,7 +77,7 @@ func rowOf(name string, out Outcome, err error, failures int, since time.Time) (
 	case err != nil && (rateLimited(err) != "" || deferred(err)):
 		return row, false
 	case err != nil && errors.As(err, &bad):
-		row.State, row.Why = rowWaiting, "the root does not build: "+codeSpan(bad.Err.Error())
+		row.State, row.Why = rowWaiting, "the root does not build: "+report.Quoted(bad.Err.Error())
 	case err != nil && out.Failure != "":
 		row.State, row.Why = rowFailing, out.Failure
 	case err != nil && failures >= 2:

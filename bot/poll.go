@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/jsonvalue"
@@ -406,7 +407,7 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 func (b *Bot) unreadable(ctx context.Context, p *poll, why []string) error {
 	tc := p.t.Config
 	b.Metrics.Inc("driftback_unread_polls_total", map[string]string{"target": tc.Name})
-	p.out.Failure = "the cluster could not be read: " + codeSpan(strings.Join(why, "; "))
+	p.out.Failure = "the cluster could not be read: " + report.Quoted(strings.Join(why, "; "))
 	summary := fmt.Sprintf("driftback could not read from cluster `%s` everything `%s` renders, so it gives no verdict and leaves "+
 		"the pull request and its branch as they are until a poll reads it all:\n\n- %s", tc.Cluster, tc.Root, strings.Join(why, "\n- "))
 	n, err := b.postChecks(ctx, p, []string{p.baseSHA}, checkResult{conclusion: "failure", title: "driftback could not read the cluster", summary: summary})

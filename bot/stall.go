@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/cluster"
 )
 
@@ -62,8 +63,8 @@ func stallOf(p *poll, err error) *stall {
 				"(a force-pushed branch, or a source that points at another repository). driftback cannot render what the cluster runs, "+
 				"so it gives no verdict and leaves the pull request and its branch as they are.\n\n"+
 				"How to fix: let the GitOps tool apply a commit of `%s` (check its source's URL and branch), or point the target at the repository it deploys from.",
-				tc.Cluster, codeSpan(raw), p.owner, p.repo, short(mc.sha), tc.Repo),
-			short: fmt.Sprintf("the revision the cluster runs (%s) is a commit GitHub does not have", codeSpan(short(mc.sha))),
+				tc.Cluster, report.Quoted(raw), p.owner, p.repo, short(mc.sha), tc.Repo),
+			short: fmt.Sprintf("the revision the cluster runs (%s) is a commit GitHub does not have", report.Quoted(short(mc.sha))),
 		}
 	}
 	status, ok := cluster.RefusedRead(err)
@@ -78,31 +79,24 @@ func stallOf(p *poll, err error) *stall {
 				summary: fmt.Sprintf("Cluster `%s` answered: %s\n\nThe object (or its CustomResourceDefinition) that says which revision the cluster runs "+
 					"is not there, so driftback gives no verdict and leaves the pull request and its branch as they are.\n\n"+
 					"How to fix: restore it, or, if it was removed on purpose, change the target's `appliedRevision` or remove the target.",
-					tc.Cluster, codeSpan(err.Error())),
-				short: "the GitOps object the applied revision is read from is gone: " + codeSpan(err.Error()),
+					tc.Cluster, report.Quoted(err.Error())),
+				short: "the GitOps object the applied revision is read from is gone: " + report.Quoted(err.Error()),
 			}
 		}
 		return &stall{
 			title: "driftback cannot read the applied revision",
 			summary: fmt.Sprintf("Cluster `%s` answered: %s\n\ndriftback gives no verdict and leaves the pull request and its branch as they are.\n\n"+
-				"How to fix: grant driftback's service account `get` on that object.", tc.Cluster, codeSpan(err.Error())),
-			short: "the applied revision cannot be read: " + codeSpan(err.Error()),
+				"How to fix: grant driftback's service account `get` on that object.", tc.Cluster, report.Quoted(err.Error())),
+			short: "the applied revision cannot be read: " + report.Quoted(err.Error()),
 		}
 	}
 	return &stall{
 		title: "driftback could not read the cluster",
 		summary: fmt.Sprintf("Cluster `%s` refused a read `%s` needs: %s\n\ndriftback gives no verdict and leaves the pull request and its branch as they are.\n\n"+
 			"How to fix: grant driftback's service account `list` on that kind, or leave the kind out of the target (`kinds.exclude`).",
-			tc.Cluster, tc.Name, codeSpan(err.Error())),
-		short: "the cluster refused a read: " + codeSpan(err.Error()),
+			tc.Cluster, tc.Name, report.Quoted(err.Error())),
+		short: "the cluster refused a read: " + report.Quoted(err.Error()),
 	}
-}
-
-// codeSpan renders untrusted text inert: a code span, one line, bounded.
-func codeSpan(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	s = strings.ReplaceAll(s, "`", "'")
-	return "`" + truncate(s, 600) + "`"
 }
 
 // stalled ends a poll that failed for a cause (stallOf): the base head's

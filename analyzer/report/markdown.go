@@ -169,6 +169,17 @@ func codeSpan(s string, n int) string {
 	return fence + body + fence
 }
 
+// maxQuotedRunes bounds an error message quoted in a body or a check run.
+const maxQuotedRunes = 600
+
+// Quoted shows untrusted text — an error the cluster or GitHub returned —
+// as one inert code span in markdown: whitespace runs become one space,
+// control and bidi characters U+FFFD, and the text is cut short past a
+// bound (unlike a command, a message cut short misleads no one).
+func Quoted(s string) string {
+	return codeSpan(truncate(strings.Join(strings.Fields(s), " "), maxQuotedRunes), maxQuotedRunes)
+}
+
 const (
 	statePrefix = "<!-- driftback:state "
 	stateSuffix = " -->"

@@ -97,3 +97,23 @@ func TestCommandsAreCopyableCodeSpans(t *testing.T) {
 		}
 	}
 }
+
+// An error quoted in a body stays one inert, bounded code span: no line
+// break, no control or bidi character, no backtick that ends it early.
+func TestQuotedErrorIsInert(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":                  "`plain`",
+		"two\n  lines\tand tabs": "`two lines and tabs`",
+		"a `tick` inside":        "``a `tick` inside``",
+		"`edge`":                 "`` `edge` ``",
+		"bidi \u202eevil":        "`bidi \ufffdevil`",
+	} {
+		if got := Quoted(in); got != want {
+			t.Errorf("Quoted(%q) = %q, want %q", in, got, want)
+		}
+	}
+	long := Quoted(strings.Repeat("x", 5000))
+	if n := utf8.RuneCountInString(long); n > maxQuotedRunes+2 || !strings.HasSuffix(long, "…`") {
+		t.Errorf("a long error quoted as %d runes: ...%s", n, long[len(long)-20:])
+	}
+}
