@@ -38,6 +38,11 @@ type Options struct {
 	// source cannot say (a snapshot file), and then a kind with no live
 	// object in a namespace counts as not read there.
 	Coverage *kube.Coverage
+	// MetadataKeys are label and annotation keys whose values in Git's
+	// render the plan reports per object (Plan.Metadata): a GitOps tool
+	// reads some of its per-object settings from the object it applies,
+	// not only from the one in the cluster.
+	MetadataKeys []string
 }
 
 // Input is one plan asked of a repository that nothing else plans on.
@@ -92,6 +97,7 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 		return plan, nil
 	}
 	plan.Kinds = renderedKinds(b.objects)
+	plan.Metadata = renderedMetadata(b.objects, opts.MetadataKeys)
 	if opts.WriteScope, err = repofs.Clean(opts.WriteScope); err != nil {
 		return nil, fmt.Errorf("write scope: %w", err)
 	}

@@ -448,3 +448,28 @@ func TestServerDefaultsAreNotDrift(t *testing.T) {
 		t.Fatalf("server defaults reported as drift:\n%s", dump(p))
 	}
 }
+
+// A plan reports the labels and annotations Git's render gives the keys
+// asked for, by object, whatever the cluster holds (the bot reads a GitOps
+// tool's per-object opt-outs from them), and only those keys.
+func TestPlanReportsRenderedMetadataAskedFor(t *testing.T) {
+	repo := fixture(t, "overlay")
+	live := renderedLive(t, repo, "overlays/prod")
+	d := find(t, live, "Deployment", "web")
+	set(t, d, jsonvalue.Path{jsonvalue.Key("metadata"), jsonvalue.Key("annotations"), jsonvalue.Key("team")}, "checkout")
+	p, err := Analyze(Input{Repo: repo, Root: "overlays/prod", Live: asLive(live), Options: Options{MetadataKeys: []string{"team", "env", "absent"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	web := ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "prod", Name: "web"}
+	want := map[string]any{"labels": map[string]any{"env": "prod"}, "annotations": map[string]any{"team": "payments"}}
+	if got := p.Metadata[web]; !jsonvalue.Equal(got, want) {
+		t.Errorf("the Deployment's metadata %v, want Git's %v", got, want)
+	}
+	if len(p.Metadata) != 2 {
+		t.Errorf("metadata of %d objects, want the Deployment's and the Service's: %v", len(p.Metadata), p.Metadata)
+	}
+	if q := plan(t, repo, "overlays/prod", live); q.Metadata != nil {
+		t.Errorf("metadata reported unasked: %v", q.Metadata)
+	}
+}

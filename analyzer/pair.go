@@ -238,6 +238,36 @@ func renderedKinds(objs []render.Object) []string {
 	return slices.Sorted(maps.Keys(set))
 }
 
+// renderedMetadata is the labels and annotations under keys of each
+// rendered object, as {labels: {...}, annotations: {...}}; objects that
+// carry none of them are left out.
+func renderedMetadata(objs []render.Object, keys []string) map[ObjectRef]map[string]any {
+	if len(keys) == 0 {
+		return nil
+	}
+	out := map[ObjectRef]map[string]any{}
+	for _, o := range objs {
+		md, _ := o.Object["metadata"].(map[string]any)
+		kept := map[string]any{}
+		for _, field := range []string{"labels", "annotations"} {
+			m, _ := md[field].(map[string]any)
+			sub := map[string]any{}
+			for _, k := range keys {
+				if v, ok := m[k]; ok {
+					sub[k] = v
+				}
+			}
+			if len(sub) > 0 {
+				kept[field] = sub
+			}
+		}
+		if len(kept) > 0 {
+			out[RefOf(o.Object)] = kept
+		}
+	}
+	return out
+}
+
 // pairOf is the pair of the rendered object id; nil when it has none.
 func (a *analysis) pairOf(id render.ID) *pair { return findPair(a.pairs, id) }
 

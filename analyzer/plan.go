@@ -113,6 +113,11 @@ type Plan struct {
 	// Kind.group), sorted: a poller need list no other kind to plan this
 	// root again at the same revision.
 	Kinds []string `json:"-"`
+	// Metadata is, by object, the labels and annotations Git's render
+	// gives the keys Options.MetadataKeys asked for, as metadata holds
+	// them ({labels: {...}, annotations: {...}}); an object that carries
+	// none of them is not listed.
+	Metadata map[ObjectRef]map[string]any `json:"-"`
 }
 
 // InSync reports whether the cluster matches Git: everything read, nothing

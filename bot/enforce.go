@@ -35,14 +35,14 @@ func indexLive(objs []cluster.Object) liveIndex {
 	return out
 }
 
-// fate judges one drifted field; an object driftback did not read is
-// never assumed restored.
-func (ix liveIndex) fate(e *cluster.Enforcement, ref analyzer.ObjectRef, field string, inGit bool) (cluster.Fate, string) {
+// fate judges one drifted field of a plan; an object driftback did not
+// read is never assumed restored.
+func (ix liveIndex) fate(e *cluster.Enforcement, plan *analyzer.Plan, ref analyzer.ObjectRef, field string, inGit bool) (cluster.Fate, string) {
 	o, ok := ix[ref]
 	if !ok {
 		return cluster.Kept, "the live object was not read"
 	}
-	return e.Fate(o, field, inGit)
+	return e.Fate(o, plan.Metadata[ref], field, inGit)
 }
 
 // enforce applies the tool's fates to a plan. Unless the target proposes
@@ -59,7 +59,7 @@ func enforce(e *cluster.Enforcement, proposeRestored bool, objs []cluster.Object
 	var restored []analyzer.Edit
 	var out []Restoring
 	for _, ed := range plan.Edits {
-		if f, why := ix.fate(e, ed.Object, ed.Field, ed.From != nil); f == cluster.Restored {
+		if f, why := ix.fate(e, plan, ed.Object, ed.Field, ed.From != nil); f == cluster.Restored {
 			restored = append(restored, ed)
 			out = append(out, Restoring{ed.Object, ed.Field, why})
 		}
@@ -82,7 +82,7 @@ func enforce(e *cluster.Enforcement, proposeRestored bool, objs []cluster.Object
 	kept := plan.Refusals[:0:0]
 	for _, r := range plan.Refusals {
 		if r.Object.Kind != "" && r.Field != "" {
-			if f, why := ix.fate(e, r.Object, r.Field, false); f == cluster.Restored {
+			if f, why := ix.fate(e, plan, r.Object, r.Field, false); f == cluster.Restored {
 				out = append(out, Restoring{r.Object, r.Field, why})
 				continue
 			}
@@ -176,7 +176,7 @@ func toolNotes(e *cluster.Enforcement, objs []cluster.Object, plan *analyzer.Pla
 	var order []string
 	restoredProposed := 0
 	for _, ed := range plan.Edits {
-		fate, why := ix.fate(e, ed.Object, ed.Field, ed.From != nil)
+		fate, why := ix.fate(e, plan, ed.Object, ed.Field, ed.From != nil)
 		switch fate {
 		case cluster.Restored:
 			if restoredProposed < maxToolNotes {

@@ -105,7 +105,8 @@ func planTarget(ctx context.Context, in PlanInput) (TargetPlan, error) {
 			return out, nil
 		}
 	}
-	opts := analyzer.Options{WriteScope: tc.WriteScope, OrchestratorContext: orchestrator, Flux: flux, ArgoCD: argo, Coverage: in.Coverage}
+	opts := analyzer.Options{WriteScope: tc.WriteScope, OrchestratorContext: orchestrator, Flux: flux, ArgoCD: argo, Coverage: in.Coverage,
+		MetadataKeys: cluster.ToolMetadataKeys}
 	plan, err := snap.Plan(tc.Root, live, opts)
 	if err != nil {
 		return out, &InputError{Err: err}

@@ -73,12 +73,12 @@ func restoreNotes(p *poll, plan *analyzer.Plan, web string) []report.ToolNote {
 	if p.enforcement == nil {
 		return []report.ToolNote{plainRestore(p, web)}
 	}
-	return toolRestore(p.enforcement, indexLive(p.objs), fields)
+	return toolRestore(p.enforcement, indexLive(p.objs), plan.Metadata, fields)
 }
 
 // toolRestore is the tool's command for the objects it restores, and a
 // note for each field it does not.
-func toolRestore(e *cluster.Enforcement, live liveIndex, fields []drifted) []report.ToolNote {
+func toolRestore(e *cluster.Enforcement, live liveIndex, git map[analyzer.ObjectRef]map[string]any, fields []drifted) []report.ToolNote {
 	covered := map[analyzer.ObjectRef]bool{}
 	var byHand []report.ToolNote
 	for _, f := range fields {
@@ -86,9 +86,9 @@ func toolRestore(e *cluster.Enforcement, live liveIndex, fields []drifted) []rep
 		applies, why := false, "the live object was not read"
 		switch {
 		case f.missing:
-			applies, why = e.Applies(cluster.Object{Object: map[string]any{}}, "metadata", true)
+			applies, why = e.Applies(cluster.Object{Object: map[string]any{}}, git[f.ref], "metadata", true)
 		case ok:
-			applies, why = e.Applies(o, f.field, f.inGit)
+			applies, why = e.Applies(o, git[f.ref], f.field, f.inGit)
 		}
 		if applies {
 			covered[f.ref] = true

@@ -87,6 +87,52 @@ const (
 	fluxSSAAnnotation       = "kustomize.toolkit.fluxcd.io/ssa"
 )
 
+// ToolMetadataKeys are the label and annotation keys a GitOps tool reads
+// from the object it is about to apply, Git's, as well as from the one in
+// the cluster: Fate and Applies need their values in Git's render.
+var ToolMetadataKeys = []string{fluxReconcileAnnotation, fluxSSAAnnotation}
+
+// inMetadata is the value metadata md gives key as a label or an
+// annotation that equals one of values, ignoring case as Flux does; ""
+// when neither does.
+func inMetadata(md map[string]any, key string, values ...string) string {
+	for _, field := range []string{"annotations", "labels"} {
+		m, _ := md[field].(map[string]any)
+		v, _ := m[key].(string)
+		for _, want := range values {
+			if v != "" && strings.EqualFold(v, want) {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+// fluxSkips says why kustomize-controller leaves an object alone at its
+// apply, reading its opt-outs (label or annotation) from both sides as it
+// does: reconcile: disabled or ssa: Ignore on Git's object (git, its
+// metadata) or the cluster's (live), and ssa: IfNotPresent on Git's once
+// the object exists. Flux reads IfNotPresent from Git's object only, but
+// one set by hand on the cluster's counts too: whoever set it meant the
+// object to be left alone, and a drift that may stay is proposed, never
+// assumed gone.
+func fluxSkips(live, git map[string]any, exists bool) (string, bool) {
+	switch {
+	case inMetadata(git, fluxReconcileAnnotation, "disabled") != "":
+		return "Git's manifest opts the object out of Flux's apply (" + fluxReconcileAnnotation + ": disabled)", true
+	case inMetadata(git, fluxSSAAnnotation, "Ignore") != "":
+		return "Git's manifest opts the object out of Flux's apply (" + fluxSSAAnnotation + ": Ignore)", true
+	case exists && inMetadata(git, fluxSSAAnnotation, "IfNotPresent") != "":
+		return "Git's manifest opts the object out of Flux's apply once it exists (" + fluxSSAAnnotation + ": IfNotPresent)", true
+	case inMetadata(live, fluxReconcileAnnotation, "disabled") != "":
+		return "the object opts out of Flux's apply (" + fluxReconcileAnnotation + ": disabled)", true
+	}
+	if v := inMetadata(live, fluxSSAAnnotation, "Ignore", "IfNotPresent"); v != "" {
+		return "the object opts out of Flux's apply (" + fluxSSAAnnotation + ": " + v + ")", true
+	}
+	return "", false
+}
+
 // fluxTakesOver reports a field manager whose fields kustomize-controller
 // takes over at every apply (its default list matches by prefix:
 // "kubectl" covers kubectl-edit, kubectl-patch, kubectl-client-side-apply),
@@ -197,22 +243,20 @@ func argoEnforcement(obj map[string]any) *Enforcement {
 }
 
 // Fate says what the tool will do with the drifted field at path (as
-// driftback prints it) of live object o. inGit is whether Git's render has
+// driftback prints it) of live object o; o is empty when the object is
+// missing from the cluster. git is the labels and annotations Git's
+// render gives the object under ToolMetadataKeys (nil: none). inGit is whether Git's render has
 // the field: a field only the cluster has is one the tool may never see.
 // The reason is for the reviewer. When anything is uncertain the answer is
 // never Restored: a drift that stays must reach Git.
-func (e *Enforcement) Fate(o Object, path string, inGit bool) (Fate, string) {
+func (e *Enforcement) Fate(o Object, git map[string]any, path string, inGit bool) (Fate, string) {
 	if e == nil {
 		return Kept, "no GitOps tool state is read for this target"
 	}
 	md, _ := o.Object["metadata"].(map[string]any)
-	annotations, _ := md["annotations"].(map[string]any)
 	if e.flux {
-		switch ssa, _ := annotations[fluxSSAAnnotation].(string); {
-		case annotations[fluxReconcileAnnotation] == "disabled":
-			return Kept, "the object opts out of Flux's apply (" + fluxReconcileAnnotation + ": disabled)"
-		case ssa == "Ignore" || ssa == "IfNotPresent":
-			return Kept, "the object opts out of Flux's apply (" + fluxSSAAnnotation + ": " + ssa + ")"
+		if why, skips := fluxSkips(md, git, len(o.Object) > 0); skips {
+			return Kept, why
 		}
 	}
 	if e.Mode != Restored && e.Mode != UntilNextSync {
@@ -229,7 +273,8 @@ func (e *Enforcement) Fate(o Object, path string, inGit bool) (Fate, string) {
 		if e.additionsUnseen {
 			return Kept, e.Tool + " does not count a field Git lacks as drift"
 		}
-		if ssa, _ := annotations[fluxSSAAnnotation].(string); ssa == "Merge" {
+		// Read on both sides: kept is the safe answer either way.
+		if e.flux && (inMetadata(md, fluxSSAAnnotation, "Merge") != "" || inMetadata(git, fluxSSAAnnotation, "Merge") != "") {
 			return Kept, "Flux leaves fields Git lacks in place (" + fluxSSAAnnotation + ": Merge)"
 		}
 		own, err := NewOwnership(o, Rules{})
@@ -255,7 +300,7 @@ func (e *Enforcement) Fate(o Object, path string, inGit bool) (Fate, string) {
 // reason says why not. It answers as Fate does for an active tool, so a
 // field the tool ignores, an object that opts out of its apply and a field
 // Git lacks that the tool leaves in place are never claimed.
-func (e *Enforcement) Applies(o Object, path string, inGit bool) (bool, string) {
+func (e *Enforcement) Applies(o Object, git map[string]any, path string, inGit bool) (bool, string) {
 	if e == nil {
 		return false, "no GitOps tool state is read for this target"
 	}
@@ -264,7 +309,7 @@ func (e *Enforcement) Applies(o Object, path string, inGit bool) (bool, string) 
 	}
 	active := *e
 	active.Mode = Restored
-	f, why := active.Fate(o, path, inGit)
+	f, why := active.Fate(o, git, path, inGit)
 	if f == Restored {
 		return true, ""
 	}

@@ -59,44 +59,66 @@ func TestFluxFates(t *testing.T) {
 		inGit       bool
 		want        Fate
 		whyContains string
+		git         map[string]any // Git's metadata under ToolMetadataKeys
 	}{
-		{"active: a Git field is restored", active, ready, liveWeb(nil, nil), image, true, Restored, "applies Git every 5m0s"},
-		{"suspended keeps it", with("suspend", true), ready, liveWeb(nil, nil), image, true, Kept, "is suspended"},
+		{"active: a Git field is restored", active, ready, liveWeb(nil, nil), image, true, Restored, "applies Git every 5m0s", nil},
+		{"suspended keeps it", with("suspend", true), ready, liveWeb(nil, nil), image, true, Kept, "is suspended", nil},
 		{"a failed reconcile keeps it", active, map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "False"}}},
-			liveWeb(nil, nil), image, true, Kept, "failed its last reconcile"},
-		{"no interval keeps it", map[string]any{"path": "./apps"}, ready, liveWeb(nil, nil), image, true, Kept, "spec.interval"},
-		{"reconcile disabled", active, ready, liveWeb(map[string]any{"kustomize.toolkit.fluxcd.io/reconcile": "disabled"}, nil), image, true, Kept, "reconcile: disabled"},
-		{"ssa Ignore", active, ready, liveWeb(map[string]any{"kustomize.toolkit.fluxcd.io/ssa": "Ignore"}, nil), image, true, Kept, "ssa: Ignore"},
-		{"ssa IfNotPresent", active, ready, liveWeb(map[string]any{"kustomize.toolkit.fluxcd.io/ssa": "IfNotPresent"}, nil), image, true, Kept, "IfNotPresent"},
-		{"ssa Merge still restores a Git field", active, ready, liveWeb(map[string]any{"kustomize.toolkit.fluxcd.io/ssa": "Merge"}, nil), image, true, Restored, ""},
-		{"ssa Merge keeps what Git lacks", active, ready, liveWeb(map[string]any{"kustomize.toolkit.fluxcd.io/ssa": "Merge", "extra": "1"}, addedBy("kubectl-edit")), extra, false, Kept, "Merge"},
-		{"kubectl-edit's addition is removed", active, ready, liveWeb(map[string]any{"extra": "1"}, addedBy("kubectl-edit")), extra, false, Restored, ""},
-		{"kubectl-client-side-apply's addition is removed", active, ready, liveWeb(map[string]any{"extra": "1"}, addedBy("kubectl-client-side-apply")), extra, false, Restored, ""},
-		{"another manager's addition stays", active, ready, liveWeb(map[string]any{"extra": "1"}, addedBy("istio-operator")), extra, false, Kept, "istio-operator"},
-		{"an addition of unknown owner stays", active, ready, liveWeb(map[string]any{"extra": "1"}, nil), extra, false, Kept, "cannot be read"},
+			liveWeb(nil, nil), image, true, Kept, "failed its last reconcile", nil},
+		{"no interval keeps it", map[string]any{"path": "./apps"}, ready, liveWeb(nil, nil), image, true, Kept, "spec.interval", nil},
+		{"reconcile disabled", active, ready, liveWeb(map[string]any{"kustomize.toolkit.fluxcd.io/reconcile": "disabled"}, nil), image, true, Kept, "reconcile: disabled", nil},
+		{"ssa Ignore", active, ready, liveWeb(map[string]any{"kustomize.toolkit.fluxcd.io/ssa": "Ignore"}, nil), image, true, Kept, "ssa: Ignore", nil},
+		{"ssa IfNotPresent", active, ready, liveWeb(map[string]any{"kustomize.toolkit.fluxcd.io/ssa": "IfNotPresent"}, nil), image, true, Kept, "IfNotPresent", nil},
+		// Flux reads the opt-outs from the manifest it applies too: an
+		// object that existed before Git gained ssa: IfNotPresent never
+		// gets the annotation, and Flux leaves it alone all the same.
+		{"Git's reconcile disabled", active, ready, liveWeb(nil, nil), image, true, Kept, "Git's manifest",
+			map[string]any{"annotations": map[string]any{"kustomize.toolkit.fluxcd.io/reconcile": "disabled"}}},
+		{"Git's ssa Ignore, as a label in another case", active, ready, liveWeb(nil, nil), image, true, Kept, "ssa: Ignore",
+			map[string]any{"labels": map[string]any{"kustomize.toolkit.fluxcd.io/ssa": "ignore"}}},
+		{"Git's ssa IfNotPresent on an object that exists", active, ready, liveWeb(nil, nil), image, true, Kept, "ssa: IfNotPresent",
+			map[string]any{"annotations": map[string]any{"kustomize.toolkit.fluxcd.io/ssa": "IfNotPresent"}}},
+		{"Git's ssa Merge still restores a Git field", active, ready, liveWeb(nil, nil), image, true, Restored, "",
+			map[string]any{"annotations": map[string]any{"kustomize.toolkit.fluxcd.io/ssa": "Merge"}}},
+		{"Git's ssa Merge keeps what Git lacks", active, ready, liveWeb(map[string]any{"extra": "1"}, addedBy("kubectl-edit")), extra, false, Kept, "Merge",
+			map[string]any{"annotations": map[string]any{"kustomize.toolkit.fluxcd.io/ssa": "Merge"}}},
+		{"ssa Merge still restores a Git field", active, ready, liveWeb(map[string]any{"kustomize.toolkit.fluxcd.io/ssa": "Merge"}, nil), image, true, Restored, "", nil},
+		{"ssa Merge keeps what Git lacks", active, ready, liveWeb(map[string]any{"kustomize.toolkit.fluxcd.io/ssa": "Merge", "extra": "1"}, addedBy("kubectl-edit")), extra, false, Kept, "Merge", nil},
+		{"kubectl-edit's addition is removed", active, ready, liveWeb(map[string]any{"extra": "1"}, addedBy("kubectl-edit")), extra, false, Restored, "", nil},
+		{"kubectl-client-side-apply's addition is removed", active, ready, liveWeb(map[string]any{"extra": "1"}, addedBy("kubectl-client-side-apply")), extra, false, Restored, "", nil},
+		{"another manager's addition stays", active, ready, liveWeb(map[string]any{"extra": "1"}, addedBy("istio-operator")), extra, false, Kept, "istio-operator", nil},
+		{"an addition of unknown owner stays", active, ready, liveWeb(map[string]any{"extra": "1"}, nil), extra, false, Kept, "cannot be read", nil},
 		{"spec.ignore covers the named container", with("ignore", []any{map[string]any{"paths": []any{"/spec/template/spec/containers/1"},
-			"target": map[string]any{"kind": "Deployment", "name": "w.*"}}}), ready, liveWeb(nil, nil), image, true, Kept, "/spec/template/spec/containers/1"},
+			"target": map[string]any{"kind": "Deployment", "name": "w.*"}}}), ready, liveWeb(nil, nil), image, true, Kept, "/spec/template/spec/containers/1", nil},
 		{"spec.ignore of another container does not", with("ignore", []any{map[string]any{"paths": []any{"/spec/template/spec/containers/0"}}}),
-			ready, liveWeb(nil, nil), image, true, Restored, ""},
+			ready, liveWeb(nil, nil), image, true, Restored, "", nil},
 		{"spec.ignore for another kind does not", with("ignore", []any{map[string]any{"paths": []any{"/spec"}, "target": map[string]any{"kind": "StatefulSet"}}}),
-			ready, liveWeb(nil, nil), image, true, Restored, ""},
+			ready, liveWeb(nil, nil), image, true, Restored, "", nil},
 		{"spec.ignore with a label selector that does not match", with("ignore", []any{map[string]any{"paths": []any{"/spec"},
-			"target": map[string]any{"labelSelector": "tier=back"}}}), ready, liveWeb(nil, nil), image, true, Restored, ""},
+			"target": map[string]any{"labelSelector": "tier=back"}}}), ready, liveWeb(nil, nil), image, true, Restored, "", nil},
 		{"spec.ignore with a label selector that matches", with("ignore", []any{map[string]any{"paths": []any{"/spec"},
-			"target": map[string]any{"labelSelector": "tier=front"}}}), ready, liveWeb(nil, nil), image, true, Kept, "/spec"},
+			"target": map[string]any{"labelSelector": "tier=front"}}}), ready, liveWeb(nil, nil), image, true, Kept, "/spec", nil},
 		{"spec.ignore over a deleted element may match", with("ignore", []any{map[string]any{"paths": []any{"/spec/template/spec/containers/0"}}}),
-			ready, liveWeb(nil, nil), "spec.template.spec.containers[gone].image", true, Kept, "a rule for this object"},
+			ready, liveWeb(nil, nil), "spec.template.spec.containers[gone].image", true, Kept, "a rule for this object", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e := fluxEnforcement(kustomizationObj(c.spec, c.status))
-			got, why := e.Fate(c.obj, c.path, c.inGit)
+			got, why := e.Fate(c.obj, c.git, c.path, c.inGit)
 			if got != c.want || !strings.Contains(why, c.whyContains) {
 				t.Errorf("fate %s (%s), want %s (…%s…)", got, why, c.want, c.whyContains)
 			}
 		})
 	}
 	e := fluxEnforcement(kustomizationObj(active, ready))
+	// A missing object: Flux creates it unless Git's manifest excludes it.
+	missing := Object{Object: map[string]any{}}
+	if ok, why := e.Applies(missing, map[string]any{"annotations": map[string]any{"kustomize.toolkit.fluxcd.io/ssa": "IfNotPresent"}}, "metadata", true); !ok {
+		t.Errorf("a missing object with ssa: IfNotPresent in Git is not created by a reconcile: %s", why)
+	}
+	if ok, _ := e.Applies(missing, map[string]any{"annotations": map[string]any{"kustomize.toolkit.fluxcd.io/reconcile": "disabled"}}, "metadata", true); ok {
+		t.Error("a reconcile is said to create an object whose manifest has reconcile: disabled")
+	}
 	if !e.LastReconciled.Equal(time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)) {
 		t.Errorf("last reconciled %v: the latest history entry counts", e.LastReconciled)
 	}
@@ -139,13 +161,13 @@ func TestArgoFates(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got, why := c.e.Fate(liveWeb(nil, nil), c.path, c.inGit); got != c.want {
+			if got, why := c.e.Fate(liveWeb(nil, nil), nil, c.path, c.inGit); got != c.want {
 				t.Errorf("fate %s (%s), want %s", got, why, c.want)
 			}
 		})
 	}
 	var none *Enforcement
-	if got, _ := none.Fate(liveWeb(nil, nil), image, true); got != Kept {
+	if got, _ := none.Fate(liveWeb(nil, nil), nil, image, true); got != Kept {
 		t.Errorf("no tool: %s", got)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/bot"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
@@ -74,6 +75,7 @@ func e2eFleet() map[string][]byte {
 	add(routedApp("apps/active", "active", ""))
 	add(routedApp("apps/optout", "optout", "  annotations:\n    kustomize.toolkit.fluxcd.io/ssa: IfNotPresent\n"))
 	add(routedApp("apps/pending", "pending", ""))
+	add(routedApp("apps/lateoptout", "lateoptout", ""))
 	files["apps/settings/kustomization.yaml"] = []byte("resources:\n- deployment.yaml\n- configmap.yaml\n")
 	files["apps/settings/deployment.yaml"] = []byte(strings.Replace(e2eDeployment("ignored", "", "2"), "  namespace: ignored\n", "", 1))
 	files["apps/settings/configmap.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  greeting: ${greeting}\n  color: ${color:=blue}\n  region: ${region}\n")
@@ -93,6 +95,7 @@ targets:
 - {name: pending, repo: acme/fleet, baseBranch: main, root: apps/pending, cluster: prod, namespaces: [pending], appliedRevision: {flux: {namespace: flux-system, name: pending}}}
 - {name: settings, repo: acme/fleet, baseBranch: main, root: apps/settings, cluster: prod, namespaces: [settings], appliedRevision: {flux: {namespace: flux-system, name: settings}}}
 - {name: hpa, repo: acme/fleet, baseBranch: main, root: apps/hpa, cluster: prod, namespaces: [hpa], appliedRevision: {flux: {namespace: flux-system, name: hpa}}}
+- {name: lateoptout, repo: acme/fleet, baseBranch: main, root: apps/lateoptout, cluster: prod, namespaces: [lateoptout], appliedRevision: {flux: {namespace: flux-system, name: lateoptout}}}
 `
 
 // e2e is the running stack: apiserver, source-controller,
@@ -132,7 +135,7 @@ func startE2E(t *testing.T) *e2e {
 	// (scenario d) without racing a timer.
 	e.flux.CreateGitRepository(t, fluxtest.GitRepository{Name: "fleet", URL: e.srv.URL() + "/acme/fleet.git", Interval: time.Hour})
 	e.rev = e.flux.WaitGitRevision(t, "fleet", sha)
-	for _, ns := range []string{"suspended", "active", "optout", "pending", "settings", "hpa"} {
+	for _, ns := range []string{"suspended", "active", "optout", "pending", "settings", "hpa", "lateoptout"} {
 		e.create(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "", map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}})
 	}
 	e.create(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, fluxtest.Namespace, map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
@@ -292,6 +295,7 @@ func TestFluxEndToEnd(t *testing.T) {
 	e.kustomization("optout", "1h", nil)
 	e.kustomization("pending", "1h", nil)
 	e.kustomization("hpa", "5s", nil)
+	e.kustomization("lateoptout", "1h", nil)
 	e.kustomization("settings", "5s", map[string]any{
 		"targetNamespace": "settings", "namePrefix": "pre-",
 		"images":  []any{map[string]any{"name": "registry.invalid/web", "newTag": "2.0"}},
@@ -462,6 +466,40 @@ func TestFluxEndToEnd(t *testing.T) {
 		out := e.poll(e.target("hpa"))
 		if out.Plan == nil || !out.Plan.InSync() || out.PR != 0 {
 			t.Fatalf("want in sync, have %+v", out.Plan)
+		}
+	})
+
+	// g. Git gains ssa: IfNotPresent on an object that already exists.
+	// Flux reads the opt-out from the manifest it applies, so it leaves
+	// the object alone from then on and the object never carries the
+	// annotation; a kubectl edit stays. driftback reads Git's manifest as
+	// Flux does and proposes the edit instead of waiting for a restore
+	// that never comes.
+	t.Run("opted out in Git only", func(t *testing.T) {
+		e.t = t
+		dep := e2eDeployment("lateoptout", "  annotations:\n    kustomize.toolkit.fluxcd.io/ssa: IfNotPresent\n", "")
+		next := e.srv.Commit("acme", "fleet", "main", "opt out", map[string][]byte{"apps/lateoptout/deployment.yaml": []byte(dep)})
+		e.fetch(next)
+		e.flux.WaitApplied(t, "lateoptout", e.rev)
+		e.kubectlEditImage("lateoptout", "registry.invalid/web:9.9")
+		e.flux.RequestReconcile(t, "lateoptout")
+		if img := e.image("lateoptout"); img != "registry.invalid/web:9.9" {
+			t.Fatalf("Flux reverted an object whose manifest has ssa: IfNotPresent: %q", img)
+		}
+		out := e.poll(e.target("lateoptout"))
+		var image *analyzer.Edit
+		if out.Plan != nil {
+			for i, ed := range out.Plan.Edits {
+				if ed.Route == "images" {
+					image = &out.Plan.Edits[i]
+				}
+			}
+		}
+		if out.PR == 0 || image == nil || out.Restoring != 0 {
+			t.Fatalf("want the image proposed on its entry and nothing said restored, have %d restoring, plan %+v", out.Restoring, out.Plan)
+		}
+		if body := e.prs("lateoptout")[0].Body; !strings.Contains(body, "Git's manifest opts the object out of Flux's apply") {
+			t.Errorf("body does not say why the drift stays:\n%s", body)
 		}
 	})
 }
