@@ -100,6 +100,23 @@ func enforce(e *cluster.Enforcement, proposeRestored bool, objs []cluster.Object
 	return plan, out, nil
 }
 
+// ownOptOuts are plan's edits of the tool's own opt-out labels and
+// annotations that Git carries and the cluster lacks only because the
+// tool, by that opt-out, no longer applies the object (Enforcement.OwnOptOut).
+func ownOptOuts(e *cluster.Enforcement, objs []cluster.Object, plan *analyzer.Plan) []analyzer.Edit {
+	if e == nil || plan == nil {
+		return nil
+	}
+	ix := indexLive(objs)
+	var out []analyzer.Edit
+	for _, ed := range plan.Edits {
+		if o, ok := ix[ed.Object]; ok && e.OwnOptOut(o, plan.Metadata[ed.Object], ed.Field, ed.From, ed.To) {
+			out = append(out, ed)
+		}
+	}
+	return out
+}
+
 // restoredEdits are plan's edits of the fields in restoring.
 func restoredEdits(plan *analyzer.Plan, restoring []Restoring) []analyzer.Edit {
 	if len(restoring) == 0 {

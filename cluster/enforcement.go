@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -292,6 +293,50 @@ func (e *Enforcement) Fate(o Object, git map[string]any, path string, inGit bool
 		}
 	}
 	return e.Mode, e.Object + " " + e.Why
+}
+
+// OwnOptOut reports whether a drifted field of live object o, Git's value
+// from against the cluster's to, differs only by the tool's own opt-outs
+// that Git's manifest (git, as for Fate) carries and the cluster's object
+// lacks because of them: Git gained ssa: IfNotPresent (or reconcile:
+// disabled) after the object existed, so Flux never applies the object
+// again, annotation included. No one edited that field; a pull request
+// taking the opt-out out of Git would undo it. The field is one label or
+// annotation, or the whole map when the cluster's object has none.
+func (e *Enforcement) OwnOptOut(o Object, git map[string]any, path string, from, to any) bool {
+	if e == nil || !e.flux || len(o.Object) == 0 {
+		return false
+	}
+	if _, skips := fluxSkips(nil, git, true); !skips {
+		return false
+	}
+	p, err := jsonvalue.ParsePath(path)
+	if err != nil || len(p) < 2 || len(p) > 3 || p[0] != jsonvalue.Key("metadata") ||
+		p[1] != jsonvalue.Key("labels") && p[1] != jsonvalue.Key("annotations") {
+		return false
+	}
+	if len(p) == 3 {
+		return p[2].Kind == jsonvalue.KeyStep && slices.Contains(ToolMetadataKeys, p[2].Key) && from != nil && to == nil
+	}
+	inGit, _ := from.(map[string]any)
+	inLive, _ := to.(map[string]any)
+	if len(inGit) == 0 || to != nil && inLive == nil {
+		return false
+	}
+	for k, v := range inGit {
+		if lv, ok := inLive[k]; ok && jsonvalue.Equal(lv, v) {
+			continue
+		}
+		if _, ok := inLive[k]; ok || !slices.Contains(ToolMetadataKeys, k) {
+			return false
+		}
+	}
+	for k := range inLive {
+		if _, ok := inGit[k]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // Applies says whether the tool, made to apply Git now (Restore, or

@@ -171,3 +171,55 @@ func TestArgoFates(t *testing.T) {
 		t.Errorf("no tool: %s", got)
 	}
 }
+
+// The opt-out Git carries and the cluster's object lacks because of it is
+// the tool's own doing; an opt-out the cluster has, a key of no tool, or a
+// Git manifest that does not opt out is not.
+func TestOwnOptOut(t *testing.T) {
+	e := fluxEnforcement(kustomizationObj(map[string]any{"interval": "5m", "path": "./apps"}, nil))
+	ssa := `metadata.annotations["kustomize.toolkit.fluxcd.io/ssa"]`
+	gitSSA := func(v string) map[string]any {
+		return map[string]any{"annotations": map[string]any{"kustomize.toolkit.fluxcd.io/ssa": v}}
+	}
+	annotations := func(kv ...string) map[string]any {
+		m := map[string]any{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	const key = "kustomize.toolkit.fluxcd.io/ssa"
+	cases := []struct {
+		name     string
+		obj      Object
+		git      map[string]any
+		path     string
+		from, to any
+		want     bool
+	}{
+		{"IfNotPresent in Git, absent live", liveWeb(nil, nil), gitSSA("IfNotPresent"), ssa, "IfNotPresent", nil, true},
+		{"reconcile disabled in Git, absent live", liveWeb(nil, nil), map[string]any{"labels": map[string]any{"kustomize.toolkit.fluxcd.io/reconcile": "disabled"}},
+			`metadata.labels["kustomize.toolkit.fluxcd.io/reconcile"]`, "disabled", nil, true},
+		{"the whole map, the cluster's object having none", liveWeb(nil, nil), gitSSA("IfNotPresent"), "metadata.annotations",
+			annotations(key, "IfNotPresent"), nil, true},
+		{"the whole map, differing only by the opt-out", liveWeb(nil, nil), gitSSA("IfNotPresent"), "metadata.annotations",
+			annotations(key, "IfNotPresent", "team", "a"), annotations("team", "a"), true},
+		{"the whole map, differing by another key too", liveWeb(nil, nil), gitSSA("IfNotPresent"), "metadata.annotations",
+			annotations(key, "IfNotPresent", "team", "a"), nil, false},
+		{"the whole map, the cluster's holding a key Git lacks", liveWeb(nil, nil), gitSSA("IfNotPresent"), "metadata.annotations",
+			annotations(key, "IfNotPresent"), annotations("extra", "1"), false},
+		{"another value live", liveWeb(nil, nil), gitSSA("IfNotPresent"), ssa, "IfNotPresent", "Merge", false},
+		{"Merge in Git opts nothing out", liveWeb(nil, nil), gitSSA("Merge"), ssa, "Merge", nil, false},
+		{"another field", liveWeb(nil, nil), gitSSA("IfNotPresent"), image, "a", nil, false},
+		{"a missing object", Object{Object: map[string]any{}}, gitSSA("IfNotPresent"), ssa, "IfNotPresent", nil, false},
+	}
+	for _, c := range cases {
+		if got := e.OwnOptOut(c.obj, c.git, c.path, c.from, c.to); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	var none *Enforcement
+	if none.OwnOptOut(liveWeb(nil, nil), gitSSA("IfNotPresent"), ssa, "IfNotPresent", nil) {
+		t.Error("no tool read, yet an opt-out is the tool's doing")
+	}
+}

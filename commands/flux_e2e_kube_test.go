@@ -474,7 +474,7 @@ func TestFluxEndToEnd(t *testing.T) {
 	// the object alone from then on and the object never carries the
 	// annotation; a kubectl edit stays. driftback reads Git's manifest as
 	// Flux does and proposes the edit instead of waiting for a restore
-	// that never comes.
+	// that never comes, and leaves the opt-out itself in Git.
 	t.Run("opted out in Git only", func(t *testing.T) {
 		e.t = t
 		dep := e2eDeployment("lateoptout", "  annotations:\n    kustomize.toolkit.fluxcd.io/ssa: IfNotPresent\n", "")
@@ -495,8 +495,10 @@ func TestFluxEndToEnd(t *testing.T) {
 				}
 			}
 		}
-		if out.PR == 0 || image == nil || out.Restoring != 0 {
-			t.Fatalf("want the image proposed on its entry and nothing said restored, have %d restoring, plan %+v", out.Restoring, out.Plan)
+		// The annotation the object lacks because of the opt-out is no
+		// one's edit: proposing to take it out of Git would undo it.
+		if out.PR == 0 || image == nil || len(out.Plan.Edits) != 1 || len(out.Plan.Refusals) != 0 || out.Restoring != 0 {
+			t.Fatalf("want the image alone proposed on its entry and nothing said restored, have %d restoring, plan %+v", out.Restoring, out.Plan)
 		}
 		if body := e.prs("lateoptout")[0].Body; !strings.Contains(body, "Git's manifest opts the object out of Flux's apply") {
 			t.Errorf("body does not say why the drift stays:\n%s", body)
