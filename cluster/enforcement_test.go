@@ -25,6 +25,12 @@ func liveWeb(annotations map[string]any, managed []any) Object {
 		}}}}}, ManagedFields: managed}
 }
 
+// labelled adds a label to o's metadata.
+func labelled(o Object, k, v string) Object {
+	o.Object["metadata"].(map[string]any)["labels"].(map[string]any)[k] = v
+	return o
+}
+
 // addedBy is a managedFields entry: manager owns the annotation "extra".
 func addedBy(manager string) []any {
 	return []any{map[string]any{"manager": manager, "operation": "Update", "apiVersion": "apps/v1", "fieldsType": "FieldsV1",
@@ -82,6 +88,7 @@ func TestFluxFates(t *testing.T) {
 			map[string]any{"annotations": map[string]any{"kustomize.toolkit.fluxcd.io/ssa": "Merge"}}},
 		{"Git's ssa Merge keeps what Git lacks", active, ready, liveWeb(map[string]any{"extra": "1"}, addedBy("kubectl-edit")), extra, false, Kept, "Merge",
 			map[string]any{"annotations": map[string]any{"kustomize.toolkit.fluxcd.io/ssa": "Merge"}}},
+		{"reconcile Disabled as a label", active, ready, labelled(liveWeb(nil, nil), "kustomize.toolkit.fluxcd.io/reconcile", "Disabled"), image, true, Kept, "reconcile: disabled", nil},
 		{"ssa Merge still restores a Git field", active, ready, liveWeb(map[string]any{"kustomize.toolkit.fluxcd.io/ssa": "Merge"}, nil), image, true, Restored, "", nil},
 		{"ssa Merge keeps what Git lacks", active, ready, liveWeb(map[string]any{"kustomize.toolkit.fluxcd.io/ssa": "Merge", "extra": "1"}, addedBy("kubectl-edit")), extra, false, Kept, "Merge", nil},
 		{"kubectl-edit's addition is removed", active, ready, liveWeb(map[string]any{"extra": "1"}, addedBy("kubectl-edit")), extra, false, Restored, "", nil},

@@ -71,7 +71,8 @@ metadata:
 //     manager whose name starts with "kubectl" before it applies, so the
 //     added key becomes its own and goes when Git does not have it.
 //   - ssa: IfNotPresent (in Git), reconcile: disabled and ssa: Ignore (on
-//     the live object), spec.suspend: true: the edit persists.
+//     the live object), reconcile: Disabled as a label (any case, labels
+//     count as annotations do), spec.suspend: true: the edit persists.
 //   - ssa: Merge (in Git): the Git-declared value and image are reverted,
 //     the added key stays (mergeOutcome below).
 //   - after spec.suspend goes back to false, the next reconcile reverts as
@@ -91,13 +92,16 @@ func TestKustomizeControllerRevertsDrift(t *testing.T) {
 		// inGit annotates the objects in Git; onEdit annotates them in the
 		// kubectl edit (a human opting the live object out).
 		inGit, onEdit map[string]string
-		suspend       bool
-		reverted      bool
+		// onEditLabels labels them in the kubectl edit.
+		onEditLabels map[string]string
+		suspend      bool
+		reverted     bool
 	}{
 		{name: "plain", reverted: true},
 		{name: "ifnotpresent", inGit: map[string]string{"kustomize.toolkit.fluxcd.io/ssa": "IfNotPresent"}},
 		{name: "disabled", onEdit: map[string]string{"kustomize.toolkit.fluxcd.io/reconcile": "disabled"}},
 		{name: "ignore", onEdit: map[string]string{"kustomize.toolkit.fluxcd.io/ssa": "Ignore"}},
+		{name: "disabledlabel", onEditLabels: map[string]string{"kustomize.toolkit.fluxcd.io/reconcile": "Disabled"}},
 		{name: "suspend", suspend: true},
 		{name: "merge", inGit: map[string]string{"kustomize.toolkit.fluxcd.io/ssa": "Merge"}},
 	}
@@ -168,7 +172,7 @@ func TestKustomizeControllerRevertsDrift(t *testing.T) {
 				// The suspension is seen before the edit happens.
 				f.RequestReconcile(t, c.name)
 			}
-			kubectlEdit(t, f, ns, c.onEdit)
+			kubectlEdit(t, f, ns, c.onEdit, c.onEditLabels)
 
 			if c.reverted {
 				err := poll(Wait, func() (bool, error) {
@@ -261,7 +265,7 @@ func createNamespace(t *testing.T, f *Flux, name string) {
 // kubectlEdit does what `kubectl edit` does: a full Update under the field
 // manager "kubectl-edit". It changes the Git-declared ConfigMap value and
 // Deployment image, adds a ConfigMap key Git lacks, and adds annotations.
-func kubectlEdit(t *testing.T, f *Flux, ns string, annotations map[string]string) {
+func kubectlEdit(t *testing.T, f *Flux, ns string, annotations, labels map[string]string) {
 	t.Helper()
 	ctx := context.Background()
 	edit := func(gvr schema.GroupVersionResource, change func(*unstructured.Unstructured)) {
@@ -281,6 +285,16 @@ func kubectlEdit(t *testing.T, f *Flux, ns string, annotations map[string]string
 					a[k] = v
 				}
 				obj.SetAnnotations(a)
+			}
+			if len(labels) > 0 {
+				l := obj.GetLabels()
+				if l == nil {
+					l = map[string]string{}
+				}
+				for k, v := range labels {
+					l[k] = v
+				}
+				obj.SetLabels(l)
 			}
 			_, err = res.Update(ctx, obj, metav1.UpdateOptions{FieldManager: "kubectl-edit"})
 			return err
