@@ -246,8 +246,9 @@ func argoEnforcement(obj map[string]any) *Enforcement {
 // Fate says what the tool will do with the drifted field at path (as
 // driftback prints it) of live object o; o is empty when the object is
 // missing from the cluster. git is the labels and annotations Git's
-// render gives the object under ToolMetadataKeys (nil: none). inGit is whether Git's render has
-// the field: a field only the cluster has is one the tool may never see.
+// render gives the object under ToolMetadataKeys (nil: none). inGit is
+// whether Git's render has the field: a field only the cluster has is one
+// the tool may never see.
 // The reason is for the reviewer. When anything is uncertain the answer is
 // never Restored: a drift that stays must reach Git.
 func (e *Enforcement) Fate(o Object, git map[string]any, path string, inGit bool) (Fate, string) {
