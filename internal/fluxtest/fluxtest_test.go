@@ -265,6 +265,17 @@ func createNamespace(t *testing.T, f *Flux, name string) {
 // kubectlEdit does what `kubectl edit` does: a full Update under the field
 // manager "kubectl-edit". It changes the Git-declared ConfigMap value and
 // Deployment image, adds a ConfigMap key Git lacks, and adds annotations.
+// withPairs is m with the pairs of add set.
+func withPairs(m, add map[string]string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	for k, v := range add {
+		m[k] = v
+	}
+	return m
+}
+
 func kubectlEdit(t *testing.T, f *Flux, ns string, annotations, labels map[string]string) {
 	t.Helper()
 	ctx := context.Background()
@@ -277,24 +288,10 @@ func kubectlEdit(t *testing.T, f *Flux, ns string, annotations, labels map[strin
 			}
 			change(obj)
 			if len(annotations) > 0 {
-				a := obj.GetAnnotations()
-				if a == nil {
-					a = map[string]string{}
-				}
-				for k, v := range annotations {
-					a[k] = v
-				}
-				obj.SetAnnotations(a)
+				obj.SetAnnotations(withPairs(obj.GetAnnotations(), annotations))
 			}
 			if len(labels) > 0 {
-				l := obj.GetLabels()
-				if l == nil {
-					l = map[string]string{}
-				}
-				for k, v := range labels {
-					l[k] = v
-				}
-				obj.SetLabels(l)
+				obj.SetLabels(withPairs(obj.GetLabels(), labels))
 			}
 			_, err = res.Update(ctx, obj, metav1.UpdateOptions{FieldManager: "kubectl-edit"})
 			return err
