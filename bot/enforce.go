@@ -117,6 +117,21 @@ func ownOptOuts(e *cluster.Enforcement, objs []cluster.Object, plan *analyzer.Pl
 	return out
 }
 
+// withoutOwnOptOuts plans again when plan would take the tool's own
+// opt-out out of Git (ownOptOuts): no one's edit, so live gets Git's value
+// there, and every later plan of the poll (restored, declined) starts
+// from the live objects it returns.
+func withoutOwnOptOuts(e *cluster.Enforcement, objs []cluster.Object, live []kube.LiveObject, plan *analyzer.Plan,
+	replan func([]kube.LiveObject) (*analyzer.Plan, error)) ([]kube.LiveObject, *analyzer.Plan, error) {
+	own := ownOptOuts(e, objs, plan)
+	if len(own) == 0 {
+		return live, plan, nil
+	}
+	live = asRestored(live, own)
+	plan, err := replan(live)
+	return live, plan, err
+}
+
 // restoredEdits are plan's edits of the fields in restoring.
 func restoredEdits(plan *analyzer.Plan, restoring []Restoring) []analyzer.Edit {
 	if len(restoring) == 0 {

@@ -113,14 +113,8 @@ func planTarget(ctx context.Context, in PlanInput) (TargetPlan, error) {
 	}
 	proposeRestored := tc.ProposeRestored != nil && *tc.ProposeRestored
 	replan := func(l []kube.LiveObject) (*analyzer.Plan, error) { return snap.Plan(tc.Root, l, opts) }
-	if own := ownOptOuts(enf, in.Objects, plan); len(own) > 0 {
-		// The tool's opt-out the cluster lacks because of it is no one's
-		// edit: planned again with Git's value there, every later plan of
-		// this poll (restored, declined) starts from that.
-		live = asRestored(live, own)
-		if plan, err = replan(live); err != nil {
-			return out, &InputError{Err: err}
-		}
+	if live, plan, err = withoutOwnOptOuts(enf, in.Objects, live, plan, replan); err != nil {
+		return out, &InputError{Err: err}
 	}
 	first := plan
 	plan, out.Restoring, err = enforce(enf, proposeRestored, in.Objects, live, plan, replan)
