@@ -97,12 +97,12 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 		return plan, nil
 	}
 	plan.Kinds = renderedKinds(b.objects)
-	plan.Metadata = renderedMetadata(b.objects, opts.MetadataKeys)
 	if opts.WriteScope, err = repofs.Clean(opts.WriteScope); err != nil {
 		return nil, fmt.Errorf("write scope: %w", err)
 	}
 	paired := pairObjects(live, b.objects, opts.Coverage, plan.Root)
 	paired.apply(plan)
+	plan.Metadata = renderedMetadata(b.objects, paired.pairs, opts.MetadataKeys)
 	a := &analysis{snap: s, opts: opts, root: root, base: b, plan: plan, orchestration: o,
 		pairs: paired.pairs, followed: paired.followed}
 	a.secretVariables()

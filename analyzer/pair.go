@@ -239,33 +239,48 @@ func renderedKinds(objs []render.Object) []string {
 }
 
 // renderedMetadata is the labels and annotations under keys of each
-// rendered object, as {labels: {...}, annotations: {...}}; objects that
-// carry none of them are left out.
-func renderedMetadata(objs []render.Object, keys []string) map[ObjectRef]map[string]any {
+// rendered object, as {labels: {...}, annotations: {...}}, named as plans
+// name the rendered object and, where the live object it is paired with
+// is named otherwise (another version, a generated name's other hash), by
+// that name too; objects that carry none of the keys are left out.
+func renderedMetadata(objs []render.Object, pairs []pair, keys []string) map[ObjectRef]map[string]any {
 	if len(keys) == 0 {
 		return nil
 	}
 	out := map[ObjectRef]map[string]any{}
 	for _, o := range objs {
-		md, _ := o.Object["metadata"].(map[string]any)
-		kept := map[string]any{}
-		for _, field := range []string{"labels", "annotations"} {
-			m, _ := md[field].(map[string]any)
-			sub := map[string]any{}
-			for _, k := range keys {
-				if v, ok := m[k]; ok {
-					sub[k] = v
-				}
-			}
-			if len(sub) > 0 {
-				kept[field] = sub
-			}
-		}
-		if len(kept) > 0 {
+		if kept := metadataUnder(o.Object, keys); kept != nil {
 			out[RefOf(o.Object)] = kept
 		}
 	}
+	for _, p := range pairs {
+		if kept, ok := out[RefOf(p.ren.Object)]; ok && p.live != nil {
+			out[RefOf(p.live)] = kept
+		}
+	}
 	return out
+}
+
+// metadataUnder is obj's labels and annotations under keys; nil when none.
+func metadataUnder(obj map[string]any, keys []string) map[string]any {
+	md, _ := obj["metadata"].(map[string]any)
+	kept := map[string]any{}
+	for _, field := range []string{"labels", "annotations"} {
+		m, _ := md[field].(map[string]any)
+		sub := map[string]any{}
+		for _, k := range keys {
+			if v, ok := m[k]; ok {
+				sub[k] = v
+			}
+		}
+		if len(sub) > 0 {
+			kept[field] = sub
+		}
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	return kept
 }
 
 // pairOf is the pair of the rendered object id; nil when it has none.

@@ -100,36 +100,32 @@ func enforce(e *cluster.Enforcement, proposeRestored bool, objs []cluster.Object
 	return plan, out, nil
 }
 
-// ownOptOuts are plan's edits of the tool's own opt-out labels and
-// annotations that Git carries and the cluster lacks only because the
-// tool, by that opt-out, no longer applies the object (Enforcement.OwnOptOut).
-func ownOptOuts(e *cluster.Enforcement, objs []cluster.Object, plan *analyzer.Plan) []analyzer.Edit {
-	if e == nil || plan == nil {
-		return nil
-	}
-	ix := indexLive(objs)
-	var out []analyzer.Edit
-	for _, ed := range plan.Edits {
-		if o, ok := ix[ed.Object]; ok && e.OwnOptOut(o, plan.Metadata[ed.Object], ed.Field, ed.From, ed.To) {
-			out = append(out, ed)
-		}
-	}
-	return out
-}
-
-// withoutOwnOptOuts plans again when plan would take the tool's own
-// opt-out out of Git (ownOptOuts): no one's edit, so live gets Git's value
-// there, and every later plan of the poll (restored, declined) starts
-// from the live objects it returns.
-func withoutOwnOptOuts(e *cluster.Enforcement, objs []cluster.Object, live []kube.LiveObject, plan *analyzer.Plan,
+// withoutOwnOptOuts plans again when a live object lacks an opt-out of
+// the tool that Git's manifest carries and that alone makes the tool leave
+// the object alone (Enforcement.WithOwnOptOuts): its absence is no drift,
+// so the live objects get Git's value there, and every later plan of the
+// poll (restored, declined) starts from the live objects returned.
+func withoutOwnOptOuts(e *cluster.Enforcement, live []kube.LiveObject, plan *analyzer.Plan,
 	replan func([]kube.LiveObject) (*analyzer.Plan, error)) ([]kube.LiveObject, *analyzer.Plan, error) {
-	own := ownOptOuts(e, objs, plan)
-	if len(own) == 0 {
+	if e == nil || plan == nil || len(plan.Metadata) == 0 {
 		return live, plan, nil
 	}
-	live = asRestored(live, own)
-	plan, err := replan(live)
-	return live, plan, err
+	var out []kube.LiveObject
+	for i, l := range live {
+		obj, ok := e.WithOwnOptOuts(l.Object, plan.Metadata[analyzer.RefOf(l.Object)])
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = append([]kube.LiveObject(nil), live...)
+		}
+		out[i].Object = obj
+	}
+	if out == nil {
+		return live, plan, nil
+	}
+	plan, err := replan(out)
+	return out, plan, err
 }
 
 // restoredEdits are plan's edits of the fields in restoring.

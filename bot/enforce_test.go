@@ -222,3 +222,46 @@ func TestArgoWithoutSelfHealProposesUntilTheNextSync(t *testing.T) {
 		}
 	}
 }
+
+// Git gains ssa: IfNotPresent on a Deployment that already exists: Flux
+// never applies it again, so the live object never carries the annotation
+// and its drift stays. The drift is proposed, never the annotation's
+// removal from Git — not on the first plan, and not on the plan made again
+// without a row the reviewer declined.
+func TestOptOutInGitOnlyIsProposedWithoutTakingItOut(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	b, _ := h.srv.File(owner, repo, h.base, "base/web.yaml")
+	web := string(b)
+	if !strings.Contains(web, "  name: web\n") {
+		t.Fatalf("examples/shop/base/web.yaml changed:\n%s", web)
+	}
+	optOut := strings.Replace(web, "  name: web\n", "  name: web\n  annotations:\n    kustomize.toolkit.fluxcd.io/ssa: IfNotPresent\n", 1)
+	h.base = h.srv.Commit(owner, repo, "main", "web: Git seeds it, the cluster keeps it", map[string][]byte{"base/web.yaml": []byte(optOut)})
+	fluxTool(h, nil)
+	noOptOutEdit := func(when string, out Outcome) {
+		t.Helper()
+		if out.Plan == nil {
+			t.Fatalf("%s: no plan: %+v", when, out)
+		}
+		for _, ed := range out.Plan.Edits {
+			if strings.HasPrefix(ed.Field, "metadata.annotations") || ed.Object.Name != "web" {
+				t.Errorf("%s: proposed %s %s (%v -> %v)", when, ed.Object, ed.Field, ed.From, ed.To)
+			}
+		}
+	}
+	out := h.poll()
+	noOptOutEdit("first poll", out)
+	if out.PR == 0 || len(out.Plan.Edits) < 2 {
+		t.Fatalf("want the web Deployment's drifts proposed, have %+v", out.Plan)
+	}
+	body := h.openPR().Body
+	if !strings.Contains(body, "Git's manifest opts the object out of Flux's apply once it exists") {
+		t.Errorf("the body does not say why the drift stays:\n%s", body)
+	}
+	setBox(h, "(images)", false)
+	again := h.poll()
+	noOptOutEdit("after a decline", again)
+	if len(again.Plan.Edits) != len(out.Plan.Edits)-1 {
+		t.Errorf("after declining one row: %d edits, want %d", len(again.Plan.Edits), len(out.Plan.Edits)-1)
+	}
+}

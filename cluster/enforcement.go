@@ -3,7 +3,6 @@ package cluster
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -82,16 +81,18 @@ type DriftIgnore struct {
 }
 
 // Flux's per-object opt-outs (kustomize-controller's ExclusionSelector,
-// IfNotPresentSelector and cleanup exclusion).
+// IfNotPresentSelector and cleanup exclusion), each a label or an
+// annotation.
 const (
-	fluxReconcileAnnotation = "kustomize.toolkit.fluxcd.io/reconcile"
-	fluxSSAAnnotation       = "kustomize.toolkit.fluxcd.io/ssa"
+	fluxReconcileKey = "kustomize.toolkit.fluxcd.io/reconcile"
+	fluxSSAKey       = "kustomize.toolkit.fluxcd.io/ssa"
 )
 
 // ToolMetadataKeys are the label and annotation keys a GitOps tool reads
-// from the object it is about to apply, Git's, as well as from the one in
-// the cluster: Fate and Applies need their values in Git's render.
-var ToolMetadataKeys = []string{fluxReconcileAnnotation, fluxSSAAnnotation}
+// from the object it is about to apply (Git's), some of them from the one
+// in the cluster too: Fate, Applies and WithOwnOptOuts need their values
+// in Git's render. A new slice each call, for the caller to keep.
+func ToolMetadataKeys() []string { return []string{fluxReconcileKey, fluxSSAKey} }
 
 // inMetadata is the value metadata md gives key as a label or an
 // annotation that equals one of values, ignoring case as Flux does; ""
@@ -119,17 +120,17 @@ func inMetadata(md map[string]any, key string, values ...string) string {
 // assumed gone.
 func fluxSkips(live, git map[string]any, exists bool) (string, bool) {
 	switch {
-	case inMetadata(git, fluxReconcileAnnotation, "disabled") != "":
-		return "Git's manifest opts the object out of Flux's apply (" + fluxReconcileAnnotation + ": disabled)", true
-	case inMetadata(git, fluxSSAAnnotation, "Ignore") != "":
-		return "Git's manifest opts the object out of Flux's apply (" + fluxSSAAnnotation + ": Ignore)", true
-	case exists && inMetadata(git, fluxSSAAnnotation, "IfNotPresent") != "":
-		return "Git's manifest opts the object out of Flux's apply once it exists (" + fluxSSAAnnotation + ": IfNotPresent)", true
-	case inMetadata(live, fluxReconcileAnnotation, "disabled") != "":
-		return "the object opts out of Flux's apply (" + fluxReconcileAnnotation + ": disabled)", true
+	case inMetadata(git, fluxReconcileKey, "disabled") != "":
+		return "Git's manifest opts the object out of Flux's apply (" + fluxReconcileKey + ": disabled)", true
+	case inMetadata(git, fluxSSAKey, "Ignore") != "":
+		return "Git's manifest opts the object out of Flux's apply (" + fluxSSAKey + ": Ignore)", true
+	case exists && inMetadata(git, fluxSSAKey, "IfNotPresent") != "":
+		return "Git's manifest opts the object out of Flux's apply once it exists (" + fluxSSAKey + ": IfNotPresent)", true
+	case inMetadata(live, fluxReconcileKey, "disabled") != "":
+		return "the object opts out of Flux's apply (" + fluxReconcileKey + ": disabled)", true
 	}
-	if v := inMetadata(live, fluxSSAAnnotation, "Ignore", "IfNotPresent"); v != "" {
-		return "the object opts out of Flux's apply (" + fluxSSAAnnotation + ": " + v + ")", true
+	if v := inMetadata(live, fluxSSAKey, "Ignore", "IfNotPresent"); v != "" {
+		return "the object opts out of Flux's apply (" + fluxSSAKey + ": " + v + ")", true
 	}
 	return "", false
 }
@@ -276,8 +277,8 @@ func (e *Enforcement) Fate(o Object, git map[string]any, path string, inGit bool
 			return Kept, e.Tool + " does not count a field Git lacks as drift"
 		}
 		// Read on both sides: kept is the safe answer either way.
-		if e.flux && (inMetadata(md, fluxSSAAnnotation, "Merge") != "" || inMetadata(git, fluxSSAAnnotation, "Merge") != "") {
-			return Kept, "Flux leaves fields Git lacks in place (" + fluxSSAAnnotation + ": Merge)"
+		if e.flux && (inMetadata(md, fluxSSAKey, "Merge") != "" || inMetadata(git, fluxSSAKey, "Merge") != "") {
+			return Kept, "Flux leaves fields Git lacks in place (" + fluxSSAKey + ": Merge)"
 		}
 		own, err := NewOwnership(o, Rules{})
 		if err != nil || own == nil {
@@ -296,48 +297,49 @@ func (e *Enforcement) Fate(o Object, git map[string]any, path string, inGit bool
 	return e.Mode, e.Object + " " + e.Why
 }
 
-// OwnOptOut reports whether a drifted field of live object o, Git's value
-// from against the cluster's to, differs only by the tool's own opt-outs
-// that Git's manifest (git, as for Fate) carries and the cluster's object
-// lacks because of them: Git gained ssa: IfNotPresent (or reconcile:
-// disabled) after the object existed, so Flux never applies the object
-// again, annotation included. No one edited that field; a pull request
-// taking the opt-out out of Git would undo it. The field is one label or
-// annotation, or the whole map when the cluster's object has none.
-func (e *Enforcement) OwnOptOut(o Object, git map[string]any, path string, from, to any) bool {
-	if e == nil || !e.flux || len(o.Object) == 0 {
-		return false
+// WithOwnOptOuts is live object obj with the tool's opt-outs that Git's
+// manifest carries (git, as for Fate) and obj lacks, when Git's manifest
+// alone makes the tool leave the existing object alone; ok is false, and
+// obj is returned as it is, otherwise. Flux reads those opt-outs from the
+// manifest it applies, so whether the cluster's object carries them
+// changes nothing it does: the usual case is an object that existed
+// before Git gained ssa: IfNotPresent, which Flux never applies again,
+// annotation included. Their absence is no drift, and a pull request
+// taking them out of Git would undo the opt-out.
+func (e *Enforcement) WithOwnOptOuts(obj, git map[string]any) (out map[string]any, ok bool) {
+	if e == nil || !e.flux || len(obj) == 0 {
+		return obj, false
 	}
 	if _, skips := fluxSkips(nil, git, true); !skips {
-		return false
+		return obj, false
 	}
-	p, err := jsonvalue.ParsePath(path)
-	if err != nil || len(p) < 2 || len(p) > 3 || p[0] != jsonvalue.Key("metadata") ||
-		p[1] != jsonvalue.Key("labels") && p[1] != jsonvalue.Key("annotations") {
-		return false
-	}
-	if len(p) == 3 {
-		return p[2].Kind == jsonvalue.KeyStep && slices.Contains(ToolMetadataKeys, p[2].Key) && from != nil && to == nil
-	}
-	inGit, _ := from.(map[string]any)
-	inLive, _ := to.(map[string]any)
-	if len(inGit) == 0 || to != nil && inLive == nil {
-		return false
-	}
-	for k, v := range inGit {
-		if lv, ok := inLive[k]; ok && jsonvalue.Equal(lv, v) {
-			continue
+	out = obj
+	for _, field := range []string{"labels", "annotations"} {
+		want, _ := git[field].(map[string]any)
+		for _, k := range ToolMetadataKeys() {
+			v, inGit := want[k]
+			md, _ := out["metadata"].(map[string]any)
+			have, _ := md[field].(map[string]any)
+			if _, inLive := have[k]; !inGit || inLive {
+				continue
+			}
+			if !ok {
+				out, ok = jsonvalue.Copy(obj).(map[string]any), true
+			}
+			md, _ = out["metadata"].(map[string]any)
+			if md == nil {
+				md = map[string]any{}
+				out["metadata"] = md
+			}
+			have, _ = md[field].(map[string]any)
+			if have == nil {
+				have = map[string]any{}
+				md[field] = have
+			}
+			have[k] = v
 		}
-		if _, ok := inLive[k]; ok || !slices.Contains(ToolMetadataKeys, k) {
-			return false
-		}
 	}
-	for k := range inLive {
-		if _, ok := inGit[k]; !ok {
-			return false
-		}
-	}
-	return true
+	return out, ok
 }
 
 // Applies says whether the tool, made to apply Git now (Restore, or

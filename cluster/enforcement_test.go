@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/driftback/driftback/internal/jsonvalue"
 )
 
 func kustomizationObj(spec, status map[string]any) map[string]any {
@@ -179,54 +181,47 @@ func TestArgoFates(t *testing.T) {
 	}
 }
 
-// The opt-out Git carries and the cluster's object lacks because of it is
-// the tool's own doing; an opt-out the cluster has, a key of no tool, or a
-// Git manifest that does not opt out is not.
-func TestOwnOptOut(t *testing.T) {
+// An opt-out Git's manifest carries and the cluster's object lacks is added
+// to the object when Git's manifest alone makes Flux leave the object
+// alone; the object given is never changed, and nothing is added when Git
+// does not opt out, the object has its own value, or no Flux is read.
+func TestWithOwnOptOuts(t *testing.T) {
 	e := fluxEnforcement(kustomizationObj(map[string]any{"interval": "5m", "path": "./apps"}, nil))
-	ssa := `metadata.annotations["kustomize.toolkit.fluxcd.io/ssa"]`
-	gitSSA := func(v string) map[string]any {
-		return map[string]any{"annotations": map[string]any{"kustomize.toolkit.fluxcd.io/ssa": v}}
+	const ssa, reconcile = "kustomize.toolkit.fluxcd.io/ssa", "kustomize.toolkit.fluxcd.io/reconcile"
+	git := func(field, k, v string) map[string]any { return map[string]any{field: map[string]any{k: v}} }
+	annotation := func(obj map[string]any, field, k string) any {
+		v, _ := jsonvalue.Get(obj, jsonvalue.Path{jsonvalue.Key("metadata"), jsonvalue.Key(field), jsonvalue.Key(k)})
+		return v
 	}
-	annotations := func(kv ...string) map[string]any {
-		m := map[string]any{}
-		for i := 0; i < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
-		}
-		return m
-	}
-	const key = "kustomize.toolkit.fluxcd.io/ssa"
 	cases := []struct {
-		name     string
-		obj      Object
-		git      map[string]any
-		path     string
-		from, to any
-		want     bool
+		name       string
+		obj        Object
+		git        map[string]any
+		field, key string
+		want       any // the value added; nil: nothing added
 	}{
-		{"IfNotPresent in Git, absent live", liveWeb(nil, nil), gitSSA("IfNotPresent"), ssa, "IfNotPresent", nil, true},
-		{"reconcile disabled in Git, absent live", liveWeb(nil, nil), map[string]any{"labels": map[string]any{"kustomize.toolkit.fluxcd.io/reconcile": "disabled"}},
-			`metadata.labels["kustomize.toolkit.fluxcd.io/reconcile"]`, "disabled", nil, true},
-		{"the whole map, the cluster's object having none", liveWeb(nil, nil), gitSSA("IfNotPresent"), "metadata.annotations",
-			annotations(key, "IfNotPresent"), nil, true},
-		{"the whole map, differing only by the opt-out", liveWeb(nil, nil), gitSSA("IfNotPresent"), "metadata.annotations",
-			annotations(key, "IfNotPresent", "team", "a"), annotations("team", "a"), true},
-		{"the whole map, differing by another key too", liveWeb(nil, nil), gitSSA("IfNotPresent"), "metadata.annotations",
-			annotations(key, "IfNotPresent", "team", "a"), nil, false},
-		{"the whole map, the cluster's holding a key Git lacks", liveWeb(nil, nil), gitSSA("IfNotPresent"), "metadata.annotations",
-			annotations(key, "IfNotPresent"), annotations("extra", "1"), false},
-		{"another value live", liveWeb(nil, nil), gitSSA("IfNotPresent"), ssa, "IfNotPresent", "Merge", false},
-		{"Merge in Git opts nothing out", liveWeb(nil, nil), gitSSA("Merge"), ssa, "Merge", nil, false},
-		{"another field", liveWeb(nil, nil), gitSSA("IfNotPresent"), image, "a", nil, false},
-		{"a missing object", Object{Object: map[string]any{}}, gitSSA("IfNotPresent"), ssa, "IfNotPresent", nil, false},
+		{"IfNotPresent in Git, no annotations live", liveWeb(nil, nil), git("annotations", ssa, "IfNotPresent"), "annotations", ssa, "IfNotPresent"},
+		{"IfNotPresent in Git beside other annotations", liveWeb(map[string]any{"team": "a"}, nil), git("annotations", ssa, "IfNotPresent"), "annotations", ssa, "IfNotPresent"},
+		{"reconcile disabled as a label in Git", liveWeb(nil, nil), git("labels", reconcile, "disabled"), "labels", reconcile, "disabled"},
+		{"the cluster's own value stays", liveWeb(map[string]any{ssa: "Merge"}, nil), git("annotations", ssa, "IfNotPresent"), "annotations", ssa, nil},
+		{"Merge in Git opts nothing out", liveWeb(nil, nil), git("annotations", ssa, "Merge"), "annotations", ssa, nil},
+		{"a missing object", Object{Object: map[string]any{}}, git("annotations", ssa, "IfNotPresent"), "annotations", ssa, nil},
 	}
 	for _, c := range cases {
-		if got := e.OwnOptOut(c.obj, c.git, c.path, c.from, c.to); got != c.want {
-			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		before := jsonvalue.Copy(c.obj.Object)
+		out, ok := e.WithOwnOptOuts(c.obj.Object, c.git)
+		if got := annotation(out, c.field, c.key); ok != (c.want != nil) || c.want != nil && got != c.want {
+			t.Errorf("%s: added %v (%v), want %v", c.name, got, ok, c.want)
+		}
+		if !jsonvalue.Equal(before, c.obj.Object) {
+			t.Errorf("%s: the object given was changed", c.name)
+		}
+		if c.name == "IfNotPresent in Git beside other annotations" && annotation(out, "annotations", "team") != "a" {
+			t.Errorf("%s: the other annotations were lost: %v", c.name, out["metadata"])
 		}
 	}
 	var none *Enforcement
-	if none.OwnOptOut(liveWeb(nil, nil), gitSSA("IfNotPresent"), ssa, "IfNotPresent", nil) {
-		t.Error("no tool read, yet an opt-out is the tool's doing")
+	if _, ok := none.WithOwnOptOuts(liveWeb(nil, nil).Object, git("annotations", ssa, "IfNotPresent")); ok {
+		t.Error("no tool read, yet an opt-out is added")
 	}
 }

@@ -262,9 +262,6 @@ func createNamespace(t *testing.T, f *Flux, name string) {
 	}
 }
 
-// kubectlEdit does what `kubectl edit` does: a full Update under the field
-// manager "kubectl-edit". It changes the Git-declared ConfigMap value and
-// Deployment image, adds a ConfigMap key Git lacks, and adds annotations.
 // withPairs is m with the pairs of add set.
 func withPairs(m, add map[string]string) map[string]string {
 	if m == nil {
@@ -276,6 +273,10 @@ func withPairs(m, add map[string]string) map[string]string {
 	return m
 }
 
+// kubectlEdit does what `kubectl edit` does: a full Update under the field
+// manager "kubectl-edit". It changes the Git-declared ConfigMap value and
+// Deployment image, adds a ConfigMap key Git lacks, and adds the
+// annotations and labels given.
 func kubectlEdit(t *testing.T, f *Flux, ns string, annotations, labels map[string]string) {
 	t.Helper()
 	ctx := context.Background()
