@@ -142,7 +142,7 @@ func TestResumedFluxClosesTheOpenPullRequestOnce(t *testing.T) {
 // edit is proposed alone (the plan is made again without the rest), and
 // the others are reported as restored.
 func TestOptedOutObjectIsProposedAloneUnderActiveFlux(t *testing.T) {
-	live := strings.Replace(writeThroughOnly(t), "      deployment.kubernetes.io/revision: \"3\"\n", "      deployment.kubernetes.io/revision: \"3\"\n      kustomize.toolkit.fluxcd.io/ssa: IfNotPresent\n", 1)
+	live := strings.Replace(writeThroughOnly(t), "      deployment.kubernetes.io/revision: \"3\"\n", "      deployment.kubernetes.io/revision: \"3\"\n      kustomize.toolkit.fluxcd.io/ssa: Ignore\n", 1)
 	if live == writeThroughOnly(t) {
 		t.Fatal("example live.yaml changed: no worker to annotate")
 	}
@@ -159,7 +159,7 @@ func TestOptedOutObjectIsProposedAloneUnderActiveFlux(t *testing.T) {
 		t.Errorf("the image Flux restores was written:\n%s", out.Plan.Files[0].Content)
 	}
 	c := h.check(h.base)
-	for _, want := range []string{"ssa: IfNotPresent", "not proposed: Flux will put Git", "containers&#91;web&#93;.image"} {
+	for _, want := range []string{"ssa: Ignore", "not proposed: Flux will put Git", "containers&#91;web&#93;.image"} {
 		if !strings.Contains(c.Summary, want) {
 			t.Errorf("check summary lacks %q:\n%s", want, c.Summary)
 		}

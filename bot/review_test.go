@@ -357,12 +357,12 @@ func TestRestoreCommandsForFlux(t *testing.T) {
 		t.Fatalf("reconcile:\n%s", got)
 	}
 
-	live := strings.Replace(writeThroughOnly(t), "      deployment.kubernetes.io/revision: \"3\"\n", "      deployment.kubernetes.io/revision: \"3\"\n      kustomize.toolkit.fluxcd.io/ssa: IfNotPresent\n", 1)
+	live := strings.Replace(writeThroughOnly(t), "      deployment.kubernetes.io/revision: \"3\"\n", "      deployment.kubernetes.io/revision: \"3\"\n      kustomize.toolkit.fluxcd.io/ssa: Ignore\n", 1)
 	h = newHarness(t, live)
 	fluxTool(h, nil)
 	h.poll()
 	got = section(h.openPR().Body, "To restore the cluster instead")
-	if strings.Contains(got, "flux reconcile") || !strings.Contains(got, "kustomize.toolkit.fluxcd.io/ssa: IfNotPresent") ||
+	if strings.Contains(got, "flux reconcile") || !strings.Contains(got, "kustomize.toolkit.fluxcd.io/ssa: Ignore") ||
 		!strings.Contains(got, "`kubectl -n shop edit deployment.apps/worker`") {
 		t.Fatalf("opted out:\n%s", got)
 	}

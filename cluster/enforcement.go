@@ -111,13 +111,12 @@ func inMetadata(md map[string]any, key string, values ...string) string {
 }
 
 // fluxSkips says why kustomize-controller leaves an object alone at its
-// apply, reading its opt-outs (label or annotation) from both sides as it
-// does: reconcile: disabled or ssa: Ignore on Git's object (git, its
-// metadata) or the cluster's (live), and ssa: IfNotPresent on Git's once
-// the object exists. Flux reads IfNotPresent from Git's object only, but
-// one set by hand on the cluster's counts too: whoever set it meant the
-// object to be left alone, and a drift that may stay is proposed, never
-// assumed gone.
+// apply, reading its opt-outs (label or annotation, any case) as it does:
+// reconcile: disabled or ssa: Ignore on Git's object (git, its metadata)
+// or the cluster's (live), and ssa: IfNotPresent on Git's once the object
+// exists. An ssa: IfNotPresent on the cluster's object alone opts nothing
+// out: Flux applies the object and takes the annotation away with the rest
+// of kubectl's edit (internal/fluxtest observes both).
 func fluxSkips(live, git map[string]any, exists bool) (string, bool) {
 	switch {
 	case inMetadata(git, fluxReconcileKey, "disabled") != "":
@@ -128,9 +127,8 @@ func fluxSkips(live, git map[string]any, exists bool) (string, bool) {
 		return "Git's manifest opts the object out of Flux's apply once it exists (" + fluxSSAKey + ": IfNotPresent)", true
 	case inMetadata(live, fluxReconcileKey, "disabled") != "":
 		return "the object opts out of Flux's apply (" + fluxReconcileKey + ": disabled)", true
-	}
-	if v := inMetadata(live, fluxSSAKey, "Ignore", "IfNotPresent"); v != "" {
-		return "the object opts out of Flux's apply (" + fluxSSAKey + ": " + v + ")", true
+	case inMetadata(live, fluxSSAKey, "Ignore") != "":
+		return "the object opts out of Flux's apply (" + fluxSSAKey + ": Ignore)", true
 	}
 	return "", false
 }
@@ -247,7 +245,7 @@ func argoEnforcement(obj map[string]any) *Enforcement {
 // Fate says what the tool will do with the drifted field at path (as
 // driftback prints it) of live object o; o is empty when the object is
 // missing from the cluster. git is the labels and annotations Git's
-// render gives the object under ToolMetadataKeys (nil: none). inGit is
+// render gives the object under ToolMetadataKeys (nil: it has none). inGit is
 // whether Git's render has the field: a field only the cluster has is one
 // the tool may never see.
 // The reason is for the reviewer. When anything is uncertain the answer is

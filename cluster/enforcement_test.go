@@ -76,7 +76,9 @@ func TestFluxFates(t *testing.T) {
 		{"no interval keeps it", map[string]any{"path": "./apps"}, ready, liveWeb(nil, nil), image, true, Kept, "spec.interval", nil},
 		{"reconcile disabled", active, ready, liveWeb(map[string]any{"kustomize.toolkit.fluxcd.io/reconcile": "disabled"}, nil), image, true, Kept, "reconcile: disabled", nil},
 		{"ssa Ignore", active, ready, liveWeb(map[string]any{"kustomize.toolkit.fluxcd.io/ssa": "Ignore"}, nil), image, true, Kept, "ssa: Ignore", nil},
-		{"ssa IfNotPresent", active, ready, liveWeb(map[string]any{"kustomize.toolkit.fluxcd.io/ssa": "IfNotPresent"}, nil), image, true, Kept, "IfNotPresent", nil},
+		// Flux reads IfNotPresent from Git's manifest only: set on the
+		// cluster's object alone, the object is applied all the same.
+		{"ssa IfNotPresent on the cluster's object alone", active, ready, liveWeb(map[string]any{"kustomize.toolkit.fluxcd.io/ssa": "IfNotPresent"}, nil), image, true, Restored, "", nil},
 		// Flux reads the opt-outs from the manifest it applies too: an
 		// object that existed before Git gained ssa: IfNotPresent never
 		// gets the annotation, and Flux leaves it alone all the same.

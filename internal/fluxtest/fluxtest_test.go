@@ -73,6 +73,9 @@ metadata:
 //   - ssa: IfNotPresent (in Git), reconcile: disabled and ssa: Ignore (on
 //     the live object), reconcile: Disabled as a label (any case, labels
 //     count as annotations do), spec.suspend: true: the edit persists.
+//   - ssa: IfNotPresent added by the edit to the live object alone: the
+//     edit is reverted as in the plain case (Flux reads IfNotPresent from
+//     the manifest it applies only).
 //   - ssa: Merge (in Git): the Git-declared value and image are reverted,
 //     the added key stays (mergeOutcome below).
 //   - after spec.suspend goes back to false, the next reconcile reverts as
@@ -102,6 +105,7 @@ func TestKustomizeControllerRevertsDrift(t *testing.T) {
 		{name: "disabled", onEdit: map[string]string{"kustomize.toolkit.fluxcd.io/reconcile": "disabled"}},
 		{name: "ignore", onEdit: map[string]string{"kustomize.toolkit.fluxcd.io/ssa": "Ignore"}},
 		{name: "disabledlabel", onEditLabels: map[string]string{"kustomize.toolkit.fluxcd.io/reconcile": "Disabled"}},
+		{name: "ifnotpresentlive", onEdit: map[string]string{"kustomize.toolkit.fluxcd.io/ssa": "IfNotPresent"}, reverted: true},
 		{name: "suspend", suspend: true},
 		{name: "merge", inGit: map[string]string{"kustomize.toolkit.fluxcd.io/ssa": "Merge"}},
 	}
