@@ -76,6 +76,7 @@ func e2eFleet() map[string][]byte {
 	add(routedApp("apps/optout", "optout", "  annotations:\n    kustomize.toolkit.fluxcd.io/ssa: IfNotPresent\n"))
 	add(routedApp("apps/pending", "pending", ""))
 	add(routedApp("apps/lateoptout", "lateoptout", ""))
+	add(routedApp("apps/liveoptout", "liveoptout", ""))
 	files["apps/settings/kustomization.yaml"] = []byte("resources:\n- deployment.yaml\n- configmap.yaml\n")
 	files["apps/settings/deployment.yaml"] = []byte(strings.Replace(e2eDeployment("ignored", "", "2"), "  namespace: ignored\n", "", 1))
 	files["apps/settings/configmap.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  greeting: ${greeting}\n  color: ${color:=blue}\n  region: ${region}\n")
@@ -96,6 +97,7 @@ targets:
 - {name: settings, repo: acme/fleet, baseBranch: main, root: apps/settings, cluster: prod, namespaces: [settings], appliedRevision: {flux: {namespace: flux-system, name: settings}}}
 - {name: hpa, repo: acme/fleet, baseBranch: main, root: apps/hpa, cluster: prod, namespaces: [hpa], appliedRevision: {flux: {namespace: flux-system, name: hpa}}}
 - {name: lateoptout, repo: acme/fleet, baseBranch: main, root: apps/lateoptout, cluster: prod, namespaces: [lateoptout], appliedRevision: {flux: {namespace: flux-system, name: lateoptout}}}
+- {name: liveoptout, repo: acme/fleet, baseBranch: main, root: apps/liveoptout, cluster: prod, namespaces: [liveoptout], appliedRevision: {flux: {namespace: flux-system, name: liveoptout}}}
 `
 
 // e2e is the running stack: apiserver, source-controller,
@@ -135,7 +137,7 @@ func startE2E(t *testing.T) *e2e {
 	// (scenario d) without racing a timer.
 	e.flux.CreateGitRepository(t, fluxtest.GitRepository{Name: "fleet", URL: e.srv.URL() + "/acme/fleet.git", Interval: time.Hour})
 	e.rev = e.flux.WaitGitRevision(t, "fleet", sha)
-	for _, ns := range []string{"suspended", "active", "optout", "pending", "settings", "hpa", "lateoptout"} {
+	for _, ns := range []string{"suspended", "active", "optout", "pending", "settings", "hpa", "lateoptout", "liveoptout"} {
 		e.create(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "", map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}})
 	}
 	e.create(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, fluxtest.Namespace, map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
@@ -257,8 +259,9 @@ func (e *e2e) scale(ns, manager string, replicas int) {
 	}
 }
 
-// kubectlEditImage is `kubectl edit`: a full update under "kubectl-edit".
-func (e *e2e) kubectlEditImage(ns, image string) {
+// kubectlEditImage is `kubectl edit`: a full update under "kubectl-edit",
+// setting the image and adding the annotations given.
+func (e *e2e) kubectlEditImage(ns, image string, annotations ...string) {
 	e.t.Helper()
 	res := e.flux.Dyn.Resource(deploymentsGVR).Namespace(ns)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -269,6 +272,16 @@ func (e *e2e) kubectlEditImage(ns, image string) {
 		cs, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
 		cs[0].(map[string]any)["image"] = image
 		_ = unstructured.SetNestedSlice(obj.Object, cs, "spec", "template", "spec", "containers")
+		if len(annotations) > 0 {
+			a := obj.GetAnnotations()
+			if a == nil {
+				a = map[string]string{}
+			}
+			for i := 0; i+1 < len(annotations); i += 2 {
+				a[annotations[i]] = annotations[i+1]
+			}
+			obj.SetAnnotations(a)
+		}
 		_, err = res.Update(context.Background(), obj, metav1.UpdateOptions{FieldManager: "kubectl-edit"})
 		return err
 	})
@@ -296,6 +309,7 @@ func TestFluxEndToEnd(t *testing.T) {
 	e.kustomization("pending", "1h", nil)
 	e.kustomization("hpa", "5s", nil)
 	e.kustomization("lateoptout", "1h", nil)
+	e.kustomization("liveoptout", "1h", nil)
 	e.kustomization("settings", "5s", map[string]any{
 		"targetNamespace": "settings", "namePrefix": "pre-",
 		"images":  []any{map[string]any{"name": "registry.invalid/web", "newTag": "2.0"}},
@@ -502,6 +516,40 @@ func TestFluxEndToEnd(t *testing.T) {
 		}
 		if body := e.prs("lateoptout")[0].Body; !strings.Contains(body, "Git's manifest opts the object out of Flux's apply") {
 			t.Errorf("body does not say why the drift stays:\n%s", body)
+		}
+	})
+
+	// h. The same annotation added by the kubectl edit itself, on the
+	// cluster's object alone, opts nothing out: Flux reads it from Git's
+	// manifest only. driftback reports the drift as Flux's to restore, and
+	// Flux restores it, annotation and all, with no pull request.
+	t.Run("opted out in the cluster only", func(t *testing.T) {
+		e.t = t
+		mark := len(e.srv.Requests())
+		const ssa = "kustomize.toolkit.fluxcd.io/ssa"
+		e.kubectlEditImage("liveoptout", "registry.invalid/web:9.9", ssa, "IfNotPresent")
+		out := e.poll(e.target("liveoptout"))
+		if out.PR != 0 || out.Restoring == 0 {
+			t.Fatalf("want the drift reported as Flux's to restore, have %d restoring, PR %d, plan %+v", out.Restoring, out.PR, out.Plan)
+		}
+		e.flux.RequestReconcile(t, "liveoptout")
+		if img := e.image("liveoptout"); img != "registry.invalid/web:1.0" {
+			t.Fatalf("Flux did not restore the image: %q", img)
+		}
+		d, err := e.flux.Dyn.Resource(deploymentsGVR).Namespace("liveoptout").Get(context.Background(), "web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := d.GetAnnotations()[ssa]; ok {
+			t.Errorf("Flux left the annotation kubectl added: %q", v)
+		}
+		e.poll(e.target("liveoptout"))
+		base, _ := e.srv.Branch("acme", "fleet", "main")
+		if c := e.check("liveoptout", base); c.Conclusion != "success" {
+			t.Errorf("after Flux restored it: %s %q", c.Conclusion, c.Title)
+		}
+		if _, other := e.writes(mark); len(other) != 0 || len(e.prs("liveoptout")) != 0 {
+			t.Errorf("writes other than check runs: %v; pull requests %+v", other, e.prs("liveoptout"))
 		}
 	})
 }
