@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"strconv"
 	"strings"
@@ -94,20 +95,16 @@ const (
 // in Git's render. A new slice each call, for the caller to keep.
 func ToolMetadataKeys() []string { return []string{fluxReconcileKey, fluxSSAKey} }
 
-// inMetadata is the value metadata md gives key as a label or an
-// annotation that equals one of values, ignoring case as Flux does; ""
-// when neither does.
-func inMetadata(md map[string]any, key string, values ...string) string {
+// inMetadata reports whether metadata md gives key, as a label or an
+// annotation, the value want, ignoring case as Flux does.
+func inMetadata(md map[string]any, key, want string) bool {
 	for _, field := range []string{"annotations", "labels"} {
 		m, _ := md[field].(map[string]any)
-		v, _ := m[key].(string)
-		for _, want := range values {
-			if v != "" && strings.EqualFold(v, want) {
-				return v
-			}
+		if v, _ := m[key].(string); v != "" && strings.EqualFold(v, want) {
+			return true
 		}
 	}
-	return ""
+	return false
 }
 
 // fluxSkips says why kustomize-controller leaves an object alone at its
@@ -119,15 +116,15 @@ func inMetadata(md map[string]any, key string, values ...string) string {
 // of kubectl's edit (internal/fluxtest observes both).
 func fluxSkips(live, git map[string]any, exists bool) (string, bool) {
 	switch {
-	case inMetadata(git, fluxReconcileKey, "disabled") != "":
+	case inMetadata(git, fluxReconcileKey, "disabled"):
 		return "Git's manifest opts the object out of Flux's apply (" + fluxReconcileKey + ": disabled)", true
-	case inMetadata(git, fluxSSAKey, "Ignore") != "":
+	case inMetadata(git, fluxSSAKey, "Ignore"):
 		return "Git's manifest opts the object out of Flux's apply (" + fluxSSAKey + ": Ignore)", true
-	case exists && inMetadata(git, fluxSSAKey, "IfNotPresent") != "":
+	case exists && inMetadata(git, fluxSSAKey, "IfNotPresent"):
 		return "Git's manifest opts the object out of Flux's apply once it exists (" + fluxSSAKey + ": IfNotPresent)", true
-	case inMetadata(live, fluxReconcileKey, "disabled") != "":
+	case inMetadata(live, fluxReconcileKey, "disabled"):
 		return "the object opts out of Flux's apply (" + fluxReconcileKey + ": disabled)", true
-	case inMetadata(live, fluxSSAKey, "Ignore") != "":
+	case inMetadata(live, fluxSSAKey, "Ignore"):
 		return "the object opts out of Flux's apply (" + fluxSSAKey + ": Ignore)", true
 	}
 	return "", false
@@ -275,7 +272,7 @@ func (e *Enforcement) Fate(o Object, git map[string]any, path string, inGit bool
 			return Kept, e.Tool + " does not count a field Git lacks as drift"
 		}
 		// Read on both sides: kept is the safe answer either way.
-		if e.flux && (inMetadata(md, fluxSSAKey, "Merge") != "" || inMetadata(git, fluxSSAKey, "Merge") != "") {
+		if e.flux && (inMetadata(md, fluxSSAKey, "Merge") || inMetadata(git, fluxSSAKey, "Merge")) {
 			return Kept, "Flux leaves fields Git lacks in place (" + fluxSSAKey + ": Merge)"
 		}
 		own, err := NewOwnership(o, Rules{})
@@ -304,40 +301,47 @@ func (e *Enforcement) Fate(o Object, git map[string]any, path string, inGit bool
 // before Git gained ssa: IfNotPresent, which Flux never applies again,
 // annotation included. Their absence is no drift, and a pull request
 // taking them out of Git would undo the opt-out.
-func (e *Enforcement) WithOwnOptOuts(obj, git map[string]any) (out map[string]any, ok bool) {
+func (e *Enforcement) WithOwnOptOuts(obj, git map[string]any) (map[string]any, bool) {
 	if e == nil || !e.flux || len(obj) == 0 {
 		return obj, false
 	}
 	if _, skips := fluxSkips(nil, git, true); !skips {
 		return obj, false
 	}
-	out = obj
+	// First what the object lacks, then one copy with it added.
+	missing := map[string]map[string]any{} // labels or annotations -> key -> Git's value
+	md, _ := obj["metadata"].(map[string]any)
 	for _, field := range []string{"labels", "annotations"} {
 		want, _ := git[field].(map[string]any)
+		have, _ := md[field].(map[string]any)
 		for _, k := range ToolMetadataKeys() {
 			v, inGit := want[k]
-			md, _ := out["metadata"].(map[string]any)
-			have, _ := md[field].(map[string]any)
-			if _, inLive := have[k]; !inGit || inLive {
-				continue
+			if _, inLive := have[k]; inGit && !inLive {
+				if missing[field] == nil {
+					missing[field] = map[string]any{}
+				}
+				missing[field][k] = v
 			}
-			if !ok {
-				out, ok = jsonvalue.Copy(obj).(map[string]any), true
-			}
-			md, _ = out["metadata"].(map[string]any)
-			if md == nil {
-				md = map[string]any{}
-				out["metadata"] = md
-			}
-			have, _ = md[field].(map[string]any)
-			if have == nil {
-				have = map[string]any{}
-				md[field] = have
-			}
-			have[k] = v
 		}
 	}
-	return out, ok
+	if len(missing) == 0 {
+		return obj, false
+	}
+	out := jsonvalue.Copy(obj).(map[string]any)
+	md, _ = out["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+		out["metadata"] = md
+	}
+	for field, add := range missing {
+		have, _ := md[field].(map[string]any)
+		if have == nil {
+			have = map[string]any{}
+			md[field] = have
+		}
+		maps.Copy(have, add)
+	}
+	return out, true
 }
 
 // Applies says whether the tool, made to apply Git now (Restore, or
