@@ -79,7 +79,10 @@ func planTarget(ctx context.Context, in PlanInput) (TargetPlan, error) {
 		}
 		orchestrator, flux, argo, enf = a.Context, a.Flux, a.ArgoCD, a.Enforcement
 		out.Enforcement = enf
-		if a.Revision == "" {
+		switch {
+		case a.Busy != "":
+			out.Waiting = a.Busy
+		case a.Revision == "":
 			out.Waiting = "the GitOps tool reports no applied revision yet"
 		}
 		renderAt = a.Revision

@@ -20,7 +20,7 @@ import (
 func TestArgoSyncOfManyObjectsIsTheWholeApplication(t *testing.T) {
 	a, err := cluster.AppliedIn([]cluster.Object{{Object: map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
 		"metadata": map[string]any{"namespace": "argocd", "name": "shop"}, "spec": map[string]any{}},
-		Status: map[string]any{"sync": map[string]any{"revision": "abc"}}}}, cluster.Source{ArgoCD: &kube.ObjectRef{Namespace: "argocd", Name: "shop"}})
+		Status: map[string]any{"sync": map[string]any{"revision": "abc"}, "history": []any{map[string]any{"revision": "abc"}}}}}, cluster.Source{ArgoCD: &kube.ObjectRef{Namespace: "argocd", Name: "shop"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestArgoSyncOfManyObjectsIsTheWholeApplication(t *testing.T) {
 func TestRestoreOfAMissingObjectIsTheToolsApply(t *testing.T) {
 	a, err := cluster.AppliedIn([]cluster.Object{{Object: map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
 		"metadata": map[string]any{"namespace": "argocd", "name": "shop"}, "spec": map[string]any{}},
-		Status: map[string]any{"sync": map[string]any{"revision": "abc"}}}}, cluster.Source{ArgoCD: &kube.ObjectRef{Namespace: "argocd", Name: "shop"}})
+		Status: map[string]any{"sync": map[string]any{"revision": "abc"}, "history": []any{map[string]any{"revision": "abc"}}}}}, cluster.Source{ArgoCD: &kube.ObjectRef{Namespace: "argocd", Name: "shop"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestArgoSyncNamesNoObjectTheAPIServerWouldRefuse(t *testing.T) {
 	h.target.Applied = func(context.Context) (cluster.Applied, error) {
 		obj := cluster.Object{Object: map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
 			"metadata": map[string]any{"namespace": "argocd", "name": "shop"}, "spec": spec},
-			Status: map[string]any{"sync": map[string]any{"revision": h.base}}}
+			Status: map[string]any{"sync": map[string]any{"revision": h.base}, "history": []any{map[string]any{"revision": h.base}}}}
 		return cluster.AppliedIn([]cluster.Object{obj}, cluster.Source{ArgoCD: &kube.ObjectRef{Namespace: "argocd", Name: "shop"}})
 	}
 	h.poll()
@@ -116,7 +116,7 @@ func TestBodyWithVeryLongNamesStaysUnderGitHubsLimit(t *testing.T) {
 		"syncPolicy": map[string]any{"automated": map[string]any{"selfHeal": true}}}
 	a, err := cluster.AppliedIn([]cluster.Object{{Object: map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
 		"metadata": map[string]any{"namespace": "argocd", "name": "shop"}, "spec": spec},
-		Status: map[string]any{"sync": map[string]any{"revision": h.base}}}}, cluster.Source{ArgoCD: &kube.ObjectRef{Namespace: "argocd", Name: "shop"}})
+		Status: map[string]any{"sync": map[string]any{"revision": h.base}, "history": []any{map[string]any{"revision": h.base}}}}}, cluster.Source{ArgoCD: &kube.ObjectRef{Namespace: "argocd", Name: "shop"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -375,7 +375,7 @@ func TestRestoreCommandForArgoCD(t *testing.T) {
 	h.target.Applied = func(context.Context) (cluster.Applied, error) {
 		obj := cluster.Object{Object: map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
 			"metadata": map[string]any{"namespace": "argocd", "name": "shop"}, "spec": spec},
-			Status: map[string]any{"sync": map[string]any{"revision": h.base}}}
+			Status: map[string]any{"sync": map[string]any{"revision": h.base}, "history": []any{map[string]any{"revision": h.base}}}}
 		return cluster.AppliedIn([]cluster.Object{obj}, cluster.Source{ArgoCD: &kube.ObjectRef{Namespace: "argocd", Name: "shop"}})
 	}
 	h.poll()

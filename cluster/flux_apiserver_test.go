@@ -163,6 +163,7 @@ func TestArgoContextOnTheAPIServer(t *testing.T) {
 		"spec": map[string]any{"project": "default", "source": map[string]any{"repoURL": "https://github.com/acme/fleet.git", "path": "apps",
 			"kustomize": map[string]any{"namespace": ns, "images": []any{"example/web:1.1"}}}}})
 	must(t, unstructured.SetNestedField(created.Object, "0123456789abcdef0123456789abcdef01234567", "status", "sync", "revision"))
+	must(t, unstructured.SetNestedSlice(created.Object, []any{map[string]any{"revision": "0123456789abcdef0123456789abcdef01234567"}}, "status", "history"))
 	_, err := dyn.Resource(apps).Namespace(ns).UpdateStatus(context.Background(), created, metav1.UpdateOptions{})
 	must(t, err)
 

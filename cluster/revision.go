@@ -27,6 +27,10 @@ import (
 type Applied struct {
 	Revision string // the commit SHA the tool last applied ("" when unknown)
 	Raw      string // the revision as the tool wrote it
+	// Busy says why what the cluster runs is changing now (an Argo CD sync
+	// in progress): the objects are between two revisions, so nothing is
+	// planned until it ends. "" otherwise.
+	Busy string
 	// Context lists the tool's own render settings that change the build
 	// beyond the kustomize root and that driftback does not render (Argo
 	// CD's source.helm or plugin, several rendering sources): the target is
@@ -209,20 +213,17 @@ func secretKeys(managed []any) []string {
 	return slices.Sorted(maps.Keys(seen))
 }
 
-// argoApplied reads an Argo CD Application: its synced revision, its
-// resources and its kustomize settings.
+// argoApplied reads an Argo CD Application: the revision its objects hold,
+// its resources and its kustomize settings.
 func argoApplied(obj map[string]any) (Applied, error) {
 	spec, _ := obj["spec"].(map[string]any)
-	status, _ := obj["status"].(map[string]any)
-	sync, _ := status["sync"].(map[string]any)
-	raw, _ := sync["revision"].(string)
-	a := Applied{Raw: raw, Revision: commitOf(raw), Inventory: argoInventory(obj), Enforcement: argoEnforcement(obj)}
+	a := Applied{Inventory: argoInventory(obj), Enforcement: argoEnforcement(obj)}
 	md, _ := obj["metadata"].(map[string]any)
 	ns, _ := md["namespace"].(string)
 	name, _ := md["name"].(string)
 	// The source that renders the root: spec.source, or of spec.sources
 	// the one with a path (the others only lend files or values).
-	at, src := "spec.source", map[string]any(nil)
+	at, src, index := "spec.source", map[string]any(nil), -1
 	if s, ok := spec["source"].(map[string]any); ok {
 		src = s
 	}
@@ -237,8 +238,11 @@ func argoApplied(obj map[string]any) (Applied, error) {
 			a.Context = append(a.Context, "spec.sources")
 			return a, nil
 		}
-		at, src = fmt.Sprintf("spec.sources[%d]", rendering[0]), srcs[rendering[0]].(map[string]any)
+		index = rendering[0]
+		at, src = fmt.Sprintf("spec.sources[%d]", index), srcs[index].(map[string]any)
 	}
+	a.Raw, a.Busy = argoRevision(obj, index)
+	a.Revision = commitOf(a.Raw)
 	for _, f := range []string{"helm", "plugin"} {
 		if v, ok := src[f]; ok && !empty(v) {
 			a.Context = append(a.Context, at+"."+f)
@@ -248,6 +252,50 @@ func argoApplied(obj map[string]any) (Applied, error) {
 		a.ArgoCD = &kube.ArgoContext{Namespace: ns, Name: name, Source: at, Kustomize: k}
 	}
 	return a, nil
+}
+
+// argoRevision is the revision an Application's objects hold, of its
+// source index (-1: spec.source), and why it cannot be told while a sync
+// runs. status.sync.revision is the revision of the controller's last
+// comparison, which follows the branch whether or not anything was synced
+// (observed with the real controller, internal/argotest): it is what runs
+// only while the comparison says Synced. Otherwise the objects hold what
+// the last successful sync applied, the newest entry of status.history.
+func argoRevision(obj map[string]any, index int) (raw, busy string) {
+	status, _ := obj["status"].(map[string]any)
+	op, _ := status["operationState"].(map[string]any)
+	if _, requested := obj["operation"].(map[string]any); requested || op["phase"] == "Running" || op["phase"] == "Terminating" {
+		return "", "Argo CD is syncing the Application (status.operationState.phase " + fmt.Sprint(op["phase"]) + "): its objects are between two revisions"
+	}
+	pick := func(m map[string]any) string {
+		if index >= 0 {
+			if revs, _ := m["revisions"].([]any); index < len(revs) {
+				s, _ := revs[index].(string)
+				return s
+			}
+			return ""
+		}
+		s, _ := m["revision"].(string)
+		return s
+	}
+	sync, _ := status["sync"].(map[string]any)
+	hist := asList(status["history"])
+	var deployed string
+	if len(hist) > 0 {
+		last, _ := hist[len(hist)-1].(map[string]any)
+		deployed = pick(last)
+	}
+	// A failed sync leaves no history entry, but may have applied part of
+	// its revision before it failed.
+	if result, _ := op["syncResult"].(map[string]any); (op["phase"] == "Failed" || op["phase"] == "Error") && pick(result) != deployed {
+		return "", fmt.Sprintf("Argo CD's last sync (of %s) ended %v: the objects may hold part of it", pick(result), op["phase"])
+	}
+	if sync["status"] == "Synced" {
+		if r := pick(sync); r != "" {
+			return r, ""
+		}
+	}
+	return deployed, ""
 }
 
 // commitOf extracts the SHA from Flux's "main@sha1:abc..." (v2) or

@@ -17,7 +17,7 @@ func TestArgoContext(t *testing.T) {
 		objs, err := cluster.ParseObjectFile("live.yaml", []byte(`apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata: {name: web, namespace: argocd}
-status: {sync: {revision: 0123456789abcdef0123456789abcdef01234567}}
+status: {sync: {revision: 0123456789abcdef0123456789abcdef01234567, status: Synced}}
 spec:
 `+spec))
 		if err != nil {
@@ -44,5 +44,70 @@ spec:
 	a = read("  sources:\n  - {path: a}\n  - {path: b}\n")
 	if strings.Join(a.Context, ",") != "spec.sources" {
 		t.Fatalf("two rendering sources: %+v", a)
+	}
+}
+
+// What an Argo CD Application's objects hold (observed with the real
+// controller, commands' TestArgoEndToEnd/pending): status.sync.revision
+// follows the branch at every comparison, synced or not, so it is the
+// running revision only while the comparison says Synced; otherwise the
+// last successful sync's, the newest status.history entry. A sync in
+// progress, or one that failed after applying part of its revision,
+// leaves nothing to plan against.
+func TestArgoAppliedRevision(t *testing.T) {
+	const old, next = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+	read := func(status string) cluster.Applied {
+		t.Helper()
+		objs, err := cluster.ParseObjectFile("live.yaml", []byte(`apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: web, namespace: argocd}
+spec:
+  source: {repoURL: https://github.com/acme/fleet.git, path: apps/web}
+status:
+`+status))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := cluster.AppliedIn(objs, cluster.Source{ArgoCD: &kube.ObjectRef{Namespace: "argocd", Name: "web"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	cases := []struct {
+		name, status, revision string
+		busy                   bool
+	}{
+		{"compared, not synced", "  sync: {status: OutOfSync, revision: " + next + "}\n  history: [{revision: " + old + "}]\n", old, false},
+		{"synced", "  sync: {status: Synced, revision: " + next + "}\n  history: [{revision: " + old + "}]\n", next, false},
+		{"never synced", "  sync: {status: OutOfSync, revision: " + next + "}\n", "", false},
+		{"history order", "  sync: {status: OutOfSync, revision: " + next + "}\n  history: [{id: 0, revision: " + next + "}, {id: 1, revision: " + old + "}]\n", old, false},
+		{"sync running", "  sync: {status: OutOfSync, revision: " + next + "}\n  history: [{revision: " + old + "}]\n  operationState: {phase: Running, syncResult: {revision: " + next + "}}\n", "", true},
+		{"sync failed", "  sync: {status: OutOfSync, revision: " + next + "}\n  history: [{revision: " + old + "}]\n  operationState: {phase: Failed, syncResult: {revision: " + next + "}}\n", "", true},
+		{"sync of the deployed revision failed", "  sync: {status: OutOfSync, revision: " + old + "}\n  history: [{revision: " + old + "}]\n  operationState: {phase: Failed, syncResult: {revision: " + old + "}}\n", old, false},
+	}
+	for _, c := range cases {
+		a := read(c.status)
+		if a.Revision != c.revision || (a.Busy != "") != c.busy {
+			t.Errorf("%s: revision %q busy %q; want %q, busy %t", c.name, a.Revision, a.Busy, c.revision, c.busy)
+		}
+	}
+	// A sync asked for and not yet started (the operation field).
+	objs, err := cluster.ParseObjectFile("live.yaml", []byte("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web, namespace: argocd}\nspec: {source: {path: apps/web}}\noperation: {sync: {revision: "+next+"}}\nstatus: {sync: {status: Synced, revision: "+old+"}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err := cluster.AppliedIn(objs, cluster.Source{ArgoCD: &kube.ObjectRef{Namespace: "argocd", Name: "web"}}); err != nil || a.Busy == "" {
+		t.Errorf("a requested sync: %+v %v", a, err)
+	}
+	// A multi-source Application: the revision of the source that renders.
+	objs, err = cluster.ParseObjectFile("live.yaml", []byte("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web, namespace: argocd}\n"+
+		"spec: {sources: [{repoURL: https://github.com/acme/values, ref: values}, {path: apps/web}]}\n"+
+		"status: {sync: {status: OutOfSync, revisions: ["+next+", "+next+"]}, history: [{revisions: ["+next+", "+old+"]}]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err := cluster.AppliedIn(objs, cluster.Source{ArgoCD: &kube.ObjectRef{Namespace: "argocd", Name: "web"}}); err != nil || a.Revision != old {
+		t.Errorf("multi-source: %+v %v", a, err)
 	}
 }

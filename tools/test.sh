@@ -13,6 +13,11 @@ export KUBEBUILDER_ASSETS
 # built the same way from tools/flux (the first time: about 11 minutes).
 FLUX_ASSETS="$(bash tools/flux-assets.sh | tail -n 1)"
 export FLUX_ASSETS
+# Argo CD's application-controller and repo-server, with the kustomize
+# binary the repo-server runs, for internal/argotest: built from
+# tools/argocd the same way (the first time: see tools/argocd-assets.sh).
+ARGOCD_ASSETS="$(bash tools/argocd-assets.sh | tail -n 1)"
+export ARGOCD_ASSETS
 go vet ./...
 # staticcheck at the version tools/lint/go.mod pins, built beside the
 # kube assets (a warm Go build cache makes this a link).

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/driftback/driftback/internal/kubetest"
 )
 
 // Wait bounds every wait on the controller: with the short intervals tests
@@ -23,7 +25,7 @@ const Wait = 2 * time.Minute
 // revision applied.
 func (f *Flux) WaitApplied(tb testing.TB, name, revision string) {
 	tb.Helper()
-	err := poll(Wait, func() (bool, error) {
+	err := kubetest.Poll(Wait, func() (bool, error) {
 		ks, err := f.Dyn.Resource(KustomizationGVR).Namespace(Namespace).Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -68,7 +70,7 @@ func (f *Flux) requestReconcile(tb testing.TB, gvr schema.GroupVersionResource, 
 	if _, err := res.Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		tb.Fatal(err)
 	}
-	err := poll(Wait, func() (bool, error) {
+	err := kubetest.Poll(Wait, func() (bool, error) {
 		obj, err := res.Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -131,7 +133,7 @@ func (f *Flux) CreateGitRepository(tb testing.TB, r GitRepository) {
 func (f *Flux) WaitGitRevision(tb testing.TB, name, sha string) string {
 	tb.Helper()
 	var rev string
-	err := poll(Wait, func() (bool, error) {
+	err := kubetest.Poll(Wait, func() (bool, error) {
 		gr, err := f.Dyn.Resource(GitRepositoryGVR).Namespace(Namespace).Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			return false, err

@@ -7,9 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -25,7 +23,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/retry"
 
@@ -40,7 +37,6 @@ const Namespace = "flux-system"
 var (
 	KustomizationGVR = schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
 	GitRepositoryGVR = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}
-	crdGVR           = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	namespaceGVR     = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 )
 
@@ -59,7 +55,7 @@ type Flux struct {
 	Env *kubetest.Env
 	Dyn dynamic.Interface
 
-	kc, sc *proc
+	kc, sc *kubetest.Process
 
 	srv       *http.Server
 	srvURL    string
@@ -104,7 +100,7 @@ func start(tb testing.TB, env *kubetest.Env, assets string, opts Options) (*Flux
 		return nil, err
 	}
 	f := &Flux{Env: env, Dyn: dyn, artifacts: map[string][]byte{}}
-	if err := f.installCRDs(ctx, filepath.Join(assets, "crds")); err != nil {
+	if err := kubetest.InstallCRDs(ctx, dyn, filepath.Join(assets, "crds")); err != nil {
 		return nil, err
 	}
 	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": Namespace}}}
@@ -132,8 +128,8 @@ func start(tb testing.TB, env *kubetest.Env, assets string, opts Options) (*Flux
 	if err != nil {
 		return nil, err
 	}
-	f.kc, err = startProc(tb, "kustomize-controller", filepath.Join(assets, "kustomize-controller"),
-		fmt.Sprintf("127.0.0.1:%d", ports[1]), procEnv,
+	f.kc, err = kubetest.StartProcess(tb, "kustomize-controller", filepath.Join(assets, "kustomize-controller"),
+		fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[1]), procEnv,
 		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", ports[0]),
 		fmt.Sprintf("--health-addr=127.0.0.1:%d", ports[1]),
 		"--watch-all-namespaces=true",
@@ -151,7 +147,7 @@ func start(tb testing.TB, env *kubetest.Env, assets string, opts Options) (*Flux
 // startSourceController runs source-controller (flags from its main.go)
 // with its artifact storage in a temporary folder, served and advertised on
 // a free port of 127.0.0.1, where kustomize-controller downloads from.
-func startSourceController(tb testing.TB, assets string, env []string) (*proc, error) {
+func startSourceController(tb testing.TB, assets string, env []string) (*kubetest.Process, error) {
 	bin := filepath.Join(assets, "source-controller")
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("%s: rebuild the assets with `bash tools/flux-assets.sh`: %w", bin, err)
@@ -166,7 +162,7 @@ func startSourceController(tb testing.TB, assets string, env []string) (*proc, e
 		return nil, err
 	}
 	storageAddr := fmt.Sprintf("127.0.0.1:%d", ports[2])
-	return startProc(tb, "source-controller", bin, fmt.Sprintf("127.0.0.1:%d", ports[1]), env,
+	return kubetest.StartProcess(tb, "source-controller", bin, fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[1]), env,
 		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", ports[0]),
 		fmt.Sprintf("--health-addr=127.0.0.1:%d", ports[1]),
 		"--storage-path="+storage,
@@ -181,84 +177,10 @@ func startSourceController(tb testing.TB, assets string, env []string) (*proc, e
 }
 
 // Log returns kustomize-controller's log so far.
-func (f *Flux) Log() string { return f.kc.log() }
+func (f *Flux) Log() string { return f.kc.Log() }
 
 // SourceLog returns source-controller's log so far; "" when it does not run.
-func (f *Flux) SourceLog() string { return f.sc.log() }
-
-// installCRDs creates every CRD in dir and waits until each is established.
-func (f *Flux) installCRDs(ctx context.Context, dir string) error {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	var names []string
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".yaml") {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			return err
-		}
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
-		for {
-			var obj map[string]any
-			if err := dec.Decode(&obj); err == io.EOF {
-				break
-			} else if err != nil {
-				return fmt.Errorf("%s: %w", e.Name(), err)
-			}
-			if obj == nil {
-				continue
-			}
-			u := &unstructured.Unstructured{Object: obj}
-			if _, err := f.Dyn.Resource(crdGVR).Create(ctx, u, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-				return fmt.Errorf("create CRD %s: %w", u.GetName(), err)
-			}
-			names = append(names, u.GetName())
-		}
-	}
-	for _, n := range names {
-		err := poll(30*time.Second, func() (bool, error) {
-			u, err := f.Dyn.Resource(crdGVR).Get(ctx, n, metav1.GetOptions{})
-			if err != nil {
-				return false, err
-			}
-			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-			for _, c := range conds {
-				m, _ := c.(map[string]any)
-				if m["type"] == "Established" && m["status"] == "True" {
-					return true, nil
-				}
-			}
-			return false, fmt.Errorf("CRD %s not established", n)
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// poll calls cond until it returns true or limit passes; the error is the
-// last one cond gave.
-func poll(limit time.Duration, cond func() (bool, error)) error {
-	deadline := time.Now().Add(limit)
-	for {
-		ok, err := cond()
-		if ok {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			if err == nil {
-				err = errors.New("condition not met")
-			}
-			return fmt.Errorf("after %s: %w", limit, err)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-}
+func (f *Flux) SourceLog() string { return f.sc.Log() }
 
 func (f *Flux) serveArtifact(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()

@@ -179,7 +179,7 @@ func TestKustomizeControllerRevertsDrift(t *testing.T) {
 			kubectlEdit(t, f, ns, c.onEdit, c.onEditLabels)
 
 			if c.reverted {
-				err := poll(Wait, func() (bool, error) {
+				err := kubetest.Poll(Wait, func() (bool, error) {
 					color, image, _ := observe(t, f, ns)
 					return color == "blue" && image == "registry.invalid/web:1.0",
 						fmt.Errorf("color=%q image=%q, want blue and registry.invalid/web:1.0", color, image)
@@ -219,7 +219,7 @@ func TestKustomizeControllerRevertsDrift(t *testing.T) {
 				if _, err := f.Dyn.Resource(KustomizationGVR).Namespace(Namespace).Patch(ctx, c.name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 					t.Fatal(err)
 				}
-				err := poll(Wait, func() (bool, error) {
+				err := kubetest.Poll(Wait, func() (bool, error) {
 					color, image, extra := observe(t, f, ns)
 					return color == "blue" && image == "registry.invalid/web:1.0" && extra == "",
 						fmt.Errorf("color=%q image=%q extra=%q", color, image, extra)

@@ -1,4 +1,4 @@
-package fluxtest
+package kubetest
 
 import (
 	"fmt"
@@ -7,27 +7,26 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/driftback/driftback/internal/kubetest"
 )
 
-// proc is one controller process; its stdout and stderr go to a log file.
-type proc struct {
+// Process is one controller a test runs beside the apiserver (Flux's,
+// Argo CD's); its stdout and stderr go to a log file.
+type Process struct {
 	name    string
 	cmd     *exec.Cmd
 	logPath string
 	exited  chan struct{}
 }
 
-// startProc starts binary with args and env added to the test's
+// StartProcess starts binary with args and env added to the test's
 // environment, stops it when the test ends and prints its log if the test
-// failed, then waits until GET http://healthAddr/readyz says ok.
-func startProc(tb testing.TB, name, binary, healthAddr string, env []string, args ...string) (*proc, error) {
+// failed, then waits until GET readyURL answers 200 (no wait when "").
+func StartProcess(tb testing.TB, name, binary, readyURL string, env []string, args ...string) (*Process, error) {
 	logf, err := os.CreateTemp("", name+"-*.log")
 	if err != nil {
 		return nil, err
 	}
-	p := &proc{name: name, logPath: logf.Name(), exited: make(chan struct{})}
+	p := &Process{name: name, logPath: logf.Name(), exited: make(chan struct{})}
 	p.cmd = exec.Command(binary, args...)
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
@@ -42,17 +41,24 @@ func startProc(tb testing.TB, name, binary, healthAddr string, env []string, arg
 	tb.Cleanup(func() {
 		p.stop()
 		if tb.Failed() {
-			tb.Logf("%s log (%s):\n%s", name, p.logPath, p.log())
+			tb.Logf("%s log (%s):\n%s", name, p.logPath, p.Log())
 		}
 		os.Remove(p.logPath)
 	})
-	if err := kubetest.WaitHTTP("http://"+healthAddr+"/readyz", nil, 60*time.Second, p.exited); err != nil {
-		return nil, fmt.Errorf("%s did not become ready: %w\n%s", name, err, p.log())
+	if readyURL == "" {
+		return p, nil
+	}
+	if err := WaitHTTP(readyURL, nil, 60*time.Second, p.exited); err != nil {
+		return nil, fmt.Errorf("%s did not become ready: %w\n%s", name, err, p.Log())
 	}
 	return p, nil
 }
 
-func (p *proc) log() string {
+// Exited is closed when the process has ended.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// Log is what the process has written so far; "" for a nil process.
+func (p *Process) Log() string {
 	if p == nil {
 		return ""
 	}
@@ -60,7 +66,7 @@ func (p *proc) log() string {
 	return string(b)
 }
 
-func (p *proc) stop() {
+func (p *Process) stop() {
 	if p.cmd.Process == nil {
 		return
 	}

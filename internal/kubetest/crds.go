@@ -1,0 +1,98 @@
+package kubetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/dynamic"
+)
+
+var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// InstallCRDs creates every CRD in the .yaml files of dir and waits until
+// each is established: a controller's watches fail to start on a kind the
+// apiserver does not know yet.
+func InstallCRDs(ctx context.Context, dyn dynamic.Interface, dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".yaml") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return err
+		}
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
+		for {
+			var obj map[string]any
+			if err := dec.Decode(&obj); err == io.EOF {
+				break
+			} else if err != nil {
+				return fmt.Errorf("%s: %w", e.Name(), err)
+			}
+			if obj == nil {
+				continue
+			}
+			u := &unstructured.Unstructured{Object: obj}
+			if _, err := dyn.Resource(crdGVR).Create(ctx, u, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("create CRD %s: %w", u.GetName(), err)
+			}
+			names = append(names, u.GetName())
+		}
+	}
+	for _, n := range names {
+		err := Poll(30*time.Second, func() (bool, error) {
+			u, err := dyn.Resource(crdGVR).Get(ctx, n, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+			for _, c := range conds {
+				m, _ := c.(map[string]any)
+				if m["type"] == "Established" && m["status"] == "True" {
+					return true, nil
+				}
+			}
+			return false, fmt.Errorf("CRD %s not established", n)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Poll calls cond until it returns true or limit passes; the error is the
+// last one cond gave.
+func Poll(limit time.Duration, cond func() (bool, error)) error {
+	deadline := time.Now().Add(limit)
+	for {
+		ok, err := cond()
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			if err == nil {
+				err = errors.New("condition not met")
+			}
+			return fmt.Errorf("after %s: %w", limit, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
