@@ -100,19 +100,20 @@ func enforce(e *cluster.Enforcement, proposeRestored bool, objs []cluster.Object
 	return plan, out, nil
 }
 
-// withoutOwnOptOuts plans again when a live object lacks an opt-out of
-// the tool that Git's manifest carries and that alone makes the tool leave
-// the object alone (Enforcement.WithOwnOptOuts): its absence is no drift,
-// so the live objects get Git's value there, and every later plan of the
-// poll (restored, declined) starts from the live objects returned.
-func withoutOwnOptOuts(e *cluster.Enforcement, live []kube.LiveObject, plan *analyzer.Plan,
+// withToolMetadata plans again when a live object's labels or annotations
+// differ from Git's only by the tool's own doing (Enforcement.
+// WithToolMetadata: an opt-out Flux reads from Git alone, Argo CD's
+// tracking label): that is no drift, so the live objects get Git's value
+// there, and every later plan of the poll (restored, declined) starts from
+// the live objects returned.
+func withToolMetadata(e *cluster.Enforcement, live []kube.LiveObject, plan *analyzer.Plan,
 	replan func([]kube.LiveObject) (*analyzer.Plan, error)) ([]kube.LiveObject, *analyzer.Plan, error) {
-	if e == nil || plan == nil || len(plan.Metadata) == 0 {
+	if e == nil || plan == nil {
 		return live, plan, nil
 	}
 	var out []kube.LiveObject
 	for i, l := range live {
-		obj, ok := e.WithOwnOptOuts(l.Object, plan.Metadata[analyzer.RefOf(l.Object)])
+		obj, ok := e.WithToolMetadata(l.Object, plan.Metadata[analyzer.RefOf(l.Object)])
 		if !ok {
 			continue
 		}
@@ -126,6 +127,50 @@ func withoutOwnOptOuts(e *cluster.Enforcement, live []kube.LiveObject, plan *ana
 	}
 	plan, err := replan(out)
 	return out, plan, err
+}
+
+// withoutIgnored plans again with the fields the tool is told to leave
+// alone (Enforcement.Ignored: Argo CD's ignoreDifferences) holding Git's
+// value, so they are neither proposed nor reported, and drops the
+// refusals on such fields; every later plan of the poll starts from the
+// live objects returned.
+func withoutIgnored(e *cluster.Enforcement, objs []cluster.Object, live []kube.LiveObject, plan *analyzer.Plan,
+	replan func([]kube.LiveObject) (*analyzer.Plan, error)) ([]kube.LiveObject, *analyzer.Plan, error) {
+	if e == nil || plan == nil {
+		return live, plan, nil
+	}
+	ix := indexLive(objs)
+	ignored := func(ref analyzer.ObjectRef, field string) bool {
+		o, ok := ix[ref]
+		_, yes := e.Ignored(o, field)
+		return ok && field != "" && yes
+	}
+	var drop []analyzer.Edit
+	for _, ed := range plan.Edits {
+		if ignored(ed.Object, ed.Field) {
+			drop = append(drop, ed)
+		}
+	}
+	if len(drop) > 0 {
+		live = asRestored(live, drop)
+		again, err := replan(live)
+		if err != nil {
+			return nil, nil, err
+		}
+		plan = again
+	}
+	kept := plan.Refusals[:0:0]
+	for _, r := range plan.Refusals {
+		if !ignored(r.Object, r.Field) {
+			kept = append(kept, r)
+		}
+	}
+	if len(kept) != len(plan.Refusals) {
+		p := *plan
+		p.Refusals = kept
+		plan = &p
+	}
+	return live, plan, nil
 }
 
 // restoredEdits are plan's edits of the fields in restoring.

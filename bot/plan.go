@@ -109,14 +109,17 @@ func planTarget(ctx context.Context, in PlanInput) (TargetPlan, error) {
 		}
 	}
 	opts := analyzer.Options{WriteScope: tc.WriteScope, OrchestratorContext: orchestrator, Flux: flux, ArgoCD: argo, Coverage: in.Coverage,
-		MetadataKeys: cluster.ToolMetadataKeys()}
+		MetadataKeys: enf.MetadataKeys()}
 	plan, err := snap.Plan(tc.Root, live, opts)
 	if err != nil {
 		return out, &InputError{Err: err}
 	}
 	proposeRestored := tc.ProposeRestored != nil && *tc.ProposeRestored
 	replan := func(l []kube.LiveObject) (*analyzer.Plan, error) { return snap.Plan(tc.Root, l, opts) }
-	if live, plan, err = withoutOwnOptOuts(enf, live, plan, replan); err != nil {
+	if live, plan, err = withToolMetadata(enf, live, plan, replan); err != nil {
+		return out, &InputError{Err: err}
+	}
+	if live, plan, err = withoutIgnored(enf, in.Objects, live, plan, replan); err != nil {
 		return out, &InputError{Err: err}
 	}
 	first := plan

@@ -2,7 +2,7 @@ package cluster
 
 import (
 	"fmt"
-	"maps"
+	"slices"
 	"regexp"
 	"strconv"
 	"strings"
@@ -69,6 +69,10 @@ type Enforcement struct {
 	flux            bool
 	additionsUnseen bool // Argo CD: a field Git lacks is never drift to it
 	skips           bool // Argo CD: the Application skips reconciliation, so a sync does nothing
+	// Argo CD's tracking label (application.instanceLabelKey) and the
+	// values it writes there for this Application.
+	trackingLabel string
+	instance      []string
 }
 
 // DriftIgnore is a rule under which the tool does not see a field: Flux's
@@ -79,6 +83,9 @@ type DriftIgnore struct {
 	Labels, Annotations                   string
 	Pointers                              []string
 	AnyPath                               bool // a jq expression or a manager: any field may be covered
+	// JQ and Managers are Argo CD's jqPathExpressions and
+	// managedFieldsManagers, for Ignored, which must tell exactly.
+	JQ, Managers []string
 }
 
 // Flux's per-object opt-outs (kustomize-controller's ExclusionSelector,
@@ -91,9 +98,26 @@ const (
 
 // ToolMetadataKeys are the label and annotation keys a GitOps tool reads
 // from the object it is about to apply (Git's), some of them from the one
-// in the cluster too: Fate, Applies and WithOwnOptOuts need their values
+// in the cluster too: Fate, Applies and WithToolMetadata need their values
 // in Git's render. A new slice each call, for the caller to keep.
 func ToolMetadataKeys() []string { return []string{fluxReconcileKey, fluxSSAKey} }
+
+// MetadataKeys are ToolMetadataKeys and the label the tool writes on every
+// object it applies (Argo CD's tracking label), whose values in Git's
+// render WithToolMetadata needs. Nil-safe.
+func (e *Enforcement) MetadataKeys() []string {
+	keys := ToolMetadataKeys()
+	if e != nil && e.trackingLabel != "" {
+		keys = append(keys, e.trackingLabel)
+	}
+	return keys
+}
+
+// ArgoInstanceLabel is the label Argo CD writes on every object it applies
+// under label tracking (application.resourceTrackingMethod label or
+// annotation+label), unless argocd-cm's application.instanceLabelKey
+// names another.
+const ArgoInstanceLabel = "app.kubernetes.io/instance"
 
 // inMetadata reports whether metadata md gives key, as a label or an
 // annotation, the value want, ignoring case as Flux does.
@@ -209,7 +233,11 @@ func argoEnforcement(obj map[string]any) *Enforcement {
 	name, _ := md["name"].(string)
 	annotations, _ := md["annotations"].(map[string]any)
 	e := &Enforcement{Tool: "Argo CD", Object: "Application " + ns + "/" + name, additionsUnseen: true,
-		Restore: fmt.Sprintf("argocd app sync %s --app-namespace %s", name, ns)}
+		Restore:       fmt.Sprintf("argocd app sync %s --app-namespace %s", name, ns),
+		trackingLabel: ArgoInstanceLabel,
+		// The Application's name, or namespace_name for an Application
+		// outside the controller's namespace (which is not known here).
+		instance: []string{name, ns + "_" + name}}
 	for _, r := range asList(spec["ignoreDifferences"]) {
 		rule, _ := r.(map[string]any)
 		d := DriftIgnore{Pointers: stringsOf(rule["jsonPointers"])}
@@ -217,7 +245,8 @@ func argoEnforcement(obj map[string]any) *Enforcement {
 		d.Kind, _ = rule["kind"].(string)
 		d.Name, _ = rule["name"].(string)
 		d.Namespace, _ = rule["namespace"].(string)
-		d.AnyPath = len(asList(rule["jqPathExpressions"])) > 0 || len(asList(rule["managedFieldsManagers"])) > 0
+		d.JQ, d.Managers = stringsOf(rule["jqPathExpressions"]), stringsOf(rule["managedFieldsManagers"])
+		d.AnyPath = len(d.JQ) > 0 || len(d.Managers) > 0
 		e.Ignores = append(e.Ignores, d)
 	}
 	policy, _ := spec["syncPolicy"].(map[string]any)
@@ -237,6 +266,15 @@ func argoEnforcement(obj map[string]any) *Enforcement {
 		e.Mode, e.Why = UntilNextSync, "syncs by hand: its next sync puts Git's value back"
 	}
 	return e
+}
+
+// argoSettings reads what of argocd-cm changes Argo CD's treatment of the
+// objects: the tracking label's key.
+func (e *Enforcement) argoSettings(cm map[string]any) {
+	data, _ := cm["data"].(map[string]any)
+	if k, _ := data["application.instanceLabelKey"].(string); k != "" {
+		e.trackingLabel = k
+	}
 }
 
 // Fate says what the tool will do with the drifted field at path (as
@@ -292,39 +330,54 @@ func (e *Enforcement) Fate(o Object, git map[string]any, path string, inGit bool
 	return e.Mode, e.Object + " " + e.Why
 }
 
-// WithOwnOptOuts is live object obj with the tool's opt-outs that Git's
-// manifest carries (git, as for Fate) and obj lacks, when Git's manifest
-// alone makes the tool leave the existing object alone; ok is false, and
-// obj is returned as it is, otherwise. Flux reads those opt-outs from the
-// manifest it applies, so whether the cluster's object carries them
-// changes nothing it does: the usual case is an object that existed
-// before Git gained ssa: IfNotPresent, which Flux never applies again,
-// annotation included. Their absence is no drift, and a pull request
-// taking them out of Git would undo the opt-out.
-func (e *Enforcement) WithOwnOptOuts(obj, git map[string]any) (map[string]any, bool) {
-	if e == nil || !e.flux || len(obj) == 0 {
+// WithToolMetadata is live object obj with the tool's own labels and
+// annotations as Git's manifest gives them (git, as for Fate), where the
+// cluster's value is the tool's doing and no one's edit; ok is false, and
+// obj is returned as it is, when there is none. Two cases:
+//
+//   - Flux's opt-outs that Git's manifest carries and obj lacks, when Git's
+//     manifest alone makes Flux leave the existing object alone. Flux reads
+//     them from the manifest it applies, so whether the cluster's object
+//     carries them changes nothing it does: the usual case is an object
+//     that existed before Git gained ssa: IfNotPresent, which Flux never
+//     applies again, annotation included. A pull request taking them out
+//     of Git would undo the opt-out.
+//   - Argo CD's tracking label, set to the Application's instance value
+//     on every object it applies (observed with the real controller,
+//     commands' TestArgoEndToEnd/tracking): a pull request would write the
+//     tool's bookkeeping into Git.
+func (e *Enforcement) WithToolMetadata(obj, git map[string]any) (map[string]any, bool) {
+	if e == nil || len(obj) == 0 {
 		return obj, false
 	}
-	if _, skips := fluxSkips(nil, git, true); !skips {
-		return obj, false
-	}
-	// First what the object lacks, then one copy with it added.
-	missing := map[string]map[string]any{} // labels or annotations -> key -> Git's value
 	md, _ := obj["metadata"].(map[string]any)
-	for _, field := range []string{"labels", "annotations"} {
-		want, _ := git[field].(map[string]any)
-		have, _ := md[field].(map[string]any)
-		for _, k := range ToolMetadataKeys() {
-			v, inGit := want[k]
-			if _, inLive := have[k]; inGit && !inLive {
-				if missing[field] == nil {
-					missing[field] = map[string]any{}
+	set := map[string]map[string]any{} // labels or annotations -> key -> Git's value (nil: Git lacks it)
+	add := func(field, key string, v any) {
+		if set[field] == nil {
+			set[field] = map[string]any{}
+		}
+		set[field][key] = v
+	}
+	if _, skips := fluxSkips(nil, git, true); e.flux && skips {
+		for _, field := range []string{"labels", "annotations"} {
+			want, _ := git[field].(map[string]any)
+			have, _ := md[field].(map[string]any)
+			for _, k := range ToolMetadataKeys() {
+				v, inGit := want[k]
+				if _, inLive := have[k]; inGit && !inLive {
+					add(field, k, v)
 				}
-				missing[field][k] = v
 			}
 		}
 	}
-	if len(missing) == 0 {
+	if e.trackingLabel != "" {
+		have, _ := md["labels"].(map[string]any)
+		want, _ := git["labels"].(map[string]any)
+		if v, _ := have[e.trackingLabel].(string); v != "" && slices.Contains(e.instance, v) && want[e.trackingLabel] != v {
+			add("labels", e.trackingLabel, want[e.trackingLabel])
+		}
+	}
+	if len(set) == 0 {
 		return obj, false
 	}
 	out := jsonvalue.Copy(obj).(map[string]any)
@@ -333,15 +386,129 @@ func (e *Enforcement) WithOwnOptOuts(obj, git map[string]any) (map[string]any, b
 		md = map[string]any{}
 		out["metadata"] = md
 	}
-	for field, add := range missing {
+	for field, kv := range set {
 		have, _ := md[field].(map[string]any)
 		if have == nil {
 			have = map[string]any{}
 			md[field] = have
 		}
-		maps.Copy(have, add)
+		for k, v := range kv {
+			if v == nil {
+				delete(have, k)
+			} else {
+				have[k] = v
+			}
+		}
+		if len(have) == 0 {
+			delete(md, field)
+		}
 	}
 	return out, true
+}
+
+// Ignored says whether the tool is told to leave the field at path (as
+// driftback prints it) of live object o alone, and under which rule: an
+// Argo CD ignoreDifferences rule that covers it, by a JSON pointer, a jq
+// path expression of the plain form .a.b[].c[0], or a manager that owns
+// the field (managedFieldsManagers). Such a field is declared owned outside
+// Git, so its drift is proposed to no one (observed with the real
+// controller: Argo CD neither counts it nor, with RespectIgnoreDifferences,
+// syncs it). Unlike Fate, which counts a rule that may cover a field, only
+// a rule that surely covers it counts here: a field wrongly taken for
+// ignored would be drift that never reaches Git.
+func (e *Enforcement) Ignored(o Object, path string) (string, bool) {
+	if e == nil || e.flux {
+		return "", false
+	}
+	p, err := jsonvalue.ParsePath(path)
+	if err != nil {
+		return "", false
+	}
+	ptr, exact := pointer(o.Object, p)
+	if !exact {
+		return "", false
+	}
+	for _, r := range e.Ignores {
+		if !r.selects(o.Object) {
+			continue
+		}
+		for _, rp := range r.Pointers {
+			if under(ptr, rp) {
+				return rp, true
+			}
+		}
+		for _, q := range r.JQ {
+			if jqCovers(q, ptr) {
+				return q, true
+			}
+		}
+		if len(r.Managers) > 0 {
+			own, err := NewOwnership(o, Rules{})
+			if err != nil || own == nil {
+				continue
+			}
+			owners := own.Owners(p)
+			for _, m := range owners {
+				if slices.Contains(r.Managers, m) {
+					return "managedFieldsManagers " + m, true
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+// jqPath is a jq path expression of the plain form Argo CD's examples use:
+// .key, .["key"], [] (every element) and [N].
+var jqStep = regexp.MustCompile(`^(?:\.([A-Za-z_][A-Za-z0-9_]*)|\.?\["((?:[^"\\]|\\.)*)"\]|\[\]|\[([0-9]+)\])`)
+
+// jqCovers reports whether the plain jq path expression q selects the
+// field at JSON pointer ptr or one of its parents; false for any other
+// expression (a filter, a function): it cannot be told here.
+func jqCovers(q, ptr string) bool {
+	q = strings.TrimSpace(q)
+	var pattern []string // "" matches any index
+	for q != "" {
+		m := jqStep.FindStringSubmatch(q)
+		if m == nil {
+			return false
+		}
+		switch {
+		case m[1] != "":
+			pattern = append(pattern, m[1])
+		case strings.Contains(m[0], `"`):
+			key, err := strconv.Unquote(`"` + m[2] + `"`)
+			if err != nil {
+				return false
+			}
+			pattern = append(pattern, key)
+		case m[3] != "":
+			pattern = append(pattern, m[3])
+		default:
+			pattern = append(pattern, "\x00any")
+		}
+		q = q[len(m[0]):]
+	}
+	if len(pattern) == 0 {
+		return false
+	}
+	tokens := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
+	if len(tokens) < len(pattern) {
+		return false
+	}
+	for i, want := range pattern {
+		got := strings.NewReplacer("~1", "/", "~0", "~").Replace(tokens[i])
+		if want == "\x00any" {
+			if _, err := strconv.Atoi(got); err != nil {
+				return false
+			}
+			continue
+		}
+		if got != want {
+			return false
+		}
+	}
+	return true
 }
 
 // Applies says whether the tool, made to apply Git now (Restore, or

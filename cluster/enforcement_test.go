@@ -187,7 +187,7 @@ func TestArgoFates(t *testing.T) {
 // to the object when Git's manifest alone makes Flux leave the object
 // alone; the object given is never changed, and nothing is added when Git
 // does not opt out, the object has its own value, or no Flux is read.
-func TestWithOwnOptOuts(t *testing.T) {
+func TestWithToolMetadata(t *testing.T) {
 	e := fluxEnforcement(kustomizationObj(map[string]any{"interval": "5m", "path": "./apps"}, nil))
 	const ssa, reconcile = "kustomize.toolkit.fluxcd.io/ssa", "kustomize.toolkit.fluxcd.io/reconcile"
 	git := func(field, k, v string) map[string]any { return map[string]any{field: map[string]any{k: v}} }
@@ -211,7 +211,7 @@ func TestWithOwnOptOuts(t *testing.T) {
 	}
 	for _, c := range cases {
 		before := jsonvalue.Copy(c.obj.Object)
-		out, ok := e.WithOwnOptOuts(c.obj.Object, c.git)
+		out, ok := e.WithToolMetadata(c.obj.Object, c.git)
 		if got := annotation(out, c.field, c.key); ok != (c.want != nil) || c.want != nil && got != c.want {
 			t.Errorf("%s: added %v (%v), want %v", c.name, got, ok, c.want)
 		}
@@ -223,7 +223,67 @@ func TestWithOwnOptOuts(t *testing.T) {
 		}
 	}
 	var none *Enforcement
-	if _, ok := none.WithOwnOptOuts(liveWeb(nil, nil).Object, git("annotations", ssa, "IfNotPresent")); ok {
+	if _, ok := none.WithToolMetadata(liveWeb(nil, nil).Object, git("annotations", ssa, "IfNotPresent")); ok {
 		t.Error("no tool read, yet an opt-out is added")
+	}
+}
+
+// Of Argo CD's ignoreDifferences, only a rule that surely covers a field
+// makes it ignored (not proposed): a pointer, a plain jq path, a manager
+// that owns it. Any other jq expression may cover a field, which is not
+// enough to hold its drift back from Git.
+func TestArgoIgnored(t *testing.T) {
+	rule := func(r map[string]any) *Enforcement {
+		r["group"], r["kind"] = "apps", "Deployment"
+		return argoEnforcement(map[string]any{"metadata": map[string]any{"namespace": "argocd", "name": "shop"},
+			"spec": map[string]any{"ignoreDifferences": []any{r}}})
+	}
+	cases := []struct {
+		name string
+		e    *Enforcement
+		o    Object
+		path string
+		want bool
+	}{
+		{"pointer", rule(map[string]any{"jsonPointers": []any{"/spec/template/spec/containers/1/image"}}), liveWeb(nil, nil), image, true},
+		{"pointer to a parent", rule(map[string]any{"jsonPointers": []any{"/spec/template"}}), liveWeb(nil, nil), image, true},
+		{"pointer elsewhere", rule(map[string]any{"jsonPointers": []any{"/spec/template/spec/containers/0/image"}}), liveWeb(nil, nil), image, false},
+		{"jq over every container", rule(map[string]any{"jqPathExpressions": []any{".spec.template.spec.containers[].image"}}), liveWeb(nil, nil), image, true},
+		{"jq by index", rule(map[string]any{"jqPathExpressions": []any{".spec.template.spec.containers[1]"}}), liveWeb(nil, nil), image, true},
+		{"jq by another index", rule(map[string]any{"jqPathExpressions": []any{".spec.template.spec.containers[0]"}}), liveWeb(nil, nil), image, false},
+		{"jq quoted key", rule(map[string]any{"jqPathExpressions": []any{`.metadata.annotations["extra"]`}}), liveWeb(map[string]any{"extra": "x"}, nil), extra, true},
+		{"jq filter cannot be told", rule(map[string]any{"jqPathExpressions": []any{`.spec.template.spec.containers[] | select(.name == "web")`}}), liveWeb(nil, nil), image, false},
+		{"manager that owns it", rule(map[string]any{"managedFieldsManagers": []any{"rollouts"}}), liveWeb(map[string]any{"extra": "x"}, addedBy("rollouts")), extra, true},
+		{"manager that does not", rule(map[string]any{"managedFieldsManagers": []any{"rollouts"}}), liveWeb(map[string]any{"extra": "x"}, addedBy("kubectl-edit")), extra, false},
+	}
+	for _, c := range cases {
+		if _, got := c.e.Ignored(c.o, c.path); got != c.want {
+			t.Errorf("%s: ignored %t, want %t", c.name, got, c.want)
+		}
+	}
+	flux := fluxEnforcement(kustomizationObj(map[string]any{"interval": "5m"}, nil))
+	if _, got := flux.Ignored(liveWeb(nil, nil), image); got {
+		t.Error("a Flux Kustomization ignores nothing this way")
+	}
+}
+
+// Argo CD's tracking label, at the Application's instance value, is the
+// tool's: the live object is given Git's value (none here) there, and a
+// label of another value is left for the plan to judge.
+func TestWithToolMetadataArgoTrackingLabel(t *testing.T) {
+	e := argoEnforcement(map[string]any{"metadata": map[string]any{"namespace": "argocd", "name": "shop"}})
+	out, ok := e.WithToolMetadata(labelled(liveWeb(nil, nil), ArgoInstanceLabel, "shop").Object, nil)
+	if labels := out["metadata"].(map[string]any)["labels"].(map[string]any); !ok || labels[ArgoInstanceLabel] != nil || labels["tier"] != "front" {
+		t.Errorf("ok %t, labels %v", ok, labels)
+	}
+	if _, ok := e.WithToolMetadata(labelled(liveWeb(nil, nil), ArgoInstanceLabel, "other").Object, nil); ok {
+		t.Error("a label of another value is someone's edit")
+	}
+	e.argoSettings(map[string]any{"data": map[string]any{"application.instanceLabelKey": "argocd.argoproj.io/instance"}})
+	if _, ok := e.WithToolMetadata(labelled(liveWeb(nil, nil), ArgoInstanceLabel, "shop").Object, nil); ok {
+		t.Error("argocd-cm renamed the tracking label")
+	}
+	if keys := e.MetadataKeys(); keys[len(keys)-1] != "argocd.argoproj.io/instance" {
+		t.Errorf("metadata keys %v", keys)
 	}
 }

@@ -118,7 +118,20 @@ func AppliedRevision(ctx context.Context, dyn dynamic.Interface, meta metadata.I
 		if err != nil {
 			return Applied{}, fmt.Errorf("argo CD Application %s/%s: %w", src.ArgoCD.Namespace, src.ArgoCD.Name, err)
 		}
-		return argoApplied(obj.Object)
+		a, err := argoApplied(obj.Object)
+		if err != nil {
+			return a, err
+		}
+		// argocd-cm beside the Application may rename the tracking label.
+		cm, err := dyn.Resource(configMaps).Namespace(src.ArgoCD.Namespace).Get(ctx, "argocd-cm", metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return Applied{}, fmt.Errorf("argo CD settings %s/argocd-cm (application.instanceLabelKey): %w", src.ArgoCD.Namespace, err)
+		default:
+			a.Enforcement.argoSettings(cm.Object)
+		}
+		return a, nil
 	}
 	return Applied{}, fmt.Errorf("no applied-revision source")
 }

@@ -63,7 +63,7 @@ func argoOverApp(repoURL string) argotest.App {
 			"replicas":     []any{map[string]any{"name": "web", "count": 4}},
 			"commonLabels": map[string]any{"tier": "frontend"},
 			"patches": []any{map[string]any{"target": map[string]any{"kind": "Deployment"},
-				"patch": "- op: add\n  path: /metadata/annotations\n  value: {team: shop}\n"}},
+				"patch": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: any\n  annotations:\n    team: shop\n"}},
 		},
 	}}
 }
