@@ -57,7 +57,7 @@ dashboards: [acme/shop]
 // repository and its live objects, and the Flux fleet.
 func newDemoCmd(examples fs.FS) *cobra.Command {
 	var serve string
-	var flux bool
+	var flux, argo bool
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "One complete reconcile on the bundled example, with an in-process GitHub",
@@ -71,20 +71,32 @@ its contents can be browsed over the REST API, and the links in the pull request
 With --flux the example is examples/fleet and the snapshot examples/fleet-live.yaml: the target
 is discovered from the cluster's Flux Kustomization, rendered with its targetNamespace and
 postBuild substitution, and a drifted value a variable supplies is written to the ConfigMap
-that sets it.`,
+that sets it.
+
+With --argocd the example is examples/argocd and the snapshot examples/argocd-live.yaml: the
+target is discovered from the cluster's Argo CD Application, rendered with its kustomize
+settings, and a drifted replica count the Application sets is written to the Application
+manifest the repository holds.`,
 		Example: `  driftback demo
   driftback demo --flux
+  driftback demo --argocd
   driftback demo --serve 127.0.0.1:8081`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if flux {
-				return demoFlux(cmd, examples)
+			switch {
+			case flux && argo:
+				return fail(fmt.Errorf("--flux and --argocd: choose one example"))
+			case flux:
+				return demoDiscovered(cmd, examples, fluxDemo)
+			case argo:
+				return demoDiscovered(cmd, examples, argoDemo)
 			}
 			return demo(cmd, examples, serve)
 		},
 	}
 	cmd.Flags().StringVar(&serve, "serve", "", "keep the GitHub test server up on this address (e.g. 127.0.0.1:8081) to browse the pull request")
 	cmd.Flags().BoolVar(&flux, "flux", false, "run on the Flux example: a target discovered from a Flux Kustomization, with substitution")
+	cmd.Flags().BoolVar(&argo, "argocd", false, "run on the Argo CD example: a target discovered from an Argo CD Application, with its kustomize settings")
 	return cmd
 }
 

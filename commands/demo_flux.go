@@ -15,6 +15,14 @@ import (
 	"github.com/driftback/driftback/internal/githubtest"
 )
 
+// A discovered-target demo: the example repository, its live snapshot (the
+// revision the tool applied written APPLIED), and a config with no
+// targets, whose one cluster discovers them.
+type discoveredDemo struct {
+	tool, repo, example, live, config string
+	applied                            []byte // what stands for the applied commit in live
+}
+
 // The Flux demo's config: no targets, the cluster discovers them.
 const demoFluxConfig = `github:
   appID: 1
@@ -31,25 +39,49 @@ defaults:
     labels: [drift]
 `
 
-// demoFlux is `driftback demo --flux`: the target is discovered from the
-// object file's Flux Kustomization and reconciled like any other.
-func demoFlux(cmd *cobra.Command, examples fs.FS) error {
+// The Argo CD demo's config, likewise.
+const demoArgoConfig = `github:
+  appID: 1
+  privateKeyEnv: DRIFTBACK_DEMO_KEY
+  owner: acme
+clusters:
+- name: prod
+  inCluster: true
+  discover:
+    argocd: true
+    namespaces: [argocd]
+defaults:
+  pullRequest:
+    labels: [drift]
+`
+
+var (
+	fluxDemo = discoveredDemo{tool: "Flux", repo: "fleet", example: "examples/fleet", live: "examples/fleet-live.yaml",
+		config: demoFluxConfig, applied: []byte("main@sha1:APPLIED")}
+	argoDemo = discoveredDemo{tool: "Argo CD", repo: "shop-deploy", example: "examples/argocd", live: "examples/argocd-live.yaml",
+		config: demoArgoConfig, applied: []byte("APPLIED")}
+)
+
+// demoDiscovered is `driftback demo --flux` and `--argocd`: the target is
+// discovered from the object file's Flux Kustomization or Argo CD
+// Application and reconciled like any other.
+func demoDiscovered(cmd *cobra.Command, examples fs.FS, dd discoveredDemo) error {
 	srv, b, err := demoGitHub(cmd.Context(), githubtest.Options{})
 	if err != nil {
 		return fail(err)
 	}
 	defer srv.Close()
-	files, err := exampleRepo(examples, "examples/fleet")
+	files, err := exampleRepo(examples, dd.example)
 	if err != nil {
 		return fail(err)
 	}
-	baseSHA := srv.CreateRepo("acme", "fleet", "main", files)
-	raw, err := fs.ReadFile(examples, "examples/fleet-live.yaml")
+	baseSHA := srv.CreateRepo("acme", dd.repo, "main", files)
+	raw, err := fs.ReadFile(examples, dd.live)
 	if err != nil {
 		return fail(err)
 	}
-	// Flux has applied the commit the repository was just made with.
-	liveFile, err := writeTemp(bytes.ReplaceAll(raw, []byte("main@sha1:APPLIED"), []byte("main@sha1:"+baseSHA)))
+	// The tool has applied the commit the repository was just made with.
+	liveFile, err := writeTemp(bytes.ReplaceAll(raw, dd.applied, bytes.Replace(dd.applied, []byte("APPLIED"), []byte(baseSHA), 1)))
 	if err != nil {
 		return fail(err)
 	}
@@ -58,7 +90,7 @@ func demoFlux(cmd *cobra.Command, examples fs.FS) error {
 	if err != nil {
 		return fail(err)
 	}
-	cfg, err := config.Parse("demo.yaml", []byte(demoFluxConfig))
+	cfg, err := config.Parse("demo.yaml", []byte(dd.config))
 	if err != nil {
 		return fail(err)
 	}
@@ -69,12 +101,12 @@ func demoFlux(cmd *cobra.Command, examples fs.FS) error {
 	}
 	d := bot.DiscoverTargets(cfg, "prod", "github.com", found)
 	if len(d.Targets) != 1 {
-		return fail(fmt.Errorf("the Flux example should discover one target, found %d (%v)", len(d.Targets), d.Skipped))
+		return fail(fmt.Errorf("the %s example should discover one target, found %d (%v)", dd.tool, len(d.Targets), d.Skipped))
 	}
 	dt := d.Targets[0]
 	w := cmd.OutOrStdout()
 	fmt.Fprintf(w, "Discovered target %s: %s, root %s, %d objects in its inventory\n", dt.Config.Name, dt.Config.Repo, dt.Config.Root, len(dt.Inventory))
-	src := cluster.Source{Flux: dt.Config.AppliedRevision.Flux}
+	src := cluster.Source{Flux: dt.Config.AppliedRevision.Flux, ArgoCD: dt.Config.AppliedRevision.ArgoCD}
 	target := &bot.Target{Config: dt.Config, Lister: cluster.ObjectFileLister{Path: liveFile}, ByInventory: true,
 		Applied: func(ctx context.Context) (cluster.Applied, error) { return cluster.AppliedIn(objs, src) }}
 	out, err := b.Reconcile(cmd.Context(), target)
@@ -84,6 +116,6 @@ func demoFlux(cmd *cobra.Command, examples fs.FS) error {
 	if failures := srv.Failures(); len(failures) > 0 {
 		return fail(fmt.Errorf("the GitHub test server saw %d request(s) or response(s) outside GitHub's OpenAPI description; first: %+v", len(failures), failures[0]))
 	}
-	printDemo(w, srv, "fleet", dt.Config.Branch(), out, baseSHA, files)
+	printDemo(w, srv, dd.repo, dt.Config.Branch(), out, baseSHA, files)
 	return nil
 }

@@ -70,6 +70,26 @@ func TestDemoFluxDiscoveredTarget(t *testing.T) {
 	})
 }
 
+// demo --argocd: a target discovered from an Argo CD Application, rendered
+// with its kustomize settings; the replica count the Application sets is
+// written to its manifest, and Argo CD's tracking label and annotation on
+// the live objects are not drift.
+func TestDemoArgoDiscoveredTarget(t *testing.T) {
+	out := demoOutput(t, []string{"demo", "--argocd"}, []string{
+		"Discovered target prod-argocd-argocd-shop: acme/shop-deploy, root apps/shop, 2 objects in its inventory",
+		"Drift: 2 edits in prod-argocd-argocd-shop.",
+		"spec.replicas: 3 → 5, written to argocd/shop.yaml:18 (replicas)",
+		"+        count: 5 # sized for the autumn sale",
+		"+  newTag: \"1.4.3\" # release train",
+		"Application argocd/shop syncs by hand: its next sync puts Git's value back. Merge first to keep them.",
+		"`argocd app sync shop --app-namespace argocd --resource apps:Deployment:shop/web`",
+		"driftback/prod-argocd-argocd-shop on PR head",
+	})
+	if strings.Contains(out, "app.kubernetes.io/instance") || strings.Contains(out, "tracking-id") {
+		t.Errorf("Argo CD's tracking metadata reached the pull request:\n%s", out)
+	}
+}
+
 // demoOutput runs a demo command and checks that its output holds every
 // line wanted.
 func demoOutput(t *testing.T, args, wants []string) string {
