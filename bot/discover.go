@@ -89,6 +89,9 @@ func DiscoverTargets(cfg *config.Config, clusterName, webHost string, found []cl
 			t.AppliedRevision.ArgoCD = ref
 		}
 		out.Targets = append(out.Targets, DiscoveredTarget{Config: *cfg.Resolve(&t), Inventory: d.Inventory})
+		for _, u := range d.Unhandled {
+			out.Skipped = append(out.Skipped, fmt.Sprintf("%s: %s is not handled: driftback renders kustomize and plain manifests, so the target %s covers only %s, and the objects of that source are listed as untracked", what, u, t.Name, d.Path))
+		}
 	}
 	return out
 }

@@ -34,6 +34,10 @@ type Discovered struct {
 	Inventory []InventoryEntry
 	// Skip says why it cannot be a target ("" when it can).
 	Skip string
+	// Unhandled names the sources of a multi-source Argo CD Application
+	// that render objects driftback does not (a Helm chart, a plugin),
+	// beside the one kustomize or plain source that is the target.
+	Unhandled []string
 }
 
 // InventoryEntry is one applied object.
@@ -221,7 +225,13 @@ func argoDiscovered(obj map[string]any) Discovered {
 	spec, _ := obj["spec"].(map[string]any)
 	src, _ := spec["source"].(map[string]any)
 	if srcs, _ := spec["sources"].([]any); len(srcs) > 0 {
-		d.Skip = "it has several sources"
+		paths, unhandled := argoSources(srcs)
+		d.Unhandled = unhandled
+		if len(paths) != 1 {
+			d.Skip = fmt.Sprintf("%d of its sources render a folder with kustomize or as plain manifests; one can be a target", len(paths))
+			return d
+		}
+		src, _ = srcs[paths[0]].(map[string]any)
 	}
 	d.RepoURL, _ = src["repoURL"].(string)
 	d.Path, _ = src["path"].(string)
@@ -237,6 +247,34 @@ func argoDiscovered(obj map[string]any) Discovered {
 		d.Skip = "it has no resources in its status yet"
 	}
 	return d
+}
+
+// argoSources sorts the sources of a multi-source Application: the ones
+// that render a folder of the repository with kustomize or as plain
+// manifests (a path, no Helm, no plugin), by index, and the ones that
+// render what driftback does not, named (a Helm chart from a chart
+// repository, a source with Helm or plugin settings). A source with
+// neither only lends files or values to the others (ref). A chart folder
+// Argo CD recognises by its Chart.yaml alone is not told apart here: as a
+// target it fails to render, naming the file.
+func argoSources(srcs []any) (paths []int, unhandled []string) {
+	for i, s := range srcs {
+		m, _ := s.(map[string]any)
+		at := fmt.Sprintf("spec.sources[%d]", i)
+		chart, _ := m["chart"].(string)
+		p, _ := m["path"].(string)
+		switch {
+		case chart != "":
+			unhandled = append(unhandled, fmt.Sprintf("%s (the Helm chart %s)", at, chart))
+		case !empty(m["helm"]):
+			unhandled = append(unhandled, fmt.Sprintf("%s (Helm, %s)", at, p))
+		case !empty(m["plugin"]):
+			unhandled = append(unhandled, fmt.Sprintf("%s (a plugin, %s)", at, p))
+		case m["path"] != nil:
+			paths = append(paths, i)
+		}
+	}
+	return paths, unhandled
 }
 
 // fluxInventory reads a Flux Kustomization's status.inventory.entries.

@@ -1,9 +1,11 @@
 package cluster_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/driftback/driftback/cluster"
+	"github.com/driftback/driftback/internal/kube"
 )
 
 // A discovered target compares exactly its inventory: an object of the same
@@ -32,5 +34,53 @@ func TestInInventory(t *testing.T) {
 	got := cluster.InInventory(objs, inv)
 	if len(got) != 3 || got[0].Object["kind"] != "Deployment" || got[1].Object["apiVersion"] != "v1" || got[2].Object["kind"] != "Namespace" {
 		t.Fatalf("kept %v", got)
+	}
+}
+
+// A multi-source Argo CD Application with a kustomize folder beside a Helm
+// chart: the kustomize source is the target, and the Helm one is named as
+// not handled; with two kustomize folders, none can be the target.
+func TestDiscoverArgoMultiSource(t *testing.T) {
+	read := func(sources string) (cluster.Discovered, cluster.Applied) {
+		t.Helper()
+		objs, err := cluster.ParseObjectFile("live.yaml", []byte(`apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: web, namespace: argocd}
+spec:
+  sources:
+`+sources+`status:
+  sync: {status: Synced, revisions: [aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb, cccccccccccccccccccccccccccccccccccccccc]}
+  resources: [{group: apps, kind: Deployment, namespace: web, name: web}]
+`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		found, err := cluster.DiscoverIn(objs, cluster.DiscoverFilter{ArgoCD: true})
+		if err != nil || len(found) != 1 {
+			t.Fatalf("found %+v, %v", found, err)
+		}
+		a, err := cluster.AppliedIn(objs, cluster.Source{ArgoCD: &kube.ObjectRef{Namespace: "argocd", Name: "web"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return found[0], a
+	}
+	d, a := read("  - {repoURL: https://charts.example.com, chart: redis, targetRevision: 19.0.0, helm: {releaseName: cache}}\n" +
+		"  - {repoURL: https://github.com/acme/fleet, path: apps/web, targetRevision: main}\n" +
+		"  - {repoURL: https://github.com/acme/values, ref: values}\n")
+	if d.Skip != "" || d.Path != "apps/web" || d.Branch != "main" || len(d.Unhandled) != 1 || !strings.Contains(d.Unhandled[0], "spec.sources[0] (the Helm chart redis)") {
+		t.Errorf("kustomize beside a Helm chart: %+v", d)
+	}
+	if len(a.Context) != 0 || a.Revision != "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb" {
+		t.Errorf("applied: %+v", a)
+	}
+	d, a = read("  - {repoURL: https://github.com/acme/fleet, path: charts/web, helm: {valueFiles: [prod.yaml]}}\n" +
+		"  - {repoURL: https://github.com/acme/fleet, path: apps/web}\n")
+	if d.Skip != "" || d.Path != "apps/web" || len(d.Unhandled) != 1 || len(a.Context) != 0 {
+		t.Errorf("kustomize beside a Helm folder: %+v %+v", d, a)
+	}
+	d, a = read("  - {repoURL: https://github.com/acme/fleet, path: apps/a}\n  - {repoURL: https://github.com/acme/fleet, path: apps/b}\n")
+	if d.Skip == "" || len(a.Context) == 0 {
+		t.Errorf("two kustomize folders: %+v %+v", d, a)
 	}
 }

@@ -235,18 +235,16 @@ func argoApplied(obj map[string]any) (Applied, error) {
 	ns, _ := md["namespace"].(string)
 	name, _ := md["name"].(string)
 	// The source that renders the root: spec.source, or of spec.sources
-	// the one with a path (the others only lend files or values).
+	// the one that renders a folder with kustomize or as plain manifests.
 	at, src, index := "spec.source", map[string]any(nil), -1
 	if s, ok := spec["source"].(map[string]any); ok {
 		src = s
 	}
 	if srcs, ok := spec["sources"].([]any); ok && len(srcs) > 0 {
-		var rendering []int
-		for i, s := range srcs {
-			if m, _ := s.(map[string]any); m["path"] != nil {
-				rendering = append(rendering, i)
-			}
-		}
+		// The other rendering sources (a Helm chart beside the root) apply
+		// objects of their own, which the root does not render: they are
+		// left to the plan's untracked notes, and discovery names them.
+		rendering, _ := argoSources(srcs)
 		if len(rendering) != 1 {
 			a.Context = append(a.Context, "spec.sources")
 			return a, nil
