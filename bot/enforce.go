@@ -3,6 +3,7 @@ package bot
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
@@ -171,6 +172,37 @@ func withoutIgnored(e *cluster.Enforcement, objs []cluster.Object, live []kube.L
 		plan = &p
 	}
 	return live, plan, nil
+}
+
+// untrackedOptions adds to the plan's note on each live object the root no
+// longer renders what the tool's per-object options make of it
+// (Enforcement.LeavesUntracked: Argo CD's Prune=false, IgnoreExtraneous).
+func untrackedOptions(e *cluster.Enforcement, objs []cluster.Object, plan *analyzer.Plan) *analyzer.Plan {
+	if e == nil || plan == nil {
+		return plan
+	}
+	var notes []string
+	for i, n := range plan.Notes {
+		for _, o := range objs {
+			ref := analyzer.RefOf(o.Object)
+			if !strings.HasPrefix(n, "untracked: "+ref.String()+" is in the cluster") {
+				continue
+			}
+			if why := e.LeavesUntracked(o); why != "" {
+				if notes == nil {
+					notes = append([]string(nil), plan.Notes...)
+				}
+				notes[i] = n + "; " + why
+			}
+			break
+		}
+	}
+	if notes == nil {
+		return plan
+	}
+	p := *plan
+	p.Notes = notes
+	return &p
 }
 
 // restoredEdits are plan's edits of the fields in restoring.

@@ -162,6 +162,6 @@ func planTarget(ctx context.Context, in PlanInput) (TargetPlan, error) {
 			break
 		}
 	}
-	out.Plan = plan
+	out.Plan = untrackedOptions(enf, in.Objects, plan)
 	return out, nil
 }

@@ -511,6 +511,47 @@ func jqCovers(q, ptr string) bool {
 	return true
 }
 
+// Argo CD's per-object options, annotations on the object it applies.
+const (
+	argoSyncOptions    = "argocd.argoproj.io/sync-options"
+	argoCompareOptions = "argocd.argoproj.io/compare-options"
+)
+
+// LeavesUntracked says why the tool leaves in place live object o that
+// Git no longer renders, by the object's own options: Argo CD's
+// sync-options Prune=false or Delete=false (a sync never deletes it) and
+// compare-options IgnoreExtraneous (it does not count it as out of sync).
+// "" when none applies, or for Flux.
+func (e *Enforcement) LeavesUntracked(o Object) string {
+	if e == nil || e.flux {
+		return ""
+	}
+	md, _ := o.Object["metadata"].(map[string]any)
+	ann, _ := md["annotations"].(map[string]any)
+	has := func(key, option string) bool {
+		v, _ := ann[key].(string)
+		for _, opt := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(opt), option) {
+				return true
+			}
+		}
+		return false
+	}
+	var why []string
+	for _, opt := range []string{"Prune=false", "Delete=false"} {
+		if has(argoSyncOptions, opt) {
+			why = append(why, "no sync deletes it ("+argoSyncOptions+": "+opt+")")
+		}
+	}
+	if has(argoCompareOptions, "IgnoreExtraneous") {
+		why = append(why, "it does not make the Application out of sync ("+argoCompareOptions+": IgnoreExtraneous)")
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return e.Tool + " leaves it in place: " + strings.Join(why, "; ")
+}
+
 // Applies says whether the tool, made to apply Git now (Restore, or
 // Resume for a suspended Kustomization), puts Git's value back in the
 // field at path of live object o, whatever it would do on its own; the

@@ -287,3 +287,28 @@ func TestWithToolMetadataArgoTrackingLabel(t *testing.T) {
 		t.Errorf("metadata keys %v", keys)
 	}
 }
+
+// Argo CD's per-object options that leave an object Git dropped in place
+// are read from its annotations, each a comma-separated list.
+func TestArgoLeavesUntracked(t *testing.T) {
+	e := argoEnforcement(map[string]any{"metadata": map[string]any{"namespace": "argocd", "name": "shop"}})
+	cases := map[string]string{
+		"":                          "",
+		"Replace=true":              "",
+		"Replace=true, Prune=false": "Prune=false",
+		"Delete=false":              "Delete=false",
+	}
+	for opts, want := range cases {
+		got := e.LeavesUntracked(liveWeb(map[string]any{"argocd.argoproj.io/sync-options": opts}, nil))
+		if (want == "") != (got == "") || !strings.Contains(got, want) {
+			t.Errorf("sync-options %q: %q", opts, got)
+		}
+	}
+	if got := e.LeavesUntracked(liveWeb(map[string]any{"argocd.argoproj.io/compare-options": "IgnoreExtraneous"}, nil)); !strings.Contains(got, "IgnoreExtraneous") {
+		t.Errorf("compare-options: %q", got)
+	}
+	flux := fluxEnforcement(kustomizationObj(map[string]any{"interval": "5m"}, nil))
+	if got := flux.LeavesUntracked(liveWeb(map[string]any{"argocd.argoproj.io/sync-options": "Prune=false"}, nil)); got != "" {
+		t.Errorf("Flux: %q", got)
+	}
+}

@@ -44,6 +44,10 @@ func argoFleet(repoURL string) map[string][]byte {
 	}
 	files["apps/ignored/kustomization.yaml"] = []byte("resources:\n- deployment.yaml\n- hpa.yaml\nimages:\n- name: registry.invalid/web\n  newTag: \"1.0\"\n")
 	files["apps/ignored/hpa.yaml"] = []byte("apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: web\n  namespace: ignored\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n  minReplicas: 2\n  maxReplicas: 6\n  metrics:\n  - type: Resource\n    resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}\n")
+	// A ConfigMap that opts out of pruning and of the comparison when
+	// Git drops it.
+	files["apps/manual/kustomization.yaml"] = []byte(strings.Replace(string(files["apps/manual/kustomization.yaml"]), "- deployment.yaml\n", "- deployment.yaml\n- extra.yaml\n", 1))
+	files["apps/manual/extra.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n  namespace: manual\n  annotations:\n    argocd.argoproj.io/sync-options: Prune=false\n    argocd.argoproj.io/compare-options: IgnoreExtraneous\ndata:\n  color: blue\n")
 	b, err := yaml.Marshal(argoOverApp(repoURL).Object())
 	if err != nil {
 		panic(err)
@@ -361,6 +365,37 @@ func TestArgoEndToEnd(t *testing.T) {
 			e.sha = merged
 		})
 	}
+
+	// Per-object options: Git drops a ConfigMap whose options say
+	// Prune=false and IgnoreExtraneous. A sync with pruning leaves it, and
+	// the Application stays Synced; the pull request's note on the
+	// untracked object says why it stays.
+	t.Run("per-object options", func(t *testing.T) {
+		e.t = t
+		k := routedApp("apps/manual", "manual", "")["apps/manual/kustomization.yaml"]
+		next := e.srv.Commit("acme", "fleet", "main", "dev", map[string][]byte{"apps/manual/kustomization.yaml": k})
+		e.argo.Refresh(t, "manual")
+		e.argo.SyncPrune(t, "manual", next)
+		e.argo.WaitCompared(t, "manual", next, "Synced")
+		if _, err := e.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("manual").Get(context.Background(), "extra", metav1.GetOptions{}); err != nil {
+			t.Fatalf("Argo CD pruned an object with Prune=false: %v", err)
+		}
+		e.kubectlEdit("manual", "web", "registry.invalid/web:1.2")
+		out := e.poll(e.target("manual"))
+		if out.Plan == nil || len(out.Plan.Edits) != 1 {
+			t.Fatalf("want the image proposed, have %+v", out.Plan)
+		}
+		var note string
+		for _, n := range out.Plan.Notes {
+			if strings.Contains(n, "ConfigMap/manual/extra") {
+				note = n
+			}
+		}
+		if !strings.Contains(note, "Argo CD leaves it in place: no sync deletes it (argocd.argoproj.io/sync-options: Prune=false); it does not make the Application out of sync") {
+			t.Errorf("note on the untracked ConfigMap: %q (notes %v)", note, out.Plan.Notes)
+		}
+		e.sha = next
+	})
 
 	// c. spec.source.kustomize: what the repo-server rendered with the
 	// Application's namePrefix, images, replicas, commonLabels and patches

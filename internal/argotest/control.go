@@ -147,9 +147,20 @@ func (a *Argo) WaitCompared(tb testing.TB, name, sha, status string) {
 // fails the test unless it succeeded.
 func (a *Argo) Sync(tb testing.TB, name, revision string) {
 	tb.Helper()
+	a.sync(tb, name, map[string]any{"revision": revision})
+}
+
+// SyncPrune is Sync with pruning, as `argocd app sync --prune`: objects
+// Git no longer holds are deleted, unless their options say otherwise.
+func (a *Argo) SyncPrune(tb testing.TB, name, revision string) {
+	tb.Helper()
+	a.sync(tb, name, map[string]any{"revision": revision, "prune": true})
+}
+
+func (a *Argo) sync(tb testing.TB, name string, sync map[string]any) {
+	tb.Helper()
 	started := time.Now().UTC().Add(-time.Second).Format(time.RFC3339)
-	op := map[string]any{"initiatedBy": map[string]any{"username": "driftback-test"},
-		"sync": map[string]any{"revision": revision}}
+	op := map[string]any{"initiatedBy": map[string]any{"username": "driftback-test"}, "sync": sync}
 	patch := map[string]any{"operation": op}
 	if err := a.patch(name, patch); err != nil {
 		tb.Fatal(err)
