@@ -262,6 +262,15 @@ func (e *argoE2E) scale(ns, name, manager string, replicas int) {
 	}
 }
 
+// patchDeployment applies a strategic-merge patch to Deployment web as
+// manager, as `kubectl patch` or an operator does.
+func (e *argoE2E) patchDeployment(ns, manager, patch string) {
+	e.t.Helper()
+	if _, err := e.dyn.Resource(deploymentsGVR).Namespace(ns).Patch(context.Background(), "web", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: manager}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 // waitImage waits until Deployment name runs image.
 func (e *argoE2E) waitImage(ns, name, image string) {
 	e.t.Helper()
@@ -478,6 +487,20 @@ func TestArgoEndToEnd(t *testing.T) {
 		out = e.poll(e.target("ignored"))
 		if out.PR != 0 || out.Plan == nil || len(out.Plan.Edits) != 0 {
 			t.Fatalf("an ignored field is proposed: PR %d, plan %+v", out.PR, out.Plan)
+		}
+		// The jq path: container resources set by hand stay, unproposed.
+		e.patchDeployment("ignored", "kubectl-patch", `{"spec":{"template":{"spec":{"containers":[{"name":"web","resources":{"limits":{"memory":"256Mi"}}}]}}}}`)
+		// The manager: the image an operator Argo CD is told to leave alone
+		// sets stays too, and is not proposed.
+		e.patchDeployment("ignored", "rollouts-operator", `{"spec":{"template":{"spec":{"containers":[{"name":"web","image":"registry.invalid/web:canary"}]}}}}`)
+		e.argo.Refresh(t, "ignored")
+		e.argo.WaitCompared(t, "ignored", e.sha, "Synced")
+		if img := e.image("ignored", "web"); img != "registry.invalid/web:canary" {
+			t.Fatalf("Argo CD healed a field its managedFieldsManagers rule ignores: %s", img)
+		}
+		out = e.poll(e.target("ignored"))
+		if out.PR != 0 || out.Plan == nil || len(out.Plan.Edits) != 0 || len(out.Plan.Refusals) != 0 {
+			t.Fatalf("ignored fields proposed: PR %d, plan %+v", out.PR, out.Plan)
 		}
 	})
 
