@@ -31,7 +31,7 @@ import (
 
 // argoApps are the scenarios' Applications: each renders apps/<name> into
 // the namespace of that name.
-var argoApps = []string{"heal", "auto", "manual", "ssa", "over", "ignored", "pending"}
+var argoApps = []string{"heal", "auto", "manual", "ssa", "over", "ignored", "pending", "multi"}
 
 // argoFleet is the repository: one root per scenario, and the manifest of
 // the Application whose kustomize settings a scenario edits (app-of-apps).
@@ -48,6 +48,11 @@ func argoFleet(repoURL string) map[string][]byte {
 	// Git drops it.
 	files["apps/manual/kustomization.yaml"] = []byte(strings.Replace(string(files["apps/manual/kustomization.yaml"]), "- deployment.yaml\n", "- deployment.yaml\n- extra.yaml\n", 1))
 	files["apps/manual/extra.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n  namespace: manual\n  annotations:\n    argocd.argoproj.io/sync-options: Prune=false\n    argocd.argoproj.io/compare-options: IgnoreExtraneous\ndata:\n  color: blue\n")
+	// A Helm chart in the repository, deployed beside apps/multi by one
+	// multi-source Application.
+	files["charts/cache/Chart.yaml"] = []byte("apiVersion: v2\nname: cache\nversion: 0.1.0\n")
+	files["charts/cache/values.yaml"] = []byte("size: small\n")
+	files["charts/cache/templates/configmap.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-settings\ndata:\n  size: {{ .Values.size | quote }}\n")
 	b, err := yaml.Marshal(argoOverApp(repoURL).Object())
 	if err != nil {
 		panic(err)
@@ -72,11 +77,15 @@ func argoOverApp(repoURL string) argotest.App {
 	}}
 }
 
-// argoConfig has a target per scenario, each reading its Application.
+// argoConfig has a target per scenario, each reading its Application,
+// but for multi, which the scenario discovers.
 func argoConfig() string {
 	var b strings.Builder
 	b.WriteString("github: {appID: 1, privateKeyEnv: UNUSED, owner: acme}\nclusters: [{name: prod, inCluster: true}]\ntargets:\n")
 	for _, name := range argoApps {
+		if name == "multi" {
+			continue // discovered, not written (scenario h)
+		}
 		fmt.Fprintf(&b, "- {name: %s, repo: acme/fleet, baseBranch: main, root: apps/%s, cluster: prod, namespaces: [%s], appliedRevision: {argocd: {namespace: argocd, name: %s}}}\n", name, name, name, name)
 	}
 	b.WriteString("- {name: heal-propose, proposeRestored: true, repo: acme/fleet, baseBranch: main, root: apps/heal, cluster: prod, namespaces: [heal], appliedRevision: {argocd: {namespace: argocd, name: heal}}}\n")
@@ -299,6 +308,10 @@ func TestArgoEndToEnd(t *testing.T) {
 			map[string]any{"group": "apps", "kind": "Deployment", "managedFieldsManagers": []any{"rollouts-operator"}},
 		}})
 	e.application(argotest.App{Name: "pending"})
+	e.application(argotest.App{Name: "multi", Sources: []any{
+		map[string]any{"repoURL": e.repo, "path": "charts/cache", "targetRevision": "main", "helm": map[string]any{"releaseName": "cache"}},
+		map[string]any{"repoURL": e.repo, "path": "apps/multi", "targetRevision": "main"},
+	}})
 
 	// a. automated with selfHeal: a kubectl edit is Argo CD's to put back.
 	// The check run says so and no pull request is written; with
@@ -504,6 +517,8 @@ func TestArgoEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("multi-source", func(t *testing.T) { e.t = t; argoMultiSource(t, e) })
+
 	// g. A commit Argo CD compared but has not synced, and a sync in
 	// progress: driftback waits instead of proposing the commit back out.
 	t.Run("pending", func(t *testing.T) {
@@ -537,6 +552,47 @@ func TestArgoEndToEnd(t *testing.T) {
 			t.Errorf("pull requests %+v", e.prs("pending"))
 		}
 	})
+}
+
+// h. A multi-source Application, a kustomize folder beside a Helm chart:
+// discovered from the cluster, the kustomize source is the target and the
+// Helm one is named as not handled; its objects are noted as untracked, and
+// a kubectl edit of the kustomize source's Deployment is proposed.
+func argoMultiSource(t *testing.T, e *argoE2E) {
+	if cm, err := e.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("multi").Get(context.Background(), "cache-settings", metav1.GetOptions{}); err != nil {
+		t.Fatalf("Argo CD did not apply the Helm source: %v", err)
+	} else if cm.GetAnnotations()["argocd.argoproj.io/tracking-id"] == "" {
+		t.Errorf("the Helm source's ConfigMap is not tracked: %v", cm.GetAnnotations())
+	}
+	found, err := cluster.Discover(context.Background(), e.dyn, cluster.DiscoverFilter{ArgoCD: true, Names: []string{"multi"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := bot.DiscoverTargets(e.cfg, "prod", "127.0.0.1", found)
+	if len(d.Targets) != 1 || d.Targets[0].Config.Root != "apps/multi" {
+		t.Fatalf("discovered %+v, skipped %v", d.Targets, d.Skipped)
+	}
+	if len(d.Skipped) != 1 || !strings.Contains(d.Skipped[0], "spec.sources[0] (Helm, charts/cache) is not handled") {
+		t.Errorf("the Helm source is not named: %v", d.Skipped)
+	}
+	dt := d.Targets[0]
+	target := &bot.Target{Config: dt.Config, Lister: e.l, ByInventory: true, Applied: appliedFromCluster(&dt.Config, e.l)}
+	out := e.poll(target)
+	if out.Plan == nil || !out.Plan.InSync() || out.PR != 0 {
+		t.Fatalf("an untouched multi-source Application is not in sync: %+v", out.Plan)
+	}
+	e.kubectlEdit("multi", "web", "registry.invalid/web:1.5")
+	out = e.poll(target)
+	if out.PR == 0 || len(out.Plan.Edits) != 1 || out.Plan.Edits[0].Route != "images" || len(out.Plan.Refusals) != 0 {
+		t.Fatalf("want the image proposed on its entry, have %+v", out.Plan)
+	}
+	var noted bool
+	for _, n := range out.Plan.Notes {
+		noted = noted || strings.Contains(n, "untracked: ConfigMap/multi/cache-settings")
+	}
+	if !noted {
+		t.Errorf("the Helm source's object is not noted: %v", out.Plan.Notes)
+	}
 }
 
 func containsPrefix(list []string, prefix string) int {
