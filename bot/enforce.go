@@ -101,6 +101,19 @@ func enforce(e *cluster.Enforcement, proposeRestored bool, objs []cluster.Object
 	return plan, out, nil
 }
 
+// toolAdjusted is the plan made again against the cluster as the tool's
+// own doing leaves it: its metadata (withToolMetadata), then the fields
+// it is told to ignore (withoutIgnored). Every later plan of the poll
+// starts from the live objects returned.
+func toolAdjusted(e *cluster.Enforcement, objs []cluster.Object, live []kube.LiveObject, plan *analyzer.Plan,
+	replan func([]kube.LiveObject) (*analyzer.Plan, error)) ([]kube.LiveObject, *analyzer.Plan, error) {
+	live, plan, err := withToolMetadata(e, live, plan, replan)
+	if err != nil {
+		return nil, nil, err
+	}
+	return withoutIgnored(e, objs, live, plan, replan)
+}
+
 // withToolMetadata plans again when a live object's labels or annotations
 // differ from Git's only by the tool's own doing (Enforcement.
 // WithToolMetadata: an opt-out Flux reads from Git alone, Argo CD's

@@ -116,10 +116,7 @@ func planTarget(ctx context.Context, in PlanInput) (TargetPlan, error) {
 	}
 	proposeRestored := tc.ProposeRestored != nil && *tc.ProposeRestored
 	replan := func(l []kube.LiveObject) (*analyzer.Plan, error) { return snap.Plan(tc.Root, l, opts) }
-	if live, plan, err = withToolMetadata(enf, live, plan, replan); err != nil {
-		return out, &InputError{Err: err}
-	}
-	if live, plan, err = withoutIgnored(enf, in.Objects, live, plan, replan); err != nil {
+	if live, plan, err = toolAdjusted(enf, in.Objects, live, plan, replan); err != nil {
 		return out, &InputError{Err: err}
 	}
 	first := plan

@@ -20,7 +20,7 @@ import (
 // targets, whose one cluster discovers them.
 type discoveredDemo struct {
 	tool, repo, example, live, config string
-	applied                            []byte // what stands for the applied commit in live
+	applied                           []byte // what stands for the applied commit in live
 }
 
 // The Flux demo's config: no targets, the cluster discovers them.

@@ -39,7 +39,7 @@ var (
 func Assets(tb testing.TB) string {
 	tb.Helper()
 	return kubetest.RequireAssets(tb, "ARGOCD_ASSETS", "tools/argocd-assets.sh",
-		"argocd-application-controller", "argocd-repo-server", "argocd-redis", "kustomize")
+		"argocd-application-controller", "argocd-repo-server", "argocd-redis", "kustomize", "helm")
 }
 
 // Options are Argo CD's settings for a test.

@@ -2,7 +2,7 @@
 // repo-server (built from Go modules by tools/argocd-assets.sh) against a
 // test apiserver from internal/kubetest, with miniredis standing in for
 // Redis. The repo-server clones with git and renders with the kustomize
-// binary from the same assets folder, so an Application that points at
+// and helm binaries from the same assets folder, so an Application that points at
 // internal/githubtest's Git smart HTTP endpoint is synced exactly as a
 // cluster's Argo CD syncs it: the controller's own diff, self-heal,
 // automated sync, ignoreDifferences, tracking labels or annotations, and
