@@ -338,6 +338,8 @@ func TestArgoEndToEnd(t *testing.T) {
 			t.Errorf("proposeRestored body does not warn:\n%s", body)
 		}
 		e.waitImage("heal", "web", "registry.invalid/web:1.0")
+		// While the self-heal sync runs, driftback waits; once it is over:
+		e.argo.WaitSettled(t, "heal", e.sha)
 		e.poll(e.target("heal"))
 		if c := e.check("heal", e.sha); c.Conclusion != "success" {
 			t.Errorf("after Argo CD restored it: %s %q", c.Conclusion, c.Title)

@@ -91,7 +91,7 @@ func TestDiscoverTargets(t *testing.T) {
 	createWithStatus(t, dyn, argoApplicationsGVR, map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
 		"metadata": map[string]any{"name": "web", "namespace": "argocd", "labels": map[string]any{"team": "shop"}},
 		"spec":     map[string]any{"project": "default", "source": map[string]any{"repoURL": "git@github.com:acme/fleet.git", "path": "apps/argo", "targetRevision": "main"}},
-		"status": map[string]any{"sync": map[string]any{"revision": "0123456789abcdef0123456789abcdef01234567"},
+		"status": map[string]any{"sync": map[string]any{"revision": "0123456789abcdef0123456789abcdef01234567"}, "history": []any{map[string]any{"revision": "0123456789abcdef0123456789abcdef01234567"}},
 			"resources": []any{map[string]any{"group": "apps", "version": "v1", "kind": "Deployment", "namespace": "web", "name": "argo-web"}}}})
 
 	// Pinned to a commit: no pull request changes what it runs.
@@ -99,7 +99,7 @@ func TestDiscoverTargets(t *testing.T) {
 		"metadata": map[string]any{"name": "pinned", "namespace": "argocd", "labels": map[string]any{"team": "shop"}},
 		"spec": map[string]any{"project": "default", "source": map[string]any{"repoURL": "https://github.com/acme/fleet", "path": "apps/pinned",
 			"targetRevision": "89abcdef0123456789abcdef0123456789abcdef"}},
-		"status": map[string]any{"sync": map[string]any{"revision": "89abcdef0123456789abcdef0123456789abcdef"},
+		"status": map[string]any{"sync": map[string]any{"revision": "89abcdef0123456789abcdef0123456789abcdef"}, "history": []any{map[string]any{"revision": "89abcdef0123456789abcdef0123456789abcdef"}},
 			"resources": []any{map[string]any{"group": "apps", "version": "v1", "kind": "Deployment", "namespace": "web", "name": "pinned"}}}})
 
 	cfg := &config.Config{GitHub: config.GitHub{AppID: 1, Owner: "acme", APIURL: "https://api.github.com/"},

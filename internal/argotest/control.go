@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,16 +108,28 @@ func (a *Argo) WaitFor(tb testing.TB, name string, cond func(app *unstructured.U
 // status.sync.revision: what the controller's last comparison found.
 func SyncStatus(app *unstructured.Unstructured) (status, revision string) {
 	status, _, _ = unstructured.NestedString(app.Object, "status", "sync", "status")
-	revision, _, _ = unstructured.NestedString(app.Object, "status", "sync", "revision")
-	return status, revision
+	return status, revisionAt(app, "status", "sync")
+}
+
+// revisionAt is the revision the map at path records: its revision, or
+// for a multi-source Application its revisions, as one when all agree
+// (the tests' sources share one repository) and comma-joined otherwise.
+func revisionAt(app *unstructured.Unstructured, path ...string) string {
+	if r, _, _ := unstructured.NestedString(app.Object, append(path, "revision")...); r != "" {
+		return r
+	}
+	revs, _, _ := unstructured.NestedStringSlice(app.Object, append(path, "revisions")...)
+	if len(revs) > 0 && !slices.ContainsFunc(revs, func(r string) bool { return r != revs[0] }) {
+		return revs[0]
+	}
+	return strings.Join(revs, ",")
 }
 
 // Operation is status.operationState's phase (Running, Succeeded,
 // Failed, Error, Terminating) and the revision it synced.
 func Operation(app *unstructured.Unstructured) (phase, revision string) {
 	phase, _, _ = unstructured.NestedString(app.Object, "status", "operationState", "phase")
-	revision, _, _ = unstructured.NestedString(app.Object, "status", "operationState", "syncResult", "revision")
-	return phase, revision
+	return phase, revisionAt(app, "status", "operationState", "syncResult")
 }
 
 // WaitSynced waits until the controller has applied commit sha (the last
@@ -127,6 +141,20 @@ func (a *Argo) WaitSynced(tb testing.TB, name, sha string) {
 		phase, opRev := Operation(app)
 		return status == "Synced" && rev == sha && phase == "Succeeded" && opRev == sha,
 			fmt.Errorf("sync %s at %q, last operation %s of %q; want Synced and Succeeded at %s", status, rev, phase, opRev, sha)
+	})
+}
+
+// WaitSettled waits until no sync of Application name is asked for or
+// running, and its comparison says Synced at commit sha: what a self-heal
+// leaves once it is done.
+func (a *Argo) WaitSettled(tb testing.TB, name, sha string) {
+	tb.Helper()
+	a.WaitFor(tb, name, func(app *unstructured.Unstructured) (bool, error) {
+		_, pending, _ := unstructured.NestedMap(app.Object, "operation")
+		phase, _ := Operation(app)
+		status, rev := SyncStatus(app)
+		return !pending && phase != "Running" && phase != "Terminating" && status == "Synced" && rev == sha,
+			fmt.Errorf("operation pending %t, phase %q, sync %s at %q", pending, phase, status, rev)
 	})
 }
 
