@@ -8,7 +8,9 @@ import (
 )
 
 // Set at build time (tools/image builds with -ldflags "-X main.version=v1.2.3
-// -X main.commit=SHA -X main.date=RFC3339"); a plain go build keeps these.
+// -X main.commit=SHA -X main.date=RFC3339"). A plain go build or go install
+// keeps these placeholders, and `driftback version` reads the module version
+// and the vcs.* settings the Go toolchain recorded instead.
 var (
 	version = "dev"
 	commit  = "unknown"

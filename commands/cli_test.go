@@ -38,7 +38,7 @@ func TestHelpForEveryCommand(t *testing.T) {
 			}
 		}
 	}
-	if out, _, code := driftback(t, "--version"); code != 0 || out != "driftback dev (commit unknown, built unknown)\n" {
+	if out, _, code := driftback(t, "--version"); code != 0 || !strings.HasPrefix(out, "driftback ") { // TestVersion reads it
 		t.Errorf("--version: exit %d %q", code, out)
 	}
 	for _, shell := range []string{"bash", "zsh", "fish"} {

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -258,10 +260,38 @@ func TestPlanErrorsExitTwoWithFileAndLine(t *testing.T) {
 	}
 }
 
+// The binary built above carries no -ldflags: what it says comes from the
+// toolchain's build info, vcs.* included when the build recorded them.
 func TestVersion(t *testing.T) {
 	out, _, code := driftback(t, "version")
-	if code != 0 || !strings.HasPrefix(out, "driftback ") {
-		t.Errorf("version: %d %q", code, out)
+	line := regexp.MustCompile(`^driftback (\S+) \(commit (\S+), built (\S+)\)( \(modified\))?\n$`)
+	m := line.FindStringSubmatch(out)
+	if code != 0 || m == nil {
+		t.Fatalf("version: %d %q", code, out)
+	}
+	if long, _, _ := driftback(t, "--version"); long != out {
+		t.Errorf("--version %q, version %q", long, out)
+	}
+	js, stderr, code := driftback(t, "version", "-o", "json")
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(js), &raw); err != nil || code != 0 || stderr != "" {
+		t.Fatalf("version -o json: exit %d, %v, stderr %q\n%s", code, err, stderr, js)
+	}
+	var keys []string
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if !reflect.DeepEqual(keys, []string{"commit", "date", "goVersion", "modified", "platform", "version"}) {
+		t.Errorf("keys %v", keys)
+	}
+	want := map[string]any{"version": m[1], "commit": m[2], "date": m[3], "modified": m[4] != "",
+		"goVersion": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH}
+	if !reflect.DeepEqual(raw, want) {
+		t.Errorf("version -o json = %v, want %v (as the text says)", raw, want)
+	}
+	if _, stderr, code := driftback(t, "version", "-o", "yaml"); code != 2 || !strings.Contains(stderr, `-o "yaml": use text or json`) {
+		t.Errorf("-o yaml: exit %d %q", code, stderr)
 	}
 }
 

@@ -15,8 +15,10 @@ import (
 )
 
 // Binary is what main knows and this package cannot: the version stamped
-// in at build time, and the files embedded from the module root (go:embed
-// reaches no file above the embedding package's folder).
+// in at build time ("dev" and "unknown", or empty, where nothing was: the
+// Go toolchain's build info fills those in), and the files embedded from
+// the module root (go:embed reaches no file above the embedding package's
+// folder).
 type Binary struct {
 	Version, Commit, Date string
 	// Examples holds the bundled examples under "examples/" (the demo's
@@ -63,6 +65,7 @@ var errDrift = &exitStatus{code: exitDrift}
 // newRootCmd builds the command tree. A new command is a newXCmd function
 // in its own file, added here.
 func newRootCmd(bin Binary) *cobra.Command {
+	b := runningBuild(bin)
 	root := &cobra.Command{
 		Use:   "driftback",
 		Short: "Propose what drifted in a Kubernetes cluster back to Git, into the kustomize source that produced it",
@@ -71,13 +74,13 @@ source file produced each drifted field, and proposes the change back to Git as 
 request per target (run), or prints it (plan).
 
 Exit codes, as kubectl diff: 0 in sync, 1 drift found, 2 an error.`,
-		Version:       bin.Version,
+		Version:       b.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetVersionTemplate(versionLine(bin) + "\n")
+	root.SetVersionTemplate(b.line() + "\n")
 	addLogFlags(root)
-	root.AddCommand(newDemoCmd(bin.Examples), newRunCmd(), newPlanCmd(), newConfigCmd(), newAppCmd(bin.AppManifest), newVersionCmd(bin))
+	root.AddCommand(newDemoCmd(bin.Examples), newRunCmd(), newPlanCmd(), newConfigCmd(), newAppCmd(bin.AppManifest), newVersionCmd(b))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &usageError{cmd: c, err: err}
 	})
