@@ -60,10 +60,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 		return fail(errors.New("--config is required"))
 	}
 	logOut := cmd.ErrOrStderr()
-	log, err := newLogger(cmd, logOut)
-	if err != nil {
-		return fail(err)
-	}
+	log := newLogger(cmd, logOut)
 	if f, ok := logOut.(*os.File); ok && f == os.Stderr {
 		// kustomize prints its deprecation warnings to the process's
 		// standard error: through the logger they stay JSON.

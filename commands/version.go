@@ -13,8 +13,10 @@ func newVersionCmd(bin Binary) *cobra.Command {
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintln(cmd.OutOrStdout(), versionLine(bin))
-			return err
+			if _, err := fmt.Fprintln(cmd.OutOrStdout(), versionLine(bin)); err != nil {
+				return fail(err)
+			}
+			return nil
 		},
 	}
 }
