@@ -233,7 +233,7 @@ func TestRunOnceFailedPollExitsTwo(t *testing.T) {
 	}
 	for _, bad := range [][]string{{"--log-format", "xml"}, {"--log-level", "loud"}} {
 		_, stderr, code := driftback(t, append([]string{"run", "--config", cfgFile, "--once"}, bad...)...)
-		if code != 2 || !strings.Contains(stderr, bad[0]+` "`+bad[1]+`"`) {
+		if code != 2 || !strings.Contains(stderr, `"`+bad[1]+`" for "`+bad[0]+`"`) {
 			t.Errorf("%v: exit %d %q", bad, code, stderr)
 		}
 	}

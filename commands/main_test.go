@@ -225,6 +225,8 @@ func TestPlanErrorsExitTwoWithFileAndLine(t *testing.T) {
 		"typo/cm.yaml":                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
 		"nameless/kustomization.yaml": "resources:\n- w.yaml\n",
 		"nameless/w.yaml":             "apiVersoin: example.com/v1\nkind: Widget\nmetadata: {name: w}\n",
+		"missing/kustomization.yaml":  "resources:\n- cm.yaml\n- missing.yaml\n",
+		"missing/cm.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
 	} {
 		os.MkdirAll(filepath.Join(repo, filepath.Dir(p)), 0o755)
 		os.WriteFile(filepath.Join(repo, p), []byte(c), 0o644)
@@ -246,6 +248,9 @@ func TestPlanErrorsExitTwoWithFileAndLine(t *testing.T) {
 		{[]string{"plan", "--repo", repo, "--root", "typo", "--live", live}, `typo/kustomization.yaml:3: kustomize rejects the unknown field "namePrefx"`},
 		{[]string{"plan", "--repo", repo, "--root", "nameless", "--live", live}, "nameless/w.yaml: kustomize renders Widget/w without apiVersion"},
 		{[]string{"plan", "--repo", repo, "--root", "typo", "--live", nameless}, "nameless.yaml:5: Widget/w without apiVersion"},
+		// A root that does not build is no drift: there is nothing to compare.
+		{[]string{"plan", "--repo", repo, "--root", "missing", "--live", live}, `cannot build the root missing, so nothing was compared: missing/kustomization.yaml:3: resources[1] (missing): resources[1] "missing.yaml" names no file`},
+		{[]string{"plan", "--repo", repo, "--root", "missing", "--live", live, "-o", "patch"}, `missing/kustomization.yaml:3: resources[1] (missing)`},
 		{[]string{"plan", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"frobnicate"}, "unknown command"},
 	}

@@ -1,12 +1,11 @@
 package commands
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -48,11 +47,15 @@ appliers and ignore rules, its cluster (unless --live or --kubeconfig/--context 
 and the revision its GitOps tool applied, read from the checkout's git history when it is not
 the checked-out commit. The working tree stands for the base branch head.
 
--o patch shows the change as a unified diff; with $DRIFTBACK_EXTERNAL_DIFF or
-$KUBECTL_EXTERNAL_DIFF set, that command is run on two folders instead (the files as they are,
-and as planned), as kubectl diff does.
+-o json and -o yaml print the plan as one document; -o patch shows the change as a unified
+diff, and the refusals, which a patch cannot hold, on standard error. With
+$DRIFTBACK_EXTERNAL_DIFF or $KUBECTL_EXTERNAL_DIFF set, -o patch runs that command on two
+folders instead (the files as they are, and as planned), as kubectl diff does.
 
-Exit codes, as kubectl diff: 0 in sync, 1 drift found (edits or refusals), 2 an error.`,
+-n narrows --live to those namespaces as it narrows a cluster read. A root that does not
+build, or live objects that lack what it renders, give no verdict: exit 2.
+
+` + exitCodesHelp,
 		Example: `  driftback plan --repo examples/shop --root overlays/prod --live examples/live.yaml -o patch
   kubectl get deploy,svc -n shop -o yaml | driftback plan --root overlays/prod --live -
   driftback plan --root overlays/prod -n shop --context prod
@@ -66,22 +69,24 @@ Exit codes, as kubectl diff: 0 in sync, 1 drift found (edits or refusals), 2 an 
 	f.StringVar(&o.live, "live", "", "live objects: multi-document YAML or a List, as kubectl get -o yaml prints; - reads standard input")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "read live objects from the cluster of this kubeconfig (default $KUBECONFIG, then ~/.kube/config)")
 	f.StringVar(&o.context, "context", "", "the kubeconfig context (default: its current context)")
-	f.StringSliceVarP(&o.namespaces, "namespace", "n", nil, "the namespaces to read from a cluster, comma-separated or repeated (default: the context's namespace)")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text, json, markdown or patch")
+	f.StringSliceVarP(&o.namespaces, "namespace", "n", nil, "the namespaces to read from a cluster or keep of --live, comma-separated or repeated (default: the context's namespace; with --live, all)")
+	f.StringVarP(&o.output, "output", "o", "text", "output format: "+orList(planFormats))
 	f.BoolVar(&o.write, "write", false, "apply the planned files to the checkout (all files or none)")
 	f.Var(o.remotes, "remote", "`URL=DIR`: build the GitHub remote base URL (github.com/org/repo?ref=R) from the local checkout DIR; repeatable")
 	f.StringVar(&o.writeScope, "write-scope", "", "the folder the plan may write, relative to --repo (default: the whole repository but files other roots read);\nvalues outside it are overridden in the root's own folder when that folder is inside it")
 	f.StringVarP(&o.config, "config", "c", "", "plan a target of this driftback.yaml exactly as the bot does (with --target)")
 	f.StringVar(&o.target, "target", "", "the target of --config to plan (default: its only target)")
-	cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json", "markdown", "patch"}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(planFormats, cobra.ShellCompDirectiveNoFileComp))
+	cmd.RegisterFlagCompletionFunc("target", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return targetCompletions(o.config), cobra.ShellCompDirectiveNoFileComp
+	})
+	cmd.MarkFlagFilename("config", "yaml", "yml")
 	return cmd
 }
 
 func (o *planOptions) run(cmd *cobra.Command) error {
-	switch o.output {
-	case "text", "json", "markdown", "patch":
-	default:
-		return fail(fmt.Errorf("-o %q: use text, json, markdown or patch", o.output))
+	if !slices.Contains(planFormats, o.output) {
+		return fail(fmt.Errorf("-o %q: use %s", o.output, orList(planFormats)))
 	}
 	if o.live != "" && (o.kubeconfig != "" || o.context != "") {
 		return fail(errors.New("--live and --kubeconfig/--context both name where live objects come from; give one"))
@@ -115,7 +120,7 @@ func (o *planOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return fail(err)
 	}
-	return o.finish(cmd, plan, repo, report.MarkdownOptions{}, objs.source)
+	return o.finish(cmd, plan, repo, report.MarkdownOptions{}, objs)
 }
 
 // runTarget is plan --config --target: bot.PlanTarget, the function the
@@ -165,7 +170,7 @@ func (o *planOptions) runTarget(cmd *cobra.Command) error {
 	for _, n := range notes {
 		res.Plan.Notes = append(res.Plan.Notes, n.String())
 	}
-	err = o.finish(cmd, res.Plan, co.work, report.MarkdownOptions{Target: t.Name, Restoring: len(res.Restoring)}, objs.source)
+	err = o.finish(cmd, res.Plan, co.work, report.MarkdownOptions{Target: t.Name, Restoring: len(res.Restoring)}, objs)
 	if err == nil && len(res.Restoring) > 0 {
 		return errDrift // drift the GitOps tool will restore is still drift
 	}
@@ -188,23 +193,24 @@ func pickTarget(cfg *config.Config, name string) (*config.Target, error) {
 	return nil, fmt.Errorf("--target %s: no such target; the config has %s", name, strings.Join(names, ", "))
 }
 
-// finish prints the plan (or runs the external diff), applies it with
-// --write, and ends with the exit code the plan calls for.
-// finish prints the plan and writes it when asked; source names where the
-// live objects came from.
-func (o *planOptions) finish(cmd *cobra.Command, plan *analyzer.Plan, repo *repofs.Repo, md report.MarkdownOptions, source string) error {
-	var err error
-	if argv := externalDiff(); o.output == "patch" && argv != nil {
-		err = runExternalDiff(cmd.Context(), argv, diffInput{plan: plan, old: repo.File, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()})
-	} else {
-		err = printPlan(cmd.OutOrStdout(), plan, o.output, repo, md)
+// finish prints the plan, writes it when asked, and ends with the exit
+// code the plan calls for: no verdict when the root did not build or the
+// live objects lacked what it renders.
+func (o *planOptions) finish(cmd *cobra.Command, plan *analyzer.Plan, repo *repofs.Repo, md report.MarkdownOptions, live liveObjects) error {
+	if len(plan.Unread) > 0 && live.empty {
+		// Not a cluster that could not be read: a file with nothing in it.
+		return fail(fmt.Errorf("%s is empty: it holds no live objects to compare with the %d the root renders; nothing was written", live.source, len(plan.Unread)))
 	}
-	if err != nil {
+	built := rootBuilt(plan)
+	if err := o.print(cmd, plan, repo, md, built); err != nil {
 		return fail(err)
+	}
+	if !built {
+		return fail(buildError(plan))
 	}
 	if len(plan.Unread) > 0 {
 		// No verdict: an empty object file or namespace is not "in sync".
-		return fail(fmt.Errorf("%s does not hold %d object(s) the root renders, or of their kinds; nothing was written", source, len(plan.Unread)))
+		return fail(fmt.Errorf("%s does not hold %d object(s) the root renders, or of their kinds; nothing was written", live.source, len(plan.Unread)))
 	}
 	if o.write {
 		if err := writeFiles(o.repo, plan.Files); err != nil {
@@ -215,29 +221,6 @@ func (o *planOptions) finish(cmd *cobra.Command, plan *analyzer.Plan, repo *repo
 		return nil
 	}
 	return errDrift
-}
-
-func printPlan(w io.Writer, plan *analyzer.Plan, format string, repo *repofs.Repo, md report.MarkdownOptions) error {
-	var s string
-	switch format {
-	case "json":
-		b, err := json.MarshalIndent(plan, "", "  ")
-		if err != nil {
-			return err
-		}
-		s = string(b) + "\n"
-	case "markdown":
-		s = report.Markdown(plan, md)
-	case "patch":
-		s = report.Patch(plan, repo.File)
-	default:
-		s = report.Text(plan)
-	}
-	if s != "" && !strings.HasSuffix(s, "\n") {
-		s += "\n"
-	}
-	_, err := io.WriteString(w, s)
-	return err
 }
 
 // writeFiles applies the plan to the checkout all or nothing: every file is

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -33,12 +32,20 @@ func Execute(bin Binary, args []string, stdin io.Reader, stdout, stderr io.Write
 	return execute(bin, args, stdin, stdout, stderr)
 }
 
-// Exit codes follow kubectl diff: 0 in sync, 1 drift found, 2 an error.
+// Exit codes follow kubectl diff and terraform plan -detailed-exitcode,
+// for every command: 0 nothing to do, 1 drift found, 2 an error.
+// exitCodesHelp says so in --help; README.md holds the same table.
 const (
 	exitInSync = 0
 	exitDrift  = 1
 	exitError  = 2
 )
+
+const exitCodesHelp = `Exit codes, for every command, as kubectl diff and terraform plan -detailed-exitcode:
+  0  nothing to do: plan found the cluster in sync; any other command did its job
+  1  drift found: plan has edits or refusals (only plan exits 1)
+  2  an error: a command line that does not parse, input that cannot be read or built,
+     live objects missing for what the root renders (no verdict), a failed poll of run --once`
 
 // exitStatus carries a command's exit code out of cobra, which knows only
 // error or no error. err, when set, is printed as one line.
@@ -73,7 +80,7 @@ func newRootCmd(bin Binary) *cobra.Command {
 source file produced each drifted field, and proposes the change back to Git as one pull
 request per target (run), or prints it (plan).
 
-Exit codes, as kubectl diff: 0 in sync, 1 drift found, 2 an error.`,
+` + exitCodesHelp,
 		Version:       b.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -84,7 +91,38 @@ Exit codes, as kubectl diff: 0 in sync, 1 drift found, 2 an error.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &usageError{cmd: c, err: err}
 	})
+	strictCommandLines(root)
 	return root
+}
+
+// strictCommandLines makes a command line that names no command an error
+// (exit 2), not the help (exit 0): help nope, completion nope.
+func strictCommandLines(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		switch {
+		case c.Name() == "help":
+			strictHelp(c)
+		case c.HasSubCommands() && !c.Runnable():
+			c.Args = cobra.NoArgs
+			c.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+		}
+	}
+}
+
+// strictHelp makes help refuse a topic that is no command; cobra's own
+// prints the usage and exits 0.
+func strictHelp(help *cobra.Command) {
+	show := help.Run
+	help.Run = nil
+	help.RunE = func(c *cobra.Command, args []string) error {
+		if cmd, rest, err := c.Root().Find(args); err != nil || cmd == nil || len(rest) > 0 {
+			return &usageError{cmd: c.Root(), err: fmt.Errorf("no help topic %q: %s has no such command", strings.Join(args, " "), c.Root().Name())}
+		}
+		show(c, args)
+		return nil
+	}
 }
 
 // usageError is a command line cobra could not parse: the message is
@@ -121,39 +159,6 @@ func execute(bin Binary, args []string, stdin io.Reader, stdout, stderr io.Write
 	}
 	fmt.Fprintf(stderr, "%s: %v\nRun '%s --help' for usage.\n", cmd.CommandPath(), err, cmd.CommandPath())
 	return exitError
-}
-
-// addLogFlags gives every command the same logging flags.
-func addLogFlags(root *cobra.Command) {
-	root.PersistentFlags().String("log-format", "json", "log format: json (one object a line, for log collectors) or text")
-	root.PersistentFlags().String("log-level", "info", "least severe level logged: debug, info, warn or error")
-}
-
-// newLogger builds the logger the flags ask for, writing to w.
-func newLogger(cmd *cobra.Command, w io.Writer) (*slog.Logger, error) {
-	format, _ := cmd.Flags().GetString("log-format")
-	level, _ := cmd.Flags().GetString("log-level")
-	var lv slog.Level
-	switch strings.ToLower(level) {
-	case "debug":
-		lv = slog.LevelDebug
-	case "info":
-		lv = slog.LevelInfo
-	case "warn", "warning":
-		lv = slog.LevelWarn
-	case "error":
-		lv = slog.LevelError
-	default:
-		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
-	}
-	opts := &slog.HandlerOptions{Level: lv}
-	switch format {
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	}
-	return nil, fmt.Errorf("--log-format %q: use json or text", format)
 }
 
 // revisionSource is the object that records a target's applied revision

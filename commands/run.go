@@ -40,7 +40,7 @@ The config is read again on SIGHUP and whenever the file changes (checked every
 --config-check-interval). A new config is validated, and its App key and clusters set up,
 before it replaces the running one; a broken one is logged and the running one stays.
 
-With --once, every target is polled once; the exit code is 2 when any poll failed.`,
+With --once, every target is polled once: exit 0 when every poll succeeded, 2 when any failed.`,
 		Example: `  driftback run --config /etc/driftback/config.yaml
   driftback run --config driftback.yaml --once --log-format text`,
 		Args: cobra.NoArgs,
@@ -60,10 +60,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 		return fail(errors.New("--config is required"))
 	}
 	logOut := cmd.ErrOrStderr()
-	log, err := newLogger(cmd, logOut)
-	if err != nil {
-		return fail(err)
-	}
+	log := newLogger(cmd, logOut)
 	if f, ok := logOut.(*os.File); ok && f == os.Stderr {
 		// kustomize prints its deprecation warnings to the process's
 		// standard error: through the logger they stay JSON.

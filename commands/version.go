@@ -36,15 +36,19 @@ go install MODULE@VERSION). -o json adds the Go version and the platform.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch output {
 			case "text":
-				_, err := fmt.Fprintln(cmd.OutOrStdout(), b.line())
-				return err
+				if _, err := fmt.Fprintln(cmd.OutOrStdout(), b.line()); err != nil {
+					return fail(err)
+				}
+				return nil
 			case "json":
 				j, err := json.MarshalIndent(b, "", "  ")
 				if err != nil {
 					return err
 				}
-				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\n", j)
-				return err
+				if _, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\n", j); err != nil {
+					return fail(err)
+				}
+				return nil
 			}
 			return fail(fmt.Errorf("-o %q: use text or json", output))
 		},

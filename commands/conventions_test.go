@@ -1,0 +1,203 @@
+package commands
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// The conventions every command shares (issue 41): one exit-code table,
+// one set of --log-level values, command lines that name no command are
+// errors.
+
+// A command line that names no command exits 2, as an unknown flag does;
+// cobra's own help and completion commands print the usage and exit 0.
+func TestUnknownCommandsAndTopicsExitTwo(t *testing.T) {
+	for _, args := range [][]string{
+		{"nope"}, {"help", "nope"}, {"help", "plan", "nope"}, {"help", "config", "nope"},
+		{"completion", "nope"}, {"config", "nope"}, {"app", "nope"}, {"plan", "nope"},
+		{"--nope"}, {"plan", "--nope"}, {"run", "--nope"}, {"version", "--nope"},
+	} {
+		out, stderr, code := driftback(t, args...)
+		if code != 2 || out != "" || !strings.Contains(stderr, "nope") || !strings.Contains(stderr, "--help' for usage") {
+			t.Errorf("%v: exit %d, stdout %.100q, stderr %q", args, code, out, stderr)
+		}
+	}
+	for _, args := range [][]string{{}, {"help"}, {"help", "config", "validate"}, {"completion"}, {"config"}} {
+		if out, stderr, code := driftback(t, args...); code != 0 || !strings.Contains(out, "Usage:") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+}
+
+// Every command takes the same --log-level values, whether it logs or not:
+// a value one command refuses, every command refuses.
+func TestLogLevelIsOneSetForEveryCommand(t *testing.T) {
+	for _, path := range [][]string{{"plan"}, {"run"}, {"demo"}, {"config", "validate"}, {"config", "schema"}, {"app", "create", "--timeout", "1s"}, {"version"}} {
+		for _, bad := range [][]string{{"--log-level", "verbose"}, {"--log-level", "warning"}, {"--log-format", "xml"}} {
+			_, stderr, code := driftback(t, append(append([]string{}, path...), bad...)...)
+			if code != 2 || !strings.Contains(stderr, `"`+bad[1]+`" for "`+bad[0]+`"`) || !strings.Contains(stderr, "use ") {
+				t.Errorf("%v %v: exit %d %q", path, bad, code, stderr)
+			}
+		}
+	}
+	for _, level := range []string{"debug", "info", "warn", "error", "WARN"} {
+		if out, stderr, code := driftback(t, "config", "schema", "--log-level", level, "--log-format", "text"); code != 0 || out == "" {
+			t.Errorf("--log-level %s: exit %d %q", level, code, stderr)
+		}
+		plan := []string{"plan", "--repo", "../examples/shop", "--root", "overlays/prod", "--live", "../examples/live.yaml", "--log-level", level}
+		if _, stderr, code := driftback(t, plan...); code != 1 {
+			t.Errorf("plan --log-level %s: exit %d %q", level, code, stderr)
+		}
+	}
+	// --help lists the one set, and completion offers it.
+	if out, _, _ := driftback(t, "run", "--help"); !strings.Contains(out, "--log-level level") || !strings.Contains(out, "debug, info, warn or error") {
+		t.Errorf("run --help:\n%s", out)
+	}
+	if out, _, _ := driftback(t, "__complete", "plan", "--log-level", ""); !strings.HasPrefix(out, "debug\ninfo\nwarn\nerror\n:4\n") {
+		t.Errorf("completion of --log-level: %q", out)
+	}
+}
+
+// plan -o patch holds the edits; the refusals, which a patch cannot hold,
+// are on stderr, and they alone are drift (exit 1).
+func TestPlanPatchShowsRefusalsOnStderr(t *testing.T) {
+	repo := copyTree(t, "../examples/shop")
+	args := []string{"plan", "--repo", repo, "--root", "overlays/prod", "--live", "../examples/live.yaml", "-o", "patch"}
+	out, stderr, code := driftback(t, args...)
+	if code != 1 || !strings.HasPrefix(out, "diff --git") || !strings.HasPrefix(stderr, "2 refusals in overlays/prod\n") ||
+		!strings.Contains(stderr, "refused shared-entry-conflict Deployment/shop/web metadata.labels.env") || !strings.Contains(stderr, "refused unplaceable-edit") {
+		t.Errorf("edits and refusals: exit %d\nstdout:\n%.300s\nstderr:\n%s", code, out, stderr)
+	}
+	if _, stderr, code := driftback(t, append(args, "--write")...); code != 1 {
+		t.Fatalf("--write: exit %d %s", code, stderr)
+	}
+	out, stderr, code = driftback(t, args...)
+	if code != 1 || out != "" || !strings.Contains(stderr, "refused shared-entry-conflict") {
+		t.Errorf("refusals only: exit %d, stdout %q, stderr:\n%s", code, out, stderr)
+	}
+}
+
+// plan -o yaml is the document of -o json, as YAML, keys in the same order.
+func TestPlanYAMLIsTheJSONDocument(t *testing.T) {
+	args := []string{"plan", "--repo", "../examples/shop", "--root", "overlays/prod", "--live", "../examples/live.yaml", "-o"}
+	js, _, c1 := driftback(t, append(args, "json")...)
+	ys, stderr, c2 := driftback(t, append(args, "yaml")...)
+	var fromJSON, fromYAML any
+	if err := json.Unmarshal([]byte(js), &fromJSON); err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal([]byte(ys), &fromYAML); err != nil {
+		t.Fatalf("-o yaml: %v (exit %d %s)\n%s", err, c2, stderr, ys)
+	}
+	// YAML's integers are ints, JSON's float64s: compare through JSON.
+	b, err := json.Marshal(fromYAML)
+	if err == nil {
+		err = json.Unmarshal(b, &fromYAML)
+	}
+	if err != nil || c1 != 1 || c2 != 1 || !reflect.DeepEqual(fromJSON, fromYAML) {
+		t.Errorf("-o yaml (exit %d) is not -o json (exit %d): %v\n%s", c2, c1, err, ys)
+	}
+	if !strings.HasPrefix(ys, "root: overlays/prod\nedits:\n") || !strings.Contains(ys, "\nfiles:\n- path: base/web.yaml\n  content: |\n    # Storefront web tier.\n") {
+		t.Errorf("-o yaml is not in the JSON's order, or a file's content is no block:\n%.600s", ys)
+	}
+}
+
+// -n narrows --live as it narrows a cluster read: the root's namespace
+// plans as before; another holds none of what the root renders.
+func TestPlanNamespaceNarrowsTheLiveFile(t *testing.T) {
+	args := []string{"plan", "--repo", "../examples/shop", "--root", "overlays/prod", "--live", "../examples/live.yaml", "-o", "json"}
+	all, _, _ := driftback(t, args...)
+	shop, stderr, code := driftback(t, append(args, "-n", "shop")...)
+	if code != 1 || shop != all {
+		t.Errorf("-n shop: exit %d %s\n%.300s", code, stderr, shop)
+	}
+	_, stderr, code = driftback(t, append(args, "--namespace", "other,kube-system")...)
+	if code != 2 || !strings.Contains(stderr, "live.yaml in namespace other, kube-system does not hold 3 object(s) the root renders") {
+		t.Errorf("-n other: exit %d %q", code, stderr)
+	}
+}
+
+// An empty --live is said to be empty, not an unreadable cluster.
+func TestPlanEmptyLiveIsSaidToBeEmpty(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty.yaml")
+	os.WriteFile(empty, []byte("# nothing\n---\n"), 0o644)
+	args := []string{"plan", "--repo", "../examples/shop", "--root", "overlays/prod", "--live"}
+	for _, c := range []struct {
+		live, stdin, want string
+	}{
+		{empty, "", "empty.yaml is empty: it holds no live objects to compare with the 3 the root renders"},
+		{"-", "", "standard input is empty: it holds no live objects"},
+		{"-", "\n---\n", "standard input is empty"},
+	} {
+		out, stderr, code := driftbackWith(t, run{stdin: strings.NewReader(c.stdin)}, append(args, c.live)...)
+		if code != 2 || out != "" || !strings.Contains(stderr, c.want) || strings.Contains(out+stderr, "cluster") {
+			t.Errorf("--live %s: exit %d, stdout %q, stderr %q", c.live, code, out, stderr)
+		}
+	}
+}
+
+// A replica count the apiserver would refuse is an error naming the
+// object, and nothing is proposed; a valid one is proposed.
+func TestPlanLiveReplicasValidatedAsTheAPIServerWould(t *testing.T) {
+	live := mustRead(t, "../examples/live.yaml")
+	const web = "    replicas: 2\n" // the web Deployment's, the file's first
+	if !strings.Contains(live, web) {
+		t.Fatal("the example changed")
+	}
+	for _, c := range []struct{ count, want string }{
+		{"-1", "spec.replicas is -1"},
+		{"2147483648", "spec.replicas is 2147483648"},
+		{"1.5", "spec.replicas is 1.5"},
+		{`"3"`, `spec.replicas is "3"`},
+		{"5", ""},
+	} {
+		file := filepath.Join(t.TempDir(), "live.yaml")
+		os.WriteFile(file, []byte(strings.Replace(live, web, "    replicas: "+c.count+"\n", 1)), 0o644)
+		out, stderr, code := driftback(t, "plan", "--repo", "../examples/shop", "--root", "overlays/prod", "--live", file, "-o", "json")
+		if c.want == "" {
+			if code != 1 || !strings.Contains(out, `"to": 5`) {
+				t.Errorf("replicas 5: exit %d %s\n%s", code, stderr, out)
+			}
+			continue
+		}
+		if code != 2 || out != "" || !strings.Contains(stderr, "live.yaml: Deployment/shop/web: "+c.want+"; the apiserver accepts a whole number from 0 to 2147483647") {
+			t.Errorf("replicas %s: exit %d, stdout %.200q, stderr %q", c.count, code, out, stderr)
+		}
+	}
+}
+
+// --target completes to the names of the --config file's targets.
+func TestPlanTargetCompletion(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "driftback.yaml")
+	os.WriteFile(cfg, []byte(`github: {appID: 1, privateKeyEnv: KEY, installationID: 1}
+clusters: [{name: c, inCluster: true}]
+targets:
+- {name: shop-prod, repo: acme/shop, root: overlays/prod, cluster: c, namespaces: [shop], appliedRevision: {head: true}}
+- {name: shop-staging, repo: acme/shop, root: overlays/staging, cluster: c, namespaces: [shop], appliedRevision: {head: true}}
+`), 0o600)
+	want := "shop-prod\tacme/shop overlays/prod\nshop-staging\tacme/shop overlays/staging\n:4\n"
+	for _, flag := range []string{"--config", "-c"} {
+		if out, stderr, _ := driftback(t, "__complete", "plan", flag, cfg, "--target", ""); out != want {
+			t.Errorf("%s: %q, want %q (%s)", flag, out, want, stderr)
+		}
+	}
+	if out, _, _ := driftback(t, "__complete", "plan", "--target", ""); out != ":4\n" {
+		t.Errorf("no --config: %q", out)
+	}
+}
+
+// The help of the root and of plan carries the one exit-code table.
+func TestExitCodesInHelp(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"plan", "--help"}} {
+		out, _, _ := driftback(t, args...)
+		if !strings.Contains(out, exitCodesHelp) {
+			t.Errorf("%v lacks the exit codes:\n%s", args, out)
+		}
+	}
+}

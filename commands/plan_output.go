@@ -1,0 +1,160 @@
+package commands
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"unicode"
+
+	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/config"
+	"github.com/driftback/driftback/internal/repofs"
+)
+
+// planFormats are the values of plan -o.
+var planFormats = []string{"text", "json", "yaml", "markdown", "patch"}
+
+// print shows the plan as -o asks. A patch holds edits only, so what is
+// refused goes to standard error, where a person still sees it and the
+// patch stays one that git apply takes.
+func (o *planOptions) print(cmd *cobra.Command, plan *analyzer.Plan, repo *repofs.Repo, md report.MarkdownOptions, built bool) error {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if o.output != "patch" {
+		return printPlan(stdout, plan, o.output, repo, md)
+	}
+	if !built {
+		return nil // no patch, and the error names the refusals
+	}
+	var err error
+	if argv := externalDiff(); argv != nil {
+		err = runExternalDiff(cmd.Context(), argv, diffInput{plan: plan, old: repo.File, stdout: stdout, stderr: stderr})
+	} else {
+		err = printPlan(stdout, plan, o.output, repo, md)
+	}
+	if err == nil && len(plan.Refusals) > 0 {
+		_, err = io.WriteString(stderr, report.Text(&analyzer.Plan{Root: plan.Root, Refusals: plan.Refusals}))
+	}
+	return err
+}
+
+func printPlan(w io.Writer, plan *analyzer.Plan, format string, repo *repofs.Repo, md report.MarkdownOptions) error {
+	var s string
+	switch format {
+	case "json", "yaml":
+		b, err := json.MarshalIndent(plan, "", "  ")
+		if err == nil && format == "yaml" {
+			b, err = jsonToYAML(b)
+		}
+		if err != nil {
+			return err
+		}
+		s = string(b)
+	case "markdown":
+		s = report.Markdown(plan, md)
+	case "patch":
+		s = report.Patch(plan, repo.File)
+	default:
+		s = report.Text(plan)
+	}
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	_, err := io.WriteString(w, s)
+	return err
+}
+
+// jsonToYAML writes a JSON document as YAML, keys in the JSON's order, so
+// that -o yaml is -o json's document and field names.
+func jsonToYAML(j []byte) ([]byte, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(j, &doc); err != nil {
+		return nil, err
+	}
+	blockStyle(&doc)
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	enc.CompactSeqIndent() // "- " at its key's indent, as kubectl prints
+	if err := enc.Encode(&doc); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// blockStyle drops the JSON's flow collections and quotes: the encoder
+// quotes a string only where YAML would read it as something else, and
+// writes a file's content as a literal block.
+func blockStyle(n *yaml.Node) {
+	n.Style = 0
+	for _, c := range n.Content {
+		blockStyle(c)
+	}
+}
+
+// rootBuilt tells a plan of a rendered root from one the analyzer gave
+// instead of a render: refusals of the root itself (a missing file, a
+// cycle, an unmapped remote base, a build kustomize fails), before any
+// object was compared.
+func rootBuilt(plan *analyzer.Plan) bool {
+	return len(plan.Kinds) > 0 || len(plan.Refusals) == 0 || len(plan.Edits) > 0
+}
+
+// buildError is the error of a root that did not build: its refusals on
+// one line, each with where and how to fix it.
+func buildError(plan *analyzer.Plan) error {
+	var why []string
+	for _, r := range plan.Refusals {
+		var parts []string
+		if r.File != "" && r.Line > 0 {
+			parts = append(parts, fmt.Sprintf("%s:%d", r.File, r.Line))
+		} else if r.File != "" {
+			parts = append(parts, r.File)
+		}
+		if r.Field != "" {
+			parts = append(parts, r.Field)
+		}
+		s := strings.Join(append(parts, r.Message), ": ")
+		if r.Hint != "" {
+			s += " (" + r.Hint + ")"
+		}
+		why = append(why, oneLine(s))
+	}
+	return fmt.Errorf("driftback cannot build the root %s, so nothing was compared: %s", oneLine(plan.Root), strings.Join(why, "; "))
+}
+
+// oneLine keeps a repository's text (file names, kustomize's messages) to
+// one line of printable characters.
+func oneLine(s string) string {
+	return strings.Join(strings.FieldsFunc(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s), unicode.IsSpace), " ")
+}
+
+// targetCompletions are the target names of the --config file, for shell
+// completion of --target; none when the file does not load.
+func targetCompletions(file string) []cobra.Completion {
+	if file == "" {
+		return nil
+	}
+	cfg, err := config.Load(file)
+	if err != nil {
+		return nil
+	}
+	var out []cobra.Completion
+	for _, t := range cfg.ResolvedTargets() {
+		out = append(out, cobra.CompletionWithDesc(t.Name, t.Repo+" "+t.Root))
+	}
+	return out
+}
