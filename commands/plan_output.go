@@ -100,12 +100,22 @@ func blockStyle(n *yaml.Node) {
 	}
 }
 
-// rootBuilt tells a plan of a rendered root from one the analyzer gave
-// instead of a render: refusals of the root itself (a missing file, a
-// cycle, an unmapped remote base, a build kustomize fails), before any
-// object was compared.
+// rootBuilt tells a plan of a rendered root from one that names a broken
+// repository instead: kustomize's build failed, or a file the root names
+// is not there. Nothing was compared, and that is an error (exit 2), not
+// drift. A root refused for what driftback will not follow (a remote
+// base, a path that leaves the repository, a symlink, a cycle) is a
+// refusal by name like any other: exit 1.
 func rootBuilt(plan *analyzer.Plan) bool {
-	return len(plan.Kinds) > 0 || len(plan.Refusals) == 0 || len(plan.Edits) > 0
+	if len(plan.Kinds) > 0 || len(plan.Edits) > 0 {
+		return true
+	}
+	for _, r := range plan.Refusals {
+		if r.Code == analyzer.CodeRenderFailed || r.Code == analyzer.CodeUnsupported && strings.HasSuffix(r.Field, " (missing)") {
+			return false
+		}
+	}
+	return true
 }
 
 // buildError is the error of a root that did not build: its refusals on
