@@ -9,8 +9,10 @@
 # stderr. The build runs only when something is missing or tools/argocd has
 # changed since the last build, so a second run returns at once.
 # Measured here (two shared cores, modules already downloaded, empty Go build
-# cache, -p 1, beside a cold build of tools/kube-assets.sh): 1152 s wall
-# (19 min) for both binaries.
+# cache, -p 1): Argo CD and kustomize, beside a cold build of
+# tools/kube-assets.sh, 1152 s wall (19 min); helm afterwards, beside a run
+# of the test suite, about 14 minutes more. So about 35 minutes cold on a
+# busy machine, less alone.
 # With a warm cache, a few seconds.
 #
 # The folder holds:
@@ -96,7 +98,7 @@ current() {
 . "$here/assets-cache.sh"
 assets_begin
 
-echo "argocd-assets: building Argo CD $argo_version, kustomize $k_version and Helm $h_version into $dest (about 20 minutes cold)" >&2
+echo "argocd-assets: building Argo CD $argo_version, kustomize $k_version and Helm $h_version into $dest (about 35 minutes cold on a busy machine)" >&2
 start=$SECONDS
 
 # -p 1: the machines have two cores, shared with whatever else runs.
