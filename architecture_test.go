@@ -16,7 +16,7 @@ import (
 // do not import each other (the types they share live in internal/kube),
 // and internal packages import no driftback package outside internal/.
 // Test servers and generators (internal/githubtest, internal/kubetest,
-// internal/fluxtest, internal/argotest, internal/synth) are for tests; of the product's code only the demo
+// internal/fluxtest, internal/argotest, internal/installtest, internal/synth) are for tests; of the product's code only the demo
 // command may use one (it runs the in-process GitHub server). Tests may
 // also import sideways, to make realistic input, but never upward.
 
@@ -41,11 +41,12 @@ func component(pkg string) (layer int, name string) {
 }
 
 var testSupport = map[string]bool{
-	module + "/internal/argotest":   true,
-	module + "/internal/fluxtest":   true,
-	module + "/internal/githubtest": true,
-	module + "/internal/kubetest":   true,
-	module + "/internal/synth":      true,
+	module + "/internal/argotest":    true,
+	module + "/internal/fluxtest":    true,
+	module + "/internal/githubtest":  true,
+	module + "/internal/installtest": true,
+	module + "/internal/kubetest":    true,
+	module + "/internal/synth":       true,
 }
 
 type listedPackage struct {

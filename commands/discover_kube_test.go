@@ -7,56 +7,13 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
-	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 
 	"github.com/driftback/driftback/bot"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/kube"
+	"github.com/driftback/driftback/internal/kubetest"
 )
-
-// minimalCRD is a CustomResourceDefinition that accepts any object of the
-// kind, with a status subresource: enough for Flux's and Argo CD's objects.
-func minimalCRD(group, version, kind, plural string) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-		"metadata": map[string]any{"name": plural + "." + group},
-		"spec": map[string]any{"group": group, "scope": "Namespaced",
-			"names": map[string]any{"kind": kind, "listKind": kind + "List", "plural": plural, "singular": strings.ToLower(kind)},
-			"versions": []any{map[string]any{"name": version, "served": true, "storage": true, "subresources": map[string]any{"status": map[string]any{}},
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}},
-	}}
-}
-
-// createWithStatus creates obj (retrying while its CRD is not served yet)
-// and then writes its status.
-func createWithStatus(t *testing.T, dyn dynamic.Interface, gvr schema.GroupVersionResource, obj map[string]any) {
-	t.Helper()
-	u := &unstructured.Unstructured{Object: obj}
-	status, hasStatus := obj["status"]
-	var created *unstructured.Unstructured
-	var err error
-	for i := 0; i < 50; i++ {
-		if created, err = dyn.Resource(gvr).Namespace(u.GetNamespace()).Create(context.Background(), u, metav1.CreateOptions{}); err == nil {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if hasStatus {
-		created.Object["status"] = status
-		if _, err := dyn.Resource(gvr).Namespace(u.GetNamespace()).UpdateStatus(context.Background(), created, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // Discovery on a real apiserver: two Flux Kustomizations from the owner's
 // GitRepository and one Argo CD Application become three targets with
@@ -81,21 +38,21 @@ func TestDiscoverTargets(t *testing.T) {
 			"spec":     map[string]any{"interval": "5m", "path": path, "prune": true, "sourceRef": map[string]any{"kind": sourceKind, "name": source}},
 			"status":   map[string]any{"lastAppliedRevision": "main@sha1:0123456789abcdef0123456789abcdef01234567", "inventory": map[string]any{"entries": entries}}}
 	}
-	createWithStatus(t, dyn, gitRepositoriesGVR, gitRepo("fleet", "https://github.com/acme/fleet"))
-	createWithStatus(t, dyn, gitRepositoriesGVR, gitRepo("vendor", "https://github.com/other/vendor.git"))
-	createWithStatus(t, dyn, fluxKustomizationsGVR, ks("shop", "GitRepository", "fleet", "./apps/shop", "shop_web_apps_Deployment", "shop_web__Service"))
-	createWithStatus(t, dyn, fluxKustomizationsGVR, ks("billing", "GitRepository", "fleet", "./apps/billing", "billing_api_apps_Deployment"))
-	createWithStatus(t, dyn, fluxKustomizationsGVR, ks("covered", "GitRepository", "fleet", "./apps/covered", "shop_covered_apps_Deployment"))
-	createWithStatus(t, dyn, fluxKustomizationsGVR, ks("vendor", "GitRepository", "vendor", "./deploy", "vendor_agent_apps_Deployment"))
-	createWithStatus(t, dyn, fluxKustomizationsGVR, ks("charts", "OCIRepository", "charts", "./", "charts_x_apps_Deployment"))
-	createWithStatus(t, dyn, argoApplicationsGVR, map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+	kubetest.CreateWithStatus(t, dyn, gitRepositoriesGVR, gitRepo("fleet", "https://github.com/acme/fleet"))
+	kubetest.CreateWithStatus(t, dyn, gitRepositoriesGVR, gitRepo("vendor", "https://github.com/other/vendor.git"))
+	kubetest.CreateWithStatus(t, dyn, fluxKustomizationsGVR, ks("shop", "GitRepository", "fleet", "./apps/shop", "shop_web_apps_Deployment", "shop_web__Service"))
+	kubetest.CreateWithStatus(t, dyn, fluxKustomizationsGVR, ks("billing", "GitRepository", "fleet", "./apps/billing", "billing_api_apps_Deployment"))
+	kubetest.CreateWithStatus(t, dyn, fluxKustomizationsGVR, ks("covered", "GitRepository", "fleet", "./apps/covered", "shop_covered_apps_Deployment"))
+	kubetest.CreateWithStatus(t, dyn, fluxKustomizationsGVR, ks("vendor", "GitRepository", "vendor", "./deploy", "vendor_agent_apps_Deployment"))
+	kubetest.CreateWithStatus(t, dyn, fluxKustomizationsGVR, ks("charts", "OCIRepository", "charts", "./", "charts_x_apps_Deployment"))
+	kubetest.CreateWithStatus(t, dyn, argoApplicationsGVR, map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
 		"metadata": map[string]any{"name": "web", "namespace": "argocd", "labels": map[string]any{"team": "shop"}},
 		"spec":     map[string]any{"project": "default", "source": map[string]any{"repoURL": "git@github.com:acme/fleet.git", "path": "apps/argo", "targetRevision": "main"}},
 		"status": map[string]any{"sync": map[string]any{"revision": "0123456789abcdef0123456789abcdef01234567"}, "history": []any{map[string]any{"revision": "0123456789abcdef0123456789abcdef01234567"}},
 			"resources": []any{map[string]any{"group": "apps", "version": "v1", "kind": "Deployment", "namespace": "web", "name": "argo-web"}}}})
 
 	// Pinned to a commit: no pull request changes what it runs.
-	createWithStatus(t, dyn, argoApplicationsGVR, map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+	kubetest.CreateWithStatus(t, dyn, argoApplicationsGVR, map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
 		"metadata": map[string]any{"name": "pinned", "namespace": "argocd", "labels": map[string]any{"team": "shop"}},
 		"spec": map[string]any{"project": "default", "source": map[string]any{"repoURL": "https://github.com/acme/fleet", "path": "apps/pinned",
 			"targetRevision": "89abcdef0123456789abcdef0123456789abcdef"}},

@@ -47,9 +47,9 @@ func startGitOps(t *testing.T, namespaces ...string) (*kubetest.Env, dynamic.Int
 	ctx := context.Background()
 	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	for _, c := range []*unstructured.Unstructured{
-		minimalCRD("kustomize.toolkit.fluxcd.io", "v1", "Kustomization", "kustomizations"),
-		minimalCRD("source.toolkit.fluxcd.io", "v1", "GitRepository", "gitrepositories"),
-		minimalCRD("argoproj.io", "v1alpha1", "Application", "applications"),
+		kubetest.MinimalCRD("kustomize.toolkit.fluxcd.io", "v1", "Kustomization", "kustomizations"),
+		kubetest.MinimalCRD("source.toolkit.fluxcd.io", "v1", "GitRepository", "gitrepositories"),
+		kubetest.MinimalCRD("argoproj.io", "v1alpha1", "Application", "applications"),
 	} {
 		if _, err := dyn.Resource(crds).Create(ctx, c, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -147,7 +147,7 @@ func newGitOpsFixture(t *testing.T, kustomizations ...string) *gitopsFixture {
 	applyConfigMap(t, dyn, "grow", "a", "info", "")
 	applyConfigMap(t, dyn, "shrink", "a", "info", "")
 	applyConfigMap(t, dyn, "shrink", "b", "info", "")
-	createWithStatus(t, dyn, gitRepositoriesGVR, map[string]any{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+	kubetest.CreateWithStatus(t, dyn, gitRepositoriesGVR, map[string]any{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
 		"metadata": map[string]any{"name": "fleet", "namespace": "flux-system"},
 		"spec":     map[string]any{"url": "https://" + strings.Split(strings.TrimPrefix(srv.URL(), "http://"), ":")[0] + "/acme/fleet", "interval": "1m", "ref": map[string]any{"branch": "main"}}})
 	for _, name := range kustomizations {
@@ -166,7 +166,7 @@ func newGitOpsFixture(t *testing.T, kustomizations ...string) *gitopsFixture {
 // applied at the first commit.
 func (f *gitopsFixture) fluxKustomization(t *testing.T, name string) {
 	inventory := map[string][]string{"grow": {"grow_a__ConfigMap"}, "shrink": {"shrink_a__ConfigMap", "shrink_b__ConfigMap"}}[name]
-	createWithStatus(t, f.dyn, fluxKustomizationsGVR, fluxKustomization(name, "./apps/"+name, f.sha1, inventory...))
+	kubetest.CreateWithStatus(t, f.dyn, fluxKustomizationsGVR, fluxKustomization(name, "./apps/"+name, f.sha1, inventory...))
 }
 
 // discover runs the runner's discovery and returns the target named.

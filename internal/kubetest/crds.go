@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"testing"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -94,5 +95,44 @@ func Poll(limit time.Duration, cond func() (bool, error)) error {
 			return fmt.Errorf("after %s: %w", limit, err)
 		}
 		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// MinimalCRD is a CustomResourceDefinition that accepts any object of the
+// kind, with a status subresource: enough for a test that needs Flux's or
+// Argo CD's objects to exist and say something, without their controllers.
+func MinimalCRD(group, version, kind, plural string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": plural + "." + group},
+		"spec": map[string]any{"group": group, "scope": "Namespaced",
+			"names": map[string]any{"kind": kind, "listKind": kind + "List", "plural": plural, "singular": strings.ToLower(kind)},
+			"versions": []any{map[string]any{"name": version, "served": true, "storage": true, "subresources": map[string]any{"status": map[string]any{}},
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}},
+	}}
+}
+
+// CreateWithStatus creates obj (retrying while its CRD is not served yet)
+// and then writes its status.
+func CreateWithStatus(tb testing.TB, dyn dynamic.Interface, gvr schema.GroupVersionResource, obj map[string]any) {
+	tb.Helper()
+	u := &unstructured.Unstructured{Object: obj}
+	status, hasStatus := obj["status"]
+	var created *unstructured.Unstructured
+	var err error
+	for i := 0; i < 50; i++ {
+		if created, err = dyn.Resource(gvr).Namespace(u.GetNamespace()).Create(context.Background(), u, metav1.CreateOptions{}); err == nil {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if hasStatus {
+		created.Object["status"] = status
+		if _, err := dyn.Resource(gvr).Namespace(u.GetNamespace()).UpdateStatus(context.Background(), created, metav1.UpdateOptions{}); err != nil {
+			tb.Fatal(err)
+		}
 	}
 }
