@@ -31,7 +31,10 @@ func TestInstallGuideKustomize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	config := guideConfig(t, blocks)
+	config, err := installtest.GuideConfig(blocks)
+	if err != nil {
+		t.Fatal(err)
+	}
 	work := t.TempDir()
 	// The clone of step 0: the overlay may name its deploy/ folder.
 	if err := os.CopyFS(filepath.Join(work, "driftback", "deploy"), os.DirFS("../deploy")); err != nil {
@@ -80,19 +83,6 @@ func TestInstallGuideKustomize(t *testing.T) {
 			t.Errorf("check run of %s: %s, want success (the cluster runs what Git says): %s\n%s", name, run.Conclusion, run.Summary, pod.Process.Log())
 		}
 	}
-}
-
-// guideConfig is step 2's config block, the file the user saves as
-// driftback.yaml.
-func guideConfig(t *testing.T, blocks []installtest.Block) []byte {
-	t.Helper()
-	for _, b := range installtest.Under(blocks, "2.") {
-		if _, ok := configBlock(b); ok {
-			return []byte(b.Text)
-		}
-	}
-	t.Fatal("step 2 of docs/install.md shows no config")
-	return nil
 }
 
 // writeGuideOverlay saves 3a's kustomization where its first line says,

@@ -11,11 +11,6 @@ import (
 	"github.com/driftback/driftback/internal/installtest"
 )
 
-// configKeys are the top-level keys of driftback.yaml: a YAML block of the
-// docs made only of them is (part of) a config.
-var configKeys = map[string]bool{"github": true, "instance": true, "pollInterval": true, "listen": true,
-	"clusters": true, "defaults": true, "targets": true, "dashboards": true}
-
 // Every config the docs show passes `driftback config validate`: a whole
 // config as it stands, a fragment (a clusters: or targets: block) laid
 // over the first whole config of its page, or install.md's when the page
@@ -43,7 +38,7 @@ func TestDocConfigBlocksValidate(t *testing.T) {
 			base = fallback
 		}
 		for _, b := range blocks {
-			doc, ok := configBlock(b)
+			doc, ok := installtest.ConfigBlock(b)
 			if !ok {
 				continue
 			}
@@ -78,26 +73,9 @@ func TestDocConfigBlocksValidate(t *testing.T) {
 	}
 }
 
-// configBlock parses a YAML block whose top-level keys are all config keys.
-func configBlock(b installtest.Block) (map[string]any, bool) {
-	if b.Lang != "yaml" {
-		return nil, false
-	}
-	var doc map[string]any
-	if err := yaml.Unmarshal([]byte(b.Text), &doc); err != nil || len(doc) == 0 {
-		return nil, false
-	}
-	for k := range doc {
-		if !configKeys[k] {
-			return nil, false
-		}
-	}
-	return doc, true
-}
-
 func firstWholeConfig(blocks []installtest.Block) map[string]any {
 	for _, b := range blocks {
-		if doc, ok := configBlock(b); ok && doc["github"] != nil {
+		if doc, ok := installtest.ConfigBlock(b); ok && doc["github"] != nil {
 			return doc
 		}
 	}
