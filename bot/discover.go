@@ -63,7 +63,7 @@ func DiscoverTargets(cfg *config.Config, clusterName, webHost string, found []cl
 			out.Skipped = append(out.Skipped, what+": "+d.Skip)
 			continue
 		}
-		repo, ok := githubRepo(d.RepoURL, webHost)
+		repo, ok := RepoOfGitURL(d.RepoURL, webHost)
 		if !ok || !strings.EqualFold(strings.SplitN(repo, "/", 2)[0], cfg.GitHub.Owner) {
 			out.Skipped = append(out.Skipped, fmt.Sprintf("%s: its repository %s is not one of %s on %s", what, d.RepoURL, cfg.GitHub.Owner, webHost))
 			continue
@@ -117,9 +117,10 @@ func toolKind(tool string) string {
 	return "Argo CD Application"
 }
 
-// inventoryScope is the namespaces and kinds an inventory spans: what a
-// poll of a target by inventory lists, before keeping only its objects.
-func inventoryScope(inv []cluster.InventoryEntry) ([]string, []string) {
+// InventoryScope narrows a target's scope to what an inventory spans: its
+// namespaces and kinds, what a poll of a target by inventory lists before
+// keeping only the inventory's objects (cluster.InInventory).
+func InventoryScope(s cluster.Scope, inv []cluster.InventoryEntry) cluster.Scope {
 	nss, kinds := map[string]bool{}, map[string]bool{}
 	for _, e := range inv {
 		if e.Namespace != "" {
@@ -131,7 +132,17 @@ func inventoryScope(inv []cluster.InventoryEntry) ([]string, []string) {
 		}
 		kinds[k] = true
 	}
-	return slices.Sorted(maps.Keys(nss)), slices.Sorted(maps.Keys(kinds))
+	s.Namespaces, s.IncludeKinds = slices.Sorted(maps.Keys(nss)), slices.Sorted(maps.Keys(kinds))
+	s.NamespaceSelector = ""
+	return s
+}
+
+// TargetScope is the part of a cluster a target's config says it reads.
+func TargetScope(tc *config.Target) cluster.Scope {
+	return cluster.Scope{
+		Namespaces: tc.Namespaces, NamespaceSelector: tc.NamespaceSelector,
+		IncludeKinds: tc.Kinds.Include, ExcludeKinds: tc.Kinds.Exclude,
+	}
 }
 
 var nameJunk = regexp.MustCompile(`[^a-z0-9-]+`)
@@ -148,10 +159,10 @@ func targetName(clusterName string, d cluster.Discovered) string {
 	return n
 }
 
-// githubRepo reads owner/name from a Git URL on host, in the forms Flux
-// and Argo CD accept: https://host/o/r(.git), ssh://git@host/o/r(.git),
+// RepoOfGitURL reads owner/name from a Git URL on host, in the forms Flux,
+// Argo CD and git accept: https://host/o/r(.git), ssh://git@host/o/r(.git),
 // git@host:o/r(.git).
-func githubRepo(raw, host string) (string, bool) {
+func RepoOfGitURL(raw, host string) (string, bool) {
 	s := raw
 	if strings.HasPrefix(s, "git@") && !strings.Contains(s, "://") {
 		h, rest, ok := strings.Cut(strings.TrimPrefix(s, "git@"), ":")

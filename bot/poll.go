@@ -206,10 +206,7 @@ func (b *Bot) remember(ctx context.Context, p *poll, m memo) error {
 // known what its render holds at this revision (kinds.go).
 func readLive(ctx context.Context, p *poll, narrow func() []string) error {
 	tc := p.t.Config
-	scope := cluster.Scope{
-		Namespaces: tc.Namespaces, NamespaceSelector: tc.NamespaceSelector,
-		IncludeKinds: tc.Kinds.Include, ExcludeKinds: tc.Kinds.Exclude,
-	}
+	scope := TargetScope(&tc)
 	if p.t.ByInventory && p.t.Applied == nil {
 		return fmt.Errorf("target %s compares its inventory but reads no applied revision", tc.Name)
 	}
@@ -227,8 +224,7 @@ func readLive(ctx context.Context, p *poll, narrow func() []string) error {
 		if len(p.applied.Inventory) == 0 {
 			return nil // nothing applied yet: plan waits
 		}
-		scope.Namespaces, scope.IncludeKinds = inventoryScope(p.applied.Inventory)
-		scope.NamespaceSelector = ""
+		scope = InventoryScope(scope, p.applied.Inventory)
 	} else {
 		scope.Only = narrow()
 	}

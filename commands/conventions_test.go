@@ -22,6 +22,7 @@ func TestUnknownCommandsAndTopicsExitTwo(t *testing.T) {
 		{"nope"}, {"help", "nope"}, {"help", "plan", "nope"}, {"help", "config", "nope"},
 		{"completion", "nope"}, {"config", "nope"}, {"app", "nope"}, {"plan", "nope"},
 		{"--nope"}, {"plan", "--nope"}, {"run", "--nope"}, {"version", "--nope"},
+		{"targets", "nope"}, {"targets", "--nope"},
 	} {
 		out, stderr, code := driftback(t, args...)
 		if code != 2 || out != "" || !strings.Contains(stderr, "nope") || !strings.Contains(stderr, "--help' for usage") {
@@ -38,7 +39,7 @@ func TestUnknownCommandsAndTopicsExitTwo(t *testing.T) {
 // Every command takes the same --log-level values, whether it logs or not:
 // a value one command refuses, every command refuses.
 func TestLogLevelIsOneSetForEveryCommand(t *testing.T) {
-	for _, path := range [][]string{{"plan"}, {"run"}, {"demo"}, {"config", "validate"}, {"config", "schema"}, {"app", "create", "--timeout", "1s"}, {"version"}} {
+	for _, path := range [][]string{{"plan"}, {"targets"}, {"run"}, {"demo"}, {"config", "validate"}, {"config", "schema"}, {"app", "create", "--timeout", "1s"}, {"version"}} {
 		for _, bad := range [][]string{{"--log-level", "verbose"}, {"--log-level", "warning"}, {"--log-format", "xml"}} {
 			_, stderr, code := driftback(t, append(append([]string{}, path...), bad...)...)
 			if code != 2 || !strings.Contains(stderr, `"`+bad[1]+`" for "`+bad[0]+`"`) || !strings.Contains(stderr, "use ") {

@@ -95,7 +95,7 @@ func demoDiscovered(cmd *cobra.Command, examples fs.FS, dd discoveredDemo) error
 		return fail(err)
 	}
 	ds := cfg.Clusters[0].Discover
-	found, err := cluster.DiscoverIn(objs, cluster.DiscoverFilter{Flux: ds.Flux, ArgoCD: ds.ArgoCD, Namespaces: ds.Namespaces, Selector: ds.Selector, Names: ds.Names})
+	found, err := cluster.DiscoverIn(objs, discoverFilter(ds))
 	if err != nil {
 		return fail(err)
 	}

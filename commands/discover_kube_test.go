@@ -114,4 +114,27 @@ func TestDiscoverTargets(t *testing.T) {
 	if n := metrics.Get("driftback_discovered_targets", map[string]string{"cluster": "prod", "tool": "flux"}); n != 2 {
 		t.Errorf("discovered flux targets metric = %v", n)
 	}
+
+	// driftback targets lists the same from the apiserver, and on standard
+	// error what discovery left out.
+	cfgFile := writeConfig(t, `github: {appID: 1, privateKeyEnv: DRIFTBACK_TEST_KEY, owner: acme}
+clusters:
+- name: prod
+  inCluster: true
+  discover: {flux: true, argocd: true, selector: team=shop}
+targets:
+- name: covered-by-hand
+  repo: acme/fleet
+  root: apps/covered
+  cluster: prod
+  namespaces: [shop]
+  appliedRevision: {flux: {namespace: flux-system, name: covered}}
+`)
+	out, stderr, code := driftback(t, "targets", "-c", cfgFile, "--kubeconfig", env.Kubeconfig, "-o", "name")
+	if want := "covered-by-hand\nprod-argocd-argocd-web\nprod-flux-flux-system-billing\nprod-flux-flux-system-shop\n"; code != 0 || out != want {
+		t.Errorf("targets: exit %d %s\n%s\nwant:\n%s", code, stderr, out, want)
+	}
+	if !strings.Contains(stderr, "not a target: cluster prod: Flux Kustomization flux-system/charts: its source is a OCIRepository, not a GitRepository") {
+		t.Errorf("targets: what was left out is not said: %s", stderr)
+	}
 }

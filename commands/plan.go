@@ -6,27 +6,28 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
-	"github.com/driftback/driftback/bot"
 	"github.com/driftback/driftback/cluster"
-	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/repofs"
 )
 
 type planOptions struct {
+	liveFlags
 	repo, root, writeScope string
-	live                   string // an object file, or "-" for standard input
-	kubeconfig, context    string
 	namespaces             []string
 	output                 string
 	write                  bool
 	config, target         string
+	all                    bool        // every target of the checkout's repository
 	remotes                remoteFlags // GitHub remote bases mapped to local checkouts
+	// collect, when set, takes each plan that -o json or -o yaml would
+	// print (or why there is none yet), for one document over several
+	// targets (plan --all).
+	collect func(plan *analyzer.Plan, waiting string)
 }
 
 // newPlanCmd is `driftback plan`: a dry run on a local checkout.
@@ -45,7 +46,12 @@ input), or else from a cluster, found as kubectl finds it: --kubeconfig, $KUBECO
 With --config and --target, the plan is the bot's own for that target: its root, write scope,
 appliers and ignore rules, its cluster (unless --live or --kubeconfig/--context say otherwise),
 and the revision its GitOps tool applied, read from the checkout's git history when it is not
-the checked-out commit. The working tree stands for the base branch head.
+the checked-out commit. The working tree stands for the base branch head. A target may be one
+the config's clusters discover (driftback targets lists them): it compares the objects its Flux
+Kustomization or Argo CD Application lists in its inventory, as run does. --all plans every
+target, written or discovered, of the checkout's repository (named by its git remotes), one
+after another; -o json and -o yaml then print one document with a plan per target, and the exit
+code is the worst of theirs.
 
 -o json and -o yaml print the plan as one document; -o patch shows the change as a unified
 diff, and the refusals, which a patch cannot hold, on standard error. With
@@ -59,23 +65,23 @@ build, or live objects that lack what it renders, give no verdict: exit 2.
 		Example: `  driftback plan --repo examples/shop --root overlays/prod --live examples/live.yaml -o patch
   kubectl get deploy,svc -n shop -o yaml | driftback plan --root overlays/prod --live -
   driftback plan --root overlays/prod -n shop --context prod
-  driftback plan --config driftback.yaml --target shop-prod -o markdown`,
+  driftback plan --config driftback.yaml --target shop-prod -o markdown
+  driftback plan --config driftback.yaml --all`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.repo, "repo", ".", "a local checkout of the repository")
 	f.StringVar(&o.root, "root", "", "the kustomize root (or plain folder of manifests), relative to --repo")
-	f.StringVar(&o.live, "live", "", "live objects: multi-document YAML or a List, as kubectl get -o yaml prints; - reads standard input")
-	f.StringVar(&o.kubeconfig, "kubeconfig", "", "read live objects from the cluster of this kubeconfig (default $KUBECONFIG, then ~/.kube/config)")
-	f.StringVar(&o.context, "context", "", "the kubeconfig context (default: its current context)")
+	o.liveFlags.register(f, "")
 	f.StringSliceVarP(&o.namespaces, "namespace", "n", nil, "the namespaces to read from a cluster or keep of --live, comma-separated or repeated (default: the context's namespace; with --live, all)")
 	f.StringVarP(&o.output, "output", "o", "text", "output format: "+orList(planFormats))
 	f.BoolVar(&o.write, "write", false, "apply the planned files to the checkout (all files or none)")
 	f.Var(o.remotes, "remote", "`URL=DIR`: build the GitHub remote base URL (github.com/org/repo?ref=R) from the local checkout DIR; repeatable")
 	f.StringVar(&o.writeScope, "write-scope", "", "the folder the plan may write, relative to --repo (default: the whole repository but files other roots read);\nvalues outside it are overridden in the root's own folder when that folder is inside it")
 	f.StringVarP(&o.config, "config", "c", "", "plan a target of this driftback.yaml exactly as the bot does (with --target)")
-	f.StringVar(&o.target, "target", "", "the target of --config to plan (default: its only target)")
+	f.StringVar(&o.target, "target", "", "the target of --config to plan, written or discovered (default: its only target)")
+	f.BoolVar(&o.all, "all", false, "plan every target of --config, written or discovered, of the checkout's repository")
 	cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(planFormats, cobra.ShellCompDirectiveNoFileComp))
 	cmd.RegisterFlagCompletionFunc("target", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return targetCompletions(o.config), cobra.ShellCompDirectiveNoFileComp
@@ -88,14 +94,14 @@ func (o *planOptions) run(cmd *cobra.Command) error {
 	if !slices.Contains(planFormats, o.output) {
 		return fail(fmt.Errorf("-o %q: use %s", o.output, orList(planFormats)))
 	}
-	if o.live != "" && (o.kubeconfig != "" || o.context != "") {
-		return fail(errors.New("--live and --kubeconfig/--context both name where live objects come from; give one"))
+	if err := o.check(); err != nil {
+		return fail(err)
 	}
 	if o.config != "" {
-		return o.runTarget(cmd)
+		return o.runTargets(cmd)
 	}
-	if o.target != "" {
-		return fail(errors.New("--target needs --config"))
+	if o.target != "" || o.all {
+		return fail(errors.New("--target and --all need --config"))
 	}
 	if o.root == "" {
 		return fail(errors.New("--root is required"))
@@ -107,7 +113,7 @@ func (o *planOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return fail(err)
 	}
-	objs, err := o.readLive(cmd, cluster.Scope{})
+	objs, err := o.readLive(cmd)
 	if err != nil {
 		return fail(err)
 	}
@@ -121,76 +127,6 @@ func (o *planOptions) run(cmd *cobra.Command) error {
 		return fail(err)
 	}
 	return o.finish(cmd, plan, repo, report.MarkdownOptions{}, objs)
-}
-
-// runTarget is plan --config --target: bot.PlanTarget, the function the
-// bot plans with, on the checkout and the target's live objects.
-func (o *planOptions) runTarget(cmd *cobra.Command) error {
-	cfg, err := config.Load(o.config)
-	if err != nil {
-		return fail(err)
-	}
-	t, err := pickTarget(cfg, o.target)
-	if err != nil {
-		return fail(err)
-	}
-	if o.root != "" && o.root != t.Root {
-		return fail(fmt.Errorf("--root %s: target %s plans its root %s; leave --root out", o.root, t.Name, t.Root))
-	}
-	if o.writeScope != "" && o.writeScope != t.WriteScope {
-		return fail(fmt.Errorf("--write-scope %s: target %s has its own write scope %q; leave --write-scope out", o.writeScope, t.Name, t.WriteScope))
-	}
-	if len(o.namespaces) > 0 {
-		return fail(fmt.Errorf("--namespace: target %s reads the namespaces its config names; leave --namespace out", t.Name))
-	}
-	co, err := openCheckout(o.repo, o.remotes)
-	if err != nil {
-		return fail(err)
-	}
-	scope := cluster.Scope{Namespaces: t.Namespaces, NamespaceSelector: t.NamespaceSelector, IncludeKinds: t.Kinds.Include, ExcludeKinds: t.Kinds.Exclude}
-	var objs liveObjects
-	if o.live == "" && o.kubeconfig == "" && o.context == "" {
-		objs, err = targetCluster(cmd.Context(), cfg.Cluster(t.Cluster), scope)
-	} else {
-		objs, err = o.readLive(cmd, scope)
-	}
-	if err != nil {
-		return fail(err)
-	}
-	res, err := bot.PlanTarget(cmd.Context(), bot.PlanInput{Target: *t, Objects: objs.objects, Coverage: objs.coverage, Applied: objs.applied(t), Base: co.base, Load: co.load})
-	if err != nil {
-		return fail(err)
-	}
-	if res.Waiting != "" {
-		// The bot posts a neutral check run and proposes nothing.
-		fmt.Fprintf(cmd.OutOrStdout(), "waiting: %s\n", res.Waiting)
-		return errDrift
-	}
-	notes := res.GitOpsNotes(objs.objects)
-	for _, n := range notes {
-		res.Plan.Notes = append(res.Plan.Notes, n.String())
-	}
-	err = o.finish(cmd, res.Plan, co.work, report.MarkdownOptions{Target: t.Name, Restoring: len(res.Restoring)}, objs)
-	if err == nil && len(res.Restoring) > 0 {
-		return errDrift // drift the GitOps tool will restore is still drift
-	}
-	return err
-}
-
-// pickTarget finds the named target, resolved with the config's defaults.
-func pickTarget(cfg *config.Config, name string) (*config.Target, error) {
-	targets := cfg.ResolvedTargets()
-	var names []string
-	for _, t := range targets {
-		if t.Name == name || (name == "" && len(targets) == 1) {
-			return t, nil
-		}
-		names = append(names, t.Name)
-	}
-	if name == "" {
-		return nil, fmt.Errorf("--target is required: the config has %s", strings.Join(names, ", "))
-	}
-	return nil, fmt.Errorf("--target %s: no such target; the config has %s", name, strings.Join(names, ", "))
 }
 
 // finish prints the plan, writes it when asked, and ends with the exit

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -12,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/bot"
 	"github.com/driftback/driftback/internal/repofs"
 )
 
@@ -96,6 +98,27 @@ func (c *checkout) load(_ context.Context, rev string) (*analyzer.Snapshot, erro
 	s := analyzer.NewSnapshot(repo, nil)
 	c.snap[rev] = s
 	return s, nil
+}
+
+// repos are the GitHub repositories (owner/name) on host that the
+// checkout's git remotes name.
+func (c *checkout) repos(host string) []string {
+	if c.git == nil {
+		return nil
+	}
+	remotes, err := c.git.Remotes()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, r := range remotes {
+		for _, u := range r.Config().URLs {
+			if repo, ok := bot.RepoOfGitURL(u, host); ok && !slices.Contains(out, repo) {
+				out = append(out, repo)
+			}
+		}
+	}
+	return out
 }
 
 func short(sha string) string {

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
 
 	"github.com/driftback/driftback/analyzer"
@@ -38,61 +40,173 @@ func (l liveObjects) applied(t *config.Target) func(context.Context) (cluster.Ap
 	return l.appliedBy(src)
 }
 
-// readLive reads --live (a file or standard input), or a cluster found as
-// kubectl finds it. scope narrows what is read (a target's scope).
-func (o *planOptions) readLive(cmd *cobra.Command, scope cluster.Scope) (liveObjects, error) {
-	if o.live != "" {
-		if len(scope.Namespaces) == 0 && scope.NamespaceSelector == "" {
-			// -n narrows an object file as it narrows a cluster read.
-			scope.Namespaces = o.namespaces
-		}
-		return o.readObjectFile(cmd.InOrStdin(), scope)
-	}
-	rc, ns, err := cluster.KubectlConfig(o.kubeconfig, o.context)
-	if err != nil {
-		return liveObjects{}, fmt.Errorf("no live objects: give --live FILE (- for standard input), or a cluster: %w", err)
-	}
-	if len(scope.Namespaces) == 0 && scope.NamespaceSelector == "" {
-		scope.Namespaces = o.namespaces
-		if len(scope.Namespaces) == 0 {
-			scope.Namespaces = []string{ns}
-		}
-	}
-	return listCluster(cmd.Context(), rc, scope)
+// liveFlags are the flags that say where live objects come from.
+type liveFlags struct {
+	live                string // an object file, or "-" for standard input
+	kubeconfig, context string
 }
 
-// readObjectFile reads --live and keeps the objects in scope; an applied
-// revision is looked up among all of the file's objects.
-func (o *planOptions) readObjectFile(stdin io.Reader, scope cluster.Scope) (liveObjects, error) {
-	name := o.live
+func (f *liveFlags) register(fs *pflag.FlagSet, what string) {
+	fs.StringVar(&f.live, "live", "", "live objects: multi-document YAML or a List, as kubectl get -o yaml prints; - reads standard input"+what)
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "read live objects from the cluster of this kubeconfig (default $KUBECONFIG, then ~/.kube/config)"+what)
+	fs.StringVar(&f.context, "context", "", "the kubeconfig context (default: its current context)")
+}
+
+// overrides reports whether the flags name a source of their own, which
+// then stands for every cluster of a config.
+func (f *liveFlags) overrides() bool { return f.live != "" || f.kubeconfig != "" || f.context != "" }
+
+func (f *liveFlags) check() error {
+	if f.live != "" && (f.kubeconfig != "" || f.context != "") {
+		return errors.New("--live and --kubeconfig/--context both name where live objects come from; give one")
+	}
+	return nil
+}
+
+// liveSource is where live objects come from: an object file, read whole
+// and once (standard input cannot be read twice), or a cluster.
+type liveSource struct {
+	name   string           // the file, "standard input", or the apiserver's host
+	file   []cluster.Object // every object of an object file
+	isFile bool
+	lister *cluster.ClientLister // a cluster's, read-only
+	// namespace is the kubeconfig context's namespace (kubectl's default).
+	namespace string
+}
+
+// openLive opens the source the flags name: the object file, or the
+// cluster as kubectl finds it.
+func (f *liveFlags) openLive(stdin io.Reader) (*liveSource, error) {
+	if f.live != "" {
+		return openObjectFile(f.live, stdin)
+	}
+	rc, ns, err := cluster.KubectlConfig(f.kubeconfig, f.context)
+	if err != nil {
+		return nil, fmt.Errorf("no live objects: give --live FILE (- for standard input), or a cluster: %w", err)
+	}
+	s, err := openCluster(rc)
+	if err == nil {
+		s.namespace = ns
+	}
+	return s, err
+}
+
+// openConfigCluster opens a cluster of the config. An inCluster cluster is
+// reached through the default kubeconfig when driftback runs outside one.
+func openConfigCluster(c *config.Cluster) (*liveSource, error) {
+	var rc *rest.Config
+	var err error
+	if c.InCluster {
+		if rc, err = cluster.RESTConfig("", ""); err != nil {
+			rc, _, err = cluster.KubectlConfig("", "")
+		}
+	} else {
+		rc, err = cluster.RESTConfig(c.Kubeconfig, c.Context)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", c.Name, err)
+	}
+	s, err := openCluster(rc)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", c.Name, err)
+	}
+	return s, nil
+}
+
+func openCluster(rc *rest.Config) (*liveSource, error) {
+	rc.Timeout = 30 * time.Second
+	l, err := cluster.NewClientLister(rc)
+	if err != nil {
+		return nil, err
+	}
+	return &liveSource{name: rc.Host, lister: l}, nil
+}
+
+// openObjectFile reads an object file, or standard input for "-".
+func openObjectFile(path string, stdin io.Reader) (*liveSource, error) {
+	name := path
 	var all []cluster.Object
 	var err error
-	if o.live == "-" {
+	if path == "-" {
 		name = "standard input"
 		data, rerr := io.ReadAll(io.LimitReader(stdin, cluster.MaxObjectFileBytes+1))
 		switch {
 		case rerr != nil:
-			return liveObjects{}, fmt.Errorf("%s: %w", name, rerr)
+			return nil, fmt.Errorf("%s: %w", name, rerr)
 		case len(data) > cluster.MaxObjectFileBytes:
-			return liveObjects{}, fmt.Errorf("%s: larger than %d bytes", name, cluster.MaxObjectFileBytes)
+			return nil, fmt.Errorf("%s: larger than %d bytes", name, cluster.MaxObjectFileBytes)
 		}
 		all, err = cluster.ParseObjectFile(name, data)
 	} else {
-		all, err = cluster.ReadObjectFile(o.live)
+		all, err = cluster.ReadObjectFile(path)
 	}
+	if err != nil {
+		return nil, err
+	}
+	if err := checkReplicas(name, all); err != nil {
+		return nil, err
+	}
+	return &liveSource{name: name, file: all, isFile: true}, nil
+}
+
+// appliedBy reads the revision a GitOps tool applied, from the cluster or
+// from every object of the file.
+func (s *liveSource) appliedBy(src cluster.Source) func(context.Context) (cluster.Applied, error) {
+	if s.isFile {
+		return func(context.Context) (cluster.Applied, error) { return cluster.AppliedIn(s.file, src) }
+	}
+	return func(ctx context.Context) (cluster.Applied, error) {
+		return cluster.AppliedRevision(ctx, s.lister.Dynamic(), s.lister.Metadata(), src)
+	}
+}
+
+// list reads the objects of a scope (read-only).
+func (s *liveSource) list(ctx context.Context, scope cluster.Scope) (liveObjects, error) {
+	if s.isFile {
+		name := s.name
+		if len(scope.Namespaces) > 0 {
+			name += " in namespace " + strings.Join(scope.Namespaces, ", ")
+		}
+		return liveObjects{objects: cluster.InScope(s.file, scope), source: name, empty: len(s.file) == 0, appliedBy: s.appliedBy}, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	read, err := s.lister.List(ctx, scope)
+	if err != nil {
+		return liveObjects{}, fmt.Errorf("%s: %w", s.name, err)
+	}
+	return liveObjects{objects: read.Objects, coverage: read.Coverage, source: s.name, appliedBy: s.appliedBy}, nil
+}
+
+// discover finds the Flux Kustomizations and Argo CD Applications ds
+// selects, in the cluster or among the file's objects.
+func (s *liveSource) discover(ctx context.Context, ds *config.Discover) ([]cluster.Discovered, error) {
+	f := discoverFilter(ds)
+	if s.isFile {
+		return cluster.DiscoverIn(s.file, f)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	found, err := cluster.Discover(ctx, s.lister.Dynamic(), f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.name, err)
+	}
+	return found, nil
+}
+
+// readLive reads the live objects of plan --root: --live (-n narrows the
+// file as it narrows a cluster read), or the cluster kubectl would use, in
+// -n's namespaces or the context's.
+func (o *planOptions) readLive(cmd *cobra.Command) (liveObjects, error) {
+	s, err := o.openLive(cmd.InOrStdin())
 	if err != nil {
 		return liveObjects{}, err
 	}
-	if err := checkReplicas(name, all); err != nil {
-		return liveObjects{}, err
+	scope := cluster.Scope{Namespaces: o.namespaces}
+	if len(scope.Namespaces) == 0 && !s.isFile {
+		scope.Namespaces = []string{s.namespace}
 	}
-	if len(scope.Namespaces) > 0 {
-		name += " in namespace " + strings.Join(scope.Namespaces, ", ")
-	}
-	return liveObjects{objects: cluster.InScope(all, scope), source: name, empty: len(all) == 0,
-		appliedBy: func(src cluster.Source) func(context.Context) (cluster.Applied, error) {
-			return func(context.Context) (cluster.Applied, error) { return cluster.AppliedIn(all, src) }
-		}}, nil
+	return s.list(cmd.Context(), scope)
 }
 
 // replicaKinds are the built-in kinds whose spec.replicas the apiserver
@@ -130,44 +244,4 @@ func replicaCount(v any) bool {
 		return n == math.Trunc(n) && n >= 0 && n <= math.MaxInt32
 	}
 	return false
-}
-
-// targetCluster reads a target's objects from the cluster its config names.
-// An inCluster cluster is reached through the default kubeconfig when plan
-// runs outside a cluster.
-func targetCluster(ctx context.Context, c *config.Cluster, scope cluster.Scope) (liveObjects, error) {
-	var rc *rest.Config
-	var err error
-	if c.InCluster {
-		if rc, err = cluster.RESTConfig("", ""); err != nil {
-			rc, _, err = cluster.KubectlConfig("", "")
-		}
-	} else {
-		rc, err = cluster.RESTConfig(c.Kubeconfig, c.Context)
-	}
-	if err != nil {
-		return liveObjects{}, fmt.Errorf("cluster %s: %w", c.Name, err)
-	}
-	return listCluster(ctx, rc, scope)
-}
-
-// listCluster reads the objects of a scope from a cluster (read-only).
-func listCluster(ctx context.Context, rc *rest.Config, scope cluster.Scope) (liveObjects, error) {
-	rc.Timeout = 30 * time.Second
-	lister, err := cluster.NewClientLister(rc)
-	if err != nil {
-		return liveObjects{}, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	read, err := lister.List(ctx, scope)
-	if err != nil {
-		return liveObjects{}, fmt.Errorf("%s: %w", rc.Host, err)
-	}
-	return liveObjects{objects: read.Objects, coverage: read.Coverage, source: rc.Host,
-		appliedBy: func(src cluster.Source) func(context.Context) (cluster.Applied, error) {
-			return func(ctx context.Context) (cluster.Applied, error) {
-				return cluster.AppliedRevision(ctx, lister.Dynamic(), lister.Metadata(), src)
-			}
-		}}, nil
 }

@@ -25,6 +25,10 @@ var planFormats = []string{"text", "json", "yaml", "markdown", "patch"}
 // patch stays one that git apply takes.
 func (o *planOptions) print(cmd *cobra.Command, plan *analyzer.Plan, repo *repofs.Repo, md report.MarkdownOptions, built bool) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if o.collect != nil && (o.output == "json" || o.output == "yaml") {
+		o.collect(plan, "")
+		return nil
+	}
 	if o.output != "patch" {
 		return printPlan(stdout, plan, o.output, repo, md)
 	}

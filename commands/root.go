@@ -87,7 +87,7 @@ request per target (run), or prints it (plan).
 	}
 	root.SetVersionTemplate(b.line() + "\n")
 	addLogFlags(root)
-	root.AddCommand(newDemoCmd(bin.Examples), newRunCmd(), newPlanCmd(), newConfigCmd(), newAppCmd(bin.AppManifest), newVersionCmd(b))
+	root.AddCommand(newDemoCmd(bin.Examples), newRunCmd(), newPlanCmd(), newTargetsCmd(), newConfigCmd(), newAppCmd(bin.AppManifest), newVersionCmd(b))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &usageError{cmd: c, err: err}
 	})

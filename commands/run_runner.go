@@ -138,7 +138,7 @@ func discoverTargets(ctx context.Context, in runnerInput, listers map[string]*cl
 			continue
 		}
 		l := listers[c.Name]
-		found, err := cluster.Discover(ctx, l.Dynamic(), cluster.DiscoverFilter{Flux: ds.Flux, ArgoCD: ds.ArgoCD, Namespaces: ds.Namespaces, Selector: ds.Selector, Names: ds.Names})
+		found, err := cluster.Discover(ctx, l.Dynamic(), discoverFilter(ds))
 		if err != nil {
 			return nil, fmt.Errorf("cluster %s: discover targets: %w", c.Name, err)
 		}

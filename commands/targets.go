@@ -1,0 +1,277 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/cluster"
+	"github.com/driftback/driftback/config"
+)
+
+// targetsFormats are the values of targets -o.
+var targetsFormats = []string{"table", "json", "yaml", "name"}
+
+type targetsOptions struct {
+	liveFlags
+	config, cluster, output string
+}
+
+// newTargetsCmd is `driftback targets`: what the bot would poll, the
+// targets written in the config and those its clusters discover now.
+func newTargetsCmd() *cobra.Command {
+	o := &targetsOptions{}
+	cmd := &cobra.Command{
+		Use:   "targets --config FILE",
+		Short: "List the targets of a config: those it names and those its clusters discover",
+		Long: `List the targets driftback would poll with this config: each target written in it, and each
+Flux Kustomization and Argo CD Application that a cluster with discover: makes a target now,
+with the objects its inventory lists. What discovery read and left out is listed on standard
+error with the reason.
+
+Each discovering cluster is read as run reads it (its kubeconfig and context, or for an
+inCluster cluster the default kubeconfig when driftback runs outside a cluster); --live or
+--kubeconfig/--context read one source for every cluster instead. Only the GitOps objects are
+read. Whether an Argo CD Application's targetRevision is a branch is asked of GitHub by run,
+which leaves out an Application pinned to a tag; targets lists it as it is written.
+
+` + exitCodesHelp,
+		Example: `  driftback targets --config driftback.yaml
+  driftback targets --config driftback.yaml --cluster prod -o json
+  kubectl get kustomizations.kustomize.toolkit.fluxcd.io,gitrepositories -A -o yaml | driftback targets -c driftback.yaml --live -`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.config, "config", "c", "", "the driftback.yaml whose targets to list (required)")
+	f.StringVar(&o.cluster, "cluster", "", "only the targets of this cluster of the config")
+	f.StringVarP(&o.output, "output", "o", "table", "output format: "+orList(targetsFormats))
+	o.liveFlags.register(f, " (standing for every cluster of the config)")
+	cmd.MarkFlagFilename("config", "yaml", "yml")
+	cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(targetsFormats, cobra.ShellCompDirectiveNoFileComp))
+	cmd.RegisterFlagCompletionFunc("cluster", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return clusterCompletions(o.config), cobra.ShellCompDirectiveNoFileComp
+	})
+	return cmd
+}
+
+func (o *targetsOptions) run(cmd *cobra.Command) error {
+	if !slices.Contains(targetsFormats, o.output) {
+		return fail(fmt.Errorf("-o %q: use %s", o.output, orList(targetsFormats)))
+	}
+	if o.config == "" {
+		return fail(fmt.Errorf("--config is required"))
+	}
+	if err := o.check(); err != nil {
+		return fail(err)
+	}
+	cfg, err := config.Load(o.config)
+	if err != nil {
+		return fail(err)
+	}
+	if o.cluster != "" && cfg.Cluster(o.cluster) == nil {
+		return fail(fmt.Errorf("--cluster %s: no such cluster; the config has %s", o.cluster, strings.Join(clusterNames(cfg), ", ")))
+	}
+	set, err := knownTargets(cmd.Context(), cfg, o.cluster, newSources(o.liveFlags, cmd.InOrStdin()), true)
+	if err != nil {
+		return fail(err)
+	}
+	for _, s := range set.skipped {
+		fmt.Fprintf(cmd.ErrOrStderr(), "not a target: %s\n", s)
+	}
+	return printTargets(cmd.OutOrStdout(), set.targets, o.output)
+}
+
+// knownTarget is a target of a config: written in it, or discovered.
+type knownTarget struct {
+	Config *config.Target // resolved: defaults merged in
+	// From is "config", or the GitOps object that made it a target
+	// ("flux flux-system/apps", "argocd argocd/shop").
+	From string
+	// Objects is the number of objects a discovered target's inventory
+	// listed when it was discovered; -1 for a written target.
+	Objects    int
+	discovered bool
+}
+
+// targetSet is what a config's targets are now, and what discovery left
+// out (for the person reading).
+type targetSet struct {
+	targets []knownTarget
+	skipped []string
+}
+
+// names are the set's target names, in order.
+func (s targetSet) names() []string {
+	var out []string
+	for _, t := range s.targets {
+		out = append(out, t.Config.Name)
+	}
+	return out
+}
+
+// knownTargets lists the written targets of cfg (of one cluster, when
+// only is set) and, when discover is set, those its clusters discover now,
+// read through src. A cluster that cannot be read fails the whole list:
+// a partial list would pass for the whole.
+func knownTargets(ctx context.Context, cfg *config.Config, only string, src *sources, discover bool) (targetSet, error) {
+	var set targetSet
+	for _, t := range cfg.ResolvedTargets() {
+		if only == "" || t.Cluster == only {
+			set.targets = append(set.targets, knownTarget{Config: t, From: "config", Objects: -1})
+		}
+	}
+	if !discover {
+		return set, nil
+	}
+	host, err := bot.WebHost(cfg.GitHub.APIURL)
+	if err != nil {
+		return set, err
+	}
+	for i := range cfg.Clusters {
+		c := &cfg.Clusters[i]
+		if c.Discover == nil || (only != "" && c.Name != only) {
+			continue
+		}
+		s, err := src.forCluster(c)
+		if err != nil {
+			return set, err
+		}
+		found, err := s.discover(ctx, c.Discover)
+		if err != nil {
+			return set, fmt.Errorf("cluster %s: discover targets: %w", c.Name, err)
+		}
+		d := bot.DiscoverTargets(cfg, c.Name, host, found)
+		for _, dt := range d.Targets {
+			t := dt.Config
+			set.targets = append(set.targets, knownTarget{Config: &t, From: discoveredFrom(&t), Objects: len(dt.Inventory), discovered: true})
+		}
+		for _, why := range d.Skipped {
+			set.skipped = append(set.skipped, "cluster "+c.Name+": "+why)
+		}
+	}
+	return set, nil
+}
+
+// discoveredFrom names the GitOps object a discovered target was made of.
+func discoveredFrom(t *config.Target) string {
+	if f := t.AppliedRevision.Flux; f != nil {
+		return "flux " + f.Namespace + "/" + f.Name
+	}
+	a := t.AppliedRevision.ArgoCD
+	return "argocd " + a.Namespace + "/" + a.Name
+}
+
+// discoverFilter is what a cluster's discover: asks to be read.
+func discoverFilter(ds *config.Discover) cluster.DiscoverFilter {
+	return cluster.DiscoverFilter{Flux: ds.Flux, ArgoCD: ds.ArgoCD, Namespaces: ds.Namespaces, Selector: ds.Selector, Names: ds.Names}
+}
+
+// sources opens each cluster's live source once per command: the flags'
+// own source for every cluster when they name one, else the cluster's.
+type sources struct {
+	flags     liveFlags
+	stdin     io.Reader
+	override  *liveSource
+	byCluster map[string]*liveSource
+}
+
+func newSources(f liveFlags, stdin io.Reader) *sources {
+	return &sources{flags: f, stdin: stdin, byCluster: map[string]*liveSource{}}
+}
+
+func (s *sources) forCluster(c *config.Cluster) (*liveSource, error) {
+	var err error
+	if s.flags.overrides() {
+		if s.override == nil {
+			s.override, err = s.flags.openLive(s.stdin)
+		}
+		return s.override, err
+	}
+	if s.byCluster[c.Name] == nil {
+		if s.byCluster[c.Name], err = openConfigCluster(c); err != nil {
+			delete(s.byCluster, c.Name)
+		}
+	}
+	return s.byCluster[c.Name], err
+}
+
+// targetRow is a target as -o json and -o yaml print it.
+type targetRow struct {
+	Name    string `json:"name"`
+	Cluster string `json:"cluster"`
+	From    string `json:"from"`
+	Repo    string `json:"repo"`
+	Branch  string `json:"branch,omitempty"`
+	Root    string `json:"root"`
+	Objects *int   `json:"objects,omitempty"`
+}
+
+func printTargets(w io.Writer, targets []knownTarget, format string) error {
+	var rows []targetRow
+	for _, t := range targets {
+		r := targetRow{Name: t.Config.Name, Cluster: t.Config.Cluster, From: t.From, Repo: t.Config.Repo, Branch: t.Config.BaseBranch, Root: t.Config.Root}
+		if t.Objects >= 0 {
+			n := t.Objects
+			r.Objects = &n
+		}
+		rows = append(rows, r)
+	}
+	switch format {
+	case "name":
+		for _, r := range rows {
+			fmt.Fprintln(w, r.Name)
+		}
+		return nil
+	case "json", "yaml":
+		b, err := json.MarshalIndent(struct {
+			Targets []targetRow `json:"targets"`
+		}{append([]targetRow{}, rows...)}, "", "  ")
+		if err == nil && format == "yaml" {
+			b, err = jsonToYAML(b)
+		}
+		if err == nil {
+			_, err = fmt.Fprintf(w, "%s\n", strings.TrimSuffix(string(b), "\n"))
+		}
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tCLUSTER\tFROM\tREPO\tBRANCH\tROOT\tOBJECTS")
+	for _, r := range rows {
+		branch, objects := r.Branch, "-"
+		if branch == "" {
+			branch = "(default)"
+		}
+		if r.Objects != nil {
+			objects = strconv.Itoa(*r.Objects)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Cluster, r.From, r.Repo, branch, r.Root, objects)
+	}
+	return tw.Flush()
+}
+
+// clusterNames are the config's cluster names.
+func clusterNames(cfg *config.Config) []string {
+	var out []string
+	for _, c := range cfg.Clusters {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+// clusterCompletions are the cluster names of the --config file.
+func clusterCompletions(file string) []cobra.Completion {
+	cfg, err := config.Load(file)
+	if file == "" || err != nil {
+		return nil
+	}
+	return clusterNames(cfg)
+}
