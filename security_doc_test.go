@@ -19,7 +19,7 @@ import (
 // --dashboard`) or by the RBAC of deploy/ and of the Helm chart, and each
 // permission or rule granted there must have its row.
 
-// mdTable returns the rows of the Markdown table whose header starts with
+// mdTable returns the rows of the Markdown tables whose header starts with
 // header, each row's cells trimmed; nil when there is no such table.
 func mdTable(text, header string) [][]string {
 	var rows [][]string
@@ -36,8 +36,8 @@ func mdTable(text, header string) [][]string {
 				cells[i] = strings.TrimSpace(cells[i])
 			}
 			rows = append(rows, cells)
-		case in:
-			return rows
+		default:
+			in = false
 		}
 	}
 	return rows
