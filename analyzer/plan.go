@@ -37,6 +37,16 @@ const (
 	CodeNotInCluster        = "not-in-cluster"
 )
 
+// Codes lists every refusal code above, in the order declared, for what
+// must cover them all (docs/troubleshooting.md). TestCodesListsEveryConstant
+// fails when a constant is added above and not here.
+var Codes = []string{
+	CodeBuildOwned, CodeUnplaceableEdit, CodeRenderMismatch, CodeUnsupported,
+	CodeRenderFailed, CodeWriteFanIn, CodeOutOfScope, CodeSensitive,
+	CodeSharedEntryConflict, CodeOrchestratorContext, CodeNotAppliedYet,
+	CodeNotInCluster,
+}
+
 // ObjectRef names a Kubernetes object.
 type ObjectRef struct {
 	APIVersion string `json:"apiVersion"`

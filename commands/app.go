@@ -196,6 +196,12 @@ func createApp(ctx context.Context, o appOptions, stdout io.Writer) error {
 	}
 }
 
+// DashboardPermissions are what `app create --dashboard` adds to
+// app.yaml's default_permissions: drift dashboards are issues, and nothing
+// else driftback does needs them. SECURITY.md's table is tested against
+// this and app.yaml.
+var DashboardPermissions = map[string]string{"issues": "write"}
+
 // manifestJSON is app.yaml as the JSON string GitHub's form takes, with
 // redirect_url pointing at this command's callback and, given a webhook
 // URL, the hook active there. dashboard adds issues: write, which only
@@ -210,7 +216,9 @@ func manifestJSON(manifest []byte, name, redirect, webhook string, dashboard boo
 		if !ok {
 			return "", fmt.Errorf("app.yaml: default_permissions is not a mapping")
 		}
-		perms["issues"] = "write"
+		for k, v := range DashboardPermissions {
+			perms[k] = v
+		}
 	}
 	m["redirect_url"] = redirect
 	if webhook != "" {

@@ -2,14 +2,18 @@ package commands
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
 
 	"github.com/driftback/driftback/internal/installtest"
 	"github.com/driftback/driftback/internal/kubetest"
@@ -83,6 +87,15 @@ func TestInstallGuideKustomize(t *testing.T) {
 			t.Errorf("check run of %s: %s, want success (the cluster runs what Git says): %s\n%s", name, run.Conclusion, run.Summary, pod.Process.Log())
 		}
 	}
+	walkUpgrade(t, kubectl, overlay)
+	// The rollout, and then the uninstall, stop the replica: stopped, it
+	// gives back its Lease (docs/upgrade.md, docs/uninstall.md).
+	pod.Process.Stop()
+	leases, err := kubernetes.NewForConfigOrDie(env.Config).CoordinationV1().Leases("driftback").List(context.Background(), metav1.ListOptions{LabelSelector: "driftback.io/role=member"})
+	if err != nil || len(leases.Items) != 0 {
+		t.Errorf("after the replica stopped: member Leases %v (%v), want none", leases, err)
+	}
+	walkUninstall(t, kubectl)
 }
 
 // writeGuideOverlay saves 3a's kustomization where its first line says,
@@ -120,4 +133,162 @@ func writeGuideOverlay(t *testing.T, b installtest.Block, work string, config []
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// The upgrade's placeholders: the release the user moves to.
+var upgradePlaceholders = strings.NewReplacer("NEWCOMMIT", "0123456789abcdef0123456789abcdef01234567",
+	"REGISTRY", guidePlaceholders["REGISTRY"], "NEWTAG", "v0.2.0-rc.1")
+
+// walkUpgrade runs docs/upgrade.md's kustomize steps over the installed
+// overlay in dir: the entries the page changes laid over the overlay, the
+// config checked with the binary, the overlay applied again.
+func walkUpgrade(t *testing.T, kubectl installtest.Kubectl, dir string) {
+	t.Helper()
+	blocks, err := installtest.Blocks("../docs/upgrade.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := installtest.Under(blocks, "With kustomize")
+	ran := 0
+	for _, b := range steps {
+		switch b.Lang {
+		case "yaml":
+			upgradeOverlay(t, b, filepath.Join(dir, "kustomization.yaml"))
+		case "sh":
+			cmds, err := installtest.Commands(b.Text)
+			if err != nil {
+				t.Fatalf("%s: %v", b, err)
+			}
+			for _, c := range cmds {
+				if err := runDocCommand(t, kubectl, c); err != nil {
+					t.Fatalf("%s, %q: %v", b, strings.Join(c, " "), err)
+				}
+				ran++
+			}
+		}
+	}
+	if ran < 2 {
+		t.Fatalf("docs/upgrade.md's kustomize steps ran %d commands, want the config check and the apply", ran)
+	}
+	dep, err := kubernetes.NewForConfigOrDie(kubectl.Config).AppsV1().Deployments("driftback").Get(context.Background(), "driftback", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img, want := dep.Spec.Template.Spec.Containers[0].Image, upgradePlaceholders.Replace("REGISTRY/driftback:NEWTAG"); img != want {
+		t.Errorf("after the upgrade the image is %s, want %s", img, want)
+	}
+	if s := dep.Spec.Strategy.RollingUpdate; s == nil || s.MaxUnavailable.IntValue() != 0 || s.MaxSurge.IntValue() != 1 {
+		t.Errorf("the Deployment rolls with %+v; docs/upgrade.md says maxSurge 1, maxUnavailable 0", dep.Spec.Strategy)
+	}
+}
+
+// upgradeOverlay lays the top-level entries of the page's block over the
+// installed kustomization at path. The walk has no network: the remote
+// base stays the clone's deploy/, which the block's comment offers too.
+func upgradeOverlay(t *testing.T, b installtest.Block, path string) {
+	t.Helper()
+	if !strings.Contains(b.Text, "../driftback/deploy") {
+		t.Fatalf("%s: the base's line no longer offers the clone's ../driftback/deploy", b)
+	}
+	var change, overlay map[string]any
+	if err := yaml.Unmarshal([]byte(upgradePlaceholders.Replace(b.Text)), &change); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	old, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(old, &overlay); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range change {
+		if _, ok := overlay[k]; !ok {
+			t.Fatalf("%s: changes %s, which the installed overlay does not have", b, k)
+		}
+		if k == "resources" {
+			continue
+		}
+		overlay[k] = v
+	}
+	out, err := yaml.Marshal(overlay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runDocCommand runs a kubectl command the walk knows, or the driftback
+// binary, in the walk's folder.
+func runDocCommand(t *testing.T, kubectl installtest.Kubectl, c []string) error {
+	t.Helper()
+	if c[0] != "driftback" {
+		return kubectl.Run(context.Background(), c)
+	}
+	cmd := exec.Command(binary, c[1:]...)
+	cmd.Dir = kubectl.Dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v: %s", err, out)
+	}
+	return nil
+}
+
+// walkUninstall runs docs/uninstall.md's kustomize steps and checks that
+// nothing the install made is left: the namespace is gone or going (an
+// apiserver alone, without the namespace controller, keeps it
+// terminating), everything else gone.
+func walkUninstall(t *testing.T, kubectl installtest.Kubectl) {
+	t.Helper()
+	blocks, err := installtest.Blocks("../docs/uninstall.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := 0
+	for _, b := range installtest.Under(blocks, "With kustomize") {
+		cmds, err := installtest.Commands(b.Text)
+		if err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		for _, c := range cmds {
+			if err := runDocCommand(t, kubectl, c); err != nil {
+				t.Fatalf("%s, %q: %v", b, strings.Join(c, " "), err)
+			}
+			ran++
+		}
+	}
+	if ran < 2 {
+		t.Fatalf("docs/uninstall.md's kustomize steps ran %d commands, want the Secret's and the overlay's deletes", ran)
+	}
+	ctx := context.Background()
+	cs := kubernetes.NewForConfigOrDie(kubectl.Config)
+	gets := map[string]func() error{
+		"Secret driftback-github-app": func() error {
+			_, err := cs.CoreV1().Secrets("driftback").Get(ctx, "driftback-github-app", metav1.GetOptions{})
+			return err
+		},
+		"Deployment driftback": func() error {
+			_, err := cs.AppsV1().Deployments("driftback").Get(ctx, "driftback", metav1.GetOptions{})
+			return err
+		},
+		"ClusterRole driftback": func() error {
+			_, err := cs.RbacV1().ClusterRoles().Get(ctx, "driftback", metav1.GetOptions{})
+			return err
+		},
+		"ClusterRoleBinding driftback": func() error {
+			_, err := cs.RbacV1().ClusterRoleBindings().Get(ctx, "driftback", metav1.GetOptions{})
+			return err
+		},
+	}
+	for what, get := range gets {
+		if err := get(); !apierrors.IsNotFound(err) {
+			t.Errorf("after the uninstall, %s: %v, want it gone", what, err)
+		}
+	}
+	ns, err := cs.CoreV1().Namespaces().Get(ctx, "driftback", metav1.GetOptions{})
+	if err == nil && ns.DeletionTimestamp == nil {
+		t.Errorf("after the uninstall the namespace driftback is not being deleted")
+	} else if err != nil && !apierrors.IsNotFound(err) {
+		t.Error(err)
+	}
 }

@@ -1,8 +1,10 @@
 package commands
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -115,4 +117,102 @@ func TestShellWords(t *testing.T) {
 			t.Errorf("%q: no error", bad)
 		}
 	}
+}
+
+// The shell steps of the upgrade and uninstall pages: the kustomize ones
+// are commands the kube walk (TestInstallGuideKustomize) runs, so a step
+// it could not run fails here too, without an apiserver; the others
+// (Helm, the GitHub CLI, kubectl's read-only and rollout commands) parse
+// and name the release install.md installs.
+func TestDocShellStepsUpgradeUninstall(t *testing.T) {
+	installBlocks, err := installtest.Blocks("../docs/install.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, namespace := helmRelease(t, installtest.Under(installBlocks, "3b."))
+	var kubectl installtest.Kubectl // only asked what it knows
+	for _, page := range []string{"../docs/upgrade.md", "../docs/uninstall.md"} {
+		blocks, err := installtest.Blocks(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		walked := 0
+		for _, b := range blocks {
+			if b.Lang != "sh" {
+				continue
+			}
+			cmds, err := installtest.Commands(b.Text)
+			if err != nil {
+				t.Errorf("%s: %v", b, err)
+				continue
+			}
+			for _, c := range cmds {
+				if strings.HasPrefix(b.Heading, "With kustomize") {
+					walked++
+					if c[0] != "driftback" && !kubectl.Knows(c) {
+						t.Errorf("%s: the kube walk cannot run %q", b, c)
+					}
+					continue
+				}
+				if why := shellStepProblem(c, kubectl, release, namespace); why != "" {
+					t.Errorf("%s: %q: %s", b, c, why)
+				}
+			}
+		}
+		if walked < 2 {
+			t.Errorf("%s: %d commands under \"With kustomize\"; the walk would prove nothing", page, walked)
+		}
+	}
+}
+
+// shellStepProblem says what is wrong with a step the kube walk does not
+// run, or "".
+func shellStepProblem(c []string, kubectl installtest.Kubectl, release, namespace string) string {
+	sub := strings.Join(c[1:min(3, len(c))], " ")
+	switch c[0] {
+	case "kubectl":
+		words := c[1:]
+		if len(words) > 2 && (words[0] == "-n" || words[0] == "--namespace") {
+			words = words[2:]
+		}
+		if kubectl.Knows(c) || len(words) > 0 && (words[0] == "get" || words[0] == "rollout") {
+			return ""
+		}
+		return "not a kubectl command the walk runs, nor a read-only one"
+	case "helm":
+		if len(c) < 3 || (c[1] != "upgrade" && c[1] != "uninstall") {
+			return "want helm upgrade or helm uninstall"
+		}
+		if c[2] != release || !slices.Contains(c, "--namespace") || c[slices.Index(c, "--namespace")+1] != namespace {
+			return fmt.Sprintf("want the release %s in namespace %s, as docs/install.md installs it", release, namespace)
+		}
+	case "gh":
+		if sub != "pr list" && sub != "pr close" && sub != "issue close" {
+			return "a gh command the page does not explain"
+		}
+	default:
+		return "a program the page does not explain"
+	}
+	return ""
+}
+
+// helmRelease is the release name and namespace of install.md's helm
+// install.
+func helmRelease(t *testing.T, blocks []installtest.Block) (release, namespace string) {
+	t.Helper()
+	for _, b := range blocks {
+		cmds, err := installtest.Commands(b.Text)
+		if err != nil || b.Lang != "sh" {
+			continue
+		}
+		for _, c := range cmds {
+			if len(c) > 2 && c[0] == "helm" && c[1] == "install" {
+				if i := slices.Index(c, "--namespace"); i > 0 && i+1 < len(c) {
+					return c[2], c[i+1]
+				}
+			}
+		}
+	}
+	t.Fatal("docs/install.md 3b shows no helm install --namespace")
+	return "", ""
 }

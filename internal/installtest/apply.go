@@ -35,8 +35,23 @@ type Kubectl struct {
 // Run runs one command, or says it is not one the walk knows: the walk
 // never guesses at a step.
 func (k Kubectl) Run(ctx context.Context, args []string) error {
+	run, err := k.step(args)
+	if err != nil {
+		return err
+	}
+	return run(ctx)
+}
+
+// Knows says whether Run knows the command, without running it.
+func (k Kubectl) Knows(args []string) bool {
+	_, err := k.step(args)
+	return err == nil
+}
+
+// step is the command args as a function to run.
+func (k Kubectl) step(args []string) (func(context.Context) error, error) {
 	if len(args) == 0 || args[0] != "kubectl" {
-		return fmt.Errorf("not a kubectl command: %q", args)
+		return nil, fmt.Errorf("not a kubectl command: %q", args)
 	}
 	ns, rest := "", args[1:]
 	if len(rest) >= 2 && (rest[0] == "-n" || rest[0] == "--namespace") {
@@ -44,17 +59,26 @@ func (k Kubectl) Run(ctx context.Context, args []string) error {
 	}
 	switch {
 	case len(rest) == 3 && rest[0] == "create" && rest[1] == "namespace":
-		return k.createNamespace(ctx, rest[2])
+		return func(ctx context.Context) error { return k.createNamespace(ctx, rest[2]) }, nil
 	case len(rest) >= 4 && rest[0] == "create" && rest[1] == "secret" && rest[2] == "generic":
-		return k.createSecret(ctx, ns, rest[3], rest[4:])
-	case len(rest) == 3 && rest[0] == "apply" && rest[1] == "-k":
-		objs, err := Kustomize(filepath.Join(k.Dir, rest[2]))
-		if err != nil {
-			return err
-		}
-		return Apply(ctx, k.Config, objs, ns, "kubectl")
+		return func(ctx context.Context) error { return k.createSecret(ctx, ns, rest[3], rest[4:]) }, nil
+	case len(rest) == 3 && (rest[0] == "apply" || rest[0] == "delete") && rest[1] == "-k":
+		return func(ctx context.Context) error {
+			objs, err := Kustomize(filepath.Join(k.Dir, rest[2]))
+			if err != nil {
+				return err
+			}
+			if rest[0] == "delete" {
+				return Delete(ctx, k.Config, objs, ns)
+			}
+			return Apply(ctx, k.Config, objs, ns, "kubectl")
+		}, nil
+	case len(rest) == 3 && rest[0] == "delete" && (rest[1] == "namespace" || rest[1] == "secret"):
+		return func(ctx context.Context) error { return k.deleteNamed(ctx, ns, rest[1], rest[2]) }, nil
+	case len(rest) == 4 && rest[0] == "delete" && rest[1] == "leases" && rest[2] == "-l":
+		return func(ctx context.Context) error { return k.deleteLeases(ctx, ns, rest[3]) }, nil
 	}
-	return fmt.Errorf("the guide's walk does not know the command %q", args)
+	return nil, fmt.Errorf("the guide's walk does not know the command %q", args)
 }
 
 func (k Kubectl) createNamespace(ctx context.Context, name string) error {
@@ -119,16 +143,49 @@ func Kustomize(dir string) ([]*unstructured.Unstructured, error) {
 	return out, nil
 }
 
+// resolver finds the API resource of an object.
+type resolver struct {
+	mapper meta.RESTMapper
+	dyn    dynamic.Interface
+}
+
+func newResolver(cfg *rest.Config) (*resolver, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &resolver{mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)), dyn: dyn}, nil
+}
+
+// resource is where o lives; a namespaced object that names no namespace
+// is put in ns (default when empty), as kubectl -n does.
+func (r *resolver) resource(o *unstructured.Unstructured, ns string) (dynamic.ResourceInterface, error) {
+	gvk := o.GroupVersionKind()
+	m, err := r.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", gvk.Kind, o.GetName(), err)
+	}
+	if m.Scope.Name() != meta.RESTScopeNameNamespace {
+		return r.dyn.Resource(m.Resource), nil
+	}
+	if o.GetNamespace() == "" {
+		if ns == "" {
+			ns = "default"
+		}
+		o.SetNamespace(ns)
+	}
+	return r.dyn.Resource(m.Resource).Namespace(o.GetNamespace()), nil
+}
+
 // Apply server-side applies objects in order, namespaces first, with the
 // namespace ns for namespaced objects that name none (as kubectl -n does),
 // as field manager manager.
 func Apply(ctx context.Context, cfg *rest.Config, objs []*unstructured.Unstructured, ns, manager string) error {
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
-	dyn, err := dynamic.NewForConfig(cfg)
+	res, err := newResolver(cfg)
 	if err != nil {
 		return err
 	}
@@ -137,26 +194,15 @@ func Apply(ctx context.Context, cfg *rest.Config, objs []*unstructured.Unstructu
 		return ordered[i].GetKind() == "Namespace" && ordered[j].GetKind() != "Namespace"
 	})
 	for _, o := range ordered {
-		gvk := o.GroupVersionKind()
-		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		ri, err := res.resource(o, ns)
 		if err != nil {
-			return fmt.Errorf("%s %s: %w", gvk.Kind, o.GetName(), err)
-		}
-		var ri dynamic.ResourceInterface = dyn.Resource(m.Resource)
-		if m.Scope.Name() == meta.RESTScopeNameNamespace {
-			if o.GetNamespace() == "" {
-				if ns == "" {
-					ns = "default"
-				}
-				o.SetNamespace(ns)
-			}
-			ri = dyn.Resource(m.Resource).Namespace(o.GetNamespace())
+			return err
 		}
 		if _, err := ri.Apply(ctx, o.GetName(), o, metav1.ApplyOptions{FieldManager: manager, Force: true}); err != nil {
 			if apierrors.IsAlreadyExists(err) && o.GetKind() == "Namespace" {
 				continue
 			}
-			return fmt.Errorf("apply %s %s/%s: %w", gvk.Kind, o.GetNamespace(), o.GetName(), err)
+			return fmt.Errorf("apply %s %s/%s: %w", o.GetKind(), o.GetNamespace(), o.GetName(), err)
 		}
 	}
 	return nil

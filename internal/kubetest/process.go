@@ -66,6 +66,10 @@ func (p *Process) Log() string {
 	return string(b)
 }
 
+// Stop ends the process as the kubelet stops a container: SIGTERM, then
+// SIGKILL after 20 seconds. It returns once the process has exited.
+func (p *Process) Stop() { p.stop() }
+
 func (p *Process) stop() {
 	if p.cmd.Process == nil {
 		return
