@@ -35,8 +35,10 @@ type ClientOptions struct {
 	RequestTimeout time.Duration
 	// Now replaces time.Now for token expiry decisions.
 	Now func() time.Time
-	// MutationGap is the least time between two content-creating requests,
-	// to stay inside GitHub's secondary limits; default 1s.
+	// MutationGap is the least time between two content-creating requests
+	// of the installation, to stay inside GitHub's secondary limits (80 a
+	// minute); default 1s. With WriteShare replicas, each waits that many
+	// gaps.
 	MutationGap time.Duration
 	// MaxRetries for 5xx and rate limits; default 4.
 	MaxRetries int

@@ -106,11 +106,15 @@ func (e *DeferredError) Error() string {
 // writeBudget is this replica's part of the installation's hourly budget:
 // replicas of one installation share GitHub's one limit.
 func (t *resilientTransport) writeBudget() int {
-	share := 1
+	return max(1, mutationsPerHour/t.share())
+}
+
+// share is how many replicas share the installation's writes (at least 1).
+func (t *resilientTransport) share() int {
 	if t.opts.WriteShare != nil {
-		share = max(1, t.opts.WriteShare())
+		return max(1, t.opts.WriteShare())
 	}
-	return max(1, mutationsPerHour/share)
+	return 1
 }
 
 // contentWrite reports whether a request creates or changes content, what

@@ -202,3 +202,44 @@ func TestDashboardWritesLeaveTheReserve(t *testing.T) {
 		t.Error("a read is no write")
 	}
 }
+
+// Replicas of one installation share GitHub's secondary limit of 80
+// content-creating requests a minute (issue 42, item 2): three replicas,
+// each writing as fast as its client lets it for a minute, write 60
+// together, where each alone would write 60.
+func TestWriteGapIsSharedByReplicas(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(201) }))
+	defer srv.Close()
+	minute := func(replicas int) int {
+		start := time.Unix(1_700_000_000, 0)
+		now := start
+		tr := &resilientTransport{base: http.DefaultTransport, opts: ClientOptions{
+			Now: func() time.Time { return now }, MutationGap: time.Second, MaxRetries: 1, Metrics: &counts{},
+			Sleep:      func(_ context.Context, d time.Duration) error { now = now.Add(d); return nil },
+			WriteShare: func() int { return replicas },
+		}}
+		client := &http.Client{Transport: tr}
+		wrote := 0
+		for now.Sub(start) < time.Minute {
+			resp, err := client.Post(srv.URL+"/repos/o/r/git/blobs", "application/json", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if now.Sub(start) < time.Minute {
+				wrote++
+			}
+		}
+		return wrote
+	}
+	if alone := minute(1); alone != 60 {
+		t.Errorf("one replica wrote %d times in a minute, want 60", alone)
+	}
+	total := 0
+	for range 3 {
+		total += minute(3)
+	}
+	if total > 80 || total != 60 {
+		t.Errorf("three replicas wrote %d times in a minute together, want 60 (GitHub allows 80)", total)
+	}
+}

@@ -42,7 +42,9 @@ func (t *resilientTransport) RoundTrip(req *http.Request) (*http.Response, error
 		if err := t.hourlyBudget(req); err != nil {
 			return nil, err
 		}
-		if gap := t.opts.MutationGap - t.opts.Now().Sub(t.lastMut); gap > 0 && !t.lastMut.IsZero() {
+		// The gap is per installation: replicas sharing it space their
+		// writes by that many gaps, so together they keep to one.
+		if gap := t.opts.MutationGap*time.Duration(t.share()) - t.opts.Now().Sub(t.lastMut); gap > 0 && !t.lastMut.IsZero() {
 			if err := t.opts.Sleep(ctx, gap); err != nil {
 				return nil, err
 			}
