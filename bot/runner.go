@@ -16,15 +16,20 @@ import (
 )
 
 // Sharding shares the targets among replicas: bot/shard's Leases. The
-// runner asks only these three questions, so bot itself never speaks to
-// the Kubernetes API that holds the leases.
+// runner asks only these questions, so bot itself never speaks to the
+// Kubernetes API that holds the leases.
 type Sharding interface {
-	// Run campaigns for the targets' leases until ctx ends.
-	Run(ctx context.Context, targets []string)
+	// Run campaigns for the targets' leases until ctx ends, and calls
+	// woken with each wake another replica handed to this one for a
+	// target it holds.
+	Run(ctx context.Context, targets []string, woken func(target, rerun string))
 	// Writable says whether this replica may still write for a target.
 	Writable(target string) error
 	// Holds says whether this replica polls a target.
 	Holds(target string) bool
+	// Hand passes a wake of a target this replica does not hold to the
+	// replica that does (rerun: the commit whose check to post anew).
+	Hand(target, rerun string)
 }
 
 // Runner polls every target on an interval, a few targets at a time
@@ -44,9 +49,11 @@ type Runner struct {
 	TargetTimeout time.Duration
 	// Parallel is how many targets are reconciled at once; default 4.
 	Parallel int
-	// WebhookSecret, when set, enables /webhook: GitHub's deliveries,
-	// signed with this secret, wake the targets they concern.
-	WebhookSecret []byte
+	// WebhookSecrets, when set, enables /webhook: GitHub's deliveries,
+	// signed with one of these secrets (the App's, and while it is rotated
+	// the one before it), wake the targets they concern. Asked on every
+	// delivery, so a rotated secret is taken without a restart.
+	WebhookSecrets func() [][]byte
 	// WakeDelay is how long a wake gathers further deliveries before it
 	// polls; default 2s.
 	WakeDelay time.Duration
@@ -93,7 +100,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			names[i] = t.Config.Name
 		}
 		done := make(chan struct{})
-		go func() { r.Leases.Run(ctx, names); close(done) }()
+		go func() { r.Leases.Run(ctx, names, r.woke); close(done) }()
 		defer func() { <-done }()
 	}
 	t := time.NewTicker(r.Interval)
@@ -388,7 +395,7 @@ func (r *Runner) Ready() bool {
 // Handler serves /healthz, /readyz (ready after the first successful poll
 // of each cluster, until a cluster goes unread for several polls),
 // /metrics (Prometheus exposition format) and /webhook (GitHub's
-// deliveries, when WebhookSecret is set).
+// deliveries, when WebhookSecrets is set).
 func (r *Runner) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {

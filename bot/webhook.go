@@ -18,10 +18,10 @@ import (
 // GitHub and the cluster as always, so a missed or refused delivery costs
 // only the wait for the next poll.
 
-// maxWebhookBody bounds a delivery's payload. The events subscribed to
-// (check_run, pull_request, push) are far smaller; a larger body is
-// refused before it is read (413), and the next poll sees what it said.
-const maxWebhookBody = 2 << 20
+// maxWebhookBody bounds a delivery's payload: GitHub caps one at 25 MB
+// (a push of many commits comes close), so nothing GitHub sends is
+// refused; a larger body is refused before it is read (413).
+const maxWebhookBody = 25 << 20
 
 // rememberedDeliveries is how many delivery GUIDs are kept to refuse a
 // replay; the oldest is forgotten first.
@@ -30,7 +30,7 @@ const rememberedDeliveries = 4096
 // webhookEvents are the events the App subscribes to (app.yaml), and the
 // only values the metric's event label takes besides "ping" and "other":
 // a forged header must not create series.
-var webhookEvents = map[string]bool{"check_run": true, "pull_request": true, "push": true, "ping": true}
+var webhookEvents = map[string]bool{"check_run": true, "check_suite": true, "pull_request": true, "push": true, "ping": true}
 
 // deliveries remembers the GUIDs of the deliveries handled, a bounded ring.
 type deliveries struct {
@@ -84,6 +84,13 @@ type hookPayload struct {
 			ID int64 `json:"id"`
 		} `json:"app"`
 	} `json:"check_run"`
+	CheckSuite struct {
+		HeadBranch string `json:"head_branch"` // "" when GitHub sends null
+		HeadSHA    string `json:"head_sha"`
+		App        struct {
+			ID int64 `json:"id"`
+		} `json:"app"`
+	} `json:"check_suite"`
 	PullRequest struct {
 		Head struct {
 			Ref  string `json:"ref"`
@@ -98,7 +105,11 @@ type hookPayload struct {
 // missing signature, a replayed GUID, a body over the bound) changes
 // nothing and is counted by outcome.
 func (r *Runner) serveWebhook(w http.ResponseWriter, req *http.Request) {
-	if len(r.WebhookSecret) == 0 {
+	var secrets [][]byte
+	if r.WebhookSecrets != nil {
+		secrets = r.WebhookSecrets()
+	}
+	if len(secrets) == 0 {
 		http.Error(w, "webhooks are not configured (github.webhookSecretFile)", http.StatusNotFound)
 		return
 	}
@@ -132,7 +143,7 @@ func (r *Runner) serveWebhook(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "reading the payload failed", http.StatusBadRequest)
 		return
 	}
-	if !validSignature(r.WebhookSecret, body, req.Header.Get("X-Hub-Signature-256")) {
+	if !validSignature(secrets, body, req.Header.Get("X-Hub-Signature-256")) {
 		count("forged")
 		// Logged at the 1st, 2nd, 4th, 8th... so a flood cannot flood the
 		// log; the metric counts every one.
@@ -174,8 +185,8 @@ func (r *Runner) serveWebhook(w http.ResponseWriter, req *http.Request) {
 }
 
 // validSignature checks X-Hub-Signature-256 ("sha256=" and the hex HMAC
-// of the body) in constant time.
-func validSignature(secret, body []byte, header string) bool {
+// of the body) against each secret, each in constant time.
+func validSignature(secrets [][]byte, body []byte, header string) bool {
 	hexSum, ok := strings.CutPrefix(header, "sha256=")
 	if !ok {
 		return false
@@ -184,13 +195,19 @@ func validSignature(secret, body []byte, header string) bool {
 	if err != nil {
 		return false
 	}
-	mac := hmac.New(sha256.New, secret)
-	mac.Write(body)
-	return hmac.Equal(got, mac.Sum(nil))
+	valid := false
+	for _, secret := range secrets {
+		mac := hmac.New(sha256.New, secret)
+		mac.Write(body)
+		valid = hmac.Equal(got, mac.Sum(nil)) || valid
+	}
+	return valid
 }
 
 // handleEvent wakes the targets a verified delivery concerns and returns
-// their names.
+// their names. A target another replica holds is handed to it through
+// the Leases (Sharding.Hand): GitHub sends each delivery to one replica,
+// whichever the Service picks.
 func (r *Runner) handleEvent(event string, p *hookPayload) []string {
 	var names []string
 	for _, t := range r.Targets {
@@ -198,45 +215,63 @@ func (r *Runner) handleEvent(event string, p *hookPayload) []string {
 		if !strings.EqualFold(p.Repository.FullName, tc.Owner()+"/"+tc.RepoName()) {
 			continue
 		}
-		if r.Leases != nil && !r.Leases.Holds(tc.Name) {
-			// Another replica writes it; GitHub sends one delivery to
-			// whichever replica the Service picks, so that replica's next
-			// poll sees the change.
+		concerns, rerun := r.concerns(event, p, t)
+		if !concerns {
 			continue
 		}
-		switch event {
-		case "check_run":
-			// The Re-run button: GitHub sends rerequested to the App that
-			// made the run only; the name says which target's it is.
-			if p.Action != "rerequested" || p.CheckRun.App.ID != r.Bot.appID || p.CheckRun.Name != r.Bot.checkName(tc) {
-				continue
-			}
-			r.Bot.rerun.set(tc.Name, p.CheckRun.HeadSHA)
-		case "pull_request":
-			// A box ticked or unticked (edited: regenerate, or an edit's
-			// row), a merge, a close or a reopen: the target
-			// whose branch is the pull request's head. The bot's own edits
-			// wake nothing.
-			head := p.PullRequest.Head
-			if p.Action != "edited" && p.Action != "closed" && p.Action != "reopened" || p.Sender.Login == r.Bot.login ||
-				head.Ref != tc.Branch() || head.Repo == nil || !strings.EqualFold(head.Repo.FullName, p.Repository.FullName) {
-				continue
-			}
-		case "push":
-			base := tc.BaseBranch
-			if base == "" {
-				base = p.Repository.DefaultBranch
-			}
-			if base == "" || p.Ref != "refs/heads/"+base {
-				continue
-			}
-		default:
-			continue
+		if r.Leases != nil && !r.Leases.Holds(tc.Name) {
+			r.Leases.Hand(tc.Name, rerun)
+		} else {
+			r.woke(tc.Name, rerun)
 		}
 		names = append(names, tc.Name)
 	}
-	r.wake(names)
 	return names
+}
+
+// woke wakes a target, asking for its check run to be posted anew on
+// the commit rerun names (a Re-run), if any.
+func (r *Runner) woke(target, rerun string) {
+	if rerun != "" {
+		r.Bot.rerun.set(target, rerun)
+	}
+	r.wake([]string{target})
+}
+
+// concerns says whether a delivery concerns target t, and the commit
+// whose check someone asked to run again ("" when none).
+func (r *Runner) concerns(event string, p *hookPayload, t *Target) (bool, string) {
+	tc := t.Config
+	base := tc.BaseBranch
+	if base == "" {
+		base = p.Repository.DefaultBranch
+	}
+	switch event {
+	case "check_run":
+		// The Re-run button: GitHub sends rerequested to the App that
+		// made the run only; the name says which target's it is.
+		ok := p.Action == "rerequested" && p.CheckRun.App.ID == r.Bot.appID && p.CheckRun.Name == r.Bot.checkName(tc)
+		return ok, p.CheckRun.HeadSHA
+	case "check_suite":
+		// "Re-run all checks": the suite is this App's runs on one commit,
+		// which a target posts on the head of its base branch and of its
+		// pull request; the suite names the branch.
+		cs := p.CheckSuite
+		ok := p.Action == "rerequested" && cs.App.ID == r.Bot.appID && cs.HeadBranch != "" &&
+			(cs.HeadBranch == base || cs.HeadBranch == tc.Branch())
+		return ok, cs.HeadSHA
+	case "pull_request":
+		// A box ticked or unticked (edited: regenerate, or an edit's
+		// row), a merge, a close or a reopen: the target whose branch is
+		// the pull request's head. The bot's own edits wake nothing.
+		head := p.PullRequest.Head
+		ok := (p.Action == "edited" || p.Action == "closed" || p.Action == "reopened") && p.Sender.Login != r.Bot.login &&
+			head.Ref == tc.Branch() && head.Repo != nil && strings.EqualFold(head.Repo.FullName, p.Repository.FullName)
+		return ok, ""
+	case "push":
+		return base != "" && p.Ref == "refs/heads/"+base, ""
+	}
+	return false, ""
 }
 
 // printable keeps a header value from forging log lines or growing them.

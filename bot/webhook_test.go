@@ -17,6 +17,11 @@ import (
 
 var hookSecret = []byte("webhook-secret-for-tests")
 
+// secretsOf is a fixed set of webhook secrets.
+func secretsOf(secrets ...[]byte) func() [][]byte {
+	return func() [][]byte { return secrets }
+}
+
 // hookRig is a runner with webhooks on the in-process GitHub server, and
 // three targets: shop-prod (acme/shop, base main), shop-release
 // (acme/shop, base release) and other-prod (acme/other, base main).
@@ -34,7 +39,7 @@ func newHookRig(t *testing.T) *hookRig {
 	other := secondTarget(h, "other-prod")
 	other.Config.Repo = owner + "/other"
 	h.srv.CreateRepo(owner, "other", "main", exampleFiles(t))
-	r := &Runner{Bot: h.bot, Targets: []*Target{h.target, release, other}, Interval: time.Hour, WebhookSecret: hookSecret}
+	r := &Runner{Bot: h.bot, Targets: []*Target{h.target, release, other}, Interval: time.Hour, WebhookSecrets: secretsOf(hookSecret)}
 	srv := httptestServer(t, r.Handler())
 	return &hookRig{harness: h, r: r, url: srv.URL + "/webhook"}
 }
@@ -69,6 +74,15 @@ func TestWebhookWakesTheTargetsConcerned(t *testing.T) {
 	release, _ := g.srv.Branch(owner, repo, "release")
 	pr := g.openPR()
 	run := g.check(main)
+	prRun := g.check(pr.HeadSHA)
+	g.srv.RegisterApp(778, &key(t).PublicKey) // a CI App: a suite's app is never null
+	lint := g.srv.CheckRunAs(778, owner, repo, githubtest.CheckRun{Name: "lint", HeadSHA: main, Conclusion: "success"})
+	foreignSuite := int64(0)
+	for _, r := range g.srv.CheckRuns(owner, repo, main) {
+		if r.ID == lint {
+			foreignSuite = r.SuiteID
+		}
+	}
 	cases := []struct {
 		name string
 		w    githubtest.Webhook
@@ -82,6 +96,10 @@ func TestWebhookWakesTheTargetsConcerned(t *testing.T) {
 		{"pull request closed", g.srv.PullRequestEvent(owner, repo, pr.Number, "closed", "alice"), []string{"shop-prod"}},
 		{"the bot's own edit", g.srv.PullRequestEvent(owner, repo, pr.Number, "edited", "driftback[bot]"), nil},
 		{"a label added", g.srv.PullRequestEvent(owner, repo, pr.Number, "labeled", "alice"), nil},
+		{"Re-run all checks on the pull request", g.srv.CheckSuiteEvent(owner, repo, prRun.SuiteID, "rerequested", "alice"), []string{"shop-prod"}},
+		{"check suite requested", g.srv.CheckSuiteEvent(owner, repo, run.SuiteID, "requested", "alice"), nil},
+		{"another App's suite", g.srv.CheckSuiteEvent(owner, repo, foreignSuite, "rerequested", "alice"), nil},
+		{"Re-run all checks on the base", g.srv.CheckSuiteEvent(owner, repo, run.SuiteID, "rerequested", "alice"), []string{"shop-prod"}},
 		{"Re-run", g.srv.CheckRunEvent(owner, repo, run.ID, "rerequested", "alice"), []string{"shop-prod"}},
 		{"check run completed", g.srv.CheckRunEvent(owner, repo, run.ID, "completed", "alice"), nil},
 	}
@@ -106,12 +124,17 @@ func TestWebhookWakesTheTargetsConcerned(t *testing.T) {
 	if n := g.deliveries("push", "woke") + g.deliveries("pull_request", "woke") + g.deliveries("check_run", "woke"); n != 6 {
 		t.Errorf("%v deliveries counted as waking, want 6", n)
 	}
+	if n := g.deliveries("check_suite", "woke"); n != 2 {
+		t.Errorf("%v check_suite deliveries counted as waking, want 2", n)
+	}
 }
 
-// A replica wakes only the targets whose lease it holds.
+// A replica wakes only the targets whose lease it holds, and hands the
+// others' wakes to their holders.
 func TestWebhookWakesOnlyHeldTargets(t *testing.T) {
 	g := newHookRig(t)
-	g.r.Leases = holdOnly{"shop-release"}
+	leases := &holdOnly{held: []string{"shop-release"}}
+	g.r.Leases = leases
 	main, _ := g.srv.Branch(owner, repo, "main")
 	release, _ := g.srv.Branch(owner, repo, "release")
 	g.deliver(g.srv.PushEvent(owner, repo, "main", release, main, "alice"))
@@ -122,13 +145,28 @@ func TestWebhookWakesOnlyHeldTargets(t *testing.T) {
 	if got := g.woken(); !slices.Equal(got, []string{"shop-release"}) {
 		t.Errorf("woke %v, want the held shop-release", got)
 	}
+	g.poll()
+	run := g.check(main)
+	g.deliver(g.srv.CheckRunEvent(owner, repo, run.ID, "rerequested", "alice"))
+	if got := g.woken(); got != nil {
+		t.Errorf("a Re-run of a target held elsewhere woke %v here", got)
+	}
+	if want := []string{"shop-prod@", "shop-prod@" + main}; !slices.Equal(leases.handed, want) {
+		t.Errorf("handed over %v, want %v", leases.handed, want)
+	}
 }
 
-type holdOnly []string
+// holdOnly holds the targets named and records each wake it hands over,
+// as target@rerun.
+type holdOnly struct {
+	held   []string
+	handed []string
+}
 
-func (holdOnly) Run(context.Context, []string) {}
-func (holdOnly) Writable(string) error         { return nil }
-func (h holdOnly) Holds(t string) bool         { return slices.Contains(h, t) }
+func (*holdOnly) Run(context.Context, []string, func(string, string)) {}
+func (*holdOnly) Writable(string) error                               { return nil }
+func (h *holdOnly) Holds(t string) bool                               { return slices.Contains(h.held, t) }
+func (h *holdOnly) Hand(t, rerun string)                              { h.handed = append(h.handed, t+"@"+rerun) }
 
 // A delivery not signed with the secret, or signed wrongly, changes
 // nothing and is counted as forged.
@@ -278,7 +316,7 @@ func TestWebhookIgnoresUnknownEvents(t *testing.T) {
 	if n := g.deliveries("other", "ignored"); n != 1 {
 		t.Errorf("%v unknown events counted as ignored, want 1", n)
 	}
-	g.r.WebhookSecret = nil
+	g.r.WebhookSecrets = nil
 	if code := g.deliver(githubtest.Webhook{Event: "ping", Delivery: "d-3", Payload: []byte(`{}`)}); code != http.StatusNotFound {
 		t.Errorf("no secret configured: status %d, want 404", code)
 	}
@@ -386,15 +424,37 @@ func TestWebhookBurstMakesOnePoll(t *testing.T) {
 func TestWebhookSignatureMatchesGitHubsExample(t *testing.T) {
 	const sig = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
 	secret, body := []byte("It's a Secret to Everybody"), []byte("Hello, World!")
-	if !validSignature(secret, body, sig) {
+	if !validSignature([][]byte{secret}, body, sig) {
 		t.Error("GitHub's example signature is refused")
 	}
 	if githubtest.Sign(secret, body) != sig {
 		t.Error("the test server signs unlike GitHub")
 	}
 	for _, bad := range []string{strings.ToUpper(sig), sig[:len(sig)-2], "sha256=" + sig, ""} {
-		if validSignature(secret, body, bad) {
+		if validSignature([][]byte{secret}, body, bad) {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// While the secret is rotated, a delivery signed with either the new or
+// the old secret is taken; one signed with neither is refused.
+func TestWebhookTakesEitherSecretDuringARotation(t *testing.T) {
+	g := newHookRig(t)
+	old := []byte("the-secret-before")
+	g.r.WebhookSecrets = secretsOf(hookSecret, old)
+	main, _ := g.srv.Branch(owner, repo, "main")
+	for _, c := range []struct {
+		name   string
+		secret []byte
+		want   int
+	}{{"new", hookSecret, http.StatusAccepted}, {"old", old, http.StatusAccepted}, {"neither", []byte("guess"), http.StatusUnauthorized}} {
+		w := g.srv.PushEvent(owner, repo, "main", strings.Repeat("0", 40), main, "alice")
+		if code, err := githubtest.Deliver(nil, g.url, c.secret, w); err != nil || code != c.want {
+			t.Errorf("signed with the %s secret: status %d %v, want %d", c.name, code, err, c.want)
+		}
+	}
+	if n := g.deliveries("push", "woke"); n != 2 {
+		t.Errorf("%v deliveries woke targets, want 2", n)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
+	"time"
 
 	"github.com/google/go-github/v62/github"
 
@@ -80,7 +82,7 @@ func buildRunner(ctx context.Context, in runnerInput) (*built, error) {
 	if err != nil {
 		return nil, err
 	}
-	if b.runner.WebhookSecret, err = webhookSecret(cfg.GitHub); err != nil {
+	if b.runner.WebhookSecrets, err = webhookSecrets(cfg.GitHub, in.log); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -200,21 +202,80 @@ func privateKey(g config.GitHub) ([]byte, error) {
 	return b, nil
 }
 
-// webhookSecret reads the App's webhook secret from its file; nil when
-// none is configured (then driftback only polls). Surrounding white space
-// is dropped: a file written by echo or an editor ends in a newline that
-// is not part of the secret GitHub holds. Errors never quote the secret.
-func webhookSecret(g config.GitHub) ([]byte, error) {
+// webhookSecrets reads the App's webhook secrets from their file: one
+// line, or two while the secret is rotated (deliveries signed with either
+// are taken; docs/install.md, "Rotating the webhook secret"). nil when no
+// file is configured (then driftback only polls). The file is read now,
+// and again whenever its size or time changes (a Secret update swaps the
+// mounted file), so a rotation needs no restart; a change that cannot be
+// read keeps the secrets read before. Surrounding white space is dropped:
+// a file written by echo or an editor ends in a newline that is not part
+// of the secret GitHub holds. Errors never quote a secret.
+func webhookSecrets(g config.GitHub, log *slog.Logger) (func() [][]byte, error) {
 	if g.WebhookSecretFile == "" {
 		return nil, nil
 	}
-	b, err := os.ReadFile(g.WebhookSecretFile)
+	f := &secretFile{path: g.WebhookSecretFile, log: log}
+	info, err := os.Stat(f.path)
 	if err != nil {
 		return nil, fmt.Errorf("github.webhookSecretFile: %w", err)
 	}
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 {
-		return nil, fmt.Errorf("github.webhookSecretFile: %s is empty; it must hold the App's webhook secret", g.WebhookSecretFile)
+	if f.secrets, err = readSecrets(f.path); err != nil {
+		return nil, err
 	}
-	return b, nil
+	f.size, f.mod = info.Size(), info.ModTime()
+	return f.current, nil
+}
+
+// secretFile is the webhook secret file as last read.
+type secretFile struct {
+	path    string
+	log     *slog.Logger
+	mu      sync.Mutex
+	size    int64
+	mod     time.Time
+	secrets [][]byte
+}
+
+// current returns the secrets, read again first when the file changed.
+func (f *secretFile) current() [][]byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	info, err := os.Stat(f.path)
+	if err != nil || (info.Size() == f.size && info.ModTime().Equal(f.mod)) {
+		return f.secrets
+	}
+	secrets, err := readSecrets(f.path)
+	if err != nil {
+		if f.log != nil {
+			f.log.Warn("the webhook secret file changed and cannot be used; the secrets read before stay", "error", err.Error())
+		}
+		return f.secrets
+	}
+	f.size, f.mod, f.secrets = info.Size(), info.ModTime(), secrets
+	if f.log != nil {
+		f.log.Info("webhook secrets read again", "file", f.path, "secrets", len(secrets))
+	}
+	return f.secrets
+}
+
+// readSecrets reads one or two secrets, one per line.
+func readSecrets(path string) ([][]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("github.webhookSecretFile: %w", err)
+	}
+	var out [][]byte
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			out = append(out, line)
+		}
+	}
+	switch {
+	case len(out) == 0:
+		return nil, fmt.Errorf("github.webhookSecretFile: %s is empty; it must hold the App's webhook secret", path)
+	case len(out) > 2:
+		return nil, fmt.Errorf("github.webhookSecretFile: %s has %d lines; it holds the App's webhook secret, and while it is rotated the one before it: two at most", path, len(out))
+	}
+	return out, nil
 }

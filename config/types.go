@@ -78,10 +78,12 @@ type GitHub struct {
 	// target's repository must belong to this owner.
 	Owner string `yaml:"owner,omitempty" json:"owner,omitempty" schema:"pattern=^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?$" aka:"org,organization,account"`
 	// Path of a file holding the App's webhook secret (a Secret mounted as
-	// a file), with which GitHub signs its deliveries. Set, driftback
-	// serves /webhook and a delivery (check_run, pull_request, push) wakes
-	// the targets it concerns at once; unset, it only polls. Read at start
-	// and at each config reload.
+	// a file), with which GitHub signs its deliveries: one line, or two
+	// while the secret is rotated (a delivery signed with either is taken).
+	// Set, driftback serves /webhook and a delivery (check_run,
+	// check_suite, pull_request, push) wakes the targets it concerns at
+	// once; unset, it only polls. Read at start and again whenever the
+	// file changes.
 	WebhookSecretFile string `yaml:"webhookSecretFile,omitempty" json:"webhookSecretFile,omitempty" schema:"minLength=1" aka:"webhookSecretPath,hookSecretFile"`
 	// Base URL of the GitHub REST API. Default https://api.github.com/; for
 	// GitHub Enterprise Server use https://HOST/api/v3/.

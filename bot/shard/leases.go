@@ -55,6 +55,10 @@ type Leases struct {
 	// peakSeen when that many last were: Replicas.
 	peak     int
 	peakSeen time.Time
+	// outbox are the wakes handed to other replicas (Hand), published on
+	// this replica's Lease until they are handOverKeep old.
+	outbox  []handed
+	lastSeq uint64
 }
 
 // leaseRequestTimeout bounds one request to the apiserver that holds the
@@ -76,9 +80,11 @@ func NewLeases(cfg *rest.Config, namespace, identity string) (*Leases, error) {
 
 // Run takes part in the membership until ctx ends, then releases this
 // replica's Lease so its targets move without waiting for it to expire.
-func (l *Leases) Run(ctx context.Context, targets []string) {
+// woken hears each wake another replica handed over for a target this
+// one holds (nil: none are taken).
+func (l *Leases) Run(ctx context.Context, targets []string, woken func(target, rerun string)) {
 	m := &membership{l: l, targets: uniqueSorted(targets), seen: map[string]*member{}, pending: map[string]bool{},
-		published: map[string]bool{}, freeAfter: map[string]time.Time{}, name: MemberLeaseName(l.Identity)}
+		published: map[string]bool{}, freeAfter: map[string]time.Time{}, name: MemberLeaseName(l.Identity), woken: woken}
 	defer m.stop()
 	for {
 		m.tick(ctx)

@@ -81,7 +81,7 @@ func startReplica(t *testing.T, cfg *rest.Config, id string, targets []string) *
 	r.leases = l
 	ctx, stop := context.WithCancel(context.Background())
 	r.stop = stop
-	go func() { l.Run(ctx, targets); close(r.done) }()
+	go func() { l.Run(ctx, targets, nil); close(r.done) }()
 	t.Cleanup(func() { stop(); <-r.done })
 	return r
 }

@@ -65,6 +65,7 @@ func (m *membership) list(ctx context.Context) bool {
 			continue
 		}
 		next := memberOf(lease, now, l.leaseDuration())
+		m.takeWakes(prev, next)
 		if prev != nil && prev.live(now) {
 			for t := range prev.claims {
 				if !next.claims[t] || next.released {
@@ -128,6 +129,7 @@ func memberOf(lease *coordinationv1.Lease, now time.Time, def time.Duration) *me
 	for _, t := range claims {
 		o.claims[t] = true
 	}
+	o.wakes = readWakes(lease.Annotations[wakesAnnotation])
 	return o
 }
 
@@ -204,6 +206,11 @@ func (m *membership) record(claims map[string]bool, at time.Time) *coordinationv
 	sort.Strings(list)
 	raw, _ := json.Marshal(list)
 	next.Annotations[claimsAnnotation] = string(raw)
+	if wakes := l.outboxJSON(); wakes != "" {
+		next.Annotations[wakesAnnotation] = wakes
+	} else {
+		delete(next.Annotations, wakesAnnotation)
+	}
 	seconds := int32(l.leaseDuration() / time.Second)
 	micro := metav1.NewMicroTime(at)
 	next.Spec.HolderIdentity = &l.Identity

@@ -21,6 +21,8 @@ type membership struct {
 	// freeAfter: a target whose claim another member withdrew is free
 	// from then on (the old owner's last writes have landed).
 	freeAfter map[string]time.Time
+	// woken takes the wakes other members handed to this one.
+	woken func(target, rerun string)
 }
 
 // member is another replica's Lease as last seen.
@@ -33,6 +35,10 @@ type member struct {
 	claims   map[string]bool
 	// everything: its claims could not be read, so it may hold any target.
 	everything bool
+	// wakes it hands over, as its Lease carries them; lastWake is the
+	// sequence number of the newest this replica has taken in.
+	wakes    []handed
+	lastWake uint64
 }
 
 // live reports whether the member may still be writing: it renewed within

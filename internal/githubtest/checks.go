@@ -290,17 +290,7 @@ func (s *Server) checkRunJSON(rp *repo, cr *checkRun) map[string]any {
 	if a := s.apps[cr.app]; a != nil {
 		appJ = s.appJSON(a)
 	}
-	prs := []any{}
-	for _, pr := range rp.pulls {
-		s.refreshHead(rp, pr)
-		if pr.state == "open" && pr.headSHA == cr.headSHA {
-			baseSHA, _ := rp.git.ref("refs/heads/" + pr.base)
-			mini := map[string]any{"id": rp.id, "url": s.repoAPI(rp), "name": rp.name}
-			prs = append(prs, map[string]any{"id": pr.id, "number": pr.number, "url": s.repoAPI(rp) + "/pulls/" + fmt.Sprint(pr.number),
-				"head": map[string]any{"ref": pr.head, "sha": pr.headSHA, "repo": mini},
-				"base": map[string]any{"ref": pr.base, "sha": baseSHA.String(), "repo": mini}})
-		}
-	}
+	prs := s.openPullsAt(rp, cr.headSHA)
 	return map[string]any{
 		"id": cr.id, "node_id": nodeID("CR", cr.id), "head_sha": cr.headSHA, "name": cr.name,
 		"external_id": nullable(cr.externalID), "url": api, "html_url": s.repoHTML(rp) + "/runs/" + fmt.Sprint(cr.id),
@@ -310,4 +300,21 @@ func (s *Server) checkRunJSON(rp *repo, cr *checkRun) map[string]any {
 			"annotations_count": len(cr.annotations), "annotations_url": api + "/annotations"},
 		"check_suite": map[string]any{"id": cr.suite}, "app": appJ, "pull_requests": prs,
 	}
+}
+
+// openPullsAt are the open pull requests whose head is sha, as check runs
+// and suites list them. Holds s.mu.
+func (s *Server) openPullsAt(rp *repo, sha string) []any {
+	prs := []any{}
+	for _, pr := range rp.pulls {
+		s.refreshHead(rp, pr)
+		if pr.state == "open" && pr.headSHA == sha {
+			baseSHA, _ := rp.git.ref("refs/heads/" + pr.base)
+			mini := map[string]any{"id": rp.id, "url": s.repoAPI(rp), "name": rp.name}
+			prs = append(prs, map[string]any{"id": pr.id, "number": pr.number, "url": s.repoAPI(rp) + "/pulls/" + fmt.Sprint(pr.number),
+				"head": map[string]any{"ref": pr.head, "sha": pr.headSHA, "repo": mini},
+				"base": map[string]any{"ref": pr.base, "sha": baseSHA.String(), "repo": mini}})
+		}
+	}
+	return prs
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/go-git/go-git/v5/plumbing"
 	"io"
 	"net/http"
 	"strings"
@@ -187,4 +188,77 @@ func webhookRepo(r map[string]any) map[string]any {
 		r["topics"] = []any{}
 	}
 	return r
+}
+
+// CheckSuiteEvent is the check_suite delivery GitHub sends the App whose
+// suite it is when someone acts on it (action "rerequested": "Re-run all
+// checks"), sent by sender. Its head_branch is a branch whose head is the
+// suite's commit, as GitHub names the branch the commit was pushed to.
+func (s *Server) CheckSuiteEvent(owner, name string, suiteID int64, action, sender string) Webhook {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repoLocked(owner, name)
+	if rp == nil {
+		panic("githubtest: no repo " + owner + "/" + name)
+	}
+	for k, id := range rp.suites {
+		if id != suiteID {
+			continue
+		}
+		var appID int64
+		var sha string
+		fmt.Sscanf(strings.Replace(k, "/", " ", 1), "%d %s", &appID, &sha)
+		return s.webhookLocked(rp, "check_suite", map[string]any{"action": action, "check_suite": s.checkSuiteJSON(rp, suiteID, appID, sha)}, sender)
+	}
+	panic(fmt.Sprintf("githubtest: no check suite %d in %s/%s", suiteID, owner, name))
+}
+
+// checkSuiteJSON is a suite as a delivery carries it. Holds s.mu.
+func (s *Server) checkSuiteJSON(rp *repo, id, appID int64, sha string) map[string]any {
+	var headBranch any
+	if refs, err := rp.git.st.IterReferences(); err == nil {
+		refs.ForEach(func(r *plumbing.Reference) error {
+			if r.Name().IsBranch() && r.Hash().String() == sha && headBranch == nil {
+				headBranch = r.Name().Short()
+			}
+			return nil
+		})
+	}
+	runs, latest := 0, ""
+	status, conclusion := "completed", any(nil)
+	for _, cr := range rp.checkRuns {
+		if cr.suite != id {
+			continue
+		}
+		runs++
+		if cr.status != "completed" {
+			status = "in_progress"
+		}
+		if cr.conclusion != "" && latest < cr.conclusion {
+			latest = cr.conclusion
+		}
+	}
+	if status == "completed" && latest != "" {
+		conclusion = latest
+	}
+	var appJ any
+	if a := s.apps[appID]; a != nil {
+		appJ = s.appJSON(a)
+	}
+	head := map[string]any{"id": sha, "tree_id": "", "message": "", "timestamp": ts(s.now()),
+		"author": map[string]any{"name": "", "email": nil}, "committer": map[string]any{"name": "", "email": nil}}
+	if c, err := rp.git.commit(plumbing.NewHash(sha)); err == nil {
+		head["tree_id"], head["message"], head["timestamp"] = c.TreeHash.String(), c.Message, ts(c.Committer.When)
+		head["author"] = map[string]any{"name": c.Author.Name, "email": c.Author.Email}
+		head["committer"] = map[string]any{"name": c.Committer.Name, "email": c.Committer.Email}
+	}
+	prs := s.openPullsAt(rp, sha)
+	api := s.repoAPI(rp) + "/check-suites/" + fmt.Sprint(id)
+	now := ts(s.now())
+	return map[string]any{
+		"id": id, "node_id": nodeID("CS", id), "head_branch": headBranch, "head_sha": sha, "status": status, "conclusion": conclusion,
+		"url": api, "before": nil, "after": sha, "pull_requests": prs, "app": appJ, "created_at": now, "updated_at": now,
+		"latest_check_runs_count": runs, "check_runs_url": api + "/check-runs", "head_commit": head,
+		"rerequestable": true, "runs_rerequestable": true,
+	}
 }

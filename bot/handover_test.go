@@ -1,0 +1,108 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/driftback/driftback/bot/shard"
+	"github.com/driftback/driftback/internal/githubtest"
+	"github.com/driftback/driftback/internal/kubetest"
+)
+
+// Two replicas behind one Service, on a real apiserver: GitHub sends each
+// click to whichever replica the Service picks, and whichever that is,
+// the replica holding the target answers it, exactly once. Half the
+// clicks here reach the replica that does not hold their target.
+func TestEveryClickIsAnsweredOnceByTheHolder(t *testing.T) {
+	env, err := kubetest.Start(kubetest.Assets(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Stop()
+	h := newHarness(t, writeThroughOnly(t))
+	release := secondTarget(h, "shop-release")
+	release.Config.BaseBranch = "release"
+	h.srv.Commit(owner, repo, "release", "alice", map[string][]byte{"RELEASE": []byte("1\n")})
+	// Each target's check run exists before the replicas start, made by a
+	// process of its own, as if by an earlier deployment.
+	first := &Runner{Bot: h.bot, Targets: []*Target{h.target, release}, Interval: time.Hour}
+	if err := first.PollOnce(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	type replica struct {
+		r      *Runner
+		leases *shard.Leases
+		url    string
+	}
+	start := func(id string) replica {
+		hh := newHarnessOn(t, h)
+		l, err := shard.NewLeases(env.Config, "default", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.LeaseDuration, l.RenewDeadline, l.RetryPeriod = 6*time.Second, 4*time.Second, 200*time.Millisecond
+		rel := *release
+		r := &Runner{Bot: hh.bot, Targets: []*Target{hh.target, &rel}, Interval: time.Hour, Leases: l,
+			WebhookSecrets: secretsOf(hookSecret), WakeDelay: 20 * time.Millisecond}
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { r.Run(ctx); close(done) }()
+		t.Cleanup(func() { stop(); <-done })
+		return replica{r: r, leases: l, url: httptestServer(t, r.Handler()).URL + "/webhook"}
+	}
+	replicas := []replica{start("replica-a"), start("replica-b")}
+	targets := []string{"shop-prod", "shop-release"}
+	waitFor(t, 30*time.Second, "each replica to hold one target", func() bool {
+		return replicas[0].leases.Holds(targets[0]) != replicas[1].leases.Holds(targets[0]) &&
+			replicas[0].leases.Holds(targets[1]) != replicas[1].leases.Holds(targets[1]) &&
+			replicas[0].leases.Holds(targets[0]) != replicas[0].leases.Holds(targets[1])
+	})
+
+	branch := map[string]string{"shop-prod": "main", "shop-release": "release"}
+	check := map[string]string{"shop-prod": h.target.Config.CheckName(), "shop-release": release.Config.CheckName()}
+	runs := func(target string) int {
+		sha, _ := h.srv.Branch(owner, repo, branch[target])
+		n := 0
+		for _, r := range h.srv.CheckRuns(owner, repo, sha) {
+			if r.Name == check[target] {
+				n++
+			}
+		}
+		return n
+	}
+	want := map[string]int{"shop-prod": runs("shop-prod"), "shop-release": runs("shop-release")}
+	const clicks = 8
+	for i := range clicks {
+		target, to := targets[i%2], replicas[(i/2)%2]
+		sha, _ := h.srv.Branch(owner, repo, branch[target])
+		var run githubtest.CheckRun
+		for _, r := range h.srv.CheckRuns(owner, repo, sha) {
+			if r.Name == check[target] && r.ID > run.ID {
+				run = r
+			}
+		}
+		w := h.srv.CheckRunEvent(owner, repo, run.ID, "rerequested", "alice")
+		if i%4 == 3 {
+			// A suite's "Re-run all checks" instead of one run's Re-run.
+			w = h.srv.CheckSuiteEvent(owner, repo, run.SuiteID, "rerequested", "alice")
+		}
+		if code, err := githubtest.Deliver(nil, to.url, hookSecret, w); err != nil || code != 202 {
+			t.Fatalf("click %d: status %d %v", i, code, err)
+		}
+		want[target]++
+		holder := to.leases.Holds(target)
+		waitFor(t, 20*time.Second, fmt.Sprintf("click %d on %s (sent to the %s) answered", i, target, map[bool]string{true: "holder", false: "other replica"}[holder]),
+			func() bool { return runs(target) >= want[target] })
+	}
+	// Nothing answers twice: a wake handed over stays on the sender's
+	// Lease for a while, and is read on every list meanwhile.
+	time.Sleep(2 * time.Second)
+	for _, target := range targets {
+		if got := runs(target); got != want[target] {
+			t.Errorf("%s: %d check runs after the clicks, want %d (one per click)", target, got, want[target])
+		}
+	}
+}
