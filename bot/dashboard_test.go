@@ -288,10 +288,10 @@ func TestClosedDashboardStaysClosed(t *testing.T) {
 // holds is a fixed share of targets: the replica polls these.
 type holds map[string]bool
 
-func (holds) Run(context.Context, []string, func(string, string)) {}
-func (holds) Hand(string, string)                                 {}
-func (h holds) Writable(target string) error                      { return nil }
-func (h holds) Holds(target string) bool                          { return h[target] }
+func (holds) Run(context.Context, []string, func(string, string, bool)) {}
+func (holds) Hand(string, string, bool)                                 {}
+func (h holds) Writable(target string) error                            { return nil }
+func (h holds) Holds(target string) bool                                { return h[target] }
 
 // Two replicas share a repository's targets: each writes only its own
 // rows, the others come from the body, one issue is opened (by the

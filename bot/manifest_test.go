@@ -43,7 +43,7 @@ func TestAppManifestPermissions(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{"contents": "write", "pull_requests": "write", "checks": "write", "metadata": "read", "members": "read"}
-	if !reflect.DeepEqual(m.Permissions, want) || !reflect.DeepEqual(m.Events, []string{"check_run", "check_suite", "pull_request", "push"}) || m.Name == "" || m.URL == "" {
+	if !reflect.DeepEqual(m.Permissions, want) || !reflect.DeepEqual(m.Events, []string{"check_run", "check_suite", "pull_request", "push", "repository"}) || m.Name == "" || m.URL == "" {
 		t.Fatalf("manifest %+v", m)
 	}
 }

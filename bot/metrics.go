@@ -69,7 +69,7 @@ var metricDefs = map[string]metricDef{
 	"driftback_discovered_targets": {gauge, []string{"cluster", "tool"},
 		"Targets made from the cluster's Flux Kustomizations or Argo CD Applications at the last discovery."},
 	"driftback_webhook_deliveries_total": {counter, []string{"event", "outcome"},
-		"GitHub webhook deliveries by event (check_run, check_suite, pull_request, push, ping, other) and outcome: woke (targets to poll now), ignored, forged (bad signature), replayed (a GUID already handled), oversized, malformed. Refused ones change nothing."},
+		"GitHub webhook deliveries by event (check_run, check_suite, pull_request, push, installation, installation_repositories, repository, ping, other) and outcome: woke (targets to poll now), ignored, forged (bad signature), replayed (a GUID already handled), oversized, malformed. Refused ones change nothing."},
 	"driftback_last_successful_poll_timestamp_seconds": {gauge, []string{"target"},
 		"Unix time of the target's last reconcile that succeeded."},
 }

@@ -22,14 +22,15 @@ type Sharding interface {
 	// Run campaigns for the targets' leases until ctx ends, and calls
 	// woken with each wake another replica handed to this one for a
 	// target it holds.
-	Run(ctx context.Context, targets []string, woken func(target, rerun string))
+	Run(ctx context.Context, targets []string, woken func(target, rerun string, retry bool))
 	// Writable says whether this replica may still write for a target.
 	Writable(target string) error
 	// Holds says whether this replica polls a target.
 	Holds(target string) bool
 	// Hand passes a wake of a target this replica does not hold to the
-	// replica that does (rerun: the commit whose check to post anew).
-	Hand(target, rerun string)
+	// replica that does (rerun: the commit whose check to post anew;
+	// retry: past the backoff of its failures).
+	Hand(target, rerun string, retry bool)
 }
 
 // Runner polls every target on an interval, a few targets at a time

@@ -30,7 +30,8 @@ const rememberedDeliveries = 4096
 // webhookEvents are the events the App subscribes to (app.yaml), and the
 // only values the metric's event label takes besides "ping" and "other":
 // a forged header must not create series.
-var webhookEvents = map[string]bool{"check_run": true, "check_suite": true, "pull_request": true, "push": true, "ping": true}
+var webhookEvents = map[string]bool{"check_run": true, "check_suite": true, "pull_request": true, "push": true, "ping": true,
+	"installation": true, "installation_repositories": true, "repository": true}
 
 // deliveries remembers the GUIDs of the deliveries handled, a bounded ring.
 type deliveries struct {
@@ -77,6 +78,7 @@ type hookPayload struct {
 	Sender struct {
 		Login string `json:"login"`
 	} `json:"sender"`
+	lifecyclePayload
 	CheckRun struct {
 		Name    string `json:"name"`
 		HeadSHA string `json:"head_sha"`
@@ -212,17 +214,20 @@ func (r *Runner) handleEvent(event string, p *hookPayload) []string {
 	var names []string
 	for _, t := range r.Targets {
 		tc := t.Config
-		if !strings.EqualFold(p.Repository.FullName, tc.Owner()+"/"+tc.RepoName()) {
-			continue
+		concerns, rerun, retry := false, "", false
+		if lifecycleEvents[event] {
+			concerns = r.lifecycle(event, p, t)
+			retry = concerns
+		} else if r.ofRepository(p.Repository.FullName, t) {
+			concerns, rerun = r.concerns(event, p, t)
 		}
-		concerns, rerun := r.concerns(event, p, t)
 		if !concerns {
 			continue
 		}
 		if r.Leases != nil && !r.Leases.Holds(tc.Name) {
-			r.Leases.Hand(tc.Name, rerun)
+			r.Leases.Hand(tc.Name, rerun, retry)
 		} else {
-			r.woke(tc.Name, rerun)
+			r.woke(tc.Name, rerun, retry)
 		}
 		names = append(names, tc.Name)
 	}
@@ -230,10 +235,16 @@ func (r *Runner) handleEvent(event string, p *hookPayload) []string {
 }
 
 // woke wakes a target, asking for its check run to be posted anew on
-// the commit rerun names (a Re-run), if any.
-func (r *Runner) woke(target, rerun string) {
+// the commit rerun names (a Re-run), if any; retry polls it past the
+// backoff of its failures.
+func (r *Runner) woke(target, rerun string, retry bool) {
 	if rerun != "" {
 		r.Bot.rerun.set(target, rerun)
+	}
+	if retry {
+		r.mu.Lock()
+		delete(r.skip, target)
+		r.mu.Unlock()
 	}
 	r.wake([]string{target})
 }

@@ -163,10 +163,10 @@ type holdOnly struct {
 	handed []string
 }
 
-func (*holdOnly) Run(context.Context, []string, func(string, string)) {}
-func (*holdOnly) Writable(string) error                               { return nil }
-func (h *holdOnly) Holds(t string) bool                               { return slices.Contains(h.held, t) }
-func (h *holdOnly) Hand(t, rerun string)                              { h.handed = append(h.handed, t+"@"+rerun) }
+func (*holdOnly) Run(context.Context, []string, func(string, string, bool)) {}
+func (*holdOnly) Writable(string) error                                     { return nil }
+func (h *holdOnly) Holds(t string) bool                                     { return slices.Contains(h.held, t) }
+func (h *holdOnly) Hand(t, rerun string, _ bool)                            { h.handed = append(h.handed, t+"@"+rerun) }
 
 // A delivery not signed with the secret, or signed wrongly, changes
 // nothing and is counted as forged.
@@ -302,7 +302,7 @@ func TestWebhookRefusesOversizedBodies(t *testing.T) {
 // everything when no secret is configured (404: there is no endpoint).
 func TestWebhookIgnoresUnknownEvents(t *testing.T) {
 	g := newHookRig(t)
-	w := githubtest.Webhook{Event: "installation_repositories", Delivery: "d-1", Payload: []byte(`{"action":"added","repository":{"full_name":"acme/shop"}}`)}
+	w := githubtest.Webhook{Event: "star", Delivery: "d-1", Payload: []byte(`{"action":"created","repository":{"full_name":"acme/shop"}}`)}
 	if code := g.deliver(w); code != http.StatusAccepted {
 		t.Errorf("unknown event: status %d", code)
 	}

@@ -66,7 +66,7 @@ func newAppCmd(manifest []byte) *cobra.Command {
 loopback page in a browser signed in to GitHub and confirm there. The App id and a Kubernetes
 Secret holding the private key are written into --out (mode 0600, never overwritten); the
 key is never printed. With --webhook-url, GitHub sends the App's events (check_run,
-check_suite, pull_request, push) there, signed with a webhook secret it generates; the Secret holds that
+check_suite, pull_request, push, repository) there, signed with a webhook secret it generates; the Secret holds that
 too, under webhook-secret. With --dashboard the App also asks for issues: write, which the
 drift dashboards (config dashboards) need and nothing else does.`,
 		Args: cobra.NoArgs,
@@ -337,7 +337,7 @@ func announce(stdout io.Writer, o appOptions, app *github.AppConfig, idPath, sec
 	switch {
 	case o.webhookURL == "":
 	case app.GetWebhookSecret() != "":
-		fmt.Fprintf(stdout, "GitHub delivers check_run, check_suite, pull_request and push events to %s, signed with the webhook secret.\n"+
+		fmt.Fprintf(stdout, "GitHub delivers check_run, check_suite, pull_request, push and repository events to %s, signed with the webhook secret.\n"+
 			"Set github.webhookSecretFile to where the Secret's webhook-secret key is mounted (deploy/: /etc/driftback/key/webhook-secret).\n", o.webhookURL)
 	default:
 		fmt.Fprintf(stdout, "GitHub gave no webhook secret: set one in the App's settings (%s) and add it to the Secret under webhook-secret;\n"+

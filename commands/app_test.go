@@ -226,7 +226,7 @@ func TestAppCreateWithWebhook(t *testing.T) {
 	if !app.HookActive || app.HookURL != hook || app.WebhookSecret == "" {
 		t.Fatalf("hook %q active %v secret set %v", app.HookURL, app.HookActive, app.WebhookSecret != "")
 	}
-	if !reflect.DeepEqual(app.Events, []string{"check_run", "check_suite", "pull_request", "push"}) {
+	if !reflect.DeepEqual(app.Events, []string{"check_run", "check_suite", "pull_request", "push", "repository"}) {
 		t.Errorf("events %v", app.Events)
 	}
 	raw, _ := os.ReadFile(filepath.Join(out, appSecretFile))

@@ -35,12 +35,14 @@ type handed struct {
 	Seq    uint64    `json:"seq"`
 	Target string    `json:"target"`
 	Rerun  string    `json:"rerun,omitempty"`
+	Retry  bool      `json:"retry,omitempty"`
 	At     time.Time `json:"-"` // when it was handed, by the sender's clock
 }
 
 // Hand passes a wake of target to whichever replica holds it; rerun names
-// the commit whose check run someone asked to run again ("" for none).
-func (l *Leases) Hand(target, rerun string) {
+// the commit whose check run someone asked to run again ("" for none), and
+// retry asks for a poll past the backoff of the target's failures.
+func (l *Leases) Hand(target, rerun string, retry bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
@@ -48,7 +50,7 @@ func (l *Leases) Hand(target, rerun string) {
 		l.lastSeq = uint64(now.UnixNano())
 	}
 	l.lastSeq++
-	l.outbox = append(l.outbox, handed{Seq: l.lastSeq, Target: target, Rerun: rerun, At: now})
+	l.outbox = append(l.outbox, handed{Seq: l.lastSeq, Target: target, Rerun: rerun, Retry: retry, At: now})
 	l.pruneOutbox(now)
 }
 
@@ -105,7 +107,7 @@ func (m *membership) takeWakes(prev, next *member) {
 	next.lastWake = max(prev.lastWake, newest)
 	for _, w := range next.wakes {
 		if w.Seq > prev.lastWake && m.woken != nil && m.l.Holds(w.Target) {
-			m.woken(w.Target, w.Rerun)
+			m.woken(w.Target, w.Rerun, w.Retry)
 		}
 	}
 }

@@ -82,7 +82,7 @@ func NewLeases(cfg *rest.Config, namespace, identity string) (*Leases, error) {
 // replica's Lease so its targets move without waiting for it to expire.
 // woken hears each wake another replica handed over for a target this
 // one holds (nil: none are taken).
-func (l *Leases) Run(ctx context.Context, targets []string, woken func(target, rerun string)) {
+func (l *Leases) Run(ctx context.Context, targets []string, woken func(target, rerun string, retry bool)) {
 	m := &membership{l: l, targets: uniqueSorted(targets), seen: map[string]*member{}, pending: map[string]bool{},
 		published: map[string]bool{}, freeAfter: map[string]time.Time{}, name: MemberLeaseName(l.Identity), woken: woken}
 	defer m.stop()

@@ -22,7 +22,7 @@ type membership struct {
 	// from then on (the old owner's last writes have landed).
 	freeAfter map[string]time.Time
 	// woken takes the wakes other members handed to this one.
-	woken func(target, rerun string)
+	woken func(target, rerun string, retry bool)
 }
 
 // member is another replica's Lease as last seen.

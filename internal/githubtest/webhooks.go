@@ -144,6 +144,12 @@ func (s *Server) webhookLocked(rp *repo, event string, body map[string]any, send
 			break
 		}
 	}
+	return s.deliveryLocked(event, body)
+}
+
+// deliveryLocked is a delivery of body, checked against the description's
+// schema of its event and action, with a fresh GUID. Holds s.mu.
+func (s *Server) deliveryLocked(event string, body map[string]any) Webhook {
 	b, err := json.Marshal(body)
 	if err != nil {
 		panic(err)
