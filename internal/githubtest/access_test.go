@@ -416,3 +416,25 @@ func TestClassicProtectionRestrictionsAndRequiredChecks(t *testing.T) {
 		t.Fatal("a refused write moved the branch")
 	}
 }
+
+// An installation on selected repositories reaches only those: the others
+// of its owner answer 404 to it, as on GitHub; selecting none reaches all
+// again.
+func TestInstallationOnSelectedRepositories(t *testing.T) {
+	e := newEnv(t)
+	e.srv.CreateRepo(tOwner, "other", "main", map[string][]byte{"README.md": []byte("# other\n")})
+	e.srv.SelectRepositories(instID, tOwner+"/"+tRepo)
+	if _, resp, err := e.gh.Repositories.Get(e.ctx, tOwner, tRepo); err != nil {
+		t.Fatalf("the selected repository: %d %v", status(resp), err)
+	}
+	if _, resp, err := e.gh.Repositories.Get(e.ctx, tOwner, "other"); status(resp) != http.StatusNotFound {
+		t.Fatalf("a repository outside the selection: %d %v, want 404", status(resp), err)
+	}
+	e.srv.SelectRepositories(instID)
+	if _, resp, err := e.gh.Repositories.Get(e.ctx, tOwner, "other"); err != nil {
+		t.Fatalf("all repositories again: %d %v", status(resp), err)
+	}
+	if f := e.srv.Failures(); len(f) != 0 {
+		t.Errorf("answers outside GitHub's description: %+v", f)
+	}
+}

@@ -80,6 +80,32 @@ func (s *Server) AddInstallation(appID, installationID int64, owner string) {
 // installation, the token request included.
 const suspendedMessage = "This installation has been suspended"
 
+// SelectRepositories limits an installation to the repositories named
+// (owner/name), as its owner's "Only select repositories" does; with none
+// named it reaches all of its owner's repositories again. A repository
+// outside the selection answers 404 to the installation, as on GitHub.
+func (s *Server) SelectRepositories(installationID int64, repos ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in := s.installs[installationID]
+	if in == nil {
+		panic(fmt.Sprintf("githubtest: no installation %d", installationID))
+	}
+	in.selected = nil
+	if len(repos) == 0 {
+		return
+	}
+	in.selected = map[int64]bool{}
+	for _, full := range repos {
+		owner, name, _ := strings.Cut(full, "/")
+		rp := s.repoLocked(owner, name)
+		if rp == nil {
+			panic("githubtest: no repo " + full)
+		}
+		in.selected[rp.id] = true
+	}
+}
+
 // SuspendInstallation suspends an installation (its owner's "Suspend" in
 // the settings) or, with suspended false, lifts the suspension. A suspended
 // installation gets no tokens and its tokens do nothing.
@@ -204,12 +230,12 @@ func (c *call) createToken() *reply {
 	}
 	t := c.s.issueToken(id)
 	return jsonReply(http.StatusCreated, map[string]any{"token": t.value, "expires_at": ts(t.expires),
-		"permissions": permsJSON(c.app.perms), "repository_selection": "all"})
+		"permissions": permsJSON(c.app.perms), "repository_selection": in.selection()})
 }
 
 func (c *call) repoInstallation() *reply {
 	for _, in := range c.s.installs {
-		if in.app == c.app.id && strings.EqualFold(in.owner, c.repo.owner) {
+		if in.app == c.app.id && in.reaches(c.repo) {
 			return jsonReply(http.StatusOK, c.s.installationJSON(in))
 		}
 	}
@@ -243,7 +269,7 @@ func (s *Server) installationJSON(in *installation) map[string]any {
 	}
 	return map[string]any{
 		"id": in.id, "app_id": in.app, "app_slug": slug, "target_id": owner.id, "target_type": owner.typ,
-		"account": s.userJSON(owner), "repository_selection": "all",
+		"account": s.userJSON(owner), "repository_selection": in.selection(),
 		"access_tokens_url": s.URL() + fmt.Sprintf("/app/installations/%d/access_tokens", in.id),
 		"repositories_url":  s.URL() + "/installation/repositories",
 		"html_url":          s.URL() + fmt.Sprintf("/organizations/%s/settings/installations/%d", in.owner, in.id),

@@ -55,8 +55,9 @@ func (c *call) dispatch() *reply {
 		if moved := s.renamed[key(owner, c.params["repo"])]; rp == nil && moved != nil {
 			return s.redirectReply(c.r, owner, c.params["repo"], moved)
 		}
-		// An installation sees only its owner's repositories; others are 404, as on GitHub.
-		if rp == nil || (c.inst != nil && !strings.EqualFold(c.inst.owner, rp.owner)) {
+		// An installation sees only its owner's repositories (those
+		// selected, when it has a selection); others are 404, as on GitHub.
+		if rp == nil || (c.inst != nil && !c.inst.reaches(rp)) {
 			return errReply(http.StatusNotFound, "Not Found")
 		}
 		c.repo = rp

@@ -47,7 +47,7 @@ func (s *Server) InstallationRepositoriesEvent(installationID int64, action, sen
 		added, removed = []any{}, list
 	}
 	return s.deliveryLocked("installation_repositories", map[string]any{
-		"action": action, "installation": s.installationJSON(in), "repository_selection": "selected",
+		"action": action, "installation": s.installationJSON(in), "repository_selection": in.selection(),
 		"repositories_added": added, "repositories_removed": removed,
 		"requester": nil, "sender": s.loginJSON(sender)})
 }

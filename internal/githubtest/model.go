@@ -42,6 +42,22 @@ type installation struct {
 	owner     string
 	created   time.Time
 	suspended *time.Time // when an owner suspended it; nil while active
+	// selected are the repositories (ids) it may reach when its owner
+	// chose "Only select repositories"; nil: all of the owner's.
+	selected map[int64]bool
+}
+
+// reaches reports whether the installation may reach rp. Holds s.mu.
+func (in *installation) reaches(rp *repo) bool {
+	return strings.EqualFold(in.owner, rp.owner) && (in.selected == nil || in.selected[rp.id])
+}
+
+// selection is the installation's repository_selection.
+func (in *installation) selection() string {
+	if in.selected != nil {
+		return "selected"
+	}
+	return "all"
 }
 
 type token struct {

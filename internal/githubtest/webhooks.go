@@ -2,6 +2,7 @@ package githubtest
 
 import (
 	"bytes"
+	"context"
 
 	"crypto/hmac"
 	"crypto/sha1"
@@ -14,6 +15,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // Webhook is one delivery as GitHub sends it to an App's webhook URL: an
@@ -24,12 +26,20 @@ type Webhook struct {
 	Payload         []byte
 }
 
+// DeliveryDeadline is how long GitHub waits for a receiver's answer: past
+// it the delivery is marked failed ("timed out"), whatever the receiver
+// does later.
+var DeliveryDeadline = 10 * time.Second
+
 // Deliver posts w to url the way GitHub does: its headers, and the
 // payload signed with secret in X-Hub-Signature-256 (HMAC-SHA256, hex) and
 // the legacy X-Hub-Signature (HMAC-SHA1). It returns the status the
-// receiver answered.
+// receiver answered, or an error when it answered nothing within
+// DeliveryDeadline, as GitHub gives up then.
 func Deliver(client *http.Client, url string, secret []byte, w Webhook) (int, error) {
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(w.Payload))
+	ctx, cancel := context.WithTimeout(context.Background(), DeliveryDeadline)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(w.Payload))
 	if err != nil {
 		return 0, err
 	}
@@ -47,6 +57,9 @@ func Deliver(client *http.Client, url string, secret []byte, w Webhook) (int, er
 	}
 	resp, err := client.Do(req)
 	if err != nil {
+		if ctx.Err() != nil {
+			return 0, fmt.Errorf("githubtest: the receiver did not answer within %s; GitHub marks the delivery failed: %w", DeliveryDeadline, err)
+		}
 		return 0, err
 	}
 	defer resp.Body.Close()
