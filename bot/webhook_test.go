@@ -458,3 +458,57 @@ func TestWebhookTakesEitherSecretDuringARotation(t *testing.T) {
 		t.Errorf("%v deliveries woke targets, want 2", n)
 	}
 }
+
+// A stream of deliveries, many at once, is answered within GitHub's
+// deadline (githubtest.Deliver fails one answered later): each delivery
+// once (202), each redelivery of one already handled 200, and the wakes
+// of the whole burst gathered (issue 42, item 6).
+func TestWebhookAnswersABurstWithinTheDeadline(t *testing.T) {
+	g := newHookRig(t)
+	g.poll()
+	main, _ := g.srv.Branch(owner, repo, "main")
+	release, _ := g.srv.Branch(owner, repo, "release")
+	run := g.check(main)
+	var deliveries []githubtest.Webhook
+	for i := range 1000 {
+		if i%2 == 0 {
+			deliveries = append(deliveries, g.srv.PushEvent(owner, repo, "main", release, main, "alice"))
+		} else {
+			deliveries = append(deliveries, g.srv.CheckRunEvent(owner, repo, run.ID, "rerequested", "alice"))
+		}
+	}
+	redelivered := deliveries[:100]
+	codes := map[int]int{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	work := make(chan githubtest.Webhook)
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for w := range work {
+				code, err := githubtest.Deliver(nil, g.url, hookSecret, w)
+				mu.Lock()
+				if err != nil {
+					t.Error(err)
+				}
+				codes[code]++
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, w := range deliveries {
+		work <- w
+	}
+	for _, w := range redelivered {
+		work <- w
+	}
+	close(work)
+	wg.Wait()
+	if codes[http.StatusAccepted] != 1000 || codes[http.StatusOK] != 100 || len(codes) != 2 {
+		t.Errorf("answers %v, want 1000 × 202 and 100 × 200", codes)
+	}
+	if got := g.woken(); !slices.Equal(got, []string{"shop-prod"}) {
+		t.Errorf("the burst woke %v", got)
+	}
+}
