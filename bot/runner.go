@@ -68,7 +68,9 @@ type Runner struct {
 	deliveries deliveries
 	forged     atomic.Uint64 // deliveries refused for their signature
 	wakeMu     sync.Mutex
-	woken      map[string]bool // targets to poll before the next tick
+	woken      map[string]bool   // targets to poll before the next tick
+	retries    map[string]bool   // of those, the ones to poll past their backoff
+	aliases    map[string]string // target -> its repository's name after a rename delivery
 	wakeC      chan struct{}
 	// Tests: wakeAfter replaces time.After for WakeDelay, wokePoll hears
 	// every poll of woken targets end.

@@ -39,12 +39,19 @@ func (r *Runner) wakeSignal() chan struct{} {
 }
 
 // takeWoken returns the woken targets, in the runner's order, and clears
-// the set.
+// the set; the ones to retry past their backoff are let out of it.
 func (r *Runner) takeWoken() []*Target {
 	r.wakeMu.Lock()
-	woken := r.woken
-	r.woken = nil
+	woken, retries := r.woken, r.retries
+	r.woken, r.retries = nil, nil
 	r.wakeMu.Unlock()
+	if len(retries) > 0 {
+		r.mu.Lock()
+		for t := range retries {
+			delete(r.skip, t)
+		}
+		r.mu.Unlock()
+	}
 	var out []*Target
 	for _, t := range r.Targets {
 		if woken[t.Config.Name] {

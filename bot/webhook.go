@@ -242,9 +242,14 @@ func (r *Runner) woke(target, rerun string, retry bool) {
 		r.Bot.rerun.set(target, rerun)
 	}
 	if retry {
-		r.mu.Lock()
-		delete(r.skip, target)
-		r.mu.Unlock()
+		// Cleared when the wake polls (PollWoken), not now: a poll of the
+		// target failing meanwhile must not put the retry back to sleep.
+		r.wakeMu.Lock()
+		if r.retries == nil {
+			r.retries = map[string]bool{}
+		}
+		r.retries[target] = true
+		r.wakeMu.Unlock()
 	}
 	r.wake([]string{target})
 }

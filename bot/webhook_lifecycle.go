@@ -76,17 +76,37 @@ func (r *Runner) lifecycle(event string, p *hookPayload, t *Target) bool {
 			} else if from.Organization != nil {
 				owner = from.Organization.Login
 			}
-			return r.ofRepository(owner+"/"+name, t) || r.ofRepository(p.Repository.FullName, t)
+			if !r.ofRepository(owner+"/"+name, t) && !r.ofRepository(p.Repository.FullName, t) {
+				return false
+			}
+			// Deliveries under the new name reach the target on this
+			// replica from now on; its holder's poll follows the move too.
+			r.wakeMu.Lock()
+			if r.aliases == nil {
+				r.aliases = map[string]string{}
+			}
+			r.aliases[t.Config.Name] = p.Repository.FullName
+			r.wakeMu.Unlock()
+			return true
 		}
 	}
 	return false
 }
 
 // ofRepository reports whether full (owner/name, any case) is target t's
-// repository: as its config names it, or where a poll found it moved to.
+// repository: as its config names it, where this replica's poll found it
+// moved to, or the name a rename delivery to this replica gave it. (A
+// replica that neither polls the target nor got the rename matches only
+// the configured name until the config is updated.)
 func (r *Runner) ofRepository(full string, t *Target) bool {
 	tc := t.Config
 	if strings.EqualFold(full, tc.Owner()+"/"+tc.RepoName()) {
+		return true
+	}
+	r.wakeMu.Lock()
+	alias := r.aliases[tc.Name]
+	r.wakeMu.Unlock()
+	if alias != "" && strings.EqualFold(full, alias) {
 		return true
 	}
 	m, ok := r.Bot.moved.get(tc.Name)

@@ -49,8 +49,8 @@ and the revision its GitOps tool applied, read from the checkout's git history w
 the checked-out commit. The working tree stands for the base branch head. A target may be one
 the config's clusters discover (driftback targets lists them): it compares the objects its Flux
 Kustomization or Argo CD Application lists in its inventory, as run does. --all plans every
-target, written or discovered, of the checkout's repository (named by its git remotes), one
-after another; -o json and -o yaml then print one document with a plan per target, and the exit
+target, written or discovered, of the checkout's repository (named by its git remotes) and of
+its checked-out branch, one after another; -o json and -o yaml then print one document with a plan per target, and the exit
 code is the worst of theirs.
 
 -o json and -o yaml print the plan as one document; -o patch shows the change as a unified

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -98,6 +99,22 @@ func (c *checkout) load(_ context.Context, rev string) (*analyzer.Snapshot, erro
 	s := analyzer.NewSnapshot(repo, nil)
 	c.snap[rev] = s
 	return s, nil
+}
+
+// branch is the checked-out branch, and the repository's default branch
+// as the clone's origin/HEAD names it; "" where they cannot be told (a
+// detached HEAD, no origin/HEAD).
+func (c *checkout) branch() (current, fallback string) {
+	if c.git == nil {
+		return "", ""
+	}
+	if head, err := c.git.Head(); err == nil && head.Name().IsBranch() {
+		current = head.Name().Short()
+	}
+	if ref, err := c.git.Reference(plumbing.NewRemoteHEADReferenceName("origin"), false); err == nil && ref.Type() == plumbing.SymbolicReference {
+		fallback = strings.TrimPrefix(ref.Target().String(), "refs/remotes/origin/")
+	}
+	return current, fallback
 }
 
 // repos are the GitHub repositories (owner/name) on host that the

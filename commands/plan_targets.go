@@ -1,11 +1,13 @@
 package commands
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -35,7 +37,7 @@ func (o *planOptions) runTargets(cmd *cobra.Command) error {
 		return fail(err)
 	}
 	src := newSources(o.liveFlags, cmd.InOrStdin())
-	targets, err := o.chooseTargets(cmd.Context(), cfg, src, co)
+	targets, err := o.chooseTargets(cmd.Context(), cfg, src, co, cmd.ErrOrStderr())
 	if err != nil {
 		return fail(err)
 	}
@@ -77,7 +79,7 @@ func (o *planOptions) fitsTarget(t *config.Target) error {
 
 // chooseTargets finds what --target or --all names. The clusters are asked
 // what they discover only when the written targets do not answer.
-func (o *planOptions) chooseTargets(ctx context.Context, cfg *config.Config, src *sources, co *checkout) ([]knownTarget, error) {
+func (o *planOptions) chooseTargets(ctx context.Context, cfg *config.Config, src *sources, co *checkout, stderr io.Writer) ([]knownTarget, error) {
 	set, _ := knownTargets(ctx, cfg, "", src, false)
 	for _, t := range set.targets {
 		if o.target != "" && t.Config.Name == o.target {
@@ -101,7 +103,7 @@ func (o *planOptions) chooseTargets(ctx context.Context, cfg *config.Config, src
 	}
 	switch {
 	case o.all:
-		return ofCheckout(set.targets, co, cfg)
+		return ofCheckout(set.targets, co, cfg, stderr)
 	case o.target != "":
 		for _, t := range set.targets {
 			if t.Config.Name == o.target {
@@ -118,8 +120,10 @@ func (o *planOptions) chooseTargets(ctx context.Context, cfg *config.Config, src
 }
 
 // ofCheckout keeps the targets of the checkout's repository, which its git
-// remotes name: another repository's root is not in this checkout.
-func ofCheckout(targets []knownTarget, co *checkout, cfg *config.Config) ([]knownTarget, error) {
+// remotes name, and of its checked-out branch: another repository's root
+// is not in this checkout, and another branch's working tree is not this
+// one. What it leaves out of the repository's targets it names on stderr.
+func ofCheckout(targets []knownTarget, co *checkout, cfg *config.Config, stderr io.Writer) ([]knownTarget, error) {
 	host, err := bot.WebHost(cfg.GitHub.APIURL)
 	if err != nil {
 		return nil, err
@@ -128,16 +132,20 @@ func ofCheckout(targets []knownTarget, co *checkout, cfg *config.Config) ([]know
 	if len(repos) == 0 {
 		return nil, fmt.Errorf("--all plans the targets of the checkout's repository, and %s has no git remote on %s to say which that is; name a target with --target", co.dir, host)
 	}
+	current, fallback := co.branch()
 	var out []knownTarget
 	var names []string
 	for _, t := range targets {
 		names = append(names, t.Config.Name+" ("+t.Config.Repo+")")
-		for _, r := range repos {
-			if strings.EqualFold(t.Config.Repo, r) {
-				out = append(out, t)
-				break
-			}
+		if !slices.ContainsFunc(repos, func(r string) bool { return strings.EqualFold(t.Config.Repo, r) }) {
+			continue
 		}
+		base := cmp.Or(t.Config.BaseBranch, fallback)
+		if current != "" && base != "" && base != current {
+			fmt.Fprintf(stderr, "left out: target %s follows the branch %s, and %s has %s checked out\n", t.Config.Name, base, co.dir, current)
+			continue
+		}
+		out = append(out, t)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("--all: no target is of %s, the repository of %s; the targets are %s", strings.Join(repos, ", "), co.dir, strings.Join(names, ", "))
@@ -165,9 +173,13 @@ func (o *planOptions) planTarget(cmd *cobra.Command, cfg *config.Config, src *so
 		}
 	}
 	// The bot posts a neutral check run and proposes nothing.
-	if o.collect != nil {
+	switch {
+	case o.collect != nil:
 		o.collect(nil, waiting)
-	} else {
+	case o.output == "patch":
+		// Standard output stays a patch git apply takes.
+		fmt.Fprintf(cmd.ErrOrStderr(), "waiting: %s\n", waiting)
+	default:
 		fmt.Fprintf(cmd.OutOrStdout(), "waiting: %s\n", waiting)
 	}
 	return errDrift
@@ -254,12 +266,16 @@ func (o *planOptions) planAll(cmd *cobra.Command, cfg *config.Config, src *sourc
 		}
 		err := o.planTarget(cmd, cfg, src, co, kt)
 		var st *exitStatus
-		if errors.As(err, &st) {
+		switch {
+		case errors.As(err, &st):
 			oc.Exit = st.code
 			if st.err != nil {
 				oc.Error = st.err.Error()
 				fmt.Fprintf(stderr, "target %s: %v\n", kt.Config.Name, st.err)
 			}
+		case err != nil: // not a verdict: an error all the same
+			oc.Exit, oc.Error = exitError, err.Error()
+			fmt.Fprintf(stderr, "target %s: %v\n", kt.Config.Name, err)
 		}
 		if oc.Exit == exitError {
 			failed++

@@ -181,6 +181,7 @@ type sources struct {
 	flags     liveFlags
 	stdin     io.Reader
 	override  *liveSource
+	failed    error // the flags' source could not be opened: standard input is read once
 	byCluster map[string]*liveSource
 }
 
@@ -191,10 +192,10 @@ func newSources(f liveFlags, stdin io.Reader) *sources {
 func (s *sources) forCluster(c *config.Cluster) (*liveSource, error) {
 	var err error
 	if s.flags.overrides() {
-		if s.override == nil {
-			s.override, err = s.flags.openLive(s.stdin)
+		if s.override == nil && s.failed == nil {
+			s.override, s.failed = s.flags.openLive(s.stdin)
 		}
-		return s.override, err
+		return s.override, s.failed
 	}
 	if s.byCluster[c.Name] == nil {
 		if s.byCluster[c.Name], err = openConfigCluster(c); err != nil {

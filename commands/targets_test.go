@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	gitconfig "github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/driftback/driftback/bot"
@@ -71,7 +72,7 @@ const vendorObjects = `
 func fleetCheckout(t *testing.T, remote string) (string, string) {
 	t.Helper()
 	dir := copyTree(t, "../examples/fleet")
-	r, err := git.PlainInit(dir, false)
+	r, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,6 +312,21 @@ func TestPlanAllTargetsOfTheCheckout(t *testing.T) {
 	if !strings.Contains(text, "=== target fleet-clusters (config, acme/fleet clusters/prod)\n") ||
 		!strings.Contains(text, "=== target "+fleetTarget+" (flux flux-system/apps, acme/fleet apps/prod)\n") {
 		t.Errorf("text: no heading per target:\n%s", text)
+	}
+	// A target of another branch of the repository is not planned on
+	// this branch's working tree.
+	release := writeConfig(t, targetsConfig+`- name: fleet-release
+  repo: acme/fleet
+  baseBranch: release
+  root: clusters/prod
+  cluster: prod
+  namespaces: [flux-system]
+  appliedRevision: {head: true}
+`)
+	out, stderr, _ = driftback(t, "plan", "-c", release, "--repo", dir, "--live", live, "--all", "-o", "json")
+	if !strings.Contains(stderr, "left out: target fleet-release follows the branch release, and "+dir+" has main checked out") ||
+		strings.Contains(out, `"name": "fleet-release"`) || !strings.Contains(out, `"name": "fleet-clusters"`) {
+		t.Errorf("another branch's target: %s\n%s", stderr, out)
 	}
 	noRemote, sha2 := fleetCheckout(t, "")
 	for _, c := range []struct {

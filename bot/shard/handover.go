@@ -50,7 +50,23 @@ func (l *Leases) Hand(target, rerun string, retry bool) {
 		l.lastSeq = uint64(now.UnixNano())
 	}
 	l.lastSeq++
-	l.outbox = append(l.outbox, handed{Seq: l.lastSeq, Target: target, Rerun: rerun, Retry: retry, At: now})
+	w := handed{Seq: l.lastSeq, Target: target, Rerun: rerun, Retry: retry, At: now}
+	// A newer wake of a target takes the place of one not published yet
+	// (keeping what it asked), so a burst of deliveries for a few targets
+	// does not push another target's wake out. A published one may have
+	// been taken in already: it stays as it is.
+	keep := l.outbox[:0]
+	for _, o := range l.outbox {
+		if o.Target != target || o.Seq <= l.publishedSeq {
+			keep = append(keep, o)
+			continue
+		}
+		w.Retry = w.Retry || o.Retry
+		if w.Rerun == "" {
+			w.Rerun = o.Rerun
+		}
+	}
+	l.outbox = append(keep, w)
 	l.pruneOutbox(now)
 }
 
@@ -69,16 +85,24 @@ func (l *Leases) pruneOutbox(now time.Time) {
 	l.outbox = keep
 }
 
-// outboxJSON is the wakes to publish on this replica's Lease; "" for none.
-func (l *Leases) outboxJSON() string {
+// outboxJSON is the wakes to publish on this replica's Lease ("" for
+// none), and the newest one's sequence number.
+func (l *Leases) outboxJSON() (string, uint64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.pruneOutbox(l.now())
 	if len(l.outbox) == 0 {
-		return ""
+		return "", 0
 	}
 	b, _ := json.Marshal(l.outbox)
-	return string(b)
+	return string(b), l.outbox[len(l.outbox)-1].Seq
+}
+
+// published records that the wakes up to seq are on the Lease.
+func (l *Leases) published(seq uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.publishedSeq = max(l.publishedSeq, seq)
 }
 
 // readWakes reads the wakes a member's Lease hands over; none when they
@@ -92,21 +116,27 @@ func readWakes(raw string) []handed {
 }
 
 // takeWakes takes in the wakes of a member's Lease newer than the ones
-// seen before (prev: the member as last seen; nil when it is new to this
-// replica, whose wakes then predate this replica's view and are skipped),
-// for the targets this replica holds.
+// seen before (prev: the member as last seen; nil when its Lease is new),
+// for the targets this replica holds. On this replica's own first list
+// every wake predates it and is skipped (it holds nothing yet); after
+// that a Lease not seen before is a new member's (a pod of a rollout), and
+// all its wakes are new.
 func (m *membership) takeWakes(prev, next *member) {
 	newest := uint64(0)
 	for _, w := range next.wakes {
 		newest = max(newest, w.Seq)
 	}
-	if prev == nil {
+	if prev == nil && !m.listedOnce {
 		next.lastWake = newest
 		return
 	}
-	next.lastWake = max(prev.lastWake, newest)
+	seen := uint64(0)
+	if prev != nil {
+		seen = prev.lastWake
+	}
+	next.lastWake = max(seen, newest)
 	for _, w := range next.wakes {
-		if w.Seq > prev.lastWake && m.woken != nil && m.l.Holds(w.Target) {
+		if w.Seq > seen && m.woken != nil && m.l.Holds(w.Target) {
 			m.woken(w.Target, w.Rerun, w.Retry)
 		}
 	}

@@ -59,6 +59,8 @@ type Leases struct {
 	// this replica's Lease until they are handOverKeep old.
 	outbox  []handed
 	lastSeq uint64
+	// publishedSeq: the wakes up to it were written on the Lease.
+	publishedSeq uint64
 }
 
 // leaseRequestTimeout bounds one request to the apiserver that holds the

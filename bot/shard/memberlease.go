@@ -87,6 +87,7 @@ func (m *membership) list(ctx context.Context) bool {
 		delete(m.seen, name)
 	}
 	m.collect(ctx, now)
+	m.listedOnce = true
 	return true
 }
 
@@ -175,6 +176,7 @@ func (m *membership) renew(ctx context.Context, held map[string]bool) bool {
 	}
 	m.own = wrote
 	m.published = claims
+	l.published(m.writing)
 	if l.noteRenewal(sent) {
 		// The others may have taken this replica for dead meanwhile: what
 		// it held or was about to hold is claimed again from scratch.
@@ -206,7 +208,9 @@ func (m *membership) record(claims map[string]bool, at time.Time) *coordinationv
 	sort.Strings(list)
 	raw, _ := json.Marshal(list)
 	next.Annotations[claimsAnnotation] = string(raw)
-	if wakes := l.outboxJSON(); wakes != "" {
+	wakes, seq := l.outboxJSON()
+	m.writing = seq
+	if wakes != "" {
 		next.Annotations[wakesAnnotation] = wakes
 	} else {
 		delete(next.Annotations, wakesAnnotation)

@@ -21,8 +21,11 @@ type membership struct {
 	// freeAfter: a target whose claim another member withdrew is free
 	// from then on (the old owner's last writes have landed).
 	freeAfter map[string]time.Time
-	// woken takes the wakes other members handed to this one.
-	woken func(target, rerun string, retry bool)
+	// woken takes the wakes other members handed to this one;
+	// listedOnce: the member Leases were listed once (takeWakes).
+	woken      func(target, rerun string, retry bool)
+	listedOnce bool
+	writing    uint64 // the newest wake the Lease being written carries
 }
 
 // member is another replica's Lease as last seen.
