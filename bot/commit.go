@@ -289,8 +289,7 @@ func commitMessage(plan *analyzer.Plan, target, edits, instance string) string {
 type ownCommit struct{ base, edits, instance string }
 
 // ownHead reads the branch head and says whether it is driftback's own
-// commit for this target: committed and authored by this App's bot account
-// (which no person and no other App can commit as), one parent, and
+// commit for this target: signed by GitHub (madeByApp), one parent, and
 // trailers naming this target and an edit set. Anything else is someone
 // else's, and driftback never moves or rebuilds over it.
 func (b *Bot) ownHead(ctx context.Context, p *poll, sha string) (ownCommit, bool, error) {
@@ -301,8 +300,7 @@ func (b *Bot) ownHead(ctx context.Context, p *poll, sha string) (ownCommit, bool
 	if err != nil {
 		return ownCommit{}, false, fmt.Errorf("branch head %s: %w", short(sha), err)
 	}
-	mine := func(u *github.User) bool { return u.GetType() == "Bot" && strings.EqualFold(u.GetLogin(), b.login) }
-	if !mine(c.GetAuthor()) || !mine(c.GetCommitter()) || len(c.Parents) != 1 {
+	if !b.madeByApp(c) || len(c.Parents) != 1 {
 		return ownCommit{}, false, nil
 	}
 	msg := strings.TrimRight(c.GetCommit().GetMessage(), "\n")
@@ -329,6 +327,28 @@ func (b *Bot) ownHead(ctx context.Context, p *poll, sha string) (ownCommit, bool
 	}
 	return ownCommit{base: c.Parents[0].GetSHA(), edits: edits}, true, nil
 }
+
+// madeByApp says whether GitHub made c for this App: GitHub verified its
+// signature, and GitHub attributes its author to the App's bot account.
+// The author alone proves nothing, as GitHub attributes a commit by its
+// author e-mail, which anyone can write into a commit; but a commit the App
+// creates through the Git Data API with no author, committer or signature
+// of its own is signed by GitHub, with the bot as author and GitHub
+// (web-flow) as committer. A verified signature is the committer's, so
+// the committer must be GitHub or the bot itself: a person who signs a
+// commit with their own key is its committer, whatever author it names.
+func (b *Bot) madeByApp(c *github.RepositoryCommit) bool {
+	v := c.GetCommit().GetVerification()
+	if !v.GetVerified() || v.GetReason() != "valid" {
+		return false
+	}
+	bot := func(u *github.User) bool { return u.GetType() == "Bot" && strings.EqualFold(u.GetLogin(), b.login) }
+	committer := c.GetCommitter()
+	return bot(c.GetAuthor()) && (bot(committer) || (committer.GetLogin() == webFlow && committer.GetType() == "User"))
+}
+
+// webFlow is the account GitHub commits and signs as.
+const webFlow = "web-flow"
 
 // writablePath refuses what the bot must never write.
 func writablePath(p string) error {

@@ -177,14 +177,16 @@ func (b *Bot) publish(ctx context.Context, p *poll, plan *analyzer.Plan, open *g
 		st.Undressed = false
 		body = b.body(p, plan, st, head)
 	}
+	// A body others edited around driftback's part is theirs to keep.
+	stale := open.GetBody() != body && !ownPartCurrent(open.GetBody(), body)
 	moved := false
-	if open.GetBody() != body && !created {
+	if stale && !created {
 		var err error
 		if moved, err = b.bodyMoved(ctx, p, open); err != nil {
 			return nil, err
 		}
 	}
-	if open.GetBody() != body && !moved {
+	if stale && !moved {
 		pr, _, err := b.GitHub.PullRequests.Edit(ctx, p.owner, p.repo, open.GetNumber(), &github.PullRequest{Body: github.String(body)})
 		if err != nil {
 			return nil, fmt.Errorf("update pull request #%d: %w", open.GetNumber(), err)
@@ -463,7 +465,8 @@ func (b *Bot) body(p *poll, plan *analyzer.Plan, st prState, head string) string
 	if p.out.Frozen {
 		controls = append([]string{"> **Frozen:** someone else committed to this branch, so driftback no longer pushes to it. Tick the box below to regenerate it from the base branch (the other commits are discarded); declined rows leave the branch then."}, controls...)
 	}
-	return report.Markdown(plan, report.MarkdownOptions{
+	st.Body = ""
+	text := report.Markdown(plan, report.MarkdownOptions{
 		Target: p.t.Config.Name,
 		FileURL: func(path string, line int) string {
 			if head == "" {
@@ -481,9 +484,18 @@ func (b *Bot) body(p *poll, plan *analyzer.Plan, st prState, head string) string
 		Declined: declined,
 		Restore:  restoreNotes(p, plan, web),
 		State:    st.encode(),
-		MaxBytes: maxBody, // bytes bound characters from above
+		// Bytes bound characters from above; the digest added below fits
+		// in the margin.
+		MaxBytes: maxBody - digestRoom,
 	})
+	// The state names the text rendered without it (ownPartCurrent).
+	st.Body = bodyDigest(text)
+	return report.ReplaceState(text, st.encode())
 }
+
+// digestRoom is what the digest adds to the state, at most: the field,
+// and a third more where the state is base64-encoded.
+const digestRoom = 64
 
 // splitPRs finds the open PR of the branch and the most recent closed one.
 func splitPRs(prs []*github.PullRequest) (open, lastClosed *github.PullRequest) {

@@ -211,3 +211,47 @@ func TestFrozenPRClosedTakesItsBranch(t *testing.T) {
 		t.Fatal("driftback left the frozen PR's branch behind")
 	}
 }
+
+// Issue 42 item 5: GitHub attributes a commit by its author e-mail, which
+// anyone can write. A person's commit that names driftback's bot as author
+// (and committer), with driftback's trailers, is still theirs: only a
+// commit GitHub signed for the App is driftback's, so the PR freezes and
+// the commit stays.
+func TestCommitSpoofingTheBotIsForeign(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		push func(bot, msg string) githubtest.Push
+	}{
+		{"unsigned", func(bot, msg string) githubtest.Push {
+			return githubtest.Push{By: "mallory", Message: msg, AuthorName: "driftback[bot]", AuthorEmail: bot, CommitterName: "driftback[bot]", CommitterEmail: bot}
+		}},
+		{"signed by the person, naming the bot", func(bot, msg string) githubtest.Push {
+			return githubtest.Push{By: "mallory", Message: msg, AuthorName: "driftback[bot]", AuthorEmail: bot, CommitterEmail: bot, SignedBy: "mallory"}
+		}},
+		{"signed and committed by the person, authored as the bot", func(bot, msg string) githubtest.Push {
+			return githubtest.Push{By: "mallory", Message: msg, AuthorName: "driftback[bot]", AuthorEmail: bot, SignedBy: "mallory"}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, writeThroughOnly(t))
+			h.poll()
+			ours, _ := h.srv.Branch(owner, repo, branch)
+			head, _, err := h.bot.GitHub.Git.GetCommit(context.Background(), owner, repo, ours)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := c.push(h.srv.Email("driftback[bot]"), head.GetMessage())
+			p.Files = map[string][]byte{"notes.txt": []byte("mine\n")}
+			spoof := h.srv.PushCommit(owner, repo, branch, p)
+
+			h.setLive(strings.Replace(writeThroughOnly(t), "value: 60s", "value: 66s", 1))
+			out := h.poll()
+			if now, _ := h.srv.Branch(owner, repo, branch); now != spoof {
+				t.Fatalf("the person's commit was overwritten (head %s, want %s)", now, spoof)
+			}
+			if !out.Frozen || out.Pushed {
+				t.Fatalf("frozen=%v pushed=%v: a commit naming the bot was taken for driftback's", out.Frozen, out.Pushed)
+			}
+		})
+	}
+}

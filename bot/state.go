@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
 
@@ -31,6 +32,11 @@ type prState struct {
 	// Undressed: labels and reviewers are still to be added (the PR was
 	// opened, then the poll ended before they were).
 	Undressed bool `json:"undressed,omitempty"`
+	// Body names the body driftback rendered (bodyDigest of its text with
+	// this field empty). A body whose state holds the digest of what the
+	// bot would render now holds the bot's part as it is; what others
+	// added around it is theirs (ownPartCurrent).
+	Body string `json:"body,omitempty"`
 }
 
 func (s prState) encode() string {
@@ -84,4 +90,45 @@ func regenerateTicked(body string) bool {
 		}
 	}
 	return false
+}
+
+// bodyDigest names a body's text.
+func bodyDigest(text string) string {
+	h := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(h[:])[:16]
+}
+
+// ownPartCurrent reports whether current, the pull request's body as
+// GitHub has it, holds driftback's part as want (the body the bot would
+// write now) has it, whatever others added or changed around it: then the
+// body is left alone, so another bot or a person editing the body is never
+// answered with a rewrite, poll after poll. The part is what the bot reads
+// back: the hidden state, whose digest names the rest of the text the bot
+// rendered (a new plan, head or decline changes it), and the boxes — each
+// row's and the regenerate one — in the state want gives them. A box a
+// reviewer ticked or unticked therefore still gets the body rewritten, as
+// the bot answers it (a decline, a regeneration, a box reset), and so does
+// a body without a digest (written before there was one) or with a stall
+// note.
+func ownPartCurrent(current, want string) bool {
+	have, ok := parseState(current)
+	mine, _ := parseState(want)
+	if !ok || mine.Body == "" || have.encode() != mine.encode() || strings.Contains(current, stallMarker) {
+		return false
+	}
+	return boxesOf(current) == boxesOf(want)
+}
+
+// boxesOf lists the boxes the bot reads from a body, with their state.
+func boxesOf(body string) string {
+	rows := report.RowBoxes(body)
+	keys := make([]string, 0, len(rows)+1)
+	for k, ticked := range rows {
+		keys = append(keys, fmt.Sprintf("%s=%v", k, ticked))
+	}
+	sort.Strings(keys)
+	if strings.Contains(body, regenerateMarker) {
+		keys = append(keys, fmt.Sprintf("regenerate=%v", regenerateTicked(body)))
+	}
+	return strings.Join(keys, " ")
 }

@@ -138,7 +138,7 @@ func (s *Server) commitJSON(rp *repo, c *object.Commit, withFiles bool) map[stri
 		"html_url": s.repoHTML(rp) + "/commit/" + sha, "comments_url": api + "/commits/" + sha + "/comments",
 		"commit": map[string]any{
 			"url": api + "/git/commits/" + sha, "author": s.gitUserJSON(c.Author), "committer": s.gitUserJSON(c.Committer),
-			"message": c.Message, "comment_count": 0, "verification": unsigned,
+			"message": c.Message, "comment_count": 0, "verification": s.verificationJSON(c),
 			"tree": map[string]any{"sha": c.TreeHash.String(), "url": api + "/git/trees/" + c.TreeHash.String()},
 		},
 		"author": who(c.Author.Email), "committer": who(c.Committer.Email), "parents": parents,

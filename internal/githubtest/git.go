@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sort"
 	"strings"
 	"time"
 
@@ -32,52 +31,15 @@ func (s *Server) Commit(owner, name, branch, author string, files map[string][]b
 }
 
 func (s *Server) commitFilesLocked(rp *repo, branch, author, msg string, files map[string][]byte) (string, error) {
-	g := rp.git
-	parent, ok := g.ref("refs/heads/" + branch)
-	if !ok && branch != rp.defaultBranch {
-		parent, ok = g.ref("refs/heads/" + rp.defaultBranch)
-	}
-	var base plumbing.Hash
-	var parents []plumbing.Hash
-	if ok {
-		c, err := g.commit(parent)
-		if err != nil {
-			return "", err
-		}
-		base = c.TreeHash
-		parents = []plumbing.Hash{parent}
-	}
-	root, err := g.openDir(base)
+	tree, parents, err := s.filesTreeLocked(rp, branch, files)
 	if err != nil {
 		return "", err
 	}
-	paths := make([]string, 0, len(files))
-	for p := range files {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
-		data := files[p]
-		if data == nil {
-			// The helper is lenient where the API is not: deleting a
-			// missing path changes nothing.
-			if err = g.set(root, p, nil, true); errors.Is(err, errMissingPath) {
-				err = nil
-			}
-		} else {
-			err = g.set(root, p, &treeNode{mode: 0o100644, hash: g.putBlob(data)}, false)
-		}
-		if err != nil {
-			return "", err
-		}
-	}
-	tree, _ := g.write(root)
 	u := s.userLocked(author, "")
 	now := s.now()
-	c := &object.Commit{Author: sig(u.login, u.email(), now), Committer: sig(u.login, u.email(), now),
-		Message: msg, TreeHash: tree, ParentHashes: parents}
-	h := g.putCommit(c)
-	g.setRef("refs/heads/"+branch, h)
+	h := rp.git.putCommit(&object.Commit{Author: sig(u.login, u.email(), now), Committer: sig(u.login, u.email(), now),
+		Message: msg, TreeHash: tree, ParentHashes: parents})
+	rp.git.setRef("refs/heads/"+branch, h)
 	rp.pushed = now
 	return h.String(), nil
 }
@@ -361,6 +323,7 @@ func (c *call) createCommit() *reply {
 		Parents   []string   `json:"parents"`
 		Author    *gitPerson `json:"author"`
 		Committer *gitPerson `json:"committer"`
+		Signature string     `json:"signature"`
 	}
 	if rep := c.decode(&in); rep != nil {
 		return rep
@@ -404,6 +367,14 @@ func (c *call) createCommit() *reply {
 		return rep
 	}
 	cm := &object.Commit{Author: author, Committer: committer, Message: *in.Message, TreeHash: plumbing.NewHash(in.Tree), ParentHashes: parents}
+	switch {
+	case in.Signature != "":
+		cm.PGPSignature = in.Signature // the gpgsig header, as given
+	case in.Author == nil && in.Committer == nil && c.app != nil:
+		// An App's commit with no identity of its own: GitHub commits it
+		// as web-flow and signs it with its own key.
+		c.s.signAsGitHubLocked(cm)
+	}
 	h := g.putCommit(cm)
 	cm, _ = g.commit(h)
 	rep = jsonReply(http.StatusCreated, c.s.gitCommitJSON(c.repo, cm))
@@ -559,8 +530,6 @@ func (s *Server) gitUserJSON(sg object.Signature) map[string]any {
 	return map[string]any{"name": sg.Name, "email": sg.Email, "date": ts(sg.When)}
 }
 
-var unsigned = map[string]any{"verified": false, "reason": "unsigned", "signature": nil, "payload": nil, "verified_at": nil}
-
 // gitCommitJSON is the Git Data API's commit ("git-commit").
 func (s *Server) gitCommitJSON(rp *repo, c *object.Commit) map[string]any {
 	api := s.repoAPI(rp)
@@ -574,7 +543,7 @@ func (s *Server) gitCommitJSON(rp *repo, c *object.Commit) map[string]any {
 		"url": api + "/git/commits/" + c.Hash.String(), "html_url": s.repoHTML(rp) + "/commit/" + c.Hash.String(),
 		"author": s.gitUserJSON(c.Author), "committer": s.gitUserJSON(c.Committer),
 		"tree":    map[string]any{"sha": c.TreeHash.String(), "url": api + "/git/trees/" + c.TreeHash.String()},
-		"message": c.Message, "parents": parents, "verification": unsigned,
+		"message": c.Message, "parents": parents, "verification": s.verificationJSON(c),
 	}
 }
 

@@ -13,6 +13,9 @@ type user struct {
 	login string
 	id    int64
 	typ   string // User, Organization, Bot
+	// mail replaces the no-reply address as the user's commit e-mail
+	// (web-flow's noreply@github.com).
+	mail string
 }
 
 type app struct {

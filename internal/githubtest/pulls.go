@@ -357,6 +357,7 @@ func (s *Server) mergeLocked(rp *repo, pr *pull, method, title, message, by stri
 	if message != "" {
 		cm.Message += "\n\n" + message
 	}
+	s.signAsGitHubLocked(cm) // merged on GitHub: web-flow signs it
 	h := g.putCommit(cm)
 	g.setRef("refs/heads/"+pr.base, h)
 	rp.pushed = now

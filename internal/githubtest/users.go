@@ -24,7 +24,12 @@ func (s *Server) userLocked(login, typ string) *user {
 
 // email is GitHub's no-reply address for a login; commits carrying it are
 // attributed to that user.
-func (u *user) email() string { return fmt.Sprintf("%d+%s@users.noreply.github.com", u.id, u.login) }
+func (u *user) email() string {
+	if u.mail != "" {
+		return u.mail
+	}
+	return fmt.Sprintf("%d+%s@users.noreply.github.com", u.id, u.login)
+}
 
 func (s *Server) userByEmail(email string) *user {
 	for _, u := range s.users {
