@@ -3,6 +3,8 @@ package bot
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -103,6 +105,81 @@ func TestEveryClickIsAnsweredOnceByTheHolder(t *testing.T) {
 	for _, target := range targets {
 		if got := runs(target); got != want[target] {
 			t.Errorf("%s: %d check runs after the clicks, want %d (one per click)", target, got, want[target])
+		}
+	}
+
+	streamOf(t, h, replicas[0].url, replicas[1].url, runs, check, branch)
+}
+
+// streamOf sends 1,000 deliveries at once, Re-run clicks and pushes of
+// both targets spread over both replicas: every one is answered within
+// GitHub's deadline, each target is polled again for its clicks, the
+// clicks of a burst gathered (never more runs than clicks), and nothing
+// is answered after the stream settles.
+func streamOf(t *testing.T, h *harness, a, b string, runs func(string) int, check, branch map[string]string) {
+	t.Helper()
+	targets := []string{"shop-prod", "shop-release"}
+	before := map[string]int{}
+	var stream []githubtest.Webhook
+	clicks := map[string]int{}
+	for _, target := range targets {
+		before[target] = runs(target)
+		sha, _ := h.srv.Branch(owner, repo, branch[target])
+		var run githubtest.CheckRun
+		for _, r := range h.srv.CheckRuns(owner, repo, sha) {
+			if r.Name == check[target] && r.ID > run.ID {
+				run = r
+			}
+		}
+		for i := range 250 {
+			stream = append(stream, h.srv.CheckRunEvent(owner, repo, run.ID, "rerequested", "alice"))
+			clicks[target]++
+			other := map[string]string{"main": "release", "release": "main"}[branch[target]]
+			from, _ := h.srv.Branch(owner, repo, other)
+			stream = append(stream, h.srv.PushEvent(owner, repo, branch[target], from, sha, fmt.Sprintf("dev%d", i%7)))
+		}
+	}
+	var wg sync.WaitGroup
+	work := make(chan int)
+	var failed atomic.Int32
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				url := a
+				if i%2 == 1 {
+					url = b
+				}
+				if code, err := githubtest.Deliver(nil, url, hookSecret, stream[i]); err != nil || code != 202 {
+					failed.Add(1)
+				}
+			}
+		}()
+	}
+	for i := range stream {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	if n := failed.Load(); n != 0 {
+		t.Fatalf("%d of %d deliveries were not answered 202 within GitHub's deadline", n, len(stream))
+	}
+	for _, target := range targets {
+		waitFor(t, 30*time.Second, target+"'s clicks answered", func() bool { return runs(target) > before[target] })
+	}
+	time.Sleep(3 * time.Second)
+	settled := map[string]int{}
+	for _, target := range targets {
+		settled[target] = runs(target)
+		if got := settled[target] - before[target]; got < 1 || got > clicks[target] {
+			t.Errorf("%s: %d new check runs for %d clicks", target, got, clicks[target])
+		}
+	}
+	time.Sleep(2 * time.Second)
+	for _, target := range targets {
+		if runs(target) != settled[target] {
+			t.Errorf("%s was answered again after the stream settled", target)
 		}
 	}
 }
