@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -180,6 +181,13 @@ func streamOf(t *testing.T, h *harness, a, b string, runs func(string) int, chec
 	for _, target := range targets {
 		if runs(target) != settled[target] {
 			t.Errorf("%s was answered again after the stream settled", target)
+		}
+	}
+	// The server keeps GitHub's secondary limits (80 content writes a
+	// minute per installation): none was met.
+	for _, r := range h.srv.Requests() {
+		if r.Mutating() && (r.Status == http.StatusTooManyRequests || r.Status == http.StatusForbidden) {
+			t.Errorf("a write was refused: %+v", r)
 		}
 	}
 }

@@ -512,3 +512,19 @@ func TestWebhookAnswersABurstWithinTheDeadline(t *testing.T) {
 		t.Errorf("the burst woke %v", got)
 	}
 }
+
+// GitHub caps a payload at 25 MB, and a push of many commits comes close:
+// a large delivery is taken, not refused (issue 42, item 6).
+func TestWebhookTakesALargeDelivery(t *testing.T) {
+	g := newHookRig(t)
+	main, _ := g.srv.Branch(owner, repo, "main")
+	w := g.srv.PushEvent(owner, repo, "main", strings.Repeat("0", 40), main, "alice")
+	// Many commits' worth of payload, as a field the bot does not read.
+	w.Payload = append(append(bytes.TrimSuffix(w.Payload, []byte("}")), `,"padding":"`+strings.Repeat("x", 20<<20)+`"`...), '}')
+	if code := g.deliver(w); code != http.StatusAccepted {
+		t.Fatalf("a 20 MB delivery: status %d, want 202", code)
+	}
+	if got := g.woken(); !slices.Equal(got, []string{"shop-prod"}) {
+		t.Errorf("woke %v", got)
+	}
+}
