@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -232,6 +233,10 @@ func (s *Server) CheckSuiteEvent(owner, name string, suiteID int64, action, send
 	panic(fmt.Sprintf("githubtest: no check suite %d in %s/%s", suiteID, owner, name))
 }
 
+// suitePriority orders conclusions as a suite reports the highest of its
+// runs' (GitHub's example: timed_out, success and neutral give timed_out).
+var suitePriority = []string{"action_required", "cancelled", "timed_out", "failure", "neutral", "success", "skipped", "stale"}
+
 // checkSuiteJSON is a suite as a delivery carries it. Holds s.mu.
 func (s *Server) checkSuiteJSON(rp *repo, id, appID int64, sha string) map[string]any {
 	var headBranch any
@@ -243,7 +248,7 @@ func (s *Server) checkSuiteJSON(rp *repo, id, appID int64, sha string) map[strin
 			return nil
 		})
 	}
-	runs, latest := 0, ""
+	runs, worst := 0, ""
 	status, conclusion := "completed", any(nil)
 	for _, cr := range rp.checkRuns {
 		if cr.suite != id {
@@ -253,12 +258,12 @@ func (s *Server) checkSuiteJSON(rp *repo, id, appID int64, sha string) map[strin
 		if cr.status != "completed" {
 			status = "in_progress"
 		}
-		if cr.conclusion != "" && latest < cr.conclusion {
-			latest = cr.conclusion
+		if cr.conclusion != "" && (worst == "" || slices.Index(suitePriority, cr.conclusion) < slices.Index(suitePriority, worst)) {
+			worst = cr.conclusion
 		}
 	}
-	if status == "completed" && latest != "" {
-		conclusion = latest
+	if status == "completed" && worst != "" {
+		conclusion = worst
 	}
 	var appJ any
 	if a := s.apps[appID]; a != nil {
