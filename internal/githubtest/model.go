@@ -93,6 +93,7 @@ type repo struct {
 	collaborators []string         // logins with access besides the owner
 	teams         []string         // team slugs with access
 	suites        map[string]int64 // check suite ids by "app/sha"
+	suiteBranch   map[int64]string // a suite's head_branch, fixed when it is made
 }
 
 type pull struct {
@@ -157,10 +158,21 @@ func (s *Server) suiteLocked(rp *repo, app int64, sha string) int64 {
 		return id
 	}
 	if rp.suites == nil {
-		rp.suites = map[string]int64{}
+		rp.suites, rp.suiteBranch = map[string]int64{}, map[int64]string{}
 	}
-	rp.suites[k] = s.id()
-	return rp.suites[k]
+	id := s.id()
+	rp.suites[k] = id
+	// GitHub names the branch the commit was pushed to, and keeps it when
+	// the branch moves on: a branch whose head the commit is now.
+	if refs, err := rp.git.st.IterReferences(); err == nil {
+		refs.ForEach(func(r *plumbing.Reference) error {
+			if r.Name().IsBranch() && r.Hash().String() == sha && rp.suiteBranch[id] == "" {
+				rp.suiteBranch[id] = r.Name().Short()
+			}
+			return nil
+		})
+	}
+	return id
 }
 
 func key(owner, name string) string { return strings.ToLower(owner + "/" + name) }

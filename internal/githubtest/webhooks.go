@@ -212,8 +212,9 @@ func webhookRepo(r map[string]any) map[string]any {
 
 // CheckSuiteEvent is the check_suite delivery GitHub sends the App whose
 // suite it is when someone acts on it (action "rerequested": "Re-run all
-// checks"), sent by sender. Its head_branch is a branch whose head is the
-// suite's commit, as GitHub names the branch the commit was pushed to.
+// checks"), sent by sender. Its head_branch is the branch whose head the
+// commit was when the suite was made, as GitHub names the branch the
+// commit was pushed to.
 func (s *Server) CheckSuiteEvent(owner, name string, suiteID int64, action, sender string) Webhook {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -240,13 +241,8 @@ var suitePriority = []string{"action_required", "cancelled", "timed_out", "failu
 // checkSuiteJSON is a suite as a delivery carries it. Holds s.mu.
 func (s *Server) checkSuiteJSON(rp *repo, id, appID int64, sha string) map[string]any {
 	var headBranch any
-	if refs, err := rp.git.st.IterReferences(); err == nil {
-		refs.ForEach(func(r *plumbing.Reference) error {
-			if r.Name().IsBranch() && r.Hash().String() == sha && headBranch == nil {
-				headBranch = r.Name().Short()
-			}
-			return nil
-		})
+	if b := rp.suiteBranch[id]; b != "" {
+		headBranch = b
 	}
 	runs, worst := 0, ""
 	status, conclusion := "completed", any(nil)
