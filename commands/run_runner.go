@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"sync"
-	"time"
 
 	"github.com/google/go-github/v62/github"
 
@@ -223,7 +222,7 @@ func webhookSecrets(g config.GitHub, log *slog.Logger) (func() [][]byte, error) 
 	if f.secrets, err = readSecrets(f.path); err != nil {
 		return nil, err
 	}
-	f.size, f.mod = info.Size(), info.ModTime()
+	f.info = info
 	return f.current, nil
 }
 
@@ -232,8 +231,7 @@ type secretFile struct {
 	path    string
 	log     *slog.Logger
 	mu      sync.Mutex
-	size    int64
-	mod     time.Time
+	info    os.FileInfo // the file as last read
 	secrets [][]byte
 }
 
@@ -242,17 +240,19 @@ func (f *secretFile) current() [][]byte {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	info, err := os.Stat(f.path)
-	if err != nil || (info.Size() == f.size && info.ModTime().Equal(f.mod)) {
+	if err != nil || (os.SameFile(info, f.info) && info.Size() == f.info.Size() && info.ModTime().Equal(f.info.ModTime())) {
+		// Unchanged: the same file (a Secret update swaps it), size and time.
 		return f.secrets
 	}
 	secrets, err := readSecrets(f.path)
+	f.info = info // a change that cannot be used is said once, not per delivery
 	if err != nil {
 		if f.log != nil {
 			f.log.Warn("the webhook secret file changed and cannot be used; the secrets read before stay", "error", err.Error())
 		}
 		return f.secrets
 	}
-	f.size, f.mod, f.secrets = info.Size(), info.ModTime(), secrets
+	f.secrets = secrets
 	if f.log != nil {
 		f.log.Info("webhook secrets read again", "file", f.path, "secrets", len(secrets))
 	}
