@@ -30,7 +30,7 @@ const annotationsPerRequest = 50
 // success when in sync, neutral when drift is proposed, failure (or
 // neutral, by configuration) when something was refused.
 func resultOf(plan *analyzer.Plan, tc config.Target, g gitOpsNotes) checkResult {
-	r := checkResult{summary: report.Markdown(plan, report.MarkdownOptions{Target: tc.Name, GitOps: g.notes, Restoring: g.restoring, Declined: g.declined})}
+	r := checkResult{summary: report.Markdown(plan, report.MarkdownOptions{Target: tc.Name, GitOps: g.notes, Restoring: g.restoring, Declined: g.declined, ChangedBy: g.changedBy})}
 	unsure := cannotTell(plan)
 	switch {
 	case unsure > 0 && unsure == len(plan.Refusals) && len(plan.Edits) == 0:
@@ -90,6 +90,8 @@ type gitOpsNotes struct {
 	notes     []report.ToolNote
 	restoring int
 	declined  []report.EditRow // the rows a reviewer declined: drift the plan leaves out
+	// changedBy says who changed each edit's field (ChangedBy).
+	changedBy func(analyzer.Edit) string
 }
 
 // editsOf counts the edits of rows.
@@ -109,9 +111,10 @@ func (p *poll) checkNotes(plan *analyzer.Plan) gitOpsNotes {
 		declined = p.review.declined
 	}
 	if p.enforcement == nil {
-		return gitOpsNotes{declined: declined}
+		return gitOpsNotes{declined: declined, changedBy: ChangedBy(p.objs)}
 	}
-	return gitOpsNotes{tool: p.enforcement.Tool, notes: toolNotes(p.enforcement, p.objs, plan, p.restoring, true), restoring: len(p.restoring), declined: declined}
+	return gitOpsNotes{tool: p.enforcement.Tool, notes: toolNotes(p.enforcement, p.objs, plan, p.restoring, true), restoring: len(p.restoring),
+		declined: declined, changedBy: ChangedBy(p.objs)}
 }
 
 // postChecksFor posts the plan's result on the base head, and on the PR

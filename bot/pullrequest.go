@@ -467,7 +467,8 @@ func (b *Bot) body(p *poll, plan *analyzer.Plan, st prState, head string) string
 	}
 	st.Body = ""
 	text := report.Markdown(plan, report.MarkdownOptions{
-		Target: p.t.Config.Name,
+		Target:    p.t.Config.Name,
+		ChangedBy: ChangedBy(p.objs),
 		FileURL: func(path string, line int) string {
 			if head == "" {
 				return ""

@@ -11,6 +11,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/repofs"
 )
@@ -138,6 +139,9 @@ func (o *planOptions) finish(cmd *cobra.Command, plan *analyzer.Plan, repo *repo
 		return fail(fmt.Errorf("%s is empty: it holds no live objects to compare with the %d the root renders; nothing was written", live.source, len(plan.Unread)))
 	}
 	built := rootBuilt(plan)
+	if md.ChangedBy == nil {
+		md.ChangedBy = bot.ChangedBy(live.objects)
+	}
 	if err := o.print(cmd, plan, repo, md, built); err != nil {
 		return fail(err)
 	}

@@ -350,3 +350,35 @@ func jsonEqual(a, b any) bool {
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
 }
+
+// plan -o markdown says who changed each field, as the pull request does,
+// when the live objects carry managedFields (issue 43, item 1).
+func TestPlanMarkdownSaysWhoChangedAField(t *testing.T) {
+	raw, err := os.ReadFile("../examples/live.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const at = "    name: web\n    namespace: shop\n"
+	live := strings.Replace(string(raw), at, at+`    managedFields:
+    - apiVersion: apps/v1
+      fieldsType: FieldsV1
+      fieldsV1:
+        f:spec:
+          f:template:
+            f:spec:
+              f:containers:
+                k:{"name":"web"}:
+                  f:image: {}
+      manager: kubectl-set
+      operation: Update
+      time: "2026-12-06T03:12:00Z"
+`, 1)
+	file := filepath.Join(t.TempDir(), "live.yaml")
+	if err := os.WriteFile(file, []byte(live), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := driftback(t, "plan", "--repo", "../examples/shop", "--root", "overlays/prod", "--live", file, "-o", "markdown")
+	if code != 1 || !strings.Contains(out, "changed by kubectl-set (Update) at 2026-12-06T03:12:00Z") {
+		t.Errorf("exit %d %s\n%s", code, stderr, out)
+	}
+}

@@ -29,6 +29,10 @@ type MarkdownOptions struct {
 	// Restoring counts drifted fields the GitOps tool will put back on its
 	// own and the plan leaves out: the summary says so rather than "in sync".
 	Restoring int
+	// ChangedBy, when set, says who changed an edit's field in the cluster
+	// (its field managers, how and when), shown with the edit; "" when
+	// not known.
+	ChangedBy func(analyzer.Edit) string
 	// Rows, when set (the bot's pull-request body), shows the edits as a
 	// checklist, one box per row, ticked, instead of the table; Declined
 	// are the rows a reviewer unticked, listed unticked under "Declined"

@@ -59,7 +59,7 @@ const (
 // the body when a reviewer clicks it), its edits under it when there are
 // several. A plain row has neither box nor marker: RowBoxes never reads
 // it.
-func rowLine(r EditRow, style rowStyle, fileURL func(string, int) string) string {
+func rowLine(r EditRow, style rowStyle, fileURL func(string, int) string, by func(analyzer.Edit) string) string {
 	box, where, marker := "- [ ] ", "would be written to", " "+rowMarkerPrefix+r.Key+" -->"
 	switch style {
 	case rowTicked:
@@ -68,7 +68,7 @@ func rowLine(r EditRow, style rowStyle, fileURL func(string, int) string) string
 		box, marker = "- ", ""
 	}
 	if len(r.Edits) == 1 {
-		return box + editText(r.Edits[0], where, fileURL) + marker
+		return box + editText(r.Edits[0], where, fileURL, by) + marker
 	}
 	if len(r.Edits) == 0 {
 		return box + "(no edits)" + marker
@@ -84,13 +84,14 @@ func rowLine(r EditRow, style rowStyle, fileURL func(string, int) string) string
 		locationCell(first.File, line, fileURL), md(first.Route, maxTextRunes), marker)
 	lines := []string{head}
 	for _, e := range r.Edits {
-		lines = append(lines, "  - "+editText(e, where, fileURL))
+		lines = append(lines, "  - "+editText(e, where, fileURL, by))
 	}
 	return strings.Join(lines, "\n")
 }
 
-// editText is one edit on one line: object, field, Git → live, where.
-func editText(e analyzer.Edit, where string, fileURL func(string, int) string) string {
+// editText is one edit on one line: object, field, Git → live, where,
+// and who changed it when that is known.
+func editText(e analyzer.Edit, where string, fileURL func(string, int) string, by func(analyzer.Edit) string) string {
 	s := "<code>" + md(e.Object.String(), maxTextRunes) + "</code> <code>" + md(e.Field, maxTextRunes) + "</code>: " +
 		valueCell(e.From) + " → " + valueCell(e.To)
 	if loc := locationCell(e.File, e.Line, fileURL); loc != "" {
@@ -99,7 +100,26 @@ func editText(e analyzer.Edit, where string, fileURL func(string, int) string) s
 	if e.Route != "" {
 		s += " (" + md(e.Route, maxTextRunes) + ")"
 	}
+	if who := changedBy(e, by); who != "" {
+		s += "; changed by " + who
+	}
 	return s
+}
+
+// changedBy is who changed e's field, ready for the body; "" when unknown.
+func changedBy(e analyzer.Edit, by func(analyzer.Edit) string) string {
+	if by == nil {
+		return ""
+	}
+	return md(by(e), maxTextRunes)
+}
+
+// changedCell is who changed a field, under its value in a table cell.
+func changedCell(e analyzer.Edit, by func(analyzer.Edit) string) string {
+	if who := changedBy(e, by); who != "" {
+		return "<br>changed by " + who
+	}
+	return ""
 }
 
 // rowsEdits counts the edits of rows.
@@ -119,14 +139,14 @@ func editLines(p *analyzer.Plan, opts MarkdownOptions) (edits, declined []string
 			edits = append(edits, "| "+strings.Join([]string{
 				md(e.Object.String(), maxTextRunes),
 				md(e.Field, maxTextRunes),
-				valueCell(e.From) + " → " + valueCell(e.To),
+				valueCell(e.From) + " → " + valueCell(e.To) + changedCell(e, opts.ChangedBy),
 				locationCell(e.File, e.Line, opts.FileURL),
 				md(e.Route, maxTextRunes),
 			}, " | ")+" |")
 		}
 	} else {
 		for _, r := range opts.Rows {
-			edits = append(edits, rowLine(r, rowTicked, opts.FileURL))
+			edits = append(edits, rowLine(r, rowTicked, opts.FileURL, opts.ChangedBy))
 		}
 	}
 	// Without Rows this is not the pull request's body (a check run's
@@ -137,7 +157,7 @@ func editLines(p *analyzer.Plan, opts MarkdownOptions) (edits, declined []string
 	}
 	for _, r := range opts.Declined {
 		// Not linked: the branch does not hold a declined edit.
-		declined = append(declined, rowLine(r, style, nil))
+		declined = append(declined, rowLine(r, style, nil, opts.ChangedBy))
 	}
 	return edits, declined
 }

@@ -1,0 +1,80 @@
+package cluster
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/driftback/driftback/internal/jsonvalue"
+)
+
+// Who changed a field (issue 43): metadata.managedFields records, per
+// field manager, the fields it owns, how it last wrote (Update or Apply,
+// through which subresource) and when. A drifted field's owners are what
+// made the drift: kubectl-edit, kubectl-scale through /scale, an
+// operator. Read from the objects a poll lists already; no request.
+
+// Writer is a field manager that owns a field, as managedFields records it.
+type Writer struct {
+	Manager     string `json:"manager"`
+	Operation   string `json:"operation"`             // Update or Apply
+	Subresource string `json:"subresource,omitempty"` // "scale", "status", ... or ""
+	Time        string `json:"time,omitempty"`        // its last write, as the server recorded it
+}
+
+// String reads as a reviewer would say it: kubectl-scale (Update, through
+// /scale) at 2026-12-06T03:12:00Z.
+func (w Writer) String() string {
+	how := w.Operation
+	if w.Subresource != "" {
+		how += ", through /" + w.Subresource
+	}
+	s := w.Manager
+	if how != "" {
+		s += " (" + how + ")"
+	}
+	if w.Time != "" {
+		s += " at " + w.Time
+	}
+	return s
+}
+
+// FieldWriters names the managers that own the field at field (the
+// plan's path syntax) of o, or something under it, appliers included, in
+// managedFields' order; none when o came without managedFields.
+func FieldWriters(o Object, field string) ([]Writer, error) {
+	if o.ManagedFields == nil {
+		return nil, nil
+	}
+	p, err := jsonvalue.ParsePath(field)
+	if err != nil {
+		return nil, fmt.Errorf("field %q: %v", field, err)
+	}
+	ms, err := ParseManagedFields(o.ManagedFields)
+	if err != nil {
+		return nil, err
+	}
+	own := &Ownership{live: o.Object, managers: ms}
+	var out []Writer
+	for _, m := range ms {
+		if own.owns(m, p) {
+			out = append(out, Writer{Manager: m.Name, Operation: m.Operation, Subresource: m.Subresource, Time: m.Time})
+		}
+	}
+	return out, nil
+}
+
+// WritersText says who owns a field in one line: one writer, or several
+// ("several managers: a; b"); "" when none is known.
+func WritersText(ws []Writer) string {
+	switch len(ws) {
+	case 0:
+		return ""
+	case 1:
+		return ws[0].String()
+	}
+	parts := make([]string, len(ws))
+	for i, w := range ws {
+		parts[i] = w.String()
+	}
+	return "several managers: " + strings.Join(parts, "; ")
+}
