@@ -190,7 +190,9 @@ targets:
 		t.Fatalf("run exit %d: %s", code, stderr)
 	}
 	prs := srv.PullRequests("acme", "shop")
-	if len(prs) != 1 || !strings.Contains(prs[0].Body, "1.4.9") || !strings.Contains(prs[0].Body, "(images) <!-- driftback:edit ") {
+	// The row says who changed the image, as the apiserver recorded it.
+	if len(prs) != 1 || !strings.Contains(prs[0].Body, "1.4.9") || !strings.Contains(prs[0].Body, "(images); changed by kubectl-set (Update) at ") ||
+		!strings.Contains(prs[0].Body, " <!-- driftback:edit ") {
 		t.Fatalf("PRs %+v\nlog: %s", prs, stderr)
 	}
 	if b, _ := srv.File("acme", "shop", "driftback/shop-prod", "overlays/prod/kustomization.yaml"); !strings.Contains(string(b), `newTag: "1.4.9"`) {
