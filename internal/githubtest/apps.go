@@ -98,10 +98,7 @@ func (s *Server) SelectRepositories(installationID int64, repos ...string) {
 	in.selected = map[int64]bool{}
 	for _, full := range repos {
 		owner, name, _ := strings.Cut(full, "/")
-		rp := s.repoLocked(owner, name)
-		if rp == nil {
-			panic("githubtest: no repo " + full)
-		}
+		rp := s.mustRepoLocked(owner, name)
 		in.selected[rp.id] = true
 	}
 }

@@ -34,10 +34,7 @@ type Annotation struct {
 func (s *Server) CheckRunAs(appID int64, owner, name string, run CheckRun) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rp := s.repoLocked(owner, name)
-	if rp == nil {
-		panic("githubtest: no repo " + owner + "/" + name)
-	}
+	rp := s.mustRepoLocked(owner, name)
 	now := s.now()
 	cr := &checkRun{id: s.id(), name: run.Name, headSHA: run.HeadSHA, status: "completed", conclusion: run.Conclusion,
 		started: &now, completed: &now, externalID: run.ExternalID, title: run.Title, summary: run.Summary, app: appID,

@@ -19,10 +19,7 @@ import (
 func (s *Server) Commit(owner, name, branch, author string, files map[string][]byte) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rp := s.repoLocked(owner, name)
-	if rp == nil {
-		panic("githubtest: no repo " + owner + "/" + name)
-	}
+	rp := s.mustRepoLocked(owner, name)
 	h, err := s.commitFilesLocked(rp, branch, author, "Update by "+author, files)
 	if err != nil {
 		panic(err)
@@ -50,10 +47,7 @@ func (s *Server) commitFilesLocked(rp *repo, branch, author, msg string, files m
 func (s *Server) Chmod(owner, name, branch, author, p, mode string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rp := s.repoLocked(owner, name)
-	if rp == nil {
-		panic("githubtest: no repo " + owner + "/" + name)
-	}
+	rp := s.mustRepoLocked(owner, name)
 	m, err := filemode.New(mode)
 	if err != nil {
 		panic(err)

@@ -35,10 +35,7 @@ func (s *Server) InstallationRepositoriesEvent(installationID int64, action, sen
 	list := []any{}
 	for _, full := range repos {
 		owner, name, _ := strings.Cut(full, "/")
-		rp := s.repoLocked(owner, name)
-		if rp == nil {
-			panic("githubtest: no repo " + full)
-		}
+		rp := s.mustRepoLocked(owner, name)
 		list = append(list, map[string]any{"id": rp.id, "node_id": nodeID("R", rp.id), "name": rp.name,
 			"full_name": rp.owner + "/" + rp.name, "private": true}) // every test repository is private
 	}
@@ -59,10 +56,7 @@ func (s *Server) InstallationRepositoriesEvent(installationID int64, action, sen
 func (s *Server) RepositoryEvent(owner, name, action, from, sender string) Webhook {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rp := s.repoLocked(owner, name)
-	if rp == nil {
-		panic("githubtest: no repo " + owner + "/" + name)
-	}
+	rp := s.mustRepoLocked(owner, name)
 	body := map[string]any{"action": action}
 	switch action {
 	case "renamed":

@@ -179,6 +179,17 @@ func key(owner, name string) string { return strings.ToLower(owner + "/" + name)
 
 func (s *Server) repoLocked(owner, name string) *repo { return s.repos[key(owner, name)] }
 
+// mustRepoLocked is owner/name's repository, for the test-side helpers,
+// which a test calls only with a repository it made: any other is the
+// test's own mistake. Holds s.mu.
+func (s *Server) mustRepoLocked(owner, name string) *repo {
+	rp := s.repoLocked(owner, name)
+	if rp == nil {
+		panic("githubtest: no repo " + owner + "/" + name)
+	}
+	return rp
+}
+
 func (rp *repo) pull(number int) *pull {
 	for _, pr := range rp.pulls {
 		if pr.number == number {

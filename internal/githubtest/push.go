@@ -30,10 +30,7 @@ type Push struct {
 func (s *Server) PushCommit(owner, name, branch string, p Push) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rp := s.repoLocked(owner, name)
-	if rp == nil {
-		panic("githubtest: no repo " + owner + "/" + name)
-	}
+	rp := s.mustRepoLocked(owner, name)
 	tree, parents, err := s.filesTreeLocked(rp, branch, p.Files)
 	if err != nil {
 		panic(err)

@@ -183,10 +183,7 @@ func (s *Server) reposOfLocked(owner string) []*repo {
 // moveRepoLocked gives a repository a new owner/name and redirects the old
 // one to it. Holds s.mu.
 func (s *Server) moveRepoLocked(owner, name, newOwner, newName string) {
-	rp := s.repoLocked(owner, name)
-	if rp == nil {
-		panic("githubtest: no repo " + owner + "/" + name)
-	}
+	rp := s.mustRepoLocked(owner, name)
 	delete(s.repos, key(owner, name))
 	rp.owner, rp.name = newOwner, newName
 	s.repos[key(newOwner, newName)] = rp
@@ -201,10 +198,7 @@ func (s *Server) moveRepoLocked(owner, name, newOwner, newName string) {
 func (s *Server) withRepo(owner, name string, set func(*repo)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rp := s.repoLocked(owner, name)
-	if rp == nil {
-		panic("githubtest: no repo " + owner + "/" + name)
-	}
+	rp := s.mustRepoLocked(owner, name)
 	set(rp)
 }
 

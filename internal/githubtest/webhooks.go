@@ -81,10 +81,7 @@ func Sign(secret, payload []byte) string {
 func (s *Server) CheckRunEvent(owner, name string, id int64, action, sender string) Webhook {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rp := s.repoLocked(owner, name)
-	if rp == nil {
-		panic("githubtest: no repo " + owner + "/" + name)
-	}
+	rp := s.mustRepoLocked(owner, name)
 	for _, cr := range rp.checkRuns {
 		if cr.id == id {
 			run := s.checkRunJSON(rp, cr)
@@ -105,10 +102,7 @@ func (s *Server) CheckRunEvent(owner, name string, id int64, action, sender stri
 func (s *Server) PullRequestEvent(owner, name string, number int, action, sender string) Webhook {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rp := s.repoLocked(owner, name)
-	if rp == nil {
-		panic("githubtest: no repo " + owner + "/" + name)
-	}
+	rp := s.mustRepoLocked(owner, name)
 	for _, pr := range rp.pulls {
 		if pr.number == number {
 			s.refreshHead(rp, pr)
@@ -135,10 +129,7 @@ func (s *Server) PullRequestEvent(owner, name string, number int, action, sender
 func (s *Server) PushEvent(owner, name, branch, before, after, sender string) Webhook {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rp := s.repoLocked(owner, name)
-	if rp == nil {
-		panic("githubtest: no repo " + owner + "/" + name)
-	}
+	rp := s.mustRepoLocked(owner, name)
 	return s.webhookLocked(rp, "push", map[string]any{
 		"ref": "refs/heads/" + branch, "before": before, "after": after,
 		"created": strings.Trim(before, "0") == "", "deleted": strings.Trim(after, "0") == "", "forced": false,
@@ -218,10 +209,7 @@ func webhookRepo(r map[string]any) map[string]any {
 func (s *Server) CheckSuiteEvent(owner, name string, suiteID int64, action, sender string) Webhook {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rp := s.repoLocked(owner, name)
-	if rp == nil {
-		panic("githubtest: no repo " + owner + "/" + name)
-	}
+	rp := s.mustRepoLocked(owner, name)
 	for k, id := range rp.suites {
 		if id != suiteID {
 			continue
