@@ -51,14 +51,7 @@ func printPlan(w io.Writer, plan *analyzer.Plan, format string, repo *repofs.Rep
 	var s string
 	switch format {
 	case "json", "yaml":
-		b, err := json.MarshalIndent(plan, "", "  ")
-		if err == nil && format == "yaml" {
-			b, err = jsonToYAML(b)
-		}
-		if err != nil {
-			return err
-		}
-		s = string(b)
+		return printDocument(w, plan, format)
 	case "markdown":
 		s = report.Markdown(plan, md)
 	case "patch":
@@ -70,6 +63,21 @@ func printPlan(w io.Writer, plan *analyzer.Plan, format string, repo *repofs.Rep
 		s += "\n"
 	}
 	_, err := io.WriteString(w, s)
+	return err
+}
+
+// printDocument prints v as one JSON document, or for "yaml" the same
+// document as YAML, ending in one newline: -o json and -o yaml of every
+// command.
+func printDocument(w io.Writer, v any, format string) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err == nil && format == "yaml" {
+		b, err = jsonToYAML(b)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", strings.TrimSuffix(string(b), "\n"))
 	return err
 }
 

@@ -3,7 +3,6 @@ package commands
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -312,14 +311,7 @@ func heading(stdout, stderr io.Writer, format string, kt knownTarget) {
 }
 
 func printOutcomes(w io.Writer, outcomes []targetOutcome, format string) error {
-	b, err := json.MarshalIndent(struct {
+	return printDocument(w, struct {
 		Targets []targetOutcome `json:"targets"`
-	}{outcomes}, "", "  ")
-	if err == nil && format == "yaml" {
-		b, err = jsonToYAML(b)
-	}
-	if err == nil {
-		_, err = fmt.Fprintf(w, "%s\n", strings.TrimSuffix(string(b), "\n"))
-	}
-	return err
+	}{outcomes}, format)
 }

@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -233,16 +232,9 @@ func printTargets(w io.Writer, targets []knownTarget, format string) error {
 		}
 		return nil
 	case "json", "yaml":
-		b, err := json.MarshalIndent(struct {
+		return printDocument(w, struct {
 			Targets []targetRow `json:"targets"`
-		}{append([]targetRow{}, rows...)}, "", "  ")
-		if err == nil && format == "yaml" {
-			b, err = jsonToYAML(b)
-		}
-		if err == nil {
-			_, err = fmt.Fprintf(w, "%s\n", strings.TrimSuffix(string(b), "\n"))
-		}
-		return err
+		}{append([]targetRow{}, rows...)}, format)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tCLUSTER\tFROM\tREPO\tBRANCH\tROOT\tOBJECTS")
