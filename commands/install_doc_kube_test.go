@@ -155,16 +155,7 @@ func walkUpgrade(t *testing.T, kubectl installtest.Kubectl, dir string) {
 		case "yaml":
 			upgradeOverlay(t, b, filepath.Join(dir, "kustomization.yaml"))
 		case "sh":
-			cmds, err := installtest.Commands(b.Text)
-			if err != nil {
-				t.Fatalf("%s: %v", b, err)
-			}
-			for _, c := range cmds {
-				if err := runDocCommand(t, kubectl, c); err != nil {
-					t.Fatalf("%s, %q: %v", b, strings.Join(c, " "), err)
-				}
-				ran++
-			}
+			ran += runDocBlock(t, kubectl, b)
 		}
 	}
 	if ran < 2 {
@@ -221,6 +212,23 @@ func upgradeOverlay(t *testing.T, b installtest.Block, path string) {
 
 // runDocCommand runs a kubectl command the walk knows, or the driftback
 // binary, in the walk's folder.
+// runDocBlock runs each command of a page's shell block, as a user
+// pasting it would, and returns how many ran; the first that fails ends
+// the test.
+func runDocBlock(t *testing.T, kubectl installtest.Kubectl, b installtest.Block) int {
+	t.Helper()
+	cmds, err := installtest.Commands(b.Text)
+	if err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	for _, c := range cmds {
+		if err := runDocCommand(t, kubectl, c); err != nil {
+			t.Fatalf("%s, %q: %v", b, strings.Join(c, " "), err)
+		}
+	}
+	return len(cmds)
+}
+
 func runDocCommand(t *testing.T, kubectl installtest.Kubectl, c []string) error {
 	t.Helper()
 	if c[0] != "driftback" {
@@ -246,16 +254,7 @@ func walkUninstall(t *testing.T, kubectl installtest.Kubectl) {
 	}
 	ran := 0
 	for _, b := range installtest.Under(blocks, "With kustomize") {
-		cmds, err := installtest.Commands(b.Text)
-		if err != nil {
-			t.Fatalf("%s: %v", b, err)
-		}
-		for _, c := range cmds {
-			if err := runDocCommand(t, kubectl, c); err != nil {
-				t.Fatalf("%s, %q: %v", b, strings.Join(c, " "), err)
-			}
-			ran++
-		}
+		ran += runDocBlock(t, kubectl, b)
 	}
 	if ran < 2 {
 		t.Fatalf("docs/uninstall.md's kustomize steps ran %d commands, want the Secret's and the overlay's deletes", ran)
