@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the kube-apiserver and etcd pinned in tools/k8s/go.mod into a cache
+# Builds the kube-apiserver, etcd and kubectl pinned in tools/k8s/go.mod into a cache
 # directory outside the repository, and prints that directory as the last
 # line of stdout (the shape KUBEBUILDER_ASSETS wants). Everything else goes
 # to stderr. The build runs only when a binary is missing or tools/k8s has
@@ -111,7 +111,7 @@ stamp="$(
 )"
 
 current() {
-	[[ -x "$dest/kube-apiserver" && -x "$dest/etcd" && -f "$dest/.stamp" ]] &&
+	[[ -x "$dest/kube-apiserver" && -x "$dest/etcd" && -x "$dest/kubectl" && -f "$dest/.stamp" ]] &&
 		[[ "$(cat "$dest/.stamp")" == "$stamp" ]]
 }
 
@@ -119,20 +119,24 @@ current() {
 . "$here/assets-cache.sh"
 assets_begin
 
-echo "kube-assets: building kube-apiserver and etcd $kube_version into $dest (a few minutes cold)" >&2
+echo "kube-assets: building kube-apiserver, etcd and kubectl $kube_version into $dest (a few minutes cold)" >&2
 start=$SECONDS
-# One go build for both: they share most of their dependencies.
+# One go build for all three: they share most of their dependencies. kubectl
+# is the real client the attribution tests drive (kubectl edit, scale, set
+# image, apply --server-side), so the field managers and user agents the
+# apiserver records are kubectl's own.
 # -p 2: the machines have two cores and the build peaks near 2.5 GB.
 if ! (
 	cd "$moddir" &&
 		GOWORK=off CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -mod=readonly" \
 			go build -p 2 -trimpath -ldflags "$ldflags" -o "$tmp/" \
 			k8s.io/kubernetes/cmd/kube-apiserver \
+			k8s.io/kubernetes/cmd/kubectl \
 			github.com/driftback/driftback/tools/k8s/etcd
 ) >&2; then
-	die "building kube-apiserver/etcd from $moddir failed (see the go build output above)"
+	die "building kube-apiserver/etcd/kubectl from $moddir failed (see the go build output above)"
 fi
-for bin in kube-apiserver etcd; do
+for bin in kube-apiserver etcd kubectl; do
 	[[ -x "$tmp/$bin" ]] || die "go build succeeded but $tmp/$bin is missing"
 done
 
@@ -142,9 +146,14 @@ got="$("$tmp/kube-apiserver" --version 2>&1)" ||
 [[ "$got" == "Kubernetes $kube_version" ]] ||
 	die "the new kube-apiserver reports '$got', want 'Kubernetes $kube_version'"
 "$tmp/etcd" --version >/dev/null 2>&1 || die "the new etcd does not run"
+got="$("$tmp/kubectl" version --client 2>&1)" ||
+	die "the new kubectl does not run: $got"
+[[ "$got" == *"Client Version: $kube_version"* ]] ||
+	die "the new kubectl reports '$got', want 'Client Version: $kube_version'"
 
 mv -f "$tmp/kube-apiserver" "$dest/kube-apiserver"
 mv -f "$tmp/etcd" "$dest/etcd"
+mv -f "$tmp/kubectl" "$dest/kubectl"
 echo "$stamp" >"$dest/.stamp.tmp"
 mv -f "$dest/.stamp.tmp" "$dest/.stamp"
 echo "kube-assets: built in $((SECONDS - start))s" >&2

@@ -28,9 +28,13 @@ type Env struct {
 	Config *rest.Config
 	// Kubeconfig is a file naming the apiserver, for commands under test.
 	Kubeconfig string
-	dir        string
-	etcd       *exec.Cmd
-	apiserver  *exec.Cmd
+	// Kubeconfigs are the extra users' kubeconfig files, by user name.
+	Kubeconfigs map[string]string
+	// AuditLog is the apiserver's audit log file (Options.Audit).
+	AuditLog  string
+	dir       string
+	etcd      *exec.Cmd
+	apiserver *exec.Cmd
 }
 
 // Assets returns the folder holding kube-apiserver and etcd. A test that
@@ -39,6 +43,15 @@ type Env struct {
 func Assets(tb testing.TB) string {
 	tb.Helper()
 	return RequireAssets(tb, "KUBEBUILDER_ASSETS", "tools/kube-assets.sh", "kube-apiserver", "etcd")
+}
+
+// Kubectl is the kubectl built beside the apiserver (tools/kube-assets.sh):
+// the real client, so the field managers, user agents and requests the
+// apiserver records are kubectl's own. Missing, the test fails under
+// CI=true and skips elsewhere.
+func Kubectl(tb testing.TB) string {
+	tb.Helper()
+	return filepath.Join(RequireAssets(tb, "KUBEBUILDER_ASSETS", "tools/kube-assets.sh", "kubectl"), "kubectl")
 }
 
 // RequireAssets returns the folder the environment variable names when it
@@ -65,9 +78,38 @@ func RequireAssets(tb testing.TB, env, script string, binaries ...string) string
 	return dir
 }
 
+// Options are what a test asks of the apiserver beyond the defaults.
+type Options struct {
+	// Users are more users the apiserver knows, each with a token of its
+	// own and a kubeconfig in Env.Kubeconfigs.
+	Users []User
+	// Audit turns on the audit log backend (Env.AuditLog), logging every
+	// request with its request body (level Request), and, with a URL, the
+	// webhook backend posting to it synchronously.
+	Audit *Audit
+}
+
+// User is one user of the static token file.
+type User struct {
+	Name   string
+	Groups []string // system:masters lets RBAC allow everything
+}
+
+// Audit configures the apiserver's audit backends.
+type Audit struct {
+	// WebhookURL is where the webhook backend posts, "" for none; its
+	// certificate is not verified. Use https: the apiserver sends the
+	// token only over TLS.
+	WebhookURL   string
+	WebhookToken string // the bearer token its posts carry
+}
+
 // Start runs etcd and kube-apiserver in a scratch folder and waits until the
 // apiserver is ready. Call Stop when done.
-func Start(assets string) (*Env, error) {
+func Start(assets string) (*Env, error) { return StartWith(assets, Options{}) }
+
+// StartWith is Start with opts.
+func StartWith(assets string, opts Options) (*Env, error) {
 	dir, err := os.MkdirTemp("", "kubetest-")
 	if err != nil {
 		return nil, err
@@ -101,7 +143,19 @@ func Start(assets string) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "tokens.csv"), []byte(token+",admin,admin-uid,system:masters\n"), 0o600); err != nil {
+	tokens := token + ",admin,admin-uid,system:masters\n"
+	userTokens := map[string]string{}
+	for _, u := range opts.Users {
+		if userTokens[u.Name], err = secret(); err != nil {
+			return nil, err
+		}
+		tokens += fmt.Sprintf("%s,%s,%s-uid,%q\n", userTokens[u.Name], u.Name, u.Name, strings.Join(u.Groups, ","))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tokens.csv"), []byte(tokens), 0o600); err != nil {
+		return nil, err
+	}
+	auditArgs, err := e.auditFlags(opts.Audit)
+	if err != nil {
 		return nil, err
 	}
 	if err := writeKey(filepath.Join(dir, "sa.key")); err != nil {
@@ -123,6 +177,7 @@ func Start(assets string) (*Env, error) {
 		// No controller manager runs to create default service accounts.
 		"--disable-admission-plugins=ServiceAccount",
 		"--allow-privileged=true")
+	e.apiserver.Args = append(e.apiserver.Args, auditArgs...)
 	if err := e.run(e.apiserver, "apiserver"); err != nil {
 		return nil, err
 	}
@@ -131,25 +186,72 @@ func Start(assets string) (*Env, error) {
 	if err := WaitHTTP(host+"/readyz", map[string]string{"Authorization": "Bearer " + token}, 90*time.Second, nil); err != nil {
 		return nil, fmt.Errorf("kube-apiserver did not become ready: %w (log: %s)", err, e.log("apiserver"))
 	}
-	e.Kubeconfig = filepath.Join(dir, "kubeconfig")
+	if e.Kubeconfig, err = e.writeKubeconfig("kubeconfig", host, "admin", token); err != nil {
+		return nil, err
+	}
+	e.Kubeconfigs = map[string]string{}
+	for name, tok := range userTokens {
+		if e.Kubeconfigs[name], err = e.writeKubeconfig("kubeconfig-"+name, host, name, tok); err != nil {
+			return nil, err
+		}
+	}
+	ok = true
+	return e, nil
+}
+
+// writeKubeconfig writes a kubeconfig for user with token.
+func (e *Env) writeKubeconfig(name, host, user, token string) (string, error) {
+	path := filepath.Join(e.dir, name)
 	kc := fmt.Sprintf(`apiVersion: v1
 kind: Config
 clusters:
 - name: test
   cluster: {server: %q, insecure-skip-tls-verify: true}
 users:
-- name: admin
+- name: %s
   user: {token: %q}
 contexts:
 - name: test
-  context: {cluster: test, user: admin}
+  context: {cluster: test, user: %s}
 current-context: test
-`, host, token)
-	if err := os.WriteFile(e.Kubeconfig, []byte(kc), 0o600); err != nil {
+`, host, user, token, user)
+	return path, os.WriteFile(path, []byte(kc), 0o600)
+}
+
+// auditFlags writes the audit policy (and the webhook's kubeconfig) and
+// returns the flags that turn the backends on; none without a.
+func (e *Env) auditFlags(a *Audit) ([]string, error) {
+	if a == nil {
+		return nil, nil
+	}
+	// Bodies logged on purpose: driftback must read past them.
+	policy := filepath.Join(e.dir, "audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Request\n"), 0o600); err != nil {
 		return nil, err
 	}
-	ok = true
-	return e, nil
+	e.AuditLog = filepath.Join(e.dir, "audit.log")
+	args := []string{"--audit-policy-file=" + policy, "--audit-log-path=" + e.AuditLog, "--audit-log-format=json", "--audit-log-mode=blocking"}
+	if a.WebhookURL == "" {
+		return args, nil
+	}
+	hook := filepath.Join(e.dir, "audit-webhook.yaml")
+	kc := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: receiver
+  cluster: {server: %q, insecure-skip-tls-verify: true}
+users:
+- name: apiserver
+  user: {token: %q}
+contexts:
+- name: default
+  context: {cluster: receiver, user: apiserver}
+current-context: default
+`, a.WebhookURL, a.WebhookToken)
+	if err := os.WriteFile(hook, []byte(kc), 0o600); err != nil {
+		return nil, err
+	}
+	return append(args, "--audit-webhook-config-file="+hook, "--audit-webhook-mode=blocking"), nil
 }
 
 func (e *Env) run(cmd *exec.Cmd, name string) error {
