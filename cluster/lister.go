@@ -253,7 +253,9 @@ func (l *ClientLister) listKind(ctx context.Context, gvr schema.GroupVersionReso
 			if controlled(obj) {
 				continue
 			}
-			out = append(out, fromAPI(obj))
+			o := fromAPI(obj)
+			o.Resource = gvr.Resource
+			out = append(out, o)
 		}
 		return list.GetContinue(), nil
 	}, func() { out = nil })
@@ -308,7 +310,7 @@ func secretObjects(items []metav1.PartialObjectMetadata) ([]Object, error) {
 			meta["annotations"] = stringMap(ann)
 		}
 		obj := map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": meta}
-		o := Object{Object: Sanitize(obj), MetadataOnly: true}
+		o := Object{Object: Sanitize(obj), MetadataOnly: true, Resource: secretsGVR.Resource}
 		if len(item.ManagedFields) > 0 {
 			// Ownership of the metadata; the body's entries name only keys.
 			raw, err := json.Marshal(item.ManagedFields)

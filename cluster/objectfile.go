@@ -21,6 +21,10 @@ type Object struct {
 	// ManagedFields is metadata.managedFields as read, nil when the source
 	// did not include it (kubectl get without --show-managed-fields).
 	ManagedFields []any
+	// Resource is the API resource the object was listed as
+	// ("deployments"); "" when read from a file. The audit log names
+	// objects by resource.
+	Resource string
 	// LastApplied is the kubectl.kubernetes.io/last-applied-configuration
 	// annotation, decoded; nil when absent. Client-side appliers leave it.
 	LastApplied map[string]any

@@ -19,6 +19,10 @@ type Writer struct {
 	Operation   string `json:"operation"`             // Update or Apply
 	Subresource string `json:"subresource,omitempty"` // "scale", "status", ... or ""
 	Time        string `json:"time,omitempty"`        // its last write, as the server recorded it
+	// By is who made that write, from the cluster's audit log (AuditTrail);
+	// several when one second held several matching writes, none when
+	// there is no audit source or it has no match.
+	By []Actor `json:"by,omitempty"`
 }
 
 // String reads as a reviewer would say it: kubectl-scale (Update, through
@@ -34,6 +38,17 @@ func (w Writer) String() string {
 	}
 	if w.Time != "" {
 		s += " at " + w.Time
+	}
+	switch len(w.By) {
+	case 0:
+	case 1:
+		s += " by " + w.By[0].String()
+	default:
+		who := make([]string, len(w.By))
+		for i, a := range w.By {
+			who[i] = a.String()
+		}
+		s += " by one of " + strings.Join(who, "; ")
 	}
 	return s
 }
