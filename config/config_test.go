@@ -161,6 +161,18 @@ func TestErrors(t *testing.T) {
 			return with(t, "  kubeconfig: /kube.yaml", "  kubeconfig: /kube.yaml\n  qps: 0")
 		},
 			"driftback.yaml:8:8", `clusters[0].qps: must be a positive number, got 0`, 0},
+		{"audit without a source", func(t *testing.T) string {
+			return with(t, "  kubeconfig: /kube.yaml", "  kubeconfig: /kube.yaml\n  audit:\n    keep: 10")
+		},
+			"driftback.yaml:9:5", `clusters[0].audit: set logFile (the audit log's path), webhookTokenFile (the audit webhook's token), or both`, 0},
+		{"audit user mapped twice", func(t *testing.T) string {
+			return with(t, "  kubeconfig: /kube.yaml", "  kubeconfig: /kube.yaml\n  audit:\n    logFile: /a.log\n    githubUsers:\n    - {user: alice, login: alice}\n    - {user: alice, login: alice2}")
+		},
+			"driftback.yaml:12:14", `clusters[0].audit.githubUsers[1].user: "alice" is mapped twice (first at line 11)`, 0},
+		{"audit login not a GitHub login", func(t *testing.T) string {
+			return with(t, "  kubeconfig: /kube.yaml", "  kubeconfig: /kube.yaml\n  audit:\n    logFile: /a.log\n    githubUsers:\n    - {user: alice, login: alice@example.com}")
+		},
+			"driftback.yaml:11:28", `clusters[0].audit.githubUsers[0].login: "alice@example.com" is not a GitHub login`, 0},
 		{"bad listen address", func(t *testing.T) string { return "listen: 8080\n" + base },
 			"driftback.yaml:1:9", `listen: "8080" is not host:port; write ":8080"`, 0},
 		{"bad instance name", func(t *testing.T) string { return "instance: Prod Fleet\n" + base },

@@ -63,6 +63,12 @@ var crossField = map[string]map[string]any{
 			map[string]any{"required": []any{"namespaceSelector"}, "properties": map[string]any{"namespaceSelector": map[string]any{"minLength": 1}}},
 		},
 	},
+	"Audit": {
+		"anyOf": []any{
+			map[string]any{"required": []any{"logFile"}},
+			map[string]any{"required": []any{"webhookTokenFile"}},
+		},
+	},
 	"AppliedRevision": {
 		"oneOf": []any{
 			map[string]any{"required": []any{"flux"}},

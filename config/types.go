@@ -116,6 +116,41 @@ type Cluster struct {
 	// besides) listing targets. Each compares exactly the objects its
 	// inventory lists, at the revision it applied, with the defaults.
 	Discover *Discover `yaml:"discover,omitempty" json:"discover,omitempty" aka:"discovery,autodiscover"`
+	// Read this cluster's audit log, so each proposed edit names the user
+	// who made the write (user, groups, impersonated user, user agent)
+	// beside the field manager. Optional.
+	Audit *Audit `yaml:"audit,omitempty" json:"audit,omitempty" aka:"auditLog,auditing"`
+}
+
+// Audit says where a cluster's audit events reach driftback. Only each
+// request's metadata is kept, never a request or response body. Set
+// logFile, webhookTokenFile, or both.
+type Audit struct {
+	// Path of the API server's audit log (the log backend's
+	// --audit-log-path: JSON lines), readable by driftback. Read where it
+	// grew at each poll; after a start or a rotation, its newest 64 MiB.
+	LogFile string `yaml:"logFile,omitempty" json:"logFile,omitempty" schema:"minLength=1" aka:"path,logPath,auditLogPath,file"`
+	// Path of a file holding the bearer token of the API server's audit
+	// webhook backend. With it, the listener accepts the backend's posts
+	// at /audit/CLUSTER (this cluster's name); a post without that token is
+	// refused. Re-read on every post, so a rotated token takes effect at
+	// once.
+	WebhookTokenFile string `yaml:"webhookTokenFile,omitempty" json:"webhookTokenFile,omitempty" schema:"minLength=1" aka:"tokenFile,webhookToken,token"`
+	// How many writes to remember, the newest kept. A write older than the
+	// oldest remembered one is shown without its user. Default 20000.
+	Keep int64 `yaml:"keep,omitempty" json:"keep,omitempty" schema:"minimum=1;default=20000" aka:"retain,retention,maxEvents,size"`
+	// Cluster users who are GitHub users: the commit recording a change
+	// one of them made carries a Co-authored-by trailer naming them, so
+	// GitHub shows them as the commit's co-author.
+	GitHubUsers []GitHubUser `yaml:"githubUsers,omitempty" json:"githubUsers,omitempty" aka:"coAuthors,users,userMap,githubLogins"`
+}
+
+// GitHubUser maps a cluster user to a GitHub account.
+type GitHubUser struct {
+	// The user as the audit log names them (user.username).
+	User string `yaml:"user" json:"user" schema:"required;minLength=1" aka:"username,clusterUser,name"`
+	// Their GitHub login.
+	Login string `yaml:"login" json:"login" schema:"required;pattern=^[A-Za-z0-9](?:[A-Za-z0-9-]{0,37}[A-Za-z0-9])?$" aka:"github,githubLogin"`
 }
 
 // Discover says which GitOps objects of a cluster become targets.

@@ -220,6 +220,9 @@ func (d *decoder) validateCluster(p string, cl *Cluster) {
 	if d.present(p+".burst") && cl.Burst < 1 {
 		d.fail(p+".burst", "must be a positive number, got %d", cl.Burst)
 	}
+	if a := cl.Audit; a != nil {
+		d.checkAudit(p+".audit", a)
+	}
 	if ds := cl.Discover; ds != nil {
 		if !ds.Flux && !ds.ArgoCD {
 			d.fail(p+".discover", "set flux: true, argocd: true or both")
@@ -228,6 +231,28 @@ func (d *decoder) validateCluster(p string, cl *Cluster) {
 			if _, err := labels.Parse(ds.Selector); err != nil {
 				d.fail(p+".discover.selector", "is not a label selector: %v", err)
 			}
+		}
+	}
+}
+
+// checkAudit checks a cluster's audit source at p: at least one way in,
+// and each cluster user mapped to one GitHub login.
+func (d *decoder) checkAudit(p string, a *Audit) {
+	if strings.TrimSpace(a.LogFile) == "" && strings.TrimSpace(a.WebhookTokenFile) == "" && !d.isBad(p+".logFile") && !d.isBad(p+".webhookTokenFile") {
+		d.fail(p, "set logFile (the audit log's path), webhookTokenFile (the audit webhook's token), or both")
+	}
+	if d.present(p+".keep") && a.Keep < 1 {
+		d.fail(p+".keep", "must be a positive number, got %d", a.Keep)
+	}
+	seen := map[string]string{}
+	for i, u := range a.GitHubUsers {
+		pu := fmt.Sprintf("%s.githubUsers[%d]", p, i)
+		if first, dup := seen[u.User]; dup && u.User != "" {
+			d.fail(pu+".user", "%q is mapped twice (first at line %d); a cluster user has one GitHub login", u.User, d.line(first))
+		}
+		seen[u.User] = pu + ".user"
+		if !ghOwnerRE.MatchString(u.Login) {
+			d.fail(pu+".login", "%q is not a GitHub login (letters, digits and '-', at most 39)", u.Login)
 		}
 	}
 }
