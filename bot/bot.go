@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/google/go-github/v62/github"
@@ -26,6 +27,12 @@ type Target struct {
 	// (one read of the Kustomization or Application, through Applied), so
 	// the object set always matches the revision the poll renders.
 	ByInventory bool
+	// Audit, when set, is the cluster's audit trail: each edit names the
+	// user behind its write. Refreshed at every poll.
+	Audit *cluster.AuditTrail
+	// CoAuthors maps cluster users to GitHub logins (audit.githubUsers):
+	// the commit recording their change is co-authored by them.
+	CoAuthors map[string]string
 }
 
 // Bot reconciles targets against GitHub. Make one with New.
@@ -42,6 +49,7 @@ type Bot struct {
 
 	appID    int64
 	login    string
+	logins   sync.Map              // GitHub login → its Co-authored-by trailer (coauthors.go)
 	instance string                // config instance: what this installation stamps on its writes
 	memo     remembered[memo]      // per target: what the last reconcile saw
 	rerun    remembered[string]    // per target: the commit whose check someone asked to run again
@@ -117,6 +125,9 @@ type Outcome struct {
 	// Restoring counts the drifted fields the GitOps tool will put back
 	// on its own (not proposed).
 	Restoring int
+	// ChangedBy are who made the plan's edits (Attribution.Makers): the
+	// users the audit log names, else the field managers.
+	ChangedBy []string
 	// DeclinedEdits counts the edits a reviewer unticked, which the plan
 	// leaves out.
 	DeclinedEdits int

@@ -221,7 +221,7 @@ func TestFirstPollThenIdle(t *testing.T) {
 		t.Errorf("branch kustomization:\n%s", b)
 	}
 	baseRun, prRun := h.check(h.base), h.check(head)
-	if baseRun.Name != "driftback/shop-prod" || baseRun.Conclusion != "failure" || len(baseRun.Annotations) != 2 {
+	if baseRun.Name != "driftback/shop-prod" || baseRun.Conclusion != "failure" || len(refusalMarks(baseRun)) != 2 || len(baseRun.Annotations) != 6 {
 		t.Errorf("base check %+v", baseRun)
 	}
 	if prRun.Conclusion != "failure" {

@@ -54,6 +54,7 @@ func resultOf(plan *analyzer.Plan, tc config.Target, g gitOpsNotes) checkResult 
 	default:
 		r.conclusion, r.title = "success", "The cluster matches Git"
 	}
+	r.annotations = editAnnotations(plan, g.changedBy)
 	for _, ref := range plan.Refusals {
 		if ref.File == "" {
 			continue
@@ -70,6 +71,29 @@ func resultOf(plan *analyzer.Plan, tc config.Target, g gitOpsNotes) checkResult 
 		})
 	}
 	return r
+}
+
+// editAnnotations put who changed each proposed edit's field on the line
+// the edit writes, where both are known: a notice, not a failure.
+func editAnnotations(plan *analyzer.Plan, changedBy func(analyzer.Edit) string) []*github.CheckRunAnnotation {
+	var out []*github.CheckRunAnnotation
+	for _, e := range plan.Edits {
+		if e.File == "" || changedBy == nil {
+			continue
+		}
+		who := changedBy(e)
+		if who == "" {
+			continue
+		}
+		line := max(e.Line, 1)
+		out = append(out, &github.CheckRunAnnotation{
+			Path: github.String(e.File), StartLine: github.Int(line), EndLine: github.Int(line),
+			AnnotationLevel: github.String("notice"),
+			Title:           github.String(truncate(fmt.Sprintf("Changed in the cluster: %s %s", e.Object, e.Field), 255)),
+			Message:         github.String(truncate(fmt.Sprintf("%s → %s\nChanged by %s", report.PlainValue(e.From), report.PlainValue(e.To), who), 4000)),
+		})
+	}
+	return out
 }
 
 // cannotTell counts the refusals driftback cannot verify: they fail no
@@ -111,10 +135,10 @@ func (p *poll) checkNotes(plan *analyzer.Plan) gitOpsNotes {
 		declined = p.review.declined
 	}
 	if p.enforcement == nil {
-		return gitOpsNotes{declined: declined, changedBy: ChangedBy(p.objs)}
+		return gitOpsNotes{declined: declined, changedBy: p.attribution.Text}
 	}
 	return gitOpsNotes{tool: p.enforcement.Tool, notes: toolNotes(p.enforcement, p.objs, plan, p.restoring, true), restoring: len(p.restoring),
-		declined: declined, changedBy: ChangedBy(p.objs)}
+		declined: declined, changedBy: p.attribution.Text}
 }
 
 // postChecksFor posts the plan's result on the base head, and on the PR

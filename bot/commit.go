@@ -59,7 +59,12 @@ func (b *Bot) pushCommit(ctx context.Context, p *poll, plan *analyzer.Plan, from
 	if err != nil {
 		return "", fmt.Errorf("create tree: %w", err)
 	}
-	msg := commitMessage(plan, p.t.Config.Name, editSetHash(plan.Files), b.stamp())
+	coAuthors, err := b.coAuthors(ctx, p, plan)
+	if err != nil {
+		return "", err
+	}
+	msg := commitMessage(plan, commitNotes{target: p.t.Config.Name, edits: editSetHash(plan.Files), instance: b.stamp(),
+		changedBy: p.attribution.Text, coAuthors: coAuthors})
 	commit, _, err := b.GitHub.Git.CreateCommit(ctx, p.owner, p.repo, &github.Commit{
 		Message: github.String(msg), Tree: treeObj, Parents: []*github.Commit{{SHA: github.String(p.baseSHA)}},
 	}, nil)
@@ -266,7 +271,15 @@ const (
 	trailerInstance = "Driftback-Instance: " // absent: the default instance
 )
 
-func commitMessage(plan *analyzer.Plan, target, edits, instance string) string {
+// commitNotes is what a commit message says besides the plan's edits.
+type commitNotes struct {
+	target, edits, instance string
+	// changedBy says who changed an edit's field (Attribution.Text).
+	changedBy func(analyzer.Edit) string
+	coAuthors []string // Co-authored-by trailers (coAuthors)
+}
+
+func commitMessage(plan *analyzer.Plan, n commitNotes) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "driftback: record %d live change(s) in %s\n\n", len(plan.Edits), plan.Root)
 	for i, e := range plan.Edits {
@@ -275,10 +288,19 @@ func commitMessage(plan *analyzer.Plan, target, edits, instance string) string {
 			break
 		}
 		fmt.Fprintf(&b, "- %s %s (%s)\n", e.Object, e.Field, e.Route)
+		if n.changedBy != nil {
+			if who := n.changedBy(e); who != "" {
+				fmt.Fprintf(&b, "  changed in the cluster by %s\n", who)
+			}
+		}
 	}
-	fmt.Fprintf(&b, "\n%s%s\n%s%s\n", trailerTarget, target, trailerEdits, edits)
-	if instance != "" {
-		fmt.Fprintf(&b, "%s%s\n", trailerInstance, instance)
+	// One trailer block, git's convention: Co-authored-by beside ours.
+	fmt.Fprintf(&b, "\n%s%s\n%s%s\n", trailerTarget, n.target, trailerEdits, n.edits)
+	if n.instance != "" {
+		fmt.Fprintf(&b, "%s%s\n", trailerInstance, n.instance)
+	}
+	for _, t := range n.coAuthors {
+		fmt.Fprintln(&b, t)
 	}
 	return b.String()
 }

@@ -53,6 +53,7 @@ type dashRow struct {
 	Refusals  int    `json:"refusals,omitempty"`
 	Restoring int    `json:"restoring,omitempty"`
 	Why       string `json:"why,omitempty"`
+	By        string `json:"by,omitempty"` // who made the edits (Outcome.ChangedBy), shortened
 	// Since is when a failing target's first failing poll in a row ran
 	// (RFC 3339, UTC, to the minute); kept across polls and restarts.
 	Since string `json:"since,omitempty"`
@@ -113,6 +114,7 @@ func rowOf(name string, out Outcome, err error, failures int, since time.Time) (
 	if out.Plan != nil && row.State != rowWaiting && row.State != rowFailing {
 		row.Edits, row.Refusals = len(out.Plan.Edits), len(out.Plan.Refusals)
 		row.Declined = out.DeclinedEdits
+		row.By = makersText(out.ChangedBy)
 	}
 	if row.State != rowFailing {
 		row.Restoring = out.Restoring
@@ -291,7 +293,26 @@ func rowDetails(r dashRow) string {
 	if r.Restoring > 0 {
 		parts = append(parts, fmt.Sprintf("%d drifted field(s) the GitOps tool will put back (the check run says when)", r.Restoring))
 	}
+	if r.By != "" && (r.State == rowPR || r.State == rowRefused) {
+		parts = append(parts, "changed by "+r.By)
+	}
 	return strings.Join(parts, "; ")
+}
+
+// makersText names at most three makers, so a row stays one short line;
+// each is quoted: a field manager's name is whatever a client sent, and a
+// user's may hold an @ that would mention someone.
+func makersText(makers []string) string {
+	const shown = 3
+	quoted := make([]string, 0, shown)
+	for _, m := range makers[:min(shown, len(makers))] {
+		quoted = append(quoted, report.Quoted(m))
+	}
+	s := strings.Join(quoted, ", ")
+	if len(makers) > shown {
+		s += fmt.Sprintf(" and %d more", len(makers)-shown)
+	}
+	return s
 }
 
 // inReview is the details of a target whose every edit a reviewer

@@ -142,7 +142,7 @@ func TestDashboardRowsAndZeroChurn(t *testing.T) {
 		t.Fatalf("dashboard %q by %s", d.Title, d.User)
 	}
 	for target, want := range map[string]string{
-		"shop-prod": "| pull request open | #1: 4 edits |",
+		"shop-prod": "| pull request open | #1: 4 edits; changed by `kubectl`, `kubectl-edit`, `kubectl-set` |",
 		"b-sync":    "| in sync |  |",
 		"c-wait":    "| waiting | the GitOps tool reports no applied revision yet |",
 		"d-restore": "| the GitOps tool will restore it | 4 drifted field(s) the GitOps tool will put back",
@@ -432,12 +432,12 @@ func TestDashboardRowSaysWhatWasDeclined(t *testing.T) {
 	withIssues(h)
 	r := dashRunner(h, h.bot, h.target)
 	pollRound(t, r)
-	if got := row(t, theDashboard(t, h).Body, "shop-prod"); !strings.Contains(got, "| pull request open | #1: 4 edits |") {
+	if got := row(t, theDashboard(t, h).Body, "shop-prod"); !strings.Contains(got, "| pull request open | #1: 4 edits; changed by `kubectl`, `kubectl-edit`, `kubectl-set` |") {
 		t.Fatalf("row %q", got)
 	}
 	setBox(h, "memory", false)
 	pollRound(t, r)
-	if got := row(t, theDashboard(t, h).Body, "shop-prod"); !strings.Contains(got, "| pull request open | #1: 3 edits, 1 declined |") {
+	if got := row(t, theDashboard(t, h).Body, "shop-prod"); !strings.Contains(got, "| pull request open | #1: 3 edits, 1 declined; changed by `kubectl`, `kubectl-edit`, `kubectl-set` |") {
 		t.Fatalf("one edit declined: row %q", got)
 	}
 	for _, what := range []string{ttl, "image", "replicas"} {

@@ -46,6 +46,7 @@ type poll struct {
 	settled             bool                  // at is set
 	review              *review               // the rows a reviewer declined (review.go); nil: none read
 	bodyMoved           bool                  // the body changed during the poll: not rewritten, not remembered
+	attribution         *Attribution          // who changed each edit's field, from objs (and the audit trail)
 	out                 Outcome
 }
 
@@ -242,6 +243,12 @@ func listLive(ctx context.Context, p *poll) error {
 	if p.t.ByInventory {
 		p.objs = cluster.InInventory(p.objs, p.applied.Inventory)
 	}
+	if err := p.t.Audit.Refresh(); err != nil {
+		// Who made a change is extra: without it the edits are still
+		// right, and say only the field managers.
+		p.log.Warn("audit log not read; edits name field managers only", "error", err)
+	}
+	p.attribution = NewAttribution(p.objs, p.t.Audit)
 	return nil
 }
 
@@ -281,6 +288,7 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 		return err
 	}
 	p.out.Plan = plan
+	p.out.ChangedBy = p.attribution.Makers(plan)
 	p.out.Restoring = len(p.restoring)
 	p.out.DeclinedEdits = p.review.declinedEdits()
 	if p.out.Waiting != "" {

@@ -468,7 +468,8 @@ func (b *Bot) body(p *poll, plan *analyzer.Plan, st prState, head string) string
 	st.Body = ""
 	text := report.Markdown(plan, report.MarkdownOptions{
 		Target:    p.t.Config.Name,
-		ChangedBy: ChangedBy(p.objs),
+		ChangedBy: p.attribution.Text,
+		ByMaker:   p.attribution.Groups(plan),
 		FileURL: func(path string, line int) string {
 			if head == "" {
 				return ""

@@ -61,6 +61,9 @@ type Runner struct {
 	// Dashboards are the repositories (owner/name) with a drift dashboard
 	// (config dashboards): dashboard.go.
 	Dashboards []string
+	// Audit are the receivers of the clusters' audit webhook backends, by
+	// path (/audit/CLUSTER), served beside /webhook.
+	Audit map[string]http.Handler
 
 	dashMu sync.Mutex
 	dashes map[string]*dashboard // by repository, lower-case
@@ -397,8 +400,8 @@ func (r *Runner) Ready() bool {
 
 // Handler serves /healthz, /readyz (ready after the first successful poll
 // of each cluster, until a cluster goes unread for several polls),
-// /metrics (Prometheus exposition format) and /webhook (GitHub's
-// deliveries, when WebhookSecrets is set).
+// /metrics (Prometheus exposition format), /webhook (GitHub's
+// deliveries, when WebhookSecrets is set) and Audit's receivers.
 func (r *Runner) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -413,6 +416,9 @@ func (r *Runner) Handler() http.Handler {
 	})
 	mux.Handle("/metrics", r.Bot.Metrics.Handler())
 	mux.HandleFunc("/webhook", r.serveWebhook)
+	for path, h := range r.Audit {
+		mux.Handle(path, h)
+	}
 	return mux
 }
 

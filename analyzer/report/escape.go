@@ -246,3 +246,7 @@ func valueText(v any) string {
 	}
 	return strings.TrimSuffix(buf.String(), "\n")
 }
+
+// PlainValue is a plan value as one bounded line of plain text, for the
+// places without markdown: check-run annotations, commit messages.
+func PlainValue(v any) string { return plain(valueText(v), maxValueRunes) }

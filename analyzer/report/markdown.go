@@ -33,6 +33,10 @@ type MarkdownOptions struct {
 	// (its field managers, how and when), shown with the edit; "" when
 	// not known.
 	ChangedBy func(analyzer.Edit) string
+	// ByMaker, when set, lists the edits by who made them, under "Who
+	// changed what": for a body whose edits several people or tools made.
+	// The first section dropped when the body is too long.
+	ByMaker []MakerGroup
 	// Rows, when set (the bot's pull-request body), shows the edits as a
 	// checklist, one box per row, ticked, instead of the table; Declined
 	// are the rows a reviewer unticked, listed unticked under "Declined"
@@ -54,6 +58,21 @@ type MarkdownOptions struct {
 	State string
 	// MaxBytes bounds the output (len < MaxBytes); 0 means DefaultMaxBytes.
 	MaxBytes int
+}
+
+// MakerGroup is the edits one maker made: a user, or a field manager.
+type MakerGroup struct {
+	Who   string
+	Edits []analyzer.Edit
+}
+
+// line is the group as one list item: who, then each object and field.
+func (g MakerGroup) line() string {
+	parts := make([]string, len(g.Edits))
+	for i, e := range g.Edits {
+		parts[i] = "<code>" + md(e.Object.String(), maxTextRunes) + "</code> <code>" + md(e.Field, maxTextRunes) + "</code>"
+	}
+	return "- **" + md(g.Who, maxTextRunes) + "**: " + strings.Join(parts, ", ")
 }
 
 // ToolNote is one line about the GitOps tool: a sentence, the object and
@@ -227,6 +246,9 @@ func Markdown(p *analyzer.Plan, opts MarkdownOptions) string {
 		d.unread = append(d.unread, "- "+md(u, maxTextRunes))
 	}
 	d.edits, d.declined = editLines(p, opts)
+	for _, g := range opts.ByMaker {
+		d.makers = append(d.makers, g.line())
+	}
 	d.restore = noteLines(opts.Restore)
 	for _, r := range p.Refusals {
 		why := md(r.Message, maxTextRunes)
@@ -245,13 +267,13 @@ func Markdown(p *analyzer.Plan, opts MarkdownOptions) string {
 		d.notes = append(d.notes, "- "+md(n, maxTextRunes))
 	}
 
-	// Rows are dropped in this order: edits, declined edits, notes, unread
-	// objects, refusals.
-	shown := rowCounts{edits: len(d.edits), declined: len(d.declined), notes: len(d.notes), unread: len(d.unread), refusals: len(d.refusals)}
+	// Rows are dropped in this order: who changed what (the rows say it
+	// too), edits, declined edits, notes, unread objects, refusals.
+	shown := rowCounts{makers: len(d.makers), edits: len(d.edits), declined: len(d.declined), notes: len(d.notes), unread: len(d.unread), refusals: len(d.refusals)}
 	fits := func(c rowCounts) bool { return len(d.build(c)) < limit }
 	// Largest count that fits, given the others; build grows with each
 	// count once anything is dropped, so a binary search is sound.
-	for _, n := range []*int{&shown.edits, &shown.declined, &shown.notes, &shown.unread, &shown.refusals} {
+	for _, n := range []*int{&shown.makers, &shown.edits, &shown.declined, &shown.notes, &shown.unread, &shown.refusals} {
 		if fits(shown) {
 			break
 		}
@@ -274,6 +296,7 @@ func Markdown(p *analyzer.Plan, opts MarkdownOptions) string {
 type mdDoc struct {
 	summary                                  string
 	edits, declined, refusals, notes, unread []string
+	makers                                   []string // who changed what
 	controls, gitops, restore                []string
 	state                                    string
 	editsHeader                              string // the table's header; none for a checklist
@@ -281,7 +304,7 @@ type mdDoc struct {
 }
 
 // rowCounts is how many rows of each section a body shows.
-type rowCounts struct{ edits, declined, refusals, notes, unread int }
+type rowCounts struct{ makers, edits, declined, refusals, notes, unread int }
 
 const (
 	editsHeader = "| Object | Field | Git → Live | Written to | Route |\n| --- | --- | --- | --- | --- |\n"
@@ -312,6 +335,9 @@ func (d *mdDoc) build(c rowCounts) string {
 	if k := len(d.unread) - c.unread; k > 0 {
 		dropped = append(dropped, plural(k, "more unread object"))
 	}
+	if k := len(d.makers) - c.makers; k > 0 {
+		dropped = append(dropped, plural(k, "more line")+" of who changed what")
+	}
 	if len(dropped) > 0 {
 		b.WriteString("\n…and " + strings.Join(dropped, " / ") + " not shown (body limit).\n")
 	}
@@ -326,6 +352,7 @@ func (d *mdDoc) build(c rowCounts) string {
 	}
 	section("Not read from the cluster", "", d.unread[:c.unread])
 	section("Edits", d.editsHeader, d.edits[:c.edits])
+	section("Who changed what", "", d.makers[:c.makers])
 	section("Declined", d.declinedHeader, d.declined[:c.declined])
 	section("Refusals", refusalsHeader, d.refusals[:c.refusals])
 	section("Notes", "", d.notes[:c.notes])

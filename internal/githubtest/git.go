@@ -89,6 +89,21 @@ func (s *Server) Branch(owner, name, branch string) (string, bool) {
 	return h.String(), ok
 }
 
+// CommitMessage returns the message of a commit of a repository.
+func (s *Server) CommitMessage(owner, name, sha string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repoLocked(owner, name)
+	if rp == nil || !plumbing.IsHash(sha) {
+		return "", false
+	}
+	c, err := rp.git.commit(plumbing.NewHash(sha))
+	if err != nil {
+		return "", false
+	}
+	return c.Message, true
+}
+
 // DeleteBranch removes a branch; open pull requests from it close, as on GitHub.
 func (s *Server) DeleteBranch(owner, name, branch string) bool {
 	s.mu.Lock()

@@ -59,6 +59,9 @@ var required = map[string][]need{
 	"checks/get":              {{"checks", "read"}},
 	"checks/list-for-ref":     {{"checks", "read"}},
 	"checks/list-annotations": {{"checks", "read"}},
+
+	// A public profile: GitHub asks for no permission ("Get a user").
+	"users/get-by-username": {},
 }
 
 // permitted answers an installation-token request whose App lacks the
@@ -70,6 +73,9 @@ func (c *call) permitted() *reply {
 	needs, ok := required[c.rt.op]
 	if !ok {
 		return errReply(http.StatusForbidden, "Resource not accessible by integration")
+	}
+	if len(needs) == 0 {
+		return nil
 	}
 	for _, n := range needs {
 		if c.app.can(n.perm, n.level) {

@@ -43,6 +43,8 @@ func init() {
 	add("POST", "/settings/apps/new", manifestFormOp, authNone, (*call).manifestForm)
 	add("POST", "/organizations/{org}/settings/apps/new", manifestFormOp, authNone, (*call).manifestForm)
 
+	add("GET", "/users/{username}", "users/get-by-username", authToken, (*call).getUser)
+
 	add("GET", R, "repos/get", authToken, (*call).getRepo)
 	add("POST", R+"/git/blobs", "git/create-blob", authToken, (*call).createBlob)
 	add("GET", R+"/git/blobs/{file_sha}", "git/get-blob", authToken, (*call).getBlob)

@@ -2,8 +2,10 @@ package githubtest
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 func (s *Server) userLocked(login, typ string) *user {
@@ -55,3 +57,24 @@ func (s *Server) userJSON(u *user) map[string]any {
 }
 
 func (s *Server) loginJSON(login string) map[string]any { return s.userJSON(s.userLocked(login, "")) }
+
+// userSince is when every test account was made.
+var userSince = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// getUser is GET /users/{username}: an account the server knows, as its
+// public profile; 404 for any other login, as GitHub answers.
+func (c *call) getUser() *reply {
+	u := c.s.users[strings.ToLower(c.params["username"])]
+	if u == nil {
+		return errReply(http.StatusNotFound, "Not Found")
+	}
+	j := c.s.userJSON(u)
+	for k, v := range map[string]any{
+		"name": nil, "company": nil, "blog": "", "location": nil, "email": nil, "hireable": nil, "bio": nil,
+		"public_repos": 0, "public_gists": 0, "followers": 0, "following": 0, "user_view_type": "public",
+		"created_at": ts(userSince), "updated_at": ts(userSince),
+	} {
+		j[k] = v
+	}
+	return jsonReply(http.StatusOK, j)
+}
