@@ -131,6 +131,17 @@ func demo(cmd *cobra.Command, examples fs.FS, serve string) error {
 		return fail(err)
 	}
 	target := &bot.Target{Config: *cfg.Target("shop-prod"), Lister: cluster.ObjectFileLister{Path: liveFile}}
+	// Who changed what: the night's audit log names the users behind the
+	// field managers, and alice has a GitHub account to co-author with.
+	auditFile, err := exampleLive(examples, "examples/audit.log")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.Remove(auditFile)
+	target.Audit = cluster.NewAuditTrail(0)
+	target.Audit.FollowFile(auditFile)
+	target.CoAuthors = map[string]string{"alice@example.com": "alice"}
+	srv.Email("alice")
 	// Through the runner, which keeps the repository's drift dashboard.
 	runner := &bot.Runner{Bot: b, Targets: []*bot.Target{target}, Dashboards: cfg.Dashboards}
 	if _, err := runner.Poll(cmd.Context(), target); err != nil {
@@ -237,6 +248,9 @@ func printDemo(w io.Writer, srv *githubtest.Server, repo, branch string, out bot
 	heads := []string{baseSHA}
 	if sha, ok := srv.Branch("acme", repo, branch); ok {
 		heads = append(heads, sha)
+		if msg, ok := srv.CommitMessage("acme", repo, sha); ok {
+			fmt.Fprintf(w, "\n%s\nCommit message\n%s\n%s", rule, rule, msg)
+		}
 	}
 	fmt.Fprintf(w, "\n%s\nCheck runs\n%s\n", rule, rule)
 	for _, sha := range heads {

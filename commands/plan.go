@@ -140,7 +140,7 @@ func (o *planOptions) finish(cmd *cobra.Command, plan *analyzer.Plan, repo *repo
 	}
 	built := rootBuilt(plan)
 	if md.ChangedBy == nil {
-		md.ChangedBy = bot.ChangedBy(live.objects)
+		md.ChangedBy = bot.NewAttribution(live.objects, live.audit).Text
 	}
 	if err := o.print(cmd, plan, repo, md, built); err != nil {
 		return fail(err)

@@ -30,21 +30,9 @@ func TestPlanKubeconfig(t *testing.T) {
 	defer env.Stop()
 	dyn := dynamic.NewForConfigOrDie(env.Config)
 	ctx := context.Background()
-	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "shop"}}}
-	if _, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	// What the example renders, applied by the GitOps applier.
 	repo := copyTree(t, "../examples/shop")
-	for _, doc := range kustomizeBuild(t, repo, "overlays/prod") {
-		gvr := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
-		if doc.GetKind() == "Service" {
-			gvr = schema.GroupVersionResource{Version: "v1", Resource: "services"}
-		}
-		if _, err := dyn.Resource(gvr).Namespace("shop").Apply(ctx, doc.GetName(), doc, metav1.ApplyOptions{FieldManager: "kustomize-controller", Force: true}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	applyExample(t, env, repo)
 	args := []string{"plan", "--repo", repo, "--root", "overlays/prod", "--kubeconfig", env.Kubeconfig, "--namespace", "shop", "-o", "json"}
 	if out, stderr, code := driftback(t, args...); code != 0 {
 		t.Fatalf("freshly applied cluster is not in sync: exit %d %s\n%s", code, stderr, out)

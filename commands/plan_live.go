@@ -25,6 +25,8 @@ type liveObjects struct {
 	coverage *kube.Coverage // what a cluster read covered; nil for a file
 	source   string
 	empty    bool // an object file that held no objects at all
+	// audit names the users behind writes (--audit-log); nil without.
+	audit *cluster.AuditTrail
 	// appliedBy reads the revision a GitOps tool applied from the same
 	// source (the cluster, or every object of the file).
 	appliedBy func(src cluster.Source) func(context.Context) (cluster.Applied, error)
@@ -44,12 +46,14 @@ func (l liveObjects) applied(t *config.Target) func(context.Context) (cluster.Ap
 type liveFlags struct {
 	live                string // an object file, or "-" for standard input
 	kubeconfig, context string
+	auditLog            string // the cluster's audit log, to name who made each change
 }
 
 func (f *liveFlags) register(fs *pflag.FlagSet, what string) {
 	fs.StringVar(&f.live, "live", "", "live objects: multi-document YAML or a List, as kubectl get -o yaml prints; - reads standard input"+what)
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "read live objects from the cluster of this kubeconfig (default $KUBECONFIG, then ~/.kube/config)"+what)
 	fs.StringVar(&f.context, "context", "", "the kubeconfig context (default: its current context)")
+	fs.StringVar(&f.auditLog, "audit-log", "", "the cluster's audit log (the apiserver's --audit-log-path, JSON lines): each edit names the user who made the write; its newest 64 MiB are read")
 }
 
 // overrides reports whether the flags name a source of their own, which
@@ -72,11 +76,26 @@ type liveSource struct {
 	lister *cluster.ClientLister // a cluster's, read-only
 	// namespace is the kubeconfig context's namespace (kubectl's default).
 	namespace string
+	audit     *cluster.AuditTrail // --audit-log, read; nil without
 }
 
 // openLive opens the source the flags name: the object file, or the
 // cluster as kubectl finds it.
 func (f *liveFlags) openLive(stdin io.Reader) (*liveSource, error) {
+	s, err := f.openObjects(stdin)
+	if err != nil || f.auditLog == "" {
+		return s, err
+	}
+	s.audit = cluster.NewAuditTrail(0)
+	s.audit.FollowFile(f.auditLog)
+	if err := s.audit.Refresh(); err != nil {
+		return nil, fmt.Errorf("--audit-log: %w", err)
+	}
+	return s, nil
+}
+
+// openObjects opens the object file, or the cluster as kubectl finds it.
+func (f *liveFlags) openObjects(stdin io.Reader) (*liveSource, error) {
 	if f.live != "" {
 		return openObjectFile(f.live, stdin)
 	}
@@ -167,7 +186,7 @@ func (s *liveSource) list(ctx context.Context, scope cluster.Scope) (liveObjects
 		if len(scope.Namespaces) > 0 {
 			name += " in namespace " + strings.Join(scope.Namespaces, ", ")
 		}
-		return liveObjects{objects: cluster.InScope(s.file, scope), source: name, empty: len(s.file) == 0, appliedBy: s.appliedBy}, nil
+		return liveObjects{objects: cluster.InScope(s.file, scope), source: name, empty: len(s.file) == 0, appliedBy: s.appliedBy, audit: s.audit}, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -175,7 +194,7 @@ func (s *liveSource) list(ctx context.Context, scope cluster.Scope) (liveObjects
 	if err != nil {
 		return liveObjects{}, fmt.Errorf("%s: %w", s.name, err)
 	}
-	return liveObjects{objects: read.Objects, coverage: read.Coverage, source: s.name, appliedBy: s.appliedBy}, nil
+	return liveObjects{objects: read.Objects, coverage: read.Coverage, source: s.name, appliedBy: s.appliedBy, audit: s.audit}, nil
 }
 
 // discover finds the Flux Kustomizations and Argo CD Applications ds

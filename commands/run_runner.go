@@ -28,6 +28,9 @@ type runnerInput struct {
 	// writeShare counts the replicas that share the GitHub write budget;
 	// nil: this one alone.
 	writeShare func() int
+	// audits are the clusters' audit trails, kept across reloads; nil:
+	// none kept (each build makes its own).
+	audits *auditTrails
 }
 
 // built is a runner, and how to find the targets its clusters discover
@@ -91,6 +94,9 @@ func buildRunner(ctx context.Context, in runnerInput) (*built, error) {
 // clusters discover now.
 func assembleRunner(ctx context.Context, in runnerInput, gh *github.Client, login string, listers map[string]*cluster.ClientLister) (*built, error) {
 	cfg := in.cfg
+	if in.audits == nil {
+		in.audits = &auditTrails{}
+	}
 	// Renders kept by size: a new commit rebuilds only the roots whose
 	// inputs changed, while a poll's renders fit.
 	bt := bot.New(gh, bot.Options{AppID: cfg.GitHub.AppID, Login: login, Instance: cfg.Instance, Metrics: in.metrics, Log: in.log, RenderBytes: analyzer.DefaultRenderCacheBytes})
@@ -104,10 +110,13 @@ func assembleRunner(ctx context.Context, in runnerInput, gh *github.Client, logi
 		Interval:   cfg.PollInterval,
 		Log:        in.log,
 		Dashboards: cfg.Dashboards,
+		Audit:      in.audits.handlers(cfg),
 	}
 	for _, t := range cfg.ResolvedTargets() {
 		l := listers[t.Cluster]
-		r.Targets = append(r.Targets, &bot.Target{Config: *t, Lister: l, Applied: appliedFromCluster(t, l)})
+		bt := &bot.Target{Config: *t, Lister: l, Applied: appliedFromCluster(t, l)}
+		in.audits.attribute(bt, cfg.Cluster(t.Cluster))
+		r.Targets = append(r.Targets, bt)
 	}
 	r.Targets = append(r.Targets, found...)
 	b := &built{runner: r}
@@ -158,7 +167,9 @@ func discoverTargets(ctx context.Context, in runnerInput, listers map[string]*cl
 			}
 			counts[tool]++
 			in.log.Info("discovered target", "target", t.Name, "cluster", c.Name, "tool", tool, "repo", t.Repo, "root", t.Root, "objects", len(dt.Inventory))
-			out = append(out, &bot.Target{Config: t, Lister: l, Applied: appliedFromCluster(&t, l), ByInventory: true})
+			bt := &bot.Target{Config: t, Lister: l, Applied: appliedFromCluster(&t, l), ByInventory: true}
+			in.audits.attribute(bt, cfg.Cluster(c.Name))
+			out = append(out, bt)
 		}
 		for _, s := range d.Skipped {
 			in.log.Info("not a target", "cluster", c.Name, "why", s)

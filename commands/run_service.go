@@ -24,6 +24,9 @@ type service struct {
 	leases  func(*slog.Logger) (bot.Sharding, error) // nil: no leases
 	// build turns a config into a runner; nil is buildRunner (tests swap it).
 	build func(context.Context, runnerInput) (*built, error)
+	// audits keeps the clusters' audit trails from one generation to the
+	// next.
+	audits auditTrails
 	// discoverEvery is how often the clusters' targets are discovered
 	// again; 0 is the config's poll interval.
 	discoverEvery time.Duration
@@ -67,7 +70,7 @@ func (s *service) generationOf(ctx context.Context, cfg *config.Config, raw []by
 	if build == nil {
 		build = buildRunner
 	}
-	in := runnerInput{cfg: cfg, log: s.log, metrics: s.metrics}
+	in := runnerInput{cfg: cfg, log: s.log, metrics: s.metrics, audits: &s.audits}
 	var leases bot.Sharding
 	if s.leases != nil {
 		var err error

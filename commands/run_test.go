@@ -2,24 +2,17 @@ package commands
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/driftback/driftback/internal/githubtest"
 	"github.com/driftback/driftback/internal/kubetest"
 )
 
@@ -29,8 +22,12 @@ func TestDemoShowsEveryOutcome(t *testing.T) {
 	out := demoOutput(t, []string{"demo"}, []string{
 		"Pull request #1: driftback: bring shop-prod in line with the cluster",
 		"Drift: 3 edits, 2 refusals in shop-prod; 1 edit declined.",
-		"- [x] Deployment/shop/web spec.template.spec.containers[web].image: ghcr.io/example/shop-web:1.4.2 → ghcr.io/example/shop-web:1.4.3, written to overlays/prod/kustomization.yaml:11 (images)\n",
-		"- [x] Deployment/shop/worker spec.replicas: 2 → 3",
+		// Each edit says who made it: the field manager and time from
+		// managedFields, the user from the audit log.
+		"- [x] Deployment/shop/web spec.template.spec.containers[web].image: ghcr.io/example/shop-web:1.4.2 → ghcr.io/example/shop-web:1.4.3, written to overlays/prod/kustomization.yaml:11 (images); changed by kubectl-set (Update) at 2026-12-06T03:12:07Z by bob@example.com [sre] with kubectl/v1.37.2\n",
+		"- [x] Deployment/shop/worker spec.replicas: 2 → 3, written to overlays/prod/kustomization.yaml:14 (replicas); changed by kubectl (Update, through /scale) by alice@example.com [shop-devs] with kubectl/v1.37.2\n",
+		"Who changed what\n----------------\n",
+		"- alice@example.com: Deployment/shop/web spec.template.spec.containers[web].resources.limits.memory, Deployment/shop/worker spec.replicas\n",
 		// The row the demo's reviewer unticked, and the branch without it.
 		"Declined\n--------\n",
 		"- [ ] Deployment/shop/web spec.template.spec.containers[web].env[CACHE_TTL].value: 30s → 60s, would be written to base/web.yaml:25 (source)",
@@ -40,9 +37,14 @@ func TestDemoShowsEveryOutcome(t *testing.T) {
 		"- [ ] Regenerate this branch",
 		"diff --git a/overlays/prod/kustomization.yaml b/overlays/prod/kustomization.yaml",
 		"+  newTag: \"1.4.3\" # release train, bumped by CI",
+		// The commit carries the attribution, and alice's GitHub account
+		// as co-author.
+		"  changed in the cluster by kubectl-edit (Update) at 2026-12-06T03:20:41Z by alice@example.com [shop-devs] with kubectl/v1.37.2\n",
+		"\nCo-authored-by: alice <",
 		"driftback/shop-prod on base head main",
+		"overlays/prod/kustomization.yaml:11  Changed in the cluster: Deployment/shop/web spec.template.spec.containers[web].image",
 		"Issue #2: Drift dashboard (driftback)",
-		"shop-prod`  pull request open  #1: 3 edits, 1 declined, 2 refusals",
+		"shop-prod`  pull request open  #1: 3 edits, 1 declined, 2 refusals; changed by `alice@example.com`, `bob@example.com`",
 	})
 	if strings.Contains(out, "+          value: \"60s\"") {
 		t.Errorf("the declined edit is in the branch's diff:\n%s", out)
@@ -114,12 +116,6 @@ func TestRunOnceAgainstTestServerAndApiserver(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer env.Stop()
-	ctx := context.Background()
-	dyn := dynamic.NewForConfigOrDie(env.Config)
-	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "shop"}}}
-	if _, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	repo := copyTree(t, "../examples/shop")
 	// A deprecated field: kustomize prints a warning for it at every build,
 	// straight to the process's standard error.
@@ -131,60 +127,17 @@ func TestRunOnceAgainstTestServerAndApiserver(t *testing.T) {
 	if err := os.WriteFile(k, append(kb, "patchesStrategicMerge: []\n"...), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	applyExample(t, env, repo)
+	ctx := context.Background()
+	dyn := dynamic.NewForConfigOrDie(env.Config)
 	deployments := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
-	for _, o := range kustomizeBuild(t, repo, "overlays/prod") {
-		gvr := deployments
-		if o.GetKind() == "Service" {
-			gvr = schema.GroupVersionResource{Version: "v1", Resource: "services"}
-		}
-		if _, err := dyn.Resource(gvr).Namespace("shop").Apply(ctx, o.GetName(), o, metav1.ApplyOptions{FieldManager: "kustomize-controller", Force: true}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	// The 3 a.m. hotfix: kubectl set image.
 	patch := `{"spec":{"template":{"spec":{"containers":[{"name":"web","image":"ghcr.io/example/shop-web:1.4.9"}]}}}}`
 	if _, err := dyn.Resource(deployments).Namespace("shop").Patch(ctx, "web", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl-set"}); err != nil {
 		t.Fatal(err)
 	}
 
-	srv := githubtest.New(githubtest.Options{T: t})
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.RegisterApp(7, &key.PublicKey)
-	srv.AddInstallation(7, 70, "acme")
-	files := map[string][]byte{}
-	filepath.Walk(repo, func(p string, info os.FileInfo, err error) error {
-		if err == nil && !info.IsDir() {
-			b, _ := os.ReadFile(p)
-			rel, _ := filepath.Rel(repo, p)
-			files[filepath.ToSlash(rel)] = b
-		}
-		return err
-	})
-	srv.CreateRepo("acme", "shop", "main", files)
-	dir := t.TempDir()
-	keyFile := filepath.Join(dir, "key.pem")
-	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600)
-	cfg := fmt.Sprintf(`github:
-  appID: 7
-  privateKeyFile: %s
-  owner: acme
-  apiURL: %s/
-clusters:
-- name: test
-  kubeconfig: %s
-targets:
-- name: shop-prod
-  repo: acme/shop
-  root: overlays/prod
-  cluster: test
-  namespaces: [shop]
-  appliedRevision: {head: true}
-`, keyFile, srv.URL(), env.Kubeconfig)
-	cfgFile := filepath.Join(dir, "driftback.yaml")
-	os.WriteFile(cfgFile, []byte(cfg), 0o600)
+	srv, cfgFile := runWorld(t, env, repo, "")
 	_, stderr, code := driftback(t, "run", "--config", cfgFile, "--once")
 	if code != 0 {
 		t.Fatalf("run exit %d: %s", code, stderr)

@@ -352,33 +352,19 @@ func jsonEqual(a, b any) bool {
 }
 
 // plan -o markdown says who changed each field, as the pull request does,
-// when the live objects carry managedFields (issue 43, item 1).
+// when the live objects carry managedFields (issue 43, item 1), and with
+// --audit-log the user behind each write.
 func TestPlanMarkdownSaysWhoChangedAField(t *testing.T) {
-	raw, err := os.ReadFile("../examples/live.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const at = "    name: web\n    namespace: shop\n"
-	live := strings.Replace(string(raw), at, at+`    managedFields:
-    - apiVersion: apps/v1
-      fieldsType: FieldsV1
-      fieldsV1:
-        f:spec:
-          f:template:
-            f:spec:
-              f:containers:
-                k:{"name":"web"}:
-                  f:image: {}
-      manager: kubectl-set
-      operation: Update
-      time: "2026-12-06T03:12:00Z"
-`, 1)
-	file := filepath.Join(t.TempDir(), "live.yaml")
-	if err := os.WriteFile(file, []byte(live), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, stderr, code := driftback(t, "plan", "--repo", "../examples/shop", "--root", "overlays/prod", "--live", file, "-o", "markdown")
-	if code != 1 || !strings.Contains(out, "changed by kubectl-set (Update) at 2026-12-06T03:12:00Z") {
+	args := []string{"plan", "--repo", "../examples/shop", "--root", "overlays/prod", "--live", "../examples/live.yaml", "-o", "markdown"}
+	out, stderr, code := driftback(t, args...)
+	if code != 1 || !strings.Contains(out, "changed by kubectl-set (Update) at 2026-12-06T03:12:07Z") || strings.Contains(out, " by bob") {
 		t.Errorf("exit %d %s\n%s", code, stderr, out)
+	}
+	out, stderr, code = driftback(t, append(args, "--audit-log", "../examples/audit.log")...)
+	if code != 1 || !strings.Contains(out, "changed by kubectl-set (Update) at 2026-12-06T03:12:07Z by bob@\u200bexample.com &#91;sre&#93; with kubectl/v1.37.2") {
+		t.Errorf("with --audit-log: exit %d %s\n%s", code, stderr, out)
+	}
+	if _, stderr, code := driftback(t, append(args, "--audit-log", "no-such.log")...); code != 2 || !strings.Contains(stderr, "--audit-log: audit log: open no-such.log") {
+		t.Errorf("a missing audit log: exit %d %s", code, stderr)
 	}
 }

@@ -1,0 +1,303 @@
+package commands
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/driftback/driftback/cluster"
+	"github.com/driftback/driftback/config"
+	"github.com/driftback/driftback/internal/githubtest"
+	"github.com/driftback/driftback/internal/kubetest"
+)
+
+// Who changed what, against the real kube-apiserver and the real kubectl
+// (issue 43, item 4). The example is applied as Flux would; then alice
+// scales the worker and edits the web memory limit, bob sets the web
+// image and server-side applies a new CACHE_TTL, each with their own
+// token. The apiserver's audit log names them; so does its webhook
+// backend, posting to driftback's receiver. Every edit then names the
+// manager and time the apiserver recorded and the user behind it: in
+// plan -o markdown with --audit-log, and in the pull request and commit
+// of `driftback run --once` with the cluster's audit.logFile.
+func TestAttributionAgainstTheApiserver(t *testing.T) {
+	assets := kubetest.Assets(t)
+	kubectl := kubetest.Kubectl(t)
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "audit-token")
+	if err := os.WriteFile(tokenFile, []byte("hook-t0ken\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// driftback's receiver for the webhook backend, as `run` serves it,
+	// behind TLS: the apiserver sends the webhook's token only over HTTPS
+	// (over plain HTTP its posts carry no Authorization header).
+	trails := &auditTrails{}
+	hookCluster := config.Cluster{Name: "test", Audit: &config.Audit{WebhookTokenFile: tokenFile}}
+	hooks := trails.handlers(&config.Config{Clusters: []config.Cluster{hookCluster}})
+	recv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h := hooks[r.URL.Path]; h != nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer recv.Close()
+	env, err := kubetest.StartWith(assets, kubetest.Options{
+		Users: []kubetest.User{{Name: "alice", Groups: []string{"system:masters", "devs"}}, {Name: "bob", Groups: []string{"system:masters", "ops"}}},
+		Audit: &kubetest.Audit{WebhookURL: recv.URL + "/audit/test", WebhookToken: "hook-t0ken"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Stop()
+	repo := copyTree(t, "../examples/shop")
+	applyExample(t, env, repo)
+	as := func(user string, stdin string, args ...string) {
+		t.Helper()
+		cmd := exec.Command(kubectl, append([]string{"-n", "shop"}, args...)...)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Kubeconfigs[user], "EDITOR="+editor(t, dir))
+		cmd.Stdin = strings.NewReader(stdin)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("kubectl %s as %s: %v\n%s", strings.Join(args, " "), user, err, out)
+		}
+	}
+	as("alice", "", "scale", "deployment/worker", "--replicas=5")
+	as("bob", "", "set", "image", "deployment/web", "web=ghcr.io/example/shop-web:1.4.9")
+	as("alice", "", "edit", "deployment/web")
+	as("bob", `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  template:
+    spec:
+      containers:
+      - name: web
+        env:
+        - {name: CACHE_TTL, value: 90s}
+`, "apply", "--server-side", "--force-conflicts", "-f", "-")
+	// A Secret's value in a logged request body: driftback never shows it.
+	as("alice", "", "create", "secret", "generic", "db", "--from-literal=password=s3cr3t-in-audit")
+	if b, _ := os.ReadFile(env.AuditLog); !bytes.Contains(b, []byte("s3cr3t-in-audit")) && !bytes.Contains(b, []byte("czNjcjN0LWluLWF1ZGl0")) {
+		t.Fatal("the audit log does not hold the Secret's body; the check below would prove nothing")
+	}
+
+	// What the apiserver recorded, to compare with what driftback says.
+	web, worker := liveDeployment(t, env, "web"), liveDeployment(t, env, "worker")
+	want := []string{
+		// kubectl scale: manager kubectl through /scale, and the apiserver
+		// records no time for it.
+		"kubectl (Update, through /scale) by alice [system:masters, devs] with kubectl/v1.37.2",
+		fmt.Sprintf("kubectl-set (Update) at %s by bob [system:masters, ops] with kubectl/v1.37.2", managerTime(t, web, "kubectl-set")),
+		fmt.Sprintf("kubectl-edit (Update) at %s by alice [system:masters, devs] with kubectl/v1.37.2", managerTime(t, web, "kubectl-edit")),
+		fmt.Sprintf("kubectl (Apply) at %s by bob [system:masters, ops] with kubectl/v1.37.2", managerTime(t, web, "kubectl")),
+	}
+
+	// plan -o markdown with the audit log file.
+	out, stderr, code := driftback(t, "plan", "--repo", repo, "--root", "overlays/prod", "--kubeconfig", env.Kubeconfig, "-n", "shop",
+		"--audit-log", env.AuditLog, "-o", "markdown")
+	if code != 1 {
+		t.Fatalf("plan: exit %d %s\n%s", code, stderr, out)
+	}
+	// As GitHub shows markdown: brackets are escaped as character references.
+	asShown := strings.NewReplacer("&#91;", "[", "&#93;", "]")
+	out = asShown.Replace(out)
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("plan -o markdown does not say %q:\n%s", w, out)
+		}
+	}
+	if strings.Contains(out, "s3cr3t") {
+		t.Errorf("plan shows a Secret's value from the audit log:\n%s", out)
+	}
+
+	// The webhook backend fed the receiver the same writes.
+	hooked := trails.of(&hookCluster)
+	for _, c := range []struct {
+		obj     cluster.Object
+		manager string
+		user    string
+	}{{worker, "kubectl", "alice"}, {web, "kubectl-set", "bob"}, {web, "kubectl-edit", "alice"}, {web, "kubectl", "bob"}} {
+		w := writerOf(t, c.obj, c.manager)
+		if by := hooked.ActorsOf(c.obj, w); len(by) != 1 || by[0].User != c.user {
+			t.Errorf("the webhook-fed trail says %s's write was by %+v, want %s", c.manager, by, c.user)
+		}
+	}
+
+	// driftback run --once, with the cluster's audit log in its config.
+	srv, cfgFile := runWorld(t, env, repo, fmt.Sprintf(`  audit:
+    logFile: %s
+    githubUsers:
+    - {user: alice, login: alice-gh}
+`, env.AuditLog))
+	srv.Email("alice-gh")
+	_, stderr, code = driftback(t, "run", "--config", cfgFile, "--once")
+	if code != 0 {
+		t.Fatalf("run exit %d: %s", code, stderr)
+	}
+	prs := srv.PullRequests("acme", "shop")
+	if len(prs) != 1 {
+		t.Fatalf("%d pull requests\n%s", len(prs), stderr)
+	}
+	body := asShown.Replace(prs[0].Body)
+	for _, w := range append(want, "### Who changed what", "- **alice**: ", "- **bob**: ") {
+		if !strings.Contains(body, w) {
+			t.Errorf("the pull request does not say %q:\n%s", w, prs[0].Body)
+		}
+	}
+	msg, _ := srv.CommitMessage("acme", "shop", prs[0].HeadSHA)
+	alice := srv.Email("alice-gh")
+	if !strings.Contains(msg, "\nCo-authored-by: alice-gh <"+alice+">\n") || strings.Count(msg, "Co-authored-by:") != 1 ||
+		!strings.Contains(msg, "changed in the cluster by "+want[0]) {
+		t.Errorf("the commit does not carry the attribution:\n%s", msg)
+	}
+	if strings.Contains(prs[0].Body+msg+stderr, "s3cr3t") {
+		t.Error("a Secret's value from the audit log reached the pull request, the commit or the log")
+	}
+}
+
+// applyExample applies the render of repo (a copy of the example) to a
+// new namespace shop as Flux's kustomize-controller would.
+func applyExample(t *testing.T, env *kubetest.Env, repo string) {
+	t.Helper()
+	ctx := context.Background()
+	dyn := dynamic.NewForConfigOrDie(env.Config)
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "shop"}}}
+	if _, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range kustomizeBuild(t, repo, "overlays/prod") {
+		gvr := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+		if o.GetKind() == "Service" {
+			gvr = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+		}
+		if _, err := dyn.Resource(gvr).Namespace("shop").Apply(ctx, o.GetName(), o, metav1.ApplyOptions{FieldManager: "kustomize-controller", Force: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// editor is an $EDITOR for kubectl edit that raises the web memory limit.
+func editor(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "editor.sh")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\nsed -i 's/memory: 256Mi/memory: 768Mi/' \"$1\"\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// liveDeployment reads a Deployment of shop as a poll lists it.
+func liveDeployment(t *testing.T, env *kubetest.Env, name string) cluster.Object {
+	t.Helper()
+	l, err := cluster.NewClientLister(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, err := l.List(context.Background(), cluster.Scope{Namespaces: []string{"shop"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range read.Objects {
+		if o.Object["kind"] == "Deployment" && o.Object["metadata"].(map[string]any)["name"] == name {
+			return o
+		}
+	}
+	t.Fatalf("no Deployment %s listed", name)
+	return cluster.Object{}
+}
+
+// writerOf is manager's entry in o's managedFields.
+func writerOf(t *testing.T, o cluster.Object, manager string) cluster.Writer {
+	t.Helper()
+	for _, e := range o.ManagedFields {
+		m, _ := e.(map[string]any)
+		if m["manager"] == manager {
+			sub, _ := m["subresource"].(string)
+			at, _ := m["time"].(string)
+			return cluster.Writer{Manager: manager, Operation: fmt.Sprint(m["operation"]), Subresource: sub, Time: at}
+		}
+	}
+	t.Fatalf("%s does not appear in managedFields: %v", manager, o.ManagedFields)
+	return cluster.Writer{}
+}
+
+func managerTime(t *testing.T, o cluster.Object, manager string) string {
+	return writerOf(t, o, manager).Time
+}
+
+// runWorld is a GitHub test server holding repo as acme/shop, with the
+// App installed on acme, and a config file for `driftback run` whose
+// cluster test (env, with clusterExtra lines added) has target shop-prod.
+func runWorld(t *testing.T, env *kubetest.Env, repo, clusterExtra string) (*githubtest.Server, string) {
+	t.Helper()
+	srv := githubtest.New(githubtest.Options{T: t})
+	t.Cleanup(srv.Close)
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.RegisterApp(7, &key.PublicKey)
+	srv.AddInstallation(7, 70, "acme")
+	srv.CreateRepo("acme", "shop", "main", treeFiles(t, repo))
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`github:
+  appID: 7
+  privateKeyFile: %s
+  owner: acme
+  apiURL: %s/
+clusters:
+- name: test
+  kubeconfig: %s
+%stargets:
+- name: shop-prod
+  repo: acme/shop
+  root: overlays/prod
+  cluster: test
+  namespaces: [shop]
+  appliedRevision: {head: true}
+`, keyFile, srv.URL(), env.Kubeconfig, clusterExtra)
+	cfgFile := filepath.Join(dir, "driftback.yaml")
+	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return srv, cfgFile
+}
+
+// treeFiles reads a folder as repository files.
+func treeFiles(t *testing.T, root string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(root, p)
+		files[filepath.ToSlash(rel)] = b
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
