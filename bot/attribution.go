@@ -64,17 +64,19 @@ func (a *Attribution) Text(e analyzer.Edit) string {
 	return cluster.WritersText(a.Writers(e))
 }
 
-// Users are the distinct cluster users the audit log names behind plan's
-// edits, sorted (an impersonated user counts as the one acted as).
-func (a *Attribution) Users(plan *analyzer.Plan) []string {
+// Authors are the distinct cluster users the audit log names, each alone,
+// as the maker of a write behind plan's edits, sorted (an impersonated
+// user counts as the one acted as). A write several users might have made
+// names none of them: co-authorship is a claim.
+func (a *Attribution) Authors(plan *analyzer.Plan) []string {
 	if a == nil || plan == nil {
 		return nil
 	}
 	seen := map[string]bool{}
 	for _, e := range plan.Edits {
 		for _, w := range a.Writers(e) {
-			for _, by := range w.By {
-				seen[actingUser(by)] = true
+			if len(w.By) == 1 {
+				seen[actingUser(w.By[0])] = true
 			}
 		}
 	}

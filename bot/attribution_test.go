@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/driftback/driftback/cluster"
+	"github.com/driftback/driftback/internal/githubtest"
 )
 
 // The pull request's rows and the check run say who changed each drifted
@@ -105,7 +106,8 @@ func TestEditsNameTheUsersFromTheAuditLog(t *testing.T) {
 	c := head.GetMessage()
 	aliceID := strings.TrimSuffix(h.srv.Email("alice-gh"), "+alice-gh@users.noreply.github.com")
 	for _, want := range []string{
-		"  changed in the cluster by kubectl-edit (Update) at 2026-12-06T03:20:41Z by alice@example.com [shop-devs] with kubectl/v1.37.2\n",
+		// An address is broken after its @: a commit message mentions too.
+		"  changed in the cluster by kubectl-edit (Update) at 2026-12-06T03:20:41Z by alice@\u200bexample.com [shop-devs] with kubectl/v1.37.2\n",
 		"\nCo-authored-by: alice-gh <" + aliceID + "+alice-gh@users.noreply.github.com>\n",
 	} {
 		if !strings.Contains(c, want) {
@@ -123,6 +125,11 @@ func TestEditsNameTheUsersFromTheAuditLog(t *testing.T) {
 	if !notice {
 		t.Errorf("no check-run notice on the image line names bob: %+v", h.check(main).Annotations)
 	}
+	// The branch holds every edit and nothing is refused: its head passes,
+	// without the base's notices.
+	if run := h.check(pr.HeadSHA); run.Conclusion != "success" || len(run.Annotations) != 0 {
+		t.Errorf("the pull request's head: %s, %q, %d annotations", run.Conclusion, run.Title, len(run.Annotations))
+	}
 	if got := row(t, theDashboard(t, h).Body, "shop-prod"); !strings.Contains(got, "#1: 4 edits; changed by `alice@example.com`, `bob@example.com` |") {
 		t.Errorf("the dashboard row does not say who: %q", got)
 	}
@@ -131,5 +138,23 @@ func TestEditsNameTheUsersFromTheAuditLog(t *testing.T) {
 	out := h.poll()
 	if out.Pushed || out.Frozen {
 		t.Fatalf("second poll: pushed %v, frozen %v", out.Pushed, out.Frozen)
+	}
+}
+
+// GitHub failing to say who a login is costs the co-author, not the
+// commit: the poll pushes and opens its pull request without the trailer.
+func TestCoAuthorLookupFailureLeavesTheTrailerOut(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.srv.Email("alice-gh")
+	h.target.Audit = exampleAudit(t)
+	h.target.CoAuthors = map[string]string{"alice@example.com": "alice-gh"}
+	h.srv.InjectFault(githubtest.Fault{Method: "GET", Path: "/users/{username}", Status: 502, Count: 100})
+	out := h.poll()
+	if !out.Pushed || out.PR == 0 {
+		t.Fatalf("the poll did not push: %+v", out)
+	}
+	msg, _ := h.srv.CommitMessage(owner, repo, h.openPR().HeadSHA)
+	if strings.Contains(msg, "Co-authored-by") || !strings.Contains(msg, "changed in the cluster by") {
+		t.Fatalf("commit message:\n%s", msg)
 	}
 }

@@ -21,6 +21,10 @@ type checkResult struct {
 	title       string
 	summary     string
 	annotations []*github.CheckRunAnnotation
+	// refusalMarks is how many of annotations, first, are refusals; the
+	// rest are notices of who changed each edit's field, which belong to
+	// the base head only.
+	refusalMarks int
 }
 
 // GitHub takes at most 50 annotations per request.
@@ -54,7 +58,6 @@ func resultOf(plan *analyzer.Plan, tc config.Target, g gitOpsNotes) checkResult 
 	default:
 		r.conclusion, r.title = "success", "The cluster matches Git"
 	}
-	r.annotations = editAnnotations(plan, g.changedBy)
 	for _, ref := range plan.Refusals {
 		if ref.File == "" {
 			continue
@@ -70,6 +73,8 @@ func resultOf(plan *analyzer.Plan, tc config.Target, g gitOpsNotes) checkResult 
 			Message: github.String(truncate(ref.Message+"\nHow to fix: "+ref.Hint, 4000)),
 		})
 	}
+	r.refusalMarks = len(r.annotations)
+	r.annotations = append(r.annotations, editAnnotations(plan, g.changedBy)...)
 	return r
 }
 
@@ -152,8 +157,11 @@ func (b *Bot) postChecksFor(ctx context.Context, p *poll, shas []string, res che
 			if n := p.review.declinedEdits(); n > 0 {
 				r.title = fmt.Sprintf("This branch matches the cluster but for %d declined edit(s)", n)
 			}
-			if len(res.annotations) > 0 {
-				r.conclusion, r.title, r.annotations = res.conclusion, res.title, res.annotations
+			// A refusal the branch cannot fix fails it too; the notices of
+			// who changed what point at the base's lines and stay there.
+			if res.refusalMarks > 0 {
+				r.conclusion, r.title, r.annotations = res.conclusion, res.title, res.annotations[:res.refusalMarks]
+				r.refusalMarks = res.refusalMarks
 			}
 		}
 		k, err := b.postChecks(ctx, p, []string{sha}, r)

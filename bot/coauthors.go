@@ -9,34 +9,36 @@ import (
 )
 
 // coAuthors are the Co-authored-by trailers of the commit recording plan:
-// one for each cluster user behind its edits (as the audit log names
-// them) whom the cluster's audit.githubUsers maps to a GitHub login. The
-// address is the account's no-reply one, which GitHub attributes to it
-// and which shows no private address; the account's id is read once per
-// login. A login GitHub does not know is left out and logged: a trailer
+// one for each cluster user the audit log names alone behind one of its
+// edits (Attribution.Authors) whom the cluster's audit.githubUsers maps to
+// a GitHub login. The address is the account's no-reply one, which GitHub
+// attributes to it and which shows no private address; the account's id is
+// read once per login. A login GitHub does not know, or cannot be asked
+// about now, is left out and logged: a co-author is extra, and a trailer
 // naming nobody is worse than none.
-func (b *Bot) coAuthors(ctx context.Context, p *poll, plan *analyzer.Plan) ([]string, error) {
+func (b *Bot) coAuthors(ctx context.Context, p *poll, plan *analyzer.Plan) []string {
 	var out []string
-	for _, user := range p.attribution.Users(plan) {
+	for _, user := range p.attribution.Authors(plan) {
 		login, ok := p.t.CoAuthors[user]
 		if !ok {
 			continue
 		}
 		trailer, err := b.coAuthor(ctx, login)
-		if err != nil {
-			return nil, err
-		}
-		if trailer == "" {
+		switch {
+		case err != nil:
+			p.log.Warn("GitHub did not say who a login is; no Co-authored-by for it in this commit", "user", user, "login", login, "error", err)
+		case trailer == "":
 			p.log.Warn("audit.githubUsers names a GitHub login that does not exist; no Co-authored-by for it", "user", user, "login", login)
-			continue
+		default:
+			out = append(out, trailer)
 		}
-		out = append(out, trailer)
 	}
 	sort.Strings(out)
-	return out, nil
+	return out
 }
 
-// coAuthor is the trailer for login, "" when GitHub has no such account.
+// coAuthor is the trailer for login, "" when GitHub has no such account
+// (remembered); an error is not remembered.
 func (b *Bot) coAuthor(ctx context.Context, login string) (string, error) {
 	if v, ok := b.logins.Load(login); ok {
 		return v.(string), nil
@@ -46,7 +48,7 @@ func (b *Bot) coAuthor(ctx context.Context, login string) (string, error) {
 	switch {
 	case isNotFound(err):
 	case err != nil:
-		return "", fmt.Errorf("GitHub user %s: %w", login, err)
+		return "", err
 	default:
 		trailer = fmt.Sprintf("Co-authored-by: %s <%d+%s@users.noreply.github.com>", u.GetLogin(), u.GetID(), u.GetLogin())
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/repofs"
 )
@@ -59,10 +60,7 @@ func (b *Bot) pushCommit(ctx context.Context, p *poll, plan *analyzer.Plan, from
 	if err != nil {
 		return "", fmt.Errorf("create tree: %w", err)
 	}
-	coAuthors, err := b.coAuthors(ctx, p, plan)
-	if err != nil {
-		return "", err
-	}
+	coAuthors := b.coAuthors(ctx, p, plan)
 	msg := commitMessage(plan, commitNotes{target: p.t.Config.Name, edits: editSetHash(plan.Files), instance: b.stamp(),
 		changedBy: p.attribution.Text, coAuthors: coAuthors})
 	commit, _, err := b.GitHub.Git.CreateCommit(ctx, p.owner, p.repo, &github.Commit{
@@ -290,7 +288,7 @@ func commitMessage(plan *analyzer.Plan, n commitNotes) string {
 		fmt.Fprintf(&b, "- %s %s (%s)\n", e.Object, e.Field, e.Route)
 		if n.changedBy != nil {
 			if who := n.changedBy(e); who != "" {
-				fmt.Fprintf(&b, "  changed in the cluster by %s\n", who)
+				fmt.Fprintf(&b, "  changed in the cluster by %s\n", report.PlainText(who))
 			}
 		}
 	}

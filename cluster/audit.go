@@ -11,6 +11,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Who made a write (issue 43): managedFields name the field manager
@@ -135,12 +138,19 @@ func NewAuditTrail(keep int) *AuditTrail {
 	return &AuditTrail{keep: keep}
 }
 
-// add keeps e when it is a successful write to a named object.
+// add keeps e when it is a successful write to a named object. A dry run
+// (kubectl diff, --dry-run=server, a GitOps tool's dry-run apply) changes
+// nothing and is not kept: it is logged as a successful patch under the
+// real manager's name.
 func (t *AuditTrail) add(e auditEvent) {
 	if e.Stage != "ResponseComplete" || !writeVerbs[e.Verb] || e.ObjectRef == nil || e.ObjectRef.Name == "" {
 		return
 	}
 	if e.ResponseStatus != nil && (e.ResponseStatus.Code < 200 || e.ResponseStatus.Code > 299) {
+		return
+	}
+	u, err := url.ParseRequestURI(e.RequestURI)
+	if err != nil || u.Query().Has("dryRun") {
 		return
 	}
 	w := write{
@@ -149,9 +159,7 @@ func (t *AuditTrail) add(e auditEvent) {
 		from: e.RequestReceived, to: e.StageTime,
 		actor: Actor{User: e.User.Username, Verb: e.Verb, UserAgent: truncateRunes(e.UserAgent, 256), AuditID: e.AuditID},
 	}
-	if u, err := url.ParseRequestURI(e.RequestURI); err == nil {
-		w.fieldManager = u.Query().Get("fieldManager")
-	}
+	w.fieldManager = u.Query().Get("fieldManager")
 	for _, g := range e.User.Groups {
 		if g != "system:authenticated" {
 			w.actor.Groups = append(w.actor.Groups, g)
@@ -164,9 +172,16 @@ func (t *AuditTrail) add(e auditEvent) {
 		w.to = w.from
 	}
 	t.writes = append(t.writes, w)
-	if over := len(t.writes) - t.keep; over > 0 {
-		t.writes = append(t.writes[:0:0], t.writes[over:]...)
+	// Trimmed in bulk, so a busy stream costs one copy per keep writes;
+	// only the newest keep are ever read (kept).
+	if len(t.writes) >= 2*t.keep {
+		t.writes = append(t.writes[:0:0], t.kept()...)
 	}
+}
+
+// kept are the newest keep writes, oldest first.
+func (t *AuditTrail) kept() []write {
+	return t.writes[max(0, len(t.writes)-t.keep):]
 }
 
 // Receive reads one post of the audit webhook backend: an EventList (or a
@@ -244,16 +259,17 @@ func (t *AuditTrail) Malformed() int {
 }
 
 // ActorsOf finds who made w's last write to o: the audit records of a
-// successful write to the same object (and resource, when o says which)
-// through the same subresource, by the same field manager, whose request
-// was being served in the second managedFields recorded. Several distinct
-// users when the second holds several such writes; none when the trail
-// has no match (the write is older than the trail, or unaudited).
+// successful write to the same object (and resource) through the same
+// subresource, by the same field manager, whose request was being served
+// in the second managedFields recorded. Several distinct users when the
+// second holds several such writes; none when the trail has no match (the
+// write is older than the trail, or unaudited).
 //
 // An entry written through /scale carries no time (measured on
 // kube-apiserver v1.37.2: `kubectl scale` leaves manager kubectl,
-// subresource scale, no time); for it the newest matching write is the
-// manager's last one.
+// subresource scale, no time). Without a time to match, a user is named
+// only when every such write the trail holds is theirs: a guess could
+// name the wrong person.
 func (t *AuditTrail) ActorsOf(o Object, w Writer) []Actor {
 	if t == nil {
 		return nil
@@ -270,22 +286,26 @@ func (t *AuditTrail) ActorsOf(o Object, w Writer) []Actor {
 		group = ""
 	}
 	ns, name := objectName(o.Object)
+	resource := o.Resource
+	if resource == "" {
+		// Read from a file: the resource Kubernetes names a kind by. A
+		// kind with an irregular plural then matches nothing, never
+		// another kind's writes.
+		kind, _ := o.Object["kind"].(string)
+		resource = guessResource(kind)
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	seen := map[string]bool{}
 	var out []Actor
-	for i := len(t.writes) - 1; i >= 0; i-- {
-		x := t.writes[i]
+	for _, x := range t.kept() {
 		if x.name != name || x.namespace != ns || x.group != group || x.subresource != w.Subresource ||
-			(o.Resource != "" && x.resource != o.Resource) || !sameManager(x, w.Manager) {
+			x.resource != resource || !sameManager(x, w.Manager) {
 			continue
-		}
-		if at.IsZero() {
-			return []Actor{x.actor} // the newest: no time to compare
 		}
 		// managedFields keeps whole seconds: the write happened in [at,
 		// at+1s), while its request was being served.
-		if x.from.Truncate(time.Second).After(at) || x.to.Before(at) {
+		if !at.IsZero() && (x.from.Truncate(time.Second).After(at) || x.to.Before(at)) {
 			continue
 		}
 		key := x.actor.User + "\x00" + x.actor.As
@@ -294,8 +314,22 @@ func (t *AuditTrail) ActorsOf(o Object, w Writer) []Actor {
 			out = append(out, x.actor)
 		}
 	}
+	if at.IsZero() && len(out) > 1 {
+		return nil // several users wrote through that manager: which one last is not known
+	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].User < out[j].User })
 	return out
+}
+
+// guessResource is the resource name Kubernetes gives a kind by default
+// (Deployment → deployments, Ingress → ingresses, NetworkPolicy →
+// networkpolicies, Endpoints → endpoints).
+func guessResource(kind string) string {
+	if kind == "" {
+		return ""
+	}
+	plural, _ := meta.UnsafeGuessKindToResource(schema.GroupVersionKind{Kind: kind})
+	return plural.Resource
 }
 
 // Attribute fills in who made each writer's last write, where the trail

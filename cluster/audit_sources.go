@@ -22,25 +22,44 @@ const auditStartBytes = 64 << 20
 // auditChunk bounds one read, so a burst is taken in steps.
 const auditChunk = 8 << 20
 
-// auditFile is where the trail has read a log file up to.
+// auditFile is where the trail has read a log file up to. The file stays
+// open between reads: after a rotation, what was written to it before the
+// rename is still read to its end.
 type auditFile struct {
 	path   string
+	fh     *os.File // the file being read; nil before the first read
 	offset int64
-	info   os.FileInfo // the file read, to notice a rotation
 }
 
 // FollowFile makes Refresh read the audit log file at path (the log
 // backend's --audit-log-path, JSON lines).
 func (t *AuditTrail) FollowFile(path string) {
+	t.reading.Lock()
+	defer t.reading.Unlock()
 	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.file != nil && t.file.fh != nil {
+		t.file.fh.Close()
+	}
 	t.file = &auditFile{path: path}
-	t.mu.Unlock()
+}
+
+// Close stops following the log file.
+func (t *AuditTrail) Close() {
+	if t != nil {
+		t.FollowFile("")
+		t.mu.Lock()
+		t.file = nil
+		t.mu.Unlock()
+	}
 }
 
 // Refresh reads what the followed log file gained since the last read: the
-// newest auditStartBytes the first time and after a rotation, then only
-// whole lines appended. A trail without a file has nothing to do. A file
-// that cannot be read is an error, and the trail keeps what it had.
+// newest auditStartBytes the first time (so a restart does not read months
+// of log), then whole lines as they are appended. After a rotation the old
+// file is read to its end before the new one is read from its start; a
+// truncated file is read again from its start. A file that cannot be read
+// is an error, and the trail keeps what it had.
 func (t *AuditTrail) Refresh() error {
 	if t == nil {
 		return nil
@@ -50,58 +69,105 @@ func (t *AuditTrail) Refresh() error {
 	t.mu.Lock()
 	f := t.file
 	t.mu.Unlock()
-	if f == nil {
+	if f == nil || f.path == "" {
 		return nil
 	}
+	cur, err := os.Stat(f.path)
+	if err != nil {
+		return fmt.Errorf("audit log: %w", err)
+	}
+	if !cur.Mode().IsRegular() {
+		return fmt.Errorf("audit log %s is not a regular file", f.path)
+	}
+	if f.fh != nil {
+		open, err := f.fh.Stat()
+		switch {
+		case err != nil:
+			return fmt.Errorf("audit log: %w", err)
+		case !os.SameFile(open, cur):
+			// Rotated: finish the old file, then take the new one whole.
+			if err := t.readFrom(f, open.Size()); err != nil {
+				return err
+			}
+			f.fh.Close()
+			f.fh, f.offset = nil, 0
+			return t.open(f, 0)
+		case open.Size() < f.offset:
+			f.offset = 0 // truncated in place
+		}
+		return t.readFrom(f, open.Size())
+	}
+	return t.open(f, max(0, cur.Size()-auditStartBytes))
+}
+
+// open starts reading f's path at the first whole line at or after from.
+func (t *AuditTrail) open(f *auditFile, from int64) error {
 	fh, err := os.Open(f.path)
 	if err != nil {
 		return fmt.Errorf("audit log: %w", err)
 	}
-	defer fh.Close()
 	info, err := fh.Stat()
 	if err != nil {
+		fh.Close()
 		return fmt.Errorf("audit log: %w", err)
 	}
-	if !info.Mode().IsRegular() {
-		return fmt.Errorf("audit log %s is not a regular file", f.path)
+	f.fh, f.offset = fh, min(from, info.Size())
+	if f.offset > 0 {
+		// Unless the byte before is a newline, from is inside a line: it
+		// begins after the next newline.
+		if err := f.skipToLine(); err != nil {
+			return err
+		}
 	}
-	skipPartial := false
-	if f.info == nil || !os.SameFile(f.info, info) || info.Size() < f.offset {
-		// New, rotated or truncated: start again near its end.
-		f.offset = max(0, info.Size()-auditStartBytes)
-		skipPartial = f.offset > 0
+	return t.readFrom(f, info.Size())
+}
+
+// skipToLine moves f's offset to the start of the next line, unless it is
+// at one already.
+func (f *auditFile) skipToLine() error {
+	buf := make([]byte, 64<<10)
+	at := f.offset - 1 // the byte before
+	for {
+		n, err := f.fh.ReadAt(buf, at)
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			f.offset = at + int64(i) + 1
+			return nil
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				f.offset = at + int64(n) // no line starts yet: wait for one
+				return nil
+			}
+			return fmt.Errorf("audit log: %w", err)
+		}
+		at += int64(n)
 	}
-	f.info = info
-	for f.offset < info.Size() {
-		buf := make([]byte, min(auditChunk, info.Size()-f.offset))
-		n, err := fh.ReadAt(buf, f.offset)
+}
+
+// readFrom adds the whole lines of f between its offset and size.
+func (t *AuditTrail) readFrom(f *auditFile, size int64) error {
+	for f.offset < size {
+		buf := make([]byte, min(auditChunk, size-f.offset))
+		n, err := f.fh.ReadAt(buf, f.offset)
 		if err != nil && !errors.Is(err, io.EOF) {
 			return fmt.Errorf("audit log: %w", err)
 		}
 		buf = buf[:n]
-		start := 0
-		if skipPartial {
-			// Started inside a line: it begins after the first newline.
-			i := bytes.IndexByte(buf, '\n')
-			if i < 0 {
-				f.offset += int64(n)
-				continue
-			}
-			start, skipPartial = i+1, false
-		}
 		end := bytes.LastIndexByte(buf, '\n') + 1
-		if end <= start {
-			if n == auditChunk {
-				// One line longer than a chunk: an event with a huge body.
-				// Skip it whole rather than hold it.
-				f.offset += int64(n)
-				skipPartial = true
-				t.countMalformed()
-				continue
+		if end == 0 {
+			if n < auditChunk {
+				return nil // a line still being written: next time
 			}
-			break // a line still being written: next time
+			// One line longer than a chunk: an event with a huge body.
+			// Skip it whole rather than hold it.
+			f.offset += int64(n)
+			if err := f.skipToLine(); err != nil {
+				return err
+			}
+			t.countMalformed()
+			continue
 		}
-		t.addLines(buf[start:end])
+		t.addLines(buf[:end])
 		f.offset += int64(end)
 	}
 	return nil

@@ -60,8 +60,39 @@ func TestAuditTrailNamesTheUserBehindAWrite(t *testing.T) {
 	if got := tr.ActorsOf(other, scale); len(got) != 0 {
 		t.Fatalf("a Deployment's write was matched to a StatefulSet of the same name: %+v", got)
 	}
+	// Read from a file, an object has no resource: its kind's is used.
+	fromFile := webObject()
+	fromFile.Resource = ""
+	if got := tr.ActorsOf(fromFile, scale); len(got) != 1 || got[0].User != "alice" {
+		t.Fatalf("a Deployment read from a file: %+v", got)
+	}
+	fromFile.Object["kind"], fromFile.Object["apiVersion"] = "StatefulSet", "apps/v1"
+	if got := tr.ActorsOf(fromFile, scale); len(got) != 0 {
+		t.Fatalf("a StatefulSet read from a file took a Deployment's write: %+v", got)
+	}
 	if s := (Writer{Manager: "kubectl-scale", Operation: "Update", Subresource: "scale", Time: "2026-12-06T03:14:00Z", By: tr.ActorsOf(o, scale)}).String(); s != "kubectl-scale (Update, through /scale) at 2026-12-06T03:14:00Z by alice [devs] with kubectl/v1.37.2" {
 		t.Fatalf("String() = %q", s)
+	}
+}
+
+// A dry run changes nothing: kubectl diff and --dry-run=server are logged
+// as successful patches under the real manager's name, and are not kept.
+// An entry without a time (kubectl scale) names a user only when every
+// such write the trail holds is theirs.
+func TestAuditTrailDryRunsAndEntriesWithoutTime(t *testing.T) {
+	tr := NewAuditTrail(0)
+	scaleURI := "/apis/apps/v1/namespaces/shop/deployments/web/scale"
+	tr.addLines([]byte(strings.Join([]string{
+		auditLine("1", "alice", "patch", scaleURI, "deployments", "shop", "web", "scale", 200, "2026-12-06T03:14:00.200000Z", "2026-12-06T03:14:00.210000Z", ""),
+		auditLine("2", "ci-bot", "patch", scaleURI+"?dryRun=All", "deployments", "shop", "web", "scale", 200, "2026-12-06T03:15:00.200000Z", "2026-12-06T03:15:00.210000Z", ""),
+	}, "\n") + "\n"))
+	noTime := Writer{Manager: "kubectl", Operation: "Update", Subresource: "scale"}
+	if got := tr.ActorsOf(webObject(), noTime); len(got) != 1 || got[0].User != "alice" {
+		t.Fatalf("a dry run after alice's scale: %+v, want alice", got)
+	}
+	tr.addLines([]byte(auditLine("3", "bob", "patch", scaleURI, "deployments", "shop", "web", "scale", 200, "2026-12-06T03:16:00.200000Z", "2026-12-06T03:16:00.210000Z", "") + "\n"))
+	if got := tr.ActorsOf(webObject(), noTime); len(got) != 0 {
+		t.Fatalf("alice and bob both scaled, and no time says who was last: %+v, want nobody", got)
 	}
 }
 
@@ -111,8 +142,12 @@ func TestAuditTrailIsBounded(t *testing.T) {
 			fmt.Sprintf("2026-12-06T04:00:%02d.100000Z", i), fmt.Sprintf("2026-12-06T04:00:%02d.200000Z", i), "") + "\n")
 	}
 	tr.addLines([]byte(b.String()))
-	if len(tr.writes) != 3 || tr.writes[0].actor.User != "user7" || tr.writes[2].actor.User != "user9" {
-		t.Fatalf("kept %d writes from %s, want the newest 3", len(tr.writes), tr.writes[0].actor.User)
+	if k := tr.kept(); len(k) != 3 || k[0].actor.User != "user7" || k[2].actor.User != "user9" || len(tr.writes) >= 6 {
+		t.Fatalf("kept %d writes from %s (%d held), want the newest 3", len(k), k[0].actor.User, len(tr.writes))
+	}
+	// The oldest ones are not matched, though still held until the next trim.
+	if got := tr.ActorsOf(webObject(), Writer{Manager: "m", Operation: "Update", Time: "2026-12-06T04:00:06Z"}); len(got) != 0 {
+		t.Fatalf("a write past keep was matched: %+v", got)
 	}
 }
 
@@ -162,6 +197,8 @@ func TestAuditTrailFollowsTheLogFile(t *testing.T) {
 	if who(tr, "02") != "bob" {
 		t.Fatalf("the line finished later was not read whole: %s", who(tr, "02"))
 	}
+	// A line lands just before the rotation: it is still read.
+	write(ev("dave", "04")+"\n", os.O_APPEND)
 	if err := os.Rename(path, path+".1"); err != nil {
 		t.Fatal(err)
 	}
@@ -169,12 +206,32 @@ func TestAuditTrailFollowsTheLogFile(t *testing.T) {
 	if err := tr.Refresh(); err != nil {
 		t.Fatal(err)
 	}
-	if who(tr, "03") != "carol" || who(tr, "01") != "alice" {
-		t.Fatalf("after rotation: %s and %s", who(tr, "03"), who(tr, "01"))
+	if who(tr, "03") != "carol" || who(tr, "01") != "alice" || who(tr, "04") != "dave" {
+		t.Fatalf("after rotation: %s, %s and %s", who(tr, "03"), who(tr, "01"), who(tr, "04"))
 	}
 	os.Remove(path)
 	if err := tr.Refresh(); err == nil || who(tr, "03") != "carol" {
 		t.Fatalf("a vanished log: %v, kept %s", err, who(tr, "03"))
+	}
+}
+
+// A read that starts inside the file begins at a whole line: at the
+// offset when a line starts there, else after the next newline.
+func TestAuditFileStartsAtAWholeLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, []byte("aaa\nbbb\nccc"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	for from, want := range map[int64]int64{4: 4, 5: 8, 8: 8, 9: 11} {
+		f := &auditFile{path: path, fh: fh, offset: from}
+		if err := f.skipToLine(); err != nil || f.offset != want {
+			t.Errorf("from %d: offset %d (%v), want %d", from, f.offset, err, want)
+		}
 	}
 }
 

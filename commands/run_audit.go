@@ -35,8 +35,12 @@ func (a *auditTrails) of(c *config.Cluster) *cluster.AuditTrail {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if kept, ok := a.byCluster[c.Name]; ok && reflect.DeepEqual(kept.cfg, *c.Audit) {
+	kept, ok := a.byCluster[c.Name]
+	if ok && reflect.DeepEqual(kept.cfg, *c.Audit) {
 		return kept.trail
+	}
+	if ok {
+		kept.trail.Close()
 	}
 	t := cluster.NewAuditTrail(int(c.Audit.Keep))
 	if c.Audit.LogFile != "" {
@@ -47,6 +51,18 @@ func (a *auditTrails) of(c *config.Cluster) *cluster.AuditTrail {
 	}
 	a.byCluster[c.Name] = auditTrail{cfg: *c.Audit, trail: t}
 	return t
+}
+
+// prune drops (and closes) the trails of clusters cfg no longer audits.
+func (a *auditTrails) prune(cfg *config.Config) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for name, kept := range a.byCluster {
+		if c := cfg.Cluster(name); c == nil || c.Audit == nil {
+			kept.trail.Close()
+			delete(a.byCluster, name)
+		}
+	}
 }
 
 // attribute gives a target its cluster's audit trail and the GitHub

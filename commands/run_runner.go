@@ -97,6 +97,7 @@ func assembleRunner(ctx context.Context, in runnerInput, gh *github.Client, logi
 	if in.audits == nil {
 		in.audits = &auditTrails{}
 	}
+	in.audits.prune(cfg)
 	// Renders kept by size: a new commit rebuilds only the roots whose
 	// inputs changed, while a poll's renders fit.
 	bt := bot.New(gh, bot.Options{AppID: cfg.GitHub.AppID, Login: login, Instance: cfg.Instance, Metrics: in.metrics, Log: in.log, RenderBytes: analyzer.DefaultRenderCacheBytes})

@@ -364,7 +364,7 @@ func TestPlanMarkdownSaysWhoChangedAField(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "changed by kubectl-set (Update) at 2026-12-06T03:12:07Z by bob@\u200bexample.com &#91;sre&#93; with kubectl/v1.37.2") {
 		t.Errorf("with --audit-log: exit %d %s\n%s", code, stderr, out)
 	}
-	if _, stderr, code := driftback(t, append(args, "--audit-log", "no-such.log")...); code != 2 || !strings.Contains(stderr, "--audit-log: audit log: open no-such.log") {
+	if _, stderr, code := driftback(t, append(args, "--audit-log", "no-such.log")...); code != 2 || !strings.Contains(stderr, "--audit-log: audit log: stat no-such.log") {
 		t.Errorf("a missing audit log: exit %d %s", code, stderr)
 	}
 }

@@ -250,3 +250,12 @@ func valueText(v any) string {
 // PlainValue is a plan value as one bounded line of plain text, for the
 // places without markdown: check-run annotations, commit messages.
 func PlainValue(v any) string { return plain(valueText(v), maxValueRunes) }
+
+// PlainText is text from the cluster (a user, a field manager's name) as
+// one bounded line for a commit message: GitHub reads a commit message for
+// references and mentions, so "#" and "@" are followed by a zero-width
+// space, and "fixes #12" closes nothing.
+func PlainText(s string) string {
+	s = plain(s, maxTextRunes)
+	return strings.NewReplacer("#", "#\u200b", "@", "@\u200b").Replace(s)
+}

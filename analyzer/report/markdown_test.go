@@ -358,3 +358,12 @@ func TestToolNoteTooLongKeepsNoPartOfItsCommand(t *testing.T) {
 		}
 	}
 }
+
+// Text from the cluster in a commit message references and mentions
+// nothing, and stays one line.
+func TestPlainTextBreaksReferencesAndMentions(t *testing.T) {
+	got := PlainText("fixes #12 for @acme/team\nand more")
+	if got != "fixes #\u200b12 for @\u200bacme/team↵and more" {
+		t.Fatalf("PlainText = %q", got)
+	}
+}
