@@ -33,6 +33,9 @@ type Target struct {
 	// CoAuthors maps cluster users to GitHub logins (audit.githubUsers):
 	// the commit recording their change is co-authored by them.
 	CoAuthors map[string]string
+	// round is the GitHub reads this poll shares with the others of its
+	// round (ghround.go); nil outside a round.
+	round *githubRound
 }
 
 // Bot reconciles targets against GitHub. Make one with New.
@@ -50,6 +53,7 @@ type Bot struct {
 	appID    int64
 	login    string
 	logins   sync.Map              // GitHub login → its Co-authored-by trailer (coauthors.go)
+	prLists  remembered[prList]    // per target: its pull requests as last listed (ghround.go)
 	instance string                // config instance: what this installation stamps on its writes
 	memo     remembered[memo]      // per target: what the last reconcile saw
 	rerun    remembered[string]    // per target: the commit whose check someone asked to run again

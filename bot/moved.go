@@ -42,19 +42,6 @@ func at(resp *http.Response) (owner, name string, id int64, ok bool) {
 	return parts[0], parts[1], 0, true
 }
 
-// baseHead reads the head of the poll's base branch; the read tells, too,
-// whether the repository moved (follow).
-func (b *Bot) baseHead(ctx context.Context, p *poll) (string, error) {
-	ref, resp, err := b.GitHub.Git.GetRef(ctx, p.owner, p.repo, "heads/"+p.baseBranch)
-	if err != nil {
-		return "", movedAway(p, fmt.Errorf("base branch %s: %w", p.baseBranch, err))
-	}
-	if err := b.follow(ctx, p, resp); err != nil {
-		return "", err
-	}
-	return ref.GetObject().GetSHA(), nil
-}
-
 // movedRepo is a target's repository as configured and where it is now.
 type movedRepo struct{ configured, current string }
 

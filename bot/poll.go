@@ -176,7 +176,7 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 // check: m with the pull requests as this poll left them (which also
 // primes the conditional-request cache) and the commits it planned at.
 func (b *Bot) remember(ctx context.Context, p *poll, m memo) error {
-	after, err := b.listPRs(ctx, p)
+	after, err := b.freshPRs(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -250,14 +250,6 @@ func listLive(ctx context.Context, p *poll) error {
 	}
 	p.attribution = NewAttribution(p.objs, p.t.Audit)
 	return nil
-}
-
-// listPRs lists the pull requests of the target's branch, open and closed.
-func (b *Bot) listPRs(ctx context.Context, p *poll) ([]*github.PullRequest, error) {
-	prs, _, err := b.GitHub.PullRequests.List(ctx, p.owner, p.repo, &github.PullRequestListOptions{
-		State: "all", Head: p.owner + ":" + p.branch, ListOptions: github.ListOptions{PerPage: 100},
-	})
-	return prs, err
 }
 
 // reconcile plans the target and brings its pull request and check runs

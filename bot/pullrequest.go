@@ -229,7 +229,7 @@ func (b *Bot) createPR(ctx context.Context, p *poll, body string) (*github.PullR
 	if !unknownOutcome(ctx, err) && !isUnprocessable(err) {
 		return nil, fmt.Errorf("create pull request for %s: %w", p.branch, err)
 	}
-	prs, lerr := b.listPRs(ctx, p)
+	prs, lerr := b.freshPRs(ctx, p)
 	if lerr != nil {
 		return nil, fmt.Errorf("create pull request for %s: %w (and looking for it: %v)", p.branch, err, lerr)
 	}

@@ -26,10 +26,12 @@ type pollReads struct {
 	namespaces map[sharer][]string
 	failed     map[string]bool // cluster -> a read failed this poll
 	read       map[string]bool // cluster -> a read succeeded this poll
+	github     *githubRound    // the GitHub reads the poll's targets share
 }
 
 func newPollReads(targets []*Target) *pollReads {
-	p := &pollReads{rounds: map[sharer]*cluster.Round{}, namespaces: map[sharer][]string{}, failed: map[string]bool{}, read: map[string]bool{}}
+	p := &pollReads{rounds: map[sharer]*cluster.Round{}, namespaces: map[sharer][]string{}, failed: map[string]bool{}, read: map[string]bool{},
+		github: newGitHubRound()}
 	unknown := map[sharer]bool{}
 	for _, t := range targets {
 		s, ok := t.Lister.(sharer)
@@ -68,6 +70,7 @@ func (p *pollReads) target(t *Target) *Target {
 		l = r
 	}
 	c.Lister = notedLister{l: l, cluster: t.Config.Cluster, p: p}
+	c.round = p.github
 	return &c
 }
 

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -18,17 +20,23 @@ import (
 
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
+	"github.com/driftback/driftback/internal/kubetest"
 	"github.com/driftback/driftback/internal/synth"
 )
 
-// BenchmarkScaleIdleCycle is issue 17's scale target on a real apiserver:
-// 100 targets of 30 objects each on one cluster (the synthetic repository,
-// server-side applied by kustomize-controller, nothing drifted), client
-// rate at the config's defaults. One op is an idle poll of every target:
-// it must read each kind at most once, write nothing to GitHub and get
-// only 304s there.
-func BenchmarkScaleIdleCycle(b *testing.B) {
-	const targets, objects = 100, 30
+// scaleWorld is targets targets of objects objects each on one cluster
+// (the synthetic repository, server-side applied by kustomize-controller,
+// nothing drifted) and one repository, polled by one runner whose lister
+// counts its apiserver requests, client rate at the config's defaults.
+type scaleWorld struct {
+	h   *harness
+	env *kubetest.Env
+	fx  *synth.Fixture
+	r   *Runner
+	log *requestLog
+}
+
+func newScaleWorld(b *testing.B, targets, objects int) *scaleWorld {
 	env := apiserver(b)
 	fx, err := synth.NewRepo(1, targets, objects)
 	if err != nil {
@@ -45,52 +53,79 @@ func BenchmarkScaleIdleCycle(b *testing.B) {
 	var cfgText strings.Builder
 	cfgText.WriteString("github: {appID: 4242, privateKeyFile: /dev/null, installationID: 99}\nclusters: [{name: prod, inCluster: true}]\ntargets:\n")
 	for i, root := range fx.Roots {
-		fmt.Fprintf(&cfgText, "- {name: t%03d, repo: acme/fleet, baseBranch: main, root: %s, cluster: prod, namespaces: [%s], appliedRevision: {head: true}}\n", i, root, namespaceOf(b, fx, root))
+		fmt.Fprintf(&cfgText, "- {name: t%04d, repo: acme/fleet, baseBranch: main, root: %s, cluster: prod, namespaces: [%s], appliedRevision: {head: true}}\n", i, root, namespaceOf(b, fx, root))
 	}
 	cfg, err := config.Parse("driftback.yaml", []byte(cfgText.String()))
 	if err != nil {
 		b.Fatal(err)
 	}
-	var log requestLog
-	rc := log.on(env.Config)
+	w := &scaleWorld{h: h, env: env, fx: fx, log: &requestLog{}}
+	rc := w.log.on(env.Config)
 	rc.QPS, rc.Burst = config.DefaultQPS, config.DefaultBurst
 	l, err := cluster.NewClientLister(rc)
 	if err != nil {
 		b.Fatal(err)
 	}
-	r := &Runner{Bot: h.bot, Interval: time.Minute}
+	w.r = &Runner{Bot: h.bot, Interval: time.Minute}
 	for _, t := range cfg.ResolvedTargets() {
-		r.Targets = append(r.Targets, &Target{Config: *t, Lister: l})
+		w.r.Targets = append(w.r.Targets, &Target{Config: *t, Lister: l})
 	}
-	ctx := context.Background()
-	// Rounds are a poll interval apart, as in production: GitHub's
-	// per-minute secondary limit (900 points) sees one round a minute.
-	round := func() {
-		h.clock.Advance(r.Interval)
-		r.PollOnce(ctx)
+	return w
+}
+
+// round is one poll of every target, a poll interval after the last, as
+// in production: GitHub's per-minute secondary limit sees one round a
+// minute.
+func (w *scaleWorld) round() {
+	w.h.clock.Advance(w.r.Interval)
+	w.r.PollOnce(context.Background())
+}
+
+// settle polls until a round writes nothing to GitHub (the first rounds
+// post a check run per target, paced by the write budget), and fails if
+// any target's poll failed.
+func (w *scaleWorld) settle(b *testing.B) {
+	for i := 0; ; i++ {
+		before := w.h.srv.Counters()
+		w.round()
+		if w.h.srv.Counters().Sub(before).Mutating == 0 {
+			break
+		}
+		if i == 200 {
+			b.Fatal("the targets never settled: every round still writes to GitHub")
+		}
 	}
-	round()
-	round() // primes every conditional request
-	for _, t := range r.Targets {
-		if r.Bot.Metrics.Get("driftback_poll_errors_total", map[string]string{"target": t.Config.Name}) != 0 {
+	for _, t := range w.r.Targets {
+		if w.r.Bot.Metrics.Get("driftback_poll_errors_total", map[string]string{"target": t.Config.Name}) != 0 {
 			b.Fatalf("the poll of %s failed", t.Config.Name)
 		}
 	}
-	log.lists()
-	log.traffic()
-	before := h.srv.Counters()
+	w.log.lists()
+	w.log.traffic()
+}
+
+// BenchmarkScaleIdleCycle is issue 17's scale target on a real apiserver:
+// 100 targets of 30 objects each. One op is an idle poll of every target:
+// it must read each kind at most once, write nothing to GitHub and get
+// only 304s there.
+func BenchmarkScaleIdleCycle(b *testing.B) {
+	w := newScaleWorld(b, 100, 30)
+	w.round()
+	w.round() // primes every conditional request
+	w.settle(b)
+	before := w.h.srv.Counters()
 	b.ResetTimer()
 	for b.Loop() {
-		round()
+		w.round()
 	}
 	b.StopTimer()
 	n := float64(b.N)
 	most := 0
-	for _, c := range log.lists() {
+	for _, c := range w.log.lists() {
 		most = max(most, c)
 	}
-	d := h.srv.Counters().Sub(before)
-	requests, bytes := log.traffic()
+	d := w.h.srv.Counters().Sub(before)
+	requests, bytes := w.log.traffic()
 	b.ReportMetric(float64(requests)/n, "apiserver-requests/op")
 	b.ReportMetric(float64(bytes)/n, "apiserver-bytes/op")
 	b.ReportMetric(float64(most)/n, "max-lists-per-kind/op")
@@ -170,4 +205,99 @@ func applyRoots(tb testing.TB, cfg *rest.Config, fx *synth.Fixture) {
 			apply(o)
 		}
 	}
+}
+
+// BenchmarkScale is issue 44's thousand targets on one replica: targets of
+// 10 objects each on the real apiserver, all in one repository of the
+// in-process GitHub, settled first (every target planned and its check run
+// posted). Sub-benchmarks, each op one round of every target:
+//
+//	idle        nothing changed
+//	base-moved  a commit to the base branch that touches no root
+//	drift=1%    1% of the targets drift (a hand-scaled Deployment each)
+//
+// Reported per op: wall time, CPU seconds of this process (the bot, the
+// in-process GitHub and the test; the apiserver runs apart), GitHub
+// requests and writes, apiserver requests; and the process's peak RSS.
+// Run alone (its own go test): the apiserver is shared by the process.
+func BenchmarkScale(b *testing.B) {
+	for _, targets := range []int{1000} {
+		b.Run(fmt.Sprintf("targets=%d", targets), func(b *testing.B) {
+			w := newScaleWorld(b, targets, 10)
+			w.settle(b)
+			b.Run("idle", func(b *testing.B) { w.measure(b, func(int) {}) })
+			b.Run("base-moved", func(b *testing.B) {
+				w.measure(b, func(i int) {
+					w.h.srv.Commit(owner, "fleet", "main", "someone", map[string][]byte{"README.md": fmt.Appendf(nil, "round %d\n", i)})
+				})
+			})
+			drifted := 0
+			b.Run("drift=1%", func(b *testing.B) {
+				w.measure(b, func(int) {
+					for range max(1, targets/100) {
+						w.drift(b, drifted%targets)
+						drifted++
+					}
+				})
+			})
+		})
+	}
+}
+
+// measure runs b.N rounds, each after before(i), and reports their costs.
+func (w *scaleWorld) measure(b *testing.B, before func(i int)) {
+	gh := w.h.srv.Counters()
+	w.log.traffic()
+	var spent time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		before(i)
+		c := cpuTime()
+		b.StartTimer()
+		w.round()
+		b.StopTimer()
+		spent += cpuTime() - c
+	}
+	n := float64(b.N)
+	d := w.h.srv.Counters().Sub(gh)
+	requests, _ := w.log.traffic()
+	b.ReportMetric(spent.Seconds()/n, "cpu-s/op")
+	b.ReportMetric(float64(d.Requests)/n, "github-requests/op")
+	b.ReportMetric(float64(d.Mutating)/n, "github-writes/op")
+	b.ReportMetric(float64(requests)/n, "apiserver-requests/op")
+	b.ReportMetric(peakRSSMiB(), "peak-rss-MiB")
+}
+
+// drift hand-scales the Deployment app-00 of root i, as kubectl scale would.
+func (w *scaleWorld) drift(b *testing.B, i int) {
+	dyn, err := dynamic.NewForConfig(w.env.Config)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ns := namespaceOf(b, w.fx, w.fx.Roots[i])
+	gvr := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	patch := fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, 7+i%5)
+	if _, err := dyn.Resource(gvr).Namespace(ns).Patch(context.Background(), "app-00", types.MergePatchType, patch,
+		metav1.PatchOptions{FieldManager: "kubectl-scale"}, "scale"); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// cpuTime is the CPU time this process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// peakRSSMiB is the process's peak resident memory so far.
+func peakRSSMiB() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Maxrss) / 1024 // KiB on Linux
 }

@@ -40,6 +40,7 @@ func (c *call) createComment() *reply {
 	now := c.s.now()
 	cm := &comment{id: c.s.id(), body: *in.Body, user: c.actor(), created: now, updated: now}
 	pr.comments = append(pr.comments, cm)
+	pr.updated = now // a comment updates the pull request, as on GitHub
 	return jsonReply(http.StatusCreated, c.s.commentJSON(c.repo, pr, cm))
 }
 
@@ -109,6 +110,7 @@ func (c *call) removeLabel() *reply {
 	for i, l := range pr.labels {
 		if strings.EqualFold(l.name, c.params["name"]) {
 			pr.labels = append(pr.labels[:i], pr.labels[i+1:]...)
+			pr.updated = c.s.now()
 			return c.labelsReply(pr)
 		}
 	}

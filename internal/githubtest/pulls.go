@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -96,8 +97,9 @@ func (s *Server) refreshHead(rp *repo, pr *pull) {
 	if pr.state != "open" {
 		return
 	}
-	if h, ok := rp.git.ref("refs/heads/" + pr.head); ok {
-		pr.headSHA = h.String()
+	if h, ok := rp.git.ref("refs/heads/" + pr.head); ok && h.String() != pr.headSHA {
+		// A new head commit updates the pull request, as on GitHub.
+		pr.headSHA, pr.updated = h.String(), s.now()
 	}
 }
 
@@ -143,13 +145,25 @@ func (c *call) listPulls() *reply {
 		head = b
 	}
 	prs := append([]*pull(nil), c.repo.pulls...)
-	// Newest first is GitHub's default (sort=created, direction=desc).
+	// Newest first is GitHub's default (sort=created, direction=desc);
+	// sort=updated orders by the last update (to the second, as GitHub
+	// shows it), newer number first among equals.
 	asc := q.Get("direction") == "asc"
+	byUpdate := q.Get("sort") == "updated"
+	for _, pr := range prs {
+		c.s.refreshHead(c.repo, pr)
+	}
 	sort.SliceStable(prs, func(i, j int) bool {
+		a, b := prs[i], prs[j]
 		if asc {
-			return prs[i].number < prs[j].number
+			a, b = b, a
 		}
-		return prs[i].number > prs[j].number
+		if byUpdate {
+			if ua, ub := a.updated.Truncate(time.Second), b.updated.Truncate(time.Second); !ua.Equal(ub) {
+				return ua.After(ub)
+			}
+		}
+		return a.number > b.number
 	})
 	items := []any{}
 	for _, pr := range prs {

@@ -1,0 +1,154 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/google/go-github/v62/github"
+)
+
+// githubRound shares what the targets of one repository ask GitHub in one
+// round (Runner.PollOnce, a wake): the head of each base branch, read once,
+// and one probe of the repository's pull requests that says whether any
+// changed since a target last listed its own. An idle round then costs
+// GitHub requests per repository and base branch, not per target
+// (issue 44): a thousand targets on one repository make two.
+type githubRound struct {
+	mu     sync.Mutex
+	refs   map[string]*sharedRead[refAnswer]
+	probes map[string]*sharedRead[string]
+}
+
+func newGitHubRound() *githubRound {
+	return &githubRound{refs: map[string]*sharedRead[refAnswer]{}, probes: map[string]*sharedRead[string]{}}
+}
+
+// sharedRead is one read the round makes once, whichever target asks
+// first; the others wait for its answer.
+type sharedRead[T any] struct {
+	once sync.Once
+	v    T
+	err  error
+}
+
+// refAnswer is a base branch's head and the response that carried it
+// (each poll follows a repository move from it).
+type refAnswer struct {
+	sha  string
+	resp *github.Response
+}
+
+func share[T any](mu *sync.Mutex, m map[string]*sharedRead[T], key string, read func() (T, error)) (T, error) {
+	mu.Lock()
+	r := m[key]
+	if r == nil {
+		r = &sharedRead[T]{}
+		m[key] = r
+	}
+	mu.Unlock()
+	r.once.Do(func() { r.v, r.err = read() })
+	return r.v, r.err
+}
+
+// prProbePage is how many of a repository's most recently updated pull
+// requests the probe reads. Any change to a pull request (body, title,
+// state, labels, a comment, a new head commit) makes it the most recently
+// updated, so it lands on this page; the whole page is compared, so
+// changes within one second (GitHub's resolution) are not lost.
+const prProbePage = 100
+
+// prList is a target's pull requests as last listed, with the probe the
+// round had read before: equal probes mean none of them changed since.
+type prList struct {
+	key   string // owner/repo:branch, lower-case
+	probe string
+	prs   []*github.PullRequest
+}
+
+// listPRs lists the pull requests of the target's branch, open and
+// closed. In a round, the repository's probe is read first (once for all
+// its targets); when it equals the probe read before this target's last
+// listing, no pull request of the repository changed since, and that
+// listing is the answer without a request.
+func (b *Bot) listPRs(ctx context.Context, p *poll) ([]*github.PullRequest, error) {
+	key := strings.ToLower(p.owner + "/" + p.repo + ":" + p.branch)
+	probe := ""
+	if p.t.round != nil {
+		d, err := share(&p.t.round.mu, p.t.round.probes, strings.ToLower(p.owner+"/"+p.repo), func() (string, error) {
+			return b.probePRs(ctx, p)
+		})
+		if err == nil {
+			probe = d
+			if last, ok := b.prLists.get(p.t.Config.Name); ok && last.key == key && last.probe == probe {
+				return slices.Clone(last.prs), nil
+			}
+		}
+		// A failed probe costs only the sharing: the list says the rest.
+	}
+	return b.listPRsAt(ctx, p, key, probe)
+}
+
+// freshPRs lists the target's pull requests now, past the round's probe:
+// for a poll that wrote to them (the probe was read before the write).
+// The next round lists them again.
+func (b *Bot) freshPRs(ctx context.Context, p *poll) ([]*github.PullRequest, error) {
+	return b.listPRsAt(ctx, p, strings.ToLower(p.owner+"/"+p.repo+":"+p.branch), "")
+}
+
+// listPRsAt lists the target's pull requests and keeps them with the probe
+// read before ("" when none was, or a write followed it).
+func (b *Bot) listPRsAt(ctx context.Context, p *poll, key, probe string) ([]*github.PullRequest, error) {
+	prs, _, err := b.GitHub.PullRequests.List(ctx, p.owner, p.repo, &github.PullRequestListOptions{
+		State: "all", Head: p.owner + ":" + p.branch, ListOptions: github.ListOptions{PerPage: 100},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if probe == "" {
+		b.prLists.forget(p.t.Config.Name)
+	} else {
+		b.prLists.set(p.t.Config.Name, prList{key: key, probe: probe, prs: slices.Clone(prs)})
+	}
+	return prs, nil
+}
+
+// probePRs is the fingerprint of the repository's most recently updated
+// pull requests (a conditional request: 304 while none changed).
+func (b *Bot) probePRs(ctx context.Context, p *poll) (string, error) {
+	prs, _, err := b.GitHub.PullRequests.List(ctx, p.owner, p.repo, &github.PullRequestListOptions{
+		State: "all", Sort: "updated", Direction: "desc", ListOptions: github.ListOptions{PerPage: prProbePage},
+	})
+	if err != nil {
+		return "", err
+	}
+	return "probe:" + prsFingerprint(prs), nil
+}
+
+// baseHead reads the head of the target's base branch: in a round, once
+// per repository and branch.
+func (b *Bot) baseHead(ctx context.Context, p *poll) (string, error) {
+	read := func() (refAnswer, error) {
+		ref, resp, err := b.GitHub.Git.GetRef(ctx, p.owner, p.repo, "heads/"+p.baseBranch)
+		if err != nil {
+			return refAnswer{}, err
+		}
+		return refAnswer{sha: ref.GetObject().GetSHA(), resp: resp}, nil
+	}
+	var a refAnswer
+	var err error
+	if p.t.round != nil {
+		a, err = share(&p.t.round.mu, p.t.round.refs, strings.ToLower(p.owner+"/"+p.repo+":"+p.baseBranch), read)
+	} else {
+		a, err = read()
+	}
+	if err != nil {
+		return "", movedAway(p, fmt.Errorf("base branch %s: %w", p.baseBranch, err))
+	}
+	if err := b.follow(ctx, p, a.resp); err != nil {
+		return "", err
+	}
+	return a.sha, nil
+}
