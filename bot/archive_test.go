@@ -17,7 +17,7 @@ import (
 func TestArchivesKeepOneSnapshotPerCommit(t *testing.T) {
 	h := newHarness(t, exampleLive(t))
 	s := h.bot.Archives
-	s.KeepBytes = 1 // the newest snapshot only
+	s.KeepBytes = 1 // the two most recently used snapshots only
 	a, err := s.Load(h.ctx, owner, repo, h.base)
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +33,19 @@ func TestArchivesKeepOneSnapshotPerCommit(t *testing.T) {
 	if !a.SameInputs(b, "overlays/prod") {
 		t.Fatal("a README change counted as an input of overlays/prod")
 	}
-	if again, err := s.Load(h.ctx, owner, repo, h.base); err != nil || again == a {
+	// Both stay: a moved base is compared with the one before it.
+	if again, err := s.Load(h.ctx, owner, repo, h.base); err != nil || again != a {
+		t.Fatalf("the base before the newest was not kept (%v)", err)
+	}
+	third := h.srv.Commit(owner, repo, "main", "someone", map[string][]byte{"README.md": []byte("ho\n")})
+	if _, err := s.Load(h.ctx, owner, repo, third); err != nil {
+		t.Fatal(err)
+	}
+	// a was used after b: b, the least recently used, made room.
+	if again, err := s.Load(h.ctx, owner, repo, h.base); err != nil || again != a {
+		t.Fatalf("the more recently used of the two was dropped (%v)", err)
+	}
+	if again, err := s.Load(h.ctx, owner, repo, next); err != nil || again == b {
 		t.Fatalf("a commit evicted by the byte budget was still kept (%v)", err)
 	}
 }

@@ -52,13 +52,14 @@ type Bot struct {
 
 	appID    int64
 	login    string
-	logins   sync.Map              // GitHub login → its Co-authored-by trailer (coauthors.go)
-	prLists  remembered[prList]    // per target: its pull requests as last listed (ghround.go)
-	instance string                // config instance: what this installation stamps on its writes
-	memo     remembered[memo]      // per target: what the last reconcile saw
-	rerun    remembered[string]    // per target: the commit whose check someone asked to run again
-	blocked  remembered[blocked]   // per target: a branch move GitHub refused
-	stalls   remembered[stallSeen] // per target: the cause of the polls failing in a row
+	logins   sync.Map                  // GitHub login → its Co-authored-by trailer (coauthors.go)
+	prLists  remembered[prList]        // per target: its pull requests as last listed (ghround.go)
+	probes   remembered[[]probeAnswer] // per repository: its newest pull-request probes (prprobe.go)
+	instance string                    // config instance: what this installation stamps on its writes
+	memo     remembered[memo]          // per target: what the last reconcile saw
+	rerun    remembered[string]        // per target: the commit whose check someone asked to run again
+	blocked  remembered[blocked]       // per target: a branch move GitHub refused
+	stalls   remembered[stallSeen]     // per target: the cause of the polls failing in a row
 	// archived: per target, its repository refused a write as archived
 	// (read-only); polls only ask whether it still is.
 	archived remembered[bool]

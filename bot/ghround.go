@@ -19,11 +19,11 @@ import (
 type githubRound struct {
 	mu     sync.Mutex
 	refs   map[string]*sharedRead[refAnswer]
-	probes map[string]*sharedRead[string]
+	probes map[string]*sharedRead[probeAnswer]
 }
 
 func newGitHubRound() *githubRound {
-	return &githubRound{refs: map[string]*sharedRead[refAnswer]{}, probes: map[string]*sharedRead[string]{}}
+	return &githubRound{refs: map[string]*sharedRead[refAnswer]{}, probes: map[string]*sharedRead[probeAnswer]{}}
 }
 
 // sharedRead is one read the round makes once, whichever target asks
@@ -53,15 +53,9 @@ func share[T any](mu *sync.Mutex, m map[string]*sharedRead[T], key string, read 
 	return r.v, r.err
 }
 
-// prProbePage is how many of a repository's most recently updated pull
-// requests the probe reads. Any change to a pull request (body, title,
-// state, labels, a comment, a new head commit) makes it the most recently
-// updated, so it lands on this page; the whole page is compared, so
-// changes within one second (GitHub's resolution) are not lost.
-const prProbePage = 100
-
 // prList is a target's pull requests as last listed, with the probe the
-// round had read before: equal probes mean none of them changed since.
+// round had read before (probeAnswer.digest): the probes say whether any
+// of them changed since.
 type prList struct {
 	key   string // owner/repo:branch, lower-case
 	probe string
@@ -70,20 +64,29 @@ type prList struct {
 
 // listPRs lists the pull requests of the target's branch, open and
 // closed. In a round, the repository's probe is read first (once for all
-// its targets); when it equals the probe read before this target's last
-// listing, no pull request of the repository changed since, and that
-// listing is the answer without a request.
+// its targets); when no pull request of the branch changed between the
+// probe read before this target's last listing and this one
+// (probeAnswer.unchangedFor), that listing is the answer without a
+// request.
 func (b *Bot) listPRs(ctx context.Context, p *poll) ([]*github.PullRequest, error) {
 	key := strings.ToLower(p.owner + "/" + p.repo + ":" + p.branch)
 	probe := ""
 	if p.t.round != nil {
-		d, err := share(&p.t.round.mu, p.t.round.probes, strings.ToLower(p.owner+"/"+p.repo), func() (string, error) {
-			return b.probePRs(ctx, p)
+		repoKey := strings.ToLower(p.owner + "/" + p.repo)
+		now, err := share(&p.t.round.mu, p.t.round.probes, repoKey, func() (probeAnswer, error) {
+			a, err := b.probePRs(ctx, p)
+			if err == nil {
+				b.keepProbe(repoKey, a)
+			}
+			return a, err
 		})
 		if err == nil {
-			probe = d
-			if last, ok := b.prLists.get(p.t.Config.Name); ok && last.key == key && last.probe == probe {
-				return slices.Clone(last.prs), nil
+			probe = now.digest
+			if last, ok := b.prLists.get(p.t.Config.Name); ok && last.key == key {
+				if was, ok := b.probeAt(repoKey, last.probe); ok && now.unchangedFor(was, p.owner+":"+p.branch) {
+					b.prLists.set(p.t.Config.Name, prList{key: key, probe: probe, prs: last.prs})
+					return slices.Clone(last.prs), nil
+				}
 			}
 		}
 		// A failed probe costs only the sharing: the list says the rest.
@@ -113,18 +116,6 @@ func (b *Bot) listPRsAt(ctx context.Context, p *poll, key, probe string) ([]*git
 		b.prLists.set(p.t.Config.Name, prList{key: key, probe: probe, prs: slices.Clone(prs)})
 	}
 	return prs, nil
-}
-
-// probePRs is the fingerprint of the repository's most recently updated
-// pull requests (a conditional request: 304 while none changed).
-func (b *Bot) probePRs(ctx context.Context, p *poll) (string, error) {
-	prs, _, err := b.GitHub.PullRequests.List(ctx, p.owner, p.repo, &github.PullRequestListOptions{
-		State: "all", Sort: "updated", Direction: "desc", ListOptions: github.ListOptions{PerPage: prProbePage},
-	})
-	if err != nil {
-		return "", err
-	}
-	return "probe:" + prsFingerprint(prs), nil
 }
 
 // baseHead reads the head of the target's base branch: in a round, once
