@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/go-github/v62/github"
 )
@@ -32,6 +33,7 @@ type sharedRead[T any] struct {
 	once sync.Once
 	v    T
 	err  error
+	at   time.Time // when the read ended
 }
 
 // refAnswer is a base branch's head and the response that carried it
@@ -42,14 +44,30 @@ type refAnswer struct {
 }
 
 func share[T any](mu *sync.Mutex, m map[string]*sharedRead[T], key string, read func() (T, error)) (T, error) {
+	return shareFresh(mu, m, key, 0, read)
+}
+
+// refFresh is how long a round shares a base branch's head: a poll used to
+// read it seconds before listing its pull requests, and a merge seen in
+// the list must not be planned against a head from long before it.
+const refFresh = 5 * time.Second
+
+// shareFresh is share, with the answer read again once it is older than
+// maxAge (0: never).
+func shareFresh[T any](mu *sync.Mutex, m map[string]*sharedRead[T], key string, maxAge time.Duration, read func() (T, error)) (T, error) {
 	mu.Lock()
 	r := m[key]
-	if r == nil {
+	if r == nil || maxAge > 0 && !r.at.IsZero() && time.Since(r.at) > maxAge {
 		r = &sharedRead[T]{}
 		m[key] = r
 	}
 	mu.Unlock()
-	r.once.Do(func() { r.v, r.err = read() })
+	r.once.Do(func() {
+		v, err := read()
+		mu.Lock() // at is read under mu by the next round's askers
+		r.v, r.err, r.at = v, err, time.Now()
+		mu.Unlock()
+	})
 	return r.v, r.err
 }
 
@@ -57,7 +75,7 @@ func share[T any](mu *sync.Mutex, m map[string]*sharedRead[T], key string, read 
 // round had read before (probeAnswer.digest): the probes say whether any
 // of them changed since.
 type prList struct {
-	key   string // owner/repo:branch, lower-case
+	key   string // owner/repo (lower-case):branch
 	probe string
 	prs   []*github.PullRequest
 }
@@ -69,7 +87,7 @@ type prList struct {
 // (probeAnswer.unchangedFor), that listing is the answer without a
 // request.
 func (b *Bot) listPRs(ctx context.Context, p *poll) ([]*github.PullRequest, error) {
-	key := strings.ToLower(p.owner + "/" + p.repo + ":" + p.branch)
+	key := strings.ToLower(p.owner+"/"+p.repo) + ":" + p.branch
 	probe := ""
 	if p.t.round != nil {
 		repoKey := strings.ToLower(p.owner + "/" + p.repo)
@@ -98,7 +116,7 @@ func (b *Bot) listPRs(ctx context.Context, p *poll) ([]*github.PullRequest, erro
 // for a poll that wrote to them (the probe was read before the write).
 // The next round lists them again.
 func (b *Bot) freshPRs(ctx context.Context, p *poll) ([]*github.PullRequest, error) {
-	return b.listPRsAt(ctx, p, strings.ToLower(p.owner+"/"+p.repo+":"+p.branch), "")
+	return b.listPRsAt(ctx, p, strings.ToLower(p.owner+"/"+p.repo)+":"+p.branch, "")
 }
 
 // listPRsAt lists the target's pull requests and keeps them with the probe
@@ -131,7 +149,7 @@ func (b *Bot) baseHead(ctx context.Context, p *poll) (string, error) {
 	var a refAnswer
 	var err error
 	if p.t.round != nil {
-		a, err = share(&p.t.round.mu, p.t.round.refs, strings.ToLower(p.owner+"/"+p.repo+":"+p.baseBranch), read)
+		a, err = shareFresh(&p.t.round.mu, p.t.round.refs, strings.ToLower(p.owner+"/"+p.repo)+":"+p.baseBranch, refFresh, read)
 	} else {
 		a, err = read()
 	}

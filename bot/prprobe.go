@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"time"
 
@@ -10,32 +11,56 @@ import (
 
 // prProbePage is how many of a repository's most recently updated pull
 // requests the probe reads. Any change to a pull request (body, title,
-// state, labels, a comment, a new head commit) makes it the most recently
+// state, labels, a new head commit, a merge) makes it the most recently
 // updated, so it lands on this page.
 const prProbePage = 100
 
-// probeAnswer is one read of the probe: the page, and its fingerprint.
+// probeAnswer is one read of the probe, kept small: per pull request its
+// number, head label, last update and fingerprint.
 type probeAnswer struct {
-	digest string
-	page   []*github.PullRequest
+	digest  string
+	read    time.Time // GitHub's clock when it answered (its Date header); zero when unknown
+	entries []probeEntry
+}
+
+type probeEntry struct {
+	number  int
+	head    string    // owner:branch
+	updated time.Time // to the second, as GitHub keeps it
+	print   string    // the pull request's fingerprint
 }
 
 // probePRs reads the repository's most recently updated pull requests (a
 // conditional request: 304 while none changed).
 func (b *Bot) probePRs(ctx context.Context, p *poll) (probeAnswer, error) {
-	prs, _, err := b.GitHub.PullRequests.List(ctx, p.owner, p.repo, &github.PullRequestListOptions{
+	prs, resp, err := b.GitHub.PullRequests.List(ctx, p.owner, p.repo, &github.PullRequestListOptions{
 		State: "all", Sort: "updated", Direction: "desc", ListOptions: github.ListOptions{PerPage: prProbePage},
 	})
 	if err != nil {
 		return probeAnswer{}, err
 	}
-	return probeAnswer{digest: "probe:" + prsFingerprint(prs), page: prs}, nil
+	var read time.Time
+	if resp != nil {
+		// A 304 may carry the first answer's date: older, so stricter below.
+		read, _ = http.ParseTime(resp.Header.Get("Date"))
+	}
+	return newProbeAnswer(prs, read), nil
+}
+
+// newProbeAnswer is the probe answer of a page GitHub gave at read.
+func newProbeAnswer(prs []*github.PullRequest, read time.Time) probeAnswer {
+	a := probeAnswer{digest: "probe:" + prsFingerprint(prs), read: read}
+	for _, pr := range prs {
+		a.entries = append(a.entries, probeEntry{number: pr.GetNumber(), head: pr.GetHead().GetLabel(),
+			updated: pr.GetUpdatedAt().Truncate(time.Second), print: prsFingerprint([]*github.PullRequest{pr})})
+	}
+	return a
 }
 
 // probesKept is how many probe answers a repository keeps: a target's last
-// listing is compared with the probe read before it, at most a few rounds
-// back (a target polled less often lists again).
-const probesKept = 4
+// listing is compared with the probe read before it, some rounds back (wake
+// rounds read probes too); a target polled less often lists again.
+const probesKept = 16
 
 // keepProbe keeps a repository's probe answer among its newest few.
 func (b *Bot) keepProbe(repo string, a probeAnswer) {
@@ -64,37 +89,31 @@ func (b *Bot) probeAt(repo, digest string) (probeAnswer, bool) {
 }
 
 // unchangedFor says whether no pull request of head (owner:branch)
-// changed between probe was and this one. Equal pages say so for every
-// branch. Otherwise the changes are the pull requests of this page that
-// are new or differ from their version on was; they are all of them only
-// when the page reaches back past them: its oldest entry is unchanged,
-// and updated in an earlier second than any change (GitHub keeps seconds,
-// and orders a second's updates by number, not by time).
+// changed between probe was and this one: the pull requests of this page
+// that are new or differ from their version on was are the changes, and
+// are all of them when the page reaches back past every change made since
+// was. A page that is not full holds every pull request. A full page
+// reaches back when its oldest entry was updated more than a second before
+// GitHub answered was: every change since then is newer and sorts above it
+// (GitHub keeps seconds, and orders one second's updates by number, so a
+// change in the oldest entry's second could sort past the page).
 func (a probeAnswer) unchangedFor(was probeAnswer, head string) bool {
+	if len(a.entries) == prProbePage {
+		oldest := a.entries[len(a.entries)-1].updated
+		if was.read.IsZero() || !oldest.Before(was.read.Truncate(time.Second).Add(-time.Second)) {
+			return false
+		}
+	}
 	if a.digest == was.digest {
 		return true
 	}
-	if len(a.page) == 0 {
-		return false // every pull request gone: nothing to reason from
+	before := make(map[int]string, len(was.entries))
+	for _, e := range was.entries {
+		before[e.number] = e.print
 	}
-	before := make(map[int]string, len(was.page))
-	for _, pr := range was.page {
-		before[pr.GetNumber()] = prsFingerprint([]*github.PullRequest{pr})
-	}
-	oldest := a.page[len(a.page)-1]
-	if before[oldest.GetNumber()] != prsFingerprint([]*github.PullRequest{oldest}) && len(a.page) == prProbePage {
-		return false // the page may not reach back to every change
-	}
-	floor := oldest.GetUpdatedAt().Truncate(time.Second)
-	for _, pr := range a.page {
-		if before[pr.GetNumber()] == prsFingerprint([]*github.PullRequest{pr}) {
-			continue
-		}
-		if strings.EqualFold(pr.GetHead().GetLabel(), head) {
+	for _, e := range a.entries {
+		if before[e.number] != e.print && strings.EqualFold(e.head, head) {
 			return false
-		}
-		if len(a.page) == prProbePage && !pr.GetUpdatedAt().Truncate(time.Second).After(floor) {
-			return false // a change in the oldest entry's second may lie past the page
 		}
 	}
 	return true
