@@ -11,7 +11,7 @@ import (
 )
 
 // Attribution says who changed each edit's field in the cluster: the field
-// managers that own it in the live object read (cluster.FieldWriters), how
+// managers that own it in the live object read (cluster.WritersOf), how
 // they last wrote and when, and, with the cluster's audit log, the user
 // behind that write. Built once per poll from the objects it listed: no
 // request. The pull request's rows, its commit, the check run's table and
@@ -19,6 +19,7 @@ import (
 type Attribution struct {
 	objs    map[analyzer.ObjectRef]cluster.Object
 	audit   *cluster.AuditTrail
+	parsed  map[analyzer.ObjectRef]*cluster.ObjectWriters // each object's managedFields, parsed once
 	writers map[editKey][]cluster.Writer
 }
 
@@ -34,7 +35,7 @@ func NewAttribution(objs []cluster.Object, audit *cluster.AuditTrail) *Attributi
 	for _, o := range objs {
 		index[analyzer.RefOf(o.Object)] = o
 	}
-	return &Attribution{objs: index, audit: audit, writers: map[editKey][]cluster.Writer{}}
+	return &Attribution{objs: index, audit: audit, parsed: map[analyzer.ObjectRef]*cluster.ObjectWriters{}, writers: map[editKey][]cluster.Writer{}}
 }
 
 // Writers are the managers that own e's field, each with its user where
@@ -50,8 +51,14 @@ func (a *Attribution) Writers(e analyzer.Edit) []cluster.Writer {
 	}
 	var ws []cluster.Writer
 	if o, ok := a.objs[e.Object]; ok {
-		// Unreadable managedFields: the plan itself said so.
-		if got, err := cluster.FieldWriters(o, e.Field); err == nil {
+		owners, parsed := a.parsed[e.Object]
+		if !parsed {
+			// Unreadable managedFields (nil: nobody named): the plan
+			// itself said so.
+			owners, _ = cluster.WritersOf(o)
+			a.parsed[e.Object] = owners
+		}
+		if got, err := owners.Of(e.Field); err == nil {
 			ws = a.audit.Attribute(o, got)
 		}
 	}

@@ -62,16 +62,12 @@ func resultOf(plan *analyzer.Plan, tc config.Target, g gitOpsNotes) checkResult 
 		if ref.File == "" {
 			continue
 		}
-		line := max(ref.Line, 1)
 		level := "failure"
 		if ref.CannotTell {
 			level = "warning"
 		}
-		r.annotations = append(r.annotations, &github.CheckRunAnnotation{
-			Path: github.String(ref.File), StartLine: github.Int(line), EndLine: github.Int(line),
-			AnnotationLevel: github.String(level), Title: github.String(ref.Code + ": " + truncate(ref.Field, 200)),
-			Message: github.String(truncate(ref.Message+"\nHow to fix: "+ref.Hint, 4000)),
-		})
+		r.annotations = append(r.annotations, lineAnnotation(ref.File, ref.Line, level,
+			ref.Code+": "+truncate(ref.Field, 200), ref.Message+"\nHow to fix: "+ref.Hint))
 	}
 	r.refusalMarks = len(r.annotations)
 	r.annotations = append(r.annotations, editAnnotations(plan, g.changedBy)...)
@@ -90,15 +86,21 @@ func editAnnotations(plan *analyzer.Plan, changedBy func(analyzer.Edit) string) 
 		if who == "" {
 			continue
 		}
-		line := max(e.Line, 1)
-		out = append(out, &github.CheckRunAnnotation{
-			Path: github.String(e.File), StartLine: github.Int(line), EndLine: github.Int(line),
-			AnnotationLevel: github.String("notice"),
-			Title:           github.String(truncate(fmt.Sprintf("Changed in the cluster: %s %s", e.Object, e.Field), 255)),
-			Message:         github.String(truncate(fmt.Sprintf("%s → %s\nChanged by %s", report.PlainValue(e.From), report.PlainValue(e.To), who), 4000)),
-		})
+		out = append(out, lineAnnotation(e.File, e.Line, "notice",
+			truncate(fmt.Sprintf("Changed in the cluster: %s %s", e.Object, e.Field), 255),
+			fmt.Sprintf("%s → %s\nChanged by %s", report.PlainValue(e.From), report.PlainValue(e.To), who)))
 	}
 	return out
+}
+
+// lineAnnotation marks one line of file (the first when line is unknown)
+// at level, its message cut to what GitHub takes.
+func lineAnnotation(file string, line int, level, title, message string) *github.CheckRunAnnotation {
+	line = max(line, 1)
+	return &github.CheckRunAnnotation{
+		Path: github.String(file), StartLine: github.Int(line), EndLine: github.Int(line),
+		AnnotationLevel: github.String(level), Title: github.String(title), Message: github.String(truncate(message, 4000)),
+	}
 }
 
 // cannotTell counts the refusals driftback cannot verify: they fail no

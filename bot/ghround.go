@@ -87,21 +87,21 @@ type prList struct {
 // (probeAnswer.unchangedFor), that listing is the answer without a
 // request.
 func (b *Bot) listPRs(ctx context.Context, p *poll) ([]*github.PullRequest, error) {
-	key := strings.ToLower(p.owner+"/"+p.repo) + ":" + p.branch
 	probe := ""
 	if p.t.round != nil {
-		repoKey := strings.ToLower(p.owner + "/" + p.repo)
-		now, err := share(&p.t.round.mu, p.t.round.probes, repoKey, func() (probeAnswer, error) {
+		repo := repoKey(p)
+		now, err := share(&p.t.round.mu, p.t.round.probes, repo, func() (probeAnswer, error) {
 			a, err := b.probePRs(ctx, p)
 			if err == nil {
-				b.keepProbe(repoKey, a)
+				b.keepProbe(repo, a)
 			}
 			return a, err
 		})
 		if err == nil {
 			probe = now.digest
+			key := repoKey(p) + ":" + p.branch
 			if last, ok := b.prLists.get(p.t.Config.Name); ok && last.key == key {
-				if was, ok := b.probeAt(repoKey, last.probe); ok && now.unchangedFor(was, p.owner+":"+p.branch) {
+				if was, ok := b.probeAt(repo, last.probe); ok && now.unchangedFor(was, p.owner+":"+p.branch) {
 					b.prLists.set(p.t.Config.Name, prList{key: key, probe: probe, prs: last.prs})
 					return slices.Clone(last.prs), nil
 				}
@@ -109,19 +109,23 @@ func (b *Bot) listPRs(ctx context.Context, p *poll) ([]*github.PullRequest, erro
 		}
 		// A failed probe costs only the sharing: the list says the rest.
 	}
-	return b.listPRsAt(ctx, p, key, probe)
+	return b.listPRsAt(ctx, p, probe)
 }
+
+// repoKey names the poll's repository in the round's and the bot's maps:
+// GitHub takes owner and name in any case, branch names exactly.
+func repoKey(p *poll) string { return strings.ToLower(p.owner + "/" + p.repo) }
 
 // freshPRs lists the target's pull requests now, past the round's probe:
 // for a poll that wrote to them (the probe was read before the write).
 // The next round lists them again.
 func (b *Bot) freshPRs(ctx context.Context, p *poll) ([]*github.PullRequest, error) {
-	return b.listPRsAt(ctx, p, strings.ToLower(p.owner+"/"+p.repo)+":"+p.branch, "")
+	return b.listPRsAt(ctx, p, "")
 }
 
 // listPRsAt lists the target's pull requests and keeps them with the probe
 // read before ("" when none was, or a write followed it).
-func (b *Bot) listPRsAt(ctx context.Context, p *poll, key, probe string) ([]*github.PullRequest, error) {
+func (b *Bot) listPRsAt(ctx context.Context, p *poll, probe string) ([]*github.PullRequest, error) {
 	prs, _, err := b.GitHub.PullRequests.List(ctx, p.owner, p.repo, &github.PullRequestListOptions{
 		State: "all", Head: p.owner + ":" + p.branch, ListOptions: github.ListOptions{PerPage: 100},
 	})
@@ -131,7 +135,7 @@ func (b *Bot) listPRsAt(ctx context.Context, p *poll, key, probe string) ([]*git
 	if probe == "" {
 		b.prLists.forget(p.t.Config.Name)
 	} else {
-		b.prLists.set(p.t.Config.Name, prList{key: key, probe: probe, prs: slices.Clone(prs)})
+		b.prLists.set(p.t.Config.Name, prList{key: repoKey(p) + ":" + p.branch, probe: probe, prs: slices.Clone(prs)})
 	}
 	return prs, nil
 }
@@ -149,7 +153,7 @@ func (b *Bot) baseHead(ctx context.Context, p *poll) (string, error) {
 	var a refAnswer
 	var err error
 	if p.t.round != nil {
-		a, err = shareFresh(&p.t.round.mu, p.t.round.refs, strings.ToLower(p.owner+"/"+p.repo)+":"+p.baseBranch, refFresh, read)
+		a, err = shareFresh(&p.t.round.mu, p.t.round.refs, repoKey(p)+":"+p.baseBranch, refFresh, read)
 	} else {
 		a, err = read()
 	}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Who made a write (issue 43): managedFields name the field manager
@@ -150,7 +149,11 @@ func (t *AuditTrail) add(e auditEvent) {
 		return
 	}
 	u, err := url.ParseRequestURI(e.RequestURI)
-	if err != nil || u.Query().Has("dryRun") {
+	if err != nil {
+		return
+	}
+	query := u.Query()
+	if query.Has("dryRun") {
 		return
 	}
 	w := write{
@@ -159,7 +162,7 @@ func (t *AuditTrail) add(e auditEvent) {
 		from: e.RequestReceived, to: e.StageTime,
 		actor: Actor{User: e.User.Username, Verb: e.Verb, UserAgent: truncateRunes(e.UserAgent, 256), AuditID: e.AuditID},
 	}
-	w.fieldManager = u.Query().Get("fieldManager")
+	w.fieldManager = query.Get("fieldManager")
 	for _, g := range e.User.Groups {
 		if g != "system:authenticated" {
 			w.actor.Groups = append(w.actor.Groups, g)
@@ -281,18 +284,16 @@ func (t *AuditTrail) ActorsOf(o Object, w Writer) []Actor {
 			return nil
 		}
 	}
-	group, _, _ := strings.Cut(fmt.Sprint(o.Object["apiVersion"]), "/")
-	if !strings.Contains(fmt.Sprint(o.Object["apiVersion"]), "/") {
-		group = ""
-	}
-	ns, name := objectName(o.Object)
+	gvk := gvkOf(o.Object)
+	group, ns, name := gvk.Group, namespaceOf(o.Object), nameOf(o.Object)
 	resource := o.Resource
-	if resource == "" {
-		// Read from a file: the resource Kubernetes names a kind by. A
-		// kind with an irregular plural then matches nothing, never
-		// another kind's writes.
-		kind, _ := o.Object["kind"].(string)
-		resource = guessResource(kind)
+	if resource == "" && gvk.Kind != "" {
+		// Read from a file: the resource Kubernetes names a kind by
+		// (Deployment → deployments, Ingress → ingresses). A kind with an
+		// irregular plural then matches nothing, never another kind's
+		// writes.
+		plural, _ := meta.UnsafeGuessKindToResource(gvk)
+		resource = plural.Resource
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -321,17 +322,6 @@ func (t *AuditTrail) ActorsOf(o Object, w Writer) []Actor {
 	return out
 }
 
-// guessResource is the resource name Kubernetes gives a kind by default
-// (Deployment → deployments, Ingress → ingresses, NetworkPolicy →
-// networkpolicies, Endpoints → endpoints).
-func guessResource(kind string) string {
-	if kind == "" {
-		return ""
-	}
-	plural, _ := meta.UnsafeGuessKindToResource(schema.GroupVersionKind{Kind: kind})
-	return plural.Resource
-}
-
 // Attribute fills in who made each writer's last write, where the trail
 // knows.
 func (t *AuditTrail) Attribute(o Object, ws []Writer) []Writer {
@@ -355,13 +345,6 @@ func sameManager(x write, manager string) bool {
 	}
 	prog, _, _ := strings.Cut(x.actor.UserAgent, "/")
 	return prog != "" && prog == manager
-}
-
-func objectName(obj map[string]any) (ns, name string) {
-	meta, _ := obj["metadata"].(map[string]any)
-	ns, _ = meta["namespace"].(string)
-	name, _ = meta["name"].(string)
-	return ns, name
 }
 
 // errAuditUnauthorized is what a post without the token gets.

@@ -53,25 +53,37 @@ func (w Writer) String() string {
 	return s
 }
 
-// FieldWriters names the managers that own the field at field (the
-// plan's path syntax) of o, or something under it, appliers included, in
-// managedFields' order; none when o came without managedFields.
-func FieldWriters(o Object, field string) ([]Writer, error) {
+// ObjectWriters are an object's field managers, its managedFields parsed
+// once, to ask who owns each of several fields.
+type ObjectWriters struct{ own *Ownership }
+
+// WritersOf parses o's managedFields; nil, which names nobody, when o came
+// without them.
+func WritersOf(o Object) (*ObjectWriters, error) {
 	if o.ManagedFields == nil {
+		return nil, nil
+	}
+	ms, err := ParseManagedFields(o.ManagedFields)
+	if err != nil {
+		return nil, err
+	}
+	return &ObjectWriters{own: &Ownership{live: o.Object, managers: ms}}, nil
+}
+
+// Of names the managers that own the field at field (the plan's path
+// syntax), or something under it, appliers included, in managedFields'
+// order.
+func (w *ObjectWriters) Of(field string) ([]Writer, error) {
+	if w == nil {
 		return nil, nil
 	}
 	p, err := jsonvalue.ParsePath(field)
 	if err != nil {
 		return nil, fmt.Errorf("field %q: %v", field, err)
 	}
-	ms, err := ParseManagedFields(o.ManagedFields)
-	if err != nil {
-		return nil, err
-	}
-	own := &Ownership{live: o.Object, managers: ms}
 	var out []Writer
-	for _, m := range ms {
-		if own.owns(m, p) {
+	for _, m := range w.own.managers {
+		if w.own.owns(m, p) {
 			out = append(out, Writer{Manager: m.Name, Operation: m.Operation, Subresource: m.Subresource, Time: m.Time})
 		}
 	}

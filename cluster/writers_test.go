@@ -8,7 +8,7 @@ import (
 // Who owns a drifted field, as managedFields says: one manager with how
 // and when it wrote, several when they share it, none without
 // managedFields.
-func TestFieldWriters(t *testing.T) {
+func TestWritersOf(t *testing.T) {
 	objs, err := ParseObjectFile("live.yaml", []byte(`apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -63,6 +63,10 @@ spec:
 		t.Fatal(err)
 	}
 	o := objs[0]
+	ws0, err := WritersOf(o)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for field, want := range map[string]string{
 		"spec.replicas": "kubectl-scale (Update, through /scale) at 2026-12-06T03:14:00Z",
 		"spec.template.spec.containers[web].image": "kubectl-set (Update) at 2026-12-06T03:12:00Z",
@@ -70,7 +74,7 @@ spec:
 			"kubectl-set (Update) at 2026-12-06T03:12:00Z",
 		"spec.template.spec.containers[other].image": "",
 	} {
-		ws, err := FieldWriters(o, field)
+		ws, err := ws0.Of(field)
 		if err != nil {
 			t.Fatalf("%s: %v", field, err)
 		}
@@ -79,10 +83,11 @@ spec:
 		}
 	}
 	o.ManagedFields = nil
-	if ws, err := FieldWriters(o, "spec.replicas"); err != nil || ws != nil {
-		t.Errorf("without managedFields: %v %v", ws, err)
+	none, err := WritersOf(o)
+	if ws, err2 := none.Of("spec.replicas"); err != nil || err2 != nil || ws != nil {
+		t.Errorf("without managedFields: %v %v %v", ws, err, err2)
 	}
-	if _, err := FieldWriters(objs[0], "spec.[bad"); err == nil || !strings.Contains(err.Error(), "spec.[bad") {
+	if _, err := ws0.Of("spec.[bad"); err == nil || !strings.Contains(err.Error(), "spec.[bad") {
 		t.Errorf("a bad path: %v", err)
 	}
 }

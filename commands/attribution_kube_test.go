@@ -254,7 +254,11 @@ func runWorld(t *testing.T, env *kubetest.Env, repo, clusterExtra string) (*gith
 	}
 	srv.RegisterApp(7, &key.PublicKey)
 	srv.AddInstallation(7, 70, "acme")
-	srv.CreateRepo("acme", "shop", "main", treeFiles(t, repo))
+	files, err := exampleRepo(os.DirFS(repo), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.CreateRepo("acme", "shop", "main", files)
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "key.pem")
 	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600); err != nil {
@@ -281,23 +285,4 @@ clusters:
 		t.Fatal(err)
 	}
 	return srv, cfgFile
-}
-
-// treeFiles reads a folder as repository files.
-func treeFiles(t *testing.T, root string) map[string][]byte {
-	t.Helper()
-	files := map[string][]byte{}
-	err := filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
-		if err != nil || info.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(root, p)
-		files[filepath.ToSlash(rel)] = b
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
 }

@@ -5,8 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# A real kube-apiserver and etcd, built from Go modules into a cache
-# outside the repository when missing (the first time: 10-15 minutes).
+# A real kube-apiserver and etcd, and the kubectl the attribution tests
+# drive, built from Go modules into a cache outside the repository when
+# missing (the first time: 10-15 minutes).
 KUBEBUILDER_ASSETS="$(bash tools/kube-assets.sh | tail -n 1)"
 export KUBEBUILDER_ASSETS
 # Flux's source-controller and kustomize-controller for internal/fluxtest,

@@ -199,7 +199,8 @@ func StartWith(assets string, opts Options) (*Env, error) {
 	return e, nil
 }
 
-// writeKubeconfig writes a kubeconfig for user with token.
+// writeKubeconfig writes a kubeconfig that reaches host (its certificate
+// not verified) as user with token.
 func (e *Env) writeKubeconfig(name, host, user, token string) (string, error) {
 	path := filepath.Join(e.dir, name)
 	kc := fmt.Sprintf(`apiVersion: v1
@@ -234,21 +235,10 @@ func (e *Env) auditFlags(a *Audit) ([]string, error) {
 	if a.WebhookURL == "" {
 		return args, nil
 	}
-	hook := filepath.Join(e.dir, "audit-webhook.yaml")
-	kc := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: receiver
-  cluster: {server: %q, insecure-skip-tls-verify: true}
-users:
-- name: apiserver
-  user: {token: %q}
-contexts:
-- name: default
-  context: {cluster: receiver, user: apiserver}
-current-context: default
-`, a.WebhookURL, a.WebhookToken)
-	if err := os.WriteFile(hook, []byte(kc), 0o600); err != nil {
+	// The backend reads a kubeconfig: the receiver as the server, the
+	// token as the apiserver's credential.
+	hook, err := e.writeKubeconfig("audit-webhook.yaml", a.WebhookURL, "apiserver", a.WebhookToken)
+	if err != nil {
 		return nil, err
 	}
 	return append(args, "--audit-webhook-config-file="+hook, "--audit-webhook-mode=blocking"), nil
