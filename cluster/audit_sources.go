@@ -57,8 +57,9 @@ func (t *AuditTrail) Close() {
 // Refresh reads what the followed log file gained since the last read: the
 // newest auditStartBytes the first time (so a restart does not read months
 // of log), then whole lines as they are appended. After a rotation the old
-// file is read to its end before the new one is read from its start; a
-// truncated file is read again from its start. A file that cannot be read
+// file is read to its end before the new one is read from its start (its
+// newest auditStartBytes at most, as at a start); a truncated file is read
+// again from its start. A file that cannot be read
 // is an error, and the trail keeps what it had.
 func (t *AuditTrail) Refresh() error {
 	if t == nil {
@@ -85,13 +86,14 @@ func (t *AuditTrail) Refresh() error {
 		case err != nil:
 			return fmt.Errorf("audit log: %w", err)
 		case !os.SameFile(open, cur):
-			// Rotated: finish the old file, then take the new one whole.
+			// Rotated: finish the old file, then take the new one from its
+			// start, or its newest part when it grew large before this read.
 			if err := t.readFrom(f, open.Size()); err != nil {
 				return err
 			}
 			f.fh.Close()
 			f.fh, f.offset = nil, 0
-			return t.open(f, 0)
+			return t.open(f, max(0, cur.Size()-auditStartBytes))
 		case open.Size() < f.offset:
 			f.offset = 0 // truncated in place
 		}
