@@ -24,6 +24,7 @@ import (
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/githubtest"
+	"github.com/driftback/driftback/internal/installtest"
 	"github.com/driftback/driftback/internal/kubetest"
 )
 
@@ -70,12 +71,7 @@ func TestAttributionAgainstTheApiserver(t *testing.T) {
 	applyExample(t, env, repo)
 	as := func(user string, stdin string, args ...string) {
 		t.Helper()
-		cmd := exec.Command(kubectl, append([]string{"-n", "shop"}, args...)...)
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Kubeconfigs[user], "EDITOR="+editor(t, dir))
-		cmd.Stdin = strings.NewReader(stdin)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("kubectl %s as %s: %v\n%s", strings.Join(args, " "), user, err, out)
-		}
+		kubectlAs(t, kubectl, env, user, stdin, args...)
 	}
 	as("alice", "", "scale", "deployment/worker", "--replicas=5")
 	as("bob", "", "set", "image", "deployment/web", "web=ghcr.io/example/shop-web:1.4.9")
@@ -168,6 +164,55 @@ spec:
 	}
 	if strings.Contains(prs[0].Body+msg+stderr, "s3cr3t") {
 		t.Error("a Secret's value from the audit log reached the pull request, the commit or the log")
+	}
+}
+
+// kubectlAs runs the real kubectl in namespace shop as user (one of env's
+// users), with stdin, and an $EDITOR that raises the web memory limit.
+func kubectlAs(t *testing.T, kubectl string, env *kubetest.Env, user, stdin string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(kubectl, append([]string{"-n", "shop"}, args...)...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Kubeconfigs[user], "EDITOR="+editor(t, t.TempDir()))
+	cmd.Stdin = strings.NewReader(stdin)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("kubectl %s as %s: %v\n%s", strings.Join(args, " "), user, err, out)
+	}
+}
+
+// The audit policy docs/field-ownership.md tells a user to give the
+// apiserver logs what driftback needs: with it as the apiserver's, a
+// kubectl set image by alice is named hers.
+func TestTheDocsAuditPolicyNamesTheUser(t *testing.T) {
+	assets := kubetest.Assets(t)
+	kubectl := kubetest.Kubectl(t)
+	blocks, err := installtest.Blocks("../docs/field-ownership.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := ""
+	for _, b := range installtest.Under(blocks, "The user behind a write") {
+		if strings.Contains(b.Text, "kind: Policy") {
+			policy = b.Text
+		}
+	}
+	if policy == "" {
+		t.Fatal("docs/field-ownership.md shows no audit policy under \"The user behind a write\"")
+	}
+	env, err := kubetest.StartWith(assets, kubetest.Options{
+		Users: []kubetest.User{{Name: "alice", Groups: []string{"system:masters"}}},
+		Audit: &kubetest.Audit{Policy: policy},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Stop()
+	repo := copyTree(t, "../examples/shop")
+	applyExample(t, env, repo)
+	kubectlAs(t, kubectl, env, "alice", "", "set", "image", "deployment/web", "web=ghcr.io/example/shop-web:1.4.9")
+	out, stderr, code := driftback(t, "plan", "--repo", repo, "--root", "overlays/prod", "--kubeconfig", env.Kubeconfig, "-n", "shop",
+		"--audit-log", env.AuditLog, "-o", "markdown")
+	if code != 1 || !strings.Contains(out, "(Update) at ") || !strings.Contains(out, " by alice &#91;system:masters&#93; with kubectl/v1.37.2") {
+		t.Fatalf("plan: exit %d %s\n%s", code, stderr, out)
 	}
 }
 

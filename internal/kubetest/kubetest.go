@@ -97,6 +97,10 @@ type User struct {
 
 // Audit configures the apiserver's audit backends.
 type Audit struct {
+	// Policy is the audit policy file's content; "" logs every request at
+	// level Request, bodies included, on purpose: driftback must read
+	// past them.
+	Policy string
 	// WebhookURL is where the webhook backend posts, "" for none; its
 	// certificate is not verified. Use https: the apiserver sends the
 	// token only over TLS.
@@ -225,9 +229,12 @@ func (e *Env) auditFlags(a *Audit) ([]string, error) {
 	if a == nil {
 		return nil, nil
 	}
-	// Bodies logged on purpose: driftback must read past them.
+	text := a.Policy
+	if text == "" {
+		text = "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Request\n"
+	}
 	policy := filepath.Join(e.dir, "audit-policy.yaml")
-	if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Request\n"), 0o600); err != nil {
+	if err := os.WriteFile(policy, []byte(text), 0o600); err != nil {
 		return nil, err
 	}
 	e.AuditLog = filepath.Join(e.dir, "audit.log")
