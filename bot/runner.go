@@ -3,7 +3,6 @@ package bot
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -80,9 +79,15 @@ type Runner struct {
 	wakeAfter func(time.Duration) <-chan time.Time
 	wokePoll  func()
 
-	mu     sync.Mutex
-	ready  map[string]bool // cluster name -> polled successfully once
-	unread map[string]int  // cluster name -> polls in a row it could not be read
+	// stragglers are the rounds Run left with targets still polling.
+	stragglers sync.WaitGroup
+
+	mu sync.Mutex
+	// inflight: the targets being polled now, by any round; rewake: those
+	// of them a wake found in flight, polled again when they end.
+	inflight, rewake map[string]bool
+	ready            map[string]bool // cluster name -> polled successfully once
+	unread           map[string]int  // cluster name -> polls in a row it could not be read
 	// A failing target is skipped for more polls the more often it failed
 	// in a row: failed counts the failures, skip the polls left to skip.
 	failed, skip map[string]int
@@ -109,11 +114,15 @@ func (r *Runner) Run(ctx context.Context) error {
 		go func() { r.Leases.Run(ctx, names, r.woke); close(done) }()
 		defer func() { <-done }()
 	}
+	// A target still polling when its round's interval ends finishes
+	// on its own (ctx ends it on shutdown); Run returns after it.
+	defer r.stragglers.Wait()
 	t := time.NewTicker(r.Interval)
 	defer t.Stop()
 	for {
-		r.PollOnce(ctx)
-		if !r.waitTick(ctx, t.C) {
+		next := time.Now().Add(r.Interval)
+		r.round(ctx, r.Targets, roundOpts{until: next})
+		if !r.waitTick(ctx, t.C, next) {
 			return ctx.Err()
 		}
 	}
@@ -126,7 +135,7 @@ func (r *Runner) Run(ctx context.Context) error {
 // joins every failure of this round (nil when all succeeded), so
 // `run --once` can exit non-zero.
 func (r *Runner) PollOnce(ctx context.Context) error {
-	return r.pollTargets(ctx, r.Targets)
+	return r.round(ctx, r.Targets, roundOpts{})
 }
 
 // Poll is one poll of one target as a round makes it, and its
@@ -141,74 +150,6 @@ func (r *Runner) Poll(ctx context.Context, t *Target) (Outcome, error) {
 	r.noteRow(t, out, err)
 	r.syncDashboards(ctx, []*Target{t})
 	return out, err
-}
-
-// pollTargets is one round over targets (PollOnce: all of them).
-func (r *Runner) pollTargets(ctx context.Context, targets []*Target) error {
-	timeout := r.TargetTimeout
-	if timeout <= 0 {
-		timeout = 5 * time.Minute
-	}
-	reads := newPollReads(targets)
-	defer r.noteReads(ctx, reads)
-	parent := ctx
-	// A rate limit stops the targets in flight too: GitHub asked the App
-	// to slow down, and their next request would meet the same limit.
-	ctx, stopAll := context.WithCancel(ctx)
-	defer stopAll()
-	var (
-		limited atomic.Bool
-		mu      sync.Mutex
-		failed  []error
-		skipped bool // a target was not polled (or stopped) because ctx ended
-	)
-	work := make(chan *Target)
-	var wg sync.WaitGroup
-	parallel := r.Parallel
-	if parallel <= 0 {
-		parallel = 4
-	}
-	for range parallel {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for t := range work {
-				if limited.Load() {
-					continue
-				}
-				if ctx.Err() != nil {
-					mu.Lock()
-					skipped = true
-					mu.Unlock()
-					continue
-				}
-				stopped, err := r.pollOne(ctx, reads.target(t), timeout)
-				mu.Lock()
-				if stopped {
-					skipped = true
-				}
-				if err != nil {
-					failed = append(failed, fmt.Errorf("target %s: %w", t.Config.Name, err))
-				}
-				mu.Unlock()
-				if err != nil && rateLimited(err) != "" && !limited.Swap(true) {
-					stopAll()
-				}
-			}
-		}()
-	}
-	for _, t := range targets {
-		work <- t
-	}
-	close(work)
-	wg.Wait()
-	if !limited.Load() {
-		r.syncDashboards(parent, targets)
-	}
-	if skipped && !limited.Load() && parent.Err() != nil {
-		failed = append(failed, parent.Err())
-	}
-	return errors.Join(failed...)
 }
 
 // pollOne reconciles one target of a round, within the per-target

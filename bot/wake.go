@@ -65,6 +65,12 @@ func (r *Runner) takeWoken() []*Target {
 // target that is backing off after failures waits for its turn, unless
 // someone asked for its check to run again (the Re-run button).
 func (r *Runner) PollWoken(ctx context.Context) error {
+	return r.pollWoken(ctx, time.Time{})
+}
+
+// pollWoken is PollWoken for Run: it stops waiting for targets still
+// polling at until, the next tick (roundOpts).
+func (r *Runner) pollWoken(ctx context.Context, until time.Time) error {
 	var due []*Target
 	for _, t := range r.takeWoken() {
 		if _, rerun := r.Bot.rerun.get(t.Config.Name); rerun {
@@ -79,12 +85,12 @@ func (r *Runner) PollWoken(ctx context.Context) error {
 	if len(due) == 0 {
 		return nil
 	}
-	return r.pollTargets(ctx, due)
+	return r.round(ctx, due, roundOpts{until: until, woken: true})
 }
 
-// waitTick waits for the next tick of the poll interval, polling the
-// targets deliveries wake meanwhile; false when ctx ended.
-func (r *Runner) waitTick(ctx context.Context, tick <-chan time.Time) bool {
+// waitTick waits for the next tick of the poll interval (due at next),
+// polling the targets deliveries wake meanwhile; false when ctx ended.
+func (r *Runner) waitTick(ctx context.Context, tick <-chan time.Time, next time.Time) bool {
 	for {
 		select {
 		case <-ctx.Done():
@@ -111,7 +117,7 @@ func (r *Runner) waitTick(ctx context.Context, tick <-chan time.Time) bool {
 		case <-r.wakeSignal():
 		default:
 		}
-		r.PollWoken(ctx)
+		r.pollWoken(ctx, next)
 		if r.wokePoll != nil {
 			r.wokePoll()
 		}
