@@ -18,7 +18,6 @@ import (
 	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/cluster"
-	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/kube"
 )
 
@@ -466,7 +465,7 @@ func fingerprint(v any) string {
 	case []cluster.Object:
 		parts := make([]string, len(t))
 		for i, o := range t {
-			parts[i] = jsonvalue.Canonical(o.Object) + jsonvalue.Canonical(o.ManagedFields)
+			parts[i] = o.Digest()
 		}
 		sort.Strings(parts)
 		data = []byte(strings.Join(parts, "\n"))

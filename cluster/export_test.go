@@ -7,3 +7,6 @@ func SetPageSize(n int64) func() {
 	pageSize = n
 	return func() { pageSize = old }
 }
+
+// DigestCached is the digest a listing gave o ("" when none).
+func DigestCached(o Object) string { return o.digest }

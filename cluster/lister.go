@@ -128,9 +128,10 @@ const DefaultRequestTimeout = time.Minute
 
 // ClientLister reads live objects through discovery and the dynamic client.
 type ClientLister struct {
-	disc discovery.DiscoveryInterface
-	dyn  dynamic.Interface
-	meta metadata.Interface
+	disc    discovery.DiscoveryInterface
+	dyn     dynamic.Interface
+	meta    metadata.Interface
+	digests *digests
 }
 
 // NewClientLister builds a lister from a REST config. It only reads: get
@@ -159,7 +160,7 @@ func newClientLister(cfg *rest.Config, timeout time.Duration) (*ClientLister, er
 	if err != nil {
 		return nil, err
 	}
-	return &ClientLister{disc: disc, dyn: dyn, meta: meta}, nil
+	return &ClientLister{disc: disc, dyn: dyn, meta: meta, digests: &digests{}}, nil
 }
 
 // Dynamic exposes the dynamic client (the applied-revision lookup uses it).
@@ -177,6 +178,7 @@ var secretsGVR = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 // kinds were listed, which are not read by design, and which API groups
 // discovery could not read.
 func (l *ClientLister) List(ctx context.Context, s Scope) (Listing, error) {
+	l.digests.rotate()
 	namespaces, err := l.namespaces(ctx, s)
 	if err != nil {
 		return Listing{}, err
@@ -249,12 +251,14 @@ func (l *ClientLister) listKind(ctx context.Context, gvr schema.GroupVersionReso
 			return "", err
 		}
 		for _, item := range list.Items {
-			obj := jsonvalue.Normalize(item.Object).(map[string]any)
+			uid, rv := string(item.GetUID()), item.GetResourceVersion() // before fromAPI strips them
+			obj := jsonvalue.NormalizeOwned(item.Object).(map[string]any)
 			if controlled(obj) {
 				continue
 			}
-			o := fromAPI(obj)
+			o := fromAPI(obj, true)
 			o.Resource = gvr.Resource
+			l.digests.of(&o, uid, rv)
 			out = append(out, o)
 		}
 		return list.GetContinue(), nil

@@ -21,6 +21,8 @@ type Object struct {
 	// ManagedFields is metadata.managedFields as read, nil when the source
 	// did not include it (kubectl get without --show-managed-fields).
 	ManagedFields []any
+	// digest is Digest's answer when the listing knew it (digest.go).
+	digest string
 	// Resource is the API resource the object was listed as
 	// ("deployments"); "" when read from a file. The audit log names
 	// objects by resource.
@@ -107,7 +109,7 @@ func ParseObjectFile(name string, data []byte) ([]Object, error) {
 			if controlled(o) {
 				continue
 			}
-			out = append(out, fromAPI(o))
+			out = append(out, fromAPI(o, false))
 		}
 	}
 	return out, nil
@@ -158,7 +160,7 @@ func checkObject(o map[string]any) error {
 }
 
 // fromAPI keeps the ownership records aside, then sanitizes.
-func fromAPI(o map[string]any) Object {
+func fromAPI(o map[string]any, owned bool) Object {
 	var obj Object
 	meta, _ := o["metadata"].(map[string]any)
 	if mf, ok := meta["managedFields"].([]any); ok {
@@ -178,7 +180,11 @@ func fromAPI(o map[string]any) Object {
 	if g := gvkOf(o); (g.Group == fluxKustomizations.Group && g.Kind == "Kustomization") || (g.Group == argoApplications.Group && g.Kind == "Application") {
 		obj.Status, _ = o["status"].(map[string]any)
 	}
-	obj.Object = Sanitize(o)
+	if owned {
+		obj.Object = sanitizeOwned(o)
+	} else {
+		obj.Object = Sanitize(o)
+	}
 	return obj
 }
 

@@ -53,6 +53,7 @@ type call struct {
 
 // Round starts a poll's shared read of the cluster.
 func (l *ClientLister) Round() *Round {
+	l.digests.rotate()
 	return &Round{l: l, calls: map[string]*call{}}
 }
 

@@ -19,6 +19,14 @@ func Sanitize(obj map[string]any) map[string]any {
 	return jsonvalue.RedactSecret(out)
 }
 
+// sanitizeOwned is Sanitize for a decoder's fresh, normalised output that
+// nobody else holds: stripped in place rather than copied (a poll lists
+// every object of the cluster).
+func sanitizeOwned(obj map[string]any) map[string]any {
+	noise.Strip(obj)
+	return jsonvalue.RedactSecret(obj)
+}
+
 // controlled reports whether a controller owns the object (a ReplicaSet of
 // a Deployment, a Pod of a ReplicaSet): such objects are never in Git.
 func controlled(obj map[string]any) bool {
