@@ -27,8 +27,8 @@ func apiserver(tb testing.TB) *kubetest.Env {
 }
 
 func TestMain(m *testing.M) {
-	if cfg := os.Getenv(memoryChildEnv); cfg != "" {
-		os.Exit(memoryChild(cfg))
+	if cfg := os.Getenv(botChildEnv); cfg != "" {
+		os.Exit(botChild(cfg))
 	}
 	code := m.Run()
 	if api != nil {

@@ -3,28 +3,20 @@ package bot
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/driftback/driftback/analyzer"
-	"github.com/driftback/driftback/bot/githubapi"
-	"github.com/driftback/driftback/cluster"
-	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/githubtest"
 	"github.com/driftback/driftback/internal/synth"
 )
@@ -32,20 +24,12 @@ import (
 // memoryBudget is issue 17's target for the bot's resident memory.
 const memoryBudget = 512 << 20
 
-// memoryChildEnv, when set, makes the test binary the bot of
-// BenchmarkMemory (TestMain): the config file to run is its value;
-// memoryClockEnv is the virtual clock's start, in Unix nanoseconds.
-const (
-	memoryChildEnv = "DRIFTBACK_MEMORY_CHILD"
-	memoryClockEnv = "DRIFTBACK_MEMORY_CLOCK"
-)
-
 // BenchmarkMemory is issue 17's memory target: 500 targets on one
 // repository that holds a 50 MB file, polled through 50 commits (each
 // touching one root's kustomization), with the production cache budgets.
 // The repository is the synthetic one (500 roots of 10 objects, 1% of the
 // objects drifted, so some targets open pull requests). The bot runs in a
-// process of its own (this test binary again, see memoryChild) against
+// process of its own (this test binary again, see botProcess) against
 // the GitHub test server in this one, so its figures are the bot's alone:
 // peak resident memory (VmHWM), peak heap in use (sampled every 25 ms) and
 // the heap left after a GC at the end. Both processes keep one virtual
@@ -126,46 +110,8 @@ func BenchmarkMemory(b *testing.B) {
 		if err := os.WriteFile(cfgPath, []byte(targetLines(srv.URL()+"/")), 0o644); err != nil {
 			b.Fatal(err)
 		}
-		child := exec.Command(os.Args[0], "-test.run=^$")
-		// What deploy/ gives a pod with a 512Mi memory limit (the
-		// container's limit, from which the bot sets its Go memory limit
-		// as `run` does); a GOMEMLIMIT in this process's environment
-		// overrides it, GOMEMLIMIT=off measures without one.
-		container := ContainerMemoryEnv + "=" + strconv.Itoa(memoryBudget)
-		child.Env = append(os.Environ(), memoryChildEnv+"="+cfgPath, memoryClockEnv+"="+strconv.FormatInt(clock.Now().UnixNano(), 10), container)
-		child.Stderr = os.Stderr
-		in, err := child.StdinPipe()
-		if err != nil {
-			b.Fatal(err)
-		}
-		outPipe, err := child.StdoutPipe()
-		if err != nil {
-			b.Fatal(err)
-		}
-		out := bufio.NewScanner(outPipe)
-		if err := child.Start(); err != nil {
-			b.Fatal(err)
-		}
-		// ask sends a command and answers the bot's waits until it
-		// replies.
-		ask := func(cmd string) string {
-			fmt.Fprintln(in, cmd)
-			for {
-				if !out.Scan() {
-					b.Fatalf("the bot process ended on %q: %v", cmd, child.Wait())
-				}
-				d, isWait := strings.CutPrefix(out.Text(), "wait ")
-				if !isWait {
-					return out.Text()
-				}
-				ns, err := strconv.ParseInt(d, 10, 64)
-				if err != nil {
-					b.Fatalf("the bot asked to wait %q", d)
-				}
-				clock.Advance(time.Duration(ns))
-				fmt.Fprintln(in, clock.Now().UnixNano())
-			}
-		}
+		p := startBotProcess(b, cfgPath, clock)
+		ask := p.ask
 		b.StartTimer()
 		for c := range commits {
 			if got := ask("poll"); got != "ok" {
@@ -177,13 +123,10 @@ func BenchmarkMemory(b *testing.B) {
 		}
 		b.StopTimer()
 		var fig memoryFigures
-		if err := json.Unmarshal([]byte(ask("done")), &fig); err != nil {
+		if err := json.Unmarshal([]byte(ask("figures")), &fig); err != nil {
 			b.Fatalf("the bot's figures: %v", err)
 		}
-		in.Close()
-		if err := child.Wait(); err != nil {
-			b.Fatalf("the bot process: %v", err)
-		}
+		p.close()
 		prs := 0
 		for _, pr := range srv.PullRequests(owner, "fleet") {
 			if pr.State == "open" {
@@ -206,133 +149,6 @@ func BenchmarkMemory(b *testing.B) {
 		}
 		b.StartTimer() // b.Loop wants it running
 	}
-}
-
-// pausedUntil is when a round that ended on err may write again: a pause
-// (a rate limit, the hourly budget) or check runs deferred for the budget's
-// reserve; ok is false for any other outcome.
-func pausedUntil(err error) (time.Time, bool) {
-	var paused *githubapi.PausedError
-	var deferred *githubapi.DeferredError
-	switch {
-	case errors.As(err, &paused):
-		return paused.Until, true
-	case errors.As(err, &deferred):
-		return deferred.Until, true
-	}
-	return time.Time{}, false
-}
-
-// memoryFigures is what the bot process of BenchmarkMemory reports.
-type memoryFigures struct {
-	PeakRSS, PeakHeap, PeakLive, HeapAfterGC int64
-}
-
-// memoryChild is the bot of BenchmarkMemory: the runner built from the
-// config file as `run` builds it (the App's client, its bot login, the
-// production cache budgets), each target's live objects read from a file
-// beside the config. It polls every target once for each "poll" line on
-// stdin and answers "ok" (or the error); "done" answers the figures. A
-// wait is the line "wait <ns>" out, answered by the clock's new time; a
-// round stopped by a pause (the hourly write budget) is polled again once
-// the pause is over.
-func memoryChild(cfgPath string) int {
-	fail := func(err error) int {
-		fmt.Println("error:", strings.ReplaceAll(err.Error(), "\n", " "))
-		return 1
-	}
-	if _, err := SetMemoryLimit(os.Getenv); err != nil {
-		return fail(err)
-	}
-	cfg, err := config.Load(cfgPath)
-	if err != nil {
-		return fail(err)
-	}
-	pemKey, err := os.ReadFile(cfg.GitHub.PrivateKeyFile)
-	if err != nil {
-		return fail(err)
-	}
-	start, err := strconv.ParseInt(os.Getenv(memoryClockEnv), 10, 64)
-	if err != nil {
-		return fail(err)
-	}
-	in := bufio.NewScanner(os.Stdin)
-	var clockMu sync.Mutex
-	now := time.Unix(0, start)
-	// The production client, but for the clock.
-	opts := githubapi.ClientOptions{
-		Now: func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return now },
-		Sleep: func(ctx context.Context, d time.Duration) error {
-			clockMu.Lock()
-			defer clockMu.Unlock()
-			fmt.Printf("wait %d\n", d.Nanoseconds())
-			if !in.Scan() {
-				return errors.New("the benchmark's clock is gone")
-			}
-			ns, err := strconv.ParseInt(in.Text(), 10, 64)
-			if err != nil {
-				return err
-			}
-			now = time.Unix(0, ns)
-			return ctx.Err()
-		},
-	}
-	auth := githubapi.AppAuth{AppID: cfg.GitHub.AppID, PrivateKey: pemKey, InstallationID: cfg.GitHub.InstallationID, BaseURL: cfg.GitHub.APIURL}
-	gh, err := githubapi.NewClient(auth, opts)
-	if err != nil {
-		return fail(err)
-	}
-	ctx := context.Background()
-	login, err := githubapi.AppLogin(ctx, auth, opts)
-	if err != nil {
-		return fail(err)
-	}
-	r := &Runner{Bot: New(gh, Options{AppID: cfg.GitHub.AppID, Login: login, RenderBytes: analyzer.DefaultRenderCacheBytes}), Interval: time.Minute}
-	for _, t := range cfg.ResolvedTargets() {
-		live := filepath.Join(filepath.Dir(cfgPath), t.Name+".json")
-		r.Targets = append(r.Targets, &Target{Config: *t, Lister: cluster.ObjectFileLister{Path: live}})
-	}
-	pk := startPeakHeap(os.Getenv("DRIFTBACK_MEMORY_PROFILE"))
-	for in.Scan() {
-		switch in.Text() {
-		case "poll":
-			err := r.PollOnce(ctx)
-			for until, ok := pausedUntil(err); ok; until, ok = pausedUntil(err) {
-				// A runner waits out a pause (or the check runs deferred
-				// for the pull requests' part of the budget) before its
-				// next round: so does the bot here, on the virtual clock.
-				if err = opts.Sleep(ctx, until.Sub(opts.Now())); err == nil {
-					err = r.PollOnce(ctx)
-				}
-			}
-			if err != nil {
-				fmt.Println("error:", strings.ReplaceAll(err.Error(), "\n", " "))
-				continue
-			}
-			fmt.Println("ok")
-		case "done":
-			heap, live := pk.end()
-			runtime.GC()
-			if prof := os.Getenv("DRIFTBACK_MEMORY_PROFILE"); prof != "" {
-				// What the bot keeps at the end, beside the peak's.
-				if f, err := os.Create(prof + ".end"); err == nil {
-					pprof.WriteHeapProfile(f)
-					f.Close()
-				}
-			}
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			rss, err := peakRSS()
-			if err != nil {
-				return fail(err)
-			}
-			out, _ := json.Marshal(memoryFigures{PeakRSS: rss, PeakHeap: int64(heap), PeakLive: int64(live), HeapAfterGC: int64(ms.HeapAlloc)})
-			fmt.Println(string(out))
-			runtime.KeepAlive(r) // the heap after GC is what the bot keeps
-			return 0
-		}
-	}
-	return 1
 }
 
 // peakHeap samples the heap in use until end, and the live heap (what the
