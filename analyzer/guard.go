@@ -312,6 +312,10 @@ func (a *analysis) movedRoots(before, after map[string][]byte, roots []string, p
 		case why == "":
 		case rendersOther && a.deploys(root):
 			carried[root] = why
+			if stray := a.settledStray(carried); len(stray) > 0 {
+				// The roots still to build cannot take it back.
+				return stray, nil
+			}
 		default:
 			// One root that moves refuses the write; the rest need not be built.
 			moved[root] = why
@@ -363,6 +367,22 @@ func (a *analysis) strayCarried(carried map[string]string) map[string]string {
 		}
 	}
 	return stray
+}
+
+// settledStray is strayCarried once two top-level roots move: no root
+// built later can take that back (the write changes two deployments), and
+// the refusal names those two. nil before.
+func (a *analysis) settledStray(carried map[string]string) map[string]string {
+	tops := 0
+	for r := range carried {
+		if a.snap.forest.IsTop(r) {
+			tops++
+		}
+	}
+	if tops < 2 {
+		return nil
+	}
+	return a.strayCarried(carried)
 }
 
 // buildOther renders another root of the repository, as plain kustomize

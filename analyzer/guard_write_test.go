@@ -445,3 +445,35 @@ func TestGuardOverThePlansBoundIsNotTried(t *testing.T) {
 		t.Fatalf("want base/app.yaml written:\n%s", dump(p))
 	}
 }
+
+// Issue 44, item 4: the guard stops building a shared base's readers once
+// their verdict is settled. Eight top-level overlays read the base and
+// none sets the image, so writing it would move every one: the second
+// that moves already refuses the write, and the other six are not built.
+func TestGuardStopsOnceTheVerdictIsSettled(t *testing.T) {
+	fs := map[string]string{
+		"base/kustomization.yaml": "resources: [app.yaml]\n",
+		"base/app.yaml":           "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        image: registry.example.org/app:1.0\n",
+	}
+	for i := range 8 {
+		fs[fmt.Sprintf("env%d/kustomization.yaml", i)] = fmt.Sprintf("resources: [../base]\nnamespace: env%d\n", i)
+	}
+	repo := repoOf(t, fs)
+	live := renderedLive(t, repo, "base")
+	jsonvalue.Set(find(t, live, "Deployment", "app"), containers(jsonvalue.Name("app"), jsonvalue.Key("image")), "registry.example.org/app:2.0")
+	snap := NewSnapshot(repo, nil)
+	p, err := snap.Plan("base", asLive(live), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeOutOfScope ||
+		!strings.Contains(p.Refusals[0].Message, "would change the render of env0 (its Deployment/env0/app would render differently) and of env1;") {
+		t.Fatalf("want the drift refused out-of-scope, naming the two overlays that settled it:\n%s", dump(p))
+	}
+	// The target's own build and its verify, then two builds (without and
+	// with the edit) of each of the two overlays; a guard that built every
+	// reader would take 18.
+	if n := snap.Builds(); n > 6 {
+		t.Errorf("%d builds for a verdict settled by the second overlay", n)
+	}
+}
