@@ -1,12 +1,10 @@
 package bot
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -195,21 +193,4 @@ func (p *peakHeap) end() (inUse, live uint64) {
 	close(p.stop)
 	<-p.done
 	return p.max, p.live
-}
-
-// peakRSS is the process's peak resident memory (VmHWM), in bytes.
-func peakRSS() (int64, error) {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if rest, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			return kb << 10, err
-		}
-	}
-	return 0, errors.New("no VmHWM in /proc/self/status")
 }

@@ -27,6 +27,7 @@ type pollReads struct {
 	failed     map[string]bool // cluster -> a read failed this poll
 	read       map[string]bool // cluster -> a read succeeded this poll
 	github     *githubRound    // the GitHub reads the poll's targets share
+	seq        uint64          // the round's number: rounds may end out of order
 }
 
 func newPollReads(targets []*Target) *pollReads {
@@ -100,7 +101,8 @@ func (n notedLister) List(ctx context.Context, s cluster.Scope) (cluster.Listing
 const unreadyAfter = 3
 
 // noteReads counts, per cluster, the polls in a row in which every read
-// failed. A poll that ended with the process (ctx done) says nothing.
+// failed, in the order the rounds started. A poll that ended with the
+// process (ctx done) says nothing.
 func (r *Runner) noteReads(ctx context.Context, p *pollReads) {
 	if ctx.Err() != nil {
 		return
@@ -108,14 +110,25 @@ func (r *Runner) noteReads(ctx context.Context, p *pollReads) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.unread == nil {
-		r.unread = map[string]int{}
+		r.unread, r.notedSeq = map[string]int{}, map[string]uint64{}
+	}
+	// A round that ends after a later one (a straggler) says nothing
+	// newer of the clusters that one read.
+	newer := func(c string) bool {
+		if r.notedSeq[c] > p.seq {
+			return false
+		}
+		r.notedSeq[c] = p.seq
+		return true
 	}
 	for c := range p.failed {
-		if !p.read[c] {
+		if !p.read[c] && newer(c) {
 			r.unread[c]++
 		}
 	}
 	for c := range p.read {
-		delete(r.unread, c)
+		if newer(c) {
+			delete(r.unread, c)
+		}
 	}
 }

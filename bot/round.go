@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,29 +12,37 @@ import (
 
 // roundOpts say how a round ends.
 type roundOpts struct {
-	// until, when set, is when the round stops waiting for targets still
-	// polling (the next tick): once every target has started, the round
-	// returns then and leaves those to finish on their own, within
-	// TargetTimeout. The next rounds skip a target while it is in flight,
-	// so one slow target (a cluster behind a slow link, a huge root)
-	// delays its own next poll, not everyone's. Zero: wait for all
+	// until, when set, is when the round stops (the next tick): it starts
+	// no target after it, and stops waiting for those still polling,
+	// which finish on their own within TargetTimeout, out of the round's
+	// share of Parallel while there is room for them (overtime). The next
+	// rounds skip a target while it is in flight, so one slow target (a
+	// cluster behind a slow link, a huge root) delays its own next poll,
+	// not everyone's. Zero: start every target and wait for all
 	// (PollOnce, `run --once`).
 	until time.Time
+	// full: a round of every target (Run's tick); the targets it could not
+	// start go first in the next one. A wake's round wakes them again.
+	full bool
 	// woken: a wake's round; a target it finds in flight is polled again
-	// when that poll ends, as the delivery may be newer than its start.
+	// when that poll ends, as the delivery may be newer than its start,
+	// past its backoff if retry names it.
 	woken bool
+	retry map[string]bool
 }
 
-// round reconciles targets, a few at a time. A rate limit stops the
-// round: GitHub asked the App, not one target, to slow down, so it stops
-// the targets in flight too. The error joins the failures of the targets
-// that ended within the round (their own logs say the rest).
+// round reconciles targets, Parallel at a time across rounds. A rate
+// limit stops the round: GitHub asked the App, not one target, to slow
+// down, so it stops this round's targets in flight too (those of earlier
+// rounds meet the client's own hold). The error joins the failures of the
+// targets that ended within the round (their own logs say the rest).
 func (r *Runner) round(ctx context.Context, targets []*Target, opts roundOpts) error {
 	timeout := r.TargetTimeout
 	if timeout <= 0 {
 		timeout = 5 * time.Minute
 	}
 	reads := newPollReads(targets)
+	reads.seq = r.readSeq.Add(1)
 	parent := ctx
 	ctx, stopAll := context.WithCancel(ctx)
 	var (
@@ -41,51 +50,58 @@ func (r *Runner) round(ctx context.Context, targets []*Target, opts roundOpts) e
 		mu      sync.Mutex
 		failed  []error
 		skipped bool // a target was not polled (or stopped) because ctx ended
+		wg      sync.WaitGroup
+		running []*pollHold
 	)
-	work := make(chan *Target)
-	var wg sync.WaitGroup
-	// Targets still polling from earlier rounds hold their workers.
-	parallel := r.Parallel
-	if parallel <= 0 {
-		parallel = 4
+	slots, overtime := r.pool()
+	var deadline <-chan time.Time
+	if !opts.until.IsZero() {
+		t := time.NewTimer(time.Until(opts.until))
+		defer t.Stop()
+		deadline = t.C
 	}
-	for range max(1, parallel-r.inflightCount()) {
+	order := r.order(targets, opts)
+	expired := false // the deadline fired while targets were being started
+dispatch:
+	for i, t := range order {
+		if limited.Load() {
+			break
+		}
+		select {
+		case slots <- struct{}{}:
+		case <-deadline:
+			expired = true
+			r.leftOver(order[i:], opts)
+			break dispatch
+		case <-ctx.Done():
+			skipped = true
+			break dispatch
+		}
+		if !r.enter(t.Config.Name, opts) {
+			<-slots
+			continue
+		}
+		f := &pollHold{}
+		running = append(running, f)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for t := range work {
-				if limited.Load() {
-					continue
-				}
-				if ctx.Err() != nil {
-					mu.Lock()
-					skipped = true
-					mu.Unlock()
-					continue
-				}
-				if !r.enter(t.Config.Name, opts.woken) {
-					continue
-				}
-				stopped, err := r.pollOne(ctx, reads.target(t), timeout)
-				r.leave(t.Config.Name)
-				mu.Lock()
-				if stopped {
-					skipped = true
-				}
-				if err != nil {
-					failed = append(failed, fmt.Errorf("target %s: %w", t.Config.Name, err))
-				}
-				mu.Unlock()
-				if err != nil && rateLimited(err) != "" && !limited.Swap(true) {
-					stopAll()
-				}
+			stopped, err := r.pollOne(ctx, reads.target(t), timeout)
+			r.leave(t.Config.Name)
+			f.end(slots, overtime)
+			mu.Lock()
+			if stopped {
+				skipped = true
+			}
+			if err != nil {
+				failed = append(failed, fmt.Errorf("target %s: %w", t.Config.Name, err))
+			}
+			mu.Unlock()
+			if err != nil && rateLimited(err) != "" && !limited.Swap(true) {
+				stopAll()
 			}
 		}()
 	}
-	for _, t := range targets {
-		work <- t
-	}
-	close(work)
 	finished := make(chan struct{})
 	go func() {
 		wg.Wait()
@@ -93,7 +109,13 @@ func (r *Runner) round(ctx context.Context, targets []*Target, opts roundOpts) e
 		r.noteReads(parent, reads)
 		close(finished)
 	}()
-	if !r.awaitRound(parent, finished, opts.until) {
+	if expired {
+		deadline = closedTime
+	}
+	if !r.awaitRound(finished, deadline) {
+		for _, f := range running {
+			f.overtime(slots, overtime)
+		}
 		r.log().Info("round over; targets still polling finish on their own", "inflight", r.inflightCount())
 	}
 	if !limited.Load() {
@@ -107,37 +129,132 @@ func (r *Runner) round(ctx context.Context, targets []*Target, opts roundOpts) e
 	return errors.Join(failed...)
 }
 
-// awaitRound waits for a round's targets to finish, or for until (when
-// set); false when it left targets in flight, which Run waits for before
-// it returns.
-func (r *Runner) awaitRound(ctx context.Context, finished <-chan struct{}, until time.Time) bool {
-	if until.IsZero() {
-		<-finished
-		return true
-	}
-	wait := time.NewTimer(time.Until(until))
-	defer wait.Stop()
+// closedTime is a deadline that has passed.
+var closedTime = func() <-chan time.Time {
+	c := make(chan time.Time)
+	close(c)
+	return c
+}()
+
+// awaitRound waits for a round's targets to finish, or for its deadline
+// (nil: none); false when it left targets in flight, which Run waits for
+// before it returns.
+func (r *Runner) awaitRound(finished <-chan struct{}, deadline <-chan time.Time) bool {
 	select {
 	case <-finished:
 		return true
-	case <-wait.C:
+	case <-deadline:
+	}
+	select {
+	case <-finished: // the deadline had passed while the last targets were started
+		return true
+	default:
 	}
 	r.stragglers.Add(1)
 	go func() { <-finished; r.stragglers.Done() }()
 	return false
 }
 
+// pool is the runner's slots: Parallel for the polls of rounds, and as
+// many again for polls that outlasted their round.
+func (r *Runner) pool() (slots, overtime chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.slots == nil {
+		parallel := r.Parallel
+		if parallel <= 0 {
+			parallel = 4
+		}
+		r.slots, r.overtime = make(chan struct{}, parallel), make(chan struct{}, parallel)
+	}
+	return r.slots, r.overtime
+}
+
+// pollHold is one poll's hold on the pool: a round's slot, then, if it
+// outlasts the round, an overtime one.
+type pollHold struct{ state atomic.Int32 }
+
+const (
+	inRound int32 = iota
+	inOvertime
+	landed
+)
+
+// overtime moves a poll still running at its round's end out of the
+// round's slot, when there is room for one more overtime poll; else it
+// keeps the slot (and the next round has one fewer).
+func (f *pollHold) overtime(slots, overtime chan struct{}) {
+	select {
+	case overtime <- struct{}{}:
+	default:
+		return
+	}
+	if f.state.CompareAndSwap(inRound, inOvertime) {
+		<-slots
+	} else {
+		<-overtime // it ended meanwhile
+	}
+}
+
+// end gives back what the poll holds.
+func (f *pollHold) end(slots, overtime chan struct{}) {
+	if f.state.CompareAndSwap(inRound, landed) {
+		<-slots
+		return
+	}
+	f.state.Store(landed)
+	<-overtime
+}
+
+// order is the order a round starts its targets in: a full round starts
+// with the first target the last one could not start, so none is left
+// out round after round.
+func (r *Runner) order(targets []*Target, opts roundOpts) []*Target {
+	if !opts.full {
+		return targets
+	}
+	r.mu.Lock()
+	from := r.resume
+	r.resume = ""
+	r.mu.Unlock()
+	for i, t := range targets {
+		if t.Config.Name == from {
+			return append(slices.Clone(targets[i:]), targets[:i]...)
+		}
+	}
+	return targets
+}
+
+// leftOver keeps the targets a round could not start before its deadline:
+// a full round's next round starts with them; a wake's are woken again.
+func (r *Runner) leftOver(left []*Target, opts roundOpts) {
+	if len(left) == 0 {
+		return
+	}
+	if opts.full {
+		r.mu.Lock()
+		r.resume = left[0].Config.Name
+		r.mu.Unlock()
+		return
+	}
+	if opts.woken {
+		for _, t := range left {
+			r.woke(t.Config.Name, "", opts.retry[t.Config.Name])
+		}
+	}
+}
+
 // enter marks a target in flight; false when it already is (a round that
 // left it polling), in which case a wake asks for it again when it ends.
-func (r *Runner) enter(target string, woken bool) bool {
+func (r *Runner) enter(target string, opts roundOpts) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.inflight[target] {
-		if woken {
+		if opts.woken {
 			if r.rewake == nil {
 				r.rewake = map[string]bool{}
 			}
-			r.rewake[target] = true
+			r.rewake[target] = r.rewake[target] || opts.retry[target]
 		}
 		r.log().Debug("still polling from an earlier round", "target", target)
 		return false
@@ -149,16 +266,16 @@ func (r *Runner) enter(target string, woken bool) bool {
 	return true
 }
 
-// leave marks a target's poll ended, and wakes it again if a wake found
-// it in flight.
+// leave marks a target's poll ended, and wakes it again (past its
+// backoff, if the wake asked) if a wake found it in flight.
 func (r *Runner) leave(target string) {
 	r.mu.Lock()
 	delete(r.inflight, target)
-	again := r.rewake[target]
+	retry, again := r.rewake[target]
 	delete(r.rewake, target)
 	r.mu.Unlock()
 	if again {
-		r.wake([]string{target})
+		r.woke(target, "", retry)
 	}
 }
 

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -64,29 +65,68 @@ func TestSlowTargetDoesNotHoldTheNextRound(t *testing.T) {
 }
 
 // A wake that finds its target still polling from an earlier round is
-// not lost: the target is woken again when that poll ends.
+// not lost: the target is woken again when that poll ends, and a wake
+// past the backoff (a lifecycle delivery) stays one.
 func TestWakeOfATargetInFlightIsKept(t *testing.T) {
 	h := newHarness(t, writeThroughOnly(t))
 	slow, release, entered := slowTarget(h, "shop-slow")
 	r := &Runner{Bot: h.bot, Targets: []*Target{slow}, Interval: time.Minute, TargetTimeout: time.Hour}
-	r.round(h.ctx, r.Targets, roundOpts{until: time.Now()})
+	r.round(h.ctx, r.Targets, roundOpts{until: time.Now().Add(time.Millisecond)})
 	for entered.Load() == 0 {
 		time.Sleep(time.Millisecond)
 	}
-	r.wake([]string{"shop-slow"})
-	if err := r.pollWoken(h.ctx, time.Now()); err != nil {
+	r.woke("shop-slow", "", true)
+	if err := r.pollWoken(h.ctx, time.Now().Add(time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
 	if n := entered.Load(); n != 1 {
 		t.Fatalf("the woken target was polled %d times at once", n)
 	}
-	if woken := r.takeWoken(); len(woken) != 0 {
+	if woken, _ := r.takeWoken(); len(woken) != 0 {
 		t.Fatalf("woken before its poll ended: %v", woken)
 	}
 	release()
 	r.stragglers.Wait()
-	woken := r.takeWoken()
-	if len(woken) != 1 || woken[0].Config.Name != "shop-slow" {
-		t.Fatalf("after its poll ended, woken = %v", woken)
+	woken, retries := r.takeWoken()
+	if len(woken) != 1 || woken[0].Config.Name != "shop-slow" || !retries["shop-slow"] {
+		t.Fatalf("after its poll ended, woken = %v, retries = %v; want shop-slow, past its backoff", woken, retries)
 	}
+}
+
+// As many slow targets as the runner polls at once (a slow cluster with
+// several targets) do not stop the others either: a round starts no
+// target after its tick, the next round starts with those it left, and
+// the polls that outlast their round leave their slots to the next.
+func TestSlowTargetsAsManyAsParallelDoNotHoldTheOthers(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	var slow []*Target
+	var releases []func()
+	for i := range 3 {
+		s, release, _ := slowTarget(h, fmt.Sprintf("shop-slow-%d", i))
+		slow, releases = append(slow, s), append(releases, release)
+	}
+	var quick atomic.Int32
+	inner := h.target.Lister
+	h.target.Lister = listerFunc(func(ctx context.Context, s cluster.Scope) ([]cluster.Object, error) {
+		quick.Add(1)
+		l, err := inner.List(ctx, s)
+		return l.Objects, err
+	})
+	r := &Runner{Bot: h.bot, Targets: append(slow, h.target), Interval: 50 * time.Millisecond, Parallel: 2, TargetTimeout: time.Hour}
+	ctx, cancel := context.WithCancel(h.ctx)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	// Outcome, not speed: a runner whose rounds wait for their workers
+	// never polls the quick target (the test's deadline ends it).
+	for quick.Load() < 3 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := r.inflightCount(); n > 4 {
+		t.Fatalf("%d polls in flight, more than Parallel and as many again", n)
+	}
+	cancel()
+	for _, release := range releases {
+		release()
+	}
+	<-done
 }

@@ -84,10 +84,17 @@ type Runner struct {
 
 	mu sync.Mutex
 	// inflight: the targets being polled now, by any round; rewake: those
-	// of them a wake found in flight, polled again when they end.
+	// of them a wake found in flight, polled again when they end (true:
+	// past their backoff); resume: the target Run's next round starts
+	// with (round.go).
 	inflight, rewake map[string]bool
-	ready            map[string]bool // cluster name -> polled successfully once
-	unread           map[string]int  // cluster name -> polls in a row it could not be read
+	resume           string
+	// slots and overtime bound the polls in flight (round.go, pool).
+	slots, overtime chan struct{}
+	readSeq         atomic.Uint64 // numbers the rounds' reads (noteReads)
+	notedSeq        map[string]uint64
+	ready           map[string]bool // cluster name -> polled successfully once
+	unread          map[string]int  // cluster name -> polls in a row it could not be read
 	// A failing target is skipped for more polls the more often it failed
 	// in a row: failed counts the failures, skip the polls left to skip.
 	failed, skip map[string]int
@@ -121,7 +128,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		next := time.Now().Add(r.Interval)
-		r.round(ctx, r.Targets, roundOpts{until: next})
+		r.round(ctx, r.Targets, roundOpts{until: next, full: true})
 		if !r.waitTick(ctx, t.C, next) {
 			return ctx.Err()
 		}

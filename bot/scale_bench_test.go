@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -275,7 +274,8 @@ func (w *scaleWorld) measure(b *testing.B, before func(i int)) {
 	b.ReportMetric(float64(d.Requests)/n, "github-requests/op")
 	b.ReportMetric(float64(d.Mutating)/n, "github-writes/op")
 	b.ReportMetric(float64(requests)/n, "apiserver-requests/op")
-	b.ReportMetric(peakRSSMiB(), "peak-rss-MiB")
+	rss, _ := peakRSS()
+	b.ReportMetric(float64(rss)/(1<<20), "peak-rss-MiB")
 }
 
 // drift hand-scales the Deployment app-00 of root i, as kubectl scale would.
@@ -291,22 +291,4 @@ func (w *scaleWorld) drift(b *testing.B, i int) {
 		metav1.PatchOptions{FieldManager: "kubectl-scale"}, "scale"); err != nil {
 		b.Fatal(err)
 	}
-}
-
-// cpuTime is the CPU time this process has used, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// peakRSSMiB is the process's peak resident memory so far.
-func peakRSSMiB() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return float64(ru.Maxrss) / 1024 // KiB on Linux
 }

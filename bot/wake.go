@@ -39,8 +39,9 @@ func (r *Runner) wakeSignal() chan struct{} {
 }
 
 // takeWoken returns the woken targets, in the runner's order, and clears
-// the set; the ones to retry past their backoff are let out of it.
-func (r *Runner) takeWoken() []*Target {
+// the set; the ones to retry past their backoff (retries) are let out of
+// it.
+func (r *Runner) takeWoken() (out []*Target, retries map[string]bool) {
 	r.wakeMu.Lock()
 	woken, retries := r.woken, r.retries
 	r.woken, r.retries = nil, nil
@@ -52,13 +53,12 @@ func (r *Runner) takeWoken() []*Target {
 		}
 		r.mu.Unlock()
 	}
-	var out []*Target
 	for _, t := range r.Targets {
 		if woken[t.Config.Name] {
 			out = append(out, t)
 		}
 	}
-	return out
+	return out, retries
 }
 
 // PollWoken polls the targets deliveries woke since the last call. A
@@ -72,7 +72,8 @@ func (r *Runner) PollWoken(ctx context.Context) error {
 // polling at until, the next tick (roundOpts).
 func (r *Runner) pollWoken(ctx context.Context, until time.Time) error {
 	var due []*Target
-	for _, t := range r.takeWoken() {
+	woken, retries := r.takeWoken()
+	for _, t := range woken {
 		if _, rerun := r.Bot.rerun.get(t.Config.Name); rerun {
 			r.mu.Lock()
 			delete(r.skip, t.Config.Name) // a person asked: try now (a failure backs off longer still)
@@ -85,7 +86,7 @@ func (r *Runner) pollWoken(ctx context.Context, until time.Time) error {
 	if len(due) == 0 {
 		return nil
 	}
-	return r.round(ctx, due, roundOpts{until: until, woken: true})
+	return r.round(ctx, due, roundOpts{until: until, woken: true, retry: retries})
 }
 
 // waitTick waits for the next tick of the poll interval (due at next),

@@ -56,7 +56,8 @@ func (g *hookRig) deliver(w githubtest.Webhook) int {
 // woken is the set of targets a delivery woke, taken (and cleared).
 func (g *hookRig) woken() []string {
 	var out []string
-	for _, t := range g.r.takeWoken() {
+	woken, _ := g.r.takeWoken()
+	for _, t := range woken {
 		out = append(out, t.Config.Name)
 	}
 	return out

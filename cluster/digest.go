@@ -26,29 +26,38 @@ func digestOf(o Object) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// digests remembers the digests of the objects a lister read, by uid and
-// resourceVersion, for two rounds: an idle poll of a thousand targets then
-// serialises none of their objects again. Each round (Round, List) starts
-// a generation; what the last two did not see is dropped.
+// digests remembers the digests of the objects a lister read, by the
+// resource and version they were read as (a custom resource served at a
+// new version reads differently at the same resourceVersion), uid and
+// resourceVersion: an idle poll of a thousand targets then serialises none
+// of their objects again. A round (Round, List) starts a generation once
+// the current one has seen as many objects as the last, so the small
+// rounds of wakes between ticks drop nothing; what two generations did not
+// see is dropped.
 type digests struct {
 	mu        sync.Mutex
 	cur, prev map[string]string
 }
 
-// rotate starts a generation.
+// rotate starts a generation, unless the current one has seen fewer
+// objects than the last.
 func (d *digests) rotate() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.cur != nil && len(d.cur) < len(d.prev) {
+		return
+	}
 	d.prev, d.cur = d.cur, map[string]string{}
 }
 
-// of sets the digest of o, read as uid at resourceVersion rv, computing
-// it unless the same pair was read in this generation or the last.
-func (d *digests) of(o *Object, uid, rv string) {
+// of sets the digest of o, read from resource (group/version/resource) as
+// uid at resourceVersion rv, computing it unless the same were read in
+// this generation or the last.
+func (d *digests) of(o *Object, resource, uid, rv string) {
 	if uid == "" || rv == "" {
 		return // computed when asked
 	}
-	key := uid + "/" + rv
+	key := resource + " " + uid + " " + rv
 	d.mu.Lock()
 	v, ok := d.cur[key]
 	if !ok {

@@ -258,7 +258,7 @@ func (l *ClientLister) listKind(ctx context.Context, gvr schema.GroupVersionReso
 			}
 			o := fromAPI(obj, true)
 			o.Resource = gvr.Resource
-			l.digests.of(&o, uid, rv)
+			l.digests.of(&o, gvr.String(), uid, rv)
 			out = append(out, o)
 		}
 		return list.GetContinue(), nil
