@@ -26,19 +26,25 @@ func slowTarget(h *harness, name string) (t *Target, release func(), entered *at
 	return t, func() { close(gate) }, entered
 }
 
+// countReads counts t's cluster reads from now on.
+func countReads(t *Target) *atomic.Int32 {
+	n := &atomic.Int32{}
+	inner := t.Lister
+	t.Lister = listerFunc(func(ctx context.Context, s cluster.Scope) ([]cluster.Object, error) {
+		n.Add(1)
+		l, err := inner.List(ctx, s)
+		return l.Objects, err
+	})
+	return n
+}
+
 // Issue 44, item 2: a target that takes longer than the poll interval
 // does not hold up the next rounds of the others; it is not polled twice
 // at once; and Run returns only after it ended.
 func TestSlowTargetDoesNotHoldTheNextRound(t *testing.T) {
 	h := newHarness(t, writeThroughOnly(t))
 	slow, release, entered := slowTarget(h, "shop-slow")
-	var quick atomic.Int32
-	inner := h.target.Lister
-	h.target.Lister = listerFunc(func(ctx context.Context, s cluster.Scope) ([]cluster.Object, error) {
-		quick.Add(1)
-		l, err := inner.List(ctx, s)
-		return l.Objects, err
-	})
+	quick := countReads(h.target)
 	r := &Runner{Bot: h.bot, Targets: []*Target{slow, h.target}, Interval: 50 * time.Millisecond, TargetTimeout: time.Hour}
 	ctx, cancel := context.WithCancel(h.ctx)
 	done := make(chan error, 1)
@@ -105,13 +111,7 @@ func TestSlowTargetsAsManyAsParallelDoNotHoldTheOthers(t *testing.T) {
 		s, release, _ := slowTarget(h, fmt.Sprintf("shop-slow-%d", i))
 		slow, releases = append(slow, s), append(releases, release)
 	}
-	var quick atomic.Int32
-	inner := h.target.Lister
-	h.target.Lister = listerFunc(func(ctx context.Context, s cluster.Scope) ([]cluster.Object, error) {
-		quick.Add(1)
-		l, err := inner.List(ctx, s)
-		return l.Objects, err
-	})
+	quick := countReads(h.target)
 	r := &Runner{Bot: h.bot, Targets: append(slow, h.target), Interval: 50 * time.Millisecond, Parallel: 2, TargetTimeout: time.Hour}
 	ctx, cancel := context.WithCancel(h.ctx)
 	done := make(chan error, 1)
