@@ -431,8 +431,15 @@ func (w *writability) settingHome(s gitops.Setting) (*settingAt, *Refusal) {
 // extra build worth running. Without it every such value is written to
 // the source, which is what the dye would have said anyway.
 func (a *analysis) dyeCanRoute() bool {
-	entries := dye.EntriesOf(a.base.tree, a.snap.repo.File)
+	var entries *dye.Entries
 	for _, p := range a.pairs {
+		if p.inSync {
+			continue // its intent is its render: nothing differs from live
+		}
+		if entries == nil {
+			e := dye.EntriesOf(a.base.tree, a.snap.repo.File)
+			entries = &e
+		}
 		for _, s := range dye.ImageSlots(p.ren.Object) {
 			if v, ok := jsonvalue.Get(p.intent, s.Path); ok && v != s.Image && entries.MayMatchImage(s.Image) {
 				return true

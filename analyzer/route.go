@@ -66,8 +66,17 @@ type routing struct {
 func planRoutes(pairs []pair, base *built, suppliers map[dye.SlotKey]dye.Supplier, w *writability, refuse func(Refusal)) *routing {
 	rt := &routing{supplied: map[dye.SlotKey]bool{}, conflicted: map[dye.SlotKey]bool{}}
 	rp := &routePlanner{out: rt, base: base, suppliers: suppliers, writable: w, refuse: refuse, demands: map[routingKey][]demand{}}
+	supplied := map[render.ID]bool{}
+	for k := range suppliers {
+		supplied[k.Obj] = true
+	}
 	for _, p := range pairs {
 		if p.ren.ID.Kind == "Secret" {
+			continue
+		}
+		if p.inSync && !supplied[p.ren.ID] {
+			// Its intent is its render: no slot changed, and with no
+			// entry supplying one there is no demand to record.
 			continue
 		}
 		rp.images(p)
