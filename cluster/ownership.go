@@ -185,6 +185,9 @@ func kindMatches(rule, kind, group string) bool {
 // client-side applier records exactly the render there, so only a hand
 // `kubectl apply` puts other fields in it.
 func (o *Ownership) UserOwned(p jsonvalue.Path) bool {
+	if o.lastApplied == nil && !o.anyPerson() {
+		return false // only appliers wrote the object, and nothing recorded a hand apply
+	}
 	owned := false
 	for _, m := range o.managers {
 		if !o.owns(m, p) || o.ignoredFor(m, p) {
@@ -374,6 +377,16 @@ func (o *Ownership) Ignored() []jsonvalue.Path {
 		}
 	}
 	return out
+}
+
+// anyPerson reports whether some manager of the object is not an applier.
+func (o *Ownership) anyPerson() bool {
+	for _, m := range o.managers {
+		if !o.isApplier(m) {
+			return true
+		}
+	}
+	return false
 }
 
 // isApplier: a GitOps applier's own write. A write through a subresource

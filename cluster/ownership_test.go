@@ -89,3 +89,33 @@ func TestIgnoreRulesReadPathsAndKindsAsTheConfigWritesThem(t *testing.T) {
 		t.Fatal("an ignore rule with a malformed path was accepted")
 	}
 }
+
+// UserOwned: a field only an applier wrote is a person's only when
+// kubectl's last-applied configuration holds it; one a person's manager
+// wrote is always a person's.
+func TestUserOwnedByAppliersAndPersons(t *testing.T) {
+	replicas := jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("replicas")}
+	rules := NewRules([]string{"deployer"}, nil)
+	for _, tc := range []struct {
+		name, manager string
+		lastApplied   map[string]any
+		want          bool
+	}{
+		{"applier alone", "deployer", nil, false},
+		{"applier, hand-applied", "deployer", map[string]any{"spec": map[string]any{"replicas": int64(3)}}, true},
+		{"applier, last-applied without the field", "deployer", map[string]any{"spec": map[string]any{}}, false},
+		{"person", "kubectl-edit", nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := deployment(t, "apps/v1", tc.manager)
+			obj.LastApplied = tc.lastApplied
+			own, err := NewOwnership(obj, rules)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := own.UserOwned(replicas); got != tc.want {
+				t.Fatalf("UserOwned(spec.replicas) = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
