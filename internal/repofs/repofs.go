@@ -27,6 +27,7 @@ type Repo struct {
 	unkept map[string]int64 // sizes of the files whose bytes are not held
 	links  map[string]string
 	dirs   map[string]bool
+	layer  // what a Repo made by With shows of the one it was made from
 }
 
 // New returns an empty snapshot.
@@ -69,11 +70,12 @@ func (r *Repo) Add(p string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if c == "" || r.dirs[c] {
+	if c == "" || r.isDir(c) {
 		return fmt.Errorf("path %q is a folder", p)
 	}
 	r.files[c] = data
 	delete(r.unkept, c)
+	r.hide(&r.hideUnkept, c)
 	r.addDirs(c)
 	return nil
 }
@@ -86,10 +88,11 @@ func (r *Repo) AddUnkept(p string, size int64) error {
 	if err != nil {
 		return err
 	}
-	if c == "" || r.dirs[c] {
+	if c == "" || r.isDir(c) {
 		return fmt.Errorf("path %q is a folder", p)
 	}
 	delete(r.files, c)
+	r.hide(&r.hideFile, c)
 	r.unkept[c] = size
 	r.addDirs(c)
 	return nil
@@ -112,19 +115,16 @@ func (r *Repo) Size(p string) (int64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	if b, ok := r.files[c]; ok {
+	if b, ok := r.file(c); ok {
 		return int64(len(b)), true
 	}
-	n, ok := r.unkept[c]
-	return n, ok
+	return r.unkeptSize(c)
 }
 
 // Bytes is the size of the kept files together.
 func (r *Repo) Bytes() int64 {
 	var n int64
-	for _, b := range r.files {
-		n += int64(len(b))
-	}
+	r.eachFile(func(_ string, b []byte) { n += int64(len(b)) })
 	return n
 }
 
@@ -144,14 +144,13 @@ func (r *Repo) File(p string) ([]byte, bool) {
 	if err != nil {
 		return nil, false
 	}
-	b, ok := r.files[c]
-	return b, ok
+	return r.file(c)
 }
 
 // IsDir reports whether p is a folder that holds files.
 func (r *Repo) IsDir(p string) bool {
 	c, err := Clean(p)
-	return err == nil && r.dirs[c]
+	return err == nil && r.isDir(c)
 }
 
 // Symlink reports whether p, or a folder above it, is a symlink, and names it.
@@ -161,7 +160,7 @@ func (r *Repo) Symlink(p string) (string, bool) {
 		return "", false
 	}
 	for d := c; d != "." && d != ""; d = path.Dir(d) {
-		if _, ok := r.links[d]; ok {
+		if _, ok := r.link(d); ok {
 			return d, true
 		}
 	}
@@ -192,17 +191,13 @@ func (r *Repo) List(dir string) []string {
 			}
 		}
 	}
-	for p := range r.files {
-		file(p)
-	}
-	for p := range r.unkept {
-		file(p)
-	}
-	for p := range r.links {
+	r.eachFile(func(p string, _ []byte) { file(p) })
+	r.eachUnkept(func(p string, _ int64) { file(p) })
+	r.eachLink(func(p, _ string) {
 		if rest, ok := under(c, p); ok && !strings.Contains(rest, "/") {
 			add(rest)
 		}
-	}
+	})
 	sort.Strings(out)
 	return out
 }
@@ -221,6 +216,7 @@ func under(dir, p string) (string, bool) {
 // stay; files kept by size alone cost nothing and stay too). For a
 // snapshot being prepared, before anyone reads it.
 func (r *Repo) Retain(keep func(p string) bool) {
+	r.flatten()
 	for p := range r.files {
 		if !keep(p) {
 			delete(r.files, p)
@@ -231,33 +227,22 @@ func (r *Repo) Retain(keep func(p string) bool) {
 // Paths returns the path of every file whose bytes are kept, sorted.
 func (r *Repo) Paths() []string {
 	out := make([]string, 0, len(r.files))
-	for p := range r.files {
-		out = append(out, p)
-	}
+	r.eachFile(func(p string, _ []byte) { out = append(out, p) })
 	sort.Strings(out)
 	return out
 }
 
 // With returns a new snapshot with the given files replaced (nil content
 // deletes). The receiver is unchanged, so verify can build an edited tree
-// beside the original.
+// beside the original; it must not change while the new one is in use,
+// which holds only the changes and shows the receiver through.
 func (r *Repo) With(changes map[string][]byte) (*Repo, error) {
-	out := New()
-	for p, b := range r.files {
-		if _, changed := changes[p]; !changed {
-			out.files[p] = b
-		}
-	}
-	for p, n := range r.unkept {
-		if _, changed := changes[p]; !changed {
-			out.unkept[p] = n
-		}
-	}
-	for d := range r.dirs {
-		out.dirs[d] = true
-	}
-	for p, t := range r.links {
-		out.links[p] = t
+	out := r.over()
+	for p := range changes {
+		// The receiver's file or size-only record at a changed path (as
+		// given) does not show through.
+		out.hide(&out.hideFile, p)
+		out.hide(&out.hideUnkept, p)
 	}
 	for p, b := range changes {
 		if b == nil {
@@ -266,6 +251,7 @@ func (r *Repo) With(changes map[string][]byte) (*Repo, error) {
 				return nil, err
 			}
 			delete(out.files, c)
+			out.hide(&out.hideFile, c)
 			continue
 		}
 		if err := out.Add(p, b); err != nil {
@@ -281,7 +267,8 @@ func (r *Repo) With(changes map[string][]byte) (*Repo, error) {
 func (r *Repo) FS() (filesys.FileSystem, error) {
 	mem := memfs.New()
 	for _, p := range r.Paths() {
-		if err := mem.WriteFile("/"+p, r.files[p]); err != nil {
+		b, _ := r.file(p)
+		if err := mem.WriteFile("/"+p, b); err != nil {
 			return nil, fmt.Errorf("load %s into memory: %w", p, err)
 		}
 	}
