@@ -90,7 +90,9 @@ func prune(lv, rv any, own kube.Ownership, p jsonvalue.Path) any {
 // Matches reports whether View(live, ren, own) equals ren,
 // without building the view: on a quiet cluster nearly every object is in
 // sync, and that is all a plan asks of it. It walks the two objects the
-// way pruneMap and prune do.
+// way pruneMap and prune do, with the path of each value on one stack
+// (each child's path is its parent's with one step appended in place):
+// the walk only asks own about a path, and never keeps one.
 func Matches(live, ren map[string]any, own kube.Ownership) bool {
 	if own != nil && len(own.Ignored()) > 0 {
 		return jsonvalue.Equal(View(live, ren, own), ren) // restore's ancestor rules: build the view
@@ -100,7 +102,7 @@ func Matches(live, ren map[string]any, own kube.Ownership) bool {
 		live = maps.Clone(live)
 		live["apiVersion"] = av
 	}
-	return mapMatches(live, ren, own, nil)
+	return mapMatches(live, ren, own, make(jsonvalue.Path, 0, 16))
 }
 
 // mapMatches reports whether pruneMap(l, r, own, p) equals r.
@@ -119,7 +121,7 @@ func mapMatches(l, r map[string]any, own kube.Ownership, p jsonvalue.Path) bool 
 func childMatches(lv, rv any, own kube.Ownership, p jsonvalue.Path, k string) bool {
 	switch lv.(type) {
 	case map[string]any, []any:
-		return valueMatches(lv, rv, own, p.Child(jsonvalue.Key(k)))
+		return valueMatches(lv, rv, own, append(p, jsonvalue.Key(k)))
 	}
 	return jsonvalue.Equal(lv, rv)
 }
@@ -131,7 +133,7 @@ func extrasUnowned(live, ren map[string]any, own kube.Ownership, p jsonvalue.Pat
 		return true
 	}
 	for k := range live {
-		if _, ok := ren[k]; !ok && own.UserOwned(p.Child(jsonvalue.Key(k))) {
+		if _, ok := ren[k]; !ok && own.UserOwned(append(p, jsonvalue.Key(k))) {
 			return false
 		}
 	}
@@ -160,7 +162,7 @@ func valueMatches(lv, rv any, own kube.Ownership, p jsonvalue.Path) bool {
 			for _, e := range l {
 				m := e.(map[string]any)
 				n := m["name"].(string)
-				ep := p.Child(jsonvalue.Name(n))
+				ep := append(p, jsonvalue.Name(n))
 				re, ok := rb[n]
 				if !ok {
 					if own != nil && own.UserOwned(ep) {
@@ -178,7 +180,7 @@ func valueMatches(lv, rv any, own kube.Ownership, p jsonvalue.Path) bool {
 		}
 		if len(l) == len(r) {
 			for i := range l {
-				if !valueMatches(l[i], r[i], own, p.Child(jsonvalue.Index(i))) {
+				if !valueMatches(l[i], r[i], own, append(p, jsonvalue.Index(i))) {
 					return false
 				}
 			}

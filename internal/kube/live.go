@@ -31,6 +31,7 @@ type LiveObject struct {
 // or nobody did — a server default, drop it. The cluster package builds one
 // from metadata.managedFields.
 type Ownership interface {
+	// UserOwned must not keep p: a caller may reuse it once it returns.
 	UserOwned(p jsonvalue.Path) bool
 	// Ignored lists fields taken out of comparison (an HPA's replica
 	// count): the render's value stands there.
