@@ -17,7 +17,11 @@ import (
 // kustomization file that no other kustomization reaches through
 // resources/bases. Components (kind: Component, or folders reached through
 // components:) are not roots: they cannot be built on their own.
-func Roots(repo *repofs.Repo) []string {
+func Roots(repo *repofs.Repo) []string { return rootsOf(repo, nil) }
+
+// rootsOf is Roots, each kustomization read through decoded (a Forest's, so
+// that no file is decoded twice) when not nil.
+func rootsOf(repo *repofs.Repo, decoded *memo[*decoded]) []string {
 	kdirs := map[string]bool{}
 	for _, p := range repo.Paths() {
 		if within(p, RemoteFolder) {
@@ -36,17 +40,16 @@ func Roots(repo *repofs.Repo) []string {
 		if dir == "." {
 			dir = ""
 		}
-		l := &loader{repo: repo}
+		l := &loader{repo: repo, decoded: decoded}
 		file, ok, bad := l.kustFile(dir)
 		if !ok || bad != nil {
 			continue
 		}
 		raw, _ := repo.File(file)
-		var k types.Kustomization
-		if err := k.Unmarshal(raw); err != nil {
+		k, ok := l.kustomization(file, raw)
+		if !ok {
 			continue
 		}
-		k.FixKustomization()
 		if k.Kind == types.ComponentKind {
 			component[dir] = true
 		}
@@ -84,6 +87,23 @@ func Roots(repo *repofs.Repo) []string {
 // files it was seen to read: an edit to them would change its build too.
 func FanIn(repo *repofs.Repo) map[string][]string {
 	return fanIn(Roots(repo), func(root string) (*Tree, []Refusal, error) { return Load(repo, root) })
+}
+
+// kustomization is raw read as kustomize reads it (Unmarshal, then
+// FixKustomization); false when kustomize cannot. With a Forest's cache it
+// is what decode made of the file, when that is a kustomization at all.
+func (l *loader) kustomization(file string, raw []byte) (*types.Kustomization, bool) {
+	if l.decoded != nil {
+		if _, k, _ := l.decode(file, raw); k != nil {
+			return k, true
+		}
+	}
+	var k types.Kustomization
+	if err := k.Unmarshal(raw); err != nil {
+		return nil, false
+	}
+	k.FixKustomization()
+	return &k, true
 }
 
 func fanIn(roots []string, load func(root string) (*Tree, []Refusal, error)) map[string][]string {
@@ -263,7 +283,7 @@ func (f *Forest) Readers(file string) []string {
 
 // Tops is Roots of the snapshot, worked out once.
 func (f *Forest) Tops() []string {
-	f.topsOnce.Do(func() { f.tops = Roots(f.repo) })
+	f.topsOnce.Do(func() { f.tops = rootsOf(f.repo, &f.decoded) })
 	return f.tops
 }
 
