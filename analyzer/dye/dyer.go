@@ -27,9 +27,6 @@ type Dyer struct {
 	ByNonce map[string]Input  // nonce text (ints in decimal) -> node
 	Orig    map[string]string // nonce text -> the original text, for putting back
 	Images  bool              // the tree has images: entries: image strings are theirs
-	// leavesOnly: only the nonces are read (ValueLeaves), never the dyed
-	// texts, so a dyed patch text is not written out.
-	leavesOnly bool
 }
 
 // nonce returns the dyed value for v (a string or an int) and records it;
@@ -179,9 +176,6 @@ func (d *Dyer) dyePatchText(text []byte, n Input) ([]byte, bool) {
 		default:
 			return nil, false
 		}
-	}
-	if d.leavesOnly {
-		return text, true // read by no one: the dye of text stands recorded
 	}
 	out, err := MarshalDocs(docs)
 	return out, err == nil

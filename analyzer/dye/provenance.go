@@ -86,7 +86,7 @@ func readProvenance(d *Dyer, plain, dyed []render.Object, names map[string]strin
 // build.
 func (r Root) ValueLeaves() map[string][]Landing {
 	num := 0
-	vd := &Dyer{Num: &num, ByNonce: map[string]Input{}, Orig: map[string]string{}, leavesOnly: true}
+	vd := &Dyer{Num: &num, ByNonce: map[string]Input{}, Orig: map[string]string{}}
 	io := NewFiles(r.Tree, r.Read, map[string][]byte{})
 	for _, n := range r.Tree.Nodes {
 		if ValueInputs(n) {
