@@ -27,8 +27,11 @@ func (r *Repo) over() *Repo {
 		base = New()
 		base.copyFrom(r)
 	}
+	// out reads the maps base holds now: Retain, which makes base's maps
+	// anew, does not reach it.
+	view := *base
 	out := New()
-	out.under, out.depth = base, base.depth+1
+	out.under, out.depth = &view, base.depth+1
 	return out
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -128,5 +129,27 @@ func TestLayersShowWhatCopiesShow(t *testing.T) {
 		if got, want := view(layered, paths), view(copied, paths); !reflect.DeepEqual(got, want) {
 			t.Fatalf("trial %d after Retain: layered %v, copied %v", trial, got, want)
 		}
+	}
+}
+
+// Retaining a Repo's files (a snapshot being pruned) leaves a Repo already
+// made from it by With showing what it showed, as a copy would.
+func TestRetainLeavesLayersAlone(t *testing.T) {
+	base := New()
+	for _, p := range []string{"a.yaml", "b.yaml"} {
+		if err := base.Add(p, []byte(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	layered, err := base.With(map[string][]byte{"c.yaml": []byte("c")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base.Retain(func(p string) bool { return p == "a.yaml" })
+	if got := strings.Join(layered.Paths(), " "); got != "a.yaml b.yaml c.yaml" {
+		t.Fatalf("the layer shows %q after its base was pruned", got)
+	}
+	if got := strings.Join(base.Paths(), " "); got != "a.yaml" {
+		t.Fatalf("the pruned base shows %q", got)
 	}
 }

@@ -64,7 +64,9 @@ func Join(dir, rel string) (string, error) {
 	return Clean(path.Join(dir, filepath.ToSlash(rel)))
 }
 
-// Add stores a file. Its parent folders come into being implicitly.
+// Add stores a file. Its parent folders come into being implicitly. For a
+// Repo being built: a Repo made from r by With reads r's maps, and would
+// show the file too.
 func (r *Repo) Add(p string, data []byte) error {
 	c, err := Clean(p)
 	if err != nil {
@@ -214,14 +216,18 @@ func under(dir, p string) (string, bool) {
 
 // Retain drops every file with bytes that keep refuses (their folders
 // stay; files kept by size alone cost nothing and stay too). For a
-// snapshot being prepared, before anyone reads it.
+// snapshot being prepared, before anyone reads it. It makes r's maps anew
+// rather than deleting from them, so a Repo already made from r by With,
+// which reads r's maps, keeps showing what it showed.
 func (r *Repo) Retain(keep func(p string) bool) {
 	r.flatten()
-	for p := range r.files {
-		if !keep(p) {
-			delete(r.files, p)
+	files := make(map[string][]byte, len(r.files))
+	for p, b := range r.files {
+		if keep(p) {
+			files[p] = b
 		}
 	}
+	r.files = files
 }
 
 // Paths returns the path of every file whose bytes are kept, sorted.
