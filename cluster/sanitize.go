@@ -15,8 +15,7 @@ func Sanitize(obj map[string]any) map[string]any {
 	if out == nil {
 		return nil
 	}
-	noise.Strip(out)
-	return jsonvalue.RedactSecret(out)
+	return sanitizeOwned(out)
 }
 
 // sanitizeOwned is Sanitize for a decoder's fresh, normalised output that
