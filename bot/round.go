@@ -54,14 +54,15 @@ func (r *Runner) round(ctx context.Context, targets []*Target, opts roundOpts) e
 		running []*pollHold
 	)
 	slots, overtime := r.pool()
-	var deadline <-chan time.Time
+	// deadline stays closed once until has passed, for dispatch and the
+	// wait alike; nil (never) without one.
+	var deadline <-chan struct{}
 	if !opts.until.IsZero() {
-		t := time.NewTimer(time.Until(opts.until))
-		defer t.Stop()
-		deadline = t.C
+		dctx, cancel := context.WithDeadline(context.Background(), opts.until)
+		defer cancel()
+		deadline = dctx.Done()
 	}
 	order := r.order(targets, opts)
-	expired := false // the deadline fired while targets were being started
 dispatch:
 	for i, t := range order {
 		if limited.Load() {
@@ -70,7 +71,6 @@ dispatch:
 		select {
 		case slots <- struct{}{}:
 		case <-deadline:
-			expired = true
 			r.leftOver(order[i:], opts)
 			break dispatch
 		case <-ctx.Done():
@@ -109,9 +109,6 @@ dispatch:
 		r.noteReads(parent, reads)
 		close(finished)
 	}()
-	if expired {
-		deadline = closedTime
-	}
 	if !r.awaitRound(finished, deadline) {
 		for _, f := range running {
 			f.overtime(slots, overtime)
@@ -129,17 +126,10 @@ dispatch:
 	return errors.Join(failed...)
 }
 
-// closedTime is a deadline that has passed.
-var closedTime = func() <-chan time.Time {
-	c := make(chan time.Time)
-	close(c)
-	return c
-}()
-
 // awaitRound waits for a round's targets to finish, or for its deadline
 // (nil: none); false when it left targets in flight, which Run waits for
 // before it returns.
-func (r *Runner) awaitRound(finished <-chan struct{}, deadline <-chan time.Time) bool {
+func (r *Runner) awaitRound(finished, deadline <-chan struct{}) bool {
 	select {
 	case <-finished:
 		return true
