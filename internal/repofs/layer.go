@@ -69,31 +69,57 @@ func (r *Repo) copyFrom(src *Repo) {
 	}
 }
 
-// file is the file at the clean path c.
-func (r *Repo) file(c string) ([]byte, bool) {
+// A layered kind of entry (files, size-only records): a layer's own map
+// of them and the paths whose entry under it does not show.
+func filesOf(l *Repo) (map[string][]byte, map[string]bool) { return l.files, l.hideFile }
+func unkeptOf(l *Repo) (map[string]int64, map[string]bool) { return l.unkept, l.hideUnkept }
+
+// lookup is the entry of a kind at the clean path c that r shows: the
+// newest layer's, unless a layer above the one holding it hides it.
+func lookup[V any](r *Repo, c string, of func(*Repo) (map[string]V, map[string]bool)) (V, bool) {
 	for l := r; l != nil; l = l.under {
-		if b, ok := l.files[c]; ok {
-			return b, true
+		own, hidden := of(l)
+		if v, ok := own[c]; ok {
+			return v, true
 		}
-		if l.hideFile[c] {
+		if hidden[c] {
 			break
 		}
 	}
-	return nil, false
+	var zero V
+	return zero, false
 }
 
-// unkeptSize is the size of the size-only record at the clean path c.
-func (r *Repo) unkeptSize(c string) (int64, bool) {
+// each calls fn for every entry of a kind r shows, in no order.
+func each[V any](r *Repo, of func(*Repo) (map[string]V, map[string]bool), fn func(p string, v V)) {
+	var seen map[string]bool
 	for l := r; l != nil; l = l.under {
-		if n, ok := l.unkept[c]; ok {
-			return n, true
+		own, hidden := of(l)
+		for p, v := range own {
+			if !seen[p] {
+				fn(p, v)
+			}
 		}
-		if l.hideUnkept[c] {
-			break
+		if l.under == nil {
+			return
+		}
+		if seen == nil {
+			seen = map[string]bool{}
+		}
+		for p := range own {
+			seen[p] = true
+		}
+		for p := range hidden {
+			seen[p] = true
 		}
 	}
-	return 0, false
 }
+
+// file is the file at the clean path c.
+func (r *Repo) file(c string) ([]byte, bool) { return lookup(r, c, filesOf) }
+
+// unkeptSize is the size of the size-only record at the clean path c.
+func (r *Repo) unkeptSize(c string) (int64, bool) { return lookup(r, c, unkeptOf) }
 
 // isDir reports whether the clean path c is a folder of some layer.
 func (r *Repo) isDir(c string) bool {
@@ -116,52 +142,10 @@ func (r *Repo) link(c string) (string, bool) {
 }
 
 // eachFile calls fn for every file r shows, in no order.
-func (r *Repo) eachFile(fn func(p string, b []byte)) {
-	var seen map[string]bool
-	for l := r; l != nil; l = l.under {
-		for p, b := range l.files {
-			if !seen[p] {
-				fn(p, b)
-			}
-		}
-		if l.under == nil {
-			return
-		}
-		if seen == nil {
-			seen = map[string]bool{}
-		}
-		for p := range l.files {
-			seen[p] = true
-		}
-		for p := range l.hideFile {
-			seen[p] = true
-		}
-	}
-}
+func (r *Repo) eachFile(fn func(p string, b []byte)) { each(r, filesOf, fn) }
 
 // eachUnkept calls fn for every size-only record r shows, in no order.
-func (r *Repo) eachUnkept(fn func(p string, n int64)) {
-	var seen map[string]bool
-	for l := r; l != nil; l = l.under {
-		for p, n := range l.unkept {
-			if !seen[p] {
-				fn(p, n)
-			}
-		}
-		if l.under == nil {
-			return
-		}
-		if seen == nil {
-			seen = map[string]bool{}
-		}
-		for p := range l.unkept {
-			seen[p] = true
-		}
-		for p := range l.hideUnkept {
-			seen[p] = true
-		}
-	}
-}
+func (r *Repo) eachUnkept(fn func(p string, n int64)) { each(r, unkeptOf, fn) }
 
 // eachLink calls fn for every symlink r shows, in no order.
 func (r *Repo) eachLink(fn func(p, target string)) {
