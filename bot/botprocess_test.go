@@ -23,6 +23,7 @@ import (
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/githubtest"
+	"github.com/driftback/driftback/internal/memlimit"
 )
 
 // botChildEnv, when set, makes the test binary a bot process of its own
@@ -52,7 +53,7 @@ type botProcess struct {
 // process's environment overrides it, GOMEMLIMIT=off runs without one).
 func startBotProcess(b *testing.B, cfgPath string, clock *githubtest.Clock) *botProcess {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	container := ContainerMemoryEnv + "=" + strconv.Itoa(memoryBudget)
+	container := memlimit.ContainerMemoryEnv + "=" + strconv.Itoa(memoryBudget)
 	cmd.Env = append(os.Environ(), botChildEnv+"="+cfgPath, botClockEnv+"="+strconv.FormatInt(clock.Now().UnixNano(), 10), container)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
@@ -175,7 +176,7 @@ func botChild(cfgPath string) int {
 		fmt.Println("error:", strings.ReplaceAll(err.Error(), "\n", " "))
 		return 1
 	}
-	if _, err := SetMemoryLimit(os.Getenv); err != nil {
+	if _, err := memlimit.SetMemoryLimit(os.Getenv); err != nil {
 		return fail(err)
 	}
 	start, err := strconv.ParseInt(os.Getenv(botClockEnv), 10, 64)

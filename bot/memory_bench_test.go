@@ -35,7 +35,7 @@ const memoryBudget = 512 << 20
 // GitHub's secondary limits) are asked of this process, which moves the
 // server's clock instead of sleeping. The bot runs as deploy/ sets it up
 // for a pod limited to 512Mi: told the container's limit, it sets its Go
-// memory limit to GoMemoryLimit of it, as `run` does (GOMEMLIMIT in this
+// memory limit to memlimit.GoMemoryLimit of it, as `run` does (GOMEMLIMIT in this
 // process's environment replaces that; "off" runs without). One op is
 // the whole run; it fails when the bot's peak resident memory is above
 // 512 MiB.

@@ -17,6 +17,7 @@ import (
 	"github.com/driftback/driftback/bot"
 	"github.com/driftback/driftback/bot/shard"
 	"github.com/driftback/driftback/cluster"
+	"github.com/driftback/driftback/internal/memlimit"
 )
 
 type runOptions struct {
@@ -70,7 +71,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 		}
 		defer restore()
 	}
-	memLimit, err := bot.SetMemoryLimit(os.Getenv)
+	memLimit, err := memlimit.SetMemoryLimit(os.Getenv)
 	if err != nil {
 		return fail(err)
 	}
