@@ -12,6 +12,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/config"
 )
 
@@ -218,7 +219,7 @@ func (b *Bot) postChecks(ctx context.Context, p *poll, shas []string, r checkRes
 				done, tries = done+len(batch), 0
 				continue
 			}
-			if tries++; tries > 1 || !unknownOutcome(ctx, err) {
+			if tries++; tries > 1 || !githubapi.UnknownOutcome(ctx, err) {
 				return n, fmt.Errorf("annotate check run on %s: %w", short(sha), err)
 			}
 			// The answer was lost; the run's count says whether the batch
@@ -269,7 +270,7 @@ func (b *Bot) createRun(ctx context.Context, p *poll, sha string, r checkResult,
 	if err == nil {
 		return cr, nil
 	}
-	if !unknownOutcome(ctx, err) {
+	if !githubapi.UnknownOutcome(ctx, err) {
 		return nil, fmt.Errorf("create check run on %s: %w", short(sha), err)
 	}
 	if latest, lerr := b.latestRun(ctx, p, sha); lerr == nil && latest != nil && latest.GetExternalID() == id {

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/bot/githubapi"
 )
 
 // coAuthors are the Co-authored-by trailers of the commit recording plan:
@@ -46,7 +47,7 @@ func (b *Bot) coAuthor(ctx context.Context, login string) (string, error) {
 	u, _, err := b.GitHub.Users.Get(ctx, login)
 	trailer := ""
 	switch {
-	case isNotFound(err):
+	case githubapi.IsNotFound(err):
 	case err != nil:
 		return "", err
 	default:

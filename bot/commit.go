@@ -12,6 +12,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/repofs"
 )
@@ -163,7 +164,7 @@ func (b *Bot) moveBranch(ctx context.Context, p *poll, from branchMove, sha stri
 		if r := refusalOf(err); r != nil {
 			return r
 		}
-		if attempt < 2 && (refUpdateFailed(err) || (!from.exists && unknownOutcome(ctx, err))) {
+		if attempt < 2 && (refUpdateFailed(err) || (!from.exists && githubapi.UnknownOutcome(ctx, err))) {
 			p.log.Warn("moving the branch failed; trying again", "branch", p.branch, "error", err.Error())
 			continue
 		}
@@ -240,14 +241,14 @@ func classicProtection(msg string) bool {
 // also sends it for a protection that refuses every time: moveBranch tries
 // it three times and then says so.
 func refUpdateFailed(err error) bool {
-	er, ok := githubError(err, http.StatusUnprocessableEntity)
+	er, ok := githubapi.ErrorStatus(err, http.StatusUnprocessableEntity)
 	return ok && er.Message == "Reference update failed"
 }
 
 // refGone is the 422 GitHub answers for deleting a ref that is not there
 // (a retried delete whose first answer was lost).
 func refGone(err error) bool {
-	er, ok := githubError(err, http.StatusUnprocessableEntity)
+	er, ok := githubapi.ErrorStatus(err, http.StatusUnprocessableEntity)
 	return ok && er.Message == "Reference does not exist"
 }
 

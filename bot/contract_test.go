@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -198,7 +197,7 @@ func TestSecondaryLimitPausesTheRunnerInParallel(t *testing.T) {
 	case <-time.After(time.Minute): // only a broken runner waits this long
 		t.Fatal("the limit did not stop the target in flight")
 	}
-	if rateLimited(err) == "" {
+	if githubapi.RateLimited(err) == "" {
 		t.Fatalf("PollOnce = %v, want the rate limit", err)
 	}
 	if !errors.Is(stopErr, context.Canceled) {
@@ -592,30 +591,6 @@ func TestDownloadsAreBounded(t *testing.T) {
 	}
 	if tr, ok := d.Transport.(*http.Transport); !ok || tr.ResponseHeaderTimeout <= 0 || tr.TLSHandshakeTimeout <= 0 || tr.DialContext == nil {
 		t.Fatalf("download transport %+v", d.Transport)
-	}
-}
-
-func TestAPIURLIsTheInverseOfTheWebHost(t *testing.T) {
-	for web, api := range map[string]string{
-		"https://github.com":      "https://api.github.com/",
-		"https://octo.ghe.com/":   "https://api.octo.ghe.com/",
-		"https://ghe.example.com": "https://ghe.example.com/api/v3/",
-		"http://127.0.0.1:8080":   "http://127.0.0.1:8080/api/v3/",
-	} {
-		got, err := APIURL(web)
-		if err != nil || got != api {
-			t.Errorf("APIURL(%s) = %s, %v; want %s", web, got, err, api)
-			continue
-		}
-		u, _ := url.Parse(got)
-		if back := webURL(u); back != strings.TrimSuffix(web, "/") {
-			t.Errorf("webURL(%s) = %s, want %s", got, back, web)
-		}
-	}
-	for _, bad := range []string{"github.com", "ftp://github.com", "https://github.com/acme", ""} {
-		if _, err := APIURL(bad); err == nil {
-			t.Errorf("APIURL(%q) took it", bad)
-		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot/githubapi"
 )
 
 // The drift dashboard (config dashboards) is one issue per repository with
@@ -75,7 +76,7 @@ func rowOf(name string, out Outcome, err error, failures int, since time.Time) (
 	row := dashRow{Target: name}
 	var bad *InputError
 	switch {
-	case err != nil && (rateLimited(err) != "" || deferred(err)):
+	case err != nil && (githubapi.RateLimited(err) != "" || githubapi.IsDeferred(err)):
 		return row, false
 	case err != nil && errors.As(err, &bad):
 		row.State, row.Why = rowWaiting, "the root does not build: "+report.Quoted(bad.Err.Error())

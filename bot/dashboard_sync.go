@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/google/go-github/v62/github"
 )
 
@@ -83,7 +84,7 @@ func (r *Runner) syncDashboards(ctx context.Context, round []*Target) {
 		err := r.syncDashboard(ctx, k, t.Config.Owner(), t.Config.RepoName())
 		switch {
 		case err == nil:
-		case deferred(err) || rateLimited(err) != "":
+		case githubapi.IsDeferred(err) || githubapi.RateLimited(err) != "":
 			// The write budget is kept for pull requests: a later round.
 			r.log().Info("drift dashboard waits for the write budget", "repo", k, "reason", err.Error())
 		default:
@@ -202,7 +203,7 @@ func (r *Runner) syncDashboard(ctx context.Context, key, owner, name string) err
 func (r *Runner) readDashboard(ctx context.Context, d *dashboard, owner, name, inst string) (*github.Issue, error) {
 	if d.number != 0 {
 		is, _, err := r.Bot.GitHub.Issues.Get(ctx, owner, name, d.number)
-		if _, gone := githubError(err, http.StatusNotFound); err != nil && !gone {
+		if _, gone := githubapi.ErrorStatus(err, http.StatusNotFound); err != nil && !gone {
 			return nil, err
 		}
 		if _, ok := parseDashboard(is.GetBody(), inst); err == nil && ok {
@@ -241,18 +242,18 @@ func (r *Runner) readDashboard(ctx context.Context, d *dashboard, owner, name, i
 // says what to do, and waits dashOffFor before trying again; the targets'
 // polls are not affected.
 func (r *Runner) dashRefused(d *dashboard, repo string, err error) error {
-	if er, ok := githubError(err, http.StatusForbidden); ok && strings.Contains(er.Message, "not accessible by integration") {
+	if er, ok := githubapi.ErrorStatus(err, http.StatusForbidden); ok && strings.Contains(er.Message, "not accessible by integration") {
 		d.retryAt = r.Bot.Metrics.now().Add(dashOffFor)
 		return fmt.Errorf("the GitHub App lacks the issues: write permission the drift dashboard of %s needs: grant Issues (read and write) in the App's permissions "+
 			"and accept it on the installation, or remove %s from dashboards; the targets' polls go on, and the dashboard is tried again in %s: %w",
 			repo, repo, dashOffFor, err)
 	}
-	if er, ok := githubError(err, http.StatusForbidden); ok && strings.Contains(er.Message, "archived") {
+	if er, ok := githubapi.ErrorStatus(err, http.StatusForbidden); ok && strings.Contains(er.Message, "archived") {
 		// Read-only: every write would be refused the same way.
 		d.retryAt = r.Bot.Metrics.now().Add(dashOffFor)
 		return fmt.Errorf("%s is archived, so its drift dashboard cannot be written until it is unarchived; tried again in %s: %w", repo, dashOffFor, err)
 	}
-	if _, ok := githubError(err, http.StatusGone); ok {
+	if _, ok := githubapi.ErrorStatus(err, http.StatusGone); ok {
 		d.retryAt = r.Bot.Metrics.now().Add(dashOffFor)
 		return fmt.Errorf("issues are turned off in %s, so it can have no drift dashboard: turn them on (Settings → General → Features → Issues) "+
 			"or remove %s from dashboards; tried again in %s: %w", repo, repo, dashOffFor, err)

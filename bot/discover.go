@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/kube"
@@ -103,7 +104,7 @@ func WebHost(apiURL string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	w, err := url.Parse(webURL(u))
+	w, err := url.Parse(githubapi.WebURL(u))
 	if err != nil {
 		return "", err
 	}
@@ -201,13 +202,13 @@ func (b *Bot) LeaveOutPinned(ctx context.Context, d *Discovery) error {
 			keep = append(keep, dt)
 			continue
 		}
-		if !isNotFound(err) {
+		if !githubapi.IsNotFound(err) {
 			return fmt.Errorf("%s: targetRevision %s: %w", t.Repo, t.BaseBranch, err)
 		}
 		what := "neither a branch nor a tag"
 		if _, _, err := b.GitHub.Git.GetRef(ctx, t.Owner(), t.RepoName(), "tags/"+t.BaseBranch); err == nil {
 			what = "a tag"
-		} else if !isNotFound(err) {
+		} else if !githubapi.IsNotFound(err) {
 			return fmt.Errorf("%s: targetRevision %s: %w", t.Repo, t.BaseBranch, err)
 		}
 		d.Skipped = append(d.Skipped, fmt.Sprintf("Argo CD Application %s/%s: its targetRevision %s is %s of %s, not a branch: the Application is pinned, and no pull request changes what it runs",

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/bot/githubapi"
 )
 
 // A commit on the base branch that changes nothing a target reads — a
@@ -110,7 +111,7 @@ func (b *Bot) sameFor(ctx context.Context, p *poll, was, now string, writes []st
 // pins is not nil.
 func (b *Bot) snapshotAt(ctx context.Context, p *poll, rev string, pins *[]RemotePin) (*analyzer.Snapshot, error) {
 	snap, err := b.Archives.Load(ctx, p.owner, p.repo, rev)
-	if err != nil && rev != p.baseSHA && (errors.Is(err, errNoSuchRevision) || isNotFound(err)) {
+	if err != nil && rev != p.baseSHA && (errors.Is(err, errNoSuchRevision) || githubapi.IsNotFound(err)) {
 		// The base head exists; a revision the tool applied may not.
 		return nil, &missingCommit{sha: rev, err: err}
 	}

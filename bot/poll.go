@@ -425,7 +425,7 @@ func gone(plan *analyzer.Plan) bool {
 
 // archivedRefusal is GitHub's 403 for a write to an archived repository.
 func archivedRefusal(err error) bool {
-	er, ok := githubError(err, http.StatusForbidden)
+	er, ok := githubapi.ErrorStatus(err, http.StatusForbidden)
 	return ok && strings.Contains(er.Message, "archived")
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/cluster"
 )
 
@@ -226,7 +227,7 @@ func (b *Bot) createPR(ctx context.Context, p *poll, body string) (*github.PullR
 			return pr, nil
 		}
 	}
-	if !unknownOutcome(ctx, err) && !isUnprocessable(err) {
+	if !githubapi.UnknownOutcome(ctx, err) && !githubapi.IsUnprocessable(err) {
 		return nil, fmt.Errorf("create pull request for %s: %w", p.branch, err)
 	}
 	prs, lerr := b.freshPRs(ctx, p)
@@ -237,7 +238,7 @@ func (b *Bot) createPR(ctx context.Context, p *poll, body string) (*github.PullR
 		p.log.Warn("pull request found after a failed create; adopting it", "pr", open.GetNumber(), "error", err.Error())
 		return open, nil
 	}
-	if isUnprocessable(err) {
+	if githubapi.IsUnprocessable(err) {
 		return nil, fmt.Errorf("create pull request for %s: %w", p.branch, err)
 	}
 	if pr, err = create(); err != nil {
@@ -265,7 +266,7 @@ func (b *Bot) dress(ctx context.Context, p *poll, number int) bool {
 			return true
 		}
 		p.log.Warn("could not "+what, "pr", number, "error", err.Error())
-		return !unknownOutcome(ctx, err)
+		return !githubapi.UnknownOutcome(ctx, err)
 	}
 	ok := true
 	if len(cfg.Labels) > 0 {
@@ -331,7 +332,7 @@ func (b *Bot) closeResolved(ctx context.Context, p *poll, plan *analyzer.Plan, p
 // draftsUnsupported is GitHub's 422 for a draft pull request in a
 // repository whose plan has none.
 func draftsUnsupported(err error) bool {
-	er, ok := githubError(err, http.StatusUnprocessableEntity)
+	er, ok := githubapi.ErrorStatus(err, http.StatusUnprocessableEntity)
 	if !ok {
 		return false
 	}
@@ -403,7 +404,7 @@ func (b *Bot) dropBranch(ctx context.Context, p *poll, keptBy string) error {
 	_, err := b.GitHub.Git.DeleteRef(ctx, p.owner, p.repo, "heads/"+p.branch)
 	refused := refusalOf(err)
 	switch {
-	case err == nil || isNotFound(err) || refGone(err):
+	case err == nil || githubapi.IsNotFound(err) || refGone(err):
 	case refused != nil:
 		p.log.Warn("GitHub refused to delete the branch; it stays", "branch", p.branch, "reason", refused.reason)
 		p.note = fmt.Sprintf("> driftback closed its pull request but could not delete `%s`: %s", p.branch, refused.reason)
@@ -444,7 +445,7 @@ func (b *Bot) commentOnce(ctx context.Context, p *poll, number int, body string)
 		if err == nil {
 			return nil
 		}
-		if attempt > 0 || !unknownOutcome(ctx, err) {
+		if attempt > 0 || !githubapi.UnknownOutcome(ctx, err) {
 			return fmt.Errorf("comment on #%d: %w", number, err)
 		}
 	}
@@ -453,7 +454,7 @@ func (b *Bot) commentOnce(ctx context.Context, p *poll, number int, body string)
 // body renders the PR body: the analyzer's markdown, the controls and the
 // hidden state. Links point at head, the branch's commit.
 func (b *Bot) body(p *poll, plan *analyzer.Plan, st prState, head string) string {
-	web := webURL(b.GitHub.BaseURL)
+	web := githubapi.WebURL(b.GitHub.BaseURL)
 	// The checklist: one box per row of what the branch holds, and the
 	// rows a reviewer declined (never nil, so the table gives way).
 	rows := append([]report.EditRow{}, editRows(p.t.Config.Name, plan)...)

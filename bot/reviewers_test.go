@@ -1,9 +1,10 @@
 package bot
 
 import (
-	"github.com/driftback/driftback/internal/githubtest"
 	"strings"
 	"testing"
+
+	"github.com/driftback/driftback/internal/githubtest"
 )
 
 // GitHub refuses a review request naming anyone without access to the

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/driftback/driftback/bot/githubapi"
 )
 
 // roundOpts say how a round ends.
@@ -97,7 +99,7 @@ dispatch:
 				failed = append(failed, fmt.Errorf("target %s: %w", t.Config.Name, err))
 			}
 			mu.Unlock()
-			if err != nil && rateLimited(err) != "" && !limited.Swap(true) {
+			if err != nil && githubapi.RateLimited(err) != "" && !limited.Swap(true) {
 				stopAll()
 			}
 		}()

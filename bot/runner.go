@@ -2,14 +2,11 @@ package bot
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/google/go-github/v62/github"
 
 	"github.com/driftback/driftback/bot/githubapi"
 )
@@ -184,11 +181,11 @@ func (r *Runner) pollOne(ctx context.Context, t *Target, timeout time.Duration) 
 		return true, nil
 	}
 	if err != nil {
-		if pause := rateLimited(err); pause != "" {
+		if pause := githubapi.RateLimited(err); pause != "" {
 			log.Warn("GitHub rate limit; the other targets wait for the next poll", "limit", pause)
 			return false, err
 		}
-		if deferred(err) {
+		if githubapi.IsDeferred(err) {
 			// The budget's reserve is kept for pull requests: this target's
 			// check run waits for a later round; not its failure.
 			return false, err
@@ -215,7 +212,7 @@ func (r *Runner) pollTarget(ctx, tctx context.Context, t *Target, log *slog.Logg
 		return out, err // the round was stopped: the caller logs it
 	}
 	m.Observe("driftback_poll_duration_seconds", labels, took.Seconds())
-	if deferred(err) {
+	if githubapi.IsDeferred(err) {
 		log.Warn("check run deferred to a later poll", "reason", err.Error())
 		return out, err
 	}
@@ -265,29 +262,6 @@ func (r *Runner) pollTarget(ctx, tctx context.Context, t *Target, log *slog.Logg
 	}
 	log.Info("polled", attrs...)
 	return out, nil
-}
-
-// rateLimited names the rate limit behind err, "" if it is not one.
-func rateLimited(err error) string {
-	var paused *githubapi.PausedError
-	var primary *github.RateLimitError
-	var secondary *github.AbuseRateLimitError
-	switch {
-	case errors.As(err, &paused):
-		return paused.Error()
-	case errors.As(err, &primary):
-		return "primary, until " + primary.Rate.Reset.Time.UTC().Format(time.RFC3339)
-	case errors.As(err, &secondary):
-		return "secondary"
-	}
-	return ""
-}
-
-// deferred reports a check run held back for the pull requests' part of
-// the write budget (githubapi.DeferredError).
-func deferred(err error) bool {
-	var d *githubapi.DeferredError
-	return errors.As(err, &d)
 }
 
 // backingOff reports whether a failing target sits out this poll.

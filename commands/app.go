@@ -25,7 +25,6 @@ import (
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/driftback/driftback/bot"
 	"github.com/driftback/driftback/bot/githubapi"
 )
 
@@ -103,7 +102,7 @@ const (
 
 func createApp(ctx context.Context, o appOptions, stdout io.Writer) error {
 	if o.apiURL == "" {
-		api, err := bot.APIURL(o.githubURL)
+		api, err := githubapi.APIURL(o.githubURL)
 		if err != nil {
 			return fmt.Errorf("--github-url: %w", err)
 		}

@@ -5,5 +5,7 @@
 // requests; the bot's App flow uses the client it returns.
 //
 // It may import only the standard library, go-github and its auth
-// libraries: never bot or another driftback package.
+// libraries: never bot or another driftback package. It also owns how a
+// GitHub answer is read (errors.go: refusals, rate limits, unknown
+// outcomes) and how its web and API hosts relate (hosts.go).
 package githubapi

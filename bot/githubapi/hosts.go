@@ -1,4 +1,4 @@
-package bot
+package githubapi
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 // GitHub serves its web pages and its API from related hosts: github.com
 // and api.github.com; SUBDOMAIN.ghe.com and api.SUBDOMAIN.ghe.com
 // (GitHub Enterprise Cloud with data residency); HOST and HOST/api/v3
-// (GitHub Enterprise Server). APIURL and webURL map one to the other.
+// (GitHub Enterprise Server). APIURL and WebURL map one to the other.
 
 // APIURL is the REST API root, with a trailing slash, behind a GitHub web
 // address such as https://github.com or https://ghe.example.com.
@@ -28,8 +28,8 @@ func APIURL(web string) (string, error) {
 	return u.String(), nil
 }
 
-// webURL is the web address behind an API root, without a trailing slash.
-func webURL(api *url.URL) string {
+// WebURL is the web address behind an API root, without a trailing slash.
+func WebURL(api *url.URL) string {
 	u := *api
 	u.RawQuery, u.Fragment, u.RawPath = "", "", ""
 	u.Path = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/api/v3"), "/api")
