@@ -11,6 +11,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/bot/githubapi"
+	"github.com/driftback/driftback/bot/metrics"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 )
@@ -42,7 +43,7 @@ type Target struct {
 type Bot struct {
 	GitHub   *github.Client
 	Archives *Archives
-	Metrics  *Metrics
+	Metrics  *metrics.Metrics
 	Log      *slog.Logger
 	// Fence, when set, is asked right before every GitHub write for a
 	// target (each attempt, after any wait) whether this replica may still
@@ -80,8 +81,8 @@ type Options struct {
 	// another host; it is never sent the installation token. nil: a client
 	// on githubapi.NewTransport with a 5-minute overall timeout.
 	Download *http.Client
-	Metrics  *Metrics     // nil: a registry of its own
-	Log      *slog.Logger // nil: logs are discarded
+	Metrics  *metrics.Metrics // nil: a registry of its own
+	Log      *slog.Logger     // nil: logs are discarded
 	// Instance names this installation (config instance); "" is
 	// config.DefaultInstance. Everything the bot writes carries it, and it
 	// never touches a pull request or branch another instance wrote.
@@ -94,7 +95,7 @@ type Options struct {
 // New returns a Bot that talks to GitHub through gh.
 func New(gh *github.Client, opts Options) *Bot {
 	if opts.Metrics == nil {
-		opts.Metrics = NewMetrics()
+		opts.Metrics = metrics.NewMetrics()
 	}
 	if opts.Download == nil {
 		opts.Download = &http.Client{Transport: githubapi.NewTransport(), Timeout: downloadTimeout}

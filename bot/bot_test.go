@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/driftback/driftback/bot/githubapi"
+	"github.com/driftback/driftback/bot/metrics"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/githubtest"
@@ -492,7 +493,7 @@ func (h *harness) newBotWith(t testing.TB, now func() time.Time) *Bot {
 func (h *harness) botOn(t testing.TB, record bool, now func() time.Time, tune ...func(*githubapi.ClientOptions)) *Bot {
 	t.Helper()
 	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key(t))})
-	metrics := NewMetrics()
+	metrics := metrics.NewMetrics()
 	opts := githubapi.ClientOptions{
 		Base: h.srv.Client().Transport, Now: now, MutationGap: time.Nanosecond,
 		Sleep: func(ctx context.Context, d time.Duration) error {

@@ -133,7 +133,7 @@ func (r *Runner) syncDashboard(ctx context.Context, key, owner, name string) err
 		d = &dashboard{}
 		r.dashes[key] = d
 	}
-	if r.Bot.Metrics.now().Before(d.retryAt) {
+	if r.Bot.Metrics.Clock().Before(d.retryAt) {
 		return nil
 	}
 	inst := r.Bot.stamp()
@@ -243,18 +243,18 @@ func (r *Runner) readDashboard(ctx context.Context, d *dashboard, owner, name, i
 // polls are not affected.
 func (r *Runner) dashRefused(d *dashboard, repo string, err error) error {
 	if er, ok := githubapi.ErrorStatus(err, http.StatusForbidden); ok && strings.Contains(er.Message, "not accessible by integration") {
-		d.retryAt = r.Bot.Metrics.now().Add(dashOffFor)
+		d.retryAt = r.Bot.Metrics.Clock().Add(dashOffFor)
 		return fmt.Errorf("the GitHub App lacks the issues: write permission the drift dashboard of %s needs: grant Issues (read and write) in the App's permissions "+
 			"and accept it on the installation, or remove %s from dashboards; the targets' polls go on, and the dashboard is tried again in %s: %w",
 			repo, repo, dashOffFor, err)
 	}
 	if er, ok := githubapi.ErrorStatus(err, http.StatusForbidden); ok && strings.Contains(er.Message, "archived") {
 		// Read-only: every write would be refused the same way.
-		d.retryAt = r.Bot.Metrics.now().Add(dashOffFor)
+		d.retryAt = r.Bot.Metrics.Clock().Add(dashOffFor)
 		return fmt.Errorf("%s is archived, so its drift dashboard cannot be written until it is unarchived; tried again in %s: %w", repo, dashOffFor, err)
 	}
 	if _, ok := githubapi.ErrorStatus(err, http.StatusGone); ok {
-		d.retryAt = r.Bot.Metrics.now().Add(dashOffFor)
+		d.retryAt = r.Bot.Metrics.Clock().Add(dashOffFor)
 		return fmt.Errorf("issues are turned off in %s, so it can have no drift dashboard: turn them on (Settings → General → Features → Issues) "+
 			"or remove %s from dashboards; tried again in %s: %w", repo, repo, dashOffFor, err)
 	}

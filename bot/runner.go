@@ -205,9 +205,9 @@ func (r *Runner) pollOne(ctx context.Context, t *Target, timeout time.Duration) 
 func (r *Runner) pollTarget(ctx, tctx context.Context, t *Target, log *slog.Logger) (Outcome, error) {
 	m := r.Bot.Metrics
 	labels := map[string]string{"target": t.Config.Name}
-	start := m.now()
+	start := m.Clock()
 	out, err := r.Bot.Reconcile(tctx, t)
-	took := m.now().Sub(start)
+	took := m.Clock().Sub(start)
 	if err != nil && ctx.Err() != nil {
 		return out, err // the round was stopped: the caller logs it
 	}
@@ -222,7 +222,7 @@ func (r *Runner) pollTarget(ctx, tctx context.Context, t *Target, log *slog.Logg
 		return out, err
 	}
 	r.markReady(t.Config.Cluster)
-	m.Set("driftback_last_successful_poll_timestamp_seconds", labels, float64(m.now().UnixNano())/1e9)
+	m.Set("driftback_last_successful_poll_timestamp_seconds", labels, float64(m.Clock().UnixNano())/1e9)
 	if out.Idle {
 		log.Debug("nothing changed", "took", took.String())
 		return out, nil
@@ -285,7 +285,7 @@ func (r *Runner) failure(target string) {
 	}
 	r.failed[target]++
 	if r.failed[target] == 1 {
-		r.failingSince[target] = r.Bot.Metrics.now()
+		r.failingSince[target] = r.Bot.Metrics.Clock()
 	}
 	r.skip[target] = min(1<<min(r.failed[target]-1, 5)-1, maxSkip)
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/bot/metrics"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/kube"
@@ -68,7 +68,7 @@ func TestDiscoverTargets(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	metrics := bot.NewMetrics()
+	metrics := metrics.NewMetrics()
 	found, err := discoverTargets(ctx, runnerInput{cfg: cfg, log: slog.New(slog.NewTextHandler(&logs, nil)), metrics: metrics}, map[string]*cluster.ClientLister{"prod": l})
 	if err != nil {
 		t.Fatal(err)

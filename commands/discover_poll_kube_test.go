@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/bot/metrics"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/githubtest"
@@ -297,7 +298,7 @@ func TestRediscoveryAppliesNewTargets(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs syncBuffer
-	metrics := bot.NewMetrics()
+	metrics := metrics.NewMetrics()
 	svc := &service{log: slog.New(slog.NewTextHandler(&logs, nil)), metrics: metrics, trigger: make(chan struct{}, 1), discoverEvery: 50 * time.Millisecond,
 		build: func(ctx context.Context, in runnerInput) (*built, error) {
 			return assembleRunner(ctx, in, f.bot.GitHub, "driftback[bot]", map[string]*cluster.ClientLister{"prod": l})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/bot/metrics"
 )
 
 const reloadConfig = `github:
@@ -43,7 +44,7 @@ func TestConfigReload(t *testing.T) {
 	}
 	write(reloadConfig)
 	var logs bytes.Buffer
-	svc := &service{path: path, log: slog.New(slog.NewTextHandler(&logs, nil)), metrics: bot.NewMetrics(), trigger: make(chan struct{}, 1),
+	svc := &service{path: path, log: slog.New(slog.NewTextHandler(&logs, nil)), metrics: metrics.NewMetrics(), trigger: make(chan struct{}, 1),
 		build: func(_ context.Context, in runnerInput) (*built, error) {
 			if in.cfg.PollInterval == 2*time.Hour {
 				return nil, errors.New("cluster c: in-cluster config: not in a cluster")

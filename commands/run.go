@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/bot/metrics"
 	"github.com/driftback/driftback/bot/shard"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/memlimit"
@@ -80,7 +81,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	svc := &service{path: o.config, log: log, metrics: bot.NewMetrics(), leases: o.leases}
+	svc := &service{path: o.config, log: log, metrics: metrics.NewMetrics(), leases: o.leases}
 	if o.once {
 		svc.leases = nil
 	}

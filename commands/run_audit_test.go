@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/bot/metrics"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 )
@@ -46,7 +47,7 @@ targets:
 	}
 	trails := &auditTrails{}
 	build := func() *bot.Runner {
-		in := runnerInput{cfg: cfg, log: slog.New(slog.DiscardHandler), metrics: bot.NewMetrics(), audits: trails}
+		in := runnerInput{cfg: cfg, log: slog.New(slog.DiscardHandler), metrics: metrics.NewMetrics(), audits: trails}
 		b, err := assembleRunner(context.Background(), in, github.NewClient(nil), "driftback[bot]", map[string]*cluster.ClientLister{})
 		if err != nil {
 			t.Fatal(err)

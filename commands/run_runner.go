@@ -13,6 +13,7 @@ import (
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/bot"
 	"github.com/driftback/driftback/bot/githubapi"
+	"github.com/driftback/driftback/bot/metrics"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 )
@@ -21,7 +22,7 @@ import (
 type runnerInput struct {
 	cfg     *config.Config
 	log     *slog.Logger
-	metrics *bot.Metrics
+	metrics *metrics.Metrics
 	// refs tells an Argo CD Application's branch from a tag it is pinned
 	// to; nil leaves every targetRevision taken for a branch.
 	refs *bot.Bot

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/bot/metrics"
 	"github.com/driftback/driftback/config"
 )
 
@@ -20,7 +21,7 @@ import (
 type service struct {
 	path    string
 	log     *slog.Logger
-	metrics *bot.Metrics
+	metrics *metrics.Metrics
 	leases  func(*slog.Logger) (bot.Sharding, error) // nil: no leases
 	// build turns a config into a runner; nil is buildRunner (tests swap it).
 	build func(context.Context, runnerInput) (*built, error)

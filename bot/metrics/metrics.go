@@ -1,4 +1,4 @@
-package bot
+package metrics
 
 import (
 	"net/http"
@@ -139,8 +139,8 @@ func (m *Metrics) Time(name string, labels map[string]string) func() {
 	if m == nil {
 		return func() {}
 	}
-	start := m.now()
-	return func() { m.Observe(name, labels, m.now().Sub(start).Seconds()) }
+	start := m.Clock()
+	return func() { m.Observe(name, labels, m.Clock().Sub(start).Seconds()) }
 }
 
 // Reset removes every series of a metric whose labels include these (a
@@ -196,7 +196,9 @@ func (m *Metrics) vec(name string) prometheus.Collector {
 	return m.vecs[name]
 }
 
-func (m *Metrics) now() time.Time {
+// Clock is the time now as the registry reads it (Now, else time.Now): the
+// bot reads its clock here so a test that sets Now moves both.
+func (m *Metrics) Clock() time.Time {
 	if m.Now != nil {
 		return m.Now()
 	}
