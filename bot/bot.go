@@ -11,6 +11,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/bot/githubapi"
+	"github.com/driftback/driftback/bot/keyed"
 	"github.com/driftback/driftback/bot/metrics"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
@@ -53,20 +54,20 @@ type Bot struct {
 
 	appID    int64
 	login    string
-	logins   sync.Map                  // GitHub login → its Co-authored-by trailer (coauthors.go)
-	prLists  remembered[prList]        // per target: its pull requests as last listed (ghround.go)
-	probes   remembered[[]probeAnswer] // per repository: its newest pull-request probes (prprobe.go)
-	instance string                    // config instance: what this installation stamps on its writes
-	memo     remembered[memo]          // per target: what the last reconcile saw
-	rerun    remembered[string]        // per target: the commit whose check someone asked to run again
-	blocked  remembered[blocked]       // per target: a branch move GitHub refused
-	stalls   remembered[stallSeen]     // per target: the cause of the polls failing in a row
+	logins   sync.Map                 // GitHub login → its Co-authored-by trailer (coauthors.go)
+	prLists  keyed.Map[prList]        // per target: its pull requests as last listed (ghround.go)
+	probes   keyed.Map[[]probeAnswer] // per repository: its newest pull-request probes (prprobe.go)
+	instance string                   // config instance: what this installation stamps on its writes
+	memo     keyed.Map[memo]          // per target: what the last reconcile saw
+	rerun    keyed.Map[string]        // per target: the commit whose check someone asked to run again
+	blocked  keyed.Map[blocked]       // per target: a branch move GitHub refused
+	stalls   keyed.Map[stallSeen]     // per target: the cause of the polls failing in a row
 	// archived: per target, its repository refused a write as archived
 	// (read-only); polls only ask whether it still is.
-	archived remembered[bool]
+	archived keyed.Map[bool]
 	// moved: per target, its repository's current owner/name when GitHub
 	// redirected the configured one there (moved.go).
-	moved remembered[movedRepo]
+	moved keyed.Map[movedRepo]
 }
 
 // Options are the parts of a Bot that have defaults.

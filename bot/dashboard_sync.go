@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/driftback/driftback/bot/githubapi"
+	"github.com/driftback/driftback/bot/keyed"
 	"github.com/google/go-github/v62/github"
 )
 
@@ -141,7 +142,7 @@ func (r *Runner) syncDashboard(ctx context.Context, key, owner, name string) err
 	if len(mine) == 0 && !opener {
 		return nil // nothing of this replica's to say: no request
 	}
-	seen := fingerprint(mine)
+	seen := keyed.Fingerprint(mine)
 	if d.number != 0 && r.Leases == nil {
 		if d.closed && d.seen == seen {
 			return nil

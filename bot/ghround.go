@@ -100,9 +100,9 @@ func (b *Bot) listPRs(ctx context.Context, p *poll) ([]*github.PullRequest, erro
 		if err == nil {
 			probe = now.digest
 			key := repoKey(p) + ":" + p.branch
-			if last, ok := b.prLists.get(p.t.Config.Name); ok && last.key == key {
+			if last, ok := b.prLists.Get(p.t.Config.Name); ok && last.key == key {
 				if was, ok := b.probeAt(repo, last.probe); ok && now.unchangedFor(was, p.owner+":"+p.branch) {
-					b.prLists.set(p.t.Config.Name, prList{key: key, probe: probe, prs: last.prs})
+					b.prLists.Set(p.t.Config.Name, prList{key: key, probe: probe, prs: last.prs})
 					return slices.Clone(last.prs), nil
 				}
 			}
@@ -133,9 +133,9 @@ func (b *Bot) listPRsAt(ctx context.Context, p *poll, probe string) ([]*github.P
 		return nil, err
 	}
 	if probe == "" {
-		b.prLists.forget(p.t.Config.Name)
+		b.prLists.Forget(p.t.Config.Name)
 	} else {
-		b.prLists.set(p.t.Config.Name, prList{key: repoKey(p) + ":" + p.branch, probe: probe, prs: slices.Clone(prs)})
+		b.prLists.Set(p.t.Config.Name, prList{key: repoKey(p) + ":" + p.branch, probe: probe, prs: slices.Clone(prs)})
 	}
 	return prs, nil
 }

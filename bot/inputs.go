@@ -10,6 +10,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/bot/githubapi"
+	"github.com/driftback/driftback/bot/keyed"
 )
 
 // A commit on the base branch that changes nothing a target reads — a
@@ -36,7 +37,7 @@ func (b *Bot) settle(ctx context.Context, p *poll) {
 	}
 	p.settled = true
 	p.at = p.commits()
-	last, ok := b.memo.get(p.t.Config.Name)
+	last, ok := b.memo.Get(p.t.Config.Name)
 	if !ok {
 		return
 	}
@@ -66,7 +67,7 @@ func (b *Bot) carry(p *poll, m memo) {
 	if m.kindsAt != "" {
 		m.kindsAt = kindsKey(p)
 	}
-	b.memo.set(p.t.Config.Name, m)
+	b.memo.Set(p.t.Config.Name, m)
 }
 
 // unsettle makes p.at the commits the poll actually planned at, for the
@@ -136,14 +137,14 @@ func (b *Bot) snapshotAt(ctx context.Context, p *poll, rev string, pins *[]Remot
 // revision names it too).
 func appliedFingerprint(p *poll) string {
 	if p.applied == nil {
-		return fingerprint(p.applied)
+		return keyed.Fingerprint(p.applied)
 	}
 	a := *p.applied
 	if a.Revision != "" && p.at.applied != "" && a.Revision != p.at.applied {
 		a.Raw = strings.ReplaceAll(a.Raw, a.Revision, p.at.applied)
 		a.Revision = p.at.applied
 	}
-	return fingerprint(&a)
+	return keyed.Fingerprint(&a)
 }
 
 // plannedWrites is the paths the plan writes, one a line, for the memo.
@@ -182,7 +183,7 @@ func prsFingerprint(prs []*github.PullRequest) string {
 		c.Mergeable, c.MergeableState, c.Rebaseable = nil, nil, nil
 		bare[i] = &c
 	}
-	return fingerprint(bare)
+	return keyed.Fingerprint(bare)
 }
 
 func repoName(r *github.Repository) *github.Repository {

@@ -61,7 +61,7 @@ func TestUntouchedBaseCommitWritesNothing(t *testing.T) {
 			t.Errorf("check runs on the untouched commit %s: %+v", short(sha), runs)
 		}
 	}
-	if m, _ := h.bot.memo.get(h.target.Config.Name); m.base != other {
+	if m, _ := h.bot.memo.Get(h.target.Config.Name); m.base != other {
 		t.Errorf("the memo compares with %s, not the head it found the same, %s: the commit of the last plan would have to stay loaded", short(m.base), short(other))
 	}
 	if out := h.poll(); !out.Idle {

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/driftback/driftback/bot/keyed"
 	"github.com/driftback/driftback/cluster"
 )
 
@@ -22,13 +23,13 @@ import (
 // kindsKey names what a target's rendered kinds depend on that a poll
 // knows before it lists.
 func kindsKey(p *poll) string {
-	return p.at.base + "\x00" + appliedFingerprint(p) + "\x00" + fingerprint(p.t.Config)
+	return p.at.base + "\x00" + appliedFingerprint(p) + "\x00" + keyed.Fingerprint(p.t.Config)
 }
 
 // readKinds is the kinds this poll may narrow its listing to, or nil for
 // every kind in scope.
 func (b *Bot) readKinds(p *poll) []string {
-	last, ok := b.memo.get(p.t.Config.Name)
+	last, ok := b.memo.Get(p.t.Config.Name)
 	if !ok || last.kinds == "" || last.kindsAt != kindsKey(p) {
 		return nil
 	}
@@ -41,7 +42,7 @@ func (b *Bot) readKinds(p *poll) []string {
 // when nothing of those kinds moved.
 func liveFingerprint(p *poll, kinds []string) string {
 	read := cluster.Narrow(cluster.Listing{Objects: p.objs, Coverage: p.coverage}, kinds)
-	return fingerprint(read.Objects) + fingerprint(read.Coverage) + appliedFingerprint(p)
+	return keyed.Fingerprint(read.Objects) + keyed.Fingerprint(read.Coverage) + appliedFingerprint(p)
 }
 
 // covers reports whether a listing narrowed to read (nil: every kind)

@@ -106,7 +106,7 @@ func TestNarrowedReadThatMissesARenderedKindReadsAgain(t *testing.T) {
 	rec := &scopeRecorder{l: h.target.Lister}
 	h.target.Lister = rec
 	h.poll()
-	m, ok := h.bot.memo.get(h.target.Config.Name)
+	m, ok := h.bot.memo.Get(h.target.Config.Name)
 	if !ok || m.kinds == "" {
 		t.Fatalf("no kinds remembered after a plan: %+v", m)
 	}
@@ -117,7 +117,7 @@ func TestNarrowedReadThatMissesARenderedKindReadsAgain(t *testing.T) {
 		}
 	}
 	m.kinds, m.live = strings.Join(kept, "\n"), "changed"
-	h.bot.memo.set(h.target.Config.Name, m)
+	h.bot.memo.Set(h.target.Config.Name, m)
 	n := len(rec.scopes)
 	out := h.poll()
 	if out.Idle {

@@ -49,7 +49,7 @@ type movedRepo struct{ configured, current string }
 // move is known, so it asks there directly rather than through redirects;
 // a config that since names another repository is taken as it is.
 func (b *Bot) current(p *poll) {
-	if m, ok := b.moved.get(p.t.Config.Name); ok && strings.EqualFold(m.configured, p.t.Config.Repo) {
+	if m, ok := b.moved.Get(p.t.Config.Name); ok && strings.EqualFold(m.configured, p.t.Config.Repo) {
 		p.owner, p.repo, _ = strings.Cut(m.current, "/")
 	}
 }
@@ -78,10 +78,10 @@ func (b *Bot) follow(ctx context.Context, p *poll, resp *github.Response) error 
 	}
 	m := movedRepo{configured: p.t.Config.Repo, current: owner + "/" + name}
 	p.owner, p.repo = owner, name
-	if last, _ := b.moved.get(p.t.Config.Name); last == m {
+	if last, _ := b.moved.Get(p.t.Config.Name); last == m {
 		return nil
 	}
-	b.moved.set(p.t.Config.Name, m)
+	b.moved.Set(p.t.Config.Name, m)
 	p.log.Warn("the repository moved: GitHub redirects the configured name to its current one, which driftback uses; update the target's repo in the config",
 		"configured", m.configured, "current", m.current)
 	return nil

@@ -2,14 +2,11 @@ package bot
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sort"
 	"strings"
 
 	"github.com/google/go-github/v62/github"
@@ -17,6 +14,7 @@ import (
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/bot/githubapi"
+	"github.com/driftback/driftback/bot/keyed"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/kube"
 )
@@ -72,10 +70,10 @@ type memo struct {
 // check again (a check_run rerequested delivery) makes it a full poll,
 // kept for the next one if this one fails.
 func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
-	rerun, _ := b.rerun.take(t.Config.Name)
+	rerun, _ := b.rerun.Take(t.Config.Name)
 	out, err := b.reconcileTarget(ctx, t, rerun)
 	if err != nil && rerun != "" {
-		b.rerun.setIfAbsent(t.Config.Name, rerun)
+		b.rerun.SetIfAbsent(t.Config.Name, rerun)
 	}
 	return out, err
 }
@@ -89,7 +87,7 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 	b.Metrics.Inc("driftback_polls_total", map[string]string{"target": tc.Name})
 	b.current(p)
 
-	if _, ok := b.archived.get(tc.Name); ok {
+	if _, ok := b.archived.Get(tc.Name); ok {
 		// Nothing can be written, not even a check run: ask only whether
 		// it is still archived (a conditional request).
 		r, _, err := b.GitHub.Repositories.Get(ctx, p.owner, p.repo)
@@ -99,8 +97,8 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 		if r.GetArchived() {
 			return Outcome{Blocked: "the repository is archived (read-only)"}, nil
 		}
-		b.archived.forget(tc.Name)
-		b.memo.forget(tc.Name)
+		b.archived.Forget(tc.Name)
+		b.memo.Forget(tc.Name)
 	}
 	p.baseBranch = tc.BaseBranch
 	if p.baseBranch == "" {
@@ -121,7 +119,7 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 			// The cluster refused the read for good: say why on the base
 			// head (once per cause), touch nothing else; the next good
 			// poll must post its verdict again.
-			b.memo.forget(tc.Name)
+			b.memo.Forget(tc.Name)
 			return p.out, b.stalled(ctx, p, s, err)
 		}
 		// Nothing was read, for a reason that says nothing about the
@@ -134,8 +132,8 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 		return Outcome{}, fmt.Errorf("pull requests of %s: %w", p.branch, err)
 	}
 	b.settle(ctx, p)
-	m := memo{base: p.at.base, applied: p.at.applied, live: liveFingerprint(p, p.only), config: fingerprint(tc), prs: prsFingerprint(p.prs)}
-	if last, ok := b.memo.get(tc.Name); ok {
+	m := memo{base: p.at.base, applied: p.at.applied, live: liveFingerprint(p, p.only), config: keyed.Fingerprint(tc), prs: prsFingerprint(p.prs)}
+	if last, ok := b.memo.Get(tc.Name); ok {
 		m.pins, m.writes = last.pins, last.writes
 		if p.only != nil {
 			m.kinds, m.kindsAt = last.kinds, last.kindsAt // what the listing was narrowed by
@@ -153,9 +151,9 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 		// The failure may have posted a verdict of its own (the cluster
 		// could not be read): the next poll must not take "the same as the
 		// last good poll" for "nothing to post" once the cause is gone.
-		b.memo.forget(tc.Name)
+		b.memo.Forget(tc.Name)
 		if archivedRefusal(err) {
-			b.archived.set(tc.Name, true)
+			b.archived.Set(tc.Name, true)
 			return p.out, fmt.Errorf("repository %s/%s is archived (read-only): driftback writes nothing to it, and polls %s again once it is unarchived: %w", p.owner, p.repo, tc.Name, err)
 		}
 		return p.out, err
@@ -163,11 +161,11 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 	if p.bodyMoved {
 		// A person edited the body while this poll ran: the next poll
 		// reads the edit, however the pull requests compare then.
-		b.memo.forget(tc.Name)
+		b.memo.Forget(tc.Name)
 	} else if err := b.remember(ctx, p, m); err != nil {
 		return p.out, err
 	}
-	b.stalls.forget(tc.Name)
+	b.stalls.Forget(tc.Name)
 	return p.out, nil
 }
 
@@ -180,7 +178,7 @@ func (b *Bot) remember(ctx context.Context, p *poll, m memo) error {
 		return err
 	}
 	m.prs = prsFingerprint(after)
-	m.pins, m.remotes = encodePins(p.pins), fingerprint(p.pins)
+	m.pins, m.remotes = encodePins(p.pins), keyed.Fingerprint(p.pins)
 	// What this plan ran at, not a commit it was found the same as.
 	p.unsettle()
 	m.base, m.applied, m.writes = p.at.base, p.at.applied, plannedWrites(p.out.Plan)
@@ -194,7 +192,7 @@ func (b *Bot) remember(ctx context.Context, p *poll, m memo) error {
 		read = p.kinds
 	}
 	m.live = liveFingerprint(p, read)
-	b.memo.set(p.t.Config.Name, m)
+	b.memo.Set(p.t.Config.Name, m)
 	return nil
 }
 
@@ -455,25 +453,7 @@ func (b *Bot) resolvePins(ctx context.Context, encoded string) (string, error) {
 		}
 		pins[i].SHA = sha
 	}
-	return fingerprint(pins), nil
-}
-
-// fingerprint hashes a value canonically.
-func fingerprint(v any) string {
-	var data []byte
-	switch t := v.(type) {
-	case []cluster.Object:
-		parts := make([]string, len(t))
-		for i, o := range t {
-			parts[i] = o.Digest()
-		}
-		sort.Strings(parts)
-		data = []byte(strings.Join(parts, "\n"))
-	default:
-		data, _ = json.Marshal(v)
-	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])
+	return keyed.Fingerprint(pins), nil
 }
 
 func short(sha string) string {

@@ -64,7 +64,7 @@ const probesKept = 16
 
 // keepProbe keeps a repository's probe answer among its newest few.
 func (b *Bot) keepProbe(repo string, a probeAnswer) {
-	kept, _ := b.probes.get(repo)
+	kept, _ := b.probes.Get(repo)
 	for _, k := range kept {
 		if k.digest == a.digest {
 			return
@@ -74,12 +74,12 @@ func (b *Bot) keepProbe(repo string, a probeAnswer) {
 	if len(kept) > probesKept {
 		kept = kept[len(kept)-probesKept:]
 	}
-	b.probes.set(repo, kept)
+	b.probes.Set(repo, kept)
 }
 
 // probeAt is the kept probe answer of digest.
 func (b *Bot) probeAt(repo, digest string) (probeAnswer, bool) {
-	kept, _ := b.probes.get(repo)
+	kept, _ := b.probes.Get(repo)
 	for _, k := range kept {
 		if k.digest == digest {
 			return k, true

@@ -134,7 +134,7 @@ func (b *Bot) updateBranch(ctx context.Context, p *poll, plan *analyzer.Plan, br
 	head = br.head
 	upToDate := br.exists && head == br.st.Head && br.st.Base == p.baseSHA && br.st.Edits == hash
 	at := blockKey{base: p.baseSHA, edits: hash, head: head}
-	if r, ok := b.blocked.get(tc.Name); ok && r.at == at && !upToDate {
+	if r, ok := b.blocked.Get(tc.Name); ok && r.at == at && !upToDate {
 		// GitHub refused this very move before; asking again spends a
 		// write for the same answer.
 		p.refused, p.out.Blocked = r.why, r.why.reason
@@ -146,7 +146,7 @@ func (b *Bot) updateBranch(ctx context.Context, p *poll, plan *analyzer.Plan, br
 	sha, err := b.pushCommit(ctx, p, plan, branchMove{exists: br.exists, head: head})
 	var why *moveRefused
 	if errors.As(err, &why) {
-		b.blocked.set(tc.Name, blocked{at: at, why: why})
+		b.blocked.Set(tc.Name, blocked{at: at, why: why})
 		p.refused, p.out.Blocked = why, why.reason
 		p.log.Error("GitHub refused to move the branch; not asking again until the base, the edits or the branch change",
 			"branch", p.branch, "reason", why.reason)
@@ -155,7 +155,7 @@ func (b *Bot) updateBranch(ctx context.Context, p *poll, plan *analyzer.Plan, br
 	if err != nil {
 		return "", false, err
 	}
-	b.blocked.forget(tc.Name)
+	b.blocked.Forget(tc.Name)
 	p.out.Pushed = true
 	b.Metrics.Inc("driftback_commits_total", map[string]string{"target": tc.Name})
 	return sha, false, nil

@@ -116,12 +116,12 @@ func (b *Bot) stalled(ctx context.Context, p *poll, s *stall, cause error) error
 		return errors.Join(cause, err)
 	}
 	id := contentID(res)
-	last, _ := b.stalls.get(tc.Name)
+	last, _ := b.stalls.Get(tc.Name)
 	if last.id != id {
 		last = stallSeen{id: id}
 	}
 	last.polls++
-	b.stalls.set(tc.Name, last)
+	b.stalls.Set(tc.Name, last)
 	if last.polls < 2 {
 		return cause
 	}

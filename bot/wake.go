@@ -74,7 +74,7 @@ func (r *Runner) pollWoken(ctx context.Context, until time.Time) error {
 	var due []*Target
 	woken, retries := r.takeWoken()
 	for _, t := range woken {
-		if _, rerun := r.Bot.rerun.get(t.Config.Name); rerun {
+		if _, rerun := r.Bot.rerun.Get(t.Config.Name); rerun {
 			r.mu.Lock()
 			delete(r.skip, t.Config.Name) // a person asked: try now (a failure backs off longer still)
 			r.mu.Unlock()

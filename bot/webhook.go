@@ -239,7 +239,7 @@ func (r *Runner) handleEvent(event string, p *hookPayload) []string {
 // backoff of its failures.
 func (r *Runner) woke(target, rerun string, retry bool) {
 	if rerun != "" {
-		r.Bot.rerun.set(target, rerun)
+		r.Bot.rerun.Set(target, rerun)
 	}
 	if retry {
 		// Cleared when the wake polls (PollWoken), not now: a poll of the

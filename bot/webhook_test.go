@@ -112,7 +112,7 @@ func TestWebhookWakesTheTargetsConcerned(t *testing.T) {
 			t.Errorf("%s woke %v, want %v", c.name, got, c.want)
 		}
 	}
-	if got, _ := g.bot.rerun.get("shop-prod"); got != main {
+	if got, _ := g.bot.rerun.Get("shop-prod"); got != main {
 		t.Errorf("Re-run asks for the check on %q, want %s", got, main)
 	}
 
