@@ -13,6 +13,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot/attribution"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/keyed"
 	"github.com/driftback/driftback/cluster"
@@ -28,22 +29,22 @@ type poll struct {
 	baseBranch, baseSHA string
 	rerun               string // a commit whose check run someone asked to run again: posted anew even if unchanged
 	objs                []cluster.Object
-	coverage            *kube.Coverage        // what the read of objs covered
-	applied             *cluster.Applied      // read before the objects (a target by inventory)
-	prs                 []*github.PullRequest // the branch's, open and closed
-	refused             *moveRefused          // GitHub refused to move the branch
-	note                string                // said under the check run's summary
-	pins                []RemotePin           // the remote bases this poll's plan read, at their commits
-	enforcement         *cluster.Enforcement  // how the GitOps tool treats drift; nil: none read
-	restoring           []Restoring           // drift the tool will put back, not proposed
-	scope               cluster.Scope         // what the objects were listed with
-	only                []string              // the kinds the listing was narrowed to (kinds.go); nil: every kind
-	kinds               []string              // the kinds the plan's render held; nil: no plan
-	at                  revs                  // the commits the memo compares (inputs.go)
-	settled             bool                  // at is set
-	review              *review               // the rows a reviewer declined (review.go); nil: none read
-	bodyMoved           bool                  // the body changed during the poll: not rewritten, not remembered
-	attribution         *Attribution          // who changed each edit's field, from objs (and the audit trail)
+	coverage            *kube.Coverage           // what the read of objs covered
+	applied             *cluster.Applied         // read before the objects (a target by inventory)
+	prs                 []*github.PullRequest    // the branch's, open and closed
+	refused             *moveRefused             // GitHub refused to move the branch
+	note                string                   // said under the check run's summary
+	pins                []RemotePin              // the remote bases this poll's plan read, at their commits
+	enforcement         *cluster.Enforcement     // how the GitOps tool treats drift; nil: none read
+	restoring           []Restoring              // drift the tool will put back, not proposed
+	scope               cluster.Scope            // what the objects were listed with
+	only                []string                 // the kinds the listing was narrowed to (kinds.go); nil: every kind
+	kinds               []string                 // the kinds the plan's render held; nil: no plan
+	at                  revs                     // the commits the memo compares (inputs.go)
+	settled             bool                     // at is set
+	review              *review                  // the rows a reviewer declined (review.go); nil: none read
+	bodyMoved           bool                     // the body changed during the poll: not rewritten, not remembered
+	attribution         *attribution.Attribution // who changed each edit's field, from objs (and the audit trail)
 	out                 Outcome
 }
 
@@ -245,7 +246,7 @@ func listLive(ctx context.Context, p *poll) error {
 		// right, and say only the field managers.
 		p.log.Warn("audit log not read; edits name field managers only", "error", err)
 	}
-	p.attribution = NewAttribution(p.objs, p.t.Audit)
+	p.attribution = attribution.New(p.objs, p.t.Audit)
 	return nil
 }
 

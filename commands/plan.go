@@ -11,7 +11,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
-	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/bot/attribution"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/repofs"
 )
@@ -140,7 +140,7 @@ func (o *planOptions) finish(cmd *cobra.Command, plan *analyzer.Plan, repo *repo
 	}
 	built := rootBuilt(plan)
 	if md.ChangedBy == nil {
-		md.ChangedBy = bot.NewAttribution(live.objects, live.audit).Text
+		md.ChangedBy = attribution.New(live.objects, live.audit).Text
 	}
 	if err := o.print(cmd, plan, repo, md, built); err != nil {
 		return fail(err)

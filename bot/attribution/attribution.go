@@ -1,4 +1,4 @@
-package bot
+package attribution
 
 import (
 	"maps"
@@ -28,9 +28,9 @@ type editKey struct {
 	field string
 }
 
-// NewAttribution reads who changed what from objs; audit, when not nil,
+// New reads who changed what from objs; audit, when not nil,
 // names the users.
-func NewAttribution(objs []cluster.Object, audit *cluster.AuditTrail) *Attribution {
+func New(objs []cluster.Object, audit *cluster.AuditTrail) *Attribution {
 	index := make(map[analyzer.ObjectRef]cluster.Object, len(objs))
 	for _, o := range objs {
 		index[analyzer.RefOf(o.Object)] = o
