@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot/prbody"
 )
 
 // bodyWrites polls and counts the requests of that poll that wrote the
@@ -84,7 +85,7 @@ func TestRegenerateTickOnOwnBranchIsReset(t *testing.T) {
 	if _, n := bodyWrites(h); n != 1 {
 		t.Fatalf("%d writes: want the box reset", n)
 	}
-	if body := h.openPR().Body; regenerateTicked(body) {
+	if body := h.openPR().Body; prbody.RegenerateTicked(body) {
 		t.Fatalf("the regenerate box stayed ticked:\n%s", body)
 	}
 }
@@ -95,17 +96,17 @@ func TestBodyWithoutDigestIsRewrittenOnce(t *testing.T) {
 	h := newHarness(t, writeThroughOnly(t))
 	h.poll()
 	pr := h.openPR()
-	st, ok := parseState(pr.Body)
+	st, ok := prbody.ParseState(pr.Body)
 	if !ok || st.Body == "" {
 		t.Fatalf("no digest in the state:\n%s", pr.Body)
 	}
 	digest := st.Body
 	st.Body = ""
-	editBody(h, pr.Number, report.ReplaceState(pr.Body, st.encode()))
+	editBody(h, pr.Number, report.ReplaceState(pr.Body, st.Encode()))
 	if _, n := bodyWrites(h); n != 1 {
 		t.Fatalf("%d writes: want the old body rewritten once", n)
 	}
-	if st, _ := parseState(h.openPR().Body); st.Body != digest {
+	if st, _ := prbody.ParseState(h.openPR().Body); st.Body != digest {
 		t.Fatalf("digest %q after the rewrite, want %q", st.Body, digest)
 	}
 	if _, n := bodyWrites(h); n != 0 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/driftback/driftback/bot/githubapi"
+	"github.com/driftback/driftback/bot/prbody"
 )
 
 // editDuringPoll makes n's next poll meet a person's edit of the open pull
@@ -77,7 +78,7 @@ func TestStallNoteDropDoesNotWriteOverABodyEditedDuringThePoll(t *testing.T) {
 	stallCauses["a kind cannot be read"].brk(h)
 	h.pollErr()
 	h.pollErr()
-	if !strings.Contains(h.openPR().Body, stallMarker) {
+	if !strings.Contains(h.openPR().Body, prbody.StallMarker) {
 		t.Fatalf("no failure note:\n%s", h.openPR().Body)
 	}
 	n := newHarnessOn(t, h)
@@ -89,12 +90,12 @@ func TestStallNoteDropDoesNotWriteOverABodyEditedDuringThePoll(t *testing.T) {
 	if !strings.Contains(body, personsNote) {
 		t.Fatalf("the person's edit was written over:\n%s", body)
 	}
-	if !strings.Contains(body, stallMarker) {
+	if !strings.Contains(body, prbody.StallMarker) {
 		t.Fatalf("the note went with a write blind to the person's edit:\n%s", body)
 	}
 	n.poll()
 	body = h.openPR().Body
-	if strings.Contains(body, stallMarker) || !strings.Contains(body, personsNote) {
+	if strings.Contains(body, prbody.StallMarker) || !strings.Contains(body, personsNote) {
 		t.Fatalf("want the note gone and the person's text kept:\n%s", body)
 	}
 }
@@ -128,12 +129,12 @@ func TestStallNoteDoesNotWriteOverABodyEditedDuringThePoll(t *testing.T) {
 	armed.Store(true)
 	n.pollErr() // the same cause a second time: the note's poll
 	body := h.openPR().Body
-	if !strings.Contains(body, personsNote) || strings.Contains(body, stallMarker) {
+	if !strings.Contains(body, personsNote) || strings.Contains(body, prbody.StallMarker) {
 		t.Fatalf("want the person's edit kept and the note left for the next poll:\n%s", body)
 	}
 	n.pollErr()
 	body = h.openPR().Body
-	if !strings.Contains(body, personsNote) || strings.Count(body, stallMarker) != 1 {
+	if !strings.Contains(body, personsNote) || strings.Count(body, prbody.StallMarker) != 1 {
 		t.Fatalf("want the note on the person's body:\n%s", body)
 	}
 }

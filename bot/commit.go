@@ -13,6 +13,7 @@ import (
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/bot/githubapi"
+	"github.com/driftback/driftback/bot/prbody"
 	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/repofs"
 )
@@ -62,7 +63,7 @@ func (b *Bot) pushCommit(ctx context.Context, p *poll, plan *analyzer.Plan, from
 		return "", fmt.Errorf("create tree: %w", err)
 	}
 	coAuthors := b.coAuthors(ctx, p, plan)
-	msg := commitMessage(plan, commitNotes{target: p.t.Config.Name, edits: editSetHash(plan.Files), instance: b.stamp(),
+	msg := commitMessage(plan, commitNotes{target: p.t.Config.Name, edits: prbody.EditSetHash(plan.Files), instance: b.stamp(),
 		changedBy: p.attribution.Text, coAuthors: coAuthors})
 	commit, _, err := b.GitHub.Git.CreateCommit(ctx, p.owner, p.repo, &github.Commit{
 		Message: github.String(msg), Tree: treeObj, Parents: []*github.Commit{{SHA: github.String(p.baseSHA)}},

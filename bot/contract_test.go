@@ -15,6 +15,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/bot/githubapi"
+	"github.com/driftback/driftback/bot/prbody"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/githubtest"
 )
@@ -341,7 +342,7 @@ func TestBodyKeepsAMargin(t *testing.T) {
 			From: strings.Repeat("a", 40), To: strings.Repeat("b", 40), File: "base/web.yaml", Line: i + 1, Route: "source"})
 	}
 	p := &poll{t: h.target, owner: owner, repo: repo, branch: branch}
-	body := h.bot.body(p, plan, prState{Version: 1, Target: "shop-prod"}, "0123456789012345678901234567890123456789")
+	body := h.bot.body(p, plan, prbody.State{Version: 1, Target: "shop-prod"}, "0123456789012345678901234567890123456789")
 	if n := len([]rune(body)); n > 60000 {
 		t.Fatalf("%d characters", n)
 	}
@@ -527,7 +528,7 @@ func TestBodyLinksFollowTheHost(t *testing.T) {
 			gh = github.NewClient(nil)
 		}
 		b := &Bot{GitHub: gh}
-		if body := b.body(p, plan, prState{Version: 1}, "abc"); !strings.Contains(body, "]("+web+"abc/base/web.yaml#L7)") {
+		if body := b.body(p, plan, prbody.State{Version: 1}, "abc"); !strings.Contains(body, "]("+web+"abc/base/web.yaml#L7)") {
 			t.Errorf("%s: no link to %s in\n%s", api, web, body)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/driftback/driftback/bot/prbody"
 	"github.com/driftback/driftback/config"
 )
 
@@ -41,7 +42,7 @@ func (b *Bot) checkName(tc config.Target) string {
 // state; a body without state is the default instance's (as before
 // instances existed).
 func instanceOf(pr *github.PullRequest) string {
-	if st, ok := parseState(pr.GetBody()); ok && st.Instance != "" {
+	if st, ok := prbody.ParseState(pr.GetBody()); ok && st.Instance != "" {
 		return st.Instance
 	}
 	return config.DefaultInstance

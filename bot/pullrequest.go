@@ -13,18 +13,14 @@ import (
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/bot/githubapi"
+	"github.com/driftback/driftback/bot/prbody"
 	"github.com/driftback/driftback/cluster"
 )
-
-// maxBody is the longest body the bot writes, in characters. GitHub's
-// limit is 65,536 characters; the margin leaves room for a reviewer's
-// edits and the state block's growth.
-const maxBody = 60000
 
 // propose brings the branch and the pull request in line with the plan.
 func (b *Bot) propose(ctx context.Context, p *poll, plan *analyzer.Plan, open, lastClosed *github.PullRequest) (*github.PullRequest, error) {
 	tc := p.t.Config
-	hash := editSetHash(plan.Files)
+	hash := prbody.EditSetHash(plan.Files)
 	if open == nil && b.declinedBefore(ctx, p, lastClosed, hash) {
 		return nil, nil
 	}
@@ -37,7 +33,7 @@ func (b *Bot) propose(ctx context.Context, p *poll, plan *analyzer.Plan, open, l
 		// pull request yet (or its poll ended in between).
 		return nil, b.overlap(ctx, p, br.own.instance, fmt.Sprintf("branch `%s`", p.branch))
 	}
-	regenerate := open != nil && regenerateTicked(open.GetBody())
+	regenerate := open != nil && prbody.RegenerateTicked(open.GetBody())
 	p.out.Frozen = br.exists && !br.ours && !regenerate
 	if p.out.Frozen && open == nil {
 		// A person's commit and no pull request of ours: never rebuilt
@@ -56,7 +52,7 @@ func (b *Bot) propose(ctx context.Context, p *poll, plan *analyzer.Plan, open, l
 		if refused {
 			return open, nil
 		}
-		st = prState{Version: 1, Target: tc.Name, Instance: b.stamp(), Edits: hash, Head: head, Base: p.baseSHA, Undressed: br.undressed}
+		st = prbody.State{Version: 1, Target: tc.Name, Instance: b.stamp(), Edits: hash, Head: head, Base: p.baseSHA, Undressed: br.undressed}
 	} else {
 		st.Version, st.Target, st.Instance, st.Closed = 1, tc.Name, b.stamp(), ""
 	}
@@ -73,7 +69,7 @@ func (b *Bot) declinedBefore(ctx context.Context, p *poll, lastClosed *github.Pu
 	if lastClosed == nil || lastClosed.MergedAt != nil {
 		return false
 	}
-	st, ok := parseState(lastClosed.GetBody())
+	st, ok := prbody.ParseState(lastClosed.GetBody())
 	if !ok || st.Edits != hash || st.Closed != "" {
 		return false
 	}
@@ -88,8 +84,8 @@ func (b *Bot) declinedBefore(ctx context.Context, p *poll, lastClosed *github.Pu
 // branchState is the target's branch as propose finds it, with the state
 // the open pull request records for it.
 type branchState struct {
-	st        prState // the open pull request's state, corrected by the head's trailers
-	undressed bool    // labels or reviewers are still to be added
+	st        prbody.State // the open pull request's state, corrected by the head's trailers
+	undressed bool         // labels or reviewers are still to be added
 	head      string
 	exists    bool
 	own       ownCommit // the head commit's trailers
@@ -102,7 +98,7 @@ type branchState struct {
 func (b *Bot) readBranch(ctx context.Context, p *poll, open *github.PullRequest) (branchState, error) {
 	br := branchState{undressed: wantsDressing(p)}
 	if open != nil {
-		br.st, _ = parseState(open.GetBody())
+		br.st, _ = prbody.ParseState(open.GetBody())
 		br.undressed = br.st.Undressed
 	}
 	br.head, br.exists = b.branchHead(ctx, p)
@@ -163,7 +159,7 @@ func (b *Bot) updateBranch(ctx context.Context, p *poll, plan *analyzer.Plan, br
 
 // publish opens the pull request if there is none, dresses it as
 // configured, and brings its body in line with the plan and state st.
-func (b *Bot) publish(ctx context.Context, p *poll, plan *analyzer.Plan, open *github.PullRequest, st prState, head string) (*github.PullRequest, error) {
+func (b *Bot) publish(ctx context.Context, p *poll, plan *analyzer.Plan, open *github.PullRequest, st prbody.State, head string) (*github.PullRequest, error) {
 	body := b.body(p, plan, st, head)
 	created := open == nil
 	if open == nil {
@@ -179,7 +175,7 @@ func (b *Bot) publish(ctx context.Context, p *poll, plan *analyzer.Plan, open *g
 		body = b.body(p, plan, st, head)
 	}
 	// A body others edited around driftback's part is theirs to keep.
-	stale := open.GetBody() != body && !ownPartCurrent(open.GetBody(), body)
+	stale := open.GetBody() != body && !prbody.OwnPartCurrent(open.GetBody(), body)
 	moved := false
 	if stale && !created {
 		var err error
@@ -315,10 +311,10 @@ func (b *Bot) closeResolved(ctx context.Context, p *poll, plan *analyzer.Plan, p
 	if err := b.commentOnce(ctx, p, pr.GetNumber(), closingComment(p)+"\n\n"+resolvedMarker); err != nil {
 		return false, err
 	}
-	st, _ := parseState(pr.GetBody())
+	st, _ := prbody.ParseState(pr.GetBody())
 	st.Version, st.Target, st.Instance, st.Closed = 1, tc.Name, b.stamp(), "driftback"
-	body := report.ReplaceState(withoutStallNote(pr.GetBody()), st.encode())
-	if utf8.RuneCountInString(body) > maxBody {
+	body := report.ReplaceState(prbody.WithoutStallNote(pr.GetBody()), st.Encode())
+	if utf8.RuneCountInString(body) > prbody.MaxBody {
 		// Someone (or an older driftback) left a body near GitHub's limit:
 		// say what is true now rather than grow it past the limit.
 		body = b.body(p, plan, st, "")
@@ -378,7 +374,7 @@ func (b *Bot) dropOrphan(ctx context.Context, p *poll, lastClosed *github.PullRe
 		return nil // another installation's branch to remove
 	}
 	if lastClosed != nil {
-		st, _ := parseState(lastClosed.GetBody())
+		st, _ := prbody.ParseState(lastClosed.GetBody())
 		if st.Closed != "driftback" && lastClosed.MergedAt == nil {
 			return nil
 		}
@@ -451,54 +447,18 @@ func (b *Bot) commentOnce(ctx context.Context, p *poll, number int, body string)
 	}
 }
 
-// body renders the PR body: the analyzer's markdown, the controls and the
-// hidden state. Links point at head, the branch's commit.
-func (b *Bot) body(p *poll, plan *analyzer.Plan, st prState, head string) string {
+// body renders the PR body (prbody.Render) from what this poll read.
+// Links point at head, the branch's commit.
+func (b *Bot) body(p *poll, plan *analyzer.Plan, st prbody.State, head string) string {
 	web := githubapi.WebURL(b.GitHub.BaseURL)
-	// The checklist: one box per row of what the branch holds, and the
-	// rows a reviewer declined (never nil, so the table gives way).
-	rows := append([]report.EditRow{}, editRows(p.t.Config.Name, plan)...)
 	var declined []report.EditRow
 	if p.review != nil {
 		declined = p.review.declined
 	}
-	controls := []string{regenerateLine}
-	if p.out.Frozen {
-		controls = append([]string{"> **Frozen:** someone else committed to this branch, so driftback no longer pushes to it. Tick the box below to regenerate it from the base branch (the other commits are discarded); declined rows leave the branch then."}, controls...)
-	}
-	st.Body = ""
-	text := report.Markdown(plan, report.MarkdownOptions{
-		Target:    p.t.Config.Name,
-		ChangedBy: p.attribution.Text,
-		ByMaker:   p.attribution.Groups(plan),
-		FileURL: func(path string, line int) string {
-			if head == "" {
-				return ""
-			}
-			u := fmt.Sprintf("%s/%s/%s/blob/%s/%s", web, p.owner, p.repo, head, path)
-			if line > 0 {
-				u += fmt.Sprintf("#L%d", line)
-			}
-			return u
-		},
-		Controls: controls,
-		GitOps:   toolNotes(p.enforcement, p.objs, plan, nil, false),
-		Rows:     rows,
-		Declined: declined,
-		Restore:  restoreNotes(p, plan, web),
-		State:    st.encode(),
-		// Bytes bound characters from above; the digest added below fits
-		// in the margin.
-		MaxBytes: maxBody - digestRoom,
-	})
-	// The state names the text rendered without it (ownPartCurrent).
-	st.Body = bodyDigest(text)
-	return report.ReplaceState(text, st.encode())
+	return prbody.Render(prbody.Input{Target: p.t.Config.Name, Web: web, Owner: p.owner, Repo: p.repo, Head: head,
+		Plan: plan, State: st, Frozen: p.out.Frozen, Declined: declined, Attribution: p.attribution,
+		GitOps: toolNotes(p.enforcement, p.objs, plan, nil, false), Restore: restoreNotes(p, plan, web)})
 }
-
-// digestRoom is what the digest adds to the state, at most: the field,
-// and a third more where the state is base64-encoded.
-const digestRoom = 64
 
 // splitPRs finds the open PR of the branch and the most recent closed one.
 func splitPRs(prs []*github.PullRequest) (open, lastClosed *github.PullRequest) {

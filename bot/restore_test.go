@@ -11,6 +11,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot/prbody"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/kube"
 )
@@ -137,10 +138,10 @@ func TestBodyWithVeryLongNamesStaysUnderGitHubsLimit(t *testing.T) {
 			Object: analyzer.ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: long(i, "m"), Name: long(i, "s")}, Field: field, Message: "x"})
 	}
 	p := &poll{t: h.target, owner: owner, repo: repo, branch: branch, baseSHA: h.base, enforcement: a.Enforcement, objs: objs}
-	st := prState{Version: 1, Target: h.target.Config.Name, Edits: "e", Declined: []string{"k1", "k2"}}
+	st := prbody.State{Version: 1, Target: h.target.Config.Name, Edits: "e", Declined: []string{"k1", "k2"}}
 	body := h.bot.body(p, plan, st, "")
-	if n := utf8.RuneCountInString(body); n > maxBody {
-		t.Fatalf("the body is %d characters, over %d", n, maxBody)
+	if n := utf8.RuneCountInString(body); n > prbody.MaxBody {
+		t.Fatalf("the body is %d characters, over %d", n, prbody.MaxBody)
 	}
 	for _, title := range []string{"GitOps tool", "To restore the cluster instead"} {
 		if s := section(body, title); !strings.Contains(s, "more notes not shown (body limit)") {
@@ -148,10 +149,10 @@ func TestBodyWithVeryLongNamesStaysUnderGitHubsLimit(t *testing.T) {
 		}
 	}
 	// The state comes back as given, with the digest of the body added.
-	got, ok := parseState(body)
+	got, ok := prbody.ParseState(body)
 	want := st
 	want.Body = got.Body
-	if raw, _ := report.ParseState(body); !ok || got.Body == "" || got.encode() != want.encode() {
+	if raw, _ := report.ParseState(body); !ok || got.Body == "" || got.Encode() != want.Encode() {
 		t.Fatalf("the state does not parse back: %q %v", raw, ok)
 	}
 	if _, _, err := h.bot.GitHub.PullRequests.Edit(h.ctx, owner, repo, h.openPR().Number, &github.PullRequest{Body: github.String(body)}); err != nil {

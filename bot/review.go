@@ -2,17 +2,14 @@ package bot
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"sort"
-	"strconv"
 
 	"github.com/google/go-github/v62/github"
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
-	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/bot/prbody"
 )
 
 // The reviewer's choice, edit by edit (issue 33). Each row of the body is
@@ -22,10 +19,6 @@ import (
 // is remembered in the pull request's state by the row's key — the
 // target, objects, fields and live values — so it holds across restarts
 // and replicas, and ends when a live value changes or the box is ticked.
-
-// closedDeclined marks a pull request driftback closed because every row
-// was declined (its branch is kept): reopening it brings them all back.
-const closedDeclined = "declined"
 
 // review is what the reviewer chose for this poll's plan.
 type review struct {
@@ -59,64 +52,6 @@ func (r *review) declinedEdits() int {
 	return editsOf(r.declined)
 }
 
-// editRows groups a plan's edits into the rows a reviewer keeps or
-// declines: edits written to one line of one file (an images: or
-// replicas: entry, a labels: value, a substitution variable, a generator
-// literal) and edits written to one patch file are one row, so declining a
-// row never leaves half of a shared entry in the branch. Rows keep the
-// plan's order.
-func editRows(target string, plan *analyzer.Plan) []report.EditRow {
-	if plan == nil {
-		return nil
-	}
-	group := map[string]int{} // place → row
-	var rows []report.EditRow
-	for _, e := range plan.Edits {
-		place := e.File + "\x00" + placeLine(e)
-		i, ok := group[place]
-		if !ok || e.File == "" {
-			i = len(rows)
-			rows = append(rows, report.EditRow{})
-			group[place] = i
-		}
-		rows[i].Edits = append(rows[i].Edits, e)
-	}
-	for i := range rows {
-		rows[i].Key = rowKey(target, rows[i].Edits)
-	}
-	return rows
-}
-
-// placeLine is where in its file an edit lands, as far as sharing goes: a
-// patch (or an override's patch file) is one place whatever its lines; an
-// edit without a line is the whole file.
-func placeLine(e analyzer.Edit) string {
-	if e.Route == analyzer.RoutePatch || e.Route == analyzer.RouteOverlay || e.Line <= 0 {
-		return "file"
-	}
-	return strconv.Itoa(e.Line)
-}
-
-// rowKey names a row by the target and, for each edit, the object, the
-// field and a hash of the live value: stable across polls and processes
-// while the cluster holds the same values, new as soon as one changes.
-func rowKey(target string, edits []analyzer.Edit) string {
-	parts := make([]string, len(edits))
-	for i, e := range edits {
-		v := sha256.Sum256([]byte(jsonvalue.Canonical(e.To)))
-		o := e.Object
-		parts[i] = o.APIVersion + "\x00" + o.Kind + "\x00" + o.Namespace + "\x00" + o.Name + "\x00" + e.Field + "\x00" + hex.EncodeToString(v[:])
-	}
-	sort.Strings(parts)
-	h := sha256.New()
-	h.Write([]byte(target))
-	for _, p := range parts {
-		h.Write([]byte{0})
-		h.Write([]byte(p))
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
-}
-
 // choices reads what the reviewer chose: from the open pull request of
 // this installation (its boxes, then its state), or, with none open, from
 // the state of the last one closed or merged (a decline outlives its pull
@@ -134,11 +69,11 @@ func (b *Bot) choices(p *poll) (remembered map[string]bool, boxes map[string]boo
 	if from == nil || !b.ownsPR(from) {
 		return nil, nil, false
 	}
-	st, _ := parseState(from.GetBody())
+	st, _ := prbody.ParseState(from.GetBody())
 	if from == lastClosed && st.Closed == "driftback" {
 		return nil, nil, false
 	}
-	if from == open && st.Closed == closedDeclined {
+	if from == open && st.Closed == prbody.ClosedDeclined {
 		// Reopened after driftback closed it with every row declined: the
 		// reopen is the reviewer taking them back.
 		return nil, nil, true
@@ -147,7 +82,7 @@ func (b *Bot) choices(p *poll) (remembered map[string]bool, boxes map[string]boo
 	for _, k := range st.Declined {
 		remembered[k] = true
 	}
-	if from == open || st.Closed == closedDeclined {
+	if from == open || st.Closed == prbody.ClosedDeclined {
 		// The boxes of the open pull request, or of the one driftback
 		// closed with every row declined: a box ticked there brings its
 		// row back in a new pull request.
@@ -167,7 +102,7 @@ func (b *Bot) decide(p *poll, full *analyzer.Plan) []analyzer.Edit {
 		p.log.Info("the pull request closed with every edit declined was reopened; every edit is back")
 	}
 	var out []analyzer.Edit
-	for _, row := range editRows(p.t.Config.Name, full) {
+	for _, row := range prbody.EditRows(p.t.Config.Name, full) {
 		declined := remembered[row.Key]
 		if ticked, ok := boxes[row.Key]; ok {
 			declined = !ticked
@@ -190,7 +125,7 @@ func (b *Bot) decide(p *poll, full *analyzer.Plan) []analyzer.Edit {
 func (b *Bot) declinedAll(ctx context.Context, p *poll, plan *analyzer.Plan, open, lastClosed *github.PullRequest) (*github.PullRequest, error) {
 	p.out.Declined = true
 	if open == nil {
-		if st, _ := parseState(lastClosed.GetBody()); lastClosed != nil && lastClosed.MergedAt == nil && st.Closed == closedDeclined {
+		if st, _ := prbody.ParseState(lastClosed.GetBody()); lastClosed != nil && lastClosed.MergedAt == nil && st.Closed == prbody.ClosedDeclined {
 			p.out.DeclinedPR = lastClosed.GetNumber()
 		}
 		// A merged pull request's branch goes, declined rows or not.
@@ -237,8 +172,8 @@ func (b *Bot) closeDeclined(ctx context.Context, p *poll, plan *analyzer.Plan, p
 		"It proposes nothing more until a declined field's live value changes; reopen this pull request to bring every edit back.\n\n"+declinedMarker); err != nil {
 		return false, err
 	}
-	st, _ := parseState(pr.GetBody())
-	st.Version, st.Target, st.Instance, st.Closed, st.Declined = 1, tc.Name, b.stamp(), closedDeclined, p.review.keys()
+	st, _ := prbody.ParseState(pr.GetBody())
+	st.Version, st.Target, st.Instance, st.Closed, st.Declined = 1, tc.Name, b.stamp(), prbody.ClosedDeclined, p.review.keys()
 	body := b.body(p, plan, st, "")
 	if _, _, err := b.GitHub.PullRequests.Edit(ctx, p.owner, p.repo, pr.GetNumber(), &github.PullRequest{State: github.String("closed"), Body: github.String(body)}); err != nil {
 		return false, fmt.Errorf("close #%d: %w", pr.GetNumber(), err)

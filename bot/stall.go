@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot/prbody"
 	"github.com/driftback/driftback/cluster"
 )
 
@@ -134,7 +135,7 @@ func (b *Bot) stalled(ctx context.Context, p *poll, s *stall, cause error) error
 	if open == nil || !b.ownsPR(open) {
 		return cause
 	}
-	body := withStallNote(open.GetBody(), id, s.short)
+	body := prbody.WithStallNote(open.GetBody(), id, s.short)
 	if body == open.GetBody() {
 		return cause
 	}
@@ -160,32 +161,6 @@ type stallSeen struct {
 	polls int
 }
 
-const stallMarker = "<!-- driftback:stalled "
-
-// withStallNote puts the one-line note of a lasting failure at the top of
-// a pull request's body, replacing an older note; the next successful poll
-// renders the body anew, without it.
-func withStallNote(body, id, short string) string {
-	body = withoutStallNote(body)
-	return fmt.Sprintf("> **driftback cannot check this pull request:** %s. It stays open as it is until a poll succeeds; the check run on the base branch says more. %s%s -->\n\n",
-		short, stallMarker, id) + body
-}
-
-// withoutStallNote removes the note withStallNote added.
-func withoutStallNote(body string) string {
-	i := strings.Index(body, stallMarker)
-	if i < 0 {
-		return body
-	}
-	start := strings.LastIndex(body[:i], "\n") + 1
-	end := strings.Index(body[i:], "-->")
-	if end < 0 {
-		return body
-	}
-	end += i + len("-->")
-	return body[:start] + strings.TrimLeft(body[end:], "\n")
-}
-
 // dropStallNote takes the note of a failure that has ended off the open
 // pull request when this poll did not render its body anew (the branch is
 // blocked, or a rendered object is missing from the cluster). pr is what
@@ -195,7 +170,7 @@ func (b *Bot) dropStallNote(ctx context.Context, p *poll, pr, open *github.PullR
 	if cur == nil {
 		cur = open
 	}
-	if cur == nil || p.bodyMoved || !strings.Contains(cur.GetBody(), stallMarker) {
+	if cur == nil || p.bodyMoved || !strings.Contains(cur.GetBody(), prbody.StallMarker) {
 		// p.bodyMoved: a person changed the body during the poll, and cur
 		// is the body from before; the next poll drops the note.
 		return nil
@@ -203,7 +178,7 @@ func (b *Bot) dropStallNote(ctx context.Context, p *poll, pr, open *github.PullR
 	if moved, err := b.bodyMoved(ctx, p, cur); err != nil || moved {
 		return err
 	}
-	body := withoutStallNote(cur.GetBody())
+	body := prbody.WithoutStallNote(cur.GetBody())
 	edited, _, err := b.GitHub.PullRequests.Edit(ctx, p.owner, p.repo, cur.GetNumber(), &github.PullRequest{Body: github.String(body)})
 	if err != nil {
 		return fmt.Errorf("update pull request #%d: %w", cur.GetNumber(), err)

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/driftback/driftback/bot/prbody"
 	"github.com/driftback/driftback/cluster"
 )
 
@@ -156,7 +157,7 @@ func TestStalledPollsWriteOncePerCause(t *testing.T) {
 	if run := h.check(h.base); run.Conclusion != good.Conclusion || run.Title != good.Title {
 		t.Fatalf("after recovery: check %s %q, want %s %q", run.Conclusion, run.Title, good.Conclusion, good.Title)
 	}
-	if body := h.openPR().Body; strings.Contains(body, "cannot check") || strings.Contains(body, stallMarker) {
+	if body := h.openPR().Body; strings.Contains(body, "cannot check") || strings.Contains(body, prbody.StallMarker) {
 		t.Fatalf("the note outlived its cause:\n%s", body)
 	}
 	if out := h.poll(); !out.Idle {

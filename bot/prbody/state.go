@@ -1,4 +1,4 @@
-package bot
+package prbody
 
 import (
 	"crypto/sha256"
@@ -12,9 +12,9 @@ import (
 	"github.com/driftback/driftback/analyzer/report"
 )
 
-// prState is what the bot remembers about its pull request, kept in the PR
+// State is what the bot remembers about its pull request, kept in the PR
 // body's hidden block: GitHub is the only database.
-type prState struct {
+type State struct {
 	Version int    `json:"v"`
 	Target  string `json:"target"`
 	// Instance is the installation that wrote it (config instance); empty
@@ -32,33 +32,36 @@ type prState struct {
 	// Undressed: labels and reviewers are still to be added (the PR was
 	// opened, then the poll ended before they were).
 	Undressed bool `json:"undressed,omitempty"`
-	// Body names the body driftback rendered (bodyDigest of its text with
+	// Body names the body driftback rendered (Digest of its text with
 	// this field empty). A body whose state holds the digest of what the
 	// bot would render now holds the bot's part as it is; what others
-	// added around it is theirs (ownPartCurrent).
+	// added around it is theirs (OwnPartCurrent).
 	Body string `json:"body,omitempty"`
 }
 
-func (s prState) encode() string {
+// Encode is the state as the body's hidden block holds it.
+func (s State) Encode() string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
 
-func parseState(body string) (prState, bool) {
+// ParseState reads the state from a body; false when it holds none of
+// this version.
+func ParseState(body string) (State, bool) {
 	raw, ok := report.ParseState(body)
 	if !ok {
-		return prState{}, false
+		return State{}, false
 	}
-	var s prState
+	var s State
 	if json.Unmarshal([]byte(raw), &s) != nil || s.Version != 1 {
-		return prState{}, false
+		return State{}, false
 	}
 	return s, true
 }
 
-// editSetHash names an edit set by the files it writes, so a declined set
+// EditSetHash names an edit set by the files it writes, so a declined set
 // is recognised however the plan is ordered.
-func editSetHash(files []analyzer.File) string {
+func EditSetHash(files []analyzer.File) string {
 	sorted := append([]analyzer.File(nil), files...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
 	h := sha256.New()
@@ -79,10 +82,11 @@ func editSetHash(files []analyzer.File) string {
 // marker comment finds it again whatever the surrounding text.
 const (
 	regenerateMarker = "<!-- driftback:regenerate -->"
-	regenerateLine   = "- [ ] Regenerate this branch from the base branch, discarding commits others pushed to it " + regenerateMarker
+	RegenerateLine   = "- [ ] Regenerate this branch from the base branch, discarding commits others pushed to it " + regenerateMarker
 )
 
-func regenerateTicked(body string) bool {
+// RegenerateTicked reports whether a reviewer ticked the regenerate box.
+func RegenerateTicked(body string) bool {
 	for _, line := range strings.Split(body, "\n") {
 		if strings.Contains(line, regenerateMarker) {
 			t := strings.TrimSpace(line)
@@ -92,13 +96,13 @@ func regenerateTicked(body string) bool {
 	return false
 }
 
-// bodyDigest names a body's text.
-func bodyDigest(text string) string {
+// Digest names a body's text.
+func Digest(text string) string {
 	h := sha256.Sum256([]byte(text))
 	return hex.EncodeToString(h[:])[:16]
 }
 
-// ownPartCurrent reports whether current, the pull request's body as
+// OwnPartCurrent reports whether current, the pull request's body as
 // GitHub has it, holds driftback's part as want (the body the bot would
 // write now) has it, whatever others added or changed around it: then the
 // body is left alone, so another bot or a person editing the body is never
@@ -110,10 +114,10 @@ func bodyDigest(text string) string {
 // the bot answers it (a decline, a regeneration, a box reset), and so does
 // a body without a digest (written before there was one) or with a stall
 // note.
-func ownPartCurrent(current, want string) bool {
-	have, ok := parseState(current)
-	mine, _ := parseState(want)
-	if !ok || mine.Body == "" || have.encode() != mine.encode() || strings.Contains(current, stallMarker) {
+func OwnPartCurrent(current, want string) bool {
+	have, ok := ParseState(current)
+	mine, _ := ParseState(want)
+	if !ok || mine.Body == "" || have.Encode() != mine.Encode() || strings.Contains(current, StallMarker) {
 		return false
 	}
 	return boxesOf(current) == boxesOf(want)
@@ -128,7 +132,11 @@ func boxesOf(body string) string {
 	}
 	sort.Strings(keys)
 	if strings.Contains(body, regenerateMarker) {
-		keys = append(keys, fmt.Sprintf("regenerate=%v", regenerateTicked(body)))
+		keys = append(keys, fmt.Sprintf("regenerate=%v", RegenerateTicked(body)))
 	}
 	return strings.Join(keys, " ")
 }
+
+// ClosedDeclined marks a pull request driftback closed because every row
+// was declined (its branch is kept): reopening it brings them all back.
+const ClosedDeclined = "declined"
