@@ -178,7 +178,7 @@ func checkAlways(t *testing.T, h *harness, step int, seed uint64) {
 		last := ""
 		for _, r := range h.srv.CheckRuns(owner, repo, sha) {
 			if r.ExternalID == last {
-				t.Fatalf("step %d (seed %d): two identical check runs in a row on %s", step, seed, short(sha))
+				t.Fatalf("step %d (seed %d): two identical check runs in a row on %s", step, seed, githubapi.ShortSHA(sha))
 			}
 			last = r.ExternalID
 		}
@@ -195,7 +195,7 @@ func checkSettled(t *testing.T, h *harness, human string, step int, seed uint64)
 		return
 	}
 	if len(openPRs(h)) != 1 {
-		t.Fatalf("step %d (seed %d): branch %s is an orphan: %+v", step, seed, short(head), h.prs())
+		t.Fatalf("step %d (seed %d): branch %s is an orphan: %+v", step, seed, githubapi.ShortSHA(head), h.prs())
 	}
 	if head == human {
 		return
@@ -204,7 +204,7 @@ func checkSettled(t *testing.T, h *harness, human string, step int, seed uint64)
 		t.Fatalf("step %d (seed %d): the branch is not one commit on the base head: parents %v", step, seed, parents)
 	}
 	if got := h.openPR(); got.HeadSHA != head || !strings.Contains(got.Body, head) {
-		t.Fatalf("step %d (seed %d): the PR does not describe the branch head %s", step, seed, short(head))
+		t.Fatalf("step %d (seed %d): the PR does not describe the branch head %s", step, seed, githubapi.ShortSHA(head))
 	}
 	if len(h.openPR().Labels) == 0 {
 		t.Fatalf("step %d (seed %d): the PR was never labelled", step, seed)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot/enforce"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/config"
 )
@@ -145,7 +146,7 @@ func (p *poll) checkNotes(plan *analyzer.Plan) gitOpsNotes {
 	if p.enforcement == nil {
 		return gitOpsNotes{declined: declined, changedBy: p.attribution.Text}
 	}
-	return gitOpsNotes{tool: p.enforcement.Tool, notes: toolNotes(p.enforcement, p.objs, plan, p.restoring, true), restoring: len(p.restoring),
+	return gitOpsNotes{tool: p.enforcement.Tool, notes: enforce.Notes(p.enforcement, p.objs, plan, p.restoring, true), restoring: len(p.restoring),
 		declined: declined, changedBy: p.attribution.Text}
 }
 
@@ -220,13 +221,13 @@ func (b *Bot) postChecks(ctx context.Context, p *poll, shas []string, r checkRes
 				continue
 			}
 			if tries++; tries > 1 || !githubapi.UnknownOutcome(ctx, err) {
-				return n, fmt.Errorf("annotate check run on %s: %w", short(sha), err)
+				return n, fmt.Errorf("annotate check run on %s: %w", githubapi.ShortSHA(sha), err)
 			}
 			// The answer was lost; the run's count says whether the batch
 			// landed (an update appends, so it is not sent twice blindly).
 			cr, _, gerr := b.GitHub.Checks.GetCheckRun(ctx, p.owner, p.repo, runID)
 			if gerr != nil {
-				return n, fmt.Errorf("annotate check run on %s: %w (and reading it back: %v)", short(sha), err, gerr)
+				return n, fmt.Errorf("annotate check run on %s: %w (and reading it back: %v)", githubapi.ShortSHA(sha), err, gerr)
 			}
 			done = cr.GetOutput().GetAnnotationsCount()
 		}
@@ -242,7 +243,7 @@ func (b *Bot) latestRun(ctx context.Context, p *poll, sha string) (*github.Check
 	list, _, err := b.GitHub.Checks.ListCheckRunsForRef(ctx, p.owner, p.repo, sha, &github.ListCheckRunsOptions{
 		CheckName: github.String(name), AppID: github.Int64(b.appID), Filter: github.String("latest")})
 	if err != nil {
-		return nil, fmt.Errorf("check runs of %s: %w", short(sha), err)
+		return nil, fmt.Errorf("check runs of %s: %w", githubapi.ShortSHA(sha), err)
 	}
 	var latest *github.CheckRun
 	for _, cr := range list.CheckRuns {
@@ -271,13 +272,13 @@ func (b *Bot) createRun(ctx context.Context, p *poll, sha string, r checkResult,
 		return cr, nil
 	}
 	if !githubapi.UnknownOutcome(ctx, err) {
-		return nil, fmt.Errorf("create check run on %s: %w", short(sha), err)
+		return nil, fmt.Errorf("create check run on %s: %w", githubapi.ShortSHA(sha), err)
 	}
 	if latest, lerr := b.latestRun(ctx, p, sha); lerr == nil && latest != nil && latest.GetExternalID() == id {
 		return latest, nil
 	}
 	if cr, err = create(); err != nil {
-		return nil, fmt.Errorf("create check run on %s: %w", short(sha), err)
+		return nil, fmt.Errorf("create check run on %s: %w", githubapi.ShortSHA(sha), err)
 	}
 	return cr, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/prbody"
+	"github.com/driftback/driftback/bot/targetplan"
 	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/repofs"
 )
@@ -29,7 +30,7 @@ type branchMove struct {
 func (b *Bot) pushCommit(ctx context.Context, p *poll, plan *analyzer.Plan, from branchMove) (string, error) {
 	base, _, err := b.GitHub.Git.GetCommit(ctx, p.owner, p.repo, p.baseSHA)
 	if err != nil {
-		return "", fmt.Errorf("base commit %s: %w", short(p.baseSHA), err)
+		return "", fmt.Errorf("base commit %s: %w", githubapi.ShortSHA(p.baseSHA), err)
 	}
 	modes, err := b.baseModes(ctx, p, base.GetTree().GetSHA(), plan.Files)
 	if err != nil {
@@ -37,7 +38,7 @@ func (b *Bot) pushCommit(ctx context.Context, p *poll, plan *analyzer.Plan, from
 	}
 	var entries []*github.TreeEntry
 	for _, f := range plan.Files {
-		if err := writablePath(f.Path); err != nil {
+		if err := targetplan.WritablePath(f.Path); err != nil {
 			return "", err
 		}
 		mode, onBase := modes[f.Path]
@@ -320,7 +321,7 @@ func (b *Bot) ownHead(ctx context.Context, p *poll, sha string) (ownCommit, bool
 	}
 	c, _, err := b.GitHub.Repositories.GetCommit(ctx, p.owner, p.repo, sha, &github.ListOptions{PerPage: 1})
 	if err != nil {
-		return ownCommit{}, false, fmt.Errorf("branch head %s: %w", short(sha), err)
+		return ownCommit{}, false, fmt.Errorf("branch head %s: %w", githubapi.ShortSHA(sha), err)
 	}
 	if !b.madeByApp(c) || len(c.Parents) != 1 {
 		return ownCommit{}, false, nil
@@ -371,18 +372,6 @@ func (b *Bot) madeByApp(c *github.RepositoryCommit) bool {
 
 // webFlow is the account GitHub commits and signs as.
 const webFlow = "web-flow"
-
-// writablePath refuses what the bot must never write.
-func writablePath(p string) error {
-	c, err := repofs.Clean(p)
-	if err != nil {
-		return err
-	}
-	if c == ".github/workflows" || strings.HasPrefix(c, ".github/workflows/") {
-		return fmt.Errorf("%s is a workflow file; driftback never writes under .github/workflows/", c)
-	}
-	return nil
-}
 
 // branchHead reads the head of the target's PR branch.
 func (b *Bot) branchHead(ctx context.Context, p *poll) (string, bool) {

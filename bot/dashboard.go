@@ -9,6 +9,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/bot/githubapi"
+	"github.com/driftback/driftback/bot/targetplan"
 )
 
 // The drift dashboard (config dashboards) is one issue per repository with
@@ -74,7 +75,7 @@ type dashState struct {
 // of them ran.
 func rowOf(name string, out Outcome, err error, failures int, since time.Time) (dashRow, bool) {
 	row := dashRow{Target: name}
-	var bad *InputError
+	var bad *targetplan.InputError
 	switch {
 	case err != nil && (githubapi.RateLimited(err) != "" || githubapi.IsDeferred(err)):
 		return row, false

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/githubtest"
 )
@@ -58,17 +59,17 @@ func TestUntouchedBaseCommitWritesNothing(t *testing.T) {
 	}
 	for _, sha := range []string{readme, other} {
 		if runs := h.srv.CheckRuns(owner, repo, sha); len(runs) != 0 {
-			t.Errorf("check runs on the untouched commit %s: %+v", short(sha), runs)
+			t.Errorf("check runs on the untouched commit %s: %+v", githubapi.ShortSHA(sha), runs)
 		}
 	}
 	if m, _ := h.bot.memo.Get(h.target.Config.Name); m.base != other {
-		t.Errorf("the memo compares with %s, not the head it found the same, %s: the commit of the last plan would have to stay loaded", short(m.base), short(other))
+		t.Errorf("the memo compares with %s, not the head it found the same, %s: the commit of the last plan would have to stay loaded", githubapi.ShortSHA(m.base), githubapi.ShortSHA(other))
 	}
 	if out := h.poll(); !out.Idle {
 		t.Fatalf("nothing moved since: %+v", out)
 	}
 	if now, _ := h.srv.Branch(owner, repo, branch); now != head || h.check(head).ID != prRun.ID {
-		t.Errorf("the pull request's branch or its check run moved: %s -> %s", short(head), short(now))
+		t.Errorf("the pull request's branch or its check run moved: %s -> %s", githubapi.ShortSHA(head), githubapi.ShortSHA(now))
 	}
 
 	// A file the overlay's base reads: the target wakes on this commit.

@@ -14,8 +14,10 @@ import (
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/bot/attribution"
+	"github.com/driftback/driftback/bot/enforce"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/keyed"
+	"github.com/driftback/driftback/bot/targetplan"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/kube"
 )
@@ -36,7 +38,7 @@ type poll struct {
 	note                string                   // said under the check run's summary
 	pins                []RemotePin              // the remote bases this poll's plan read, at their commits
 	enforcement         *cluster.Enforcement     // how the GitOps tool treats drift; nil: none read
-	restoring           []Restoring              // drift the tool will put back, not proposed
+	restoring           []enforce.Restoring      // drift the tool will put back, not proposed
 	scope               cluster.Scope            // what the objects were listed with
 	only                []string                 // the kinds the listing was narrowed to (kinds.go); nil: every kind
 	kinds               []string                 // the kinds the plan's render held; nil: no plan
@@ -344,7 +346,7 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 	return err
 }
 
-// plan is PlanTarget on what this poll read. It sets p.out.Waiting, and
+// plan is targetplan.Plan on what this poll read. It sets p.out.Waiting, and
 // returns no plan, when the revision the cluster runs is unknown or the
 // root's inputs changed on the base branch since.
 func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
@@ -359,7 +361,7 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 		applied = func(context.Context) (cluster.Applied, error) { return *a, nil }
 	}
 	defer b.Metrics.Time("driftback_plan_duration_seconds", map[string]string{"target": tc.Name})()
-	res, err := PlanTarget(ctx, PlanInput{
+	res, err := targetplan.Plan(ctx, targetplan.Input{
 		Target: tc, Objects: p.objs, Coverage: p.coverage, Applied: applied, Base: p.baseSHA,
 		// A revision comes with the remote bases its root names, fetched at
 		// their pinned refs; a failed fetch fails the poll.
@@ -374,7 +376,7 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 	if res.Plan != nil {
 		p.kinds = res.Plan.Kinds
 	}
-	var bad *InputError
+	var bad *targetplan.InputError
 	if errors.As(err, &bad) {
 		// The input itself is unusable: say so on the base head and leave
 		// the pull request as it is until Git is fixed.
@@ -455,11 +457,4 @@ func (b *Bot) resolvePins(ctx context.Context, encoded string) (string, error) {
 		pins[i].SHA = sha
 	}
 	return keyed.Fingerprint(pins), nil
-}
-
-func short(sha string) string {
-	if len(sha) > 7 {
-		return sha[:7]
-	}
-	return sha
 }

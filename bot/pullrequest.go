@@ -12,6 +12,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot/enforce"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/prbody"
 	"github.com/driftback/driftback/cluster"
@@ -457,7 +458,8 @@ func (b *Bot) body(p *poll, plan *analyzer.Plan, st prbody.State, head string) s
 	}
 	return prbody.Render(prbody.Input{Target: p.t.Config.Name, Web: web, Owner: p.owner, Repo: p.repo, Head: head,
 		Plan: plan, State: st, Frozen: p.out.Frozen, Declined: declined, Attribution: p.attribution,
-		GitOps: toolNotes(p.enforcement, p.objs, plan, nil, false), Restore: restoreNotes(p, plan, web)})
+		GitOps: enforce.Notes(p.enforcement, p.objs, plan, nil, false), Restore: enforce.RestoreNotes(enforce.RestoreInput{Plan: plan, Declined: declined, Enforcement: p.enforcement, Objects: p.objs,
+			Web: web, Owner: p.owner, Repo: p.repo, BaseSHA: p.baseSHA, Root: p.t.Config.Root})})
 }
 
 // splitPRs finds the open PR of the branch and the most recent closed one.

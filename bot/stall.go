@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/prbody"
 	"github.com/driftback/driftback/cluster"
 )
@@ -64,8 +65,8 @@ func stallOf(p *poll, err error) *stall {
 				"(a force-pushed branch, or a source that points at another repository). driftback cannot render what the cluster runs, "+
 				"so it gives no verdict and leaves the pull request and its branch as they are.\n\n"+
 				"How to fix: let the GitOps tool apply a commit of `%s` (check its source's URL and branch), or point the target at the repository it deploys from.",
-				tc.Cluster, report.Quoted(raw), p.owner, p.repo, short(mc.sha), tc.Repo),
-			short: fmt.Sprintf("the revision the cluster runs (%s) is a commit GitHub does not have", report.Quoted(short(mc.sha))),
+				tc.Cluster, report.Quoted(raw), p.owner, p.repo, githubapi.ShortSHA(mc.sha), tc.Repo),
+			short: fmt.Sprintf("the revision the cluster runs (%s) is a commit GitHub does not have", report.Quoted(githubapi.ShortSHA(mc.sha))),
 		}
 	}
 	status, ok := cluster.RefusedRead(err)

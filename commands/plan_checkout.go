@@ -53,7 +53,7 @@ func openCheckout(dir string, remotes remoteFlags) (*checkout, error) {
 	return c, nil
 }
 
-// load is bot.PlanInput.Load: the working tree for the base, any other
+// load is targetplan.Input.Load: the working tree for the base, any other
 // revision from the repository's history.
 func (c *checkout) load(_ context.Context, rev string) (*analyzer.Snapshot, error) {
 	if s, ok := c.snap[rev]; ok {

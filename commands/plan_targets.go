@@ -14,11 +14,12 @@ import (
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/bot/targetplan"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 )
 
-// runTargets is plan --config: bot.PlanTarget, the function the bot plans
+// runTargets is plan --config: targetplan.Plan, the function the bot plans
 // with, on the checkout and the live objects of one target or, with --all,
 // of each target of the checkout's repository.
 func (o *planOptions) runTargets(cmd *cobra.Command) error {
@@ -162,8 +163,8 @@ func (o *planOptions) planTarget(cmd *cobra.Command, cfg *config.Config, src *so
 	}
 	if waiting == "" {
 		in.Base, in.Load = co.base, co.load
-		var res bot.TargetPlan
-		if res, err = bot.PlanTarget(cmd.Context(), in.PlanInput); err != nil {
+		var res targetplan.Result
+		if res, err = targetplan.Plan(cmd.Context(), in.Input); err != nil {
 			return fail(err)
 		}
 		waiting = res.Waiting
@@ -184,7 +185,7 @@ func (o *planOptions) planTarget(cmd *cobra.Command, cfg *config.Config, src *so
 	return errDrift
 }
 
-func (o *planOptions) finishTarget(cmd *cobra.Command, res bot.TargetPlan, objs liveObjects, co *checkout, t *config.Target) error {
+func (o *planOptions) finishTarget(cmd *cobra.Command, res targetplan.Result, objs liveObjects, co *checkout, t *config.Target) error {
 	for _, n := range res.GitOpsNotes(objs.objects) {
 		res.Plan.Notes = append(res.Plan.Notes, n.String())
 	}
@@ -197,7 +198,7 @@ func (o *planOptions) finishTarget(cmd *cobra.Command, res bot.TargetPlan, objs 
 
 // targetRead is a target's live objects, read as the bot's poll reads them.
 type targetRead struct {
-	bot.PlanInput
+	targetplan.Input
 	objs liveObjects
 }
 
@@ -215,7 +216,7 @@ func readTarget(ctx context.Context, cfg *config.Config, src *sources, kt knownT
 	if !kt.discovered {
 		objs, err := s.list(ctx, scope)
 		in := targetRead{objs: objs}
-		in.PlanInput = bot.PlanInput{Target: *t, Objects: objs.objects, Coverage: objs.coverage}
+		in.Input = targetplan.Input{Target: *t, Objects: objs.objects, Coverage: objs.coverage}
 		if err == nil {
 			in.Applied = objs.applied(t)
 		}
@@ -234,7 +235,7 @@ func readTarget(ctx context.Context, cfg *config.Config, src *sources, kt knownT
 		return targetRead{}, "", err
 	}
 	objs.objects = cluster.InInventory(objs.objects, a.Inventory)
-	return targetRead{objs: objs, PlanInput: bot.PlanInput{Target: *t, Objects: objs.objects, Coverage: objs.coverage,
+	return targetRead{objs: objs, Input: targetplan.Input{Target: *t, Objects: objs.objects, Coverage: objs.coverage,
 		Applied: func(context.Context) (cluster.Applied, error) { return a, nil }}}, "", nil
 }
 

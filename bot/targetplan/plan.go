@@ -1,19 +1,24 @@
-package bot
+package targetplan
 
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot/enforce"
+	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/kube"
+	"github.com/driftback/driftback/internal/repofs"
 )
 
-// PlanInput is what planning one target reads. The bot fills it from
+// Input is what planning one target reads. The bot fills it from
 // GitHub and the cluster; `driftback plan --config --target` from a local
 // checkout, so its dry run is this same plan.
-type PlanInput struct {
+type Input struct {
 	Target  config.Target    // resolved: defaults merged in
 	Objects []cluster.Object // the live objects in the target's scope
 	// Coverage says what the read of Objects covered; a rendered object of
@@ -31,9 +36,9 @@ type PlanInput struct {
 	Decline func(*analyzer.Plan) []analyzer.Edit
 }
 
-// TargetPlan is the outcome of planning a target: a plan, or why there is
+// Result is the outcome of planning a target: a plan, or why there is
 // none yet.
-type TargetPlan struct {
+type Result struct {
 	Plan *analyzer.Plan
 	// Waiting says why nothing is planned yet: the applied revision is
 	// unknown, or the root's files changed on the base since it.
@@ -42,7 +47,7 @@ type TargetPlan struct {
 	// Restoring is the drift it will put back, left out of Plan unless the
 	// target proposes restored drift.
 	Enforcement *cluster.Enforcement
-	Restoring   []Restoring
+	Restoring   []enforce.Restoring
 }
 
 // InputError is a repository that cannot be planned (the root was deleted,
@@ -52,11 +57,11 @@ type InputError struct{ Err error }
 func (e *InputError) Error() string { return e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
-// PlanTarget renders the target at the revision the cluster runs (DESIGN
+// Plan renders the target at the revision the cluster runs (DESIGN
 // §7) and plans it against the live objects, with the target's ownership
 // rules, write scope and orchestrator context.
-func PlanTarget(ctx context.Context, in PlanInput) (TargetPlan, error) {
-	out, err := planTarget(ctx, in)
+func Plan(ctx context.Context, in Input) (Result, error) {
+	out, err := plan(ctx, in)
 	if e := out.Enforcement; out.Waiting != "" && e != nil && e.Suspended {
 		// Waiting on a suspended tool is waiting for a person.
 		out.Waiting += fmt.Sprintf("; %s is suspended and applies nothing until it is resumed (%s)", e.Object, e.Resume)
@@ -64,14 +69,14 @@ func PlanTarget(ctx context.Context, in PlanInput) (TargetPlan, error) {
 	return out, err
 }
 
-func planTarget(ctx context.Context, in PlanInput) (TargetPlan, error) {
+func plan(ctx context.Context, in Input) (Result, error) {
 	tc := in.Target
 	renderAt := in.Base
 	var orchestrator []string
 	var flux *kube.FluxContext
 	var argo *kube.ArgoContext
 	var enf *cluster.Enforcement
-	var out TargetPlan
+	var out Result
 	if in.Applied != nil {
 		a, err := in.Applied(ctx)
 		if err != nil {
@@ -104,7 +109,7 @@ func planTarget(ctx context.Context, in PlanInput) (TargetPlan, error) {
 			return out, err
 		}
 		if !snap.SameInputs(base, tc.Root) {
-			out.Waiting = fmt.Sprintf("the cluster runs %s, and the files of %s changed since then on the base branch; waiting for the GitOps tool to apply %s", short(renderAt), tc.Root, short(in.Base))
+			out.Waiting = fmt.Sprintf("the cluster runs %s, and the files of %s changed since then on the base branch; waiting for the GitOps tool to apply %s", githubapi.ShortSHA(renderAt), tc.Root, githubapi.ShortSHA(in.Base))
 			return out, nil
 		}
 	}
@@ -116,11 +121,11 @@ func planTarget(ctx context.Context, in PlanInput) (TargetPlan, error) {
 	}
 	proposeRestored := tc.ProposeRestored != nil && *tc.ProposeRestored
 	replan := func(l []kube.LiveObject) (*analyzer.Plan, error) { return snap.Plan(tc.Root, l, opts) }
-	if live, plan, err = toolAdjusted(enf, in.Objects, live, plan, replan); err != nil {
+	if live, plan, err = enforce.ToolAdjusted(enf, in.Objects, live, plan, replan); err != nil {
 		return out, &InputError{Err: err}
 	}
 	first := plan
-	plan, out.Restoring, err = enforce(enf, proposeRestored, in.Objects, live, plan, replan)
+	plan, out.Restoring, err = enforce.Apply(enf, proposeRestored, in.Objects, live, plan, replan)
 	if err != nil {
 		return out, &InputError{Err: err}
 	}
@@ -128,9 +133,9 @@ func planTarget(ctx context.Context, in PlanInput) (TargetPlan, error) {
 		if declined := in.Decline(plan); len(declined) > 0 {
 			// The restored fields stay at Git's value too, so the tool's
 			// part holds in the plan without the declined edits.
-			again := asRestored(live, append(restoredEdits(first, out.Restoring), declined...))
+			again := enforce.AsRestored(live, append(enforce.RestoredEdits(first, out.Restoring), declined...))
 			if plan, err = replan(again); err == nil {
-				plan, _, err = enforce(enf, proposeRestored, in.Objects, again, plan, replan)
+				plan, _, err = enforce.Apply(enf, proposeRestored, in.Objects, again, plan, replan)
 			}
 			if err != nil {
 				return out, &InputError{Err: err}
@@ -146,12 +151,12 @@ func planTarget(ctx context.Context, in PlanInput) (TargetPlan, error) {
 			paths[i] = f.Path
 		}
 		if !snap.SameReaders(base, paths) {
-			out.Waiting = fmt.Sprintf("the cluster runs %s, and a root that reads the files this plan writes changed since then on the base branch; waiting for the GitOps tool to apply %s", short(renderAt), short(in.Base))
+			out.Waiting = fmt.Sprintf("the cluster runs %s, and a root that reads the files this plan writes changed since then on the base branch; waiting for the GitOps tool to apply %s", githubapi.ShortSHA(renderAt), githubapi.ShortSHA(in.Base))
 			return out, nil
 		}
 	}
 	for _, f := range plan.Files {
-		if err := writablePath(f.Path); err != nil {
+		if err := WritablePath(f.Path); err != nil {
 			plan.Files = nil
 			plan.Edits = nil
 			plan.Refusals = append(plan.Refusals, analyzer.Refusal{Code: analyzer.CodeOutOfScope, File: f.Path, Message: err.Error(),
@@ -159,6 +164,24 @@ func planTarget(ctx context.Context, in PlanInput) (TargetPlan, error) {
 			break
 		}
 	}
-	out.Plan = untrackedOptions(enf, in.Objects, plan)
+	out.Plan = enforce.UntrackedOptions(enf, in.Objects, plan)
 	return out, nil
+}
+
+// GitOpsNotes are what the check run says of the GitOps tool for this
+// plan, for `driftback plan` to print.
+func (r Result) GitOpsNotes(objs []cluster.Object) []report.ToolNote {
+	return enforce.Notes(r.Enforcement, objs, r.Plan, r.Restoring, true)
+}
+
+// WritablePath refuses what the bot must never write.
+func WritablePath(p string) error {
+	c, err := repofs.Clean(p)
+	if err != nil {
+		return err
+	}
+	if c == ".github/workflows" || strings.HasPrefix(c, ".github/workflows/") {
+		return fmt.Errorf("%s is a workflow file; driftback never writes under .github/workflows/", c)
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package bot
+package enforce
 
 import (
 	"fmt"
@@ -46,12 +46,12 @@ func (ix liveIndex) fate(e *cluster.Enforcement, plan *analyzer.Plan, ref analyz
 	return e.Fate(o, plan.Metadata[ref], field, inGit)
 }
 
-// enforce applies the tool's fates to a plan. Unless the target proposes
+// Apply applies the tool's fates to a plan. Unless the target proposes
 // restored drift, each restored edit is taken out by planning again
 // against the cluster as the tool will leave it (Git's value in that
 // field), so the files hold only the rest; restored refusals move to the
 // list the check run reports. replan plans against other live objects.
-func enforce(e *cluster.Enforcement, proposeRestored bool, objs []cluster.Object, live []kube.LiveObject, plan *analyzer.Plan,
+func Apply(e *cluster.Enforcement, proposeRestored bool, objs []cluster.Object, live []kube.LiveObject, plan *analyzer.Plan,
 	replan func([]kube.LiveObject) (*analyzer.Plan, error)) (*analyzer.Plan, []Restoring, error) {
 	if e == nil || plan == nil || proposeRestored {
 		return plan, nil, nil // with proposeRestored every drift is proposed, and the notes warn
@@ -72,7 +72,7 @@ func enforce(e *cluster.Enforcement, proposeRestored bool, objs []cluster.Object
 		p.Edits, p.Files = []analyzer.Edit{}, []analyzer.File{}
 		plan = &p
 	default:
-		again, err := replan(asRestored(live, restored))
+		again, err := replan(AsRestored(live, restored))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -101,11 +101,11 @@ func enforce(e *cluster.Enforcement, proposeRestored bool, objs []cluster.Object
 	return plan, out, nil
 }
 
-// toolAdjusted is the plan made again against the cluster as the tool's
+// ToolAdjusted is the plan made again against the cluster as the tool's
 // own doing leaves it: its metadata (withToolMetadata), then the fields
 // it is told to ignore (withoutIgnored). Every later plan of the poll
 // starts from the live objects returned.
-func toolAdjusted(e *cluster.Enforcement, objs []cluster.Object, live []kube.LiveObject, plan *analyzer.Plan,
+func ToolAdjusted(e *cluster.Enforcement, objs []cluster.Object, live []kube.LiveObject, plan *analyzer.Plan,
 	replan func([]kube.LiveObject) (*analyzer.Plan, error)) ([]kube.LiveObject, *analyzer.Plan, error) {
 	live, plan, err := withToolMetadata(e, live, plan, replan)
 	if err != nil {
@@ -166,7 +166,7 @@ func withoutIgnored(e *cluster.Enforcement, objs []cluster.Object, live []kube.L
 		}
 	}
 	if len(drop) > 0 {
-		live = asRestored(live, drop)
+		live = AsRestored(live, drop)
 		again, err := replan(live)
 		if err != nil {
 			return nil, nil, err
@@ -187,10 +187,10 @@ func withoutIgnored(e *cluster.Enforcement, objs []cluster.Object, live []kube.L
 	return live, plan, nil
 }
 
-// untrackedOptions adds to the plan's note on each live object the root no
+// UntrackedOptions adds to the plan's note on each live object the root no
 // longer renders what the tool's per-object options make of it
 // (Enforcement.LeavesUntracked: Argo CD's Prune=false, IgnoreExtraneous).
-func untrackedOptions(e *cluster.Enforcement, objs []cluster.Object, plan *analyzer.Plan) *analyzer.Plan {
+func UntrackedOptions(e *cluster.Enforcement, objs []cluster.Object, plan *analyzer.Plan) *analyzer.Plan {
 	if e == nil || plan == nil {
 		return plan
 	}
@@ -218,8 +218,8 @@ func untrackedOptions(e *cluster.Enforcement, objs []cluster.Object, plan *analy
 	return &p
 }
 
-// restoredEdits are plan's edits of the fields in restoring.
-func restoredEdits(plan *analyzer.Plan, restoring []Restoring) []analyzer.Edit {
+// RestoredEdits are plan's edits of the fields in restoring.
+func RestoredEdits(plan *analyzer.Plan, restoring []Restoring) []analyzer.Edit {
 	if len(restoring) == 0 {
 		return nil
 	}
@@ -240,9 +240,9 @@ func restoredEdits(plan *analyzer.Plan, restoring []Restoring) []analyzer.Edit {
 	return out
 }
 
-// asRestored copies live with each restored field holding Git's value
+// AsRestored copies live with each restored field holding Git's value
 // (removed where Git lacks it): the cluster as the tool will leave it.
-func asRestored(live []kube.LiveObject, restored []analyzer.Edit) []kube.LiveObject {
+func AsRestored(live []kube.LiveObject, restored []analyzer.Edit) []kube.LiveObject {
 	out := make([]kube.LiveObject, len(live))
 	copy(out, live)
 	for i, l := range out {
@@ -274,11 +274,11 @@ func asRestored(live []kube.LiveObject, restored []analyzer.Edit) []kube.LiveObj
 // fields is told in a count, not a list.
 const maxToolNotes = 30
 
-// toolNotes says what the tool will do with what the plan proposes and
+// Notes says what the tool will do with what the plan proposes and
 // with what it leaves to the tool. forCheck adds the estimated time of the
 // tool's next reconcile, which the pull request body leaves out (it would
 // change the body at every reconcile).
-func toolNotes(e *cluster.Enforcement, objs []cluster.Object, plan *analyzer.Plan, restoring []Restoring, forCheck bool) []report.ToolNote {
+func Notes(e *cluster.Enforcement, objs []cluster.Object, plan *analyzer.Plan, restoring []Restoring, forCheck bool) []report.ToolNote {
 	if e == nil || plan == nil {
 		return nil
 	}
@@ -333,10 +333,4 @@ func toolNotes(e *cluster.Enforcement, objs []cluster.Object, plan *analyzer.Pla
 			Text: "not proposed: " + e.Tool + " will put Git's value back " + when + " (" + r.Why + ")"})
 	}
 	return notes
-}
-
-// GitOpsNotes are what the check run says of the GitOps tool for this
-// plan, for `driftback plan` to print.
-func (r TargetPlan) GitOpsNotes(objs []cluster.Object) []report.ToolNote {
-	return toolNotes(r.Enforcement, objs, r.Plan, r.Restoring, true)
 }

@@ -1,4 +1,4 @@
-package bot
+package targetplan
 
 import (
 	"context"
@@ -26,7 +26,7 @@ var sharedBaseFiles = map[string]string{
 
 // planAcross plans the base target with the cluster at revision "applied"
 // and the base branch at "head", each a variation of sharedBaseFiles.
-func planAcross(t *testing.T, applied, head map[string]string) TargetPlan {
+func planAcross(t *testing.T, applied, head map[string]string) Result {
 	t.Helper()
 	snaps := map[string]*analyzer.Snapshot{}
 	for rev, change := range map[string]map[string]string{"applied": applied, "head": head} {
@@ -47,7 +47,7 @@ func planAcross(t *testing.T, applied, head map[string]string) TargetPlan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := PlanTarget(context.Background(), PlanInput{
+	out, err := Plan(context.Background(), Input{
 		Target:  config.Target{Name: "base", Root: "base"},
 		Objects: objs,
 		Applied: func(context.Context) (cluster.Applied, error) { return cluster.Applied{Revision: "applied"}, nil },

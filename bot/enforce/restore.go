@@ -1,4 +1,4 @@
-package bot
+package enforce
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/cluster"
 )
 
@@ -44,10 +45,25 @@ type drifted struct {
 	missing bool
 }
 
-// restoreNotes says how to restore the cluster instead, one note per tool
+// RestoreInput is what the notes on restoring the cluster are written
+// from: the plan, the rows a reviewer declined, how the GitOps tool treats
+// drift, and where the target's Git lives.
+type RestoreInput struct {
+	Plan        *analyzer.Plan
+	Declined    []report.EditRow
+	Enforcement *cluster.Enforcement // nil: no tool read
+	Objects     []cluster.Object     // the live objects read
+	Web         string               // GitHub's web address
+	Owner, Repo string
+	BaseSHA     string // the base head
+	Root        string // the target's root
+}
+
+// RestoreNotes says how to restore the cluster instead, one note per tool
 // (or per field the tool cannot restore), for the plan's edits and
 // refusals and the declined rows.
-func restoreNotes(p *poll, plan *analyzer.Plan, web string) []report.ToolNote {
+func RestoreNotes(in RestoreInput) []report.ToolNote {
+	plan := in.Plan
 	if plan == nil {
 		return nil
 	}
@@ -55,11 +71,9 @@ func restoreNotes(p *poll, plan *analyzer.Plan, web string) []report.ToolNote {
 	for _, e := range plan.Edits {
 		fields = append(fields, drifted{ref: e.Object, field: e.Field, inGit: e.From != nil})
 	}
-	if p.review != nil {
-		for _, r := range p.review.declined {
-			for _, e := range r.Edits {
-				fields = append(fields, drifted{ref: e.Object, field: e.Field, inGit: e.From != nil})
-			}
+	for _, r := range in.Declined {
+		for _, e := range r.Edits {
+			fields = append(fields, drifted{ref: e.Object, field: e.Field, inGit: e.From != nil})
 		}
 	}
 	for _, r := range plan.Refusals {
@@ -70,10 +84,10 @@ func restoreNotes(p *poll, plan *analyzer.Plan, web string) []report.ToolNote {
 	if len(fields) == 0 {
 		return nil
 	}
-	if p.enforcement == nil {
-		return []report.ToolNote{plainRestore(p, web)}
+	if in.Enforcement == nil {
+		return []report.ToolNote{plainRestore(in)}
 	}
-	return toolRestore(p.enforcement, indexLive(p.objs), plan.Metadata, fields)
+	return toolRestore(in.Enforcement, indexLive(in.Objects), plan.Metadata, fields)
 }
 
 // toolRestore is the tool's command for the objects it restores, and a
@@ -198,9 +212,9 @@ func shellWord(s string) string {
 
 // fromCheckout is the road when the root cannot be named to kubectl
 // safely in one line.
-func fromCheckout(p *poll) report.ToolNote {
+func fromCheckout(in RestoreInput) report.ToolNote {
 	return report.ToolNote{Text: fmt.Sprintf("driftback reads no GitOps tool for this target: from a checkout of the base head %s, "+
-		"a server-side apply of what %s renders (kubectl apply --server-side --force-conflicts -k) puts Git's values back.", short(p.baseSHA), p.t.Config.Root)}
+		"a server-side apply of what %s renders (kubectl apply --server-side --force-conflicts -k) puts Git's values back.", githubapi.ShortSHA(in.BaseSHA), in.Root)}
 }
 
 // safeRoot admits a root path kubectl can be given in a quoted URL as is.
@@ -212,21 +226,20 @@ var safeRoot = regexp.MustCompile(`^[A-Za-z0-9._/-]*$`)
 // any path is assumed. It applies every object the root renders: kubectl
 // has no way to apply one object of a build, and Git's state of the others
 // is what they hold already or what they should.
-func plainRestore(p *poll, web string) report.ToolNote {
-	tc := p.t.Config
-	root := strings.Trim(tc.Root, "/")
-	if !safeRoot.MatchString(root) || strings.Contains(root, "..") || p.baseSHA == "" {
-		return fromCheckout(p)
+func plainRestore(in RestoreInput) report.ToolNote {
+	root := strings.Trim(in.Root, "/")
+	if !safeRoot.MatchString(root) || strings.Contains(root, "..") || in.BaseSHA == "" {
+		return fromCheckout(in)
 	}
-	src := fmt.Sprintf("%s/%s/%s.git", web, p.owner, p.repo)
+	src := fmt.Sprintf("%s/%s/%s.git", in.Web, in.Owner, in.Repo)
 	if root != "" && root != "." {
 		src += "//" + root
 	}
-	src += "?ref=" + p.baseSHA
+	src += "?ref=" + in.BaseSHA
 	if len(src) > maxCommand-100 {
-		return fromCheckout(p)
+		return fromCheckout(in)
 	}
-	return report.ToolNote{Text: "driftback reads no GitOps tool for this target. A server-side apply of " + tc.Root +
+	return report.ToolNote{Text: "driftback reads no GitOps tool for this target. A server-side apply of " + in.Root +
 		" as Git renders it at the base head (kubectl fetches it with git) puts Git's values back in every object it renders; " +
 		"a field Git lacks stays unless kubectl's apply owned it, so remove such a field by hand:",
 		Command: "kubectl apply --server-side --force-conflicts -k '" + src + "'"}
