@@ -5,11 +5,11 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
-	"time"
 
 	"github.com/google/go-github/v62/github"
 
 	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/bot/archive"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/keyed"
 	"github.com/driftback/driftback/bot/metrics"
@@ -43,7 +43,7 @@ type Target struct {
 // Bot reconciles targets against GitHub. Make one with New.
 type Bot struct {
 	GitHub   *github.Client
-	Archives *Archives
+	Archives *archive.Archives
 	Metrics  *metrics.Metrics
 	Log      *slog.Logger
 	// Fence, when set, is asked right before every GitHub write for a
@@ -99,9 +99,9 @@ func New(gh *github.Client, opts Options) *Bot {
 		opts.Metrics = metrics.NewMetrics()
 	}
 	if opts.Download == nil {
-		opts.Download = &http.Client{Transport: githubapi.NewTransport(), Timeout: downloadTimeout}
+		opts.Download = &http.Client{Transport: githubapi.NewTransport(), Timeout: archive.DownloadTimeout}
 	}
-	s := &Archives{GitHub: gh, Download: opts.Download}
+	s := &archive.Archives{GitHub: gh, Download: opts.Download}
 	if opts.RenderBytes > 0 {
 		s.Renders = analyzer.NewRenderCache(opts.RenderBytes)
 	}
@@ -110,9 +110,6 @@ func New(gh *github.Client, opts Options) *Bot {
 	}
 	return &Bot{GitHub: gh, Archives: s, Metrics: opts.Metrics, Log: opts.Log, appID: opts.AppID, login: opts.Login, instance: opts.Instance}
 }
-
-// downloadTimeout bounds one tarball download, body included.
-const downloadTimeout = 5 * time.Minute
 
 // Outcome says what one reconcile did, for logs and tests.
 type Outcome struct {

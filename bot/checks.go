@@ -69,7 +69,7 @@ func resultOf(plan *analyzer.Plan, tc config.Target, g gitOpsNotes) checkResult 
 			level = "warning"
 		}
 		r.annotations = append(r.annotations, lineAnnotation(ref.File, ref.Line, level,
-			ref.Code+": "+truncate(ref.Field, 200), ref.Message+"\nHow to fix: "+ref.Hint))
+			ref.Code+": "+githubapi.Truncate(ref.Field, 200), ref.Message+"\nHow to fix: "+ref.Hint))
 	}
 	r.refusalMarks = len(r.annotations)
 	r.annotations = append(r.annotations, editAnnotations(plan, g.changedBy)...)
@@ -89,7 +89,7 @@ func editAnnotations(plan *analyzer.Plan, changedBy func(analyzer.Edit) string) 
 			continue
 		}
 		out = append(out, lineAnnotation(e.File, e.Line, "notice",
-			truncate(fmt.Sprintf("Changed in the cluster: %s %s", e.Object, e.Field), 255),
+			githubapi.Truncate(fmt.Sprintf("Changed in the cluster: %s %s", e.Object, e.Field), 255),
 			fmt.Sprintf("%s → %s\nChanged by %s", report.PlainValue(e.From), report.PlainValue(e.To), who)))
 	}
 	return out
@@ -101,7 +101,7 @@ func lineAnnotation(file string, line int, level, title, message string) *github
 	line = max(line, 1)
 	return &github.CheckRunAnnotation{
 		Path: github.String(file), StartLine: github.Int(line), EndLine: github.Int(line),
-		AnnotationLevel: github.String(level), Title: github.String(title), Message: github.String(truncate(message, 4000)),
+		AnnotationLevel: github.String(level), Title: github.String(title), Message: github.String(githubapi.Truncate(message, 4000)),
 	}
 }
 
@@ -187,7 +187,7 @@ func (b *Bot) postChecks(ctx context.Context, p *poll, shas []string, r checkRes
 	if b.appID == 0 {
 		return 0, errors.New("bot: Options.AppID is not set; without it the bot cannot tell its check runs from another App's")
 	}
-	summary := truncate(r.summary, report.DefaultMaxBytes-1)
+	summary := githubapi.Truncate(r.summary, report.DefaultMaxBytes-1)
 	id := b.runID(r)
 	n := 0
 	for _, sha := range shas {
@@ -300,12 +300,4 @@ func contentID(r checkResult) string {
 		fmt.Fprintf(h, "%s:%d:%s:%s\x00", a.GetPath(), a.GetStartLine(), a.GetTitle(), a.GetMessage())
 	}
 	return "driftback-" + hex.EncodeToString(h.Sum(nil))[:20]
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := strings.ToValidUTF8(s[:n-len("…")], "")
-	return cut + "…"
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/bot/archive"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/keyed"
 )
@@ -110,9 +111,9 @@ func (b *Bot) sameFor(ctx context.Context, p *poll, was, now string, writes []st
 // snapshotAt is the target's repository at rev with the remote bases its
 // root names mounted; the refs those resolved to are added to pins when
 // pins is not nil.
-func (b *Bot) snapshotAt(ctx context.Context, p *poll, rev string, pins *[]RemotePin) (*analyzer.Snapshot, error) {
+func (b *Bot) snapshotAt(ctx context.Context, p *poll, rev string, pins *[]archive.RemotePin) (*analyzer.Snapshot, error) {
 	snap, err := b.Archives.Load(ctx, p.owner, p.repo, rev)
-	if err != nil && rev != p.baseSHA && (errors.Is(err, errNoSuchRevision) || githubapi.IsNotFound(err)) {
+	if err != nil && rev != p.baseSHA && (errors.Is(err, archive.ErrNoSuchRevision) || githubapi.IsNotFound(err)) {
 		// The base head exists; a revision the tool applied may not.
 		return nil, &missingCommit{sha: rev, err: err}
 	}

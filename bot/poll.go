@@ -13,6 +13,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot/archive"
 	"github.com/driftback/driftback/bot/attribution"
 	"github.com/driftback/driftback/bot/enforce"
 	"github.com/driftback/driftback/bot/githubapi"
@@ -36,7 +37,7 @@ type poll struct {
 	prs                 []*github.PullRequest    // the branch's, open and closed
 	refused             *moveRefused             // GitHub refused to move the branch
 	note                string                   // said under the check run's summary
-	pins                []RemotePin              // the remote bases this poll's plan read, at their commits
+	pins                []archive.RemotePin      // the remote bases this poll's plan read, at their commits
 	enforcement         *cluster.Enforcement     // how the GitOps tool treats drift; nil: none read
 	restoring           []enforce.Restoring      // drift the tool will put back, not proposed
 	scope               cluster.Scope            // what the objects were listed with
@@ -432,7 +433,7 @@ func archivedRefusal(err error) bool {
 
 // encodePins keeps the remote refs a plan read in the memo (which must
 // stay comparable), to be resolved again by the next poll.
-func encodePins(pins []RemotePin) string {
+func encodePins(pins []archive.RemotePin) string {
 	if len(pins) == 0 {
 		return ""
 	}
@@ -443,7 +444,7 @@ func encodePins(pins []RemotePin) string {
 // resolvePins reads again what the remembered remote refs name now, as
 // the fingerprint the memo keeps (that of no pins when there are none).
 func (b *Bot) resolvePins(ctx context.Context, encoded string) (string, error) {
-	var pins []RemotePin
+	var pins []archive.RemotePin
 	if encoded != "" {
 		if err := json.Unmarshal([]byte(encoded), &pins); err != nil {
 			return "", err

@@ -38,12 +38,3 @@ func WebURL(api *url.URL) string {
 	}
 	return strings.TrimSuffix(u.String(), "/")
 }
-
-// ShortSHA names a commit for people, as GitHub's pages do: its first
-// seven characters.
-func ShortSHA(sha string) string {
-	if len(sha) > 7 {
-		return sha[:7]
-	}
-	return sha
-}

@@ -1,4 +1,4 @@
-package bot
+package archive
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/internal/repofs"
 )
 
@@ -68,7 +69,7 @@ func (s *Archives) Resolve(ctx context.Context, pin RemotePin) (string, error) {
 		return "", fmt.Errorf("resolve ref %s of %s/%s: %w", pin.Ref, pin.Owner, pin.Repo, err)
 	}
 	if sha = strings.TrimSpace(sha); len(sha) != 40 {
-		return "", fmt.Errorf("resolve ref %s of %s/%s: GitHub answered %q, not a commit SHA", pin.Ref, pin.Owner, pin.Repo, truncate(sha, 60))
+		return "", fmt.Errorf("resolve ref %s of %s/%s: GitHub answered %q, not a commit SHA", pin.Ref, pin.Owner, pin.Repo, githubapi.Truncate(sha, 60))
 	}
 	return sha, nil
 }

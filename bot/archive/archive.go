@@ -1,4 +1,4 @@
-package bot
+package archive
 
 import (
 	"archive/tar"
@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/go-github/v62/github"
 
@@ -110,9 +111,9 @@ func (s *Archives) Load(ctx context.Context, owner, repo, sha string) (*analyzer
 	}
 }
 
-// errNoSuchRevision is GitHub answering 404 for a commit's tarball: the
+// ErrNoSuchRevision is GitHub answering 404 for a commit's tarball: the
 // repository has no such commit (or is gone from the installation).
-var errNoSuchRevision = errors.New("GitHub has no such commit (404)")
+var ErrNoSuchRevision = errors.New("GitHub has no such commit (404)")
 
 // download fetches and unpacks one commit and keeps it.
 func (s *Archives) download(ctx context.Context, owner, repo, sha, key string) (*analyzer.Snapshot, error) {
@@ -121,7 +122,7 @@ func (s *Archives) download(ctx context.Context, owner, repo, sha, key string) (
 	u, link, err := s.GitHub.Repositories.GetArchiveLink(ctx, owner, repo, github.Tarball, &github.RepositoryContentGetOptions{Ref: sha}, 3)
 	if err != nil && link != nil && link.StatusCode == http.StatusNotFound {
 		// go-github says only "unexpected status code" here.
-		return nil, fmt.Errorf("tarball link for %s: %w", key, errNoSuchRevision)
+		return nil, fmt.Errorf("tarball link for %s: %w", key, ErrNoSuchRevision)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("tarball link for %s: %w", key, err)
@@ -274,3 +275,6 @@ func untar(r io.Reader, maxBytes int64) (*repofs.Repo, error) {
 		}
 	}
 }
+
+// DownloadTimeout bounds one tarball download, body included.
+const DownloadTimeout = 5 * time.Minute
