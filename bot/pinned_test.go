@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/driftback/driftback/bot/discover"
 	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/kube"
 )
@@ -18,7 +19,7 @@ func TestLeaveOutPinned(t *testing.T) {
 	if _, _, err := h.bot.GitHub.Git.CreateRef(h.ctx, owner, repo, &github.Reference{Ref: github.String("refs/tags/v1.0"), Object: &github.GitObject{SHA: github.String(h.base)}}); err != nil {
 		t.Fatal(err)
 	}
-	target := func(name, base string, argo bool) DiscoveredTarget {
+	target := func(name, base string, argo bool) discover.Target {
 		c := config.Target{Name: name, Repo: owner + "/" + repo, BaseBranch: base, Root: "overlays/prod", Cluster: "prod"}
 		ref := &kube.ObjectRef{Namespace: "argocd", Name: name}
 		if argo {
@@ -26,13 +27,13 @@ func TestLeaveOutPinned(t *testing.T) {
 		} else {
 			c.AppliedRevision.Flux = ref
 		}
-		return DiscoveredTarget{Config: c}
+		return discover.Target{Config: c}
 	}
-	d := Discovery{Targets: []DiscoveredTarget{
+	d := discover.Discovery{Targets: []discover.Target{
 		target("on-main", "main", true), target("on-default", "", true), target("on-tag", "v1.0", true),
 		target("on-nothing", "gone", true), target("flux", "gone", false),
 	}}
-	if err := h.bot.LeaveOutPinned(h.ctx, &d); err != nil {
+	if err := discover.LeaveOutPinned(h.ctx, h.bot.GitHub, &d); err != nil {
 		t.Fatal(err)
 	}
 	var kept []string

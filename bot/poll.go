@@ -15,6 +15,7 @@ import (
 	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/bot/archive"
 	"github.com/driftback/driftback/bot/attribution"
+	"github.com/driftback/driftback/bot/discover"
 	"github.com/driftback/driftback/bot/enforce"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/keyed"
@@ -208,7 +209,7 @@ func (b *Bot) remember(ctx context.Context, p *poll, m memo) error {
 // known what its render holds at this revision (kinds.go).
 func readLive(ctx context.Context, p *poll, narrow func() []string) error {
 	tc := p.t.Config
-	scope := TargetScope(&tc)
+	scope := discover.TargetScope(&tc)
 	if p.t.ByInventory && p.t.Applied == nil {
 		return fmt.Errorf("target %s compares its inventory but reads no applied revision", tc.Name)
 	}
@@ -226,7 +227,7 @@ func readLive(ctx context.Context, p *poll, narrow func() []string) error {
 		if len(p.applied.Inventory) == 0 {
 			return nil // nothing applied yet: plan waits
 		}
-		scope = InventoryScope(scope, p.applied.Inventory)
+		scope = discover.InventoryScope(scope, p.applied.Inventory)
 	} else {
 		scope.Only = narrow()
 	}

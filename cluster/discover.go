@@ -240,7 +240,7 @@ func argoDiscovered(obj map[string]any) Discovered {
 	case fullCommit.MatchString(rev):
 		d.Skip = fmt.Sprintf("its targetRevision %s is a commit: the Application is pinned, and no pull request changes what it runs", rev)
 	case rev != "" && rev != "HEAD":
-		d.Branch = rev // a branch, or a tag: the bot tells (bot.LeaveOutPinned)
+		d.Branch = rev // a branch, or a tag: the bot tells (bot/discover.LeaveOutPinned)
 	}
 	d.Inventory = argoInventory(obj)
 	if d.Skip == "" && len(d.Inventory) == 0 {

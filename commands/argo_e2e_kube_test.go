@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/bot/discover"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/argotest"
@@ -570,7 +571,7 @@ func argoMultiSource(t *testing.T, e *argoE2E) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := bot.DiscoverTargets(e.cfg, "prod", "127.0.0.1", found)
+	d := discover.Targets(e.cfg, "prod", "127.0.0.1", found)
 	if len(d.Targets) != 1 || d.Targets[0].Config.Root != "apps/multi" {
 		t.Fatalf("discovered %+v, skipped %v", d.Targets, d.Skipped)
 	}

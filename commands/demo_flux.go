@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/bot/discover"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/githubtest"
@@ -99,7 +100,7 @@ func demoDiscovered(cmd *cobra.Command, examples fs.FS, dd discoveredDemo) error
 	if err != nil {
 		return fail(err)
 	}
-	d := bot.DiscoverTargets(cfg, "prod", "github.com", found)
+	d := discover.Targets(cfg, "prod", "github.com", found)
 	if len(d.Targets) != 1 {
 		return fail(fmt.Errorf("the %s example should discover one target, found %d (%v)", dd.tool, len(d.Targets), d.Skipped))
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/driftback/driftback/analyzer"
-	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/bot/discover"
 	"github.com/driftback/driftback/internal/repofs"
 )
 
@@ -130,7 +130,7 @@ func (c *checkout) repos(host string) []string {
 	var out []string
 	for _, r := range remotes {
 		for _, u := range r.Config().URLs {
-			if repo, ok := bot.RepoOfGitURL(u, host); ok && !slices.Contains(out, repo) {
+			if repo, ok := discover.RepoOfGitURL(u, host); ok && !slices.Contains(out, repo) {
 				out = append(out, repo)
 			}
 		}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
-	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/bot/discover"
 	"github.com/driftback/driftback/bot/targetplan"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
@@ -124,7 +124,7 @@ func (o *planOptions) chooseTargets(ctx context.Context, cfg *config.Config, src
 // is not in this checkout, and another branch's working tree is not this
 // one. What it leaves out of the repository's targets it names on stderr.
 func ofCheckout(targets []knownTarget, co *checkout, cfg *config.Config, stderr io.Writer) ([]knownTarget, error) {
-	host, err := bot.WebHost(cfg.GitHub.APIURL)
+	host, err := discover.WebHost(cfg.GitHub.APIURL)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +212,7 @@ func readTarget(ctx context.Context, cfg *config.Config, src *sources, kt knownT
 	if err != nil {
 		return targetRead{}, "", err
 	}
-	scope := bot.TargetScope(t)
+	scope := discover.TargetScope(t)
 	if !kt.discovered {
 		objs, err := s.list(ctx, scope)
 		in := targetRead{objs: objs}
@@ -230,7 +230,7 @@ func readTarget(ctx context.Context, cfg *config.Config, src *sources, kt knownT
 	if len(a.Inventory) == 0 {
 		return targetRead{}, fmt.Sprintf("the GitOps tool lists no objects it applied for %s yet", t.Name), nil
 	}
-	objs, err := s.list(ctx, bot.InventoryScope(scope, a.Inventory))
+	objs, err := s.list(ctx, discover.InventoryScope(scope, a.Inventory))
 	if err != nil {
 		return targetRead{}, "", err
 	}

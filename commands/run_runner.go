@@ -12,6 +12,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/bot/discover"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/metrics"
 	"github.com/driftback/driftback/cluster"
@@ -25,7 +26,7 @@ type runnerInput struct {
 	metrics *metrics.Metrics
 	// refs tells an Argo CD Application's branch from a tag it is pinned
 	// to; nil leaves every targetRevision taken for a branch.
-	refs *bot.Bot
+	refs *github.Client
 	// writeShare counts the replicas that share the GitHub write budget;
 	// nil: this one alone.
 	writeShare func() int
@@ -102,7 +103,7 @@ func assembleRunner(ctx context.Context, in runnerInput, gh *github.Client, logi
 	// Renders kept by size: a new commit rebuilds only the roots whose
 	// inputs changed, while a poll's renders fit.
 	bt := bot.New(gh, bot.Options{AppID: cfg.GitHub.AppID, Login: login, Instance: cfg.Instance, Metrics: in.metrics, Log: in.log, RenderBytes: analyzer.DefaultRenderCacheBytes})
-	in.refs = bt
+	in.refs = bt.GitHub
 	found, err := discoverTargets(ctx, in, listers)
 	if err != nil {
 		return nil, err
@@ -126,7 +127,7 @@ func assembleRunner(ctx context.Context, in runnerInput, gh *github.Client, logi
 		if c.Discover != nil {
 			// Checked every poll interval: quiet, as the targets it finds
 			// are logged and counted when a new runner is built of them.
-			quiet := runnerInput{cfg: cfg, log: slog.New(slog.DiscardHandler), refs: bt}
+			quiet := runnerInput{cfg: cfg, log: slog.New(slog.DiscardHandler), refs: bt.GitHub}
 			b.discover = func(ctx context.Context) ([]*bot.Target, error) { return discoverTargets(ctx, quiet, listers) }
 			break
 		}
@@ -139,7 +140,7 @@ func assembleRunner(ctx context.Context, in runnerInput, gh *github.Client, logi
 // each one made and each one left out.
 func discoverTargets(ctx context.Context, in runnerInput, listers map[string]*cluster.ClientLister) ([]*bot.Target, error) {
 	cfg := in.cfg
-	host, err := bot.WebHost(cfg.GitHub.APIURL)
+	host, err := discover.WebHost(cfg.GitHub.APIURL)
 	if err != nil {
 		return nil, err
 	}
@@ -154,9 +155,9 @@ func discoverTargets(ctx context.Context, in runnerInput, listers map[string]*cl
 		if err != nil {
 			return nil, fmt.Errorf("cluster %s: discover targets: %w", c.Name, err)
 		}
-		d := bot.DiscoverTargets(cfg, c.Name, host, found)
+		d := discover.Targets(cfg, c.Name, host, found)
 		if in.refs != nil {
-			if err := in.refs.LeaveOutPinned(ctx, &d); err != nil {
+			if err := discover.LeaveOutPinned(ctx, in.refs, &d); err != nil {
 				return nil, fmt.Errorf("cluster %s: discover targets: %w", c.Name, err)
 			}
 		}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/bot/discover"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 )
@@ -118,20 +118,20 @@ func (s targetSet) names() []string {
 }
 
 // knownTargets lists the written targets of cfg (of one cluster, when
-// only is set) and, when discover is set, those its clusters discover now,
+// only is set) and, when withDiscovered is set, those its clusters discover now,
 // read through src. A cluster that cannot be read fails the whole list:
 // a partial list would pass for the whole.
-func knownTargets(ctx context.Context, cfg *config.Config, only string, src *sources, discover bool) (targetSet, error) {
+func knownTargets(ctx context.Context, cfg *config.Config, only string, src *sources, withDiscovered bool) (targetSet, error) {
 	var set targetSet
 	for _, t := range cfg.ResolvedTargets() {
 		if only == "" || t.Cluster == only {
 			set.targets = append(set.targets, knownTarget{Config: t, From: "config", Objects: -1})
 		}
 	}
-	if !discover {
+	if !withDiscovered {
 		return set, nil
 	}
-	host, err := bot.WebHost(cfg.GitHub.APIURL)
+	host, err := discover.WebHost(cfg.GitHub.APIURL)
 	if err != nil {
 		return set, err
 	}
@@ -148,7 +148,7 @@ func knownTargets(ctx context.Context, cfg *config.Config, only string, src *sou
 		if err != nil {
 			return set, fmt.Errorf("cluster %s: discover targets: %w", c.Name, err)
 		}
-		d := bot.DiscoverTargets(cfg, c.Name, host, found)
+		d := discover.Targets(cfg, c.Name, host, found)
 		for _, dt := range d.Targets {
 			t := dt.Config
 			set.targets = append(set.targets, knownTarget{Config: &t, From: discoveredFrom(&t), Objects: len(dt.Inventory), discovered: true})

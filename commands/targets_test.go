@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/bot/discover"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/githubtest"
@@ -259,7 +260,7 @@ func reconcileFleet(t *testing.T) any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := bot.DiscoverTargets(cfg, "prod", "github.com", found)
+	d := discover.Targets(cfg, "prod", "github.com", found)
 	if len(d.Targets) != 1 {
 		t.Fatalf("discovered %+v", d)
 	}

@@ -1,4 +1,4 @@
-package bot
+package discover
 
 import (
 	"context"
@@ -16,14 +16,15 @@ import (
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/kube"
+	"github.com/google/go-github/v62/github"
 )
 
 // Discovered targets (DESIGN §13): a Flux Kustomization or Argo CD
 // Application whose repository belongs to the App's owner becomes a target
 // that compares exactly its inventory, at the revision it applied.
 
-// DiscoveredTarget is a target made from a GitOps object of a cluster.
-type DiscoveredTarget struct {
+// Target is a target made from a GitOps object of a cluster.
+type Target struct {
 	Config    config.Target // resolved: defaults merged in
 	Inventory []cluster.InventoryEntry
 }
@@ -31,15 +32,15 @@ type DiscoveredTarget struct {
 // Discovery is one cluster's discovery turned into targets, with what was
 // left out and why (for the log).
 type Discovery struct {
-	Targets []DiscoveredTarget
+	Targets []Target
 	Skipped []string
 }
 
-// DiscoverTargets turns what discovery found in cluster into targets: the
+// Targets turns what discovery found in cluster into targets: the
 // objects whose repository is on webHost (github.com, or the Enterprise
 // host) under owner, that no hand-written target of the cluster already
 // covers (same applied-revision object, or same repository and root).
-func DiscoverTargets(cfg *config.Config, clusterName, webHost string, found []cluster.Discovered) Discovery {
+func Targets(cfg *config.Config, clusterName, webHost string, found []cluster.Discovered) Discovery {
 	var out Discovery
 	type covered struct{ tool, ns, name string }
 	byObject := map[covered]bool{}
@@ -89,7 +90,7 @@ func DiscoverTargets(cfg *config.Config, clusterName, webHost string, found []cl
 		} else {
 			t.AppliedRevision.ArgoCD = ref
 		}
-		out.Targets = append(out.Targets, DiscoveredTarget{Config: *cfg.Resolve(&t), Inventory: d.Inventory})
+		out.Targets = append(out.Targets, Target{Config: *cfg.Resolve(&t), Inventory: d.Inventory})
 		for _, u := range d.Unhandled {
 			out.Skipped = append(out.Skipped, fmt.Sprintf("%s: %s is not handled: driftback renders kustomize and plain manifests, so the target %s covers only %s, and the objects of that source are listed as untracked", what, u, t.Name, d.Path))
 		}
@@ -188,7 +189,7 @@ func RepoOfGitURL(raw, host string) (string, bool) {
 // not exist, pins the Application to a commit that no pull request moves;
 // a proposal onto another branch would only wait for a sync that the pin
 // never lets happen. One read of the ref per such target.
-func (b *Bot) LeaveOutPinned(ctx context.Context, d *Discovery) error {
+func LeaveOutPinned(ctx context.Context, gh *github.Client, d *Discovery) error {
 	keep := d.Targets[:0]
 	for _, dt := range d.Targets {
 		t := dt.Config
@@ -197,7 +198,7 @@ func (b *Bot) LeaveOutPinned(ctx context.Context, d *Discovery) error {
 			keep = append(keep, dt)
 			continue
 		}
-		_, _, err := b.GitHub.Git.GetRef(ctx, t.Owner(), t.RepoName(), "heads/"+t.BaseBranch)
+		_, _, err := gh.Git.GetRef(ctx, t.Owner(), t.RepoName(), "heads/"+t.BaseBranch)
 		if err == nil {
 			keep = append(keep, dt)
 			continue
@@ -206,7 +207,7 @@ func (b *Bot) LeaveOutPinned(ctx context.Context, d *Discovery) error {
 			return fmt.Errorf("%s: targetRevision %s: %w", t.Repo, t.BaseBranch, err)
 		}
 		what := "neither a branch nor a tag"
-		if _, _, err := b.GitHub.Git.GetRef(ctx, t.Owner(), t.RepoName(), "tags/"+t.BaseBranch); err == nil {
+		if _, _, err := gh.Git.GetRef(ctx, t.Owner(), t.RepoName(), "tags/"+t.BaseBranch); err == nil {
 			what = "a tag"
 		} else if !githubapi.IsNotFound(err) {
 			return fmt.Errorf("%s: targetRevision %s: %w", t.Repo, t.BaseBranch, err)
