@@ -140,14 +140,14 @@ func editsOf(rows []report.EditRow) int {
 // estimated time of the tool's next reconcile.
 func (p *poll) checkNotes(plan *analyzer.Plan) gitOpsNotes {
 	var declined []report.EditRow
-	if p.review != nil {
-		declined = p.review.declined
+	if p.Review != nil {
+		declined = p.Review.declined
 	}
-	if p.enforcement == nil {
-		return gitOpsNotes{declined: declined, changedBy: p.attribution.Text}
+	if p.Enforcement == nil {
+		return gitOpsNotes{declined: declined, changedBy: p.Attribution.Text}
 	}
-	return gitOpsNotes{tool: p.enforcement.Tool, notes: enforce.Notes(p.enforcement, p.objs, plan, p.restoring, true), restoring: len(p.restoring),
-		declined: declined, changedBy: p.attribution.Text}
+	return gitOpsNotes{tool: p.Enforcement.Tool, notes: enforce.Notes(p.Enforcement, p.Objs, plan, p.Restoring, true), restoring: len(p.Restoring),
+		declined: declined, changedBy: p.Attribution.Text}
 }
 
 // postChecksFor posts the plan's result on the base head, and on the PR
@@ -156,9 +156,9 @@ func (b *Bot) postChecksFor(ctx context.Context, p *poll, shas []string, res che
 	n := 0
 	for _, sha := range shas {
 		r := res
-		if sha != p.baseSHA {
+		if sha != p.BaseSHA {
 			r = checkResult{conclusion: "success", title: "This branch matches the cluster", summary: res.summary}
-			if n := p.review.declinedEdits(); n > 0 {
+			if n := p.Review.declinedEdits(); n > 0 {
 				r.title = fmt.Sprintf("This branch matches the cluster but for %d declined edit(s)", n)
 			}
 			// A refusal the branch cannot fix fails it too; the notices of
@@ -197,7 +197,7 @@ func (b *Bot) postChecks(ctx context.Context, p *poll, shas []string, r checkRes
 		}
 		var runID int64
 		done := 0 // annotations already on the run
-		if latest != nil && latest.GetExternalID() == id && sha != p.rerun {
+		if latest != nil && latest.GetExternalID() == id && sha != p.Rerun {
 			// Unchanged; an earlier poll may have stopped between batches.
 			done = latest.GetOutput().GetAnnotationsCount()
 			if done >= len(r.annotations) {
@@ -213,8 +213,8 @@ func (b *Bot) postChecks(ctx context.Context, p *poll, shas []string, r checkRes
 		}
 		for tries := 0; done < len(r.annotations); {
 			batch := r.annotations[done:min(done+annotationsPerRequest, len(r.annotations))]
-			_, _, err := b.GitHub.Checks.UpdateCheckRun(ctx, p.owner, p.repo, runID, github.UpdateCheckRunOptions{
-				Name: b.checkName(p.t.Config), Output: &github.CheckRunOutput{Title: github.String(r.title), Summary: github.String(summary), Annotations: batch},
+			_, _, err := b.GitHub.Checks.UpdateCheckRun(ctx, p.Owner, p.Repo, runID, github.UpdateCheckRunOptions{
+				Name: b.checkName(p.Target), Output: &github.CheckRunOutput{Title: github.String(r.title), Summary: github.String(summary), Annotations: batch},
 			})
 			if err == nil {
 				done, tries = done+len(batch), 0
@@ -225,7 +225,7 @@ func (b *Bot) postChecks(ctx context.Context, p *poll, shas []string, r checkRes
 			}
 			// The answer was lost; the run's count says whether the batch
 			// landed (an update appends, so it is not sent twice blindly).
-			cr, _, gerr := b.GitHub.Checks.GetCheckRun(ctx, p.owner, p.repo, runID)
+			cr, _, gerr := b.GitHub.Checks.GetCheckRun(ctx, p.Owner, p.Repo, runID)
 			if gerr != nil {
 				return n, fmt.Errorf("annotate check run on %s: %w (and reading it back: %v)", githubapi.ShortSHA(sha), err, gerr)
 			}
@@ -239,8 +239,8 @@ func (b *Bot) postChecks(ctx context.Context, p *poll, shas []string, r checkRes
 // latestRun is the newest run of the target's check that this App made on
 // sha, nil if none.
 func (b *Bot) latestRun(ctx context.Context, p *poll, sha string) (*github.CheckRun, error) {
-	name := b.checkName(p.t.Config)
-	list, _, err := b.GitHub.Checks.ListCheckRunsForRef(ctx, p.owner, p.repo, sha, &github.ListCheckRunsOptions{
+	name := b.checkName(p.Target)
+	list, _, err := b.GitHub.Checks.ListCheckRunsForRef(ctx, p.Owner, p.Repo, sha, &github.ListCheckRunsOptions{
 		CheckName: github.String(name), AppID: github.Int64(b.appID), Filter: github.String("latest")})
 	if err != nil {
 		return nil, fmt.Errorf("check runs of %s: %w", githubapi.ShortSHA(sha), err)
@@ -259,8 +259,8 @@ func (b *Bot) latestRun(ctx context.Context, p *poll, sha string) (*github.Check
 // external_id) before trying once more.
 func (b *Bot) createRun(ctx context.Context, p *poll, sha string, r checkResult, summary, id string) (*github.CheckRun, error) {
 	create := func() (*github.CheckRun, error) {
-		cr, _, err := b.GitHub.Checks.CreateCheckRun(ctx, p.owner, p.repo, github.CreateCheckRunOptions{
-			Name: b.checkName(p.t.Config), HeadSHA: sha, Status: github.String("completed"), Conclusion: github.String(r.conclusion),
+		cr, _, err := b.GitHub.Checks.CreateCheckRun(ctx, p.Owner, p.Repo, github.CreateCheckRunOptions{
+			Name: b.checkName(p.Target), HeadSHA: sha, Status: github.String("completed"), Conclusion: github.String(r.conclusion),
 			ExternalID: github.String(id),
 			Output: &github.CheckRunOutput{Title: github.String(r.title), Summary: github.String(summary),
 				Annotations: r.annotations[:min(annotationsPerRequest, len(r.annotations))]},

@@ -19,7 +19,7 @@ import (
 // naming nobody is worse than none.
 func (b *Bot) coAuthors(ctx context.Context, p *poll, plan *analyzer.Plan) []string {
 	var out []string
-	for _, user := range p.attribution.Authors(plan) {
+	for _, user := range p.Attribution.Authors(plan) {
 		login, ok := p.t.CoAuthors[user]
 		if !ok {
 			continue
@@ -27,9 +27,9 @@ func (b *Bot) coAuthors(ctx context.Context, p *poll, plan *analyzer.Plan) []str
 		trailer, err := b.coAuthor(ctx, login)
 		switch {
 		case err != nil:
-			p.log.Warn("GitHub did not say who a login is; no Co-authored-by for it in this commit", "user", user, "login", login, "error", err)
+			p.Log.Warn("GitHub did not say who a login is; no Co-authored-by for it in this commit", "user", user, "login", login, "error", err)
 		case trailer == "":
-			p.log.Warn("audit.githubUsers names a GitHub login that does not exist; no Co-authored-by for it", "user", user, "login", login)
+			p.Log.Warn("audit.githubUsers names a GitHub login that does not exist; no Co-authored-by for it", "user", user, "login", login)
 		default:
 			out = append(out, trailer)
 		}

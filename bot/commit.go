@@ -28,9 +28,9 @@ type branchMove struct {
 // pushCommit writes the plan's files as one commit on the base head (Git
 // Data API: a tree on base_tree, a commit, the ref moved); no clone.
 func (b *Bot) pushCommit(ctx context.Context, p *poll, plan *analyzer.Plan, from branchMove) (string, error) {
-	base, _, err := b.GitHub.Git.GetCommit(ctx, p.owner, p.repo, p.baseSHA)
+	base, _, err := b.GitHub.Git.GetCommit(ctx, p.Owner, p.Repo, p.BaseSHA)
 	if err != nil {
-		return "", fmt.Errorf("base commit %s: %w", githubapi.ShortSHA(p.baseSHA), err)
+		return "", fmt.Errorf("base commit %s: %w", githubapi.ShortSHA(p.BaseSHA), err)
 	}
 	modes, err := b.baseModes(ctx, p, base.GetTree().GetSHA(), plan.Files)
 	if err != nil {
@@ -59,15 +59,15 @@ func (b *Bot) pushCommit(ctx context.Context, p *poll, plan *analyzer.Plan, from
 		}
 		entries = append(entries, e)
 	}
-	treeObj, _, err := b.GitHub.Git.CreateTree(ctx, p.owner, p.repo, base.GetTree().GetSHA(), entries)
+	treeObj, _, err := b.GitHub.Git.CreateTree(ctx, p.Owner, p.Repo, base.GetTree().GetSHA(), entries)
 	if err != nil {
 		return "", fmt.Errorf("create tree: %w", err)
 	}
 	coAuthors := b.coAuthors(ctx, p, plan)
-	msg := commitMessage(plan, commitNotes{target: p.t.Config.Name, edits: prbody.EditSetHash(plan.Files), instance: b.stamp(),
-		changedBy: p.attribution.Text, coAuthors: coAuthors})
-	commit, _, err := b.GitHub.Git.CreateCommit(ctx, p.owner, p.repo, &github.Commit{
-		Message: github.String(msg), Tree: treeObj, Parents: []*github.Commit{{SHA: github.String(p.baseSHA)}},
+	msg := commitMessage(plan, commitNotes{target: p.Target.Name, edits: prbody.EditSetHash(plan.Files), instance: b.stamp(),
+		changedBy: p.Attribution.Text, coAuthors: coAuthors})
+	commit, _, err := b.GitHub.Git.CreateCommit(ctx, p.Owner, p.Repo, &github.Commit{
+		Message: github.String(msg), Tree: treeObj, Parents: []*github.Commit{{SHA: github.String(p.BaseSHA)}},
 	}, nil)
 	if err != nil {
 		return "", fmt.Errorf("create commit: %w", err)
@@ -101,7 +101,7 @@ func (b *Bot) baseModes(ctx context.Context, p *poll, root string, files []analy
 			}
 			sha = e.GetSHA()
 		}
-		t, _, err := b.GitHub.Git.GetTree(ctx, p.owner, p.repo, sha, false)
+		t, _, err := b.GitHub.Git.GetTree(ctx, p.Owner, p.Repo, sha, false)
 		if err != nil {
 			return nil, fmt.Errorf("base tree of %s: %w", dir, err)
 		}
@@ -135,7 +135,7 @@ func (b *Bot) baseModes(ctx context.Context, p *poll, root string, files []analy
 // update failed" is tried again; a refusal no retry can fix is returned as
 // a *moveRefused.
 func (b *Bot) moveBranch(ctx context.Context, p *poll, from branchMove, sha string) error {
-	ref := &github.Reference{Ref: github.String("refs/heads/" + p.branch), Object: &github.GitObject{SHA: github.String(sha)}}
+	ref := &github.Reference{Ref: github.String("refs/heads/" + p.Branch), Object: &github.GitObject{SHA: github.String(sha)}}
 	for attempt := 0; ; attempt++ {
 		var err error
 		if from.exists {
@@ -144,11 +144,11 @@ func (b *Bot) moveBranch(ctx context.Context, p *poll, from branchMove, sha stri
 			// is never overwritten (the next poll sees it and freezes the
 			// branch).
 			if now, ok := b.branchHead(ctx, p); !ok || now != from.head {
-				return fmt.Errorf("%s moved during this poll (someone pushed); not overwriting it", p.branch)
+				return fmt.Errorf("%s moved during this poll (someone pushed); not overwriting it", p.Branch)
 			}
-			_, _, err = b.GitHub.Git.UpdateRef(ctx, p.owner, p.repo, ref, true)
+			_, _, err = b.GitHub.Git.UpdateRef(ctx, p.Owner, p.Repo, ref, true)
 		} else {
-			_, _, err = b.GitHub.Git.CreateRef(ctx, p.owner, p.repo, ref)
+			_, _, err = b.GitHub.Git.CreateRef(ctx, p.Owner, p.Repo, ref)
 			// The branch may exist after all: made by this request, whose
 			// answer was lost, or by someone since the poll began.
 			if err != nil && ctx.Err() == nil {
@@ -156,7 +156,7 @@ func (b *Bot) moveBranch(ctx context.Context, p *poll, from branchMove, sha stri
 					if now == sha {
 						return nil
 					}
-					return fmt.Errorf("%s appeared during this poll (someone pushed); not overwriting it", p.branch)
+					return fmt.Errorf("%s appeared during this poll (someone pushed); not overwriting it", p.Branch)
 				}
 			}
 		}
@@ -167,7 +167,7 @@ func (b *Bot) moveBranch(ctx context.Context, p *poll, from branchMove, sha stri
 			return r
 		}
 		if attempt < 2 && (refUpdateFailed(err) || (!from.exists && githubapi.UnknownOutcome(ctx, err))) {
-			p.log.Warn("moving the branch failed; trying again", "branch", p.branch, "error", err.Error())
+			p.Log.Warn("moving the branch failed; trying again", "branch", p.Branch, "error", err.Error())
 			continue
 		}
 		if refUpdateFailed(err) {
@@ -175,7 +175,7 @@ func (b *Bot) moveBranch(ctx context.Context, p *poll, from branchMove, sha stri
 				hint: "This is usually a branch protection rule or ruleset that covers `driftback/*` and gives no reason; " +
 					"exclude driftback's branches from it, or let the App bypass it. A passing glitch clears at the next poll."}
 		}
-		return fmt.Errorf("move %s: %w", p.branch, err)
+		return fmt.Errorf("move %s: %w", p.Branch, err)
 	}
 }
 
@@ -319,7 +319,7 @@ func (b *Bot) ownHead(ctx context.Context, p *poll, sha string) (ownCommit, bool
 	if b.login == "" {
 		return ownCommit{}, false, errors.New("bot: Options.Login is not set; without it the bot cannot tell its commits from another App's")
 	}
-	c, _, err := b.GitHub.Repositories.GetCommit(ctx, p.owner, p.repo, sha, &github.ListOptions{PerPage: 1})
+	c, _, err := b.GitHub.Repositories.GetCommit(ctx, p.Owner, p.Repo, sha, &github.ListOptions{PerPage: 1})
 	if err != nil {
 		return ownCommit{}, false, fmt.Errorf("branch head %s: %w", githubapi.ShortSHA(sha), err)
 	}
@@ -340,7 +340,7 @@ func (b *Bot) ownHead(ctx context.Context, p *poll, sha string) (ownCommit, bool
 			instance = v
 		}
 	}
-	if target != p.t.Config.Name || edits == "" {
+	if target != p.Target.Name || edits == "" {
 		return ownCommit{}, false, nil
 	}
 	if instance != b.instance {
@@ -375,7 +375,7 @@ const webFlow = "web-flow"
 
 // branchHead reads the head of the target's PR branch.
 func (b *Bot) branchHead(ctx context.Context, p *poll) (string, bool) {
-	ref, _, err := b.GitHub.Git.GetRef(ctx, p.owner, p.repo, "heads/"+p.branch)
+	ref, _, err := b.GitHub.Git.GetRef(ctx, p.Owner, p.Repo, "heads/"+p.Branch)
 	if err != nil {
 		return "", false
 	}

@@ -99,10 +99,10 @@ func (b *Bot) listPRs(ctx context.Context, p *poll) ([]*github.PullRequest, erro
 		})
 		if err == nil {
 			probe = now.digest
-			key := repoKey(p) + ":" + p.branch
-			if last, ok := b.prLists.Get(p.t.Config.Name); ok && last.key == key {
-				if was, ok := b.probeAt(repo, last.probe); ok && now.unchangedFor(was, p.owner+":"+p.branch) {
-					b.prLists.Set(p.t.Config.Name, prList{key: key, probe: probe, prs: last.prs})
+			key := repoKey(p) + ":" + p.Branch
+			if last, ok := b.prLists.Get(p.Target.Name); ok && last.key == key {
+				if was, ok := b.probeAt(repo, last.probe); ok && now.unchangedFor(was, p.Owner+":"+p.Branch) {
+					b.prLists.Set(p.Target.Name, prList{key: key, probe: probe, prs: last.prs})
 					return slices.Clone(last.prs), nil
 				}
 			}
@@ -114,7 +114,7 @@ func (b *Bot) listPRs(ctx context.Context, p *poll) ([]*github.PullRequest, erro
 
 // repoKey names the poll's repository in the round's and the bot's maps:
 // GitHub takes owner and name in any case, branch names exactly.
-func repoKey(p *poll) string { return strings.ToLower(p.owner + "/" + p.repo) }
+func repoKey(p *poll) string { return strings.ToLower(p.Owner + "/" + p.Repo) }
 
 // freshPRs lists the target's pull requests now, past the round's probe:
 // for a poll that wrote to them (the probe was read before the write).
@@ -126,16 +126,16 @@ func (b *Bot) freshPRs(ctx context.Context, p *poll) ([]*github.PullRequest, err
 // listPRsAt lists the target's pull requests and keeps them with the probe
 // read before ("" when none was, or a write followed it).
 func (b *Bot) listPRsAt(ctx context.Context, p *poll, probe string) ([]*github.PullRequest, error) {
-	prs, _, err := b.GitHub.PullRequests.List(ctx, p.owner, p.repo, &github.PullRequestListOptions{
-		State: "all", Head: p.owner + ":" + p.branch, ListOptions: github.ListOptions{PerPage: 100},
+	prs, _, err := b.GitHub.PullRequests.List(ctx, p.Owner, p.Repo, &github.PullRequestListOptions{
+		State: "all", Head: p.Owner + ":" + p.Branch, ListOptions: github.ListOptions{PerPage: 100},
 	})
 	if err != nil {
 		return nil, err
 	}
 	if probe == "" {
-		b.prLists.Forget(p.t.Config.Name)
+		b.prLists.Forget(p.Target.Name)
 	} else {
-		b.prLists.Set(p.t.Config.Name, prList{key: repoKey(p) + ":" + p.branch, probe: probe, prs: slices.Clone(prs)})
+		b.prLists.Set(p.Target.Name, prList{key: repoKey(p) + ":" + p.Branch, probe: probe, prs: slices.Clone(prs)})
 	}
 	return prs, nil
 }
@@ -144,7 +144,7 @@ func (b *Bot) listPRsAt(ctx context.Context, p *poll, probe string) ([]*github.P
 // per repository and branch.
 func (b *Bot) baseHead(ctx context.Context, p *poll) (string, error) {
 	read := func() (refAnswer, error) {
-		ref, resp, err := b.GitHub.Git.GetRef(ctx, p.owner, p.repo, "heads/"+p.baseBranch)
+		ref, resp, err := b.GitHub.Git.GetRef(ctx, p.Owner, p.Repo, "heads/"+p.BaseBranch)
 		if err != nil {
 			return refAnswer{}, err
 		}
@@ -153,12 +153,12 @@ func (b *Bot) baseHead(ctx context.Context, p *poll) (string, error) {
 	var a refAnswer
 	var err error
 	if p.t.round != nil {
-		a, err = shareFresh(&p.t.round.mu, p.t.round.refs, repoKey(p)+":"+p.baseBranch, refFresh, read)
+		a, err = shareFresh(&p.t.round.mu, p.t.round.refs, repoKey(p)+":"+p.BaseBranch, refFresh, read)
 	} else {
 		a, err = read()
 	}
 	if err != nil {
-		return "", movedAway(p, fmt.Errorf("base branch %s: %w", p.baseBranch, err))
+		return "", movedAway(p, fmt.Errorf("base branch %s: %w", p.BaseBranch, err))
 	}
 	if err := b.follow(ctx, p, a.resp); err != nil {
 		return "", err

@@ -29,16 +29,16 @@ import (
 // there, the ones the last plan ran at.
 type revs struct{ base, applied string }
 
-// settle sets p.at once per poll: the commits the memo and the kinds key
-// compare. It needs p.baseSHA and p.applied; a snapshot it cannot load
+// settle sets p.At once per poll: the commits the memo and the kinds key
+// compare. It needs p.BaseSHA and p.Applied; a snapshot it cannot load
 // counts as changed (the plan then loads it itself, and fails if it must).
 func (b *Bot) settle(ctx context.Context, p *poll) {
-	if p.settled {
+	if p.Settled {
 		return
 	}
-	p.settled = true
-	p.at = p.commits()
-	last, ok := b.memo.Get(p.t.Config.Name)
+	p.Settled = true
+	p.At = p.commits()
+	last, ok := b.memo.Get(p.Target.Name)
 	if !ok {
 		return
 	}
@@ -46,11 +46,11 @@ func (b *Bot) settle(ctx context.Context, p *poll) {
 	if last.writes != "" {
 		writes = strings.Split(last.writes, "\n")
 	}
-	if last.base != "" && last.base != p.at.base && b.sameFor(ctx, p, last.base, p.at.base, writes) {
-		p.at.base = last.base
+	if last.base != "" && last.base != p.At.base && b.sameFor(ctx, p, last.base, p.At.base, writes) {
+		p.At.base = last.base
 	}
-	if last.applied != "" && p.at.applied != "" && last.applied != p.at.applied && b.sameFor(ctx, p, last.applied, p.at.applied, writes) {
-		p.at.applied = last.applied
+	if last.applied != "" && p.At.applied != "" && last.applied != p.At.applied && b.sameFor(ctx, p, last.applied, p.At.applied, writes) {
+		p.At.applied = last.applied
 	}
 }
 
@@ -59,31 +59,31 @@ func (b *Bot) settle(ctx context.Context, p *poll) {
 // these (the same bytes for the target), so the commit of the last plan
 // need not stay loadable however many commits follow.
 func (b *Bot) carry(p *poll, m memo) {
-	if p.at == p.commits() {
+	if p.At == p.commits() {
 		return
 	}
 	p.unsettle()
-	m.base, m.applied = p.at.base, p.at.applied
-	m.live = liveFingerprint(p, p.only)
+	m.base, m.applied = p.At.base, p.At.applied
+	m.live = liveFingerprint(p, p.Only)
 	if m.kindsAt != "" {
 		m.kindsAt = kindsKey(p)
 	}
-	b.memo.Set(p.t.Config.Name, m)
+	b.memo.Set(p.Target.Name, m)
 }
 
-// unsettle makes p.at the commits the poll actually planned at, for the
+// unsettle makes p.At the commits the poll actually planned at, for the
 // memo a reconcile leaves.
 func (p *poll) unsettle() {
-	p.settled = true
-	p.at = p.commits()
+	p.Settled = true
+	p.At = p.commits()
 }
 
 // commits are the commits the poll read: the base head and the revision the
 // GitOps tool applied ("" when none is read).
 func (p *poll) commits() revs {
-	r := revs{base: p.baseSHA}
-	if p.applied != nil {
-		r.applied = p.applied.Revision
+	r := revs{base: p.BaseSHA}
+	if p.Applied != nil {
+		r.applied = p.Applied.Revision
 	}
 	return r
 }
@@ -93,7 +93,7 @@ func (p *poll) commits() revs {
 // (remote bases mounted), and each file the last plan wrote holds the same
 // bytes and has the same readers, reading the same bytes.
 func (b *Bot) sameFor(ctx context.Context, p *poll, was, now string, writes []string) bool {
-	root := p.t.Config.Root
+	root := p.Target.Root
 	old, err := b.snapshotAt(ctx, p, was, nil)
 	if err != nil {
 		return false
@@ -112,15 +112,15 @@ func (b *Bot) sameFor(ctx context.Context, p *poll, was, now string, writes []st
 // root names mounted; the refs those resolved to are added to pins when
 // pins is not nil.
 func (b *Bot) snapshotAt(ctx context.Context, p *poll, rev string, pins *[]archive.RemotePin) (*analyzer.Snapshot, error) {
-	snap, err := b.Archives.Load(ctx, p.owner, p.repo, rev)
-	if err != nil && rev != p.baseSHA && (errors.Is(err, archive.ErrNoSuchRevision) || githubapi.IsNotFound(err)) {
+	snap, err := b.Archives.Load(ctx, p.Owner, p.Repo, rev)
+	if err != nil && rev != p.BaseSHA && (errors.Is(err, archive.ErrNoSuchRevision) || githubapi.IsNotFound(err)) {
 		// The base head exists; a revision the tool applied may not.
 		return nil, &missingCommit{sha: rev, err: err}
 	}
 	if err != nil {
 		return nil, err
 	}
-	mounted, pinned, err := b.Archives.WithRemotes(ctx, snap, p.owner+"/"+p.repo+"@"+rev, p.t.Config.Root)
+	mounted, pinned, err := b.Archives.WithRemotes(ctx, snap, p.Owner+"/"+p.Repo+"@"+rev, p.Target.Root)
 	if pins != nil {
 		for _, pin := range pinned {
 			// A plan loads the applied revision and the base: a ref both
@@ -137,13 +137,13 @@ func (b *Bot) snapshotAt(ctx context.Context, p *poll, rev string, pins *[]archi
 // revision's read: all of it, with the commit the settled one (the raw
 // revision names it too).
 func appliedFingerprint(p *poll) string {
-	if p.applied == nil {
-		return keyed.Fingerprint(p.applied)
+	if p.Applied == nil {
+		return keyed.Fingerprint(p.Applied)
 	}
-	a := *p.applied
-	if a.Revision != "" && p.at.applied != "" && a.Revision != p.at.applied {
-		a.Raw = strings.ReplaceAll(a.Raw, a.Revision, p.at.applied)
-		a.Revision = p.at.applied
+	a := *p.Applied
+	if a.Revision != "" && p.At.applied != "" && a.Revision != p.At.applied {
+		a.Raw = strings.ReplaceAll(a.Raw, a.Revision, p.At.applied)
+		a.Revision = p.At.applied
 	}
 	return keyed.Fingerprint(&a)
 }

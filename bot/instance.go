@@ -57,18 +57,18 @@ func (b *Bot) ownsPR(pr *github.PullRequest) bool { return instanceOf(pr) == b.i
 // name) says who holds it. Its content names only the other installation
 // and what it holds, so poll after poll it is not posted again.
 func (b *Bot) overlap(ctx context.Context, p *poll, other, what string) error {
-	tc := p.t.Config
-	p.out.Overlap = other
+	tc := p.Target
+	p.Out.Overlap = other
 	b.Metrics.Set("driftback_target_overlap", map[string]string{"target": tc.Name}, 1)
-	p.log.Warn("another driftback installation holds this target's pull request; leaving it alone",
+	p.Log.Warn("another driftback installation holds this target's pull request; leaving it alone",
 		"instance", b.instance, "other", other, "holds", what)
 	summary := fmt.Sprintf("driftback installation `%s` holds %s for target `%s` in `%s`, and this installation (`%s`) "+
 		"writes to the same repository under the same target name. It leaves what `%s` wrote alone: nothing is closed, pushed "+
 		"or deleted, and it proposes nothing for `%s` while the other holds it.\n\n"+
 		"How to fix: give one of the two installations another target name (or leave the target to one of them); "+
 		"each installation's `instance` in its config names it.", other, what, tc.Name, tc.Repo, b.instance, other, tc.Name)
-	n, err := b.postChecks(ctx, p, []string{p.baseSHA}, checkResult{conclusion: "neutral",
+	n, err := b.postChecks(ctx, p, []string{p.BaseSHA}, checkResult{conclusion: "neutral",
 		title: fmt.Sprintf("driftback installation %s holds this target", other), summary: summary})
-	p.out.CheckRuns += n
+	p.Out.CheckRuns += n
 	return err
 }

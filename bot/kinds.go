@@ -23,13 +23,13 @@ import (
 // kindsKey names what a target's rendered kinds depend on that a poll
 // knows before it lists.
 func kindsKey(p *poll) string {
-	return p.at.base + "\x00" + appliedFingerprint(p) + "\x00" + keyed.Fingerprint(p.t.Config)
+	return p.At.base + "\x00" + appliedFingerprint(p) + "\x00" + keyed.Fingerprint(p.Target)
 }
 
 // readKinds is the kinds this poll may narrow its listing to, or nil for
 // every kind in scope.
 func (b *Bot) readKinds(p *poll) []string {
-	last, ok := b.memo.Get(p.t.Config.Name)
+	last, ok := b.memo.Get(p.Target.Name)
 	if !ok || last.kinds == "" || last.kindsAt != kindsKey(p) {
 		return nil
 	}
@@ -41,7 +41,7 @@ func (b *Bot) readKinds(p *poll) []string {
 // of every kind and a read narrowed to kinds give the same fingerprint
 // when nothing of those kinds moved.
 func liveFingerprint(p *poll, kinds []string) string {
-	read := cluster.Narrow(cluster.Listing{Objects: p.objs, Coverage: p.coverage}, kinds)
+	read := cluster.Narrow(cluster.Listing{Objects: p.Objs, Coverage: p.Coverage}, kinds)
 	return keyed.Fingerprint(read.Objects) + keyed.Fingerprint(read.Coverage) + appliedFingerprint(p)
 }
 

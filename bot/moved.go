@@ -49,8 +49,8 @@ type movedRepo struct{ configured, current string }
 // move is known, so it asks there directly rather than through redirects;
 // a config that since names another repository is taken as it is.
 func (b *Bot) current(p *poll) {
-	if m, ok := b.moved.Get(p.t.Config.Name); ok && strings.EqualFold(m.configured, p.t.Config.Repo) {
-		p.owner, p.repo, _ = strings.Cut(m.current, "/")
+	if m, ok := b.moved.Get(p.Target.Name); ok && strings.EqualFold(m.configured, p.Target.Repo) {
+		p.Owner, p.Repo, _ = strings.Cut(m.current, "/")
 	}
 }
 
@@ -63,26 +63,26 @@ func (b *Bot) follow(ctx context.Context, p *poll, resp *github.Response) error 
 		return nil
 	}
 	owner, name, id, ok := at(resp.Response)
-	if !ok || id == 0 && strings.EqualFold(owner+"/"+name, p.owner+"/"+p.repo) {
+	if !ok || id == 0 && strings.EqualFold(owner+"/"+name, p.Owner+"/"+p.Repo) {
 		return nil
 	}
 	if id != 0 {
 		r, _, err := b.GitHub.Repositories.GetByID(ctx, id)
 		if err != nil {
-			return fmt.Errorf("repository %s/%s moved (GitHub redirects it to repository %d): %w", p.owner, p.repo, id, err)
+			return fmt.Errorf("repository %s/%s moved (GitHub redirects it to repository %d): %w", p.Owner, p.Repo, id, err)
 		}
 		owner, name, _ = strings.Cut(r.GetFullName(), "/")
 		if owner == "" || name == "" {
-			return fmt.Errorf("repository %s/%s moved to repository %d, whose full_name %q GitHub gave is not owner/name", p.owner, p.repo, id, r.GetFullName())
+			return fmt.Errorf("repository %s/%s moved to repository %d, whose full_name %q GitHub gave is not owner/name", p.Owner, p.Repo, id, r.GetFullName())
 		}
 	}
-	m := movedRepo{configured: p.t.Config.Repo, current: owner + "/" + name}
-	p.owner, p.repo = owner, name
-	if last, _ := b.moved.Get(p.t.Config.Name); last == m {
+	m := movedRepo{configured: p.Target.Repo, current: owner + "/" + name}
+	p.Owner, p.Repo = owner, name
+	if last, _ := b.moved.Get(p.Target.Name); last == m {
 		return nil
 	}
-	b.moved.Set(p.t.Config.Name, m)
-	p.log.Warn("the repository moved: GitHub redirects the configured name to its current one, which driftback uses; update the target's repo in the config",
+	b.moved.Set(p.Target.Name, m)
+	p.Log.Warn("the repository moved: GitHub redirects the configured name to its current one, which driftback uses; update the target's repo in the config",
 		"configured", m.configured, "current", m.current)
 	return nil
 }
@@ -96,12 +96,12 @@ func movedAway(p *poll, err error) error {
 	}
 	owner, name, id, ok := at(er.Response)
 	switch {
-	case !ok || id == 0 && strings.EqualFold(owner+"/"+name, p.owner+"/"+p.repo):
+	case !ok || id == 0 && strings.EqualFold(owner+"/"+name, p.Owner+"/"+p.Repo):
 		return err
 	case id != 0:
 		return fmt.Errorf("repository %s/%s moved (GitHub redirects it to repository %d), where this installation does not cover it: "+
-			"install the App on the account it went to and name its new owner/name in target %s's repo: %w", p.owner, p.repo, id, p.t.Config.Name, err)
+			"install the App on the account it went to and name its new owner/name in target %s's repo: %w", p.Owner, p.Repo, id, p.Target.Name, err)
 	}
 	return fmt.Errorf("repository %s/%s moved to %s/%s, which this installation does not cover: install the App on %s and name %s/%s in target %s's repo: %w",
-		p.owner, p.repo, owner, name, owner, owner, name, p.t.Config.Name, err)
+		p.Owner, p.Repo, owner, name, owner, owner, name, p.Target.Name, err)
 }

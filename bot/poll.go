@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot/app"
 	"github.com/driftback/driftback/bot/archive"
 	"github.com/driftback/driftback/bot/attribution"
 	"github.com/driftback/driftback/bot/discover"
@@ -27,29 +27,27 @@ import (
 // poll is one reconcile of one target: where it writes, what it read, and
 // what it did so far.
 type poll struct {
-	t                   *Target
-	log                 *slog.Logger
-	owner, repo, branch string // the target's repository and PR branch
-	baseBranch, baseSHA string
-	rerun               string // a commit whose check run someone asked to run again: posted anew even if unchanged
-	objs                []cluster.Object
-	coverage            *kube.Coverage           // what the read of objs covered
-	applied             *cluster.Applied         // read before the objects (a target by inventory)
-	prs                 []*github.PullRequest    // the branch's, open and closed
-	refused             *moveRefused             // GitHub refused to move the branch
-	note                string                   // said under the check run's summary
-	pins                []archive.RemotePin      // the remote bases this poll's plan read, at their commits
-	enforcement         *cluster.Enforcement     // how the GitOps tool treats drift; nil: none read
-	restoring           []enforce.Restoring      // drift the tool will put back, not proposed
-	scope               cluster.Scope            // what the objects were listed with
-	only                []string                 // the kinds the listing was narrowed to (kinds.go); nil: every kind
-	kinds               []string                 // the kinds the plan's render held; nil: no plan
-	at                  revs                     // the commits the memo compares (inputs.go)
-	settled             bool                     // at is set
-	review              *review                  // the rows a reviewer declined (review.go); nil: none read
-	bodyMoved           bool                     // the body changed during the poll: not rewritten, not remembered
-	attribution         *attribution.Attribution // who changed each edit's field, from objs (and the audit trail)
-	out                 Outcome
+	app.Place
+	t           *Target
+	Rerun       string // a commit whose check run someone asked to run again: posted anew even if unchanged
+	Objs        []cluster.Object
+	Coverage    *kube.Coverage           // what the read of objs covered
+	Applied     *cluster.Applied         // read before the objects (a target by inventory)
+	PRs         []*github.PullRequest    // the branch's, open and closed
+	Refused     *moveRefused             // GitHub refused to move the branch
+	Note        string                   // said under the check run's summary
+	Pins        []archive.RemotePin      // the remote bases this poll's plan read, at their commits
+	Enforcement *cluster.Enforcement     // how the GitOps tool treats drift; nil: none read
+	Restoring   []enforce.Restoring      // drift the tool will put back, not proposed
+	Scope       cluster.Scope            // what the objects were listed with
+	Only        []string                 // the kinds the listing was narrowed to (kinds.go); nil: every kind
+	Kinds       []string                 // the kinds the plan's render held; nil: no plan
+	At          revs                     // the commits the memo compares (inputs.go)
+	Settled     bool                     // at is set
+	Review      *review                  // the rows a reviewer declined (review.go); nil: none read
+	BodyMoved   bool                     // the body changed during the poll: not rewritten, not remembered
+	Attribution *attribution.Attribution // who changed each edit's field, from objs (and the audit trail)
+	Out         Outcome
 }
 
 // memo lets an idle poll skip all work: nothing it depends on moved. The
@@ -88,16 +86,16 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 	if b.Fence != nil {
 		ctx = githubapi.WithFence(ctx, func() error { return b.Fence(tc.Name) })
 	}
-	p := &poll{t: t, log: b.log().With("target", tc.Name), owner: tc.Owner(), repo: tc.RepoName(), branch: tc.Branch(), rerun: rerun}
+	p := &poll{t: t, Rerun: rerun, Place: app.Place{Target: t.Config, Log: b.log().With("target", tc.Name), Owner: tc.Owner(), Repo: tc.RepoName(), Branch: tc.Branch()}}
 	b.Metrics.Inc("driftback_polls_total", map[string]string{"target": tc.Name})
 	b.current(p)
 
 	if _, ok := b.archived.Get(tc.Name); ok {
 		// Nothing can be written, not even a check run: ask only whether
 		// it is still archived (a conditional request).
-		r, _, err := b.GitHub.Repositories.Get(ctx, p.owner, p.repo)
+		r, _, err := b.GitHub.Repositories.Get(ctx, p.Owner, p.Repo)
 		if err != nil {
-			return Outcome{}, fmt.Errorf("repository %s/%s: %w", p.owner, p.repo, err)
+			return Outcome{}, fmt.Errorf("repository %s/%s: %w", p.Owner, p.Repo, err)
 		}
 		if r.GetArchived() {
 			return Outcome{Blocked: "the repository is archived (read-only)"}, nil
@@ -105,16 +103,16 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 		b.archived.Forget(tc.Name)
 		b.memo.Forget(tc.Name)
 	}
-	p.baseBranch = tc.BaseBranch
-	if p.baseBranch == "" {
-		r, _, err := b.GitHub.Repositories.Get(ctx, p.owner, p.repo)
+	p.BaseBranch = tc.BaseBranch
+	if p.BaseBranch == "" {
+		r, _, err := b.GitHub.Repositories.Get(ctx, p.Owner, p.Repo)
 		if err != nil {
-			return Outcome{}, fmt.Errorf("repository %s/%s: %w", p.owner, p.repo, err)
+			return Outcome{}, fmt.Errorf("repository %s/%s: %w", p.Owner, p.Repo, err)
 		}
-		p.baseBranch = r.GetDefaultBranch()
+		p.BaseBranch = r.GetDefaultBranch()
 	}
 	var err error
-	if p.baseSHA, err = b.baseHead(ctx, p); err != nil {
+	if p.BaseSHA, err = b.baseHead(ctx, p); err != nil {
 		return Outcome{}, err
 	}
 
@@ -125,22 +123,22 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 			// head (once per cause), touch nothing else; the next good
 			// poll must post its verdict again.
 			b.memo.Forget(tc.Name)
-			return p.out, b.stalled(ctx, p, s, err)
+			return p.Out, b.stalled(ctx, p, s, err)
 		}
 		// Nothing was read, for a reason that says nothing about the
 		// target (the network, a timeout, a 5xx): the poll fails before
 		// any write.
 		return Outcome{}, err
 	}
-	p.prs, err = b.listPRs(ctx, p)
+	p.PRs, err = b.listPRs(ctx, p)
 	if err != nil {
-		return Outcome{}, fmt.Errorf("pull requests of %s: %w", p.branch, err)
+		return Outcome{}, fmt.Errorf("pull requests of %s: %w", p.Branch, err)
 	}
 	b.settle(ctx, p)
-	m := memo{base: p.at.base, applied: p.at.applied, live: liveFingerprint(p, p.only), config: keyed.Fingerprint(tc), prs: prsFingerprint(p.prs)}
+	m := memo{base: p.At.base, applied: p.At.applied, live: liveFingerprint(p, p.Only), config: keyed.Fingerprint(tc), prs: prsFingerprint(p.PRs)}
 	if last, ok := b.memo.Get(tc.Name); ok {
 		m.pins, m.writes = last.pins, last.writes
-		if p.only != nil {
+		if p.Only != nil {
 			m.kinds, m.kindsAt = last.kinds, last.kindsAt // what the listing was narrowed by
 		}
 		if m.remotes, err = b.resolvePins(ctx, last.pins); err != nil {
@@ -159,19 +157,19 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 		b.memo.Forget(tc.Name)
 		if archivedRefusal(err) {
 			b.archived.Set(tc.Name, true)
-			return p.out, fmt.Errorf("repository %s/%s is archived (read-only): driftback writes nothing to it, and polls %s again once it is unarchived: %w", p.owner, p.repo, tc.Name, err)
+			return p.Out, fmt.Errorf("repository %s/%s is archived (read-only): driftback writes nothing to it, and polls %s again once it is unarchived: %w", p.Owner, p.Repo, tc.Name, err)
 		}
-		return p.out, err
+		return p.Out, err
 	}
-	if p.bodyMoved {
+	if p.BodyMoved {
 		// A person edited the body while this poll ran: the next poll
 		// reads the edit, however the pull requests compare then.
 		b.memo.Forget(tc.Name)
 	} else if err := b.remember(ctx, p, m); err != nil {
-		return p.out, err
+		return p.Out, err
 	}
 	b.stalls.Forget(tc.Name)
-	return p.out, nil
+	return p.Out, nil
 }
 
 // remember keeps what a poll that reconciled saw, for the next poll's idle
@@ -183,21 +181,21 @@ func (b *Bot) remember(ctx context.Context, p *poll, m memo) error {
 		return err
 	}
 	m.prs = prsFingerprint(after)
-	m.pins, m.remotes = encodePins(p.pins), keyed.Fingerprint(p.pins)
+	m.pins, m.remotes = encodePins(p.Pins), keyed.Fingerprint(p.Pins)
 	// What this plan ran at, not a commit it was found the same as.
 	p.unsettle()
-	m.base, m.applied, m.writes = p.at.base, p.at.applied, plannedWrites(p.out.Plan)
+	m.base, m.applied, m.writes = p.At.base, p.At.applied, plannedWrites(p.Out.Plan)
 	m.kinds, m.kindsAt = "", ""
-	read := p.only
-	if p.kinds != nil && !p.t.ByInventory {
+	read := p.Only
+	if p.Kinds != nil && !p.t.ByInventory {
 		// The next poll at this key reads only these kinds: remember the
 		// read as that narrower read will see it. (A target by inventory
 		// lists its inventory's kinds already.)
-		m.kinds, m.kindsAt = strings.Join(p.kinds, "\n"), kindsKey(p)
-		read = p.kinds
+		m.kinds, m.kindsAt = strings.Join(p.Kinds, "\n"), kindsKey(p)
+		read = p.Kinds
 	}
 	m.live = liveFingerprint(p, read)
-	b.memo.Set(p.t.Config.Name, m)
+	b.memo.Set(p.Target.Name, m)
 	return nil
 }
 
@@ -208,7 +206,7 @@ func (b *Bot) remember(ctx context.Context, p *poll, m memo) error {
 // compared. Any other target lists only the kinds narrow names, once it is
 // known what its render holds at this revision (kinds.go).
 func readLive(ctx context.Context, p *poll, narrow func() []string) error {
-	tc := p.t.Config
+	tc := p.Target
 	scope := discover.TargetScope(&tc)
 	if p.t.ByInventory && p.t.Applied == nil {
 		return fmt.Errorf("target %s compares its inventory but reads no applied revision", tc.Name)
@@ -221,55 +219,55 @@ func readLive(ctx context.Context, p *poll, narrow func() []string) error {
 		if err != nil {
 			return &appliedErr{err: err}
 		}
-		p.applied = &a
+		p.Applied = &a
 	}
 	if p.t.ByInventory {
-		if len(p.applied.Inventory) == 0 {
+		if len(p.Applied.Inventory) == 0 {
 			return nil // nothing applied yet: plan waits
 		}
-		scope = discover.InventoryScope(scope, p.applied.Inventory)
+		scope = discover.InventoryScope(scope, p.Applied.Inventory)
 	} else {
 		scope.Only = narrow()
 	}
-	p.scope, p.only = scope, scope.Only
+	p.Scope, p.Only = scope, scope.Only
 	return listLive(ctx, p)
 }
 
-// listLive lists the objects of p.scope.
+// listLive lists the objects of p.Scope.
 func listLive(ctx context.Context, p *poll) error {
-	read, err := p.t.Lister.List(ctx, p.scope)
+	read, err := p.t.Lister.List(ctx, p.Scope)
 	if err != nil {
 		return err
 	}
-	p.objs, p.coverage = read.Objects, read.Coverage
+	p.Objs, p.Coverage = read.Objects, read.Coverage
 	if p.t.ByInventory {
-		p.objs = cluster.InInventory(p.objs, p.applied.Inventory)
+		p.Objs = cluster.InInventory(p.Objs, p.Applied.Inventory)
 	}
 	if err := p.t.Audit.Refresh(); err != nil {
 		// Who made a change is extra: without it the edits are still
 		// right, and say only the field managers.
-		p.log.Warn("audit log not read; edits name field managers only", "error", err)
+		p.Log.Warn("audit log not read; edits name field managers only", "error", err)
 	}
-	p.attribution = attribution.New(p.objs, p.t.Audit)
+	p.Attribution = attribution.New(p.Objs, p.t.Audit)
 	return nil
 }
 
 // reconcile plans the target and brings its pull request and check runs
 // in line with the plan.
 func (b *Bot) reconcile(ctx context.Context, p *poll) error {
-	tc := p.t.Config
-	if open, _ := splitPRs(p.prs); open != nil && !b.ownsPR(open) {
+	tc := p.Target
+	if open, _ := splitPRs(p.PRs); open != nil && !b.ownsPR(open) {
 		// Another installation's pull request: never closed, pushed to or
 		// rebuilt by this one, whatever its own plan says.
 		return b.overlap(ctx, p, instanceOf(open), fmt.Sprintf("pull request #%d", open.GetNumber()))
 	}
 	b.Metrics.Set("driftback_target_overlap", map[string]string{"target": tc.Name}, 0)
 	plan, err := b.plan(ctx, p)
-	if err == nil && !covers(p.only, p.kinds) {
+	if err == nil && !covers(p.Only, p.Kinds) {
 		// The render holds a kind this poll did not read (a remote base
 		// it reads moved): read every kind and plan again, rather than
 		// judge without it.
-		p.scope.Only, p.only = nil, nil
+		p.Scope.Only, p.Only = nil, nil
 		if err := listLive(ctx, p); err != nil {
 			return fmt.Errorf("cluster %s: %w", tc.Cluster, err)
 		}
@@ -281,15 +279,15 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 	if err != nil {
 		return err
 	}
-	p.out.Plan = plan
-	p.out.ChangedBy = p.attribution.Makers(plan)
-	p.out.Restoring = len(p.restoring)
-	p.out.DeclinedEdits = p.review.declinedEdits()
-	if p.out.Waiting != "" {
-		p.log.Info("waiting for the applied revision", "reason", p.out.Waiting)
-		n, err := b.postChecks(ctx, p, []string{p.baseSHA}, checkResult{conclusion: "neutral", title: "Waiting for the GitOps tool",
-			summary: p.out.Waiting + "\n\n(" + analyzer.CodeNotAppliedYet + ")"})
-		p.out.CheckRuns = n
+	p.Out.Plan = plan
+	p.Out.ChangedBy = p.Attribution.Makers(plan)
+	p.Out.Restoring = len(p.Restoring)
+	p.Out.DeclinedEdits = p.Review.declinedEdits()
+	if p.Out.Waiting != "" {
+		p.Log.Info("waiting for the applied revision", "reason", p.Out.Waiting)
+		n, err := b.postChecks(ctx, p, []string{p.BaseSHA}, checkResult{conclusion: "neutral", title: "Waiting for the GitOps tool",
+			summary: p.Out.Waiting + "\n\n(" + analyzer.CodeNotAppliedYet + ")"})
+		p.Out.CheckRuns = n
 		return err
 	}
 	if len(plan.Unread) > 0 {
@@ -300,13 +298,13 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 	}
 	b.Metrics.Add("driftback_edits_total", map[string]string{"target": tc.Name}, float64(len(plan.Edits)))
 
-	open, lastClosed := splitPRs(p.prs)
+	open, lastClosed := splitPRs(p.PRs)
 	var pr *github.PullRequest
 	switch {
 	case len(plan.Files) == 0 && gone(plan):
 		// A rendered object is not in the cluster: that is not "drift
 		// gone", so what is open stays open.
-	case p.review.allDeclined(plan):
+	case p.Review.allDeclined(plan):
 		// Every row declined: closed as a reviewer's close is (review.go).
 		if open, err = b.declinedAll(ctx, p, plan, open, lastClosed); err != nil {
 			return err
@@ -319,7 +317,7 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 		}
 	default:
 		pr, err = b.propose(ctx, p, plan, open, lastClosed)
-		if err != nil || p.out.Overlap != "" {
+		if err != nil || p.Out.Overlap != "" {
 			return err
 		}
 	}
@@ -327,36 +325,36 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 		return err
 	}
 	res := resultOf(plan, tc, p.checkNotes(plan))
-	if p.refused != nil {
-		res = p.refused.result(res, p.branch)
+	if p.Refused != nil {
+		res = p.Refused.result(res, p.Branch)
 	}
-	if p.note != "" {
-		res.summary += "\n\n" + p.note
+	if p.Note != "" {
+		res.summary += "\n\n" + p.Note
 	}
-	shas := []string{p.baseSHA}
+	shas := []string{p.BaseSHA}
 	if pr != nil {
-		p.out.Number = pr.GetNumber()
+		p.Out.Number = pr.GetNumber()
 	}
-	if pr != nil && !p.out.Frozen && p.refused == nil {
-		p.out.PR = pr.GetNumber()
+	if pr != nil && !p.Out.Frozen && p.Refused == nil {
+		p.Out.PR = pr.GetNumber()
 		// The branch head renders to what the cluster runs: that commit is
 		// in line with the cluster.
 		shas = append(shas, pr.GetHead().GetSHA())
 	}
 	n, err := b.postChecksFor(ctx, p, shas, res)
-	p.out.CheckRuns = n
+	p.Out.CheckRuns = n
 	return err
 }
 
-// plan is targetplan.Plan on what this poll read. It sets p.out.Waiting, and
+// plan is targetplan.Plan on what this poll read. It sets p.Out.Waiting, and
 // returns no plan, when the revision the cluster runs is unknown or the
 // root's inputs changed on the base branch since.
 func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
-	tc := p.t.Config
+	tc := p.Target
 	applied := p.t.Applied
-	if a := p.applied; a != nil {
+	if a := p.Applied; a != nil {
 		if p.t.ByInventory && len(a.Inventory) == 0 {
-			p.out.Waiting = fmt.Sprintf("the GitOps tool lists no objects it applied for %s yet", tc.Name)
+			p.Out.Waiting = fmt.Sprintf("the GitOps tool lists no objects it applied for %s yet", tc.Name)
 			return nil, nil
 		}
 		// The read the objects were picked with: never a second one.
@@ -364,19 +362,19 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 	}
 	defer b.Metrics.Time("driftback_plan_duration_seconds", map[string]string{"target": tc.Name})()
 	res, err := targetplan.Plan(ctx, targetplan.Input{
-		Target: tc, Objects: p.objs, Coverage: p.coverage, Applied: applied, Base: p.baseSHA,
+		Target: tc, Objects: p.Objs, Coverage: p.Coverage, Applied: applied, Base: p.BaseSHA,
 		// A revision comes with the remote bases its root names, fetched at
 		// their pinned refs; a failed fetch fails the poll.
 		Load: func(ctx context.Context, rev string) (*analyzer.Snapshot, error) {
-			return b.snapshotAt(ctx, p, rev, &p.pins)
+			return b.snapshotAt(ctx, p, rev, &p.Pins)
 		},
 		Decline: func(full *analyzer.Plan) []analyzer.Edit { return b.decide(p, full) },
 	})
-	p.out.Waiting = res.Waiting
-	p.enforcement, p.restoring = res.Enforcement, res.Restoring
-	p.kinds = nil
+	p.Out.Waiting = res.Waiting
+	p.Enforcement, p.Restoring = res.Enforcement, res.Restoring
+	p.Kinds = nil
 	if res.Plan != nil {
-		p.kinds = res.Plan.Kinds
+		p.Kinds = res.Plan.Kinds
 	}
 	var bad *targetplan.InputError
 	if errors.As(err, &bad) {
@@ -386,8 +384,8 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 			Hint: "fix the repository so that the target's root builds"}}}
 		res := resultOf(failed, tc, gitOpsNotes{})
 		res.conclusion = "failure"
-		n, cerr := b.postChecks(ctx, p, []string{p.baseSHA}, res)
-		p.out.CheckRuns = n
+		n, cerr := b.postChecks(ctx, p, []string{p.BaseSHA}, res)
+		p.Out.CheckRuns = n
 		if cerr != nil {
 			return nil, cerr
 		}
@@ -403,13 +401,13 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 // deleted or marked a success; the check run on the base head says so,
 // and the poll fails.
 func (b *Bot) unreadable(ctx context.Context, p *poll, why []string) error {
-	tc := p.t.Config
+	tc := p.Target
 	b.Metrics.Inc("driftback_unread_polls_total", map[string]string{"target": tc.Name})
-	p.out.Failure = "the cluster could not be read: " + report.Quoted(strings.Join(why, "; "))
+	p.Out.Failure = "the cluster could not be read: " + report.Quoted(strings.Join(why, "; "))
 	summary := fmt.Sprintf("driftback could not read from cluster `%s` everything `%s` renders, so it gives no verdict and leaves "+
 		"the pull request and its branch as they are until a poll reads it all:\n\n- %s", tc.Cluster, tc.Root, strings.Join(why, "\n- "))
-	n, err := b.postChecks(ctx, p, []string{p.baseSHA}, checkResult{conclusion: "failure", title: "driftback could not read the cluster", summary: summary})
-	p.out.CheckRuns = n
+	n, err := b.postChecks(ctx, p, []string{p.BaseSHA}, checkResult{conclusion: "failure", title: "driftback could not read the cluster", summary: summary})
+	p.Out.CheckRuns = n
 	if err != nil {
 		return err
 	}

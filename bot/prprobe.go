@@ -33,7 +33,7 @@ type probeEntry struct {
 // probePRs reads the repository's most recently updated pull requests (a
 // conditional request: 304 while none changed).
 func (b *Bot) probePRs(ctx context.Context, p *poll) (probeAnswer, error) {
-	prs, resp, err := b.GitHub.PullRequests.List(ctx, p.owner, p.repo, &github.PullRequestListOptions{
+	prs, resp, err := b.GitHub.PullRequests.List(ctx, p.Owner, p.Repo, &github.PullRequestListOptions{
 		State: "all", Sort: "updated", Direction: "desc", ListOptions: github.ListOptions{PerPage: prProbePage},
 	})
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 
 // propose brings the branch and the pull request in line with the plan.
 func (b *Bot) propose(ctx context.Context, p *poll, plan *analyzer.Plan, open, lastClosed *github.PullRequest) (*github.PullRequest, error) {
-	tc := p.t.Config
+	tc := p.Target
 	hash := prbody.EditSetHash(plan.Files)
 	if open == nil && b.declinedBefore(ctx, p, lastClosed, hash) {
 		return nil, nil
@@ -32,20 +32,20 @@ func (b *Bot) propose(ctx context.Context, p *poll, plan *analyzer.Plan, open, l
 	if br.own.instance != "" && open == nil {
 		// Another installation pushed the branch and has not opened its
 		// pull request yet (or its poll ended in between).
-		return nil, b.overlap(ctx, p, br.own.instance, fmt.Sprintf("branch `%s`", p.branch))
+		return nil, b.overlap(ctx, p, br.own.instance, fmt.Sprintf("branch `%s`", p.Branch))
 	}
 	regenerate := open != nil && prbody.RegenerateTicked(open.GetBody())
-	p.out.Frozen = br.exists && !br.ours && !regenerate
-	if p.out.Frozen && open == nil {
+	p.Out.Frozen = br.exists && !br.ours && !regenerate
+	if p.Out.Frozen && open == nil {
 		// A person's commit and no pull request of ours: never rebuilt
 		// over, never proposed from.
-		p.note = fmt.Sprintf("> `%s` holds a commit driftback did not make, and no open pull request; driftback leaves it alone. "+
-			"Delete the branch to let driftback propose again.", p.branch)
-		p.log.Warn("branch holds a commit driftback did not make; leaving it alone", "branch", p.branch, "head", br.head)
+		p.Note = fmt.Sprintf("> `%s` holds a commit driftback did not make, and no open pull request; driftback leaves it alone. "+
+			"Delete the branch to let driftback propose again.", p.Branch)
+		p.Log.Warn("branch holds a commit driftback did not make; leaving it alone", "branch", p.Branch, "head", br.head)
 		return nil, nil
 	}
 	st, head := br.st, br.head
-	if !p.out.Frozen {
+	if !p.Out.Frozen {
 		var refused bool
 		if head, refused, err = b.updateBranch(ctx, p, plan, br, hash); err != nil {
 			return nil, err
@@ -53,11 +53,11 @@ func (b *Bot) propose(ctx context.Context, p *poll, plan *analyzer.Plan, open, l
 		if refused {
 			return open, nil
 		}
-		st = prbody.State{Version: 1, Target: tc.Name, Instance: b.stamp(), Edits: hash, Head: head, Base: p.baseSHA, Undressed: br.undressed}
+		st = prbody.State{Version: 1, Target: tc.Name, Instance: b.stamp(), Edits: hash, Head: head, Base: p.BaseSHA, Undressed: br.undressed}
 	} else {
 		st.Version, st.Target, st.Instance, st.Closed = 1, tc.Name, b.stamp(), ""
 	}
-	st.Declined = p.review.keys()
+	st.Declined = p.Review.keys()
 	return b.publish(ctx, p, plan, open, st, head)
 }
 
@@ -77,8 +77,8 @@ func (b *Bot) declinedBefore(ctx context.Context, p *poll, lastClosed *github.Pu
 	if _, exists := b.branchHead(ctx, p); !exists {
 		return false
 	}
-	p.out.Declined = true
-	p.log.Info("edit set declined before; staying quiet", "pr", lastClosed.GetNumber())
+	p.Out.Declined = true
+	p.Log.Info("edit set declined before; staying quiet", "pr", lastClosed.GetNumber())
 	return true
 }
 
@@ -127,14 +127,14 @@ func (b *Bot) readBranch(ctx context.Context, p *poll, open *github.PullRequest)
 // move, now or before for the same base, edits and head (p records why):
 // the pull request then stays as it is.
 func (b *Bot) updateBranch(ctx context.Context, p *poll, plan *analyzer.Plan, br branchState, hash string) (head string, refused bool, err error) {
-	tc := p.t.Config
+	tc := p.Target
 	head = br.head
-	upToDate := br.exists && head == br.st.Head && br.st.Base == p.baseSHA && br.st.Edits == hash
-	at := blockKey{base: p.baseSHA, edits: hash, head: head}
+	upToDate := br.exists && head == br.st.Head && br.st.Base == p.BaseSHA && br.st.Edits == hash
+	at := blockKey{base: p.BaseSHA, edits: hash, head: head}
 	if r, ok := b.blocked.Get(tc.Name); ok && r.at == at && !upToDate {
 		// GitHub refused this very move before; asking again spends a
 		// write for the same answer.
-		p.refused, p.out.Blocked = r.why, r.why.reason
+		p.Refused, p.Out.Blocked = r.why, r.why.reason
 		return head, true, nil
 	}
 	if upToDate {
@@ -144,16 +144,16 @@ func (b *Bot) updateBranch(ctx context.Context, p *poll, plan *analyzer.Plan, br
 	var why *moveRefused
 	if errors.As(err, &why) {
 		b.blocked.Set(tc.Name, blocked{at: at, why: why})
-		p.refused, p.out.Blocked = why, why.reason
-		p.log.Error("GitHub refused to move the branch; not asking again until the base, the edits or the branch change",
-			"branch", p.branch, "reason", why.reason)
+		p.Refused, p.Out.Blocked = why, why.reason
+		p.Log.Error("GitHub refused to move the branch; not asking again until the base, the edits or the branch change",
+			"branch", p.Branch, "reason", why.reason)
 		return head, true, nil
 	}
 	if err != nil {
 		return "", false, err
 	}
 	b.blocked.Forget(tc.Name)
-	p.out.Pushed = true
+	p.Out.Pushed = true
 	b.Metrics.Inc("driftback_commits_total", map[string]string{"target": tc.Name})
 	return sha, false, nil
 }
@@ -168,7 +168,7 @@ func (b *Bot) publish(ctx context.Context, p *poll, plan *analyzer.Plan, open *g
 		if err != nil {
 			return nil, err
 		}
-		p.log.Info("opened pull request", "pr", pr.GetNumber(), "edits", len(plan.Edits), "refusals", len(plan.Refusals))
+		p.Log.Info("opened pull request", "pr", pr.GetNumber(), "edits", len(plan.Edits), "refusals", len(plan.Refusals))
 		open = pr
 	}
 	if st.Undressed && b.dress(ctx, p, open.GetNumber()) {
@@ -185,13 +185,13 @@ func (b *Bot) publish(ctx context.Context, p *poll, plan *analyzer.Plan, open *g
 		}
 	}
 	if stale && !moved {
-		pr, _, err := b.GitHub.PullRequests.Edit(ctx, p.owner, p.repo, open.GetNumber(), &github.PullRequest{Body: github.String(body)})
+		pr, _, err := b.GitHub.PullRequests.Edit(ctx, p.Owner, p.Repo, open.GetNumber(), &github.PullRequest{Body: github.String(body)})
 		if err != nil {
 			return nil, fmt.Errorf("update pull request #%d: %w", open.GetNumber(), err)
 		}
 		open = pr
 	}
-	if p.out.Pushed {
+	if p.Out.Pushed {
 		// The listed head SHA predates the push.
 		open.Head.SHA = github.String(head)
 	}
@@ -202,12 +202,12 @@ func (b *Bot) publish(ctx context.Context, p *poll, plan *analyzer.Plan, open *g
 // one was opened since the list was read) it looks for the pull request by
 // its branch before trying again, so there is never a second one.
 func (b *Bot) createPR(ctx context.Context, p *poll, body string) (*github.PullRequest, error) {
-	tc := p.t.Config
+	tc := p.Target
 	draft := tc.PullRequest != nil && tc.PullRequest.Draft != nil && *tc.PullRequest.Draft
 	create := func() (*github.PullRequest, error) {
-		pr, _, err := b.GitHub.PullRequests.Create(ctx, p.owner, p.repo, &github.NewPullRequest{
+		pr, _, err := b.GitHub.PullRequests.Create(ctx, p.Owner, p.Repo, &github.NewPullRequest{
 			Title: github.String(fmt.Sprintf("driftback: bring %s in line with the cluster", tc.Name)),
-			Head:  github.String(p.branch), Base: github.String(p.baseBranch), Body: github.String(body), Draft: github.Bool(draft),
+			Head:  github.String(p.Branch), Base: github.String(p.BaseBranch), Body: github.String(body), Draft: github.Bool(draft),
 		})
 		return pr, err
 	}
@@ -218,28 +218,28 @@ func (b *Bot) createPR(ctx context.Context, p *poll, body string) (*github.PullR
 	if draft && draftsUnsupported(err) {
 		// The repository's plan has no drafts: a ready pull request is
 		// the closest to what was asked, not a failure at every poll.
-		p.log.Warn("draft pull requests are not supported in this repository; opening a ready one", "repo", p.owner+"/"+p.repo)
+		p.Log.Warn("draft pull requests are not supported in this repository; opening a ready one", "repo", p.Owner+"/"+p.Repo)
 		draft = false
 		if pr, err = create(); err == nil {
 			return pr, nil
 		}
 	}
 	if !githubapi.UnknownOutcome(ctx, err) && !githubapi.IsUnprocessable(err) {
-		return nil, fmt.Errorf("create pull request for %s: %w", p.branch, err)
+		return nil, fmt.Errorf("create pull request for %s: %w", p.Branch, err)
 	}
 	prs, lerr := b.freshPRs(ctx, p)
 	if lerr != nil {
-		return nil, fmt.Errorf("create pull request for %s: %w (and looking for it: %v)", p.branch, err, lerr)
+		return nil, fmt.Errorf("create pull request for %s: %w (and looking for it: %v)", p.Branch, err, lerr)
 	}
 	if open, _ := splitPRs(prs); open != nil {
-		p.log.Warn("pull request found after a failed create; adopting it", "pr", open.GetNumber(), "error", err.Error())
+		p.Log.Warn("pull request found after a failed create; adopting it", "pr", open.GetNumber(), "error", err.Error())
 		return open, nil
 	}
 	if githubapi.IsUnprocessable(err) {
-		return nil, fmt.Errorf("create pull request for %s: %w", p.branch, err)
+		return nil, fmt.Errorf("create pull request for %s: %w", p.Branch, err)
 	}
 	if pr, err = create(); err != nil {
-		return nil, fmt.Errorf("create pull request for %s: %w", p.branch, err)
+		return nil, fmt.Errorf("create pull request for %s: %w", p.Branch, err)
 	}
 	return pr, nil
 }
@@ -247,7 +247,7 @@ func (b *Bot) createPR(ctx context.Context, p *poll, body string) (*github.PullR
 // wantsDressing says whether the target's pull requests get labels or
 // reviewers.
 func wantsDressing(p *poll) bool {
-	pr := p.t.Config.PullRequest
+	pr := p.Target.PullRequest
 	return pr != nil && len(pr.Labels)+len(pr.Reviewers)+len(pr.TeamReviewers) > 0
 }
 
@@ -257,21 +257,21 @@ func wantsDressing(p *poll) bool {
 // transient failure leaves it for the next poll, which the state's
 // Undressed flag tells to try again, even in another process.
 func (b *Bot) dress(ctx context.Context, p *poll, number int) bool {
-	cfg := p.t.Config.PullRequest
+	cfg := p.Target.PullRequest
 	settled := func(what string, err error) bool {
 		if err == nil {
 			return true
 		}
-		p.log.Warn("could not "+what, "pr", number, "error", err.Error())
+		p.Log.Warn("could not "+what, "pr", number, "error", err.Error())
 		return !githubapi.UnknownOutcome(ctx, err)
 	}
 	ok := true
 	if len(cfg.Labels) > 0 {
-		_, _, err := b.GitHub.Issues.AddLabelsToIssue(ctx, p.owner, p.repo, number, cfg.Labels)
+		_, _, err := b.GitHub.Issues.AddLabelsToIssue(ctx, p.Owner, p.Repo, number, cfg.Labels)
 		ok = settled("label pull request", err)
 	}
 	if len(cfg.Reviewers)+len(cfg.TeamReviewers) > 0 {
-		_, _, err := b.GitHub.PullRequests.RequestReviewers(ctx, p.owner, p.repo, number, github.ReviewersRequest{
+		_, _, err := b.GitHub.PullRequests.RequestReviewers(ctx, p.Owner, p.Repo, number, github.ReviewersRequest{
 			Reviewers: cfg.Reviewers, TeamReviewers: cfg.TeamReviewers})
 		ok = settled("request reviewers", err) && ok
 	}
@@ -302,7 +302,7 @@ const resolvedMarker = "<!-- driftback:resolved -->"
 // and only once: a close that keeps failing does not add one per poll.
 // It reports whether it closed the PR.
 func (b *Bot) closeResolved(ctx context.Context, p *poll, plan *analyzer.Plan, pr *github.PullRequest) (bool, error) {
-	tc := p.t.Config
+	tc := p.Target
 	// The close rewrites the body from the one the poll listed: a body a
 	// person changed since then is left for the next poll, which closes
 	// it from theirs.
@@ -320,7 +320,7 @@ func (b *Bot) closeResolved(ctx context.Context, p *poll, plan *analyzer.Plan, p
 		// say what is true now rather than grow it past the limit.
 		body = b.body(p, plan, st, "")
 	}
-	if _, _, err := b.GitHub.PullRequests.Edit(ctx, p.owner, p.repo, pr.GetNumber(), &github.PullRequest{State: github.String("closed"), Body: github.String(body)}); err != nil {
+	if _, _, err := b.GitHub.PullRequests.Edit(ctx, p.Owner, p.Repo, pr.GetNumber(), &github.PullRequest{State: github.String("closed"), Body: github.String(body)}); err != nil {
 		return false, fmt.Errorf("close #%d: %w", pr.GetNumber(), err)
 	}
 	return true, b.dropBranch(ctx, p, pr.GetHead().GetSHA())
@@ -348,15 +348,15 @@ func draftsUnsupported(err error) bool {
 // Git again, or the GitOps tool will put Git's values back on its own; it
 // names the tool and the revision it applies.
 func closingComment(p *poll) string {
-	e := p.enforcement
+	e := p.Enforcement
 	rev := ""
-	if p.applied != nil && p.applied.Raw != "" {
-		rev = " (revision `" + p.applied.Raw + "`)"
+	if p.Applied != nil && p.Applied.Raw != "" {
+		rev = " (revision `" + p.Applied.Raw + "`)"
 	}
 	switch {
-	case e != nil && len(p.restoring) > 0:
+	case e != nil && len(p.Restoring) > 0:
 		return fmt.Sprintf("%s %s %s%s, so it will put Git's value back in the %d drifted field(s) on its own; driftback closes this pull request. "+
-			"Set `proposeRestored: true` on the target to keep proposing such drift.", e.Tool, e.Object, e.Why, rev, len(p.restoring))
+			"Set `proposeRestored: true` on the target to keep proposing such drift.", e.Tool, e.Object, e.Why, rev, len(p.Restoring))
 	case e != nil && e.Mode == cluster.Restored:
 		return fmt.Sprintf("The cluster matches Git again: %s %s applies Git%s and restored Git's values. driftback closes this pull request.", e.Tool, e.Object, rev)
 	}
@@ -398,15 +398,15 @@ func (b *Bot) dropBranch(ctx context.Context, p *poll, keptBy string) error {
 			return err
 		}
 	}
-	_, err := b.GitHub.Git.DeleteRef(ctx, p.owner, p.repo, "heads/"+p.branch)
+	_, err := b.GitHub.Git.DeleteRef(ctx, p.Owner, p.Repo, "heads/"+p.Branch)
 	refused := refusalOf(err)
 	switch {
 	case err == nil || githubapi.IsNotFound(err) || refGone(err):
 	case refused != nil:
-		p.log.Warn("GitHub refused to delete the branch; it stays", "branch", p.branch, "reason", refused.reason)
-		p.note = fmt.Sprintf("> driftback closed its pull request but could not delete `%s`: %s", p.branch, refused.reason)
+		p.Log.Warn("GitHub refused to delete the branch; it stays", "branch", p.Branch, "reason", refused.reason)
+		p.Note = fmt.Sprintf("> driftback closed its pull request but could not delete `%s`: %s", p.Branch, refused.reason)
 	default:
-		return fmt.Errorf("delete branch %s: %w", p.branch, err)
+		return fmt.Errorf("delete branch %s: %w", p.Branch, err)
 	}
 	return nil
 }
@@ -419,7 +419,7 @@ func (b *Bot) commentOnce(ctx context.Context, p *poll, number int, body string)
 	has := func() (bool, error) {
 		opt := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
 		for {
-			cs, resp, err := b.GitHub.Issues.ListComments(ctx, p.owner, p.repo, number, opt)
+			cs, resp, err := b.GitHub.Issues.ListComments(ctx, p.Owner, p.Repo, number, opt)
 			if err != nil {
 				return false, fmt.Errorf("comments of #%d: %w", number, err)
 			}
@@ -438,7 +438,7 @@ func (b *Bot) commentOnce(ctx context.Context, p *poll, number int, body string)
 		if done, err := has(); err != nil || done {
 			return err
 		}
-		_, _, err := b.GitHub.Issues.CreateComment(ctx, p.owner, p.repo, number, &github.IssueComment{Body: github.String(body)})
+		_, _, err := b.GitHub.Issues.CreateComment(ctx, p.Owner, p.Repo, number, &github.IssueComment{Body: github.String(body)})
 		if err == nil {
 			return nil
 		}
@@ -453,13 +453,13 @@ func (b *Bot) commentOnce(ctx context.Context, p *poll, number int, body string)
 func (b *Bot) body(p *poll, plan *analyzer.Plan, st prbody.State, head string) string {
 	web := githubapi.WebURL(b.GitHub.BaseURL)
 	var declined []report.EditRow
-	if p.review != nil {
-		declined = p.review.declined
+	if p.Review != nil {
+		declined = p.Review.declined
 	}
-	return prbody.Render(prbody.Input{Target: p.t.Config.Name, Web: web, Owner: p.owner, Repo: p.repo, Head: head,
-		Plan: plan, State: st, Frozen: p.out.Frozen, Declined: declined, Attribution: p.attribution,
-		GitOps: enforce.Notes(p.enforcement, p.objs, plan, nil, false), Restore: enforce.RestoreNotes(enforce.RestoreInput{Plan: plan, Declined: declined, Enforcement: p.enforcement, Objects: p.objs,
-			Web: web, Owner: p.owner, Repo: p.repo, BaseSHA: p.baseSHA, Root: p.t.Config.Root})})
+	return prbody.Render(prbody.Input{Target: p.Target.Name, Web: web, Owner: p.Owner, Repo: p.Repo, Head: head,
+		Plan: plan, State: st, Frozen: p.Out.Frozen, Declined: declined, Attribution: p.Attribution,
+		GitOps: enforce.Notes(p.Enforcement, p.Objs, plan, nil, false), Restore: enforce.RestoreNotes(enforce.RestoreInput{Plan: plan, Declined: declined, Enforcement: p.Enforcement, Objects: p.Objs,
+			Web: web, Owner: p.Owner, Repo: p.Repo, BaseSHA: p.BaseSHA, Root: p.Target.Root})})
 }
 
 // splitPRs finds the open PR of the branch and the most recent closed one.

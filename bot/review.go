@@ -58,7 +58,7 @@ func (r *review) declinedEdits() int {
 // request; a pull request driftback closed because the drift was gone
 // carries none).
 func (b *Bot) choices(p *poll) (remembered map[string]bool, boxes map[string]bool, reopened bool) {
-	open, lastClosed := splitPRs(p.prs)
+	open, lastClosed := splitPRs(p.PRs)
 	var from *github.PullRequest
 	switch {
 	case open != nil:
@@ -96,13 +96,13 @@ func (b *Bot) choices(p *poll) (remembered map[string]bool, boxes map[string]boo
 // its key. It returns the edits to plan without.
 func (b *Bot) decide(p *poll, full *analyzer.Plan) []analyzer.Edit {
 	rv := &review{}
-	p.review = rv
+	p.Review = rv
 	remembered, boxes, reopened := b.choices(p)
 	if reopened {
-		p.log.Info("the pull request closed with every edit declined was reopened; every edit is back")
+		p.Log.Info("the pull request closed with every edit declined was reopened; every edit is back")
 	}
 	var out []analyzer.Edit
-	for _, row := range prbody.EditRows(p.t.Config.Name, full) {
+	for _, row := range prbody.EditRows(p.Target.Name, full) {
 		declined := remembered[row.Key]
 		if ticked, ok := boxes[row.Key]; ok {
 			declined = !ticked
@@ -113,7 +113,7 @@ func (b *Bot) decide(p *poll, full *analyzer.Plan) []analyzer.Edit {
 		}
 	}
 	if len(rv.declined) > 0 {
-		p.log.Info("planning without the edits a reviewer declined", "rows", len(rv.declined), "edits", len(out))
+		p.Log.Info("planning without the edits a reviewer declined", "rows", len(rv.declined), "edits", len(out))
 	}
 	return out
 }
@@ -121,12 +121,12 @@ func (b *Bot) decide(p *poll, full *analyzer.Plan) []analyzer.Edit {
 // declinedAll ends a poll whose every row a reviewer declined: the open
 // pull request is closed, its branch kept, and the target stays quiet
 // until a live value changes. It returns the pull request still open, if
-// any (and sets p.out.Number to it).
+// any (and sets p.Out.Number to it).
 func (b *Bot) declinedAll(ctx context.Context, p *poll, plan *analyzer.Plan, open, lastClosed *github.PullRequest) (*github.PullRequest, error) {
-	p.out.Declined = true
+	p.Out.Declined = true
 	if open == nil {
 		if st, _ := prbody.ParseState(lastClosed.GetBody()); lastClosed != nil && lastClosed.MergedAt == nil && st.Closed == prbody.ClosedDeclined {
-			p.out.DeclinedPR = lastClosed.GetNumber()
+			p.Out.DeclinedPR = lastClosed.GetNumber()
 		}
 		// A merged pull request's branch goes, declined rows or not.
 		return nil, b.dropOrphan(ctx, p, lastClosed)
@@ -134,12 +134,12 @@ func (b *Bot) declinedAll(ctx context.Context, p *poll, plan *analyzer.Plan, ope
 	closed, err := b.closeDeclined(ctx, p, plan, open)
 	if err != nil || closed {
 		if closed {
-			p.out.DeclinedPR = open.GetNumber()
+			p.Out.DeclinedPR = open.GetNumber()
 		}
 		return nil, err
 	}
 	// Left open (frozen, or its body changed during the poll).
-	p.out.Number = open.GetNumber()
+	p.Out.Number = open.GetNumber()
 	return open, nil
 }
 
@@ -161,24 +161,24 @@ func (b *Bot) closeDeclined(ctx context.Context, p *poll, plan *analyzer.Plan, p
 			// edits says nothing about it, so the pull request stays open
 			// (frozen, as ever with such a commit).
 			if err == nil {
-				p.out.Frozen = true
-				p.note = "> Every edit driftback proposed was declined, but `" + p.branch + "` holds a commit driftback did not make, so the pull request stays open."
+				p.Out.Frozen = true
+				p.Note = "> Every edit driftback proposed was declined, but `" + p.Branch + "` holds a commit driftback did not make, so the pull request stays open."
 			}
 			return false, err
 		}
 	}
-	tc := p.t.Config
+	tc := p.Target
 	if err := b.commentOnce(ctx, p, pr.GetNumber(), "Every edit of this pull request was declined, so driftback closes it and keeps its branch. "+
 		"It proposes nothing more until a declined field's live value changes; reopen this pull request to bring every edit back.\n\n"+declinedMarker); err != nil {
 		return false, err
 	}
 	st, _ := prbody.ParseState(pr.GetBody())
-	st.Version, st.Target, st.Instance, st.Closed, st.Declined = 1, tc.Name, b.stamp(), prbody.ClosedDeclined, p.review.keys()
+	st.Version, st.Target, st.Instance, st.Closed, st.Declined = 1, tc.Name, b.stamp(), prbody.ClosedDeclined, p.Review.keys()
 	body := b.body(p, plan, st, "")
-	if _, _, err := b.GitHub.PullRequests.Edit(ctx, p.owner, p.repo, pr.GetNumber(), &github.PullRequest{State: github.String("closed"), Body: github.String(body)}); err != nil {
+	if _, _, err := b.GitHub.PullRequests.Edit(ctx, p.Owner, p.Repo, pr.GetNumber(), &github.PullRequest{State: github.String("closed"), Body: github.String(body)}); err != nil {
 		return false, fmt.Errorf("close #%d: %w", pr.GetNumber(), err)
 	}
-	p.log.Info("every edit declined; closed the pull request and kept its branch", "pr", pr.GetNumber())
+	p.Log.Info("every edit declined; closed the pull request and kept its branch", "pr", pr.GetNumber())
 	return true, nil
 }
 
@@ -188,14 +188,14 @@ func (b *Bot) closeDeclined(ctx context.Context, p *poll, plan *analyzer.Plan, p
 // reads the change. GitHub has no conditional write for a body, so this
 // narrows the window to one round trip rather than the whole poll.
 func (b *Bot) bodyMoved(ctx context.Context, p *poll, read *github.PullRequest) (bool, error) {
-	now, _, err := b.GitHub.PullRequests.Get(ctx, p.owner, p.repo, read.GetNumber())
+	now, _, err := b.GitHub.PullRequests.Get(ctx, p.Owner, p.Repo, read.GetNumber())
 	if err != nil {
 		return false, fmt.Errorf("pull request #%d: %w", read.GetNumber(), err)
 	}
 	if now.GetBody() == read.GetBody() && now.GetState() == read.GetState() {
 		return false, nil
 	}
-	p.bodyMoved = true
-	p.log.Info("the pull request's body changed while the poll ran; leaving it for the next poll", "pr", read.GetNumber())
+	p.BodyMoved = true
+	p.Log.Info("the pull request's body changed while the poll ran; leaving it for the next poll", "pr", read.GetNumber())
 	return true, nil
 }

@@ -52,12 +52,12 @@ func (e *missingCommit) Unwrap() error { return e.err }
 // the same cause poll after poll is the same check-run content, which
 // postChecks does not post again.
 func stallOf(p *poll, err error) *stall {
-	tc := p.t.Config
+	tc := p.Target
 	var mc *missingCommit
 	if errors.As(err, &mc) {
 		raw := mc.sha
-		if p.applied != nil && p.applied.Raw != "" {
-			raw = p.applied.Raw
+		if p.Applied != nil && p.Applied.Raw != "" {
+			raw = p.Applied.Raw
 		}
 		return &stall{
 			title: "The applied revision is a commit GitHub does not have",
@@ -65,7 +65,7 @@ func stallOf(p *poll, err error) *stall {
 				"(a force-pushed branch, or a source that points at another repository). driftback cannot render what the cluster runs, "+
 				"so it gives no verdict and leaves the pull request and its branch as they are.\n\n"+
 				"How to fix: let the GitOps tool apply a commit of `%s` (check its source's URL and branch), or point the target at the repository it deploys from.",
-				tc.Cluster, report.Quoted(raw), p.owner, p.repo, githubapi.ShortSHA(mc.sha), tc.Repo),
+				tc.Cluster, report.Quoted(raw), p.Owner, p.Repo, githubapi.ShortSHA(mc.sha), tc.Repo),
 			short: fmt.Sprintf("the revision the cluster runs (%s) is a commit GitHub does not have", report.Quoted(githubapi.ShortSHA(mc.sha))),
 		}
 	}
@@ -109,11 +109,11 @@ func stallOf(p *poll, err error) *stall {
 // its error, and the caller forgets the idle memo, as after any failure
 // that may have posted.
 func (b *Bot) stalled(ctx context.Context, p *poll, s *stall, cause error) error {
-	tc := p.t.Config
-	p.out.Failure = s.short
+	tc := p.Target
+	p.Out.Failure = s.short
 	res := checkResult{conclusion: "failure", title: s.title, summary: s.summary}
-	n, err := b.postChecks(ctx, p, []string{p.baseSHA}, res)
-	p.out.CheckRuns += n
+	n, err := b.postChecks(ctx, p, []string{p.BaseSHA}, res)
+	p.Out.CheckRuns += n
 	if err != nil {
 		return errors.Join(cause, err)
 	}
@@ -127,12 +127,12 @@ func (b *Bot) stalled(ctx context.Context, p *poll, s *stall, cause error) error
 	if last.polls < 2 {
 		return cause
 	}
-	if p.prs == nil {
-		if p.prs, err = b.listPRs(ctx, p); err != nil {
+	if p.PRs == nil {
+		if p.PRs, err = b.listPRs(ctx, p); err != nil {
 			return errors.Join(cause, err)
 		}
 	}
-	open, _ := splitPRs(p.prs)
+	open, _ := splitPRs(p.PRs)
 	if open == nil || !b.ownsPR(open) {
 		return cause
 	}
@@ -149,7 +149,7 @@ func (b *Bot) stalled(ctx context.Context, p *poll, s *stall, cause error) error
 		// failing poll notes the failure on their body.
 		return cause
 	}
-	if _, _, err := b.GitHub.PullRequests.Edit(ctx, p.owner, p.repo, open.GetNumber(), &github.PullRequest{Body: github.String(body)}); err != nil {
+	if _, _, err := b.GitHub.PullRequests.Edit(ctx, p.Owner, p.Repo, open.GetNumber(), &github.PullRequest{Body: github.String(body)}); err != nil {
 		return errors.Join(cause, fmt.Errorf("note the failure on #%d: %w", open.GetNumber(), err))
 	}
 	return cause
@@ -171,8 +171,8 @@ func (b *Bot) dropStallNote(ctx context.Context, p *poll, pr, open *github.PullR
 	if cur == nil {
 		cur = open
 	}
-	if cur == nil || p.bodyMoved || !strings.Contains(cur.GetBody(), prbody.StallMarker) {
-		// p.bodyMoved: a person changed the body during the poll, and cur
+	if cur == nil || p.BodyMoved || !strings.Contains(cur.GetBody(), prbody.StallMarker) {
+		// p.BodyMoved: a person changed the body during the poll, and cur
 		// is the body from before; the next poll drops the note.
 		return nil
 	}
@@ -180,7 +180,7 @@ func (b *Bot) dropStallNote(ctx context.Context, p *poll, pr, open *github.PullR
 		return err
 	}
 	body := prbody.WithoutStallNote(cur.GetBody())
-	edited, _, err := b.GitHub.PullRequests.Edit(ctx, p.owner, p.repo, cur.GetNumber(), &github.PullRequest{Body: github.String(body)})
+	edited, _, err := b.GitHub.PullRequests.Edit(ctx, p.Owner, p.Repo, cur.GetNumber(), &github.PullRequest{Body: github.String(body)})
 	if err != nil {
 		return fmt.Errorf("update pull request #%d: %w", cur.GetNumber(), err)
 	}
