@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/bot/app"
 	"github.com/driftback/driftback/bot/archive"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/keyed"
@@ -143,6 +144,12 @@ type Outcome struct {
 	// failed, in words that hold as long as the cause does ("" for a
 	// blip: the network, a timeout, a 5xx).
 	Failure string
+}
+
+// application is the installation as this poll writes: built from the
+// Bot's fields as they are now, which tests change.
+func (b *Bot) application() *app.App {
+	return &app.App{GitHub: b.GitHub, Metrics: b.Metrics, ID: b.appID, Login: b.login, Instance: b.instance}
 }
 
 func (b *Bot) log() *slog.Logger {

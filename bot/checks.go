@@ -214,7 +214,7 @@ func (b *Bot) postChecks(ctx context.Context, p *poll, shas []string, r checkRes
 		for tries := 0; done < len(r.annotations); {
 			batch := r.annotations[done:min(done+annotationsPerRequest, len(r.annotations))]
 			_, _, err := b.GitHub.Checks.UpdateCheckRun(ctx, p.Owner, p.Repo, runID, github.UpdateCheckRunOptions{
-				Name: b.checkName(p.Target), Output: &github.CheckRunOutput{Title: github.String(r.title), Summary: github.String(summary), Annotations: batch},
+				Name: b.application().CheckName(p.Target), Output: &github.CheckRunOutput{Title: github.String(r.title), Summary: github.String(summary), Annotations: batch},
 			})
 			if err == nil {
 				done, tries = done+len(batch), 0
@@ -239,7 +239,7 @@ func (b *Bot) postChecks(ctx context.Context, p *poll, shas []string, r checkRes
 // latestRun is the newest run of the target's check that this App made on
 // sha, nil if none.
 func (b *Bot) latestRun(ctx context.Context, p *poll, sha string) (*github.CheckRun, error) {
-	name := b.checkName(p.Target)
+	name := b.application().CheckName(p.Target)
 	list, _, err := b.GitHub.Checks.ListCheckRunsForRef(ctx, p.Owner, p.Repo, sha, &github.ListCheckRunsOptions{
 		CheckName: github.String(name), AppID: github.Int64(b.appID), Filter: github.String("latest")})
 	if err != nil {
@@ -260,7 +260,7 @@ func (b *Bot) latestRun(ctx context.Context, p *poll, sha string) (*github.Check
 func (b *Bot) createRun(ctx context.Context, p *poll, sha string, r checkResult, summary, id string) (*github.CheckRun, error) {
 	create := func() (*github.CheckRun, error) {
 		cr, _, err := b.GitHub.Checks.CreateCheckRun(ctx, p.Owner, p.Repo, github.CreateCheckRunOptions{
-			Name: b.checkName(p.Target), HeadSHA: sha, Status: github.String("completed"), Conclusion: github.String(r.conclusion),
+			Name: b.application().CheckName(p.Target), HeadSHA: sha, Status: github.String("completed"), Conclusion: github.String(r.conclusion),
 			ExternalID: github.String(id),
 			Output: &github.CheckRunOutput{Title: github.String(r.title), Summary: github.String(summary),
 				Annotations: r.annotations[:min(annotationsPerRequest, len(r.annotations))]},
@@ -287,7 +287,7 @@ func (b *Bot) createRun(ctx context.Context, p *poll, sha string, r checkResult,
 // instance: "driftback-HASH" for the default one, "driftback-NAME-HASH"
 // for another.
 func (b *Bot) runID(r checkResult) string {
-	if s := b.stamp(); s != "" {
+	if s := b.application().Stamp(); s != "" {
 		return "driftback-" + s + "-" + strings.TrimPrefix(contentID(r), "driftback-")
 	}
 	return contentID(r)

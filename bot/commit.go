@@ -64,7 +64,7 @@ func (b *Bot) pushCommit(ctx context.Context, p *poll, plan *analyzer.Plan, from
 		return "", fmt.Errorf("create tree: %w", err)
 	}
 	coAuthors := b.coAuthors(ctx, p, plan)
-	msg := commitMessage(plan, commitNotes{target: p.Target.Name, edits: prbody.EditSetHash(plan.Files), instance: b.stamp(),
+	msg := commitMessage(plan, commitNotes{target: p.Target.Name, edits: prbody.EditSetHash(plan.Files), instance: b.application().Stamp(),
 		changedBy: p.Attribution.Text, coAuthors: coAuthors})
 	commit, _, err := b.GitHub.Git.CreateCommit(ctx, p.Owner, p.Repo, &github.Commit{
 		Message: github.String(msg), Tree: treeObj, Parents: []*github.Commit{{SHA: github.String(p.BaseSHA)}},
@@ -143,7 +143,7 @@ func (b *Bot) moveBranch(ctx context.Context, p *poll, from branchMove, sha stri
 			// right before the forced move, so a push made during this poll
 			// is never overwritten (the next poll sees it and freezes the
 			// branch).
-			if now, ok := b.branchHead(ctx, p); !ok || now != from.head {
+			if now, ok := b.application().BranchHead(ctx, p.Place); !ok || now != from.head {
 				return fmt.Errorf("%s moved during this poll (someone pushed); not overwriting it", p.Branch)
 			}
 			_, _, err = b.GitHub.Git.UpdateRef(ctx, p.Owner, p.Repo, ref, true)
@@ -152,7 +152,7 @@ func (b *Bot) moveBranch(ctx context.Context, p *poll, from branchMove, sha stri
 			// The branch may exist after all: made by this request, whose
 			// answer was lost, or by someone since the poll began.
 			if err != nil && ctx.Err() == nil {
-				if now, ok := b.branchHead(ctx, p); ok {
+				if now, ok := b.application().BranchHead(ctx, p.Place); ok {
 					if now == sha {
 						return nil
 					}
@@ -372,12 +372,3 @@ func (b *Bot) madeByApp(c *github.RepositoryCommit) bool {
 
 // webFlow is the account GitHub commits and signs as.
 const webFlow = "web-flow"
-
-// branchHead reads the head of the target's PR branch.
-func (b *Bot) branchHead(ctx context.Context, p *poll) (string, bool) {
-	ref, _, err := b.GitHub.Git.GetRef(ctx, p.Owner, p.Repo, "heads/"+p.Branch)
-	if err != nil {
-		return "", false
-	}
-	return ref.GetObject().GetSHA(), true
-}

@@ -137,7 +137,7 @@ func (r *Runner) syncDashboard(ctx context.Context, key, owner, name string) err
 	if r.Bot.Metrics.Clock().Before(d.retryAt) {
 		return nil
 	}
-	inst := r.Bot.stamp()
+	inst := r.Bot.application().Stamp()
 	names, mine, opener := r.dashTargets(key)
 	if len(mine) == 0 && !opener {
 		return nil // nothing of this replica's to say: no request

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/driftback/driftback/bot/app"
 	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/githubtest"
 )
@@ -101,7 +102,7 @@ func TestTwoInstallationsDoNotFight(t *testing.T) {
 				if len(prs) != 1 || prs[0].State != "open" || len(prs[0].Comments) != 0 {
 					t.Fatalf("want one open pull request, untouched; have %+v", prs)
 				}
-				if got := instanceOf(&github.PullRequest{Body: github.String(prs[0].Body)}); got != holder.name {
+				if got := app.InstanceOf(&github.PullRequest{Body: github.String(prs[0].Body)}); got != holder.name {
 					t.Fatalf("the pull request is %s's, want %s's", got, holder.name)
 				}
 				if now, ok := h.srv.Branch(owner, repo, branch); !ok || now != head {
@@ -118,11 +119,11 @@ func TestTwoInstallationsDoNotFight(t *testing.T) {
 				if g := holder.h.bot.Metrics.Get("driftback_target_overlap", map[string]string{"target": "shop-prod"}); g != 0 {
 					t.Errorf("%s's driftback_target_overlap = %v, want 0", holder.name, g)
 				}
-				run := latestNamed(h, other.h.bot.checkName(other.h.target.Config))
+				run := latestNamed(h, other.h.bot.application().CheckName(other.h.target.Config))
 				if run == nil || run.Conclusion != "neutral" || !strings.Contains(run.Title, holder.name) || !strings.Contains(run.Summary, fmt.Sprintf("#%d", prs[0].Number)) {
 					t.Fatalf("%s's check run does not report the overlap: %+v", other.name, run)
 				}
-				mine := latestNamed(h, holder.h.bot.checkName(holder.h.target.Config))
+				mine := latestNamed(h, holder.h.bot.application().CheckName(holder.h.target.Config))
 				if mine == nil || mine.Conclusion == "success" {
 					t.Fatalf("%s's own verdict was overwritten: %+v", holder.name, mine)
 				}

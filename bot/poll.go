@@ -256,10 +256,10 @@ func listLive(ctx context.Context, p *poll) error {
 // in line with the plan.
 func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 	tc := p.Target
-	if open, _ := splitPRs(p.PRs); open != nil && !b.ownsPR(open) {
+	if open, _ := splitPRs(p.PRs); open != nil && !b.application().Owns(open) {
 		// Another installation's pull request: never closed, pushed to or
 		// rebuilt by this one, whatever its own plan says.
-		return b.overlap(ctx, p, instanceOf(open), fmt.Sprintf("pull request #%d", open.GetNumber()))
+		return b.overlap(ctx, p, app.InstanceOf(open), fmt.Sprintf("pull request #%d", open.GetNumber()))
 	}
 	b.Metrics.Set("driftback_target_overlap", map[string]string{"target": tc.Name}, 0)
 	plan, err := b.plan(ctx, p)

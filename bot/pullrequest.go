@@ -53,9 +53,9 @@ func (b *Bot) propose(ctx context.Context, p *poll, plan *analyzer.Plan, open, l
 		if refused {
 			return open, nil
 		}
-		st = prbody.State{Version: 1, Target: tc.Name, Instance: b.stamp(), Edits: hash, Head: head, Base: p.BaseSHA, Undressed: br.undressed}
+		st = prbody.State{Version: 1, Target: tc.Name, Instance: b.application().Stamp(), Edits: hash, Head: head, Base: p.BaseSHA, Undressed: br.undressed}
 	} else {
-		st.Version, st.Target, st.Instance, st.Closed = 1, tc.Name, b.stamp(), ""
+		st.Version, st.Target, st.Instance, st.Closed = 1, tc.Name, b.application().Stamp(), ""
 	}
 	st.Declined = p.Review.keys()
 	return b.publish(ctx, p, plan, open, st, head)
@@ -74,7 +74,7 @@ func (b *Bot) declinedBefore(ctx context.Context, p *poll, lastClosed *github.Pu
 	if !ok || st.Edits != hash || st.Closed != "" {
 		return false
 	}
-	if _, exists := b.branchHead(ctx, p); !exists {
+	if _, exists := b.application().BranchHead(ctx, p.Place); !exists {
 		return false
 	}
 	p.Out.Declined = true
@@ -102,7 +102,7 @@ func (b *Bot) readBranch(ctx context.Context, p *poll, open *github.PullRequest)
 		br.st, _ = prbody.ParseState(open.GetBody())
 		br.undressed = br.st.Undressed
 	}
-	br.head, br.exists = b.branchHead(ctx, p)
+	br.head, br.exists = b.application().BranchHead(ctx, p.Place)
 	if !br.exists {
 		return br, nil
 	}
@@ -313,7 +313,7 @@ func (b *Bot) closeResolved(ctx context.Context, p *poll, plan *analyzer.Plan, p
 		return false, err
 	}
 	st, _ := prbody.ParseState(pr.GetBody())
-	st.Version, st.Target, st.Instance, st.Closed = 1, tc.Name, b.stamp(), "driftback"
+	st.Version, st.Target, st.Instance, st.Closed = 1, tc.Name, b.application().Stamp(), "driftback"
 	body := report.ReplaceState(prbody.WithoutStallNote(pr.GetBody()), st.Encode())
 	if utf8.RuneCountInString(body) > prbody.MaxBody {
 		// Someone (or an older driftback) left a body near GitHub's limit:
@@ -371,7 +371,7 @@ func closingComment(p *poll) string {
 // later poll knows the edit set was declined.
 func (b *Bot) dropOrphan(ctx context.Context, p *poll, lastClosed *github.PullRequest) error {
 	keptBy := ""
-	if lastClosed != nil && !b.ownsPR(lastClosed) {
+	if lastClosed != nil && !b.application().Owns(lastClosed) {
 		return nil // another installation's branch to remove
 	}
 	if lastClosed != nil {
@@ -389,7 +389,7 @@ func (b *Bot) dropOrphan(ctx context.Context, p *poll, lastClosed *github.PullRe
 // closed pull request (whose commits stay on that pull request, and from
 // which GitHub restores the branch).
 func (b *Bot) dropBranch(ctx context.Context, p *poll, keptBy string) error {
-	head, ok := b.branchHead(ctx, p)
+	head, ok := b.application().BranchHead(ctx, p.Place)
 	if !ok {
 		return nil
 	}

@@ -66,7 +66,7 @@ func (b *Bot) choices(p *poll) (remembered map[string]bool, boxes map[string]boo
 	case lastClosed != nil:
 		from = lastClosed
 	}
-	if from == nil || !b.ownsPR(from) {
+	if from == nil || !b.application().Owns(from) {
 		return nil, nil, false
 	}
 	st, _ := prbody.ParseState(from.GetBody())
@@ -155,7 +155,7 @@ func (b *Bot) closeDeclined(ctx context.Context, p *poll, plan *analyzer.Plan, p
 	if moved, err := b.bodyMoved(ctx, p, pr); err != nil || moved {
 		return false, err
 	}
-	if head, ok := b.branchHead(ctx, p); ok {
+	if head, ok := b.application().BranchHead(ctx, p.Place); ok {
 		if _, own, err := b.ownHead(ctx, p, head); err != nil || !own {
 			// A person's commit is on the branch: declining driftback's
 			// edits says nothing about it, so the pull request stays open
@@ -173,7 +173,7 @@ func (b *Bot) closeDeclined(ctx context.Context, p *poll, plan *analyzer.Plan, p
 		return false, err
 	}
 	st, _ := prbody.ParseState(pr.GetBody())
-	st.Version, st.Target, st.Instance, st.Closed, st.Declined = 1, tc.Name, b.stamp(), prbody.ClosedDeclined, p.Review.keys()
+	st.Version, st.Target, st.Instance, st.Closed, st.Declined = 1, tc.Name, b.application().Stamp(), prbody.ClosedDeclined, p.Review.keys()
 	body := b.body(p, plan, st, "")
 	if _, _, err := b.GitHub.PullRequests.Edit(ctx, p.Owner, p.Repo, pr.GetNumber(), &github.PullRequest{State: github.String("closed"), Body: github.String(body)}); err != nil {
 		return false, fmt.Errorf("close #%d: %w", pr.GetNumber(), err)

@@ -133,7 +133,7 @@ func (b *Bot) stalled(ctx context.Context, p *poll, s *stall, cause error) error
 		}
 	}
 	open, _ := splitPRs(p.PRs)
-	if open == nil || !b.ownsPR(open) {
+	if open == nil || !b.application().Owns(open) {
 		return cause
 	}
 	body := prbody.WithStallNote(open.GetBody(), id, s.short)

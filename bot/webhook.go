@@ -266,7 +266,7 @@ func (r *Runner) concerns(event string, p *hookPayload, t *Target) (bool, string
 	case "check_run":
 		// The Re-run button: GitHub sends rerequested to the App that
 		// made the run only; the name says which target's it is.
-		ok := p.Action == "rerequested" && p.CheckRun.App.ID == r.Bot.appID && p.CheckRun.Name == r.Bot.checkName(tc)
+		ok := p.Action == "rerequested" && p.CheckRun.App.ID == r.Bot.appID && p.CheckRun.Name == r.Bot.application().CheckName(tc)
 		return ok, p.CheckRun.HeadSHA
 	case "check_suite":
 		// "Re-run all checks": the suite is this App's runs on one commit,

@@ -1,6 +1,12 @@
 // Package app owns who this installation of the GitHub App is when it
 // writes: its client, its App id and bot login (which tell its own check
-// runs and commits from anyone else's), and the instance it stamps on
-// every write, so two installations sharing a repository never touch each
-// other's pull requests. Place is where one poll of a target writes.
+// runs and commits from anyone else's), and its instance (config
+// `instance`, default "default"), stamped on everything it writes: the
+// pull request's hidden state, the commit's Driftback-Instance trailer,
+// the check run's external_id and, for any but the default, the check
+// run's name. The default instance stamps nothing, which is how earlier
+// versions wrote, so what they left stays its own. An installation never
+// closes, pushes to or deletes what another one wrote (DESIGN §11).
+//
+// Place is where one poll of a target writes.
 package app
