@@ -11,6 +11,7 @@ import (
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/bot/app"
 	"github.com/driftback/driftback/bot/archive"
+	"github.com/driftback/driftback/bot/checks"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/keyed"
 	"github.com/driftback/driftback/bot/metrics"
@@ -150,6 +151,11 @@ type Outcome struct {
 // Bot's fields as they are now, which tests change.
 func (b *Bot) application() *app.App {
 	return &app.App{GitHub: b.GitHub, Metrics: b.Metrics, ID: b.appID, Login: b.login, Instance: b.instance}
+}
+
+// checks posts the poll's check runs.
+func (b *Bot) checks(p *poll) checks.Poster {
+	return checks.Poster{App: b.application(), Place: p.Place, Rerun: p.Rerun}
 }
 
 func (b *Bot) log() *slog.Logger {

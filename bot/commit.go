@@ -189,15 +189,6 @@ type moveRefused struct {
 
 func (e *moveRefused) Error() string { return e.reason }
 
-// result is the check run that reports the refusal on the base head, the
-// plan's report under it.
-func (e *moveRefused) result(plan checkResult, branch string) checkResult {
-	plan.conclusion = "failure"
-	plan.title = "GitHub refused to update " + branch
-	plan.summary = fmt.Sprintf("**GitHub refused to update `%s`:** %s\n\n%s\n\n%s", branch, e.reason, e.hint, plan.summary)
-	return plan
-}
-
 // refusalOf recognises GitHub's refusals to write a ref; nil for anything
 // else.
 func refusalOf(err error) *moveRefused {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/bot/app"
+	"github.com/driftback/driftback/bot/checks"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/prbody"
 	"github.com/driftback/driftback/cluster"
@@ -616,9 +617,9 @@ func TestSymlinkOnTheBaseIsNotWrittenThrough(t *testing.T) {
 // is not repeated blindly either: the run's count says whether it landed.
 func TestLostAnnotationBatchIsNotAppendedTwice(t *testing.T) {
 	h := newHarness(t, writeThroughOnly(t))
-	res := checkResult{conclusion: "failure", title: "many", summary: "s"}
+	res := checks.Result{Conclusion: "failure", Title: "many", Summary: "s"}
 	for i := 0; i < 60; i++ {
-		res.annotations = append(res.annotations, &github.CheckRunAnnotation{Path: github.String("base/web.yaml"),
+		res.Annotations = append(res.Annotations, &github.CheckRunAnnotation{Path: github.String("base/web.yaml"),
 			StartLine: github.Int(i + 1), EndLine: github.Int(i + 1), AnnotationLevel: github.String("failure"), Message: github.String("m")})
 	}
 	h.srv.InjectFault(githubtest.Fault{Method: "PATCH", Path: "/repos/{owner}/{repo}/check-runs/{check_run_id}",
@@ -626,7 +627,7 @@ func TestLostAnnotationBatchIsNotAppendedTwice(t *testing.T) {
 			return http.StatusBadGateway, []byte(`{"message":"Server Error"}`)
 		}})
 	p := &poll{t: h.target, Place: app.Place{Target: h.target.Config, Log: h.bot.log(), Owner: owner, Repo: repo, Branch: branch, BaseSHA: h.base}}
-	if _, err := h.bot.postChecks(h.ctx, p, []string{h.base}, res); err != nil {
+	if _, err := h.bot.checks(p).Post(h.ctx, []string{h.base}, res); err != nil {
 		t.Fatal(err)
 	}
 	if run := h.check(h.base); len(run.Annotations) != 60 {

@@ -3,6 +3,8 @@ package bot
 import (
 	"context"
 	"fmt"
+
+	"github.com/driftback/driftback/bot/checks"
 )
 
 // overlap ends a poll that found the target's pull request or branch
@@ -21,8 +23,8 @@ func (b *Bot) overlap(ctx context.Context, p *poll, other, what string) error {
 		"or deleted, and it proposes nothing for `%s` while the other holds it.\n\n"+
 		"How to fix: give one of the two installations another target name (or leave the target to one of them); "+
 		"each installation's `instance` in its config names it.", other, what, tc.Name, tc.Repo, b.instance, other, tc.Name)
-	n, err := b.postChecks(ctx, p, []string{p.BaseSHA}, checkResult{conclusion: "neutral",
-		title: fmt.Sprintf("driftback installation %s holds this target", other), summary: summary})
+	n, err := b.checks(p).Post(ctx, []string{p.BaseSHA}, checks.Result{Conclusion: "neutral",
+		Title: fmt.Sprintf("driftback installation %s holds this target", other), Summary: summary})
 	p.Out.CheckRuns += n
 	return err
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/driftback/driftback/bot/app"
 	"github.com/driftback/driftback/bot/archive"
 	"github.com/driftback/driftback/bot/attribution"
+	"github.com/driftback/driftback/bot/checks"
 	"github.com/driftback/driftback/bot/discover"
 	"github.com/driftback/driftback/bot/enforce"
 	"github.com/driftback/driftback/bot/githubapi"
@@ -285,8 +286,8 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 	p.Out.DeclinedEdits = p.Review.declinedEdits()
 	if p.Out.Waiting != "" {
 		p.Log.Info("waiting for the applied revision", "reason", p.Out.Waiting)
-		n, err := b.postChecks(ctx, p, []string{p.BaseSHA}, checkResult{conclusion: "neutral", title: "Waiting for the GitOps tool",
-			summary: p.Out.Waiting + "\n\n(" + analyzer.CodeNotAppliedYet + ")"})
+		n, err := b.checks(p).Post(ctx, []string{p.BaseSHA}, checks.Result{Conclusion: "neutral", Title: "Waiting for the GitOps tool",
+			Summary: p.Out.Waiting + "\n\n(" + analyzer.CodeNotAppliedYet + ")"})
 		p.Out.CheckRuns = n
 		return err
 	}
@@ -324,12 +325,12 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 	if err := b.dropStallNote(ctx, p, pr, open); err != nil {
 		return err
 	}
-	res := resultOf(plan, tc, p.checkNotes(plan))
+	res := checks.ResultOf(plan, tc, checkNotes(p, plan))
 	if p.Refused != nil {
-		res = p.Refused.result(res, p.Branch)
+		res = checks.RefusedMove(res, p.Branch, p.Refused.reason, p.Refused.hint)
 	}
 	if p.Note != "" {
-		res.summary += "\n\n" + p.Note
+		res.Summary += "\n\n" + p.Note
 	}
 	shas := []string{p.BaseSHA}
 	if pr != nil {
@@ -341,7 +342,7 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 		// in line with the cluster.
 		shas = append(shas, pr.GetHead().GetSHA())
 	}
-	n, err := b.postChecksFor(ctx, p, shas, res)
+	n, err := b.checks(p).PostFor(ctx, shas, res, p.Review.declinedEdits())
 	p.Out.CheckRuns = n
 	return err
 }
@@ -382,9 +383,9 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 		// the pull request as it is until Git is fixed.
 		failed := &analyzer.Plan{Root: tc.Root, Refusals: []analyzer.Refusal{{Code: analyzer.CodeRenderFailed, Message: bad.Err.Error(),
 			Hint: "fix the repository so that the target's root builds"}}}
-		res := resultOf(failed, tc, gitOpsNotes{})
-		res.conclusion = "failure"
-		n, cerr := b.postChecks(ctx, p, []string{p.BaseSHA}, res)
+		res := checks.ResultOf(failed, tc, checks.Notes{})
+		res.Conclusion = "failure"
+		n, cerr := b.checks(p).Post(ctx, []string{p.BaseSHA}, res)
 		p.Out.CheckRuns = n
 		if cerr != nil {
 			return nil, cerr
@@ -406,7 +407,7 @@ func (b *Bot) unreadable(ctx context.Context, p *poll, why []string) error {
 	p.Out.Failure = "the cluster could not be read: " + report.Quoted(strings.Join(why, "; "))
 	summary := fmt.Sprintf("driftback could not read from cluster `%s` everything `%s` renders, so it gives no verdict and leaves "+
 		"the pull request and its branch as they are until a poll reads it all:\n\n- %s", tc.Cluster, tc.Root, strings.Join(why, "\n- "))
-	n, err := b.postChecks(ctx, p, []string{p.BaseSHA}, checkResult{conclusion: "failure", title: "driftback could not read the cluster", summary: summary})
+	n, err := b.checks(p).Post(ctx, []string{p.BaseSHA}, checks.Result{Conclusion: "failure", Title: "driftback could not read the cluster", Summary: summary})
 	p.Out.CheckRuns = n
 	if err != nil {
 		return err
@@ -457,4 +458,18 @@ func (b *Bot) resolvePins(ctx context.Context, encoded string) (string, error) {
 		pins[i].SHA = sha
 	}
 	return keyed.Fingerprint(pins), nil
+}
+
+// checkNotes are the poll's GitOps notes for the check run, with the
+// estimated time of the tool's next reconcile.
+func checkNotes(p *poll, plan *analyzer.Plan) checks.Notes {
+	var declined []report.EditRow
+	if p.Review != nil {
+		declined = p.Review.declined
+	}
+	if p.Enforcement == nil {
+		return checks.Notes{Declined: declined, ChangedBy: p.Attribution.Text}
+	}
+	return checks.Notes{Tool: p.Enforcement.Tool, Notes: enforce.Notes(p.Enforcement, p.Objs, plan, p.Restoring, true), Restoring: len(p.Restoring),
+		Declined: declined, ChangedBy: p.Attribution.Text}
 }

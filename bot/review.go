@@ -49,7 +49,7 @@ func (r *review) declinedEdits() int {
 	if r == nil {
 		return 0
 	}
-	return editsOf(r.declined)
+	return prbody.EditsOf(r.declined)
 }
 
 // choices reads what the reviewer chose: from the open pull request of

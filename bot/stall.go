@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot/checks"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/prbody"
 	"github.com/driftback/driftback/cluster"
@@ -111,13 +112,13 @@ func stallOf(p *poll, err error) *stall {
 func (b *Bot) stalled(ctx context.Context, p *poll, s *stall, cause error) error {
 	tc := p.Target
 	p.Out.Failure = s.short
-	res := checkResult{conclusion: "failure", title: s.title, summary: s.summary}
-	n, err := b.postChecks(ctx, p, []string{p.BaseSHA}, res)
+	res := checks.Result{Conclusion: "failure", Title: s.title, Summary: s.summary}
+	n, err := b.checks(p).Post(ctx, []string{p.BaseSHA}, res)
 	p.Out.CheckRuns += n
 	if err != nil {
 		return errors.Join(cause, err)
 	}
-	id := contentID(res)
+	id := checks.ContentID(res)
 	last, _ := b.stalls.Get(tc.Name)
 	if last.id != id {
 		last = stallSeen{id: id}

@@ -68,3 +68,12 @@ func RowKey(target string, edits []analyzer.Edit) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
+
+// EditsOf counts the edits of rows.
+func EditsOf(rows []report.EditRow) int {
+	n := 0
+	for _, r := range rows {
+		n += len(r.Edits)
+	}
+	return n
+}

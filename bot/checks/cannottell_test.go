@@ -1,4 +1,4 @@
-package bot
+package checks
 
 import (
 	"testing"
@@ -15,14 +15,14 @@ func TestCannotTellIsNeutral(t *testing.T) {
 	secret := analyzer.ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: "shop", Name: "db"}
 	unsure := analyzer.Refusal{Code: analyzer.CodeSensitive, Object: secret, Field: "data.password", File: "overlay/secret.yaml",
 		Message: "m", Hint: "h", CannotTell: true}
-	r := resultOf(&analyzer.Plan{Root: "overlay", Refusals: []analyzer.Refusal{unsure}}, config.Target{Name: "shop"}, gitOpsNotes{})
-	if r.conclusion != "neutral" || len(r.annotations) != 1 || r.annotations[0].GetAnnotationLevel() != "warning" {
-		t.Fatalf("cannot tell: %s %q, annotations %v", r.conclusion, r.title, r.annotations)
+	r := ResultOf(&analyzer.Plan{Root: "overlay", Refusals: []analyzer.Refusal{unsure}}, config.Target{Name: "shop"}, Notes{})
+	if r.Conclusion != "neutral" || len(r.Annotations) != 1 || r.Annotations[0].GetAnnotationLevel() != "warning" {
+		t.Fatalf("cannot tell: %s %q, annotations %v", r.Conclusion, r.Title, r.Annotations)
 	}
 	other := unsure
 	other.CannotTell, other.Field = false, "metadata.labels.rotated"
-	r = resultOf(&analyzer.Plan{Root: "overlay", Refusals: []analyzer.Refusal{unsure, other}}, config.Target{Name: "shop"}, gitOpsNotes{})
-	if r.conclusion != "failure" {
-		t.Fatalf("a refusal beside cannot tell: %s %q", r.conclusion, r.title)
+	r = ResultOf(&analyzer.Plan{Root: "overlay", Refusals: []analyzer.Refusal{unsure, other}}, config.Target{Name: "shop"}, Notes{})
+	if r.Conclusion != "failure" {
+		t.Fatalf("a refusal beside cannot tell: %s %q", r.Conclusion, r.Title)
 	}
 }
