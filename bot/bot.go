@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"sync"
 
 	"github.com/google/go-github/v62/github"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/driftback/driftback/bot/app"
 	"github.com/driftback/driftback/bot/archive"
 	"github.com/driftback/driftback/bot/checks"
+	"github.com/driftback/driftback/bot/commit"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/keyed"
 	"github.com/driftback/driftback/bot/metrics"
@@ -56,14 +56,14 @@ type Bot struct {
 
 	appID    int64
 	login    string
-	logins   sync.Map                 // GitHub login → its Co-authored-by trailer (coauthors.go)
-	prLists  keyed.Map[prList]        // per target: its pull requests as last listed (ghround.go)
-	probes   keyed.Map[[]probeAnswer] // per repository: its newest pull-request probes (prprobe.go)
-	instance string                   // config instance: what this installation stamps on its writes
-	memo     keyed.Map[memo]          // per target: what the last reconcile saw
-	rerun    keyed.Map[string]        // per target: the commit whose check someone asked to run again
-	blocked  keyed.Map[blocked]       // per target: a branch move GitHub refused
-	stalls   keyed.Map[stallSeen]     // per target: the cause of the polls failing in a row
+	logins   commit.Logins             // GitHub login → its Co-authored-by trailer
+	prLists  keyed.Map[prList]         // per target: its pull requests as last listed (ghround.go)
+	probes   keyed.Map[[]probeAnswer]  // per repository: its newest pull-request probes (prprobe.go)
+	instance string                    // config instance: what this installation stamps on its writes
+	memo     keyed.Map[memo]           // per target: what the last reconcile saw
+	rerun    keyed.Map[string]         // per target: the commit whose check someone asked to run again
+	blocked  keyed.Map[commit.Blocked] // per target: a branch move GitHub refused
+	stalls   keyed.Map[stallSeen]      // per target: the cause of the polls failing in a row
 	// archived: per target, its repository refused a write as archived
 	// (read-only); polls only ask whether it still is.
 	archived keyed.Map[bool]
@@ -156,6 +156,11 @@ func (b *Bot) application() *app.App {
 // checks posts the poll's check runs.
 func (b *Bot) checks(p *poll) checks.Poster {
 	return checks.Poster{App: b.application(), Place: p.Place, Rerun: p.Rerun}
+}
+
+// commits writes the poll's commit and reads its branch's head.
+func (b *Bot) commits(p *poll) commit.Writer {
+	return commit.Writer{App: b.application(), Place: p.Place, Attribution: p.Attribution, CoAuthors: p.t.CoAuthors, Logins: &b.logins}
 }
 
 func (b *Bot) log() *slog.Logger {

@@ -16,6 +16,7 @@ import (
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/bot/app"
 	"github.com/driftback/driftback/bot/checks"
+	"github.com/driftback/driftback/bot/commit"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/prbody"
 	"github.com/driftback/driftback/cluster"
@@ -605,7 +606,7 @@ func TestSymlinkOnTheBaseIsNotWrittenThrough(t *testing.T) {
 	h.base = h.srv.Chmod(owner, repo, "main", "alice", "base/web.yaml", "120000")
 	p := &poll{t: h.target, Place: app.Place{Target: h.target.Config, Log: h.bot.log(), Owner: owner, Repo: repo, Branch: branch, BaseSHA: h.base}}
 	plan := &analyzer.Plan{Root: "overlays/prod", Files: []analyzer.File{{Path: "base/web.yaml", Content: "kind: X\n"}}}
-	if _, err := h.bot.pushCommit(h.ctx, p, plan, branchMove{}); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+	if _, err := h.bot.commits(p).Push(h.ctx, plan, commit.Move{}); err == nil || !strings.Contains(err.Error(), "symbolic link") {
 		t.Fatalf("err = %v", err)
 	}
 	if _, ok := h.srv.Branch(owner, repo, branch); ok {

@@ -16,6 +16,7 @@ import (
 	"github.com/driftback/driftback/bot/archive"
 	"github.com/driftback/driftback/bot/attribution"
 	"github.com/driftback/driftback/bot/checks"
+	"github.com/driftback/driftback/bot/commit"
 	"github.com/driftback/driftback/bot/discover"
 	"github.com/driftback/driftback/bot/enforce"
 	"github.com/driftback/driftback/bot/githubapi"
@@ -35,7 +36,7 @@ type poll struct {
 	Coverage    *kube.Coverage           // what the read of objs covered
 	Applied     *cluster.Applied         // read before the objects (a target by inventory)
 	PRs         []*github.PullRequest    // the branch's, open and closed
-	Refused     *moveRefused             // GitHub refused to move the branch
+	Refused     *commit.Refused          // GitHub refused to move the branch
 	Note        string                   // said under the check run's summary
 	Pins        []archive.RemotePin      // the remote bases this poll's plan read, at their commits
 	Enforcement *cluster.Enforcement     // how the GitOps tool treats drift; nil: none read
@@ -327,7 +328,7 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 	}
 	res := checks.ResultOf(plan, tc, checkNotes(p, plan))
 	if p.Refused != nil {
-		res = checks.RefusedMove(res, p.Branch, p.Refused.reason, p.Refused.hint)
+		res = checks.RefusedMove(res, p.Branch, p.Refused.Reason, p.Refused.Hint)
 	}
 	if p.Note != "" {
 		res.Summary += "\n\n" + p.Note

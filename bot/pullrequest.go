@@ -12,6 +12,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot/commit"
 	"github.com/driftback/driftback/bot/enforce"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/prbody"
@@ -29,10 +30,10 @@ func (b *Bot) propose(ctx context.Context, p *poll, plan *analyzer.Plan, open, l
 	if err != nil {
 		return nil, err
 	}
-	if br.own.instance != "" && open == nil {
+	if br.own.Instance != "" && open == nil {
 		// Another installation pushed the branch and has not opened its
 		// pull request yet (or its poll ended in between).
-		return nil, b.overlap(ctx, p, br.own.instance, fmt.Sprintf("branch `%s`", p.Branch))
+		return nil, b.overlap(ctx, p, br.own.Instance, fmt.Sprintf("branch `%s`", p.Branch))
 	}
 	regenerate := open != nil && prbody.RegenerateTicked(open.GetBody())
 	p.Out.Frozen = br.exists && !br.ours && !regenerate
@@ -89,7 +90,7 @@ type branchState struct {
 	undressed bool         // labels or reviewers are still to be added
 	head      string
 	exists    bool
-	own       ownCommit // the head commit's trailers
+	own       commit.Own // the head commit's trailers
 	// ours: the head is driftback's commit for this target, by its
 	// trailers or by the state the open pull request records.
 	ours bool
@@ -106,7 +107,7 @@ func (b *Bot) readBranch(ctx context.Context, p *poll, open *github.PullRequest)
 	if !br.exists {
 		return br, nil
 	}
-	own, ok, err := b.ownHead(ctx, p, br.head)
+	own, ok, err := b.commits(p).OwnHead(ctx, br.head)
 	if err != nil {
 		return br, err
 	}
@@ -117,7 +118,7 @@ func (b *Bot) readBranch(ctx context.Context, p *poll, open *github.PullRequest)
 	if ok {
 		// The commit says what it is, whether or not the body update that
 		// should have followed it landed.
-		br.st.Head, br.st.Base, br.st.Edits = br.head, own.base, own.edits
+		br.st.Head, br.st.Base, br.st.Edits = br.head, own.Base, own.Edits
 	}
 	return br, nil
 }
@@ -130,23 +131,23 @@ func (b *Bot) updateBranch(ctx context.Context, p *poll, plan *analyzer.Plan, br
 	tc := p.Target
 	head = br.head
 	upToDate := br.exists && head == br.st.Head && br.st.Base == p.BaseSHA && br.st.Edits == hash
-	at := blockKey{base: p.BaseSHA, edits: hash, head: head}
-	if r, ok := b.blocked.Get(tc.Name); ok && r.at == at && !upToDate {
+	at := commit.BlockKey{Base: p.BaseSHA, Edits: hash, Head: head}
+	if r, ok := b.blocked.Get(tc.Name); ok && r.At == at && !upToDate {
 		// GitHub refused this very move before; asking again spends a
 		// write for the same answer.
-		p.Refused, p.Out.Blocked = r.why, r.why.reason
+		p.Refused, p.Out.Blocked = r.Why, r.Why.Reason
 		return head, true, nil
 	}
 	if upToDate {
 		return head, false, nil
 	}
-	sha, err := b.pushCommit(ctx, p, plan, branchMove{exists: br.exists, head: head})
-	var why *moveRefused
+	sha, err := b.commits(p).Push(ctx, plan, commit.Move{Exists: br.exists, Head: head})
+	var why *commit.Refused
 	if errors.As(err, &why) {
-		b.blocked.Set(tc.Name, blocked{at: at, why: why})
-		p.Refused, p.Out.Blocked = why, why.reason
+		b.blocked.Set(tc.Name, commit.Blocked{At: at, Why: why})
+		p.Refused, p.Out.Blocked = why, why.Reason
 		p.Log.Error("GitHub refused to move the branch; not asking again until the base, the edits or the branch change",
-			"branch", p.Branch, "reason", why.reason)
+			"branch", p.Branch, "reason", why.Reason)
 		return head, true, nil
 	}
 	if err != nil {
@@ -394,17 +395,17 @@ func (b *Bot) dropBranch(ctx context.Context, p *poll, keptBy string) error {
 		return nil
 	}
 	if head != keptBy {
-		if _, own, err := b.ownHead(ctx, p, head); err != nil || !own {
+		if _, own, err := b.commits(p).OwnHead(ctx, head); err != nil || !own {
 			return err
 		}
 	}
 	_, err := b.GitHub.Git.DeleteRef(ctx, p.Owner, p.Repo, "heads/"+p.Branch)
-	refused := refusalOf(err)
+	refused := commit.RefusalOf(err)
 	switch {
-	case err == nil || githubapi.IsNotFound(err) || refGone(err):
+	case err == nil || githubapi.IsNotFound(err) || commit.RefGone(err):
 	case refused != nil:
-		p.Log.Warn("GitHub refused to delete the branch; it stays", "branch", p.Branch, "reason", refused.reason)
-		p.Note = fmt.Sprintf("> driftback closed its pull request but could not delete `%s`: %s", p.Branch, refused.reason)
+		p.Log.Warn("GitHub refused to delete the branch; it stays", "branch", p.Branch, "reason", refused.Reason)
+		p.Note = fmt.Sprintf("> driftback closed its pull request but could not delete `%s`: %s", p.Branch, refused.Reason)
 	default:
 		return fmt.Errorf("delete branch %s: %w", p.Branch, err)
 	}

@@ -156,7 +156,7 @@ func (b *Bot) closeDeclined(ctx context.Context, p *poll, plan *analyzer.Plan, p
 		return false, err
 	}
 	if head, ok := b.application().BranchHead(ctx, p.Place); ok {
-		if _, own, err := b.ownHead(ctx, p, head); err != nil || !own {
+		if _, own, err := b.commits(p).OwnHead(ctx, head); err != nil || !own {
 			// A person's commit is on the branch: declining driftback's
 			// edits says nothing about it, so the pull request stays open
 			// (frozen, as ever with such a commit).

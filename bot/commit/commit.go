@@ -1,4 +1,4 @@
-package bot
+package commit
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot/app"
+	"github.com/driftback/driftback/bot/attribution"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/prbody"
 	"github.com/driftback/driftback/bot/targetplan"
@@ -19,20 +21,32 @@ import (
 	"github.com/driftback/driftback/internal/repofs"
 )
 
-// branchMove is what a poll saw of the PR branch before writing to it.
-type branchMove struct {
-	exists bool   // the branch exists
-	head   string // its head then; the move is refused if it changed since
+// Writer writes one poll's commit onto the target's pull request branch,
+// and reads whose commit the branch's head is.
+type Writer struct {
+	App   *app.App
+	Place app.Place
+	// Attribution says who changed each edit's field, for the message.
+	Attribution *attribution.Attribution
+	// CoAuthors maps cluster users to GitHub logins (audit.githubUsers).
+	CoAuthors map[string]string
+	Logins    *Logins
 }
 
-// pushCommit writes the plan's files as one commit on the base head (Git
+// Move is what a poll saw of the PR branch before writing to it.
+type Move struct {
+	Exists bool   // the branch exists
+	Head   string // its head then; the move is refused if it changed since
+}
+
+// Push writes the plan's files as one commit on the base head (Git
 // Data API: a tree on base_tree, a commit, the ref moved); no clone.
-func (b *Bot) pushCommit(ctx context.Context, p *poll, plan *analyzer.Plan, from branchMove) (string, error) {
-	base, _, err := b.GitHub.Git.GetCommit(ctx, p.Owner, p.Repo, p.BaseSHA)
+func (w Writer) Push(ctx context.Context, plan *analyzer.Plan, from Move) (string, error) {
+	base, _, err := w.App.GitHub.Git.GetCommit(ctx, w.Place.Owner, w.Place.Repo, w.Place.BaseSHA)
 	if err != nil {
-		return "", fmt.Errorf("base commit %s: %w", githubapi.ShortSHA(p.BaseSHA), err)
+		return "", fmt.Errorf("base commit %s: %w", githubapi.ShortSHA(w.Place.BaseSHA), err)
 	}
-	modes, err := b.baseModes(ctx, p, base.GetTree().GetSHA(), plan.Files)
+	modes, err := w.baseModes(ctx, base.GetTree().GetSHA(), plan.Files)
 	if err != nil {
 		return "", err
 	}
@@ -59,20 +73,20 @@ func (b *Bot) pushCommit(ctx context.Context, p *poll, plan *analyzer.Plan, from
 		}
 		entries = append(entries, e)
 	}
-	treeObj, _, err := b.GitHub.Git.CreateTree(ctx, p.Owner, p.Repo, base.GetTree().GetSHA(), entries)
+	treeObj, _, err := w.App.GitHub.Git.CreateTree(ctx, w.Place.Owner, w.Place.Repo, base.GetTree().GetSHA(), entries)
 	if err != nil {
 		return "", fmt.Errorf("create tree: %w", err)
 	}
-	coAuthors := b.coAuthors(ctx, p, plan)
-	msg := commitMessage(plan, commitNotes{target: p.Target.Name, edits: prbody.EditSetHash(plan.Files), instance: b.application().Stamp(),
-		changedBy: p.Attribution.Text, coAuthors: coAuthors})
-	commit, _, err := b.GitHub.Git.CreateCommit(ctx, p.Owner, p.Repo, &github.Commit{
-		Message: github.String(msg), Tree: treeObj, Parents: []*github.Commit{{SHA: github.String(p.BaseSHA)}},
+	coAuthors := w.coAuthors(ctx, plan)
+	msg := commitMessage(plan, commitNotes{target: w.Place.Target.Name, edits: prbody.EditSetHash(plan.Files), instance: w.App.Stamp(),
+		changedBy: w.Attribution.Text, coAuthors: coAuthors})
+	commit, _, err := w.App.GitHub.Git.CreateCommit(ctx, w.Place.Owner, w.Place.Repo, &github.Commit{
+		Message: github.String(msg), Tree: treeObj, Parents: []*github.Commit{{SHA: github.String(w.Place.BaseSHA)}},
 	}, nil)
 	if err != nil {
 		return "", fmt.Errorf("create commit: %w", err)
 	}
-	if err := b.moveBranch(ctx, p, from, commit.GetSHA()); err != nil {
+	if err := w.moveBranch(ctx, from, commit.GetSHA()); err != nil {
 		return "", err
 	}
 	return commit.GetSHA(), nil
@@ -81,7 +95,7 @@ func (b *Bot) pushCommit(ctx context.Context, p *poll, plan *analyzer.Plan, from
 // baseModes reads the mode of each path the plan writes from the base
 // tree, opening only the folders on those paths. A path not on the base
 // is absent from the map.
-func (b *Bot) baseModes(ctx context.Context, p *poll, root string, files []analyzer.File) (map[string]string, error) {
+func (w Writer) baseModes(ctx context.Context, root string, files []analyzer.File) (map[string]string, error) {
 	folders := map[string]map[string]*github.TreeEntry{}
 	var folder func(dir string) (map[string]*github.TreeEntry, error)
 	folder = func(dir string) (map[string]*github.TreeEntry, error) {
@@ -101,7 +115,7 @@ func (b *Bot) baseModes(ctx context.Context, p *poll, root string, files []analy
 			}
 			sha = e.GetSHA()
 		}
-		t, _, err := b.GitHub.Git.GetTree(ctx, p.Owner, p.Repo, sha, false)
+		t, _, err := w.App.GitHub.Git.GetTree(ctx, w.Place.Owner, w.Place.Repo, sha, false)
 		if err != nil {
 			return nil, fmt.Errorf("base tree of %s: %w", dir, err)
 		}
@@ -133,65 +147,65 @@ func (b *Bot) baseModes(ctx context.Context, p *poll, root string, files []analy
 // force-moved (the branch is regenerated as one commit on the base head;
 // foreign commits froze it before this). GitHub's transient "Reference
 // update failed" is tried again; a refusal no retry can fix is returned as
-// a *moveRefused.
-func (b *Bot) moveBranch(ctx context.Context, p *poll, from branchMove, sha string) error {
-	ref := &github.Reference{Ref: github.String("refs/heads/" + p.Branch), Object: &github.GitObject{SHA: github.String(sha)}}
+// a *Refused.
+func (w Writer) moveBranch(ctx context.Context, from Move, sha string) error {
+	ref := &github.Reference{Ref: github.String("refs/heads/" + w.Place.Branch), Object: &github.GitObject{SHA: github.String(sha)}}
 	for attempt := 0; ; attempt++ {
 		var err error
-		if from.exists {
+		if from.Exists {
 			// The refs API has no compare-and-swap: read the branch once more
 			// right before the forced move, so a push made during this poll
 			// is never overwritten (the next poll sees it and freezes the
 			// branch).
-			if now, ok := b.application().BranchHead(ctx, p.Place); !ok || now != from.head {
-				return fmt.Errorf("%s moved during this poll (someone pushed); not overwriting it", p.Branch)
+			if now, ok := w.App.BranchHead(ctx, w.Place); !ok || now != from.Head {
+				return fmt.Errorf("%s moved during this poll (someone pushed); not overwriting it", w.Place.Branch)
 			}
-			_, _, err = b.GitHub.Git.UpdateRef(ctx, p.Owner, p.Repo, ref, true)
+			_, _, err = w.App.GitHub.Git.UpdateRef(ctx, w.Place.Owner, w.Place.Repo, ref, true)
 		} else {
-			_, _, err = b.GitHub.Git.CreateRef(ctx, p.Owner, p.Repo, ref)
+			_, _, err = w.App.GitHub.Git.CreateRef(ctx, w.Place.Owner, w.Place.Repo, ref)
 			// The branch may exist after all: made by this request, whose
 			// answer was lost, or by someone since the poll began.
 			if err != nil && ctx.Err() == nil {
-				if now, ok := b.application().BranchHead(ctx, p.Place); ok {
+				if now, ok := w.App.BranchHead(ctx, w.Place); ok {
 					if now == sha {
 						return nil
 					}
-					return fmt.Errorf("%s appeared during this poll (someone pushed); not overwriting it", p.Branch)
+					return fmt.Errorf("%s appeared during this poll (someone pushed); not overwriting it", w.Place.Branch)
 				}
 			}
 		}
 		if err == nil {
 			return nil
 		}
-		if r := refusalOf(err); r != nil {
+		if r := RefusalOf(err); r != nil {
 			return r
 		}
-		if attempt < 2 && (refUpdateFailed(err) || (!from.exists && githubapi.UnknownOutcome(ctx, err))) {
-			p.Log.Warn("moving the branch failed; trying again", "branch", p.Branch, "error", err.Error())
+		if attempt < 2 && (refUpdateFailed(err) || (!from.Exists && githubapi.UnknownOutcome(ctx, err))) {
+			w.Place.Log.Warn("moving the branch failed; trying again", "branch", w.Place.Branch, "error", err.Error())
 			continue
 		}
 		if refUpdateFailed(err) {
-			return &moveRefused{reason: "GitHub refused to move the branch three times (Reference update failed)",
-				hint: "This is usually a branch protection rule or ruleset that covers `driftback/*` and gives no reason; " +
+			return &Refused{Reason: "GitHub refused to move the branch three times (Reference update failed)",
+				Hint: "This is usually a branch protection rule or ruleset that covers `driftback/*` and gives no reason; " +
 					"exclude driftback's branches from it, or let the App bypass it. A passing glitch clears at the next poll."}
 		}
-		return fmt.Errorf("move %s: %w", p.Branch, err)
+		return fmt.Errorf("move %s: %w", w.Place.Branch, err)
 	}
 }
 
-// moveRefused is GitHub refusing to write the branch for a reason that
+// Refused is GitHub refusing to write the branch for a reason that
 // trying again cannot fix: a repository ruleset, or workflow changes
 // without the workflows permission.
-type moveRefused struct {
-	reason string // GitHub's words
-	hint   string // what a person can do about it
+type Refused struct {
+	Reason string // GitHub's words
+	Hint   string // what a person can do about it
 }
 
-func (e *moveRefused) Error() string { return e.reason }
+func (e *Refused) Error() string { return e.Reason }
 
-// refusalOf recognises GitHub's refusals to write a ref; nil for anything
+// RefusalOf recognises GitHub's refusals to write a ref; nil for anything
 // else.
-func refusalOf(err error) *moveRefused {
+func RefusalOf(err error) *Refused {
 	var er *github.ErrorResponse
 	if !errors.As(err, &er) || er.Response == nil || er.Response.StatusCode >= 500 {
 		return nil
@@ -199,18 +213,18 @@ func refusalOf(err error) *moveRefused {
 	msg := strings.TrimSpace(er.Message)
 	switch {
 	case strings.Contains(msg, "`workflows` permission"):
-		return &moveRefused{reason: msg, hint: "The base branch changed files under `.github/workflows/`, and moving the branch onto it needs " +
+		return &Refused{Reason: msg, Hint: "The base branch changed files under `.github/workflows/`, and moving the branch onto it needs " +
 			"the App's `workflows` permission (driftback itself never edits workflow files). Grant that permission, or close this " +
 			"pull request and delete its branch: driftback then opens a new one from the base branch."}
 	case classicProtection(msg):
-		return &moveRefused{reason: "branch protection refused it: " + msg,
-			hint: "driftback rebuilds its branch as one commit on the base branch, which is a force push, and deletes the branch " +
+		return &Refused{Reason: "branch protection refused it: " + msg,
+			Hint: "driftback rebuilds its branch as one commit on the base branch, which is a force push, and deletes the branch " +
 				"when the drift is gone. A branch protection rule matches `driftback/*` (a pattern such as `*` or `*/*`): narrow it, " +
 				"or allow the App to force-push and to bypass required checks and reviews there."}
 	case strings.HasPrefix(msg, "Repository rule violations found"):
 		rules := strings.Fields(strings.ReplaceAll(strings.TrimPrefix(msg, "Repository rule violations found"), "\n", " "))
-		return &moveRefused{reason: "a repository ruleset refused it: " + strings.Join(rules, " "),
-			hint: "driftback rebuilds its branch as one commit on the base branch, which is a force push, and deletes the branch " +
+		return &Refused{Reason: "a repository ruleset refused it: " + strings.Join(rules, " "),
+			Hint: "driftback rebuilds its branch as one commit on the base branch, which is a force push, and deletes the branch " +
 				"when the drift is gone. Exclude `driftback/*` from the ruleset, or let the App bypass it."}
 	}
 	return nil
@@ -238,20 +252,21 @@ func refUpdateFailed(err error) bool {
 	return ok && er.Message == "Reference update failed"
 }
 
-// refGone is the 422 GitHub answers for deleting a ref that is not there
+// RefGone is the 422 GitHub answers for deleting a ref that is not there
 // (a retried delete whose first answer was lost).
-func refGone(err error) bool {
+func RefGone(err error) bool {
 	er, ok := githubapi.ErrorStatus(err, http.StatusUnprocessableEntity)
 	return ok && er.Message == "Reference does not exist"
 }
 
-// blockKey is what a refused move depended on: while all three are the
+// BlockKey is what a refused move depended on: while all three are the
 // same, asking again gets the same answer.
-type blockKey struct{ base, edits, head string }
+type BlockKey struct{ Base, Edits, Head string }
 
-type blocked struct {
-	at  blockKey
-	why *moveRefused
+// Blocked is a move GitHub refused, and what it depended on.
+type Blocked struct {
+	At  BlockKey
+	Why *Refused
 }
 
 // The trailers of a driftback commit name its target and edit set, so any
@@ -297,25 +312,25 @@ func commitMessage(plan *analyzer.Plan, n commitNotes) string {
 	return b.String()
 }
 
-// ownCommit is a branch head driftback made: on which base, with which
+// Own is a branch head driftback made: on which base, with which
 // edit set. instance is set when the commit is this App's for this target
 // but another installation's (and ownHead then says it is not ours).
-type ownCommit struct{ base, edits, instance string }
+type Own struct{ Base, Edits, Instance string }
 
-// ownHead reads the branch head and says whether it is driftback's own
+// OwnHead reads the branch head and says whether it is driftback's own
 // commit for this target: signed by GitHub (madeByApp), one parent, and
 // trailers naming this target and an edit set. Anything else is someone
 // else's, and driftback never moves or rebuilds over it.
-func (b *Bot) ownHead(ctx context.Context, p *poll, sha string) (ownCommit, bool, error) {
-	if b.login == "" {
-		return ownCommit{}, false, errors.New("bot: Options.Login is not set; without it the bot cannot tell its commits from another App's")
+func (w Writer) OwnHead(ctx context.Context, sha string) (Own, bool, error) {
+	if w.App.Login == "" {
+		return Own{}, false, errors.New("bot: Options.Login is not set; without it the bot cannot tell its commits from another App's")
 	}
-	c, _, err := b.GitHub.Repositories.GetCommit(ctx, p.Owner, p.Repo, sha, &github.ListOptions{PerPage: 1})
+	c, _, err := w.App.GitHub.Repositories.GetCommit(ctx, w.Place.Owner, w.Place.Repo, sha, &github.ListOptions{PerPage: 1})
 	if err != nil {
-		return ownCommit{}, false, fmt.Errorf("branch head %s: %w", githubapi.ShortSHA(sha), err)
+		return Own{}, false, fmt.Errorf("branch head %s: %w", githubapi.ShortSHA(sha), err)
 	}
-	if !b.madeByApp(c) || len(c.Parents) != 1 {
-		return ownCommit{}, false, nil
+	if !w.madeByApp(c) || len(c.Parents) != 1 {
+		return Own{}, false, nil
 	}
 	msg := strings.TrimRight(c.GetCommit().GetMessage(), "\n")
 	lines := strings.Split(msg[strings.LastIndex(msg, "\n\n")+1:], "\n")
@@ -331,15 +346,15 @@ func (b *Bot) ownHead(ctx context.Context, p *poll, sha string) (ownCommit, bool
 			instance = v
 		}
 	}
-	if target != p.Target.Name || edits == "" {
-		return ownCommit{}, false, nil
+	if target != w.Place.Target.Name || edits == "" {
+		return Own{}, false, nil
 	}
-	if instance != b.instance {
+	if instance != w.App.Instance {
 		// Another installation's commit: never moved, rebuilt over or
 		// deleted by this one.
-		return ownCommit{instance: instance}, false, nil
+		return Own{Instance: instance}, false, nil
 	}
-	return ownCommit{base: c.Parents[0].GetSHA(), edits: edits}, true, nil
+	return Own{Base: c.Parents[0].GetSHA(), Edits: edits}, true, nil
 }
 
 // madeByApp says whether GitHub made c for this App: GitHub verified its
@@ -351,12 +366,12 @@ func (b *Bot) ownHead(ctx context.Context, p *poll, sha string) (ownCommit, bool
 // (web-flow) as committer. A verified signature is the committer's, so
 // the committer must be GitHub or the bot itself: a person who signs a
 // commit with their own key is its committer, whatever author it names.
-func (b *Bot) madeByApp(c *github.RepositoryCommit) bool {
+func (w Writer) madeByApp(c *github.RepositoryCommit) bool {
 	v := c.GetCommit().GetVerification()
 	if !v.GetVerified() || v.GetReason() != "valid" {
 		return false
 	}
-	bot := func(u *github.User) bool { return u.GetType() == "Bot" && strings.EqualFold(u.GetLogin(), b.login) }
+	bot := func(u *github.User) bool { return u.GetType() == "Bot" && strings.EqualFold(u.GetLogin(), w.App.Login) }
 	committer := c.GetCommitter()
 	return bot(c.GetAuthor()) && (bot(committer) || (committer.GetLogin() == webFlow && committer.GetType() == "User"))
 }

@@ -1,12 +1,14 @@
-package bot
+package commit
 
 import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/bot/githubapi"
+	"github.com/google/go-github/v62/github"
 )
 
 // coAuthors are the Co-authored-by trailers of the commit recording plan:
@@ -17,19 +19,19 @@ import (
 // read once per login. A login GitHub does not know, or cannot be asked
 // about now, is left out and logged: a co-author is extra, and a trailer
 // naming nobody is worse than none.
-func (b *Bot) coAuthors(ctx context.Context, p *poll, plan *analyzer.Plan) []string {
+func (w Writer) coAuthors(ctx context.Context, plan *analyzer.Plan) []string {
 	var out []string
-	for _, user := range p.Attribution.Authors(plan) {
-		login, ok := p.t.CoAuthors[user]
+	for _, user := range w.Attribution.Authors(plan) {
+		login, ok := w.CoAuthors[user]
 		if !ok {
 			continue
 		}
-		trailer, err := b.coAuthor(ctx, login)
+		trailer, err := w.Logins.trailer(ctx, w.App.GitHub, login)
 		switch {
 		case err != nil:
-			p.Log.Warn("GitHub did not say who a login is; no Co-authored-by for it in this commit", "user", user, "login", login, "error", err)
+			w.Place.Log.Warn("GitHub did not say who a login is; no Co-authored-by for it in this commit", "user", user, "login", login, "error", err)
 		case trailer == "":
-			p.Log.Warn("audit.githubUsers names a GitHub login that does not exist; no Co-authored-by for it", "user", user, "login", login)
+			w.Place.Log.Warn("audit.githubUsers names a GitHub login that does not exist; no Co-authored-by for it", "user", user, "login", login)
 		default:
 			out = append(out, trailer)
 		}
@@ -38,13 +40,13 @@ func (b *Bot) coAuthors(ctx context.Context, p *poll, plan *analyzer.Plan) []str
 	return out
 }
 
-// coAuthor is the trailer for login, "" when GitHub has no such account
+// trailer is the Co-authored-by trailer for login, "" when GitHub has no such account
 // (remembered); an error is not remembered.
-func (b *Bot) coAuthor(ctx context.Context, login string) (string, error) {
-	if v, ok := b.logins.Load(login); ok {
+func (l *Logins) trailer(ctx context.Context, gh *github.Client, login string) (string, error) {
+	if v, ok := l.m.Load(login); ok {
 		return v.(string), nil
 	}
-	u, _, err := b.GitHub.Users.Get(ctx, login)
+	u, _, err := gh.Users.Get(ctx, login)
 	trailer := ""
 	switch {
 	case githubapi.IsNotFound(err):
@@ -53,6 +55,10 @@ func (b *Bot) coAuthor(ctx context.Context, login string) (string, error) {
 	default:
 		trailer = fmt.Sprintf("Co-authored-by: %s <%d+%s@users.noreply.github.com>", u.GetLogin(), u.GetID(), u.GetLogin())
 	}
-	b.logins.Store(login, trailer)
+	l.m.Store(login, trailer)
 	return trailer, nil
 }
+
+// Logins remembers the Co-authored-by trailer of each GitHub login asked
+// about, across polls: an account's id does not change.
+type Logins struct{ m sync.Map }
