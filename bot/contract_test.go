@@ -18,6 +18,7 @@ import (
 	"github.com/driftback/driftback/bot/checks"
 	"github.com/driftback/driftback/bot/commit"
 	"github.com/driftback/driftback/bot/githubapi"
+	"github.com/driftback/driftback/bot/pollstate"
 	"github.com/driftback/driftback/bot/prbody"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/githubtest"
@@ -344,7 +345,7 @@ func TestBodyKeepsAMargin(t *testing.T) {
 		plan.Edits = append(plan.Edits, analyzer.Edit{Object: analyzer.ObjectRef{Kind: "ConfigMap", Name: "é-é-é"}, Field: "data.é",
 			From: strings.Repeat("a", 40), To: strings.Repeat("b", 40), File: "base/web.yaml", Line: i + 1, Route: "source"})
 	}
-	p := &poll{t: h.target, Place: app.Place{Target: h.target.Config, Owner: owner, Repo: repo, Branch: branch}}
+	p := &poll{t: h.target, Poll: &pollstate.Poll{Place: app.Place{Target: h.target.Config, Owner: owner, Repo: repo, Branch: branch}}}
 	body := h.bot.body(p, plan, prbody.State{Version: 1, Target: "shop-prod"}, "0123456789012345678901234567890123456789")
 	if n := len([]rune(body)); n > 60000 {
 		t.Fatalf("%d characters", n)
@@ -519,7 +520,7 @@ func TestBodyLinksFollowTheHost(t *testing.T) {
 	h := newHarness(t, writeThroughOnly(t))
 	plan := &analyzer.Plan{Root: "overlays/prod", Edits: []analyzer.Edit{{Object: analyzer.ObjectRef{Kind: "Deployment", Name: "web"},
 		Field: "spec.replicas", From: 2, To: 3, File: "base/web.yaml", Line: 7, Route: "source"}}}
-	p := &poll{t: h.target, Place: app.Place{Target: h.target.Config, Owner: owner, Repo: repo, Branch: branch}}
+	p := &poll{t: h.target, Poll: &pollstate.Poll{Place: app.Place{Target: h.target.Config, Owner: owner, Repo: repo, Branch: branch}}}
 	for api, web := range map[string]string{
 		"https://api.github.com/":         "https://github.com/acme/shop/blob/",
 		"https://ghe.example.com/api/v3/": "https://ghe.example.com/acme/shop/blob/",
@@ -604,7 +605,7 @@ func TestDownloadsAreBounded(t *testing.T) {
 func TestSymlinkOnTheBaseIsNotWrittenThrough(t *testing.T) {
 	h := newHarness(t, writeThroughOnly(t))
 	h.base = h.srv.Chmod(owner, repo, "main", "alice", "base/web.yaml", "120000")
-	p := &poll{t: h.target, Place: app.Place{Target: h.target.Config, Log: h.bot.log(), Owner: owner, Repo: repo, Branch: branch, BaseSHA: h.base}}
+	p := &poll{t: h.target, Poll: &pollstate.Poll{Place: app.Place{Target: h.target.Config, Log: h.bot.log(), Owner: owner, Repo: repo, Branch: branch, BaseSHA: h.base}}}
 	plan := &analyzer.Plan{Root: "overlays/prod", Files: []analyzer.File{{Path: "base/web.yaml", Content: "kind: X\n"}}}
 	if _, err := h.bot.commits(p).Push(h.ctx, plan, commit.Move{}); err == nil || !strings.Contains(err.Error(), "symbolic link") {
 		t.Fatalf("err = %v", err)
@@ -627,7 +628,7 @@ func TestLostAnnotationBatchIsNotAppendedTwice(t *testing.T) {
 		Mutate: func(int, http.Header, []byte) (int, []byte) {
 			return http.StatusBadGateway, []byte(`{"message":"Server Error"}`)
 		}})
-	p := &poll{t: h.target, Place: app.Place{Target: h.target.Config, Log: h.bot.log(), Owner: owner, Repo: repo, Branch: branch, BaseSHA: h.base}}
+	p := &poll{t: h.target, Poll: &pollstate.Poll{Place: app.Place{Target: h.target.Config, Log: h.bot.log(), Owner: owner, Repo: repo, Branch: branch, BaseSHA: h.base}}}
 	if _, err := h.bot.checks(p).Post(h.ctx, []string{h.base}, res); err != nil {
 		t.Fatal(err)
 	}

@@ -8,9 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-github/v62/github"
+
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/keyed"
-	"github.com/google/go-github/v62/github"
 )
 
 // dashboard is what a replica knows of one repository's dashboard issue.

@@ -24,11 +24,6 @@ import (
 // that does change the root's files, a remote base it mounts, or a reader
 // of a file it writes wakes the target as before.
 
-// revs are the commits a poll's repository side is judged at: the base
-// head and the applied revision, or, when the target reads the same bytes
-// there, the ones the last plan ran at.
-type revs struct{ base, applied string }
-
 // settle sets p.At once per poll: the commits the memo and the kinds key
 // compare. It needs p.BaseSHA and p.Applied; a snapshot it cannot load
 // counts as changed (the plan then loads it itself, and fails if it must).
@@ -37,7 +32,7 @@ func (b *Bot) settle(ctx context.Context, p *poll) {
 		return
 	}
 	p.Settled = true
-	p.At = p.commits()
+	p.At = p.Commits()
 	last, ok := b.memo.Get(p.Target.Name)
 	if !ok {
 		return
@@ -46,11 +41,11 @@ func (b *Bot) settle(ctx context.Context, p *poll) {
 	if last.writes != "" {
 		writes = strings.Split(last.writes, "\n")
 	}
-	if last.base != "" && last.base != p.At.base && b.sameFor(ctx, p, last.base, p.At.base, writes) {
-		p.At.base = last.base
+	if last.base != "" && last.base != p.At.Base && b.sameFor(ctx, p, last.base, p.At.Base, writes) {
+		p.At.Base = last.base
 	}
-	if last.applied != "" && p.At.applied != "" && last.applied != p.At.applied && b.sameFor(ctx, p, last.applied, p.At.applied, writes) {
-		p.At.applied = last.applied
+	if last.applied != "" && p.At.Applied != "" && last.applied != p.At.Applied && b.sameFor(ctx, p, last.applied, p.At.Applied, writes) {
+		p.At.Applied = last.applied
 	}
 }
 
@@ -59,33 +54,16 @@ func (b *Bot) settle(ctx context.Context, p *poll) {
 // these (the same bytes for the target), so the commit of the last plan
 // need not stay loadable however many commits follow.
 func (b *Bot) carry(p *poll, m memo) {
-	if p.At == p.commits() {
+	if p.At == p.Commits() {
 		return
 	}
-	p.unsettle()
-	m.base, m.applied = p.At.base, p.At.applied
+	p.Unsettle()
+	m.base, m.applied = p.At.Base, p.At.Applied
 	m.live = liveFingerprint(p, p.Only)
 	if m.kindsAt != "" {
 		m.kindsAt = kindsKey(p)
 	}
 	b.memo.Set(p.Target.Name, m)
-}
-
-// unsettle makes p.At the commits the poll actually planned at, for the
-// memo a reconcile leaves.
-func (p *poll) unsettle() {
-	p.Settled = true
-	p.At = p.commits()
-}
-
-// commits are the commits the poll read: the base head and the revision the
-// GitOps tool applied ("" when none is read).
-func (p *poll) commits() revs {
-	r := revs{base: p.BaseSHA}
-	if p.Applied != nil {
-		r.applied = p.Applied.Revision
-	}
-	return r
 }
 
 // sameFor reports whether the target's plan would be the same at commit
@@ -141,9 +119,9 @@ func appliedFingerprint(p *poll) string {
 		return keyed.Fingerprint(p.Applied)
 	}
 	a := *p.Applied
-	if a.Revision != "" && p.At.applied != "" && a.Revision != p.At.applied {
-		a.Raw = strings.ReplaceAll(a.Raw, a.Revision, p.At.applied)
-		a.Revision = p.At.applied
+	if a.Revision != "" && p.At.Applied != "" && a.Revision != p.At.Applied {
+		a.Raw = strings.ReplaceAll(a.Raw, a.Revision, p.At.Applied)
+		a.Revision = p.At.Applied
 	}
 	return keyed.Fingerprint(&a)
 }

@@ -23,7 +23,7 @@ import (
 // kindsKey names what a target's rendered kinds depend on that a poll
 // knows before it lists.
 func kindsKey(p *poll) string {
-	return p.At.base + "\x00" + appliedFingerprint(p) + "\x00" + keyed.Fingerprint(p.Target)
+	return p.At.Base + "\x00" + appliedFingerprint(p) + "\x00" + keyed.Fingerprint(p.Target)
 }
 
 // readKinds is the kinds this poll may narrow its listing to, or nil for

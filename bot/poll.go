@@ -16,40 +16,20 @@ import (
 	"github.com/driftback/driftback/bot/archive"
 	"github.com/driftback/driftback/bot/attribution"
 	"github.com/driftback/driftback/bot/checks"
-	"github.com/driftback/driftback/bot/commit"
 	"github.com/driftback/driftback/bot/discover"
 	"github.com/driftback/driftback/bot/enforce"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/keyed"
+	"github.com/driftback/driftback/bot/pollstate"
 	"github.com/driftback/driftback/bot/targetplan"
 	"github.com/driftback/driftback/cluster"
-	"github.com/driftback/driftback/internal/kube"
 )
 
-// poll is one reconcile of one target: where it writes, what it read, and
-// what it did so far.
+// poll is one reconcile of one target: its state (pollstate.Poll), which
+// the rooms read and record into, and the target it polls.
 type poll struct {
-	app.Place
-	t           *Target
-	Rerun       string // a commit whose check run someone asked to run again: posted anew even if unchanged
-	Objs        []cluster.Object
-	Coverage    *kube.Coverage           // what the read of objs covered
-	Applied     *cluster.Applied         // read before the objects (a target by inventory)
-	PRs         []*github.PullRequest    // the branch's, open and closed
-	Refused     *commit.Refused          // GitHub refused to move the branch
-	Note        string                   // said under the check run's summary
-	Pins        []archive.RemotePin      // the remote bases this poll's plan read, at their commits
-	Enforcement *cluster.Enforcement     // how the GitOps tool treats drift; nil: none read
-	Restoring   []enforce.Restoring      // drift the tool will put back, not proposed
-	Scope       cluster.Scope            // what the objects were listed with
-	Only        []string                 // the kinds the listing was narrowed to (kinds.go); nil: every kind
-	Kinds       []string                 // the kinds the plan's render held; nil: no plan
-	At          revs                     // the commits the memo compares (inputs.go)
-	Settled     bool                     // at is set
-	Review      *review                  // the rows a reviewer declined (review.go); nil: none read
-	BodyMoved   bool                     // the body changed during the poll: not rewritten, not remembered
-	Attribution *attribution.Attribution // who changed each edit's field, from objs (and the audit trail)
-	Out         Outcome
+	*pollstate.Poll
+	t *Target
 }
 
 // memo lets an idle poll skip all work: nothing it depends on moved. The
@@ -88,7 +68,7 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 	if b.Fence != nil {
 		ctx = githubapi.WithFence(ctx, func() error { return b.Fence(tc.Name) })
 	}
-	p := &poll{t: t, Rerun: rerun, Place: app.Place{Target: t.Config, Log: b.log().With("target", tc.Name), Owner: tc.Owner(), Repo: tc.RepoName(), Branch: tc.Branch()}}
+	p := &poll{t: t, Poll: &pollstate.Poll{CoAuthors: t.CoAuthors, Rerun: rerun, Place: app.Place{Target: t.Config, Log: b.log().With("target", tc.Name), Owner: tc.Owner(), Repo: tc.RepoName(), Branch: tc.Branch()}}}
 	b.Metrics.Inc("driftback_polls_total", map[string]string{"target": tc.Name})
 	b.current(p)
 
@@ -137,7 +117,7 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 		return Outcome{}, fmt.Errorf("pull requests of %s: %w", p.Branch, err)
 	}
 	b.settle(ctx, p)
-	m := memo{base: p.At.base, applied: p.At.applied, live: liveFingerprint(p, p.Only), config: keyed.Fingerprint(tc), prs: prsFingerprint(p.PRs)}
+	m := memo{base: p.At.Base, applied: p.At.Applied, live: liveFingerprint(p, p.Only), config: keyed.Fingerprint(tc), prs: prsFingerprint(p.PRs)}
 	if last, ok := b.memo.Get(tc.Name); ok {
 		m.pins, m.writes = last.pins, last.writes
 		if p.Only != nil {
@@ -185,8 +165,8 @@ func (b *Bot) remember(ctx context.Context, p *poll, m memo) error {
 	m.prs = prsFingerprint(after)
 	m.pins, m.remotes = encodePins(p.Pins), keyed.Fingerprint(p.Pins)
 	// What this plan ran at, not a commit it was found the same as.
-	p.unsettle()
-	m.base, m.applied, m.writes = p.At.base, p.At.applied, plannedWrites(p.Out.Plan)
+	p.Unsettle()
+	m.base, m.applied, m.writes = p.At.Base, p.At.Applied, plannedWrites(p.Out.Plan)
 	m.kinds, m.kindsAt = "", ""
 	read := p.Only
 	if p.Kinds != nil && !p.t.ByInventory {
@@ -284,7 +264,7 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 	p.Out.Plan = plan
 	p.Out.ChangedBy = p.Attribution.Makers(plan)
 	p.Out.Restoring = len(p.Restoring)
-	p.Out.DeclinedEdits = p.Review.declinedEdits()
+	p.Out.DeclinedEdits = p.Review.DeclinedEdits()
 	if p.Out.Waiting != "" {
 		p.Log.Info("waiting for the applied revision", "reason", p.Out.Waiting)
 		n, err := b.checks(p).Post(ctx, []string{p.BaseSHA}, checks.Result{Conclusion: "neutral", Title: "Waiting for the GitOps tool",
@@ -306,7 +286,7 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 	case len(plan.Files) == 0 && gone(plan):
 		// A rendered object is not in the cluster: that is not "drift
 		// gone", so what is open stays open.
-	case p.Review.allDeclined(plan):
+	case p.Review.AllDeclined(plan):
 		// Every row declined: closed as a reviewer's close is (review.go).
 		if open, err = b.declinedAll(ctx, p, plan, open, lastClosed); err != nil {
 			return err
@@ -343,7 +323,7 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 		// in line with the cluster.
 		shas = append(shas, pr.GetHead().GetSHA())
 	}
-	n, err := b.checks(p).PostFor(ctx, shas, res, p.Review.declinedEdits())
+	n, err := b.checks(p).PostFor(ctx, shas, res, p.Review.DeclinedEdits())
 	p.Out.CheckRuns = n
 	return err
 }
@@ -466,7 +446,7 @@ func (b *Bot) resolvePins(ctx context.Context, encoded string) (string, error) {
 func checkNotes(p *poll, plan *analyzer.Plan) checks.Notes {
 	var declined []report.EditRow
 	if p.Review != nil {
-		declined = p.Review.declined
+		declined = p.Review.Declined
 	}
 	if p.Enforcement == nil {
 		return checks.Notes{Declined: declined, ChangedBy: p.Attribution.Text}

@@ -58,7 +58,7 @@ func (b *Bot) propose(ctx context.Context, p *poll, plan *analyzer.Plan, open, l
 	} else {
 		st.Version, st.Target, st.Instance, st.Closed = 1, tc.Name, b.application().Stamp(), ""
 	}
-	st.Declined = p.Review.keys()
+	st.Declined = p.Review.Keys()
 	return b.publish(ctx, p, plan, open, st, head)
 }
 
@@ -455,7 +455,7 @@ func (b *Bot) body(p *poll, plan *analyzer.Plan, st prbody.State, head string) s
 	web := githubapi.WebURL(b.GitHub.BaseURL)
 	var declined []report.EditRow
 	if p.Review != nil {
-		declined = p.Review.declined
+		declined = p.Review.Declined
 	}
 	return prbody.Render(prbody.Input{Target: p.Target.Name, Web: web, Owner: p.Owner, Repo: p.Repo, Head: head,
 		Plan: plan, State: st, Frozen: p.Out.Frozen, Declined: declined, Attribution: p.Attribution,

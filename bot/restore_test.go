@@ -12,6 +12,7 @@ import (
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/bot/app"
+	"github.com/driftback/driftback/bot/pollstate"
 	"github.com/driftback/driftback/bot/prbody"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/kube"
@@ -80,7 +81,7 @@ func TestBodyWithVeryLongNamesStaysUnderGitHubsLimit(t *testing.T) {
 		plan.Refusals = append(plan.Refusals, analyzer.Refusal{Code: analyzer.CodeUnplaceableEdit,
 			Object: analyzer.ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: long(i, "m"), Name: long(i, "s")}, Field: field, Message: "x"})
 	}
-	p := &poll{t: h.target, Enforcement: a.Enforcement, Objs: objs, Place: app.Place{Target: h.target.Config, Owner: owner, Repo: repo, Branch: branch, BaseSHA: h.base}}
+	p := &poll{t: h.target, Poll: &pollstate.Poll{Enforcement: a.Enforcement, Objs: objs, Place: app.Place{Target: h.target.Config, Owner: owner, Repo: repo, Branch: branch, BaseSHA: h.base}}}
 	st := prbody.State{Version: 1, Target: h.target.Config.Name, Edits: "e", Declined: []string{"k1", "k2"}}
 	body := h.bot.body(p, plan, st, "")
 	if n := utf8.RuneCountInString(body); n > prbody.MaxBody {

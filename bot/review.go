@@ -3,12 +3,12 @@ package bot
 import (
 	"context"
 	"fmt"
-	"sort"
 
 	"github.com/google/go-github/v62/github"
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot/pollstate"
 	"github.com/driftback/driftback/bot/prbody"
 )
 
@@ -19,38 +19,6 @@ import (
 // is remembered in the pull request's state by the row's key — the
 // target, objects, fields and live values — so it holds across restarts
 // and replicas, and ends when a live value changes or the box is ticked.
-
-// review is what the reviewer chose for this poll's plan.
-type review struct {
-	declined []report.EditRow // rows of the plan before declines, in its order
-}
-
-// keys are the declined rows' keys, sorted, for the state.
-func (r *review) keys() []string {
-	if r == nil {
-		return nil
-	}
-	out := make([]string, len(r.declined))
-	for i, d := range r.declined {
-		out[i] = d.Key
-	}
-	sort.Strings(out)
-	return out
-}
-
-// allDeclined reports a plan with nothing left to write because the
-// reviewer declined what there was.
-func (r *review) allDeclined(plan *analyzer.Plan) bool {
-	return r != nil && len(r.declined) > 0 && len(plan.Files) == 0
-}
-
-// declinedEdits counts the edits of the declined rows.
-func (r *review) declinedEdits() int {
-	if r == nil {
-		return 0
-	}
-	return prbody.EditsOf(r.declined)
-}
 
 // choices reads what the reviewer chose: from the open pull request of
 // this installation (its boxes, then its state), or, with none open, from
@@ -95,7 +63,7 @@ func (b *Bot) choices(p *poll) (remembered map[string]bool, boxes map[string]boo
 // declined when its box is unticked, any other when the state remembers
 // its key. It returns the edits to plan without.
 func (b *Bot) decide(p *poll, full *analyzer.Plan) []analyzer.Edit {
-	rv := &review{}
+	rv := &pollstate.Review{}
 	p.Review = rv
 	remembered, boxes, reopened := b.choices(p)
 	if reopened {
@@ -108,12 +76,12 @@ func (b *Bot) decide(p *poll, full *analyzer.Plan) []analyzer.Edit {
 			declined = !ticked
 		}
 		if declined {
-			rv.declined = append(rv.declined, row)
+			rv.Declined = append(rv.Declined, row)
 			out = append(out, row.Edits...)
 		}
 	}
-	if len(rv.declined) > 0 {
-		p.Log.Info("planning without the edits a reviewer declined", "rows", len(rv.declined), "edits", len(out))
+	if len(rv.Declined) > 0 {
+		p.Log.Info("planning without the edits a reviewer declined", "rows", len(rv.Declined), "edits", len(out))
 	}
 	return out
 }
@@ -173,7 +141,7 @@ func (b *Bot) closeDeclined(ctx context.Context, p *poll, plan *analyzer.Plan, p
 		return false, err
 	}
 	st, _ := prbody.ParseState(pr.GetBody())
-	st.Version, st.Target, st.Instance, st.Closed, st.Declined = 1, tc.Name, b.application().Stamp(), prbody.ClosedDeclined, p.Review.keys()
+	st.Version, st.Target, st.Instance, st.Closed, st.Declined = 1, tc.Name, b.application().Stamp(), prbody.ClosedDeclined, p.Review.Keys()
 	body := b.body(p, plan, st, "")
 	if _, _, err := b.GitHub.PullRequests.Edit(ctx, p.Owner, p.Repo, pr.GetNumber(), &github.PullRequest{State: github.String("closed"), Body: github.String(body)}); err != nil {
 		return false, fmt.Errorf("close #%d: %w", pr.GetNumber(), err)

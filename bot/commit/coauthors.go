@@ -6,9 +6,10 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/google/go-github/v62/github"
+
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/bot/githubapi"
-	"github.com/google/go-github/v62/github"
 )
 
 // coAuthors are the Co-authored-by trailers of the commit recording plan:

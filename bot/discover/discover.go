@@ -12,11 +12,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/go-github/v62/github"
+
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/kube"
-	"github.com/google/go-github/v62/github"
 )
 
 // Discovered targets (DESIGN §13): a Flux Kustomization or Argo CD

@@ -1,0 +1,6 @@
+// Package pollstate owns what one poll of one target knows: where it
+// writes, what it read from the cluster and GitHub, what the reviewer
+// chose, and what it did so far (Outcome). The rooms of a poll read it
+// and record into it; the bot's root makes one per poll and sequences
+// the rooms over it.
+package pollstate
