@@ -12,6 +12,7 @@ import (
 	"github.com/driftback/driftback/bot/archive"
 	"github.com/driftback/driftback/bot/checks"
 	"github.com/driftback/driftback/bot/commit"
+	"github.com/driftback/driftback/bot/ghround"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/keyed"
 	"github.com/driftback/driftback/bot/metrics"
@@ -40,7 +41,7 @@ type Target struct {
 	CoAuthors map[string]string
 	// round is the GitHub reads this poll shares with the others of its
 	// round (ghround.go); nil outside a round.
-	round *githubRound
+	round *ghround.Round
 }
 
 // Bot reconciles targets against GitHub. Make one with New.
@@ -58,8 +59,7 @@ type Bot struct {
 	appID    int64
 	login    string
 	logins   commit.Logins             // GitHub login → its Co-authored-by trailer
-	prLists  keyed.Map[prList]         // per target: its pull requests as last listed (ghround.go)
-	probes   keyed.Map[[]probeAnswer]  // per repository: its newest pull-request probes (prprobe.go)
+	reads    ghround.Reader            // the base heads and pull requests read, kept across polls
 	instance string                    // config instance: what this installation stamps on its writes
 	memo     keyed.Map[memo]           // per target: what the last reconcile saw
 	rerun    keyed.Map[string]         // per target: the commit whose check someone asked to run again
@@ -68,9 +68,6 @@ type Bot struct {
 	// archived: per target, its repository refused a write as archived
 	// (read-only); polls only ask whether it still is.
 	archived keyed.Map[bool]
-	// moved: per target, its repository's current owner/name when GitHub
-	// redirected the configured one there (moved.go).
-	moved keyed.Map[movedRepo]
 }
 
 // Options are the parts of a Bot that have defaults.

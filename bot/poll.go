@@ -18,6 +18,7 @@ import (
 	"github.com/driftback/driftback/bot/checks"
 	"github.com/driftback/driftback/bot/discover"
 	"github.com/driftback/driftback/bot/enforce"
+	"github.com/driftback/driftback/bot/ghround"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/keyed"
 	"github.com/driftback/driftback/bot/pollstate"
@@ -70,7 +71,7 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 	}
 	p := &poll{t: t, Poll: &pollstate.Poll{CoAuthors: t.CoAuthors, Rerun: rerun, Place: app.Place{Target: t.Config, Log: b.log().With("target", tc.Name), Owner: tc.Owner(), Repo: tc.RepoName(), Branch: tc.Branch()}}}
 	b.Metrics.Inc("driftback_polls_total", map[string]string{"target": tc.Name})
-	b.current(p)
+	b.reads.Current(p.Poll)
 
 	if _, ok := b.archived.Get(tc.Name); ok {
 		// Nothing can be written, not even a check run: ask only whether
@@ -94,7 +95,7 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 		p.BaseBranch = r.GetDefaultBranch()
 	}
 	var err error
-	if p.BaseSHA, err = b.baseHead(ctx, p); err != nil {
+	if p.BaseSHA, err = b.reads.BaseHead(ctx, b.GitHub, p.t.round, p.Poll); err != nil {
 		return Outcome{}, err
 	}
 
@@ -112,12 +113,12 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 		// any write.
 		return Outcome{}, err
 	}
-	p.PRs, err = b.listPRs(ctx, p)
+	p.PRs, err = b.reads.ListPRs(ctx, b.GitHub, p.t.round, p.Poll)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("pull requests of %s: %w", p.Branch, err)
 	}
 	b.settle(ctx, p)
-	m := memo{base: p.At.Base, applied: p.At.Applied, live: liveFingerprint(p, p.Only), config: keyed.Fingerprint(tc), prs: prsFingerprint(p.PRs)}
+	m := memo{base: p.At.Base, applied: p.At.Applied, live: liveFingerprint(p, p.Only), config: keyed.Fingerprint(tc), prs: ghround.PRsFingerprint(p.PRs)}
 	if last, ok := b.memo.Get(tc.Name); ok {
 		m.pins, m.writes = last.pins, last.writes
 		if p.Only != nil {
@@ -158,11 +159,11 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 // check: m with the pull requests as this poll left them (which also
 // primes the conditional-request cache) and the commits it planned at.
 func (b *Bot) remember(ctx context.Context, p *poll, m memo) error {
-	after, err := b.freshPRs(ctx, p)
+	after, err := b.reads.FreshPRs(ctx, b.GitHub, p.Poll)
 	if err != nil {
 		return err
 	}
-	m.prs = prsFingerprint(after)
+	m.prs = ghround.PRsFingerprint(after)
 	m.pins, m.remotes = encodePins(p.Pins), keyed.Fingerprint(p.Pins)
 	// What this plan ran at, not a commit it was found the same as.
 	p.Unsettle()

@@ -228,7 +228,7 @@ func (b *Bot) createPR(ctx context.Context, p *poll, body string) (*github.PullR
 	if !githubapi.UnknownOutcome(ctx, err) && !githubapi.IsUnprocessable(err) {
 		return nil, fmt.Errorf("create pull request for %s: %w", p.Branch, err)
 	}
-	prs, lerr := b.freshPRs(ctx, p)
+	prs, lerr := b.reads.FreshPRs(ctx, b.GitHub, p.Poll)
 	if lerr != nil {
 		return nil, fmt.Errorf("create pull request for %s: %w (and looking for it: %v)", p.Branch, err, lerr)
 	}

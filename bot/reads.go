@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/driftback/driftback/bot/ghround"
 	"github.com/driftback/driftback/cluster"
 )
 
@@ -26,13 +27,13 @@ type pollReads struct {
 	namespaces map[sharer][]string
 	failed     map[string]bool // cluster -> a read failed this poll
 	read       map[string]bool // cluster -> a read succeeded this poll
-	github     *githubRound    // the GitHub reads the poll's targets share
+	github     *ghround.Round  // the GitHub reads the poll's targets share
 	seq        uint64          // the round's number: rounds may end out of order
 }
 
 func newPollReads(targets []*Target) *pollReads {
 	p := &pollReads{rounds: map[sharer]*cluster.Round{}, namespaces: map[sharer][]string{}, failed: map[string]bool{}, read: map[string]bool{},
-		github: newGitHubRound()}
+		github: ghround.NewRound()}
 	unknown := map[sharer]bool{}
 	for _, t := range targets {
 		s, ok := t.Lister.(sharer)

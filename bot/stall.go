@@ -129,7 +129,7 @@ func (b *Bot) stalled(ctx context.Context, p *poll, s *stall, cause error) error
 		return cause
 	}
 	if p.PRs == nil {
-		if p.PRs, err = b.listPRs(ctx, p); err != nil {
+		if p.PRs, err = b.reads.ListPRs(ctx, b.GitHub, p.t.round, p.Poll); err != nil {
 			return errors.Join(cause, err)
 		}
 	}

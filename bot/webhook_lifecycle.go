@@ -109,6 +109,6 @@ func (r *Runner) ofRepository(full string, t *Target) bool {
 	if alias != "" && strings.EqualFold(full, alias) {
 		return true
 	}
-	m, ok := r.Bot.moved.Get(tc.Name)
-	return ok && strings.EqualFold(m.configured, tc.Repo) && strings.EqualFold(full, m.current)
+	m, ok := r.Bot.reads.Moved(tc.Name)
+	return ok && strings.EqualFold(m.Configured, tc.Repo) && strings.EqualFold(full, m.Current)
 }

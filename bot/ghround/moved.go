@@ -1,4 +1,4 @@
-package bot
+package ghround
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v62/github"
+
+	"github.com/driftback/driftback/bot/pollstate"
 )
 
 // A repository renamed, transferred, or under a renamed account keeps
@@ -42,15 +44,15 @@ func at(resp *http.Response) (owner, name string, id int64, ok bool) {
 	return parts[0], parts[1], 0, true
 }
 
-// movedRepo is a target's repository as configured and where it is now.
-type movedRepo struct{ configured, current string }
+// Moved is a target's repository as configured and where it is now.
+type Moved struct{ Configured, Current string }
 
-// current points the poll at the repository's current owner/name once a
+// Current points the poll at the repository's current owner/name once a
 // move is known, so it asks there directly rather than through redirects;
 // a config that since names another repository is taken as it is.
-func (b *Bot) current(p *poll) {
-	if m, ok := b.moved.Get(p.Target.Name); ok && strings.EqualFold(m.configured, p.Target.Repo) {
-		p.Owner, p.Repo, _ = strings.Cut(m.current, "/")
+func (r *Reader) Current(p *pollstate.Poll) {
+	if m, ok := r.moved.Get(p.Target.Name); ok && strings.EqualFold(m.Configured, p.Target.Repo) {
+		p.Owner, p.Repo, _ = strings.Cut(m.Current, "/")
 	}
 }
 
@@ -58,7 +60,7 @@ func (b *Bot) current(p *poll) {
 // answer came from elsewhere than asked (its full_name, when the redirect
 // named only its id), and says so once per move: the config still names
 // the old one.
-func (b *Bot) follow(ctx context.Context, p *poll, resp *github.Response) error {
+func (r *Reader) follow(ctx context.Context, gh *github.Client, p *pollstate.Poll, resp *github.Response) error {
 	if resp == nil {
 		return nil
 	}
@@ -67,29 +69,29 @@ func (b *Bot) follow(ctx context.Context, p *poll, resp *github.Response) error 
 		return nil
 	}
 	if id != 0 {
-		r, _, err := b.GitHub.Repositories.GetByID(ctx, id)
+		repo, _, err := gh.Repositories.GetByID(ctx, id)
 		if err != nil {
 			return fmt.Errorf("repository %s/%s moved (GitHub redirects it to repository %d): %w", p.Owner, p.Repo, id, err)
 		}
-		owner, name, _ = strings.Cut(r.GetFullName(), "/")
+		owner, name, _ = strings.Cut(repo.GetFullName(), "/")
 		if owner == "" || name == "" {
-			return fmt.Errorf("repository %s/%s moved to repository %d, whose full_name %q GitHub gave is not owner/name", p.Owner, p.Repo, id, r.GetFullName())
+			return fmt.Errorf("repository %s/%s moved to repository %d, whose full_name %q GitHub gave is not owner/name", p.Owner, p.Repo, id, repo.GetFullName())
 		}
 	}
-	m := movedRepo{configured: p.Target.Repo, current: owner + "/" + name}
+	m := Moved{Configured: p.Target.Repo, Current: owner + "/" + name}
 	p.Owner, p.Repo = owner, name
-	if last, _ := b.moved.Get(p.Target.Name); last == m {
+	if last, _ := r.moved.Get(p.Target.Name); last == m {
 		return nil
 	}
-	b.moved.Set(p.Target.Name, m)
+	r.moved.Set(p.Target.Name, m)
 	p.Log.Warn("the repository moved: GitHub redirects the configured name to its current one, which driftback uses; update the target's repo in the config",
-		"configured", m.configured, "current", m.current)
+		"configured", m.Configured, "current", m.Current)
 	return nil
 }
 
-// movedAway explains a 404 that came from following a redirect: the
+// MovedAway explains a 404 that came from following a redirect: the
 // repository moved where this installation cannot see it.
-func movedAway(p *poll, err error) error {
+func MovedAway(p *pollstate.Poll, err error) error {
 	var er *github.ErrorResponse
 	if !errors.As(err, &er) || er.Response == nil || er.Response.StatusCode != http.StatusNotFound {
 		return err

@@ -1,4 +1,4 @@
-package bot
+package ghround
 
 import (
 	"context"
@@ -9,22 +9,26 @@ import (
 	"time"
 
 	"github.com/google/go-github/v62/github"
+
+	"github.com/driftback/driftback/bot/keyed"
+	"github.com/driftback/driftback/bot/pollstate"
 )
 
-// githubRound shares what the targets of one repository ask GitHub in one
+// Round shares what the targets of one repository ask GitHub in one
 // round (Runner.PollOnce, a wake): the head of each base branch, read once,
 // and one probe of the repository's pull requests that says whether any
 // changed since a target last listed its own. An idle round then costs
 // GitHub requests per repository and base branch, not per target
 // (issue 44): a thousand targets on one repository make two.
-type githubRound struct {
+type Round struct {
 	mu     sync.Mutex
 	refs   map[string]*sharedRead[refAnswer]
 	probes map[string]*sharedRead[probeAnswer]
 }
 
-func newGitHubRound() *githubRound {
-	return &githubRound{refs: map[string]*sharedRead[refAnswer]{}, probes: map[string]*sharedRead[probeAnswer]{}}
+// NewRound is the shared reads of a round that has read nothing yet.
+func NewRound() *Round {
+	return &Round{refs: map[string]*sharedRead[refAnswer]{}, probes: map[string]*sharedRead[probeAnswer]{}}
 }
 
 // sharedRead is one read the round makes once, whichever target asks
@@ -71,6 +75,19 @@ func shareFresh[T any](mu *sync.Mutex, m map[string]*sharedRead[T], key string, 
 	return r.v, r.err
 }
 
+// Reader reads a target's base head and pull requests, and remembers
+// across polls what spares the next poll a request: each target's last
+// listing, each repository's newest probes, and where a moved repository
+// went.
+type Reader struct {
+	prLists keyed.Map[prList]        // per target: its pull requests as last listed
+	probes  keyed.Map[[]probeAnswer] // per repository: its newest pull-request probes
+	moved   keyed.Map[Moved]         // per target: its repository's current owner/name
+}
+
+// Moved says where target's repository went, when a poll found it moved.
+func (r *Reader) Moved(target string) (Moved, bool) { return r.moved.Get(target) }
+
 // prList is a target's pull requests as last listed, with the probe the
 // round had read before (probeAnswer.digest): the probes say whether any
 // of them changed since.
@@ -80,71 +97,71 @@ type prList struct {
 	prs   []*github.PullRequest
 }
 
-// listPRs lists the pull requests of the target's branch, open and
+// ListPRs lists the pull requests of the target's branch, open and
 // closed. In a round, the repository's probe is read first (once for all
 // its targets); when no pull request of the branch changed between the
 // probe read before this target's last listing and this one
 // (probeAnswer.unchangedFor), that listing is the answer without a
 // request.
-func (b *Bot) listPRs(ctx context.Context, p *poll) ([]*github.PullRequest, error) {
+func (r *Reader) ListPRs(ctx context.Context, gh *github.Client, round *Round, p *pollstate.Poll) ([]*github.PullRequest, error) {
 	probe := ""
-	if p.t.round != nil {
+	if round != nil {
 		repo := repoKey(p)
-		now, err := share(&p.t.round.mu, p.t.round.probes, repo, func() (probeAnswer, error) {
-			a, err := b.probePRs(ctx, p)
+		now, err := share(&round.mu, round.probes, repo, func() (probeAnswer, error) {
+			a, err := probePRs(ctx, gh, p)
 			if err == nil {
-				b.keepProbe(repo, a)
+				r.keepProbe(repo, a)
 			}
 			return a, err
 		})
 		if err == nil {
 			probe = now.digest
 			key := repoKey(p) + ":" + p.Branch
-			if last, ok := b.prLists.Get(p.Target.Name); ok && last.key == key {
-				if was, ok := b.probeAt(repo, last.probe); ok && now.unchangedFor(was, p.Owner+":"+p.Branch) {
-					b.prLists.Set(p.Target.Name, prList{key: key, probe: probe, prs: last.prs})
+			if last, ok := r.prLists.Get(p.Target.Name); ok && last.key == key {
+				if was, ok := r.probeAt(repo, last.probe); ok && now.unchangedFor(was, p.Owner+":"+p.Branch) {
+					r.prLists.Set(p.Target.Name, prList{key: key, probe: probe, prs: last.prs})
 					return slices.Clone(last.prs), nil
 				}
 			}
 		}
 		// A failed probe costs only the sharing: the list says the rest.
 	}
-	return b.listPRsAt(ctx, p, probe)
+	return r.listPRsAt(ctx, gh, p, probe)
 }
 
 // repoKey names the poll's repository in the round's and the bot's maps:
 // GitHub takes owner and name in any case, branch names exactly.
-func repoKey(p *poll) string { return strings.ToLower(p.Owner + "/" + p.Repo) }
+func repoKey(p *pollstate.Poll) string { return strings.ToLower(p.Owner + "/" + p.Repo) }
 
-// freshPRs lists the target's pull requests now, past the round's probe:
+// FreshPRs lists the target's pull requests now, past the round's probe:
 // for a poll that wrote to them (the probe was read before the write).
 // The next round lists them again.
-func (b *Bot) freshPRs(ctx context.Context, p *poll) ([]*github.PullRequest, error) {
-	return b.listPRsAt(ctx, p, "")
+func (r *Reader) FreshPRs(ctx context.Context, gh *github.Client, p *pollstate.Poll) ([]*github.PullRequest, error) {
+	return r.listPRsAt(ctx, gh, p, "")
 }
 
 // listPRsAt lists the target's pull requests and keeps them with the probe
 // read before ("" when none was, or a write followed it).
-func (b *Bot) listPRsAt(ctx context.Context, p *poll, probe string) ([]*github.PullRequest, error) {
-	prs, _, err := b.GitHub.PullRequests.List(ctx, p.Owner, p.Repo, &github.PullRequestListOptions{
+func (r *Reader) listPRsAt(ctx context.Context, gh *github.Client, p *pollstate.Poll, probe string) ([]*github.PullRequest, error) {
+	prs, _, err := gh.PullRequests.List(ctx, p.Owner, p.Repo, &github.PullRequestListOptions{
 		State: "all", Head: p.Owner + ":" + p.Branch, ListOptions: github.ListOptions{PerPage: 100},
 	})
 	if err != nil {
 		return nil, err
 	}
 	if probe == "" {
-		b.prLists.Forget(p.Target.Name)
+		r.prLists.Forget(p.Target.Name)
 	} else {
-		b.prLists.Set(p.Target.Name, prList{key: repoKey(p) + ":" + p.Branch, probe: probe, prs: slices.Clone(prs)})
+		r.prLists.Set(p.Target.Name, prList{key: repoKey(p) + ":" + p.Branch, probe: probe, prs: slices.Clone(prs)})
 	}
 	return prs, nil
 }
 
-// baseHead reads the head of the target's base branch: in a round, once
+// BaseHead reads the head of the target's base branch: in a round, once
 // per repository and branch.
-func (b *Bot) baseHead(ctx context.Context, p *poll) (string, error) {
+func (r *Reader) BaseHead(ctx context.Context, gh *github.Client, round *Round, p *pollstate.Poll) (string, error) {
 	read := func() (refAnswer, error) {
-		ref, resp, err := b.GitHub.Git.GetRef(ctx, p.Owner, p.Repo, "heads/"+p.BaseBranch)
+		ref, resp, err := gh.Git.GetRef(ctx, p.Owner, p.Repo, "heads/"+p.BaseBranch)
 		if err != nil {
 			return refAnswer{}, err
 		}
@@ -152,15 +169,15 @@ func (b *Bot) baseHead(ctx context.Context, p *poll) (string, error) {
 	}
 	var a refAnswer
 	var err error
-	if p.t.round != nil {
-		a, err = shareFresh(&p.t.round.mu, p.t.round.refs, repoKey(p)+":"+p.BaseBranch, refFresh, read)
+	if round != nil {
+		a, err = shareFresh(&round.mu, round.refs, repoKey(p)+":"+p.BaseBranch, refFresh, read)
 	} else {
 		a, err = read()
 	}
 	if err != nil {
-		return "", movedAway(p, fmt.Errorf("base branch %s: %w", p.BaseBranch, err))
+		return "", MovedAway(p, fmt.Errorf("base branch %s: %w", p.BaseBranch, err))
 	}
-	if err := b.follow(ctx, p, a.resp); err != nil {
+	if err := r.follow(ctx, gh, p, a.resp); err != nil {
 		return "", err
 	}
 	return a.sha, nil

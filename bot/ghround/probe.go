@@ -1,4 +1,4 @@
-package bot
+package ghround
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/go-github/v62/github"
+
+	"github.com/driftback/driftback/bot/pollstate"
 )
 
 // prProbePage is how many of a repository's most recently updated pull
@@ -32,8 +34,8 @@ type probeEntry struct {
 
 // probePRs reads the repository's most recently updated pull requests (a
 // conditional request: 304 while none changed).
-func (b *Bot) probePRs(ctx context.Context, p *poll) (probeAnswer, error) {
-	prs, resp, err := b.GitHub.PullRequests.List(ctx, p.Owner, p.Repo, &github.PullRequestListOptions{
+func probePRs(ctx context.Context, gh *github.Client, p *pollstate.Poll) (probeAnswer, error) {
+	prs, resp, err := gh.PullRequests.List(ctx, p.Owner, p.Repo, &github.PullRequestListOptions{
 		State: "all", Sort: "updated", Direction: "desc", ListOptions: github.ListOptions{PerPage: prProbePage},
 	})
 	if err != nil {
@@ -49,10 +51,10 @@ func (b *Bot) probePRs(ctx context.Context, p *poll) (probeAnswer, error) {
 
 // newProbeAnswer is the probe answer of a page GitHub gave at read.
 func newProbeAnswer(prs []*github.PullRequest, read time.Time) probeAnswer {
-	a := probeAnswer{digest: "probe:" + prsFingerprint(prs), read: read}
+	a := probeAnswer{digest: "probe:" + PRsFingerprint(prs), read: read}
 	for _, pr := range prs {
 		a.entries = append(a.entries, probeEntry{number: pr.GetNumber(), head: pr.GetHead().GetLabel(),
-			updated: pr.GetUpdatedAt().Truncate(time.Second), print: prsFingerprint([]*github.PullRequest{pr})})
+			updated: pr.GetUpdatedAt().Truncate(time.Second), print: PRsFingerprint([]*github.PullRequest{pr})})
 	}
 	return a
 }
@@ -63,8 +65,8 @@ func newProbeAnswer(prs []*github.PullRequest, read time.Time) probeAnswer {
 const probesKept = 16
 
 // keepProbe keeps a repository's probe answer among its newest few.
-func (b *Bot) keepProbe(repo string, a probeAnswer) {
-	kept, _ := b.probes.Get(repo)
+func (r *Reader) keepProbe(repo string, a probeAnswer) {
+	kept, _ := r.probes.Get(repo)
 	for _, k := range kept {
 		if k.digest == a.digest {
 			return
@@ -74,12 +76,12 @@ func (b *Bot) keepProbe(repo string, a probeAnswer) {
 	if len(kept) > probesKept {
 		kept = kept[len(kept)-probesKept:]
 	}
-	b.probes.Set(repo, kept)
+	r.probes.Set(repo, kept)
 }
 
 // probeAt is the kept probe answer of digest.
-func (b *Bot) probeAt(repo, digest string) (probeAnswer, bool) {
-	kept, _ := b.probes.Get(repo)
+func (r *Reader) probeAt(repo, digest string) (probeAnswer, bool) {
+	kept, _ := r.probes.Get(repo)
 	for _, k := range kept {
 		if k.digest == digest {
 			return k, true
