@@ -14,6 +14,7 @@ import (
 	"github.com/driftback/driftback/bot/commit"
 	"github.com/driftback/driftback/bot/ghround"
 	"github.com/driftback/driftback/bot/githubapi"
+	"github.com/driftback/driftback/bot/idle"
 	"github.com/driftback/driftback/bot/keyed"
 	"github.com/driftback/driftback/bot/metrics"
 	"github.com/driftback/driftback/bot/pollstate"
@@ -61,7 +62,7 @@ type Bot struct {
 	logins   commit.Logins             // GitHub login → its Co-authored-by trailer
 	reads    ghround.Reader            // the base heads and pull requests read, kept across polls
 	instance string                    // config instance: what this installation stamps on its writes
-	memo     keyed.Map[memo]           // per target: what the last reconcile saw
+	memory   idle.Memory               // per target: what the last reconcile saw
 	rerun    keyed.Map[string]         // per target: the commit whose check someone asked to run again
 	blocked  keyed.Map[commit.Blocked] // per target: a branch move GitHub refused
 	stalls   keyed.Map[stallSeen]      // per target: the cause of the polls failing in a row
@@ -128,6 +129,14 @@ func (b *Bot) checks(p *poll) checks.Poster {
 // commits writes the poll's commit and reads its branch's head.
 func (b *Bot) commits(p *poll) commit.Writer {
 	return commit.Writer{App: b.application(), Place: p.Place, Attribution: p.Attribution, CoAuthors: p.CoAuthors, Logins: &b.logins}
+}
+
+// loader loads the poll's repository at a revision, its remote bases
+// mounted, for the idle check (no pins kept).
+func (b *Bot) loader(p *poll) idle.Loader {
+	return func(ctx context.Context, rev string) (*analyzer.Snapshot, error) {
+		return b.Archives.At(ctx, p.Owner, p.Repo, rev, p.BaseSHA, p.Target.Root, nil)
+	}
 }
 
 func (b *Bot) log() *slog.Logger {

@@ -245,7 +245,7 @@ func botChild(cfgPath string) int {
 		case "pending":
 			n := 0
 			for _, t := range r.Targets {
-				if _, ok := r.Bot.memo.Get(t.Config.Name); !ok {
+				if _, ok := r.Bot.memory.Get(t.Config.Name); !ok {
 					n++
 				}
 			}

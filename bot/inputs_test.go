@@ -62,8 +62,8 @@ func TestUntouchedBaseCommitWritesNothing(t *testing.T) {
 			t.Errorf("check runs on the untouched commit %s: %+v", githubapi.ShortSHA(sha), runs)
 		}
 	}
-	if m, _ := h.bot.memo.Get(h.target.Config.Name); m.base != other {
-		t.Errorf("the memo compares with %s, not the head it found the same, %s: the commit of the last plan would have to stay loaded", githubapi.ShortSHA(m.base), githubapi.ShortSHA(other))
+	if m, _ := h.bot.memory.Get(h.target.Config.Name); m.Base != other {
+		t.Errorf("the memo compares with %s, not the head it found the same, %s: the commit of the last plan would have to stay loaded", githubapi.ShortSHA(m.Base), githubapi.ShortSHA(other))
 	}
 	if out := h.poll(); !out.Idle {
 		t.Fatalf("nothing moved since: %+v", out)

@@ -82,7 +82,7 @@ func TestTwoInstallationsDoNotFight(t *testing.T) {
 					for _, in := range order {
 						// As after a restart: nothing remembered, every
 						// poll reads and decides afresh.
-						in.h.bot.memo.Forget("shop-prod")
+						in.h.bot.memory.Forget("shop-prod")
 						if err := in.h.pollErr(); err != nil {
 							t.Fatalf("%s: %v", in.name, err)
 						}
@@ -108,7 +108,7 @@ func TestTwoInstallationsDoNotFight(t *testing.T) {
 				if now, ok := h.srv.Branch(owner, repo, branch); !ok || now != head {
 					t.Fatal("the branch was deleted or moved")
 				}
-				other.h.bot.memo.Forget("shop-prod")
+				other.h.bot.memory.Forget("shop-prod")
 				out, err := other.h.bot.Reconcile(h.ctx, other.h.target)
 				if err != nil || out.Overlap != holder.name || out.Pushed || out.PR != 0 {
 					t.Fatalf("%s's poll: %+v, %v; want the overlap with %s reported", other.name, out, err, holder.name)
@@ -172,7 +172,7 @@ func TestOtherInstallationsBranchWithoutPRIsLeftAlone(t *testing.T) {
 		t.Fatalf("setup: want a's branch and no pull request, have %v %+v", ok, h.prs())
 	}
 	for i := 0; i < 3; i++ {
-		b.bot.memo.Forget("shop-prod")
+		b.bot.memory.Forget("shop-prod")
 		out, err := b.bot.Reconcile(h.ctx, b.target)
 		if err != nil || out.Overlap != "default" || out.Pushed {
 			t.Fatalf("b's poll: %+v, %v; want the overlap with default reported", out, err)

@@ -106,18 +106,18 @@ func TestNarrowedReadThatMissesARenderedKindReadsAgain(t *testing.T) {
 	rec := &scopeRecorder{l: h.target.Lister}
 	h.target.Lister = rec
 	h.poll()
-	m, ok := h.bot.memo.Get(h.target.Config.Name)
-	if !ok || m.kinds == "" {
+	m, ok := h.bot.memory.Get(h.target.Config.Name)
+	if !ok || m.Kinds == "" {
 		t.Fatalf("no kinds remembered after a plan: %+v", m)
 	}
 	var kept []string
-	for _, k := range strings.Split(m.kinds, "\n") {
+	for _, k := range strings.Split(m.Kinds, "\n") {
 		if k != "Service" {
 			kept = append(kept, k)
 		}
 	}
-	m.kinds, m.live = strings.Join(kept, "\n"), "changed"
-	h.bot.memo.Set(h.target.Config.Name, m)
+	m.Kinds, m.Live = strings.Join(kept, "\n"), "changed"
+	h.bot.memory.Set(h.target.Config.Name, m)
 	n := len(rec.scopes)
 	out := h.poll()
 	if out.Idle {

@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -13,14 +12,12 @@ import (
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/bot/app"
-	"github.com/driftback/driftback/bot/archive"
 	"github.com/driftback/driftback/bot/attribution"
 	"github.com/driftback/driftback/bot/checks"
 	"github.com/driftback/driftback/bot/discover"
 	"github.com/driftback/driftback/bot/enforce"
-	"github.com/driftback/driftback/bot/ghround"
 	"github.com/driftback/driftback/bot/githubapi"
-	"github.com/driftback/driftback/bot/keyed"
+	"github.com/driftback/driftback/bot/idle"
 	"github.com/driftback/driftback/bot/pollstate"
 	"github.com/driftback/driftback/bot/targetplan"
 	"github.com/driftback/driftback/cluster"
@@ -31,25 +28,6 @@ import (
 type poll struct {
 	*pollstate.Poll
 	t *Target
-}
-
-// memo lets an idle poll skip all work: nothing it depends on moved. The
-// pull requests are compared by content, not by a 304: GitHub's ETags
-// belong to one token, and tokens rotate hourly.
-type memo struct {
-	// base and applied are the commits the last plan ran at; a later
-	// commit where the target reads the same bytes compares equal
-	// (inputs.go). writes are the paths that plan wrote, one a line.
-	base, applied, writes string
-	live, config, prs     string
-	// remotes is what the remote bases' refs named when last read, so a
-	// branch that moves wakes the target; pins are those refs.
-	remotes string
-	pins    string
-	// kinds are the kinds the last plan rendered (kube.KindKey, one a
-	// line), for what kindsAt names: the next poll at the same key lists
-	// only those (kinds.go).
-	kinds, kindsAt string
 }
 
 // Reconcile runs one poll of one target. A pending request to run its
@@ -84,7 +62,7 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 			return Outcome{Blocked: "the repository is archived (read-only)"}, nil
 		}
 		b.archived.Forget(tc.Name)
-		b.memo.Forget(tc.Name)
+		b.memory.Forget(tc.Name)
 	}
 	p.BaseBranch = tc.BaseBranch
 	if p.BaseBranch == "" {
@@ -99,13 +77,13 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 		return Outcome{}, err
 	}
 
-	if err := readLive(ctx, p, func() []string { b.settle(ctx, p); return b.readKinds(p) }); err != nil {
+	if err := readLive(ctx, p, func() []string { b.memory.Settle(ctx, p.Poll, b.loader(p)); return b.memory.ReadKinds(p.Poll) }); err != nil {
 		err = fmt.Errorf("cluster %s: %w", tc.Cluster, err)
 		if s := stallOf(p, err); s != nil {
 			// The cluster refused the read for good: say why on the base
 			// head (once per cause), touch nothing else; the next good
 			// poll must post its verdict again.
-			b.memo.Forget(tc.Name)
+			b.memory.Forget(tc.Name)
 			return p.Out, b.stalled(ctx, p, s, err)
 		}
 		// Nothing was read, for a reason that says nothing about the
@@ -117,27 +95,20 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 	if err != nil {
 		return Outcome{}, fmt.Errorf("pull requests of %s: %w", p.Branch, err)
 	}
-	b.settle(ctx, p)
-	m := memo{base: p.At.Base, applied: p.At.Applied, live: liveFingerprint(p, p.Only), config: keyed.Fingerprint(tc), prs: ghround.PRsFingerprint(p.PRs)}
-	if last, ok := b.memo.Get(tc.Name); ok {
-		m.pins, m.writes = last.pins, last.writes
-		if p.Only != nil {
-			m.kinds, m.kindsAt = last.kinds, last.kindsAt // what the listing was narrowed by
-		}
-		if m.remotes, err = b.resolvePins(ctx, last.pins); err != nil {
-			return Outcome{}, err
-		}
-		if last == m && rerun == "" {
-			b.carry(p, m)
-			return Outcome{Idle: true}, nil
-		}
+	b.memory.Settle(ctx, p.Poll, b.loader(p))
+	m, quiet, err := b.memory.Check(ctx, p.Poll, rerun != "", b.Archives)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if quiet {
+		return Outcome{Idle: true}, nil
 	}
 
 	if err := b.reconcile(ctx, p); err != nil {
 		// The failure may have posted a verdict of its own (the cluster
 		// could not be read): the next poll must not take "the same as the
 		// last good poll" for "nothing to post" once the cause is gone.
-		b.memo.Forget(tc.Name)
+		b.memory.Forget(tc.Name)
 		if archivedRefusal(err) {
 			b.archived.Set(tc.Name, true)
 			return p.Out, fmt.Errorf("repository %s/%s is archived (read-only): driftback writes nothing to it, and polls %s again once it is unarchived: %w", p.Owner, p.Repo, tc.Name, err)
@@ -147,39 +118,16 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 	if p.BodyMoved {
 		// A person edited the body while this poll ran: the next poll
 		// reads the edit, however the pull requests compare then.
-		b.memo.Forget(tc.Name)
-	} else if err := b.remember(ctx, p, m); err != nil {
-		return p.Out, err
+		b.memory.Forget(tc.Name)
+	} else {
+		after, err := b.reads.FreshPRs(ctx, b.GitHub, p.Poll)
+		if err != nil {
+			return p.Out, err
+		}
+		b.memory.Remember(p.Poll, m, after, p.t.ByInventory)
 	}
 	b.stalls.Forget(tc.Name)
 	return p.Out, nil
-}
-
-// remember keeps what a poll that reconciled saw, for the next poll's idle
-// check: m with the pull requests as this poll left them (which also
-// primes the conditional-request cache) and the commits it planned at.
-func (b *Bot) remember(ctx context.Context, p *poll, m memo) error {
-	after, err := b.reads.FreshPRs(ctx, b.GitHub, p.Poll)
-	if err != nil {
-		return err
-	}
-	m.prs = ghround.PRsFingerprint(after)
-	m.pins, m.remotes = encodePins(p.Pins), keyed.Fingerprint(p.Pins)
-	// What this plan ran at, not a commit it was found the same as.
-	p.Unsettle()
-	m.base, m.applied, m.writes = p.At.Base, p.At.Applied, plannedWrites(p.Out.Plan)
-	m.kinds, m.kindsAt = "", ""
-	read := p.Only
-	if p.Kinds != nil && !p.t.ByInventory {
-		// The next poll at this key reads only these kinds: remember the
-		// read as that narrower read will see it. (A target by inventory
-		// lists its inventory's kinds already.)
-		m.kinds, m.kindsAt = strings.Join(p.Kinds, "\n"), kindsKey(p)
-		read = p.Kinds
-	}
-	m.live = liveFingerprint(p, read)
-	b.memo.Set(p.Target.Name, m)
-	return nil
 }
 
 // readLive reads the target's live objects. A target that reads an
@@ -246,7 +194,7 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 	}
 	b.Metrics.Set("driftback_target_overlap", map[string]string{"target": tc.Name}, 0)
 	plan, err := b.plan(ctx, p)
-	if err == nil && !covers(p.Only, p.Kinds) {
+	if err == nil && !idle.Covers(p.Only, p.Kinds) {
 		// The render holds a kind this poll did not read (a remote base
 		// it reads moved): read every kind and plan again, rather than
 		// judge without it.
@@ -349,7 +297,7 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 		// A revision comes with the remote bases its root names, fetched at
 		// their pinned refs; a failed fetch fails the poll.
 		Load: func(ctx context.Context, rev string) (*analyzer.Snapshot, error) {
-			return b.snapshotAt(ctx, p, rev, &p.Pins)
+			return b.Archives.At(ctx, p.Owner, p.Repo, rev, p.BaseSHA, p.Target.Root, &p.Pins)
 		},
 		Decline: func(full *analyzer.Plan) []analyzer.Edit { return b.decide(p, full) },
 	})
@@ -411,35 +359,6 @@ func gone(plan *analyzer.Plan) bool {
 func archivedRefusal(err error) bool {
 	er, ok := githubapi.ErrorStatus(err, http.StatusForbidden)
 	return ok && strings.Contains(er.Message, "archived")
-}
-
-// encodePins keeps the remote refs a plan read in the memo (which must
-// stay comparable), to be resolved again by the next poll.
-func encodePins(pins []archive.RemotePin) string {
-	if len(pins) == 0 {
-		return ""
-	}
-	b, _ := json.Marshal(pins)
-	return string(b)
-}
-
-// resolvePins reads again what the remembered remote refs name now, as
-// the fingerprint the memo keeps (that of no pins when there are none).
-func (b *Bot) resolvePins(ctx context.Context, encoded string) (string, error) {
-	var pins []archive.RemotePin
-	if encoded != "" {
-		if err := json.Unmarshal([]byte(encoded), &pins); err != nil {
-			return "", err
-		}
-	}
-	for i := range pins {
-		sha, err := b.Archives.Resolve(ctx, pins[i])
-		if err != nil {
-			return "", err
-		}
-		pins[i].SHA = sha
-	}
-	return keyed.Fingerprint(pins), nil
 }
 
 // checkNotes are the poll's GitOps notes for the check run, with the

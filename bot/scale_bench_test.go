@@ -92,7 +92,7 @@ func (w *scaleWorld) settle(b *testing.B) {
 	for i := 0; ; i++ {
 		pending := 0
 		for _, t := range w.r.Targets {
-			if _, ok := w.r.Bot.memo.Get(t.Config.Name); !ok {
+			if _, ok := w.r.Bot.memory.Get(t.Config.Name); !ok {
 				pending++
 			}
 		}

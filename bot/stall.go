@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot/archive"
 	"github.com/driftback/driftback/bot/checks"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/prbody"
@@ -39,24 +40,15 @@ type appliedErr struct{ err error }
 func (e *appliedErr) Error() string { return e.err.Error() }
 func (e *appliedErr) Unwrap() error { return e.err }
 
-// missingCommit is a revision GitHub answers 404 for.
-type missingCommit struct {
-	sha string
-	err error
-}
-
-func (e *missingCommit) Error() string { return e.err.Error() }
-func (e *missingCommit) Unwrap() error { return e.err }
-
 // stallOf says whether err is a stall, and what the check run says about it.
 // The text depends only on the cause (never on a request id or a time), so
 // the same cause poll after poll is the same check-run content, which
 // postChecks does not post again.
 func stallOf(p *poll, err error) *stall {
 	tc := p.Target
-	var mc *missingCommit
+	var mc *archive.MissingCommit
 	if errors.As(err, &mc) {
-		raw := mc.sha
+		raw := mc.SHA
 		if p.Applied != nil && p.Applied.Raw != "" {
 			raw = p.Applied.Raw
 		}
@@ -66,8 +58,8 @@ func stallOf(p *poll, err error) *stall {
 				"(a force-pushed branch, or a source that points at another repository). driftback cannot render what the cluster runs, "+
 				"so it gives no verdict and leaves the pull request and its branch as they are.\n\n"+
 				"How to fix: let the GitOps tool apply a commit of `%s` (check its source's URL and branch), or point the target at the repository it deploys from.",
-				tc.Cluster, report.Quoted(raw), p.Owner, p.Repo, githubapi.ShortSHA(mc.sha), tc.Repo),
-			short: fmt.Sprintf("the revision the cluster runs (%s) is a commit GitHub does not have", report.Quoted(githubapi.ShortSHA(mc.sha))),
+				tc.Cluster, report.Quoted(raw), p.Owner, p.Repo, githubapi.ShortSHA(mc.SHA), tc.Repo),
+			short: fmt.Sprintf("the revision the cluster runs (%s) is a commit GitHub does not have", report.Quoted(githubapi.ShortSHA(mc.SHA))),
 		}
 	}
 	status, ok := cluster.RefusedRead(err)

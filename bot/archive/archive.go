@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/internal/repofs"
 )
 
@@ -278,3 +279,38 @@ func untar(r io.Reader, maxBytes int64) (*repofs.Repo, error) {
 
 // DownloadTimeout bounds one tarball download, body included.
 const DownloadTimeout = 5 * time.Minute
+
+// At is repository owner/repo at rev with the remote bases root names
+// mounted; the refs those resolved to are added to pins when
+// pins is not nil.
+func (s *Archives) At(ctx context.Context, owner, repo, rev, base, root string, pins *[]RemotePin) (*analyzer.Snapshot, error) {
+	snap, err := s.Load(ctx, owner, repo, rev)
+	if err != nil && rev != base && (errors.Is(err, ErrNoSuchRevision) || githubapi.IsNotFound(err)) {
+		// The base head exists; a revision the tool applied may not.
+		return nil, &MissingCommit{SHA: rev, Err: err}
+	}
+	if err != nil {
+		return nil, err
+	}
+	mounted, pinned, err := s.WithRemotes(ctx, snap, owner+"/"+repo+"@"+rev, root)
+	if pins != nil {
+		for _, pin := range pinned {
+			// A plan loads the applied revision and the base: a ref both
+			// name is remembered once.
+			if !slices.Contains(*pins, pin) {
+				*pins = append(*pins, pin)
+			}
+		}
+	}
+	return mounted, err
+}
+
+// MissingCommit is a revision GitHub answers 404 for: one the GitOps tool
+// applied that the repository does not have (the base head always exists).
+type MissingCommit struct {
+	SHA string
+	Err error
+}
+
+func (e *MissingCommit) Error() string { return e.Err.Error() }
+func (e *MissingCommit) Unwrap() error { return e.Err }

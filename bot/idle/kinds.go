@@ -1,10 +1,11 @@
-package bot
+package idle
 
 import (
 	"slices"
 	"strings"
 
 	"github.com/driftback/driftback/bot/keyed"
+	"github.com/driftback/driftback/bot/pollstate"
 	"github.com/driftback/driftback/cluster"
 )
 
@@ -22,32 +23,32 @@ import (
 
 // kindsKey names what a target's rendered kinds depend on that a poll
 // knows before it lists.
-func kindsKey(p *poll) string {
+func kindsKey(p *pollstate.Poll) string {
 	return p.At.Base + "\x00" + appliedFingerprint(p) + "\x00" + keyed.Fingerprint(p.Target)
 }
 
-// readKinds is the kinds this poll may narrow its listing to, or nil for
+// ReadKinds is the kinds this poll may narrow its listing to, or nil for
 // every kind in scope.
-func (b *Bot) readKinds(p *poll) []string {
-	last, ok := b.memo.Get(p.Target.Name)
-	if !ok || last.kinds == "" || last.kindsAt != kindsKey(p) {
+func (mem *Memory) ReadKinds(p *pollstate.Poll) []string {
+	last, ok := mem.memos.Get(p.Target.Name)
+	if !ok || last.Kinds == "" || last.KindsAt != kindsKey(p) {
 		return nil
 	}
-	return strings.Split(last.kinds, "\n")
+	return strings.Split(last.Kinds, "\n")
 }
 
-// liveFingerprint is what an idle poll compares of its read: the objects
+// LiveFingerprint is what an idle poll compares of its read: the objects
 // and coverage of kinds (all, when nil) and the applied revision. A read
 // of every kind and a read narrowed to kinds give the same fingerprint
 // when nothing of those kinds moved.
-func liveFingerprint(p *poll, kinds []string) string {
+func LiveFingerprint(p *pollstate.Poll, kinds []string) string {
 	read := cluster.Narrow(cluster.Listing{Objects: p.Objs, Coverage: p.Coverage}, kinds)
 	return keyed.Fingerprint(read.Objects) + keyed.Fingerprint(read.Coverage) + appliedFingerprint(p)
 }
 
-// covers reports whether a listing narrowed to read (nil: every kind)
+// Covers reports whether a listing narrowed to read (nil: every kind)
 // holds every kind in kinds.
-func covers(read, kinds []string) bool {
+func Covers(read, kinds []string) bool {
 	if read == nil {
 		return true
 	}
