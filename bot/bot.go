@@ -18,6 +18,7 @@ import (
 	"github.com/driftback/driftback/bot/keyed"
 	"github.com/driftback/driftback/bot/metrics"
 	"github.com/driftback/driftback/bot/pollstate"
+	"github.com/driftback/driftback/bot/pullrequest"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 )
@@ -126,9 +127,13 @@ func (b *Bot) checks(p *poll) checks.Poster {
 	return checks.Poster{App: b.application(), Place: p.Place, Rerun: p.Rerun}
 }
 
-// commits writes the poll's commit and reads its branch's head.
-func (b *Bot) commits(p *poll) commit.Writer {
-	return commit.Writer{App: b.application(), Place: p.Place, Attribution: p.Attribution, CoAuthors: p.CoAuthors, Logins: &b.logins}
+// keeper keeps the poll's pull request, built from the Bot's fields as
+// they are now.
+func (b *Bot) keeper() *pullrequest.Keeper {
+	return &pullrequest.Keeper{App: b.application(), Logins: &b.logins, Blocked: &b.blocked,
+		Fresh: func(ctx context.Context, p *pollstate.Poll) ([]*github.PullRequest, error) {
+			return b.reads.FreshPRs(ctx, b.GitHub, p)
+		}}
 }
 
 // loader loads the poll's repository at a revision, its remote bases

@@ -346,7 +346,7 @@ func TestBodyKeepsAMargin(t *testing.T) {
 			From: strings.Repeat("a", 40), To: strings.Repeat("b", 40), File: "base/web.yaml", Line: i + 1, Route: "source"})
 	}
 	p := &poll{t: h.target, Poll: &pollstate.Poll{Place: app.Place{Target: h.target.Config, Owner: owner, Repo: repo, Branch: branch}}}
-	body := h.bot.body(p, plan, prbody.State{Version: 1, Target: "shop-prod"}, "0123456789012345678901234567890123456789")
+	body := h.bot.keeper().Body(p.Poll, plan, prbody.State{Version: 1, Target: "shop-prod"}, "0123456789012345678901234567890123456789")
 	if n := len([]rune(body)); n > 60000 {
 		t.Fatalf("%d characters", n)
 	}
@@ -532,7 +532,7 @@ func TestBodyLinksFollowTheHost(t *testing.T) {
 			gh = github.NewClient(nil)
 		}
 		b := &Bot{GitHub: gh}
-		if body := b.body(p, plan, prbody.State{Version: 1}, "abc"); !strings.Contains(body, "]("+web+"abc/base/web.yaml#L7)") {
+		if body := b.keeper().Body(p.Poll, plan, prbody.State{Version: 1}, "abc"); !strings.Contains(body, "]("+web+"abc/base/web.yaml#L7)") {
 			t.Errorf("%s: no link to %s in\n%s", api, web, body)
 		}
 	}
@@ -607,7 +607,8 @@ func TestSymlinkOnTheBaseIsNotWrittenThrough(t *testing.T) {
 	h.base = h.srv.Chmod(owner, repo, "main", "alice", "base/web.yaml", "120000")
 	p := &poll{t: h.target, Poll: &pollstate.Poll{Place: app.Place{Target: h.target.Config, Log: h.bot.log(), Owner: owner, Repo: repo, Branch: branch, BaseSHA: h.base}}}
 	plan := &analyzer.Plan{Root: "overlays/prod", Files: []analyzer.File{{Path: "base/web.yaml", Content: "kind: X\n"}}}
-	if _, err := h.bot.commits(p).Push(h.ctx, plan, commit.Move{}); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+	w := commit.Writer{App: h.bot.application(), Place: p.Place, Logins: &commit.Logins{}}
+	if _, err := w.Push(h.ctx, plan, commit.Move{}); err == nil || !strings.Contains(err.Error(), "symbolic link") {
 		t.Fatalf("err = %v", err)
 	}
 	if _, ok := h.srv.Branch(owner, repo, branch); ok {

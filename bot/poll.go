@@ -19,6 +19,7 @@ import (
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/idle"
 	"github.com/driftback/driftback/bot/pollstate"
+	"github.com/driftback/driftback/bot/pullrequest"
 	"github.com/driftback/driftback/bot/targetplan"
 	"github.com/driftback/driftback/cluster"
 )
@@ -187,10 +188,10 @@ func listLive(ctx context.Context, p *poll) error {
 // in line with the plan.
 func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 	tc := p.Target
-	if open, _ := splitPRs(p.PRs); open != nil && !b.application().Owns(open) {
+	if open, _ := pullrequest.SplitPRs(p.PRs); open != nil && !b.application().Owns(open) {
 		// Another installation's pull request: never closed, pushed to or
 		// rebuilt by this one, whatever its own plan says.
-		return b.overlap(ctx, p, app.InstanceOf(open), fmt.Sprintf("pull request #%d", open.GetNumber()))
+		return b.keeper().Overlap(ctx, p.Poll, app.InstanceOf(open), fmt.Sprintf("pull request #%d", open.GetNumber()))
 	}
 	b.Metrics.Set("driftback_target_overlap", map[string]string{"target": tc.Name}, 0)
 	plan, err := b.plan(ctx, p)
@@ -229,7 +230,7 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 	}
 	b.Metrics.Add("driftback_edits_total", map[string]string{"target": tc.Name}, float64(len(plan.Edits)))
 
-	open, lastClosed := splitPRs(p.PRs)
+	open, lastClosed := pullrequest.SplitPRs(p.PRs)
 	var pr *github.PullRequest
 	switch {
 	case len(plan.Files) == 0 && gone(plan):
@@ -237,22 +238,22 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 		// gone", so what is open stays open.
 	case p.Review.AllDeclined(plan):
 		// Every row declined: closed as a reviewer's close is (review.go).
-		if open, err = b.declinedAll(ctx, p, plan, open, lastClosed); err != nil {
+		if open, err = b.keeper().DeclinedAll(ctx, p.Poll, plan, open, lastClosed); err != nil {
 			return err
 		}
 	case len(plan.Files) == 0:
 		// Nothing to propose: drift gone (merged, or reverted in the
 		// cluster).
-		if open, err = b.resolved(ctx, p, plan, open, lastClosed); err != nil {
+		if open, err = b.keeper().Resolved(ctx, p.Poll, plan, open, lastClosed); err != nil {
 			return err
 		}
 	default:
-		pr, err = b.propose(ctx, p, plan, open, lastClosed)
+		pr, err = b.keeper().Propose(ctx, p.Poll, plan, open, lastClosed)
 		if err != nil || p.Out.Overlap != "" {
 			return err
 		}
 	}
-	if err := b.dropStallNote(ctx, p, pr, open); err != nil {
+	if err := b.keeper().DropStallNote(ctx, p.Poll, pr, open); err != nil {
 		return err
 	}
 	res := checks.ResultOf(plan, tc, checkNotes(p, plan))
@@ -299,7 +300,7 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 		Load: func(ctx context.Context, rev string) (*analyzer.Snapshot, error) {
 			return b.Archives.At(ctx, p.Owner, p.Repo, rev, p.BaseSHA, p.Target.Root, &p.Pins)
 		},
-		Decline: func(full *analyzer.Plan) []analyzer.Edit { return b.decide(p, full) },
+		Decline: func(full *analyzer.Plan) []analyzer.Edit { return b.keeper().Decide(p.Poll, full) },
 	})
 	p.Out.Waiting = res.Waiting
 	p.Enforcement, p.Restoring = res.Enforcement, res.Restoring

@@ -83,7 +83,7 @@ func TestBodyWithVeryLongNamesStaysUnderGitHubsLimit(t *testing.T) {
 	}
 	p := &poll{t: h.target, Poll: &pollstate.Poll{Enforcement: a.Enforcement, Objs: objs, Place: app.Place{Target: h.target.Config, Owner: owner, Repo: repo, Branch: branch, BaseSHA: h.base}}}
 	st := prbody.State{Version: 1, Target: h.target.Config.Name, Edits: "e", Declined: []string{"k1", "k2"}}
-	body := h.bot.body(p, plan, st, "")
+	body := h.bot.keeper().Body(p.Poll, plan, st, "")
 	if n := utf8.RuneCountInString(body); n > prbody.MaxBody {
 		t.Fatalf("the body is %d characters, over %d", n, prbody.MaxBody)
 	}

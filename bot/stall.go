@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/google/go-github/v62/github"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/driftback/driftback/bot/checks"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/prbody"
+	"github.com/driftback/driftback/bot/pullrequest"
 	"github.com/driftback/driftback/cluster"
 )
 
@@ -125,7 +125,7 @@ func (b *Bot) stalled(ctx context.Context, p *poll, s *stall, cause error) error
 			return errors.Join(cause, err)
 		}
 	}
-	open, _ := splitPRs(p.PRs)
+	open, _ := pullrequest.SplitPRs(p.PRs)
 	if open == nil || !b.application().Owns(open) {
 		return cause
 	}
@@ -133,7 +133,7 @@ func (b *Bot) stalled(ctx context.Context, p *poll, s *stall, cause error) error
 	if body == open.GetBody() {
 		return cause
 	}
-	moved, err := b.bodyMoved(ctx, p, open)
+	moved, err := b.keeper().BodyMoved(ctx, p.Poll, open)
 	if err != nil {
 		return errors.Join(cause, err)
 	}
@@ -153,30 +153,4 @@ func (b *Bot) stalled(ctx context.Context, p *poll, s *stall, cause error) error
 type stallSeen struct {
 	id    string
 	polls int
-}
-
-// dropStallNote takes the note of a failure that has ended off the open
-// pull request when this poll did not render its body anew (the branch is
-// blocked, or a rendered object is missing from the cluster). pr is what
-// propose left, open what the poll listed.
-func (b *Bot) dropStallNote(ctx context.Context, p *poll, pr, open *github.PullRequest) error {
-	cur := pr
-	if cur == nil {
-		cur = open
-	}
-	if cur == nil || p.BodyMoved || !strings.Contains(cur.GetBody(), prbody.StallMarker) {
-		// p.BodyMoved: a person changed the body during the poll, and cur
-		// is the body from before; the next poll drops the note.
-		return nil
-	}
-	if moved, err := b.bodyMoved(ctx, p, cur); err != nil || moved {
-		return err
-	}
-	body := prbody.WithoutStallNote(cur.GetBody())
-	edited, _, err := b.GitHub.PullRequests.Edit(ctx, p.Owner, p.Repo, cur.GetNumber(), &github.PullRequest{Body: github.String(body)})
-	if err != nil {
-		return fmt.Errorf("update pull request #%d: %w", cur.GetNumber(), err)
-	}
-	cur.Body = edited.Body
-	return nil
 }

@@ -1,4 +1,4 @@
-package bot
+package pullrequest
 
 import (
 	"context"
@@ -12,28 +12,56 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot/app"
+	"github.com/driftback/driftback/bot/checks"
 	"github.com/driftback/driftback/bot/commit"
 	"github.com/driftback/driftback/bot/enforce"
 	"github.com/driftback/driftback/bot/githubapi"
+	"github.com/driftback/driftback/bot/keyed"
+	"github.com/driftback/driftback/bot/pollstate"
 	"github.com/driftback/driftback/bot/prbody"
 	"github.com/driftback/driftback/cluster"
 )
 
-// propose brings the branch and the pull request in line with the plan.
-func (b *Bot) propose(ctx context.Context, p *poll, plan *analyzer.Plan, open, lastClosed *github.PullRequest) (*github.PullRequest, error) {
+// Keeper keeps one target's pull request in line with its plan: it opens,
+// updates and closes the pull request and its branch, as this
+// installation and only ever over what it wrote. The bot makes one per
+// poll from its current fields.
+type Keeper struct {
+	App *app.App
+	// Logins remembers co-authors' trailers across polls.
+	Logins *commit.Logins
+	// Blocked remembers, per target, a branch move GitHub refused.
+	Blocked *keyed.Map[commit.Blocked]
+	// Fresh lists the target's pull requests now, past the round's probe.
+	Fresh func(ctx context.Context, p *pollstate.Poll) ([]*github.PullRequest, error)
+}
+
+// commits writes the poll's commit and reads whose its branch's head is.
+func (k *Keeper) commits(p *pollstate.Poll) commit.Writer {
+	return commit.Writer{App: k.App, Place: p.Place, Attribution: p.Attribution, CoAuthors: p.CoAuthors, Logins: k.Logins}
+}
+
+// checks posts the poll's check runs.
+func (k *Keeper) checks(p *pollstate.Poll) checks.Poster {
+	return checks.Poster{App: k.App, Place: p.Place, Rerun: p.Rerun}
+}
+
+// Propose brings the branch and the pull request in line with the plan.
+func (k *Keeper) Propose(ctx context.Context, p *pollstate.Poll, plan *analyzer.Plan, open, lastClosed *github.PullRequest) (*github.PullRequest, error) {
 	tc := p.Target
 	hash := prbody.EditSetHash(plan.Files)
-	if open == nil && b.declinedBefore(ctx, p, lastClosed, hash) {
+	if open == nil && k.declinedBefore(ctx, p, lastClosed, hash) {
 		return nil, nil
 	}
-	br, err := b.readBranch(ctx, p, open)
+	br, err := k.readBranch(ctx, p, open)
 	if err != nil {
 		return nil, err
 	}
 	if br.own.Instance != "" && open == nil {
 		// Another installation pushed the branch and has not opened its
 		// pull request yet (or its poll ended in between).
-		return nil, b.overlap(ctx, p, br.own.Instance, fmt.Sprintf("branch `%s`", p.Branch))
+		return nil, k.Overlap(ctx, p, br.own.Instance, fmt.Sprintf("branch `%s`", p.Branch))
 	}
 	regenerate := open != nil && prbody.RegenerateTicked(open.GetBody())
 	p.Out.Frozen = br.exists && !br.ours && !regenerate
@@ -48,18 +76,18 @@ func (b *Bot) propose(ctx context.Context, p *poll, plan *analyzer.Plan, open, l
 	st, head := br.st, br.head
 	if !p.Out.Frozen {
 		var refused bool
-		if head, refused, err = b.updateBranch(ctx, p, plan, br, hash); err != nil {
+		if head, refused, err = k.updateBranch(ctx, p, plan, br, hash); err != nil {
 			return nil, err
 		}
 		if refused {
 			return open, nil
 		}
-		st = prbody.State{Version: 1, Target: tc.Name, Instance: b.application().Stamp(), Edits: hash, Head: head, Base: p.BaseSHA, Undressed: br.undressed}
+		st = prbody.State{Version: 1, Target: tc.Name, Instance: k.App.Stamp(), Edits: hash, Head: head, Base: p.BaseSHA, Undressed: br.undressed}
 	} else {
-		st.Version, st.Target, st.Instance, st.Closed = 1, tc.Name, b.application().Stamp(), ""
+		st.Version, st.Target, st.Instance, st.Closed = 1, tc.Name, k.App.Stamp(), ""
 	}
 	st.Declined = p.Review.Keys()
-	return b.publish(ctx, p, plan, open, st, head)
+	return k.publish(ctx, p, plan, open, st, head)
 }
 
 // declinedBefore reports whether a reviewer closed, unmerged, a pull
@@ -67,7 +95,7 @@ func (b *Bot) propose(ctx context.Context, p *poll, plan *analyzer.Plan, open, l
 // the bot stays quiet until the live state changes. The list answers
 // pull-request-simple: merged_at, not merged, tells a merged pull request
 // from a declined one.
-func (b *Bot) declinedBefore(ctx context.Context, p *poll, lastClosed *github.PullRequest, hash string) bool {
+func (k *Keeper) declinedBefore(ctx context.Context, p *pollstate.Poll, lastClosed *github.PullRequest, hash string) bool {
 	if lastClosed == nil || lastClosed.MergedAt != nil {
 		return false
 	}
@@ -75,7 +103,7 @@ func (b *Bot) declinedBefore(ctx context.Context, p *poll, lastClosed *github.Pu
 	if !ok || st.Edits != hash || st.Closed != "" {
 		return false
 	}
-	if _, exists := b.application().BranchHead(ctx, p.Place); !exists {
+	if _, exists := k.App.BranchHead(ctx, p.Place); !exists {
 		return false
 	}
 	p.Out.Declined = true
@@ -97,17 +125,17 @@ type branchState struct {
 }
 
 // readBranch reads the branch head and whose commit it is.
-func (b *Bot) readBranch(ctx context.Context, p *poll, open *github.PullRequest) (branchState, error) {
+func (k *Keeper) readBranch(ctx context.Context, p *pollstate.Poll, open *github.PullRequest) (branchState, error) {
 	br := branchState{undressed: wantsDressing(p)}
 	if open != nil {
 		br.st, _ = prbody.ParseState(open.GetBody())
 		br.undressed = br.st.Undressed
 	}
-	br.head, br.exists = b.application().BranchHead(ctx, p.Place)
+	br.head, br.exists = k.App.BranchHead(ctx, p.Place)
 	if !br.exists {
 		return br, nil
 	}
-	own, ok, err := b.commits(p).OwnHead(ctx, br.head)
+	own, ok, err := k.commits(p).OwnHead(ctx, br.head)
 	if err != nil {
 		return br, err
 	}
@@ -127,12 +155,12 @@ func (b *Bot) readBranch(ctx context.Context, p *poll, open *github.PullRequest)
 // already, and returns the branch's head. refused says GitHub refused the
 // move, now or before for the same base, edits and head (p records why):
 // the pull request then stays as it is.
-func (b *Bot) updateBranch(ctx context.Context, p *poll, plan *analyzer.Plan, br branchState, hash string) (head string, refused bool, err error) {
+func (k *Keeper) updateBranch(ctx context.Context, p *pollstate.Poll, plan *analyzer.Plan, br branchState, hash string) (head string, refused bool, err error) {
 	tc := p.Target
 	head = br.head
 	upToDate := br.exists && head == br.st.Head && br.st.Base == p.BaseSHA && br.st.Edits == hash
 	at := commit.BlockKey{Base: p.BaseSHA, Edits: hash, Head: head}
-	if r, ok := b.blocked.Get(tc.Name); ok && r.At == at && !upToDate {
+	if r, ok := k.Blocked.Get(tc.Name); ok && r.At == at && !upToDate {
 		// GitHub refused this very move before; asking again spends a
 		// write for the same answer.
 		p.Refused, p.Out.Blocked = r.Why, r.Why.Reason
@@ -141,10 +169,10 @@ func (b *Bot) updateBranch(ctx context.Context, p *poll, plan *analyzer.Plan, br
 	if upToDate {
 		return head, false, nil
 	}
-	sha, err := b.commits(p).Push(ctx, plan, commit.Move{Exists: br.exists, Head: head})
+	sha, err := k.commits(p).Push(ctx, plan, commit.Move{Exists: br.exists, Head: head})
 	var why *commit.Refused
 	if errors.As(err, &why) {
-		b.blocked.Set(tc.Name, commit.Blocked{At: at, Why: why})
+		k.Blocked.Set(tc.Name, commit.Blocked{At: at, Why: why})
 		p.Refused, p.Out.Blocked = why, why.Reason
 		p.Log.Error("GitHub refused to move the branch; not asking again until the base, the edits or the branch change",
 			"branch", p.Branch, "reason", why.Reason)
@@ -153,40 +181,40 @@ func (b *Bot) updateBranch(ctx context.Context, p *poll, plan *analyzer.Plan, br
 	if err != nil {
 		return "", false, err
 	}
-	b.blocked.Forget(tc.Name)
+	k.Blocked.Forget(tc.Name)
 	p.Out.Pushed = true
-	b.Metrics.Inc("driftback_commits_total", map[string]string{"target": tc.Name})
+	k.App.Metrics.Inc("driftback_commits_total", map[string]string{"target": tc.Name})
 	return sha, false, nil
 }
 
 // publish opens the pull request if there is none, dresses it as
 // configured, and brings its body in line with the plan and state st.
-func (b *Bot) publish(ctx context.Context, p *poll, plan *analyzer.Plan, open *github.PullRequest, st prbody.State, head string) (*github.PullRequest, error) {
-	body := b.body(p, plan, st, head)
+func (k *Keeper) publish(ctx context.Context, p *pollstate.Poll, plan *analyzer.Plan, open *github.PullRequest, st prbody.State, head string) (*github.PullRequest, error) {
+	body := k.Body(p, plan, st, head)
 	created := open == nil
 	if open == nil {
-		pr, err := b.createPR(ctx, p, body)
+		pr, err := k.createPR(ctx, p, body)
 		if err != nil {
 			return nil, err
 		}
 		p.Log.Info("opened pull request", "pr", pr.GetNumber(), "edits", len(plan.Edits), "refusals", len(plan.Refusals))
 		open = pr
 	}
-	if st.Undressed && b.dress(ctx, p, open.GetNumber()) {
+	if st.Undressed && k.dress(ctx, p, open.GetNumber()) {
 		st.Undressed = false
-		body = b.body(p, plan, st, head)
+		body = k.Body(p, plan, st, head)
 	}
 	// A body others edited around driftback's part is theirs to keep.
 	stale := open.GetBody() != body && !prbody.OwnPartCurrent(open.GetBody(), body)
 	moved := false
 	if stale && !created {
 		var err error
-		if moved, err = b.bodyMoved(ctx, p, open); err != nil {
+		if moved, err = k.BodyMoved(ctx, p, open); err != nil {
 			return nil, err
 		}
 	}
 	if stale && !moved {
-		pr, _, err := b.GitHub.PullRequests.Edit(ctx, p.Owner, p.Repo, open.GetNumber(), &github.PullRequest{Body: github.String(body)})
+		pr, _, err := k.App.GitHub.PullRequests.Edit(ctx, p.Owner, p.Repo, open.GetNumber(), &github.PullRequest{Body: github.String(body)})
 		if err != nil {
 			return nil, fmt.Errorf("update pull request #%d: %w", open.GetNumber(), err)
 		}
@@ -202,11 +230,11 @@ func (b *Bot) publish(ctx context.Context, p *poll, plan *analyzer.Plan, open *g
 // createPR opens the target's pull request. When the answer is lost (or
 // one was opened since the list was read) it looks for the pull request by
 // its branch before trying again, so there is never a second one.
-func (b *Bot) createPR(ctx context.Context, p *poll, body string) (*github.PullRequest, error) {
+func (k *Keeper) createPR(ctx context.Context, p *pollstate.Poll, body string) (*github.PullRequest, error) {
 	tc := p.Target
 	draft := tc.PullRequest != nil && tc.PullRequest.Draft != nil && *tc.PullRequest.Draft
 	create := func() (*github.PullRequest, error) {
-		pr, _, err := b.GitHub.PullRequests.Create(ctx, p.Owner, p.Repo, &github.NewPullRequest{
+		pr, _, err := k.App.GitHub.PullRequests.Create(ctx, p.Owner, p.Repo, &github.NewPullRequest{
 			Title: github.String(fmt.Sprintf("driftback: bring %s in line with the cluster", tc.Name)),
 			Head:  github.String(p.Branch), Base: github.String(p.BaseBranch), Body: github.String(body), Draft: github.Bool(draft),
 		})
@@ -228,11 +256,11 @@ func (b *Bot) createPR(ctx context.Context, p *poll, body string) (*github.PullR
 	if !githubapi.UnknownOutcome(ctx, err) && !githubapi.IsUnprocessable(err) {
 		return nil, fmt.Errorf("create pull request for %s: %w", p.Branch, err)
 	}
-	prs, lerr := b.reads.FreshPRs(ctx, b.GitHub, p.Poll)
+	prs, lerr := k.Fresh(ctx, p)
 	if lerr != nil {
 		return nil, fmt.Errorf("create pull request for %s: %w (and looking for it: %v)", p.Branch, err, lerr)
 	}
-	if open, _ := splitPRs(prs); open != nil {
+	if open, _ := SplitPRs(prs); open != nil {
 		p.Log.Warn("pull request found after a failed create; adopting it", "pr", open.GetNumber(), "error", err.Error())
 		return open, nil
 	}
@@ -247,7 +275,7 @@ func (b *Bot) createPR(ctx context.Context, p *poll, body string) (*github.PullR
 
 // wantsDressing says whether the target's pull requests get labels or
 // reviewers.
-func wantsDressing(p *poll) bool {
+func wantsDressing(p *pollstate.Poll) bool {
 	pr := p.Target.PullRequest
 	return pr != nil && len(pr.Labels)+len(pr.Reviewers)+len(pr.TeamReviewers) > 0
 }
@@ -257,7 +285,7 @@ func wantsDressing(p *poll) bool {
 // missing team or a non-collaborator is not worth failing polls over). A
 // transient failure leaves it for the next poll, which the state's
 // Undressed flag tells to try again, even in another process.
-func (b *Bot) dress(ctx context.Context, p *poll, number int) bool {
+func (k *Keeper) dress(ctx context.Context, p *pollstate.Poll, number int) bool {
 	cfg := p.Target.PullRequest
 	settled := func(what string, err error) bool {
 		if err == nil {
@@ -268,26 +296,26 @@ func (b *Bot) dress(ctx context.Context, p *poll, number int) bool {
 	}
 	ok := true
 	if len(cfg.Labels) > 0 {
-		_, _, err := b.GitHub.Issues.AddLabelsToIssue(ctx, p.Owner, p.Repo, number, cfg.Labels)
+		_, _, err := k.App.GitHub.Issues.AddLabelsToIssue(ctx, p.Owner, p.Repo, number, cfg.Labels)
 		ok = settled("label pull request", err)
 	}
 	if len(cfg.Reviewers)+len(cfg.TeamReviewers) > 0 {
-		_, _, err := b.GitHub.PullRequests.RequestReviewers(ctx, p.Owner, p.Repo, number, github.ReviewersRequest{
+		_, _, err := k.App.GitHub.PullRequests.RequestReviewers(ctx, p.Owner, p.Repo, number, github.ReviewersRequest{
 			Reviewers: cfg.Reviewers, TeamReviewers: cfg.TeamReviewers})
 		ok = settled("request reviewers", err) && ok
 	}
 	return ok
 }
 
-// resolved ends a poll with nothing to propose because the drift is gone:
+// Resolved ends a poll with nothing to propose because the drift is gone:
 // it closes what is open and removes a branch of ours that no open pull
 // request holds. It returns the pull request still open, if any (its body
 // changed during the poll: the next poll closes it).
-func (b *Bot) resolved(ctx context.Context, p *poll, plan *analyzer.Plan, open, lastClosed *github.PullRequest) (*github.PullRequest, error) {
+func (k *Keeper) Resolved(ctx context.Context, p *pollstate.Poll, plan *analyzer.Plan, open, lastClosed *github.PullRequest) (*github.PullRequest, error) {
 	if open == nil {
-		return nil, b.dropOrphan(ctx, p, lastClosed)
+		return nil, k.dropOrphan(ctx, p, lastClosed)
 	}
-	closed, err := b.closeResolved(ctx, p, plan, open)
+	closed, err := k.closeResolved(ctx, p, plan, open)
 	if err != nil || closed {
 		return nil, err
 	}
@@ -302,29 +330,29 @@ const resolvedMarker = "<!-- driftback:resolved -->"
 // branch only when nobody else committed to it. The comment comes first
 // and only once: a close that keeps failing does not add one per poll.
 // It reports whether it closed the PR.
-func (b *Bot) closeResolved(ctx context.Context, p *poll, plan *analyzer.Plan, pr *github.PullRequest) (bool, error) {
+func (k *Keeper) closeResolved(ctx context.Context, p *pollstate.Poll, plan *analyzer.Plan, pr *github.PullRequest) (bool, error) {
 	tc := p.Target
 	// The close rewrites the body from the one the poll listed: a body a
 	// person changed since then is left for the next poll, which closes
 	// it from theirs.
-	if moved, err := b.bodyMoved(ctx, p, pr); err != nil || moved {
+	if moved, err := k.BodyMoved(ctx, p, pr); err != nil || moved {
 		return false, err
 	}
-	if err := b.commentOnce(ctx, p, pr.GetNumber(), closingComment(p)+"\n\n"+resolvedMarker); err != nil {
+	if err := k.commentOnce(ctx, p, pr.GetNumber(), closingComment(p)+"\n\n"+resolvedMarker); err != nil {
 		return false, err
 	}
 	st, _ := prbody.ParseState(pr.GetBody())
-	st.Version, st.Target, st.Instance, st.Closed = 1, tc.Name, b.application().Stamp(), "driftback"
+	st.Version, st.Target, st.Instance, st.Closed = 1, tc.Name, k.App.Stamp(), "driftback"
 	body := report.ReplaceState(prbody.WithoutStallNote(pr.GetBody()), st.Encode())
 	if utf8.RuneCountInString(body) > prbody.MaxBody {
 		// Someone (or an older driftback) left a body near GitHub's limit:
 		// say what is true now rather than grow it past the limit.
-		body = b.body(p, plan, st, "")
+		body = k.Body(p, plan, st, "")
 	}
-	if _, _, err := b.GitHub.PullRequests.Edit(ctx, p.Owner, p.Repo, pr.GetNumber(), &github.PullRequest{State: github.String("closed"), Body: github.String(body)}); err != nil {
+	if _, _, err := k.App.GitHub.PullRequests.Edit(ctx, p.Owner, p.Repo, pr.GetNumber(), &github.PullRequest{State: github.String("closed"), Body: github.String(body)}); err != nil {
 		return false, fmt.Errorf("close #%d: %w", pr.GetNumber(), err)
 	}
-	return true, b.dropBranch(ctx, p, pr.GetHead().GetSHA())
+	return true, k.dropBranch(ctx, p, pr.GetHead().GetSHA())
 }
 
 // draftsUnsupported is GitHub's 422 for a draft pull request in a
@@ -348,7 +376,7 @@ func draftsUnsupported(err error) bool {
 // closingComment says why the pull request closes: the cluster matches
 // Git again, or the GitOps tool will put Git's values back on its own; it
 // names the tool and the revision it applies.
-func closingComment(p *poll) string {
+func closingComment(p *pollstate.Poll) string {
 	e := p.Enforcement
 	rev := ""
 	if p.Applied != nil && p.Applied.Raw != "" {
@@ -370,9 +398,9 @@ func closingComment(p *poll) string {
 // or a person merged the last one (a poll ended between the close and the
 // delete). A branch left by a declined pull request stays: it is how a
 // later poll knows the edit set was declined.
-func (b *Bot) dropOrphan(ctx context.Context, p *poll, lastClosed *github.PullRequest) error {
+func (k *Keeper) dropOrphan(ctx context.Context, p *pollstate.Poll, lastClosed *github.PullRequest) error {
 	keptBy := ""
-	if lastClosed != nil && !b.application().Owns(lastClosed) {
+	if lastClosed != nil && !k.App.Owns(lastClosed) {
 		return nil // another installation's branch to remove
 	}
 	if lastClosed != nil {
@@ -382,24 +410,24 @@ func (b *Bot) dropOrphan(ctx context.Context, p *poll, lastClosed *github.PullRe
 		}
 		keptBy = lastClosed.GetHead().GetSHA()
 	}
-	return b.dropBranch(ctx, p, keptBy)
+	return k.dropBranch(ctx, p, keptBy)
 }
 
 // dropBranch deletes the target's branch when nothing on it would be lost:
 // its head is driftback's own commit, or exactly keptBy, the head of a
 // closed pull request (whose commits stay on that pull request, and from
 // which GitHub restores the branch).
-func (b *Bot) dropBranch(ctx context.Context, p *poll, keptBy string) error {
-	head, ok := b.application().BranchHead(ctx, p.Place)
+func (k *Keeper) dropBranch(ctx context.Context, p *pollstate.Poll, keptBy string) error {
+	head, ok := k.App.BranchHead(ctx, p.Place)
 	if !ok {
 		return nil
 	}
 	if head != keptBy {
-		if _, own, err := b.commits(p).OwnHead(ctx, head); err != nil || !own {
+		if _, own, err := k.commits(p).OwnHead(ctx, head); err != nil || !own {
 			return err
 		}
 	}
-	_, err := b.GitHub.Git.DeleteRef(ctx, p.Owner, p.Repo, "heads/"+p.Branch)
+	_, err := k.App.GitHub.Git.DeleteRef(ctx, p.Owner, p.Repo, "heads/"+p.Branch)
 	refused := commit.RefusalOf(err)
 	switch {
 	case err == nil || githubapi.IsNotFound(err) || commit.RefGone(err):
@@ -415,12 +443,12 @@ func (b *Bot) dropBranch(ctx context.Context, p *poll, keptBy string) error {
 // commentOnce comments on an issue unless a comment holding marker is
 // there already; a create whose answer was lost is looked for, not
 // repeated blindly.
-func (b *Bot) commentOnce(ctx context.Context, p *poll, number int, body string) error {
+func (k *Keeper) commentOnce(ctx context.Context, p *pollstate.Poll, number int, body string) error {
 	marker := body[strings.LastIndex(body, "<!--"):]
 	has := func() (bool, error) {
 		opt := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
 		for {
-			cs, resp, err := b.GitHub.Issues.ListComments(ctx, p.Owner, p.Repo, number, opt)
+			cs, resp, err := k.App.GitHub.Issues.ListComments(ctx, p.Owner, p.Repo, number, opt)
 			if err != nil {
 				return false, fmt.Errorf("comments of #%d: %w", number, err)
 			}
@@ -439,7 +467,7 @@ func (b *Bot) commentOnce(ctx context.Context, p *poll, number int, body string)
 		if done, err := has(); err != nil || done {
 			return err
 		}
-		_, _, err := b.GitHub.Issues.CreateComment(ctx, p.Owner, p.Repo, number, &github.IssueComment{Body: github.String(body)})
+		_, _, err := k.App.GitHub.Issues.CreateComment(ctx, p.Owner, p.Repo, number, &github.IssueComment{Body: github.String(body)})
 		if err == nil {
 			return nil
 		}
@@ -449,10 +477,10 @@ func (b *Bot) commentOnce(ctx context.Context, p *poll, number int, body string)
 	}
 }
 
-// body renders the PR body (prbody.Render) from what this poll read.
+// Body renders the PR body (prbody.Render) from what this poll read.
 // Links point at head, the branch's commit.
-func (b *Bot) body(p *poll, plan *analyzer.Plan, st prbody.State, head string) string {
-	web := githubapi.WebURL(b.GitHub.BaseURL)
+func (k *Keeper) Body(p *pollstate.Poll, plan *analyzer.Plan, st prbody.State, head string) string {
+	web := githubapi.WebURL(k.App.GitHub.BaseURL)
 	var declined []report.EditRow
 	if p.Review != nil {
 		declined = p.Review.Declined
@@ -463,8 +491,8 @@ func (b *Bot) body(p *poll, plan *analyzer.Plan, st prbody.State, head string) s
 			Web: web, Owner: p.Owner, Repo: p.Repo, BaseSHA: p.BaseSHA, Root: p.Target.Root})})
 }
 
-// splitPRs finds the open PR of the branch and the most recent closed one.
-func splitPRs(prs []*github.PullRequest) (open, lastClosed *github.PullRequest) {
+// SplitPRs finds the open PR of the branch and the most recent closed one.
+func SplitPRs(prs []*github.PullRequest) (open, lastClosed *github.PullRequest) {
 	for _, p := range prs {
 		switch p.GetState() {
 		case "open":
@@ -478,4 +506,30 @@ func splitPRs(prs []*github.PullRequest) (open, lastClosed *github.PullRequest) 
 		}
 	}
 	return open, lastClosed
+}
+
+// DropStallNote takes the note of a failure that has ended off the open
+// pull request when this poll did not render its body anew (the branch is
+// blocked, or a rendered object is missing from the cluster). pr is what
+// Propose left, open what the poll listed.
+func (k *Keeper) DropStallNote(ctx context.Context, p *pollstate.Poll, pr, open *github.PullRequest) error {
+	cur := pr
+	if cur == nil {
+		cur = open
+	}
+	if cur == nil || p.BodyMoved || !strings.Contains(cur.GetBody(), prbody.StallMarker) {
+		// p.BodyMoved: a person changed the body during the poll, and cur
+		// is the body from before; the next poll drops the note.
+		return nil
+	}
+	if moved, err := k.BodyMoved(ctx, p, cur); err != nil || moved {
+		return err
+	}
+	body := prbody.WithoutStallNote(cur.GetBody())
+	edited, _, err := k.App.GitHub.PullRequests.Edit(ctx, p.Owner, p.Repo, cur.GetNumber(), &github.PullRequest{Body: github.String(body)})
+	if err != nil {
+		return fmt.Errorf("update pull request #%d: %w", cur.GetNumber(), err)
+	}
+	cur.Body = edited.Body
+	return nil
 }

@@ -1,4 +1,4 @@
-package bot
+package pullrequest
 
 import (
 	"context"
@@ -25,8 +25,8 @@ import (
 // the state of the last one closed or merged (a decline outlives its pull
 // request; a pull request driftback closed because the drift was gone
 // carries none).
-func (b *Bot) choices(p *poll) (remembered map[string]bool, boxes map[string]bool, reopened bool) {
-	open, lastClosed := splitPRs(p.PRs)
+func (k *Keeper) choices(p *pollstate.Poll) (remembered map[string]bool, boxes map[string]bool, reopened bool) {
+	open, lastClosed := SplitPRs(p.PRs)
 	var from *github.PullRequest
 	switch {
 	case open != nil:
@@ -34,7 +34,7 @@ func (b *Bot) choices(p *poll) (remembered map[string]bool, boxes map[string]boo
 	case lastClosed != nil:
 		from = lastClosed
 	}
-	if from == nil || !b.application().Owns(from) {
+	if from == nil || !k.App.Owns(from) {
 		return nil, nil, false
 	}
 	st, _ := prbody.ParseState(from.GetBody())
@@ -59,13 +59,13 @@ func (b *Bot) choices(p *poll) (remembered map[string]bool, boxes map[string]boo
 	return remembered, boxes, false
 }
 
-// decide picks the declined rows of the full plan: a row a box names is
+// Decide picks the declined rows of the full plan: a row a box names is
 // declined when its box is unticked, any other when the state remembers
 // its key. It returns the edits to plan without.
-func (b *Bot) decide(p *poll, full *analyzer.Plan) []analyzer.Edit {
+func (k *Keeper) Decide(p *pollstate.Poll, full *analyzer.Plan) []analyzer.Edit {
 	rv := &pollstate.Review{}
 	p.Review = rv
-	remembered, boxes, reopened := b.choices(p)
+	remembered, boxes, reopened := k.choices(p)
 	if reopened {
 		p.Log.Info("the pull request closed with every edit declined was reopened; every edit is back")
 	}
@@ -86,20 +86,20 @@ func (b *Bot) decide(p *poll, full *analyzer.Plan) []analyzer.Edit {
 	return out
 }
 
-// declinedAll ends a poll whose every row a reviewer declined: the open
+// DeclinedAll ends a poll whose every row a reviewer declined: the open
 // pull request is closed, its branch kept, and the target stays quiet
 // until a live value changes. It returns the pull request still open, if
 // any (and sets p.Out.Number to it).
-func (b *Bot) declinedAll(ctx context.Context, p *poll, plan *analyzer.Plan, open, lastClosed *github.PullRequest) (*github.PullRequest, error) {
+func (k *Keeper) DeclinedAll(ctx context.Context, p *pollstate.Poll, plan *analyzer.Plan, open, lastClosed *github.PullRequest) (*github.PullRequest, error) {
 	p.Out.Declined = true
 	if open == nil {
 		if st, _ := prbody.ParseState(lastClosed.GetBody()); lastClosed != nil && lastClosed.MergedAt == nil && st.Closed == prbody.ClosedDeclined {
 			p.Out.DeclinedPR = lastClosed.GetNumber()
 		}
 		// A merged pull request's branch goes, declined rows or not.
-		return nil, b.dropOrphan(ctx, p, lastClosed)
+		return nil, k.dropOrphan(ctx, p, lastClosed)
 	}
-	closed, err := b.closeDeclined(ctx, p, plan, open)
+	closed, err := k.closeDeclined(ctx, p, plan, open)
 	if err != nil || closed {
 		if closed {
 			p.Out.DeclinedPR = open.GetNumber()
@@ -119,12 +119,12 @@ const declinedMarker = "<!-- driftback:declined -->"
 // declined, as a reviewer's own close would: the branch stays (a reopen
 // needs it), and the state remembers the rows, so the target stays quiet
 // until a live value changes. Reopening it brings every row back.
-func (b *Bot) closeDeclined(ctx context.Context, p *poll, plan *analyzer.Plan, pr *github.PullRequest) (bool, error) {
-	if moved, err := b.bodyMoved(ctx, p, pr); err != nil || moved {
+func (k *Keeper) closeDeclined(ctx context.Context, p *pollstate.Poll, plan *analyzer.Plan, pr *github.PullRequest) (bool, error) {
+	if moved, err := k.BodyMoved(ctx, p, pr); err != nil || moved {
 		return false, err
 	}
-	if head, ok := b.application().BranchHead(ctx, p.Place); ok {
-		if _, own, err := b.commits(p).OwnHead(ctx, head); err != nil || !own {
+	if head, ok := k.App.BranchHead(ctx, p.Place); ok {
+		if _, own, err := k.commits(p).OwnHead(ctx, head); err != nil || !own {
 			// A person's commit is on the branch: declining driftback's
 			// edits says nothing about it, so the pull request stays open
 			// (frozen, as ever with such a commit).
@@ -136,27 +136,27 @@ func (b *Bot) closeDeclined(ctx context.Context, p *poll, plan *analyzer.Plan, p
 		}
 	}
 	tc := p.Target
-	if err := b.commentOnce(ctx, p, pr.GetNumber(), "Every edit of this pull request was declined, so driftback closes it and keeps its branch. "+
+	if err := k.commentOnce(ctx, p, pr.GetNumber(), "Every edit of this pull request was declined, so driftback closes it and keeps its branch. "+
 		"It proposes nothing more until a declined field's live value changes; reopen this pull request to bring every edit back.\n\n"+declinedMarker); err != nil {
 		return false, err
 	}
 	st, _ := prbody.ParseState(pr.GetBody())
-	st.Version, st.Target, st.Instance, st.Closed, st.Declined = 1, tc.Name, b.application().Stamp(), prbody.ClosedDeclined, p.Review.Keys()
-	body := b.body(p, plan, st, "")
-	if _, _, err := b.GitHub.PullRequests.Edit(ctx, p.Owner, p.Repo, pr.GetNumber(), &github.PullRequest{State: github.String("closed"), Body: github.String(body)}); err != nil {
+	st.Version, st.Target, st.Instance, st.Closed, st.Declined = 1, tc.Name, k.App.Stamp(), prbody.ClosedDeclined, p.Review.Keys()
+	body := k.Body(p, plan, st, "")
+	if _, _, err := k.App.GitHub.PullRequests.Edit(ctx, p.Owner, p.Repo, pr.GetNumber(), &github.PullRequest{State: github.String("closed"), Body: github.String(body)}); err != nil {
 		return false, fmt.Errorf("close #%d: %w", pr.GetNumber(), err)
 	}
 	p.Log.Info("every edit declined; closed the pull request and kept its branch", "pr", pr.GetNumber())
 	return true, nil
 }
 
-// bodyMoved reads the pull request again before its body is rewritten: a
+// BodyMoved reads the pull request again before its body is rewritten: a
 // body a person changed since the poll read it (a box ticked while the
 // poll ran) is not written over; the poll leaves it, and the next one
 // reads the change. GitHub has no conditional write for a body, so this
 // narrows the window to one round trip rather than the whole poll.
-func (b *Bot) bodyMoved(ctx context.Context, p *poll, read *github.PullRequest) (bool, error) {
-	now, _, err := b.GitHub.PullRequests.Get(ctx, p.Owner, p.Repo, read.GetNumber())
+func (k *Keeper) BodyMoved(ctx context.Context, p *pollstate.Poll, read *github.PullRequest) (bool, error) {
+	now, _, err := k.App.GitHub.PullRequests.Get(ctx, p.Owner, p.Repo, read.GetNumber())
 	if err != nil {
 		return false, fmt.Errorf("pull request #%d: %w", read.GetNumber(), err)
 	}

@@ -1,0 +1,8 @@
+// Package pullrequest owns a target's pull request: proposing the plan
+// (the branch brought up to date, the pull request opened, dressed and
+// its body rewritten only where the bot's part changed), closing it when
+// the drift is gone or a reviewer declined every edit, deleting a branch
+// only when nothing on it would be lost, and reading the reviewer's
+// choices back from it. Another installation's pull request is never
+// touched: the overlap is reported on the base head instead.
+package pullrequest
