@@ -19,6 +19,7 @@ import (
 	"github.com/driftback/driftback/bot/metrics"
 	"github.com/driftback/driftback/bot/pollstate"
 	"github.com/driftback/driftback/bot/pullrequest"
+	"github.com/driftback/driftback/bot/stall"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 )
@@ -66,7 +67,7 @@ type Bot struct {
 	memory   idle.Memory               // per target: what the last reconcile saw
 	rerun    keyed.Map[string]         // per target: the commit whose check someone asked to run again
 	blocked  keyed.Map[commit.Blocked] // per target: a branch move GitHub refused
-	stalls   keyed.Map[stallSeen]      // per target: the cause of the polls failing in a row
+	stalls   stall.Tracker             // per target: the cause of the polls failing in a row
 	// archived: per target, its repository refused a write as archived
 	// (read-only); polls only ask whether it still is.
 	archived keyed.Map[bool]

@@ -20,6 +20,7 @@ import (
 	"github.com/driftback/driftback/bot/idle"
 	"github.com/driftback/driftback/bot/pollstate"
 	"github.com/driftback/driftback/bot/pullrequest"
+	"github.com/driftback/driftback/bot/stall"
 	"github.com/driftback/driftback/bot/targetplan"
 	"github.com/driftback/driftback/cluster"
 )
@@ -80,7 +81,7 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 
 	if err := readLive(ctx, p, func() []string { b.memory.Settle(ctx, p.Poll, b.loader(p)); return b.memory.ReadKinds(p.Poll) }); err != nil {
 		err = fmt.Errorf("cluster %s: %w", tc.Cluster, err)
-		if s := stallOf(p, err); s != nil {
+		if s := stall.Of(p.Poll, err); s != nil {
 			// The cluster refused the read for good: say why on the base
 			// head (once per cause), touch nothing else; the next good
 			// poll must post its verdict again.
@@ -149,7 +150,7 @@ func readLive(ctx context.Context, p *poll, narrow func() []string) error {
 		// must wake when it does, even if no object changes.
 		a, err := p.t.Applied(ctx)
 		if err != nil {
-			return &appliedErr{err: err}
+			return &stall.AppliedErr{Err: err}
 		}
 		p.Applied = &a
 	}
@@ -205,7 +206,7 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 		}
 		plan, err = b.plan(ctx, p)
 	}
-	if s := stallOf(p, err); s != nil {
+	if s := stall.Of(p.Poll, err); s != nil {
 		return b.stalled(ctx, p, s, err)
 	}
 	if err != nil {
@@ -374,4 +375,13 @@ func checkNotes(p *poll, plan *analyzer.Plan) checks.Notes {
 	}
 	return checks.Notes{Tool: p.Enforcement.Tool, Notes: enforce.Notes(p.Enforcement, p.Objs, plan, p.Restoring, true), Restoring: len(p.Restoring),
 		Declined: declined, ChangedBy: p.Attribution.Text}
+}
+
+// stalled ends a poll that failed for a cause a person must fix
+// (stall.Tracker.Stalled).
+func (b *Bot) stalled(ctx context.Context, p *poll, s *stall.Stall, err error) error {
+	list := func(ctx context.Context) ([]*github.PullRequest, error) {
+		return b.reads.ListPRs(ctx, b.GitHub, p.t.round, p.Poll)
+	}
+	return b.stalls.Stalled(ctx, b.keeper(), list, p.Poll, s, err)
 }
