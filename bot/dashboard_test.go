@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/driftback/driftback/bot/dashboard"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/githubtest"
 	"github.com/driftback/driftback/internal/kube"
@@ -389,7 +390,7 @@ func TestDashboardWithIssuesOff(t *testing.T) {
 		t.Fatalf("log:\n%s", logs.String())
 	}
 	h.srv.DisableIssues(owner, repo, false)
-	h.clock.Advance(dashOffFor)
+	h.clock.Advance(dashboard.OffFor)
 	pollRound(t, r)
 	theDashboard(t, h)
 }
@@ -525,7 +526,7 @@ func TestDashboardRowTextCannotEndTheBlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	unread := dashTarget(t, h, "a-unread", "")
-	unread.Lister = failedDiscovery{cluster.ObjectFileLister{Path: p}, "v1: " + dashEnd + " | " + dashBegin + `{"v":1} -->`}
+	unread.Lister = failedDiscovery{cluster.ObjectFileLister{Path: p}, "v1: " + dashboard.BlockEnd + " | " + dashboard.BlockBegin + `{"v":1} -->`}
 	r := dashRunner(h, h.bot, unread, h.target)
 	pollRound(t, r)
 	first := theDashboard(t, h).Body
@@ -570,7 +571,7 @@ func TestDashboardOfAnArchivedRepositoryIsNotWrittenEveryRound(t *testing.T) {
 		t.Fatalf("log:\n%s", logs.String())
 	}
 	h.srv.Archive(owner, repo, false)
-	h.clock.Advance(dashOffFor)
+	h.clock.Advance(dashboard.OffFor)
 	pollRound(t, r)
 	if got := theDashboard(t, h).Body; got == before || !strings.Contains(row(t, got, "shop-prod"), "| in sync |") {
 		t.Fatalf("the dashboard was not brought up to date after the hour:\n%s", got)
@@ -595,7 +596,7 @@ func TestDashboardIsFoundPastTheFirstPage(t *testing.T) {
 	pollRound(t, restarted)
 	var dashboards []githubtest.Issue
 	for _, is := range h.srv.Issues(owner, repo) {
-		if strings.Contains(is.Body, dashBegin) {
+		if strings.Contains(is.Body, dashboard.BlockBegin) {
 			dashboards = append(dashboards, is)
 		}
 	}

@@ -8,7 +8,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/driftback/driftback/bot/dashboard"
 	"github.com/driftback/driftback/bot/githubapi"
+	"github.com/driftback/driftback/config"
 )
 
 // Sharding shares the targets among replicas: bot/shard's Leases. The
@@ -55,14 +57,13 @@ type Runner struct {
 	// polls; default 2s.
 	WakeDelay time.Duration
 	// Dashboards are the repositories (owner/name) with a drift dashboard
-	// (config dashboards): dashboard.go.
+	// (config dashboards): bot/dashboard.
 	Dashboards []string
 	// Audit are the receivers of the clusters' audit webhook backends, by
 	// path (/audit/CLUSTER), served beside /webhook.
 	Audit map[string]http.Handler
 
-	dashMu sync.Mutex
-	dashes map[string]*dashboard // by repository, lower-case
+	dash dashboard.Syncer // the drift dashboards' rows and issues
 
 	deliveries deliveries
 	forged     atomic.Uint64 // deliveries refused for their signature
@@ -95,10 +96,8 @@ type Runner struct {
 	// A failing target is skipped for more polls the more often it failed
 	// in a row: failed counts the failures, skip the polls left to skip.
 	failed, skip map[string]int
-	// failingSince: when a target's first failing poll in a row ran;
-	// rows: its dashboard row after its last poll here.
+	// failingSince: when a target's first failing poll in a row ran.
 	failingSince map[string]time.Time
-	rows         map[string]dashRow
 }
 
 // maxSkip caps the polls a failing target sits out between tries.
@@ -349,4 +348,41 @@ func (r *Runner) log() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return r.Log
+}
+
+// noteRow keeps a target's dashboard row after its poll. Called after the
+// runner counted the poll a failure or a success.
+func (r *Runner) noteRow(t *Target, out Outcome, err error) {
+	r.mu.Lock()
+	failures, since := r.failed[t.Config.Name], r.failingSince[t.Config.Name]
+	r.mu.Unlock()
+	r.dash.Note(r.dashEnv(), t.Config, out, err, failures, since)
+}
+
+// syncDashboards brings the dashboards of the round's repositories in line
+// with their targets' rows.
+func (r *Runner) syncDashboards(ctx context.Context, round []*Target) {
+	if len(r.Dashboards) == 0 {
+		return
+	}
+	env := r.dashEnv()
+	env.Targets = configsOf(r.Targets)
+	r.dash.Sync(ctx, env, configsOf(round))
+}
+
+// dashEnv is what the dashboards read of the runner, but its targets.
+func (r *Runner) dashEnv() dashboard.Env {
+	env := dashboard.Env{App: r.Bot.application(), Log: r.log(), Repos: r.Dashboards}
+	if r.Leases != nil {
+		env.Holds = r.Leases.Holds
+	}
+	return env
+}
+
+func configsOf(targets []*Target) []config.Target {
+	out := make([]config.Target, len(targets))
+	for i, t := range targets {
+		out[i] = t.Config
+	}
+	return out
 }

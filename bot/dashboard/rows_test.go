@@ -1,4 +1,4 @@
-package bot
+package dashboard
 
 import (
 	"fmt"
@@ -25,7 +25,7 @@ func TestDashboardBlockRoundTrips(t *testing.T) {
 	if !strings.Contains(body, `x --> y \| z`) {
 		t.Errorf("the cell is not escaped:\n%s", body)
 	}
-	if _, ok := parseDashboard(strings.Replace(body, dashEnd, "", 1), ""); ok {
+	if _, ok := parseDashboard(strings.Replace(body, BlockEnd, "", 1), ""); ok {
 		t.Error("a block without its end marker taken for a dashboard")
 	}
 }

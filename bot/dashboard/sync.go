@@ -1,17 +1,22 @@
-package bot
+package dashboard
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/driftback/driftback/bot/app"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/keyed"
+	"github.com/driftback/driftback/bot/pollstate"
+	"github.com/driftback/driftback/config"
 )
 
 // dashboard is what a replica knows of one repository's dashboard issue.
@@ -25,14 +30,40 @@ type dashboard struct {
 	retryAt time.Time
 }
 
-// dashOffFor is how long a refused dashboard waits before it is tried
+// OffFor is how long a refused dashboard waits before it is tried
 // (and, still refused, logged) again.
-const dashOffFor = time.Hour
+const OffFor = time.Hour
 
-// hasDashboard reports whether repo (owner/name) has a dashboard: the
-// config's dashboards, matched in any case as GitHub matches names.
-func (r *Runner) hasDashboard(repo string) bool {
-	for _, d := range r.Dashboards {
+// Syncer keeps a replica's drift dashboards: each target's row after its
+// poll, and each repository's issue as last read or written. Its zero
+// value is ready.
+type Syncer struct {
+	mu   sync.Mutex
+	rows map[string]dashRow // by target: its row after its last poll here
+
+	syncMu sync.Mutex            // one sync at a time: a wake's round and the tick's share the issue
+	dashes map[string]*dashboard // by repository, lower-case
+}
+
+// Env is what a sync reads besides its own state: the installation it
+// writes as, the runner's targets and which of them this replica polls.
+type Env struct {
+	App *app.App
+	Log *slog.Logger
+	// Repos are the repositories (owner/name) with a dashboard (config
+	// dashboards).
+	Repos   []string
+	Targets []config.Target // every target of the runner
+	// Holds says whether this replica polls a target; nil: every one.
+	Holds func(target string) bool
+}
+
+func (e Env) holds(target string) bool { return e.Holds == nil || e.Holds(target) }
+
+// Has reports whether repo (owner/name) has a dashboard: the config's
+// dashboards, matched in any case as GitHub matches names.
+func (e Env) Has(repo string) bool {
+	for _, d := range e.Repos {
 		if strings.EqualFold(d, repo) {
 			return true
 		}
@@ -40,37 +71,36 @@ func (r *Runner) hasDashboard(repo string) bool {
 	return false
 }
 
-// noteRow keeps a target's row after its poll, for its repository's
-// dashboard. Called after the runner counted the poll a failure or a
-// success.
-func (r *Runner) noteRow(t *Target, out Outcome, err error) {
-	if !r.hasDashboard(t.Config.Repo) {
+// Note keeps a target's row after its poll, for its repository's
+// dashboard. failures is how many of its polls in a row failed, this one
+// included; since is when the first of them ran.
+func (s *Syncer) Note(env Env, tc config.Target, out pollstate.Outcome, err error, failures int, since time.Time) {
+	if !env.Has(tc.Repo) {
 		return
 	}
-	name := t.Config.Name
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	row, ok := rowOf(name, out, err, r.failed[name], r.failingSince[name])
+	row, ok := rowOf(tc.Name, out, err, failures, since)
 	if !ok {
 		return
 	}
-	if r.rows == nil {
-		r.rows = map[string]dashRow{}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rows == nil {
+		s.rows = map[string]dashRow{}
 	}
-	r.rows[name] = row
+	s.rows[tc.Name] = row
 }
 
-// syncDashboards brings the dashboards of the round's repositories in line
+// Sync brings the dashboards of the round's repositories in line
 // with their targets' rows. A dashboard's failure is logged, never counted
 // against the round or a target: the dashboard only reports.
-func (r *Runner) syncDashboards(ctx context.Context, round []*Target) {
-	if len(r.Dashboards) == 0 || ctx.Err() != nil {
+func (s *Syncer) Sync(ctx context.Context, env Env, round []config.Target) {
+	if len(env.Repos) == 0 || ctx.Err() != nil {
 		return
 	}
-	repos := map[string]*Target{}
+	repos := map[string]config.Target{}
 	for _, t := range round {
-		if r.hasDashboard(t.Config.Repo) {
-			repos[strings.ToLower(t.Config.Repo)] = t
+		if env.Has(t.Repo) {
+			repos[strings.ToLower(t.Repo)] = t
 		}
 	}
 	keys := make([]string, 0, len(repos))
@@ -79,18 +109,18 @@ func (r *Runner) syncDashboards(ctx context.Context, round []*Target) {
 	}
 	sort.Strings(keys)
 	// One sync at a time: a wake's round and the tick's share the issue.
-	r.dashMu.Lock()
-	defer r.dashMu.Unlock()
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
 	for _, k := range keys {
 		t := repos[k]
-		err := r.syncDashboard(ctx, k, t.Config.Owner(), t.Config.RepoName())
+		err := s.syncOne(ctx, env, k, t.Owner(), t.RepoName())
 		switch {
 		case err == nil:
 		case githubapi.IsDeferred(err) || githubapi.RateLimited(err) != "":
 			// The write budget is kept for pull requests: a later round.
-			r.log().Info("drift dashboard waits for the write budget", "repo", k, "reason", err.Error())
+			env.Log.Info("drift dashboard waits for the write budget", "repo", k, "reason", err.Error())
 		default:
-			r.log().Error("drift dashboard not updated", "repo", k, "error", err.Error())
+			env.Log.Error("drift dashboard not updated", "repo", k, "error", err.Error())
 		}
 	}
 }
@@ -99,52 +129,52 @@ func (r *Runner) syncDashboards(ctx context.Context, round []*Target) {
 // rows of those this replica polls, and whether it opens the dashboard
 // when there is none: the replica that polls the first target does, so
 // two replicas never open two.
-func (r *Runner) dashTargets(key string) (names []string, mine map[string]dashRow, opener bool) {
+func (s *Syncer) dashTargets(env Env, key string) (names []string, mine map[string]dashRow, opener bool) {
 	mine = map[string]dashRow{}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, t := range r.Targets {
-		if strings.ToLower(t.Config.Repo) != key {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range env.Targets {
+		if strings.ToLower(t.Repo) != key {
 			continue
 		}
-		names = append(names, t.Config.Name)
-		if r.Leases != nil && !r.Leases.Holds(t.Config.Name) {
+		names = append(names, t.Name)
+		if !env.holds(t.Name) {
 			continue
 		}
-		if row, ok := r.rows[t.Config.Name]; ok {
-			mine[t.Config.Name] = row
+		if row, ok := s.rows[t.Name]; ok {
+			mine[t.Name] = row
 		}
 	}
 	sort.Strings(names)
-	opener = len(names) > 0 && (r.Leases == nil || r.Leases.Holds(names[0]))
+	opener = len(names) > 0 && env.holds(names[0])
 	return names, mine, opener
 }
 
-// syncDashboard writes one repository's dashboard when its content
+// syncOne writes one repository's dashboard when its content
 // changes, and only then. A lone replica knows the body it last read or
 // wrote, so an unchanged set of rows costs no request at all; replicas
 // read the issue every round (a conditional GET: a 304 costs no rate
 // limit), so a row another replica's write took back with a stale body is
 // put right at the next round rather than at the next change.
-func (r *Runner) syncDashboard(ctx context.Context, key, owner, name string) error {
-	if r.dashes == nil {
-		r.dashes = map[string]*dashboard{}
+func (s *Syncer) syncOne(ctx context.Context, env Env, key, owner, name string) error {
+	if s.dashes == nil {
+		s.dashes = map[string]*dashboard{}
 	}
-	d := r.dashes[key]
+	d := s.dashes[key]
 	if d == nil {
 		d = &dashboard{}
-		r.dashes[key] = d
+		s.dashes[key] = d
 	}
-	if r.Bot.Metrics.Clock().Before(d.retryAt) {
+	if env.App.Metrics.Clock().Before(d.retryAt) {
 		return nil
 	}
-	inst := r.Bot.application().Stamp()
-	names, mine, opener := r.dashTargets(key)
+	inst := env.App.Stamp()
+	names, mine, opener := s.dashTargets(env, key)
 	if len(mine) == 0 && !opener {
 		return nil // nothing of this replica's to say: no request
 	}
 	seen := keyed.Fingerprint(mine)
-	if d.number != 0 && r.Leases == nil {
+	if d.number != 0 && env.Holds == nil {
 		if d.closed && d.seen == seen {
 			return nil
 		}
@@ -153,9 +183,9 @@ func (r *Runner) syncDashboard(ctx context.Context, key, owner, name string) err
 		}
 	}
 	d.seen = seen
-	is, err := r.readDashboard(ctx, d, owner, name, inst)
+	is, err := readDashboard(ctx, env, d, owner, name, inst)
 	if err != nil {
-		return r.dashRefused(d, key, err)
+		return dashRefused(env, d, key, err)
 	}
 	if is == nil {
 		if !opener {
@@ -165,19 +195,19 @@ func (r *Runner) syncDashboard(ctx context.Context, key, owner, name string) err
 		if err != nil {
 			return err
 		}
-		created, _, err := r.Bot.GitHub.Issues.Create(ctx, owner, name, &github.IssueRequest{Title: github.String(dashTitle(inst)), Body: github.String(body)})
+		created, _, err := env.App.GitHub.Issues.Create(ctx, owner, name, &github.IssueRequest{Title: github.String(dashTitle(inst)), Body: github.String(body)})
 		if err != nil {
 			// An answer lost on the way is found by its marker next round.
-			return r.dashRefused(d, key, err)
+			return dashRefused(env, d, key, err)
 		}
 		d.number, d.body, d.closed = created.GetNumber(), created.GetBody(), false
-		r.log().Info("opened the drift dashboard", "repo", key, "issue", d.number)
+		env.Log.Info("opened the drift dashboard", "repo", key, "issue", d.number)
 		return nil
 	}
 	d.number, d.body = is.GetNumber(), is.GetBody()
 	if is.GetState() == "closed" {
 		if !d.closed {
-			r.log().Info("the drift dashboard is closed; driftback leaves it closed and stops updating it until someone reopens it", "repo", key, "issue", d.number)
+			env.Log.Info("the drift dashboard is closed; driftback leaves it closed and stops updating it until someone reopens it", "repo", key, "issue", d.number)
 		}
 		d.closed = true
 		return nil
@@ -190,9 +220,9 @@ func (r *Runner) syncDashboard(ctx context.Context, key, owner, name string) err
 	if err != nil || body == d.body || strings.ReplaceAll(body, "\r\n", "\n") == strings.ReplaceAll(d.body, "\r\n", "\n") {
 		return err
 	}
-	edited, _, err := r.Bot.GitHub.Issues.Edit(ctx, owner, name, d.number, &github.IssueRequest{Body: github.String(body)})
+	edited, _, err := env.App.GitHub.Issues.Edit(ctx, owner, name, d.number, &github.IssueRequest{Body: github.String(body)})
 	if err != nil {
-		return r.dashRefused(d, key, err)
+		return dashRefused(env, d, key, err)
 	}
 	d.body = edited.GetBody()
 	return nil
@@ -202,9 +232,9 @@ func (r *Runner) syncDashboard(ctx context.Context, key, owner, name string) err
 // one, read again, or found among the issues the App opened by its block
 // (never by its title, which a person may change); nil when there is
 // none. An issue whose block a person removed is a dashboard no more.
-func (r *Runner) readDashboard(ctx context.Context, d *dashboard, owner, name, inst string) (*github.Issue, error) {
+func readDashboard(ctx context.Context, env Env, d *dashboard, owner, name, inst string) (*github.Issue, error) {
 	if d.number != 0 {
-		is, _, err := r.Bot.GitHub.Issues.Get(ctx, owner, name, d.number)
+		is, _, err := env.App.GitHub.Issues.Get(ctx, owner, name, d.number)
 		if _, gone := githubapi.ErrorStatus(err, http.StatusNotFound); err != nil && !gone {
 			return nil, err
 		}
@@ -215,10 +245,10 @@ func (r *Runner) readDashboard(ctx context.Context, d *dashboard, owner, name, i
 	}
 	// Newest first: the open one if there is one, else the newest closed
 	// one (closed by a person: it stays closed, and none is opened anew).
-	opts := &github.IssueListByRepoOptions{State: "all", Creator: r.Bot.login, ListOptions: github.ListOptions{PerPage: 100}}
+	opts := &github.IssueListByRepoOptions{State: "all", Creator: env.App.Login, ListOptions: github.ListOptions{PerPage: 100}}
 	var closed *github.Issue
 	for {
-		list, resp, err := r.Bot.GitHub.Issues.ListByRepo(ctx, owner, name, opts)
+		list, resp, err := env.App.GitHub.Issues.ListByRepo(ctx, owner, name, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -241,24 +271,24 @@ func (r *Runner) readDashboard(ctx context.Context, d *dashboard, owner, name, i
 }
 
 // dashRefused turns GitHub's refusals a person must fix into an error that
-// says what to do, and waits dashOffFor before trying again; the targets'
+// says what to do, and waits OffFor before trying again; the targets'
 // polls are not affected.
-func (r *Runner) dashRefused(d *dashboard, repo string, err error) error {
+func dashRefused(env Env, d *dashboard, repo string, err error) error {
 	if er, ok := githubapi.ErrorStatus(err, http.StatusForbidden); ok && strings.Contains(er.Message, "not accessible by integration") {
-		d.retryAt = r.Bot.Metrics.Clock().Add(dashOffFor)
+		d.retryAt = env.App.Metrics.Clock().Add(OffFor)
 		return fmt.Errorf("the GitHub App lacks the issues: write permission the drift dashboard of %s needs: grant Issues (read and write) in the App's permissions "+
 			"and accept it on the installation, or remove %s from dashboards; the targets' polls go on, and the dashboard is tried again in %s: %w",
-			repo, repo, dashOffFor, err)
+			repo, repo, OffFor, err)
 	}
 	if er, ok := githubapi.ErrorStatus(err, http.StatusForbidden); ok && strings.Contains(er.Message, "archived") {
 		// Read-only: every write would be refused the same way.
-		d.retryAt = r.Bot.Metrics.Clock().Add(dashOffFor)
-		return fmt.Errorf("%s is archived, so its drift dashboard cannot be written until it is unarchived; tried again in %s: %w", repo, dashOffFor, err)
+		d.retryAt = env.App.Metrics.Clock().Add(OffFor)
+		return fmt.Errorf("%s is archived, so its drift dashboard cannot be written until it is unarchived; tried again in %s: %w", repo, OffFor, err)
 	}
 	if _, ok := githubapi.ErrorStatus(err, http.StatusGone); ok {
-		d.retryAt = r.Bot.Metrics.Clock().Add(dashOffFor)
+		d.retryAt = env.App.Metrics.Clock().Add(OffFor)
 		return fmt.Errorf("issues are turned off in %s, so it can have no drift dashboard: turn them on (Settings → General → Features → Issues) "+
-			"or remove %s from dashboards; tried again in %s: %w", repo, repo, dashOffFor, err)
+			"or remove %s from dashboards; tried again in %s: %w", repo, repo, OffFor, err)
 	}
 	return err
 }

@@ -1,4 +1,4 @@
-package bot
+package dashboard
 
 import (
 	"encoding/json"
@@ -9,13 +9,14 @@ import (
 
 	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/bot/githubapi"
+	"github.com/driftback/driftback/bot/pollstate"
 	"github.com/driftback/driftback/bot/targetplan"
 )
 
 // The drift dashboard (config dashboards) is one issue per repository with
 // a row per target of that repository. Its rows live in a hidden block of
-// the issue's body, between dashBegin (which carries them as JSON, with
-// the instance that wrote them) and dashEnd; what a person writes outside
+// the issue's body, between BlockBegin (which carries them as JSON, with
+// the instance that wrote them) and BlockEnd; what a person writes outside
 // the block is kept. Each row is computed from its target's last poll
 // alone, so a row is the same whichever replica polled the target, and a
 // replica writes only the rows of the targets it polls: the others are
@@ -24,8 +25,8 @@ import (
 // unchanged body is never written.
 
 const (
-	dashBegin = "<!-- driftback:dashboard "
-	dashEnd   = "<!-- driftback:dashboard:end -->"
+	BlockBegin = "<!-- driftback:dashboard "
+	BlockEnd   = "<!-- driftback:dashboard:end -->"
 	// maxDashBody keeps the body under GitHub's 65,536 characters with room
 	// for a person's text around the block.
 	maxDashBody = 60000
@@ -73,7 +74,7 @@ type dashState struct {
 // check run deferred for the write budget, a single blip). failures is how
 // many polls in a row failed, this one included; since is when the first
 // of them ran.
-func rowOf(name string, out Outcome, err error, failures int, since time.Time) (dashRow, bool) {
+func rowOf(name string, out pollstate.Outcome, err error, failures int, since time.Time) (dashRow, bool) {
 	row := dashRow{Target: name}
 	var bad *targetplan.InputError
 	switch {
@@ -175,20 +176,20 @@ type dashParts struct {
 // is none (not a dashboard, another installation's, or a person removed
 // the markers).
 func parseDashboard(body, instance string) (dashParts, bool) {
-	i := strings.Index(body, dashBegin)
+	i := strings.Index(body, BlockBegin)
 	for i >= 0 {
-		rest := body[i+len(dashBegin):]
+		rest := body[i+len(BlockBegin):]
 		j := strings.Index(rest, " -->")
-		k := strings.Index(rest, dashEnd)
+		k := strings.Index(rest, BlockEnd)
 		var st dashState
 		if j >= 0 && k > j && json.Unmarshal([]byte(rest[:j]), &st) == nil && st.Version == 1 && st.Instance == instance {
-			return dashParts{before: body[:i], after: rest[k+len(dashEnd):], rows: st.Rows}, true
+			return dashParts{before: body[:i], after: rest[k+len(BlockEnd):], rows: st.Rows}, true
 		}
-		next := strings.Index(rest, dashBegin)
+		next := strings.Index(rest, BlockBegin)
 		if next < 0 {
 			break
 		}
-		i += len(dashBegin) + next
+		i += len(BlockBegin) + next
 	}
 	return dashParts{}, false
 }
@@ -198,13 +199,13 @@ func parseDashboard(body, instance string) (dashParts, bool) {
 // targets in sync as a count, then cuts the rows it cannot hold.
 func renderDashboard(before, after, instance string, rows []dashRow) (string, error) {
 	st, _ := json.Marshal(dashState{Version: 1, Instance: instance, Rows: rows})
-	head := dashBegin + string(st) + " -->\n"
+	head := BlockBegin + string(st) + " -->\n"
 	for _, compact := range []bool{false, true} {
 		room := 1 << 30 // the whole table first; compact cuts what does not fit
 		if compact {
-			room = maxDashBody - len(before) - len(after) - len(head) - len(dashEnd)
+			room = maxDashBody - len(before) - len(after) - len(head) - len(BlockEnd)
 		}
-		block := head + dashTable(rows, compact, room) + dashEnd
+		block := head + dashTable(rows, compact, room) + BlockEnd
 		if body := before + block + after; len(body) <= maxDashBody {
 			return body, nil
 		}

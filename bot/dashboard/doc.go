@@ -1,0 +1,6 @@
+// Package dashboard owns the drift dashboard (config dashboards): one
+// issue per repository with a row per target, kept in a hidden block of
+// its body, each row computed from its target's last poll alone so any
+// replica writes the same row, and the issue written after a round only
+// when its content changed.
+package dashboard
