@@ -10,6 +10,7 @@ import (
 
 	"github.com/driftback/driftback/bot/dashboard"
 	"github.com/driftback/driftback/bot/githubapi"
+	"github.com/driftback/driftback/bot/webhook"
 	"github.com/driftback/driftback/config"
 )
 
@@ -65,13 +66,11 @@ type Runner struct {
 
 	dash dashboard.Syncer // the drift dashboards' rows and issues
 
-	deliveries deliveries
-	forged     atomic.Uint64 // deliveries refused for their signature
-	wakeMu     sync.Mutex
-	woken      map[string]bool   // targets to poll before the next tick
-	retries    map[string]bool   // of those, the ones to poll past their backoff
-	aliases    map[string]string // target -> its repository's name after a rename delivery
-	wakeC      chan struct{}
+	hooks   webhook.Receiver // the deliveries handled
+	wakeMu  sync.Mutex
+	woken   map[string]bool // targets to poll before the next tick
+	retries map[string]bool // of those, the ones to poll past their backoff
+	wakeC   chan struct{}
 	// Tests: wakeAfter replaces time.After for WakeDelay, wokePoll hears
 	// every poll of woken targets end.
 	wakeAfter func(time.Duration) <-chan time.Time

@@ -2,7 +2,11 @@ package bot
 
 import (
 	"context"
+	"net/http"
 	"time"
+
+	"github.com/driftback/driftback/bot/webhook"
+	"github.com/driftback/driftback/config"
 )
 
 // defaultWakeDelay is how long a wake waits for more deliveries before
@@ -131,4 +135,50 @@ func (r *Runner) inBackoff(target string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.skip[target] > 0
+}
+
+// woke wakes a target, asking for its check run to be posted anew on
+// the commit rerun names (a Re-run), if any; retry polls it past the
+// backoff of its failures.
+func (r *Runner) woke(target, rerun string, retry bool) {
+	if rerun != "" {
+		r.Bot.rerun.Set(target, rerun)
+	}
+	if retry {
+		// Cleared when the wake polls (PollWoken), not now: a poll of the
+		// target failing meanwhile must not put the retry back to sleep.
+		r.wakeMu.Lock()
+		if r.retries == nil {
+			r.retries = map[string]bool{}
+		}
+		r.retries[target] = true
+		r.wakeMu.Unlock()
+	}
+	r.wake([]string{target})
+}
+
+// serveWebhook answers one delivery (bot/webhook), judged against the
+// runner as it is now. A target another replica holds is handed to it
+// through the Leases (Sharding.Hand): GitHub sends each delivery to one
+// replica, whichever the Service picks.
+func (r *Runner) serveWebhook(w http.ResponseWriter, req *http.Request) {
+	env := webhook.Env{App: r.Bot.application(), Log: r.log(), Moved: r.Bot.reads.Moved,
+		Targets: func(yield func(*config.Target) bool) {
+			for _, t := range r.Targets {
+				if !yield(&t.Config) {
+					return
+				}
+			}
+		},
+		Wake: func(target, rerun string, retry bool) {
+			if r.Leases != nil && !r.Leases.Holds(target) {
+				r.Leases.Hand(target, rerun, retry)
+			} else {
+				r.woke(target, rerun, retry)
+			}
+		}}
+	if r.WebhookSecrets != nil {
+		env.Secrets = r.WebhookSecrets()
+	}
+	r.hooks.Serve(w, req, env)
 }

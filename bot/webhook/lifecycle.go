@@ -1,6 +1,10 @@
-package bot
+package webhook
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/driftback/driftback/config"
+)
 
 // The life of the installation and its repositories. GitHub sends
 // installation and installation_repositories deliveries to every App, and
@@ -12,7 +16,7 @@ import "strings"
 // than up to maxSkip polls later. The rest the polls learn as always,
 // webhooks or not: a suspended installation's 403 (nothing is written), an
 // archived repository's refused write, a moved repository's redirect,
-// which the poll follows to the current name (moved.go).
+// which the poll follows to the current name (bot/ghround).
 
 // lifecycleEvents are the events whose deliveries concern targets by
 // installation or by repository name change rather than by repository.
@@ -47,24 +51,24 @@ type lifecyclePayload struct {
 	} `json:"changes"`
 }
 
-// lifecycle says whether a lifecycle delivery concerns target t.
-func (r *Runner) lifecycle(event string, p *hookPayload, t *Target) bool {
+// lifecycle says whether a lifecycle delivery concerns target tc.
+func (rc *Receiver) lifecycle(env Env, event string, p *hookPayload, tc *config.Target) bool {
 	switch event {
 	case "installation":
 		// An App may be installed on several accounts; the delivery names
 		// the one whose installation changed.
 		return (p.Action == "unsuspend" || p.Action == "new_permissions_accepted") &&
-			strings.EqualFold(p.Installation.Account.Login, t.Config.Owner())
+			strings.EqualFold(p.Installation.Account.Login, tc.Owner())
 	case "installation_repositories":
 		for _, added := range p.RepositoriesAdded {
-			if p.Action == "added" && r.ofRepository(added.FullName, t) {
+			if p.Action == "added" && rc.ofRepository(env, added.FullName, tc) {
 				return true
 			}
 		}
 	case "repository":
 		switch p.Action {
 		case "unarchived":
-			return r.ofRepository(p.Repository.FullName, t)
+			return rc.ofRepository(env, p.Repository.FullName, tc)
 		case "renamed", "transferred":
 			// The config names the repository as it was.
 			owner, name, _ := strings.Cut(p.Repository.FullName, "/")
@@ -76,39 +80,38 @@ func (r *Runner) lifecycle(event string, p *hookPayload, t *Target) bool {
 			} else if from.Organization != nil {
 				owner = from.Organization.Login
 			}
-			if !r.ofRepository(owner+"/"+name, t) && !r.ofRepository(p.Repository.FullName, t) {
+			if !rc.ofRepository(env, owner+"/"+name, tc) && !rc.ofRepository(env, p.Repository.FullName, tc) {
 				return false
 			}
 			// Deliveries under the new name reach the target on this
 			// replica from now on; its holder's poll follows the move too.
-			r.wakeMu.Lock()
-			if r.aliases == nil {
-				r.aliases = map[string]string{}
+			rc.mu.Lock()
+			if rc.aliases == nil {
+				rc.aliases = map[string]string{}
 			}
-			r.aliases[t.Config.Name] = p.Repository.FullName
-			r.wakeMu.Unlock()
+			rc.aliases[tc.Name] = p.Repository.FullName
+			rc.mu.Unlock()
 			return true
 		}
 	}
 	return false
 }
 
-// ofRepository reports whether full (owner/name, any case) is target t's
+// ofRepository reports whether full (owner/name, any case) is target tc's
 // repository: as its config names it, where this replica's poll found it
 // moved to, or the name a rename delivery to this replica gave it. (A
 // replica that neither polls the target nor got the rename matches only
 // the configured name until the config is updated.)
-func (r *Runner) ofRepository(full string, t *Target) bool {
-	tc := t.Config
+func (rc *Receiver) ofRepository(env Env, full string, tc *config.Target) bool {
 	if strings.EqualFold(full, tc.Owner()+"/"+tc.RepoName()) {
 		return true
 	}
-	r.wakeMu.Lock()
-	alias := r.aliases[tc.Name]
-	r.wakeMu.Unlock()
+	rc.mu.Lock()
+	alias := rc.aliases[tc.Name]
+	rc.mu.Unlock()
 	if alias != "" && strings.EqualFold(full, alias) {
 		return true
 	}
-	m, ok := r.Bot.reads.Moved(tc.Name)
+	m, ok := env.Moved(tc.Name)
 	return ok && strings.EqualFold(m.Configured, tc.Repo) && strings.EqualFold(full, m.Current)
 }

@@ -1,4 +1,4 @@
-package bot
+package webhook
 
 import (
 	"crypto/hmac"
@@ -7,9 +7,16 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"iter"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
+
+	"github.com/driftback/driftback/bot/app"
+	"github.com/driftback/driftback/bot/ghround"
+	"github.com/driftback/driftback/config"
 )
 
 // Webhooks only make the bot faster: a delivery wakes the targets it
@@ -18,10 +25,10 @@ import (
 // GitHub and the cluster as always, so a missed or refused delivery costs
 // only the wait for the next poll.
 
-// maxWebhookBody bounds a delivery's payload: GitHub caps one at 25 MB
+// MaxBody bounds a delivery's payload: GitHub caps one at 25 MB
 // (a push of many commits comes close), so nothing GitHub sends is
 // refused; a larger body is refused before it is read (413).
-const maxWebhookBody = 25 << 20
+const MaxBody = 25 << 20
 
 // rememberedDeliveries is how many delivery GUIDs are kept to refuse a
 // replay; the oldest is forgotten first.
@@ -103,14 +110,39 @@ type hookPayload struct {
 	} `json:"pull_request"`
 }
 
-// serveWebhook answers one delivery. Whatever it refuses (a wrong or
-// missing signature, a replayed GUID, a body over the bound) changes
-// nothing and is counted by outcome.
-func (r *Runner) serveWebhook(w http.ResponseWriter, req *http.Request) {
-	var secrets [][]byte
-	if r.WebhookSecrets != nil {
-		secrets = r.WebhookSecrets()
-	}
+// Receiver answers GitHub's deliveries. It keeps what it must across
+// deliveries: the GUIDs handled, the refused count, and the names rename
+// deliveries gave targets' repositories. Its zero value is ready.
+type Receiver struct {
+	deliveries deliveries
+	forged     atomic.Uint64     // deliveries refused for their signature
+	mu         sync.Mutex        // guards aliases
+	aliases    map[string]string // target -> its repository's name after a rename delivery
+}
+
+// Env is what a delivery is judged against, read at each delivery: a
+// rotated secret or a reloaded config is taken without a restart.
+type Env struct {
+	// Secrets are the webhook secrets a delivery may be signed with (the
+	// App's, and while it is rotated the one before it); none: webhooks
+	// are off.
+	Secrets [][]byte
+	App     *app.App
+	Log     *slog.Logger
+	Targets iter.Seq[*config.Target]
+	// Moved says where a target's repository went, when its poll found
+	// it moved.
+	Moved func(target string) (ghround.Moved, bool)
+	// Wake wakes a target a delivery concerns (rerun: the commit whose
+	// check to post anew; retry: past the backoff of its failures).
+	Wake func(target, rerun string, retry bool)
+}
+
+// Serve answers one delivery. Whatever it refuses (a wrong or missing
+// signature, a replayed GUID, a body over the bound) changes nothing and
+// is counted by outcome.
+func (rc *Receiver) Serve(w http.ResponseWriter, req *http.Request, env Env) {
+	secrets := env.Secrets
 	if len(secrets) == 0 {
 		http.Error(w, "webhooks are not configured (github.webhookSecretFile)", http.StatusNotFound)
 		return
@@ -126,14 +158,14 @@ func (r *Runner) serveWebhook(w http.ResponseWriter, req *http.Request) {
 		label = "other"
 	}
 	count := func(outcome string) {
-		r.Bot.Metrics.Inc("driftback_webhook_deliveries_total", map[string]string{"event": label, "outcome": outcome})
+		env.App.Metrics.Inc("driftback_webhook_deliveries_total", map[string]string{"event": label, "outcome": outcome})
 	}
-	if req.ContentLength > maxWebhookBody {
+	if req.ContentLength > MaxBody {
 		count("oversized")
 		http.Error(w, "payload too large", http.StatusRequestEntityTooLarge)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, maxWebhookBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, MaxBody))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -149,8 +181,8 @@ func (r *Runner) serveWebhook(w http.ResponseWriter, req *http.Request) {
 		count("forged")
 		// Logged at the 1st, 2nd, 4th, 8th... so a flood cannot flood the
 		// log; the metric counts every one.
-		if n := r.forged.Add(1); n&(n-1) == 0 {
-			r.log().Warn("webhook delivery refused: its X-Hub-Signature-256 does not match the webhook secret (is github.webhookSecretFile the App's webhook secret?)",
+		if n := rc.forged.Add(1); n&(n-1) == 0 {
+			env.Log.Warn("webhook delivery refused: its X-Hub-Signature-256 does not match the webhook secret (is github.webhookSecretFile the App's webhook secret?)",
 				"delivery", printable(req.Header.Get("X-GitHub-Delivery")), "refused", n)
 		}
 		http.Error(w, "signature does not match", http.StatusUnauthorized)
@@ -162,7 +194,7 @@ func (r *Runner) serveWebhook(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "X-GitHub-Event and X-GitHub-Delivery are required", http.StatusBadRequest)
 		return
 	}
-	if !r.deliveries.claim(id) {
+	if !rc.deliveries.claim(id) {
 		count("replayed")
 		w.WriteHeader(http.StatusOK)
 		w.Write([]byte("already handled\n"))
@@ -170,18 +202,18 @@ func (r *Runner) serveWebhook(w http.ResponseWriter, req *http.Request) {
 	}
 	var p hookPayload
 	if err := json.Unmarshal(body, &p); err != nil {
-		r.deliveries.release(id)
+		rc.deliveries.release(id)
 		count("malformed")
 		http.Error(w, "the payload is not JSON", http.StatusBadRequest)
 		return
 	}
-	woken := r.handleEvent(event, &p)
+	woken := rc.handle(env, event, &p)
 	outcome := "ignored"
 	if len(woken) > 0 {
 		outcome = "woke"
 	}
 	count(outcome)
-	r.log().Debug("webhook delivery", "event", label, "action", printable(p.Action), "delivery", printable(id), "woke", woken)
+	env.Log.Debug("webhook delivery", "event", label, "action", printable(p.Action), "delivery", printable(id), "woke", woken)
 	w.WriteHeader(http.StatusAccepted)
 	w.Write([]byte(outcome + "\n"))
 }
@@ -206,58 +238,30 @@ func validSignature(secrets [][]byte, body []byte, header string) bool {
 	return valid
 }
 
-// handleEvent wakes the targets a verified delivery concerns and returns
-// their names. A target another replica holds is handed to it through
-// the Leases (Sharding.Hand): GitHub sends each delivery to one replica,
-// whichever the Service picks.
-func (r *Runner) handleEvent(event string, p *hookPayload) []string {
+// handle wakes the targets a verified delivery concerns and returns their
+// names.
+func (rc *Receiver) handle(env Env, event string, p *hookPayload) []string {
 	var names []string
-	for _, t := range r.Targets {
-		tc := t.Config
+	for tc := range env.Targets {
 		concerns, rerun, retry := false, "", false
 		if lifecycleEvents[event] {
-			concerns = r.lifecycle(event, p, t)
+			concerns = rc.lifecycle(env, event, p, tc)
 			retry = concerns
-		} else if r.ofRepository(p.Repository.FullName, t) {
-			concerns, rerun = r.concerns(event, p, t)
+		} else if rc.ofRepository(env, p.Repository.FullName, tc) {
+			concerns, rerun = concernsTarget(env, event, p, tc)
 		}
 		if !concerns {
 			continue
 		}
-		if r.Leases != nil && !r.Leases.Holds(tc.Name) {
-			r.Leases.Hand(tc.Name, rerun, retry)
-		} else {
-			r.woke(tc.Name, rerun, retry)
-		}
+		env.Wake(tc.Name, rerun, retry)
 		names = append(names, tc.Name)
 	}
 	return names
 }
 
-// woke wakes a target, asking for its check run to be posted anew on
-// the commit rerun names (a Re-run), if any; retry polls it past the
-// backoff of its failures.
-func (r *Runner) woke(target, rerun string, retry bool) {
-	if rerun != "" {
-		r.Bot.rerun.Set(target, rerun)
-	}
-	if retry {
-		// Cleared when the wake polls (PollWoken), not now: a poll of the
-		// target failing meanwhile must not put the retry back to sleep.
-		r.wakeMu.Lock()
-		if r.retries == nil {
-			r.retries = map[string]bool{}
-		}
-		r.retries[target] = true
-		r.wakeMu.Unlock()
-	}
-	r.wake([]string{target})
-}
-
-// concerns says whether a delivery concerns target t, and the commit
-// whose check someone asked to run again ("" when none).
-func (r *Runner) concerns(event string, p *hookPayload, t *Target) (bool, string) {
-	tc := t.Config
+// concernsTarget says whether a delivery concerns target tc, and the
+// commit whose check someone asked to run again ("" when none).
+func concernsTarget(env Env, event string, p *hookPayload, tc *config.Target) (bool, string) {
 	base := tc.BaseBranch
 	if base == "" {
 		base = p.Repository.DefaultBranch
@@ -266,14 +270,14 @@ func (r *Runner) concerns(event string, p *hookPayload, t *Target) (bool, string
 	case "check_run":
 		// The Re-run button: GitHub sends rerequested to the App that
 		// made the run only; the name says which target's it is.
-		ok := p.Action == "rerequested" && p.CheckRun.App.ID == r.Bot.appID && p.CheckRun.Name == r.Bot.application().CheckName(tc)
+		ok := p.Action == "rerequested" && p.CheckRun.App.ID == env.App.ID && p.CheckRun.Name == env.App.CheckName(*tc)
 		return ok, p.CheckRun.HeadSHA
 	case "check_suite":
 		// "Re-run all checks": the suite is this App's runs on one commit,
 		// which a target posts on the head of its base branch and of its
 		// pull request; the suite names the branch.
 		cs := p.CheckSuite
-		ok := p.Action == "rerequested" && cs.App.ID == r.Bot.appID && cs.HeadBranch != "" &&
+		ok := p.Action == "rerequested" && cs.App.ID == env.App.ID && cs.HeadBranch != "" &&
 			(cs.HeadBranch == base || cs.HeadBranch == tc.Branch())
 		return ok, cs.HeadSHA
 	case "pull_request":
@@ -281,7 +285,7 @@ func (r *Runner) concerns(event string, p *hookPayload, t *Target) (bool, string
 		// row), a merge, a close or a reopen: the target whose branch is
 		// the pull request's head. The bot's own edits wake nothing.
 		head := p.PullRequest.Head
-		ok := (p.Action == "edited" || p.Action == "closed" || p.Action == "reopened") && p.Sender.Login != r.Bot.login &&
+		ok := (p.Action == "edited" || p.Action == "closed" || p.Action == "reopened") && p.Sender.Login != env.App.Login &&
 			head.Ref == tc.Branch() && head.Repo != nil && strings.EqualFold(head.Repo.FullName, p.Repository.FullName)
 		return ok, ""
 	case "push":
