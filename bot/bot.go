@@ -43,7 +43,7 @@ type Target struct {
 	// the commit recording their change is co-authored by them.
 	CoAuthors map[string]string
 	// round is the GitHub reads this poll shares with the others of its
-	// round (ghround.go); nil outside a round.
+	// round (bot/ghround); nil outside a round.
 	round *ghround.Round
 }
 

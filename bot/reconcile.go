@@ -73,7 +73,7 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 		// A rendered object is not in the cluster: that is not "drift
 		// gone", so what is open stays open.
 	case p.Review.AllDeclined(plan):
-		// Every row declined: closed as a reviewer's close is (review.go).
+		// Every row declined: closed as a reviewer's close is (bot/pullrequest).
 		if open, err = b.keeper().DeclinedAll(ctx, p.Poll, plan, open, lastClosed); err != nil {
 			return err
 		}

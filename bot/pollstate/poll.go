@@ -34,11 +34,11 @@ type Poll struct {
 	Enforcement *cluster.Enforcement     // how the GitOps tool treats drift; nil: none read
 	Restoring   []enforce.Restoring      // drift the tool will put back, not proposed
 	Scope       cluster.Scope            // what the objects were listed with
-	Only        []string                 // the kinds the listing was narrowed to (kinds.go); nil: every kind
+	Only        []string                 // the kinds the listing was narrowed to (bot/idle); nil: every kind
 	Kinds       []string                 // the kinds the plan's render held; nil: no plan
-	At          Revs                     // the commits the memo compares (inputs.go)
+	At          Revs                     // the commits the memo compares (bot/idle)
 	Settled     bool                     // at is set
-	Review      *Review                  // the rows a reviewer declined (review.go); nil: none read
+	Review      *Review                  // the rows a reviewer declined (bot/pullrequest); nil: none read
 	BodyMoved   bool                     // the body changed during the poll: not rewritten, not remembered
 	Attribution *attribution.Attribution // who changed each edit's field, from objs (and the audit trail)
 	Out         Outcome

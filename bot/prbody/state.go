@@ -26,7 +26,7 @@ type State struct {
 	// Closed: "driftback" when the bot closed it (drift gone), "declined"
 	// when it closed it because a reviewer declined every row.
 	Closed string `json:"closed,omitempty"`
-	// Declined are the keys of the rows a reviewer unticked (review.go):
+	// Declined are the keys of the rows a reviewer unticked (bot/pullrequest):
 	// each stays out of the branch while its live values stay the same.
 	Declined []string `json:"declined,omitempty"`
 	// Undressed: labels and reviewers are still to be added (the PR was
