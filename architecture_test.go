@@ -144,11 +144,43 @@ func TestImportRuleCatchesViolations(t *testing.T) {
 	}
 }
 
+// botRank is the floor of each room of bot/ (docs/ARCHITECTURE.md): a room
+// imports only rooms on lower floors, and the root, which sequences them,
+// sits above all. A new package under bot/ gets a floor here.
+var botRank = map[string]int{
+	"githubapi": 0, "metrics": 0, "keyed": 0, "attribution": 0, "shard": 0,
+	"prbody": 1, "archive": 1, "discover": 1, "enforce": 1,
+	"app": 2, "targetplan": 2,
+	"checks": 3, "commit": 3,
+	"pollstate": 4,
+	"ghround":   5, "pullrequest": 5, "dashboard": 5,
+	"idle": 6, "stall": 6, "webhook": 6,
+}
+
+// botRoom is the room of bot/ that pkg is, "" when it is none.
+func botRoom(pkg string) string {
+	room, _ := strings.CutPrefix(pkg, module+"/bot/")
+	if room == pkg {
+		return ""
+	}
+	return room
+}
+
 // boundary says why product code of from may not import imp, or "" when
 // it may: the finer rules inside the components (docs/ARCHITECTURE.md),
 // each keeping one kind of knowledge in one place.
 func boundary(from, imp string) string {
 	const analyzer = module + "/analyzer"
+	if f, i := botRoom(from), botRoom(imp); f != "" && i != "" {
+		fr, fok := botRank[f]
+		ir, iok := botRank[i]
+		switch {
+		case !fok || !iok:
+			return "every room of bot/ has a floor in botRank"
+		case ir >= fr:
+			return "a room of bot/ imports only rooms on lower floors (botRank)"
+		}
+	}
 	switch {
 	case imp == analyzer+"/ktree" && from != analyzer && !strings.HasPrefix(from, analyzer+"/"):
 		return "kustomization trees are the analyzer's business: use its façade"
@@ -166,6 +198,11 @@ func boundary(from, imp string) string {
 
 func TestPackageBoundaries(t *testing.T) {
 	for _, p := range listPackages(t) {
+		if room := botRoom(p.ImportPath); room != "" && !strings.Contains(room, "/") {
+			if _, ok := botRank[room]; !ok {
+				t.Errorf("%s has no floor in botRank", p.ImportPath)
+			}
+		}
 		for _, imp := range p.Imports {
 			if why := boundary(p.ImportPath, imp); why != "" {
 				t.Errorf("%s imports %s: %s", p.ImportPath, imp, why)
@@ -190,6 +227,9 @@ func TestPackageBoundariesCatchViolations(t *testing.T) {
 		{module + "/analyzer/render", module + "/analyzer/dye"},
 		{module + "/analyzer/render", module + "/analyzer/gitops"},
 		{module + "/analyzer/sourceform", module + "/internal/kube"},
+		{module + "/bot/checks", module + "/bot/pullrequest"},
+		{module + "/bot/idle", module + "/bot/stall"},
+		{module + "/bot/app", module + "/bot/newroom"},
 	}
 	for _, b := range bad {
 		if boundary(b[0], b[1]) == "" {
@@ -202,6 +242,8 @@ func TestPackageBoundariesCatchViolations(t *testing.T) {
 		{module + "/analyzer/report", module + "/analyzer"},
 		{module + "/analyzer/sourceform", module + "/internal/jsonvalue"},
 		{module + "/analyzer/gitops", module + "/analyzer/render"},
+		{module + "/bot/pullrequest", module + "/bot/checks"},
+		{module + "/bot", module + "/bot/stall"},
 	}
 	for _, g := range good {
 		if why := boundary(g[0], g[1]); why != "" {
