@@ -105,7 +105,7 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 	plan.Metadata = renderedMetadata(b.objects, paired.pairs, opts.MetadataKeys)
 	a := &analysis{snap: s, opts: opts, root: root, base: b, plan: plan, orchestration: o,
 		pairs: paired.pairs, followed: paired.followed}
-	a.secretVariables()
+	secretVariables(a.pairs, o, a.refuse)
 	if a.dyed, err = a.runDye(forceDye); err != nil {
 		return nil, err
 	}
@@ -113,12 +113,13 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 	a.routing = planRoutes(a.pairs, b, a.dyed.Suppliers, a.writable, a.refuse)
 	// The GitOps tool's settings take the routes they own, and the value
 	// inputs and variables they supply (orchestrator.go, fluxvars.go).
-	a.planToolRoutes()
-	a.toolInputs()
-	if err := a.planVars(); err != nil {
+	tool, err := planTool(&toolPlanner{o: o, pairs: a.pairs, base: b, prov: a.dyed.Prov, routing: a.routing,
+		writable: a.writable, refuse: a.refuse, note: a.note})
+	if err != nil {
 		return nil, err
 	}
-	a.placing = placeValues(&valuePlacer{pairs: a.pairs, base: b, prov: a.dyed.Prov, blocked: a.blocked,
+	a.vars = tool.vars
+	a.placing = placeValues(&valuePlacer{pairs: a.pairs, base: b, prov: a.dyed.Prov, blocked: tool.blocked,
 		claims: a.routing, writable: a.writable, guardFor: a.guardFor, refuse: a.refuse})
 	a.project()
 	a.verify()
@@ -149,10 +150,10 @@ func (a *analysis) runDye(force bool) (*dye.Result, error) {
 // the stages before them. Snapshot.plan runs the stages in order, each
 // taking its input and returning its result: pairObjects the pairs
 // (pair.go), runDye who supplies each value, writability what the plan
-// may write, planRoutes the entry routes (route.go), placeValues the
-// value inputs written (place.go). The GitOps tool's steps
-// (orchestrator.go, fluxvars.go) and projecting and verifying are still
-// methods: they read nearly all of it.
+// may write, planRoutes the entry routes (route.go), planTool the GitOps
+// tool's settings (orchestrator.go, fluxvars.go), placeValues the value
+// inputs written (place.go). Projecting and verifying are methods: they
+// read nearly all of it.
 type analysis struct {
 	// The plan's inputs and its output, which every stage reads.
 	snap           *Snapshot
@@ -160,19 +161,19 @@ type analysis struct {
 	root           string
 	base           *built
 	plan           *Plan
-	*orchestration // what the GitOps tool adds to the build; vars holds the settings the plan changes
+	*orchestration // what the GitOps tool adds to the build
 
 	// The earlier stages' results. Projecting and verifying read them, and
 	// cut back routing's and placing's when they give a field up (takeBack):
 	// that feedback is why the results stay here rather than being passed
 	// along once.
-	pairs    []pair              // pairObjects; the tool's steps restore refused fields of their intent
-	followed map[string]string   // generated names paired by stem: rendered -> live (verify)
-	dyed     *dye.Result         // runDye; overridePlaced and toolInputs read its provenance
-	writable *writability        // what the plan may write
-	routing  *routing            // entry routes and the slot components an entry or input carries (route.go)
-	blocked  map[string]*Refusal // value inputs (dye.Input.Key) the tool supplies from a setting the plan cannot write: why (toolInputs)
-	placing  *placing            // value inputs written (place.go)
+	pairs    []pair            // pairObjects; the tool's steps restore refused fields of their intent
+	followed map[string]string // generated names paired by stem: rendered -> live (verify)
+	dyed     *dye.Result       // runDye; overridePlaced and toolInputs read its provenance
+	writable *writability      // what the plan may write
+	routing  *routing          // entry routes and the slot components an entry or input carries (route.go)
+	vars     *varPlan          // the tool's settings the plan changes (planTool)
+	placing  *placing          // value inputs written (place.go)
 
 	// What projecting and verifying share: the objects whose source, or an
 	// override of, the plan rewrites (project.go, override.go; verify cuts

@@ -67,12 +67,12 @@ type varDemand struct {
 // planVars finds the fields each substitution variable supplies, solves
 // the drifted ones for their variables' new values, and routes each
 // variable whose fields all agree to where it is set.
-func (a *analysis) planVars() error {
-	if !a.substitutes() {
+func (tp *toolPlanner) planVars() error {
+	if !tp.o.substitutes() {
 		return nil
 	}
-	names := make([]string, 0, len(a.flux.Vars))
-	for n, v := range a.flux.Vars {
+	names := make([]string, 0, len(tp.o.flux.Vars))
+	for n, v := range tp.o.flux.Vars {
 		if !gitops.HoldsSecret(v) {
 			names = append(names, n)
 		}
@@ -82,17 +82,17 @@ func (a *analysis) planVars() error {
 	}
 	sort.Strings(names)
 	nonces, byNonce := gitops.VarNonces(names)
-	r := a.base.render
-	r.post = a.flux.With(nonces)
-	dyed, err := r.render(a.repo, a.base.tree, nil, a.base.files)
-	if err != nil || len(dyed) != len(a.base.objects) {
-		a.note("the variable-dyed render failed or differs in shape, so no value is routed to a Flux substitution variable")
+	r := tp.base.render
+	r.post = tp.o.flux.With(nonces)
+	dyed, err := r.render(tp.o.repo, tp.base.tree, nil, tp.base.files)
+	if err != nil || len(dyed) != len(tp.base.objects) {
+		tp.note("the variable-dyed render failed or differs in shape, so no value is routed to a Flux substitution variable")
 		return nil
 	}
 	demands := map[string][]varDemand{}
-	for i := range a.pairs {
-		p := &a.pairs[i]
-		idx, ok := a.base.byID[p.ren.ID]
+	for i := range tp.pairs {
+		p := &tp.pairs[i]
+		idx, ok := tp.base.byID[p.ren.ID]
 		if !ok || dyed[idx].ID.Kind != p.ren.ID.Kind {
 			continue
 		}
@@ -101,9 +101,9 @@ func (a *analysis) planVars() error {
 			tmpl, _ := tv.(string)
 			rv, _ := jsonvalue.Get(p.ren.Object, path)
 			lv, present := jsonvalue.Get(p.intent, path)
-			values, ok := a.flux.VarField(tmpl, rv, lv, present, byNonce)
+			values, ok := tp.o.flux.VarField(tmpl, rv, lv, present, byNonce)
 			if !ok {
-				a.refuseVarField(p, path, fmt.Sprintf("Flux substitutes %s into this field, and the live value does not keep the text around them", gitops.VarList(tmpl, byNonce)))
+				tp.refuseVarField(p, path, fmt.Sprintf("Flux substitutes %s into this field, and the live value does not keep the text around them", gitops.VarList(tmpl, byNonce)))
 				continue
 			}
 			for _, v := range values {
@@ -111,17 +111,17 @@ func (a *analysis) planVars() error {
 			}
 		}
 	}
-	if a.vars == nil {
-		a.vars = &varPlan{}
+	if tp.out.vars == nil {
+		tp.out.vars = &varPlan{}
 	}
 	for _, n := range slices.Sorted(maps.Keys(demands)) {
-		a.resolveVar(n, demands[n])
+		tp.resolveVar(n, demands[n])
 	}
 	return nil
 }
 
 // resolveVar routes one variable, or refuses its changed fields.
-func (a *analysis) resolveVar(name string, ds []varDemand) {
+func (tp *toolPlanner) resolveVar(name string, ds []varDemand) {
 	var changed []varDemand
 	values := map[string]bool{}
 	for _, d := range ds {
@@ -135,12 +135,12 @@ func (a *analysis) resolveVar(name string, ds []varDemand) {
 	}
 	refuseAll := func(code, msg, hint, file string) {
 		for _, d := range changed {
-			p := a.pairOf(d.slot.Obj)
-			a.refuse(Refusal{Code: code, Object: RefOf(p.ren.Object), Field: d.slot.Path.String(), File: file, Message: msg, Hint: hint})
+			p := tp.pairOf(d.slot.Obj)
+			tp.refuse(Refusal{Code: code, Object: RefOf(p.ren.Object), Field: d.slot.Path.String(), File: file, Message: msg, Hint: hint})
 			sourceform.Restore(p.intent, p.ren.Object, d.slot.Path)
 		}
 	}
-	where := a.flux.SettingName(name)
+	where := tp.o.flux.SettingName(name)
 	if len(values) > 1 {
 		var places []string
 		for _, d := range ds {
@@ -152,7 +152,7 @@ func (a *analysis) resolveVar(name string, ds []varDemand) {
 			"bring those fields back to one value in the cluster, or split the variable in Git by hand", "")
 		return
 	}
-	route, why := a.findVarSetting(name)
+	route, why := tp.findVarSetting(name)
 	if why != nil {
 		refuseAll(why.Code, why.Message, why.Hint, why.File)
 		return
@@ -161,12 +161,12 @@ func (a *analysis) resolveVar(name string, ds []varDemand) {
 	for _, d := range changed {
 		route.Slots = append(route.Slots, d.slot)
 	}
-	a.vars.routes = append(a.vars.routes, route)
+	tp.out.vars.routes = append(tp.out.vars.routes, route)
 }
 
 // refuseVarField refuses one substituted field; it then stands as rendered.
-func (a *analysis) refuseVarField(p *pair, path jsonvalue.Path, msg string) {
-	a.refuse(Refusal{Code: CodeBuildOwned, Object: RefOf(p.ren.Object), Field: path.String(), File: p.ren.Origin, Message: msg,
+func (tp *toolPlanner) refuseVarField(p *pair, path jsonvalue.Path, msg string) {
+	tp.refuse(Refusal{Code: CodeBuildOwned, Object: RefOf(p.ren.Object), Field: path.String(), File: p.ren.Origin, Message: msg,
 		Hint: "change the variable or the field in Git by hand, or revert the change in the cluster"})
 	sourceform.Restore(p.intent, p.ren.Object, path)
 }
@@ -175,15 +175,16 @@ func (a *analysis) refuseVarField(p *pair, path jsonvalue.Path, msg string) {
 // variable: the Flux Kustomization document, or the ConfigMap
 // substituteFrom names. A setting found nowhere in the repository lives
 // only in the cluster: refused by name.
-func (a *analysis) findVarSetting(name string) (*varRoute, *Refusal) {
-	ctx := a.flux.Ctx
-	where := a.flux.SettingName(name)
-	group, kind, objName, path, ok := a.flux.VarManifest(name)
+func (tp *toolPlanner) findVarSetting(name string) (*varRoute, *Refusal) {
+	flux, w := tp.o.flux, tp.writable
+	ctx := flux.Ctx
+	where := flux.SettingName(name)
+	group, kind, objName, path, ok := flux.VarManifest(name)
 	if !ok {
 		return nil, &Refusal{Code: CodeOrchestratorContext, Message: fmt.Sprintf("the Flux variable %s supplies this value and is %s", name, where),
 			Hint: fmt.Sprintf("set %s in spec.postBuild.substitute of the Flux Kustomization %s/%s", name, ctx.Namespace, ctx.Name)}
 	}
-	file, doc, err := a.findManifest(group, kind, ctx.Namespace, objName)
+	file, doc, err := gitops.FindManifest(w.repo, w.forest.Parse, group, kind, ctx.Namespace, objName)
 	if err != nil {
 		return nil, &Refusal{Code: CodeUnplaceableEdit, Message: err.Error(), Hint: "change " + where + " by hand"}
 	}
@@ -192,15 +193,15 @@ func (a *analysis) findVarSetting(name string) (*varRoute, *Refusal) {
 			Message: fmt.Sprintf("the Flux variable %s supplies this value; it is set in %s, which no file of the repository holds", name, where),
 			Hint:    fmt.Sprintf("change %s in the cluster, or keep that object in Git", where)}
 	}
-	f, _ := a.snap.forest.Parse(file)
+	f, _ := w.forest.Parse(file)
 	v, _ := f.Value(doc)
 	cur, ok := jsonvalue.Get(v, path)
-	if s, isStr := cur.(string); !ok || !isStr || strings.ReplaceAll(s, "\n", "") != a.flux.Vars[name] {
+	if s, isStr := cur.(string); !ok || !isStr || strings.ReplaceAll(s, "\n", "") != flux.Vars[name] {
 		return nil, &Refusal{Code: CodeOrchestratorContext, File: file, Line: f.Line(doc, path),
 			Message: fmt.Sprintf("the Flux variable %s supplies this value; %s holds another value for it than the cluster's %s", name, file, where),
 			Hint:    "let the GitOps tool apply the repository first, or change the variable by hand"}
 	}
-	if r := a.writable.unwritable(file); r != nil {
+	if r := w.unwritable(file); r != nil {
 		r.Line = f.Line(doc, path)
 		return nil, r
 	}
@@ -208,12 +209,6 @@ func (a *analysis) findVarSetting(name string) (*varRoute, *Refusal) {
 		return nil, &Refusal{Code: CodeUnplaceableEdit, File: file, Message: "the document that sets the variable cannot be edited safely: " + err.Error(), Hint: "change " + where + " by hand"}
 	}
 	return &varRoute{Name: name, Setting: where, File: file, Doc: doc, Path: path, Route: RouteSubstitute}, nil
-}
-
-// findManifest finds the one document of the repository with that group,
-// kind and name in namespace (or with no namespace); "" when none.
-func (a *analysis) findManifest(group, kind, namespace, name string) (string, int, error) {
-	return gitops.FindManifest(a.snap.repo, a.snap.forest.Parse, group, kind, namespace, name)
 }
 
 // varCarries reports whether a variable route carries a field of the

@@ -7,6 +7,7 @@ import (
 	"github.com/driftback/driftback/analyzer/dye"
 	"github.com/driftback/driftback/analyzer/gitops"
 	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/analyzer/sourceform"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/repofs"
@@ -21,7 +22,6 @@ type orchestration struct {
 	flux *gitops.Flux // nil: no Flux Kustomization context
 	argo *gitops.Argo // nil: no Argo CD Application context
 	tool *gitops.Root // the rewritten root kustomization; nil when none
-	vars *varPlan     // the tool's settings the plan changes
 	home *manifestAt  // the tool object's manifest in the repository, once looked for
 }
 
@@ -131,15 +131,6 @@ func (a *analysis) settingEdits(repo *repofs.Repo) []gitops.SettingEdit {
 	return out
 }
 
-// toolFile is the file to name for a setting of the tool: its manifest
-// in the repository, else the root kustomization it rewrites.
-func (a *analysis) toolFile() string {
-	if file, _, err := a.writable.toolManifest(); err == nil && file != "" {
-		return file
-	}
-	return a.tool.File
-}
-
 // clusterSetting is a setting as the cluster's copy of the tool's object
 // holds it.
 func (o *orchestration) clusterSetting(p jsonvalue.Path) (any, bool) {
@@ -163,12 +154,12 @@ func (a *analysis) verifyRenderer() renderer {
 // of the comparison: their value is never read, so such a field is in sync
 // when live fits the rendered text around the variable, and otherwise
 // refused as sensitive, naming the variable but no value.
-func (a *analysis) secretVariables() {
-	if a.orchestration == nil || a.flux == nil {
+func secretVariables(pairs []pair, o *orchestration, refuse func(Refusal)) {
+	if o == nil || o.flux == nil {
 		return
 	}
-	for i := range a.pairs {
-		p := &a.pairs[i]
+	for i := range pairs {
+		p := &pairs[i]
 		paths := gitops.StringPaths(p.ren.Object, nil, gitops.HoldsSecret)
 		if len(paths) == 0 {
 			continue
@@ -183,9 +174,9 @@ func (a *analysis) secretVariables() {
 			lv, ok := jsonvalue.Get(p.intent, path)
 			tmpl, _ := rv.(string)
 			if !ok || !gitops.FitsSecrets(tmpl, gitops.ScalarText(lv)) {
-				a.refuse(Refusal{Code: CodeSensitive, Object: RefOf(p.ren.Object), Field: path.String(), File: p.ren.Origin,
+				refuse(Refusal{Code: CodeSensitive, Object: RefOf(p.ren.Object), Field: path.String(), File: p.ren.Origin,
 					Message: fmt.Sprintf("the Flux Kustomization %s/%s substitutes %s here from a Secret, which driftback never reads; the live value does not fit the rest of the field",
-						a.flux.Ctx.Namespace, a.flux.Ctx.Name, strings.Join(gitops.SecretNames(tmpl), ", ")),
+						o.flux.Ctx.Namespace, o.flux.Ctx.Name, strings.Join(gitops.SecretNames(tmpl), ", ")),
 					Hint: "change the Secret or the field in Git by hand, or revert the change in the cluster"})
 			}
 			sourceform.Restore(p.intent, p.ren.Object, path)
@@ -193,13 +184,50 @@ func (a *analysis) secretVariables() {
 	}
 }
 
+// toolPlanner is the GitOps tool's stage, run between routing and
+// placing: the tool's object holds settings that win over the files of
+// the repository (an image override, an inline patch, a substitution
+// variable), so a value they supply is written there.
+type toolPlanner struct {
+	o        *orchestration
+	pairs    []pair // refused fields are restored to their render in the intent
+	base     *built
+	prov     *dye.Provenance // the dye's; toolInputs moves the nodes a setting holds. nil when not dyed
+	routing  *routing        // routing's result; the routes a setting takes are moved out of it
+	writable *writability
+	refuse   func(Refusal)
+	note     func(format string, args ...any)
+	out      *toolPlan
+}
+
+// toolPlan is what the tool's stage decides.
+type toolPlan struct {
+	vars    *varPlan            // the tool's settings the plan changes
+	blocked map[string]*Refusal // value inputs (dye.Input.Key) the tool supplies from a setting the plan cannot write: why
+}
+
+// planTool takes the routes a setting of the tool sets (planToolRoutes),
+// moves the value inputs its rewrite adds (toolInputs) and routes Flux
+// substitution variables (planVars, fluxvars.go).
+func planTool(tp *toolPlanner) (*toolPlan, error) {
+	tp.out = &toolPlan{}
+	tp.planToolRoutes()
+	tp.toolInputs()
+	if err := tp.planVars(); err != nil {
+		return nil, err
+	}
+	return tp.out, nil
+}
+
+func (tp *toolPlanner) pairOf(id render.ID) *pair { return findPair(tp.pairs, id) }
+
 // planToolRoutes moves the entry routes whose field a setting of the
 // tool's object sets (orchestratorEntry let them through: the manifest is
 // the repository's to write) from the rewritten root kustomization to that
 // setting: the tool writes it over the entry on every build. The fields of
 // one setting (newTag and digest of one image) change together.
-func (a *analysis) planToolRoutes() {
-	if a.orchestration == nil || a.tool == nil {
+func (tp *toolPlanner) planToolRoutes() {
+	if tp.o == nil || tp.o.tool == nil {
 		return
 	}
 	type override struct {
@@ -210,9 +238,9 @@ func (a *analysis) planToolRoutes() {
 	}
 	byPath := map[string]*override{}
 	var order []string
-	keep := a.routing.routes[:0]
-	for _, r := range a.routing.routes {
-		s, tool := a.writable.toolSets(r.Entry, r.Field)
+	keep := tp.routing.routes[:0]
+	for _, r := range tp.routing.routes {
+		s, tool := tp.writable.toolSets(r.Entry, r.Field)
 		if r.Author != nil || !tool || s.Path == nil {
 			keep = append(keep, r)
 			continue
@@ -220,32 +248,32 @@ func (a *analysis) planToolRoutes() {
 		key := s.Path.String()
 		o := byPath[key]
 		if o == nil {
-			cur, _ := a.clusterSetting(s.Path)
+			cur, _ := tp.o.clusterSetting(s.Path)
 			o = &override{setting: s, list: r.Entry.List, value: jsonvalue.Copy(cur)}
 			byPath[key] = o
 			order = append(order, key)
 		}
-		o.value = a.overrideWith(o.value, r)
+		o.value = tp.overrideWith(o.value, r)
 		o.slots = append(o.slots, r.Slots...)
 	}
-	a.routing.routes = keep
-	if a.vars == nil {
-		a.vars = &varPlan{}
+	tp.routing.routes = keep
+	if tp.out.vars == nil {
+		tp.out.vars = &varPlan{}
 	}
 	for _, key := range order {
 		o := byPath[key]
-		at, why := a.writable.settingHome(o.setting)
+		at, why := tp.writable.settingHome(o.setting)
 		if why != nil {
 			for _, s := range o.slots {
-				pr := a.pairOf(s.Obj)
+				pr := tp.pairOf(s.Obj)
 				r := *why
 				r.Object, r.Field = RefOf(pr.ren.Object), s.Path.String()
-				a.refuse(r)
+				tp.refuse(r)
 				sourceform.Restore(pr.intent, pr.ren.Object, s.Path)
 			}
 			continue
 		}
-		r := &varRoute{Tool: true, Render: o.value, Set: o.value, Setting: a.tool.SettingName(o.setting),
+		r := &varRoute{Tool: true, Render: o.value, Set: o.value, Setting: tp.o.tool.SettingName(o.setting),
 			File: at.file, Doc: at.doc, Path: o.setting.Path, Slots: o.slots, Route: RouteImages}
 		if o.list == "replicas" {
 			r.Route = RouteReplicas
@@ -253,22 +281,22 @@ func (a *analysis) planToolRoutes() {
 				r.Set = jsonvalue.Canonical(o.value)
 			}
 		}
-		a.vars.routes = append(a.vars.routes, r)
+		tp.out.vars.routes = append(tp.out.vars.routes, r)
 	}
 }
 
 // overrideWith is a tool's override with the route's field changed (the
 // live image's tag and digest taken from the route's first field).
-func (a *analysis) overrideWith(cur any, r *route) any {
+func (tp *toolPlanner) overrideWith(cur any, r *route) any {
 	var live dye.ImageRef
 	if r.Field != dye.FieldCount {
-		if p := a.pairOf(r.Slots[0].Obj); p != nil {
+		if p := tp.pairOf(r.Slots[0].Obj); p != nil {
 			v, _ := jsonvalue.Get(p.intent, r.Slots[0].Path)
 			s, _ := v.(string)
 			live = dye.ParseImage(s)
 		}
 	}
-	return gitops.Override(cur, r.Field, r.Value, live, a.argo != nil)
+	return gitops.Override(cur, r.Field, r.Value, live, tp.o.argo != nil)
 }
 
 // toolInputs moves the value inputs the tool's rewrite adds to the root
@@ -276,34 +304,43 @@ func (a *analysis) overrideWith(cur any, r *route) any {
 // value) to that setting in the tool's manifest, which is then written
 // like any inline patch or label; where the manifest is not the
 // repository's to write, the input is blocked, naming the setting.
-func (a *analysis) toolInputs() {
-	if a.orchestration == nil || a.tool == nil || a.dyed == nil || a.dyed.Prov == nil {
+func (tp *toolPlanner) toolInputs() {
+	if tp.o == nil || tp.o.tool == nil || tp.prov == nil {
 		return
 	}
-	pv := a.dyed.Prov
-	a.blocked = map[string]*Refusal{}
+	pv, tool := tp.prov, tp.o.tool
+	tp.out.blocked = map[string]*Refusal{}
 	for k, n := range pv.Nodes {
-		if n.File != a.tool.File || n.Outer == nil {
+		if n.File != tool.File || n.Outer == nil {
 			continue
 		}
-		s, ok := a.tool.Inputs[n.Outer.String()]
+		s, ok := tool.Inputs[n.Outer.String()]
 		if !ok {
 			continue
 		}
-		n.What = a.tool.SettingName(s)
+		n.What = tool.SettingName(s)
 		if sel := selectorLanding(pv.Landings[k]); sel != nil && n.Route == RouteLabel {
 			// A selector matches the running pods by this value: written,
 			// it would orphan them (and a workload's selector cannot change).
-			a.blocked[k] = &Refusal{Code: CodeBuildOwned, File: a.toolFile(),
+			tp.out.blocked[k] = &Refusal{Code: CodeBuildOwned, File: tp.toolFile(),
 				Message: fmt.Sprintf("%s sets it, and also the selector %s of %s; driftback does not change a label a selector matches by", n.What, sel.Path, sel.Obj.Ref()),
 				Hint:    "change the label in Git by hand if the selector should change, or revert the change in the cluster"}
-		} else if at, why := a.writable.settingHome(s); why != nil {
-			a.blocked[k] = why
+		} else if at, why := tp.writable.settingHome(s); why != nil {
+			tp.out.blocked[k] = why
 		} else {
 			n.File, n.OuterDoc, n.Outer, n.Tool = at.file, at.doc, s.Path, true
 		}
 		pv.Nodes[k] = n
 	}
+}
+
+// toolFile is the file to name for a setting of the tool: its manifest
+// in the repository, else the root kustomization it rewrites.
+func (tp *toolPlanner) toolFile() string {
+	if file, _, err := tp.writable.toolManifest(); err == nil && file != "" {
+		return file
+	}
+	return tp.o.tool.File
 }
 
 // selectorLanding is the first of the fields a label value lands in that
