@@ -61,26 +61,57 @@ func Analyze(in Input) (*Plan, error) {
 }
 
 // plan is Plan; forceDye runs the dye even when no image or replica value
-// drifted (tests prove the no-op invariant through it).
+// drifted (tests prove the no-op invariant through it). It runs the
+// stages in order, each taking the results of those before it:
+//
+//	orchestrator  Options          -> *orchestration (the GitOps tool's rewrite of the root)
+//	buildRoot     *orchestration   -> *built (the root's render)
+//	pairObjects   *built, live     -> *pairing (each rendered object with its live intent;
+//	                                  secretVariables then restores what a Secret's variable supplies)
+//	planWrites    *pairing, *built -> *writes (runDye, planRoutes, planTool, placeValues)
+//	project       *writes          -> candidates (the source documents rewritten)
+//	verify        candidates       -> *verified (the edited build proven)
+//	finish        *verified        -> the plan's edits and files
+//
+// A stage that refuses the whole root returns nil and the plan says why.
 func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, forceDye bool) (*Plan, error) {
 	root, err := repofs.Clean(root)
 	if err != nil {
 		return nil, fmt.Errorf("root: %w", err)
 	}
 	plan := &Plan{Root: render.DisplayDir(root), Edits: []Edit{}, Refusals: []Refusal{}, Files: []File{}, Notes: []string{}}
-	if len(opts.OrchestratorContext) > 0 {
-		plan.Refusals = append(plan.Refusals, Refusal{
-			Code: CodeOrchestratorContext, Field: strings.Join(opts.OrchestratorContext, ", "),
-			Message: "the GitOps tool renders this target with settings of its own (" + strings.Join(opts.OrchestratorContext, ", ") +
-				"), so kustomize's build is not what the cluster runs",
-			Hint: "move those settings into the kustomization, or leave this target to hand edits",
-		})
-		return plan, nil
-	}
 	o, err := s.orchestrator(root, opts, plan)
 	if err != nil || o == nil {
 		return plan, err
 	}
+	b, err := s.buildRoot(o, root, plan)
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		return plan, nil
+	}
+	if opts.WriteScope, err = repofs.Clean(opts.WriteScope); err != nil {
+		return nil, fmt.Errorf("write scope: %w", err)
+	}
+	paired := pairObjects(live, b.objects, opts.Coverage, plan.Root)
+	paired.apply(plan)
+	plan.Metadata = renderedMetadata(b.objects, paired.pairs, opts.MetadataKeys)
+	a := &analysis{snap: s, opts: opts, root: root, base: b, plan: plan, orchestration: o,
+		pairs: paired.pairs, followed: paired.followed}
+	secretVariables(a.pairs, o, a.refuse)
+	if a.writes, err = a.planWrites(forceDye); err != nil {
+		return nil, err
+	}
+	a.project()
+	a.finish(a.verify())
+	return plan, nil
+}
+
+// buildRoot loads, judges and renders the root as the GitOps tool builds
+// it. A root the judge refuses gives nil, its refusals in plan; malformed
+// YAML is an error.
+func (s *Snapshot) buildRoot(o *orchestration, root string, plan *Plan) (*built, error) {
 	t, krefs, err := o.load(s.forest, root)
 	if err != nil {
 		return nil, err
@@ -94,66 +125,80 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 	}
 	if len(refusals) > 0 {
 		plan.Refusals = refusals
-		return plan, nil
+		return nil, nil
 	}
 	plan.Kinds = renderedKinds(b.objects)
-	if opts.WriteScope, err = repofs.Clean(opts.WriteScope); err != nil {
-		return nil, fmt.Errorf("write scope: %w", err)
-	}
-	paired := pairObjects(live, b.objects, opts.Coverage, plan.Root)
-	paired.apply(plan)
-	plan.Metadata = renderedMetadata(b.objects, paired.pairs, opts.MetadataKeys)
-	a := &analysis{snap: s, opts: opts, root: root, base: b, plan: plan, orchestration: o,
-		pairs: paired.pairs, followed: paired.followed}
-	secretVariables(a.pairs, o, a.refuse)
-	if a.dyed, err = a.runDye(forceDye); err != nil {
+	return b, nil
+}
+
+// writes is what the stages between pairing and projecting decide: who
+// supplies each value, and the writes of entries, tool settings and value
+// inputs that carry a drifted value instead of its source document.
+// Projecting and verifying read it, and cut it back (takeBack).
+type writes struct {
+	dyed    *dye.Result // runDye; overridePlaced reads its provenance
+	routing *routing    // planRoutes: entry routes, and the slot components an entry or input carries (route.go)
+	vars    *varPlan    // planTool: the tool's settings the plan changes (orchestrator.go, fluxvars.go)
+	placing *placing    // placeValues: value inputs written (place.go)
+}
+
+// planWrites runs the stages that decide what is written other than a
+// source document, each taking the results before it: runDye, then what
+// the plan may write (writability), planRoutes, planTool and
+// placeValues. Placing asks the analysis for guards (guard.go).
+func (a *analysis) planWrites(forceDye bool) (*writes, error) {
+	dyed, err := runDye(a.snap.repo, a.orchestration.repo, a.base, a.pairs, forceDye, a.note)
+	if err != nil {
 		return nil, err
 	}
-	a.writable = &writability{scope: opts.WriteScope, repo: s.repo, forest: s.forest, rootFile: b.tree.Root.File, o: o, prov: a.dyed.Prov}
-	a.routing = planRoutes(a.pairs, b, a.dyed.Suppliers, a.writable, a.refuse)
+	w := &writes{dyed: dyed}
+	a.writable = &writability{scope: a.opts.WriteScope, repo: a.snap.repo, forest: a.snap.forest, rootFile: a.base.tree.Root.File, o: a.orchestration, prov: dyed.Prov}
+	w.routing = planRoutes(a.pairs, a.base, dyed.Suppliers, a.writable, a.refuse)
 	// The GitOps tool's settings take the routes they own, and the value
-	// inputs and variables they supply (orchestrator.go, fluxvars.go).
-	tool, err := planTool(&toolPlanner{o: o, pairs: a.pairs, base: b, prov: a.dyed.Prov, routing: a.routing,
+	// inputs and variables they supply.
+	tool, err := planTool(&toolPlanner{o: a.orchestration, pairs: a.pairs, base: a.base, prov: dyed.Prov, routing: w.routing,
 		writable: a.writable, refuse: a.refuse, note: a.note})
 	if err != nil {
 		return nil, err
 	}
-	a.vars = tool.vars
-	a.placing = placeValues(&valuePlacer{pairs: a.pairs, base: b, prov: a.dyed.Prov, blocked: tool.blocked,
-		claims: a.routing, writable: a.writable, guardFor: a.guardFor, refuse: a.refuse})
-	a.project()
-	a.verify()
-	a.finish()
-	return plan, nil
+	w.vars = tool.vars
+	w.placing = placeValues(&valuePlacer{pairs: a.pairs, base: a.base, prov: dyed.Prov, blocked: tool.blocked,
+		claims: w.routing, writable: a.writable, guardFor: a.guardFor, refuse: a.refuse})
+	return w, nil
 }
 
-// runDye dyes the build. The dye only says who supplies a value; when no
-// entry or value input can supply one that differs from live there is
-// nothing to route or place, and the extra build is skipped (an empty
-// result). force runs it all the same.
-func (a *analysis) runDye(force bool) (*dye.Result, error) {
-	values := force || a.valuesMayPlace()
-	if !values && !a.dyeCanRoute() {
+// takeBack is the feedback edge from projecting and verifying to the
+// stages before them: every write planned for the object's field at or
+// under p (a variable or tool setting, an entry, a value input) is dropped
+// from the result that holds it.
+func (w *writes) takeBack(id render.ID, p jsonvalue.Path) {
+	w.vars.drop(id, p)
+	w.routing.drop(id, p)
+	w.placing.drop(id, p)
+}
+
+// runDye dyes the build of toolRepo, the repository as the GitOps tool
+// builds it. The dye only says who supplies a value; when no entry or
+// value input of the repository as it is (repo) can supply one that
+// differs from live there is nothing to route or place, and the extra
+// build is skipped (an empty result). force runs it all the same.
+func runDye(repo, toolRepo *repofs.Repo, base *built, pairs []pair, force bool, note func(string, ...any)) (*dye.Result, error) {
+	values := force || valuesMayPlace(repo, base, pairs)
+	if !values && !dyeCanRoute(repo, base, pairs) {
 		return &dye.Result{Suppliers: map[dye.SlotKey]dye.Supplier{}}, nil
 	}
-	dyed, err := dyeRoot(a.orchestration.repo, a.base, values)
+	dyed, err := dyeRoot(toolRepo, base, values)
 	if err != nil {
 		return nil, err
 	}
 	if dyed.Note != "" {
-		a.note("%s", dyed.Note)
+		note("%s", dyed.Note)
 	}
 	return dyed, nil
 }
 
-// analysis is what projecting and verifying share, with the results of
-// the stages before them. Snapshot.plan runs the stages in order, each
-// taking its input and returning its result: pairObjects the pairs
-// (pair.go), runDye who supplies each value, writability what the plan
-// may write, planRoutes the entry routes (route.go), planTool the GitOps
-// tool's settings (orchestrator.go, fluxvars.go), placeValues the value
-// inputs written (place.go). Projecting and verifying are methods: they
-// read nearly all of it.
+// analysis is what projecting, verifying and finishing share: the plan's
+// inputs, the results of the stages before them, and their own.
 type analysis struct {
 	// The plan's inputs and its output, which every stage reads.
 	snap           *Snapshot
@@ -163,25 +208,18 @@ type analysis struct {
 	plan           *Plan
 	*orchestration // what the GitOps tool adds to the build
 
-	// The earlier stages' results. Projecting and verifying read them, and
-	// cut back routing's and placing's when they give a field up (takeBack):
-	// that feedback is why the results stay here rather than being passed
-	// along once.
-	pairs    []pair            // pairObjects; the tool's steps restore refused fields of their intent
+	pairs    []pair            // pairObjects; secretVariables and planTool restore refused fields of their intent
 	followed map[string]string // generated names paired by stem: rendered -> live (verify)
-	dyed     *dye.Result       // runDye; overridePlaced and toolInputs read its provenance
 	writable *writability      // what the plan may write
-	routing  *routing          // entry routes and the slot components an entry or input carries (route.go)
-	vars     *varPlan          // the tool's settings the plan changes (planTool)
-	placing  *placing          // value inputs written (place.go)
+	// planWrites' result. Projecting and verifying cut it back when they
+	// give a field up (takeBack): that feedback is why it stays here
+	// rather than being passed along once.
+	*writes
 
-	// What projecting and verifying share: the objects whose source, or an
-	// override of, the plan rewrites (project.go, override.go; verify cuts
-	// them back round by round), and what verify wrote.
+	// The objects whose source, or an override of, the plan rewrites:
+	// projecting makes them (project.go, override.go), verify cuts them
+	// back round by round.
 	candidates []*candidate
-	final      map[string]*yamledit.File // the written files that parse, for lines
-	written    map[string][]byte         // every written file
-	renamed    map[render.ID]rename      // generated objects the verified plan renames (verify.go)
 }
 
 // candidate is an object whose source document the plan rewrites.
@@ -216,16 +254,6 @@ func (a *analysis) giveUp(c *candidate, p jsonvalue.Path) {
 	}
 	sourceform.Restore(c.intent, c.ren.Object, p)
 	a.takeBack(c.ren.ID, p)
-}
-
-// takeBack is the feedback edge from projecting and verifying to the
-// stages before them: every write planned for the object's field at or
-// under p (a variable or tool setting, an entry, a value input) is dropped
-// from the result that holds it.
-func (a *analysis) takeBack(id render.ID, p jsonvalue.Path) {
-	a.dropVarRoutes(id, p)
-	a.routing.drop(id, p)
-	a.placing.drop(id, p)
 }
 
 // form computes the candidate's source form from its view, and what it
@@ -431,14 +459,14 @@ func (w *writability) settingHome(s gitops.Setting) (*settingAt, *Refusal) {
 // of some image or replica value that differs from live: only then is its
 // extra build worth running. Without it every such value is written to
 // the source, which is what the dye would have said anyway.
-func (a *analysis) dyeCanRoute() bool {
+func dyeCanRoute(repo *repofs.Repo, base *built, pairs []pair) bool {
 	var entries *dye.Entries
-	for _, p := range a.pairs {
+	for _, p := range pairs {
 		if p.inSync {
 			continue // its intent is its render: nothing differs from live
 		}
 		if entries == nil {
-			e := dye.EntriesOf(a.base.tree, a.snap.repo.File)
+			e := dye.EntriesOf(base.tree, repo.File)
 			entries = &e
 		}
 		for _, s := range dye.ImageSlots(p.ren.Object) {

@@ -242,13 +242,13 @@ func (a *analysis) withoutVarFields(view map[string]any, p pair) {
 	}
 }
 
-// dropVarRoutes drops the variable routes that carry the object's field at
-// or under path: a variable is changed for all its fields or for none.
-func (a *analysis) dropVarRoutes(id render.ID, path jsonvalue.Path) {
-	if a.orchestration == nil || a.vars == nil {
+// drop drops the variable routes that carry the object's field at or
+// under path: a variable is changed for all its fields or for none.
+func (v *varPlan) drop(id render.ID, path jsonvalue.Path) {
+	if v == nil {
 		return
 	}
-	a.vars.routes = slices.DeleteFunc(a.vars.routes, func(r *varRoute) bool { return carries(r.Slots, id, path) })
+	v.routes = slices.DeleteFunc(v.routes, func(r *varRoute) bool { return carries(r.Slots, id, path) })
 }
 
 // applyVarRoutes writes each routed variable into its manifest (into files,
@@ -281,7 +281,7 @@ func (a *analysis) applyVarRoutes(files map[string][]byte) error {
 
 // varEdits reports each verified variable route once, on the first field
 // it carries; a note names the others.
-func (a *analysis) varEdits() {
+func (a *analysis) varEdits(final map[string]*yamledit.File) {
 	if a.orchestration == nil || a.vars == nil {
 		return
 	}
@@ -295,7 +295,7 @@ func (a *analysis) varEdits() {
 		to, _ := jsonvalue.Get(p.intent, first.Path)
 		a.plan.Edits = append(a.plan.Edits, Edit{
 			Object: RefOf(p.ren.Object), Field: first.Path.String(), From: from, To: to,
-			File: r.File, Line: lineOf(a.final[r.File], r.Doc, r.Path), Route: r.Route,
+			File: r.File, Line: lineOf(final[r.File], r.Doc, r.Path), Route: r.Route,
 		})
 		if len(r.Slots) > 1 {
 			var others []string

@@ -25,9 +25,19 @@ type orchestration struct {
 	home *manifestAt  // the tool object's manifest in the repository, once looked for
 }
 
-// orchestrator prepares the plan's orchestration. A context the tool's own
-// generator rejects refuses the target (nil orchestration, refusal in plan).
+// orchestrator prepares the plan's orchestration. A target the tool
+// renders with settings of its own, or whose context the tool's own
+// generator rejects, is refused (nil orchestration, refusal in plan).
 func (s *Snapshot) orchestrator(root string, opts Options, plan *Plan) (*orchestration, error) {
+	if len(opts.OrchestratorContext) > 0 {
+		plan.Refusals = append(plan.Refusals, Refusal{
+			Code: CodeOrchestratorContext, Field: strings.Join(opts.OrchestratorContext, ", "),
+			Message: "the GitOps tool renders this target with settings of its own (" + strings.Join(opts.OrchestratorContext, ", ") +
+				"), so kustomize's build is not what the cluster runs",
+			Hint: "move those settings into the kustomization, or leave this target to hand edits",
+		})
+		return nil, nil
+	}
 	o := &orchestration{repo: s.repo}
 	switch {
 	case opts.Flux != nil:

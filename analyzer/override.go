@@ -515,8 +515,8 @@ func listPatches(doc map[string]any, rels []string) {
 // overrideEdits reports a verified override's edits: each changed field,
 // written to the patch file (or the root kustomization for a generator
 // entry), route overlay.
-func (a *analysis) overrideEdits(c *candidate) {
-	f := a.final[c.file]
+func (a *analysis) overrideEdits(c *candidate, final map[string]*yamledit.File) {
+	f := final[c.file]
 	for _, p := range c.changed {
 		from, _ := jsonvalue.Get(c.ren.Object, p)
 		to, _ := jsonvalue.Get(c.view, p)

@@ -33,17 +33,17 @@ type placement struct {
 
 // valuesMayPlace reports whether some paired object drifted where a value
 // input could supply it: only then is the dye's value part worth its build.
-func (a *analysis) valuesMayPlace() bool {
-	if !dye.HasValueInputs(a.base.tree) {
+func valuesMayPlace(repo *repofs.Repo, base *built, pairs []pair) bool {
+	if !dye.HasValueInputs(base.tree) {
 		return false
 	}
 	var leaves map[string][]dye.Landing
-	for _, p := range a.pairs {
+	for _, p := range pairs {
 		if p.inSync || isSecret(p.ren.ID) || jsonvalue.Equal(p.intent, p.ren.Object) {
 			continue
 		}
 		if leaves == nil {
-			leaves = a.base.dyeInput(a.snap.repo).ValueLeaves()
+			leaves = base.dyeInput(repo).ValueLeaves()
 		}
 		for _, fp := range sourceform.DiffPaths(sourceform.Of(p.ren.Object), sourceform.Of(p.intent), nil) {
 			if dye.MayLand(leaves, p.ren.Object, fp) {
@@ -391,9 +391,10 @@ func (a *analysis) applyPlaced(files map[string][]byte) {
 
 // placedEdits reports every field a verified placement carries: one
 // input edit can change several objects, and each is named.
-func (a *analysis) placedEdits() {
+func (a *analysis) placedEdits(final map[string]*yamledit.File) {
 	for _, pl := range a.placing.placed {
-		line := a.placedLine(pl.Node)
+		// The line of the node (or of the entry holding it) in the written file.
+		line := nodeLine(final[pl.Node.File], pl.Node)
 		for _, s := range pl.Slots {
 			p := a.pairOf(s.Obj)
 			if p == nil {
@@ -407,10 +408,6 @@ func (a *analysis) placedEdits() {
 		}
 	}
 }
-
-// placedLine is the line of the node (or of the entry holding it) in the
-// written file.
-func (a *analysis) placedLine(n dye.Input) int { return nodeLine(a.final[n.File], n) }
 
 // baseLine is the node's line in repo, the repository as it is.
 func baseLine(repo *repofs.Repo, n dye.Input) int {

@@ -20,11 +20,20 @@ import (
 // up on the object whole.
 const maxRounds = 4
 
+// verified is what verify proves: the files written, and the generated
+// objects the plan renames. Empty when no candidate is left.
+type verified struct {
+	written map[string][]byte         // every written file
+	final   map[string]*yamledit.File // the written files that parse, for lines
+	renamed map[render.ID]rename      // generated objects the plan renames (hashMoves)
+}
+
 // verify re-renders the edited tree (DESIGN §9): every object the plan
 // changes must now render to its live intent view, every other object
 // exactly as before. A violation refuses that field (or that object), never
 // the target: what failed is dropped and the rest is verified again.
-func (a *analysis) verify() {
+func (a *analysis) verify() *verified {
+	v := &verified{}
 	for len(a.candidates) > 0 {
 		files, parsed, failed := a.apply()
 		if len(failed) > 0 {
@@ -37,7 +46,7 @@ func (a *analysis) verify() {
 		}
 		if err != nil {
 			a.refuseAll(CodeUnplaceableEdit, "the edited files cannot be placed: "+err.Error())
-			return
+			return v
 		}
 		t, krefs, err := a.editedTree(edited, files)
 		var nb *built
@@ -58,9 +67,10 @@ func (a *analysis) verify() {
 				msg += ": " + refs[0].Message
 			}
 			a.refuseAll(CodeRenderFailed, msg)
-			return
+			return v
 		}
-		if moved := a.hashMoves(nb); len(moved) > 0 {
+		var moved map[*candidate]bool
+		if moved, v.renamed = a.hashMoves(nb); len(moved) > 0 {
 			a.drop(moved)
 			continue
 		}
@@ -70,8 +80,8 @@ func (a *analysis) verify() {
 				a.drop(broken)
 				continue
 			}
-			a.final, a.written = editedFiles(files, parsed), files
-			return
+			v.final, v.written = editedFiles(files, parsed), files
+			return v
 		}
 		for _, c := range a.candidates {
 			paths := fields[c]
@@ -89,6 +99,7 @@ func (a *analysis) verify() {
 		}
 		a.drop(drop)
 	}
+	return v
 }
 
 // editedTree loads the kustomize tree of the edited repository. What Load
@@ -296,13 +307,13 @@ func (a *analysis) drop(bad map[*candidate]bool) {
 
 // finish turns the verified candidates into edits and files, in a stable
 // order.
-func (a *analysis) finish() {
+func (a *analysis) finish(v *verified) {
 	for _, c := range a.candidates {
 		if c.over != nil {
-			a.overrideEdits(c)
+			a.overrideEdits(c, v.final)
 			continue
 		}
-		f := a.final[c.file]
+		f := v.final[c.file]
 		if len(c.changed) == 0 {
 			continue
 		}
@@ -315,19 +326,19 @@ func (a *analysis) finish() {
 			})
 		}
 	}
-	a.routeEdits()
-	a.varEdits()
-	a.placedEdits()
-	a.renameNotes()
+	a.routeEdits(v.final)
+	a.varEdits(v.final)
+	a.placedEdits(v.final)
+	a.renameNotes(v.renamed)
 	// Every written file, YAML or not (an env file a literal lives in).
-	paths := make([]string, 0, len(a.written))
-	for p := range a.written {
+	paths := make([]string, 0, len(v.written))
+	for p := range v.written {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
 		orig, _ := a.snap.repo.File(p)
-		now := a.written[p]
+		now := v.written[p]
 		if string(orig) != string(now) {
 			a.plan.Files = append(a.plan.Files, File{Path: p, Content: string(now)})
 		}
@@ -374,7 +385,7 @@ func firstNonEmpty(s ...string) string {
 // routeEdits reports each verified entry route once per slot it carries
 // first, merging the fields one entry changes for the same slot (newTag and
 // digest together).
-func (a *analysis) routeEdits() {
+func (a *analysis) routeEdits(final map[string]*yamledit.File) {
 	type key struct {
 		entry dye.Entry
 		name  string
@@ -407,7 +418,7 @@ func (a *analysis) routeEdits() {
 		}
 		a.plan.Edits = append(a.plan.Edits, Edit{
 			Object: RefOf(p.ren.Object), Field: first.Path.String(), From: from, To: to,
-			File: r.Entry.File(), Line: entryLine(a.final[r.Entry.File()], r), Route: route,
+			File: r.Entry.File(), Line: entryLine(final[r.Entry.File()], r), Route: route,
 		})
 		if len(r.Slots) > 1 {
 			var others []string
@@ -457,13 +468,12 @@ func unhash(base, nb *built) *built {
 // cluster runs under a third name, and one whose old name stays in the
 // edited render (a reference kustomize does not rewrite, left pointing at
 // an object the GitOps tool prunes).
-func (a *analysis) hashMoves(nb *built) map[*candidate]bool {
-	a.renamed = nil
+func (a *analysis) hashMoves(nb *built) (bad map[*candidate]bool, renamed map[render.ID]rename) {
 	names, ok := dye.Renames(a.base.objects, nb.objects)
 	if !ok || len(names) == 0 {
-		return nil
+		return nil, nil
 	}
-	bad := map[*candidate]bool{}
+	bad = map[*candidate]bool{}
 	for _, c := range a.candidates {
 		now, moved := names[c.ren.ID.Name]
 		if !moved || c.ren.Generated == "" {
@@ -492,13 +502,13 @@ func (a *analysis) hashMoves(nb *built) map[*candidate]bool {
 				c.ren.Generated, now, strings.Join(stale, ", "), c.ren.ID.Name))
 			continue
 		}
-		if a.renamed == nil {
-			a.renamed = map[render.ID]rename{}
+		if renamed == nil {
+			renamed = map[render.ID]rename{}
 		}
 		all, roll := holding(nb, now, now)
-		a.renamed[c.ren.ID] = rename{to: now, roll: roll, refer: slices.DeleteFunc(all, func(r string) bool { return slices.Contains(roll, r) })}
+		renamed[c.ren.ID] = rename{to: now, roll: roll, refer: slices.DeleteFunc(all, func(r string) bool { return slices.Contains(roll, r) })}
 	}
-	return bad
+	return bad, renamed
 }
 
 // rename is a generated object a verified plan renames: its new name, and
@@ -525,9 +535,9 @@ func holding(b *built, name, self string) (all, roll []string) {
 // renameNotes says, for each generated object the plan renames, its new
 // name and what rolls with it: merging changes the object's name and
 // every reference to it.
-func (a *analysis) renameNotes() {
+func (a *analysis) renameNotes(renamed map[render.ID]rename) {
 	for _, c := range a.candidates {
-		r, ok := a.renamed[c.ren.ID]
+		r, ok := renamed[c.ren.ID]
 		if !ok {
 			continue
 		}
