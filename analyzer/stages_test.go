@@ -1,0 +1,98 @@
+package analyzer
+
+import (
+	"testing"
+
+	"github.com/driftback/driftback/analyzer/dye"
+	"github.com/driftback/driftback/analyzer/render"
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/repofs"
+)
+
+// reportImage is the CronJob report's container image in the routed fixture.
+var reportImage = jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("jobTemplate"), jsonvalue.Key("spec"),
+	jsonvalue.Key("template"), jsonvalue.Key("spec"), jsonvalue.Key("containers"), jsonvalue.Name("report"), jsonvalue.Key("image")}
+
+// routeStage runs the stages up to routing, each on the output of the one
+// before (buildRoot, pairObjects, runDye, planRoutes), and returns
+// routing's result with what it refused. Nothing is projected, written or
+// verified.
+func routeStage(t *testing.T, repo *repofs.Repo, root string, live []map[string]any) (*routing, []Refusal) {
+	t.Helper()
+	s := NewSnapshot(repo, nil)
+	plan := &Plan{}
+	b, err := s.buildRoot(&orchestration{repo: repo}, root, plan)
+	if err != nil || b == nil {
+		t.Fatalf("buildRoot: %v %+v", err, plan.Refusals)
+	}
+	pairs := pairObjects(asLive(live), b.objects, nil, root).pairs
+	dyed, err := runDye(repo, repo, b, pairs, false, func(string, ...any) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &writability{repo: repo, forest: s.forest, rootFile: b.tree.Root.File, prov: dyed.Prov}
+	var refused []Refusal
+	rt := planRoutes(pairs, b, dyed.Suppliers, w, func(r Refusal) { refused = append(refused, r) })
+	return rt, refused
+}
+
+func objID(kind, name string) render.ID {
+	group := "apps"
+	if kind == "CronJob" {
+		group = "batch"
+	}
+	return render.ID{Group: group, Kind: kind, Namespace: "prod", Name: name}
+}
+
+// Both objects the overlay's images entry supplies run the new tag: routing
+// alone plans one edit of that entry, carrying both, and claims both slots
+// so that projecting keeps them out of the sources.
+func TestRoutingStageRoutesASharedEntry(t *testing.T) {
+	repo := fixture(t, "routed")
+	live := renderedLive(t, repo, "overlays/prod")
+	set(t, find(t, live, "Deployment", "api"), imagePath("containers", "api"), "example/api:2.0.0")
+	set(t, find(t, live, "CronJob", "report"), reportImage, "example/api:2.0.0")
+	rt, refused := routeStage(t, repo, "overlays/prod", live)
+	if len(refused) != 0 || len(rt.routes) != 1 {
+		t.Fatalf("routes %+v, refused %+v", rt.routes, refused)
+	}
+	r := rt.routes[0]
+	if r.Entry.String() != "images[0] in overlays/prod/kustomization.yaml" || r.Field != dye.FieldNewTag || r.Value != "2.0.0" || r.Author != nil {
+		t.Errorf("route = %s %s %v (author %v)", r.Entry, r.Field, r.Value, r.Author)
+	}
+	api := dye.Slot{Obj: objID("Deployment", "api"), Path: imagePath("containers", "api")}
+	report := dye.Slot{Obj: objID("CronJob", "report"), Path: reportImage}
+	if len(r.Slots) != 2 || !carries(r.Slots, api.Obj, api.Path) || !carries(r.Slots, report.Obj, report.Path) {
+		t.Errorf("slots = %v", r.Slots)
+	}
+	for _, s := range []dye.Slot{api, report} {
+		sk := dye.SlotKey{Obj: s.Obj, Path: s.Path.String(), Field: dye.FieldNewTag}
+		if !rt.supplied[sk] || rt.conflicted[sk] {
+			t.Errorf("%s: supplied %v, conflicted %v", s.Key(), rt.supplied[sk], rt.conflicted[sk])
+		}
+	}
+	// The feedback edge: a later stage giving up one object's field takes
+	// the whole route back, the other object's slot with it.
+	w := &writes{routing: rt, placing: &placing{}}
+	w.takeBack(api.Obj, api.Path)
+	if len(rt.routes) != 0 {
+		t.Errorf("takeBack left %+v", rt.routes)
+	}
+}
+
+// Only one of the two objects the entry supplies moved: routing alone
+// refuses the conflict, routes nothing, and marks the moved slot
+// conflicted (verify then expects its rendered value).
+func TestRoutingStageRefusesASharedEntryConflict(t *testing.T) {
+	repo := fixture(t, "routed")
+	live := renderedLive(t, repo, "overlays/prod")
+	set(t, find(t, live, "Deployment", "api"), imagePath("containers", "api"), "example/api:2.0.0")
+	rt, refused := routeStage(t, repo, "overlays/prod", live)
+	if len(rt.routes) != 0 || len(refused) != 1 || refused[0].Code != CodeSharedEntryConflict || refused[0].Object.Name != "api" {
+		t.Fatalf("routes %+v, refused %+v", rt.routes, refused)
+	}
+	sk := dye.SlotKey{Obj: objID("Deployment", "api"), Path: imagePath("containers", "api").String(), Field: dye.FieldNewTag}
+	if !rt.supplied[sk] || !rt.conflicted[sk] {
+		t.Errorf("api's tag: supplied %v, conflicted %v", rt.supplied[sk], rt.conflicted[sk])
+	}
+}
