@@ -8,23 +8,40 @@
 // With a GitOps tool's context (Options.Flux, Options.ArgoCD) the root is
 // rendered as that tool renders it (DESIGN §7).
 //
-// This package is the façade and the stages that need the whole analysis:
-// snapshot.go (Snapshot, the render cache, a root's build), analyze.go
-// (Analyze, the stages in order, what the plan may write, and the
-// analysis that projecting and verifying share), pair.go, route.go
-// (images:/replicas: entries), place.go (values of patches, labels,
-// generators), project.go (source documents), override.go and
-// override_generated.go (the target's own folder), orchestrator.go and
-// fluxvars.go (the GitOps tool's settings), verify.go, guard.go (other
-// roots), owner.go (who owns a field the plan cannot write), plan.go (the
-// output). The engines live in
-// sub-packages, each taking its input and returning its result: render
-// (kustomize builds), dye (which input supplies each value), gitops (what
-// Flux and Argo CD rewrite), sourceform and intent (source form), ktree
-// (the kustomization tree).
+// A plan is a pipeline of stages (Snapshot.plan, analyze.go), each taking
+// the results of those before it:
+//
+//   - orchestrator (orchestrator.go): Options to an *orchestration, the
+//     root kustomization as the GitOps tool rewrites it.
+//   - buildRoot (analyze.go): the *orchestration to a *built, the root's
+//     kustomize render (snapshot.go).
+//   - pairObjects (pair.go): the render and the live objects to a
+//     *pairing, each rendered object with the live values it should hold.
+//   - planWrites (analyze.go): the pairs to *writes, what is written other
+//     than a source document. It runs runDye (who supplies each value),
+//     planRoutes (images:/replicas: entries, route.go), planTool (the
+//     tool's settings and Flux variables, orchestrator.go, fluxvars.go)
+//     and placeValues (patches, labels, generator literals, place.go).
+//   - project (project.go, override.go, override_generated.go): the pairs
+//     and *writes to candidates, the source documents or overrides
+//     rewritten.
+//   - verify (verify.go, guard.go): the candidates to *verified, the
+//     written files, proven by re-rendering the edited tree.
+//   - finish (verify.go): *verified to the Plan's edits and files
+//     (plan.go).
+//
+// Projecting and verifying share one analysis, and give up a field they
+// cannot write through writes.takeBack, which cuts that field's writes out
+// of routing's, the tool's and placing's results: the pipeline's one
+// feedback edge. owner.go names who owns a field the plan cannot write.
+// The engines live in sub-packages, each taking its input and returning
+// its result: render (kustomize builds), dye (which input supplies each
+// value), gitops (what Flux and Argo CD rewrite), sourceform and intent
+// (source form), ktree (the kustomization tree).
 //
 // It imports those sub-packages and the base libraries in internal/
 // (repofs, yamledit, jsonvalue, kube, smp, noise); never bot, cluster or
 // config. The sub-packages never import it. The bot and the plan command
-// reach it through Snapshot (one per commit) or Analyze (one plan).
+// reach it through Snapshot (snapshot.go: one per commit, with its render
+// cache) or Analyze (one plan).
 package analyzer
