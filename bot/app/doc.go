@@ -9,4 +9,7 @@
 // closes, pushes to or deletes what another one wrote (DESIGN §11).
 //
 // Place is where one poll of a target writes.
+//
+// Of bot/, it imports only `bot/metrics` and `bot/prbody` (lower floors:
+// architecture_test.go). Beyond bot/: `config`.
 package app

@@ -3,4 +3,8 @@
 // reported, not proposed; the plan made again against the cluster as the
 // tool leaves it; what the check run and the body say of the tool; and the
 // commands that restore the cluster to Git instead of changing Git.
+//
+// Of bot/, it imports only `bot/githubapi` (lower floors:
+// architecture_test.go). Beyond bot/: `analyzer`, `analyzer/report`,
+// `cluster`, `internal/jsonvalue` and `internal/kube`.
 package enforce

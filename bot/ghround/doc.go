@@ -4,4 +4,7 @@
 // and branch, and one probe that says whose pull requests changed), the
 // listings kept across polls, and a repository that moved (a rename or a
 // transfer GitHub redirects).
+//
+// Of bot/, it imports only `bot/keyed` and `bot/pollstate` (lower floors:
+// architecture_test.go).
 package ghround

@@ -3,4 +3,9 @@
 // chose, and what it did so far (Outcome). The rooms of a poll read it
 // and record into it; the bot's root makes one per poll and sequences
 // the rooms over it.
+//
+// Of bot/, it imports only `bot/app`, `bot/archive`, `bot/attribution`,
+// `bot/commit`, `bot/enforce` and `bot/prbody` (lower floors:
+// architecture_test.go). Beyond bot/: `analyzer`, `analyzer/report`,
+// `cluster` and `internal/kube`.
 package pollstate

@@ -5,4 +5,9 @@
 // only when nothing on it would be lost, and reading the reviewer's
 // choices back from it. Another installation's pull request is never
 // touched: the overlap is reported on the base head instead.
+//
+// Of bot/, it imports only `bot/app`, `bot/checks`, `bot/commit`,
+// `bot/enforce`, `bot/githubapi`, `bot/keyed`, `bot/pollstate` and
+// `bot/prbody` (lower floors: architecture_test.go). Beyond bot/:
+// `analyzer`, `analyzer/report` and `cluster`.
 package pullrequest

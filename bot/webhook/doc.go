@@ -4,4 +4,7 @@
 // targets it concerns, which the caller wakes. Nothing a delivery says is
 // trusted beyond "look now": the poll reads GitHub and the cluster as
 // always.
+//
+// Of bot/, it imports only `bot/app` and `bot/ghround` (lower floors:
+// architecture_test.go). Beyond bot/: `config`.
 package webhook
