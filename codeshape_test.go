@@ -23,6 +23,7 @@ const (
 	maxFuncLines    = 100 // lines of one function, signature to closing brace
 	maxFuncBranches = 30  // cyclomatic complexity of one function
 	maxFacadeFiles  = 15  // source files of the analyzer's root package
+	maxBotRootFiles = 8   // source files of bot/'s root, which only sequences its rooms
 )
 
 // shapeAllowed lists what may exceed the limits, with the reason. Only
@@ -125,11 +126,14 @@ func funcName(fd *ast.FuncDecl) string {
 // shapeViolations measures every product file against the limits.
 func shapeViolations(t *testing.T) []string {
 	var out []string
-	facade := 0
+	facade, botRoot := 0, 0
 	fset := token.NewFileSet()
 	for _, p := range productFiles(t) {
-		if filepath.Dir(p) == "analyzer" {
+		switch filepath.Dir(p) {
+		case "analyzer":
 			facade++
+		case "bot":
+			botRoot++
 		}
 		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
 		if err != nil {
@@ -155,6 +159,12 @@ func shapeViolations(t *testing.T) []string {
 	}
 	if facade > maxFacadeFiles {
 		out = append(out, fmt.Sprintf("analyzer: %d source files in the façade package (limit %d)", facade, maxFacadeFiles))
+	}
+	if botRoot > maxBotRootFiles {
+		out = append(out, fmt.Sprintf("bot: %d source files in the root package (limit %d)", botRoot, maxBotRootFiles))
+	}
+	if botRoot == 0 {
+		out = append(out, "bot: no source files found in the root package; the walk is wrong")
 	}
 	return out
 }
