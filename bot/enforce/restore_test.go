@@ -12,21 +12,16 @@ import (
 // Past 20 objects (or a command too long to show whole) the sync names
 // the Application alone, which restores them too; a command is never cut.
 func TestArgoSyncOfManyObjectsIsTheWholeApplication(t *testing.T) {
-	a, err := cluster.AppliedIn([]cluster.Object{{Object: map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
-		"metadata": map[string]any{"namespace": "argocd", "name": "shop"}, "spec": map[string]any{}},
-		Status: map[string]any{"sync": map[string]any{"revision": "abc"}, "history": []any{map[string]any{"revision": "abc"}}}}}, cluster.Source{ArgoCD: &kube.ObjectRef{Namespace: "argocd", Name: "shop"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	enf := argoShop(t)
 	few := map[analyzer.ObjectRef]bool{{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "a"}: true}
-	if n := toolCommand(a.Enforcement, few); n.Command != "argocd app sync shop --app-namespace argocd --resource :ConfigMap:shop/a" {
+	if n := toolCommand(enf, few); n.Command != "argocd app sync shop --app-namespace argocd --resource :ConfigMap:shop/a" {
 		t.Errorf("one object: %q", n.Command)
 	}
 	many := map[analyzer.ObjectRef]bool{}
 	for i := range 21 {
 		many[analyzer.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: strings.Repeat("x", i+1)}] = true
 	}
-	if n := toolCommand(a.Enforcement, many); n.Command != "argocd app sync shop --app-namespace argocd" || !strings.Contains(n.Text, "the 21 objects named above") {
+	if n := toolCommand(enf, many); n.Command != "argocd app sync shop --app-namespace argocd" || !strings.Contains(n.Text, "the 21 objects named above") {
 		t.Errorf("21 objects: %+v", n)
 	}
 }
@@ -35,21 +30,16 @@ func TestArgoSyncOfManyObjectsIsTheWholeApplication(t *testing.T) {
 // so the tool's command covers it; it is never sent to `kubectl edit`,
 // which needs the object to exist.
 func TestRestoreOfAMissingObjectIsTheToolsApply(t *testing.T) {
-	a, err := cluster.AppliedIn([]cluster.Object{{Object: map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
-		"metadata": map[string]any{"namespace": "argocd", "name": "shop"}, "spec": map[string]any{}},
-		Status: map[string]any{"sync": map[string]any{"revision": "abc"}, "history": []any{map[string]any{"revision": "abc"}}}}}, cluster.Source{ArgoCD: &kube.ObjectRef{Namespace: "argocd", Name: "shop"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	enf := argoShop(t)
 	svc := analyzer.ObjectRef{APIVersion: "v1", Kind: "Service", Namespace: "shop", Name: "web"}
 	plan := &analyzer.Plan{Refusals: []analyzer.Refusal{{Code: analyzer.CodeNotInCluster, Object: svc}}}
-	notes := RestoreNotes(RestoreInput{Plan: plan, Enforcement: a.Enforcement, Web: "https://github.com"})
+	notes := RestoreNotes(RestoreInput{Plan: plan, Enforcement: enf, Web: "https://github.com"})
 	if len(notes) != 1 || notes[0].Command != "argocd app sync shop --app-namespace argocd --resource :Service:shop/web" {
 		t.Fatalf("notes %+v", notes)
 	}
 	// A refusal on an object driftback did not read is not claimed either.
 	plan.Refusals[0].Code = analyzer.CodeUnplaceableEdit
-	notes = RestoreNotes(RestoreInput{Plan: plan, Enforcement: a.Enforcement, Web: "https://github.com"})
+	notes = RestoreNotes(RestoreInput{Plan: plan, Enforcement: enf, Web: "https://github.com"})
 	if len(notes) != 1 || notes[0].Command != "" || !strings.Contains(notes[0].Text, "apply it from Git by hand") {
 		t.Fatalf("notes %+v", notes)
 	}
@@ -63,14 +53,22 @@ func TestRestoreCommandsQuoteNamesTheyCannotTrust(t *testing.T) {
 	if got := editCommand(role); got != `kubectl edit 'clusterrole.rbac.authorization.k8s.io/it'\''s $(id)'` {
 		t.Errorf("edit: %s", got)
 	}
+	enf := argoShop(t)
+	role.Name = "system:aggregate-to-edit"
+	if n := toolCommand(enf, map[analyzer.ObjectRef]bool{role: true}); n.Command != "argocd app sync shop --app-namespace argocd" {
+		t.Errorf("a name with a colon: %q", n.Command)
+	}
+}
+
+// argoShop is the enforcement of Argo CD Application argocd/shop, synced
+// at revision abc.
+func argoShop(t *testing.T) *cluster.Enforcement {
+	t.Helper()
 	a, err := cluster.AppliedIn([]cluster.Object{{Object: map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
 		"metadata": map[string]any{"namespace": "argocd", "name": "shop"}, "spec": map[string]any{}},
 		Status: map[string]any{"sync": map[string]any{"revision": "abc"}, "history": []any{map[string]any{"revision": "abc"}}}}}, cluster.Source{ArgoCD: &kube.ObjectRef{Namespace: "argocd", Name: "shop"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	role.Name = "system:aggregate-to-edit"
-	if n := toolCommand(a.Enforcement, map[analyzer.ObjectRef]bool{role: true}); n.Command != "argocd app sync shop --app-namespace argocd" {
-		t.Errorf("a name with a colon: %q", n.Command)
-	}
+	return a.Enforcement
 }
