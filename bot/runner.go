@@ -352,6 +352,9 @@ func (r *Runner) log() *slog.Logger {
 // noteRow keeps a target's dashboard row after its poll. Called after the
 // runner counted the poll a failure or a success.
 func (r *Runner) noteRow(t *Target, out Outcome, err error) {
+	if len(r.Dashboards) == 0 {
+		return
+	}
 	r.mu.Lock()
 	failures, since := r.failed[t.Config.Name], r.failingSince[t.Config.Name]
 	r.mu.Unlock()

@@ -312,9 +312,9 @@ func commitMessage(plan *analyzer.Plan, n commitNotes) string {
 	return b.String()
 }
 
-// Own is a branch head driftback made: on which base, with which
-// edit set. instance is set when the commit is this App's for this target
-// but another installation's (and ownHead then says it is not ours).
+// Own is a branch head driftback made: on which base, with which edit
+// set. Instance is set when the commit is this App's for this target but
+// another installation's (and OwnHead then says it is not ours).
 type Own struct{ Base, Edits, Instance string }
 
 // OwnHead reads the branch head and says whether it is driftback's own

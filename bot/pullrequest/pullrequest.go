@@ -111,7 +111,7 @@ func (k *Keeper) declinedBefore(ctx context.Context, p *pollstate.Poll, lastClos
 	return true
 }
 
-// branchState is the target's branch as propose finds it, with the state
+// branchState is the target's branch as Propose finds it, with the state
 // the open pull request records for it.
 type branchState struct {
 	st        prbody.State // the open pull request's state, corrected by the head's trailers

@@ -45,7 +45,7 @@ func (e *AppliedErr) Unwrap() error { return e.Err }
 // Of says whether err is a stall, and what the check run says about it.
 // The text depends only on the cause (never on a request id or a time), so
 // the same cause poll after poll is the same check-run content, which
-// postChecks does not post again.
+// checks.Poster.Post does not post again.
 func Of(p *pollstate.Poll, err error) *Stall {
 	tc := p.Target
 	var mc *archive.MissingCommit
@@ -103,8 +103,8 @@ type Tracker struct{ seen keyed.Map[seen] }
 func (t *Tracker) Forget(target string) { t.seen.Forget(target) }
 
 // Stalled ends a poll that failed for a cause (Of): the base head's
-// check run says why — posted once per change of cause, as postChecks
-// skips content it posted last — and when the same cause holds a second
+// check run says why — posted once per change of cause, as
+// checks.Poster.Post skips content it posted last — and when the same cause holds a second
 // poll in a row, the open pull request says so once, at the top of its
 // body. Nothing is closed, pushed or deleted. The poll still fails, with
 // its error, and the caller forgets the idle memo, as after any failure
