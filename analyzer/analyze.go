@@ -69,8 +69,8 @@ func Analyze(in Input) (*Plan, error) {
 //	pairObjects   *built, live     -> *pairing (each rendered object with its live intent;
 //	                                  secretVariables then restores what a Secret's variable supplies)
 //	planWrites    *pairing, *built -> *writes (runDye, planRoutes, planTool, placeValues)
-//	project       *writes          -> candidates (the source documents rewritten)
-//	verify        candidates       -> *verified (the edited build proven)
+//	project       *writes          -> *projection (the source documents, or overrides, rewritten)
+//	verify        *projection      -> *verified (the edited build proven, the candidates left)
 //	finish        *verified        -> the plan's edits and files
 //
 // A stage that refuses the whole root returns nil and the plan says why.
@@ -103,8 +103,8 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 	if a.writes, err = a.planWrites(forceDye); err != nil {
 		return nil, err
 	}
-	a.project()
-	a.finish(a.verify())
+	pj := a.project()
+	a.finish(a.verify(pj))
 	return plan, nil
 }
 
@@ -198,7 +198,8 @@ func runDye(repo, toolRepo *repofs.Repo, base *built, pairs []pair, force bool, 
 }
 
 // analysis is what projecting, verifying and finishing share: the plan's
-// inputs, the results of the stages before them, and their own.
+// inputs and the results of the stages before them. Their own results
+// (*projection, *verified) are passed from one to the next.
 type analysis struct {
 	// The plan's inputs and its output, which every stage reads.
 	snap           *Snapshot
@@ -215,11 +216,6 @@ type analysis struct {
 	// give a field up (takeBack): that feedback is why it stays here
 	// rather than being passed along once.
 	*writes
-
-	// The objects whose source, or an override of, the plan rewrites:
-	// projecting makes them (project.go, override.go), verify cuts them
-	// back round by round.
-	candidates []*candidate
 }
 
 // candidate is an object whose source document the plan rewrites.

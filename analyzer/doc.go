@@ -23,17 +23,19 @@
 //     tool's settings and Flux variables, orchestrator.go, fluxvars.go)
 //     and placeValues (patches, labels, generator literals, place.go).
 //   - project (project.go, override.go, override_generated.go): the pairs
-//     and *writes to candidates, the source documents or overrides
-//     rewritten.
-//   - verify (verify.go, guard.go): the candidates to *verified, the
-//     written files, proven by re-rendering the edited tree.
+//     and *writes to a *projection, the candidates: source documents or
+//     overrides rewritten.
+//   - verify (verify.go, guard.go): the *projection to *verified, the
+//     candidates left and the written files, proven by re-rendering the
+//     edited tree. It cuts the projection back round by round.
 //   - finish (verify.go): *verified to the Plan's edits and files
 //     (plan.go).
 //
-// Projecting and verifying share one analysis, and give up a field they
-// cannot write through writes.takeBack, which cuts that field's writes out
-// of routing's, the tool's and placing's results: the pipeline's one
-// feedback edge. owner.go names who owns a field the plan cannot write.
+// Projecting and verifying share one analysis, the inputs and the results
+// before them, and give up a field they cannot write through
+// writes.takeBack, which cuts that field's writes out of routing's, the
+// tool's and placing's results: the pipeline's one feedback edge. owner.go
+// names who owns a field the plan cannot write.
 // The engines live in sub-packages, each taking its input and returning
 // its result: render (kustomize builds), dye (which input supplies each
 // value), gitops (what Flux and Argo CD rewrite), sourceform and intent

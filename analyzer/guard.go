@@ -140,9 +140,9 @@ func (a *analysis) inputBytes(t *ktree.Tree) int64 {
 // together with those before it is refused (two files that each move a
 // different deploying root). With nothing broken it notes which roots were
 // checked, for the reviewer.
-func (a *analysis) brokenGuards(files map[string][]byte, parsed map[string]*yamledit.File) map[*candidate]bool {
+func (a *analysis) brokenGuards(candidates []*candidate, files map[string][]byte, parsed map[string]*yamledit.File) map[*candidate]bool {
 	byFile := map[string][]*candidate{}
-	for _, c := range a.candidates {
+	for _, c := range candidates {
 		if c.guard != nil {
 			byFile[c.file] = append(byFile[c.file], c)
 		}

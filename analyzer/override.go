@@ -55,8 +55,9 @@ func outOfScope(blocked, home *Refusal) *Refusal {
 
 // placeOverride turns a candidate whose source document may not be
 // written (blocked says why) into a strategic-merge patch in the target's
-// own folder. It returns the refusal when no override can carry it.
-func (a *analysis) placeOverride(c *candidate, view map[string]any, blocked *Refusal) *Refusal {
+// own folder. A new patch file is named clear of those pj's candidates
+// already hold. It returns the refusal when no override can carry it.
+func (a *analysis) placeOverride(pj *projection, c *candidate, view map[string]any, blocked *Refusal) *Refusal {
 	if home := a.writable.overrideHome(); home != nil {
 		return outOfScope(blocked, home)
 	}
@@ -68,7 +69,7 @@ func (a *analysis) placeOverride(c *candidate, view map[string]any, blocked *Ref
 	}
 	file, doc := a.existingPatch(c.ren, id)
 	if file == "" {
-		file = a.newPatchFile(c.ren, id)
+		file = a.newPatchFile(pj, c.ren, id)
 	}
 	c.over = &override{patchFile: file, patchDoc: doc, id: id}
 	c.file, c.view, c.want = file, view, nil
@@ -113,21 +114,21 @@ func (a *analysis) overridesSource(file string) bool {
 // patch other roots share, a base's entry): a patch at the root runs after
 // everything its bases do, so it may win where the source cannot. It
 // reports whether it did; verify has the final word.
-func (a *analysis) overrideInstead(c *candidate, view map[string]any) bool {
+func (a *analysis) overrideInstead(pj *projection, c *candidate, view map[string]any) bool {
 	if a.writable.overrideHome() != nil {
 		return false
 	}
 	if _, err := a.patchIdentity(c.ren, c.src); err != nil {
 		return false
 	}
-	return a.placeOverride(c, view, &Refusal{}) == nil
+	return a.placeOverride(pj, c, view, &Refusal{}) == nil
 }
 
 // overrideCopy places a change of one copy of a document the build
 // renders several times (a base reached under two prefixes) in a patch at
 // the root, named as the build names that copy when the root's patches
 // run (copyName): the document itself would change every copy.
-func (a *analysis) overrideCopy(c *candidate, view map[string]any) bool {
+func (a *analysis) overrideCopy(pj *projection, c *candidate, view map[string]any) bool {
 	if a.writable.overrideHome() != nil {
 		return false
 	}
@@ -135,7 +136,7 @@ func (a *analysis) overrideCopy(c *candidate, view map[string]any) bool {
 	if _, err := a.patchIdentity(c.ren, c.src); err != nil {
 		return false
 	}
-	r := a.placeOverride(c, view, &Refusal{File: c.ren.Origin})
+	r := a.placeOverride(pj, c, view, &Refusal{File: c.ren.Origin})
 	return r == nil && len(c.changed) > 0
 }
 
@@ -269,12 +270,13 @@ func selectsOnly(t *types.Selector, r render.Object, name any) bool {
 }
 
 // newPatchFile names a new patch file after the object, in the root's
-// folder, clear of every file the repository or this plan already has.
-func (a *analysis) newPatchFile(r render.Object, id map[string]any) string {
+// folder, clear of every file the repository or a candidate projected so
+// far already has.
+func (a *analysis) newPatchFile(pj *projection, r render.Object, id map[string]any) string {
 	name, _ := jsonvalue.Get(id, jsonvalue.ParseSimple("metadata.name"))
 	base := fileSafe(strings.ToLower(r.ID.Kind) + "-" + fmt.Sprint(name))
 	taken := map[string]bool{}
-	for _, c := range a.candidates {
+	for _, c := range pj.candidates {
 		if c.over != nil {
 			taken[c.over.patchFile] = true
 		}
@@ -382,12 +384,12 @@ func (o *override) unreachable(c *candidate) []jsonvalue.Path {
 // edited sources and entries): patch files, and the root kustomization's
 // new patches: and configMapGenerator: entries. It returns the candidates
 // it could not write, with why.
-func (a *analysis) applyOverrides(files map[string][]byte) map[*candidate]error {
+func (a *analysis) applyOverrides(candidates []*candidate, files map[string][]byte) map[*candidate]error {
 	failed := map[*candidate]error{}
 	var listed []string // new patch files, relative to the root
 	var merges []*candidate
 	var todo []*candidate
-	for _, c := range a.candidates {
+	for _, c := range candidates {
 		if c.over != nil && len(c.changed) > 0 {
 			todo = append(todo, c)
 		}

@@ -22,8 +22,8 @@ import (
 // target's own kustomization. It reports whether it planned one; anything
 // else (a removed key, a field outside data) is left to the caller's
 // refusal. A hashed name moves with the new value; verify accepts that
-// rename (hashMoves).
-func (a *analysis) placeGenerated(p pair) bool {
+// rename (hashMoves). The entry, or the patch, joins pj.
+func (a *analysis) placeGenerated(pj *projection, p pair) bool {
 	kind, name, file, ok := parseGenerated(p.ren.Generated)
 	if !ok || kind != "configMapGenerator" || p.ren.ID.Kind != "ConfigMap" || p.ren.ID.Group != "" {
 		return false
@@ -53,11 +53,11 @@ func (a *analysis) placeGenerated(p pair) bool {
 			// object by its generator's name.
 			c.ren.SourceName = args.Name
 		}
-		return a.patchGenerated(c, view, args.Namespace)
+		return a.patchGenerated(pj, c, view, args.Namespace)
 	}
 	c.view, c.changed, c.file = view, changed, a.base.tree.Root.File
 	c.over = &override{generator: &mergeGenerator{Name: args.Name, Namespace: args.Namespace}}
-	a.candidates = append(a.candidates, c)
+	pj.candidates = append(pj.candidates, c)
 	return true
 }
 
@@ -96,7 +96,7 @@ func (a *analysis) generatesAfterRoot(file string) bool {
 // patch at the root, which runs after every generator and component. The
 // patch names the object as its generator does (namespace included), the
 // first id kustomize matches a patch against.
-func (a *analysis) patchGenerated(c *candidate, view map[string]any, namespace string) bool {
+func (a *analysis) patchGenerated(pj *projection, c *candidate, view map[string]any, namespace string) bool {
 	c.src = map[string]any{"metadata": map[string]any{}}
 	if namespace != "" {
 		c.src["metadata"] = map[string]any{"namespace": namespace}
@@ -104,10 +104,10 @@ func (a *analysis) patchGenerated(c *candidate, view map[string]any, namespace s
 	if _, err := a.patchIdentity(c.ren, c.src); err != nil {
 		return false
 	}
-	if a.placeOverride(c, view, &Refusal{File: c.ren.Origin}) != nil || len(c.changed) == 0 {
+	if a.placeOverride(pj, c, view, &Refusal{File: c.ren.Origin}) != nil || len(c.changed) == 0 {
 		return false
 	}
-	a.candidates = append(a.candidates, c)
+	pj.candidates = append(pj.candidates, c)
 	return true
 }
 

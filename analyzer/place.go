@@ -362,8 +362,8 @@ func (pg *placing) drop(id render.ID, p jsonvalue.Path) {
 
 // applyPlaced writes every placement into files (which may hold files
 // edited already). One that cannot be written is refused, and its fields
-// expected as rendered.
-func (a *analysis) applyPlaced(files map[string][]byte) {
+// expected as rendered by the candidates that carry them.
+func (a *analysis) applyPlaced(candidates []*candidate, files map[string][]byte) {
 	keep := a.placing.placed[:0]
 	for _, pl := range a.placing.placed {
 		data, ok := files[pl.Node.File]
@@ -375,7 +375,7 @@ func (a *analysis) applyPlaced(files map[string][]byte) {
 			for _, s := range pl.Slots {
 				a.refuse(Refusal{Code: CodeUnplaceableEdit, Object: a.base.refByID(s.Obj), Field: s.Path.String(), File: pl.Node.File,
 					Message: fmt.Sprintf("%s supplies this value, and cannot be edited safely: %v", pl.Node, err), Hint: "edit it by hand"})
-				for _, c := range a.candidates {
+				for _, c := range candidates {
 					if c.ren.ID == s.Obj {
 						sourceform.Restore(c.intent, c.ren.Object, s.Path)
 					}

@@ -2,16 +2,24 @@ package analyzer
 
 import (
 	"fmt"
-	"github.com/driftback/driftback/analyzer/dye"
 
+	"github.com/driftback/driftback/analyzer/dye"
 	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/analyzer/sourceform"
 	"github.com/driftback/driftback/internal/jsonvalue"
 )
 
+// projection is project's result: the objects whose source document, or
+// an override of it, the plan rewrites, in the order of the render. Verify
+// cuts it back round by round (drop, refuseAll); what is left is verified.
+type projection struct {
+	candidates []*candidate
+}
+
 // project computes source form for every drifted object and keeps the ones
 // that can be written as candidates; the rest become refusals.
-func (a *analysis) project() {
+func (a *analysis) project() *projection {
+	pj := &projection{}
 	for _, p := range a.pairs {
 		if p.inSync || (len(p.unseen) == 0 && jsonvalue.Equal(p.intent, p.ren.Object)) {
 			continue
@@ -36,7 +44,7 @@ func (a *analysis) project() {
 		// A generator in a file other roots read takes a merge entry in
 		// the target's own folder, unless a value input only the target
 		// reads places the change where it lives.
-		if p.ren.Generated != "" && !a.placing.carries(p.ren.ID) && a.placeGenerated(p) {
+		if p.ren.Generated != "" && !a.placing.carries(p.ren.ID) && a.placeGenerated(pj, p) {
 			continue
 		}
 		c := &candidate{pair: p}
@@ -62,31 +70,32 @@ func (a *analysis) project() {
 				if pl := a.placing.guarded(p.ren.ID); pl != nil {
 					c.file, c.guard = pl.Node.File, pl.guard
 				}
-				a.candidates = append(a.candidates, c)
+				pj.candidates = append(pj.candidates, c)
 			}
 			continue
 		}
 		view := a.sourceView(p)
 		if !jsonvalue.Equal(view, p.ren.Object) {
-			a.placeSource(c, view)
+			a.placeSource(pj, c, view)
 		}
 		if a.live(c) {
-			a.candidates = append(a.candidates, c)
+			pj.candidates = append(pj.candidates, c)
 		}
 	}
+	return pj
 }
 
 // placeSource computes the candidate's source document edit from the
 // source view (the intent with entry-carried values taken out). Fields it
 // cannot write are refused and given up; the rest stay.
-func (a *analysis) placeSource(c *candidate, view map[string]any) {
+func (a *analysis) placeSource(pj *projection, c *candidate, view map[string]any) {
 	ref := RefOf(c.ren.Object)
 	a.refuseSubstituted(c, view)
 	if jsonvalue.Equal(view, c.ren.Object) {
 		return
 	}
 	file, doc, src, err := a.source(c.ren)
-	if err != nil && c.ren.Shared && a.overrideCopy(c, view) {
+	if err != nil && c.ren.Shared && a.overrideCopy(pj, c, view) {
 		return
 	}
 	if err != nil {
@@ -99,7 +108,7 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 	if a.overridesSource(file) {
 		// Not the target's to write: its own folder holds an override,
 		// computed from the render rather than this document (override.go).
-		if r := a.placeOverride(c, view, a.writable.unwritable(file)); r != nil {
+		if r := a.placeOverride(pj, c, view, a.writable.unwritable(file)); r != nil {
 			r.Object, r.Field = ref, joinPaths(sourceform.DiffPaths(sourceform.Of(c.ren.Object), sourceform.Of(view), nil))
 			a.refuse(*r)
 			a.abandonSource(c, view)
@@ -121,7 +130,7 @@ func (a *analysis) placeSource(c *candidate, view map[string]any) {
 		if len(bad) == 0 {
 			// The source already holds what live runs; the build changes
 			// it. An override in the target's own folder may still win.
-			if a.overrideInstead(c, view) {
+			if a.overrideInstead(pj, c, view) {
 				return
 			}
 			paths := sourceform.DiffPaths(sourceform.Of(c.ren.Object), sourceform.Of(view), nil)

@@ -20,24 +20,27 @@ import (
 // up on the object whole.
 const maxRounds = 4
 
-// verified is what verify proves: the files written, and the generated
-// objects the plan renames. Empty when no candidate is left.
+// verified is what verify proves: the candidates left, the files written,
+// and the generated objects the plan renames. Empty when no candidate is
+// left.
 type verified struct {
-	written map[string][]byte         // every written file
-	final   map[string]*yamledit.File // the written files that parse, for lines
-	renamed map[render.ID]rename      // generated objects the plan renames (hashMoves)
+	candidates []*candidate              // the projection's, as verify cut it back
+	written    map[string][]byte         // every written file
+	final      map[string]*yamledit.File // the written files that parse, for lines
+	renamed    map[render.ID]rename      // generated objects the plan renames (hashMoves)
 }
 
 // verify re-renders the edited tree (DESIGN §9): every object the plan
 // changes must now render to its live intent view, every other object
 // exactly as before. A violation refuses that field (or that object), never
-// the target: what failed is dropped and the rest is verified again.
-func (a *analysis) verify() *verified {
+// the target: what failed is dropped from pj and the rest is verified
+// again.
+func (a *analysis) verify(pj *projection) *verified {
 	v := &verified{}
-	for len(a.candidates) > 0 {
-		files, parsed, failed := a.apply()
+	for len(pj.candidates) > 0 {
+		files, parsed, failed := a.apply(pj.candidates)
 		if len(failed) > 0 {
-			a.drop(failed)
+			a.drop(pj, failed)
 			continue
 		}
 		edited, err := a.snap.repo.With(files)
@@ -45,7 +48,7 @@ func (a *analysis) verify() *verified {
 			edited, err = a.orchestrated(edited)
 		}
 		if err != nil {
-			a.refuseAll(CodeUnplaceableEdit, "the edited files cannot be placed: "+err.Error())
+			a.refuseAll(pj, CodeUnplaceableEdit, "the edited files cannot be placed: "+err.Error())
 			return v
 		}
 		t, krefs, err := a.editedTree(edited, files)
@@ -66,24 +69,24 @@ func (a *analysis) verify() *verified {
 			} else {
 				msg += ": " + refs[0].Message
 			}
-			a.refuseAll(CodeRenderFailed, msg)
+			a.refuseAll(pj, CodeRenderFailed, msg)
 			return v
 		}
 		var moved map[*candidate]bool
-		if moved, v.renamed = a.hashMoves(nb); len(moved) > 0 {
-			a.drop(moved)
+		if moved, v.renamed = a.hashMoves(pj.candidates, nb); len(moved) > 0 {
+			a.drop(pj, moved)
 			continue
 		}
-		drop, fields := a.check(unhash(a.base, nb))
+		drop, fields := a.check(pj.candidates, unhash(a.base, nb))
 		if len(drop) == 0 && len(fields) == 0 {
-			if broken := a.brokenGuards(files, parsed); len(broken) > 0 {
-				a.drop(broken)
+			if broken := a.brokenGuards(pj.candidates, files, parsed); len(broken) > 0 {
+				a.drop(pj, broken)
 				continue
 			}
-			v.final, v.written = editedFiles(files, parsed), files
+			v.candidates, v.final, v.written = pj.candidates, editedFiles(files, parsed), files
 			return v
 		}
-		for _, c := range a.candidates {
+		for _, c := range pj.candidates {
 			paths := fields[c]
 			if len(paths) == 0 || drop[c] {
 				continue
@@ -97,7 +100,7 @@ func (a *analysis) verify() *verified {
 				drop[c] = true
 			}
 		}
-		a.drop(drop)
+		a.drop(pj, drop)
 	}
 	return v
 }
@@ -123,10 +126,10 @@ func (a *analysis) editedTree(edited *repofs.Repo, files map[string][]byte) (*kt
 // apply writes every candidate's source form into fresh copies of its file,
 // and returns the new bytes with the edited resource files' parses. A
 // document the editor cannot write refuses its candidate.
-func (a *analysis) apply() (map[string][]byte, map[string]*yamledit.File, map[*candidate]bool) {
+func (a *analysis) apply(candidates []*candidate) (map[string][]byte, map[string]*yamledit.File, map[*candidate]bool) {
 	parsed := map[string]*yamledit.File{}
 	failed := map[*candidate]bool{}
-	for _, c := range a.candidates {
+	for _, c := range candidates {
 		if len(c.changed) == 0 || c.over != nil {
 			continue // carried by entry routes only, or by an override (applyOverrides)
 		}
@@ -153,7 +156,7 @@ func (a *analysis) apply() (map[string][]byte, map[string]*yamledit.File, map[*c
 	}
 	if len(failed) == 0 {
 		if err := a.applyVarRoutes(out); err != nil {
-			for _, c := range a.candidates {
+			for _, c := range candidates {
 				if a.varCarries(c.ren.ID) {
 					failed[c] = true
 					a.refuse(a.refusalFor(c, CodeUnplaceableEdit, nil, c.ren.Origin, 0,
@@ -164,7 +167,7 @@ func (a *analysis) apply() (map[string][]byte, map[string]*yamledit.File, map[*c
 		}
 		if err := a.applyRoutes(out); err != nil {
 			// A kustomization the editor will not rewrite: no route can land.
-			for _, c := range a.candidates {
+			for _, c := range candidates {
 				if len(a.routing.routesOf(c.ren.ID)) > 0 {
 					failed[c] = true
 					a.refuse(a.refusalFor(c, CodeUnplaceableEdit, nil, c.ren.Origin, 0,
@@ -173,8 +176,8 @@ func (a *analysis) apply() (map[string][]byte, map[string]*yamledit.File, map[*c
 			}
 			a.routing.routes = nil
 		}
-		a.applyPlaced(out)
-		for c, err := range a.applyOverrides(out) {
+		a.applyPlaced(candidates, out)
+		for c, err := range a.applyOverrides(candidates, out) {
 			failed[c] = true
 			a.refuse(a.refusalFor(c, CodeUnplaceableEdit, firstPath(c.changed), c.file, 0,
 				"the override cannot be written: "+err.Error(), "make the change in Git by hand"))
@@ -199,14 +202,14 @@ func editedFiles(files map[string][]byte, parsed map[string]*yamledit.File) map[
 // check compares the edited render with what each object should be. It
 // returns the candidates to drop whole (their refusals recorded) and, per
 // candidate, the fields that still render differently from live.
-func (a *analysis) check(nb *built) (map[*candidate]bool, map[*candidate][]jsonvalue.Path) {
+func (a *analysis) check(candidates []*candidate, nb *built) (map[*candidate]bool, map[*candidate][]jsonvalue.Path) {
 	drop := map[*candidate]bool{}
 	fields := map[*candidate][]jsonvalue.Path{}
 	byID := map[render.ID]*candidate{}
-	for _, c := range a.candidates {
+	for _, c := range candidates {
 		byID[c.ren.ID] = c
 	}
-	for _, c := range a.candidates {
+	for _, c := range candidates {
 		i, ok := nb.byID[c.ren.ID]
 		if !ok {
 			drop[c] = true
@@ -229,7 +232,7 @@ func (a *analysis) check(nb *built) (map[*candidate]bool, map[*candidate][]jsonv
 			continue
 		}
 		blamed := false
-		for _, c := range a.candidates {
+		for _, c := range candidates {
 			if c.file == o.Origin && !drop[c] {
 				blamed, drop[c] = true, true
 				a.refuse(a.refusalFor(c, CodeBuildOwned, firstPath(c.changed), c.file, 0,
@@ -238,7 +241,7 @@ func (a *analysis) check(nb *built) (map[*candidate]bool, map[*candidate][]jsonv
 			}
 		}
 		if !blamed {
-			for _, c := range a.candidates {
+			for _, c := range candidates {
 				if !drop[c] {
 					drop[c] = true
 					a.refuse(a.refusalFor(c, CodeBuildOwned, firstPath(c.changed), firstNonEmpty(c.file, c.ren.Origin), 0,
@@ -270,11 +273,13 @@ func (a *analysis) refusalFor(c *candidate, code string, p jsonvalue.Path, file 
 	return Refusal{Code: code, Object: RefOf(c.ren.Object), Field: p.String(), File: file, Line: line, Message: msg, Hint: hint}
 }
 
-func (a *analysis) refuseAll(code, msg string) {
-	for _, c := range a.candidates {
+// refuseAll refuses every candidate of pj, which it empties, and every
+// entry route with them: nothing of the plan is written.
+func (a *analysis) refuseAll(pj *projection, code, msg string) {
+	for _, c := range pj.candidates {
 		a.refuse(a.refusalFor(c, code, firstPath(c.changed), firstNonEmpty(c.file, c.ren.Origin), 0, msg, "make the change in Git by hand"))
 	}
-	a.candidates, a.routing.routes = nil, nil
+	pj.candidates, a.routing.routes = nil, nil
 }
 
 func firstPath(ps []jsonvalue.Path) jsonvalue.Path {
@@ -284,31 +289,31 @@ func firstPath(ps []jsonvalue.Path) jsonvalue.Path {
 	return ps[0]
 }
 
-// drop removes refused candidates, with the entry routes that carry them,
-// and candidates left with nothing to change.
-func (a *analysis) drop(bad map[*candidate]bool) {
-	keep := a.candidates[:0]
-	for _, c := range a.candidates {
+// drop removes refused candidates from pj, with the entry routes that
+// carry them, and candidates left with nothing to change.
+func (a *analysis) drop(pj *projection, bad map[*candidate]bool) {
+	keep := pj.candidates[:0]
+	for _, c := range pj.candidates {
 		if bad[c] {
 			a.takeBack(c.ren.ID, nil)
 			continue
 		}
 		keep = append(keep, c)
 	}
-	a.candidates = keep
-	live := a.candidates[:0]
-	for _, c := range a.candidates {
+	pj.candidates = keep
+	live := pj.candidates[:0]
+	for _, c := range pj.candidates {
 		if a.live(c) {
 			live = append(live, c)
 		}
 	}
-	a.candidates = live
+	pj.candidates = live
 }
 
 // finish turns the verified candidates into edits and files, in a stable
 // order.
 func (a *analysis) finish(v *verified) {
-	for _, c := range a.candidates {
+	for _, c := range v.candidates {
 		if c.over != nil {
 			a.overrideEdits(c, v.final)
 			continue
@@ -329,7 +334,7 @@ func (a *analysis) finish(v *verified) {
 	a.routeEdits(v.final)
 	a.varEdits(v.final)
 	a.placedEdits(v.final)
-	a.renameNotes(v.renamed)
+	a.renameNotes(v)
 	// Every written file, YAML or not (an env file a literal lives in).
 	paths := make([]string, 0, len(v.written))
 	for p := range v.written {
@@ -468,13 +473,13 @@ func unhash(base, nb *built) *built {
 // cluster runs under a third name, and one whose old name stays in the
 // edited render (a reference kustomize does not rewrite, left pointing at
 // an object the GitOps tool prunes).
-func (a *analysis) hashMoves(nb *built) (bad map[*candidate]bool, renamed map[render.ID]rename) {
+func (a *analysis) hashMoves(candidates []*candidate, nb *built) (bad map[*candidate]bool, renamed map[render.ID]rename) {
 	names, ok := dye.Renames(a.base.objects, nb.objects)
 	if !ok || len(names) == 0 {
 		return nil, nil
 	}
 	bad = map[*candidate]bool{}
-	for _, c := range a.candidates {
+	for _, c := range candidates {
 		now, moved := names[c.ren.ID.Name]
 		if !moved || c.ren.Generated == "" {
 			continue
@@ -532,12 +537,12 @@ func holding(b *built, name, self string) (all, roll []string) {
 	return all, roll
 }
 
-// renameNotes says, for each generated object the plan renames, its new
-// name and what rolls with it: merging changes the object's name and
-// every reference to it.
-func (a *analysis) renameNotes(renamed map[render.ID]rename) {
-	for _, c := range a.candidates {
-		r, ok := renamed[c.ren.ID]
+// renameNotes says, for each generated object the verified plan renames,
+// its new name and what rolls with it: merging changes the object's name
+// and every reference to it.
+func (a *analysis) renameNotes(v *verified) {
+	for _, c := range v.candidates {
+		r, ok := v.renamed[c.ren.ID]
 		if !ok {
 			continue
 		}
