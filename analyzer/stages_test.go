@@ -96,3 +96,58 @@ func TestRoutingStageRefusesASharedEntryConflict(t *testing.T) {
 		t.Errorf("api's tag: supplied %v, conflicted %v", rt.supplied[sk], rt.conflicted[sk])
 	}
 }
+
+// projectStage runs the stages up to projecting, each on the output of the
+// one before, and returns the projection with the plan so far. Nothing is
+// written or verified.
+func projectStage(t *testing.T, repo *repofs.Repo, root string, live []map[string]any) (*projection, *Plan) {
+	t.Helper()
+	s := NewSnapshot(repo, nil)
+	plan := &Plan{}
+	o, err := s.orchestrator(root, Options{}, plan)
+	if err != nil || o == nil {
+		t.Fatalf("orchestrator: %v %+v", err, plan.Refusals)
+	}
+	b, err := s.buildRoot(o, root, plan)
+	if err != nil || b == nil {
+		t.Fatalf("buildRoot: %v %+v", err, plan.Refusals)
+	}
+	paired := pairObjects(asLive(live), b.objects, nil, root)
+	a := &analysis{snap: s, root: root, base: b, plan: plan, orchestration: o, pairs: paired.pairs, followed: paired.followed}
+	if a.writes, err = a.planWrites(false); err != nil {
+		t.Fatal(err)
+	}
+	return a.project(), plan
+}
+
+// The overlay's images entry carries both objects' new tag and the
+// CronJob's schedule changed in its base: projecting alone rewrites the
+// base document for the schedule only, keeps the Deployment as a candidate
+// its entry route alone carries, and writes nothing yet.
+func TestProjectStageKeepsRoutedFieldsOutOfTheSource(t *testing.T) {
+	repo := fixture(t, "routed")
+	live := renderedLive(t, repo, "overlays/prod")
+	set(t, find(t, live, "Deployment", "api"), imagePath("containers", "api"), "example/api:2.0.0")
+	report := find(t, live, "CronJob", "report")
+	set(t, report, reportImage, "example/api:2.0.0")
+	set(t, report, jsonvalue.ParseSimple("spec.schedule"), "0 4 * * *")
+	pj, plan := projectStage(t, repo, "overlays/prod", live)
+	if len(plan.Refusals) != 0 || len(plan.Edits) != 0 || len(plan.Files) != 0 {
+		t.Fatalf("refusals %+v, edits %+v, files %+v", plan.Refusals, plan.Edits, plan.Files)
+	}
+	got := map[string]*candidate{}
+	for _, c := range pj.candidates {
+		got[c.ren.ID.Kind+"/"+c.ren.ID.Name] = c
+	}
+	if len(pj.candidates) != 2 || got["Deployment/api"] == nil || got["CronJob/report"] == nil {
+		t.Fatalf("candidates %v", got)
+	}
+	if c := got["CronJob/report"]; c.file != "base/jobs.yaml" || joinPaths(c.changed) != "spec.schedule" || c.over != nil {
+		t.Errorf("report: file %q, changed %v, override %v", c.file, c.changed, c.over)
+	} else if v, _ := jsonvalue.Get(c.want, jsonvalue.ParseSimple("spec.schedule")); v != "0 4 * * *" {
+		t.Errorf("report's source form holds schedule %v", v)
+	}
+	if c := got["Deployment/api"]; c.file != "" || len(c.changed) != 0 {
+		t.Errorf("api: file %q, changed %v; the entry route carries its tag", c.file, c.changed)
+	}
+}
