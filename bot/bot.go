@@ -10,7 +10,6 @@ import (
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/bot/app"
 	"github.com/driftback/driftback/bot/archive"
-	"github.com/driftback/driftback/bot/checks"
 	"github.com/driftback/driftback/bot/commit"
 	"github.com/driftback/driftback/bot/ghround"
 	"github.com/driftback/driftback/bot/githubapi"
@@ -121,11 +120,6 @@ type Outcome = pollstate.Outcome
 // Bot's fields as they are now, which tests change.
 func (b *Bot) application() *app.App {
 	return &app.App{GitHub: b.GitHub, Metrics: b.Metrics, ID: b.appID, Login: b.login, Instance: b.instance}
-}
-
-// checks posts the poll's check runs.
-func (b *Bot) checks(p *poll) checks.Poster {
-	return checks.Poster{App: b.application(), Place: p.Place, Rerun: p.Rerun}
 }
 
 // keeper keeps the poll's pull request, built from the Bot's fields as

@@ -630,7 +630,7 @@ func TestLostAnnotationBatchIsNotAppendedTwice(t *testing.T) {
 			return http.StatusBadGateway, []byte(`{"message":"Server Error"}`)
 		}})
 	p := &poll{t: h.target, Poll: &pollstate.Poll{Place: app.Place{Target: h.target.Config, Log: h.bot.log(), Owner: owner, Repo: repo, Branch: branch, BaseSHA: h.base}}}
-	if _, err := h.bot.checks(p).Post(h.ctx, []string{h.base}, res); err != nil {
+	if _, err := p.Checks(h.bot.application()).Post(h.ctx, []string{h.base}, res); err != nil {
 		t.Fatal(err)
 	}
 	if run := h.check(h.base); len(run.Annotations) != 60 {

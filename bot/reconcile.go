@@ -53,7 +53,7 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 	p.Out.DeclinedEdits = p.Review.DeclinedEdits()
 	if p.Out.Waiting != "" {
 		p.Log.Info("waiting for the applied revision", "reason", p.Out.Waiting)
-		n, err := b.checks(p).Post(ctx, []string{p.BaseSHA}, checks.Result{Conclusion: "neutral", Title: "Waiting for the GitOps tool",
+		n, err := p.Checks(b.application()).Post(ctx, []string{p.BaseSHA}, checks.Result{Conclusion: "neutral", Title: "Waiting for the GitOps tool",
 			Summary: p.Out.Waiting + "\n\n(" + analyzer.CodeNotAppliedYet + ")"})
 		p.Out.CheckRuns = n
 		return err
@@ -109,7 +109,7 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 		// in line with the cluster.
 		shas = append(shas, pr.GetHead().GetSHA())
 	}
-	n, err := b.checks(p).PostFor(ctx, shas, res, p.Review.DeclinedEdits())
+	n, err := p.Checks(b.application()).PostFor(ctx, shas, res, p.Review.DeclinedEdits())
 	p.Out.CheckRuns = n
 	return err
 }
@@ -152,7 +152,7 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 			Hint: "fix the repository so that the target's root builds"}}}
 		res := checks.ResultOf(failed, tc, checks.Notes{})
 		res.Conclusion = "failure"
-		n, cerr := b.checks(p).Post(ctx, []string{p.BaseSHA}, res)
+		n, cerr := p.Checks(b.application()).Post(ctx, []string{p.BaseSHA}, res)
 		p.Out.CheckRuns = n
 		if cerr != nil {
 			return nil, cerr
@@ -174,7 +174,7 @@ func (b *Bot) unreadable(ctx context.Context, p *poll, why []string) error {
 	p.Out.Failure = "the cluster could not be read: " + report.Quoted(strings.Join(why, "; "))
 	summary := fmt.Sprintf("driftback could not read from cluster `%s` everything `%s` renders, so it gives no verdict and leaves "+
 		"the pull request and its branch as they are until a poll reads it all:\n\n- %s", tc.Cluster, tc.Root, strings.Join(why, "\n- "))
-	n, err := b.checks(p).Post(ctx, []string{p.BaseSHA}, checks.Result{Conclusion: "failure", Title: "driftback could not read the cluster", Summary: summary})
+	n, err := p.Checks(b.application()).Post(ctx, []string{p.BaseSHA}, checks.Result{Conclusion: "failure", Title: "driftback could not read the cluster", Summary: summary})
 	p.Out.CheckRuns = n
 	if err != nil {
 		return err
@@ -195,10 +195,7 @@ func gone(plan *analyzer.Plan) bool {
 // checkNotes are the poll's GitOps notes for the check run, with the
 // estimated time of the tool's next reconcile.
 func checkNotes(p *poll, plan *analyzer.Plan) checks.Notes {
-	var declined []report.EditRow
-	if p.Review != nil {
-		declined = p.Review.Declined
-	}
+	declined := p.Review.Rows()
 	if p.Enforcement == nil {
 		return checks.Notes{Declined: declined, ChangedBy: p.Attribution.Text}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/driftback/driftback/bot/app"
 	"github.com/driftback/driftback/bot/archive"
 	"github.com/driftback/driftback/bot/attribution"
+	"github.com/driftback/driftback/bot/checks"
 	"github.com/driftback/driftback/bot/commit"
 	"github.com/driftback/driftback/bot/enforce"
 	"github.com/driftback/driftback/bot/prbody"
@@ -47,6 +48,14 @@ type Poll struct {
 // Review is what the reviewer chose for this poll's plan.
 type Review struct {
 	Declined []report.EditRow // rows of the plan before declines, in its order
+}
+
+// Rows are the declined rows in the plan's order; none without a review.
+func (r *Review) Rows() []report.EditRow {
+	if r == nil {
+		return nil
+	}
+	return r.Declined
 }
 
 // Keys are the declined rows' keys, sorted, for the state.
@@ -96,4 +105,9 @@ func (p *Poll) Commits() Revs {
 		r.Applied = p.Applied.Revision
 	}
 	return r
+}
+
+// Checks posts this poll's check runs as a.
+func (p *Poll) Checks(a *app.App) checks.Poster {
+	return checks.Poster{App: a, Place: p.Place, Rerun: p.Rerun}
 }

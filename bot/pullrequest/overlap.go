@@ -24,7 +24,7 @@ func (k *Keeper) Overlap(ctx context.Context, p *pollstate.Poll, other, what str
 		"or deleted, and it proposes nothing for `%s` while the other holds it.\n\n"+
 		"How to fix: give one of the two installations another target name (or leave the target to one of them); "+
 		"each installation's `instance` in its config names it.", other, what, tc.Name, tc.Repo, k.App.Instance, other, tc.Name)
-	n, err := k.checks(p).Post(ctx, []string{p.BaseSHA}, checks.Result{Conclusion: "neutral",
+	n, err := p.Checks(k.App).Post(ctx, []string{p.BaseSHA}, checks.Result{Conclusion: "neutral",
 		Title: fmt.Sprintf("driftback installation %s holds this target", other), Summary: summary})
 	p.Out.CheckRuns += n
 	return err

@@ -13,7 +13,6 @@ import (
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/bot/app"
-	"github.com/driftback/driftback/bot/checks"
 	"github.com/driftback/driftback/bot/commit"
 	"github.com/driftback/driftback/bot/enforce"
 	"github.com/driftback/driftback/bot/githubapi"
@@ -40,11 +39,6 @@ type Keeper struct {
 // commits writes the poll's commit and reads whose its branch's head is.
 func (k *Keeper) commits(p *pollstate.Poll) commit.Writer {
 	return commit.Writer{App: k.App, Place: p.Place, Attribution: p.Attribution, CoAuthors: p.CoAuthors, Logins: k.Logins}
-}
-
-// checks posts the poll's check runs.
-func (k *Keeper) checks(p *pollstate.Poll) checks.Poster {
-	return checks.Poster{App: k.App, Place: p.Place, Rerun: p.Rerun}
 }
 
 // Propose brings the branch and the pull request in line with the plan.
@@ -481,10 +475,7 @@ func (k *Keeper) commentOnce(ctx context.Context, p *pollstate.Poll, number int,
 // Links point at head, the branch's commit.
 func (k *Keeper) Body(p *pollstate.Poll, plan *analyzer.Plan, st prbody.State, head string) string {
 	web := githubapi.WebURL(k.App.GitHub.BaseURL)
-	var declined []report.EditRow
-	if p.Review != nil {
-		declined = p.Review.Declined
-	}
+	declined := p.Review.Rows()
 	return prbody.Render(prbody.Input{Target: p.Target.Name, Web: web, Owner: p.Owner, Repo: p.Repo, Head: head,
 		Plan: plan, State: st, Frozen: p.Out.Frozen, Declined: declined, Attribution: p.Attribution,
 		GitOps: enforce.Notes(p.Enforcement, p.Objs, plan, nil, false), Restore: enforce.RestoreNotes(enforce.RestoreInput{Plan: plan, Declined: declined, Enforcement: p.Enforcement, Objects: p.Objs,

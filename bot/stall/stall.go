@@ -117,7 +117,7 @@ func (t *Tracker) Stalled(ctx context.Context, k *pullrequest.Keeper, list func(
 	tc := p.Target
 	p.Out.Failure = s.Short
 	res := checks.Result{Conclusion: "failure", Title: s.Title, Summary: s.Summary}
-	n, err := checks.Poster{App: k.App, Place: p.Place, Rerun: p.Rerun}.Post(ctx, []string{p.BaseSHA}, res)
+	n, err := p.Checks(k.App).Post(ctx, []string{p.BaseSHA}, res)
 	p.Out.CheckRuns += n
 	if err != nil {
 		return errors.Join(cause, err)
