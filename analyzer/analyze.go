@@ -96,6 +96,8 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 	}
 	paired := pairObjects(live, b.objects, opts.Coverage, plan.Root)
 	paired.apply(plan)
+	plan.Fidelity = fidelity(paired.pairs)
+	holdUnfaithful(paired.pairs, func(r Refusal) { plan.Refusals = append(plan.Refusals, r) })
 	plan.Metadata = renderedMetadata(b.objects, paired.pairs, opts.MetadataKeys)
 	a := &analysis{snap: s, opts: opts, root: root, base: b, plan: plan, orchestration: o,
 		pairs: paired.pairs, followed: paired.followed}

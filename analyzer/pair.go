@@ -26,6 +26,9 @@ type pair struct {
 	// patch that drops their claims (kube.LiveObject.UnseenRelease).
 	unseenBy []string
 	release  string
+	// applied are the fields that differ from live while only the GitOps
+	// tool's writer wrote them: the view holds the render's value there.
+	applied []intent.Applied
 }
 
 // pairing is what matching the render with the live objects finds: the
@@ -67,11 +70,25 @@ func pairObjects(lives []kube.LiveObject, objects []render.Object, cov *kube.Cov
 	for _, r := range objects {
 		id := r.ID.WithoutVersion()
 		idx := sameVersion(lives, r, byID[id])
-		if len(idx) == 0 && id.Namespace == "" {
+		clusterScoped := false
+		switch {
+		case len(idx) > 0:
+		case id.Namespace == "":
 			// The build sets no namespace: the applier's default decides it,
-			// so accept the one live object of that name.
-			if c := sameVersion(lives, r, byBare[id]); len(c) == 1 {
+			// so accept the one live object of that name, or the one in
+			// the namespace an apply without one lands in.
+			c := sameVersion(lives, r, byBare[id])
+			if len(c) > 1 {
+				c = inNamespace(lives, c, defaultNamespace)
+			}
+			if len(c) == 1 {
 				idx = c
+			}
+		default:
+			// A cluster-scoped kind rendered with a namespace: the API
+			// server drops it, so the live object has none.
+			if c := inNamespace(lives, sameVersion(lives, r, byBare[id.WithoutNamespace()]), ""); len(c) == 1 {
+				idx, clusterScoped = c, true
 			}
 		}
 		if len(idx) != 1 {
@@ -93,6 +110,9 @@ func pairObjects(lives []kube.LiveObject, objects []render.Object, cov *kube.Cov
 		l := lives[idx[0]]
 		if l.Owner == nil {
 			anyUnowned = true
+		}
+		if clusterScoped {
+			l.Object = withNamespace(l.Object, id.Namespace)
 		}
 		pr.pairs = append(pr.pairs, pairWith(r, l))
 	}
@@ -119,11 +139,16 @@ func pairWith(r render.Object, l kube.LiveObject) pair {
 	// A value the server allocated is noise unless Git holds one.
 	live = noise.DropAllocated(live, ren)
 	var wants map[string]any
+	var applied []intent.Applied
 	inSync := !l.MetadataOnly && intent.Matches(live, ren, l.Owner)
 	if inSync {
 		wants = ren // the view would equal the render; both are only read
 	} else {
-		wants = intent.View(live, ren, l.Owner)
+		wants, applied = intent.ViewApplied(live, ren, l.Owner)
+		if !l.MetadataOnly && len(applied) > 0 && jsonvalue.Equal(wants, ren) {
+			// Only the tool's own values differ: nothing of a person's.
+			wants, inSync = ren, true
+		}
 	}
 	if l.MetadataOnly {
 		// Only metadata was read: everything else stands as rendered.
@@ -134,7 +159,37 @@ func pairWith(r render.Object, l kube.LiveObject) pair {
 	ro := r
 	ro.Object = ren
 	return pair{ren: ro, live: live, owner: l.Owner, intent: wants, inSync: inSync,
-		unseen: l.Unseen, unseenBy: l.UnseenBy, release: l.UnseenRelease}
+		unseen: l.Unseen, unseenBy: l.UnseenBy, release: l.UnseenRelease, applied: applied}
+}
+
+// defaultNamespace is where an apply puts a namespaced object that names
+// no namespace (kubectl's, and so the GitOps tools', default).
+const defaultNamespace = "default"
+
+// inNamespace keeps the live objects of idx that are in namespace ns.
+func inNamespace(lives []kube.LiveObject, idx []int, ns string) []int {
+	var out []int
+	for _, i := range idx {
+		if render.IDOf(lives[i].Object).Namespace == ns {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// withNamespace is obj with metadata.namespace set to ns: the namespace the
+// render gave a cluster-scoped object, which the API server dropped, so
+// that it compares as the render's own.
+func withNamespace(obj map[string]any, ns string) map[string]any {
+	out := maps.Clone(obj)
+	meta, _ := obj["metadata"].(map[string]any)
+	meta = maps.Clone(meta)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta["namespace"] = ns
+	out["metadata"] = meta
+	return out
 }
 
 // absent reports a rendered object the live objects lack. Only a kind
@@ -234,6 +289,11 @@ func renderedKinds(objs []render.Object) []string {
 	set := map[string]bool{}
 	for _, o := range objs {
 		set[kube.KindKey(o.ID.Group, o.ID.Kind)] = true
+		if dye.ReplicaKinds[o.ID.Kind] {
+			// Whether a replica count nobody owns is a person's depends on
+			// whether an autoscaler scales the object: read them too.
+			set[kube.KindKey("autoscaling", "HorizontalPodAutoscaler")] = true
+		}
 	}
 	return slices.Sorted(maps.Keys(set))
 }

@@ -101,6 +101,42 @@ type Refusal struct {
 	CannotTell bool `json:"cannotTell,omitempty"`
 }
 
+// Fidelity says whether driftback's render is what the GitOps tool
+// applied, as far as the cluster's records tell (DESIGN §5.2).
+type Fidelity struct {
+	// Verdict is FidelityMatch, FidelityDiffers (Fields says where) or
+	// FidelityUnknown (no live object came with managedFields).
+	Verdict string        `json:"verdict"`
+	Fields  []ToolApplied `json:"fields,omitempty"`
+}
+
+// Fidelity verdicts.
+const (
+	FidelityMatch   = "match"
+	FidelityDiffers = "differs"
+	FidelityUnknown = "unknown"
+)
+
+// ToolApplied is a field whose live value differs from driftback's render
+// while only the GitOps tool's own writer wrote it: the tool applied that
+// value, or the API server or a webhook changed it inside the tool's
+// request. Never an edit and never "the tool will restore it".
+type ToolApplied struct {
+	Object ObjectRef `json:"object"`
+	Field  string    `json:"field"`
+	// Applied is the live value, Rendered driftback's; both left out for
+	// values driftback never shows (a Secret's, a SOPS ciphertext).
+	Applied  any    `json:"applied,omitempty"`
+	Rendered any    `json:"rendered,omitempty"`
+	Writer   string `json:"writer"`
+	// Cause: "render" (the tool's own record of what it applied holds
+	// the live value: its render differs from driftback's), "server"
+	// (that record holds driftback's value: the API server or a webhook
+	// changed it), "" (a server-side apply keeps no such record).
+	Cause string `json:"cause,omitempty"`
+	File  string `json:"file,omitempty"`
+}
+
 // File is the full new content of a file the plan changes.
 type File struct {
 	Path    string `json:"path"`
@@ -115,6 +151,7 @@ type Plan struct {
 	Refusals []Refusal `json:"refusals"`
 	Files    []File    `json:"files"`
 	Notes    []string  `json:"notes"`
+	Fidelity Fidelity  `json:"fidelity"`
 	// Unread lists rendered objects the read of the cluster did not cover
 	// (a kind not listed, or none of it read): with any, the plan is no
 	// verdict on the cluster.

@@ -262,6 +262,9 @@ type personOwnsAll struct{}
 
 func (personOwnsAll) UserOwned(jsonvalue.Path) bool { return true }
 func (personOwnsAll) Ignored() []jsonvalue.Path     { return nil }
+func (personOwnsAll) Wrote(jsonvalue.Path, any) kube.Write {
+	return kube.Write{By: kube.WriterPerson, Managers: []string{"kubectl-edit (Update)"}}
+}
 
 // TestEditedTreeIsLoadsTree: verify takes the plain build's tree for an
 // edited repository exactly when loading it again would give the same

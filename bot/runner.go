@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/bot/dashboard"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/webhook"
@@ -243,6 +244,7 @@ func (r *Runner) pollTarget(ctx, tctx context.Context, t *Target, log *slog.Logg
 			for code, n := range codes {
 				m.Set("driftback_refusals", map[string]string{"target": t.Config.Name, "code": code}, float64(n))
 			}
+			m.Set("driftback_render_fidelity_fields", labels, fidelityGauge(out.Plan.Fidelity))
 		}
 	}
 	attrs := []any{"took", took.String(), "pr", out.PR, "pushed", out.Pushed, "frozen", out.Frozen, "declined", out.Declined, "checks", out.CheckRuns}
@@ -387,4 +389,14 @@ func configsOf(targets []*Target) []config.Target {
 		out[i] = t.Config
 	}
 	return out
+}
+
+// fidelityGauge is driftback_render_fidelity_fields' value: how many
+// fields only the GitOps tool wrote with another value than driftback
+// renders, or -1 when nothing recorded who wrote what.
+func fidelityGauge(f analyzer.Fidelity) float64 {
+	if f.Verdict == analyzer.FidelityUnknown {
+		return -1
+	}
+	return float64(len(f.Fields))
 }

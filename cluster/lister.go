@@ -314,7 +314,7 @@ func secretObjects(items []metav1.PartialObjectMetadata) ([]Object, error) {
 			meta["annotations"] = stringMap(ann)
 		}
 		obj := map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": meta}
-		o := Object{Object: Sanitize(obj), MetadataOnly: true, Resource: secretsGVR.Resource}
+		o := Object{Object: Sanitize(obj), MetadataOnly: true, Resource: secretsGVR.Resource, Tool: toolOf(obj)}
 		if len(item.ManagedFields) > 0 {
 			// Ownership of the metadata; the body's entries name only keys.
 			raw, err := json.Marshal(item.ManagedFields)

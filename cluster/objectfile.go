@@ -33,6 +33,9 @@ type Object struct {
 	// MetadataOnly marks an object read without its body (Secrets from a
 	// cluster): only its metadata can be compared.
 	MetadataOnly bool
+	// Tool names the GitOps tool whose marks the object carried (ToolFlux,
+	// ToolArgoCD; "" for none), read before sanitizing drops them.
+	Tool string
 	// Status is kept aside for the GitOps tool's own objects (a Flux
 	// Kustomization, an Argo CD Application): it says what was applied.
 	Status map[string]any
@@ -161,7 +164,7 @@ func checkObject(o map[string]any) error {
 
 // fromAPI keeps the ownership records aside, then sanitizes.
 func fromAPI(o map[string]any, owned bool) Object {
-	var obj Object
+	obj := Object{Tool: toolOf(o)}
 	meta, _ := o["metadata"].(map[string]any)
 	if mf, ok := meta["managedFields"].([]any); ok {
 		obj.ManagedFields = mf

@@ -28,6 +28,19 @@ type Rules struct {
 	// Ignore drops a field from comparison when the named manager owns it
 	// (any manager when Manager is empty), e.g. an HPA's spec.replicas.
 	Ignore []kube.IgnoreRule
+	// Tool is the GitOps tool that applies the target (ToolFlux,
+	// ToolArgoCD), from its GitOps object; "" lets each object's own
+	// marks tell, and Appliers stand for objects that carry none.
+	Tool string
+	// configured: the target named its Appliers, so they are tools even
+	// where the object's tool is known.
+	configured bool
+}
+
+// WithTool is the rules for a target applied by tool ("" keeps them).
+func (r Rules) WithTool(tool string) Rules {
+	r.Tool = tool
+	return r
 }
 
 // DefaultAppliers are the field managers of the common GitOps appliers,
@@ -44,12 +57,14 @@ var builtinIgnore = []kube.IgnoreRule{{Path: "spec.replicas", Manager: "kube-con
 // NewRules is the one way rules are made, by `plan` and by the bot alike:
 // appliers (nil: DefaultAppliers), the built-in ignore rules, then ignore.
 func NewRules(appliers []string, ignore []kube.IgnoreRule) Rules {
+	configured := appliers != nil
 	if appliers == nil {
 		appliers = DefaultAppliers
 	}
 	return Rules{
-		Appliers: slices.Clone(appliers),
-		Ignore:   append(slices.Clone(builtinIgnore), ignore...),
+		Appliers:   slices.Clone(appliers),
+		Ignore:     append(slices.Clone(builtinIgnore), ignore...),
+		configured: configured,
 	}
 }
 
@@ -71,10 +86,14 @@ func ParseLive(name string, data []byte, rules Rules) ([]kube.LiveObject, error)
 // render's fields only (the plan says so).
 func LiveObjects(objs []Object, rules Rules) ([]kube.LiveObject, error) {
 	out := make([]kube.LiveObject, len(objs))
+	scaled := autoscalerTargets(objs)
 	for i, o := range objs {
 		own, err := NewOwnership(o, rules)
 		if err != nil {
 			return nil, err
+		}
+		if own != nil {
+			own.autoscaled = scaled[scaleKey(o.Object)]
 		}
 		out[i] = kube.LiveObject{Object: o.Object, MetadataOnly: o.MetadataOnly}
 		if own != nil { // a typed nil would read as ownership known
@@ -136,6 +155,8 @@ type Ownership struct {
 	managers    []Manager
 	rules       Rules
 	ignore      []ignoreRule // the rules' that name this object's kind
+	tool        string       // the tool whose marks the object carries
+	autoscaled  bool         // an autoscaler read beside it scales it
 }
 
 // ignoreRule is an IgnoreRule with its path read.
@@ -155,7 +176,7 @@ func NewOwnership(o Object, rules Rules) (*Ownership, error) {
 		return nil, err
 	}
 	gvk := gvkOf(o.Object)
-	own := &Ownership{live: o.Object, lastApplied: o.LastApplied, managers: ms, rules: rules}
+	own := &Ownership{live: o.Object, lastApplied: o.LastApplied, managers: ms, rules: rules, tool: o.Tool}
 	for _, r := range rules.Ignore {
 		p, err := jsonvalue.ParsePath(r.Path)
 		if err != nil {
@@ -183,8 +204,15 @@ func kindMatches(rule, kind, group string) bool {
 // or something under it. A field owned only by client-side appliers is a
 // person's when kubectl's last-applied configuration holds it: a GitOps
 // client-side applier records exactly the render there, so only a hand
-// `kubectl apply` puts other fields in it.
+// `kubectl apply` puts other fields in it — unless that configuration is
+// the tool's own (Argo CD's tracking in it): then the tool's render held
+// the field and driftback's does not, which is no person's doing. A
+// workload's replica count that nobody owns is a person's when it is not
+// the default (scaledByHand).
 func (o *Ownership) UserOwned(p jsonvalue.Path) bool {
+	if o.scaledByHand(p) {
+		return true
+	}
 	if o.lastApplied == nil && !o.anyPerson() {
 		return false // only appliers wrote the object, and nothing recorded a hand apply
 	}
@@ -193,12 +221,12 @@ func (o *Ownership) UserOwned(p jsonvalue.Path) bool {
 		if !o.owns(m, p) || o.ignoredFor(m, p) {
 			continue
 		}
-		if !o.isApplier(m) {
+		if !o.toolWriter(m) {
 			return true
 		}
 		owned = true
 	}
-	if owned && o.lastApplied != nil {
+	if owned && o.lastApplied != nil && !o.toolLastApplied() {
 		if _, ok := jsonvalue.Get(o.lastApplied, p); ok {
 			return true
 		}
@@ -237,7 +265,7 @@ func (o *Ownership) unseen() ([]jsonvalue.Path, []string, string) {
 	for _, field := range unseenFields {
 		f := field
 		for i, m := range o.managers {
-			if o.isApplier(m) {
+			if o.toolWriter(m) {
 				continue
 			}
 			keys, ok := m.Fields.Children.Get(fieldpath.PathElement{FieldName: &f})
@@ -382,22 +410,7 @@ func (o *Ownership) Ignored() []jsonvalue.Path {
 // anyPerson reports whether some manager of the object is not an applier.
 func (o *Ownership) anyPerson() bool {
 	for _, m := range o.managers {
-		if !o.isApplier(m) {
-			return true
-		}
-	}
-	return false
-}
-
-// isApplier: a GitOps applier's own write. A write through a subresource
-// (kubectl scale records manager "kubectl" with subresource "scale") is a
-// person's act even when the manager name is an applier's.
-func (o *Ownership) isApplier(m Manager) bool {
-	if m.Subresource != "" {
-		return false
-	}
-	for _, a := range o.rules.Appliers {
-		if a == m.Name {
+		if !o.toolWriter(m) {
 			return true
 		}
 	}

@@ -266,6 +266,14 @@ func Markdown(p *analyzer.Plan, opts MarkdownOptions) string {
 	for _, n := range p.Notes {
 		d.notes = append(d.notes, "- "+md(n, maxTextRunes))
 	}
+	if p.Fidelity.Verdict == analyzer.FidelityDiffers {
+		d.fidelity = []string{md(fidelityLine(p.Fidelity), maxTextRunes) + ".\n"}
+		subject := func(o analyzer.ObjectRef, field string) string {
+			return "- " + md(o.String(), maxTextRunes) + " " + md(field, maxTextRunes)
+		}
+		text := func(s string) string { return md(s, maxTextRunes) }
+		d.fidelity = append(d.fidelity, fidelityRows(p.Fidelity, subject, valueCell, text)...)
+	}
 
 	// Rows are dropped in this order: who changed what (the rows say it
 	// too), edits, declined edits, notes, unread objects, refusals.
@@ -298,6 +306,7 @@ type mdDoc struct {
 	edits, declined, refusals, notes, unread []string
 	makers                                   []string // who changed what
 	controls, gitops, restore                []string
+	fidelity                                 []string // bounded on its own (maxFidelityRows)
 	state                                    string
 	editsHeader                              string // the table's header; none for a checklist
 	declinedHeader                           string
@@ -356,6 +365,7 @@ func (d *mdDoc) build(c rowCounts) string {
 	section("Declined", d.declinedHeader, d.declined[:c.declined])
 	section("Refusals", refusalsHeader, d.refusals[:c.refusals])
 	section("Notes", "", d.notes[:c.notes])
+	section("Render fidelity", "", d.fidelity)
 	section("GitOps tool", "", d.gitops)
 	section("To restore the cluster instead", "", d.restore)
 	section("Controls", "", d.controls)

@@ -74,6 +74,14 @@ func Text(p *analyzer.Plan) string {
 	for _, n := range p.Notes {
 		b.WriteString("note: " + plain(n, maxTextRunes) + "\n")
 	}
+	if p.Fidelity.Verdict != "" {
+		b.WriteString(fidelityLine(p.Fidelity) + "\n")
+		text := func(s string) string { return plain(s, maxTextRunes) }
+		value := func(v any) string { return plain(valueText(v), maxValueRunes) }
+		for _, l := range fidelityRows(p.Fidelity, subject, value, text) {
+			b.WriteString("  " + l + "\n")
+		}
+	}
 	return b.String()
 }
 

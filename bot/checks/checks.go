@@ -58,6 +58,10 @@ func ResultOf(plan *analyzer.Plan, tc config.Target, g Notes) Result {
 	case g.Restoring > 0:
 		// Not success: the cluster differs from Git until the tool acts.
 		r.Conclusion, r.Title = "neutral", fmt.Sprintf("%s will restore %d drifted field(s)", g.Tool, g.Restoring)
+	case plan.Fidelity.Verdict == analyzer.FidelityDiffers:
+		// No person's change, but driftback's render is not what the tool
+		// applied: "matches Git" would claim more than anyone knows.
+		r.Conclusion, r.Title = "neutral", fmt.Sprintf("No change by a person; driftback's render differs from what the GitOps tool applied in %d field(s)", len(plan.Fidelity.Fields))
 	default:
 		r.Conclusion, r.Title = "success", "The cluster matches Git"
 	}

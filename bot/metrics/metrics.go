@@ -64,6 +64,8 @@ var metricDefs = map[string]metricDef{
 	"driftback_plan_duration_seconds":        {histogram, []string{"target"}, "How long planning a target took: applied revision, snapshots, render and analysis."},
 	"driftback_pull_request_open":            {gauge, []string{"target"}, "1 while the target has an open driftback pull request, else 0."},
 	"driftback_refusals":                     {gauge, []string{"target", "code"}, "Refusals in the target's latest plan, by refusal code."},
+	"driftback_render_fidelity_fields": {gauge, []string{"target"},
+		"Fields in the target's latest plan whose live value only the GitOps tool wrote, and differently from driftback's render (never proposed; 0 when the render is what the tool applied), or -1 when the live objects carried no managedFields to tell."},
 	"driftback_target_overlap": {gauge, []string{"target"},
 		"1 while another driftback installation (another instance) holds the target's pull request or branch, which this one then leaves alone; else 0."},
 	"driftback_discovered_targets": {gauge, []string{"cluster", "tool"},

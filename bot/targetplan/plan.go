@@ -92,7 +92,7 @@ func plan(ctx context.Context, in Input) (Result, error) {
 		}
 		renderAt = a.Revision
 	}
-	live, err := cluster.LiveObjects(in.Objects, cluster.NewRules(tc.Appliers, tc.Ignore))
+	live, err := cluster.LiveObjects(in.Objects, cluster.NewRules(tc.Appliers, tc.Ignore).WithTool(toolOf(flux, argo)))
 	if err != nil || out.Waiting != "" {
 		return out, err
 	}
@@ -184,4 +184,16 @@ func WritablePath(p string) error {
 		return fmt.Errorf("%s is a workflow file; driftback never writes under .github/workflows/", c)
 	}
 	return nil
+}
+
+// toolOf names the GitOps tool whose object the target reads its applied
+// revision from: its writer is the one whose fields are no person's.
+func toolOf(flux *kube.FluxContext, argo *kube.ArgoContext) string {
+	switch {
+	case flux != nil:
+		return cluster.ToolFlux
+	case argo != nil:
+		return cluster.ToolArgoCD
+	}
+	return ""
 }

@@ -36,4 +36,45 @@ type Ownership interface {
 	// Ignored lists fields taken out of comparison (an HPA's replica
 	// count): the render's value stands there.
 	Ignored() []jsonvalue.Path
+	// Wrote says who wrote the live value of p, a field the render holds
+	// as rendered (another value). Must not keep p either.
+	Wrote(p jsonvalue.Path, rendered any) Write
+}
+
+// Writer classes who wrote a live value the render disagrees with.
+type Writer int
+
+const (
+	// WriterUnknown: nothing records who wrote it; the difference counts
+	// as a change, as it did before ownership was read.
+	WriterUnknown Writer = iota
+	// WriterPerson: a manager other than the GitOps tool's writer, or a
+	// write through a subresource: a person's change.
+	WriterPerson
+	// WriterTool: only the GitOps tool's own writer owns the field, so the
+	// tool applied that value (or the API server or a webhook changed it
+	// inside the tool's request). driftback's render is then not what the
+	// tool applied: a fidelity finding, never an edit.
+	WriterTool
+)
+
+// Causes of a WriterTool value, where the object's record tells them.
+const (
+	// CauseRender: the tool's last-applied configuration holds the live
+	// value, so the tool rendered something other than driftback did.
+	CauseRender = "render"
+	// CauseServer: the last-applied configuration holds driftback's
+	// value, so the API server or a webhook changed it during the apply.
+	CauseServer = "server"
+)
+
+// Write is Ownership.Wrote's answer.
+type Write struct {
+	By Writer
+	// Managers names the tool's writers that own the field (WriterTool)
+	// or the other managers that do (WriterPerson), as "name (Operation)".
+	Managers []string
+	// Cause is CauseRender, CauseServer or "" (the record cannot tell:
+	// a server-side apply keeps no copy of what it sent).
+	Cause string
 }
