@@ -151,7 +151,7 @@ type Plan struct {
 	Refusals []Refusal `json:"refusals"`
 	Files    []File    `json:"files"`
 	Notes    []string  `json:"notes"`
-	Fidelity Fidelity  `json:"fidelity"`
+	Fidelity Fidelity  `json:"fidelity,omitzero"`
 	// Unread lists rendered objects the read of the cluster did not cover
 	// (a kind not listed, or none of it read): with any, the plan is no
 	// verdict on the cluster.

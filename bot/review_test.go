@@ -442,6 +442,20 @@ func TestEveryRowDeclinedOnAFrozenBranchStaysOpen(t *testing.T) {
 // would leave the branch with an entry the cluster disagrees with.
 func TestSharedEntryIsOneRow(t *testing.T) {
 	live := strings.ReplaceAll(strings.Replace(exampleLive(t), "          - --queue\n          - bulk\n", "", 1), "      env: prod\n", "      env: staging\n")
+	// A person relabelled the worker and the Service too (kubectl label),
+	// as the web Deployment's own entry already records.
+	live = strings.ReplaceAll(live, "      env: staging\n    managedFields:\n", `      env: staging
+    managedFields:
+    - apiVersion: v1
+      fieldsType: FieldsV1
+      fieldsV1:
+        f:metadata:
+          f:labels:
+            f:env: {}
+      manager: kubectl-label
+      operation: Update
+      time: "2026-12-06T03:41:15Z"
+`)
 	h := newHarness(t, live)
 	out := h.poll()
 	if len(out.Plan.Edits) != 7 || len(out.Plan.Refusals) != 0 {

@@ -159,7 +159,10 @@ func TestPlanLiveReplicasValidatedAsTheAPIServerWould(t *testing.T) {
 		{"5", ""},
 	} {
 		file := filepath.Join(t.TempDir(), "live.yaml")
-		os.WriteFile(file, []byte(strings.Replace(live, web, "    replicas: "+c.count+"\n", 1)), 0o644)
+		// As `kubectl scale` leaves it: the scale subresource's entry.
+		scaled := strings.Replace(strings.Replace(live, web, "    replicas: "+c.count+"\n", 1), "    managedFields:\n",
+			"    managedFields:\n    - apiVersion: apps/v1\n      fieldsType: FieldsV1\n      fieldsV1:\n        f:spec:\n          f:replicas: {}\n      manager: kubectl\n      operation: Update\n      subresource: scale\n", 1)
+		os.WriteFile(file, []byte(scaled), 0o644)
 		out, stderr, code := driftback(t, "plan", "--repo", "../examples/shop", "--root", "overlays/prod", "--live", file, "-o", "json")
 		if c.want == "" {
 			if code != 1 || !strings.Contains(out, `"to": 5`) {

@@ -121,7 +121,7 @@ func TestPlanJSONOnTheExample(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if !reflect.DeepEqual(keys, []string{"edits", "files", "notes", "refusals", "root"}) {
+	if !reflect.DeepEqual(keys, []string{"edits", "fidelity", "files", "notes", "refusals", "root"}) {
 		t.Fatalf("top-level keys = %v", keys)
 	}
 	var plan struct {

@@ -57,6 +57,10 @@ type dashRow struct {
 	Restoring int    `json:"restoring,omitempty"`
 	Why       string `json:"why,omitempty"`
 	By        string `json:"by,omitempty"` // who made the edits (Outcome.ChangedBy), shortened
+	// Unfaithful counts fields only the GitOps tool wrote with another
+	// value than driftback renders (analyzer.Fidelity): never proposed,
+	// but the row says the render is not what the tool applied.
+	Unfaithful int `json:"unfaithful,omitempty"`
 	// Since is when a failing target's first failing poll in a row ran
 	// (RFC 3339, UTC, to the minute); kept across polls and restarts.
 	Since string `json:"since,omitempty"`
@@ -118,6 +122,7 @@ func rowOf(name string, out pollstate.Outcome, err error, failures int, since ti
 		row.Edits, row.Refusals = len(out.Plan.Edits), len(out.Plan.Refusals)
 		row.Declined = out.DeclinedEdits
 		row.By = makersText(out.ChangedBy)
+		row.Unfaithful = len(out.Plan.Fidelity.Fields)
 	}
 	if row.State != rowFailing {
 		row.Restoring = out.Restoring
@@ -295,6 +300,9 @@ func rowDetails(r dashRow) string {
 	}
 	if r.Restoring > 0 {
 		parts = append(parts, fmt.Sprintf("%d drifted field(s) the GitOps tool will put back (the check run says when)", r.Restoring))
+	}
+	if r.Unfaithful > 0 {
+		parts = append(parts, fmt.Sprintf("driftback's render differs from what the GitOps tool applied in %d field(s), not proposed (the check run names them)", r.Unfaithful))
 	}
 	if r.By != "" && (r.State == rowPR || r.State == rowRefused) {
 		parts = append(parts, "changed by "+r.By)

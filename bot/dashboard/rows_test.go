@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/bot/pollstate"
 )
 
 // The block round-trips, whatever a row's text holds (an error quoting
@@ -49,5 +53,19 @@ func TestDashboardFitsTheBodyLimit(t *testing.T) {
 	}
 	if parts, ok := parseDashboard(body, ""); !ok || len(parts.rows) != len(rows) {
 		t.Fatal("rows lost from the state")
+	}
+}
+
+// A plan whose render the GitOps tool's writes contradict says so in the
+// target's row, in sync or not, and proposes nothing for it.
+func TestDashboardRowNamesRenderFidelity(t *testing.T) {
+	plan := &analyzer.Plan{Fidelity: analyzer.Fidelity{Verdict: analyzer.FidelityDiffers, Fields: []analyzer.ToolApplied{{Field: "spec.template.spec.containers[web].image"}}}}
+	row, ok := rowOf("shop", pollstate.Outcome{Plan: plan}, nil, 0, time.Time{})
+	if !ok || row.State != rowInSync || row.Unfaithful != 1 || !strings.Contains(rowDetails(row), "differs from what the GitOps tool applied in 1 field(s)") {
+		t.Fatalf("row %+v: %q", row, rowDetails(row))
+	}
+	plan.Fidelity = analyzer.Fidelity{Verdict: analyzer.FidelityMatch}
+	if row, _ := rowOf("shop", pollstate.Outcome{Plan: plan}, nil, 0, time.Time{}); rowDetails(row) != "" {
+		t.Fatalf("a faithful render noted: %q", rowDetails(row))
 	}
 }
