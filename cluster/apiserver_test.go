@@ -176,14 +176,19 @@ func managers(t *testing.T, dyn dynamic.Interface, ns, name string) []string {
 	must(t, err)
 	var out []string
 	for _, m := range o.GetManagedFields() {
-		s := m.Manager + "/" + string(m.Operation)
-		if m.Subresource != "" {
-			s += "/" + m.Subresource
-		}
-		out = append(out, s)
+		out = append(out, entryName(m))
 	}
 	sort.Strings(out)
 	return out
+}
+
+// entryName is "manager/operation[/subresource]" for one entry.
+func entryName(m metav1.ManagedFieldsEntry) string {
+	s := m.Manager + "/" + string(m.Operation)
+	if m.Subresource != "" {
+		s += "/" + m.Subresource
+	}
+	return s
 }
 
 // appliedRepo makes a namespace, a repo whose overlay targets it (extra
@@ -248,6 +253,26 @@ func TestKubectlEditIsWrittenThrough(t *testing.T) {
 	}
 }
 
+// clientSideApply creates every rendered Deployment as kubectl's
+// client-side apply (Argo CD's default) does: manager
+// kubectl-client-side-apply, and last-applied-configuration holding the
+// manifest as given, annotations and all.
+func clientSideApply(t *testing.T, dyn dynamic.Interface, objs []*unstructured.Unstructured) {
+	t.Helper()
+	for _, o := range objs {
+		applied, err := json.Marshal(o.Object)
+		must(t, err)
+		ann := o.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann["kubectl.kubernetes.io/last-applied-configuration"] = string(applied)
+		o.SetAnnotations(ann)
+		_, err = dyn.Resource(deployments).Namespace(o.GetNamespace()).Create(context.Background(), o, metav1.CreateOptions{FieldManager: "kubectl-client-side-apply"})
+		must(t, err)
+	}
+}
+
 // Argo CD's default: a client-side apply (operation Update) owns the
 // defaults too and leaves last-applied-configuration.
 func TestClientSideApplyShowsNoDefaults(t *testing.T) {
@@ -255,12 +280,7 @@ func TestClientSideApplyShowsNoDefaults(t *testing.T) {
 	dyn := dynamic.NewForConfigOrDie(e.Config)
 	ns := namespace(t, dyn)
 	r := testRepo(t, ns, "")
-	for _, o := range render(t, r, "overlay") {
-		applied, _ := json.Marshal(o.Object)
-		o.SetAnnotations(map[string]string{"kubectl.kubernetes.io/last-applied-configuration": string(applied)})
-		_, err := dyn.Resource(deployments).Namespace(ns).Create(context.Background(), o, metav1.CreateOptions{FieldManager: "kubectl-client-side-apply"})
-		must(t, err)
-	}
+	clientSideApply(t, dyn, render(t, r, "overlay"))
 	if got := managers(t, dyn, ns, "web"); strings.Join(got, ",") != "kubectl-client-side-apply/Update" {
 		t.Errorf("managers after client-side apply = %v", got)
 	}
