@@ -246,6 +246,29 @@ func (o *Ownership) Owners(p jsonvalue.Path) []string {
 	return out
 }
 
+// ownsWhole reports whether the manager owns a value above p as a leaf:
+// managedFields record an atomic list or map (a custom resource's list
+// without a merge key) whole, never the fields inside it. A value with
+// fields under it as well (".") is a map the manager made, not one it
+// owns whole.
+func (o *Ownership) ownsWhole(m Manager, p jsonvalue.Path) bool {
+	set := m.Fields
+	var cur any = o.live
+	for i := 0; i < len(p)-1; i++ {
+		pe, ok := element(set, p[i], cur)
+		if !ok {
+			return false
+		}
+		next, ok := set.Children.Get(pe)
+		if !ok {
+			return set.Members.Has(pe) // a leaf; with children it only made the map
+		}
+		set = next
+		cur, _ = jsonvalue.Get(cur, jsonvalue.Path{p[i]})
+	}
+	return false
+}
+
 // unseenFields are the parts of a Secret never read (metadata-only list):
 // only managedFields say who wrote their keys.
 var unseenFields = []string{"data", "stringData"}

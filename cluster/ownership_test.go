@@ -119,3 +119,70 @@ func TestUserOwnedByAppliersAndPersons(t *testing.T) {
 		})
 	}
 }
+
+// TestWroteNamesPersonsOfRenderedFields: Wrote names the managers other
+// than the tool's writer that wrote a field the render has too: by the
+// key itself, or by a list managedFields record whole; a map a manager
+// only made (".") is not its whole, and a last-applied record counts for
+// nothing.
+func TestWroteNamesPersonsOfRenderedFields(t *testing.T) {
+	objs, err := ParseObjectFile("live.yaml", []byte(`apiVersion: example.com/v1
+kind: Database
+metadata:
+  name: db
+  annotations:
+    kubectl.kubernetes.io/last-applied-configuration: '{"spec":{"password":"x"}}'
+  managedFields:
+  - manager: kustomize-controller
+    operation: Apply
+    apiVersion: example.com/v1
+    fieldsType: FieldsV1
+    fieldsV1: {"f:spec": {".": {}, "f:password": {}, "f:token": {}}}
+  - manager: kubectl-create
+    operation: Update
+    apiVersion: example.com/v1
+    fieldsType: FieldsV1
+    fieldsV1: {"f:spec": {".": {}, "f:mode": {}}}
+  - manager: kubectl-edit
+    operation: Update
+    apiVersion: example.com/v1
+    fieldsType: FieldsV1
+    fieldsV1: {"f:spec": {"f:token": {}, "f:users": {}}}
+spec:
+  password: a
+  token: b
+  mode: c
+  users:
+  - name: admin
+    password: d
+`))
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("%v %d", err, len(objs))
+	}
+	own, err := NewOwnership(objs[0], DefaultRules())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		"spec.password":              "",
+		"spec.token":                 "kubectl-edit",
+		"spec.mode":                  "kubectl-create",
+		"spec.users[admin].password": "kubectl-edit",
+		"spec":                       "kubectl-create, kubectl-edit",
+	} {
+		p, err := jsonvalue.ParsePath(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		if w := own.Wrote(p, nil); w.By == kube.WriterPerson {
+			for _, m := range w.Managers {
+				name, _, _ := strings.Cut(m, " (")
+				got = append(got, name)
+			}
+		}
+		if strings.Join(got, ", ") != want {
+			t.Errorf("Wrote(%s) names %q, want %q", path, got, want)
+		}
+	}
+}

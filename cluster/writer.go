@@ -87,14 +87,15 @@ func (o *Ownership) argoLastApplied() bool {
 }
 
 // Wrote says who wrote the live value at p, which the render holds as
-// rendered: a manager other than the tool's writer that owns p or
-// something under it makes it a person's; the tool's writer alone makes
+// rendered: a manager other than the tool's writer that owns p, something
+// under it or a value that holds it whole (an atomic list) makes it a
+// person's; the tool's writer alone makes
 // it the tool's, with the cause the last-applied configuration tells
 // (client-side apply); nobody recorded leaves it unknown.
 func (o *Ownership) Wrote(p jsonvalue.Path, rendered any) kube.Write {
 	var tool, other []string
 	for _, m := range o.managers {
-		if !o.owns(m, p) || o.ignoredFor(m, p) {
+		if !(o.owns(m, p) || o.ownsWhole(m, p)) || o.ignoredFor(m, p) {
 			continue
 		}
 		name := m.Name + " (" + m.Operation + ")"
