@@ -281,14 +281,19 @@ type writability struct {
 	rootFile string          // the target's own kustomization; "" for a plain folder
 	o        *orchestration  // what the GitOps tool adds; nil without one
 	prov     *dye.Provenance // which value input supplies each field; nil when not dyed
+	sealed   map[string]bool // encrypted's answers, by file
 }
 
 // unwritable says why the plan may not write file, a source document or a
-// kustomization holding an entry alike: it lies outside the write scope,
-// or another top-level root reads it too. nil when it may.
+// kustomization holding an entry alike: it is SOPS-encrypted, it lies
+// outside the write scope, or another top-level root reads it too. nil
+// when it may.
 func (w *writability) unwritable(file string) *Refusal {
 	if r := remoteFile(file); r != nil {
 		return r
+	}
+	if w.encrypted(file) {
+		return encryptedRefusal(file)
 	}
 	if !inScope(w.scope, file) {
 		return &Refusal{Code: CodeOutOfScope, File: file, Message: fmt.Sprintf("the value lives in %s, outside the write scope %s", file, w.scope),

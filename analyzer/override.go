@@ -48,6 +48,9 @@ type mergeGenerator struct {
 // target's own folder can hold a value: the file that would have to
 // change, the roots that read it, and why no override is possible.
 func outOfScope(blocked, home *Refusal) *Refusal {
+	if blocked.Code == CodeEncryptedSource {
+		return blocked // no override carries a value whose home is encrypted
+	}
 	return &Refusal{Code: CodeOutOfScope, File: blocked.File,
 		Message: blocked.Message + "; " + home.Message,
 		Hint:    "make the change by hand where every root that should get it reads it, or give this target a kustomization of its own"}

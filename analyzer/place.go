@@ -108,6 +108,10 @@ func placeValues(vp *valuePlacer) *placing {
 				continue // removed or retyped: as before
 			}
 			if r := vp.writable.unwritable(pv.Nodes[k].File); r != nil {
+				if r.Code == CodeEncryptedSource {
+					vp.refuseBlocked(p, fp, sk, r) // nor is the source made to carry it
+					continue
+				}
 				g := vp.generatorGuard(pv.Nodes[k], pv.Landings[k], r)
 				if g == nil {
 					continue // in a file the plan may not write: as before

@@ -35,6 +35,7 @@ const (
 	CodeOrchestratorContext = "orchestrator-context"
 	CodeNotAppliedYet       = "not-applied-yet"
 	CodeNotInCluster        = "not-in-cluster"
+	CodeEncryptedSource     = "encrypted-source"
 )
 
 // Codes lists every refusal code above, in the order declared, for what
@@ -44,7 +45,7 @@ var Codes = []string{
 	CodeBuildOwned, CodeUnplaceableEdit, CodeRenderMismatch, CodeUnsupported,
 	CodeRenderFailed, CodeWriteFanIn, CodeOutOfScope, CodeSensitive,
 	CodeSharedEntryConflict, CodeOrchestratorContext, CodeNotAppliedYet,
-	CodeNotInCluster,
+	CodeNotInCluster, CodeEncryptedSource,
 }
 
 // ObjectRef names a Kubernetes object.

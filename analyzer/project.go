@@ -90,6 +90,15 @@ func (a *analysis) project() *projection {
 // cannot write are refused and given up; the rest stay.
 func (a *analysis) placeSource(pj *projection, c *candidate, view map[string]any) {
 	ref := RefOf(c.ren.Object)
+	if a.writable.encrypted(c.ren.Origin) {
+		// Not written, nor carried by an override elsewhere: the value's
+		// home is a file only sops may change.
+		r := encryptedRefusal(c.ren.Origin)
+		r.Object, r.Field = ref, joinPaths(sourceform.DiffPaths(sourceform.Of(c.ren.Object), sourceform.Of(view), nil))
+		a.refuse(*r)
+		a.abandonSource(c, view)
+		return
+	}
 	a.refuseSubstituted(c, view)
 	if jsonvalue.Equal(view, c.ren.Object) {
 		return

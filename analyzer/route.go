@@ -132,6 +132,22 @@ func (rp *routePlanner) canAuthor() bool {
 	return rp.authorable > 0
 }
 
+// mayAuthor says whether a changed slot component at path is carried by
+// an entry the target authors: the target may author one, no value input
+// it may write supplies the field, and the value lives where the plan may
+// not write, an entry (supplied, blocked says why) or the object's source,
+// unless that is an encrypted file, which no entry elsewhere stands in for.
+func (rp *routePlanner) mayAuthor(p pair, path jsonvalue.Path, supplied bool, blocked *Refusal) bool {
+	if !rp.canAuthor() || rp.writable.placeableInput(p.ren.ID, path) {
+		return false
+	}
+	if supplied {
+		return blocked == nil || blocked.Code != CodeEncryptedSource
+	}
+	r := rp.writable.unwritable(p.ren.Origin)
+	return r != nil && r.Code != CodeEncryptedSource
+}
+
 // supplierOf is the entry that supplies the slot component, and why the
 // plan may not write it. An existing entry is a file like any other:
 // written only where the plan may write its kustomization; otherwise a
@@ -185,7 +201,7 @@ func (rp *routePlanner) images(p pair) {
 				// The tool's own setting wins over any entry the
 				// target could author: it is changed where it lives.
 				rp.conflict(p, s.Path, sk, sup, f, blocked)
-			case want != have && rp.canAuthor() && (ok || rp.writable.unwritable(p.ren.Origin) != nil) && !rp.writable.placeableInput(p.ren.ID, s.Path):
+			case want != have && rp.mayAuthor(p, s.Path, ok, blocked):
 				author = true
 			case ok && want != have:
 				rp.conflict(p, s.Path, sk, sup, f, blocked)
@@ -214,7 +230,7 @@ func (rp *routePlanner) replicas(p pair) {
 		rp.add(routingKey{entry: sup.Entry, field: dye.FieldCount}, demand{slot, count, changed}, sk)
 	case ok && changed && rp.writable.toolWins(sup):
 		rp.conflict(p, dye.ReplicasPath, sk, sup, dye.FieldCount, blocked)
-	case changed && rp.canAuthor() && (ok || rp.writable.unwritable(p.ren.Origin) != nil) && !rp.writable.placeableInput(p.ren.ID, dye.ReplicasPath):
+	case changed && rp.mayAuthor(p, dye.ReplicasPath, ok, blocked):
 		rp.add(routingKey{author: newEntry{List: "replicas", Name: p.ren.ID.Name}, field: dye.FieldCount}, demand{slot, count, true}, sk)
 	case ok && changed:
 		rp.conflict(p, dye.ReplicasPath, sk, sup, dye.FieldCount, blocked)

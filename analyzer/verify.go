@@ -43,6 +43,9 @@ func (a *analysis) verify(pj *projection) *verified {
 			a.drop(pj, failed)
 			continue
 		}
+		if a.encryptedWrites(pj, files) {
+			return v
+		}
 		edited, err := a.snap.repo.With(files)
 		if err == nil {
 			edited, err = a.orchestrated(edited)
@@ -103,6 +106,29 @@ func (a *analysis) verify(pj *projection) *verified {
 		a.drop(pj, drop)
 	}
 	return v
+}
+
+// encryptedWrites is the last word on encrypted files (sops.go): the
+// stages before never plan a write into one, and should one slip through,
+// every candidate is refused and nothing is written. It reports whether
+// it refused them.
+func (a *analysis) encryptedWrites(pj *projection, files map[string][]byte) bool {
+	var enc []string
+	for p := range files {
+		if a.writable.encrypted(p) {
+			enc = append(enc, p)
+		}
+	}
+	if len(enc) == 0 {
+		return false
+	}
+	sort.Strings(enc)
+	r := encryptedRefusal(enc[0])
+	for _, c := range pj.candidates {
+		a.refuse(a.refusalFor(c, r.Code, firstPath(c.changed), r.File, 0, r.Message, r.Hint))
+	}
+	pj.candidates, a.routing.routes, a.placing.placed, a.vars.routes = nil, nil, nil, nil
+	return true
 }
 
 // editedTree loads the kustomize tree of the edited repository. What Load

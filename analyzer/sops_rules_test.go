@@ -1,0 +1,65 @@
+package analyzer
+
+import (
+	"testing"
+
+	"github.com/driftback/driftback/analyzer/ktree"
+	"github.com/driftback/driftback/analyzer/render"
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/yamledit"
+)
+
+// TestEncryptedFileRules: a file is encrypted when it holds a SOPS
+// ciphertext, a dotenv or ini file's sops_mac/sops_version line, or a YAML
+// or JSON document with a top-level sops mapping; a sops key anywhere
+// else, or a sops scalar, is an ordinary field.
+func TestEncryptedFileRules(t *testing.T) {
+	for _, tc := range []struct {
+		name, data string
+		want       bool
+	}{
+		{"yaml with a sops block", "kind: ConfigMap\ndata:\n  a: b\nsops:\n  version: 3.8.1\n", true},
+		{"second document with a sops block", "kind: A\n---\nkind: B\nsops:\n  version: 3.8.1\n", true},
+		{"json with a sops key", `{"kind": "ConfigMap", "sops": {"version": "3.8.1"}}`, true},
+		{"dotenv", "PASSWORD=x\nsops_version=3.8.1\n", true},
+		{"ini", "[app]\npassword = x\n[sops]\nsops_mac = y\n", true},
+		{"a ciphertext alone", "password: ENC[AES256_GCM,data:abc=,iv:...,tag:...,type:str]\n", true},
+		{"a sops scalar", "kind: ConfigMap\nsops: enabled\n", false},
+		{"a nested sops map", "kind: ConfigMap\nspec:\n  sops:\n    version: 3.8.1\n", false},
+		{"a plain env file", "MODE=slow\nSOPS_HOME=/etc\n", false},
+		{"not yaml at all", "sops: [unclosed\n", false},
+	} {
+		data := []byte(tc.data)
+		parse := func() (*yamledit.File, error) { return yamledit.Parse("f", data) }
+		if got := encryptedFile(data, parse); got != tc.want {
+			t.Errorf("%s: encrypted = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestVerifyRefusesAnEncryptedWrite: should a write into an encrypted
+// file get past every stage, verify refuses the candidates and writes
+// nothing.
+func TestVerifyRefusesAnEncryptedWrite(t *testing.T) {
+	repo := repoOf(t, map[string]string{
+		"kustomization.yaml": "resources:\n- cm.yaml\n",
+		"cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  a: b\nsops:\n  version: 3.8.1\n",
+	})
+	obj := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "app"}}
+	c := &candidate{pair: pair{ren: render.Object{ID: render.IDOf(obj), Object: obj, Origin: "cm.yaml"}}, file: "cm.yaml",
+		changed: []jsonvalue.Path{jsonvalue.ParseSimple("data.a")}}
+	a := &analysis{plan: &Plan{},
+		writable: &writability{repo: repo, forest: ktree.NewForest(repo)},
+		writes:   &writes{routing: &routing{}, placing: &placing{}, vars: &varPlan{}}}
+	pj := &projection{candidates: []*candidate{c}}
+	if !a.encryptedWrites(pj, map[string][]byte{"cm.yaml": []byte("data:\n  a: c\n")}) {
+		t.Fatal("an encrypted write got through")
+	}
+	if len(pj.candidates) != 0 || len(a.plan.Refusals) != 1 || a.plan.Refusals[0].Code != CodeEncryptedSource ||
+		a.plan.Refusals[0].Field != "data.a" || a.plan.Refusals[0].File != "cm.yaml" {
+		t.Fatalf("candidates %d, refusals %+v", len(pj.candidates), a.plan.Refusals)
+	}
+	if a.encryptedWrites(&projection{}, map[string][]byte{"kustomization.yaml": nil}) {
+		t.Error("a plain file was refused")
+	}
+}
