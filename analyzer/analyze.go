@@ -67,7 +67,8 @@ func Analyze(in Input) (*Plan, error) {
 //	orchestrator  Options          -> *orchestration (the GitOps tool's rewrite of the root)
 //	buildRoot     *orchestration   -> *built (the root's render)
 //	pairObjects   *built, live     -> *pairing (each rendered object with its live intent;
-//	                                  secretVariables then restores what a Secret's variable supplies)
+//	                                  secretVariables then restores what a Secret's variable supplies,
+//	                                  refuseSealed refuses the encrypted fields a person wrote)
 //	planWrites    *pairing, *built -> *writes (runDye, planRoutes, planTool, placeValues)
 //	project       *writes          -> *projection (the source documents, or overrides, rewritten)
 //	verify        *projection      -> *verified (the edited build proven, the candidates left)
@@ -102,6 +103,7 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 	a := &analysis{snap: s, opts: opts, root: root, base: b, plan: plan, orchestration: o,
 		pairs: paired.pairs, followed: paired.followed}
 	secretVariables(a.pairs, o, a.refuse)
+	a.refuseSealed()
 	if a.writes, err = a.planWrites(forceDye); err != nil {
 		return nil, err
 	}

@@ -35,8 +35,9 @@
 // before them, and give up a field they cannot write through
 // writes.takeBack, which cuts that field's writes out of routing's, the
 // tool's and placing's results: the pipeline's one feedback edge. owner.go
-// names who owns a field the plan cannot write. sops.go keeps every
-// write out of a SOPS-encrypted source (issue 53).
+// names who owns a field the plan cannot write. sops.go compares a
+// SOPS-encrypted source as the GitOps tool applies it, decrypted, and
+// keeps every write out of it (DESIGN §5.5).
 // The engines live in sub-packages, each taking its input and returning
 // its result: render (kustomize builds), dye (which input supplies each
 // value), gitops (what Flux and Argo CD rewrite), sourceform and intent

@@ -29,6 +29,9 @@ type pair struct {
 	// applied are the fields that differ from live while only the GitOps
 	// tool's writer wrote them: the view holds the render's value there.
 	applied []intent.Applied
+	// sealed is what pairing found of the render's SOPS ciphertexts: taken
+	// as equal to live, but for those a person wrote (sops.go).
+	sealed sealing
 }
 
 // pairing is what matching the render with the live objects finds: the
@@ -67,6 +70,7 @@ func pairObjects(lives []kube.LiveObject, objects []render.Object, cov *kube.Cov
 	}
 	used := map[int]bool{}
 	anyUnowned := false
+	notCompared := 0 // ciphertexts of objects without managedFields
 	for _, r := range objects {
 		id := r.ID.WithoutVersion()
 		idx := sameVersion(lives, r, byID[id])
@@ -114,7 +118,11 @@ func pairObjects(lives []kube.LiveObject, objects []render.Object, cov *kube.Cov
 		if clusterScoped {
 			l.Object = withNamespace(l.Object, id.Namespace)
 		}
-		pr.pairs = append(pr.pairs, pairWith(r, l))
+		p := pairWith(r, l)
+		if l.Owner == nil && !l.MetadataOnly {
+			notCompared += p.sealed.count
+		}
+		pr.pairs = append(pr.pairs, p)
 	}
 	for i, l := range lives {
 		if !used[i] {
@@ -124,18 +132,34 @@ func pairObjects(lives []kube.LiveObject, objects []render.Object, cov *kube.Cov
 	if anyUnowned {
 		pr.notes = append(pr.notes, "live objects came without metadata.managedFields: only the fields the render has were compared")
 	}
+	switch {
+	case notCompared == 1:
+		pr.notes = append(pr.notes, "1 encrypted field was not compared: Git holds its SOPS ciphertext, and without metadata.managedFields nothing says whether a person changed it")
+	case notCompared > 1:
+		pr.notes = append(pr.notes, fmt.Sprintf("%d encrypted fields were not compared: Git holds their SOPS ciphertext, and without metadata.managedFields nothing says whether a person changed them", notCompared))
+	}
 	return pr
 }
 
 // pairWith pairs the rendered object r with its live object l, reduced to
-// what a person wants of it; Secret values are redacted on both sides.
+// what a person wants of it; Secret values are redacted on both sides. The
+// render is taken as the GitOps tool applies it once SOPS has decrypted
+// it, and its ciphertexts compare as equal (sops.go).
 func pairWith(r render.Object, l kube.LiveObject) pair {
-	ren := jsonvalue.RedactSecret(r.Object)
+	decrypted := withoutSOPS(r.Object)
+	ren := jsonvalue.RedactSecret(decrypted)
 	obj := l.Object
 	if !jsonvalue.IsCanonical(obj) {
 		obj = jsonvalue.Normalize(obj).(map[string]any)
 	}
-	live := jsonvalue.RedactSecret(obj) // read, never written: no copy needed
+	live := jsonvalue.RedactSecret(obj) // read, never written: sealFields copies it first
+	var sealed sealing
+	unseen := l.Unseen
+	if enc := ciphertexts(decrypted); len(enc) > 0 {
+		secret := decrypted["apiVersion"] == "v1" && decrypted["kind"] == "Secret"
+		live, sealed = sealFields(live, ren, secret, enc, l.Owner)
+		unseen, sealed = sealUnseen(unseen, l.UnseenBy, secret, enc, sealed)
+	}
 	// A value the server allocated is noise unless Git holds one.
 	live = noise.DropAllocated(live, ren)
 	var wants map[string]any
@@ -159,7 +183,7 @@ func pairWith(r render.Object, l kube.LiveObject) pair {
 	ro := r
 	ro.Object = ren
 	return pair{ren: ro, live: live, owner: l.Owner, intent: wants, inSync: inSync,
-		unseen: l.Unseen, unseenBy: l.UnseenBy, release: l.UnseenRelease, applied: applied}
+		unseen: unseen, unseenBy: l.UnseenBy, release: l.UnseenRelease, applied: applied, sealed: sealed}
 }
 
 // defaultNamespace is where an apply puts a namespaced object that names

@@ -37,6 +37,38 @@ func TestEncryptedFileRules(t *testing.T) {
 	}
 }
 
+// TestCiphertextsAndWithoutSOPS: the ciphertexts of a render, by path,
+// in any field and in the base64 of a Secret's data; withoutSOPS drops
+// the sops block and a dotenv file's sops_ keys, leaving its input alone.
+func TestCiphertextsAndWithoutSOPS(t *testing.T) {
+	const enc = "ENC[AES256_GCM,data:abc=,iv:aXY=,tag:dGFn,type:str]"
+	obj := map[string]any{
+		"apiVersion": "v1", "kind": "Secret",
+		"data": map[string]any{"a": "RU5DW0FFUzI1Nl9HQ00sZGF0YTphYmM9XQ==", "b": "cGxhaW4=", "sops_mac": "eA==", "sops_version": "My44"},
+		"spec": map[string]any{"users": []any{map[string]any{"name": "admin", "password": enc}}},
+		"sops": map[string]any{"mac": enc},
+	}
+	got := withoutSOPS(obj)
+	if _, ok := got["sops"]; ok || len(got["data"].(map[string]any)) != 2 {
+		t.Errorf("withoutSOPS = %v", got)
+	}
+	if _, ok := obj["sops"]; !ok || len(obj["data"].(map[string]any)) != 4 {
+		t.Errorf("withoutSOPS changed its input: %v", obj)
+	}
+	paths := ciphertexts(got)
+	var names []string
+	for _, p := range paths {
+		names = append(names, p.String())
+	}
+	if joined := joinPaths(paths); joined != "data.a, spec.users[admin].password" {
+		t.Errorf("ciphertexts = %v", names)
+	}
+	plain := map[string]any{"kind": "ConfigMap", "data": map[string]any{"a": "ENC is a word", "sops_other": "x"}}
+	if withoutSOPS(plain)["data"].(map[string]any)["sops_other"] != "x" || ciphertexts(plain) != nil {
+		t.Error("an object without SOPS was changed")
+	}
+}
+
 // TestVerifyRefusesAnEncryptedWrite: should a write into an encrypted
 // file get past every stage, verify refuses the candidates and writes
 // nothing.
