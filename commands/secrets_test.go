@@ -198,3 +198,56 @@ items:
 		t.Fatal(err)
 	}
 }
+
+// TestSOPSValuesNeverLeave: a ConfigMap whose value Git holds SOPS-encrypted
+// and the cluster holds decrypted (Flux's spec.decryption). Neither the
+// plaintext nor the ciphertext comes out of plan in any format; without
+// managedFields nothing is proposed (exit 0), and once a person's manager
+// wrote the value it is refused encrypted-source (exit 1). --write never
+// touches the encrypted file.
+func TestSOPSValuesNeverLeave(t *testing.T) {
+	const cipherData = "c29wcy1jaXBoZXJ0ZXh0LWJ5dGVz"
+	encrypted := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  namespace: default\ndata:\n" +
+		"  password: ENC[AES256_GCM,data:" + cipherData + ",iv:aXZpdml2aXZpdml2,tag:dGFndGFndGFndGFndGFn,type:str]\n" +
+		"sops:\n  mac: ENC[AES256_GCM,data:bWFjbWFjbWFj,iv:aXZpdml2aXZpdml2,tag:dGFndGFndGFndGFndGFn,type:str]\n" +
+		"  lastmodified: \"2024-05-01T10:00:00Z\"\n  version: 3.8.1\n" +
+		"  age:\n  - recipient: age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p\n    enc: |\n      -----BEGIN AGE ENCRYPTED FILE-----\n      YWdl\n      -----END AGE ENCRYPTED FILE-----\n"
+	repo := t.TempDir()
+	writeFiles_(t, repo, map[string]string{
+		"app/kustomization.yaml": "resources:\n- cm.yaml\n",
+		"app/cm.yaml":            encrypted,
+	})
+	liveDir := t.TempDir()
+	edited := "  managedFields:\n  - manager: kubectl-edit\n    operation: Update\n    apiVersion: v1\n    fieldsType: FieldsV1\n    fieldsV1: {\"f:data\": {\"f:password\": {}}}\n"
+	for name, mf := range map[string]string{"plain.yaml": "", "edited.yaml": edited} {
+		writeFiles_(t, liveDir, map[string]string{name: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  namespace: default\n" + mf +
+			"data:\n  password: " + plantedSecret + "\n"})
+	}
+	check := func(where, s string) {
+		t.Helper()
+		for _, f := range append(secretForms(), "ENC[", cipherData) {
+			if strings.Contains(s, f) {
+				t.Errorf("%s holds %q:\n%s", where, f, s)
+			}
+		}
+	}
+	for live, want := range map[string]int{"plain.yaml": 0, "edited.yaml": 1} {
+		for _, format := range planFormats {
+			out, stderr, code := sandboxedRun(t, "plan", "--repo", repo, "--root", "app", "--live", filepath.Join(liveDir, live), "-o", format)
+			if code != want {
+				t.Errorf("%s -o %s: exit %d, want %d\n%s\n%s", live, format, code, want, out, stderr)
+			}
+			if format == "json" && (want == 1) != strings.Contains(out, `"encrypted-source"`) {
+				t.Errorf("%s: refusals:\n%s", live, out)
+			}
+			check(live+" stdout of -o "+format, out)
+			check(live+" stderr of -o "+format, stderr)
+		}
+		out, stderr, _ := sandboxedRun(t, "plan", "--repo", repo, "--root", "app", "--live", filepath.Join(liveDir, live), "--write")
+		check(live+" stdout of --write", out)
+		check(live+" stderr of --write", stderr)
+		if b, err := os.ReadFile(filepath.Join(repo, "app/cm.yaml")); err != nil || string(b) != encrypted {
+			t.Errorf("%s: --write changed the encrypted file: %v\n%s", live, err, b)
+		}
+	}
+}
