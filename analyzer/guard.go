@@ -7,8 +7,11 @@ import (
 	"slices"
 	"strings"
 
+	"sigs.k8s.io/kustomize/api/types"
+
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/analyzer/render"
+	"github.com/driftback/driftback/analyzer/sops"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/repofs"
 	"github.com/driftback/driftback/internal/yamledit"
@@ -430,4 +433,104 @@ func displayDirs(roots []string) string {
 		names = append(names, render.DisplayDir(r))
 	}
 	return strings.Join(names, ", ")
+}
+
+// refuseSealed refuses, per object, the ciphertext fields that
+// managedFields say a person wrote in the cluster (pairWith found them;
+// their intent already holds the render's value): Git's value is
+// encrypted, so whether they differ cannot be told, and the file that
+// holds it is never written. No value is named.
+func (a *analysis) refuseSealed() {
+	for _, p := range a.pairs {
+		if len(p.sealed.ByPerson) == 0 {
+			continue
+		}
+		file := a.sealedFile(p.ren)
+		a.refuse(Refusal{Code: CodeEncryptedSource, Object: RefOf(p.ren.Object), Field: joinPaths(p.sealed.ByPerson), File: file,
+			Message: fmt.Sprintf("Git holds these fields SOPS-encrypted (%s), and driftback never writes an encrypted file; managedFields say %s changed them in the cluster, and their values cannot be compared with Git's ciphertext",
+				firstNonEmpty(file, "in an input of the build"), strings.Join(p.sealed.By, ", ")),
+			Hint: encryptedHint(file)})
+	}
+}
+
+// sealedFile names the file that holds a rendered object's ciphertexts:
+// its source document's, or for a generated object the generator's first
+// encrypted input (an env file, a file), else the kustomization that
+// holds the generator.
+func (a *analysis) sealedFile(r render.Object) string {
+	if r.Generated == "" {
+		return r.Origin
+	}
+	kind, name, file, ok := parseGenerated(r.Generated)
+	if !ok {
+		return ""
+	}
+	for _, n := range a.base.tree.Nodes {
+		if n.File != file || n.K == nil {
+			continue
+		}
+		var args []types.GeneratorArgs
+		switch kind {
+		case "configMapGenerator":
+			for _, g := range n.K.ConfigMapGenerator {
+				args = append(args, g.GeneratorArgs)
+			}
+		case "secretGenerator":
+			for _, g := range n.K.SecretGenerator {
+				args = append(args, g.GeneratorArgs)
+			}
+		}
+		for _, g := range args {
+			if name != "" && g.Name != name {
+				continue
+			}
+			sources := append(append(slices.Clone(g.EnvSources), g.EnvSource), g.FileSources...)
+			for _, s := range sources {
+				if _, path, keyed := strings.Cut(s, "="); keyed {
+					s = path
+				}
+				p, err := repofs.Join(n.Dir, s)
+				if s == "" || err != nil {
+					continue
+				}
+				if data, ok := a.snap.repo.File(p); ok && sops.EncryptedFile(data, func() (*yamledit.File, error) { return a.snap.forest.Parse(p) }) {
+					return p
+				}
+			}
+		}
+	}
+	return file
+}
+
+// encryptedRefusal is why an encrypted file is never written.
+func encryptedRefusal(file string) *Refusal {
+	return &Refusal{Code: CodeEncryptedSource, File: file,
+		Message: file + " is SOPS-encrypted and driftback never writes it: only sops can change it without breaking its MAC, and the cluster holds its values decrypted",
+		Hint:    encryptedHint(file)}
+}
+
+func encryptedHint(file string) string {
+	if file == "" {
+		file = "FILE"
+	}
+	return "edit the file with `sops` (sops " + file + "), or put the cluster back to Git's value"
+}
+
+// encrypted reports whether the plan must never write file because it is
+// SOPS-encrypted (encryptedFile); a file the repository lacks (one the
+// plan would create) is not. The answer is kept per file.
+func (w *writability) encrypted(file string) bool {
+	if file == "" {
+		return false
+	}
+	if enc, ok := w.sealed[file]; ok {
+		return enc
+	}
+	data, ok := w.repo.File(file)
+	enc := ok && sops.EncryptedFile(data, func() (*yamledit.File, error) { return w.forest.Parse(file) })
+	if w.sealed == nil {
+		w.sealed = map[string]bool{}
+	}
+	w.sealed[file] = enc
+	return enc
 }

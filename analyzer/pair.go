@@ -9,6 +9,7 @@ import (
 	"github.com/driftback/driftback/analyzer/dye"
 	"github.com/driftback/driftback/analyzer/intent"
 	"github.com/driftback/driftback/analyzer/render"
+	"github.com/driftback/driftback/analyzer/sops"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/noise"
@@ -31,7 +32,7 @@ type pair struct {
 	applied []intent.Applied
 	// sealed is what pairing found of the render's SOPS ciphertexts: taken
 	// as equal to live, but for those a person wrote (sops.go).
-	sealed sealing
+	sealed sops.Sealing
 }
 
 // pairing is what matching the render with the live objects finds: the
@@ -120,7 +121,7 @@ func pairObjects(lives []kube.LiveObject, objects []render.Object, cov *kube.Cov
 		}
 		p := pairWith(r, l)
 		if l.Owner == nil && !l.MetadataOnly {
-			notCompared += p.sealed.count
+			notCompared += p.sealed.Count
 		}
 		pr.pairs = append(pr.pairs, p)
 	}
@@ -146,19 +147,19 @@ func pairObjects(lives []kube.LiveObject, objects []render.Object, cov *kube.Cov
 // render is taken as the GitOps tool applies it once SOPS has decrypted
 // it, and its ciphertexts compare as equal (sops.go).
 func pairWith(r render.Object, l kube.LiveObject) pair {
-	decrypted := withoutSOPS(r.Object)
+	decrypted := sops.Without(r.Object)
 	ren := jsonvalue.RedactSecret(decrypted)
 	obj := l.Object
 	if !jsonvalue.IsCanonical(obj) {
 		obj = jsonvalue.Normalize(obj).(map[string]any)
 	}
-	live := jsonvalue.RedactSecret(obj) // read, never written: sealFields copies it first
-	var sealed sealing
+	live := jsonvalue.RedactSecret(obj) // read, never written: sops.Seal copies it first
+	var sealed sops.Sealing
 	unseen := l.Unseen
-	if enc := ciphertexts(decrypted); len(enc) > 0 {
+	if enc := sops.Ciphertexts(decrypted); len(enc) > 0 {
 		secret := decrypted["apiVersion"] == "v1" && decrypted["kind"] == "Secret"
-		live, sealed = sealFields(live, ren, secret, enc, l.Owner)
-		unseen, sealed = sealUnseen(unseen, l.UnseenBy, secret, enc, sealed)
+		live, sealed = sops.Seal(live, ren, secret, enc, l.Owner)
+		unseen, sealed = sops.SealUnseen(unseen, l.UnseenBy, secret, enc, sealed)
 	}
 	// A value the server allocated is noise unless Git holds one.
 	live = noise.DropAllocated(live, ren)

@@ -10,6 +10,7 @@ import (
 	"github.com/driftback/driftback/analyzer/dye"
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/analyzer/render"
+	"github.com/driftback/driftback/analyzer/sops"
 	"github.com/driftback/driftback/analyzer/sourceform"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/repofs"
@@ -242,7 +243,7 @@ func (a *analysis) check(candidates []*candidate, nb *built) (map[*candidate]boo
 			a.refuse(a.refusalFor(c, CodeRenderFailed, nil, c.file, 0, "after the edit the build no longer renders this object", "edit the source by hand"))
 			continue
 		}
-		now := jsonvalue.RedactSecret(withoutSOPS(nb.objects[i].Object))
+		now := jsonvalue.RedactSecret(sops.Without(nb.objects[i].Object))
 		if ps := sourceform.DiffPaths(sourceform.Of(now), sourceform.Of(c.intent), nil); len(ps) > 0 {
 			fields[c] = ps
 		}

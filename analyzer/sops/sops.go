@@ -1,35 +1,16 @@
-package analyzer
+package sops
 
 import (
 	"bytes"
 	"encoding/base64"
-	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 
-	"sigs.k8s.io/kustomize/api/types"
-
-	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/kube"
-	"github.com/driftback/driftback/internal/repofs"
 	"github.com/driftback/driftback/internal/yamledit"
 )
-
-// SOPS-encrypted sources (issue 53). Flux's kustomize-controller decrypts
-// a SOPS file (spec.decryption) before it applies it: the cluster holds
-// the plaintext, and no object carries the sops metadata. driftback holds
-// no key, so it can neither compare Git's value with live nor write one:
-//
-//   - the render is compared as Flux applies it: without the top-level
-//     sops block or the sops_ keys a dotenv file adds (withoutSOPS);
-//   - a rendered value that is a ciphertext is taken as equal to live,
-//     unless managedFields say a person wrote that field: then the field
-//     is refused, its value never shown (sealFields, pairWith);
-//   - an encrypted file is never written (writability.encrypted): every
-//     write into one is refused encrypted-source, and a value whose home
-//     is one is not carried elsewhere (an override, an authored entry).
 
 // sopsMarker starts every value SOPS encrypts; AES256_GCM is the only
 // cipher it writes.
@@ -54,11 +35,11 @@ func isCiphertext(s string, encoded bool) bool {
 	return err == nil && bytes.Contains(raw, []byte(sopsMarker))
 }
 
-// ciphertexts lists the paths of the SOPS ciphertexts in a rendered
+// Ciphertexts lists the paths of the SOPS ciphertexts in a rendered
 // object: lists of named elements are stepped by name, as everything else
 // pairs them, others by position. The values of a core Secret's data and
 // of a ConfigMap's binaryData are read in their base64 form too.
-func ciphertexts(obj map[string]any) []jsonvalue.Path {
+func Ciphertexts(obj map[string]any) []jsonvalue.Path {
 	encodedIn := ""
 	switch {
 	case obj["apiVersion"] == "v1" && obj["kind"] == "Secret":
@@ -138,13 +119,13 @@ func findCiphertexts(v any, p jsonvalue.Path, encoded bool, out *[]jsonvalue.Pat
 	}
 }
 
-// withoutSOPS is the rendered object as the GitOps tool applies it once
+// Without is the rendered object as the GitOps tool applies it once
 // SOPS has decrypted its source: no top-level sops block (a YAML or JSON
 // document's metadata, which live never holds), and no sops_ keys in a
 // data or stringData map that holds a dotenv file's metadata (sops_mac,
 // sops_version). The object itself when it holds neither; obj is never
 // modified.
-func withoutSOPS(obj map[string]any) map[string]any {
+func Without(obj map[string]any) map[string]any {
 	var out map[string]any
 	own := func() {
 		if out == nil {
@@ -183,40 +164,40 @@ func withoutSOPS(obj map[string]any) map[string]any {
 	return out
 }
 
-// sealing is what pairing finds of one object's ciphertexts: how many
+// Sealing is what pairing finds of one object's ciphertexts: how many
 // were taken as equal, and those a person wrote (refused, by whom).
-type sealing struct {
-	count    int
-	byPerson []jsonvalue.Path
-	by       []string
+type Sealing struct {
+	Count    int
+	ByPerson []jsonvalue.Path
+	By       []string
 }
 
-// sealFields makes live hold the render's value at every ciphertext of
+// Seal makes live hold the render's value at every ciphertext of
 // the render (paths, as found in the object before its Secret values
 // were redacted): neither Git's plaintext nor live's ciphertext can be
 // had, so the two compare as equal. A field live lacks is left alone: a
 // removal shows without any value. It returns live, copied when anything
 // was set, with what it found. Where own says a person wrote the field,
 // the field is listed in byPerson.
-func sealFields(live, ren map[string]any, secret bool, paths []jsonvalue.Path, own kube.Ownership) (map[string]any, sealing) {
-	var s sealing
+func Seal(live, ren map[string]any, secret bool, paths []jsonvalue.Path, own kube.Ownership) (map[string]any, Sealing) {
+	var s Sealing
 	copied := false
 	for _, p := range paths {
-		cp, folded := comparedPath(p, secret)
+		cp, folded := ComparedPath(p, secret)
 		rv, _ := jsonvalue.Get(ren, cp)
 		lv, ok := jsonvalue.Get(live, cp)
 		if !ok {
 			continue
 		}
-		s.count++
+		s.Count++
 		if own != nil {
 			by := personsOf(own, cp)
 			if len(by) == 0 && folded {
 				by = personsOf(own, p) // who wrote stringData, as an apply records it
 			}
 			if len(by) > 0 {
-				s.byPerson = append(s.byPerson, cp)
-				s.by = appendNew(s.by, by...)
+				s.ByPerson = append(s.ByPerson, cp)
+				s.By = appendNew(s.By, by...)
 			}
 		}
 		if jsonvalue.Equal(lv, rv) {
@@ -230,37 +211,37 @@ func sealFields(live, ren map[string]any, secret bool, paths []jsonvalue.Path, o
 	return live, s
 }
 
-// sealUnseen takes out of unseen (the data keys of a Secret read without
+// SealUnseen takes out of unseen (the data keys of a Secret read without
 // its body that a person's managers, by, own) those the render holds as
 // ciphertexts: they are refused as encrypted fields a person wrote, not
 // as unread Secret keys.
-func sealUnseen(unseen []jsonvalue.Path, by []string, secret bool, enc []jsonvalue.Path, s sealing) ([]jsonvalue.Path, sealing) {
+func SealUnseen(unseen []jsonvalue.Path, by []string, secret bool, enc []jsonvalue.Path, s Sealing) ([]jsonvalue.Path, Sealing) {
 	if len(unseen) == 0 {
 		return unseen, s
 	}
 	at := map[string]bool{}
 	for _, p := range enc {
-		cp, _ := comparedPath(p, secret)
+		cp, _ := ComparedPath(p, secret)
 		at[cp.String()] = true
 	}
 	var kept []jsonvalue.Path
 	for _, u := range unseen {
-		cu, _ := comparedPath(u, secret)
+		cu, _ := ComparedPath(u, secret)
 		if !at[cu.String()] {
 			kept = append(kept, u)
 			continue
 		}
-		if !slices.ContainsFunc(s.byPerson, func(q jsonvalue.Path) bool { return q.String() == cu.String() }) {
-			s.byPerson = append(s.byPerson, cu)
+		if !slices.ContainsFunc(s.ByPerson, func(q jsonvalue.Path) bool { return q.String() == cu.String() }) {
+			s.ByPerson = append(s.ByPerson, cu)
 		}
-		s.by = appendNew(s.by, by...)
+		s.By = appendNew(s.By, by...)
 	}
 	return kept, s
 }
 
-// comparedPath is where a rendered field is compared: a Secret's
+// ComparedPath is where a rendered field is compared: a Secret's
 // stringData key folds into data, as RedactSecret folds it.
-func comparedPath(p jsonvalue.Path, secret bool) (jsonvalue.Path, bool) {
+func ComparedPath(p jsonvalue.Path, secret bool) (jsonvalue.Path, bool) {
 	if secret && len(p) > 0 && p[0].Kind == jsonvalue.KeyStep && p[0].Key == "stringData" {
 		return append(jsonvalue.Path{jsonvalue.Key("data")}, p[1:]...), true
 	}
@@ -276,93 +257,12 @@ func appendNew(to []string, names ...string) []string {
 	return to
 }
 
-// refuseSealed refuses, per object, the ciphertext fields that
-// managedFields say a person wrote in the cluster (pairWith found them;
-// their intent already holds the render's value): Git's value is
-// encrypted, so whether they differ cannot be told, and the file that
-// holds it is never written. No value is named.
-func (a *analysis) refuseSealed() {
-	for _, p := range a.pairs {
-		if len(p.sealed.byPerson) == 0 {
-			continue
-		}
-		file := a.sealedFile(p.ren)
-		a.refuse(Refusal{Code: CodeEncryptedSource, Object: RefOf(p.ren.Object), Field: joinPaths(p.sealed.byPerson), File: file,
-			Message: fmt.Sprintf("Git holds these fields SOPS-encrypted (%s), and driftback never writes an encrypted file; managedFields say %s changed them in the cluster, and their values cannot be compared with Git's ciphertext",
-				firstNonEmpty(file, "in an input of the build"), strings.Join(p.sealed.by, ", ")),
-			Hint: encryptedHint(file)})
-	}
-}
-
-// sealedFile names the file that holds a rendered object's ciphertexts:
-// its source document's, or for a generated object the generator's first
-// encrypted input (an env file, a file), else the kustomization that
-// holds the generator.
-func (a *analysis) sealedFile(r render.Object) string {
-	if r.Generated == "" {
-		return r.Origin
-	}
-	kind, name, file, ok := parseGenerated(r.Generated)
-	if !ok {
-		return ""
-	}
-	for _, n := range a.base.tree.Nodes {
-		if n.File != file || n.K == nil {
-			continue
-		}
-		var args []types.GeneratorArgs
-		switch kind {
-		case "configMapGenerator":
-			for _, g := range n.K.ConfigMapGenerator {
-				args = append(args, g.GeneratorArgs)
-			}
-		case "secretGenerator":
-			for _, g := range n.K.SecretGenerator {
-				args = append(args, g.GeneratorArgs)
-			}
-		}
-		for _, g := range args {
-			if name != "" && g.Name != name {
-				continue
-			}
-			sources := append(append(slices.Clone(g.EnvSources), g.EnvSource), g.FileSources...)
-			for _, s := range sources {
-				if _, path, keyed := strings.Cut(s, "="); keyed {
-					s = path
-				}
-				p, err := repofs.Join(n.Dir, s)
-				if s == "" || err != nil {
-					continue
-				}
-				if data, ok := a.snap.repo.File(p); ok && encryptedFile(data, func() (*yamledit.File, error) { return a.snap.forest.Parse(p) }) {
-					return p
-				}
-			}
-		}
-	}
-	return file
-}
-
-// encryptedRefusal is why an encrypted file is never written.
-func encryptedRefusal(file string) *Refusal {
-	return &Refusal{Code: CodeEncryptedSource, File: file,
-		Message: file + " is SOPS-encrypted and driftback never writes it: only sops can change it without breaking its MAC, and the cluster holds its values decrypted",
-		Hint:    encryptedHint(file)}
-}
-
-func encryptedHint(file string) string {
-	if file == "" {
-		file = "FILE"
-	}
-	return "edit the file with `sops` (sops " + file + "), or put the cluster back to Git's value"
-}
-
-// encryptedFile reports whether a file of the repository is SOPS-encrypted:
+// EncryptedFile reports whether a file of the repository is SOPS-encrypted:
 // it holds a ciphertext, a dotenv (or ini) file's sops_mac or sops_version
 // line, or a YAML or JSON document with a top-level sops mapping (Flux's
 // own test for those). parse reads the file's documents; it is asked only
 // when the text names sops somewhere.
-func encryptedFile(data []byte, parse func() (*yamledit.File, error)) bool {
+func EncryptedFile(data []byte, parse func() (*yamledit.File, error)) bool {
 	if bytes.Contains(data, []byte(sopsMarker)) || sopsDotenvLine.Match(data) {
 		return true
 	}
@@ -383,25 +283,6 @@ func encryptedFile(data []byte, parse func() (*yamledit.File, error)) bool {
 		}
 	}
 	return false
-}
-
-// encrypted reports whether the plan must never write file because it is
-// SOPS-encrypted (encryptedFile); a file the repository lacks (one the
-// plan would create) is not. The answer is kept per file.
-func (w *writability) encrypted(file string) bool {
-	if file == "" {
-		return false
-	}
-	if enc, ok := w.sealed[file]; ok {
-		return enc
-	}
-	data, ok := w.repo.File(file)
-	enc := ok && encryptedFile(data, func() (*yamledit.File, error) { return w.forest.Parse(file) })
-	if w.sealed == nil {
-		w.sealed = map[string]bool{}
-	}
-	w.sealed[file] = enc
-	return enc
 }
 
 // personsOf names the managers other than the GitOps tool's writer that
