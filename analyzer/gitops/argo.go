@@ -265,15 +265,33 @@ func (e *argoEdit) setReplicas() error {
 
 // addCommon adds the common labels and annotations, refusing as
 // `kustomize edit add` does to replace one the root has without force.
+// With labelWithoutSelector the labels go to a labels: entry that leaves
+// selectors alone (and, with labelIncludeTemplates, reaches templates), as
+// `kustomize edit add label --without-selector [--include-templates]`
+// writes them.
 func (e *argoEdit) addCommon() error {
 	kz := e.g.Ctx.Kustomize
+	withoutSelector, _ := kz["labelWithoutSelector"].(bool)
+	includeTemplates, _ := kz["labelIncludeTemplates"].(bool)
+	if includeTemplates && !withoutSelector {
+		// kustomize edit fails the same way, and so does the repo server.
+		return fmt.Errorf("%s: %s.kustomize.labelIncludeTemplates needs labelWithoutSelector (kustomize edit add label --include-templates requires --without-selector)", e.g.by(), e.g.Ctx.Source)
+	}
 	for _, key := range []string{"commonLabels", "commonAnnotations"} {
 		m, _ := kz[key].(map[string]any)
+		if len(m) == 0 {
+			continue
+		}
 		force, _ := kz["force"+strings.ToUpper(key[:1])+key[1:]].(bool)
 		//lint:ignore SA1019 the repo server's `kustomize edit add label` writes commonLabels
 		dst := &e.k.CommonLabels
-		if key == "commonAnnotations" {
+		at := jsonvalue.Path{jsonvalue.Key(key)}
+		switch {
+		case key == "commonAnnotations":
 			dst = &e.k.CommonAnnotations
+		case withoutSelector:
+			i := e.labelsEntry(includeTemplates)
+			dst, at = &e.k.Labels[i].Pairs, jsonvalue.Path{jsonvalue.Key("labels"), jsonvalue.Index(i), jsonvalue.Key("pairs")}
 		}
 		for _, name := range jsonvalue.SortedKeys(m) {
 			v, _ := m[name].(string)
@@ -284,10 +302,23 @@ func (e *argoEdit) addCommon() error {
 				return fmt.Errorf("%s: %s.kustomize.%s sets %s, which %s already has (kustomize edit refuses without force%s)", e.g.by(), e.g.Ctx.Source, key, name, e.kfile, strings.ToUpper(key[:1])+key[1:])
 			}
 			(*dst)[name] = v
-			e.root.Inputs[jsonvalue.Path{jsonvalue.Key(key), jsonvalue.Key(name)}.String()] = e.g.setting(jsonvalue.Key(key), jsonvalue.Key(name))
+			e.root.Inputs[at.Child(jsonvalue.Key(name)).String()] = e.g.setting(jsonvalue.Key(key), jsonvalue.Key(name))
 		}
 	}
 	return nil
+}
+
+// labelsEntry is the index of the root's labels: entry that selects no
+// selector and includes templates as asked, appended when it has none: the
+// one `kustomize edit add label --without-selector` adds to.
+func (e *argoEdit) labelsEntry(includeTemplates bool) int {
+	for i, l := range e.k.Labels {
+		if !l.IncludeSelectors && l.IncludeTemplates == includeTemplates {
+			return i
+		}
+	}
+	e.k.Labels = append(e.k.Labels, types.Label{Pairs: map[string]string{}, IncludeTemplates: includeTemplates})
+	return len(e.k.Labels) - 1
 }
 
 // addPatches appends the Application's patches to the root's own.
