@@ -227,3 +227,78 @@ func secretHeld(render, live []map[string]any) bool {
 	}
 	return false
 }
+
+// fluxStrategyTarget is a root whose manifest substitutes only defaults,
+// applied by a Kustomization whose postBuild sets no variable, with the
+// given substituteStrategy ("" for none).
+func fluxStrategyTarget(t *testing.T, strategy string) fluxTarget {
+	t.Helper()
+	pb := "  postBuild: {}\n"
+	if strategy != "" {
+		pb = "  postBuild:\n    substituteStrategy: " + strategy + "\n"
+	}
+	repo := repoOf(t, map[string]string{
+		"apps/defaults/kustomization.yaml": "resources: [app.yaml]\n",
+		"apps/defaults/app.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: app, namespace: shop}
+spec:
+  selector: {matchLabels: {app: app}}
+  template:
+    metadata: {labels: {app: app}}
+    spec:
+      containers:
+      - name: app
+        image: example/app:${tag:=1.0}
+        args: ["--region=${region:=eu}"]
+`,
+		"clusters/prod/defaults.yaml": `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: defaults, namespace: flux-system}
+spec:
+  interval: 10m
+  path: ./apps/defaults
+  sourceRef: {kind: GitRepository, name: flux-system}
+` + pb,
+	})
+	fts := fluxTargetsIn(t, "inline", repo)
+	if len(fts) != 1 {
+		t.Fatalf("%d Kustomizations", len(fts))
+	}
+	return fts[0]
+}
+
+// TestFluxSubstituteStrategy: kustomize-controller substitutes an object
+// only when a variable is set, unless spec.postBuild.substituteStrategy is
+// Always: then ${var:=default} takes its default with no variable set.
+// The cluster as Flux left it is in sync under either strategy (no
+// render-mismatch on the default, which a tool-enforced fate would have
+// counted as restored), and a strategy this code does not know refuses
+// the target by name.
+func TestFluxSubstituteStrategy(t *testing.T) {
+	for strategy, want := range map[string]string{
+		"":              "example/app:${tag:=1.0}",
+		"WithVariables": "example/app:${tag:=1.0}",
+		"Always":        "example/app:1.0",
+	} {
+		ft := fluxStrategyTarget(t, strategy)
+		live := ft.render(t)
+		app := find(t, live, "Deployment", "app")
+		if got, _ := jsonvalue.Get(app, apiImage); got != want {
+			t.Errorf("strategy %q renders %v, want %s", strategy, got, want)
+		}
+		// What the controller applied: substituted only under Always.
+		if strategy == "Always" {
+			set(t, app, apiImage, "example/app:1.0")
+			set(t, app, containers(jsonvalue.Index(0), jsonvalue.Key("args"), jsonvalue.Index(0)), "--region=eu")
+		}
+		if p := planFlux(t, ft, live); len(p.Edits)+len(p.Refusals)+len(p.Files) != 0 {
+			t.Errorf("strategy %q: the cluster as Flux left it is not in sync:\n%s", strategy, dump(p))
+		}
+	}
+	ft := fluxStrategyTarget(t, "Sometimes")
+	p := planFlux(t, ft, nil)
+	if len(p.Refusals) != 1 || p.Refusals[0].Code != CodeOrchestratorContext || !strings.Contains(p.Refusals[0].Message, `substituteStrategy "Sometimes"`) {
+		t.Fatalf("want the target refused naming the strategy:\n%s", dump(p))
+	}
+}

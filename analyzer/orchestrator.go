@@ -29,27 +29,37 @@ type orchestration struct {
 // renders with settings of its own, or whose context the tool's own
 // generator rejects, is refused (nil orchestration, refusal in plan).
 func (s *Snapshot) orchestrator(root string, opts Options, plan *Plan) (*orchestration, error) {
-	if len(opts.OrchestratorContext) > 0 {
+	refuse := func(settings []string) {
 		plan.Refusals = append(plan.Refusals, Refusal{
-			Code: CodeOrchestratorContext, Field: strings.Join(opts.OrchestratorContext, ", "),
-			Message: "the GitOps tool renders this target with settings of its own (" + strings.Join(opts.OrchestratorContext, ", ") +
+			Code: CodeOrchestratorContext, Field: strings.Join(settings, ", "),
+			Message: "the GitOps tool renders this target with settings of its own (" + strings.Join(settings, ", ") +
 				"), so kustomize's build is not what the cluster runs",
 			Hint: "move those settings into the kustomization, or leave this target to hand edits",
 		})
+	}
+	if len(opts.OrchestratorContext) > 0 {
+		refuse(opts.OrchestratorContext)
 		return nil, nil
 	}
 	o := &orchestration{repo: s.repo}
+	var unmodelled []string
 	switch {
 	case opts.Flux != nil:
 		f, err := gitops.NewFlux(opts.Flux)
 		if err != nil {
 			return nil, err
 		}
-		o.flux = f
+		o.flux, unmodelled = f, f.Unmodelled()
 	case opts.ArgoCD != nil:
 		o.argo = &gitops.Argo{Ctx: opts.ArgoCD}
 	default:
 		return o, nil
+	}
+	if len(unmodelled) > 0 {
+		// A setting of the tool's object whose effect on the build is not
+		// known here: no render would be the tool's.
+		refuse(unmodelled)
+		return nil, nil
 	}
 	repo, tr, err := o.rewrite(s.repo, root, nil)
 	if err != nil {

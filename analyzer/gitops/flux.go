@@ -118,6 +118,33 @@ func (f *Flux) Substitutes() bool {
 	return ok
 }
 
+// The values of spec.postBuild.substituteStrategy (kustomize-controller
+// v1.10): with WithVariables, the default, an object is substituted only
+// when at least one variable is set (inline or from substituteFrom); with
+// Always it is substituted even with none, so ${var:=default} takes its
+// default and an unset ${var} becomes empty.
+const (
+	substituteWithVariables = "WithVariables"
+	substituteAlways        = "Always"
+)
+
+// always reports whether the Kustomization substitutes with no variable set.
+func (f *Flux) always() bool {
+	s, _, _ := unstructured.NestedString(f.Ctx.Spec, "postBuild", "substituteStrategy")
+	return s == substituteAlways
+}
+
+// Unmodelled names the settings of the Kustomization that change its build
+// in a way driftback does not know how to render (a substituteStrategy
+// newer than this code); none, usually.
+func (f *Flux) Unmodelled() []string {
+	s, found, err := unstructured.NestedString(f.Ctx.Spec, "postBuild", "substituteStrategy")
+	if err != nil || found && s != "" && s != substituteWithVariables && s != substituteAlways {
+		return []string{fmt.Sprintf("spec.postBuild.substituteStrategy %q of the Flux Kustomization %s/%s", s, f.Ctx.Namespace, f.Ctx.Name)}
+	}
+	return nil
+}
+
 // Edited is f with the settings of the Kustomization the plan changes
 // given their new values, for the generator.
 func (f *Flux) Edited(edits []SettingEdit) *Flux {
@@ -205,8 +232,10 @@ func (f *Flux) PostBuild(res *resource.Resource) error {
 			"spec":     map[string]any{"postBuild": map[string]any{"substitute": sub}},
 		}}
 		// Dry run: the variables are the ones resolved above, never read
-		// from the cluster by the library.
-		if _, err := fluxkustomize.SubstituteVariables(context.Background(), nil, ks, res, fluxkustomize.SubstituteWithDryRun(true)); err != nil {
+		// from the cluster by the library. Always substitutes even when
+		// none is set, as the controller does with that strategy.
+		if _, err := fluxkustomize.SubstituteVariables(context.Background(), nil, ks, res, fluxkustomize.SubstituteWithDryRun(true),
+			fluxkustomize.SubstituteWithAlways(f.always())); err != nil {
 			return fmt.Errorf("flux postBuild substitution of %s: %w", res.CurId(), err)
 		}
 	}
