@@ -11,6 +11,9 @@ import (
 	"github.com/driftback/driftback/internal/yamledit"
 )
 
+// argoRevision is the commit the argo fixture's objects were built from.
+const argoRevision = "0123456789abcdef0123456789abcdef01234567"
+
 // argoTarget is the root an Application manifest of the argo fixture
 // renders, with the context the cluster's copy of it gives.
 func argoTarget(t *testing.T) (*repofs.Repo, string, *kube.ArgoContext) {
@@ -34,7 +37,11 @@ func argoTargetIn(t *testing.T, repo *repofs.Repo) (string, *kube.ArgoContext) {
 		src, _ := jsonvalue.Get(d, jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("source")})
 		s := src.(map[string]any)
 		k, _ := s["kustomize"].(map[string]any)
-		ctx := &kube.ArgoContext{Namespace: stringAt(d, "metadata", "namespace"), Name: stringAt(d, "metadata", "name"), Source: "spec.source", Kustomize: k}
+		ctx := &kube.ArgoContext{Namespace: stringAt(d, "metadata", "namespace"), Name: stringAt(d, "metadata", "name"), Source: "spec.source", Kustomize: k,
+			// As the cluster gives it with argocd-cm beside the Application.
+			Build: kube.ArgoBuild{Instance: stringAt(d, "metadata", "name"), DestinationNamespace: stringAt(d, "spec", "destination", "namespace"),
+				Project: stringAt(d, "spec", "project"), Revision: argoRevision, RepoURL: stringAt(s, "repoURL"), Path: stringAt(s, "path"),
+				TargetRevision: stringAt(s, "targetRevision"), Settings: true}}
 		return s["path"].(string), ctx
 	}
 	t.Fatal("no Application in the repository")

@@ -89,3 +89,114 @@ func TestArgoLabelsWithoutSelector(t *testing.T) {
 		t.Fatalf("want the build refused, naming labelWithoutSelector:\n%s", dump(p))
 	}
 }
+
+// argoEnvTarget is the argo fixture with settings that use Argo CD's build
+// environment: both image overrides, a common label and, with
+// commonAnnotationsEnvsubst, common annotations.
+func argoEnvTarget(t *testing.T) (*repofs.Repo, string, *kube.ArgoContext) {
+	t.Helper()
+	return argoWith(t, "      commonAnnotationsEnvsubst: true\n",
+		"    server: https://kubernetes.default.svc\n", "    server: https://kubernetes.default.svc\n    namespace: shop\n",
+		"- example/web:1.1 #", "- example/web:${ARGOCD_APP_REVISION_SHORT} #",
+		"- example/proxy=mirror.example.com/proxy:2.0", "- example/proxy=mirror.example.com/proxy:${ARGOCD_APP_REVISION_SHORT_8}",
+		"        tier: front\n", "        tier: front\n        instance: ${ARGOCD_APP_NAME}-$ARGOCD_APP_NAMESPACE\n",
+		"        owner: team-web\n", "        owner: team-web\n        source: ${ARGOCD_APP_SOURCE_REPO_URL}#${ARGOCD_APP_SOURCE_PATH}@${ARGOCD_APP_SOURCE_TARGET_REVISION}\n"+
+			"        cluster: v${KUBE_VERSION}\n        price: $$5\n")
+}
+
+var (
+	ownInstance = jsonvalue.Path{jsonvalue.Key("metadata"), jsonvalue.Key("labels"), jsonvalue.Key("instance")}
+	ownSource   = jsonvalue.Path{jsonvalue.Key("metadata"), jsonvalue.Key("annotations"), jsonvalue.Key("source")}
+	podSource   = jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("template"), jsonvalue.Key("metadata"), jsonvalue.Key("annotations"), jsonvalue.Key("source")}
+	webImage    = containers(jsonvalue.Index(0), jsonvalue.Key("image"))
+	proxyImg    = containers(jsonvalue.Index(1), jsonvalue.Key("image"))
+)
+
+// TestArgoBuildEnvironment: the repo server expands its environment
+// (${ARGOCD_APP_NAME}, $ARGOCD_APP_NAMESPACE, the revision's short forms,
+// the source's URL, path and target revision) in image overrides, common
+// labels and, with commonAnnotationsEnvsubst, common annotations; a name it
+// does not set (KUBE_VERSION) becomes empty and $$ one $. The render holds
+// what Argo CD applied, fed back it plans nothing; a drift in a value that
+// comes from a variable is refused by name and never written over it; a
+// change of the override's other part is written with the variable kept.
+func TestArgoBuildEnvironment(t *testing.T) {
+	repo, root, ctx := argoEnvTarget(t)
+	live := argoRendered(t, repo, root, ctx)
+	web := find(t, live, "Deployment", "eu-web")
+	for p, want := range map[string]any{
+		"spec.template.spec.containers[0].image": "example/web:0123456",
+		"spec.template.spec.containers[1].image": "mirror.example.com/proxy:01234567",
+		"metadata.labels.instance":               "web-shop",
+		"spec.selector.matchLabels.instance":     "web-shop",
+		"metadata.annotations.source":            "https://github.com/acme/fleet.git#apps/web@main",
+		"metadata.annotations.cluster":           "v",
+		"metadata.annotations.price":             "$5",
+	} {
+		if got, ok := jsonvalue.Get(web, dotted(t, p)); !ok || !jsonvalue.Equal(got, want) {
+			t.Errorf("%s = %v, want %v", p, got, want)
+		}
+	}
+	for _, force := range []bool{false, true} {
+		if p := planArgo(t, repo, root, ctx, live, force); len(p.Edits)+len(p.Refusals)+len(p.Files) != 0 {
+			t.Fatalf("the render fed back as live is not a no-op (dye %v):\n%s", force, dump(p))
+		}
+	}
+
+	// A tag the variable supplies, and an annotation holding variables
+	// changed everywhere it lands: refused, naming them, nothing written.
+	set(t, web, webImage, "example/web:9999999")
+	set(t, web, ownSource, "https://example.com/other")
+	set(t, web, podSource, "https://example.com/other")
+	p := planArgo(t, repo, root, ctx, live, false)
+	if len(p.Files) != 0 || len(p.Refusals) != 3 {
+		t.Fatalf("want three refusals and no file:\n%s", dump(p))
+	}
+	for _, r := range p.Refusals {
+		want := "${ARGOCD_APP_REVISION_SHORT}"
+		if strings.Contains(r.Field, "source") {
+			want = "${ARGOCD_APP_SOURCE_REPO_URL}, ${ARGOCD_APP_SOURCE_PATH}, ${ARGOCD_APP_SOURCE_TARGET_REVISION}"
+		}
+		if r.Code != CodeBuildOwned || !strings.Contains(r.Message, want) || !strings.Contains(r.Message, "never writes a value over it") {
+			t.Errorf("refusal %+v does not name %s", r, want)
+		}
+	}
+
+	// A new registry for the proxy, its tag still the variable's: written
+	// with the variable kept, and verified by rendering it again.
+	live = argoRendered(t, repo, root, ctx)
+	set(t, find(t, live, "Deployment", "eu-web"), proxyImg, "mirror2.example.com/proxy:01234567")
+	p = planArgo(t, repo, root, ctx, live, false)
+	if len(p.Refusals) != 0 || len(p.Edits) != 1 {
+		t.Fatalf("want the rename written:\n%s", dump(p))
+	}
+	if app := fileOf(t, p, "argocd/web.yaml"); !strings.Contains(app, "- example/proxy=mirror2.example.com/proxy:${ARGOCD_APP_REVISION_SHORT_8}\n") {
+		t.Errorf("the override lost its variable:\n%s", app)
+	}
+}
+
+// TestArgoUnknownInstanceName: without argocd-cm beside the Application,
+// its instance name (ARGOCD_APP_NAME) may be its name or namespace_name:
+// a field built from it is compared around it, and a drift there is
+// refused as orchestrator-context naming the variable, no value guessed.
+func TestArgoUnknownInstanceName(t *testing.T) {
+	repo, root, ctx := argoEnvTarget(t)
+	live := argoRendered(t, repo, root, ctx) // as Argo CD built it: instance web-shop
+	unknown := *ctx
+	unknown.Build.Instance, unknown.Build.Settings = "", false
+	if p := planArgo(t, repo, root, &unknown, live, false); len(p.Edits)+len(p.Refusals)+len(p.Files) != 0 {
+		t.Fatalf("the cluster as Argo CD built it is not in sync:\n%s", dump(p))
+	}
+	for _, path := range []jsonvalue.Path{ownInstance, selectorTier[:len(selectorTier)-1].Child(jsonvalue.Key("instance")), templateTier[:len(templateTier)-1].Child(jsonvalue.Key("instance"))} {
+		set(t, find(t, live, "Deployment", "eu-web"), path, "web-prod")
+	}
+	p := planArgo(t, repo, root, &unknown, live, false)
+	if len(p.Files) != 0 || len(p.Refusals) == 0 {
+		t.Fatalf("want refusals and no file:\n%s", dump(p))
+	}
+	for _, r := range p.Refusals {
+		if r.Code != CodeOrchestratorContext || !strings.Contains(r.Message, "${ARGOCD_APP_NAME}") {
+			t.Errorf("refusal %+v does not name ${ARGOCD_APP_NAME}", r)
+		}
+	}
+}

@@ -170,17 +170,38 @@ func (a *analysis) verifyRenderer() renderer {
 	return r
 }
 
-// secretVariables takes the fields a Secret-supplied variable reaches out
-// of the comparison: their value is never read, so such a field is in sync
-// when live fits the rendered text around the variable, and otherwise
-// refused as sensitive, naming the variable but no value.
+// secretVariables takes the fields a Secret-supplied variable (Flux) or
+// a value of the build driftback cannot tell (Argo CD) reaches out of the
+// comparison: such a field is in sync when live fits the rendered text
+// around the marker, and otherwise refused, naming the variable but no
+// value: a Secret's as sensitive, an unknown one as orchestrator-context.
 func secretVariables(pairs []pair, o *orchestration, refuse func(Refusal)) {
-	if o == nil || o.flux == nil {
+	if o == nil || o.flux == nil && o.argo == nil {
 		return
+	}
+	holds, fits := gitops.HoldsSecret, gitops.FitsSecrets
+	why := func(tmpl string) Refusal {
+		return Refusal{Code: CodeSensitive,
+			Message: fmt.Sprintf("the Flux Kustomization %s/%s substitutes %s here from a Secret, which driftback never reads; the live value does not fit the rest of the field",
+				o.flux.Ctx.Namespace, o.flux.Ctx.Name, strings.Join(gitops.SecretNames(tmpl), ", ")),
+			Hint: "change the Secret or the field in Git by hand, or revert the change in the cluster"}
+	}
+	if o.argo != nil {
+		holds, fits = gitops.HoldsUnknown, gitops.FitsUnknown
+		why = func(tmpl string) Refusal {
+			var what []string
+			for _, n := range gitops.UnknownNames(tmpl) {
+				what = append(what, gitops.ArgoUnknownMeaning(n))
+			}
+			return Refusal{Code: CodeOrchestratorContext,
+				Message: fmt.Sprintf("the Argo CD Application %s/%s builds this field with %s, whose value driftback cannot tell; the live value does not fit the rest of the field",
+					o.argo.Ctx.Namespace, o.argo.Ctx.Name, strings.Join(what, "; ")),
+				Hint: "change the field in Git by hand, or revert the change in the cluster"}
+		}
 	}
 	for i := range pairs {
 		p := &pairs[i]
-		paths := gitops.StringPaths(p.ren.Object, nil, gitops.HoldsSecret)
+		paths := gitops.StringPaths(p.ren.Object, nil, holds)
 		if len(paths) == 0 {
 			continue
 		}
@@ -193,11 +214,10 @@ func secretVariables(pairs []pair, o *orchestration, refuse func(Refusal)) {
 			rv, _ := jsonvalue.Get(p.ren.Object, path)
 			lv, ok := jsonvalue.Get(p.intent, path)
 			tmpl, _ := rv.(string)
-			if !ok || !gitops.FitsSecrets(tmpl, gitops.ScalarText(lv)) {
-				refuse(Refusal{Code: CodeSensitive, Object: RefOf(p.ren.Object), Field: path.String(), File: p.ren.Origin,
-					Message: fmt.Sprintf("the Flux Kustomization %s/%s substitutes %s here from a Secret, which driftback never reads; the live value does not fit the rest of the field",
-						o.flux.Ctx.Namespace, o.flux.Ctx.Name, strings.Join(gitops.SecretNames(tmpl), ", ")),
-					Hint: "change the Secret or the field in Git by hand, or revert the change in the cluster"})
+			if !ok || !fits(tmpl, gitops.ScalarText(lv)) {
+				r := why(tmpl)
+				r.Object, r.Field, r.File = RefOf(p.ren.Object), path.String(), p.ren.Origin
+				refuse(r)
 			}
 			sourceform.Restore(p.intent, p.ren.Object, path)
 		}
@@ -258,6 +278,7 @@ func (tp *toolPlanner) planToolRoutes() {
 	}
 	byPath := map[string]*override{}
 	var order []string
+	refused := map[string]bool{} // slots refused for an expanded setting
 	keep := tp.routing.routes[:0]
 	for _, r := range tp.routing.routes {
 		s, tool := tp.writable.toolSets(r.Entry, r.Field)
@@ -266,6 +287,12 @@ func (tp *toolPlanner) planToolRoutes() {
 			continue
 		}
 		key := s.Path.String()
+		if refs := tp.o.tool.Expanded[key]; refs != nil {
+			if cur, _ := tp.o.clusterSetting(s.Path); !gitops.ArgoOverrideKeeps(cur, r.Field) {
+				tp.refuseExpanded(tp.o.tool.SettingName(s), refs, r.Slots, refused)
+				continue
+			}
+		}
 		o := byPath[key]
 		if o == nil {
 			cur, _ := tp.o.clusterSetting(s.Path)
@@ -304,6 +331,30 @@ func (tp *toolPlanner) planToolRoutes() {
 		tp.out.vars.routes = append(tp.out.vars.routes, r)
 	}
 }
+
+// refuseExpanded refuses the fields of slots, which a setting the tool
+// expands supplies in the part that holds what it expands (refs): its
+// value there is the expansion's, and writing it would put a literal over
+// the variable. They then stand as rendered.
+func (tp *toolPlanner) refuseExpanded(setting string, refs []string, slots []dye.Slot, refused map[string]bool) {
+	for _, sl := range slots {
+		if key := sl.Obj.Ref() + " " + sl.Path.String(); refused[key] {
+			continue
+		} else {
+			refused[key] = true
+		}
+		pr := tp.pairOf(sl.Obj)
+		tp.refuse(Refusal{Code: CodeBuildOwned, Object: RefOf(pr.ren.Object), Field: sl.Path.String(), File: tp.toolFile(),
+			Message: expandedMessage(setting, refs), Hint: expandedHint})
+		sourceform.Restore(pr.intent, pr.ren.Object, sl.Path)
+	}
+}
+
+func expandedMessage(setting string, refs []string) string {
+	return fmt.Sprintf("%s holds %s, which Argo CD's repo server expands before the build; driftback never writes a value over it", setting, strings.Join(refs, ", "))
+}
+
+const expandedHint = "change the setting in Git by hand, or revert the change in the cluster"
 
 // overrideWith is a tool's override with the route's field changed (the
 // live image's tag and digest taken from the route's first field).
@@ -345,6 +396,8 @@ func (tp *toolPlanner) toolInputs() {
 			tp.out.blocked[k] = &Refusal{Code: CodeBuildOwned, File: tp.toolFile(),
 				Message: fmt.Sprintf("%s sets it, and also the selector %s of %s; driftback does not change a label a selector matches by", n.What, sel.Path, sel.Obj.Ref()),
 				Hint:    "change the label in Git by hand if the selector should change, or revert the change in the cluster"}
+		} else if refs := tool.Expanded[s.Path.String()]; refs != nil {
+			tp.out.blocked[k] = &Refusal{Code: CodeBuildOwned, File: tp.toolFile(), Message: expandedMessage(n.What, refs), Hint: expandedHint}
 		} else if at, why := tp.writable.settingHome(s); why != nil {
 			tp.out.blocked[k] = why
 		} else {

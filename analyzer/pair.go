@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/driftback/driftback/analyzer/dye"
+	"github.com/driftback/driftback/analyzer/gitops"
 	"github.com/driftback/driftback/analyzer/intent"
 	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/analyzer/sops"
@@ -392,9 +393,12 @@ func fidelity(pairs []pair) Fidelity {
 			f.Verdict = FidelityMatch
 		}
 		for _, ap := range p.applied {
+			if marked(ap.Rendered, ap.Live) {
+				continue
+			}
 			t := ToolApplied{Object: RefOf(p.ren.Object), Field: ap.Path.String(), Applied: ap.Live, Rendered: ap.Rendered,
 				Writer: strings.Join(ap.Write.Managers, ", "), Cause: ap.Write.Cause, File: p.ren.Origin}
-			if isSecret(p.ren.ID) || encrypted(ap.Rendered) || encrypted(ap.Live) {
+			if isSecret(p.ren.ID) || encrypted(ap.Rendered) || encrypted(ap.Live) || holdsSecret(ap.Rendered) {
 				t.Applied, t.Rendered = nil, nil
 			}
 			f.Fields = append(f.Fields, t)
@@ -404,6 +408,30 @@ func fidelity(pairs []pair) Fidelity {
 		f.Verdict = FidelityDiffers
 	}
 	return f
+}
+
+// marked reports whether a rendered value holds a marker for a value
+// driftback does not read or cannot tell (a Flux Secret's variable, an
+// Argo CD build value) and live fits the text around it: the tool filled
+// it in, which is no gap in the render, and no value of it is shown.
+func marked(rendered, live any) bool {
+	s, ok := rendered.(string)
+	switch {
+	case !ok:
+		return false
+	case gitops.HoldsSecret(s):
+		return gitops.FitsSecrets(s, gitops.ScalarText(live))
+	case gitops.HoldsUnknown(s):
+		return gitops.FitsUnknown(s, gitops.ScalarText(live))
+	}
+	return false
+}
+
+// holdsSecret reports whether a rendered value takes a Flux variable from
+// a Secret: its live value is never shown, whatever else it holds.
+func holdsSecret(v any) bool {
+	s, ok := v.(string)
+	return ok && gitops.HoldsSecret(s)
 }
 
 // encrypted reports whether v is a SOPS ciphertext, which is never shown.

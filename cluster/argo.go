@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/kube"
 )
 
 // Argo CD's side of the enforcement (DESIGN §7.1): its sync policy, its
@@ -62,6 +63,40 @@ func argoEnforcement(obj map[string]any) *Enforcement {
 		e.Mode, e.Why = UntilNextSync, "syncs by hand: its next sync puts Git's value back"
 	}
 	return e
+}
+
+// argoBuild is what the repo server's build environment gives ${ARGOCD_APP_*}
+// for the source src of an Application with spec spec, its objects built
+// from revision; the instance name waits for argocd-cm (argoConfig).
+func argoBuild(spec, src map[string]any, revision string) kube.ArgoBuild {
+	str := func(m map[string]any, keys ...string) string {
+		for _, k := range keys[:len(keys)-1] {
+			m, _ = m[k].(map[string]any)
+		}
+		s, _ := m[keys[len(keys)-1]].(string)
+		return s
+	}
+	b := kube.ArgoBuild{DestinationNamespace: str(spec, "destination", "namespace"), Project: str(spec, "project"), Revision: revision,
+		RepoURL: str(src, "repoURL"), Path: str(src, "path"), TargetRevision: str(src, "targetRevision")}
+	if b.Project == "" {
+		b.Project = "default" // as Argo CD reads an Application without one
+	}
+	return b
+}
+
+// argoConfig reads argocd-cm, found in the Application's namespace: Argo
+// CD's own namespace, so the Application's instance name is its name. It
+// renames the tracking label and gives the repo server's kustomize build
+// options.
+func (a *Applied) argoConfig(cm map[string]any) {
+	a.Enforcement.argoSettings(cm)
+	if a.argo == nil {
+		return
+	}
+	data, _ := cm["data"].(map[string]any)
+	b := &a.argo.Build
+	b.Settings, b.Instance = true, a.argo.Name
+	b.BuildOptions, _ = data["kustomize.buildOptions"].(string)
 }
 
 // argoSettings reads what of argocd-cm changes Argo CD's treatment of the

@@ -50,6 +50,9 @@ type Applied struct {
 	// status.inventory.entries, Argo CD status.resources), read with the
 	// revision from the one read of the object, so the two always agree.
 	Inventory []InventoryEntry
+	// argo is an Argo CD Application's render context even when it has no
+	// kustomize settings, for argocd-cm to complete (argoConfig).
+	argo *kube.ArgoContext
 }
 
 // Source names the object that records the applied revision.
@@ -122,14 +125,15 @@ func AppliedRevision(ctx context.Context, dyn dynamic.Interface, meta metadata.I
 		if err != nil {
 			return a, err
 		}
-		// argocd-cm beside the Application may rename the tracking label.
+		// argocd-cm beside the Application may rename the tracking label
+		// and gives the repo server's kustomize build options.
 		cm, err := dyn.Resource(configMaps).Namespace(src.ArgoCD.Namespace).Get(ctx, "argocd-cm", metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
 		case err != nil:
-			return Applied{}, fmt.Errorf("argo CD settings %s/argocd-cm (application.instanceLabelKey): %w", src.ArgoCD.Namespace, err)
+			return Applied{}, fmt.Errorf("argo CD settings %s/argocd-cm (application.instanceLabelKey, kustomize.buildOptions): %w", src.ArgoCD.Namespace, err)
 		default:
-			a.Enforcement.argoSettings(cm.Object)
+			a.argoConfig(cm.Object)
 		}
 		return a, nil
 	}
@@ -259,8 +263,13 @@ func argoApplied(obj map[string]any) (Applied, error) {
 			a.Context = append(a.Context, at+"."+f)
 		}
 	}
-	if k, ok := src["kustomize"].(map[string]any); ok && len(k) > 0 {
-		a.ArgoCD = &kube.ArgoContext{Namespace: ns, Name: name, Source: at, Kustomize: k}
+	if len(a.Context) > 0 {
+		return a, nil
+	}
+	k, _ := src["kustomize"].(map[string]any)
+	a.argo = &kube.ArgoContext{Namespace: ns, Name: name, Source: at, Kustomize: k, Build: argoBuild(spec, src, a.Revision)}
+	if len(k) > 0 {
+		a.ArgoCD = a.argo
 	}
 	return a, nil
 }
@@ -364,8 +373,17 @@ func AppliedIn(objs []Object, src Source) (Applied, error) {
 		gvk := gvkOf(o.Object)
 		if gvk.Group == group && gvk.Kind == kind && namespaceOf(o.Object) == want.Namespace && nameOf(o.Object) == want.Name {
 			a, err := read(o.withStatus())
-			if err != nil || a.Flux == nil {
+			if err != nil {
 				return a, err
+			}
+			if a.Flux == nil {
+				// argocd-cm, when the file holds it beside the Application.
+				for _, c := range objs {
+					if g := gvkOf(c.Object); g.Group == "" && g.Kind == "ConfigMap" && namespaceOf(c.Object) == want.Namespace && nameOf(c.Object) == "argocd-cm" {
+						a.argoConfig(c.Object)
+					}
+				}
+				return a, nil
 			}
 			err = resolveFrom(a.Flux, func(kind, name string) (map[string]any, bool, error) {
 				for _, c := range objs {

@@ -111,3 +111,41 @@ status:
 		t.Errorf("multi-source: %+v %v", a, err)
 	}
 }
+
+// What the repo server's build environment gives ${ARGOCD_APP_*} is read
+// with the Application: its destination namespace, project (default when
+// empty), source and applied revision; its instance name once argocd-cm
+// is found beside it (Argo CD's own namespace, so its name), with
+// argocd-cm's kustomize.buildOptions.
+func TestArgoBuildContext(t *testing.T) {
+	const app = `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: web, namespace: argocd}
+status: {sync: {revision: 0123456789abcdef0123456789abcdef01234567, status: Synced}}
+spec:
+  destination: {server: https://kubernetes.default.svc, namespace: shop}
+  source: {repoURL: https://github.com/acme/fleet.git, path: apps/web, targetRevision: main, kustomize: {images: ["example/web:${ARGOCD_APP_REVISION_SHORT}"]}}
+`
+	read := func(file string) cluster.Applied {
+		t.Helper()
+		objs, err := cluster.ParseObjectFile("live.yaml", []byte(file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := cluster.AppliedIn(objs, cluster.Source{ArgoCD: &kube.ObjectRef{Namespace: "argocd", Name: "web"}})
+		if err != nil || a.ArgoCD == nil {
+			t.Fatalf("%+v %v", a, err)
+		}
+		return a
+	}
+	want := kube.ArgoBuild{DestinationNamespace: "shop", Project: "default", Revision: "0123456789abcdef0123456789abcdef01234567",
+		RepoURL: "https://github.com/acme/fleet.git", Path: "apps/web", TargetRevision: "main"}
+	if got := read(app).ArgoCD.Build; got != want {
+		t.Errorf("without argocd-cm: %+v, want %+v", got, want)
+	}
+	want.Instance, want.Settings, want.BuildOptions = "web", true, "--enable-managedby-label"
+	a := read(app + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: argocd-cm, namespace: argocd}\ndata: {kustomize.buildOptions: --enable-managedby-label}\n")
+	if got := a.ArgoCD.Build; got != want {
+		t.Errorf("with argocd-cm: %+v, want %+v", got, want)
+	}
+}

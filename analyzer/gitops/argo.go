@@ -192,14 +192,14 @@ func (e *argoEdit) setNames() {
 func (e *argoEdit) setImages() {
 	k := e.k
 	for j, s := range e.g.images() {
-		im := argoImage(s)
+		setting := e.g.setting(jsonvalue.Key("images"), jsonvalue.Index(j))
+		im := argoImage(e.expanded(setting, s))
 		at := -1
 		for i := range k.Images {
 			if k.Images[i].Name == im.Name {
 				at = i
 			}
 		}
-		setting := e.g.setting(jsonvalue.Key("images"), jsonvalue.Index(j))
 		// The override owns what it sets: all of an entry it adds, of an
 		// entry the root has the name and version it gives.
 		var owns []string
@@ -293,8 +293,16 @@ func (e *argoEdit) addCommon() error {
 			i := e.labelsEntry(includeTemplates)
 			dst, at = &e.k.Labels[i].Pairs, jsonvalue.Path{jsonvalue.Key("labels"), jsonvalue.Index(i), jsonvalue.Key("pairs")}
 		}
+		// The repo server expands its environment in every label value,
+		// and in annotation values when commonAnnotationsEnvsubst says so.
+		envsubst, _ := kz["commonAnnotationsEnvsubst"].(bool)
+		envsubst = envsubst || key == "commonLabels"
 		for _, name := range jsonvalue.SortedKeys(m) {
 			v, _ := m[name].(string)
+			setting := e.g.setting(jsonvalue.Key(key), jsonvalue.Key(name))
+			if envsubst {
+				v = e.expanded(setting, v)
+			}
 			if *dst == nil {
 				*dst = map[string]string{}
 			}
@@ -302,7 +310,7 @@ func (e *argoEdit) addCommon() error {
 				return fmt.Errorf("%s: %s.kustomize.%s sets %s, which %s already has (kustomize edit refuses without force%s)", e.g.by(), e.g.Ctx.Source, key, name, e.kfile, strings.ToUpper(key[:1])+key[1:])
 			}
 			(*dst)[name] = v
-			e.root.Inputs[at.Child(jsonvalue.Key(name)).String()] = e.g.setting(jsonvalue.Key(key), jsonvalue.Key(name))
+			e.root.Inputs[at.Child(jsonvalue.Key(name)).String()] = setting
 		}
 	}
 	return nil

@@ -13,37 +13,74 @@ import (
 // renders as a marker; to find which fields a variable reaches, the
 // variables are dyed with nonces and the dyed render read back.
 
-// secretMarker stands for a value only a Secret holds: driftback never
-// reads it, so the field it reaches cannot be compared or written.
-func secretMarker(name string) string { return "ddsecret-" + name + "-ddsecret" }
+// A marker stands in a render for a value driftback does not know: a
+// value only a Secret holds (Flux), which driftback never reads, or a
+// value of Argo CD's build environment it cannot tell. A field holding one
+// is in sync when live fits the text around it, and cannot be written.
+type marker struct {
+	tag string
+	re  *regexp.Regexp
+}
 
-var secretMarkerRE = regexp.MustCompile(`ddsecret-([_A-Za-z][_A-Za-z0-9]*)-ddsecret`)
+func newMarker(tag string) marker {
+	return marker{tag, regexp.MustCompile(tag + `-([_A-Za-z][_A-Za-z0-9]*)-` + tag)}
+}
 
-// HoldsSecret reports whether rendered text holds a Secret's variable.
-func HoldsSecret(s string) bool { return secretMarkerRE.MatchString(s) }
+var (
+	secretMarkers  = newMarker("ddsecret")
+	unknownMarkers = newMarker("ddunknown")
+)
 
-// IsSecret reports whether rendered text is wholly one Secret's variable.
-func IsSecret(s string) bool { return s != "" && secretMarkerRE.FindString(s) == s }
+func (m marker) of(name string) string { return m.tag + "-" + name + "-" + m.tag }
 
-// SecretNames are the Secret variables rendered text holds, in order.
-func SecretNames(tmpl string) []string {
+func (m marker) names(tmpl string) []string {
 	var out []string
-	for _, m := range secretMarkerRE.FindAllStringSubmatch(tmpl, -1) {
-		out = append(out, m[1])
+	for _, sm := range m.re.FindAllStringSubmatch(tmpl, -1) {
+		out = append(out, sm[1])
 	}
 	return out
 }
 
-// FitsSecrets reports whether s is tmpl with some text in place of each
-// Secret marker.
-func FitsSecrets(tmpl, s string) bool {
-	parts := secretMarkerRE.Split(tmpl, -1)
+// fits reports whether s is tmpl with some text in place of each marker.
+func (m marker) fits(tmpl, s string) bool {
+	parts := m.re.Split(tmpl, -1)
 	for i := range parts {
 		parts[i] = regexp.QuoteMeta(parts[i])
 	}
 	re, err := regexp.Compile(`^(?s)` + strings.Join(parts, `.*`) + `$`)
 	return err == nil && re.MatchString(s)
 }
+
+// secretMarker stands for a value only a Secret holds: driftback never
+// reads it, so the field it reaches cannot be compared or written.
+func secretMarker(name string) string { return secretMarkers.of(name) }
+
+// HoldsSecret reports whether rendered text holds a Secret's variable.
+func HoldsSecret(s string) bool { return secretMarkers.re.MatchString(s) }
+
+// IsSecret reports whether rendered text is wholly one Secret's variable.
+func IsSecret(s string) bool { return s != "" && secretMarkers.re.FindString(s) == s }
+
+// SecretNames are the Secret variables rendered text holds, in order.
+func SecretNames(tmpl string) []string { return secretMarkers.names(tmpl) }
+
+// FitsSecrets reports whether s is tmpl with some text in place of each
+// Secret marker.
+func FitsSecrets(tmpl, s string) bool { return secretMarkers.fits(tmpl, s) }
+
+// unknownMarker stands for a value of the GitOps tool's build that
+// driftback cannot tell (ArgoUnknownMeaning says which).
+func unknownMarker(name string) string { return unknownMarkers.of(name) }
+
+// HoldsUnknown reports whether rendered text holds an unknown value.
+func HoldsUnknown(s string) bool { return unknownMarkers.re.MatchString(s) }
+
+// UnknownNames are the unknown values rendered text holds, in order.
+func UnknownNames(tmpl string) []string { return unknownMarkers.names(tmpl) }
+
+// FitsUnknown reports whether s is tmpl with some text in place of each
+// unknown value.
+func FitsUnknown(tmpl, s string) bool { return unknownMarkers.fits(tmpl, s) }
 
 func varNonce(n int) string { return fmt.Sprintf("ddvar%04dddvar", n) }
 

@@ -26,6 +26,12 @@ type Root struct {
 	// Inputs marks the value inputs of File the tool adds, by their path in
 	// File ("patches[2].patch", "commonLabels.tier").
 	Inputs map[string]Setting
+	// Expanded names, by the setting's path (Setting.Path.String()), the
+	// settings whose text the tool expands before the build (Argo CD's
+	// build environment), with what each refers to ("${ARGOCD_APP_NAME}",
+	// "$$"): their value in File is not the one the tool's object holds,
+	// so it is never written there as it renders.
+	Expanded map[string][]string
 }
 
 // Setting is one setting of the GitOps tool's own object that the

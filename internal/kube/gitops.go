@@ -38,4 +38,33 @@ type ArgoContext struct {
 	// or "spec.sources[N]".
 	Source    string
 	Kustomize map[string]any
+	// Build is what else the repo server's kustomize build reads: the
+	// values of its build environment and argocd-cm's build options.
+	Build ArgoBuild
+}
+
+// ArgoBuild is what Argo CD's repo server reads, beyond the kustomize
+// settings, when it builds an Application's root: the values its build
+// environment gives ${ARGOCD_APP_*} (read from the Application and its
+// applied revision) and argocd-cm's kustomize settings.
+type ArgoBuild struct {
+	// Instance is the Application's instance name, ARGOCD_APP_NAME: its
+	// name in Argo CD's own namespace, namespace_name in any other. ""
+	// when which cannot be told (argocd-cm was not found beside it).
+	Instance string
+	// DestinationNamespace is spec.destination.namespace
+	// (ARGOCD_APP_NAMESPACE).
+	DestinationNamespace string
+	// Project is spec.project, "default" when empty
+	// (ARGOCD_APP_PROJECT_NAME).
+	Project string
+	// Revision is the commit the Application's objects were built from
+	// (ARGOCD_APP_REVISION and its short forms); "" when unknown.
+	Revision string
+	// RepoURL, Path and TargetRevision are the source's (ARGOCD_APP_SOURCE_*).
+	RepoURL, Path, TargetRevision string
+	// Settings says whether argocd-cm was read; BuildOptions is its
+	// kustomize.buildOptions.
+	Settings     bool
+	BuildOptions string
 }
