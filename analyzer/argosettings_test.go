@@ -200,3 +200,79 @@ func TestArgoUnknownInstanceName(t *testing.T) {
 		}
 	}
 }
+
+// TestArgoBuildOptions: argocd-cm's kustomize.buildOptions as the repo
+// server passes them to kustomize build. --enable-managedby-label labels
+// every object app.kubernetes.io/managed-by: kustomize-<the binary's
+// version>, which is compared around the version and refused by name when
+// changed; --load-restrictor LoadRestrictionsNone lets the root read a
+// patch outside its folder, as Argo CD builds it; --enable-helm, an option
+// driftback does not apply, and a kustomize version of another release
+// refuse the target, naming them.
+func TestArgoBuildOptions(t *testing.T) {
+	repo, root, ctx := argoTarget(t)
+	plain := argoRendered(t, repo, root, ctx)
+	labelled := *ctx
+	labelled.Build.BuildOptions = "--enable-managedby-label"
+	live := argoRendered(t, repo, root, &labelled)
+	managedBy := jsonvalue.Path{jsonvalue.Key("metadata"), jsonvalue.Key("labels"), jsonvalue.Key("app.kubernetes.io/managed-by")}
+	for _, o := range live {
+		v, _ := jsonvalue.Get(o, managedBy)
+		if s, _ := v.(string); !strings.HasPrefix(s, "kustomize-") {
+			t.Fatalf("%s renders managed-by %v", stringAt(o, "metadata", "name"), v)
+		}
+		set(t, o, managedBy, "kustomize-v5.8.0") // as Argo CD's binary wrote it
+	}
+	if p := planArgo(t, repo, root, &labelled, live, false); len(p.Edits)+len(p.Refusals)+len(p.Files) != 0 || len(p.Fidelity.Fields) != 0 {
+		t.Fatalf("the label Argo CD's build wrote is not in sync:\n%s", dump(p))
+	}
+	set(t, find(t, live, "Deployment", "eu-web"), managedBy, "helm")
+	p := planArgo(t, repo, root, &labelled, live, false)
+	if len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeOrchestratorContext || !strings.Contains(p.Refusals[0].Message, "--enable-managedby-label") {
+		t.Fatalf("want the changed label refused, naming the option:\n%s", dump(p))
+	}
+
+	// A patch outside the root's folder: kustomize's default refuses it,
+	// and so does the build without the option.
+	outside, err := repo.With(map[string][]byte{
+		"apps/web/kustomization.yaml": []byte("resources:\n- deployment.yaml\nimages:\n- name: example/web\n  newTag: \"1.0\"\npatches:\n- path: ../shared/ready.yaml\n"),
+		"apps/shared/ready.yaml":      []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  revisionHistoryLimit: 5\n"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := planArgo(t, outside, root, ctx, plain, false); len(p.Refusals) != 1 || p.Refusals[0].Code != CodeRenderFailed {
+		t.Fatalf("without the option the build must fail:\n%s", dump(p))
+	}
+	unrestricted := *ctx
+	unrestricted.Build.BuildOptions = "--load-restrictor LoadRestrictionsNone"
+	live = argoRendered(t, outside, root, &unrestricted)
+	if v, _ := jsonvalue.Get(find(t, live, "Deployment", "eu-web"), dotted(t, "spec.revisionHistoryLimit")); !jsonvalue.Equal(v, int64(5)) {
+		t.Fatalf("the patch outside the root is not in the render: %v", v)
+	}
+	if p := planArgo(t, outside, root, &unrestricted, live, true); len(p.Edits)+len(p.Refusals)+len(p.Files) != 0 {
+		t.Fatalf("the render fed back is not a no-op:\n%s", dump(p))
+	}
+
+	for opts, want := range map[string]string{
+		"--enable-helm":                         "kustomize.buildOptions --enable-helm of argocd-cm",
+		"--enable-managedby-label --reorder":    "kustomize.buildOptions --reorder of argocd-cm",
+		"--load-restrictor=LoadRestrictionsFoo": "kustomize.buildOptions --load-restrictor=LoadRestrictionsFoo",
+	} {
+		c := *ctx
+		c.Build.BuildOptions = opts
+		if p := planArgo(t, repo, root, &c, plain, false); len(p.Refusals) != 1 || p.Refusals[0].Code != CodeOrchestratorContext || !strings.Contains(p.Refusals[0].Message, want) {
+			t.Errorf("%s: want the target refused naming %q:\n%s", opts, want, dump(p))
+		}
+	}
+	for version, refused := range map[string]bool{"v4.5.7": true, "v5.8.1": false} {
+		c := *ctx
+		c.Kustomize = jsonvalue.Copy(ctx.Kustomize).(map[string]any)
+		c.Kustomize["version"] = version
+		p := planArgo(t, repo, root, &c, plain, false)
+		if got := len(p.Refusals) == 1 && p.Refusals[0].Code == CodeOrchestratorContext && strings.Contains(p.Refusals[0].Message, "kustomize.version "+version); got != refused ||
+			!refused && len(p.Refusals)+len(p.Edits) != 0 {
+			t.Errorf("version %s: refused %v, want %v:\n%s", version, got, refused, dump(p))
+		}
+	}
+}

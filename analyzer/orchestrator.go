@@ -51,7 +51,15 @@ func (s *Snapshot) orchestrator(root string, opts Options, plan *Plan) (*orchest
 		}
 		o.flux, unmodelled = f, f.Unmodelled()
 	case opts.ArgoCD != nil:
-		o.argo = &gitops.Argo{Ctx: opts.ArgoCD}
+		g := &gitops.Argo{Ctx: opts.ArgoCD}
+		if !g.Kustomizes(s.repo, root) {
+			return o, nil // a directory: no kustomize, no build options
+		}
+		o.argo, unmodelled = g, g.Unmodelled()
+		if !opts.ArgoCD.Build.Settings {
+			plan.Notes = append(plan.Notes, fmt.Sprintf("argocd-cm was not found beside the Argo CD Application %s/%s, so its kustomize.buildOptions are taken as none",
+				opts.ArgoCD.Namespace, opts.ArgoCD.Name))
+		}
 	default:
 		return o, nil
 	}
@@ -60,6 +68,9 @@ func (s *Snapshot) orchestrator(root string, opts Options, plan *Plan) (*orchest
 		// known here: no render would be the tool's.
 		refuse(unmodelled)
 		return nil, nil
+	}
+	if o.argo != nil && len(o.argo.Ctx.Kustomize) == 0 {
+		return o, nil // argocd-cm's build options only: the root is built as it is
 	}
 	repo, tr, err := o.rewrite(s.repo, root, nil)
 	if err != nil {
@@ -100,7 +111,12 @@ func (o *orchestration) load(forest *ktree.Forest, root string) (*ktree.Tree, []
 
 func (o *orchestration) renderer(s *Snapshot) renderer {
 	r := s.renderer()
-	r.post = o.flux
+	switch {
+	case o.flux != nil:
+		r.post = o.flux
+	case o.argo != nil && o.argo.PostBuilds():
+		r.post = o.argo
+	}
 	return r
 }
 

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 
 	"github.com/driftback/driftback/analyzer/dye"
-	"github.com/driftback/driftback/analyzer/gitops"
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/internal/kube"
@@ -77,16 +76,12 @@ func NewRenderCache(maxBytes int64) *RenderCache { return render.NewCache(maxByt
 type renderer struct {
 	cache  *RenderCache // nil: every render builds
 	builds *atomic.Int64
-	post   *gitops.Flux // what the GitOps tool does to the built objects; nil: nothing
+	post   render.PostBuild // what the GitOps tool does to the built objects; nil: nothing
 }
 
 // render builds the tree through the cache.
 func (r renderer) render(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, parsed map[string]*yamledit.File) ([]render.Object, error) {
-	var post render.PostBuild // a nil *gitops.Flux must stay a nil PostBuild
-	if r.post != nil {
-		post = r.post
-	}
-	return r.cache.Build(r.builds, repo, t, extra, parsed, post)
+	return r.cache.Build(r.builds, repo, t, extra, parsed, r.post)
 }
 
 // SameInputs reports whether root reads the same files with the same bytes

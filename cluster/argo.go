@@ -87,7 +87,8 @@ func argoBuild(spec, src map[string]any, revision string) kube.ArgoBuild {
 // argoConfig reads argocd-cm, found in the Application's namespace: Argo
 // CD's own namespace, so the Application's instance name is its name. It
 // renames the tracking label and gives the repo server's kustomize build
-// options.
+// options; an Application with none of its own kustomize settings gets a
+// render context once those options may change its build.
 func (a *Applied) argoConfig(cm map[string]any) {
 	a.Enforcement.argoSettings(cm)
 	if a.argo == nil {
@@ -97,6 +98,9 @@ func (a *Applied) argoConfig(cm map[string]any) {
 	b := &a.argo.Build
 	b.Settings, b.Instance = true, a.argo.Name
 	b.BuildOptions, _ = data["kustomize.buildOptions"].(string)
+	if a.ArgoCD == nil && strings.TrimSpace(b.BuildOptions) != "" {
+		a.ArgoCD = a.argo
+	}
 }
 
 // argoSettings reads what of argocd-cm changes Argo CD's treatment of the

@@ -51,7 +51,8 @@ type Applied struct {
 	// revision from the one read of the object, so the two always agree.
 	Inventory []InventoryEntry
 	// argo is an Argo CD Application's render context even when it has no
-	// kustomize settings, for argocd-cm to complete (argoConfig).
+	// kustomize settings, for argocd-cm to complete: its build options may
+	// still change the build (argoConfig).
 	argo *kube.ArgoContext
 }
 

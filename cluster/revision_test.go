@@ -148,4 +148,11 @@ spec:
 	if got := a.ArgoCD.Build; got != want {
 		t.Errorf("with argocd-cm: %+v, want %+v", got, want)
 	}
+	// Build options alone change the build: the Application without
+	// kustomize settings of its own gets a context for them.
+	plain := strings.Replace(app, ", kustomize: {images: [\"example/web:${ARGOCD_APP_REVISION_SHORT}\"]}", "", 1)
+	a = read(plain + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: argocd-cm, namespace: argocd}\ndata: {kustomize.buildOptions: --enable-managedby-label}\n")
+	if len(a.ArgoCD.Kustomize) != 0 || a.ArgoCD.Build.BuildOptions != "--enable-managedby-label" {
+		t.Errorf("build options alone: %+v", a.ArgoCD)
+	}
 }

@@ -134,6 +134,8 @@ func ArgoOverrideKeeps(cur any, field string) bool {
 // messages.
 func ArgoUnknownMeaning(name string) string {
 	switch name {
+	case managedByVersion:
+		return "the version of the kustomize binary Argo CD runs, which kustomize.buildOptions --enable-managedby-label writes into app.kubernetes.io/managed-by"
 	case "ARGOCD_APP_NAME":
 		return "${ARGOCD_APP_NAME} (the Application's instance name: its name in Argo CD's own namespace, namespace_name in another; argocd-cm was not found beside it, so which is not known)"
 	}

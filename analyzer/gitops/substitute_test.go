@@ -58,9 +58,9 @@ func TestArgoExpand(t *testing.T) {
 	for in, want := range map[string]string{
 		"app:${ARGOCD_APP_REVISION_SHORT}":        "app:0123456",
 		"$ARGOCD_APP_NAMESPACE-${KUBE_VERSION}-x": "shop--x",
-		"cost $$5":                                "cost $5",
-		"${ARGOCD_APP_NAME}":                      unknownMarker("ARGOCD_APP_NAME"),
-		"plain":                                   "plain",
+		"cost $$5":           "cost $5",
+		"${ARGOCD_APP_NAME}": unknownMarker("ARGOCD_APP_NAME"),
+		"plain":              "plain",
 	} {
 		if got := g.expand(in); got != want {
 			t.Errorf("expand(%q) = %q, want %q", in, got, want)

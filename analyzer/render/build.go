@@ -50,6 +50,24 @@ type PostBuild interface {
 	Key() []byte
 }
 
+// Unrestricted is what a PostBuild also says when its tool lets kustomize
+// read files outside the root (Argo CD's --load-restrictor
+// LoadRestrictionsNone); kustomize's default keeps it to the root.
+type Unrestricted interface {
+	LoadRestrictionsNone() bool
+}
+
+// kustomizeOptions are the options of a build: plugins off, and the load
+// restrictions the tool's build has.
+func kustomizeOptions(post PostBuild) *krusty.Options {
+	opts := krusty.MakeDefaultOptions()
+	opts.PluginConfig = types.DisabledPluginConfig()
+	if u, ok := post.(Unrestricted); ok && u.LoadRestrictionsNone() {
+		opts.LoadRestrictions = types.LoadRestrictionsNone
+	}
+	return opts
+}
+
 // Build builds the tree's root with the real kustomize library on an
 // in-memory copy of the repository, plugins off, and returns the objects in
 // build order. extra replaces files in the in-memory copy only (the dye uses
@@ -95,9 +113,7 @@ func renderAnnotated(builds *atomic.Int64, repo *repofs.Repo, t *ktree.Tree, ext
 			return nil, err
 		}
 	}
-	opts := krusty.MakeDefaultOptions()
-	opts.PluginConfig = types.DisabledPluginConfig()
-	k := krusty.MakeKustomizer(opts)
+	k := krusty.MakeKustomizer(kustomizeOptions(post))
 	if err := LocalizeRemotes(fsys, t); err != nil {
 		return nil, err
 	}
