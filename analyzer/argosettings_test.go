@@ -157,7 +157,7 @@ func TestArgoBuildEnvironment(t *testing.T) {
 		if strings.Contains(r.Field, "source") {
 			want = "${ARGOCD_APP_SOURCE_REPO_URL}, ${ARGOCD_APP_SOURCE_PATH}, ${ARGOCD_APP_SOURCE_TARGET_REVISION}"
 		}
-		if r.Code != CodeBuildOwned || !strings.Contains(r.Message, want) || !strings.Contains(r.Message, "never writes a value over it") {
+		if r.Code != CodeOrchestratorContext || !strings.Contains(r.Message, want) || !strings.Contains(r.Message, "never writes a value over it") {
 			t.Errorf("refusal %+v does not name %s", r, want)
 		}
 	}

@@ -351,7 +351,8 @@ func (tp *toolPlanner) planToolRoutes() {
 // refuseExpanded refuses the fields of slots, which a setting the tool
 // expands supplies in the part that holds what it expands (refs): its
 // value there is the expansion's, and writing it would put a literal over
-// the variable. They then stand as rendered.
+// the variable; as orchestrator-context, since the value lives in the
+// tool's environment. They then stand as rendered.
 func (tp *toolPlanner) refuseExpanded(setting string, refs []string, slots []dye.Slot, refused map[string]bool) {
 	for _, sl := range slots {
 		if key := sl.Obj.Ref() + " " + sl.Path.String(); refused[key] {
@@ -360,14 +361,16 @@ func (tp *toolPlanner) refuseExpanded(setting string, refs []string, slots []dye
 			refused[key] = true
 		}
 		pr := tp.pairOf(sl.Obj)
-		tp.refuse(Refusal{Code: CodeBuildOwned, Object: RefOf(pr.ren.Object), Field: sl.Path.String(), File: tp.toolFile(),
+		tp.refuse(Refusal{Code: CodeOrchestratorContext, Object: RefOf(pr.ren.Object), Field: sl.Path.String(), File: tp.toolFile(),
 			Message: expandedMessage(setting, refs), Hint: expandedHint})
 		sourceform.Restore(pr.intent, pr.ren.Object, sl.Path)
 	}
 }
 
+// expandedMessage says why: the value comes from Argo CD's build
+// environment, which no file of the repository holds.
 func expandedMessage(setting string, refs []string) string {
-	return fmt.Sprintf("%s holds %s, which Argo CD's repo server expands before the build; driftback never writes a value over it", setting, strings.Join(refs, ", "))
+	return fmt.Sprintf("%s holds %s, which Argo CD's repo server expands from its build environment before the build; driftback never writes a value over it", setting, strings.Join(refs, ", "))
 }
 
 const expandedHint = "change the setting in Git by hand, or revert the change in the cluster"
@@ -413,7 +416,7 @@ func (tp *toolPlanner) toolInputs() {
 				Message: fmt.Sprintf("%s sets it, and also the selector %s of %s; driftback does not change a label a selector matches by", n.What, sel.Path, sel.Obj.Ref()),
 				Hint:    "change the label in Git by hand if the selector should change, or revert the change in the cluster"}
 		} else if refs := tool.Expanded[s.Path.String()]; refs != nil {
-			tp.out.blocked[k] = &Refusal{Code: CodeBuildOwned, File: tp.toolFile(), Message: expandedMessage(n.What, refs), Hint: expandedHint}
+			tp.out.blocked[k] = &Refusal{Code: CodeOrchestratorContext, File: tp.toolFile(), Message: expandedMessage(n.What, refs), Hint: expandedHint}
 		} else if at, why := tp.writable.settingHome(s); why != nil {
 			tp.out.blocked[k] = why
 		} else {
