@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -225,6 +226,19 @@ func TestArgoBuildOptions(t *testing.T) {
 	}
 	if p := planArgo(t, repo, root, &labelled, live, false); len(p.Edits)+len(p.Refusals)+len(p.Files) != 0 || len(p.Fidelity.Fields) != 0 {
 		t.Fatalf("the label Argo CD's build wrote is not in sync:\n%s", dump(p))
+	}
+	// The options alone, for an Application with no kustomize settings.
+	bare := labelled
+	bare.Kustomize = nil
+	own := argoRendered(t, repo, root, &bare)
+	if v, _ := jsonvalue.Get(find(t, own, "Deployment", "web"), managedBy); !strings.HasPrefix(fmt.Sprint(v), "kustomize-") {
+		t.Fatalf("without kustomize settings the label is not rendered: %v", v)
+	}
+	for _, o := range own {
+		set(t, o, managedBy, "kustomize-v5.8.0")
+	}
+	if p := planArgo(t, repo, root, &bare, own, false); len(p.Edits)+len(p.Refusals)+len(p.Files) != 0 {
+		t.Fatalf("build options alone: not in sync:\n%s", dump(p))
 	}
 	set(t, find(t, live, "Deployment", "eu-web"), managedBy, "helm")
 	p := planArgo(t, repo, root, &labelled, live, false)
