@@ -118,8 +118,9 @@ func TestWebhookRewriteInToolApplyIsNoEdit(t *testing.T) {
 		rules          cluster.Rules
 		cause          string
 	}{
-		"flux server-side":    {fluxMarks, managedImage("kustomize-controller", "Apply", ""), cluster.DefaultRules(), ""},
-		"flux, target's tool": {"", managedImage("kustomize-controller", "Apply", ""), cluster.DefaultRules().WithTool(cluster.ToolFlux), ""},
+		"flux server-side":                  {fluxMarks, managedImage("kustomize-controller", "Apply", ""), cluster.DefaultRules(), ""},
+		"flux, target's tool":               {"", managedImage("kustomize-controller", "Apply", ""), cluster.DefaultRules().WithTool(cluster.ToolFlux), ""},
+		"flux, an applier the config names": {fluxMarks, managedImage("release-bot", "Apply", ""), cluster.NewRules([]string{"release-bot"}, nil), ""},
 		"argo cd server-side": {"\n  annotations:\n    argocd.argoproj.io/tracking-id: shop:apps/Deployment:shop/web",
 			managedImage("argocd-controller", "Apply", ""), cluster.DefaultRules(), ""},
 		"argo cd client-side": {"\n  annotations:\n    argocd.argoproj.io/tracking-id: shop:apps/Deployment:shop/web\n    kubectl.kubernetes.io/last-applied-configuration: '" +
