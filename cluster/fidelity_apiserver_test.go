@@ -2,25 +2,12 @@ package cluster_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -478,120 +465,16 @@ func TestForcedReapplyTakesThePersonsFieldBack(t *testing.T) {
 	}
 }
 
-// mirrorWebhook serves, for the test, a mutating admission webhook on
-// 127.0.0.1 over TLS (its own CA, made here), and registers it for the
-// Deployments of namespaces only, so no other test meets it. It rewrites
-// acmeImage to mirrorImage and labels what it rewrote mirrored: "true".
-// It returns its call count; the registration is removed at the end.
+// mirrorWebhook registers, for the Deployments of namespaces only, a
+// mutating webhook the test serves (kubetest.MutatingWebhook) that
+// rewrites acmeImage to mirrorImage and labels what it rewrote mirrored:
+// "true". It returns its call count; the registration is removed at the
+// end.
 func mirrorWebhook(t *testing.T, dyn dynamic.Interface, namespaces ...string) *atomic.Int64 {
 	t.Helper()
-	caPEM, cert := webhookCerts(t)
-	calls := &atomic.Int64{}
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
-		var review struct {
-			Request struct {
-				UID    string         `json:"uid"`
-				Object map[string]any `json:"object"`
-			} `json:"request"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&review); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		resp := map[string]any{"uid": review.Request.UID, "allowed": true}
-		if ops := mirrorPatch(review.Request.Object); len(ops) > 0 {
-			b, _ := json.Marshal(ops)
-			resp["patchType"], resp["patch"] = "JSONPatch", b
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": resp})
-	}))
-	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
-
-	gvr := schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "mutatingwebhookconfigurations"}
-	name := "mirror-" + namespaces[0]
-	cfg := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
-		"metadata": map[string]any{"name": name},
-		"webhooks": []any{map[string]any{
-			"name":         "mirror.driftback.test",
-			"clientConfig": map[string]any{"url": srv.URL + "/mutate", "caBundle": base64.StdEncoding.EncodeToString(caPEM)},
-			"rules": []any{map[string]any{"apiGroups": []any{"apps"}, "apiVersions": []any{"v1"}, "resources": []any{"deployments"},
-				"operations": []any{"CREATE", "UPDATE"}, "scope": "Namespaced"}},
-			"namespaceSelector": map[string]any{"matchExpressions": []any{map[string]any{
-				"key": "kubernetes.io/metadata.name", "operator": "In", "values": toAny(namespaces)}}},
-			"sideEffects": "None", "admissionReviewVersions": []any{"v1"}, "failurePolicy": "Fail", "timeoutSeconds": int64(10),
-		}},
-	}}
-	_, err := dyn.Resource(gvr).Create(context.Background(), cfg, metav1.CreateOptions{})
-	must(t, err)
-	t.Cleanup(func() { _ = dyn.Resource(gvr).Delete(context.Background(), name, metav1.DeleteOptions{}) })
-
-	// The apiserver learns of the webhook through a watch: wait until a
-	// dry run in the first namespace comes back rewritten.
-	probe := render(t, acmeRepo(t, namespaces[0], acmeDeployment), "overlay")[0]
-	must(t, kubetest.Poll(15*time.Second, func() (bool, error) {
-		out, err := dyn.Resource(deployments).Namespace(namespaces[0]).Create(context.Background(), probe.DeepCopy(), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		if err != nil {
-			return false, err
-		}
-		cs, _, _ := unstructured.NestedSlice(out.Object, "spec", "template", "spec", "containers")
-		return len(cs) > 0 && cs[0].(map[string]any)["image"] == mirrorImage, nil
-	}))
-	return calls
-}
-
-// mirrorPatch is the webhook's JSON patch for a Deployment: each container
-// running acmeImage runs mirrorImage, and the object is labelled.
-func mirrorPatch(obj map[string]any) []map[string]any {
-	var ops []map[string]any
-	cs, _, _ := unstructured.NestedSlice(obj, "spec", "template", "spec", "containers")
-	for i, c := range cs {
-		if m, _ := c.(map[string]any); m["image"] == acmeImage {
-			ops = append(ops, map[string]any{"op": "replace", "path": fmt.Sprintf("/spec/template/spec/containers/%d/image", i), "value": mirrorImage})
-		}
-	}
-	if len(ops) == 0 {
-		return nil
-	}
-	if labels, _, _ := unstructured.NestedMap(obj, "metadata", "labels"); labels == nil {
-		return append(ops, map[string]any{"op": "add", "path": "/metadata/labels", "value": map[string]any{"mirrored": "true"}})
-	}
-	return append(ops, map[string]any{"op": "add", "path": "/metadata/labels/mirrored", "value": "true"})
-}
-
-// webhookCerts makes a self-signed CA and a serving certificate it signs
-// for 127.0.0.1: the CA's PEM (the webhook's caBundle) and the server's
-// certificate with its key.
-func webhookCerts(t *testing.T) ([]byte, tls.Certificate) {
-	t.Helper()
-	now := time.Now()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	must(t, err)
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "driftback test webhook CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	must(t, err)
-	ca, err := x509.ParseCertificate(caDER)
-	must(t, err)
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	must(t, err)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	must(t, err)
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-}
-
-func toAny(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
+	return kubetest.MutatingWebhook(t, dyn, kubetest.Webhook{
+		Name: "mirror-" + namespaces[0], Resource: deployments, Namespaces: namespaces,
+		Patch: kubetest.MirrorImage(acmeImage, mirrorImage),
+		Probe: render(t, acmeRepo(t, namespaces[0], acmeDeployment), "overlay")[0],
+	})
 }
