@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -174,21 +173,7 @@ func managers(t *testing.T, dyn dynamic.Interface, ns, name string) []string {
 	t.Helper()
 	o, err := dyn.Resource(deployments).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
 	must(t, err)
-	var out []string
-	for _, m := range o.GetManagedFields() {
-		out = append(out, entryName(m))
-	}
-	sort.Strings(out)
-	return out
-}
-
-// entryName is "manager/operation[/subresource]" for one entry.
-func entryName(m metav1.ManagedFieldsEntry) string {
-	s := m.Manager + "/" + string(m.Operation)
-	if m.Subresource != "" {
-		s += "/" + m.Subresource
-	}
-	return s
+	return kubetest.Entries(o)
 }
 
 // appliedRepo makes a namespace, a repo whose overlay targets it (extra

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -129,32 +128,14 @@ func argoMarked(objs []*unstructured.Unstructured, ns string) []*unstructured.Un
 	return marked(objs, nil, map[string]string{"argocd.argoproj.io/tracking-id": "web:apps/Deployment:" + ns + "/web"})
 }
 
-// fieldOwners names the entries (entryName) of the Deployment's
+// fieldOwners names the entries (kubetest.EntryName) of the Deployment's
 // managedFields that hold the field at keys.
 func fieldOwners(t *testing.T, dyn dynamic.Interface, ns, name string, keys ...string) []string {
 	t.Helper()
 	o, err := dyn.Resource(deployments).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
 	must(t, err)
-	var out []string
-	for _, m := range o.GetManagedFields() {
-		var fields map[string]any
-		if m.FieldsV1 != nil {
-			must(t, json.Unmarshal(m.FieldsV1.Raw, &fields))
-		}
-		at := fields
-		for _, k := range keys {
-			next, ok := at[k].(map[string]any)
-			if !ok {
-				at = nil
-				break
-			}
-			at = next
-		}
-		if at != nil {
-			out = append(out, entryName(m))
-		}
-	}
-	sort.Strings(out)
+	out, err := kubetest.FieldOwners(o, keys...)
+	must(t, err)
 	return out
 }
 
