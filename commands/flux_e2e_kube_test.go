@@ -163,13 +163,7 @@ func (e *e2e) create(gvr schema.GroupVersionResource, ns string, obj map[string]
 // and the extra spec fields given, and waits until it applied the commit.
 func (e *e2e) kustomization(name, interval string, extra map[string]any) {
 	e.t.Helper()
-	spec := map[string]any{"interval": interval, "path": "./apps/" + name, "prune": true,
-		"sourceRef": map[string]any{"kind": "GitRepository", "name": "fleet"}}
-	for k, v := range extra {
-		spec[k] = v
-	}
-	e.create(fluxtest.KustomizationGVR, fluxtest.Namespace, map[string]any{"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
-		"metadata": map[string]any{"name": name, "namespace": fluxtest.Namespace}, "spec": spec})
+	e.flux.CreateKustomization(e.t, fluxtest.Kustomization{Name: name, Path: "./apps/" + name, Source: "fleet", Interval: interval, Spec: extra})
 	e.flux.WaitApplied(e.t, name, e.rev)
 }
 

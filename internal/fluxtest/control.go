@@ -127,6 +127,36 @@ func (f *Flux) CreateGitRepository(tb testing.TB, r GitRepository) {
 	}
 }
 
+// Kustomization is a Kustomization (in Namespace) as a user writes it.
+type Kustomization struct {
+	Name     string
+	Path     string         // spec.path in the source
+	Source   string         // the GitRepository of spec.sourceRef
+	Interval string         // spec.interval, e.g. "1h"
+	Spec     map[string]any // more spec fields (targetNamespace, decryption, ...)
+}
+
+// CreateKustomization creates the Kustomization k describes, pruning, as
+// `flux create kustomization --prune` does. kustomize-controller applies
+// it at once and then once per interval, or when asked
+// (RequestReconcile).
+func (f *Flux) CreateKustomization(tb testing.TB, k Kustomization) {
+	tb.Helper()
+	spec := map[string]any{"interval": k.Interval, "path": k.Path, "prune": true,
+		"sourceRef": map[string]any{"kind": "GitRepository", "name": k.Source}}
+	for key, v := range k.Spec {
+		spec[key] = v
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+		"metadata": map[string]any{"name": k.Name, "namespace": Namespace},
+		"spec":     spec,
+	}}
+	if _, err := f.Dyn.Resource(KustomizationGVR).Namespace(Namespace).Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // WaitGitRevision waits until GitRepository name (in Namespace) is Ready
 // with an artifact of commit sha on its branch, and returns the artifact's
 // revision ("<branch>@sha1:<sha>"), what a Kustomization then applies.
