@@ -171,11 +171,19 @@ spec:
 // users), with stdin, and an $EDITOR that raises the web memory limit.
 func kubectlAs(t *testing.T, kubectl string, env *kubetest.Env, user, stdin string, args ...string) {
 	t.Helper()
-	cmd := exec.Command(kubectl, append([]string{"-n", "shop"}, args...)...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Kubeconfigs[user], "EDITOR="+editor(t, t.TempDir()))
+	runKubectl(t, kubectl, env.Kubeconfigs[user], "shop", "s/memory: 256Mi/memory: 768Mi/", stdin, args...)
+}
+
+// runKubectl runs the real kubectl with kubeconfig in namespace ns, with
+// stdin, and an $EDITOR that runs sed's script edit on the file `kubectl
+// edit` hands it.
+func runKubectl(t *testing.T, kubectl, kubeconfig, ns, edit, stdin string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(kubectl, append([]string{"-n", ns}, args...)...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "EDITOR="+editor(t, t.TempDir(), edit))
 	cmd.Stdin = strings.NewReader(stdin)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("kubectl %s as %s: %v\n%s", strings.Join(args, " "), user, err, out)
+		t.Fatalf("kubectl %s with %s: %v\n%s", strings.Join(args, " "), filepath.Base(kubeconfig), err, out)
 	}
 }
 
@@ -237,15 +245,20 @@ func applyExample(t *testing.T, env *kubetest.Env, repo string) {
 	}
 }
 
-// editor is an $EDITOR for kubectl edit that raises the web memory limit.
-func editor(t *testing.T, dir string) string {
+// editor is an $EDITOR for kubectl edit that runs sed's script edit on
+// the file it is given.
+func editor(t *testing.T, dir, edit string) string {
 	t.Helper()
 	path := filepath.Join(dir, "editor.sh")
-	if err := os.WriteFile(path, []byte("#!/bin/sh\nsed -i 's/memory: 256Mi/memory: 768Mi/' \"$1\"\n"), 0o700); err != nil {
+	script := "#!/bin/sh\nsed -i " + shellQuote(edit) + " \"$1\"\n"
+	if err := os.WriteFile(path, []byte(script), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	return path
 }
+
+// shellQuote quotes s as one word for sh.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // liveDeployment reads a Deployment of shop as a poll lists it.
 func liveDeployment(t *testing.T, env *kubetest.Env, name string) cluster.Object {
