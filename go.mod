@@ -3,6 +3,7 @@ module github.com/driftback/driftback
 go 1.26.8
 
 require (
+	filippo.io/age v1.3.2
 	github.com/bradleyfalzon/ghinstallation/v2 v2.11.0
 	github.com/fluxcd/pkg/envsubst v1.8.0
 	github.com/fluxcd/pkg/kustomize v1.41.0
@@ -24,6 +25,7 @@ require (
 
 require (
 	dario.cat/mergo v1.0.0 // indirect
+	filippo.io/hpke v0.4.0 // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect
 	github.com/ProtonMail/go-crypto v1.1.6 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
