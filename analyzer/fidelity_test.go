@@ -160,6 +160,24 @@ func TestPersonsWritesStayEdits(t *testing.T) {
 	}
 }
 
+// On an object no GitOps tool is known to apply (no marks, no target's
+// tool), a value kubectl's own managers wrote over the render's stays a
+// change though the default appliers name them: a person's hand apply is
+// as likely as a pipeline's.
+func TestKubectlOverTheRenderWithoutATool(t *testing.T) {
+	for name, managed := range map[string]string{
+		"server-side": managedImage("kubectl", "Apply", ""),
+		"client-side": managedImage("kubectl-client-side-apply", "Update", ""),
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := planFidelity(t, fidelityRepo(t, fidelityWeb), liveWeb("ghcr.io/acme/web:1.4.3", "", managed), cluster.DefaultRules())
+			if len(p.Edits) != 1 || p.Edits[0].To != "ghcr.io/acme/web:1.4.3" {
+				t.Fatalf("kubectl's value over the render not proposed:\n%s", dump(p))
+			}
+		})
+	}
+}
+
 // A person's `kubectl apply --server-side` that adds an env var records
 // manager kubectl: on an object Flux applies, that is a person.
 func TestServerSideApplyByHandAddsEnv(t *testing.T) {

@@ -71,6 +71,20 @@ func (o *Ownership) toolWriter(m Manager) bool {
 	return o.rules.configured && slices.Contains(o.rules.Appliers, m.Name)
 }
 
+// handManagers are kubectl's own field managers. The default appliers
+// hold them (a pipeline may apply with kubectl), which is right for a
+// field the render lacks, but on an object no GitOps tool is known to
+// apply, a value one of them wrote over the render's is as likely a
+// person's `kubectl apply` as a pipeline's: it stays a change, as it was
+// before ownership was read for such fields.
+var handManagers = map[string]bool{"kubectl": true, "kubectl-client-side-apply": true}
+
+// handWriter reports whether m is one of kubectl's own managers on an
+// object whose tool cannot be told, under appliers nobody configured.
+func (o *Ownership) handWriter(m Manager) bool {
+	return handManagers[m.Name] && o.rules.Tool == "" && o.tool == "" && !o.rules.configured
+}
+
 // toolLastApplied reports whether the last-applied configuration is the
 // tool's own record of what it applied (Argo CD's client-side apply).
 func (o *Ownership) toolLastApplied() bool {
@@ -102,7 +116,7 @@ func (o *Ownership) Wrote(p jsonvalue.Path, rendered any) kube.Write {
 		if m.Subresource != "" {
 			name = m.Name + " (/" + m.Subresource + ")"
 		}
-		if o.toolWriter(m) {
+		if o.toolWriter(m) && !o.handWriter(m) {
 			tool = append(tool, name)
 		} else {
 			other = append(other, name)
