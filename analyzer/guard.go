@@ -442,6 +442,13 @@ func displayDirs(roots []string) string {
 // holds it is never written. No value is named.
 func (a *analysis) refuseSealed() {
 	for _, p := range a.pairs {
+		if len(p.sealed.Other) > 0 {
+			file := a.sealedFile(p.ren)
+			a.refuse(Refusal{Code: CodeEncryptedSource, Object: RefOf(p.ren.Object), Field: joinPaths(p.sealed.Other), File: file,
+				Message: fmt.Sprintf("the cluster holds other SOPS ciphertexts here than Git (%s): nothing decrypted them, so another version of the encrypted file was applied; driftback never writes an encrypted file",
+					firstNonEmpty(file, "in an input of the build")),
+				Hint: encryptedHint(file)})
+		}
 		if len(p.sealed.ByPerson) == 0 {
 			continue
 		}

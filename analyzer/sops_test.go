@@ -374,3 +374,24 @@ func TestSOPSPatchOverAnEncryptedBaseIsWritten(t *testing.T) {
 	}
 	holdsNone(t, p, repo, sopsPlain)
 }
+
+// A cluster that holds another SOPS ciphertext than Git's was given
+// another version of the file as it is, undecrypted: that differs from
+// Git for certain, and is refused by name, no value shown, with or
+// without managedFields.
+func TestSOPSOtherCiphertextInTheClusterIsRefused(t *testing.T) {
+	repo := sopsRepo(t, map[string]string{
+		"kustomization.yaml": "resources: [cm.yaml]\n",
+		"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: shop}\ndata:\n  password: ENC[AES256_GCM,data:Zm9v,iv:aXY=,tag:dGFn,type:str]\n" +
+			"sops:\n  mac: ENC[AES256_GCM,data:bWFj,iv:aXY=,tag:dGFn,type:str]\n  version: 3.9.0\n",
+	})
+	live := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: shop}\ndata:\n  password: ENC[AES256_GCM,data:YmFy,iv:aXY=,tag:dGFn,type:str]\n"
+	p := sopsPlan(t, repo, sopsLive(t, live))
+	out, _ := json.Marshal(p)
+	if len(p.Edits) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != analyzer.CodeEncryptedSource || p.Refusals[0].Field != "data.password" {
+		t.Fatalf("another ciphertext in the cluster:\n%s", out)
+	}
+	if strings.Contains(string(out), "YmFy") || strings.Contains(string(out), "Zm9v") {
+		t.Fatalf("a ciphertext shown:\n%s", out)
+	}
+}

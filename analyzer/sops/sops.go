@@ -170,6 +170,10 @@ type Sealing struct {
 	Count    int
 	ByPerson []jsonvalue.Path
 	By       []string
+	// Other are the fields where the cluster holds a SOPS ciphertext
+	// other than Git's: nothing decrypted them, so they differ from Git
+	// for certain (another version of the file was applied as it is).
+	Other []jsonvalue.Path
 }
 
 // Seal makes live hold the render's value at every ciphertext of
@@ -190,18 +194,22 @@ func Seal(live, ren map[string]any, secret bool, paths []jsonvalue.Path, own kub
 			continue
 		}
 		s.Count++
+		person := false
 		if own != nil {
 			by := personsOf(own, cp)
 			if len(by) == 0 && folded {
 				by = personsOf(own, p) // who wrote stringData, as an apply records it
 			}
-			if len(by) > 0 {
+			if person = len(by) > 0; person {
 				s.ByPerson = append(s.ByPerson, cp)
 				s.By = appendNew(s.By, by...)
 			}
 		}
 		if jsonvalue.Equal(lv, rv) {
 			continue
+		}
+		if ls, ok := lv.(string); ok && !person && isCiphertext(ls, secret && cp[0].Key == "data") {
+			s.Other = append(s.Other, cp)
 		}
 		if !copied {
 			live, copied = jsonvalue.Copy(live).(map[string]any), true
