@@ -18,13 +18,6 @@ import (
 // becomes empty (KUBE_VERSION and KUBE_API_VERSIONS are given to plugins
 // only, never to this expansion).
 
-// argoEnvNames are the names the repo server sets for a kustomize build.
-var argoEnvNames = []string{
-	"ARGOCD_APP_NAME", "ARGOCD_APP_NAMESPACE", "ARGOCD_APP_PROJECT_NAME",
-	"ARGOCD_APP_REVISION", "ARGOCD_APP_REVISION_SHORT", "ARGOCD_APP_REVISION_SHORT_8",
-	"ARGOCD_APP_SOURCE_REPO_URL", "ARGOCD_APP_SOURCE_PATH", "ARGOCD_APP_SOURCE_TARGET_REVISION",
-}
-
 // env is the build environment of the Application: a value driftback
 // cannot know (the instance name when Argo CD's namespace was not found,
 // the revision when the applied one is not known) is its unknown marker,

@@ -36,7 +36,7 @@ func FieldOwners(obj *unstructured.Unstructured, keys ...string) ([]string, erro
 	for _, m := range obj.GetManagedFields() {
 		var fields map[string]any
 		if m.FieldsV1 != nil {
-			if err := json.Unmarshal(m.FieldsV1.Raw, &fields); err != nil {
+			if err := json.Unmarshal(m.FieldsV1.GetRawBytes(), &fields); err != nil {
 				return nil, err
 			}
 		}
