@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
@@ -75,10 +76,13 @@ targets:
 - {name: sops, repo: acme/fleet, baseBranch: main, root: apps/sops, cluster: prod, namespaces: [fid-sops], appliedRevision: {flux: {namespace: flux-system, name: sops}}}
 `
 
-// fidRig is the apiserver, kustomize-controller and driftback's reading of
-// them.
+// fidRig is the apiserver, the GitOps tool applying to it (Flux's
+// kustomize-controller or Argo CD's application-controller) and
+// driftback's reading of them: the commit sha the tool applies holds files.
 type fidRig struct {
-	flux  *fluxtest.Flux
+	flux  *fluxtest.Flux // nil under Argo CD
+	dyn   dynamic.Interface
+	sha   string
 	l     *cluster.ClientLister
 	cfg   *config.Config
 	files map[string][]byte
@@ -97,9 +101,9 @@ func (r *fidRig) plan(t *testing.T, name string) (targetplan.Result, []cluster.O
 		t.Fatal(err)
 	}
 	res, err := targetplan.Plan(ctx, targetplan.Input{Target: *tc, Objects: read.Objects, Coverage: read.Coverage,
-		Applied: appliedFromCluster(tc, r.l), Base: fidSHA,
+		Applied: appliedFromCluster(tc, r.l), Base: r.sha,
 		Load: func(_ context.Context, rev string) (*analyzer.Snapshot, error) {
-			if rev != fidSHA {
+			if rev != r.sha {
 				return nil, fmt.Errorf("the cluster runs %s, which this test never published", rev)
 			}
 			return r.snap, nil
@@ -113,7 +117,7 @@ func (r *fidRig) plan(t *testing.T, name string) (targetplan.Result, []cluster.O
 // get reads one object as the apiserver holds it.
 func (r *fidRig) get(t *testing.T, gvr schema.GroupVersionResource, ns, name string) *unstructured.Unstructured {
 	t.Helper()
-	o, err := r.flux.Dyn.Resource(gvr).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
+	o, err := r.dyn.Resource(gvr).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +223,8 @@ func TestFluxRenderFidelity(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(env.Stop)
-	r := &fidRig{flux: fluxtest.Start(t, env, fluxAssets)}
+	r := &fidRig{flux: fluxtest.Start(t, env, fluxAssets), sha: fidSHA}
+	r.dyn = r.flux.Dyn
 	if r.l, err = cluster.NewClientLister(env.Config); err != nil {
 		t.Fatal(err)
 	}
