@@ -198,6 +198,49 @@ func dumpResult(res targetplan.Result, objs []cluster.Object) string {
 	return fmt.Sprintf("%s\nrestoring: %+v\nGitOps notes: %q", b, res.Restoring, notes)
 }
 
+// fidProbe is a Deployment in namespace ns running fidAcme, for the
+// mirroring webhook's probe.
+func fidProbe(ns string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "probe", "namespace": ns},
+		"spec": map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"app": "probe"}},
+			"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "probe"}},
+				"spec": map[string]any{"containers": []any{map[string]any{"name": "web", "image": fidAcme}}}}}}}
+}
+
+// mirrorFinding plans target name, whose Deployment a webhook rewrote
+// (fidAcme to fidMirror) inside the GitOps tool's own apply, and checks
+// every output: nothing proposed, nothing said to be the tool's to
+// restore, and a fidelity finding naming the image alone, written by
+// writer ("manager (Operation)") with cause.
+func (r *fidRig) mirrorFinding(t *testing.T, when, name, writer, cause string) targetplan.Result {
+	t.Helper()
+	res, objs := r.plan(t, name)
+	p := res.Plan
+	if !p.InSync() || len(p.Files) != 0 || len(res.Restoring) != 0 {
+		t.Fatalf("%s: the webhook's image is taken for drift:\n%s", when, dumpResult(res, objs))
+	}
+	out := r.printed(t, name, res, objs)
+	for where, text := range out {
+		if claimsRestore(text) {
+			t.Errorf("%s: %s says the GitOps tool will restore something:\n%s", when, where, text)
+		}
+	}
+	if c := out["check run"]; !strings.HasPrefix(c, "neutral\nNo change by a person; driftback's render differs from what the GitOps tool applied in 1 field(s)\n") {
+		t.Errorf("%s: check run %q", when, c)
+	}
+	f := p.Fidelity
+	if f.Verdict != analyzer.FidelityDiffers || len(f.Fields) != 1 {
+		t.Fatalf("%s: fidelity %s with %d fields, want differs naming the image:\n%s", when, f.Verdict, len(f.Fields), dumpResult(res, objs))
+	}
+	file := r.cfg.Target(name).Root + "/deployment.yaml"
+	if got := f.Fields[0]; got.Field != fidImageField || got.Applied != fidMirror || got.Rendered != fidAcme ||
+		got.Writer != writer || got.Cause != cause || got.File != file {
+		t.Errorf("%s: fidelity field %+v, want %s %s -> %s by %s (cause %q) in %s", when, got, fidImageField, fidAcme, fidMirror, writer, cause, file)
+	}
+	return res
+}
+
 // TestFluxRenderFidelity: one apiserver, kustomize-controller v1.10.1 and
 // a Kustomization per case, each in its own namespace. Measured:
 //   - a mutating webhook rewriting the image inside Flux's apply: one
@@ -273,11 +316,7 @@ func TestFluxRenderFidelity(t *testing.T) {
 	calls := kubetest.MutatingWebhook(t, r.flux.Dyn, kubetest.Webhook{
 		Name: "fid-mirror", Resource: deploymentsGVR, Namespaces: []string{"fid-mirror"},
 		Patch: kubetest.MirrorImage(fidAcme, fidMirror),
-		Probe: &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
-			"metadata": map[string]any{"name": "probe", "namespace": "fid-mirror"},
-			"spec": map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"app": "probe"}},
-				"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "probe"}},
-					"spec": map[string]any{"containers": []any{map[string]any{"name": "web", "image": fidAcme}}}}}}},
+		Probe: fidProbe("fid-mirror"),
 	})
 	probed := calls.Load()
 
@@ -325,32 +364,9 @@ func TestFluxRenderFidelity(t *testing.T) {
 		}
 		check := func(when string) {
 			t.Helper()
-			res, objs := r.plan(t, "mirror")
-			p := res.Plan
+			res := r.mirrorFinding(t, when, "mirror", "kustomize-controller (Apply)", "")
 			if e := res.Enforcement; e == nil || e.Suspended {
-				t.Fatalf("%s: the Kustomization is not read as active: %+v", when, e)
-			}
-			// Nothing proposed, and nothing said to be Flux's to restore:
-			// the image is Flux's own apply as the webhook changed it.
-			if !p.InSync() || len(p.Files) != 0 || len(res.Restoring) != 0 {
-				t.Fatalf("%s: the webhook's image is taken for drift:\n%s", when, dumpResult(res, objs))
-			}
-			out := r.printed(t, "mirror", res, objs)
-			for where, text := range out {
-				if claimsRestore(text) {
-					t.Errorf("%s: %s says Flux will restore something:\n%s", when, where, text)
-				}
-			}
-			if c := out["check run"]; !strings.HasPrefix(c, "neutral\nNo change by a person; driftback's render differs from what the GitOps tool applied in 1 field(s)\n") {
-				t.Errorf("%s: check run %q", when, c)
-			}
-			f := p.Fidelity
-			if f.Verdict != analyzer.FidelityDiffers || len(f.Fields) != 1 {
-				t.Fatalf("%s: fidelity %s with %d fields, want differs naming the image:\n%s", when, f.Verdict, len(f.Fields), dumpResult(res, objs))
-			}
-			if got := f.Fields[0]; got.Field != fidImageField || got.Applied != fidMirror || got.Rendered != fidAcme ||
-				got.Writer != "kustomize-controller (Apply)" || got.Cause != "" || got.File != "apps/mirror/deployment.yaml" {
-				t.Errorf("%s: fidelity field %+v, want %s %s -> %s by kustomize-controller (Apply) in apps/mirror/deployment.yaml", when, got, fidImageField, fidAcme, fidMirror)
+				t.Errorf("%s: the Kustomization is not read as active: %+v", when, e)
 			}
 		}
 		measure("after Flux's create")
