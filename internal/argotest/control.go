@@ -178,6 +178,20 @@ func (a *Argo) Sync(tb testing.TB, name, revision string) {
 	a.sync(tb, name, map[string]any{"revision": revision})
 }
 
+// SyncWith is Sync with options as the operation's syncOptions, as
+// `argocd app sync --server-side` writes ServerSideApply=true there. The
+// controller applies by the operation's options: an operation written
+// without them (Sync) applies client-side even when spec.syncPolicy.
+// syncOptions says ServerSideApply=true (measured with v3.3.0).
+func (a *Argo) SyncWith(tb testing.TB, name, revision string, options ...string) {
+	tb.Helper()
+	opts := make([]any, len(options))
+	for i, o := range options {
+		opts[i] = o
+	}
+	a.sync(tb, name, map[string]any{"revision": revision, "syncOptions": opts})
+}
+
 // SyncPrune is Sync with pruning, as `argocd app sync --prune`: objects
 // Git no longer holds are deleted, unless their options say otherwise.
 func (a *Argo) SyncPrune(tb testing.TB, name, revision string) {
