@@ -43,10 +43,12 @@ func toolOf(obj map[string]any) string {
 }
 
 // toolWriter reports whether m is the tool's own write: Flux's
-// kustomize-controller; Argo CD's argocd-controller (server-side), or
+// kustomize-controller; Argo CD's argocd-controller, which v3.3.0 records
+// for both syncs (Update client-side, Apply server-side; measured), or
 // kubectl-client-side-apply while the last-applied configuration is Argo
 // CD's (it carries Argo CD's tracking, which a person's own kubectl apply
-// of another manifest does not). Targets that configure appliers add
+// of another manifest does not), as Argo CD versions that apply through
+// kubectl's own code record it. Targets that configure appliers add
 // them. A write through a subresource is never the tool's.
 func (o *Ownership) toolWriter(m Manager) bool {
 	if m.Subresource != "" {
