@@ -24,12 +24,12 @@ type Applied struct {
 // viewer walks a live object beside its render.
 type viewer struct {
 	own     kube.Ownership
-	kind    string    // the render's Kind.group, for the API server's forms
-	applied []Applied // what View found the tool wrote
+	ren     map[string]any // the render, whose kind the API server's forms ask for
+	applied []Applied      // what View found the tool wrote
 }
 
 func newViewer(ren map[string]any, own kube.Ownership) *viewer {
-	return &viewer{own: own, kind: kindOf(ren)}
+	return &viewer{own: own, ren: ren}
 }
 
 func kindOf(obj map[string]any) string {
@@ -105,7 +105,7 @@ func (v *viewer) pruneMap(live, ren map[string]any, p jsonvalue.Path) map[string
 
 // differing is the view's value at p, where live and the render differ.
 func (v *viewer) differing(p jsonvalue.Path, lv, rv any) any {
-	if storedAs(v.kind, p, lv, rv) {
+	if storedAs(kindOf(v.ren), p, lv, rv) {
 		return rv
 	}
 	if v.own == nil {
@@ -184,14 +184,14 @@ func Matches(live, ren map[string]any, own kube.Ownership) bool {
 		live = maps.Clone(live)
 		live["apiVersion"] = av
 	}
-	m := matcher{own: own, kind: kindOf(ren)}
+	m := matcher{own: own, ren: ren}
 	return m.mapMatches(live, ren, make(jsonvalue.Path, 0, 16))
 }
 
 // matcher is Matches' walk.
 type matcher struct {
-	own  kube.Ownership
-	kind string
+	own kube.Ownership
+	ren map[string]any // the whole render: its kind is asked of a differing scalar only
 }
 
 // mapMatches reports whether pruneMap(l, r, own, p) equals r.
@@ -218,7 +218,7 @@ func (m matcher) childMatches(lv, rv any, p jsonvalue.Path, k string) bool {
 	case map[string]any, []any:
 		return m.valueMatches(lv, rv, append(p, jsonvalue.Key(k)))
 	}
-	return jsonvalue.Equal(lv, rv) || storedAs(m.kind, append(p, jsonvalue.Key(k)), lv, rv)
+	return jsonvalue.Equal(lv, rv) || storedAs(kindOf(m.ren), append(p, jsonvalue.Key(k)), lv, rv)
 }
 
 // extrasUnowned reports whether no key of live that ren lacks is one a
@@ -282,7 +282,7 @@ func (m matcher) valueMatches(lv, rv any, p jsonvalue.Path) bool {
 			return true
 		}
 	default:
-		return jsonvalue.Equal(lv, rv) || storedAs(m.kind, p, lv, rv)
+		return jsonvalue.Equal(lv, rv) || storedAs(kindOf(m.ren), p, lv, rv)
 	}
 	return jsonvalue.Equal(lv, rv) // prune keeps live's value whole here
 }

@@ -48,7 +48,14 @@ func Ciphertexts(obj map[string]any) []jsonvalue.Path {
 		encodedIn = "binaryData"
 	}
 	// Most objects hold none: a first look allocates nothing.
-	if !anyCiphertext(obj, nil, encodedIn) {
+	found := false
+	for k, v := range obj {
+		if anyCiphertext(v, k == encodedIn) {
+			found = true
+			break
+		}
+	}
+	if !found {
 		return nil
 	}
 	var out []jsonvalue.Path
@@ -58,30 +65,26 @@ func Ciphertexts(obj map[string]any) []jsonvalue.Path {
 	return out
 }
 
-// anyCiphertext reports whether v holds a ciphertext; top is the key
-// that holds v in the object (nil below the first level).
-func anyCiphertext(v any, top *string, encodedIn string) bool {
+// anyCiphertext reports whether v holds a ciphertext; encoded: v sits
+// under the object's base64 map (a Secret's data, a ConfigMap's
+// binaryData), whose strings are read decoded too. It allocates nothing:
+// it runs on every object of every plan.
+func anyCiphertext(v any, encoded bool) bool {
 	switch x := v.(type) {
 	case string:
 		return isCiphertext(x, false)
 	case map[string]any:
-		for k, e := range x {
-			if top == nil {
-				if anyCiphertext(e, &k, encodedIn) {
-					return true
-				}
-				continue
-			}
-			if s, ok := e.(string); ok && *top == encodedIn && isCiphertext(s, true) {
+		for _, e := range x {
+			if s, ok := e.(string); ok && encoded && isCiphertext(s, true) {
 				return true
 			}
-			if anyCiphertext(e, top, encodedIn) {
+			if anyCiphertext(e, encoded) {
 				return true
 			}
 		}
 	case []any:
 		for _, e := range x {
-			if anyCiphertext(e, top, encodedIn) {
+			if anyCiphertext(e, encoded) {
 				return true
 			}
 		}
