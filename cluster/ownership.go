@@ -155,7 +155,7 @@ type Ownership struct {
 	managers    []Manager
 	rules       Rules
 	ignore      []ignoreRule // the rules' that name this object's kind
-	tool        string       // the tool whose marks the object carries
+	tool        string       // the tool that applied it: the target's, else its own marks
 	autoscaled  bool         // an autoscaler read beside it scales it
 }
 
@@ -176,7 +176,11 @@ func NewOwnership(o Object, rules Rules) (*Ownership, error) {
 		return nil, err
 	}
 	gvk := gvkOf(o.Object)
-	own := &Ownership{live: o.Object, lastApplied: o.LastApplied, managers: ms, rules: rules, tool: o.Tool}
+	tool := rules.Tool
+	if tool == "" {
+		tool = o.Tool // no GitOps object behind the target: the object's marks tell
+	}
+	own := &Ownership{live: o.Object, lastApplied: o.LastApplied, managers: ms, rules: rules, tool: tool}
 	for _, r := range rules.Ignore {
 		p, err := jsonvalue.ParsePath(r.Path)
 		if err != nil {

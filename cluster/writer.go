@@ -54,11 +54,7 @@ func (o *Ownership) toolWriter(m Manager) bool {
 	if m.Subresource != "" {
 		return false
 	}
-	tool := o.rules.Tool
-	if tool == "" {
-		tool = o.tool
-	}
-	switch tool {
+	switch o.tool {
 	case ToolFlux:
 		if m.Name == "kustomize-controller" {
 			return true
@@ -84,13 +80,13 @@ var handManagers = map[string]bool{"kubectl": true, "kubectl-client-side-apply":
 // handWriter reports whether m is one of kubectl's own managers on an
 // object whose tool cannot be told, under appliers nobody configured.
 func (o *Ownership) handWriter(m Manager) bool {
-	return handManagers[m.Name] && o.rules.Tool == "" && o.tool == "" && !o.rules.configured
+	return handManagers[m.Name] && o.tool == "" && !o.rules.configured
 }
 
 // toolLastApplied reports whether the last-applied configuration is the
 // tool's own record of what it applied (Argo CD's client-side apply).
 func (o *Ownership) toolLastApplied() bool {
-	return o.lastApplied != nil && (o.rules.Tool == ToolArgoCD || (o.rules.Tool == "" && o.tool == ToolArgoCD)) && o.argoLastApplied()
+	return o.lastApplied != nil && o.tool == ToolArgoCD && o.argoLastApplied()
 }
 
 // argoLastApplied reports whether the last-applied configuration is one
@@ -187,9 +183,7 @@ func autoscalerTargets(objs []Object) map[string]bool {
 		api, _ := ref["apiVersion"].(string)
 		gv, _ := schema.ParseGroupVersion(api)
 		group := gv.Group
-		meta, _ := o.Object["metadata"].(map[string]any)
-		ns, _ := meta["namespace"].(string)
-		out[ns+"/"+kube.KindKey(group, kind)+"/"+name] = true
+		out[namespaceOf(o.Object)+"/"+kube.KindKey(group, kind)+"/"+name] = true
 	}
 	return out
 }
@@ -198,7 +192,6 @@ func autoscalerTargets(objs []Object) map[string]bool {
 func scaleKey(obj map[string]any) string {
 	g := gvkOf(obj)
 	meta, _ := obj["metadata"].(map[string]any)
-	ns, _ := meta["namespace"].(string)
 	name, _ := meta["name"].(string)
-	return ns + "/" + kube.KindKey(g.Group, g.Kind) + "/" + name
+	return namespaceOf(obj) + "/" + kube.KindKey(g.Group, g.Kind) + "/" + name
 }
