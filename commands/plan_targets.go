@@ -119,58 +119,77 @@ func (o *planOptions) chooseTargets(ctx context.Context, cfg *config.Config, src
 	return nil, fmt.Errorf("--target is required, or --all: the config has %s", strings.Join(all, ", "))
 }
 
-// ofCheckout keeps the targets of the checkout's repository, which its git
-// remotes name, and of its checked-out branch: another repository's root
-// is not in this checkout, and another branch's working tree is not this
-// one. What it leaves out of the repository's targets it names on stderr.
+// ofCheckout keeps the targets the checkout can plan (checkoutScope.holds).
+// What it leaves out of the repository's targets it names on stderr.
 func ofCheckout(targets []knownTarget, co *checkout, cfg *config.Config, stderr io.Writer) ([]knownTarget, error) {
-	host, err := discover.WebHost(cfg.GitHub.APIURL)
+	scope, err := scopeOf(co, cfg)
 	if err != nil {
 		return nil, err
 	}
-	repos := co.repos(host)
-	if len(repos) == 0 {
-		return nil, fmt.Errorf("--all plans the targets of the checkout's repository, and %s has no git remote on %s to say which that is; name a target with --target", co.dir, host)
+	if len(scope.repos) == 0 {
+		return nil, fmt.Errorf("--all plans the targets of the checkout's repository, and %s has no git remote on %s to say which that is; name a target with --target", co.dir, scope.host)
 	}
-	current, fallback := co.branch()
 	var out []knownTarget
 	var names []string
 	for _, t := range targets {
 		names = append(names, t.Config.Name+" ("+t.Config.Repo+")")
-		if !slices.ContainsFunc(repos, func(r string) bool { return strings.EqualFold(t.Config.Repo, r) }) {
-			continue
+		ok, why := scope.holds(t.Config)
+		if why != "" {
+			fmt.Fprintf(stderr, "left out: %s\n", why)
 		}
-		base := cmp.Or(t.Config.BaseBranch, fallback)
-		if current != "" && base != "" && base != current {
-			fmt.Fprintf(stderr, "left out: target %s follows the branch %s, and %s has %s checked out\n", t.Config.Name, base, co.dir, current)
-			continue
+		if ok {
+			out = append(out, t)
 		}
-		out = append(out, t)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("--all: no target is of %s, the repository of %s; the targets are %s", strings.Join(repos, ", "), co.dir, strings.Join(names, ", "))
+		return nil, fmt.Errorf("--all: no target is of %s, the repository of %s; the targets are %s", strings.Join(scope.repos, ", "), co.dir, strings.Join(names, ", "))
 	}
 	return out, nil
+}
+
+// checkoutScope is which targets a checkout can plan: those of the
+// repository its git remotes name, and of its checked-out branch. Another
+// repository's root is not in this checkout, and another branch's working
+// tree is not this one.
+type checkoutScope struct {
+	dir, host         string
+	repos             []string
+	current, fallback string
+}
+
+func scopeOf(co *checkout, cfg *config.Config) (checkoutScope, error) {
+	host, err := discover.WebHost(cfg.GitHub.APIURL)
+	if err != nil {
+		return checkoutScope{}, err
+	}
+	s := checkoutScope{dir: co.dir, host: host, repos: co.repos(host)}
+	s.current, s.fallback = co.branch()
+	return s, nil
+}
+
+// holds says whether the checkout can plan t; why is set when t is of the
+// checkout's repository and still cannot be planned here.
+func (s checkoutScope) holds(t *config.Target) (ok bool, why string) {
+	if !slices.ContainsFunc(s.repos, func(r string) bool { return strings.EqualFold(t.Repo, r) }) {
+		return false, ""
+	}
+	base := cmp.Or(t.BaseBranch, s.fallback)
+	if s.current != "" && base != "" && base != s.current {
+		return false, fmt.Sprintf("target %s follows the branch %s, and %s has %s checked out", t.Name, base, s.dir, s.current)
+	}
+	return true, ""
 }
 
 // planTarget plans one target and ends with the exit code its plan calls
 // for, as plan --root does.
 func (o *planOptions) planTarget(cmd *cobra.Command, cfg *config.Config, src *sources, co *checkout, kt knownTarget) error {
-	t := kt.Config
-	in, waiting, err := readTarget(cmd.Context(), cfg, src, kt)
+	res, in, err := planKnown(cmd.Context(), cfg, src, co, kt)
 	if err != nil {
 		return fail(err)
 	}
+	waiting := res.Waiting
 	if waiting == "" {
-		in.Base, in.Load = co.base, co.load
-		var res targetplan.Result
-		if res, err = targetplan.Plan(cmd.Context(), in.Input); err != nil {
-			return fail(err)
-		}
-		waiting = res.Waiting
-		if waiting == "" {
-			return o.finishTarget(cmd, res, in.objs, co, t)
-		}
+		return o.finishTarget(cmd, res, in.objs, co, kt.Config)
 	}
 	// The bot posts a neutral check run and proposes nothing.
 	switch {
@@ -194,6 +213,18 @@ func (o *planOptions) finishTarget(cmd *cobra.Command, res targetplan.Result, ob
 		return errDrift // drift the GitOps tool will restore is still drift
 	}
 	return err
+}
+
+// planKnown plans kt on the checkout as the bot's poll does; a Result
+// with Waiting set (and no Plan) says why nothing can be planned yet.
+func planKnown(ctx context.Context, cfg *config.Config, src *sources, co *checkout, kt knownTarget) (targetplan.Result, targetRead, error) {
+	in, waiting, err := readTarget(ctx, cfg, src, kt)
+	if err != nil || waiting != "" {
+		return targetplan.Result{Waiting: waiting}, in, err
+	}
+	in.Base, in.Load = co.base, co.load
+	res, err := targetplan.Plan(ctx, in.Input)
+	return res, in, err
 }
 
 // targetRead is a target's live objects, read as the bot's poll reads them.

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -11,7 +12,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/bot/discover"
+	"github.com/driftback/driftback/bot/targetplan"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 )
@@ -22,6 +26,9 @@ var targetsFormats = []string{"table", "json", "yaml", "name"}
 type targetsOptions struct {
 	liveFlags
 	config, cluster, output string
+	// repo, when set, is a checkout whose targets are planned for their
+	// fidelity and state.
+	repo string
 }
 
 // newTargetsCmd is `driftback targets`: what the bot would poll, the
@@ -42,9 +49,15 @@ inCluster cluster the default kubeconfig when driftback runs outside a cluster);
 read. Whether an Argo CD Application's targetRevision is a branch is asked of GitHub by run,
 which leaves out an Application pinned to a tag; targets lists it as it is written.
 
+With --repo, each target of that checkout's repository and branch is also planned as plan
+--config does, reading its live objects: FIDELITY says whether driftback's render is what the
+GitOps tool applied (yes; no, N fields only the tool wrote differ; cannot tell without
+managedFields), STATE what the plan found (in sync, edits and refusals, waiting, an error).
+
 ` + exitCodesHelp,
 		Example: `  driftback targets --config driftback.yaml
   driftback targets --config driftback.yaml --cluster prod -o json
+  driftback targets --config driftback.yaml --repo ./fleet
   kubectl get kustomizations.kustomize.toolkit.fluxcd.io,gitrepositories -A -o yaml | driftback targets -c driftback.yaml --live -`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
@@ -53,6 +66,7 @@ which leaves out an Application pinned to a tag; targets lists it as it is writt
 	f.StringVarP(&o.config, "config", "c", "", "the driftback.yaml whose targets to list (required)")
 	f.StringVar(&o.cluster, "cluster", "", "only the targets of this cluster of the config")
 	f.StringVarP(&o.output, "output", "o", "table", "output format: "+orList(targetsFormats))
+	f.StringVar(&o.repo, "repo", "", "a local checkout: plan each of its targets and show FIDELITY and STATE")
 	o.liveFlags.register(f, " (standing for every cluster of the config)")
 	cmd.MarkFlagFilename("config", "yaml", "yml")
 	cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(targetsFormats, cobra.ShellCompDirectiveNoFileComp))
@@ -86,7 +100,17 @@ func (o *targetsOptions) run(cmd *cobra.Command) error {
 	for _, s := range set.skipped {
 		fmt.Fprintf(cmd.ErrOrStderr(), "not a target: %s\n", s)
 	}
-	return printTargets(cmd.OutOrStdout(), set.targets, o.output)
+	rows := targetRows(set.targets)
+	if o.repo != "" {
+		co, err := openCheckout(o.repo, remoteFlags{})
+		if err != nil {
+			return fail(err)
+		}
+		if err := planRows(cmd.Context(), cfg, newSources(o.liveFlags, cmd.InOrStdin()), co, set.targets, rows); err != nil {
+			return fail(err)
+		}
+	}
+	return printTargets(cmd.OutOrStdout(), rows, o.output, o.repo != "")
 }
 
 // knownTarget is a target of a config: written in it, or discovered.
@@ -213,10 +237,14 @@ type targetRow struct {
 	Branch  string `json:"branch,omitempty"`
 	Root    string `json:"root"`
 	Objects *int   `json:"objects,omitempty"`
+	// With --repo: the plan's fidelity verdict, and the plan in a few
+	// words.
+	Fidelity *analyzer.Fidelity `json:"fidelity,omitempty"`
+	State    string             `json:"state,omitempty"`
 }
 
-func printTargets(w io.Writer, targets []knownTarget, format string) error {
-	var rows []targetRow
+func targetRows(targets []knownTarget) []targetRow {
+	rows := []targetRow{}
 	for _, t := range targets {
 		r := targetRow{Name: t.Config.Name, Cluster: t.Config.Cluster, From: t.From, Repo: t.Config.Repo, Branch: t.Config.BaseBranch, Root: t.Config.Root}
 		if t.Objects >= 0 {
@@ -225,6 +253,72 @@ func printTargets(w io.Writer, targets []knownTarget, format string) error {
 		}
 		rows = append(rows, r)
 	}
+	return rows
+}
+
+// planRows plans each target the checkout holds, as plan --config does,
+// and fills its row's fidelity and state. A target that cannot be
+// planned says why in its state; the others still run.
+func planRows(ctx context.Context, cfg *config.Config, src *sources, co *checkout, targets []knownTarget, rows []targetRow) error {
+	scope, err := scopeOf(co, cfg)
+	if err != nil {
+		return err
+	}
+	for i, kt := range targets {
+		if ok, why := scope.holds(kt.Config); !ok {
+			rows[i].State = cmp.Or(why, "not planned: of another repository than "+co.dir)
+			continue
+		}
+		res, _, err := planKnown(ctx, cfg, src, co, kt)
+		switch {
+		case err != nil:
+			rows[i].State = "error: " + err.Error()
+		case res.Waiting != "":
+			rows[i].State = "waiting: " + res.Waiting
+		default:
+			f := res.Plan.Fidelity
+			rows[i].Fidelity, rows[i].State = &f, planState(res)
+		}
+	}
+	return nil
+}
+
+// planState is a plan in a few words, as the check run would conclude.
+func planState(res targetplan.Result) string {
+	p := res.Plan
+	var parts []string
+	if n := len(p.Edits); n > 0 {
+		parts = append(parts, report.Plural(n, "edit"))
+	}
+	if n := len(p.Refusals); n > 0 {
+		parts = append(parts, report.Plural(n, "refusal"))
+	}
+	if n := len(res.Restoring); n > 0 {
+		parts = append(parts, report.Plural(n, "drift")+" the GitOps tool restores")
+	}
+	if n := len(p.Unread); n > 0 {
+		parts = append(parts, report.Plural(n, "object")+" not read")
+	}
+	if len(parts) == 0 {
+		return "in sync"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// fidelityCell is a fidelity verdict in a table cell.
+func fidelityCell(f *analyzer.Fidelity) string {
+	switch {
+	case f == nil:
+		return "-"
+	case f.Verdict == analyzer.FidelityMatch:
+		return "yes"
+	case f.Verdict == analyzer.FidelityDiffers:
+		return "no (" + report.Plural(len(f.Fields), "field") + ")"
+	}
+	return "cannot tell"
+}
+
+func printTargets(w io.Writer, rows []targetRow, format string, planned bool) error {
 	switch format {
 	case "name":
 		for _, r := range rows {
@@ -234,10 +328,14 @@ func printTargets(w io.Writer, targets []knownTarget, format string) error {
 	case "json", "yaml":
 		return printDocument(w, struct {
 			Targets []targetRow `json:"targets"`
-		}{append([]targetRow{}, rows...)}, format)
+		}{rows}, format)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tCLUSTER\tFROM\tREPO\tBRANCH\tROOT\tOBJECTS")
+	head := "NAME\tCLUSTER\tFROM\tREPO\tBRANCH\tROOT\tOBJECTS"
+	if planned {
+		head += "\tFIDELITY\tSTATE"
+	}
+	fmt.Fprintln(tw, head)
 	for _, r := range rows {
 		branch, objects := r.Branch, "-"
 		if branch == "" {
@@ -246,7 +344,11 @@ func printTargets(w io.Writer, targets []knownTarget, format string) error {
 		if r.Objects != nil {
 			objects = strconv.Itoa(*r.Objects)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Cluster, r.From, r.Repo, branch, r.Root, objects)
+		line := strings.Join([]string{r.Name, r.Cluster, r.From, r.Repo, branch, r.Root, objects}, "\t")
+		if planned {
+			line += "\t" + fidelityCell(r.Fidelity) + "\t" + r.State
+		}
+		fmt.Fprintln(tw, line)
 	}
 	return tw.Flush()
 }

@@ -369,3 +369,105 @@ func TestPlanMarkdownSaysWhoChangedAField(t *testing.T) {
 		t.Errorf("a missing audit log: exit %d %s", code, stderr)
 	}
 }
+
+// The fleet's Service as Flux applied it, with a targetPort that only
+// kustomize-controller wrote (a webhook changed it in Flux's request):
+// driftback's render says 8080, the cluster 8081.
+const serviceFluxWrote = `  metadata:
+    name: web
+    namespace: shop
+    labels:
+      kustomize.toolkit.fluxcd.io/name: apps
+      kustomize.toolkit.fluxcd.io/namespace: flux-system
+    managedFields:
+    - manager: kustomize-controller
+      operation: Apply
+      apiVersion: v1
+      fieldsType: FieldsV1
+      fieldsV1:
+        f:metadata:
+          f:labels:
+            f:kustomize.toolkit.fluxcd.io/name: {}
+            f:kustomize.toolkit.fluxcd.io/namespace: {}
+        f:spec:
+          f:selector: {}
+          f:ports:
+            k:{"port":80,"protocol":"TCP"}:
+              .: {}
+              f:port: {}
+              f:targetPort: {}
+  spec:
+    selector:
+      app: web
+    ports:
+    - port: 80
+      protocol: TCP
+      targetPort: 8081
+`
+
+// targets --repo plans each target of the checkout as plan --config does
+// and shows whether driftback's render is what the GitOps tool applied
+// (issue 53, item 3) and what the plan found; a target of another
+// repository is named, not planned.
+func TestTargetsRepoShowsFidelityAndState(t *testing.T) {
+	dir, sha := fleetCheckout(t, "git@github.com:acme/fleet.git")
+	cfg := writeConfig(t, targetsConfig)
+	live := fleetLive(t, sha, "")
+	raw, _ := os.ReadFile(live)
+	service := "  metadata:\n    name: web\n    namespace: shop\n  spec:\n    selector:\n      app: web\n    ports:\n    - port: 80\n      targetPort: 8080\n"
+	if !strings.Contains(string(raw), service) {
+		t.Fatal("the fleet example's live Service changed; update this test")
+	}
+	os.WriteFile(live, []byte(strings.Replace(string(raw), service, serviceFluxWrote, 1)), 0o600)
+
+	table, stderr, code := driftback(t, "targets", "-c", cfg, "--live", live, "--repo", dir)
+	var rows []string
+	for _, l := range strings.Split(strings.TrimSpace(table), "\n") {
+		rows = append(rows, strings.Join(strings.Fields(l), " "))
+	}
+	want := []string{
+		"NAME CLUSTER FROM REPO BRANCH ROOT OBJECTS FIDELITY STATE",
+		"shop-prod prod config acme/shop (default) overlays/prod - - not planned: of another repository than " + dir,
+		"fleet-clusters prod config acme/fleet (default) clusters/prod - cannot tell in sync",
+		fleetTarget + " prod flux flux-system/apps acme/fleet main apps/prod 2 no (1 field) 2 edits",
+	}
+	if code != 0 || strings.Join(rows, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("exit %d %s\n%s\nwant:\n%s", code, stderr, strings.Join(rows, "\n"), strings.Join(want, "\n"))
+	}
+
+	// -o json holds the plan's own fidelity, field by field.
+	out, _, _ := driftback(t, "targets", "-c", cfg, "--live", live, "--repo", dir, "-o", "json")
+	var doc struct{ Targets []targetRow }
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Targets) != 3 {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	one, _, _ := driftback(t, "plan", "-c", cfg, "--repo", dir, "--live", live, "--target", fleetTarget, "-o", "json")
+	var plan struct{ Fidelity json.RawMessage }
+	json.Unmarshal([]byte(one), &plan)
+	var a, b any
+	json.Unmarshal(plan.Fidelity, &a)
+	got := doc.Targets[2].Fidelity
+	if json.Unmarshal(mustJSON(t, got), &b); got == nil || got.Verdict != "differs" || !jsonEqual(a, b) {
+		t.Errorf("targets' fidelity %s, plan's %s", mustJSON(t, got), plan.Fidelity)
+	}
+	if f := got.Fields; len(f) != 1 || f[0].Field != "spec.ports[0].targetPort" || f[0].Writer != "kustomize-controller (Apply)" {
+		t.Errorf("the field Flux alone wrote: %+v", f)
+	}
+	// Without --repo nothing is planned and no column is added.
+	plain, _, _ := driftback(t, "targets", "-c", cfg, "--live", live)
+	if strings.Contains(plain, "FIDELITY") {
+		t.Errorf("without --repo:\n%s", plain)
+	}
+	if _, stderr, code := driftback(t, "targets", "-c", cfg, "--live", live, "--repo", filepath.Join(dir, "nope")); code != 2 || !strings.Contains(stderr, "nope") {
+		t.Errorf("a --repo that does not exist: exit %d %q", code, stderr)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -16,7 +16,7 @@ const maxFidelityRows = 20
 func fidelityLine(f analyzer.Fidelity) string {
 	switch f.Verdict {
 	case analyzer.FidelityDiffers:
-		return fmt.Sprintf("render fidelity: no, %s where only the GitOps tool wrote another value than driftback renders (not proposed)", plural(len(f.Fields), "field"))
+		return fmt.Sprintf("render fidelity: no, %s where only the GitOps tool wrote another value than driftback renders (not proposed)", Plural(len(f.Fields), "field"))
 	case analyzer.FidelityMatch:
 		return "render fidelity: yes, every differing field the cluster records was written by someone other than the GitOps tool"
 	}
@@ -42,7 +42,7 @@ func fidelityRows(f analyzer.Fidelity, subject func(analyzer.ObjectRef, string) 
 	var out []string
 	for i, t := range f.Fields {
 		if i == maxFidelityRows {
-			out = append(out, text(fmt.Sprintf("…and %s not shown", plural(len(f.Fields)-i, "more field"))))
+			out = append(out, text(fmt.Sprintf("…and %s not shown", Plural(len(f.Fields)-i, "more field"))))
 			break
 		}
 		line := subject(t.Object, t.Field) + ": "

@@ -149,7 +149,7 @@ func noteLines(notes []ToolNote) []string {
 	for i, n := range notes {
 		l := n.boundedLine()
 		if total+len(l)+1 > maxNotesBytes {
-			return append(out, "- …and "+plural(len(notes)-i, "more note")+" not shown (body limit)")
+			return append(out, "- …and "+Plural(len(notes)-i, "more note")+" not shown (body limit)")
 		}
 		out = append(out, l)
 		total += len(l) + 1
@@ -330,22 +330,22 @@ func (d *mdDoc) build(c rowCounts) string {
 	b.WriteString(d.summary + "\n")
 	var dropped []string
 	if k := len(d.edits) - c.edits; k > 0 {
-		dropped = append(dropped, plural(k, "more edit"))
+		dropped = append(dropped, Plural(k, "more edit"))
 	}
 	if k := len(d.declined) - c.declined; k > 0 {
-		dropped = append(dropped, plural(k, "more declined row"))
+		dropped = append(dropped, Plural(k, "more declined row"))
 	}
 	if k := len(d.refusals) - c.refusals; k > 0 {
-		dropped = append(dropped, plural(k, "more refusal"))
+		dropped = append(dropped, Plural(k, "more refusal"))
 	}
 	if k := len(d.notes) - c.notes; k > 0 {
-		dropped = append(dropped, plural(k, "more note"))
+		dropped = append(dropped, Plural(k, "more note"))
 	}
 	if k := len(d.unread) - c.unread; k > 0 {
-		dropped = append(dropped, plural(k, "more unread object"))
+		dropped = append(dropped, Plural(k, "more unread object"))
 	}
 	if k := len(d.makers) - c.makers; k > 0 {
-		dropped = append(dropped, plural(k, "more line")+" of who changed what")
+		dropped = append(dropped, Plural(k, "more line")+" of who changed what")
 	}
 	if len(dropped) > 0 {
 		b.WriteString("\n…and " + strings.Join(dropped, " / ") + " not shown (body limit).\n")
@@ -386,7 +386,7 @@ func summaryLine(p *analyzer.Plan, opts MarkdownOptions, target string) string {
 	}
 	declined := ""
 	if n := rowsEdits(opts.Declined); n > 0 {
-		declined = fmt.Sprintf("; %s declined", plural(n, "edit"))
+		declined = fmt.Sprintf("; %s declined", Plural(n, "edit"))
 	}
 	switch {
 	case len(p.Unread) > 0:
@@ -394,7 +394,7 @@ func summaryLine(p *analyzer.Plan, opts MarkdownOptions, target string) string {
 		return "**No verdict:** the cluster could not be read for everything" + in("") + " renders."
 	case p.InSync() && len(opts.Declined) > 0:
 		return fmt.Sprintf("**Drift, all declined:** %s%s were declined by a reviewer; nothing is proposed.",
-			plural(rowsEdits(opts.Declined), "edit"), in("in"))
+			Plural(rowsEdits(opts.Declined), "edit"), in("in"))
 	case p.InSync() && opts.Restoring > 0:
 		return fmt.Sprintf("**Drift the GitOps tool restores:** %d drifted field(s)", opts.Restoring) + in("in") +
 			" will be put back by the tool on its own; nothing is proposed."

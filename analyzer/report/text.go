@@ -112,10 +112,10 @@ func location(file string, line int) string {
 func counts(edits, refusals int) string {
 	var parts []string
 	if edits > 0 {
-		parts = append(parts, plural(edits, "edit"))
+		parts = append(parts, Plural(edits, "edit"))
 	}
 	if refusals > 0 {
-		parts = append(parts, plural(refusals, "refusal"))
+		parts = append(parts, Plural(refusals, "refusal"))
 	}
 	if len(parts) == 0 {
 		return "no changes"
@@ -123,7 +123,8 @@ func counts(edits, refusals int) string {
 	return strings.Join(parts, ", ")
 }
 
-func plural(n int, word string) string {
+// Plural is n of word: "1 edit", "3 edits".
+func Plural(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
 	}

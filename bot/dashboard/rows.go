@@ -329,12 +329,12 @@ func makersText(makers []string) string {
 // inReview is the details of a target whose every edit a reviewer
 // declined.
 func inReview(r dashRow) string {
-	s := plural(r.Declined, "edit") + " declined in review; quiet until a declined field's live value changes"
+	s := report.Plural(r.Declined, "edit") + " declined in review; quiet until a declined field's live value changes"
 	if r.PR != 0 {
 		s = fmt.Sprintf("#%d closed: %s, or until it is reopened", r.PR, s)
 	}
 	if r.Refusals > 0 {
-		s += "; " + plural(r.Refusals, "refusal") + ", the check run says why"
+		s += "; " + report.Plural(r.Refusals, "refusal") + ", the check run says why"
 	}
 	return s
 }
@@ -344,22 +344,15 @@ func inReview(r dashRow) string {
 func counted(edits, declined, refusals int) string {
 	var parts []string
 	if edits > 0 || declined == 0 && refusals == 0 {
-		parts = append(parts, plural(edits, "edit"))
+		parts = append(parts, report.Plural(edits, "edit"))
 	}
 	if declined > 0 {
 		parts = append(parts, fmt.Sprintf("%d declined", declined))
 	}
 	if refusals > 0 {
-		parts = append(parts, plural(refusals, "refusal"))
+		parts = append(parts, report.Plural(refusals, "refusal"))
 	}
 	return strings.Join(parts, ", ")
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // cell keeps text inside one table cell: one line, no column break, and
