@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,8 +24,9 @@ type roundOpts struct {
 	// not everyone's. Zero: start every target and wait for all
 	// (PollOnce, `run --once`).
 	until time.Time
-	// full: a round of every target (Run's tick); the targets it could not
-	// start go first in the next one. A wake's round wakes them again.
+	// full: a round of every target (Run's tick), started in the order of
+	// their last turns (turnOrder). A wake's round wakes again the
+	// targets it could not start.
 	full bool
 	// woken: a wake's round; a target it finds in flight is polled again
 	// when that poll ends, as the delivery may be newer than its start,
@@ -34,10 +36,13 @@ type roundOpts struct {
 }
 
 // round reconciles targets, Parallel at a time across rounds. A rate
-// limit stops the round: GitHub asked the App, not one target, to slow
-// down, so it stops this round's targets in flight too (those of earlier
-// rounds meet the client's own hold). The error joins the failures of the
-// targets that ended within the round (their own logs say the rest).
+// limit GitHub asked for stops the round: it asked the App, not one
+// target, to slow down, so it stops this round's targets in flight too
+// (those of earlier rounds meet the client's own hold). driftback's own
+// hourly write budget does not: it holds writes only, so the targets that
+// need only reads are still polled (a write meets the spent budget at
+// once, without a request). The error joins the failures of the targets
+// that ended within the round (their own logs say the rest).
 func (r *Runner) round(ctx context.Context, targets []*Target, opts roundOpts) error {
 	timeout := r.TargetTimeout
 	if timeout <= 0 {
@@ -48,7 +53,8 @@ func (r *Runner) round(ctx context.Context, targets []*Target, opts roundOpts) e
 	parent := ctx
 	ctx, stopAll := context.WithCancel(ctx)
 	var (
-		limited atomic.Bool
+		limited atomic.Bool // a limit GitHub asked for stopped the round
+		paused  atomic.Bool // some limit was met: the dashboards wait
 		mu      sync.Mutex
 		failed  []error
 		skipped bool // a target was not polled (or stopped) because ctx ended
@@ -79,7 +85,7 @@ dispatch:
 			skipped = true
 			break dispatch
 		}
-		if !r.enter(t.Config.Name, opts) {
+		if limited.Load() || !r.enter(t.Config.Name, opts) {
 			<-slots
 			continue
 		}
@@ -89,18 +95,23 @@ dispatch:
 		go func() {
 			defer wg.Done()
 			stopped, err := r.pollOne(ctx, reads.target(t), timeout)
-			r.leave(t.Config.Name)
+			r.leave(t.Config.Name, reads.seq, !stopped)
+			// The round stops before the slot is given back, so no other
+			// target starts into the limit.
+			if err != nil && githubapi.RateLimited(err) != "" {
+				paused.Store(true)
+				if !githubapi.WritesPaused(err) && !limited.Swap(true) {
+					stopAll()
+				}
+			}
 			f.end(slots, overtime)
 			mu.Lock()
+			defer mu.Unlock()
 			if stopped {
 				skipped = true
 			}
 			if err != nil {
 				failed = append(failed, fmt.Errorf("target %s: %w", t.Config.Name, err))
-			}
-			mu.Unlock()
-			if err != nil && githubapi.RateLimited(err) != "" && !limited.Swap(true) {
-				stopAll()
 			}
 		}()
 	}
@@ -117,7 +128,7 @@ dispatch:
 		}
 		r.log().Info("round over; targets still polling finish on their own", "inflight", r.inflightCount())
 	}
-	if !limited.Load() {
+	if !paused.Load() {
 		r.syncDashboards(parent, targets)
 	}
 	mu.Lock()
@@ -199,40 +210,42 @@ func (f *pollHold) end(slots, overtime chan struct{}) {
 }
 
 // order is the order a round starts its targets in: a full round starts
-// with the first target the last one could not start, so none is left
-// out round after round.
+// with the targets whose last turn is oldest (never first), the rest in
+// name order. A round that ended before it started every target (its
+// deadline, a rate limit GitHub asked for, shutdown) leaves those behind,
+// so the next one starts with them, and none is left out round after
+// round. A target has its turn when its poll ends on its own, whatever
+// the outcome: one that met a limit goes behind the others next time.
 func (r *Runner) order(targets []*Target, opts roundOpts) []*Target {
 	if !opts.full {
 		return targets
 	}
 	r.mu.Lock()
-	from := r.resume
-	r.resume = ""
-	r.mu.Unlock()
+	last := make([]uint64, len(targets))
 	for i, t := range targets {
-		if t.Config.Name == from {
-			return append(slices.Clone(targets[i:]), targets[:i]...)
-		}
+		last[i] = r.turns[t.Config.Name]
 	}
-	return targets
+	r.mu.Unlock()
+	idx := make([]int, len(targets))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(last[a], last[b]) })
+	out := make([]*Target, len(targets))
+	for i, j := range idx {
+		out[i] = targets[j]
+	}
+	return out
 }
 
-// leftOver keeps the targets a round could not start before its deadline:
-// a full round's next round starts with them; a wake's are woken again.
+// leftOver wakes again the targets a wake's round could not start before
+// its deadline (a full round's have their old turns: order).
 func (r *Runner) leftOver(left []*Target, opts roundOpts) {
-	if len(left) == 0 {
+	if !opts.woken {
 		return
 	}
-	if opts.full {
-		r.mu.Lock()
-		r.resume = left[0].Config.Name
-		r.mu.Unlock()
-		return
-	}
-	if opts.woken {
-		for _, t := range left {
-			r.woke(t.Config.Name, "", opts.retry[t.Config.Name])
-		}
+	for _, t := range left {
+		r.woke(t.Config.Name, "", opts.retry[t.Config.Name])
 	}
 }
 
@@ -258,11 +271,19 @@ func (r *Runner) enter(target string, opts roundOpts) bool {
 	return true
 }
 
-// leave marks a target's poll ended, and wakes it again (past its
-// backoff, if the wake asked) if a wake found it in flight.
-func (r *Runner) leave(target string) {
+// leave marks a target's poll ended, its turn taken in round seq when
+// the poll ended on its own (not stopped with its round), and wakes it
+// again (past its backoff, if the wake asked) if a wake found it in
+// flight.
+func (r *Runner) leave(target string, seq uint64, turn bool) {
 	r.mu.Lock()
 	delete(r.inflight, target)
+	if turn {
+		if r.turns == nil {
+			r.turns = map[string]uint64{}
+		}
+		r.turns[target] = max(r.turns[target], seq)
+	}
 	retry, again := r.rewake[target]
 	delete(r.rewake, target)
 	r.mu.Unlock()

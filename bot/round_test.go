@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/cluster"
 )
 
@@ -129,4 +130,58 @@ func TestSlowTargetsAsManyAsParallelDoNotHoldTheOthers(t *testing.T) {
 		release()
 	}
 	<-done
+}
+
+// limitedTarget is a target whose every poll meets err, as its first
+// write or request would; hit counts its polls.
+func limitedTarget(h *harness, name string, err error) (t *Target, hit *atomic.Int32) {
+	t, hit = secondTarget(h, name), &atomic.Int32{}
+	t.Lister = listerFunc(func(context.Context, cluster.Scope) ([]cluster.Object, error) {
+		hit.Add(1)
+		return nil, err
+	})
+	return t, hit
+}
+
+// Issue 54, item 4: driftback's own hourly write budget spent holds
+// writes only: the round goes on, and the targets after one that needs a
+// write are polled (reads go on), round after round.
+func TestSpentWriteBudgetStillPollsTheTargetsThatOnlyRead(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	// Stands for the first write of its poll meeting the spent budget.
+	limitedErr := &githubapi.PausedError{Until: time.Now().Add(time.Hour), Kind: "hourly write budget", Budget: 450}
+	limited, _ := limitedTarget(h, "a-needs-a-write", limitedErr)
+	if !githubapi.WritesPaused(fmt.Errorf("poll: %w", limitedErr)) {
+		t.Fatal("the test's error is not the spent write budget")
+	}
+	mid, later := secondTarget(h, "m-idle"), secondTarget(h, "z-idle")
+	midReads, laterReads := countReads(mid), countReads(later)
+	r := &Runner{Bot: h.bot, Targets: []*Target{limited, mid, later}, Interval: time.Minute, Parallel: 1, TargetTimeout: time.Minute}
+	for round := 1; round <= 3; round++ {
+		r.round(h.ctx, r.Targets, roundOpts{until: time.Now().Add(time.Minute), full: true})
+		if int(midReads.Load()) != round || int(laterReads.Load()) != round {
+			t.Fatalf("after %d rounds the targets after the spent budget were read %d and %d times", round, midReads.Load(), laterReads.Load())
+		}
+	}
+}
+
+// Issue 54, item 4: a rate limit GitHub asked for stops the round, and
+// the next one starts with the targets it did not poll, then the one
+// that met the limit: every target gets its turn.
+func TestRoundAfterAGitHubLimitStartsWithTheTargetsLeft(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	limited, hit := limitedTarget(h, "a-meets-the-limit", &githubapi.PausedError{Until: time.Now().Add(time.Hour), Kind: "secondary"})
+	mid, later := secondTarget(h, "m-idle"), secondTarget(h, "z-idle")
+	midReads, laterReads := countReads(mid), countReads(later)
+	r := &Runner{Bot: h.bot, Targets: []*Target{limited, mid, later}, Interval: time.Minute, Parallel: 1, TargetTimeout: time.Minute}
+	r.round(h.ctx, r.Targets, roundOpts{until: time.Now().Add(time.Minute), full: true})
+	if hit.Load() != 1 || midReads.Load()+laterReads.Load() != 0 {
+		t.Fatalf("first round: the limit met %d times, the others read %d and %d times; want it to stop the round", hit.Load(), midReads.Load(), laterReads.Load())
+	}
+	for range 2 {
+		r.round(h.ctx, r.Targets, roundOpts{until: time.Now().Add(time.Minute), full: true})
+	}
+	if midReads.Load() == 0 || laterReads.Load() == 0 {
+		t.Fatalf("3 rounds stopped by a limit: m-idle read %d times, z-idle %d; each should have had its turn", midReads.Load(), laterReads.Load())
+	}
 }

@@ -83,10 +83,11 @@ type Runner struct {
 	mu sync.Mutex
 	// inflight: the targets being polled now, by any round; rewake: those
 	// of them a wake found in flight, polled again when they end (true:
-	// past their backoff); resume: the target Run's next round starts
-	// with (round.go).
+	// past their backoff).
 	inflight, rewake map[string]bool
-	resume           string
+	// turns: the round (readSeq) in which each target's poll last ended
+	// on its own; full rounds start with the oldest (round.go, order).
+	turns map[string]uint64
 	// slots and overtime bound the polls in flight (round.go, pool).
 	slots, overtime chan struct{}
 	readSeq         atomic.Uint64 // numbers the rounds' reads (noteReads)

@@ -68,6 +68,14 @@ func RateLimited(err error) string {
 	return ""
 }
 
+// WritesPaused reports driftback's own hourly write budget spent: only
+// writes wait for it, so the other targets' reads go on (GitHub's own
+// limits pause every request).
+func WritesPaused(err error) bool {
+	var paused *PausedError
+	return errors.As(err, &paused) && paused.Kind == budgetKind
+}
+
 // IsDeferred reports a check run held back for the pull requests' part of
 // the write budget (DeferredError).
 func IsDeferred(err error) bool {
