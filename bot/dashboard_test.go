@@ -289,7 +289,7 @@ func TestClosedDashboardStaysClosed(t *testing.T) {
 // holds is a fixed share of targets: the replica polls these.
 type holds map[string]bool
 
-func (holds) Run(context.Context, []string, func(string, string, bool)) {}
+func (holds) Run(context.Context, []string, func(string, string, bool), func(error)) {}
 func (holds) Hand(string, string, bool)                                 {}
 func (h holds) Writable(target string) error                            { return nil }
 func (h holds) Holds(target string) bool                                { return h[target] }

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -106,4 +107,24 @@ func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("timed out waiting for %s", what)
+}
+
+// Issue 54, item 5: a Lease write the apiserver refuses is loud: counted,
+// and the replica unready until a write is accepted.
+func TestRefusedLeaseWriteMakesTheReplicaUnready(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	r := &Runner{Bot: h.bot, Targets: []*Target{h.target}}
+	r.markReady(h.target.Config.Cluster)
+	if !r.Ready() {
+		t.Fatal("not ready before any refusal")
+	}
+	refusals := func() float64 { return h.bot.Metrics.Get("driftback_lease_writes_refused_total", nil) }
+	r.leaseWrote(errors.New(`Lease "driftback-member-a" is invalid: metadata.annotations: Too long`))
+	if r.Ready() || refusals() != 1 {
+		t.Fatalf("after a refused Lease write: ready %v, %v refusals counted", r.Ready(), refusals())
+	}
+	r.leaseWrote(nil)
+	if !r.Ready() || refusals() != 1 {
+		t.Fatalf("after an accepted Lease write: ready %v, %v refusals counted", r.Ready(), refusals())
+	}
 }

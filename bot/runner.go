@@ -21,8 +21,9 @@ import (
 type Sharding interface {
 	// Run campaigns for the targets' leases until ctx ends, and calls
 	// woken with each wake another replica handed to this one for a
-	// target it holds.
-	Run(ctx context.Context, targets []string, woken func(target, rerun string, retry bool))
+	// target it holds, wrote with each write of this replica's lease (nil:
+	// accepted; else the apiserver's refusal).
+	Run(ctx context.Context, targets []string, woken func(target, rerun string, retry bool), wrote func(refused error))
 	// Writable says whether this replica may still write for a target.
 	Writable(target string) error
 	// Holds says whether this replica polls a target.
@@ -99,6 +100,9 @@ type Runner struct {
 	failed, skip map[string]int
 	// failingSince: when a target's first failing poll in a row ran.
 	failingSince map[string]time.Time
+	// leaseRefused: the apiserver refused the last write of this
+	// replica's Lease (leaseWrote).
+	leaseRefused bool
 }
 
 // maxSkip caps the polls a failing target sits out between tries.
@@ -115,7 +119,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			names[i] = t.Config.Name
 		}
 		done := make(chan struct{})
-		go func() { r.Leases.Run(ctx, names, r.woke); close(done) }()
+		go func() { r.Leases.Run(ctx, names, r.woke, r.leaseWrote); close(done) }()
 		defer func() { <-done }()
 	}
 	// A target still polling when its round's interval ends finishes
@@ -299,6 +303,19 @@ func (r *Runner) success(target string) {
 	delete(r.failingSince, target)
 }
 
+// leaseWrote hears each write of this replica's Lease. A refused one is
+// loud: counted, and the replica unready (it holds no target, and the
+// wakes handed to it through its Lease go nowhere) until a write is
+// accepted; bot/shard logs it as an error.
+func (r *Runner) leaseWrote(refused error) {
+	if refused != nil {
+		r.Bot.Metrics.Inc("driftback_lease_writes_refused_total", nil)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.leaseRefused = refused != nil
+}
+
 func (r *Runner) markReady(cluster string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -309,10 +326,14 @@ func (r *Runner) markReady(cluster string) {
 }
 
 // Ready reports whether every cluster of the targets was polled once, and
-// none has gone unread for unreadyAfter polls in a row.
+// none has gone unread for unreadyAfter polls in a row, and the last
+// write of this replica's Lease was not refused.
 func (r *Runner) Ready() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.leaseRefused {
+		return false
+	}
 	for _, t := range r.Targets {
 		if !r.ready[t.Config.Cluster] || r.unread[t.Config.Cluster] >= unreadyAfter {
 			return false
@@ -332,7 +353,7 @@ func (r *Runner) Handler() http.Handler {
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !r.Ready() {
-			http.Error(w, "not ready: a cluster has not been polled successfully yet, or has been unreadable for several polls", http.StatusServiceUnavailable)
+			http.Error(w, "not ready: a cluster has not been polled successfully yet, or has been unreadable for several polls, or the apiserver refused this replica's lease", http.StatusServiceUnavailable)
 			return
 		}
 		w.Write([]byte("ok\n"))

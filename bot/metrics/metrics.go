@@ -70,6 +70,8 @@ var metricDefs = map[string]metricDef{
 		"1 while another driftback installation (another instance) holds the target's pull request or branch, which this one then leaves alone; else 0."},
 	"driftback_discovered_targets": {gauge, []string{"cluster", "tool"},
 		"Targets made from the cluster's Flux Kustomizations or Argo CD Applications at the last discovery."},
+	"driftback_lease_writes_refused_total": {counter, nil,
+		"Writes of this replica's membership Lease the apiserver refused (invalid, too large, forbidden): the replica holds no target, and /readyz fails, until one is accepted."},
 	"driftback_webhook_deliveries_total": {counter, []string{"event", "outcome"},
 		"GitHub webhook deliveries by event (check_run, check_suite, pull_request, push, installation, installation_repositories, repository, ping, other) and outcome: woke (targets to poll now), ignored, forged (bad signature), replayed (a GUID already handled), oversized, malformed. Refused ones change nothing."},
 	"driftback_last_successful_poll_timestamp_seconds": {gauge, []string{"target"},

@@ -1,71 +1,92 @@
 package shard
 
 import (
+	"cmp"
 	"hash/fnv"
+	"maps"
 	"slices"
 	"sort"
 )
 
-// assign splits the targets among the members (identity to the targets
-// it claims now) evenly, at most ⌈T/R⌉ each, moving as few as it can:
-// each member keeps what it claims, best ranked first, up to that limit;
-// every other target, in name order, goes to the member that ranks
-// highest for it (rendezvous hashing) among those with room. Members that
-// see the same claims compute the same split.
-func assign(targets []string, members map[string]map[string]bool) map[string]map[string]bool {
-	out := map[string]map[string]bool{}
+// assign splits the buckets of the targets (bucket to how many targets
+// hash into it) among the members (identity to the buckets it claims now)
+// evenly, at most ⌈T/R⌉ targets each (more only by part of one bucket,
+// when no member has room for all of it), moving as few as it can: each
+// member keeps what it claims, best ranked first, up to that limit; every
+// other bucket, in order, goes to the member that ranks highest for it
+// (rendezvous hashing) among those with room, else to the least loaded.
+// Members that see the same claims compute the same split.
+func assign(units map[bucket]int, members map[string]map[bucket]bool) map[string]map[bucket]bool {
+	out := map[string]map[bucket]bool{}
 	if len(members) == 0 {
 		return out
 	}
-	names := make([]string, 0, len(members))
-	for m := range members {
-		names = append(names, m)
-		out[m] = map[string]bool{}
+	names := slices.Sorted(maps.Keys(members))
+	total := 0
+	for _, w := range units {
+		total += w
 	}
-	sort.Strings(names)
-	targets = uniqueSorted(targets)
-	limit := (len(targets) + len(names) - 1) / len(names)
-	taken := map[string]bool{}
+	limit := (total + len(names) - 1) / len(names)
+	load := map[string]int{}
+	fits := func(m string, w int) bool { return load[m] == 0 || load[m]+w <= limit }
+	taken := map[bucket]bool{}
+	give := func(m string, b bucket) {
+		out[m][b], taken[b] = true, true
+		load[m] += units[b]
+	}
 	for _, m := range names {
-		var kept []string
-		for _, t := range targets {
-			if members[m][t] {
-				kept = append(kept, t)
+		out[m] = map[bucket]bool{}
+		var kept []bucket
+		for b := range members[m] {
+			if units[b] > 0 {
+				kept = append(kept, b)
 			}
 		}
-		sort.SliceStable(kept, func(i, j int) bool { return rank(m, kept[i]) > rank(m, kept[j]) })
-		for _, t := range kept {
-			if len(out[m]) < limit && !taken[t] {
-				out[m][t], taken[t] = true, true
+		slices.SortFunc(kept, func(a, b bucket) int {
+			return cmp.Or(cmp.Compare(rank(m, b), rank(m, a)), cmp.Compare(a, b))
+		})
+		for _, b := range kept {
+			if !taken[b] && fits(m, units[b]) {
+				give(m, b)
 			}
 		}
 	}
-	for _, t := range targets {
-		if taken[t] {
+	for _, b := range slices.Sorted(maps.Keys(units)) {
+		if taken[b] || units[b] == 0 {
 			continue
 		}
 		best, bestRank := "", uint64(0)
 		for _, m := range names {
-			if len(out[m]) >= limit {
+			if !fits(m, units[b]) {
 				continue
 			}
-			if r := rank(m, t); best == "" || r > bestRank {
+			if r := rank(m, b); best == "" || r > bestRank {
 				best, bestRank = m, r
 			}
 		}
-		out[best][t] = true
+		if best == "" {
+			for _, m := range names {
+				if best == "" || load[m] < load[best] {
+					best = m
+				}
+			}
+		}
+		give(best, b)
 	}
 	return out
 }
 
-// rank is a member's weight for a target.
-func rank(member, target string) uint64 {
+// rank is a member's weight for a bucket.
+func rank(member string, b bucket) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(member))
-	h.Write([]byte{0})
-	h.Write([]byte(target))
-	// FNV mixes the last bytes weakly; finish with a 64-bit mixer.
-	x := h.Sum64()
+	h.Write([]byte{0, byte(b >> 8), byte(b)})
+	return mix(h.Sum64())
+}
+
+// mix finishes an FNV hash, which mixes the last bytes weakly, with a
+// 64-bit mixer.
+func mix(x uint64) uint64 {
 	x ^= x >> 33
 	x *= 0xff51afd7ed558ccd
 	x ^= x >> 33

@@ -27,8 +27,14 @@ const wakesAnnotation = "driftback.io/wakes"
 // enough for every member to list it through a slow apiserver.
 const handOverKeep = 30 * time.Second
 
-// maxHanded bounds the wakes a Lease carries; past it the oldest go.
-const maxHanded = 200
+// maxHanded and maxHandedBytes bound the wakes a Lease carries (in
+// number, and in JSON whatever the target names' length); past them the
+// oldest go. With the claims' bitmap the Lease stays far below the
+// apiserver's 256 KiB for annotations.
+const (
+	maxHanded      = 200
+	maxHandedBytes = 32 << 10
+)
 
 // handed is one wake handed over.
 type handed struct {
@@ -71,7 +77,7 @@ func (l *Leases) Hand(target, rerun string, retry bool) {
 }
 
 // pruneOutbox drops the wakes old enough for every member to have read
-// them, and the oldest past maxHanded. Holds l.mu.
+// them, and the oldest past maxHanded or maxHandedBytes. Holds l.mu.
 func (l *Leases) pruneOutbox(now time.Time) {
 	keep := l.outbox[:0]
 	for _, w := range l.outbox {
@@ -81,6 +87,14 @@ func (l *Leases) pruneOutbox(now time.Time) {
 	}
 	if len(keep) > maxHanded {
 		keep = keep[len(keep)-maxHanded:]
+	}
+	size := 2 // the list's brackets
+	for i := len(keep) - 1; i >= 0; i-- {
+		b, _ := json.Marshal(keep[i])
+		if size += len(b) + 1; size > maxHandedBytes {
+			keep = keep[i+1:]
+			break
+		}
 	}
 	l.outbox = keep
 }

@@ -10,7 +10,7 @@ import (
 // member that is new to a replica which has listed before (a pod of a
 // rollout); on a replica's own first list every wake predates it.
 func TestWakesAreTakenOnceByTheHolder(t *testing.T) {
-	l := &Leases{Identity: "a", held: map[string]bool{"shop": true}}
+	l := &Leases{Identity: "a", held: map[bucket]bool{bucketOf("shop"): true}}
 	var took []string
 	m := &membership{l: l, woken: func(target, rerun string, retry bool) { took = append(took, target+"@"+rerun) }}
 	wakes := []handed{{Seq: 10, Target: "shop", Rerun: "sha1"}, {Seq: 11, Target: "other"}}
@@ -43,7 +43,7 @@ func TestWakesAreTakenOnceByTheHolder(t *testing.T) {
 // asked; a published one stays as it is, since it may have been taken.
 func TestHandMergesUnpublishedWakes(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
-	l := &Leases{Identity: "a", held: map[string]bool{}, Now: func() time.Time { return now }}
+	l := &Leases{Identity: "a", held: map[bucket]bool{}, Now: func() time.Time { return now }}
 	l.Hand("shop", "sha1", false)
 	l.Hand("shop", "", true)
 	l.Hand("other", "", false)

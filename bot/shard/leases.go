@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
-	"sort"
 	"sync"
 	"time"
 
@@ -15,7 +15,7 @@ import (
 
 // Leases share targets among replicas. Each replica keeps one membership
 // Lease of its own, renewed every RetryPeriod, that also publishes the
-// targets it claims. Every replica lists the membership Leases, takes the
+// buckets of targets it claims (buckets.go). Every replica lists the membership Leases, takes the
 // members it saw renewing within their lease duration as live, and splits
 // the targets among them evenly (assign). So the apiserver sees one write
 // and one or two lists per replica per period, however many targets there
@@ -49,7 +49,7 @@ type Leases struct {
 	crashOnStop bool
 
 	mu      sync.Mutex
-	held    map[string]bool // targets this replica writes now
+	held    map[bucket]bool // buckets of the targets this replica writes now
 	renewed time.Time       // when the last successful renewal was sent
 	// peak is the most replicas seen live within the last hour, and
 	// peakSeen when that many last were: Replicas.
@@ -77,16 +77,18 @@ func NewLeases(cfg *rest.Config, namespace, identity string) (*Leases, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Leases{Namespace: namespace, Identity: identity, client: c, held: map[string]bool{}}, nil
+	return &Leases{Namespace: namespace, Identity: identity, client: c, held: map[bucket]bool{}}, nil
 }
 
 // Run takes part in the membership until ctx ends, then releases this
 // replica's Lease so its targets move without waiting for it to expire.
 // woken hears each wake another replica handed over for a target this
-// one holds (nil: none are taken).
-func (l *Leases) Run(ctx context.Context, targets []string, woken func(target, rerun string, retry bool)) {
-	m := &membership{l: l, targets: uniqueSorted(targets), seen: map[string]*member{}, pending: map[string]bool{},
-		published: map[string]bool{}, freeAfter: map[string]time.Time{}, name: MemberLeaseName(l.Identity), woken: woken}
+// one holds (nil: none are taken); wrote each write of this replica's
+// Lease, nil when accepted, the error when the apiserver refused it
+// (nil: not heard).
+func (l *Leases) Run(ctx context.Context, targets []string, woken func(target, rerun string, retry bool), wrote func(refused error)) {
+	m := &membership{l: l, units: bucketsOf(targets), seen: map[string]*member{}, pending: map[bucket]bool{},
+		published: map[bucket]bool{}, freeAfter: map[bucket]time.Time{}, name: MemberLeaseName(l.Identity), woken: woken, wrote: wrote}
 	defer m.stop()
 	for {
 		m.tick(ctx)
@@ -109,7 +111,7 @@ func (l *Leases) Run(ctx context.Context, targets []string, woken func(target, r
 func (l *Leases) Writable(target string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.held[target] {
+	if !l.held[bucketOf(target)] {
 		return fmt.Errorf("replica %s does not hold target %s", l.Identity, target)
 	}
 	if age, limit := l.now().Sub(l.renewed), l.renewDeadline(); age >= limit {
@@ -122,21 +124,14 @@ func (l *Leases) Writable(target string) error {
 func (l *Leases) Holds(target string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.held[target]
+	return l.held[bucketOf(target)]
 }
 
-// heldTargets returns the targets this replica holds, sorted.
-func (l *Leases) heldTargets() []string {
+// heldBuckets returns a copy of the buckets this replica holds.
+func (l *Leases) heldBuckets() map[bucket]bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []string
-	for t, ok := range l.held {
-		if ok {
-			out = append(out, t)
-		}
-	}
-	sort.Strings(out)
-	return out
+	return maps.Clone(l.held)
 }
 
 // noteRenewal records a successful renewal sent at sent. After a gap of
@@ -174,12 +169,15 @@ func (l *Leases) noteReplicas(n int, now time.Time) {
 	}
 }
 
-// setHeld replaces the held targets.
-func (l *Leases) setHeld(targets map[string]bool) {
+// setHeld replaces the held buckets.
+func (l *Leases) setHeld(buckets map[bucket]bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.held == nil {
+		l.held = map[bucket]bool{}
+	}
 	clear(l.held)
-	for t, ok := range targets {
+	for t, ok := range buckets {
 		if ok {
 			l.held[t] = true
 		}

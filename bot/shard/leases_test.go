@@ -21,11 +21,11 @@ import (
 // are claimed again (the others may have taken them meanwhile).
 func TestLeaseWritableNeedsAFreshRenewal(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
-	l := &Leases{Identity: "a", RenewDeadline: 10 * time.Second, Now: func() time.Time { return now }, held: map[string]bool{}}
+	l := &Leases{Identity: "a", RenewDeadline: 10 * time.Second, Now: func() time.Time { return now }, held: map[bucket]bool{}}
 	if l.Writable("t") == nil {
 		t.Fatal("writable without holding the target")
 	}
-	l.setHeld(map[string]bool{"t": true})
+	l.setHeld(map[bucket]bool{bucketOf("t"): true})
 	l.noteRenewal(now)
 	now = now.Add(5 * time.Second)
 	if err := l.Writable("t"); err != nil {
@@ -81,7 +81,7 @@ func startReplica(t *testing.T, cfg *rest.Config, id string, targets []string) *
 	r.leases = l
 	ctx, stop := context.WithCancel(context.Background())
 	r.stop = stop
-	go func() { l.Run(ctx, targets, nil); close(r.done) }()
+	go func() { l.Run(ctx, targets, nil, nil); close(r.done) }()
 	t.Cleanup(func() { stop(); <-r.done })
 	return r
 }
@@ -246,10 +246,11 @@ func TestLeasesShareTargetsEvenlyAndSurviveACrash(t *testing.T) {
 	t.Logf("with a replica of another config: %v", per)
 }
 
-// The split gives no member more than ⌈T/R⌉, every target exactly one
-// member, and when a member goes the others keep what they had.
+// The split gives no member more than ⌈T/R⌉ targets (but for part of one
+// bucket), every bucket exactly one member, and when a member goes the
+// others keep what they had.
 func TestAssignIsEvenAndMovesLittle(t *testing.T) {
-	for _, c := range []struct{ targets, members int }{{50, 3}, {50, 7}, {1, 3}, {500, 9}, {7, 7}, {3, 5}} {
+	for _, c := range []struct{ targets, members int }{{50, 3}, {50, 7}, {1, 3}, {500, 9}, {7, 7}, {3, 5}, {10000, 5}} {
 		var targets, members []string
 		for i := range c.targets {
 			targets = append(targets, fmt.Sprintf("t%d", i))
@@ -257,38 +258,53 @@ func TestAssignIsEvenAndMovesLittle(t *testing.T) {
 		for i := range c.members {
 			members = append(members, fmt.Sprintf("replica-%d", i))
 		}
-		claims := map[string]map[string]bool{}
-		for _, m := range members {
-			claims[m] = map[string]bool{}
+		units := bucketsOf(targets)
+		heaviest := 0
+		for _, w := range units {
+			heaviest = max(heaviest, w)
 		}
-		split := assign(targets, claims)
-		check := func(split map[string]map[string]bool, r int) {
+		claims := map[string]map[bucket]bool{}
+		for _, m := range members {
+			claims[m] = map[bucket]bool{}
+		}
+		load := func(set map[bucket]bool) (n int) {
+			for b := range set {
+				n += units[b]
+			}
+			return n
+		}
+		split := assign(units, claims)
+		check := func(split map[string]map[bucket]bool, r int) {
 			t.Helper()
-			limit := (len(targets) + r - 1) / r
-			owners := map[string]int{}
-			for m, ts := range split {
-				if len(ts) > limit {
-					t.Errorf("%d targets, %d members: %s gets %d (limit %d)", len(targets), r, m, len(ts), limit)
+			limit := (len(targets)+r-1)/r + heaviest - 1
+			owners := map[bucket]int{}
+			for m, bs := range split {
+				if n := load(bs); n > limit {
+					t.Errorf("%d targets, %d members: %s gets %d (limit %d)", len(targets), r, m, n, limit)
 				}
-				for tg := range ts {
-					owners[tg]++
+				for b := range bs {
+					owners[b]++
 				}
 			}
-			for _, tg := range targets {
-				if owners[tg] != 1 {
-					t.Errorf("%s has %d owners", tg, owners[tg])
+			for b := range units {
+				if owners[b] != 1 {
+					t.Errorf("bucket %d has %d owners", b, owners[b])
 				}
 			}
 		}
 		check(split, len(members))
 		// The first member goes; the others claim what they were given.
 		delete(split, members[0])
-		after := assign(targets, split)
+		after := assign(units, split)
 		check(after, len(members)-1)
-		for m, ts := range split {
-			for tg := range ts {
-				if !after[m][tg] {
-					t.Errorf("%d targets, %d members: %s lost %s when another member went", len(targets), len(members), m, tg)
+		newLimit := (len(targets) + len(members) - 2) / (len(members) - 1)
+		for m, bs := range split {
+			if load(bs) > newLimit {
+				continue // it had a bucket over the limit: it may give one up
+			}
+			for b := range bs {
+				if !after[m][b] {
+					t.Errorf("%d targets, %d members: %s lost bucket %d when another member went", len(targets), len(members), m, b)
 				}
 			}
 		}

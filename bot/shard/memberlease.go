@@ -2,11 +2,9 @@ package shard
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 
@@ -19,8 +17,6 @@ const (
 	// memberLabel marks the membership Leases, which every replica lists.
 	memberLabel = "driftback.io/role"
 	memberRole  = "member"
-	// claimsAnnotation holds the JSON list of targets a member claims.
-	claimsAnnotation = "driftback.io/claims"
 )
 
 var notLeaseName = regexp.MustCompile(`[^a-z0-9.-]+`)
@@ -112,7 +108,7 @@ func (m *membership) collect(ctx context.Context, now time.Time) {
 
 // memberOf reads another member's Lease.
 func memberOf(lease *coordinationv1.Lease, now time.Time, def time.Duration) *member {
-	o := &member{version: lease.ResourceVersion, observed: now, ttl: def, claims: map[string]bool{}}
+	o := &member{version: lease.ResourceVersion, observed: now, ttl: def}
 	if s := lease.Spec.LeaseDurationSeconds; s != nil && *s > 0 {
 		o.ttl = time.Duration(*s) * time.Second
 	}
@@ -120,25 +116,22 @@ func memberOf(lease *coordinationv1.Lease, now time.Time, def time.Duration) *me
 		o.identity = *lease.Spec.HolderIdentity
 	}
 	o.released = o.identity == ""
-	raw := lease.Annotations[claimsAnnotation]
-	var claims []string
-	if raw != "" && json.Unmarshal([]byte(raw), &claims) != nil {
-		// Claims that cannot be read could be any target: nothing this
-		// member might hold is taken until it renews readably or expires.
-		o.everything = true
-	}
-	for _, t := range claims {
-		o.claims[t] = true
+	claims, ok := readClaims(lease.Annotations)
+	// Claims that cannot be read could be any target: nothing this member
+	// might hold is taken until it renews readably or expires.
+	o.claims, o.everything = claims, !ok
+	if o.claims == nil {
+		o.claims = map[bucket]bool{}
 	}
 	o.wakes = readWakes(lease.Annotations[wakesAnnotation])
 	return o
 }
 
 // renew writes this replica's Lease: alive, claiming the held and pending
-// targets.
-func (m *membership) renew(ctx context.Context, held map[string]bool) bool {
+// buckets.
+func (m *membership) renew(ctx context.Context, held map[bucket]bool) bool {
 	l := m.l
-	claims := map[string]bool{}
+	claims := map[bucket]bool{}
 	for t := range held {
 		claims[t] = true
 	}
@@ -169,12 +162,23 @@ func (m *membership) renew(ctx context.Context, held map[string]bool) bool {
 	}
 	if err != nil {
 		m.own = nil // read it again next time
-		if ctx.Err() == nil {
+		switch {
+		case ctx.Err() != nil:
+		case refused(err):
+			l.log().Error("the apiserver refused this replica's lease: it holds no target until a write is accepted", "lease", m.name, "error", err.Error())
+			if m.wrote != nil {
+				m.wrote(err)
+			}
+		default:
 			l.log().Warn("renewing this replica's lease", "lease", m.name, "error", err.Error())
 		}
 		return false
 	}
+	if m.wrote != nil {
+		m.wrote(nil)
+	}
 	m.own = wrote
+	m.joined = true
 	m.published = claims
 	l.published(m.writing)
 	if l.noteRenewal(sent) {
@@ -186,8 +190,16 @@ func (m *membership) renew(ctx context.Context, held map[string]bool) bool {
 	return true
 }
 
+// refused reports an answer of the apiserver that writing the same Lease
+// again will not change: invalid (too large), forbidden, bad. A conflict
+// or a missing Lease is read again; a timeout is retried.
+func refused(err error) bool {
+	return apierrors.IsInvalid(err) || apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsForbidden(err) ||
+		apierrors.IsBadRequest(err) || apierrors.IsMethodNotSupported(err)
+}
+
 // record is this replica's Lease as it is to be written.
-func (m *membership) record(claims map[string]bool, at time.Time) *coordinationv1.Lease {
+func (m *membership) record(claims map[bucket]bool, at time.Time) *coordinationv1.Lease {
 	l := m.l
 	next := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: m.name, Namespace: l.Namespace}}
 	if m.own != nil {
@@ -201,13 +213,8 @@ func (m *membership) record(claims map[string]bool, at time.Time) *coordinationv
 	if next.Annotations == nil {
 		next.Annotations = map[string]string{}
 	}
-	list := make([]string, 0, len(claims))
-	for t := range claims {
-		list = append(list, t)
-	}
-	sort.Strings(list)
-	raw, _ := json.Marshal(list)
-	next.Annotations[claimsAnnotation] = string(raw)
+	next.Annotations[bucketsAnnotation] = encodeBuckets(claims)
+	next.Annotations[claimsAnnotation] = claimsMoved
 	wakes, seq := l.outboxJSON()
 	m.writing = seq
 	if wakes != "" {

@@ -10,22 +10,31 @@ import (
 // membership is the state of one replica's membership loop; only Run's
 // goroutine touches it.
 type membership struct {
-	l       *Leases
-	targets []string
-	name    string                // this replica's Lease
-	own     *coordinationv1.Lease // as last written; nil: read it first
-	seen    map[string]*member    // the other members' Leases by name
-	// pending are claimed targets not written yet; published the claims
+	l *Leases
+	// units are the buckets of the targets, each with how many it holds.
+	units map[bucket]int
+	name  string                // this replica's Lease
+	own   *coordinationv1.Lease // as last written; nil: read it first
+	seen  map[string]*member    // the other members' Leases by name
+	// pending are claimed buckets not written yet; published the claims
 	// the last successful renewal carried.
-	pending, published map[string]bool
-	// freeAfter: a target whose claim another member withdrew is free
+	pending, published map[bucket]bool
+	// freeAfter: a bucket whose claim another member withdrew is free
 	// from then on (the old owner's last writes have landed).
-	freeAfter map[string]time.Time
+	freeAfter map[bucket]time.Time
 	// woken takes the wakes other members handed to this one;
 	// listedOnce: the member Leases were listed once (takeWakes).
 	woken      func(target, rerun string, retry bool)
 	listedOnce bool
 	writing    uint64 // the newest wake the Lease being written carries
+	// joined: this replica's Lease was written once. It claims nothing
+	// before, so replicas that start together see each other before they
+	// claim, and none claims more than its share.
+	joined bool
+	// wrote hears each write of this replica's Lease: nil when it was
+	// accepted, the error when the apiserver refused it (not a timeout or
+	// a conflict, which the next period retries).
+	wrote func(refused error)
 }
 
 // member is another replica's Lease as last seen.
@@ -35,7 +44,7 @@ type member struct {
 	observed time.Time // this replica's time when it last saw the Lease change
 	ttl      time.Duration
 	released bool // it gave up its claims on the way out
-	claims   map[string]bool
+	claims   map[bucket]bool
 	// everything: its claims could not be read, so it may hold any target.
 	everything bool
 	// wakes it hands over, as its Lease carries them; lastWake is the
@@ -55,12 +64,10 @@ func (m *membership) tick(ctx context.Context) {
 	// A failed list leaves the claims as they are, but the Lease is still
 	// renewed: the others must not take this replica for dead.
 	listed := m.list(ctx)
-	held := map[string]bool{}
+	held := map[bucket]bool{}
 	now := l.now()
 	if l.fresh(now) {
-		for _, t := range l.heldTargets() {
-			held[t] = true
-		}
+		held = l.heldBuckets()
 	}
 	if listed {
 		m.reconsider(now, held)
@@ -80,11 +87,11 @@ func (m *membership) tick(ctx context.Context) {
 // held targets no longer ours are dropped (before the withdrawal is
 // published), pending claims another member also made are withdrawn,
 // and ours that no one claims are claimed.
-func (m *membership) reconsider(now time.Time, held map[string]bool) {
+func (m *membership) reconsider(now time.Time, held map[bucket]bool) {
 	claimed, members := m.othersClaim(now)
 	members[m.l.Identity] = m.published
 	m.l.noteReplicas(len(members), now)
-	mine := assign(m.targets, members)[m.l.Identity]
+	mine := assign(m.units, members)[m.l.Identity]
 	for t := range held {
 		if !mine[t] {
 			delete(held, t)
@@ -94,6 +101,9 @@ func (m *membership) reconsider(now time.Time, held map[string]bool) {
 		if !mine[t] || claimed[t] {
 			delete(m.pending, t)
 		}
+	}
+	if !m.joined {
+		return
 	}
 	for t := range mine {
 		if !held[t] && !claimed[t] {
@@ -110,10 +120,7 @@ func (m *membership) promote(now time.Time) {
 		return
 	}
 	claimed, _ := m.othersClaim(now)
-	held := map[string]bool{}
-	for _, t := range l.heldTargets() {
-		held[t] = true
-	}
+	held := l.heldBuckets()
 	took := 0
 	for t := range m.pending {
 		switch {
@@ -123,19 +130,23 @@ func (m *membership) promote(now time.Time) {
 		default:
 			held[t] = true
 			delete(m.pending, t)
-			took++
+			took += m.units[t]
 		}
 	}
 	if took > 0 {
 		l.setHeld(held)
-		l.log().Info("holding targets", "identity", l.Identity, "took", took, "holds", len(held))
+		holds := 0
+		for b := range held {
+			holds += m.units[b]
+		}
+		l.log().Info("holding targets", "identity", l.Identity, "took", took, "holds", holds)
 	}
 }
 
 // othersClaim is what the live other members claim: all together, and
 // by member.
-func (m *membership) othersClaim(now time.Time) (claimed map[string]bool, members map[string]map[string]bool) {
-	claimed, members = map[string]bool{}, map[string]map[string]bool{}
+func (m *membership) othersClaim(now time.Time) (claimed map[bucket]bool, members map[string]map[bucket]bool) {
+	claimed, members = map[bucket]bool{}, map[string]map[bucket]bool{}
 	for _, o := range m.seen {
 		if !o.live(now) {
 			continue
@@ -145,8 +156,8 @@ func (m *membership) othersClaim(now time.Time) (claimed map[string]bool, member
 			claimed[t] = true
 		}
 		if o.everything {
-			for _, t := range m.targets {
-				claimed[t] = true
+			for b := range m.units {
+				claimed[b] = true
 			}
 		}
 	}
