@@ -290,9 +290,9 @@ func TestClosedDashboardStaysClosed(t *testing.T) {
 type holds map[string]bool
 
 func (holds) Run(context.Context, []string, func(string, string, bool), func(error)) {}
-func (holds) Hand(string, string, bool)                                 {}
-func (h holds) Writable(target string) error                            { return nil }
-func (h holds) Holds(target string) bool                                { return h[target] }
+func (holds) Hand(string, string, bool)                                              {}
+func (h holds) Writable(target string) error                                         { return nil }
+func (h holds) Holds(target string) bool                                             { return h[target] }
 
 // Two replicas share a repository's targets: each writes only its own
 // rows, the others come from the body, one issue is opened (by the

@@ -166,9 +166,9 @@ type holdOnly struct {
 }
 
 func (*holdOnly) Run(context.Context, []string, func(string, string, bool), func(error)) {}
-func (*holdOnly) Writable(string) error                                     { return nil }
-func (h *holdOnly) Holds(t string) bool                                     { return slices.Contains(h.held, t) }
-func (h *holdOnly) Hand(t, rerun string, _ bool)                            { h.handed = append(h.handed, t+"@"+rerun) }
+func (*holdOnly) Writable(string) error                                                  { return nil }
+func (h *holdOnly) Holds(t string) bool                                                  { return slices.Contains(h.held, t) }
+func (h *holdOnly) Hand(t, rerun string, _ bool)                                         { h.handed = append(h.handed, t+"@"+rerun) }
 
 // A delivery not signed with the secret, or signed wrongly, changes
 // nothing and is counted as forged.
