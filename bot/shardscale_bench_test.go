@@ -17,6 +17,7 @@ import (
 
 	"github.com/driftback/driftback/bot/shard"
 	"github.com/driftback/driftback/cluster"
+	"github.com/driftback/driftback/config"
 )
 
 // BenchmarkShardedScale is issue 54's 10,000 targets over 5 replicas on
@@ -153,10 +154,18 @@ func startShardReplica(b *testing.B, w *scaleWorld, id string, interval time.Dur
 		b.Fatal(err)
 	}
 	r.leases = l
+	// Its own cluster client, as a pod has: the client's rate limit is
+	// per replica.
+	rc := rest.CopyConfig(w.env.Config)
+	rc.QPS, rc.Burst = config.DefaultQPS, config.DefaultBurst
+	lister, err := cluster.NewClientLister(rc)
+	if err != nil {
+		b.Fatal(err)
+	}
 	var ts []*Target
 	for _, t := range w.r.Targets {
 		c := *t
-		name, inner := t.Config.Name, t.Lister
+		name, inner := t.Config.Name, cluster.Lister(lister)
 		c.Lister = listerFunc(func(ctx context.Context, s cluster.Scope) ([]cluster.Object, error) {
 			polls.note(name)
 			got, err := inner.List(ctx, s)
