@@ -87,6 +87,12 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 	if err != nil {
 		return Outcome{}, fmt.Errorf("pull requests of %s: %w", p.Branch, err)
 	}
+	if rerun != "" && !postsOn(p, rerun) {
+		// The Re-run names a commit this poll posts nothing on (a base
+		// head since passed): a forced poll would post on the heads as
+		// they are now, where the target may have no run.
+		rerun, p.Rerun = "", ""
+	}
 	b.memory.Settle(ctx, p.Poll, b.loader(p))
 	m, quiet, err := b.memory.Check(ctx, p.Poll, rerun != "", b.Archives)
 	if err != nil {
@@ -120,6 +126,20 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 	}
 	b.stalls.Forget(tc.Name)
 	return p.Out, nil
+}
+
+// postsOn reports whether the poll may post a check run on sha: the base
+// head, or the head of an open pull request of the target's branch.
+func postsOn(p *poll, sha string) bool {
+	if sha == p.BaseSHA {
+		return true
+	}
+	for _, pr := range p.PRs {
+		if pr.GetState() == "open" && pr.GetHead().GetSHA() == sha {
+			return true
+		}
+	}
+	return false
 }
 
 // readLive reads the target's live objects. A target that reads an

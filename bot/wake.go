@@ -139,8 +139,14 @@ func (r *Runner) inBackoff(target string) bool {
 
 // woke wakes a target, asking for its check run to be posted anew on
 // the commit rerun names (a Re-run), if any; retry polls it past the
-// backoff of its failures.
+// backoff of its failures. A Re-run of a target and commit honoured
+// within the window (webhook.Receiver.Rerun) is a plain wake: a replay,
+// or a second click, costs no check run.
 func (r *Runner) woke(target, rerun string, retry bool) {
+	if rerun != "" && !r.hooks.Rerun(target, rerun) {
+		r.log().Debug("a Re-run of the same commit was honoured lately: the target is polled as for any wake", "target", target, "commit", rerun)
+		rerun = ""
+	}
 	if rerun != "" {
 		r.Bot.rerun.Set(target, rerun)
 	}

@@ -3,6 +3,7 @@ package bot
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -211,7 +212,7 @@ func TestWebhookRefusesForgedDeliveries(t *testing.T) {
 	if n := g.deliveries("push", "forged"); n != 5 {
 		t.Errorf("%v forged deliveries counted, want 5", n)
 	}
-	// The forged ones used the GUID, which must not have been spent.
+	// The forged ones, under the genuine one's GUID, spent nothing.
 	if code := g.deliver(w); code != http.StatusAccepted {
 		t.Errorf("the genuine delivery after forged ones with its GUID: status %d", code)
 	}
@@ -220,7 +221,8 @@ func TestWebhookRefusesForgedDeliveries(t *testing.T) {
 	}
 }
 
-// A delivery GUID is handled once; the memory of GUIDs is bounded.
+// A delivery sent twice (GitHub's duplicate: the same GUID and signed
+// payload) is handled once.
 func TestWebhookRefusesReplays(t *testing.T) {
 	g := newHookRig(t)
 	main, _ := g.srv.Branch(owner, repo, "main")
@@ -391,8 +393,9 @@ func TestWebhookBurstMakesOnePoll(t *testing.T) {
 		}
 	}
 	main, _ := g.srv.Branch(owner, repo, "main")
-	for range 10 {
-		if code := g.deliver(g.srv.PushEvent(owner, repo, "main", strings.Repeat("0", 40), main, "alice")); code != http.StatusAccepted {
+	for i := range 10 {
+		// Ten pushes: ten payloads (the same payload again is a replay).
+		if code := g.deliver(g.srv.PushEvent(owner, repo, "main", fmt.Sprintf("%040d", i), main, "alice")); code != http.StatusAccepted {
 			t.Fatalf("delivery: status %d", code)
 		}
 	}
@@ -442,14 +445,15 @@ func TestWebhookAnswersABurstWithinTheDeadline(t *testing.T) {
 	g := newHookRig(t)
 	g.poll()
 	main, _ := g.srv.Branch(owner, repo, "main")
-	release, _ := g.srv.Branch(owner, repo, "release")
 	run := g.check(main)
 	var deliveries []githubtest.Webhook
 	for i := range 1000 {
+		// As GitHub's, each a payload of its own (the same payload again
+		// is a replay): pushes of other commits, Re-runs by other people.
 		if i%2 == 0 {
-			deliveries = append(deliveries, g.srv.PushEvent(owner, repo, "main", release, main, "alice"))
+			deliveries = append(deliveries, g.srv.PushEvent(owner, repo, "main", fmt.Sprintf("%040d", i), main, "alice"))
 		} else {
-			deliveries = append(deliveries, g.srv.CheckRunEvent(owner, repo, run.ID, "rerequested", "alice"))
+			deliveries = append(deliveries, g.srv.CheckRunEvent(owner, repo, run.ID, "rerequested", fmt.Sprint("user", i)))
 		}
 	}
 	redelivered := deliveries[:100]
@@ -501,5 +505,115 @@ func TestWebhookTakesALargeDelivery(t *testing.T) {
 	}
 	if got := g.woken(); !slices.Equal(got, []string{"shop-prod"}) {
 		t.Errorf("woke %v", got)
+	}
+}
+
+// "Re-run all checks" on a base head 500 targets share wakes only the
+// targets with a run of this App on that commit, and creates no check run
+// where none was: a commit that changed nothing of the others carries
+// none of their runs, and a click must not spend the hour's check-run
+// budget on them (issue 54, item 7).
+func TestRerunAllOnASharedBaseHeadWakesOnlyTargetsWithARun(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	targets := []*Target{h.target}
+	for i := range 499 {
+		targets = append(targets, secondTarget(h, fmt.Sprintf("app-%03d", i)))
+	}
+	// Two targets have polled and posted on the base head; the others
+	// have not (as if the commit touched none of their inputs).
+	r := &Runner{Bot: h.bot, Targets: []*Target{h.target, targets[42]}, Interval: time.Hour, WebhookSecrets: secretsOf(hookSecret)}
+	if err := r.PollOnce(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.Targets = targets
+	url := httptestServer(t, r.Handler()).URL + "/webhook"
+	main, _ := h.srv.Branch(owner, repo, "main")
+	before := h.srv.CheckRuns(owner, repo, main)
+	if len(before) != 2 {
+		t.Fatalf("%d check runs on the base head, want 2", len(before))
+	}
+	reads := len(h.srv.Requests())
+	code, err := githubtest.Deliver(nil, url, hookSecret, h.srv.CheckSuiteEvent(owner, repo, before[0].SuiteID, "rerequested", "alice"))
+	if err != nil || code != http.StatusAccepted {
+		t.Fatalf("Re-run all checks: status %d %v", code, err)
+	}
+	if n := len(h.srv.Requests()) - reads; n != 1 {
+		t.Errorf("the delivery made %d GitHub requests, want 1 (this App's runs on the commit)", n)
+	}
+	woken, _ := r.takeWoken()
+	var names []string
+	for _, t := range woken {
+		names = append(names, t.Config.Name)
+	}
+	if want := []string{"shop-prod", "app-041"}; !slices.Equal(names, want) {
+		t.Fatalf("woke %v, want %v: the targets with a run on the commit", names, want)
+	}
+	r.wake(names)
+	if err := r.PollWoken(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	after := h.srv.CheckRuns(owner, repo, main)
+	if len(after) != 4 {
+		t.Errorf("%d check runs on the base head after Re-run all, want 4 (the two posted anew)", len(after))
+	}
+	for _, run := range after {
+		if run.Name != h.target.Config.CheckName() && run.Name != targets[42].Config.CheckName() {
+			t.Errorf("a check run created where none was: %s", run.Name)
+		}
+	}
+}
+
+// A second Re-run of a target's check on the same commit within the
+// window (a second click, or a captured delivery sent again with a
+// changed payload) polls the target as any wake does: an idle target posts
+// nothing. A Re-run after the window is honoured.
+func TestSecondRerunOfACommitWithinTheWindowPostsNothing(t *testing.T) {
+	g := newHookRig(t)
+	g.r.Targets = g.r.Targets[:1]
+	now := time.Now()
+	g.r.hooks.Clock = func() time.Time { return now }
+	g.r.PollOnce(g.ctx)
+	main, _ := g.srv.Branch(owner, repo, "main")
+	rerun := func(sender string) int {
+		t.Helper()
+		g.deliver(g.srv.CheckRunEvent(owner, repo, g.check(main).ID, "rerequested", sender))
+		if err := g.r.PollWoken(g.ctx); err != nil {
+			t.Fatal(err)
+		}
+		return len(g.srv.CheckRuns(owner, repo, main))
+	}
+	runs := len(g.srv.CheckRuns(owner, repo, main))
+	if n := rerun("alice"); n != runs+1 {
+		t.Fatalf("%d check runs after a Re-run, want %d", n, runs+1)
+	}
+	now = now.Add(time.Minute)
+	if n := rerun("bob"); n != runs+1 {
+		t.Errorf("%d check runs after a second Re-run within the window, want %d", n, runs+1)
+	}
+	now = now.Add(time.Hour)
+	if n := rerun("carol"); n != runs+2 {
+		t.Errorf("%d check runs after a Re-run past the window, want %d", n, runs+2)
+	}
+}
+
+// A Re-run of a run on a base head since passed by a commit that changed
+// nothing the target reads posts no run on the new head: the target has
+// none there, and a forced poll would make one.
+func TestRerunOfAPassedBaseHeadPostsNoRunOnTheNewOne(t *testing.T) {
+	g := newHookRig(t)
+	g.r.Targets = g.r.Targets[:1]
+	g.r.PollOnce(g.ctx)
+	old, _ := g.srv.Branch(owner, repo, "main")
+	run := g.check(old)
+	head := g.srv.Commit(owner, repo, "main", "someone", map[string][]byte{"README.md": []byte("hi\n")})
+	if out := g.poll(); !out.Idle {
+		t.Fatalf("a README commit made the poll work: %+v", out)
+	}
+	g.deliver(g.srv.CheckRunEvent(owner, repo, run.ID, "rerequested", "alice"))
+	if err := g.r.PollWoken(g.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if runs := g.srv.CheckRuns(owner, repo, head); len(runs) != 0 {
+		t.Errorf("the Re-run created %d check run(s) on the new head, where the target had none", len(runs))
 	}
 }

@@ -73,7 +73,7 @@ var metricDefs = map[string]metricDef{
 	"driftback_lease_writes_refused_total": {counter, nil,
 		"Writes of this replica's membership Lease the apiserver refused (invalid, too large, forbidden): the replica holds no target, and /readyz fails, until one is accepted."},
 	"driftback_webhook_deliveries_total": {counter, []string{"event", "outcome"},
-		"GitHub webhook deliveries by event (check_run, check_suite, pull_request, push, installation, installation_repositories, repository, ping, other) and outcome: woke (targets to poll now), ignored, forged (bad signature), replayed (a GUID already handled), oversized, malformed. Refused ones change nothing."},
+		"GitHub webhook deliveries by event (check_run, check_suite, pull_request, push, installation, installation_repositories, repository, ping, other) and outcome: woke (targets to poll now), ignored, forged (a missing, malformed or wrong signature), replayed (the same signed payload handled within 10 minutes), oversized, busy (the bodies being read at their bound: 503), malformed, failed (a read the delivery needs failed: 503). Refused ones change nothing."},
 	"driftback_last_successful_poll_timestamp_seconds": {gauge, []string{"target"},
 		"Unix time of the target's last reconcile that succeeded."},
 }

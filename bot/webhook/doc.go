@@ -1,10 +1,13 @@
 // Package webhook owns GitHub's deliveries to the App: each is verified
-// (its HMAC signature against the current secrets, its GUID never handled
-// twice, its body bounded), counted by outcome, and turned into the
+// (a well-formed signature header before any byte is read, the bytes of
+// bodies not yet verified bounded for the process, the HMAC against the
+// current secrets as the body streams in, the same signed payload never
+// handled twice within a window), counted by outcome, and turned into the
 // targets it concerns, which the caller wakes. Nothing a delivery says is
 // trusted beyond "look now": the poll reads GitHub and the cluster as
-// always.
+// always. It also rate-limits the Re-runs it honours, per target and
+// commit.
 //
-// Of bot/, it imports only `bot/app` and `bot/ghround` (lower floors:
-// architecture_test.go). Beyond bot/: `config`.
+// Of bot/, it imports only `bot/app`, `bot/ghround` and `bot/githubapi`
+// (lower floors: architecture_test.go). Beyond bot/: `config`.
 package webhook
