@@ -193,42 +193,77 @@ func (c *call) createPull() *reply {
 	if rep := c.decode(&in); rep != nil {
 		return rep
 	}
-	g := c.repo.git
-	head := c.headBranch(in.Head)
-	if in.Title == nil || *in.Title == "" {
-		return validationReply("PullRequest", "title", "missing_field", "")
+	title := ""
+	if in.Title != nil {
+		title = *in.Title
 	}
-	if rep := bodyTooLong(in.Body); rep != nil {
+	pr, rep := c.s.openPullLocked(c.repo, c.actor(), c.headBranch(in.Head), in.Base, title, in.Body, in.Draft,
+		in.MaintainerCanModify == nil || *in.MaintainerCanModify)
+	if rep != nil {
 		return rep
 	}
-	if in.Draft && c.repo.noDrafts {
-		return validationReply("PullRequest", "", "custom", "Draft pull requests are not supported in this repository.")
+	rep = jsonReply(http.StatusCreated, c.s.pullJSON(c.repo, pr))
+	rep.header.Set("Location", c.s.repoAPI(c.repo)+"/pulls/"+strconv.Itoa(pr.number))
+	return rep
+}
+
+// openPullLocked opens a pull request as by (an App's "<slug>[bot]" or a
+// person), with GitHub's checks of POST /pulls: a title, head and base
+// branches that exist, no open pull request of the same head and base,
+// commits between them.
+func (s *Server) openPullLocked(rp *repo, by, head, base, title, body string, draft, maintainer bool) (*pull, *reply) {
+	g := rp.git
+	if title == "" {
+		return nil, validationReply("PullRequest", "title", "missing_field", "")
+	}
+	if rep := bodyTooLong(body); rep != nil {
+		return nil, rep
+	}
+	if draft && rp.noDrafts {
+		return nil, validationReply("PullRequest", "", "custom", "Draft pull requests are not supported in this repository.")
 	}
 	headSHA, ok := g.ref("refs/heads/" + head)
 	if head == "" || !ok {
-		return validationReply("PullRequest", "head", "invalid", "")
+		return nil, validationReply("PullRequest", "head", "invalid", "")
 	}
-	baseSHA, ok := g.ref("refs/heads/" + in.Base)
+	baseSHA, ok := g.ref("refs/heads/" + base)
 	if !ok {
-		return validationReply("PullRequest", "base", "invalid", "")
+		return nil, validationReply("PullRequest", "base", "invalid", "")
 	}
-	for _, pr := range c.repo.pulls {
-		if pr.state == "open" && pr.head == head && pr.base == in.Base {
-			return validationReply("PullRequest", "", "custom", fmt.Sprintf("A pull request already exists for %s:%s.", c.repo.owner, head))
+	for _, pr := range rp.pulls {
+		if pr.state == "open" && pr.head == head && pr.base == base {
+			return nil, validationReply("PullRequest", "", "custom", fmt.Sprintf("A pull request already exists for %s:%s.", rp.owner, head))
 		}
 	}
 	if len(g.log(headSHA, g.ancestors(baseSHA))) == 0 {
-		return validationReply("PullRequest", "", "custom", fmt.Sprintf("No commits between %s and %s", in.Base, head))
+		return nil, validationReply("PullRequest", "", "custom", fmt.Sprintf("No commits between %s and %s", base, head))
 	}
-	c.repo.nextNumber++
-	now := c.s.now()
-	pr := &pull{number: c.repo.nextNumber, id: c.s.id(), title: *in.Title, body: in.Body, state: "open", head: head,
-		base: in.Base, headSHA: headSHA.String(), user: c.actor(), created: now, updated: now, draft: in.Draft,
-		maintainer: in.MaintainerCanModify == nil || *in.MaintainerCanModify}
-	c.repo.pulls = append(c.repo.pulls, pr)
-	rep := jsonReply(http.StatusCreated, c.s.pullJSON(c.repo, pr))
-	rep.header.Set("Location", c.s.repoAPI(c.repo)+"/pulls/"+strconv.Itoa(pr.number))
-	return rep
+	rp.nextNumber++
+	now := s.now()
+	pr := &pull{number: rp.nextNumber, id: s.id(), title: title, body: body, state: "open", head: head,
+		base: base, headSHA: headSHA.String(), user: s.userLocked(by, "").login, created: now, updated: now, draft: draft,
+		maintainer: maintainer}
+	rp.pulls = append(rp.pulls, pr)
+	return pr, nil
+}
+
+// OpenPR opens a pull request from head to base (branches of owner/name)
+// as user, a person ("alice") or an App's bot ("<slug>[bot]"), as the web
+// page or another App would, and returns its number; GitHub's refusals
+// (an open pull request of the same branches, no commits between them)
+// are errors.
+func (s *Server) OpenPR(owner, name, user, head, base, title, body string) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repoLocked(owner, name)
+	if rp == nil {
+		return 0, fmt.Errorf("no repo %s/%s", owner, name)
+	}
+	pr, rep := s.openPullLocked(rp, user, head, base, title, body, false, true)
+	if rep != nil {
+		return 0, fmt.Errorf("open pull request: %d %s", rep.status, rep.body)
+	}
+	return pr.number, nil
 }
 
 func (c *call) getPull() *reply {
