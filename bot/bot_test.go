@@ -492,6 +492,22 @@ func (h *harness) newBotWith(t testing.TB, now func() time.Time) *Bot {
 
 func (h *harness) botOn(t testing.TB, record bool, now func() time.Time, tune ...func(*githubapi.ClientOptions)) *Bot {
 	t.Helper()
+	return h.botAs(t, theApp, record, now, tune...)
+}
+
+// appIdentity is a GitHub App as a bot authenticates: its id, its
+// installation on owner and its bot account.
+type appIdentity struct {
+	id, inst int64
+	login    string
+}
+
+// theApp is the harness's App ("driftback", slug and bot account).
+var theApp = appIdentity{id: appID, inst: instID, login: "driftback[bot]"}
+
+// botAs is one bot process of App who on the harness's fake GitHub.
+func (h *harness) botAs(t testing.TB, who appIdentity, record bool, now func() time.Time, tune ...func(*githubapi.ClientOptions)) *Bot {
+	t.Helper()
 	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key(t))})
 	metrics := metrics.NewMetrics()
 	opts := githubapi.ClientOptions{
@@ -508,11 +524,11 @@ func (h *harness) botOn(t testing.TB, record bool, now func() time.Time, tune ..
 	for _, f := range tune {
 		f(&opts)
 	}
-	gh, err := githubapi.NewClient(githubapi.AppAuth{AppID: appID, PrivateKey: pemKey, InstallationID: instID, BaseURL: h.srv.URL() + "/"}, opts)
+	gh, err := githubapi.NewClient(githubapi.AppAuth{AppID: who.id, PrivateKey: pemKey, InstallationID: who.inst, BaseURL: h.srv.URL() + "/"}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(gh, Options{AppID: appID, Login: "driftback[bot]", Download: h.srv.Client(), Metrics: metrics, RenderBytes: 1 << 20})
+	return New(gh, Options{AppID: who.id, Login: who.login, Download: h.srv.Client(), Metrics: metrics, RenderBytes: 1 << 20})
 }
 
 type brokenLister struct{}

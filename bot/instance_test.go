@@ -5,9 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-github/v62/github"
-
-	"github.com/driftback/driftback/bot/app"
+	"github.com/driftback/driftback/bot/prbody"
 	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/githubtest"
 )
@@ -77,40 +75,21 @@ func TestTwoInstallationsDoNotFight(t *testing.T) {
 				if lname == "b sees no drift" {
 					holder, other = a, b // b has nothing to propose
 				}
-				round := func() {
-					t.Helper()
-					for _, in := range order {
-						// As after a restart: nothing remembered, every
-						// poll reads and decides afresh.
-						in.h.bot.memory.Forget("shop-prod")
-						if err := in.h.pollErr(); err != nil {
-							t.Fatalf("%s: %v", in.name, err)
-						}
-					}
-				}
-				round()
-				round()
-				head, _ := h.srv.Branch(owner, repo, branch)
-				mark := h.srv.Counters()
-				for i := 0; i < 3; i++ {
-					round()
-				}
-				if d := h.srv.Counters().Sub(mark); d.Mutating != 0 {
-					t.Fatalf("3 more rounds made %d writes, want 0 (the installations fight)", d.Mutating)
-				}
+				bots := []*harness{order[0].h, order[1].h}
+				head := settleThenQuiet(t, h, bots)
 				prs := h.prs()
 				if len(prs) != 1 || prs[0].State != "open" || len(prs[0].Comments) != 0 {
 					t.Fatalf("want one open pull request, untouched; have %+v", prs)
 				}
-				if got := app.InstanceOf(&github.PullRequest{Body: github.String(prs[0].Body)}); got != holder.name {
-					t.Fatalf("the pull request is %s's, want %s's", got, holder.name)
+				if st, _ := prbody.ParseState(prs[0].Body); instanceName(st.Instance) != holder.name {
+					t.Fatalf("the pull request is %s's, want %s's", instanceName(st.Instance), holder.name)
 				}
 				if now, ok := h.srv.Branch(owner, repo, branch); !ok || now != head {
 					t.Fatal("the branch was deleted or moved")
 				}
 				other.h.bot.memory.Forget("shop-prod")
 				out, err := other.h.bot.Reconcile(h.ctx, other.h.target)
-				if err != nil || out.Overlap != holder.name || out.Pushed || out.PR != 0 {
+				if err != nil || out.Overlap != "installation `"+holder.name+"`" || out.Pushed || out.PR != 0 {
 					t.Fatalf("%s's poll: %+v, %v; want the overlap with %s reported", other.name, out, err, holder.name)
 				}
 				if g := other.h.bot.Metrics.Get("driftback_target_overlap", map[string]string{"target": "shop-prod"}); g != 1 {
@@ -135,6 +114,43 @@ func TestTwoInstallationsDoNotFight(t *testing.T) {
 			})
 		}
 	}
+}
+
+// instanceName is the installation a state's Instance names ("" is the
+// default's, which stamps nothing).
+func instanceName(stamp string) string {
+	if stamp == "" {
+		return config.DefaultInstance
+	}
+	return stamp
+}
+
+// settleThenQuiet polls each bot in order, round after round, each as
+// after a restart (nothing remembered: every poll reads and decides
+// afresh). After two rounds, three more must write nothing, or they
+// fight. It returns the branch head after the two.
+func settleThenQuiet(t *testing.T, h *harness, bots []*harness) string {
+	t.Helper()
+	round := func() {
+		t.Helper()
+		for _, b := range bots {
+			b.bot.memory.Forget("shop-prod")
+			if err := b.pollErr(); err != nil {
+				t.Fatalf("%s (%s): %v", b.bot.login, b.bot.instance, err)
+			}
+		}
+	}
+	round()
+	round()
+	head, _ := h.srv.Branch(owner, repo, branch)
+	mark := h.srv.Counters()
+	for i := 0; i < 3; i++ {
+		round()
+	}
+	if d := h.srv.Counters().Sub(mark); d.Mutating != 0 {
+		t.Fatalf("3 more rounds made %d writes, want 0 (they fight)", d.Mutating)
+	}
+	return head
 }
 
 // latestNamed is the newest check run of a name on the base head.
@@ -174,7 +190,7 @@ func TestOtherInstallationsBranchWithoutPRIsLeftAlone(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		b.bot.memory.Forget("shop-prod")
 		out, err := b.bot.Reconcile(h.ctx, b.target)
-		if err != nil || out.Overlap != "default" || out.Pushed {
+		if err != nil || out.Overlap != "installation `default`" || out.Pushed {
 			t.Fatalf("b's poll: %+v, %v; want the overlap with default reported", out, err)
 		}
 	}

@@ -10,11 +10,9 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
-	"github.com/driftback/driftback/bot/app"
 	"github.com/driftback/driftback/bot/checks"
 	"github.com/driftback/driftback/bot/enforce"
 	"github.com/driftback/driftback/bot/idle"
-	"github.com/driftback/driftback/bot/pullrequest"
 	"github.com/driftback/driftback/bot/stall"
 	"github.com/driftback/driftback/bot/targetplan"
 	"github.com/driftback/driftback/cluster"
@@ -24,10 +22,13 @@ import (
 // in line with the plan.
 func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 	tc := p.Target
-	if open, _ := pullrequest.SplitPRs(p.PRs); open != nil && !b.application().Owns(open) {
-		// Another installation's pull request: never closed, pushed to or
-		// rebuilt by this one, whatever its own plan says.
-		return b.keeper().Overlap(ctx, p.Poll, app.InstanceOf(open), fmt.Sprintf("pull request #%d", open.GetNumber()))
+	if open, _ := b.application().SplitPRs(p.PRs); open != nil {
+		if who, ours := b.application().HolderOf(open); !ours {
+			// A person's, another App's or another installation's pull
+			// request: never edited, closed, pushed to or rebuilt by this
+			// one, whatever its own plan says.
+			return b.keeper().Overlap(ctx, p.Poll, who, fmt.Sprintf("pull request #%d", open.GetNumber()))
+		}
 	}
 	b.Metrics.Set("driftback_target_overlap", map[string]string{"target": tc.Name}, 0)
 	plan, err := b.plan(ctx, p)
@@ -66,7 +67,7 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 	}
 	b.Metrics.Add("driftback_edits_total", map[string]string{"target": tc.Name}, float64(len(plan.Edits)))
 
-	open, lastClosed := pullrequest.SplitPRs(p.PRs)
+	open, lastClosed := b.application().SplitPRs(p.PRs)
 	var pr *github.PullRequest
 	switch {
 	case len(plan.Files) == 0 && gone(plan):

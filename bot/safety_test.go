@@ -193,22 +193,33 @@ func TestBranchLeftAfterCloseIsRemoved(t *testing.T) {
 	}
 }
 
-// Item 5: a frozen PR closed because the drift is gone takes its branch
-// with it; the person's commits stay on the closed PR.
-func TestFrozenPRClosedTakesItsBranch(t *testing.T) {
+// Issue 54: "drift gone" says nothing about a person's commit on the
+// branch: the frozen pull request stays open, its branch with it, and the
+// check run says why.
+func TestFrozenPRStaysOpenWhenTheDriftGoes(t *testing.T) {
 	h := newHarness(t, writeThroughOnly(t))
 	h.poll()
-	h.srv.Commit(owner, repo, branch, "alice", map[string][]byte{"notes.txt": []byte("mine\n")})
+	alices := h.srv.Commit(owner, repo, branch, "alice", map[string][]byte{"notes.txt": []byte("mine\n")})
 	if out := h.poll(); !out.Frozen {
 		t.Fatal("setup: not frozen")
 	}
 	h.setLive(renderedLive(t))
-	h.poll()
-	if h.prs()[0].State != "closed" {
-		t.Fatal("not closed")
+	out := h.poll()
+	pr := h.openPR()
+	if !out.Frozen || out.Number != pr.Number || len(pr.Comments) != 0 {
+		t.Fatalf("want the frozen pull request left open, without a comment: %+v, %+v", out, pr)
 	}
-	if _, ok := h.srv.Branch(owner, repo, branch); ok {
-		t.Fatal("driftback left the frozen PR's branch behind")
+	if head, ok := h.srv.Branch(owner, repo, branch); !ok || head != alices {
+		t.Fatal("driftback deleted or moved the branch holding alice's commit")
+	}
+	if run := h.check(h.base); !strings.Contains(run.Summary, "holds a commit driftback did not make, so the pull request stays open") {
+		t.Fatalf("the check run does not say why the pull request stays open: %q", run.Summary)
+	}
+	// Closed by a person, it stays closed, and the branch stays.
+	h.srv.ClosePR(owner, repo, pr.Number)
+	h.poll()
+	if head, ok := h.srv.Branch(owner, repo, branch); !ok || head != alices {
+		t.Fatal("driftback deleted the branch holding alice's commit once its pull request was closed")
 	}
 }
 

@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/google/go-github/v62/github"
 
@@ -44,16 +46,81 @@ func (a *App) CheckName(tc config.Target) string {
 	return tc.CheckName()
 }
 
-// InstanceOf is the installation that wrote pr, by the state in its body.
-func InstanceOf(pr *github.PullRequest) string {
-	if st, ok := prbody.ParseState(pr.GetBody()); ok && st.Instance != "" {
-		return st.Instance
-	}
-	return config.DefaultInstance
+// Holder is whoever opened a pull request this installation does not own:
+// a person, another App, or another installation of this App.
+type Holder struct {
+	Login string // who opened it, as GitHub reports user.login
+	// Instance names the other installation of this App whose state the
+	// body carries; "" when the opener is not this App.
+	Instance string
+	// Stateless: this App opened it, but its body no longer carries
+	// driftback's state (someone removed the hidden block).
+	Stateless bool
 }
 
-// Owns reports whether this installation wrote pr.
-func (a *App) Owns(pr *github.PullRequest) bool { return InstanceOf(pr) == a.Instance }
+// String names the holder in a log line, a check run or a dashboard row
+// (markdown).
+func (h Holder) String() string {
+	switch {
+	case h.Instance != "":
+		return fmt.Sprintf("installation `%s`", h.Instance)
+	case h.Stateless:
+		return fmt.Sprintf("`%s` (a pull request without driftback's state)", h.Login)
+	}
+	return fmt.Sprintf("`%s`", h.Login)
+}
+
+// HolderOf says who holds pr; ok when it is this installation's own: this
+// App's bot account opened it AND its body carries this installation's
+// state. Either alone proves nothing: anyone can paste driftback's state
+// into a body, and another installation of this App opens its pull
+// requests as the same bot account.
+func (a *App) HolderOf(pr *github.PullRequest) (h Holder, ok bool) {
+	u := pr.GetUser()
+	h.Login = u.GetLogin()
+	if a.Login == "" || u.GetType() != "Bot" || !strings.EqualFold(h.Login, a.Login) {
+		return h, false
+	}
+	st, has := prbody.ParseState(pr.GetBody())
+	if !has {
+		h.Stateless = true
+		return h, false
+	}
+	if st.Instance == "" {
+		st.Instance = config.DefaultInstance // the default stamps nothing
+	}
+	if st.Instance != a.Instance {
+		h.Instance = st.Instance
+		return h, false
+	}
+	return h, true
+}
+
+// Owns reports whether pr is this installation's own (HolderOf).
+func (a *App) Owns(pr *github.PullRequest) bool {
+	_, ok := a.HolderOf(pr)
+	return ok
+}
+
+// SplitPRs finds, among the pull requests of the target's branch, the open
+// one (whoever opened it: one that is not this installation's own makes it
+// stand back) and the most recent closed one of its own (a person's
+// closed pull request says nothing about driftback's edits).
+func (a *App) SplitPRs(prs []*github.PullRequest) (open, lastClosed *github.PullRequest) {
+	for _, p := range prs {
+		switch p.GetState() {
+		case "open":
+			if open == nil || p.GetNumber() > open.GetNumber() {
+				open = p
+			}
+		case "closed":
+			if a.Owns(p) && (lastClosed == nil || p.GetNumber() > lastClosed.GetNumber()) {
+				lastClosed = p
+			}
+		}
+	}
+	return open, lastClosed
+}
 
 // Place is where one poll of a target writes: the target's repository (as
 // GitHub names it now, which a moved repository changes), its base branch

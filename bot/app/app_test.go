@@ -12,11 +12,12 @@ import (
 )
 
 // The default installation stamps nothing (its names are what earlier
-// versions wrote); another one stamps its name on the check run, and a
-// pull request belongs to the installation its hidden state names.
+// versions wrote); another one stamps its name on the check run. A pull
+// request is an installation's own only when this App's bot opened it and
+// its state names that installation.
 func TestAnInstallationKnowsItsOwnWrites(t *testing.T) {
-	def := &App{Instance: config.DefaultInstance}
-	staging := &App{Instance: "staging"}
+	def := &App{Instance: config.DefaultInstance, Login: "driftback[bot]"}
+	staging := &App{Instance: "staging", Login: "driftback[bot]"}
 	tc := config.Target{Name: "shop"}
 	if def.Stamp() != "" || def.CheckName(tc) != tc.CheckName() {
 		t.Errorf("default: stamp %q, check %q", def.Stamp(), def.CheckName(tc))
@@ -24,16 +25,44 @@ func TestAnInstallationKnowsItsOwnWrites(t *testing.T) {
 	if staging.Stamp() != "staging" || staging.CheckName(tc) != tc.CheckName()+" (staging)" {
 		t.Errorf("staging: stamp %q, check %q", staging.Stamp(), staging.CheckName(tc))
 	}
-	body := prbody.Render(prbody.Input{Target: "shop", Plan: &analyzer.Plan{Root: "overlays/prod"},
-		State: prbody.State{Version: 1, Target: "shop", Instance: "staging"}, Attribution: attribution.New(nil, nil)})
-	theirs := &github.PullRequest{Body: github.String(body)}
-	if InstanceOf(theirs) != "staging" || !staging.Owns(theirs) || def.Owns(theirs) {
-		t.Errorf("a staging pull request: instance %q, staging owns %v, default owns %v", InstanceOf(theirs), staging.Owns(theirs), def.Owns(theirs))
+	body := func(instance string) *string {
+		return github.String(prbody.Render(prbody.Input{Target: "shop", Plan: &analyzer.Plan{Root: "overlays/prod"},
+			State: prbody.State{Version: 1, Target: "shop", Instance: instance}, Attribution: attribution.New(nil, nil)}))
 	}
-	// A body without a state (a person's pull request, or one from before
-	// instances) is the default installation's.
-	plain := &github.PullRequest{Body: github.String("fixes the image")}
-	if InstanceOf(plain) != config.DefaultInstance || !def.Owns(plain) || staging.Owns(plain) {
-		t.Errorf("a plain pull request: instance %q", InstanceOf(plain))
+	by := func(login, typ string) *github.User {
+		return &github.User{Login: github.String(login), Type: github.String(typ)}
+	}
+	for _, c := range []struct {
+		name         string
+		pr           *github.PullRequest
+		def, staging bool
+		holder       string // as the other installation sees it
+	}{
+		{"staging's", &github.PullRequest{User: by("driftback[bot]", "Bot"), Body: body("staging")}, false, true, "installation `staging`"},
+		{"the default's", &github.PullRequest{User: by("Driftback[bot]", "Bot"), Body: body("")}, true, false, "installation `default`"},
+		// A person who pasted driftback's body, state and all.
+		{"a person's, with driftback's state", &github.PullRequest{User: by("alice", "User"), Body: body("")}, false, false, "`alice`"},
+		{"a person's", &github.PullRequest{User: by("alice", "User"), Body: github.String("fixes the image")}, false, false, "`alice`"},
+		// Another App: another driftback at the default instance, say.
+		{"another App's", &github.PullRequest{User: by("other[bot]", "Bot"), Body: body("")}, false, false, "`other[bot]`"},
+		// A user account named like the bot is not the bot.
+		{"a user named like the bot", &github.PullRequest{User: by("driftback[bot]", "User"), Body: body("")}, false, false, "`driftback[bot]`"},
+		{"the bot's, its state removed", &github.PullRequest{User: by("driftback[bot]", "Bot"), Body: github.String("edited")}, false, false,
+			"`driftback[bot]` (a pull request without driftback's state)"},
+	} {
+		if def.Owns(c.pr) != c.def || staging.Owns(c.pr) != c.staging {
+			t.Errorf("%s: default owns %v, staging owns %v; want %v, %v", c.name, def.Owns(c.pr), staging.Owns(c.pr), c.def, c.staging)
+		}
+		other := def
+		if c.def {
+			other = staging
+		}
+		if h, _ := other.HolderOf(c.pr); h.String() != c.holder {
+			t.Errorf("%s: holder %q, want %q", c.name, h.String(), c.holder)
+		}
+	}
+	// Without its bot login the bot owns nothing (it cannot tell).
+	if (&App{Instance: config.DefaultInstance}).Owns(&github.PullRequest{User: by("driftback[bot]", "Bot"), Body: body("")}) {
+		t.Error("an App without a login owns a pull request")
 	}
 }

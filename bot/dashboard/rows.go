@@ -94,7 +94,7 @@ func rowOf(name string, out pollstate.Outcome, err error, failures int, since ti
 	case err != nil, out.Idle:
 		return row, false
 	case out.Overlap != "":
-		row.State, row.Why = rowWaiting, fmt.Sprintf("installation `%s` holds its pull request or branch", out.Overlap)
+		row.State, row.Why = rowWaiting, out.Overlap+" holds its pull request or branch"
 	case out.Blocked != "":
 		row.State, row.Why, row.PR = rowWaiting, out.Blocked, out.Number
 	case out.Waiting != "":

@@ -13,7 +13,7 @@ type Outcome struct {
 	Waiting   string // why nothing was proposed yet (the applied revision lags)
 	Blocked   string // why GitHub refused to move the branch (a ruleset, the workflows permission)
 	CheckRuns int    // check runs created or updated
-	Overlap   string // another installation (its instance) holds the target's pull request or branch
+	Overlap   string // who else holds the target's pull request or branch (app.Holder, markdown)
 	// Number is the target's open pull request, frozen or blocked too (PR
 	// is 0 then); 0 if none.
 	Number int

@@ -23,8 +23,9 @@ type State struct {
 	Edits    string `json:"edits"`          // hash of the edit set (the plan's files)
 	Head     string `json:"head,omitempty"` // the commit driftback last pushed
 	Base     string `json:"base,omitempty"` // the base commit it sits on
-	// Closed: "driftback" when the bot closed it (drift gone), "declined"
-	// when it closed it because a reviewer declined every row.
+	// Closed: ClosedResolved when the bot closed it (drift gone),
+	// ClosedDeclined when it closed it because a reviewer declined every
+	// row.
 	Closed string `json:"closed,omitempty"`
 	// Declined are the keys of the rows a reviewer unticked (bot/pullrequest):
 	// each stays out of the branch while its live values stay the same.
@@ -136,6 +137,10 @@ func boxesOf(body string) string {
 	}
 	return strings.Join(keys, " ")
 }
+
+// ClosedResolved marks a pull request driftback closed because the drift
+// was gone (merged, or reverted in the cluster).
+const ClosedResolved = "driftback"
 
 // ClosedDeclined marks a pull request driftback closed because every row
 // was declined (its branch is kept): reopening it brings them all back.

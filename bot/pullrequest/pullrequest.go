@@ -55,7 +55,7 @@ func (k *Keeper) Propose(ctx context.Context, p *pollstate.Poll, plan *analyzer.
 	if br.own.Instance != "" && open == nil {
 		// Another installation pushed the branch and has not opened its
 		// pull request yet (or its poll ended in between).
-		return nil, k.Overlap(ctx, p, br.own.Instance, fmt.Sprintf("branch `%s`", p.Branch))
+		return nil, k.Overlap(ctx, p, app.Holder{Login: k.App.Login, Instance: br.own.Instance}, fmt.Sprintf("branch `%s`", p.Branch))
 	}
 	regenerate := open != nil && prbody.RegenerateTicked(open.GetBody())
 	p.Out.Frozen = br.exists && !br.ours && !regenerate
@@ -254,7 +254,12 @@ func (k *Keeper) createPR(ctx context.Context, p *pollstate.Poll, body string) (
 	if lerr != nil {
 		return nil, fmt.Errorf("create pull request for %s: %w (and looking for it: %v)", p.Branch, err, lerr)
 	}
-	if open, _ := SplitPRs(prs); open != nil {
+	if open, _ := k.App.SplitPRs(prs); open != nil {
+		if who, ours := k.App.HolderOf(open); !ours {
+			// Opened by someone else since the list was read: theirs, and
+			// the next poll stands back for it.
+			return nil, fmt.Errorf("create pull request for %s: %s opened #%d from it meanwhile", p.Branch, who, open.GetNumber())
+		}
 		p.Log.Warn("pull request found after a failed create; adopting it", "pr", open.GetNumber(), "error", err.Error())
 		return open, nil
 	}
@@ -313,17 +318,22 @@ func (k *Keeper) Resolved(ctx context.Context, p *pollstate.Poll, plan *analyzer
 	if err != nil || closed {
 		return nil, err
 	}
+	// Left open (frozen, or its body changed during the poll).
+	p.Out.Number = open.GetNumber()
 	return open, nil
 }
 
 // resolvedMarker finds the bot's closing comment again, so it is posted
-// once however often closing fails.
+// once however often a poll ends around it.
 const resolvedMarker = "<!-- driftback:resolved -->"
 
-// closeResolved closes the PR once its drift is gone, and deletes the
-// branch only when nobody else committed to it. The comment comes first
-// and only once: a close that keeps failing does not add one per poll.
-// It reports whether it closed the PR.
+// closeResolved closes the PR once its drift is gone, then says why, then
+// deletes the branch. A branch that holds a commit driftback did not make
+// keeps its pull request open (keptOpen): "drift gone" says nothing about
+// that commit. Closed first:
+// a poll ended after any step leaves a closed pull request still to be
+// explained (the next poll comments, dropOrphan) rather than an open one
+// whose comment says it is closed. It reports whether it closed the PR.
 func (k *Keeper) closeResolved(ctx context.Context, p *pollstate.Poll, plan *analyzer.Plan, pr *github.PullRequest) (bool, error) {
 	tc := p.Target
 	// The close rewrites the body from the one the poll listed: a body a
@@ -332,11 +342,11 @@ func (k *Keeper) closeResolved(ctx context.Context, p *pollstate.Poll, plan *ana
 	if moved, err := k.BodyMoved(ctx, p, pr); err != nil || moved {
 		return false, err
 	}
-	if err := k.commentOnce(ctx, p, pr.GetNumber(), closingComment(p)+"\n\n"+resolvedMarker); err != nil {
+	if frozen, err := k.keptOpen(ctx, p, "The drift is gone"); err != nil || frozen {
 		return false, err
 	}
 	st, _ := prbody.ParseState(pr.GetBody())
-	st.Version, st.Target, st.Instance, st.Closed = 1, tc.Name, k.App.Stamp(), "driftback"
+	st.Version, st.Target, st.Instance, st.Closed = 1, tc.Name, k.App.Stamp(), prbody.ClosedResolved
 	body := report.ReplaceState(prbody.WithoutStallNote(pr.GetBody()), st.Encode())
 	if utf8.RuneCountInString(body) > prbody.MaxBody {
 		// Someone (or an older driftback) left a body near GitHub's limit:
@@ -346,7 +356,14 @@ func (k *Keeper) closeResolved(ctx context.Context, p *pollstate.Poll, plan *ana
 	if _, _, err := k.App.GitHub.PullRequests.Edit(ctx, p.Owner, p.Repo, pr.GetNumber(), &github.PullRequest{State: github.String("closed"), Body: github.String(body)}); err != nil {
 		return false, fmt.Errorf("close #%d: %w", pr.GetNumber(), err)
 	}
-	return true, k.dropBranch(ctx, p, pr.GetHead().GetSHA())
+	if err := k.commentOnce(ctx, p, pr.GetNumber(), closingComment(p)+"\n\n"+resolvedMarker); err != nil {
+		return true, err
+	}
+	head, ok := k.App.BranchHead(ctx, p.Place)
+	if !ok {
+		return true, nil
+	}
+	return true, k.dropBranch(ctx, p, head)
 }
 
 // draftsUnsupported is GitHub's 422 for a draft pull request in a
@@ -378,48 +395,59 @@ func closingComment(p *pollstate.Poll) string {
 	}
 	switch {
 	case e != nil && len(p.Restoring) > 0:
-		return fmt.Sprintf("%s %s %s%s, so it will put Git's value back in the %d drifted field(s) on its own; driftback closes this pull request. "+
+		return fmt.Sprintf("%s %s %s%s, so it will put Git's value back in the %d drifted field(s) on its own; driftback closed this pull request. "+
 			"Set `proposeRestored: true` on the target to keep proposing such drift.", e.Tool, e.Object, e.Why, rev, len(p.Restoring))
 	case e != nil && e.Mode == cluster.Restored:
-		return fmt.Sprintf("The cluster matches Git again: %s %s applies Git%s and restored Git's values. driftback closes this pull request.", e.Tool, e.Object, rev)
+		return fmt.Sprintf("The cluster matches Git again: %s %s applies Git%s and restored Git's values. driftback closed this pull request.", e.Tool, e.Object, rev)
 	}
-	return "The cluster matches Git again, so driftback closes this pull request."
+	return "The cluster matches Git again, so driftback closed this pull request."
 }
 
 // dropOrphan deletes the target's branch when no open pull request holds
 // it and it is driftback's to remove: there never was a pull request (a
 // poll ended between the push and the create), or driftback itself closed
-// or a person merged the last one (a poll ended between the close and the
-// delete). A branch left by a declined pull request stays: it is how a
-// later poll knows the edit set was declined.
+// or a person merged the last one of this installation (a poll ended
+// between the close and the delete). A branch left by a declined pull
+// request stays: it is how a later poll knows the edit set was declined,
+// until a later pull request of the branch (a person's, say) is merged.
+// lastClosed is this installation's own (App.SplitPRs).
 func (k *Keeper) dropOrphan(ctx context.Context, p *pollstate.Poll, lastClosed *github.PullRequest) error {
-	keptBy := ""
-	if lastClosed != nil && !k.App.Owns(lastClosed) {
-		return nil // another installation's branch to remove
+	st, _ := prbody.ParseState(lastClosed.GetBody())
+	if lastClosed != nil && st.Closed != prbody.ClosedResolved && lastClosed.MergedAt == nil && !mergedSince(p.PRs, lastClosed) {
+		return nil
 	}
-	if lastClosed != nil {
-		st, _ := prbody.ParseState(lastClosed.GetBody())
-		if st.Closed != "driftback" && lastClosed.MergedAt == nil {
-			return nil
-		}
-		keptBy = lastClosed.GetHead().GetSHA()
-	}
-	return k.dropBranch(ctx, p, keptBy)
-}
-
-// dropBranch deletes the target's branch when nothing on it would be lost:
-// its head is driftback's own commit, or exactly keptBy, the head of a
-// closed pull request (whose commits stay on that pull request, and from
-// which GitHub restores the branch).
-func (k *Keeper) dropBranch(ctx context.Context, p *pollstate.Poll, keptBy string) error {
 	head, ok := k.App.BranchHead(ctx, p.Place)
 	if !ok {
 		return nil
 	}
-	if head != keptBy {
-		if _, own, err := k.commits(p).OwnHead(ctx, head); err != nil || !own {
+	if lastClosed != nil && st.Closed == prbody.ClosedResolved {
+		// Still there: the poll that closed it may have ended before it
+		// said why.
+		if err := k.commentOnce(ctx, p, lastClosed.GetNumber(), closingComment(p)+"\n\n"+resolvedMarker); err != nil {
 			return err
 		}
+	}
+	return k.dropBranch(ctx, p, head)
+}
+
+// mergedSince reports a pull request of the branch, anyone's, merged
+// after pr was opened.
+func mergedSince(prs []*github.PullRequest, pr *github.PullRequest) bool {
+	for _, o := range prs {
+		if o.GetNumber() > pr.GetNumber() && o.MergedAt != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// dropBranch deletes the target's branch, whose head was just read, when
+// that head is driftback's own commit for this target: a branch holding
+// anyone else's commit is never deleted, merged or not (GitHub's own
+// "delete head branches" setting is theirs to choose).
+func (k *Keeper) dropBranch(ctx context.Context, p *pollstate.Poll, head string) error {
+	if _, own, err := k.commits(p).OwnHead(ctx, head); err != nil || !own {
+		return err
 	}
 	_, err := k.App.GitHub.Git.DeleteRef(ctx, p.Owner, p.Repo, "heads/"+p.Branch)
 	refused := commit.RefusalOf(err)
@@ -480,23 +508,6 @@ func (k *Keeper) Body(p *pollstate.Poll, plan *analyzer.Plan, st prbody.State, h
 		Plan: plan, State: st, Frozen: p.Out.Frozen, Declined: declined, Attribution: p.Attribution,
 		GitOps: enforce.Notes(p.Enforcement, p.Objs, plan, nil, false), Restore: enforce.RestoreNotes(enforce.RestoreInput{Plan: plan, Declined: declined, Enforcement: p.Enforcement, Objects: p.Objs,
 			Web: web, Owner: p.Owner, Repo: p.Repo, BaseSHA: p.BaseSHA, Root: p.Target.Root})})
-}
-
-// SplitPRs finds the open PR of the branch and the most recent closed one.
-func SplitPRs(prs []*github.PullRequest) (open, lastClosed *github.PullRequest) {
-	for _, p := range prs {
-		switch p.GetState() {
-		case "open":
-			if open == nil || p.GetNumber() > open.GetNumber() {
-				open = p
-			}
-		case "closed":
-			if lastClosed == nil || p.GetNumber() > lastClosed.GetNumber() {
-				lastClosed = p
-			}
-		}
-	}
-	return open, lastClosed
 }
 
 // DropStallNote takes the note of a failure that has ended off the open

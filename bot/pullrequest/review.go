@@ -26,7 +26,7 @@ import (
 // request; a pull request driftback closed because the drift was gone
 // carries none).
 func (k *Keeper) choices(p *pollstate.Poll) (remembered map[string]bool, boxes map[string]bool, reopened bool) {
-	open, lastClosed := SplitPRs(p.PRs)
+	open, lastClosed := k.App.SplitPRs(p.PRs)
 	var from *github.PullRequest
 	switch {
 	case open != nil:
@@ -38,7 +38,7 @@ func (k *Keeper) choices(p *pollstate.Poll) (remembered map[string]bool, boxes m
 		return nil, nil, false
 	}
 	st, _ := prbody.ParseState(from.GetBody())
-	if from == lastClosed && st.Closed == "driftback" {
+	if from == lastClosed && st.Closed == prbody.ClosedResolved {
 		return nil, nil, false
 	}
 	if from == open && st.Closed == prbody.ClosedDeclined {
@@ -95,6 +95,8 @@ func (k *Keeper) DeclinedAll(ctx context.Context, p *pollstate.Poll, plan *analy
 	if open == nil {
 		if st, _ := prbody.ParseState(lastClosed.GetBody()); lastClosed != nil && lastClosed.MergedAt == nil && st.Closed == prbody.ClosedDeclined {
 			p.Out.DeclinedPR = lastClosed.GetNumber()
+			// The poll that closed it may have ended before it said why.
+			return nil, k.commentOnce(ctx, p, lastClosed.GetNumber(), declinedComment)
 		}
 		// A merged pull request's branch goes, declined rows or not.
 		return nil, k.dropOrphan(ctx, p, lastClosed)
@@ -111,35 +113,26 @@ func (k *Keeper) DeclinedAll(ctx context.Context, p *pollstate.Poll, plan *analy
 	return open, nil
 }
 
-// declinedMarker finds the comment closeDeclined posts, so it is posted
-// once.
-const declinedMarker = "<!-- driftback:declined -->"
+// declinedComment says why driftback closed a pull request whose every
+// row a reviewer declined; its marker finds it again, so it is posted once.
+const declinedComment = "Every edit of this pull request was declined, so driftback closed it and kept its branch. " +
+	"It proposes nothing more until a declined field's live value changes; reopen this pull request to bring every edit back.\n\n" +
+	"<!-- driftback:declined -->"
 
 // closeDeclined closes the pull request whose every row a reviewer
 // declined, as a reviewer's own close would: the branch stays (a reopen
 // needs it), and the state remembers the rows, so the target stays quiet
-// until a live value changes. Reopening it brings every row back.
+// until a live value changes. Reopening it brings every row back. Closed
+// first, then said (as closeResolved), so an ended poll never leaves an
+// open pull request saying it is closed.
 func (k *Keeper) closeDeclined(ctx context.Context, p *pollstate.Poll, plan *analyzer.Plan, pr *github.PullRequest) (bool, error) {
 	if moved, err := k.BodyMoved(ctx, p, pr); err != nil || moved {
 		return false, err
 	}
-	if head, ok := k.App.BranchHead(ctx, p.Place); ok {
-		if _, own, err := k.commits(p).OwnHead(ctx, head); err != nil || !own {
-			// A person's commit is on the branch: declining driftback's
-			// edits says nothing about it, so the pull request stays open
-			// (frozen, as ever with such a commit).
-			if err == nil {
-				p.Out.Frozen = true
-				p.Note = "> Every edit driftback proposed was declined, but `" + p.Branch + "` holds a commit driftback did not make, so the pull request stays open."
-			}
-			return false, err
-		}
-	}
-	tc := p.Target
-	if err := k.commentOnce(ctx, p, pr.GetNumber(), "Every edit of this pull request was declined, so driftback closes it and keeps its branch. "+
-		"It proposes nothing more until a declined field's live value changes; reopen this pull request to bring every edit back.\n\n"+declinedMarker); err != nil {
+	if frozen, err := k.keptOpen(ctx, p, "Every edit driftback proposed was declined"); err != nil || frozen {
 		return false, err
 	}
+	tc := p.Target
 	st, _ := prbody.ParseState(pr.GetBody())
 	st.Version, st.Target, st.Instance, st.Closed, st.Declined = 1, tc.Name, k.App.Stamp(), prbody.ClosedDeclined, p.Review.Keys()
 	body := k.Body(p, plan, st, "")
@@ -147,6 +140,25 @@ func (k *Keeper) closeDeclined(ctx context.Context, p *pollstate.Poll, plan *ana
 		return false, fmt.Errorf("close #%d: %w", pr.GetNumber(), err)
 	}
 	p.Log.Info("every edit declined; closed the pull request and kept its branch", "pr", pr.GetNumber())
+	return true, k.commentOnce(ctx, p, pr.GetNumber(), declinedComment)
+}
+
+// keptOpen reports whether the branch holds a commit driftback did not
+// make: then the pull request it would close for why stays open (frozen,
+// as ever with such a commit), since why says nothing about that commit,
+// and the check run says so.
+func (k *Keeper) keptOpen(ctx context.Context, p *pollstate.Poll, why string) (bool, error) {
+	head, ok := k.App.BranchHead(ctx, p.Place)
+	if !ok {
+		return false, nil
+	}
+	if _, own, err := k.commits(p).OwnHead(ctx, head); err != nil || own {
+		return false, err
+	}
+	p.Out.Frozen = true
+	p.Note = "> " + why + ", but `" + p.Branch + "` holds a commit driftback did not make, so the pull request stays open; " +
+		"close it when that commit is not wanted either."
+	p.Log.Info("the branch holds a commit driftback did not make; the pull request stays open", "why", why)
 	return true, nil
 }
 

@@ -137,7 +137,7 @@ func (t *Tracker) Stalled(ctx context.Context, k *pullrequest.Keeper, list func(
 			return errors.Join(cause, err)
 		}
 	}
-	open, _ := pullrequest.SplitPRs(p.PRs)
+	open, _ := k.App.SplitPRs(p.PRs)
 	if open == nil || !k.App.Owns(open) {
 		return cause
 	}
