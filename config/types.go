@@ -25,9 +25,12 @@ type Config struct {
 	// the check run's name: "driftback/TARGET (NAME)"), and it never
 	// closes, pushes to or deletes a pull request or branch another
 	// installation wrote: it reports the overlap instead (a neutral check
-	// run naming the other, the log, driftback_target_overlap). Replicas of
-	// one installation share it; two installations of one App that may
-	// reach the same repository and target name need different names.
+	// run naming the other, the log, driftback_target_overlap). A pull
+	// request is its own only when this App's bot opened it and its state
+	// names this instance, so two driftback Apps are safe at the default.
+	// Replicas of one installation share it; two deployments of one App
+	// that may reach the same repository and target name need different
+	// names.
 	// Lower-case letters, digits and '-', at most 63 characters. Default
 	// "default", which also owns what earlier versions wrote (they stamped
 	// nothing).

@@ -5,8 +5,10 @@
 // pull request's hidden state, the commit's Driftback-Instance trailer,
 // the check run's external_id and, for any but the default, the check
 // run's name. The default instance stamps nothing, which is how earlier
-// versions wrote, so what they left stays its own. An installation never
-// closes, pushes to or deletes what another one wrote (DESIGN §11).
+// versions wrote, so what they left stays its own. A pull request is the
+// installation's own only when its bot opened it and its state names the
+// instance (HolderOf); an installation never closes, pushes to or deletes
+// what anyone else wrote (DESIGN §11).
 //
 // Place is where one poll of a target writes.
 //

@@ -3,8 +3,9 @@
 // its body rewritten only where the bot's part changed), closing it when
 // the drift is gone or a reviewer declined every edit, deleting a branch
 // only when nothing on it would be lost, and reading the reviewer's
-// choices back from it. Another installation's pull request is never
-// touched: the overlap is reported on the base head instead.
+// choices back from it. A pull request someone else opened (a person,
+// another App, another installation) is never touched: the overlap is
+// reported on the base head instead.
 //
 // Of bot/, it imports only `bot/app`, `bot/checks`, `bot/commit`,
 // `bot/enforce`, `bot/githubapi`, `bot/keyed`, `bot/pollstate` and
