@@ -266,3 +266,41 @@ func noFalseComment(t *testing.T, h *harness) {
 		}
 	}
 }
+
+// The same for the close of a pull request whose every row a reviewer
+// declined: killed after the close, the next poll adds the comment; killed
+// after the comment, nothing is open that says it is closed.
+func TestAnInterruptedDeclinedCloseLeavesNoFalseComment(t *testing.T) {
+	for _, st := range []struct{ what, method, path string }{
+		{"the close", "PATCH", "/repos/{owner}/{repo}/pulls/{pull_number}"},
+		{"the comment", "POST", "/repos/{owner}/{repo}/issues/{issue_number}/comments"},
+	} {
+		t.Run("killed after "+st.what, func(t *testing.T) {
+			h := newHarness(t, writeThroughOnly(t))
+			h.poll()
+			pr := h.openPR()
+			body := pr.Body
+			for _, what := range []string{ttl, "image", "memory", "replicas"} {
+				body = boxed(t, body, what, false)
+			}
+			editBody(h, pr.Number, body)
+			ctx, kill := context.WithCancel(context.Background())
+			h.ctx = ctx
+			h.srv.InjectFault(githubtest.Fault{Method: st.method, Path: st.path,
+				Mutate: func(s int, hd http.Header, b []byte) (int, []byte) { kill(); return s, b }})
+			if err := h.pollErr(); err == nil {
+				t.Fatal("the poll was not killed")
+			}
+			kill()
+			h.srv.ClearFaults()
+			h.ctx = context.Background()
+			noFalseComment(t, h)
+			h.bot = h.newBot(t, false) // a restart
+			h.poll()
+			got := h.prs()[0]
+			if got.State != "closed" || len(got.Comments) != 1 || !strings.Contains(got.Comments[0], "driftback closed it and kept its branch") {
+				t.Fatalf("the declined close was not finished: %+v", got)
+			}
+		})
+	}
+}
