@@ -218,18 +218,7 @@ func TestAnInterruptedCloseLeavesNoFalseComment(t *testing.T) {
 				h.poll()
 				pr := h.openPR()
 				h.setLive(renderedLive(t))
-				ctx, kill := context.WithCancel(context.Background())
-				h.ctx = ctx
-				h.srv.InjectFault(githubtest.Fault{Method: st.method, Path: st.path,
-					Mutate: func(s int, hd http.Header, b []byte) (int, []byte) { kill(); return s, b }})
-				if err := h.pollErr(); err == nil {
-					t.Fatal("the poll was not killed")
-				}
-				kill()
-				h.srv.ClearFaults()
-				h.ctx = context.Background()
-				noFalseComment(t, h)
-				h.bot = h.newBot(t, false) // a restart
+				killedAfter(t, h, st.method, st.path)
 				if driftBack {
 					h.setLive(writeThroughOnly(t))
 				}
@@ -252,6 +241,25 @@ func TestAnInterruptedCloseLeavesNoFalseComment(t *testing.T) {
 			})
 		}
 	}
+}
+
+// killedAfter polls, killing the poll (as a SIGTERM would) once the
+// first request of method on path has landed, checks that nothing open
+// says it is closed, and restarts the bot.
+func killedAfter(t *testing.T, h *harness, method, path string) {
+	t.Helper()
+	ctx, kill := context.WithCancel(context.Background())
+	h.ctx = ctx
+	h.srv.InjectFault(githubtest.Fault{Method: method, Path: path,
+		Mutate: func(s int, hd http.Header, b []byte) (int, []byte) { kill(); return s, b }})
+	if err := h.pollErr(); err == nil {
+		t.Fatal("the poll was not killed")
+	}
+	kill()
+	h.srv.ClearFaults()
+	h.ctx = context.Background()
+	noFalseComment(t, h)
+	h.bot = h.newBot(t, false)
 }
 
 // noFalseComment fails if an open pull request carries driftback's
@@ -279,23 +287,8 @@ func TestAnInterruptedDeclinedCloseLeavesNoFalseComment(t *testing.T) {
 			h := newHarness(t, writeThroughOnly(t))
 			h.poll()
 			pr := h.openPR()
-			body := pr.Body
-			for _, what := range []string{ttl, "image", "memory", "replicas"} {
-				body = boxed(t, body, what, false)
-			}
-			editBody(h, pr.Number, body)
-			ctx, kill := context.WithCancel(context.Background())
-			h.ctx = ctx
-			h.srv.InjectFault(githubtest.Fault{Method: st.method, Path: st.path,
-				Mutate: func(s int, hd http.Header, b []byte) (int, []byte) { kill(); return s, b }})
-			if err := h.pollErr(); err == nil {
-				t.Fatal("the poll was not killed")
-			}
-			kill()
-			h.srv.ClearFaults()
-			h.ctx = context.Background()
-			noFalseComment(t, h)
-			h.bot = h.newBot(t, false) // a restart
+			declineEvery(t, h, pr)
+			killedAfter(t, h, st.method, st.path)
 			h.poll()
 			got := h.prs()[0]
 			if got.State != "closed" || len(got.Comments) != 1 || !strings.Contains(got.Comments[0], "driftback closed it and kept its branch") {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/cluster"
+	"github.com/driftback/driftback/internal/githubtest"
 	"github.com/driftback/driftback/internal/kube"
 )
 
@@ -270,6 +271,16 @@ func boxedLine(body, what string) string {
 	return ""
 }
 
+// declineEvery unticks every row of pr, as a reviewer would.
+func declineEvery(t testing.TB, h *harness, pr githubtest.PR) {
+	t.Helper()
+	body := pr.Body
+	for _, what := range []string{ttl, "image", "memory", "replicas"} {
+		body = boxed(t, body, what, false)
+	}
+	editBody(h, pr.Number, body)
+}
+
 // Declining every row closes the pull request as a reviewer's close
 // would (branch kept, quiet while the values stay), with a comment saying
 // so; reopening it brings every edit back.
@@ -277,11 +288,7 @@ func TestEveryRowDeclinedClosesAndAReopenBringsThemBack(t *testing.T) {
 	h := newHarness(t, writeThroughOnly(t))
 	h.poll()
 	pr := h.openPR()
-	body := pr.Body
-	for _, what := range []string{ttl, "image", "memory", "replicas"} {
-		body = boxed(t, body, what, false)
-	}
-	editBody(h, pr.Number, body)
+	declineEvery(t, h, pr)
 	out := h.poll()
 	got := h.prs()[0]
 	if !out.Declined || got.State != "closed" || got.Merged || len(got.Comments) != 1 || !strings.Contains(got.Comments[0], "declined") {
@@ -422,11 +429,7 @@ func TestEveryRowDeclinedOnAFrozenBranchStaysOpen(t *testing.T) {
 	h.poll()
 	foreign := h.srv.Commit(owner, repo, branch, "alice", map[string][]byte{"NOTES.md": []byte("mine\n")})
 	pr := h.openPR()
-	body := pr.Body
-	for _, what := range []string{ttl, "image", "memory", "replicas"} {
-		body = boxed(t, body, what, false)
-	}
-	editBody(h, pr.Number, body)
+	declineEvery(t, h, pr)
 	out := h.poll()
 	if head, _ := h.srv.Branch(owner, repo, branch); head != foreign || !out.Frozen {
 		t.Fatalf("want the frozen branch left as it is: %+v", out)
