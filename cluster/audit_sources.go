@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -29,7 +30,15 @@ type auditFile struct {
 	path   string
 	fh     *os.File // the file being read; nil before the first read
 	offset int64
+	// last is where the last line read starts, and its first bytes (an
+	// event's auditID is among them): a file truncated in place and
+	// written past offset again no longer holds them there.
+	last     int64
+	lastHead []byte
 }
+
+// auditHead is how much of the last line read is kept to recognise it.
+const auditHead = 160
 
 // FollowFile makes Refresh read the audit log file at path (the log
 // backend's --audit-log-path, JSON lines).
@@ -58,9 +67,13 @@ func (t *AuditTrail) Close() {
 // newest auditStartBytes the first time (so a restart does not read months
 // of log), then whole lines as they are appended. After a rotation the old
 // file is read to its end before the new one is read from its start (its
-// newest auditStartBytes at most, as at a start); a truncated file is read
-// again from its start. A file that cannot be read
-// is an error, and the trail keeps what it had.
+// newest auditStartBytes at most, as at a start). A file truncated in
+// place (logrotate's copytruncate) is read again from its start, once:
+// it is known by being shorter than what was read, or by no longer
+// holding the last line read where it was (it grew past that point
+// again). What was written between the last read and the copy is in the
+// copy only, so the trail is whole again only from what comes after. A
+// file that cannot be read is an error, and the trail keeps what it had.
 func (t *AuditTrail) Refresh() error {
 	if t == nil {
 		return nil
@@ -82,9 +95,14 @@ func (t *AuditTrail) Refresh() error {
 	}
 	if f.fh != nil {
 		open, err := f.fh.Stat()
-		switch {
-		case err != nil:
+		if err != nil {
 			return fmt.Errorf("audit log: %w", err)
+		}
+		holds, err := f.stillHolds()
+		if err != nil {
+			return err
+		}
+		switch {
 		case !os.SameFile(open, cur):
 			// Rotated: finish the old file, then take the new one from its
 			// start, or its newest part when it grew large before this read.
@@ -94,8 +112,16 @@ func (t *AuditTrail) Refresh() error {
 			f.fh.Close()
 			f.fh, f.offset = nil, 0
 			return t.open(f, max(0, cur.Size()-auditStartBytes))
-		case open.Size() < f.offset:
-			f.offset = 0 // truncated in place
+		case open.Size() < f.offset || !holds:
+			// Truncated in place: start again past the hole a writer
+			// without O_APPEND leaves (NULs up to where it was writing).
+			f.offset, f.lastHead = 0, nil
+			if err := f.skipNULs(open.Size()); err != nil {
+				return err
+			}
+			t.mu.Lock()
+			t.lose()
+			t.mu.Unlock()
 		}
 		return t.readFrom(f, open.Size())
 	}
@@ -113,8 +139,11 @@ func (t *AuditTrail) open(f *auditFile, from int64) error {
 		fh.Close()
 		return fmt.Errorf("audit log: %w", err)
 	}
-	f.fh, f.offset = fh, min(from, info.Size())
+	f.fh, f.offset, f.lastHead = fh, min(from, info.Size()), nil
 	if f.offset > 0 {
+		t.mu.Lock()
+		t.lose() // what lies before is not read
+		t.mu.Unlock()
 		// Unless the byte before is a newline, from is inside a line: it
 		// begins after the next newline.
 		if err := f.skipToLine(); err != nil {
@@ -146,6 +175,43 @@ func (f *auditFile) skipToLine() error {
 	}
 }
 
+// stillHolds says whether the file still holds the last line read where
+// it was read. A read that fails is an error, never taken for a
+// truncation (the file would be read twice).
+func (f *auditFile) stillHolds() (bool, error) {
+	if f.lastHead == nil {
+		return true, nil
+	}
+	buf := make([]byte, len(f.lastHead))
+	n, err := f.fh.ReadAt(buf, f.last)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, fmt.Errorf("audit log: %w", err)
+	}
+	return bytes.Equal(buf[:n], f.lastHead), nil
+}
+
+// skipNULs moves f's offset past NUL bytes, up to size.
+func (f *auditFile) skipNULs(size int64) error {
+	buf := make([]byte, 64<<10)
+	for f.offset < size {
+		n, err := f.fh.ReadAt(buf[:min(int64(len(buf)), size-f.offset)], f.offset)
+		for i := range n {
+			if buf[i] != 0 {
+				f.offset += int64(i)
+				return nil
+			}
+		}
+		f.offset += int64(n)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("audit log: %w", err)
+		}
+		if n == 0 {
+			return nil
+		}
+	}
+	return nil
+}
+
 // readFrom adds the whole lines of f between its offset and size.
 func (t *AuditTrail) readFrom(f *auditFile, size int64) error {
 	for f.offset < size {
@@ -166,10 +232,16 @@ func (t *AuditTrail) readFrom(f *auditFile, size int64) error {
 			if err := f.skipToLine(); err != nil {
 				return err
 			}
-			t.countMalformed()
+			t.mu.Lock()
+			t.malformed++
+			t.lose() // it may have been a write
+			t.mu.Unlock()
 			continue
 		}
 		t.addLines(buf[:end])
+		start := int64(bytes.LastIndexByte(buf[:end-1], '\n') + 1)
+		f.last = f.offset + start
+		f.lastHead = append(f.lastHead[:0], buf[start:min(int64(end), start+auditHead)]...)
 		f.offset += int64(end)
 	}
 	return nil
@@ -183,7 +255,10 @@ const auditPostLimit = 32 << 20
 // "Authorization: Bearer <token>" with the token token returns (read per
 // request, so a rotated token file takes effect at once): the audit
 // stream names users, and only the apiserver may feed it.
-func (t *AuditTrail) Handler(token func() (string, error)) http.Handler {
+func (t *AuditTrail) Handler(token func() (string, error), log *slog.Logger) http.Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
@@ -201,7 +276,8 @@ func (t *AuditTrail) Handler(token func() (string, error)) http.Handler {
 			return
 		}
 		body := http.MaxBytesReader(w, r.Body, auditPostLimit)
-		if err := t.Receive(body); err != nil {
+		skipped, err := t.Receive(body)
+		if err != nil {
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
 				http.Error(w, "audit webhook: post over 32 MiB", http.StatusRequestEntityTooLarge)
@@ -209,6 +285,11 @@ func (t *AuditTrail) Handler(token func() (string, error)) http.Handler {
 			}
 			http.Error(w, "audit webhook: "+err.Error(), http.StatusBadRequest)
 			return
+		}
+		if skipped > 0 {
+			// Taken: the rest of the batch is kept, and a retry would not
+			// mend the bad items. The trail counts them (Malformed).
+			log.Warn("audit webhook: items that are not audit events were skipped", "skipped", skipped)
 		}
 		w.WriteHeader(http.StatusOK)
 	})

@@ -20,6 +20,20 @@ func auditLine(id, user, verb, uri, resource, ns, name, sub string, code int, re
 		id, uri, verb, user, resource, ns, name, sub, code, received, done, extra)
 }
 
+// primer is an event long before the tests' writes: a trail's first batch
+// only makes it whole from then on.
+var primer = auditLine("0", "system:apiserver", "get", "/api/v1/namespaces/shop", "namespaces", "", "shop", "", 200,
+	"2026-12-06T00:00:00.000000Z", "2026-12-06T00:00:00.000000Z", "")
+
+// wholeTrail is a trail stated complete (audit.complete) that has heard
+// the primer: whole for every write after it.
+func wholeTrail(keep int) *AuditTrail {
+	tr := NewAuditTrail(keep)
+	tr.SetComplete(true)
+	tr.addLines([]byte(primer + "\n"))
+	return tr
+}
+
 func webObject() Object {
 	return Object{Resource: "deployments", Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
 		"metadata": map[string]any{"name": "web", "namespace": "shop"}}}
@@ -29,7 +43,7 @@ func webObject() Object {
 // object, subresource and field manager, served in the recorded second.
 // Failed writes, reads, other managers and other seconds are not it.
 func TestAuditTrailNamesTheUserBehindAWrite(t *testing.T) {
-	tr := NewAuditTrail(0)
+	tr := wholeTrail(0)
 	lines := []string{
 		auditLine("1", "alice", "patch", "/apis/apps/v1/namespaces/shop/deployments/web/scale?fieldManager=kubectl-scale", "deployments", "shop", "web", "scale", 200, "2026-12-06T03:14:00.200000Z", "2026-12-06T03:14:00.210000Z", ""),
 		auditLine("2", "mallory", "patch", "/apis/apps/v1/namespaces/shop/deployments/web/scale?fieldManager=kubectl-scale", "deployments", "shop", "web", "scale", 403, "2026-12-06T03:14:00.300000Z", "2026-12-06T03:14:00.310000Z", ""),
@@ -37,7 +51,7 @@ func TestAuditTrailNamesTheUserBehindAWrite(t *testing.T) {
 		auditLine("4", "bob", "patch", "/apis/apps/v1/namespaces/shop/deployments/web?fieldManager=kubectl-set", "deployments", "shop", "web", "", 200, "2026-12-06T03:12:00.900000Z", "2026-12-06T03:12:01.010000Z", ""),
 		auditLine("5", "carol", "patch", "/apis/apps/v1/namespaces/shop/deployments/web?fieldManager=kubectl-edit", "deployments", "shop", "web", "", 200, "2026-12-06T03:12:00.500000Z", "2026-12-06T03:12:00.510000Z", ""),
 	}
-	if err := tr.Receive(strings.NewReader(`{"kind":"EventList","apiVersion":"audit.k8s.io/v1","items":[` + strings.Join(lines, ",") + `]}`)); err != nil {
+	if _, err := tr.Receive(strings.NewReader(`{"kind":"EventList","apiVersion":"audit.k8s.io/v1","items":[` + strings.Join(lines, ",") + `]}`)); err != nil {
 		t.Fatal(err)
 	}
 	o := webObject()
@@ -80,7 +94,7 @@ func TestAuditTrailNamesTheUserBehindAWrite(t *testing.T) {
 // An entry without a time (kubectl scale) names a user only when every
 // such write the trail holds is theirs.
 func TestAuditTrailDryRunsAndEntriesWithoutTime(t *testing.T) {
-	tr := NewAuditTrail(0)
+	tr := wholeTrail(0)
 	scaleURI := "/apis/apps/v1/namespaces/shop/deployments/web/scale"
 	tr.addLines([]byte(strings.Join([]string{
 		auditLine("1", "alice", "patch", scaleURI, "deployments", "shop", "web", "scale", 200, "2026-12-06T03:14:00.200000Z", "2026-12-06T03:14:00.210000Z", ""),
@@ -100,7 +114,7 @@ func TestAuditTrailDryRunsAndEntriesWithoutTime(t *testing.T) {
 // agent's program name; an impersonated user is named beside the one who
 // made the request.
 func TestAuditTrailDefaultManagerAndImpersonation(t *testing.T) {
-	tr := NewAuditTrail(0)
+	tr := wholeTrail(0)
 	line := auditLine("1", "admin", "update", "/apis/apps/v1/namespaces/shop/deployments/web", "deployments", "shop", "web", "", 200,
 		"2026-12-06T04:00:00.100000Z", "2026-12-06T04:00:00.120000Z", `,"impersonatedUser":{"username":"alice"}`)
 	tr.addLines([]byte(line + "\n"))
@@ -135,7 +149,7 @@ func TestAuditTrailKeepsNoBody(t *testing.T) {
 
 // However busy the cluster, the trail keeps its newest writes only.
 func TestAuditTrailIsBounded(t *testing.T) {
-	tr := NewAuditTrail(3)
+	tr := wholeTrail(3)
 	var b strings.Builder
 	for i := range 10 {
 		b.WriteString(auditLine(fmt.Sprint(i), fmt.Sprintf("user%d", i), "patch", "/apis/apps/v1/namespaces/shop/deployments/web?fieldManager=m", "deployments", "shop", "web", "", 200,
@@ -151,9 +165,8 @@ func TestAuditTrailIsBounded(t *testing.T) {
 	}
 }
 
-// The log file is read where it grew: whole lines only, a bad line
-// counted and skipped, a rotation noticed, an unreadable file an error
-// that keeps what was read.
+// The log file is read where it grew: whole lines only, a rotation
+// noticed, an unreadable file an error that keeps what was read.
 func TestAuditTrailFollowsTheLogFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "audit.log")
@@ -179,15 +192,20 @@ func TestAuditTrailFollowsTheLogFile(t *testing.T) {
 		return got[0].User
 	}
 	tr := NewAuditTrail(0)
+	tr.SetComplete(true)
 	tr.FollowFile(path)
 	if err := tr.Refresh(); err == nil {
 		t.Fatal("a missing audit log read as empty")
 	}
-	write(ev("alice", "01")+"\nnot json\n"+ev("bob", "02")[:40], os.O_TRUNC)
+	write(primer+"\n", os.O_TRUNC)
 	if err := tr.Refresh(); err != nil {
 		t.Fatal(err)
 	}
-	if who(tr, "01") != "alice" || tr.Malformed() != 1 || len(tr.writes) != 1 {
+	write(ev("alice", "01")+"\n"+ev("bob", "02")[:40], os.O_APPEND)
+	if err := tr.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	if who(tr, "01") != "alice" || tr.Malformed() != 0 || len(tr.writes) != 1 {
 		t.Fatalf("after the first read: %s, %d malformed, %d writes", who(tr, "01"), tr.Malformed(), len(tr.writes))
 	}
 	write(ev("bob", "02")[40:]+"\n", os.O_APPEND)
@@ -239,7 +257,7 @@ func TestAuditFileStartsAtAWholeLine(t *testing.T) {
 // refused and adds nothing.
 func TestAuditWebhookHandler(t *testing.T) {
 	tr := NewAuditTrail(0)
-	srv := httptest.NewServer(tr.Handler(func() (string, error) { return "t0ken", nil }))
+	srv := httptest.NewServer(tr.Handler(func() (string, error) { return "t0ken", nil }, nil))
 	defer srv.Close()
 	list := `{"kind":"EventList","apiVersion":"audit.k8s.io/v1","items":[` + auditLine("1", "alice", "patch", "/apis/apps/v1/namespaces/shop/deployments/web?fieldManager=kubectl-edit", "deployments", "shop", "web", "", 200,
 		"2026-12-06T05:00:01.100000Z", "2026-12-06T05:00:01.200000Z", "") + `]}`

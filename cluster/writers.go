@@ -23,6 +23,10 @@ type Writer struct {
 	// several when one second held several matching writes, none when
 	// there is no audit source or it has no match.
 	By []Actor `json:"by,omitempty"`
+	// Untold: the cluster has an audit source, but it cannot tell who made
+	// that write (the trail may miss writes, or the write is older than
+	// it): said, rather than left open or guessed.
+	Untold bool `json:"untold,omitempty"`
 }
 
 // String reads as a reviewer would say it: kubectl-scale (Update, through
@@ -41,6 +45,9 @@ func (w Writer) String() string {
 	}
 	switch len(w.By) {
 	case 0:
+		if w.Untold {
+			s += ", cannot tell who"
+		}
 	case 1:
 		s += " by " + w.By[0].String()
 	default:

@@ -49,8 +49,8 @@ func TestAttributionAgainstTheApiserver(t *testing.T) {
 	// behind TLS: the apiserver sends the webhook's token only over HTTPS
 	// (over plain HTTP its posts carry no Authorization header).
 	trails := &auditTrails{}
-	hookCluster := config.Cluster{Name: "test", Audit: &config.Audit{WebhookTokenFile: tokenFile}}
-	hooks := trails.handlers(&config.Config{Clusters: []config.Cluster{hookCluster}})
+	hookCluster := config.Cluster{Name: "test", Audit: &config.Audit{WebhookTokenFile: tokenFile, Complete: true}}
+	hooks := trails.handlers(&config.Config{Clusters: []config.Cluster{hookCluster}}, nil)
 	recv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h := hooks[r.URL.Path]; h != nil {
 			h.ServeHTTP(w, r)
@@ -106,7 +106,7 @@ spec:
 
 	// plan -o markdown with the audit log file.
 	out, stderr, code := driftback(t, "plan", "--repo", repo, "--root", "overlays/prod", "--kubeconfig", env.Kubeconfig, "-n", "shop",
-		"--audit-log", env.AuditLog, "-o", "markdown")
+		"--audit-log", env.AuditLog, "--audit-complete", "-o", "markdown")
 	if code != 1 {
 		t.Fatalf("plan: exit %d %s\n%s", code, stderr, out)
 	}
@@ -138,6 +138,7 @@ spec:
 	// driftback run --once, with the cluster's audit log in its config.
 	srv, cfgFile := runWorld(t, env, repo, fmt.Sprintf(`  audit:
     logFile: %s
+    complete: true
     githubUsers:
     - {user: alice, login: alice-gh}
 `, env.AuditLog))
@@ -218,7 +219,7 @@ func TestTheDocsAuditPolicyNamesTheUser(t *testing.T) {
 	applyExample(t, env, repo)
 	kubectlAs(t, kubectl, env, "alice", "", "set", "image", "deployment/web", "web=ghcr.io/example/shop-web:1.4.9")
 	out, stderr, code := driftback(t, "plan", "--repo", repo, "--root", "overlays/prod", "--kubeconfig", env.Kubeconfig, "-n", "shop",
-		"--audit-log", env.AuditLog, "-o", "markdown")
+		"--audit-log", env.AuditLog, "--audit-complete", "-o", "markdown")
 	if code != 1 || !strings.Contains(out, "(Update) at ") || !strings.Contains(out, " by alice &#91;system:masters&#93; with kubectl/v1.37.2") {
 		t.Fatalf("plan: exit %d %s\n%s", code, stderr, out)
 	}

@@ -139,6 +139,7 @@ func demo(cmd *cobra.Command, examples fs.FS, serve string) error {
 	}
 	defer os.Remove(auditFile)
 	target.Audit = cluster.NewAuditTrail(0)
+	target.Audit.SetComplete(true) // the night's one API server, its whole log
 	target.Audit.FollowFile(auditFile)
 	target.CoAuthors = map[string]string{"alice@example.com": "alice"}
 	srv.Email("alice")

@@ -47,6 +47,7 @@ type liveFlags struct {
 	live                string // an object file, or "-" for standard input
 	kubeconfig, context string
 	auditLog            string // the cluster's audit log, to name who made each change
+	auditComplete       bool   // the log holds every write (audit.complete)
 }
 
 func (f *liveFlags) register(fs *pflag.FlagSet, what string) {
@@ -54,6 +55,7 @@ func (f *liveFlags) register(fs *pflag.FlagSet, what string) {
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "read live objects from the cluster of this kubeconfig (default $KUBECONFIG, then ~/.kube/config)"+what)
 	fs.StringVar(&f.context, "context", "", "the kubeconfig context (default: its current context)")
 	fs.StringVar(&f.auditLog, "audit-log", "", "the cluster's audit log (the apiserver's --audit-log-path, JSON lines): each edit names the user who made the write; its newest 64 MiB are read")
+	fs.BoolVar(&f.auditComplete, "audit-complete", false, "the --audit-log file holds every write the cluster's API servers accepted (one API server, or a log gathering all of theirs): only then are users named; without it edits say \"cannot tell who\"")
 }
 
 // overrides reports whether the flags name a source of their own, which
@@ -87,6 +89,7 @@ func (f *liveFlags) openLive(stdin io.Reader) (*liveSource, error) {
 		return s, err
 	}
 	s.audit = cluster.NewAuditTrail(0)
+	s.audit.SetComplete(f.auditComplete)
 	s.audit.FollowFile(f.auditLog)
 	if err := s.audit.Refresh(); err != nil {
 		return nil, fmt.Errorf("--audit-log: %w", err)

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"reflect"
@@ -16,10 +17,15 @@ import (
 // auditTrails keeps each cluster's audit trail (clusters[].audit) across
 // config reloads: a reload that leaves a cluster's audit settings alone
 // keeps the writes its trail holds, which a webhook-fed trail could not
-// read again.
+// read again. A build changes trails only provisionally: the running
+// generation keeps reading its own until the new one is up (settle), and
+// a build that fails leaves them as they were.
 type auditTrails struct {
 	mu        sync.Mutex
 	byCluster map[string]auditTrail
+	// before holds, per cluster whose trail the build in progress replaced
+	// or dropped, the trail it had (nil: none).
+	before map[string]*auditTrail
 }
 
 type auditTrail struct {
@@ -39,10 +45,9 @@ func (a *auditTrails) of(c *config.Cluster) *cluster.AuditTrail {
 	if ok && reflect.DeepEqual(kept.cfg, *c.Audit) {
 		return kept.trail
 	}
-	if ok {
-		kept.trail.Close()
-	}
+	a.stage(c.Name)
 	t := cluster.NewAuditTrail(int(c.Audit.Keep))
+	t.SetComplete(c.Audit.Complete)
 	if c.Audit.LogFile != "" {
 		t.FollowFile(c.Audit.LogFile)
 	}
@@ -53,14 +58,63 @@ func (a *auditTrails) of(c *config.Cluster) *cluster.AuditTrail {
 	return t
 }
 
-// prune drops (and closes) the trails of clusters cfg no longer audits.
+// stage notes the trail cluster name has before the build in progress
+// first changes it.
+func (a *auditTrails) stage(name string) {
+	if _, staged := a.before[name]; staged {
+		return
+	}
+	if a.before == nil {
+		a.before = map[string]*auditTrail{}
+	}
+	var prev *auditTrail
+	if kept, ok := a.byCluster[name]; ok {
+		prev = &kept
+	}
+	a.before[name] = prev
+}
+
+// prune drops the trails of clusters cfg no longer audits (closed when
+// the build settles).
 func (a *auditTrails) prune(cfg *config.Config) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for name, kept := range a.byCluster {
+	for name := range a.byCluster {
 		if c := cfg.Cluster(name); c == nil || c.Audit == nil {
-			kept.trail.Close()
+			a.stage(name)
 			delete(a.byCluster, name)
+		}
+	}
+}
+
+// settle ends a build. Built (its generation is taking over): the trails
+// it replaced or dropped are closed, and every trail counts the replicas
+// that share the webhook's posts with replicas. Not built: the trails it
+// made are closed and the running generation's are back, as they were.
+func (a *auditTrails) settle(built bool, replicas func() int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for name, prev := range a.before {
+		cur, ok := a.byCluster[name]
+		same := ok && prev != nil && cur.trail == prev.trail
+		switch {
+		case same:
+		case built && prev != nil:
+			prev.trail.Close()
+		case !built:
+			if ok {
+				cur.trail.Close()
+			}
+			delete(a.byCluster, name)
+			if prev != nil {
+				a.byCluster[name] = *prev
+			}
+		}
+	}
+	clear(a.before)
+	if built {
+		for _, kept := range a.byCluster {
+			kept.trail.SetReplicas(replicas)
 		}
 	}
 }
@@ -80,7 +134,10 @@ func (a *auditTrails) attribute(t *bot.Target, c *config.Cluster) {
 
 // handlers are the audit webhook receivers of cfg's clusters that take
 // one, by path: /audit/CLUSTER, each checking its cluster's token.
-func (a *auditTrails) handlers(cfg *config.Config) map[string]http.Handler {
+func (a *auditTrails) handlers(cfg *config.Config, log *slog.Logger) map[string]http.Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	out := map[string]http.Handler{}
 	for i := range cfg.Clusters {
 		c := &cfg.Clusters[i]
@@ -88,7 +145,7 @@ func (a *auditTrails) handlers(cfg *config.Config) map[string]http.Handler {
 			continue
 		}
 		path := c.Audit.WebhookTokenFile
-		out["/audit/"+c.Name] = a.of(c).Handler(func() (string, error) { return readToken(path) })
+		out["/audit/"+c.Name] = a.of(c).Handler(func() (string, error) { return readToken(path) }, log.With("cluster", c.Name))
 	}
 	return out
 }

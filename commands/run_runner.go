@@ -113,7 +113,7 @@ func assembleRunner(ctx context.Context, in runnerInput, gh *github.Client, logi
 		Interval:   cfg.PollInterval,
 		Log:        in.log,
 		Dashboards: cfg.Dashboards,
-		Audit:      in.audits.handlers(cfg),
+		Audit:      in.audits.handlers(cfg, in.log),
 	}
 	for _, t := range cfg.ResolvedTargets() {
 		l := listers[t.Cluster]

@@ -84,6 +84,9 @@ func (s *service) generationOf(ctx context.Context, cfg *config.Config, raw []by
 		}
 	}
 	b, err := build(ctx, in)
+	// The running generation's audit trails stay open unless this one is
+	// built to replace it.
+	s.audits.settle(err == nil, in.writeShare)
 	if err != nil {
 		return nil, err
 	}

@@ -142,6 +142,13 @@ type Audit struct {
 	// How many writes to remember, the newest kept. A write older than the
 	// oldest remembered one is shown without its user. Default 20000.
 	Keep int64 `yaml:"keep,omitempty" json:"keep,omitempty" schema:"minimum=1;default=20000" aka:"retain,retention,maxEvents,size"`
+	// States that these sources carry every write the cluster's API
+	// servers accept: one API server (or a log file that gathers every API
+	// server's events), and for the webhook, one driftback replica taking
+	// its posts. Only then does an edit name the user behind its write; a
+	// trail that may miss writes can name the wrong person, so without it
+	// edits say "cannot tell who".
+	Complete bool `yaml:"complete,omitempty" json:"complete,omitempty" aka:"whole,single,allWrites,everyWrite"`
 	// Cluster users who are GitHub users: the commit recording a change
 	// one of them made carries a Co-authored-by trailer naming them, so
 	// GitHub shows them as the commit's co-author.
