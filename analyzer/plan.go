@@ -102,6 +102,12 @@ type Refusal struct {
 	CannotTell bool `json:"cannotTell,omitempty"`
 }
 
+// Subject is the edit the refusal stands for, by its object and field
+// only: to ask who changed that field.
+func (r Refusal) Subject() Edit {
+	return Edit{Object: r.Object, Field: r.Field}
+}
+
 // Fidelity says whether driftback's render is what the GitOps tool
 // applied, as far as the cluster's records tell (DESIGN §5.2).
 type Fidelity struct {

@@ -159,3 +159,47 @@ func TestCoAuthorLookupFailureLeavesTheTrailerOut(t *testing.T) {
 		t.Fatalf("commit message:\n%s", msg)
 	}
 }
+
+// Issue 54, finding 6: who a body once named stays named while the change
+// stays the same. A replica that knows less — restarted with an empty
+// trail, taking the target over, or without the trail's statement that it
+// is complete — neither rewrites the body nor posts a new check run; a
+// change that is itself new is attributed afresh.
+func TestAttributionOutlivesAReplicaThatKnowsLess(t *testing.T) {
+	live := writeThroughOnly(t)
+	h := newHarness(t, live)
+	h.target.Audit = exampleAudit(t)
+	h.poll()
+	named := h.openPR()
+	if !strings.Contains(named.Body, "at 2026-12-06T03:12:07Z by bob@") {
+		t.Fatalf("the first body does not name bob:\n%s", named.Body)
+	}
+	main, _ := h.srv.Branch(owner, repo, "main")
+	runs := len(h.srv.CheckRuns(owner, repo, main))
+	for _, knowsLess := range []*cluster.AuditTrail{cluster.NewAuditTrail(0), exampleAuditNotComplete(t), nil} {
+		h.target.Audit = knowsLess
+		h.poll()
+		if got := h.openPR(); got.Body != named.Body {
+			t.Fatalf("a replica that knows less rewrote the body:\n%s\nwas:\n%s", got.Body, named.Body)
+		}
+		if got := len(h.srv.CheckRuns(owner, repo, main)); got != runs {
+			t.Fatalf("a replica that knows less posted %d new check runs", got-runs)
+		}
+	}
+	// bob's image changed again, by a write the trail does not hold: that
+	// row no longer names him; alice's rows still name her.
+	h.target.Audit = cluster.NewAuditTrail(0)
+	h.setLive(strings.Replace(live, "ghcr.io/example/shop-web:1.4.3", "ghcr.io/example/shop-web:1.4.4", 1))
+	h.poll()
+	body := h.openPR().Body
+	if strings.Contains(body, "by bob@") || !strings.Contains(body, "at 2026-12-06T03:12:07Z, cannot tell who") || !strings.Contains(body, "by alice@") {
+		t.Fatalf("after bob's change changed:\n%s", body)
+	}
+}
+
+// exampleAuditNotComplete is the example's log, not stated complete.
+func exampleAuditNotComplete(t *testing.T) *cluster.AuditTrail {
+	tr := exampleAudit(t)
+	tr.SetComplete(false)
+	return tr
+}

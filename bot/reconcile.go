@@ -13,6 +13,7 @@ import (
 	"github.com/driftback/driftback/bot/checks"
 	"github.com/driftback/driftback/bot/enforce"
 	"github.com/driftback/driftback/bot/idle"
+	"github.com/driftback/driftback/bot/prbody"
 	"github.com/driftback/driftback/bot/stall"
 	"github.com/driftback/driftback/bot/targetplan"
 	"github.com/driftback/driftback/cluster"
@@ -49,6 +50,14 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 		return err
 	}
 	p.Out.Plan = plan
+	if mine, _ := b.application().SplitPRs(p.PRs); mine != nil {
+		// Who the body named stays named (no churn): the body, check run
+		// and commit all read this attribution. (Anyone else's pull
+		// request was turned away above.)
+		if st, ok := prbody.ParseState(mine.GetBody()); ok {
+			p.Attribution.Recall(st.Said)
+		}
+	}
 	p.Out.ChangedBy = p.Attribution.Makers(plan)
 	p.Out.Restoring = len(p.Restoring)
 	p.Out.DeclinedEdits = p.Review.DeclinedEdits()
@@ -198,10 +207,10 @@ func gone(plan *analyzer.Plan) bool {
 func checkNotes(p *poll, plan *analyzer.Plan) checks.Notes {
 	declined := p.Review.Rows()
 	if p.Enforcement == nil {
-		return checks.Notes{Declined: declined, ChangedBy: p.Attribution.Text}
+		return checks.Notes{Declined: declined, ChangedBy: p.Attribution.Text, Bare: p.Attribution.Bare}
 	}
 	return checks.Notes{Tool: p.Enforcement.Tool, Notes: enforce.Notes(p.Enforcement, p.Objs, plan, p.Restoring, true), Restoring: len(p.Restoring),
-		Declined: declined, ChangedBy: p.Attribution.Text}
+		Declined: declined, ChangedBy: p.Attribution.Text, Bare: p.Attribution.Bare}
 }
 
 // stalled ends a poll that failed for a cause a person must fix

@@ -44,7 +44,7 @@ type Actor struct {
 	Groups []string `json:"groups,omitempty"`
 	// As is the user the request impersonated; User made it.
 	As        string `json:"as,omitempty"`
-	Verb      string `json:"verb"`
+	Verb      string `json:"verb,omitempty"`
 	UserAgent string `json:"userAgent,omitempty"`
 	AuditID   string `json:"auditID,omitempty"`
 }
@@ -62,6 +62,12 @@ func (a Actor) String() string {
 		s += " with " + ua
 	}
 	return s
+}
+
+// Brief is a with only what String shows: what a pull request's body
+// remembers of who made a write.
+func (a Actor) Brief() Actor {
+	return Actor{User: a.User, Groups: a.Groups, As: a.As, UserAgent: shortAgent(a.UserAgent)}
 }
 
 // shortAgent keeps a user agent's program/version ("kubectl/v1.37.2 (linux/

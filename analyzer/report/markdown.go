@@ -29,7 +29,7 @@ type MarkdownOptions struct {
 	// Restoring counts drifted fields the GitOps tool will put back on its
 	// own and the plan leaves out: the summary says so rather than "in sync".
 	Restoring int
-	// ChangedBy, when set, says who changed an edit's field in the cluster
+	// ChangedBy, when set, says who changed an edit's (or a refusal's) field in the cluster
 	// (its field managers, how and when), shown with the edit; "" when
 	// not known.
 	ChangedBy func(analyzer.Edit) string
@@ -258,7 +258,7 @@ func Markdown(p *analyzer.Plan, opts MarkdownOptions) string {
 		d.refusals = append(d.refusals, "| "+strings.Join([]string{
 			md(r.Code, maxTextRunes),
 			md(r.Object.String(), maxTextRunes),
-			md(r.Field, maxTextRunes),
+			md(r.Field, maxTextRunes) + refusalChanged(r, opts.ChangedBy),
 			why,
 			md(r.Hint, maxTextRunes),
 		}, " | ")+" |")

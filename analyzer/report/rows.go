@@ -122,6 +122,15 @@ func changedCell(e analyzer.Edit, by func(analyzer.Edit) string) string {
 	return ""
 }
 
+// refusalChanged is who changed a refused field, under it in its cell, as
+// an edit's row says it.
+func refusalChanged(r analyzer.Refusal, by func(analyzer.Edit) string) string {
+	if r.Field == "" {
+		return ""
+	}
+	return changedCell(r.Subject(), by)
+}
+
 // rowsEdits counts the edits of rows.
 func rowsEdits(rows []EditRow) int {
 	n := 0

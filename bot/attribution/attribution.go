@@ -1,6 +1,9 @@
 package attribution
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"maps"
 	"slices"
 	"strings"
@@ -21,6 +24,8 @@ type Attribution struct {
 	audit   *cluster.AuditTrail
 	parsed  map[analyzer.ObjectRef]*cluster.ObjectWriters // each object's managedFields, parsed once
 	writers map[editKey][]cluster.Writer
+	// recalled is who the pull request's body named, by change (Recall).
+	recalled map[string][]cluster.Actor
 }
 
 type editKey struct {
@@ -62,8 +67,25 @@ func (a *Attribution) Writers(e analyzer.Edit) []cluster.Writer {
 			ws = a.audit.Attribute(o, got)
 		}
 	}
+	for i, w := range ws {
+		// What the body said of this very change stands, whatever this
+		// replica's trail holds (a restart, a hand-over): no churn.
+		if by, ok := a.recalled[changeKey(e, w)]; ok {
+			ws[i].By, ws[i].Untold = by, false
+		}
+	}
 	a.writers[k] = ws
 	return ws
+}
+
+// Bare says who changed e's field without the users: the field managers,
+// how and when, which every replica reads alike from the live object.
+func (a *Attribution) Bare(e analyzer.Edit) string {
+	ws := slices.Clone(a.Writers(e))
+	for i := range ws {
+		ws[i].By, ws[i].Untold = nil, false
+	}
+	return cluster.WritersText(ws)
 }
 
 // Text says who changed e's field in one line; "" when unknown.
@@ -147,6 +169,93 @@ func (a *Attribution) Groups(plan *analyzer.Plan) []report.MakerGroup {
 	var out []report.MakerGroup
 	for _, who := range slices.Sorted(maps.Keys(by)) {
 		out = append(out, report.MakerGroup{Who: who, Edits: by[who]})
+	}
+	return out
+}
+
+// Said is who a pull request's body named for the writes behind its
+// edits and refusals, kept in its hidden state: a body once written with
+// a user keeps them while the change stays the same (the same field and
+// values, written by the same manager's same write), so a replica whose
+// trail knows less — after a restart, or taking the target over — neither
+// erases nor alters them, and a commit made then keeps its co-authors.
+type Said []SaidBy
+
+// SaidBy is one answer and the changes it was given for.
+type SaidBy struct {
+	Changes []string        `json:"c"` // changeKey of each
+	By      []cluster.Actor `json:"by"`
+}
+
+// maxSaid bounds the changes a body remembers, so the hidden state stays
+// small; past it, an edit's users come from the trail alone.
+const maxSaid = 256
+
+// changeKey names one writer's write behind one edit: the edit's object,
+// field and values, and the write as managedFields records it.
+func changeKey(e analyzer.Edit, w cluster.Writer) string {
+	b, _ := json.Marshal([]any{e.Object.String(), e.Field, e.From, e.To, w.Manager, w.Operation, w.Subresource, w.Time})
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:6])
+}
+
+// Recall takes what a pull request's body said (its state's Said).
+func (a *Attribution) Recall(said Said) {
+	if a == nil || len(said) == 0 {
+		return
+	}
+	a.recalled = map[string][]cluster.Actor{}
+	for _, s := range said {
+		for _, c := range s.Changes {
+			a.recalled[c] = s.By
+		}
+	}
+	clear(a.writers) // answered before the recall
+}
+
+// Said is what a body of plan names, to keep in its state.
+func (a *Attribution) Said(plan *analyzer.Plan) Said {
+	if a == nil || plan == nil {
+		return nil
+	}
+	byWho := map[string]*SaidBy{}
+	n := 0
+	for _, e := range slices.Concat(plan.Edits, refusalEdits(plan)) {
+		for _, w := range a.Writers(e) {
+			if len(w.By) == 0 || n == maxSaid {
+				continue
+			}
+			brief := make([]cluster.Actor, len(w.By))
+			for i, by := range w.By {
+				brief[i] = by.Brief()
+			}
+			b, _ := json.Marshal(brief)
+			s := byWho[string(b)]
+			if s == nil {
+				s = &SaidBy{By: brief}
+				byWho[string(b)] = s
+			}
+			if c := changeKey(e, w); !slices.Contains(s.Changes, c) {
+				s.Changes = append(s.Changes, c)
+				n++
+			}
+		}
+	}
+	var out Said
+	for _, k := range slices.Sorted(maps.Keys(byWho)) {
+		s := byWho[k]
+		slices.Sort(s.Changes)
+		out = append(out, *s)
+	}
+	return out
+}
+
+func refusalEdits(plan *analyzer.Plan) []analyzer.Edit {
+	out := make([]analyzer.Edit, 0, len(plan.Refusals))
+	for _, r := range plan.Refusals {
+		if r.Field != "" {
+			out = append(out, r.Subject())
+		}
 	}
 	return out
 }

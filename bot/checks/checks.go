@@ -28,6 +28,13 @@ type Result struct {
 	// rest are notices of who changed each edit's field, which belong to
 	// the base head only.
 	RefusalMarks int
+	// core is the summary ResultOf rendered, and bare and bareMessages
+	// the same and the annotations' messages without the users behind
+	// the writes (Notes.Bare): the run's identity (ContentID) reads them,
+	// so a replica that knows more or less of who — after a restart, or
+	// taking the target over — posts no new run for the same change.
+	core, bare   string
+	bareMessages []string
 }
 
 // GitHub takes at most 50 annotations per request.
@@ -78,6 +85,17 @@ func ResultOf(plan *analyzer.Plan, tc config.Target, g Notes) Result {
 	}
 	r.RefusalMarks = len(r.Annotations)
 	r.Annotations = append(r.Annotations, editAnnotations(plan, g.ChangedBy)...)
+	if g.Bare != nil {
+		bare := g
+		bare.ChangedBy, bare.Bare = g.Bare, nil
+		b := ResultOf(plan, tc, bare)
+		if len(b.Annotations) == len(r.Annotations) {
+			r.core, r.bare = r.Summary, b.Summary
+			for _, a := range b.Annotations {
+				r.bareMessages = append(r.bareMessages, a.GetMessage())
+			}
+		}
+	}
 	return r
 }
 
@@ -131,6 +149,9 @@ type Notes struct {
 	Declined  []report.EditRow // the rows a reviewer declined: drift the plan leaves out
 	// ChangedBy says who changed each edit's field.
 	ChangedBy func(analyzer.Edit) string
+	// Bare says it without the users (the field managers only): what
+	// names the run's content.
+	Bare func(analyzer.Edit) string
 }
 
 // Poster posts one poll's check runs: this installation's runs of the
@@ -151,7 +172,7 @@ func (c Poster) PostFor(ctx context.Context, shas []string, res Result, declined
 	for _, sha := range shas {
 		r := res
 		if sha != c.Place.BaseSHA {
-			r = Result{Conclusion: "success", Title: "This branch matches the cluster", Summary: res.Summary}
+			r = Result{Conclusion: "success", Title: "This branch matches the cluster", Summary: res.Summary, core: res.core, bare: res.bare}
 			if n := declinedEdits; n > 0 {
 				r.Title = fmt.Sprintf("This branch matches the cluster but for %d declined edit(s)", n)
 			}
@@ -160,6 +181,7 @@ func (c Poster) PostFor(ctx context.Context, shas []string, res Result, declined
 			if res.RefusalMarks > 0 {
 				r.Conclusion, r.Title, r.Annotations = res.Conclusion, res.Title, res.Annotations[:res.RefusalMarks]
 				r.RefusalMarks = res.RefusalMarks
+				r.bareMessages = res.bareMessages[:min(len(res.bareMessages), res.RefusalMarks)]
 			}
 		}
 		k, err := c.Post(ctx, []string{sha}, r)
@@ -287,11 +309,22 @@ func (c Poster) runID(r Result) string {
 	return ContentID(r)
 }
 
+// ContentID names r's content, without who made each change where
+// ResultOf knew it (Result.bare): what a new run is posted for.
 func ContentID(r Result) string {
+	summary := r.Summary
+	if r.core != "" {
+		// RefusedMove and a poll's note add text around the summary.
+		summary = strings.Replace(summary, r.core, r.bare, 1)
+	}
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", r.Conclusion, r.Title, r.Summary)
-	for _, a := range r.Annotations {
-		fmt.Fprintf(h, "%s:%d:%s:%s\x00", a.GetPath(), a.GetStartLine(), a.GetTitle(), a.GetMessage())
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", r.Conclusion, r.Title, summary)
+	for i, a := range r.Annotations {
+		msg := a.GetMessage()
+		if i < len(r.bareMessages) {
+			msg = r.bareMessages[i]
+		}
+		fmt.Fprintf(h, "%s:%d:%s:%s\x00", a.GetPath(), a.GetStartLine(), a.GetTitle(), msg)
 	}
 	return "driftback-" + hex.EncodeToString(h.Sum(nil))[:20]
 }

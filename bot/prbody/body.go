@@ -41,6 +41,7 @@ func Render(in Input) string {
 	}
 	st := in.State
 	st.Body = ""
+	st.Said = in.Attribution.Said(in.Plan)
 	text := report.Markdown(in.Plan, report.MarkdownOptions{
 		Target:    in.Target,
 		ChangedBy: in.Attribution.Text,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot/attribution"
 )
 
 // State is what the bot remembers about its pull request, kept in the PR
@@ -33,6 +34,10 @@ type State struct {
 	// Undressed: labels and reviewers are still to be added (the PR was
 	// opened, then the poll ended before they were).
 	Undressed bool `json:"undressed,omitempty"`
+	// Said is who the body named for the writes behind its rows
+	// (attribution.Said): kept while each change stays the same, whatever
+	// a later replica's audit trail knows.
+	Said attribution.Said `json:"said,omitempty"`
 	// Body names the body driftback rendered (Digest of its text with
 	// this field empty). A body whose state holds the digest of what the
 	// bot would render now holds the bot's part as it is; what others
@@ -41,9 +46,11 @@ type State struct {
 }
 
 // Encode is the state as the body's hidden block holds it.
+// An @ is written as its JSON escape (it occurs only inside strings): a
+// user Said names is no mention, even in the raw body.
 func (s State) Encode() string {
 	b, _ := json.Marshal(s)
-	return string(b)
+	return strings.ReplaceAll(string(b), "@", `\u0040`)
 }
 
 // ParseState reads the state from a body; false when it holds none of
