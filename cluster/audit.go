@@ -159,7 +159,7 @@ type AuditTrail struct {
 	// is in the trail, as far as the trail knows. begun is false until the
 	// first batch sets it; restart makes the next batch move it again
 	// (something was lost just before it).
-	since, newest time.Time
+	since, newest  time.Time
 	begun, restart bool
 	// strs and groups share the users, agents and group lists of kept
 	// writes: a busy user's thousand writes hold one copy.
