@@ -48,8 +48,12 @@ type ClientOptions struct {
 	// hourly write budget (bot/shard's Leases.Replicas); nil: one. GitHub
 	// counts content writes per installation, not per process.
 	WriteShare func() int
-	Metrics    Metrics
-	Log        *slog.Logger
+	// Limits are the installation's limits as this process knows them,
+	// shared by every client made with them (the App's own requests
+	// included); nil: new ones, the client's own.
+	Limits  *Limits
+	Metrics Metrics
+	Log     *slog.Logger
 }
 
 // Metrics is where the transport counts what it does, under the names of
@@ -159,7 +163,10 @@ func newAppClient(auth AppAuth, opts ClientOptions) (*github.Client, *resilientT
 	if err != nil {
 		return nil, nil, nil, opts, fmt.Errorf("github api url: %w", err)
 	}
-	resilient := &resilientTransport{base: opts.Base, opts: opts}
+	if opts.Limits == nil {
+		opts.Limits = &Limits{}
+	}
+	resilient := &resilientTransport{base: opts.Base, opts: opts, Limits: opts.Limits}
 	key, err := jwt.ParseRSAPrivateKeyFromPEM(auth.PrivateKey)
 	if err != nil {
 		return nil, nil, nil, opts, errors.New("github app private key: not an RSA private key in PEM form") // never the key itself

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -40,7 +41,7 @@ func TestMutationBudget(t *testing.T) {
 	start := time.Unix(1_700_000_000, 0)
 	now := start
 	var slept []time.Duration
-	tr := &resilientTransport{base: http.DefaultTransport, opts: ClientOptions{
+	tr := &resilientTransport{base: http.DefaultTransport, Limits: &Limits{}, opts: ClientOptions{
 		Now: func() time.Time { return now }, MutationGap: time.Second, MaxRetries: 1, Metrics: &counts{},
 		Sleep: func(_ context.Context, d time.Duration) error { slept = append(slept, d); now = now.Add(d); return nil },
 	}}
@@ -97,7 +98,7 @@ func TestWriteBudgetIsSharedByReplicas(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(201) }))
 	defer srv.Close()
 	now := time.Unix(1_700_000_000, 0)
-	tr := &resilientTransport{base: http.DefaultTransport, opts: ClientOptions{
+	tr := &resilientTransport{base: http.DefaultTransport, Limits: &Limits{}, opts: ClientOptions{
 		Now: func() time.Time { return now }, MutationGap: time.Second, MaxRetries: 1, Metrics: &counts{},
 		Sleep:      func(_ context.Context, d time.Duration) error { now = now.Add(d); return nil },
 		WriteShare: func() int { return 3 },
@@ -131,7 +132,7 @@ func TestCheckRunsLeaveTheReserve(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(201) }))
 	defer srv.Close()
 	now := time.Unix(1_700_000_000, 0)
-	tr := &resilientTransport{base: http.DefaultTransport, opts: ClientOptions{
+	tr := &resilientTransport{base: http.DefaultTransport, Limits: &Limits{}, opts: ClientOptions{
 		Now: func() time.Time { return now }, MutationGap: time.Second, MaxRetries: 1, Metrics: &counts{},
 		Sleep: func(_ context.Context, d time.Duration) error { now = now.Add(d); return nil },
 	}}
@@ -213,7 +214,7 @@ func TestWriteGapIsSharedByReplicas(t *testing.T) {
 	minute := func(replicas int) int {
 		start := time.Unix(1_700_000_000, 0)
 		now := start
-		tr := &resilientTransport{base: http.DefaultTransport, opts: ClientOptions{
+		tr := &resilientTransport{base: http.DefaultTransport, Limits: &Limits{}, opts: ClientOptions{
 			Now: func() time.Time { return now }, MutationGap: time.Second, MaxRetries: 1, Metrics: &counts{},
 			Sleep:      func(_ context.Context, d time.Duration) error { now = now.Add(d); return nil },
 			WriteShare: func() int { return replicas },
@@ -241,5 +242,67 @@ func TestWriteGapIsSharedByReplicas(t *testing.T) {
 	}
 	if total > 80 || total != 60 {
 		t.Errorf("three replicas wrote %d times in a minute together, want 60 (GitHub allows 80)", total)
+	}
+}
+
+// Two transports on one Limits (a client built again by a config reload)
+// share the Retry-After hold GitHub asked of the first and the hour's
+// writes (issue 54, item 3): the second sends nothing inside the hold and
+// counts the first one's writes against the budget.
+func TestLimitsOutliveTheClient(t *testing.T) {
+	answer := http.StatusCreated
+	var sent int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sent++
+		if answer == http.StatusTooManyRequests {
+			w.Header().Set("Retry-After", "90")
+		}
+		w.WriteHeader(answer)
+	}))
+	defer srv.Close()
+	now := time.Unix(1_700_000_000, 0)
+	var slept []time.Duration
+	limits := &Limits{}
+	transport := func() *http.Client {
+		return &http.Client{Transport: &resilientTransport{base: http.DefaultTransport, Limits: limits, opts: ClientOptions{
+			Now: func() time.Time { return now }, MutationGap: time.Second, MaxRetries: 1, Metrics: &counts{}, Log: slog.New(slog.DiscardHandler),
+			Sleep: func(_ context.Context, d time.Duration) error { slept = append(slept, d); return errors.New("not waiting in a test") },
+		}}}
+	}
+	first := transport()
+	for i := 0; i < mutationsPerHour-1; i++ {
+		now = now.Add(2 * time.Second)
+		resp, err := first.Post(srv.URL+"/repos/o/r/git/blobs", "application/json", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	// GitHub asks for 90 seconds; the config is edited 5 seconds later.
+	answer = http.StatusTooManyRequests
+	now = now.Add(2 * time.Second)
+	if _, err := first.Get(srv.URL + "/repos/o/r"); err == nil {
+		t.Fatal("the 429 went through")
+	}
+	answer = http.StatusCreated
+	now = now.Add(5 * time.Second)
+	sentBefore, sleptBefore := sent, len(slept)
+	second := transport()
+	if _, err := second.Get(srv.URL + "/repos/o/r"); err == nil || sent != sentBefore {
+		t.Fatalf("the new client sent a request inside the hold: %v", err)
+	}
+	if len(slept) != sleptBefore+1 || slept[len(slept)-1] != 85*time.Second {
+		t.Errorf("the new client waited %v, want the 85s left of the hold", slept[sleptBefore:])
+	}
+	// After the hold, one write is left of the hour's, then none.
+	now = now.Add(90 * time.Second)
+	resp, err := second.Post(srv.URL+"/repos/o/r/git/blobs", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var paused *PausedError
+	if _, err := second.Post(srv.URL+"/repos/o/r/git/blobs", "application/json", nil); !errors.As(err, &paused) || paused.Kind != budgetKind {
+		t.Errorf("the write past the hour's budget, counted across clients: %v", err)
 	}
 }

@@ -18,7 +18,16 @@ import (
 type resilientTransport struct {
 	base http.RoundTripper
 	opts ClientOptions
+	*Limits
+}
 
+// Limits is what the process knows of GitHub's limits for one
+// installation: the hour's content writes, the pause GitHub asked for,
+// and GitHub's clock. It outlives a client (ClientOptions.Limits): a
+// config reload that builds a new client (a rotated key) hands it the
+// same Limits, so the hour's writes and a Retry-After hold carry over.
+// Its zero value is ready.
+type Limits struct {
 	skew atomic.Int64 // GitHub's clock minus the bot's, from Date headers
 
 	mutate  sync.Mutex
