@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -61,6 +62,10 @@ type Leases struct {
 	lastSeq uint64
 	// publishedSeq: the wakes up to it were written on the Lease.
 	publishedSeq uint64
+	// targets are the targets SetTargets asked the membership to share
+	// from its next period on; retarget: they are not taken in yet.
+	targets  []string
+	retarget bool
 }
 
 // leaseRequestTimeout bounds one request to the apiserver that holds the
@@ -101,6 +106,27 @@ func (l *Leases) Run(ctx context.Context, targets []string, woken func(target, r
 		case <-time.After(wait):
 		}
 	}
+}
+
+// SetTargets changes the targets the membership shares from its next
+// period on: a config reload or a change of the discovered targets keeps
+// this replica's Lease, its claims, and the targets it holds that stay,
+// so they keep their writer. One gone is dropped before the withdrawal of
+// its claim is published, as when it moves to another replica. Called
+// before Run, the newest targets are those Run's first period takes.
+func (l *Leases) SetTargets(targets []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.targets, l.retarget = slices.Clone(targets), true
+}
+
+// newTargets returns the targets SetTargets set since it was last asked.
+func (l *Leases) newTargets() ([]string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t, ok := l.targets, l.retarget
+	l.targets, l.retarget = nil, false
+	return t, ok
 }
 
 // Writable is the fence before every GitHub write (Bot.Fence): this

@@ -61,6 +61,9 @@ func (m *member) live(now time.Time) bool {
 
 func (m *membership) tick(ctx context.Context) {
 	l := m.l
+	if targets, ok := l.newTargets(); ok {
+		m.units = bucketsOf(targets)
+	}
 	// A failed list leaves the claims as they are, but the Lease is still
 	// renewed: the others must not take this replica for dead.
 	listed := m.list(ctx)
