@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -66,13 +67,18 @@ type Runner struct {
 	// path (/audit/CLUSTER), served beside /webhook.
 	Audit map[string]http.Handler
 
-	dash dashboard.Syncer // the drift dashboards' rows and issues
+	// kept is what goes on with the runner of the next configuration
+	// (Continue); made on first use.
+	kept     *kept
+	keptOnce sync.Once
 
-	hooks   webhook.Receiver // the deliveries handled
 	wakeMu  sync.Mutex
 	woken   map[string]bool // targets to poll before the next tick
 	retries map[string]bool // of those, the ones to poll past their backoff
 	wakeC   chan struct{}
+	// successor, once set (Continue), takes every wake this runner is
+	// given: it has stopped, and a delivery may still reach it.
+	successor *Runner
 	// Tests: wakeAfter replaces time.After for WakeDelay, wokePoll hears
 	// every poll of woken targets end.
 	wakeAfter func(time.Duration) <-chan time.Time
@@ -103,6 +109,60 @@ type Runner struct {
 	// leaseRefused: the apiserver refused the last write of this
 	// replica's Lease (leaseWrote).
 	leaseRefused bool
+}
+
+// kept is what a runner shares with the runners that continue it.
+type kept struct {
+	hooks webhook.Receiver // the deliveries handled, the rename aliases
+	dash  dashboard.Syncer // the drift dashboards' rows and issues
+}
+
+// lasting returns the runner's kept state.
+func (r *Runner) lasting() *kept {
+	r.keptOnce.Do(func() {
+		if r.kept == nil {
+			r.kept = &kept{}
+		}
+	})
+	return r.kept
+}
+
+// Continue makes r, the runner of a new configuration (a config reload,
+// a change of the discovered targets) that has neither run nor served
+// yet, go on where prev stopped (its Run has returned): r shares prev's
+// deliveries handled and rename aliases (bot/webhook) and its drift
+// dashboards, and takes over each target's turn and backoff, the clusters
+// polled (readiness) and the wakes prev had not polled yet; a wake that
+// reaches prev afterwards (a delivery in the switch) goes to r. The Bot,
+// the Leases and the GitHub client are the caller's to carry.
+func (r *Runner) Continue(prev *Runner) {
+	r.keptOnce.Do(func() { r.kept = prev.lasting() })
+	// Copies: prev answers /readyz until r replaces it.
+	prev.mu.Lock()
+	r.mu.Lock()
+	r.turns, r.notedSeq, r.ready, r.unread = maps.Clone(prev.turns), maps.Clone(prev.notedSeq), maps.Clone(prev.ready), maps.Clone(prev.unread)
+	r.failed, r.skip, r.failingSince = maps.Clone(prev.failed), maps.Clone(prev.skip), maps.Clone(prev.failingSince)
+	r.leaseRefused = prev.leaseRefused
+	r.readSeq.Store(prev.readSeq.Load())
+	again := prev.rewake
+	prev.rewake = nil
+	r.mu.Unlock()
+	prev.mu.Unlock()
+
+	prev.wakeMu.Lock()
+	woken, retries := prev.woken, prev.retries
+	prev.woken, prev.retries, prev.successor = nil, nil, r
+	prev.wakeMu.Unlock()
+	for target, retry := range again {
+		r.woke(target, "", retry)
+	}
+	for target := range woken {
+		rerun := ""
+		if r.Bot != prev.Bot {
+			rerun, _ = prev.Bot.rerun.Take(target)
+		}
+		r.woke(target, rerun, retries[target])
+	}
 }
 
 // maxSkip caps the polls a failing target sits out between tries.
@@ -382,7 +442,7 @@ func (r *Runner) noteRow(t *Target, out Outcome, err error) {
 	r.mu.Lock()
 	failures, since := r.failed[t.Config.Name], r.failingSince[t.Config.Name]
 	r.mu.Unlock()
-	r.dash.Note(r.dashEnv(), t.Config, out, err, failures, since)
+	r.lasting().dash.Note(r.dashEnv(), t.Config, out, err, failures, since)
 }
 
 // syncDashboards brings the dashboards of the round's repositories in line
@@ -393,7 +453,7 @@ func (r *Runner) syncDashboards(ctx context.Context, round []*Target) {
 	}
 	env := r.dashEnv()
 	env.Targets = configsOf(r.Targets)
-	r.dash.Sync(ctx, env, configsOf(round))
+	r.lasting().dash.Sync(ctx, env, configsOf(round))
 }
 
 // dashEnv is what the dashboards read of the runner, but its targets.

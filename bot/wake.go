@@ -14,25 +14,6 @@ import (
 // together) makes one poll of the targets they concern.
 const defaultWakeDelay = 2 * time.Second
 
-// wake asks for a prompt poll of the named targets.
-func (r *Runner) wake(names []string) {
-	if len(names) == 0 {
-		return
-	}
-	r.wakeMu.Lock()
-	if r.woken == nil {
-		r.woken = map[string]bool{}
-	}
-	for _, n := range names {
-		r.woken[n] = true
-	}
-	r.wakeMu.Unlock()
-	select {
-	case r.wakeSignal() <- struct{}{}:
-	default: // a wake is pending already; it polls these too
-	}
-}
-
 func (r *Runner) wakeSignal() chan struct{} {
 	r.wakeMu.Lock()
 	defer r.wakeMu.Unlock()
@@ -143,7 +124,15 @@ func (r *Runner) inBackoff(target string) bool {
 // within the window (webhook.Receiver.Rerun) is a plain wake: a replay,
 // or a second click, costs no check run.
 func (r *Runner) woke(target, rerun string, retry bool) {
-	if rerun != "" && !r.hooks.Rerun(target, rerun) {
+	// One hold of the lock from the successor's check to the wake noted:
+	// Continue takes every wake noted here, or finds none to take.
+	r.wakeMu.Lock()
+	if next := r.successor; next != nil {
+		r.wakeMu.Unlock()
+		next.woke(target, rerun, retry)
+		return
+	}
+	if rerun != "" && !r.lasting().hooks.Rerun(target, rerun) {
 		r.log().Debug("a Re-run of the same commit was honoured lately: the target is polled as for any wake", "target", target, "commit", rerun)
 		rerun = ""
 	}
@@ -153,14 +142,20 @@ func (r *Runner) woke(target, rerun string, retry bool) {
 	if retry {
 		// Cleared when the wake polls (PollWoken), not now: a poll of the
 		// target failing meanwhile must not put the retry back to sleep.
-		r.wakeMu.Lock()
 		if r.retries == nil {
 			r.retries = map[string]bool{}
 		}
 		r.retries[target] = true
-		r.wakeMu.Unlock()
 	}
-	r.wake([]string{target})
+	if r.woken == nil {
+		r.woken = map[string]bool{}
+	}
+	r.woken[target] = true
+	r.wakeMu.Unlock()
+	select {
+	case r.wakeSignal() <- struct{}{}:
+	default: // a wake is pending already; it polls this one too
+	}
 }
 
 // serveWebhook answers one delivery (bot/webhook), judged against the
@@ -186,5 +181,5 @@ func (r *Runner) serveWebhook(w http.ResponseWriter, req *http.Request) {
 	if r.WebhookSecrets != nil {
 		env.Secrets = r.WebhookSecrets()
 	}
-	r.hooks.Serve(w, req, env)
+	r.lasting().hooks.Serve(w, req, env)
 }
