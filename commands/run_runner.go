@@ -33,6 +33,11 @@ type runnerInput struct {
 	// audits are the clusters' audit trails, kept across reloads; nil:
 	// none kept (each build makes its own).
 	audits *auditTrails
+	// github is the GitHub client, login and Bot kept across reloads;
+	// nil: none kept. clientOpts are the client's options but those
+	// buildRunner sets (tests: a transport, a clock).
+	github     *keptGitHub
+	clientOpts githubapi.ClientOptions
 }
 
 // built is a runner, and how to find the targets its clusters discover
@@ -51,17 +56,12 @@ func buildRunner(ctx context.Context, in runnerInput) (*built, error) {
 		return nil, err
 	}
 	auth := githubapi.AppAuth{AppID: cfg.GitHub.AppID, PrivateKey: key, InstallationID: cfg.GitHub.InstallationID, BaseURL: cfg.GitHub.APIURL}
-	opts := githubapi.ClientOptions{Metrics: in.metrics, Log: in.log, WriteShare: in.writeShare}
-	if auth.InstallationID == 0 {
-		if auth.InstallationID, err = githubapi.FindInstallation(ctx, auth, opts, cfg.GitHub.Owner); err != nil {
-			return nil, err
-		}
+	opts := in.clientOpts
+	opts.Metrics, opts.Log, opts.WriteShare = in.metrics, in.log, in.writeShare
+	if in.github == nil {
+		in.github = &keptGitHub{}
 	}
-	gh, err := githubapi.NewClient(auth, opts)
-	if err != nil {
-		return nil, err
-	}
-	login, err := githubapi.AppLogin(ctx, auth, opts)
+	gh, login, err := in.github.client(ctx, cfg.GitHub, auth, opts, in.log)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +102,7 @@ func assembleRunner(ctx context.Context, in runnerInput, gh *github.Client, logi
 	in.audits.prune(cfg)
 	// Renders kept by size: a new commit rebuilds only the roots whose
 	// inputs changed, while a poll's renders fit.
-	bt := bot.New(gh, bot.Options{AppID: cfg.GitHub.AppID, Login: login, Instance: cfg.Instance, Metrics: in.metrics, Log: in.log, RenderBytes: analyzer.DefaultRenderCacheBytes})
+	bt := in.github.botFor(gh, bot.Options{AppID: cfg.GitHub.AppID, Login: login, Instance: cfg.Instance, Metrics: in.metrics, Log: in.log, RenderBytes: analyzer.DefaultRenderCacheBytes})
 	in.refs = bt.GitHub
 	found, err := discoverTargets(ctx, in, listers)
 	if err != nil {

@@ -3,6 +3,7 @@ package commands
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/metrics"
 	"github.com/driftback/driftback/config"
 )
@@ -17,12 +19,24 @@ import (
 // service runs one generation of the config at a time: a config file and
 // the runner built from it. A reload builds the next generation in full
 // before the running one stops, so a broken config never replaces a good
-// one. Metrics carry over from one generation to the next.
+// one. What outlives a configuration is built once and carried from one
+// generation to the next (DESIGN §12, "Reloads"): the metrics, the
+// clusters' audit trails, the GitHub client and Bot (keptGitHub), this
+// replica's Lease (memberLeases), and what the runner hands to the next
+// one (bot.Runner.Continue).
 type service struct {
 	path    string
 	log     *slog.Logger
 	metrics *metrics.Metrics
-	leases  func(*slog.Logger) (bot.Sharding, error) // nil: no leases
+	// leases makes this replica's Leases, once per process; nil: no
+	// leases.
+	leases  func(*slog.Logger) (bot.Sharding, error)
+	members *memberLeases // made of leases with the first generation
+	// github keeps the GitHub client, login and Bot across reloads;
+	// clientOpts are the client's options but those buildRunner sets
+	// (tests: a transport, a clock).
+	github     keptGitHub
+	clientOpts githubapi.ClientOptions
 	// build turns a config into a runner; nil is buildRunner (tests swap it).
 	build func(context.Context, runnerInput) (*built, error)
 	// audits keeps the clusters' audit trails from one generation to the
@@ -71,17 +85,27 @@ func (s *service) generationOf(ctx context.Context, cfg *config.Config, raw []by
 	if build == nil {
 		build = buildRunner
 	}
-	in := runnerInput{cfg: cfg, log: s.log, metrics: s.metrics, audits: &s.audits}
-	var leases bot.Sharding
-	if s.leases != nil {
-		var err error
-		if leases, err = s.leases(s.log); err != nil {
+	in := runnerInput{cfg: cfg, log: s.log, metrics: s.metrics, audits: &s.audits, github: &s.github, clientOpts: s.clientOpts}
+	if s.leases != nil && s.members == nil {
+		leases, err := s.leases(s.log)
+		if err != nil {
 			return nil, err
 		}
-		// The replicas share the installation's hourly write budget.
-		if counted, ok := leases.(interface{ Replicas() int }); ok {
-			in.writeShare = counted.Replicas
+		l, ok := leases.(interface {
+			bot.Sharding
+			SetTargets([]string)
+		})
+		if !ok {
+			return nil, fmt.Errorf("leases: %T cannot change its targets", leases)
 		}
+		// The membership lives as long as ctx, the process's.
+		s.members = &memberLeases{leases: l, process: ctx}
+	}
+	var leases bot.Sharding
+	if s.members != nil {
+		leases = s.members
+		// The replicas share the installation's hourly write budget.
+		in.writeShare = s.members.Replicas
 	}
 	b, err := build(ctx, in)
 	// The running generation's audit trails stay open unless this one is
@@ -143,7 +167,10 @@ func (s *service) serve(ctx context.Context) error {
 		if next == nil {
 			return err
 		}
-		<-done // the old runner has finished its poll and released its leases
+		<-done // the old runner has stopped; its Lease stays
+		// Handed over before next serves: a delivery still reaching the
+		// old runner wakes next.
+		next.runner.Continue(gen.runner)
 		if next.cfg.Listen != gen.cfg.Listen {
 			s.log.Warn("the new config changes listen; it takes effect on restart", "listen", gen.cfg.Listen)
 		}

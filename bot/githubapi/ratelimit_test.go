@@ -266,7 +266,10 @@ func TestLimitsOutliveTheClient(t *testing.T) {
 	transport := func() *http.Client {
 		return &http.Client{Transport: &resilientTransport{base: http.DefaultTransport, Limits: limits, opts: ClientOptions{
 			Now: func() time.Time { return now }, MutationGap: time.Second, MaxRetries: 1, Metrics: &counts{}, Log: slog.New(slog.DiscardHandler),
-			Sleep: func(_ context.Context, d time.Duration) error { slept = append(slept, d); return errors.New("not waiting in a test") },
+			Sleep: func(_ context.Context, d time.Duration) error {
+				slept = append(slept, d)
+				return errors.New("not waiting in a test")
+			},
 		}}}
 	}
 	first := transport()
