@@ -53,7 +53,7 @@ func TestEveryClickIsAnsweredOnceByTheHolder(t *testing.T) {
 		rel := *release
 		r := &Runner{Bot: hh.bot, Targets: []*Target{hh.target, &rel}, Interval: time.Hour, Leases: l,
 			WebhookSecrets: secretsOf(hookSecret), WakeDelay: 20 * time.Millisecond}
-		r.hooks.Clock = clock.now
+		r.lasting().hooks.Clock = clock.now
 		ctx, stop := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { r.Run(ctx); close(done) }()

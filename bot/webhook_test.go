@@ -548,7 +548,9 @@ func TestRerunAllOnASharedBaseHeadWakesOnlyTargetsWithARun(t *testing.T) {
 	if want := []string{"shop-prod", "app-041"}; !slices.Equal(names, want) {
 		t.Fatalf("woke %v, want %v: the targets with a run on the commit", names, want)
 	}
-	r.wake(names)
+	for _, n := range names {
+		r.woke(n, "", false) // back as they were: the Re-runs stay noted
+	}
 	if err := r.PollWoken(h.ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -571,7 +573,7 @@ func TestSecondRerunOfACommitWithinTheWindowPostsNothing(t *testing.T) {
 	g := newHookRig(t)
 	g.r.Targets = g.r.Targets[:1]
 	now := time.Now()
-	g.r.hooks.Clock = func() time.Time { return now }
+	g.r.lasting().hooks.Clock = func() time.Time { return now }
 	g.r.PollOnce(g.ctx)
 	main, _ := g.srv.Branch(owner, repo, "main")
 	rerun := func(sender string) int {
