@@ -170,7 +170,16 @@ func (e *argoE2E) application(app argotest.App) {
 	e.argo.CreateApplication(e.t, app)
 	if _, auto := app.SyncPolicy["automated"]; !auto {
 		e.argo.WaitCompared(e.t, app.Name, e.sha, "OutOfSync")
-		e.argo.Sync(e.t, app.Name, "")
+		// The operation carries the Application's sync options (for ssa,
+		// as `argocd app sync --server-side` writes it): the controller
+		// applies server-side only when the operation says so.
+		var options []string
+		if opts, ok := app.SyncPolicy["syncOptions"].([]any); ok {
+			for _, o := range opts {
+				options = append(options, o.(string))
+			}
+		}
+		e.argo.SyncWith(e.t, app.Name, "", options...)
 	}
 	e.argo.WaitSynced(e.t, app.Name, e.sha)
 }
