@@ -55,9 +55,11 @@ func (r *Runner) round(ctx context.Context, targets []*Target, opts roundOpts) e
 	var (
 		limited atomic.Bool // a limit GitHub asked for stopped the round
 		paused  atomic.Bool // some limit was met: the dashboards wait
+		// skipped: a target was not polled (or stopped) because ctx ended;
+		// set by the dispatch loop and the polls alike.
+		skipped atomic.Bool
 		mu      sync.Mutex
 		failed  []error
-		skipped bool // a target was not polled (or stopped) because ctx ended
 		wg      sync.WaitGroup
 		running []*pollHold
 	)
@@ -82,7 +84,7 @@ dispatch:
 			r.leftOver(order[i:], opts)
 			break dispatch
 		case <-ctx.Done():
-			skipped = true
+			skipped.Store(true)
 			break dispatch
 		}
 		if limited.Load() || !r.enter(t.Config.Name, opts) {
@@ -105,11 +107,11 @@ dispatch:
 				}
 			}
 			f.end(slots, overtime)
+			if stopped {
+				skipped.Store(true)
+			}
 			mu.Lock()
 			defer mu.Unlock()
-			if stopped {
-				skipped = true
-			}
 			if err != nil {
 				failed = append(failed, fmt.Errorf("target %s: %w", t.Config.Name, err))
 			}
@@ -133,7 +135,7 @@ dispatch:
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if skipped && !limited.Load() && parent.Err() != nil {
+	if skipped.Load() && !limited.Load() && parent.Err() != nil {
 		failed = append(failed, parent.Err())
 	}
 	return errors.Join(failed...)
