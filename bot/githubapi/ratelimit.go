@@ -87,8 +87,17 @@ func reportWrite(req *http.Request) bool {
 	return reportPath.MatchString(req.URL.Path)
 }
 
-// reportPath is a repository's check runs or issues, or one of them.
-var reportPath = regexp.MustCompile(`/repos/[^/]+/[^/]+/(check-runs|issues)(/[0-9]+)?$`)
+// reportPath is a repository's check runs or issues, or one of them,
+// under either of its paths (repoPrefix).
+var reportPath = regexp.MustCompile(repoPrefix + `/(check-runs|issues)(/[0-9]+)?$`)
+
+// repoPrefix is a repository in an API path: /repos/{owner}/{repo}, or
+// /repositories/{id}, where GitHub redirects a moved repository's
+// requests (a write too, with a 307 the client follows as a new request).
+const repoPrefix = `/(repos/[^/]+/[^/]+|repositories/[0-9]+)`
+
+// repoWritePath matches a request to a repository's content.
+var repoWritePath = regexp.MustCompile(repoPrefix + `(/|$)`)
 
 // DeferredError is a check run (or a dashboard write) held back because what is left of the
 // hour's write budget is kept for pull requests. It ends that target's

@@ -66,7 +66,7 @@ func (t *resilientTransport) RoundTrip(req *http.Request) (*http.Response, error
 	safe := retrySafe(req)
 	backoff := time.Second
 	for attempt := 0; ; attempt++ {
-		if fence, ok := ctx.Value(fenceKey{}).(func() error); ok && mutating && strings.Contains(req.URL.Path, "/repos/") {
+		if fence, ok := ctx.Value(fenceKey{}).(func() error); ok && mutating && repoWritePath.MatchString(req.URL.Path) {
 			// Checked here, after every wait, so that a paused or slowed
 			// replica never writes for a target it no longer holds (a
 			// token request writes nothing of the target's).
