@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/google/go-github/v62/github"
 
@@ -54,9 +55,10 @@ type Bot struct {
 	Log      *slog.Logger
 	// Fence, when set, is asked right before every GitHub write for a
 	// target (each attempt, after any wait) whether this replica may still
-	// write for it; an error stops the write and the poll. Leases.Writable
-	// is the fence of replicas that share targets.
-	Fence func(target string) error
+	// write for it; an error stops the write and the poll, and the attempt
+	// must end by until (zero: no bound). Leases.Writable is the fence of
+	// replicas that share targets.
+	Fence func(target string) (until time.Time, err error)
 
 	appID    int64
 	login    string

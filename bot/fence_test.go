@@ -3,6 +3,7 @@ package bot
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/driftback/driftback/bot/githubapi"
 )
@@ -12,14 +13,14 @@ import (
 func TestFenceStopsEveryWriteOfALostTarget(t *testing.T) {
 	h := newHarness(t, writeThroughOnly(t))
 	allowed, asked := 3, 0
-	h.bot.Fence = func(target string) error {
+	h.bot.Fence = func(target string) (time.Time, error) {
 		if target != "shop-prod" {
 			t.Errorf("fence asked for %q", target)
 		}
 		if asked++; asked > allowed {
-			return errors.New("lease lost")
+			return time.Time{}, errors.New("lease lost")
 		}
-		return nil
+		return time.Time{}, nil
 	}
 	before := len(h.srv.Requests())
 	err := h.pollErr()

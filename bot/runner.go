@@ -25,8 +25,9 @@ type Sharding interface {
 	// target it holds, wrote with each write of this replica's lease (nil:
 	// accepted; else the apiserver's refusal).
 	Run(ctx context.Context, targets []string, woken func(target, rerun string, retry bool), wrote func(refused error))
-	// Writable says whether this replica may still write for a target.
-	Writable(target string) error
+	// Writable says whether this replica may still write for a target,
+	// and until when at the latest (bot.Fence).
+	Writable(target string) (until time.Time, err error)
 	// Holds says whether this replica polls a target.
 	Holds(target string) bool
 	// Hand passes a wake of a target this replica does not hold to the

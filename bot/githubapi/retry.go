@@ -2,6 +2,7 @@ package githubapi
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -44,7 +45,6 @@ func (t *resilientTransport) RoundTrip(req *http.Request) (*http.Response, error
 	if err := t.waitHold(ctx); err != nil {
 		return nil, err
 	}
-	mutating := req.Method != http.MethodGet && req.Method != http.MethodHead
 	if contentWrite(req) {
 		t.mutate.Lock()
 		defer t.mutate.Unlock()
@@ -66,15 +66,14 @@ func (t *resilientTransport) RoundTrip(req *http.Request) (*http.Response, error
 	safe := retrySafe(req)
 	backoff := time.Second
 	for attempt := 0; ; attempt++ {
-		if fence, ok := ctx.Value(fenceKey{}).(func() error); ok && mutating && repoWritePath.MatchString(req.URL.Path) {
-			// Checked here, after every wait, so that a paused or slowed
-			// replica never writes for a target it no longer holds (a
-			// token request writes nothing of the target's).
-			if err := fence(); err != nil {
-				return nil, &FencedError{Err: err}
-			}
+		// The fence is asked here, after every wait, so that a paused or
+		// slowed replica never writes for a target it no longer holds (a
+		// token request writes nothing of the target's).
+		until, err := fenced(req)
+		if err != nil {
+			return nil, err
 		}
-		resp, err := t.attempt(req)
+		resp, err := t.attempt(req, until)
 		t.opts.Metrics.Inc("driftback_github_requests_total", map[string]string{"method": req.Method})
 		if resp != nil {
 			t.noteDate(resp)
@@ -122,11 +121,22 @@ func (t *resilientTransport) RoundTrip(req *http.Request) (*http.Response, error
 }
 
 // attempt sends one try with its own deadline, which also covers reading
-// the body.
-func (t *resilientTransport) attempt(req *http.Request) (*http.Response, error) {
+// the body: RequestTimeout, and for a fenced write until (zero: none),
+// when the fence closes.
+func (t *resilientTransport) attempt(req *http.Request, until time.Time) (*http.Response, error) {
+	limit := t.opts.RequestTimeout
+	if !until.IsZero() {
+		left := until.Sub(t.opts.Now())
+		if left <= 0 {
+			return nil, &FencedError{Err: errors.New("the fence closed before the write was sent")}
+		}
+		if limit <= 0 || left < limit {
+			limit = left
+		}
+	}
 	ctx, cancel := context.WithCancel(req.Context())
-	if t.opts.RequestTimeout > 0 {
-		ctx, cancel = context.WithTimeout(req.Context(), t.opts.RequestTimeout)
+	if limit > 0 {
+		ctx, cancel = context.WithTimeout(req.Context(), limit)
 	}
 	r, err := cloneRequest(req.WithContext(ctx))
 	if err != nil {

@@ -133,17 +133,20 @@ func (l *Leases) newTargets() ([]string, bool) {
 // replica holds the target, and its Lease was renewed within the renew
 // deadline, well before any other replica may take the target over. A
 // replica that was paused (SIGSTOP, a long GC, a hung connection) fails
-// it however late its membership loop runs.
-func (l *Leases) Writable(target string) error {
+// it however late its membership loop runs. until is when the fence
+// closes without a further renewal: a write attempt ends by then, so
+// the take-over margin (LeaseDuration-RenewDeadline) is left for a
+// request GitHub already took.
+func (l *Leases) Writable(target string) (until time.Time, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.held[bucketOf(target)] {
-		return fmt.Errorf("replica %s does not hold target %s", l.Identity, target)
+		return time.Time{}, fmt.Errorf("replica %s does not hold target %s", l.Identity, target)
 	}
 	if age, limit := l.now().Sub(l.renewed), l.renewDeadline(); age >= limit {
-		return fmt.Errorf("replica %s last renewed its lease %s ago (limit %s)", l.Identity, age.Round(time.Millisecond), limit)
+		return time.Time{}, fmt.Errorf("replica %s last renewed its lease %s ago (limit %s)", l.Identity, age.Round(time.Millisecond), limit)
 	}
-	return nil
+	return l.renewed.Add(l.renewDeadline()), nil
 }
 
 // Holds reports whether this replica is the target's writer now.
