@@ -40,3 +40,29 @@ func TestFenceStopsEveryWriteOfALostTarget(t *testing.T) {
 		t.Fatalf("a replica without the lease wrote %d times", n)
 	}
 }
+
+// Issue 54, item 9: a write the fence stops is a hand-over (the target
+// moved to another replica), not a failure: the round reports no error,
+// driftback_poll_errors_total does not count it, and the target does not
+// back off — the next poll goes ahead.
+func TestFencedPollIsAHandOverNotAFailure(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	asked := 0
+	h.bot.Fence = func(string) (time.Time, error) {
+		asked++
+		return time.Time{}, errors.New("replica a does not hold target shop-prod")
+	}
+	r := &Runner{Bot: h.bot, Targets: []*Target{h.target}, Interval: time.Hour}
+	for i := range 2 {
+		before := asked
+		if err := r.PollOnce(h.ctx); err != nil {
+			t.Fatalf("poll %d: a fenced poll failed the round: %v", i, err)
+		}
+		if asked == before {
+			t.Fatalf("poll %d did not reach a write: the fenced target backed off", i)
+		}
+	}
+	if n := h.bot.Metrics.Get("driftback_poll_errors_total", map[string]string{"target": "shop-prod"}); n != 0 {
+		t.Errorf("driftback_poll_errors_total = %v for a hand-over", n)
+	}
+}

@@ -225,7 +225,8 @@ func (r *Runner) Poll(ctx context.Context, t *Target) (Outcome, error) {
 // timeout, and keeps its backoff. It returns whether the round was
 // stopped under it (a rate limit, shutdown: that is not the target's
 // failure, so it neither backs off nor counts as an error), and the
-// target's failure (nil when it succeeded or sat out the poll).
+// target's failure (nil when it succeeded, sat out the poll, or moved to
+// another replica mid-poll).
 func (r *Runner) pollOne(ctx context.Context, t *Target, timeout time.Duration) (stopped bool, err error) {
 	if r.Leases != nil && !r.Leases.Holds(t.Config.Name) {
 		// Another replica writes this target; it counts as polled for
@@ -244,6 +245,9 @@ func (r *Runner) pollOne(ctx context.Context, t *Target, timeout time.Duration) 
 	if err != nil && ctx.Err() != nil {
 		log.Warn("poll stopped", "error", err.Error())
 		return true, nil
+	}
+	if githubapi.IsFenced(err) {
+		return false, nil // handed over: pollTarget logged it
 	}
 	if err != nil {
 		if pause := githubapi.RateLimited(err); pause != "" {
@@ -277,6 +281,12 @@ func (r *Runner) pollTarget(ctx, tctx context.Context, t *Target, log *slog.Logg
 		return out, err // the round was stopped: the caller logs it
 	}
 	m.Observe("driftback_poll_duration_seconds", labels, took.Seconds())
+	if githubapi.IsFenced(err) {
+		// The target moved to another replica mid-poll: this one's fence
+		// stopped the write, and the new holder polls it.
+		log.Info("target handed over to another replica; poll ended before its next write", "reason", err.Error())
+		return out, err
+	}
 	if githubapi.IsDeferred(err) {
 		log.Warn("check run deferred to a later poll", "reason", err.Error())
 		return out, err

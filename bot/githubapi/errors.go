@@ -19,8 +19,7 @@ func UnknownOutcome(ctx context.Context, err error) bool {
 	}
 	var paused *PausedError
 	var deferred *DeferredError
-	var fenced *FencedError
-	if errors.As(err, &paused) || errors.As(err, &deferred) || errors.As(err, &fenced) {
+	if errors.As(err, &paused) || errors.As(err, &deferred) || IsFenced(err) {
 		return false
 	}
 	var er *github.ErrorResponse
@@ -74,6 +73,14 @@ func RateLimited(err error) string {
 func WritesPaused(err error) bool {
 	var paused *PausedError
 	return errors.As(err, &paused) && paused.Kind == budgetKind
+}
+
+// IsFenced reports a write this replica's own fence stopped: the target
+// moved to another replica, which polls it now (a hand-over, not a
+// failure).
+func IsFenced(err error) bool {
+	var f *FencedError
+	return errors.As(err, &f)
 }
 
 // IsDeferred reports a check run held back for the pull requests' part of
