@@ -205,7 +205,10 @@ func (t *resilientTransport) limited(resp *http.Response) (time.Time, string, bo
 	}
 	if resp.Header.Get("X-Ratelimit-Remaining") == "0" {
 		if reset, err := strconv.ParseInt(resp.Header.Get("X-Ratelimit-Reset"), 10, 64); err == nil {
-			return maxTime(time.Unix(reset, 0).Add(time.Second), now.Add(time.Second)), "primary", true
+			// The reset is a time on GitHub's clock: on the bot's, it is
+			// the skew (noteDate) earlier.
+			at := time.Unix(reset, 0).Add(-time.Duration(t.skew.Load()))
+			return maxTime(at.Add(time.Second), now.Add(time.Second)), "primary", true
 		}
 	}
 	if resp.StatusCode == http.StatusTooManyRequests || secondaryBody(resp) {

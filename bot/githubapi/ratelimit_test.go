@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -307,5 +308,25 @@ func TestLimitsOutliveTheClient(t *testing.T) {
 	var paused *PausedError
 	if _, err := second.Post(srv.URL+"/repos/o/r/git/blobs", "application/json", nil); !errors.As(err, &paused) || paused.Kind != budgetKind {
 		t.Errorf("the write past the hour's budget, counted across clients: %v", err)
+	}
+}
+
+// Issue 54, item 9: X-RateLimit-Reset is a time on GitHub's clock; with
+// GitHub's clock an hour ahead (its Date header), a reset a minute away
+// on its clock is a minute away on the bot's too, not an hour and a
+// minute.
+func TestPrimaryResetIsOnGitHubsClock(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	tr := testTransport(&now)
+	github := now.Add(time.Hour)
+	date := &http.Response{Header: http.Header{"Date": {github.UTC().Format(http.TimeFormat)}}}
+	tr.noteDate(date)
+	resp := &http.Response{StatusCode: http.StatusForbidden, Header: http.Header{
+		"X-Ratelimit-Remaining": {"0"},
+		"X-Ratelimit-Reset":     {strconv.FormatInt(github.Add(time.Minute).Unix(), 10)},
+	}, Body: io.NopCloser(strings.NewReader("{}"))}
+	until, kind, ok := tr.limited(resp)
+	if want := now.Add(time.Minute + time.Second); !ok || kind != "primary" || !until.Equal(want) {
+		t.Errorf("primary limit until %s (%s, %v), want %s", until, kind, ok, want)
 	}
 }
