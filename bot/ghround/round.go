@@ -32,13 +32,21 @@ func NewRound() *Round {
 }
 
 // sharedRead is one read the round makes once, whichever target asks
-// first; the others wait for its answer.
+// first; the others wait for its answer. It runs under a context of its
+// own (sharedReadTimeout), not the first asker's: that target's timeout
+// or stop says nothing of the others, which would all fail with it.
 type sharedRead[T any] struct {
-	once sync.Once
-	v    T
-	err  error
-	at   time.Time // when the read ended
+	done    chan struct{}
+	waiting int                // askers not answered yet, under the round's mu
+	cancel  context.CancelFunc // stops the read once every asker gave up
+	v       T
+	err     error
+	at      time.Time // when the read ended; zero while it runs
 }
+
+// sharedReadTimeout bounds a shared read, with its retries: its askers'
+// own deadlines do not.
+const sharedReadTimeout = 2 * time.Minute
 
 // refAnswer is a base branch's head and the response that carried it
 // (each poll follows a repository move from it).
@@ -47,8 +55,8 @@ type refAnswer struct {
 	resp *github.Response
 }
 
-func share[T any](mu *sync.Mutex, m map[string]*sharedRead[T], key string, read func() (T, error)) (T, error) {
-	return shareFresh(mu, m, key, 0, read)
+func share[T any](ctx context.Context, mu *sync.Mutex, m map[string]*sharedRead[T], key string, read func(context.Context) (T, error)) (T, error) {
+	return shareFresh(ctx, mu, m, key, 0, read)
 }
 
 // refFresh is how long a round shares a base branch's head: a poll used to
@@ -57,22 +65,41 @@ func share[T any](mu *sync.Mutex, m map[string]*sharedRead[T], key string, read 
 const refFresh = 5 * time.Second
 
 // shareFresh is share, with the answer read again once it is older than
-// maxAge (0: never).
-func shareFresh[T any](mu *sync.Mutex, m map[string]*sharedRead[T], key string, maxAge time.Duration, read func() (T, error)) (T, error) {
+// maxAge (0: never). An asker whose ctx ends stops waiting; the read goes
+// on for the others, and stops when none is left (the next asker then
+// reads anew).
+func shareFresh[T any](ctx context.Context, mu *sync.Mutex, m map[string]*sharedRead[T], key string, maxAge time.Duration, read func(context.Context) (T, error)) (T, error) {
 	mu.Lock()
 	r := m[key]
 	if r == nil || maxAge > 0 && !r.at.IsZero() && time.Since(r.at) > maxAge {
-		r = &sharedRead[T]{}
+		// Detached from the first asker, keeping its values (the log).
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sharedReadTimeout)
+		r = &sharedRead[T]{done: make(chan struct{}), cancel: cancel}
 		m[key] = r
+		go func() {
+			defer cancel()
+			v, err := read(rctx)
+			mu.Lock() // at is read under mu by the askers and the next round's
+			r.v, r.err, r.at = v, err, time.Now()
+			mu.Unlock()
+			close(r.done)
+		}()
 	}
+	r.waiting++
 	mu.Unlock()
-	r.once.Do(func() {
-		v, err := read()
-		mu.Lock() // at is read under mu by the next round's askers
-		r.v, r.err, r.at = v, err, time.Now()
-		mu.Unlock()
-	})
-	return r.v, r.err
+	select {
+	case <-r.done:
+		return r.v, r.err
+	case <-ctx.Done():
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if r.waiting--; r.waiting == 0 && r.at.IsZero() && m[key] == r {
+		r.cancel()
+		delete(m, key)
+	}
+	var zero T
+	return zero, ctx.Err()
 }
 
 // Reader reads a target's base head and pull requests, and remembers
@@ -107,7 +134,7 @@ func (r *Reader) ListPRs(ctx context.Context, gh *github.Client, round *Round, p
 	probe := ""
 	if round != nil {
 		repo := repoKey(p)
-		now, err := share(&round.mu, round.probes, repo, func() (probeAnswer, error) {
+		now, err := share(ctx, &round.mu, round.probes, repo, func(ctx context.Context) (probeAnswer, error) {
 			a, err := probePRs(ctx, gh, p)
 			if err == nil {
 				r.keepProbe(repo, a)
@@ -160,7 +187,7 @@ func (r *Reader) listPRsAt(ctx context.Context, gh *github.Client, p *pollstate.
 // BaseHead reads the head of the target's base branch: in a round, once
 // per repository and branch.
 func (r *Reader) BaseHead(ctx context.Context, gh *github.Client, round *Round, p *pollstate.Poll) (string, error) {
-	read := func() (refAnswer, error) {
+	read := func(ctx context.Context) (refAnswer, error) {
 		ref, resp, err := gh.Git.GetRef(ctx, p.Owner, p.Repo, "heads/"+p.BaseBranch)
 		if err != nil {
 			return refAnswer{}, err
@@ -170,9 +197,9 @@ func (r *Reader) BaseHead(ctx context.Context, gh *github.Client, round *Round, 
 	var a refAnswer
 	var err error
 	if round != nil {
-		a, err = shareFresh(&round.mu, round.refs, repoKey(p)+":"+p.BaseBranch, refFresh, read)
+		a, err = shareFresh(ctx, &round.mu, round.refs, repoKey(p)+":"+p.BaseBranch, refFresh, read)
 	} else {
-		a, err = read()
+		a, err = read(ctx)
 	}
 	if err != nil {
 		return "", MovedAway(p, fmt.Errorf("base branch %s: %w", p.BaseBranch, err))
