@@ -36,7 +36,9 @@ type role struct {
 	AggregationRule json.RawMessage `json:"aggregationRule"`
 }
 
-var readVerbs = []string{"get", "list", "watch"}
+// readVerbs are the verbs driftback's reads use: it lists on every poll
+// and watches nothing, so a ClusterRole grants these and no other.
+var readVerbs = []string{"get", "list"}
 
 // grants says whether some rule allows verb on resource in group.
 func grants(rules []policyRule, group, resource, verb string) bool {
@@ -48,7 +50,7 @@ func grants(rules []policyRule, group, resource, verb string) bool {
 	return false
 }
 
-// checkRBAC: ClusterRoles read only; Roles write Leases only; no rule uses
+// checkRBAC: ClusterRoles get and list only (what the code uses); Roles write Leases only; no rule uses
 // the verb "*" or writes Secrets; and what driftback needs is granted.
 func (e Expect) checkRBAC(objs []*Object) []string {
 	var ps []string
@@ -91,7 +93,7 @@ func ruleProblems(at, kind string, rule policyRule) []string {
 		return ps
 	}
 	if kind == "ClusterRole" {
-		ps = append(ps, fmt.Sprintf("%s: verbs %q are not read-only; a ClusterRole may only get, list and watch", at, writes))
+		ps = append(ps, fmt.Sprintf("%s: verbs %q are not ones driftback reads with; a ClusterRole may only get and list", at, writes))
 	}
 	if rule.covers("", "secrets") {
 		ps = append(ps, fmt.Sprintf("%s: grants %q on secrets; driftback only reads Secret metadata", at, writes))

@@ -537,7 +537,8 @@ func TestMistakesAreCaught(t *testing.T) {
 		want                 []string
 	}{
 		{"writable root filesystem", "templates/deployment.yaml", "readOnlyRootFilesystem: true", "readOnlyRootFilesystem: false", []string{"Deployment driftback/driftback", "readOnlyRootFilesystem"}},
-		{"write verb in ClusterRole", "templates/rbac.yaml", `verbs: ["get", "list", "watch"]`, `verbs: ["get", "list", "watch", "update"]`, []string{"ClusterRole driftback", `"update"`}},
+		{"write verb in ClusterRole", "templates/rbac.yaml", `verbs: ["get", "list"]`, `verbs: ["get", "list", "update"]`, []string{"ClusterRole driftback", `"update"`}},
+		{"watch in ClusterRole, which driftback never uses", "templates/rbac.yaml", `verbs: ["get", "list"]`, `verbs: ["get", "list", "watch"]`, []string{"ClusterRole driftback", `"watch"`}},
 		{"capabilities kept", "templates/deployment.yaml", `drop: ["ALL"]`, `drop: ["NET_RAW"]`, []string{"Deployment driftback/driftback", "ALL"}},
 		{"seccomp unconfined", "templates/deployment.yaml", "            type: RuntimeDefault", "            type: Unconfined", []string{"Deployment driftback/driftback", "seccomp"}},
 		{"privilege escalation", "templates/deployment.yaml", "allowPrivilegeEscalation: false", "allowPrivilegeEscalation: true", []string{"Deployment driftback/driftback", "allowPrivilegeEscalation"}},
