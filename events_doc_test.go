@@ -1,0 +1,58 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// The webhook events DESIGN §12 and install.md tell a reader to subscribe
+// to are app.yaml's, no more and no fewer (issue 54, item 9: they had
+// fallen behind check_suite and repository).
+func TestDocsNameTheManifestsEvents(t *testing.T) {
+	b, err := os.ReadFile("app.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Events []string `json:"default_events"`
+	}
+	if err := yaml.Unmarshal(b, &m); err != nil || len(m.Events) == 0 {
+		t.Fatalf("app.yaml's default_events: %v %v", m.Events, err)
+	}
+	for _, d := range []struct {
+		file, lead, end string
+		name            func(string) string
+	}{
+		// `check_suite`
+		{"docs/DESIGN.md", "subscribes to exactly the events the bot acts on (", ";", func(e string) string { return "`" + e + "`" }},
+		// *Check suite*
+		{"docs/install.md", "Subscribe the App to the events", "(", func(e string) string {
+			return "*" + strings.ToUpper(e[:1]) + strings.ReplaceAll(e[1:], "_", " ") + "*"
+		}},
+	} {
+		b, err := os.ReadFile(d.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, rest, ok := strings.Cut(strings.Join(strings.Fields(string(b)), " "), d.lead)
+		if !ok {
+			t.Errorf("%s no longer says %q; update this test", d.file, d.lead)
+			continue
+		}
+		list, _, _ := strings.Cut(rest, d.end)
+		named := 0
+		for _, e := range m.Events {
+			if strings.Contains(list, d.name(e)) {
+				named++
+			} else {
+				t.Errorf("%s: the events to subscribe to (%q) leave out %s, which app.yaml subscribes to", d.file, list, d.name(e))
+			}
+		}
+		if n := strings.Count(list, ",") + strings.Count(list, " and ") + 1; n != named {
+			t.Errorf("%s: the events to subscribe to (%q) name %d events, app.yaml %d", d.file, list, n, len(m.Events))
+		}
+	}
+}
