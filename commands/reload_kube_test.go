@@ -197,8 +197,8 @@ func TestReloadKeepsTheLease(t *testing.T) {
 	if next.cfg.PollInterval != 2*time.Hour {
 		t.Fatalf("reloaded %v", next.cfg.PollInterval)
 	}
-	if !leases.Holds("shop-prod") || leases.Writable("shop-prod") != nil {
-		t.Errorf("the reload let go of the target: %v", leases.Writable("shop-prod"))
+	if _, err := leases.Writable("shop-prod"); !leases.Holds("shop-prod") || err != nil {
+		t.Errorf("the reload let go of the target: %v", err)
 	}
 	if now, err := lease(); err != nil || now != uid {
 		t.Errorf("the replica's Lease after the reload: %s, %v; want the same one, %s", now, err, uid)
