@@ -18,6 +18,7 @@ func TestFencedWriteAttemptEndsWithTheFence(t *testing.T) {
 	fake := time.Unix(1_700_000_000, 0)
 	var left []time.Duration // each attempt's time, as the base transport saw it
 	tr := &resilientTransport{
+		Limits: &Limits{},
 		base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			dl, ok := r.Context().Deadline()
 			if !ok {

@@ -33,7 +33,7 @@ func movedServer(t *testing.T) (*httptest.Server, func() []string) {
 }
 
 func testTransport(now *time.Time) *resilientTransport {
-	return &resilientTransport{base: http.DefaultTransport, opts: ClientOptions{
+	return &resilientTransport{base: http.DefaultTransport, Limits: &Limits{}, opts: ClientOptions{
 		Now: func() time.Time { return *now }, MutationGap: time.Second, MaxRetries: 1, Metrics: &counts{},
 		Sleep: func(_ context.Context, d time.Duration) error { *now = now.Add(d); return nil },
 	}}
