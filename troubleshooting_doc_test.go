@@ -70,7 +70,7 @@ func codeProblems(page, readme string) []string {
 
 // titlePlaceholder is what the page writes for a number or a name the bot
 // fills into a title.
-var titlePlaceholder = strings.NewReplacer("N ", "%d ", "TOOL ", "%s ", "NAME ", "%s ")
+var titlePlaceholder = strings.NewReplacer("N ", "%d ", "TOOL ", "%s ", "NAME ", "%s ", "LOGIN ", "%s ")
 
 // titleProblems: every check run title of the page's table is one the bot
 // writes (as a string literal or a format of its source).

@@ -50,14 +50,7 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 		return err
 	}
 	p.Out.Plan = plan
-	if mine, _ := b.application().SplitPRs(p.PRs); mine != nil {
-		// Who the body named stays named (no churn): the body, check run
-		// and commit all read this attribution. (Anyone else's pull
-		// request was turned away above.)
-		if st, ok := prbody.ParseState(mine.GetBody()); ok {
-			p.Attribution.Recall(st.Said)
-		}
-	}
+	b.recallNamed(p)
 	p.Out.ChangedBy = p.Attribution.Makers(plan)
 	p.Out.Restoring = len(p.Restoring)
 	p.Out.DeclinedEdits = p.Review.DeclinedEdits()
@@ -220,4 +213,16 @@ func (b *Bot) stalled(ctx context.Context, p *poll, s *stall.Stall, err error) e
 		return b.reads.ListPRs(ctx, b.GitHub, p.t.round, p.Poll)
 	}
 	return b.stalls.Stalled(ctx, b.keeper(), list, p.Poll, s, err)
+}
+
+// recallNamed keeps who the open pull request's body named (no churn):
+// the body, check run and commit all read this attribution, and a replica
+// that knows less must not erase it. Anyone else's pull request was
+// turned away before the plan.
+func (b *Bot) recallNamed(p *poll) {
+	if mine, _ := b.application().SplitPRs(p.PRs); mine != nil {
+		if st, ok := prbody.ParseState(mine.GetBody()); ok {
+			p.Attribution.Recall(st.Said)
+		}
+	}
 }
