@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -25,7 +26,8 @@ import (
 // these by tools/helm.) A metric series appears once something counts it,
 // so the runner here goes through every event the queries watch: polls
 // with edits, refusals and a commit, a poll that fails, a conditional GET
-// answered 304, and a secondary rate limit.
+// answered 304, a secondary rate limit, and a Lease write the apiserver
+// refused (as bot/shard reports it to the runner).
 func TestMonitoringQueriesExportedMetrics(t *testing.T) {
 	used := monitoringMetricNames(t)
 
@@ -37,6 +39,8 @@ func TestMonitoringQueriesExportedMetrics(t *testing.T) {
 	r := &Runner{Bot: h.bot, Targets: []*Target{h.target, &broken}, Interval: time.Hour}
 	r.PollOnce(context.Background())
 	r.PollOnce(context.Background())
+	r.leaseWrote(errors.New(`leases.coordination.k8s.io "driftback-a" is invalid: metadata.annotations: Too long`))
+	r.leaseWrote(nil)
 
 	srv := httptestServer(t, r.Handler())
 	resp, err := srv.Client().Get(srv.URL + "/metrics")

@@ -171,6 +171,9 @@ const maxSkip = 31
 
 // Run polls until ctx ends (and campaigns for the targets' leases).
 func (r *Runner) Run(ctx context.Context) error {
+	// Served from the start, so that an alert's increase() sees the first
+	// refusal (a counter that first appears at 1 shows no increase).
+	r.Bot.Metrics.Add("driftback_lease_writes_refused_total", nil, 0)
 	if r.Leases != nil {
 		if r.Bot.Fence == nil {
 			r.Bot.Fence = r.Leases.Writable

@@ -18,6 +18,7 @@ var RequiredAlerts = []string{
 	"DriftbackGitHubRateLimited",  // GitHub answered with a rate limit
 	"DriftbackRefusalsRising",     // plans refuse more edits than before
 	"DriftbackPollErrors",         // polls fail
+	"DriftbackLeaseWritesRefused", // a replica cannot write its Lease: it holds no target
 }
 
 // DashboardLabel marks a ConfigMap that Grafana's dashboard sidecar loads.
