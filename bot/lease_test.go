@@ -134,3 +134,35 @@ func writable(l Sharding, target string) bool {
 	_, err := l.Writable(target)
 	return err == nil
 }
+
+// heldFrom holds every target from a time on, as a new replica's first
+// claims are taken a few lease periods after it starts.
+type heldFrom time.Time
+
+func (heldFrom) Run(context.Context, []string, func(string, string, bool), func(error)) {}
+func (heldFrom) Hand(string, string, bool)                                              {}
+func (heldFrom) Writable(string) (time.Time, error)                                     { return time.Now().Add(time.Hour), nil }
+func (h heldFrom) Holds(string) bool                                                    { return !time.Now().Before(time.Time(h)) }
+
+// Issue 54: a new replica's first round waits for its first claims, so
+// the targets it takes are polled then, not an interval later.
+func TestFirstRoundWaitsForTheFirstClaims(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	polled := make(chan string, 1)
+	r := &Runner{Bot: h.bot, Targets: []*Target{h.target}, Interval: time.Hour, Leases: heldFrom(time.Now().Add(300 * time.Millisecond))}
+	r.polling = func(target string) {
+		select {
+		case polled <- target:
+		default:
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	select {
+	case <-polled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the target taken 300ms after the start was not polled within 10s (the interval is an hour)")
+	}
+}

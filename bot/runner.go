@@ -81,9 +81,10 @@ type Runner struct {
 	// given: it has stopped, and a delivery may still reach it.
 	successor *Runner
 	// Tests: wakeAfter replaces time.After for WakeDelay, wokePoll hears
-	// every poll of woken targets end.
+	// every poll of woken targets end, polling each poll of a target start.
 	wakeAfter func(time.Duration) <-chan time.Time
 	wokePoll  func()
+	polling   func(target string)
 
 	// stragglers are the rounds Run left with targets still polling.
 	stragglers sync.WaitGroup
@@ -189,15 +190,58 @@ func (r *Runner) Run(ctx context.Context) error {
 	// A target still polling when its round's interval ends finishes
 	// on its own (ctx ends it on shutdown); Run returns after it.
 	defer r.stragglers.Wait()
+	if !r.firstClaims(ctx) {
+		return ctx.Err()
+	}
 	t := time.NewTicker(r.Interval)
 	defer t.Stop()
 	for {
 		next := time.Now().Add(r.Interval)
-		r.round(ctx, r.Targets, roundOpts{until: next, full: true})
+		r.round(ctx, r.held(), roundOpts{until: next, full: true})
 		if !r.waitTick(ctx, t.C, next) {
 			return ctx.Err()
 		}
 	}
+}
+
+// firstClaims waits, before Run's first round, until this replica holds
+// a target, for at most an interval: a new replica takes its first
+// claims a few lease periods after it starts, and a first round started
+// before that polls nothing, leaving every target for a whole interval.
+// False when ctx ended.
+func (r *Runner) firstClaims(ctx context.Context) bool {
+	if r.Leases == nil || len(r.Targets) == 0 {
+		return true
+	}
+	until := time.Now().Add(r.Interval)
+	for len(r.held()) == 0 && time.Now().Before(until) {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(min(250*time.Millisecond, r.Interval)):
+		}
+	}
+	return true
+}
+
+// held is the targets this replica polls: those whose Lease it holds
+// now (every one without Leases). A round is given only these, so its
+// order, reads and slots cost what the replica holds, not every target
+// the replicas share. A target another replica holds counts as polled
+// for readiness.
+func (r *Runner) held() []*Target {
+	if r.Leases == nil {
+		return r.Targets
+	}
+	var mine []*Target
+	for _, t := range r.Targets {
+		if r.Leases.Holds(t.Config.Name) {
+			mine = append(mine, t)
+		} else {
+			r.markReady(t.Config.Cluster)
+		}
+	}
+	return mine
 }
 
 // PollOnce reconciles every target once. A failing target is logged and
@@ -241,6 +285,9 @@ func (r *Runner) pollOne(ctx context.Context, t *Target, timeout time.Duration) 
 	if r.backingOff(t.Config.Name) {
 		log.Debug("backing off after failures")
 		return false, nil
+	}
+	if r.polling != nil {
+		r.polling(t.Config.Name)
 	}
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	out, err := r.pollTarget(ctx, tctx, t, log)
