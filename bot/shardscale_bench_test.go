@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,6 +18,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/shard"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
@@ -23,29 +27,46 @@ import (
 // BenchmarkShardedScale is issue 54's 10,000 targets over 5 replicas on
 // the real apiserver: BenchmarkScale's world (targets of the fewest
 // objects synth makes, 3, one repository of the in-process GitHub), and 5 replicas in this
-// process, each a Runner with its own Bot and its own Leases (identity,
-// client) polling on its own every interval. The in-process GitHub's
-// clock runs 600 times faster than the replicas', so the hourly write
-// budget does not pace the first check runs: this measures the sharing,
-// not the budget. One op is the whole run; it reports and fails on:
+// process, each a Runner with its own Bot, its own cluster client and its
+// own Leases (identity, client), polling on its own every interval (the
+// config's default, a minute). The replicas split the installation's
+// hourly write budget as `run` does (WriteShare), and the in-process
+// GitHub's clock runs 600 times faster than the replicas', so the first
+// check runs take minutes, not hours: this measures the sharing, not the
+// budget. One op is the whole run; it reports and fails on:
 //
-//	first-cover-intervals   when the last target was first polled, in intervals from the start (≤ 2)
-//	polled-twice            targets polled twice less than half an interval apart (0)
+//	first-cover-intervals   when the last target's first poll started, in intervals from the start (≤ 2)
+//	polled-twice            targets polled by two replicas within an interval, or by one within
+//	                        half an interval (0)
+//	takeover-repoll-s       the least gap between a killed replica's poll of a target and its
+//	                        successor's (≥ the Lease's 5s margin)
 //	takeover-s              a replica killed (its requests cut, its Lease left to expire):
 //	                        when the last of its targets is held by another (≤ leaseDuration + interval)
 //	lease-writes-refused    over all replicas (0)
-//	cpu-s-per-replica-round this process's CPU over one interval of the settled replicas, per
-//	                        replica, to compare with BenchmarkScale's idle round of 1,000 targets
 //
-// DRIFTBACK_SHARD_TARGETS sets another number of targets (a quick check of
-// the benchmark itself).
+// and reports what the settled replicas cost (it fails if some target is
+// not settled within ten intervals):
+//
+//	settled-intervals             when every target was remembered by its holder (its check run posted)
+//	cpu-s-per-replica-round       this process's CPU over one interval of the settled replicas, per
+//	                              replica (the bot's share and the in-process GitHub's; the apiserver
+//	                              runs apart), to compare with BenchmarkScale's idle round of 1,000 targets
+//	cpu-ms-per-held-target-round  the same per target a replica holds (targets/5)
+//	github-errors                 GitHub's answers of 400 and above over the run
+//
+// DRIFTBACK_SHARD_TARGETS sets another number of targets, and
+// DRIFTBACK_SHARD_INTERVAL another interval (quick checks of the benchmark
+// itself); DRIFTBACK_SHARD_LOG names a file for the replicas' warnings.
 func BenchmarkShardedScale(b *testing.B) {
 	const replicas = 5
 	targets := 10000
 	if n, err := strconv.Atoi(os.Getenv("DRIFTBACK_SHARD_TARGETS")); err == nil && n > 0 {
 		targets = n
 	}
-	interval, leaseDuration := 30*time.Second, 15*time.Second
+	interval, leaseDuration := config.DefaultPollInterval, 15*time.Second
+	if d, err := time.ParseDuration(os.Getenv("DRIFTBACK_SHARD_INTERVAL")); err == nil && d > 0 {
+		interval = d
+	}
 	w := newScaleWorld(b, targets, 1)
 	stopClock := make(chan struct{})
 	go func() {
@@ -60,7 +81,8 @@ func BenchmarkShardedScale(b *testing.B) {
 	}()
 	defer close(stopClock)
 	for b.Loop() {
-		polls := &pollLog{at: map[string][]time.Time{}}
+		gh := w.h.srv.Counters()
+		polls := &pollLog{at: map[string][]pollAt{}}
 		var rs []*shardReplica
 		start := time.Now()
 		for i := range replicas {
@@ -80,13 +102,41 @@ func BenchmarkShardedScale(b *testing.B) {
 		if n := polls.covered(names); n < len(names) || first > 2*interval {
 			b.Errorf("%d of %d targets polled; the last first poll %s after the start (limit %s)", n, len(names), first.Round(time.Second), 2*interval)
 		}
+		// Settled: every target remembered by the replica that holds it
+		// (its check run posted; the hourly budget may defer some), so the
+		// round measured next is idle.
+		settled := func() int {
+			n := 0
+			for _, name := range names {
+				for _, r := range rs {
+					if r.leases.Holds(name) {
+						if _, ok := r.runner.Bot.memory.Get(name); ok {
+							n++
+						}
+						break
+					}
+				}
+			}
+			return n
+		}
+		for time.Since(start) < 10*interval && settled() < len(names) {
+			time.Sleep(time.Second)
+		}
+		if n := settled(); n < len(names) {
+			b.Fatalf("%d of %d targets settled after %s", n, len(names), time.Since(start).Round(time.Second))
+		}
+		b.ReportMetric(time.Since(start).Seconds()/interval.Seconds(), "settled-intervals")
 		time.Sleep(interval) // one more round, settled
 		c := cpuTime()
 		time.Sleep(interval)
-		b.ReportMetric((cpuTime()-c).Seconds()/replicas, "cpu-s-per-replica-round")
+		perRound := (cpuTime() - c).Seconds() / replicas
+		b.ReportMetric(perRound, "cpu-s-per-replica-round")
+		// What BenchmarkScale's idle round of 1,000 targets on one replica
+		// compares with, per target: a replica holds targets/replicas.
+		b.ReportMetric(perRound/float64(targets/replicas)*1000, "cpu-ms-per-held-target-round")
 
 		// Kill one: its requests cut, so its Lease is left to expire.
-		dead := rs[0]
+		dead := rs[0] // replica-0
 		var held []string
 		for _, n := range names {
 			if dead.leases.Holds(n) {
@@ -121,11 +171,24 @@ func BenchmarkShardedScale(b *testing.B) {
 				r.stop()
 			}
 		}
-		twice := polls.twice(interval / 2)
+		twice, examples, repoll := polls.twice(interval, "replica-0", start)
 		b.ReportMetric(float64(twice), "polled-twice")
+		b.ReportMetric(repoll.Seconds(), "takeover-repoll-s")
 		b.ReportMetric(refused, "lease-writes-refused")
 		if twice > 0 || refused > 0 {
-			b.Errorf("%d targets polled twice within half an interval; %v Lease writes refused", twice, refused)
+			b.Errorf("%d targets polled twice too soon (%s); %v Lease writes refused", twice, strings.Join(examples, "; "), refused)
+		}
+		// The killed replica stopped writing RenewDeadline (10s) after its
+		// last renewal; its successor takes over leaseDuration after it
+		// saw that renewal: the margin between them.
+		if margin := leaseDuration - 10*time.Second; repoll >= 0 && repoll < margin {
+			b.Errorf("a target of the killed replica was polled again %s after its last poll (the Lease's margin is %s)", repoll.Round(time.Millisecond), margin)
+		}
+		// GitHub's answers of 400 and above, its secondary limits among
+		// them: the replicas share one installation.
+		b.ReportMetric(float64(w.h.srv.Counters().Sub(gh).Errors), "github-errors")
+		if twice > 0 || refused > 0 {
+			b.Errorf("%d targets polled twice within half an interval (%s); %v Lease writes refused", twice, strings.Join(examples, "; "), refused)
 		}
 	}
 }
@@ -162,18 +225,35 @@ func startShardReplica(b *testing.B, w *scaleWorld, id string, interval time.Dur
 	if err != nil {
 		b.Fatal(err)
 	}
+	// The targets read through the lister itself, so a round shares its
+	// reads of the cluster as in production (a wrapping lister would read
+	// once per target); the runner says when it starts each poll.
 	var ts []*Target
 	for _, t := range w.r.Targets {
 		c := *t
-		name, inner := t.Config.Name, cluster.Lister(lister)
-		c.Lister = listerFunc(func(ctx context.Context, s cluster.Scope) ([]cluster.Object, error) {
-			polls.note(name)
-			got, err := inner.List(ctx, s)
-			return got.Objects, err
-		})
+		c.Lister = lister
 		ts = append(ts, &c)
 	}
-	r.runner = &Runner{Bot: w.h.newBot(b, false), Targets: ts, Interval: interval, Leases: l}
+	// The replicas split the installation's hourly write budget as `run`
+	// wires it (each takes its share of the most replicas seen live), and
+	// space their writes by the default gap times that share, on the
+	// in-process GitHub's clock, which keeps them under its per-minute
+	// limit together as in production.
+	bot := w.h.botOn(b, false, w.h.clock.Now, func(o *githubapi.ClientOptions) {
+		o.WriteShare, o.MutationGap = l.Replicas, time.Second
+	})
+	r.runner = &Runner{Bot: bot, Targets: ts, Interval: interval, Leases: l}
+	if path := os.Getenv("DRIFTBACK_SHARD_LOG"); path != "" {
+		// Warnings and errors of every replica, for a failing run.
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { f.Close() })
+		r.runner.Log = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelWarn})).With("replica", id)
+		bot.Log, l.Log = r.runner.Log, r.runner.Log
+	}
+	r.runner.polling = func(target string) { polls.note(target, id) }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { r.runner.Run(ctx); close(done) }()
@@ -183,21 +263,21 @@ func startShardReplica(b *testing.B, w *scaleWorld, id string, interval time.Dur
 	return r
 }
 
-// pollLog keeps when each target's cluster was read, by any replica: a
-// poll's reads within a second of each other count once.
+// pollLog keeps when each target's poll started, and by which replica.
 type pollLog struct {
 	mu sync.Mutex
-	at map[string][]time.Time
+	at map[string][]pollAt
 }
 
-func (p *pollLog) note(target string) {
+type pollAt struct {
+	when    time.Time
+	replica string
+}
+
+func (p *pollLog) note(target, replica string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	now := time.Now()
-	if ts := p.at[target]; len(ts) > 0 && now.Sub(ts[len(ts)-1]) < time.Second {
-		return
-	}
-	p.at[target] = append(p.at[target], now)
+	p.at[target] = append(p.at[target], pollAt{time.Now(), replica})
 }
 
 func (p *pollLog) covered(names []string) int {
@@ -218,25 +298,47 @@ func (p *pollLog) lastFirst(names []string) time.Time {
 	defer p.mu.Unlock()
 	var last time.Time
 	for _, t := range names {
-		if ts := p.at[t]; len(ts) > 0 && ts[0].After(last) {
-			last = ts[0]
+		if ts := p.at[t]; len(ts) > 0 && ts[0].when.After(last) {
+			last = ts[0].when
 		}
 	}
 	return last
 }
 
-// twice counts the targets polled twice less than gap apart.
-func (p *pollLog) twice(gap time.Duration) int {
+// twice counts the targets polled twice too soon: by two replicas within
+// an interval (the sharing failed), or by one within half an interval (a
+// round's order keeps its targets about an interval apart). A poll by
+// the killed replica and its successor's are a take-over, which the Lease
+// bounds instead: takeover is the least gap between two such polls. It
+// describes the first few (replicas, times from start).
+func (p *pollLog) twice(interval time.Duration, dead string, start time.Time) (n int, examples []string, takeover time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	n := 0
-	for _, ts := range p.at {
+	takeover = -1
+	for _, name := range slices.Sorted(maps.Keys(p.at)) {
+		ts := p.at[name]
 		for i := 1; i < len(ts); i++ {
-			if ts[i].Sub(ts[i-1]) < gap {
+			a, c := ts[i-1], ts[i]
+			d := c.when.Sub(a.when)
+			if a.replica == dead && c.replica != dead {
+				if takeover < 0 || d < takeover {
+					takeover = d
+				}
+				continue
+			}
+			limit := interval
+			if a.replica == c.replica {
+				limit = interval / 2
+			}
+			if d < limit {
 				n++
+				if len(examples) < 5 {
+					examples = append(examples, fmt.Sprintf("%s: %s at %s, %s at %s", name,
+						a.replica, a.when.Sub(start).Round(time.Millisecond), c.replica, c.when.Sub(start).Round(time.Millisecond)))
+				}
 				break
 			}
 		}
 	}
-	return n
+	return n, examples, takeover
 }

@@ -40,11 +40,12 @@ go test -run='^$' -bench='^BenchmarkScale$/targets=1000' -benchtime=3x -count=1 
 # resident memory (fails above 512 MiB).
 go test -run='^$' -bench='^BenchmarkScaleBot$' -benchtime=3x -count=1 -timeout=60m ./bot/ | tee -a "$out"
 # Issue 54's 10,000 targets over 5 replicas on a real apiserver (replicas as
-# goroutines, each its own Runner, Bot and Leases): every target polled within
-# two intervals of the start, none twice within half an interval, a replica
-# killed and its targets taken within leaseDuration + one interval, no Lease
-# write refused, and each replica's CPU per round. Its own go test: the world
-# holds 10,000 namespaces.
+# goroutines, each its own Runner, Bot, cluster client and Leases, polling
+# every minute, the default): every target polled within two intervals of
+# the start, none by two replicas within an interval (nor by one within half
+# of one), a replica killed and its targets taken within leaseDuration + one
+# interval, no Lease write refused, and each replica's CPU per settled
+# interval. Its own go test: the world holds 10,000 namespaces.
 go test -run='^$' -bench='^BenchmarkShardedScale$' -benchtime=1x -count=1 -timeout=60m ./bot/ | tee -a "$out"
 # Issue 30's write target: 500 targets on one repository, a commit that
 # touches one root and one that touches none (fails above 3 GitHub writes
