@@ -226,7 +226,7 @@ func (r *Runner) firstClaims(ctx context.Context) bool {
 
 // held is the targets this replica polls: those whose Lease it holds
 // now (every one without Leases). A round is given only these, so its
-// order, reads and slots cost what the replica holds, not every target
+// order, slots and polls cost what the replica holds, not every target
 // the replicas share. A target another replica holds counts as polled
 // for readiness.
 func (r *Runner) held() []*Target {
