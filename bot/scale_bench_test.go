@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
@@ -51,9 +52,15 @@ func newScaleWorld(b *testing.B, targets, objects int) *scaleWorld {
 	h.srv.CreateRepo(owner, "fleet", "main", files)
 	applyRoots(b, env.Config, fx)
 
+	// One filesystem for every root: making it is linear in the roots, so
+	// once per root is quadratic (minutes at 10,000).
+	fsys, err := fx.Repo.FS()
+	if err != nil {
+		b.Fatal(err)
+	}
 	var targetsText strings.Builder
 	for i, root := range fx.Roots {
-		fmt.Fprintf(&targetsText, "- {name: t%04d, repo: acme/fleet, baseBranch: main, root: %s, cluster: prod, namespaces: [%s], appliedRevision: {head: true}}\n", i, root, namespaceOf(b, fx, root))
+		fmt.Fprintf(&targetsText, "- {name: t%04d, repo: acme/fleet, baseBranch: main, root: %s, cluster: prod, namespaces: [%s], appliedRevision: {head: true}}\n", i, root, namespaceOf(b, fsys, root))
 	}
 	cfgText := "github: {appID: 4242, privateKeyFile: /dev/null, installationID: 99}\nclusters: [{name: prod, inCluster: true}]\ntargets:\n" + targetsText.String()
 	cfg, err := config.Parse("driftback.yaml", []byte(cfgText))
@@ -142,12 +149,8 @@ func BenchmarkScaleIdleCycle(b *testing.B) {
 }
 
 // namespaceOf is the namespace root's objects render into.
-func namespaceOf(tb testing.TB, fx *synth.Fixture, root string) string {
-	fs, err := fx.Repo.FS()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	objs, err := synth.Build(fs, root)
+func namespaceOf(tb testing.TB, fsys filesys.FileSystem, root string) string {
+	objs, err := synth.Build(fsys, root)
 	if err != nil || len(objs) == 0 {
 		tb.Fatalf("render %s: %v", root, err)
 	}
@@ -284,7 +287,11 @@ func (w *scaleWorld) drift(b *testing.B, i int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ns := namespaceOf(b, w.fx, w.fx.Roots[i])
+	fsys, err := w.fx.Repo.FS()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ns := namespaceOf(b, fsys, w.fx.Roots[i])
 	gvr := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	patch := fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, 7+i%5)
 	if _, err := dyn.Resource(gvr).Namespace(ns).Patch(context.Background(), "app-00", types.MergePatchType, patch,
