@@ -517,3 +517,32 @@ func deref(v any) any {
 	}
 	return v
 }
+
+// Issue 54: a config of 10,000 written targets parses; a file whose
+// aliases expand past the bound is refused by name, not decoded.
+func TestConfigSizeBound(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(strings.Split(base, "targets:\n")[0] + "targets:\n")
+	for i := range 10000 {
+		fmt.Fprintf(&b, "- name: app-%05d\n  repo: my-org/shop\n  root: apps/app-%05d\n  cluster: prod\n  namespaces: [app-%05d]\n  appliedRevision:\n    flux: {namespace: flux-system, name: app-%05d}\n", i, i, i, i)
+	}
+	cfg, err := Parse("big.yaml", []byte(b.String()))
+	if err != nil || len(cfg.Targets) != 10000 {
+		t.Fatalf("10,000 targets: %v", err)
+	}
+	// One list of 100,000 namespaces named by 11 targets: 1.1 million
+	// values through aliases, from a file of 200 kB.
+	ns := strings.Repeat("a, ", 99999) + "a"
+	b.Reset()
+	b.WriteString(strings.Split(base, "targets:\n")[0] + "targets:\n")
+	for i := range 11 {
+		list := "*ns"
+		if i == 0 {
+			list = "&ns [" + ns + "]"
+		}
+		fmt.Fprintf(&b, "- name: app-%d\n  repo: my-org/shop\n  root: apps/%d\n  cluster: prod\n  namespaces: %s\n  appliedRevision: {head: true}\n", i, i, list)
+	}
+	if _, err := Parse("aliases.yaml", []byte(b.String())); err == nil || !strings.Contains(err.Error(), "expands to more than 1000000 values") {
+		t.Fatalf("1.1 million values through aliases: %v", err)
+	}
+}

@@ -28,7 +28,9 @@ type decoder struct {
 
 const (
 	maxDepth = 32
-	maxNodes = 100000
+	// maxNodes bounds what aliases can expand a small file into. A config
+	// of 10,000 written targets (issue 54's scale) is about 130,000 values.
+	maxNodes = 1000000
 )
 
 var durationType = reflect.TypeFor[time.Duration]()
@@ -142,7 +144,7 @@ func (d *decoder) decodable(path string, n *yaml.Node, depth int, inList bool) b
 	if d.count++; d.count > maxNodes {
 		if d.count == maxNodes+1 {
 			d.bad[""] = true
-			d.errorAt(n, path, "the file expands to more than %d values (through aliases?); a driftback config is much smaller", maxNodes)
+			d.errorAt(n, path, "the file expands to more than %d values (through aliases?); 10,000 targets take about 130,000", maxNodes)
 		}
 		return false
 	}
