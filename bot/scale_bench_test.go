@@ -58,23 +58,14 @@ func newScaleWorld(b *testing.B, targets, objects int) *scaleWorld {
 	if err != nil {
 		b.Fatal(err)
 	}
-	// Parsed a thousand targets at a time: config.Parse refuses a file of
-	// more than 100,000 YAML values (its bound on alias expansion), which
-	// a list of 10,000 targets passes.
 	var targetsText strings.Builder
-	var resolved []*config.Target
-	for from := 0; from < len(fx.Roots); from += 1000 {
-		var chunk strings.Builder
-		for i := from; i < min(from+1000, len(fx.Roots)); i++ {
-			fmt.Fprintf(&chunk, "- {name: t%04d, repo: acme/fleet, baseBranch: main, root: %s, cluster: prod, namespaces: [%s], appliedRevision: {head: true}}\n", i, fx.Roots[i], namespaceOf(b, fsys, fx.Roots[i]))
-		}
-		targetsText.WriteString(chunk.String())
-		cfgText := "github: {appID: 4242, privateKeyFile: /dev/null, installationID: 99}\nclusters: [{name: prod, inCluster: true}]\ntargets:\n" + chunk.String()
-		cfg, err := config.Parse("driftback.yaml", []byte(cfgText))
-		if err != nil {
-			b.Fatal(err)
-		}
-		resolved = append(resolved, cfg.ResolvedTargets()...)
+	for i, root := range fx.Roots {
+		fmt.Fprintf(&targetsText, "- {name: t%04d, repo: acme/fleet, baseBranch: main, root: %s, cluster: prod, namespaces: [%s], appliedRevision: {head: true}}\n", i, root, namespaceOf(b, fsys, root))
+	}
+	cfgText := "github: {appID: 4242, privateKeyFile: /dev/null, installationID: 99}\nclusters: [{name: prod, inCluster: true}]\ntargets:\n" + targetsText.String()
+	cfg, err := config.Parse("driftback.yaml", []byte(cfgText))
+	if err != nil {
+		b.Fatal(err)
 	}
 	w := &scaleWorld{h: h, env: env, fx: fx, log: &requestLog{}, targets: targetsText.String()}
 	rc := w.log.on(env.Config)
@@ -84,7 +75,7 @@ func newScaleWorld(b *testing.B, targets, objects int) *scaleWorld {
 		b.Fatal(err)
 	}
 	w.r = &Runner{Bot: h.bot, Interval: time.Minute}
-	for _, t := range resolved {
+	for _, t := range cfg.ResolvedTargets() {
 		w.r.Targets = append(w.r.Targets, &Target{Config: *t, Lister: l})
 	}
 	return w
