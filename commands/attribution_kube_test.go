@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -207,6 +208,7 @@ func TestTheDocsAuditPolicyNamesTheUser(t *testing.T) {
 	if policy == "" {
 		t.Fatal("docs/field-ownership.md shows no audit policy under \"The user behind a write\"")
 	}
+	started := time.Now()
 	env, err := kubetest.StartWith(assets, kubetest.Options{
 		Users: []kubetest.User{{Name: "alice", Groups: []string{"system:masters"}}},
 		Audit: &kubetest.Audit{Policy: policy},
@@ -217,7 +219,19 @@ func TestTheDocsAuditPolicyNamesTheUser(t *testing.T) {
 	defer env.Stop()
 	repo := copyTree(t, "../examples/shop")
 	applyExample(t, env, repo)
+	// The trail vouches only for writes past a second after the log's
+	// first event (events may be logged out of order), and managedFields
+	// keeps whole seconds: a write in the apiserver's first two seconds is
+	// rightly "cannot tell who". alice writes after them.
+	time.Sleep(time.Until(started.Add(3 * time.Second)))
 	kubectlAs(t, kubectl, env, "alice", "", "set", "image", "deployment/web", "web=ghcr.io/example/shop-web:1.4.9")
+	// The apiserver logs a request's event once its response is sent, so
+	// kubectl may return before the log holds alice's patch.
+	for deadline := time.Now().Add(30 * time.Second); !logHolds(t, env.AuditLog, `"username":"alice"`, `"verb":"patch"`); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the audit log never held alice's patch")
+		}
+	}
 	out, stderr, code := driftback(t, "plan", "--repo", repo, "--root", "overlays/prod", "--kubeconfig", env.Kubeconfig, "-n", "shop",
 		"--audit-log", env.AuditLog, "--audit-complete", "-o", "markdown")
 	if code != 1 || !strings.Contains(out, "(Update) at ") || !strings.Contains(out, " by alice &#91;system:masters&#93; with kubectl/v1.37.2") {
@@ -344,4 +358,24 @@ clusters:
 		t.Fatal(err)
 	}
 	return srv, cfgFile
+}
+
+// logHolds reports whether a line of the log at path holds every one of
+// parts.
+func logHolds(t *testing.T, path string, parts ...string) bool {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		held := true
+		for _, p := range parts {
+			held = held && strings.Contains(line, p)
+		}
+		if held {
+			return true
+		}
+	}
+	return false
 }
