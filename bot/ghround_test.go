@@ -1,8 +1,11 @@
 package bot
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/driftback/driftback/internal/githubtest"
 )
 
 // An idle round asks GitHub per repository, not per target (issue 44): the
@@ -67,4 +70,95 @@ func TestIdleRoundAsksGitHubPerRepository(t *testing.T) {
 			t.Errorf("%s: declined section %v", pr.Head, declined)
 		}
 	}
+}
+
+// A first round lists the repository's pull requests once for all its
+// targets, not once each: at a start every target is cold, and 10,000
+// listings would pass GitHub's hourly allowance of an installation
+// (issue 54's 10,000 targets). Each target still finds its own: a
+// person's pull request on one target's branch is left alone.
+func TestFirstRoundListsTheRepositorysPullRequestsOnce(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.srv.Commit(owner, repo, "driftback/shop-3", "alice", map[string][]byte{"notes.md": []byte("mine\n")})
+	mine, err := h.srv.OpenPR(owner, repo, "alice", "driftback/shop-3", "main", "alice's own", "hands off")
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := namedTargets(h, 12)
+	r := &Runner{Bot: h.bot, Targets: targets}
+	if err := r.PollOnce(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	whole, own := prListings(h.srv.Requests())
+	// A poll that wrote (each posts its check run) lists its own again after
+	// the write: that one each is all.
+	if whole != 1 || own != 12 {
+		t.Errorf("12 cold targets listed the repository's pull requests %d times and their own %d times, want 1 and 12 (after their writes)", whole, own)
+	}
+	opened := 0
+	for _, pr := range h.srv.PullRequests(owner, repo) {
+		switch {
+		case pr.Number == mine:
+			if pr.Body != "hands off" || pr.State != "open" {
+				t.Errorf("alice's pull request on driftback/shop-3 was taken: %+v", pr)
+			}
+		case pr.State == "open":
+			opened++
+		}
+	}
+	if opened != 11 {
+		t.Errorf("%d pull requests opened, want one per target but shop-3", opened)
+	}
+}
+
+// Where the repository holds more pull requests than there are cold
+// targets to spare a listing, each lists its own (the whole list would cost
+// more).
+func TestColdTargetsOfABusyRepositoryListTheirOwn(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	for i := range 201 {
+		b := fmt.Sprintf("feature-%d", i)
+		h.srv.Commit(owner, repo, b, "alice", map[string][]byte{"notes.md": []byte(b + "\n")})
+		if _, err := h.srv.OpenPR(owner, repo, "alice", b, "main", b, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &Runner{Bot: h.bot, Targets: namedTargets(h, 2)}
+	mark := len(h.srv.Requests())
+	if err := r.PollOnce(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	pages, own := prListings(h.srv.Requests()[mark:])
+	if pages != 1 || own != 4 {
+		t.Errorf("2 cold targets beside 201 pull requests read %d pages of the whole list and %d of their own, want 1 (which says there are 3) and 4 (one before and one after each one's writes)", pages, own)
+	}
+}
+
+// namedTargets is n copies of the harness's target, shop-0 … shop-(n-1).
+func namedTargets(h *harness, n int) []*Target {
+	var targets []*Target
+	for i := range n {
+		c := *h.target
+		c.Config.Name = fmt.Sprintf("shop-%d", i)
+		targets = append(targets, &c)
+	}
+	return targets
+}
+
+// prListings counts the pages of a repository's whole list of pull
+// requests and the listings of one branch's among reqs (the probe, sorted
+// by update, is neither).
+func prListings(reqs []githubtest.Request) (whole, own int) {
+	for _, q := range reqs {
+		if q.Operation != "pulls/list" {
+			continue
+		}
+		switch {
+		case strings.Contains(q.Query, "head="):
+			own++
+		case !strings.Contains(q.Query, "sort=updated"):
+			whole++
+		}
+	}
+	return whole, own
 }

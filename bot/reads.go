@@ -32,8 +32,12 @@ type pollReads struct {
 }
 
 func newPollReads(targets []*Target) *pollReads {
+	repos := map[string][]string{}
+	for _, t := range targets {
+		repos[t.Config.Repo] = append(repos[t.Config.Repo], t.Config.Name)
+	}
 	p := &pollReads{rounds: map[sharer]*cluster.Round{}, namespaces: map[sharer][]string{}, failed: map[string]bool{}, read: map[string]bool{},
-		github: ghround.NewRound()}
+		github: ghround.NewRound(repos)}
 	unknown := map[sharer]bool{}
 	for _, t := range targets {
 		s, ok := t.Lister.(sharer)

@@ -19,16 +19,27 @@ import (
 // and one probe of the repository's pull requests that says whether any
 // changed since a target last listed its own. An idle round then costs
 // GitHub requests per repository and base branch, not per target
-// (issue 44): a thousand targets on one repository make two.
+// (issue 44): a thousand targets on one repository make two. Targets that
+// never listed their pull requests (a start, a new replica's share) list
+// the repository's once between them (listAll).
 type Round struct {
-	mu     sync.Mutex
-	refs   map[string]*sharedRead[refAnswer]
-	probes map[string]*sharedRead[probeAnswer]
+	mu      sync.Mutex
+	refs    map[string]*sharedRead[refAnswer]
+	probes  map[string]*sharedRead[probeAnswer]
+	lists   map[string]*sharedRead[allPRs]
+	members map[string][]string // per repository (repoKey of the configured name): the round's targets
 }
 
-// NewRound is the shared reads of a round that has read nothing yet.
-func NewRound() *Round {
-	return &Round{refs: map[string]*sharedRead[refAnswer]{}, probes: map[string]*sharedRead[probeAnswer]{}}
+// NewRound is the shared reads of a round that has read nothing yet;
+// targets are the round's, per configured repository ("owner/name").
+func NewRound(targets map[string][]string) *Round {
+	members := map[string][]string{}
+	for repo, names := range targets {
+		k := strings.ToLower(repo)
+		members[k] = append(members[k], names...)
+	}
+	return &Round{refs: map[string]*sharedRead[refAnswer]{}, probes: map[string]*sharedRead[probeAnswer]{},
+		lists: map[string]*sharedRead[allPRs]{}, members: members}
 }
 
 // sharedRead is one read the round makes once, whichever target asks
@@ -149,6 +160,9 @@ func (r *Reader) ListPRs(ctx context.Context, gh *github.Client, round *Round, p
 					r.prLists.Set(p.Target.Name, prList{key: key, probe: probe, prs: last.prs})
 					return slices.Clone(last.prs), nil
 				}
+			} else if prs, ok := r.fromListAll(ctx, gh, round, p); ok {
+				r.prLists.Set(p.Target.Name, prList{key: key, probe: probe, prs: slices.Clone(prs)})
+				return prs, nil
 			}
 		}
 		// A failed probe costs only the sharing: the list says the rest.

@@ -29,7 +29,7 @@ func TestSharedReadOutlivesTheFirstAsker(t *testing.T) {
 			Owner: "acme", Repo: "shop", BaseBranch: "main"}}
 	}
 	var r Reader
-	round := NewRound()
+	round := NewRound(nil)
 	first, stop := context.WithCancel(context.Background())
 	firstDone := make(chan error, 1)
 	go func() {
@@ -68,7 +68,7 @@ func TestSharedReadStopsWhenNoOneWaits(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		var r Reader
-		_, err := r.BaseHead(ctx, gh, NewRound(), &pollstate.Poll{Place: app.Place{Target: config.Target{Name: "shop-a", Repo: "acme/shop"},
+		_, err := r.BaseHead(ctx, gh, NewRound(nil), &pollstate.Poll{Place: app.Place{Target: config.Target{Name: "shop-a", Repo: "acme/shop"},
 			Log: slog.New(slog.DiscardHandler), Owner: "acme", Repo: "shop", BaseBranch: "main"}})
 		done <- err
 	}()
