@@ -80,6 +80,11 @@ func BenchmarkShardedScale(b *testing.B) {
 		}
 	}()
 	defer close(stopClock)
+	// A failing benchmark prints no metrics: each figure is logged as well.
+	report := func(v float64, unit string) {
+		b.ReportMetric(v, unit)
+		b.Logf("%s: %.4g", unit, v)
+	}
 	for b.Loop() {
 		gh := w.h.srv.Counters()
 		polls := &pollLog{at: map[string][]pollAt{}}
@@ -98,7 +103,8 @@ func BenchmarkShardedScale(b *testing.B) {
 			time.Sleep(time.Second)
 		}
 		first := polls.lastFirst(names).Sub(start)
-		b.ReportMetric(first.Seconds()/interval.Seconds(), "first-cover-intervals")
+		report(first.Seconds()/interval.Seconds(), "first-cover-intervals")
+		report(float64(w.h.srv.Counters().Sub(gh).Requests), "github-requests-first-cover")
 		if n := polls.covered(names); n < len(names) || first > 2*interval {
 			b.Errorf("%d of %d targets polled; the last first poll %s after the start (limit %s)", n, len(names), first.Round(time.Second), 2*interval)
 		}
@@ -125,15 +131,15 @@ func BenchmarkShardedScale(b *testing.B) {
 		if n := settled(); n < len(names) {
 			b.Fatalf("%d of %d targets settled after %s", n, len(names), time.Since(start).Round(time.Second))
 		}
-		b.ReportMetric(time.Since(start).Seconds()/interval.Seconds(), "settled-intervals")
+		report(time.Since(start).Seconds()/interval.Seconds(), "settled-intervals")
 		time.Sleep(interval) // one more round, settled
 		c := cpuTime()
 		time.Sleep(interval)
 		perRound := (cpuTime() - c).Seconds() / replicas
-		b.ReportMetric(perRound, "cpu-s-per-replica-round")
+		report(perRound, "cpu-s-per-replica-round")
 		// What BenchmarkScale's idle round of 1,000 targets on one replica
 		// compares with, per target: a replica holds targets/replicas.
-		b.ReportMetric(perRound/float64(targets/replicas)*1000, "cpu-ms-per-held-target-round")
+		report(perRound/float64(targets/replicas)*1000, "cpu-ms-per-held-target-round")
 
 		// Kill one: its requests cut, so its Lease is left to expire.
 		dead := rs[0] // replica-0
@@ -158,8 +164,8 @@ func BenchmarkShardedScale(b *testing.B) {
 			time.Sleep(250 * time.Millisecond)
 		}
 		took := time.Since(killed)
-		b.ReportMetric(took.Seconds(), "takeover-s")
-		b.ReportMetric(float64(len(held)), "dead-replica-targets")
+		report(took.Seconds(), "takeover-s")
+		report(float64(len(held)), "dead-replica-targets")
 		if !taken() || took > leaseDuration+interval {
 			b.Errorf("the %d targets of the killed replica were taken after %s (limit %s)", len(held), took.Round(time.Second), leaseDuration+interval)
 		}
@@ -172,9 +178,9 @@ func BenchmarkShardedScale(b *testing.B) {
 			}
 		}
 		twice, examples, repoll := polls.twice(interval, "replica-0", start)
-		b.ReportMetric(float64(twice), "polled-twice")
-		b.ReportMetric(repoll.Seconds(), "takeover-repoll-s")
-		b.ReportMetric(refused, "lease-writes-refused")
+		report(float64(twice), "polled-twice")
+		report(repoll.Seconds(), "takeover-repoll-s")
+		report(refused, "lease-writes-refused")
 		if twice > 0 || refused > 0 {
 			b.Errorf("%d targets polled twice too soon (%s); %v Lease writes refused", twice, strings.Join(examples, "; "), refused)
 		}
@@ -186,7 +192,9 @@ func BenchmarkShardedScale(b *testing.B) {
 		}
 		// GitHub's answers of 400 and above, its secondary limits among
 		// them: the replicas share one installation.
-		b.ReportMetric(float64(w.h.srv.Counters().Sub(gh).Errors), "github-errors")
+		all := w.h.srv.Counters().Sub(gh)
+		report(float64(all.Errors), "github-errors")
+		report(float64(all.Requests), "github-requests")
 	}
 }
 
