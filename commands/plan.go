@@ -3,8 +3,6 @@ package commands
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -153,7 +151,7 @@ func (o *planOptions) finish(cmd *cobra.Command, plan *analyzer.Plan, repo *repo
 		return fail(fmt.Errorf("%s does not hold %d object(s) the root renders, or of their kinds; nothing was written", live.source, len(plan.Unread)))
 	}
 	if o.write {
-		if err := writeFiles(o.repo, plan.Files); err != nil {
+		if err := writeFiles(o.repo, plan.Files, cmd.ErrOrStderr()); err != nil {
 			return fail(err)
 		}
 	}
@@ -161,67 +159,4 @@ func (o *planOptions) finish(cmd *cobra.Command, plan *analyzer.Plan, repo *repo
 		return nil
 	}
 	return errDrift
-}
-
-// writeFiles applies the plan to the checkout all or nothing: every file is
-// first written beside its target, and only when all are written are they
-// renamed into place.
-func writeFiles(dir string, files []analyzer.File) error {
-	type staged struct{ tmp, dst string }
-	var done []staged
-	cleanup := func() {
-		for _, s := range done {
-			os.Remove(s.tmp)
-		}
-	}
-	for _, f := range files {
-		rel, err := repofs.Clean(f.Path)
-		if err != nil || rel == "" {
-			cleanup()
-			return fmt.Errorf("refusing to write %q: %v", f.Path, err)
-		}
-		dst := filepath.Join(dir, filepath.FromSlash(rel))
-		if f.Deleted {
-			done = append(done, staged{dst: dst})
-			continue
-		}
-		if info, err := os.Lstat(dst); err == nil && info.Mode()&os.ModeSymlink != 0 {
-			cleanup()
-			return fmt.Errorf("refusing to write through the symlink %s", f.Path)
-		}
-		mode := os.FileMode(0o644)
-		if info, err := os.Stat(dst); err == nil {
-			mode = info.Mode().Perm()
-		}
-		tmp, err := os.CreateTemp(filepath.Dir(dst), ".driftback-*")
-		if err != nil {
-			cleanup()
-			return err
-		}
-		done = append(done, staged{tmp: tmp.Name(), dst: dst})
-		_, werr := tmp.WriteString(f.Content)
-		cerr := tmp.Close()
-		if werr == nil {
-			werr = cerr
-		}
-		if werr == nil {
-			werr = os.Chmod(tmp.Name(), mode)
-		}
-		if werr != nil {
-			cleanup()
-			return fmt.Errorf("write %s: %w", f.Path, werr)
-		}
-	}
-	for _, s := range done {
-		var err error
-		if s.tmp == "" {
-			err = os.Remove(s.dst)
-		} else {
-			err = os.Rename(s.tmp, s.dst)
-		}
-		if err != nil {
-			return fmt.Errorf("apply %s: %w", s.dst, err)
-		}
-	}
-	return nil
 }
