@@ -205,3 +205,87 @@ func TestExitCodesInHelp(t *testing.T) {
 		}
 	}
 }
+
+// Issue 55, item 3: one exit-code rule. A root kustomize cannot build
+// (bad YAML, a file it names that is not there, a cycle) exits 2; a
+// buildable root's refusals, those of what driftback will not follow among
+// them, exit 1. Each case is run, and README's table must put the words
+// naming it in the row of the code it exits with.
+func TestExitCodeRuleOnEveryDocumentedCase(t *testing.T) {
+	repo := t.TempDir()
+	for p, c := range map[string]string{
+		"ok/cm.yaml":                 "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {k: v}\n",
+		"self/kustomization.yaml":    "resources:\n- .\n",
+		"a/kustomization.yaml":       "resources:\n- ../b\n",
+		"b/kustomization.yaml":       "resources:\n- ../a\n",
+		"badyaml/kustomization.yaml": "resources: [\n",
+		"missing/kustomization.yaml": "resources:\n- nope.yaml\n",
+		"remote/kustomization.yaml":  "resources:\n- github.com/acme/platform//base?ref=v1\n",
+		"ok/kustomization.yaml":      "resources:\n- cm.yaml\n",
+		"linked/kustomization.yaml":  "resources:\n- cm.yaml\n",
+	} {
+		os.MkdirAll(filepath.Join(repo, filepath.Dir(p)), 0o755)
+		if err := os.WriteFile(filepath.Join(repo, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("../ok/cm.yaml", filepath.Join(repo, "linked", "cm.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	live := filepath.Join(t.TempDir(), "live.yaml")
+	os.WriteFile(live, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: default}\ndata: {k: v}\n"), 0o644)
+	drifted := filepath.Join(t.TempDir(), "live.yaml")
+	os.WriteFile(drifted, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: default}\ndata: {k: w}\n"), 0o644)
+	cases := []struct {
+		root, live string
+		code       int
+		readme     string // the words of README's row for code that name the case
+	}{
+		{"ok", live, 0, "the cluster is in sync with the root"},
+		{"ok", drifted, 1, "the plan has edits or refusals"},
+		{"remote", live, 1, "a remote base not mapped"},
+		{"linked", live, 1, "a symlink"},
+		{"self", live, 2, "`resources: [.]`"},
+		{"a", live, 2, "a → b → a"},
+		{"badyaml", live, 2, "bad YAML"},
+		{"missing", live, 2, "a file it names that is not there"},
+	}
+	rows := exitCodeRows(t)
+	for _, c := range cases {
+		_, stderr, code := driftback(t, "plan", "--repo", repo, "--root", c.root, "--live", c.live)
+		if code != c.code {
+			t.Errorf("root %s: exit %d, want %d; stderr %q", c.root, code, c.code, stderr)
+		}
+		if !strings.Contains(rows[c.code], c.readme) {
+			t.Errorf("README's exit-code row %d does not name %q (root %s)", c.code, c.readme, c.root)
+		}
+	}
+}
+
+// exitCodeRows is README's exit-code table, code → its row.
+func exitCodeRows(t *testing.T) map[int]string {
+	t.Helper()
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(b), "### Exit codes\n")
+	if !ok {
+		t.Fatal("README has no Exit codes section")
+	}
+	rows := map[int]string{}
+	for _, line := range strings.Split(table, "\n") {
+		for code := range 3 {
+			if strings.HasPrefix(line, "| **"+string(rune('0'+code))+"** |") {
+				rows[code] = line
+			}
+		}
+		if strings.HasPrefix(line, "#") {
+			break
+		}
+	}
+	if len(rows) != 3 {
+		t.Fatalf("README's exit-code table has rows for %v, want 0, 1 and 2", rows)
+	}
+	return rows
+}

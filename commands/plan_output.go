@@ -113,17 +113,19 @@ func blockStyle(n *yaml.Node) {
 }
 
 // rootBuilt tells a plan of a rendered root from one that names a broken
-// repository instead: kustomize's build failed, or a file the root names
-// is not there. Nothing was compared, and that is an error (exit 2), not
-// drift. A root refused for what driftback will not follow (a remote
-// base, a path that leaves the repository, a symlink, a cycle) is a
-// refusal by name like any other: exit 1.
+// repository instead: kustomize's build failed, a file the root names is
+// not there, or the kustomizations form a cycle (which kustomize refuses
+// to build). Nothing was compared, and that is an error (exit 2), not
+// drift. A root refused for what driftback will not follow but kustomize
+// would build (a remote base not mapped, a path that leaves the
+// repository, a symlink) is a refusal by name like any other: exit 1.
 func rootBuilt(plan *analyzer.Plan) bool {
 	if len(plan.Kinds) > 0 || len(plan.Edits) > 0 {
 		return true
 	}
 	for _, r := range plan.Refusals {
-		if r.Code == analyzer.CodeRenderFailed || r.Code == analyzer.CodeUnsupported && strings.HasSuffix(r.Field, " (missing)") {
+		if r.Code == analyzer.CodeRenderFailed || r.Code == analyzer.CodeUnsupported &&
+			(strings.HasSuffix(r.Field, " (missing)") || strings.HasSuffix(r.Field, " (cycle)")) {
 			return false
 		}
 	}
