@@ -477,3 +477,22 @@ func mustJSON(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+// Issue 55, item 4: the bundled snapshot, unchanged, names no commit
+// (APPLIED stands for the one the demo makes); plan --config says so, not
+// that the tool reports no revision, and the file's header says how to
+// plan on it.
+func TestPlanOnTheExampleSnapshotSaysItsRevisionIsNoCommit(t *testing.T) {
+	dir, _ := fleetCheckout(t, "git@github.com:acme/fleet.git")
+	out, stderr, code := driftback(t, "plan", "-c", writeConfig(t, targetsConfig), "--repo", dir,
+		"--live", "../examples/fleet-live.yaml", "--target", fleetTarget)
+	if code != 1 || !strings.Contains(out, `the applied revision "main@sha1:APPLIED", which names no git commit`) ||
+		strings.Contains(out, "no applied revision yet") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	for _, f := range []string{"../examples/fleet-live.yaml", "../examples/argocd-live.yaml"} {
+		if b, _ := os.ReadFile(f); !strings.Contains(string(b), "to plan on this file, put the commit") {
+			t.Errorf("%s does not say what APPLIED stands for", f)
+		}
+	}
+}

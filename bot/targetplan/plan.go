@@ -87,6 +87,10 @@ func plan(ctx context.Context, in Input) (Result, error) {
 		switch {
 		case a.Busy != "":
 			out.Waiting = a.Busy
+		case a.Revision == "" && a.Raw != "":
+			// Not "none yet": a revision that is no commit (an example's
+			// placeholder, a source driftback cannot read) stays so.
+			out.Waiting = fmt.Sprintf("the GitOps tool reports the applied revision %q, which names no git commit", a.Raw)
 		case a.Revision == "":
 			out.Waiting = "the GitOps tool reports no applied revision yet"
 		}
