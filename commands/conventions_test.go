@@ -289,3 +289,51 @@ func exitCodeRows(t *testing.T) map[int]string {
 	}
 	return rows
 }
+
+// Issue 55, item 5: objects saved without managedFields get the weaker
+// comparison; plan says so on stderr, and every pipe from kubectl the pages
+// show keeps them.
+func TestPlanWarnsWhenLiveObjectsLackManagedFields(t *testing.T) {
+	repo := t.TempDir()
+	os.WriteFile(filepath.Join(repo, "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {k: v}\n"), 0o644)
+	bare := filepath.Join(t.TempDir(), "bare.yaml")
+	os.WriteFile(bare, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: default}\ndata: {k: v}\n"), 0o644)
+	owned := filepath.Join(t.TempDir(), "owned.yaml")
+	os.WriteFile(owned, []byte(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: a
+  namespace: default
+  managedFields:
+  - manager: kubectl
+    operation: Apply
+    apiVersion: v1
+    fieldsType: FieldsV1
+    fieldsV1: {f:data: {f:k: {}}}
+data: {k: v}
+`), 0o644)
+	const warning = "carry no metadata.managedFields"
+	if _, stderr, code := driftback(t, "plan", "--repo", repo, "--root", ".", "--live", bare); code != 0 || !strings.Contains(stderr, warning) {
+		t.Errorf("without managedFields: exit %d, stderr %q; want 0 and the warning", code, stderr)
+	}
+	if _, stderr, code := driftback(t, "plan", "--repo", repo, "--root", ".", "--live", owned); code != 0 || stderr != "" {
+		t.Errorf("with managedFields: exit %d, stderr %q; want 0 and nothing", code, stderr)
+	}
+	for _, page := range append([]string{"../README.md"}, mdFiles(t, "../docs")...) {
+		b, _ := os.ReadFile(page)
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, "kubectl get") && strings.Contains(line, "| driftback plan") && !strings.Contains(line, "--show-managed-fields") {
+				t.Errorf("%s pipes kubectl into plan without --show-managed-fields: %s", page, line)
+			}
+		}
+	}
+}
+
+func mdFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}

@@ -146,6 +146,7 @@ func (o *planOptions) finish(cmd *cobra.Command, plan *analyzer.Plan, repo *repo
 	if !built {
 		return fail(buildError(plan))
 	}
+	warnNoManagedFields(cmd, live)
 	if len(plan.Unread) > 0 {
 		// No verdict: an empty object file or namespace is not "in sync".
 		return fail(fmt.Errorf("%s does not hold %d object(s) the root renders, or of their kinds; nothing was written", live.source, len(plan.Unread)))
@@ -159,4 +160,20 @@ func (o *planOptions) finish(cmd *cobra.Command, plan *analyzer.Plan, repo *repo
 		return nil
 	}
 	return errDrift
+}
+
+// warnNoManagedFields says, once, when an object file's objects carry no
+// managedFields: what the API server, a webhook or the GitOps tool wrote
+// then cannot be told from a person's edit, so the plan may propose it.
+// kubectl leaves them out unless asked.
+func warnNoManagedFields(cmd *cobra.Command, live liveObjects) {
+	if live.coverage != nil || len(live.objects) == 0 {
+		return // a cluster read always has them
+	}
+	for _, o := range live.objects {
+		if o.ManagedFields != nil {
+			return
+		}
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "driftback plan: warning: the objects of %s carry no metadata.managedFields, so fields the API server, a webhook or the GitOps tool wrote cannot be told from a person's edit; save them with kubectl get -o yaml --show-managed-fields\n", live.source)
 }
