@@ -56,9 +56,9 @@ type Bot struct {
 	// Fence, when set, is asked right before every GitHub write for a
 	// target (each attempt, after any wait) whether this replica may still
 	// write for it; an error stops the write and the poll, and the attempt
-	// must end by until (zero: no bound). Leases.Writable is the fence of
-	// replicas that share targets.
-	Fence func(target string) (until time.Time, err error)
+	// must end within left (zero: no bound). Leases.Writable is the fence
+	// of replicas that share targets.
+	Fence func(target string) (left time.Duration, err error)
 
 	appID    int64
 	login    string

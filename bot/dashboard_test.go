@@ -291,7 +291,7 @@ type holds map[string]bool
 
 func (holds) Run(context.Context, []string, func(string, string, bool), func(error)) {}
 func (holds) Hand(string, string, bool)                                              {}
-func (h holds) Writable(target string) (time.Time, error)                            { return time.Time{}, nil }
+func (h holds) Writable(target string) (time.Duration, error)                        { return 0, nil }
 func (h holds) Holds(target string) bool                                             { return h[target] }
 
 // Two replicas share a repository's targets: each writes only its own

@@ -13,14 +13,14 @@ import (
 func TestFenceStopsEveryWriteOfALostTarget(t *testing.T) {
 	h := newHarness(t, writeThroughOnly(t))
 	allowed, asked := 3, 0
-	h.bot.Fence = func(target string) (time.Time, error) {
+	h.bot.Fence = func(target string) (time.Duration, error) {
 		if target != "shop-prod" {
 			t.Errorf("fence asked for %q", target)
 		}
 		if asked++; asked > allowed {
-			return time.Time{}, errors.New("lease lost")
+			return 0, errors.New("lease lost")
 		}
-		return time.Time{}, nil
+		return 0, nil
 	}
 	before := len(h.srv.Requests())
 	err := h.pollErr()
@@ -48,9 +48,9 @@ func TestFenceStopsEveryWriteOfALostTarget(t *testing.T) {
 func TestFencedPollIsAHandOverNotAFailure(t *testing.T) {
 	h := newHarness(t, writeThroughOnly(t))
 	asked := 0
-	h.bot.Fence = func(string) (time.Time, error) {
+	h.bot.Fence = func(string) (time.Duration, error) {
 		asked++
-		return time.Time{}, errors.New("replica a does not hold target shop-prod")
+		return 0, errors.New("replica a does not hold target shop-prod")
 	}
 	r := &Runner{Bot: h.bot, Targets: []*Target{h.target}, Interval: time.Hour}
 	for i := range 2 {

@@ -141,7 +141,7 @@ type heldFrom time.Time
 
 func (heldFrom) Run(context.Context, []string, func(string, string, bool), func(error)) {}
 func (heldFrom) Hand(string, string, bool)                                              {}
-func (heldFrom) Writable(string) (time.Time, error)                                     { return time.Now().Add(time.Hour), nil }
+func (heldFrom) Writable(string) (time.Duration, error)                                 { return time.Hour, nil }
 func (h heldFrom) Holds(string) bool                                                    { return !time.Now().Before(time.Time(h)) }
 
 // Issue 54: a new replica's first round waits for its first claims, so

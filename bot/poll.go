@@ -38,7 +38,7 @@ func (b *Bot) Reconcile(ctx context.Context, t *Target) (Outcome, error) {
 func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Outcome, error) {
 	tc := t.Config
 	if b.Fence != nil {
-		ctx = githubapi.WithFence(ctx, func() (time.Time, error) { return b.Fence(tc.Name) })
+		ctx = githubapi.WithFence(ctx, func() (time.Duration, error) { return b.Fence(tc.Name) })
 	}
 	p := &poll{t: t, Poll: &pollstate.Poll{CoAuthors: t.CoAuthors, Rerun: rerun, Place: app.Place{Target: t.Config, Log: b.log().With("target", tc.Name), Owner: tc.Owner(), Repo: tc.RepoName(), Branch: tc.Branch()}}}
 	b.Metrics.Inc("driftback_polls_total", map[string]string{"target": tc.Name})

@@ -26,8 +26,8 @@ type Sharding interface {
 	// accepted; else the apiserver's refusal).
 	Run(ctx context.Context, targets []string, woken func(target, rerun string, retry bool), wrote func(refused error))
 	// Writable says whether this replica may still write for a target,
-	// and until when at the latest (bot.Fence).
-	Writable(target string) (until time.Time, err error)
+	// and for how long at the most (bot.Fence).
+	Writable(target string) (left time.Duration, err error)
 	// Holds says whether this replica polls a target.
 	Holds(target string) bool
 	// Hand passes a wake of a target this replica does not hold to the

@@ -167,7 +167,7 @@ type holdOnly struct {
 }
 
 func (*holdOnly) Run(context.Context, []string, func(string, string, bool), func(error)) {}
-func (*holdOnly) Writable(string) (time.Time, error)                                     { return time.Time{}, nil }
+func (*holdOnly) Writable(string) (time.Duration, error)                                 { return 0, nil }
 func (h *holdOnly) Holds(t string) bool                                                  { return slices.Contains(h.held, t) }
 func (h *holdOnly) Hand(t, rerun string, _ bool)                                         { h.handed = append(h.handed, t+"@"+rerun) }
 

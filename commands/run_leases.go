@@ -73,9 +73,11 @@ func (m *memberLeases) write(refused error) {
 	}
 }
 
-func (m *memberLeases) Writable(target string) (time.Time, error) { return m.leases.Writable(target) }
-func (m *memberLeases) Holds(target string) bool                  { return m.leases.Holds(target) }
-func (m *memberLeases) Hand(target, rerun string, retry bool)     { m.leases.Hand(target, rerun, retry) }
+func (m *memberLeases) Writable(target string) (time.Duration, error) {
+	return m.leases.Writable(target)
+}
+func (m *memberLeases) Holds(target string) bool              { return m.leases.Holds(target) }
+func (m *memberLeases) Hand(target, rerun string, retry bool) { m.leases.Hand(target, rerun, retry) }
 
 // Replicas is the most replicas seen live in the hour: the write budget's
 // share.

@@ -47,11 +47,11 @@ func TestRedirectedWriteMeetsTheFence(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
 	client := &http.Client{Transport: testTransport(&now)}
 	asked := 0
-	ctx := WithFence(context.Background(), func() (time.Time, error) {
+	ctx := WithFence(context.Background(), func() (time.Duration, error) {
 		if asked++; asked > 1 {
-			return time.Time{}, errors.New("lease lost")
+			return 0, errors.New("lease lost")
 		}
-		return time.Time{}, nil
+		return 0, nil
 	})
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/repos/o/r/pulls", strings.NewReader("{}"))
 	_, err := client.Do(req)

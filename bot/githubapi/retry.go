@@ -2,7 +2,6 @@ package githubapi
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -69,11 +68,11 @@ func (t *resilientTransport) RoundTrip(req *http.Request) (*http.Response, error
 		// The fence is asked here, after every wait, so that a paused or
 		// slowed replica never writes for a target it no longer holds (a
 		// token request writes nothing of the target's).
-		until, err := fenced(req)
+		left, err := fenced(req)
 		if err != nil {
 			return nil, err
 		}
-		resp, err := t.attempt(req, until)
+		resp, err := t.attempt(req, left)
 		t.opts.Metrics.Inc("driftback_github_requests_total", map[string]string{"method": req.Method})
 		if resp != nil {
 			t.noteDate(resp)
@@ -123,16 +122,10 @@ func (t *resilientTransport) RoundTrip(req *http.Request) (*http.Response, error
 // attempt sends one try with its own deadline, which also covers reading
 // the body: RequestTimeout, and for a fenced write until (zero: none),
 // when the fence closes.
-func (t *resilientTransport) attempt(req *http.Request, until time.Time) (*http.Response, error) {
+func (t *resilientTransport) attempt(req *http.Request, left time.Duration) (*http.Response, error) {
 	limit := t.opts.RequestTimeout
-	if !until.IsZero() {
-		left := until.Sub(t.opts.Now())
-		if left <= 0 {
-			return nil, &FencedError{Err: errors.New("the fence closed before the write was sent")}
-		}
-		if limit <= 0 || left < limit {
-			limit = left
-		}
+	if left > 0 && (limit <= 0 || left < limit) {
+		limit = left
 	}
 	ctx, cancel := context.WithCancel(req.Context())
 	if limit > 0 {

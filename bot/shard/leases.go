@@ -133,20 +133,22 @@ func (l *Leases) newTargets() ([]string, bool) {
 // replica holds the target, and its Lease was renewed within the renew
 // deadline, well before any other replica may take the target over. A
 // replica that was paused (SIGSTOP, a long GC, a hung connection) fails
-// it however late its membership loop runs. until is when the fence
-// closes without a further renewal: a write attempt ends by then, so
-// the take-over margin (LeaseDuration-RenewDeadline) is left for a
-// request GitHub already took.
-func (l *Leases) Writable(target string) (until time.Time, err error) {
+// it however late its membership loop runs. left is how long until the
+// fence closes without a further renewal: a write attempt ends within it,
+// so the take-over margin (LeaseDuration-RenewDeadline) is left for a
+// request GitHub already took. A span on this replica's clock, not an
+// instant: the GitHub client may keep another (ClientOptions.Now).
+func (l *Leases) Writable(target string) (left time.Duration, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.held[bucketOf(target)] {
-		return time.Time{}, fmt.Errorf("replica %s does not hold target %s", l.Identity, target)
+		return 0, fmt.Errorf("replica %s does not hold target %s", l.Identity, target)
 	}
-	if age, limit := l.now().Sub(l.renewed), l.renewDeadline(); age >= limit {
-		return time.Time{}, fmt.Errorf("replica %s last renewed its lease %s ago (limit %s)", l.Identity, age.Round(time.Millisecond), limit)
+	age, limit := l.now().Sub(l.renewed), l.renewDeadline()
+	if age >= limit {
+		return 0, fmt.Errorf("replica %s last renewed its lease %s ago (limit %s)", l.Identity, age.Round(time.Millisecond), limit)
 	}
-	return l.renewed.Add(l.renewDeadline()), nil
+	return limit - age, nil
 }
 
 // Holds reports whether this replica is the target's writer now.

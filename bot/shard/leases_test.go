@@ -29,14 +29,14 @@ func TestLeaseWritableNeedsAFreshRenewal(t *testing.T) {
 	l.noteRenewal(now)
 	renewed := now
 	now = now.Add(5 * time.Second)
-	until, err := l.Writable("t")
+	left, err := l.Writable("t")
 	if err != nil {
 		t.Fatalf("fresh lease: %v", err)
 	}
 	// A write attempt ends when the fence would close, leaving the
 	// take-over margin to a request GitHub already took (issue 54, item 9).
-	if want := renewed.Add(10 * time.Second); !until.Equal(want) {
-		t.Errorf("writable until %s, want %s (the last renewal plus the renew deadline)", until, want)
+	if want := renewed.Add(10 * time.Second).Sub(now); left != want {
+		t.Errorf("writable for %s, want %s (until the last renewal plus the renew deadline)", left, want)
 	}
 	now = now.Add(40 * time.Second) // SIGSTOP, then SIGCONT: the loop has not run yet
 	if !l.Holds("t") || writable(l, "t") {
