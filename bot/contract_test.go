@@ -367,6 +367,32 @@ func TestJWTToleratesAFastClock(t *testing.T) {
 	}
 }
 
+// A token request answered only after the JWT's whole life (a stalled
+// connection, a paused process) is refused as expired; the JWT is signed
+// again and the request sent once more, not the poll failed (seen: every
+// poll of a replica failing at once in the 10,000-target benchmark).
+func TestJWTThatExpiredOnTheWayIsSignedAgain(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	tokens := 0
+	h.bot = h.botOn(t, false, h.clock.Now, func(o *githubapi.ClientOptions) {
+		base := o.Base
+		o.Base = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if strings.HasSuffix(r.URL.Path, "/access_tokens") {
+				if tokens++; tokens == 1 {
+					h.clock.Advance(6 * time.Minute) // the first one waits past its JWT's exp
+				}
+			}
+			return base.RoundTrip(r)
+		})
+	})
+	if _, err := h.bot.Reconcile(h.ctx, h.target); err != nil {
+		t.Fatalf("a JWT that expired on the way failed the poll: %v", err)
+	}
+	if tokens != 2 {
+		t.Errorf("%d token requests, want the stalled one and one more", tokens)
+	}
+}
+
 // Item 9: another App's run of the same name is neither updated nor taken
 // for the bot's own.
 func TestOtherAppsCheckRunsAreLeftAlone(t *testing.T) {

@@ -16,19 +16,24 @@ import (
 // fetched this long before expiry, so no request races the deadline.
 const tokenRefreshMargin = 5 * time.Minute
 
+// jwtLifetime is how long after signing the App's JWT expires.
+const jwtLifetime = 5 * time.Minute
+
 // skewRetry sends a JWT request once more when GitHub refused it with 401
-// and its Date header moved the known clock skew meanwhile: the JWT was
-// signed by a clock GitHub does not share, and is signed again by the
-// corrected one.
+// and either its Date header moved the known clock skew meanwhile (the JWT
+// was signed by a clock GitHub does not share, and is signed again by the
+// corrected one) or the request took the JWT's whole life to be answered
+// (a stalled connection, a paused process: it expired on the way).
 type skewRetry struct {
 	base  http.RoundTripper
 	clock *resilientTransport
 }
 
 func (t *skewRetry) RoundTrip(req *http.Request) (*http.Response, error) {
-	before := t.clock.skew.Load()
+	before, sent := t.clock.skew.Load(), t.clock.githubNow()
 	resp, err := t.base.RoundTrip(req)
-	if err != nil || resp.StatusCode != http.StatusUnauthorized || t.clock.skew.Load() == before {
+	if err != nil || resp.StatusCode != http.StatusUnauthorized ||
+		t.clock.skew.Load() == before && t.clock.githubNow().Sub(sent) < jwtLifetime {
 		return resp, err
 	}
 	r, cerr := cloneRequest(req)
@@ -57,7 +62,7 @@ func (s *clockSigner) Sign(claims jwt.Claims) (string, error) {
 	// by a minute one way or five the other.
 	now := s.now().Truncate(time.Second)
 	rc.IssuedAt = jwt.NewNumericDate(now.Add(-time.Minute))
-	rc.ExpiresAt = jwt.NewNumericDate(now.Add(5 * time.Minute))
+	rc.ExpiresAt = jwt.NewNumericDate(now.Add(jwtLifetime))
 	return jwt.NewWithClaims(jwt.SigningMethodRS256, rc).SignedString(s.key)
 }
 
