@@ -84,11 +84,12 @@ func pairObjects(lives []kube.LiveObject, objects []render.Object, cov *kube.Cov
 			// so accept the one live object of that name, or the one in
 			// the namespace an apply without one lands in.
 			c := sameVersion(lives, r, byBare[id])
-			if len(c) > 1 {
-				c = inNamespace(lives, c, defaultNamespace)
+			namespaces := make([]string, len(c))
+			for j, i := range c {
+				namespaces[j] = render.IDOf(lives[i].Object).Namespace
 			}
-			if len(c) == 1 {
-				idx = c
+			if k := unnamespacedChoice(namespaces); k >= 0 {
+				idx = c[k : k+1]
 			}
 		default:
 			// A cluster-scoped kind rendered with a namespace: the API
@@ -191,6 +192,68 @@ func pairWith(r render.Object, l kube.LiveObject) pair {
 // defaultNamespace is where an apply puts a namespaced object that names
 // no namespace (kubectl's, and so the GitOps tools', default).
 const defaultNamespace = "default"
+
+// unnamespacedChoice is which of the live objects of one kind and name, by
+// their namespaces, a render without a namespace pairs with: the only one,
+// or the one in the namespace an apply without one lands in; -1 for none.
+func unnamespacedChoice(namespaces []string) int {
+	if len(namespaces) == 1 {
+		return 0
+	}
+	at := -1
+	for i, ns := range namespaces {
+		if ns == defaultNamespace {
+			if at >= 0 {
+				return -1
+			}
+			at = i
+		}
+	}
+	return at
+}
+
+// LiveRefOf is the live object, among the refs of those read, that Analyze
+// pairs the rendered object ref with: the same object; for a render
+// without a namespace, unnamespacedChoice among those of its kind and
+// name; for a cluster-scoped kind rendered with a namespace, the one
+// object of its kind and name without one (the API server dropped it).
+// What reads the live objects by the plan's refs (who changed a field)
+// finds them as the plan did. false: none, or several.
+func LiveRefOf(ref ObjectRef, live []ObjectRef) (ObjectRef, bool) {
+	same := func(l ObjectRef) bool {
+		return l.Kind == ref.Kind && l.Name == ref.Name && render.GroupOf(l.APIVersion) == render.GroupOf(ref.APIVersion)
+	}
+	var named []ObjectRef
+	for _, l := range live {
+		if !same(l) {
+			continue
+		}
+		if l.Namespace == ref.Namespace {
+			return l, true
+		}
+		named = append(named, l)
+	}
+	if ref.Namespace == "" {
+		namespaces := make([]string, len(named))
+		for i, l := range named {
+			namespaces[i] = l.Namespace
+		}
+		if k := unnamespacedChoice(namespaces); k >= 0 {
+			return named[k], true
+		}
+		return ObjectRef{}, false
+	}
+	var scoped []ObjectRef
+	for _, l := range named {
+		if l.Namespace == "" {
+			scoped = append(scoped, l)
+		}
+	}
+	if len(scoped) == 1 {
+		return scoped[0], true
+	}
+	return ObjectRef{}, false
+}
 
 // inNamespace keeps the live objects of idx that are in namespace ns.
 func inNamespace(lives []kube.LiveObject, idx []int, ns string) []int {

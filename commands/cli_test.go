@@ -21,7 +21,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/bot/attribution"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
@@ -139,7 +141,12 @@ targets:
 		t.Fatal(err)
 	}
 	botPlan := reconcileExample(t, cfg.Target("shop-prod"))
-	want, err := json.MarshalIndent(botPlan, "", "  ")
+	objs, err := cluster.ReadObjectFile("../examples/live.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The bot's plan, with who changed what as plan -o json adds it.
+	want, err := json.MarshalIndent(newPlanDocument(botPlan, attribution.New(objs, nil)), "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +178,7 @@ targets:
 
 // reconcileExample runs the bot once on the bundled example for target,
 // against the GitHub test server, and returns its plan.
-func reconcileExample(t *testing.T, target *config.Target) any {
+func reconcileExample(t *testing.T, target *config.Target) *analyzer.Plan {
 	t.Helper()
 	srv := githubtest.New(githubtest.Options{T: t})
 	key, err := rsa.GenerateKey(rand.Reader, 2048)

@@ -156,7 +156,7 @@ func (r *fidRig) printed(t *testing.T, name string, res targetplan.Result, objs 
 	out := map[string]string{}
 	for _, format := range planFormats {
 		var b strings.Builder
-		if err := printPlan(&b, &p, format, r.repo, report.MarkdownOptions{Target: name, Restoring: len(res.Restoring)}); err != nil {
+		if err := printPlan(&b, &p, format, r.repo, report.MarkdownOptions{Target: name, Restoring: len(res.Restoring)}, nil); err != nil {
 			t.Fatal(err)
 		}
 		out["plan -o "+format] = b.String()

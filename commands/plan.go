@@ -26,7 +26,7 @@ type planOptions struct {
 	// collect, when set, takes each plan that -o json or -o yaml would
 	// print (or why there is none yet), for one document over several
 	// targets (plan --all).
-	collect func(plan *analyzer.Plan, waiting string)
+	collect func(plan *planDocument, waiting string)
 }
 
 // newPlanCmd is `driftback plan`: a dry run on a local checkout.
@@ -137,10 +137,9 @@ func (o *planOptions) finish(cmd *cobra.Command, plan *analyzer.Plan, repo *repo
 		return fail(fmt.Errorf("%s is empty: it holds no live objects to compare with the %d the root renders; nothing was written", live.source, len(plan.Unread)))
 	}
 	built := rootBuilt(plan)
-	if md.ChangedBy == nil {
-		md.ChangedBy = attribution.New(live.objects, live.audit).Text
-	}
-	if err := o.print(cmd, plan, repo, md, built); err != nil {
+	who := attribution.New(live.objects, live.audit)
+	md.ChangedBy = who.Text
+	if err := o.print(cmd, plan, repo, md, who, built); err != nil {
 		return fail(err)
 	}
 	if !built {

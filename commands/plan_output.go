@@ -13,6 +13,8 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot/attribution"
+	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/repofs"
 )
@@ -23,14 +25,14 @@ var planFormats = []string{"text", "json", "yaml", "markdown", "patch"}
 // print shows the plan as -o asks. A patch holds edits only, so what is
 // refused goes to standard error, where a person still sees it and the
 // patch stays one that git apply takes.
-func (o *planOptions) print(cmd *cobra.Command, plan *analyzer.Plan, repo *repofs.Repo, md report.MarkdownOptions, built bool) error {
+func (o *planOptions) print(cmd *cobra.Command, plan *analyzer.Plan, repo *repofs.Repo, md report.MarkdownOptions, who *attribution.Attribution, built bool) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if o.collect != nil && (o.output == "json" || o.output == "yaml") {
-		o.collect(plan, "")
+		o.collect(newPlanDocument(plan, who), "")
 		return nil
 	}
 	if o.output != "patch" {
-		return printPlan(stdout, plan, o.output, repo, md)
+		return printPlan(stdout, plan, o.output, repo, md, who)
 	}
 	if !built {
 		return nil // no patch, and the error names the refusals
@@ -39,31 +41,78 @@ func (o *planOptions) print(cmd *cobra.Command, plan *analyzer.Plan, repo *repof
 	if argv := externalDiff(); argv != nil {
 		err = runExternalDiff(cmd.Context(), argv, diffInput{plan: plan, old: repo.File, stdout: stdout, stderr: stderr})
 	} else {
-		err = printPlan(stdout, plan, o.output, repo, md)
+		err = printPlan(stdout, plan, o.output, repo, md, who)
 	}
 	if err == nil && len(plan.Refusals) > 0 {
-		_, err = io.WriteString(stderr, report.Text(&analyzer.Plan{Root: plan.Root, Refusals: plan.Refusals}))
+		_, err = io.WriteString(stderr, report.TextChangedBy(&analyzer.Plan{Root: plan.Root, Refusals: plan.Refusals}, md.ChangedBy))
 	}
 	return err
 }
 
-func printPlan(w io.Writer, plan *analyzer.Plan, format string, repo *repofs.Repo, md report.MarkdownOptions) error {
+func printPlan(w io.Writer, plan *analyzer.Plan, format string, repo *repofs.Repo, md report.MarkdownOptions, who *attribution.Attribution) error {
 	var s string
 	switch format {
 	case "json", "yaml":
-		return printDocument(w, plan, format)
+		return printDocument(w, newPlanDocument(plan, who), format)
 	case "markdown":
 		s = report.Markdown(plan, md)
 	case "patch":
 		s = report.Patch(plan, repo.File)
 	default:
-		s = report.Text(plan)
+		s = report.TextChangedBy(plan, md.ChangedBy)
 	}
 	if s != "" && !strings.HasSuffix(s, "\n") {
 		s += "\n"
 	}
 	_, err := io.WriteString(w, s)
 	return err
+}
+
+// planDocument is the plan -o json and -o yaml print: analyzer.Plan's
+// fields in its order, each edit and refused field with who changed it in
+// the cluster, as markdown's "changed by" says (TestPlanDocumentHasEveryPlanField
+// keeps the two in step).
+type planDocument struct {
+	Root     string            `json:"root"`
+	Edits    []editDocument    `json:"edits"`
+	Refusals []refusalDocument `json:"refusals"`
+	Files    []analyzer.File   `json:"files"`
+	Notes    []string          `json:"notes"`
+	Fidelity analyzer.Fidelity `json:"fidelity,omitzero"`
+	Unread   []string          `json:"unread,omitempty"`
+}
+
+type editDocument struct {
+	analyzer.Edit
+	ChangedBy []cluster.Writer `json:"changedBy,omitempty"`
+}
+
+type refusalDocument struct {
+	analyzer.Refusal
+	ChangedBy []cluster.Writer `json:"changedBy,omitempty"`
+}
+
+// newPlanDocument is plan with who changed what (who may be nil).
+func newPlanDocument(plan *analyzer.Plan, who *attribution.Attribution) *planDocument {
+	d := &planDocument{Root: plan.Root, Edits: []editDocument{}, Refusals: []refusalDocument{}, Files: plan.Files,
+		Notes: plan.Notes, Fidelity: plan.Fidelity, Unread: plan.Unread}
+	for _, e := range plan.Edits {
+		d.Edits = append(d.Edits, editDocument{Edit: e, ChangedBy: who.Writers(e)})
+	}
+	for _, r := range plan.Refusals {
+		var by []cluster.Writer
+		if r.Field != "" {
+			by = who.Writers(r.Subject())
+		}
+		d.Refusals = append(d.Refusals, refusalDocument{Refusal: r, ChangedBy: by})
+	}
+	if d.Files == nil {
+		d.Files = []analyzer.File{}
+	}
+	if d.Notes == nil {
+		d.Notes = []string{}
+	}
+	return d
 }
 
 // printDocument prints v as one JSON document, or for "yaml" the same

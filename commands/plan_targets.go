@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
 	"github.com/driftback/driftback/bot/discover"
 	"github.com/driftback/driftback/bot/targetplan"
@@ -272,8 +271,8 @@ func readTarget(ctx context.Context, cfg *config.Config, src *sources, kt knownT
 
 // targetOutcome is one target of plan --all -o json|yaml.
 type targetOutcome struct {
-	Name string         `json:"name"`
-	Plan *analyzer.Plan `json:"plan,omitempty"`
+	Name string        `json:"name"`
+	Plan *planDocument `json:"plan,omitempty"`
 	// Waiting says why nothing is planned yet (the GitOps tool has not
 	// applied what the base holds).
 	Waiting string `json:"waiting,omitempty"`
@@ -291,7 +290,7 @@ func (o *planOptions) planAll(cmd *cobra.Command, cfg *config.Config, src *sourc
 	for _, kt := range targets {
 		oc := targetOutcome{Name: kt.Config.Name}
 		if doc {
-			o.collect = func(p *analyzer.Plan, waiting string) { oc.Plan, oc.Waiting = p, waiting }
+			o.collect = func(p *planDocument, waiting string) { oc.Plan, oc.Waiting = p, waiting }
 		} else {
 			heading(stdout, stderr, o.output, kt)
 		}

@@ -12,7 +12,11 @@ import (
 // overlays/prod"); then one line per edit, one per refusal followed by an
 // indented "hint:" line, and one per note. Untrusted strings are kept to
 // one line each and stripped of control characters.
-func Text(p *analyzer.Plan) string {
+func Text(p *analyzer.Plan) string { return TextChangedBy(p, nil) }
+
+// TextChangedBy is Text with who changed each edit's and refused field in
+// the cluster (by, as MarkdownOptions.ChangedBy), on a line under it.
+func TextChangedBy(p *analyzer.Plan, by func(analyzer.Edit) string) string {
 	if p == nil {
 		p = &analyzer.Plan{}
 	}
@@ -56,6 +60,7 @@ func Text(p *analyzer.Plan) string {
 			b.WriteString(" (" + strings.Join(where, ", ") + ")")
 		}
 		b.WriteByte('\n')
+		writeChangedBy(&b, e, by)
 	}
 	for _, r := range p.Refusals {
 		b.WriteString("refused " + plain(r.Code, maxTextRunes))
@@ -70,6 +75,9 @@ func Text(p *analyzer.Plan) string {
 		if r.Hint != "" {
 			b.WriteString("  hint: " + plain(r.Hint, maxTextRunes) + "\n")
 		}
+		if r.Field != "" {
+			writeChangedBy(&b, r.Subject(), by)
+		}
 	}
 	for _, n := range p.Notes {
 		b.WriteString("note: " + plain(n, maxTextRunes) + "\n")
@@ -83,6 +91,16 @@ func Text(p *analyzer.Plan) string {
 		}
 	}
 	return b.String()
+}
+
+// writeChangedBy writes who changed e's field, when by knows.
+func writeChangedBy(b *strings.Builder, e analyzer.Edit, by func(analyzer.Edit) string) {
+	if by == nil {
+		return
+	}
+	if who := by(e); who != "" {
+		b.WriteString("  changed by " + plain(who, maxTextRunes) + "\n")
+	}
 }
 
 // subject is "Kind/ns/name field", leaving out whichever part is empty.

@@ -24,6 +24,7 @@ type Attribution struct {
 	audit   *cluster.AuditTrail
 	parsed  map[analyzer.ObjectRef]*cluster.ObjectWriters // each object's managedFields, parsed once
 	writers map[editKey][]cluster.Writer
+	refs    []analyzer.ObjectRef // of objs, for the refs a render names otherwise (live)
 	// recalled is who the pull request's body named, by change (Recall).
 	recalled map[string][]cluster.Actor
 }
@@ -43,6 +44,22 @@ func New(objs []cluster.Object, audit *cluster.AuditTrail) *Attribution {
 	return &Attribution{objs: index, audit: audit, parsed: map[analyzer.ObjectRef]*cluster.ObjectWriters{}, writers: map[editKey][]cluster.Writer{}}
 }
 
+// live is the live object the plan paired ref with: an object rendered
+// without a namespace (or a cluster-scoped one rendered with one) is read
+// under another ref than the render's.
+func (a *Attribution) live(ref analyzer.ObjectRef) (cluster.Object, bool) {
+	if o, ok := a.objs[ref]; ok {
+		return o, true
+	}
+	if a.refs == nil {
+		a.refs = slices.Collect(maps.Keys(a.objs))
+	}
+	if l, ok := analyzer.LiveRefOf(ref, a.refs); ok {
+		return a.objs[l], true
+	}
+	return cluster.Object{}, false
+}
+
 // Writers are the managers that own e's field, each with its user where
 // the audit log names one; none when the object came without
 // managedFields.
@@ -55,7 +72,7 @@ func (a *Attribution) Writers(e analyzer.Edit) []cluster.Writer {
 		return ws
 	}
 	var ws []cluster.Writer
-	if o, ok := a.objs[e.Object]; ok {
+	if o, ok := a.live(e.Object); ok {
 		owners, parsed := a.parsed[e.Object]
 		if !parsed {
 			// Unreadable managedFields (nil: nobody named): the plan

@@ -69,6 +69,21 @@ func Plan(ctx context.Context, in Input) (Result, error) {
 	return out, err
 }
 
+// waitingFor is why a plan waits for the GitOps tool that applied a, or "".
+func waitingFor(a cluster.Applied) string {
+	switch {
+	case a.Busy != "":
+		return a.Busy
+	case a.Revision == "" && a.Raw != "":
+		// Not "none yet": a revision that is no commit (an example's
+		// placeholder, a source driftback cannot read) stays so.
+		return fmt.Sprintf("the GitOps tool reports the applied revision %q, which names no git commit", a.Raw)
+	case a.Revision == "":
+		return "the GitOps tool reports no applied revision yet"
+	}
+	return ""
+}
+
 func plan(ctx context.Context, in Input) (Result, error) {
 	tc := in.Target
 	renderAt := in.Base
@@ -84,16 +99,7 @@ func plan(ctx context.Context, in Input) (Result, error) {
 		}
 		orchestrator, flux, argo, enf = a.Context, a.Flux, a.ArgoCD, a.Enforcement
 		out.Enforcement = enf
-		switch {
-		case a.Busy != "":
-			out.Waiting = a.Busy
-		case a.Revision == "" && a.Raw != "":
-			// Not "none yet": a revision that is no commit (an example's
-			// placeholder, a source driftback cannot read) stays so.
-			out.Waiting = fmt.Sprintf("the GitOps tool reports the applied revision %q, which names no git commit", a.Raw)
-		case a.Revision == "":
-			out.Waiting = "the GitOps tool reports no applied revision yet"
-		}
+		out.Waiting = waitingFor(a)
 		renderAt = a.Revision
 	}
 	live, err := cluster.LiveObjects(in.Objects, cluster.NewRules(tc.Appliers, tc.Ignore).WithTool(toolOf(flux, argo)))
