@@ -4,7 +4,9 @@ import "testing"
 
 // LiveRefOf finds the live object as Analyze pairs it (issue 55, item 7).
 func TestLiveRefOf(t *testing.T) {
-	cm := func(ns string) ObjectRef { return ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: ns, Name: "app"} }
+	cm := func(ns string) ObjectRef {
+		return ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: ns, Name: "app"}
+	}
 	ns := ObjectRef{APIVersion: "v1", Kind: "Namespace", Name: "shop"}
 	for _, c := range []struct {
 		ref  ObjectRef
