@@ -447,6 +447,50 @@ targets: [{name: a, repo: acme/a, root: ., cluster: here, namespaces: [a], appli
 	}
 }
 
+// A `helm upgrade` that changes only the config rolls no pod: the
+// ConfigMap keeps its name, and driftback reloads the mounted file
+// (docs/configuration.md, "Reloading"), keeping its hour of GitHub writes
+// and its Lease, which a rollout loses.
+func TestConfigChangeRollsNoPod(t *testing.T) {
+	const cfg = `github: {appID: 42, installationID: 7}
+pollInterval: %s
+clusters: [{name: here, inCluster: true}]
+targets: [{name: a, repo: acme/a, root: ., cluster: here, namespaces: [a], appliedRevision: {head: true}}]
+`
+	read := func(values map[string]any) (template any, configMap string) {
+		t.Helper()
+		objs := mustRender(t, values)
+		var d struct {
+			Spec struct {
+				Template any `json:"template"`
+			} `json:"spec"`
+		}
+		if err := one(t, objs, "Deployment").Decode(&d); err != nil {
+			t.Fatal(err)
+		}
+		var cm struct {
+			Data map[string]string `json:"data"`
+		}
+		if err := one(t, objs, "ConfigMap").Decode(&cm); err != nil {
+			t.Fatal(err)
+		}
+		return d.Spec.Template, cm.Data["config.yaml"]
+	}
+	before, cm1 := read(map[string]any{"config": fmt.Sprintf(cfg, "5m")})
+	after, cm2 := read(map[string]any{"config": fmt.Sprintf(cfg, "10m")})
+	if cm1 == cm2 {
+		t.Fatal("the two configs render the same ConfigMap")
+	}
+	if !reflect.DeepEqual(before, after) {
+		t.Errorf("a config change changes the pod template, so it rolls the pods; its metadata:\n%v\n%v", before.(map[string]any)["metadata"], after.(map[string]any)["metadata"])
+	}
+	// The pod annotations a user sets still reach the pods.
+	tmpl, _ := read(vals(t, "podAnnotations: {example.com/team: shop}"))
+	if md, _ := tmpl.(map[string]any)["metadata"].(map[string]any); !reflect.DeepEqual(md["annotations"], map[string]any{"example.com/team": "shop"}) {
+		t.Errorf("pod metadata %v lacks the podAnnotations", md)
+	}
+}
+
 // TestMonitoring: the ServiceMonitor, alerts and dashboard pass the checks
 // and are deploy/components/monitoring's at the default thresholds (whose
 // metric names bot's TestMonitoringQueriesExportedMetrics checks against a
