@@ -284,7 +284,8 @@ type Kinds struct {
 type AppliedRevision struct {
 	// A Flux Kustomization; its status.lastAppliedRevision is used.
 	Flux *kube.ObjectRef `yaml:"flux,omitempty" json:"flux,omitempty" aka:"fluxKustomization,kustomization"`
-	// An Argo CD Application; its status.sync.revision is used.
+	// An Argo CD Application; the revision of its newest status.history
+	// entry, or status.sync.revision while status.sync.status is Synced.
 	ArgoCD *kube.ObjectRef `yaml:"argocd,omitempty" json:"argocd,omitempty" aka:"argoCD,argo,argoCd,application"`
 	// Compare against the head of the base branch, accepting that commits the
 	// GitOps tool has not applied yet look like drift. Must be true if set.
