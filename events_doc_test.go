@@ -8,9 +8,11 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// The webhook events DESIGN §12 and install.md tell a reader to subscribe
-// to are app.yaml's, no more and no fewer (issue 54, item 9: they had
-// fallen behind check_suite and repository).
+// The webhook events the pages name are app.yaml's, no more and no fewer
+// (issue 54, item 9: DESIGN §12 and install.md had fallen behind
+// check_suite and repository; issue 55, item 8: configuration.md behind
+// repository). commands' TestAppCreateNamesTheManifestsEvents checks
+// `app create`, which reads them from the manifest.
 func TestDocsNameTheManifestsEvents(t *testing.T) {
 	b, err := os.ReadFile("app.yaml")
 	if err != nil {
@@ -32,6 +34,10 @@ func TestDocsNameTheManifestsEvents(t *testing.T) {
 		{"docs/install.md", "Subscribe the App to the events", "(", func(e string) string {
 			return "*" + strings.ToUpper(e[:1]) + strings.ReplaceAll(e[1:], "_", " ") + "*"
 		}},
+		// `check_suite`, outside the guide's steps
+		{"docs/install.md", "lists with the events", ":", func(e string) string { return "`" + e + "`" }},
+		{"README.md", "says what each is for; events", ", delivered", func(e string) string { return "`" + e + "`" }},
+		{"docs/configuration.md", "driftback serves `/webhook` and a", "delivery wakes", func(e string) string { return "`" + e + "`" }},
 	} {
 		b, err := os.ReadFile(d.file)
 		if err != nil {
@@ -48,11 +54,11 @@ func TestDocsNameTheManifestsEvents(t *testing.T) {
 			if strings.Contains(list, d.name(e)) {
 				named++
 			} else {
-				t.Errorf("%s: the events to subscribe to (%q) leave out %s, which app.yaml subscribes to", d.file, list, d.name(e))
+				t.Errorf("%s: the events it names (%q) leave out %s, which app.yaml subscribes to", d.file, list, d.name(e))
 			}
 		}
-		if n := strings.Count(list, ",") + strings.Count(list, " and ") + 1; n != named {
-			t.Errorf("%s: the events to subscribe to (%q) name %d events, app.yaml %d", d.file, list, n, len(m.Events))
+		if n := strings.Count(list, ",") + strings.Count(list, " and ") + strings.Count(list, " or ") + 1; n != named {
+			t.Errorf("%s: the events it names (%q) are %d, app.yaml %d", d.file, list, n, len(m.Events))
 		}
 	}
 }

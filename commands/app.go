@@ -64,10 +64,10 @@ func newAppCmd(manifest []byte) *cobra.Command {
 		Long: `Create the GitHub App from app.yaml through GitHub's manifest flow: open the printed
 loopback page in a browser signed in to GitHub and confirm there. The App id and a Kubernetes
 Secret holding the private key are written into --out (mode 0600, never overwritten); the
-key is never printed. With --webhook-url, GitHub sends the App's events (check_run,
-check_suite, pull_request, push, repository) there, signed with a webhook secret it generates; the Secret holds that
-too, under webhook-secret. With --dashboard the App also asks for issues: write, which the
-drift dashboards (config dashboards) need and nothing else does.`,
+key is never printed. With --webhook-url, GitHub sends the App's events (` + manifestEvents(manifest) + `)
+there, signed with a webhook secret it generates; the Secret holds that too, under
+webhook-secret. With --dashboard the App also asks for issues: write, which the drift
+dashboards (config dashboards) need and nothing else does.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -230,6 +230,18 @@ func manifestJSON(manifest []byte, name, redirect, webhook string, dashboard boo
 	return string(b), err
 }
 
+// manifestEvents names app.yaml's default_events ("a, b and c"): the help
+// and the announcement read them there, so they cannot fall behind it.
+func manifestEvents(manifest []byte) string {
+	var m struct {
+		Events []string `yaml:"default_events"`
+	}
+	if err := yaml.Unmarshal(manifest, &m); err != nil || len(m.Events) == 0 {
+		return "the events app.yaml lists"
+	}
+	return wordList(m.Events, "and")
+}
+
 // manifestFormURL is where GitHub takes a manifest: the organization's
 // settings, or the signed-in person's.
 func manifestFormURL(web, org string) (string, error) {
@@ -336,8 +348,8 @@ func announce(stdout io.Writer, o appOptions, app *github.AppConfig, idPath, sec
 	switch {
 	case o.webhookURL == "":
 	case app.GetWebhookSecret() != "":
-		fmt.Fprintf(stdout, "GitHub delivers check_run, check_suite, pull_request, push and repository events to %s, signed with the webhook secret.\n"+
-			"Set github.webhookSecretFile to where the Secret's webhook-secret key is mounted (deploy/: /etc/driftback/key/webhook-secret).\n", o.webhookURL)
+		fmt.Fprintf(stdout, "GitHub delivers %s events to %s, signed with the webhook secret.\n"+
+			"Set github.webhookSecretFile to where the Secret's webhook-secret key is mounted (deploy/: /etc/driftback/key/webhook-secret).\n", manifestEvents(o.manifest), o.webhookURL)
 	default:
 		fmt.Fprintf(stdout, "GitHub gave no webhook secret: set one in the App's settings (%s) and add it to the Secret under webhook-secret;\n"+
 			"until then deliveries cannot be verified and driftback only polls.\n", app.GetHTMLURL())

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-github/v62/github"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/driftback/driftback/bot/githubapi"
@@ -295,5 +296,30 @@ func TestAppCreateAsksForIssuesOnlyWithDashboard(t *testing.T) {
 		if dashboard && !strings.Contains(stdout.String(), "dashboards") {
 			t.Errorf("stdout does not say how to use it:\n%s", stdout)
 		}
+	}
+}
+
+// The events `app create` names, in its help and once the App exists, are
+// read from the manifest it registers: a manifest with another list gets
+// that list (issue 55, item 8; the pages are checked in events_doc_test.go).
+func TestAppCreateNamesTheManifestsEvents(t *testing.T) {
+	manifest := strings.Replace(string(testBinary(t).AppManifest), "- repository\n", "- repository\n- release\n", 1)
+	if !strings.Contains(manifest, "- release\n") {
+		t.Fatal("app.yaml no longer ends its default_events with repository; update this test")
+	}
+	const events = "check_run, check_suite, pull_request, push, repository and release"
+	cmd := newAppCmd([]byte(manifest))
+	create, _, err := cmd.Find([]string{"create"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if long := strings.Join(strings.Fields(create.Long), " "); !strings.Contains(long, "("+events+")") {
+		t.Errorf("app create's help does not name the manifest's events (%s):\n%s", events, create.Long)
+	}
+	var out strings.Builder
+	o := appOptions{manifest: []byte(manifest), webhookURL: "https://driftback.example.com/webhook"}
+	announce(&out, o, &github.AppConfig{WebhookSecret: github.String("s")}, "id", "secret.yaml")
+	if !strings.Contains(out.String(), "GitHub delivers "+events+" events to") {
+		t.Errorf("app create's announcement does not name the manifest's events (%s):\n%s", events, out.String())
 	}
 }

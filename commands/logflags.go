@@ -72,11 +72,14 @@ func logLevelNames() []string {
 }
 
 // orList is "a, b or c".
-func orList(s []string) string {
+func orList(s []string) string { return wordList(s, "or") }
+
+// wordList is "a, b CONJ c".
+func wordList(s []string, conj string) string {
 	if len(s) < 2 {
 		return strings.Join(s, "")
 	}
-	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+	return strings.Join(s[:len(s)-1], ", ") + " " + conj + " " + s[len(s)-1]
 }
 
 // addLogFlags gives every command the same logging flags.
