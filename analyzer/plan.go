@@ -21,6 +21,14 @@ const (
 	RouteOverlay     = "overlay"     // an override in the target's own folder: a patch, or a merge generator entry
 )
 
+// Routes lists every route above, in the order declared, for what must
+// name them all (README's list of routes). TestConstantListsAreWhole
+// fails when a constant is added above and not here.
+var Routes = []string{
+	RouteSource, RouteImages, RouteReplicas, RouteSubstitute,
+	RoutePatch, RouteLabel, RouteGenerator, RouteReplacement, RouteOverlay,
+}
+
 // Refusal codes, shown to users; stable (DESIGN §10).
 const (
 	CodeBuildOwned          = "build-owned"
@@ -39,7 +47,7 @@ const (
 )
 
 // Codes lists every refusal code above, in the order declared, for what
-// must cover them all (docs/troubleshooting.md). TestCodesListsEveryConstant
+// must cover them all (docs/troubleshooting.md). TestConstantListsAreWhole
 // fails when a constant is added above and not here.
 var Codes = []string{
 	CodeBuildOwned, CodeUnplaceableEdit, CodeRenderMismatch, CodeUnsupported,
