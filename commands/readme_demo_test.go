@@ -1,0 +1,157 @@
+package commands
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/driftback/driftback/analyzer/report"
+)
+
+// README quotes what the demos print: under each demo's heading, every
+// `>` quote (a pull-request body as GitHub shows it, links trimmed) and
+// every diff or plain code block is a run of lines of that demo's output
+// (issue 55, item 8: the quotes had fallen behind the demo). Commit SHAs
+// and the test server's address change from run to run and are left out
+// of the comparison.
+func TestReadmeQuotesTheDemos(t *testing.T) {
+	demos := map[string][]string{
+		"What a reviewer sees":             {"demo"},
+		"The drift dashboard":              {"demo"},
+		"A target discovered from Flux":    {"demo", "--flux"},
+		"A target discovered from Argo CD": {"demo", "--argocd"},
+	}
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	outputs := map[string]string{}
+	checked := map[string]int{}
+	for _, blk := range readmeExcerpts(string(b)) {
+		args, ok := demos[blk.heading]
+		if !ok {
+			continue
+		}
+		key := strings.Join(args, " ")
+		if _, ran := outputs[key]; !ran {
+			var stdout, stderr strings.Builder
+			if code := Execute(testBinary(t), args, nil, &stdout, &stderr); code != 0 {
+				t.Fatalf("%s: exit %d: %s", key, code, stderr.String())
+			}
+			outputs[key] = demoComparable(stdout.String())
+		}
+		text := blk.text
+		if blk.quote {
+			text = report.Terminal(text)
+		}
+		parts := []string{text}
+		if blk.heading == "The drift dashboard" {
+			// It shows more targets than the demo has: only the demo's
+			// own row is the demo's.
+			parts = nil
+			for _, l := range strings.Split(blk.text, "\n") {
+				if strings.Contains(l, "`shop-prod`") {
+					parts = append(parts, report.Terminal(l))
+				}
+			}
+		}
+		for _, p := range parts {
+			want := demoComparable(p)
+			if !strings.Contains("\n"+outputs[key]+"\n", "\n"+want+"\n") {
+				t.Errorf("README line %d (%s) quotes what `driftback %s` does not print:\n%s\n--- it prints:\n%s", blk.line, blk.heading, key, want, outputs[key])
+			}
+			checked[blk.heading]++
+		}
+	}
+	for heading := range demos {
+		if checked[heading] == 0 {
+			t.Errorf("README quotes nothing of the demo under %q; update this test", heading)
+		}
+	}
+}
+
+// readmeExcerpt is a `>` quote or a code block of a page, with the
+// heading it sits under.
+type readmeExcerpt struct {
+	heading string
+	line    int
+	quote   bool   // a `>` quote: Markdown, its `>` taken off
+	text    string // the lines, without a trailing newline
+}
+
+// readmeExcerpts returns a page's quotes and its diff and plain code
+// blocks (a yaml or sh block is input, not output).
+func readmeExcerpts(page string) []readmeExcerpt {
+	var out []readmeExcerpt
+	var cur *readmeExcerpt
+	var lines []string
+	flush := func() {
+		if cur != nil {
+			cur.text = strings.Join(lines, "\n")
+			out = append(out, *cur)
+		}
+		cur, lines = nil, nil
+	}
+	heading, fence, keep := "", false, false
+	for n, l := range strings.Split(page, "\n") {
+		switch {
+		case strings.HasPrefix(l, "```"):
+			if fence {
+				if keep {
+					flush()
+				}
+				fence, keep = false, false
+				continue
+			}
+			flush()
+			lang := strings.TrimPrefix(l, "```")
+			fence, keep = true, lang == "" || lang == "diff"
+			if keep {
+				cur = &readmeExcerpt{heading: heading, line: n + 2}
+			}
+		case fence:
+			if keep {
+				lines = append(lines, l)
+			}
+		case strings.HasPrefix(l, ">"):
+			if cur == nil {
+				cur = &readmeExcerpt{heading: heading, line: n + 1, quote: true}
+			}
+			lines = append(lines, strings.TrimPrefix(strings.TrimPrefix(l, ">"), " "))
+		default:
+			flush()
+			if strings.HasPrefix(l, "#") {
+				heading = strings.TrimSpace(strings.TrimLeft(l, "#"))
+			}
+		}
+	}
+	flush()
+	return out
+}
+
+var (
+	demoServer = regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+`)
+	demoSHA    = regexp.MustCompile(`\b[0-9a-f]{7,40}\b…?`)
+	demoSpaces = regexp.MustCompile(` +`)
+)
+
+// demoComparable is text of the demo or the README as compared: commit
+// SHAs (which change with the commits' times) and the test server's
+// address as README writes them, code spans as their text (a terminal
+// shows none), runs of spaces as one, no trailing blank lines.
+func demoComparable(s string) string {
+	s = demoServer.ReplaceAllString(s, "https://github.com")
+	s = demoSHA.ReplaceAllStringFunc(s, func(m string) string {
+		if strings.ContainsAny(m, "0123456789") {
+			return "SHA"
+		}
+		return m
+	})
+	s = strings.ReplaceAll(s, "`", "")
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		lines = append(lines, strings.TrimRight(demoSpaces.ReplaceAllString(l, " "), " "))
+	}
+	return strings.TrimRight(strings.Join(lines, "\n"), "\n")
+}
