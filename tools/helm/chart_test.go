@@ -73,11 +73,7 @@ func loadChart(t *testing.T, dir string) *chart.Chart {
 // chart's values coalesced with these, checked against values.schema.json,
 // rendered by Helm's engine, NOTES.txt and partials left out.
 func render(c *chart.Chart, release, namespace string, values map[string]any) ([]*deploycheck.Object, error) {
-	vals, err := util.ToRenderValues(c, values, common.ReleaseOptions{Name: release, Namespace: namespace, IsInstall: true, Revision: 1}, nil)
-	if err != nil {
-		return nil, err
-	}
-	out, err := engine.Render(c, vals)
+	out, err := renderFiles(c, release, namespace, values)
 	if err != nil {
 		return nil, err
 	}
@@ -97,6 +93,16 @@ func render(c *chart.Chart, release, namespace string, values map[string]any) ([
 		objs = append(objs, docs...)
 	}
 	return objs, nil
+}
+
+// renderFiles is every file of the chart as Helm's engine renders it, by
+// its path (driftback/templates/NOTES.txt).
+func renderFiles(c *chart.Chart, release, namespace string, values map[string]any) (map[string]string, error) {
+	vals, err := util.ToRenderValues(c, values, common.ReleaseOptions{Name: release, Namespace: namespace, IsInstall: true, Revision: 1}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return engine.Render(c, vals)
 }
 
 func mustRender(t *testing.T, values map[string]any, release ...string) []*deploycheck.Object {
@@ -489,6 +495,53 @@ targets: [{name: a, repo: acme/a, root: ., cluster: here, namespaces: [a], appli
 	if md, _ := tmpl.(map[string]any)["metadata"].(map[string]any); !reflect.DeepEqual(md["annotations"], map[string]any{"example.com/team": "shop"}) {
 		t.Errorf("pod metadata %v lacks the podAnnotations", md)
 	}
+}
+
+// The commands NOTES.txt prints run as written: `kubectl port-forward`
+// runs until stopped, so a command chained after it with && or ; never
+// runs (issue 55, item 8: the metrics line did so with curl).
+func TestNotesNeverChainAfterAPortForward(t *testing.T) {
+	for name, v := range map[string]map[string]any{
+		"defaults":     nil,
+		"webhook":      vals(t, "webhook: {enabled: true}"),
+		"key in chart": {"githubApp": map[string]any{"privateKey": pemKey(t)}},
+	} {
+		files, err := renderFiles(loadChart(t, chartDir), "driftback", "driftback", v)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		notes := files["driftback/templates/NOTES.txt"]
+		if !strings.Contains(notes, "port-forward") {
+			t.Fatalf("%s: NOTES.txt shows no port-forward; update this test:\n%s", name, notes)
+		}
+		for _, p := range blockedAfterPortForward(notes) {
+			t.Errorf("%s: NOTES.txt chains a command after a port-forward, which never returns: %s", name, p)
+		}
+	}
+	if blockedAfterPortForward("kubectl port-forward svc/x 8080 && curl localhost:8080/metrics") == nil ||
+		blockedAfterPortForward("kubectl port-forward svc/x 8080; curl localhost:8080") == nil {
+		t.Error("a chained port-forward is not caught")
+	}
+	if p := blockedAfterPortForward("kubectl port-forward svc/x 8080 & sleep 1 && curl localhost:8080"); p != nil {
+		t.Errorf("a port-forward in the background is caught: %q", p)
+	}
+}
+
+// blockedAfterPortForward returns the lines of text where a command
+// follows a port-forward in the foreground.
+func blockedAfterPortForward(text string) []string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		_, after, ok := strings.Cut(line, "port-forward")
+		if !ok {
+			continue
+		}
+		// The port-forward's own words end at the first & ; or |.
+		if i := strings.IndexAny(after, "&;|"); i >= 0 && !(after[i] == '&' && !strings.HasPrefix(after[i:], "&&")) {
+			out = append(out, strings.TrimSpace(line))
+		}
+	}
+	return out
 }
 
 // TestMonitoring: the ServiceMonitor, alerts and dashboard pass the checks
