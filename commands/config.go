@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -24,7 +25,8 @@ func newConfigCmd() *cobra.Command {
 		Use:   "validate FILE...",
 		Short: "Check config files",
 		Long: `Check config files. Prints "FILE: ok (N targets)" for each valid file, or every error as
-FILE:LINE:COLUMN: FIELD: MESSAGE on standard error (exit 2).`,
+FILE:LINE:COLUMN: FIELD: MESSAGE on standard error (exit 2). Where clusters discover targets,
+the line says what each looks for, besides the N targets written in the file.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
 			ok := true
@@ -52,8 +54,8 @@ FILE:LINE:COLUMN: FIELD: MESSAGE on standard error (exit 2).`,
 	return cmd
 }
 
-// validateConfigFile reports on one file: "FILE: ok (N targets)" on stdout,
-// or each error on its own line on stderr.
+// validateConfigFile reports on one file: "FILE: ok (what it watches)" on
+// stdout, or each error on its own line on stderr.
 func validateConfigFile(file string, stdout, stderr io.Writer) bool {
 	cfg, err := config.Load(file)
 	if err != nil {
@@ -67,10 +69,56 @@ func validateConfigFile(file string, stdout, stderr io.Writer) bool {
 		}
 		return false
 	}
+	fmt.Fprintf(stdout, "%s: ok (%s)\n", file, watches(cfg))
+	return true
+}
+
+// watches says what a valid config has driftback watch: its targets and,
+// for each cluster that discovers more, what the cluster looks for. Which
+// objects are there is known only in the cluster, so a discovery-only
+// config must not read as "0 targets", nothing watched.
+func watches(cfg *config.Config) string {
 	noun := "targets"
 	if len(cfg.Targets) == 1 {
 		noun = "target"
 	}
-	fmt.Fprintf(stdout, "%s: ok (%d %s)\n", file, len(cfg.Targets), noun)
-	return true
+	var found []string
+	for _, c := range cfg.Clusters {
+		if c.Discover != nil {
+			found = append(found, "cluster "+c.Name+" discovers "+discovers(c.Discover, cfg.GitHub.Owner))
+		}
+	}
+	if len(found) == 0 {
+		return fmt.Sprintf("%d %s", len(cfg.Targets), noun)
+	}
+	return fmt.Sprintf("%d written %s; %s", len(cfg.Targets), noun, strings.Join(found, "; "))
+}
+
+// discovers is what a cluster's discover: makes targets of, in words:
+// "the Flux Kustomizations in namespace flux-system whose repository
+// belongs to acme".
+func discovers(ds *config.Discover, owner string) string {
+	var kinds []string
+	if ds.Flux {
+		kinds = append(kinds, "Flux Kustomizations")
+	}
+	if ds.ArgoCD {
+		kinds = append(kinds, "Argo CD Applications")
+	}
+	s := "the " + wordList(kinds, "and")
+	switch len(ds.Namespaces) {
+	case 0:
+		s += " in every namespace"
+	case 1:
+		s += " in namespace " + ds.Namespaces[0]
+	default:
+		s += " in namespaces " + wordList(ds.Namespaces, "and")
+	}
+	if len(ds.Names) > 0 {
+		s += " named " + orList(ds.Names)
+	}
+	if ds.Selector != "" {
+		s += " labelled " + ds.Selector
+	}
+	return s + " whose repository belongs to " + owner
 }
