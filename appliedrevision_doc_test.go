@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
@@ -64,16 +63,9 @@ func TestPagesNameTheArgoRevisionFields(t *testing.T) {
 		{"docs/configuration.md", "| `targets[].appliedRevision.argocd` |", "| `targets[].appliedRevision.argocd.namespace` |"},
 		{"docs/DESIGN.md", "`argocd: {namespace, name}` — an Argo CD `Application`", "`head: true`"},
 	} {
-		b, err := os.ReadFile(d.file)
-		if err != nil {
-			t.Fatal(err)
+		if said, ok := pageSays(t, d.file, d.lead, d.end); ok {
+			says[d.file] = said
 		}
-		_, rest, ok := strings.Cut(strings.Join(strings.Fields(string(b)), " "), d.lead)
-		if !ok {
-			t.Errorf("%s no longer says %q; update this test", d.file, d.lead)
-			continue
-		}
-		says[d.file], _, _ = strings.Cut(rest, d.end)
 	}
 	for page, text := range says {
 		for _, f := range argoRevisionFields {

@@ -39,16 +39,10 @@ func TestDocsNameTheManifestsEvents(t *testing.T) {
 		{"README.md", "says what each is for; events", ", delivered", func(e string) string { return "`" + e + "`" }},
 		{"docs/configuration.md", "driftback serves `/webhook` and a", "delivery wakes", func(e string) string { return "`" + e + "`" }},
 	} {
-		b, err := os.ReadFile(d.file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, rest, ok := strings.Cut(strings.Join(strings.Fields(string(b)), " "), d.lead)
+		list, ok := pageSays(t, d.file, d.lead, d.end)
 		if !ok {
-			t.Errorf("%s no longer says %q; update this test", d.file, d.lead)
 			continue
 		}
-		list, _, _ := strings.Cut(rest, d.end)
 		named := 0
 		for _, e := range m.Events {
 			if strings.Contains(list, d.name(e)) {
@@ -61,4 +55,18 @@ func TestDocsNameTheManifestsEvents(t *testing.T) {
 			t.Errorf("%s: the events it names (%q) are %d, app.yaml %d", d.file, list, n, len(m.Events))
 		}
 	}
+}
+
+// pageSays is what a page says between lead and end, its runs of white
+// space read as one space (a sentence may wrap anywhere). A page that no
+// longer says lead is an error of the test, which needs updating.
+func pageSays(t *testing.T, file, lead, end string) (string, bool) {
+	t.Helper()
+	_, rest, ok := strings.Cut(strings.Join(strings.Fields(readFile(t, file)), " "), lead)
+	if !ok {
+		t.Errorf("%s no longer says %q; update this test", file, lead)
+		return "", false
+	}
+	said, _, _ := strings.Cut(rest, end)
+	return said, true
 }

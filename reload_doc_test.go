@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -62,20 +61,12 @@ func TestPagesSayAConfigChangeIsReloaded(t *testing.T) {
 	}
 	pages = append(append(append(pages, "README.md", "deploy/README.md"), templates...), yamls...)
 	for page, says := range reloadSays {
-		b, err := os.ReadFile(page)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(strings.Join(strings.Fields(string(b)), " "), says) {
+		if !strings.Contains(strings.Join(strings.Fields(readFile(t, page)), " "), says) {
 			t.Errorf("%s no longer says %q: say there that a changed config is reloaded, then update this test", page, says)
 		}
 	}
 	for _, page := range pages {
-		b, err := os.ReadFile(page)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range claimsARestart(string(b)) {
+		for _, c := range claimsARestart(readFile(t, page)) {
 			t.Errorf("%s says a config change needs a restart (%q); driftback reloads it", page, c)
 		}
 	}
