@@ -337,3 +337,31 @@ func mdFiles(t *testing.T, dir string) []string {
 	}
 	return m
 }
+
+// Issue 55, item 9: a bad -o is a command line that does not parse, for
+// every command that has -o: the error names the values it takes and
+// where the usage is, and the command exits 2 before it reads anything.
+func TestBadOutputNamesTheFormatsAndTheUsage(t *testing.T) {
+	for _, c := range []struct {
+		cmd     []string
+		formats []string
+	}{
+		{[]string{"plan"}, []string{"text", "json", "yaml", "markdown", "patch"}},
+		{[]string{"targets"}, []string{"table", "json", "yaml", "name"}},
+		{[]string{"version"}, []string{"text", "json"}},
+	} {
+		path, formats := strings.Join(c.cmd, " "), orList(c.formats)
+		out, stderr, code := driftback(t, append(append([]string{}, c.cmd...), "-o", "wide")...)
+		if code != 2 || out != "" || !strings.Contains(stderr, `"wide" for "-o, --output"`) || !strings.Contains(stderr, "use "+formats) ||
+			!strings.HasSuffix(stderr, "\nRun 'driftback "+path+" --help' for usage.\n") {
+			t.Errorf("%s -o wide: exit %d, stdout %q, stderr %q", path, code, out, stderr)
+		}
+		if help, _, _ := driftback(t, append(append([]string{}, c.cmd...), "--help")...); !strings.Contains(help, "output format: "+formats) {
+			t.Errorf("%s --help does not name the formats:\n%s", path, help)
+		}
+		want := strings.Join(c.formats, "\n") + "\n:4\n"
+		if got, _, _ := driftback(t, append(append([]string{"__complete"}, c.cmd...), "-o", "")...); got != want {
+			t.Errorf("%s: completion of -o %q, want %q", path, got, want)
+		}
+	}
+}

@@ -241,7 +241,7 @@ func TestPlanErrorsExitTwoWithFileAndLine(t *testing.T) {
 	}{
 		{[]string{"plan", "--repo", repo, "--root", ".", "--live", live}, "bad.yaml:"},
 		{[]string{"plan", "--repo", repo, "--root", "."}, "no live objects: give --live FILE"},
-		{[]string{"plan", "--repo", repo, "--root", ".", "--live", live, "-o", "xml"}, `-o "xml"`},
+		{[]string{"plan", "--repo", repo, "--root", ".", "--live", live, "-o", "xml"}, `"xml" for "-o, --output" flag: use text, json, yaml, markdown or patch`},
 		{[]string{"plan", "--repo", repo, "--root", ".", "--live", filepath.Join(repo, "nope.yaml")}, "nope.yaml"},
 		{[]string{"plan", "--repo", repo, "--root", "../..", "--live", live}, "escapes the repository"},
 		{[]string{"plan", "--repo", repo, "--root", "app", "--live", live}, "base/kustomization.yaml:3: kustomize cannot read this kustomization"},
@@ -259,7 +259,9 @@ func TestPlanErrorsExitTwoWithFileAndLine(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, c.want) || strings.Contains(stderr, "panic") {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, stderr, c.want)
 		}
-		if n := strings.Count(strings.TrimSpace(stderr), "\n"); c.args[0] == "plan" && len(c.args) > 2 && n > 0 {
+		// One line, and for a command line that does not parse, where the usage is.
+		msg, _, _ := strings.Cut(stderr, "\nRun 'driftback plan --help' for usage.")
+		if n := strings.Count(strings.TrimSpace(msg), "\n"); c.args[0] == "plan" && len(c.args) > 2 && n > 0 {
 			t.Errorf("%v: the error is not one line: %q", c.args, stderr)
 		}
 	}
@@ -295,7 +297,7 @@ func TestVersion(t *testing.T) {
 	if !reflect.DeepEqual(raw, want) {
 		t.Errorf("version -o json = %v, want %v (as the text says)", raw, want)
 	}
-	if _, stderr, code := driftback(t, "version", "-o", "yaml"); code != 2 || !strings.Contains(stderr, `-o "yaml": use text or json`) {
+	if _, stderr, code := driftback(t, "version", "-o", "yaml"); code != 2 || !strings.Contains(stderr, `"yaml" for "-o, --output" flag: use text or json`) {
 		t.Errorf("-o yaml: exit %d %q", code, stderr)
 	}
 }

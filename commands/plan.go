@@ -3,7 +3,6 @@ package commands
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -74,14 +73,13 @@ build, or live objects that lack what it renders, give no verdict: exit 2.
 	f.StringVar(&o.root, "root", "", "the kustomize root (or plain folder of manifests), relative to --repo")
 	o.liveFlags.register(f, "")
 	f.StringSliceVarP(&o.namespaces, "namespace", "n", nil, "the namespaces to read from a cluster or keep of --live, comma-separated or repeated (default: the context's namespace; with --live, all)")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: "+orList(planFormats))
+	addOutputFlag(cmd, &o.output, planFormats)
 	f.BoolVar(&o.write, "write", false, "apply the planned files to the checkout (all files or none)")
 	f.Var(o.remotes, "remote", "`URL=DIR`: build the GitHub remote base URL (github.com/org/repo?ref=R) from the local checkout DIR; repeatable")
 	f.StringVar(&o.writeScope, "write-scope", "", "the folder the plan may write, relative to --repo (default: the whole repository but files other roots read);\nvalues outside it are overridden in the root's own folder when that folder is inside it")
 	f.StringVarP(&o.config, "config", "c", "", "plan a target of this driftback.yaml exactly as the bot does (with --target)")
 	f.StringVar(&o.target, "target", "", "the target of --config to plan, written or discovered (default: its only target)")
 	f.BoolVar(&o.all, "all", false, "plan every target of --config, written or discovered, of the checkout's repository")
-	cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(planFormats, cobra.ShellCompDirectiveNoFileComp))
 	cmd.RegisterFlagCompletionFunc("target", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return targetCompletions(o.config), cobra.ShellCompDirectiveNoFileComp
 	})
@@ -90,9 +88,6 @@ build, or live objects that lack what it renders, give no verdict: exit 2.
 }
 
 func (o *planOptions) run(cmd *cobra.Command) error {
-	if !slices.Contains(planFormats, o.output) {
-		return fail(fmt.Errorf("-o %q: use %s", o.output, orList(planFormats)))
-	}
 	if err := o.check(); err != nil {
 		return fail(err)
 	}

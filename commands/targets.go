@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -65,11 +64,10 @@ managedFields), STATE what the plan found (in sync, edits and refusals, waiting,
 	f := cmd.Flags()
 	f.StringVarP(&o.config, "config", "c", "", "the driftback.yaml whose targets to list (required)")
 	f.StringVar(&o.cluster, "cluster", "", "only the targets of this cluster of the config")
-	f.StringVarP(&o.output, "output", "o", "table", "output format: "+orList(targetsFormats))
+	addOutputFlag(cmd, &o.output, targetsFormats)
 	f.StringVar(&o.repo, "repo", "", "a local checkout: plan each of its targets and show FIDELITY and STATE")
 	o.liveFlags.register(f, " (standing for every cluster of the config)")
 	cmd.MarkFlagFilename("config", "yaml", "yml")
-	cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(targetsFormats, cobra.ShellCompDirectiveNoFileComp))
 	cmd.RegisterFlagCompletionFunc("cluster", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return clusterCompletions(o.config), cobra.ShellCompDirectiveNoFileComp
 	})
@@ -77,9 +75,6 @@ managedFields), STATE what the plan found (in sync, edits and refusals, waiting,
 }
 
 func (o *targetsOptions) run(cmd *cobra.Command) error {
-	if !slices.Contains(targetsFormats, o.output) {
-		return fail(fmt.Errorf("-o %q: use %s", o.output, orList(targetsFormats)))
-	}
 	if o.config == "" {
 		return fail(fmt.Errorf("--config is required"))
 	}

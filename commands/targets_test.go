@@ -170,7 +170,7 @@ func TestTargetsListsWrittenAndDiscovered(t *testing.T) {
 		want string
 	}{
 		{[]string{"--cluster", "nope"}, "--cluster nope: no such cluster; the config has prod"},
-		{[]string{"-o", "wide"}, `-o "wide"`},
+		{[]string{"-o", "wide"}, `"wide" for "-o, --output" flag: use table, json, yaml or name`},
 		{[]string{"--kubeconfig", "x"}, "--live and --kubeconfig/--context both name where live objects come from"},
 	} {
 		args := append([]string{"targets", "-c", cfg, "--live", live}, c.args...)

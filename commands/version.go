@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"runtime"
@@ -23,6 +22,9 @@ type build struct {
 	Platform string `json:"platform"`
 }
 
+// versionFormats are the values of version -o.
+var versionFormats = []string{"text", "json"}
+
 // newVersionCmd is `driftback version`.
 func newVersionCmd(b build) *cobra.Command {
 	var output string
@@ -34,27 +36,19 @@ func newVersionCmd(b build) *cobra.Command {
 go install MODULE@VERSION). -o json adds the Go version and the platform.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			switch output {
-			case "text":
-				if _, err := fmt.Fprintln(cmd.OutOrStdout(), b.line()); err != nil {
-					return fail(err)
-				}
-				return nil
-			case "json":
-				j, err := json.MarshalIndent(b, "", "  ")
-				if err != nil {
-					return err
-				}
-				if _, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\n", j); err != nil {
-					return fail(err)
-				}
-				return nil
+			var err error
+			if output == "text" {
+				_, err = fmt.Fprintln(cmd.OutOrStdout(), b.line())
+			} else {
+				err = printDocument(cmd.OutOrStdout(), b, output)
 			}
-			return fail(fmt.Errorf("-o %q: use text or json", output))
+			if err != nil {
+				return fail(err)
+			}
+			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
-	cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	addOutputFlag(cmd, &output, versionFormats)
 	return cmd
 }
 
