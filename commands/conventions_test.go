@@ -348,7 +348,7 @@ func TestBadOutputNamesTheFormatsAndTheUsage(t *testing.T) {
 	}{
 		{[]string{"plan"}, []string{"text", "json", "yaml", "markdown", "patch"}},
 		{[]string{"targets"}, []string{"table", "json", "yaml", "name"}},
-		{[]string{"version"}, []string{"text", "json"}},
+		{[]string{"version"}, []string{"text", "json", "yaml"}},
 	} {
 		path, formats := strings.Join(c.cmd, " "), orList(c.formats)
 		out, stderr, code := driftback(t, append(append([]string{}, c.cmd...), "-o", "wide")...)

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"runtime"
@@ -23,23 +24,33 @@ type build struct {
 }
 
 // versionFormats are the values of version -o.
-var versionFormats = []string{"text", "json"}
+var versionFormats = []string{"text", "json", "yaml"}
 
-// newVersionCmd is `driftback version`.
+// newVersionCmd is `driftback version`. --short and --client are kubectl
+// version's flags, taken so that the habit works.
 func newVersionCmd(b build) *cobra.Command {
 	var output string
+	var short, client bool
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Long: `Print the version, commit and build date of this binary: those stamped in at build time
 (tools/image.sh does), or else those the Go toolchain recorded (go build in a git clone,
-go install MODULE@VERSION). -o json adds the Go version and the platform.`,
+go install MODULE@VERSION). -o json and -o yaml add the Go version and the platform;
+--short prints the version alone. --client is taken as kubectl version takes it, and changes
+nothing: driftback has no server part to ask.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if short && cmd.Flags().Changed("output") {
+				return &usageError{cmd: cmd, err: errors.New("--short and -o both say what to print; give one")}
+			}
 			var err error
-			if output == "text" {
+			switch {
+			case short:
+				_, err = fmt.Fprintln(cmd.OutOrStdout(), b.Version)
+			case output == "text":
 				_, err = fmt.Fprintln(cmd.OutOrStdout(), b.line())
-			} else {
+			default:
 				err = printDocument(cmd.OutOrStdout(), b, output)
 			}
 			if err != nil {
@@ -48,6 +59,8 @@ go install MODULE@VERSION). -o json adds the Go version and the platform.`,
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&short, "short", false, "print the version alone")
+	cmd.Flags().BoolVar(&client, "client", false, "the client's version, which is all there is (as kubectl version --client)")
 	addOutputFlag(cmd, &output, versionFormats)
 	return cmd
 }

@@ -1,9 +1,14 @@
 package commands
 
 import (
+	"encoding/json"
+	"reflect"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // What the binary says of itself: -ldflags first, then the toolchain's
@@ -79,6 +84,50 @@ func TestPseudoVersion(t *testing.T) {
 		rev, date := pseudoVersion(v)
 		if rev != want[0] || date != want[1] {
 			t.Errorf("%s: %q %q, want %q", v, rev, date, want)
+		}
+	}
+}
+
+// Issue 55, item 9: version takes kubectl version's flags. --short is the
+// version alone; --client is plain version (driftback has no server
+// part); -o yaml is -o json's document; --short and -o are one or the
+// other, as in kubectl.
+func TestVersionTakesKubectlFlags(t *testing.T) {
+	text, _, _ := driftback(t, "version")
+	js, _, _ := driftback(t, "version", "-o", "json")
+	fields := strings.Fields(text)
+	if len(fields) < 2 || js == "" {
+		t.Fatalf("version %q, -o json %q", text, js)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--short"}, fields[1] + "\n"},
+		{[]string{"--client"}, text},
+		{[]string{"--client", "-o", "json"}, js},
+	} {
+		if out, stderr, code := driftback(t, append([]string{"version"}, c.args...)...); code != 0 || out != c.want || stderr != "" {
+			t.Errorf("version %v: exit %d, stdout %q, stderr %q; want %q", c.args, code, out, stderr, c.want)
+		}
+	}
+	ys, stderr, code := driftback(t, "version", "-o", "yaml")
+	var fromJSON, fromYAML map[string]any
+	if err := json.Unmarshal([]byte(js), &fromJSON); err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal([]byte(ys), &fromYAML); err != nil || code != 0 || stderr != "" || !reflect.DeepEqual(fromJSON, fromYAML) ||
+		!strings.HasPrefix(ys, "version: ") {
+		t.Errorf("-o yaml: exit %d, %v, stderr %q: %v is not -o json's %v\n%s", code, err, stderr, fromYAML, fromJSON, ys)
+	}
+	if out, stderr, code := driftback(t, "version", "--short", "-o", "json"); code != 2 || out != "" ||
+		!strings.Contains(stderr, "--short and -o both say what to print; give one") || !strings.Contains(stderr, "Run 'driftback version --help' for usage.") {
+		t.Errorf("--short -o json: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	help, _, _ := driftback(t, "version", "--help")
+	for _, flag := range []string{"--short", "--client", "output format: text, json or yaml"} {
+		if !strings.Contains(help, flag) {
+			t.Errorf("version --help does not name %s:\n%s", flag, help)
 		}
 	}
 }
