@@ -25,6 +25,7 @@ var targetsFormats = []string{"table", "json", "yaml", "name"}
 type targetsOptions struct {
 	liveFlags
 	config, cluster, output string
+	noHeaders               bool // the table without its header row
 	// repo, when set, is a checkout whose targets are planned for their
 	// fidelity and state.
 	repo string
@@ -65,6 +66,7 @@ managedFields), STATE what the plan found (in sync, edits and refusals, waiting,
 	f.StringVarP(&o.config, "config", "c", "", "the driftback.yaml whose targets to list (required)")
 	f.StringVar(&o.cluster, "cluster", "", "only the targets of this cluster of the config")
 	addOutputFlag(cmd, &o.output, targetsFormats)
+	f.BoolVar(&o.noHeaders, "no-headers", false, "print the table without its header row, as kubectl get --no-headers (other formats have none)")
 	f.StringVar(&o.repo, "repo", "", "a local checkout: plan each of its targets and show FIDELITY and STATE")
 	o.liveFlags.register(f, " (standing for every cluster of the config)")
 	cmd.MarkFlagFilename("config", "yaml", "yml")
@@ -105,7 +107,7 @@ func (o *targetsOptions) run(cmd *cobra.Command) error {
 			return fail(err)
 		}
 	}
-	return printTargets(cmd.OutOrStdout(), rows, o.output, o.repo != "")
+	return printTargets(cmd.OutOrStdout(), rows, o.output, tableOptions{planned: o.repo != "", noHeaders: o.noHeaders})
 }
 
 // knownTarget is a target of a config: written in it, or discovered.
@@ -313,7 +315,13 @@ func fidelityCell(f *analyzer.Fidelity) string {
 	return "cannot tell"
 }
 
-func printTargets(w io.Writer, rows []targetRow, format string, planned bool) error {
+// tableOptions are how the table is printed.
+type tableOptions struct {
+	planned   bool // FIDELITY and STATE (--repo)
+	noHeaders bool // no header row (--no-headers)
+}
+
+func printTargets(w io.Writer, rows []targetRow, format string, cols tableOptions) error {
 	switch format {
 	case "name":
 		for _, r := range rows {
@@ -327,10 +335,12 @@ func printTargets(w io.Writer, rows []targetRow, format string, planned bool) er
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	head := "NAME\tCLUSTER\tFROM\tREPO\tBRANCH\tROOT\tOBJECTS"
-	if planned {
+	if cols.planned {
 		head += "\tFIDELITY\tSTATE"
 	}
-	fmt.Fprintln(tw, head)
+	if !cols.noHeaders {
+		fmt.Fprintln(tw, head)
+	}
 	for _, r := range rows {
 		branch, objects := r.Branch, "-"
 		if branch == "" {
@@ -340,7 +350,7 @@ func printTargets(w io.Writer, rows []targetRow, format string, planned bool) er
 			objects = strconv.Itoa(*r.Objects)
 		}
 		line := strings.Join([]string{r.Name, r.Cluster, r.From, r.Repo, branch, r.Root, objects}, "\t")
-		if planned {
+		if cols.planned {
 			line += "\t" + fidelityCell(r.Fidelity) + "\t" + r.State
 		}
 		fmt.Fprintln(tw, line)

@@ -496,3 +496,30 @@ func TestPlanOnTheExampleSnapshotSaysItsRevisionIsNoCommit(t *testing.T) {
 		}
 	}
 }
+
+// Issue 55, item 9: --no-headers drops the table's header row, as
+// kubectl get --no-headers does; other formats have no header to drop.
+func TestTargetsNoHeaders(t *testing.T) {
+	cfg := writeConfig(t, targetsConfig)
+	live := fleetLive(t, "0123456789abcdef0123456789abcdef01234567", "")
+	table, _, _ := driftback(t, "targets", "-c", cfg, "--live", live)
+	rows, stderr, code := driftback(t, "targets", "-c", cfg, "--live", live, "--no-headers")
+	words := func(s string) []string {
+		var out []string
+		for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+			out = append(out, strings.Join(strings.Fields(l), " "))
+		}
+		return out
+	}
+	want := words(table)[1:]
+	if got := words(rows); code != 0 || len(want) != 3 || strings.Join(got, "\n") != strings.Join(want, "\n") || !strings.HasPrefix(rows, "shop-prod ") {
+		t.Errorf("--no-headers: exit %d %s\n%s\nwant:\n%s", code, stderr, rows, strings.Join(want, "\n"))
+	}
+	js, _, _ := driftback(t, "targets", "-c", cfg, "--live", live, "-o", "json")
+	if out, _, code := driftback(t, "targets", "-c", cfg, "--live", live, "-o", "json", "--no-headers"); code != 0 || out != js {
+		t.Errorf("-o json --no-headers: exit %d\n%s", code, out)
+	}
+	if help, _, _ := driftback(t, "targets", "--help"); !strings.Contains(help, "--no-headers") {
+		t.Errorf("targets --help does not name --no-headers:\n%s", help)
+	}
+}
