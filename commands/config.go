@@ -27,11 +27,24 @@ func newConfigCmd() *cobra.Command {
 		Long: `Check config files. Prints "FILE: ok (N targets)" for each valid file, or every error as
 FILE:LINE:COLUMN: FIELD: MESSAGE on standard error (exit 2). Where clusters discover targets,
 the line says what each looks for, besides the N targets written in the file.`,
+FILE:LINE:COLUMN: FIELD: MESSAGE on standard error (exit 2). - reads standard input, which
+these lines call <stdin>.`,
+		Example: `  driftback config validate driftback.yaml
+  kubectl get configmap driftback-config -n driftback -o jsonpath='{.data.config\.yaml}' | driftback config validate -`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
+			stdins := 0
+			for _, f := range files {
+				if f == stdinArg {
+					stdins++
+				}
+			}
+			if stdins > 1 {
+				return &usageError{cmd: cmd, err: errors.New("- names standard input, which can be read once; give it once")}
+			}
 			ok := true
 			for _, file := range files {
-				if !validateConfigFile(file, cmd.OutOrStdout(), cmd.ErrOrStderr()) {
+				if !validateConfigFile(file, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()) {
 					ok = false
 				}
 			}
@@ -58,6 +71,25 @@ the line says what each looks for, besides the N targets written in the file.`,
 // stdout, or each error on its own line on stderr.
 func validateConfigFile(file string, stdout, stderr io.Writer) bool {
 	cfg, err := config.Load(file)
+// stdinArg is the file argument that stands for standard input, and
+// stdinName what config validate calls it.
+const (
+	stdinArg  = "-"
+	stdinName = "<stdin>"
+)
+
+// validateConfigFile reports on one file (standard input for "-"):
+// "FILE: ok (N targets)" on stdout, or each error on its own line on
+// stderr.
+func validateConfigFile(file string, stdin io.Reader, stdout, stderr io.Writer) bool {
+	var cfg *config.Config
+	var err error
+	if file == stdinArg {
+		file = stdinName
+		cfg, err = config.Read(file, stdin)
+	} else {
+		cfg, err = config.Load(file)
+	}
 	if err != nil {
 		var errs config.Errors
 		if errors.As(err, &errs) {

@@ -41,4 +41,31 @@ targets: [{name: a, repo: acme/a, root: ., cluster: prod, namespaces: [a], appli
 			t.Errorf("%s: exit %d, stdout %q, stderr %q\nwant %q", name, code, stdout, stderr, want)
 		}
 	}
+// Issue 55, item 9: config validate - reads the config from standard
+// input, as kubectl apply -f - does, and names it <stdin> in what it
+// prints; errors keep their FILE:LINE:COLUMN form.
+func TestConfigValidateReadsStandardInput(t *testing.T) {
+	file := writeConfig(t, targetsConfig)
+	for _, c := range []struct {
+		stdin          string
+		args           []string
+		code           int
+		stdout, stderr string
+	}{
+		{targetsConfig, []string{"-"}, 0, "<stdin>: ok (2 targets)\n", ""},
+		{targetsConfig, []string{file, "-"}, 0, file + ": ok (2 targets)\n<stdin>: ok (2 targets)\n", ""},
+		{strings.Replace(targetsConfig, "  root: overlays/prod\n", "  root: overlays/prod\n  rooot: x\n", 1), []string{"-"}, 2, "",
+			`<stdin>:15:3: targets[0]: unknown key "rooot"; did you mean "root"?`},
+		{"github: [\n", []string{"-"}, 2, "", "<stdin>:2: not valid YAML"},
+		{"", []string{"-"}, 2, "", "<stdin>:1:1: the file is empty"},
+		{targetsConfig, []string{"-", "-"}, 2, "", "- names standard input, which can be read once; give it once"},
+	} {
+		out, stderr, code := driftbackWith(t, run{stdin: strings.NewReader(c.stdin)}, append([]string{"config", "validate"}, c.args...)...)
+		if code != c.code || out != c.stdout || !strings.Contains(stderr, c.stderr) || (c.stderr == "") != (stderr == "") {
+			t.Errorf("config validate %v: exit %d, stdout %q, stderr %q; want %d, %q, %q", c.args, code, out, stderr, c.code, c.stdout, c.stderr)
+		}
+	}
+	if help, _, _ := driftback(t, "config", "validate", "--help"); !strings.Contains(help, "- reads standard input") {
+		t.Errorf("config validate --help does not say what - does:\n%s", help)
+	}
 }

@@ -38,14 +38,20 @@ func Load(path string) (*Config, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	return Read(path, f)
+}
+
+// Read reads and parses a config from r, a file or standard input; name
+// is what errors call it.
+func Read(name string, r io.Reader) (*Config, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxFileBytes+1))
 	if err != nil {
 		return nil, err
 	}
 	if len(data) > MaxFileBytes {
-		return nil, Errors{{File: path, Msg: "larger than 1 MiB; this is not a driftback config"}}
+		return nil, Errors{{File: name, Msg: "larger than 1 MiB; this is not a driftback config"}}
 	}
-	return Parse(path, data)
+	return Parse(name, data)
 }
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
