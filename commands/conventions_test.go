@@ -365,3 +365,63 @@ func TestBadOutputNamesTheFormatsAndTheUsage(t *testing.T) {
 		}
 	}
 }
+
+// Issue 55, item 9: --log-level info or debug makes plan say on stderr
+// what each stage did (the repository loaded, the live objects read, the
+// plan made, with their figures and the time taken); without --log-level
+// plan's stderr stays as it was, and stdout is the plan either way.
+func TestPlanLogsItsStagesWhenAsked(t *testing.T) {
+	args := []string{"plan", "--repo", "../examples/shop", "--root", "overlays/prod", "--live", "../examples/live.yaml"}
+	plain, stderr, code := driftback(t, args...)
+	if code != 1 || stderr != "" {
+		t.Fatalf("without --log-level: exit %d, stderr %q", code, stderr)
+	}
+	stages := func(t *testing.T, stderr string) map[string]map[string]any {
+		t.Helper()
+		out := map[string]map[string]any{}
+		for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+			var rec map[string]any
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Fatalf("not a JSON log line: %q", line)
+			}
+			out[rec["msg"].(string)] = rec
+		}
+		return out
+	}
+	for _, level := range []string{"info", "debug"} {
+		out, stderr, code := driftback(t, append(args, "--log-level", level)...)
+		if code != 1 || out != plain {
+			t.Errorf("--log-level %s: exit %d, stdout changed:\n%s", level, code, out)
+		}
+		got := stages(t, stderr)
+		repo, live, plan := got["repository loaded"], got["live objects read"], got["plan made"]
+		if repo == nil || repo["dir"] != "../examples/shop" || repo["files"].(float64) < 5 || repo["bytes"].(float64) < 1000 || repo["took"] == nil ||
+			live == nil || live["source"] != "../examples/live.yaml" || live["objects"] != 3.0 || live["took"] == nil ||
+			plan == nil || plan["root"] != "overlays/prod" || plan["edits"] != 4.0 || plan["refusals"] != 2.0 || plan["fidelity"] != "match" || plan["took"] == nil {
+			t.Errorf("--log-level %s: the stages are missing or wrong:\n%s", level, stderr)
+		}
+		if kinds := got["live objects by kind"]; (level == "debug") != (kinds != nil) || kinds != nil && (kinds["Deployment.apps"] != 2.0 || kinds["Service"] != 1.0) {
+			t.Errorf("--log-level %s: objects by kind %v", level, kinds)
+		}
+	}
+	if _, stderr, _ := driftback(t, append(args, "--log-level", "warn")...); stderr != "" {
+		t.Errorf("--log-level warn: %q", stderr)
+	}
+
+	// plan --config logs the same stages, each naming its target.
+	dir, sha := fleetCheckout(t, "git@github.com:acme/fleet.git")
+	cfg := writeConfig(t, targetsConfig)
+	live := fleetLive(t, sha, "")
+	_, stderr, code = driftback(t, "plan", "-c", cfg, "--repo", dir, "--live", live, "--all", "--log-level", "info", "--log-format", "text")
+	for _, want := range []string{
+		"msg=\"repository loaded\" dir=" + dir + " files=",
+		"msg=\"live objects read\" target=fleet-clusters source=\"" + live + " in namespace flux-system\" objects=3 ",
+		"msg=\"plan made\" target=fleet-clusters root=clusters/prod edits=0 refusals=0",
+		"msg=\"live objects read\" target=" + fleetTarget + " source=\"" + live + " in namespace shop\" objects=2 ",
+		"msg=\"plan made\" target=" + fleetTarget + " root=apps/prod edits=",
+	} {
+		if code != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("plan --all: exit %d, stderr lacks %q:\n%s", code, want, stderr)
+		}
+	}
+}

@@ -87,7 +87,7 @@ func addLogFlags(root *cobra.Command) {
 	level, format := logLevelFlag(slog.LevelInfo), logFormatFlag("json")
 	f := root.PersistentFlags()
 	f.Var(&format, "log-format", "log format: json (one object a line, for log collectors) or text")
-	f.Var(&level, "log-level", "least severe level logged: "+orList(logLevelNames()))
+	f.Var(&level, "log-level", "least severe level logged: "+orList(logLevelNames())+"; plan, and targets --repo, log their stages only when it is given")
 	root.RegisterFlagCompletionFunc("log-format", cobra.FixedCompletions(logFormats, cobra.ShellCompDirectiveNoFileComp))
 	root.RegisterFlagCompletionFunc("log-level", cobra.FixedCompletions(logLevelNames(), cobra.ShellCompDirectiveNoFileComp))
 }

@@ -3,6 +3,7 @@ package commands
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -26,6 +27,8 @@ type planOptions struct {
 	// print (or why there is none yet), for one document over several
 	// targets (plan --all).
 	collect func(plan *planDocument, waiting string)
+	collect func(plan *analyzer.Plan, waiting string)
+	log     planLog // each stage, when --log-level asks
 }
 
 // newPlanCmd is `driftback plan`: a dry run on a local checkout.
@@ -59,6 +62,10 @@ folders instead (the files as they are, and as planned), as kubectl diff does.
 -n narrows --live to those namespaces as it narrows a cluster read. A root that does not
 build, or live objects that lack what it renders, give no verdict: exit 2.
 
+--log-level info or debug logs each stage on standard error with the time it took: the
+repository loaded, the live objects read (debug adds them by kind), the plan made. Without
+--log-level, plan logs nothing.
+
 ` + exitCodesHelp,
 		Example: `  driftback plan --repo examples/shop --root overlays/prod --live examples/live.yaml -o patch
   kubectl get deploy,svc -n shop -o yaml | driftback plan --root overlays/prod --live -
@@ -88,6 +95,7 @@ build, or live objects that lack what it renders, give no verdict: exit 2.
 }
 
 func (o *planOptions) run(cmd *cobra.Command) error {
+	o.log = newPlanLog(cmd)
 	if err := o.check(); err != nil {
 		return fail(err)
 	}
@@ -100,6 +108,7 @@ func (o *planOptions) run(cmd *cobra.Command) error {
 	if o.root == "" {
 		return fail(errors.New("--root is required"))
 	}
+	start := time.Now()
 	repo, err := repofs.LoadDir(o.repo, 0)
 	if err == nil {
 		repo, err = mountRemotes(repo, o.remotes)
@@ -107,10 +116,14 @@ func (o *planOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return fail(err)
 	}
+	o.log.repository(o.repo, repo, start)
+	start = time.Now()
 	objs, err := o.readLive(cmd)
 	if err != nil {
 		return fail(err)
 	}
+	o.log.live(objs, start)
+	start = time.Now()
 	live, err := cluster.LiveObjects(objs.objects, cluster.DefaultRules())
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", objs.source, err))
@@ -120,6 +133,7 @@ func (o *planOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return fail(err)
 	}
+	o.log.planned(plan, start)
 	return o.finish(cmd, plan, repo, report.MarkdownOptions{}, objs)
 }
 

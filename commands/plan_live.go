@@ -240,21 +240,27 @@ var replicaKinds = map[string]bool{"Deployment.apps": true, "StatefulSet.apps": 
 // and its count is no value to propose to Git.
 func checkReplicas(source string, objs []cluster.Object) error {
 	for _, o := range objs {
-		av, _ := o.Object["apiVersion"].(string)
-		kind, _ := o.Object["kind"].(string)
-		group, _, versioned := strings.Cut(av, "/")
-		if !versioned {
-			group = ""
-		}
 		spec, _ := o.Object["spec"].(map[string]any)
 		n, set := spec["replicas"]
-		if !replicaKinds[kube.KindKey(group, kind)] || !set || n == nil || replicaCount(n) {
+		if !replicaKinds[kindKeyOf(o.Object)] || !set || n == nil || replicaCount(n) {
 			continue
 		}
 		return fmt.Errorf("%s: %s: spec.replicas is %#v; the apiserver accepts a whole number from 0 to %d, so nothing was planned",
 			source, analyzer.RefOf(o.Object), n, math.MaxInt32)
 	}
 	return nil
+}
+
+// kindKeyOf is an object's kind as kube.KindKey names it (Kind.group, or
+// Kind for the core group), read from its apiVersion and kind.
+func kindKeyOf(obj map[string]any) string {
+	av, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	group, _, versioned := strings.Cut(av, "/")
+	if !versioned {
+		group = ""
+	}
+	return kube.KindKey(group, kind)
 }
 
 // replicaCount reports whether v is a replica count: an int32 >= 0.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -31,10 +32,12 @@ func (o *planOptions) runTargets(cmd *cobra.Command) error {
 			return fail(err)
 		}
 	}
+	start := time.Now()
 	co, err := openCheckout(o.repo, o.remotes)
 	if err != nil {
 		return fail(err)
 	}
+	o.log.repository(co.dir, co.work, start)
 	src := newSources(o.liveFlags, cmd.InOrStdin())
 	targets, err := o.chooseTargets(cmd.Context(), cfg, src, co, cmd.ErrOrStderr())
 	if err != nil {
@@ -182,7 +185,7 @@ func (s checkoutScope) holds(t *config.Target) (ok bool, why string) {
 // planTarget plans one target and ends with the exit code its plan calls
 // for, as plan --root does.
 func (o *planOptions) planTarget(cmd *cobra.Command, cfg *config.Config, src *sources, co *checkout, kt knownTarget) error {
-	res, in, err := planKnown(cmd.Context(), cfg, src, co, kt)
+	res, in, err := planKnown(cmd.Context(), cfg, src, co, kt, o.log)
 	if err != nil {
 		return fail(err)
 	}
@@ -216,14 +219,24 @@ func (o *planOptions) finishTarget(cmd *cobra.Command, res targetplan.Result, ob
 
 // planKnown plans kt on the checkout as the bot's poll does; a Result
 // with Waiting set (and no Plan) says why nothing can be planned yet.
-func planKnown(ctx context.Context, cfg *config.Config, src *sources, co *checkout, kt knownTarget) (targetplan.Result, targetRead, error) {
+func planKnown(ctx context.Context, cfg *config.Config, src *sources, co *checkout, kt knownTarget, log planLog) (targetplan.Result, targetRead, error) {
+	log = log.forTarget(kt.Config.Name)
+	start := time.Now()
 	in, waiting, err := readTarget(ctx, cfg, src, kt)
-	if err != nil || waiting != "" {
-		return targetplan.Result{Waiting: waiting}, in, err
+	if err != nil {
+		return targetplan.Result{}, in, err
 	}
-	in.Base, in.Load = co.base, co.load
-	res, err := targetplan.Plan(ctx, in.Input)
-	return res, in, err
+	res := targetplan.Result{Waiting: waiting}
+	if waiting == "" {
+		log.live(in.objs, start)
+		start = time.Now()
+		in.Base, in.Load = co.base, co.load
+		if res, err = targetplan.Plan(ctx, in.Input); err != nil {
+			return res, in, err
+		}
+	}
+	log.target(res, start)
+	return res, in, nil
 }
 
 // targetRead is a target's live objects, read as the bot's poll reads them.

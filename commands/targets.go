@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -53,6 +54,7 @@ With --repo, each target of that checkout's repository and branch is also planne
 --config does, reading its live objects: FIDELITY says whether driftback's render is what the
 GitOps tool applied (yes; no, N fields only the tool wrote differ; cannot tell without
 managedFields), STATE what the plan found (in sync, edits and refusals, waiting, an error).
+--log-level info or debug logs each plan's stages on standard error, as plan does.
 
 ` + exitCodesHelp,
 		Example: `  driftback targets --config driftback.yaml
@@ -99,11 +101,13 @@ func (o *targetsOptions) run(cmd *cobra.Command) error {
 	}
 	rows := targetRows(set.targets)
 	if o.repo != "" {
+		log, start := newPlanLog(cmd), time.Now()
 		co, err := openCheckout(o.repo, remoteFlags{})
 		if err != nil {
 			return fail(err)
 		}
-		if err := planRows(cmd.Context(), cfg, newSources(o.liveFlags, cmd.InOrStdin()), co, set.targets, rows); err != nil {
+		log.repository(co.dir, co.work, start)
+		if err := planRows(cmd.Context(), cfg, newSources(o.liveFlags, cmd.InOrStdin()), co, set.targets, rows, log); err != nil {
 			return fail(err)
 		}
 	}
@@ -256,7 +260,7 @@ func targetRows(targets []knownTarget) []targetRow {
 // planRows plans each target the checkout holds, as plan --config does,
 // and fills its row's fidelity and state. A target that cannot be
 // planned says why in its state; the others still run.
-func planRows(ctx context.Context, cfg *config.Config, src *sources, co *checkout, targets []knownTarget, rows []targetRow) error {
+func planRows(ctx context.Context, cfg *config.Config, src *sources, co *checkout, targets []knownTarget, rows []targetRow, log planLog) error {
 	scope, err := scopeOf(co, cfg)
 	if err != nil {
 		return err
@@ -266,7 +270,7 @@ func planRows(ctx context.Context, cfg *config.Config, src *sources, co *checkou
 			rows[i].State = cmp.Or(why, "not planned: of another repository than "+co.dir)
 			continue
 		}
-		res, _, err := planKnown(ctx, cfg, src, co, kt)
+		res, _, err := planKnown(ctx, cfg, src, co, kt, log)
 		switch {
 		case err != nil:
 			rows[i].State = "error: " + err.Error()
