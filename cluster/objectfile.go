@@ -69,9 +69,12 @@ func ReadObjectFile(path string) ([]Object, error) {
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // ParseObjectFile is ReadObjectFile on bytes; name is used in errors.
+// One object given twice is an error: a cluster holds one object of each
+// name, and which copy to compare with cannot be told.
 func ParseObjectFile(name string, data []byte) ([]Object, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var out []Object
+	firstAt := map[objectIdentity]int{} // each object's line
 	for doc := 0; ; doc++ {
 		var n yaml.Node
 		err := dec.Decode(&n)
@@ -112,6 +115,16 @@ func ParseObjectFile(name string, data []byte) ([]Object, error) {
 			if controlled(o) {
 				continue
 			}
+			at := line(&n)
+			if isList {
+				at = itemLine(&n, i)
+			}
+			key := identityOf(o)
+			if first, seen := firstAt[key]; seen {
+				return nil, fmt.Errorf("%s:%d: %s is a second copy of the object at %s:%d; a cluster holds one object of each name, so give the two distinct names or drop one",
+					name, at, key, name, first)
+			}
+			firstAt[key] = at
 			out = append(out, fromAPI(o, false))
 		}
 	}
@@ -123,6 +136,41 @@ func line(n *yaml.Node) int {
 		return n.Content[0].Line
 	}
 	return n.Line
+}
+
+// itemLine is the line of a List's item i; the List's own line when the
+// item cannot be found (an alias).
+func itemLine(doc *yaml.Node, i int) int {
+	m := doc
+	if m.Kind == yaml.DocumentNode && len(m.Content) > 0 {
+		m = m.Content[0]
+	}
+	for k := 0; m.Kind == yaml.MappingNode && k+1 < len(m.Content); k += 2 {
+		if items := m.Content[k+1]; m.Content[k].Value == "items" && items.Kind == yaml.SequenceNode && i < len(items.Content) {
+			return items.Content[i].Line
+		}
+	}
+	return line(doc)
+}
+
+// objectIdentity is what names one object in a cluster: its apiVersion,
+// kind, namespace and name, as the file gives them.
+type objectIdentity struct{ apiVersion, kind, namespace, name string }
+
+func identityOf(o map[string]any) objectIdentity {
+	av, _ := o["apiVersion"].(string)
+	kind, _ := o["kind"].(string)
+	return objectIdentity{apiVersion: av, kind: kind, namespace: namespaceOf(o), name: nameOf(o)}
+}
+
+// String is the object as plan names objects (Kind/namespace/name), with
+// its apiVersion.
+func (n objectIdentity) String() string {
+	ref := n.kind + "/" + n.name
+	if n.namespace != "" {
+		ref = n.kind + "/" + n.namespace + "/" + n.name
+	}
+	return ref + " (" + n.apiVersion + ")"
 }
 
 // listItems recognises List and typed lists (DeploymentList).

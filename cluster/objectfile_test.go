@@ -148,3 +148,29 @@ func TestObjectFileTimestampIsItsText(t *testing.T) {
 		t.Errorf("when = %#v", v)
 	}
 }
+
+// One object given twice, as separate documents or as a List's items, is
+// an error naming it and each copy's line; the same name under another
+// namespace, kind or apiVersion is another object.
+func TestParseObjectFileRefusesAnObjectTwice(t *testing.T) {
+	const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: shop}\n"
+	for _, c := range []struct{ file, want string }{
+		{cm + "---\n" + cm, "live.yaml:5: ConfigMap/shop/a (v1) is a second copy of the object at live.yaml:1; "},
+		{"kind: List\napiVersion: v1\nitems:\n- {apiVersion: v1, kind: Namespace, metadata: {name: shop}}\n- {apiVersion: v1, kind: Namespace, metadata: {name: shop}}\n",
+			"live.yaml:5: Namespace/shop (v1) is a second copy of the object at live.yaml:4; "},
+	} {
+		_, err := ParseObjectFile("live.yaml", []byte(c.file))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) || !strings.HasSuffix(err.Error(), "give the two distinct names or drop one") {
+			t.Errorf("error %v, want %q…", err, c.want)
+		}
+	}
+	for _, other := range []string{
+		strings.Replace(cm, "shop", "web", 1),
+		strings.Replace(cm, "ConfigMap", "Secret", 1),
+		strings.Replace(cm, "v1", "example.com/v1", 1),
+	} {
+		if objs, err := ParseObjectFile("live.yaml", []byte(cm+"---\n"+other)); err != nil || len(objs) != 2 {
+			t.Errorf("%q beside %q: %d objects, %v", other, cm, len(objs), err)
+		}
+	}
+}

@@ -425,3 +425,36 @@ func TestPlanLogsItsStagesWhenAsked(t *testing.T) {
 		}
 	}
 }
+
+// Issue 55, item 9: one object twice in --live (the same apiVersion, kind,
+// namespace and name) is bad input, not something to plan on: the error
+// names the object and the line of each copy, and says how to fix it.
+func TestPlanRefusesALiveObjectGivenTwice(t *testing.T) {
+	repo := t.TempDir()
+	os.WriteFile(filepath.Join(repo, "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: shop}\ndata: {k: v}\n"), 0o644)
+	const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: shop}\ndata: {k: w}\n"
+	const fix = "a cluster holds one object of each name, so give the two distinct names or drop one"
+	docs := filepath.Join(t.TempDir(), "docs.yaml")
+	os.WriteFile(docs, []byte(cm+"---\n"+cm), 0o644)
+	list := filepath.Join(t.TempDir(), "list.yaml")
+	item := "- " + strings.ReplaceAll(strings.TrimSuffix(cm, "\n"), "\n", "\n  ") + "\n"
+	os.WriteFile(list, []byte("apiVersion: v1\nkind: List\nitems:\n"+item+"- {apiVersion: v1, kind: ConfigMap, metadata: {name: b, namespace: shop}}\n"+item), 0o644)
+	for _, c := range []struct {
+		live, stdin, want string
+	}{
+		{docs, "", docs + ":6: ConfigMap/shop/a (v1) is a second copy of the object at " + docs + ":1; " + fix},
+		{list, "", list + ":9: ConfigMap/shop/a (v1) is a second copy of the object at " + list + ":4; " + fix},
+		{"-", cm + "---\n" + cm, "standard input:6: ConfigMap/shop/a (v1) is a second copy of the object at standard input:1; " + fix},
+	} {
+		out, stderr, code := driftbackWith(t, run{stdin: strings.NewReader(c.stdin)}, "plan", "--repo", repo, "--root", ".", "--live", c.live)
+		if code != 2 || out != "" || stderr != "driftback plan: "+c.want+"\n" {
+			t.Errorf("--live %s: exit %d, stdout %q, stderr %q; want %q", c.live, code, out, stderr, c.want)
+		}
+	}
+	// Another namespace, kind or apiVersion is another object.
+	other := filepath.Join(t.TempDir(), "other.yaml")
+	os.WriteFile(other, []byte(cm+"---\n"+strings.Replace(cm, "namespace: shop", "namespace: web", 1)), 0o644)
+	if _, stderr, code := driftback(t, "plan", "--repo", repo, "--root", ".", "--live", other); code != 1 || strings.Contains(stderr, "second copy") {
+		t.Errorf("two namespaces: exit %d %q", code, stderr)
+	}
+}
