@@ -3,6 +3,7 @@ package commands
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -56,6 +57,9 @@ GitOps tool applied (yes; no, N fields only the tool wrote differ; cannot tell w
 managedFields), STATE what the plan found (in sync, edits and refusals, waiting, an error).
 --log-level info or debug logs each plan's stages on standard error, as plan does.
 
+targets shows no one's changes, so it takes no --audit-log (or --audit-complete): plan names
+who made each edit, driftback plan --config FILE --target NAME --audit-log LOG -o markdown.
+
 ` + exitCodesHelp,
 		Example: `  driftback targets --config driftback.yaml
   driftback targets --config driftback.yaml --cluster prod -o json
@@ -71,6 +75,11 @@ managedFields), STATE what the plan found (in sync, edits and refusals, waiting,
 	f.BoolVar(&o.noHeaders, "no-headers", false, "print the table without its header row, as kubectl get --no-headers (other formats have none)")
 	f.StringVar(&o.repo, "repo", "", "a local checkout: plan each of its targets and show FIDELITY and STATE")
 	o.liveFlags.register(f, " (standing for every cluster of the config)")
+	// The audit flags come with the live-source flags plan shares. Someone
+	// carrying them over from plan gets a pointer back to it (run), not
+	// "unknown flag"; --help does not offer them.
+	f.MarkHidden("audit-log")
+	f.MarkHidden("audit-complete")
 	cmd.MarkFlagFilename("config", "yaml", "yml")
 	cmd.RegisterFlagCompletionFunc("cluster", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return clusterCompletions(o.config), cobra.ShellCompDirectiveNoFileComp
@@ -79,6 +88,10 @@ managedFields), STATE what the plan found (in sync, edits and refusals, waiting,
 }
 
 func (o *targetsOptions) run(cmd *cobra.Command) error {
+	if f := cmd.Flags(); f.Changed("audit-log") || f.Changed("audit-complete") {
+		return &usageError{cmd: cmd, err: errors.New("--audit-log and --audit-complete say who made each change, and targets shows no one's changes; " +
+			"plan a target with them: driftback plan --config FILE --target NAME --audit-log LOG -o markdown")}
+	}
 	if o.config == "" {
 		return fail(fmt.Errorf("--config is required"))
 	}

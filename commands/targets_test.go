@@ -523,3 +523,29 @@ func TestTargetsNoHeaders(t *testing.T) {
 		t.Errorf("targets --help does not name --no-headers:\n%s", help)
 	}
 }
+
+// Issue 55, item 9: targets says what each target's plan found, never who
+// made a change, so --audit-log (and --audit-complete), which plan takes
+// from the same set of live-source flags, is refused with a pointer to
+// plan, not accepted and ignored.
+func TestTargetsRefusesTheAuditLog(t *testing.T) {
+	dir, sha := fleetCheckout(t, "git@github.com:acme/fleet.git")
+	cfg := writeConfig(t, targetsConfig)
+	live := fleetLive(t, sha, "")
+	for _, extra := range [][]string{
+		{"--audit-log", "../examples/audit.log"},
+		{"--audit-log", "../examples/audit.log", "--audit-complete", "--repo", dir},
+		{"--audit-complete"},
+	} {
+		out, stderr, code := driftback(t, append([]string{"targets", "-c", cfg, "--live", live}, extra...)...)
+		if code != 2 || out != "" || !strings.Contains(stderr, "targets shows no one's changes") ||
+			!strings.Contains(stderr, "driftback plan --config FILE --target NAME --audit-log LOG -o markdown") ||
+			!strings.HasSuffix(stderr, "\nRun 'driftback targets --help' for usage.\n") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", extra, code, out, stderr)
+		}
+	}
+	help, _, _ := driftback(t, "targets", "--help")
+	if strings.Contains(help, "--audit-log string") || strings.Contains(help, "--audit-complete ") || !strings.Contains(help, "takes no --audit-log") {
+		t.Errorf("targets --help offers the audit flags, or does not say where they belong:\n%s", help)
+	}
+}
