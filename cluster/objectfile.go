@@ -74,7 +74,7 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 func ParseObjectFile(name string, data []byte) ([]Object, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var out []Object
-	firstAt := map[objectIdentity]int{} // each object's line
+	firstAt := map[objectIdentity]int{} // the line of each object kept so far
 	for doc := 0; ; doc++ {
 		var n yaml.Node
 		err := dec.Decode(&n)

@@ -31,10 +31,13 @@ func newPlanLog(cmd *cobra.Command) planLog {
 // --repo), each line naming it.
 func (l planLog) forTarget(name string) planLog { return planLog{l.log.With("target", name)} }
 
+// repository is the checkout read: its files and bytes.
 func (l planLog) repository(dir string, repo *repofs.Repo, since time.Time) {
 	l.log.Info("repository loaded", "dir", dir, "files", len(repo.Paths()), "bytes", repo.Bytes(), "took", time.Since(since).String())
 }
 
+// live is the live objects read: how many and from where, and at debug
+// how many of each kind.
 func (l planLog) live(objs liveObjects, since time.Time) {
 	l.log.Info("live objects read", "source", objs.source, "objects", len(objs.objects), "took", time.Since(since).String())
 	if !l.log.Enabled(context.Background(), slog.LevelDebug) {
@@ -58,7 +61,8 @@ func (l planLog) planned(plan *analyzer.Plan, since time.Time) {
 		"files", len(plan.Files), "fidelity", plan.Fidelity.Verdict, "took", time.Since(since).String())
 }
 
-// target is planned for a target's result, which may be a wait instead.
+// target is planned for a target (plan --config), whose result may be a
+// wait instead of a plan.
 func (l planLog) target(res targetplan.Result, since time.Time) {
 	if res.Plan == nil {
 		l.log.Info("plan waiting", "why", res.Waiting, "took", time.Since(since).String())

@@ -30,7 +30,7 @@ var versionFormats = []string{"text", "json", "yaml"}
 // version's flags, taken so that the habit works.
 func newVersionCmd(b build) *cobra.Command {
 	var output string
-	var short, client bool
+	var short bool
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
@@ -60,7 +60,7 @@ nothing: driftback has no server part to ask.`,
 		},
 	}
 	cmd.Flags().BoolVar(&short, "short", false, "print the version alone")
-	cmd.Flags().BoolVar(&client, "client", false, "the client's version, which is all there is (as kubectl version --client)")
+	cmd.Flags().Bool("client", false, "the client's version, which is all there is (as kubectl version --client)")
 	addOutputFlag(cmd, &output, versionFormats)
 	return cmd
 }
