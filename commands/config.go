@@ -26,9 +26,8 @@ func newConfigCmd() *cobra.Command {
 		Short: "Check config files",
 		Long: `Check config files. Prints "FILE: ok (N targets)" for each valid file, or every error as
 FILE:LINE:COLUMN: FIELD: MESSAGE on standard error (exit 2). Where clusters discover targets,
-the line says what each looks for, besides the N targets written in the file.`,
-FILE:LINE:COLUMN: FIELD: MESSAGE on standard error (exit 2). - reads standard input, which
-these lines call <stdin>.`,
+the line says what each looks for, besides the N targets written in the file.
+- reads standard input, which these lines call <stdin>.`,
 		Example: `  driftback config validate driftback.yaml
   kubectl get configmap driftback-config -n driftback -o jsonpath='{.data.config\.yaml}' | driftback config validate -`,
 		Args: cobra.MinimumNArgs(1),
@@ -67,10 +66,6 @@ these lines call <stdin>.`,
 	return cmd
 }
 
-// validateConfigFile reports on one file: "FILE: ok (what it watches)" on
-// stdout, or each error on its own line on stderr.
-func validateConfigFile(file string, stdout, stderr io.Writer) bool {
-	cfg, err := config.Load(file)
 // stdinArg is the file argument that stands for standard input, and
 // stdinName what config validate calls it.
 const (
@@ -79,8 +74,8 @@ const (
 )
 
 // validateConfigFile reports on one file (standard input for "-"):
-// "FILE: ok (N targets)" on stdout, or each error on its own line on
-// stderr.
+// "FILE: ok (what it watches)" on stdout, or each error on its own line
+// on stderr.
 func validateConfigFile(file string, stdin io.Reader, stdout, stderr io.Writer) bool {
 	var cfg *config.Config
 	var err error

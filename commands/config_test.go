@@ -41,6 +41,8 @@ targets: [{name: a, repo: acme/a, root: ., cluster: prod, namespaces: [a], appli
 			t.Errorf("%s: exit %d, stdout %q, stderr %q\nwant %q", name, code, stdout, stderr, want)
 		}
 	}
+}
+
 // Issue 55, item 9: config validate - reads the config from standard
 // input, as kubectl apply -f - does, and names it <stdin> in what it
 // prints; errors keep their FILE:LINE:COLUMN form.
@@ -52,8 +54,8 @@ func TestConfigValidateReadsStandardInput(t *testing.T) {
 		code           int
 		stdout, stderr string
 	}{
-		{targetsConfig, []string{"-"}, 0, "<stdin>: ok (2 targets)\n", ""},
-		{targetsConfig, []string{file, "-"}, 0, file + ": ok (2 targets)\n<stdin>: ok (2 targets)\n", ""},
+		{targetsConfig, []string{"-"}, 0, "<stdin>: ok (2 written targets; cluster prod discovers the Flux Kustomizations in namespace flux-system whose repository belongs to acme)\n", ""},
+		{targetsConfig, []string{file, "-"}, 0, file + ": ok (2 written targets; cluster prod discovers the Flux Kustomizations in namespace flux-system whose repository belongs to acme)\n<stdin>: ok (2 written targets; cluster prod discovers the Flux Kustomizations in namespace flux-system whose repository belongs to acme)\n", ""},
 		{strings.Replace(targetsConfig, "  root: overlays/prod\n", "  root: overlays/prod\n  rooot: x\n", 1), []string{"-"}, 2, "",
 			`<stdin>:15:3: targets[0]: unknown key "rooot"; did you mean "root"?`},
 		{"github: [\n", []string{"-"}, 2, "", "<stdin>:2: not valid YAML"},

@@ -27,7 +27,6 @@ type planOptions struct {
 	// print (or why there is none yet), for one document over several
 	// targets (plan --all).
 	collect func(plan *planDocument, waiting string)
-	collect func(plan *analyzer.Plan, waiting string)
 	log     planLog // each stage, when --log-level asks
 }
 

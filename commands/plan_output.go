@@ -112,52 +112,6 @@ func newPlanDocument(plan *analyzer.Plan, who *attribution.Attribution) *planDoc
 	return d
 }
 
-// printDocument prints v as one JSON document, or for "yaml" the same
-// document as YAML, ending in one newline: -o json and -o yaml of every
-// command.
-func printDocument(w io.Writer, v any, format string) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err == nil && format == "yaml" {
-		b, err = jsonToYAML(b)
-	}
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, "%s\n", strings.TrimSuffix(string(b), "\n"))
-	return err
-}
-
-// jsonToYAML writes a JSON document as YAML, keys in the JSON's order, so
-// that -o yaml is -o json's document and field names.
-func jsonToYAML(j []byte) ([]byte, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(j, &doc); err != nil {
-		return nil, err
-	}
-	blockStyle(&doc)
-	var b bytes.Buffer
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(2)
-	enc.CompactSeqIndent() // "- " at its key's indent, as kubectl prints
-	if err := enc.Encode(&doc); err != nil {
-		return nil, err
-	}
-	if err := enc.Close(); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
-// blockStyle drops the JSON's flow collections and quotes: the encoder
-// quotes a string only where YAML would read it as something else, and
-// writes a file's content as a literal block.
-func blockStyle(n *yaml.Node) {
-	n.Style = 0
-	for _, c := range n.Content {
-		blockStyle(c)
-	}
-}
-
 // rootBuilt tells a plan of a rendered root from one that names a broken
 // repository instead: kustomize's build failed, a file the root names is
 // not there, or the kustomizations form a cycle (which kustomize refuses
