@@ -40,12 +40,19 @@ type pair struct {
 // pairs every later stage works on, and what Snapshot.plan adds to the
 // plan (in this order, after what it holds already).
 type pairing struct {
-	pairs    []pair
-	followed map[string]string // generated names paired by stem: rendered -> live (dye.FollowHashes)
-	notes    []string
-	refusals []Refusal
-	unread   []string
+	pairs     []pair
+	followed  map[string]string // generated names paired by stem: rendered -> live (dye.FollowHashes)
+	notes     []string
+	refusals  []Refusal
+	unread    []string
+	untracked []ObjectRef
 }
+
+// untrackedNamed is how many untracked objects the notes name one by one;
+// past it one note counts them (a cluster-wide read of a big cluster holds
+// hundreds of thousands: kube-root-ca.crt in every namespace), and
+// Plan.Untracked lists them all.
+const untrackedNamed = 5
 
 // pairObjects matches every rendered object with the one live object that
 // is it (by group, kind, namespace and name, the version deciding between
@@ -129,9 +136,10 @@ func pairObjects(lives []kube.LiveObject, objects []render.Object, cov *kube.Cov
 	}
 	for i, l := range lives {
 		if !used[i] {
-			pr.notes = append(pr.notes, fmt.Sprintf("untracked: %s is in the cluster but %s does not render it", RefOf(l.Object), root))
+			pr.untracked = append(pr.untracked, RefOf(l.Object))
 		}
 	}
+	pr.notes = append(pr.notes, untrackedNotes(pr.untracked, root)...)
 	if anyUnowned {
 		pr.notes = append(pr.notes, "live objects came without metadata.managedFields: only the fields the render has were compared")
 	}
@@ -187,6 +195,25 @@ func pairWith(r render.Object, l kube.LiveObject) pair {
 	ro.Object = ren
 	return pair{ren: ro, live: live, owner: l.Owner, intent: wants, inSync: inSync,
 		unseen: unseen, unseenBy: l.UnseenBy, release: l.UnseenRelease, applied: applied, sealed: sealed}
+}
+
+// untrackedNotes are the notes on the live objects root does not render:
+// one each, or past untrackedNamed one that counts them and names the
+// first few.
+func untrackedNotes(refs []ObjectRef, root string) []string {
+	if len(refs) <= untrackedNamed {
+		notes := make([]string, len(refs))
+		for i, r := range refs {
+			notes[i] = fmt.Sprintf("untracked: %s is in the cluster but %s does not render it", r, root)
+		}
+		return notes
+	}
+	named := make([]string, untrackedNamed)
+	for i, r := range refs[:untrackedNamed] {
+		named[i] = r.String()
+	}
+	return []string{fmt.Sprintf("untracked: %d objects are in the cluster but %s does not render them, among them %s and %d more (the plan's untracked list names every one)",
+		len(refs), root, strings.Join(named, ", "), len(refs)-untrackedNamed)}
 }
 
 // defaultNamespace is where an apply puts a namespaced object that names
@@ -312,6 +339,7 @@ func (pr *pairing) apply(plan *Plan) {
 	plan.Notes = append(plan.Notes, pr.notes...)
 	plan.Refusals = append(plan.Refusals, pr.refusals...)
 	plan.Unread = append(plan.Unread, pr.unread...)
+	plan.Untracked = append(plan.Untracked, pr.untracked...)
 }
 
 // unverifiableSecret is the refusal of a Secret whose only difference is

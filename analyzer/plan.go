@@ -171,6 +171,9 @@ type Plan struct {
 	// (a kind not listed, or none of it read): with any, the plan is no
 	// verdict on the cluster.
 	Unread []string `json:"unread,omitempty"`
+	// Untracked are the live objects read that the root does not render;
+	// the notes name them one by one only when they are few.
+	Untracked []ObjectRef `json:"untracked,omitempty"`
 	// Kinds are the kinds the render held (kube.KindKey: Kind, or
 	// Kind.group), sorted: a poller need list no other kind to plan this
 	// root again at the same revision.

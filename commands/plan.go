@@ -20,6 +20,9 @@ type planOptions struct {
 	namespaces             []string
 	output                 string
 	write                  bool
+	showUntracked          bool      // name every untracked object (-o text)
+	quiet                  bool      // -q: no progress on a terminal
+	progress               *progress // what a long plan is doing, on a terminal
 	config, target         string
 	all                    bool        // every target of the checkout's repository
 	remotes                remoteFlags // GitHub remote bases mapped to local checkouts
@@ -80,6 +83,8 @@ repository loaded, the live objects read (debug adds them by kind), the plan mad
 	o.liveFlags.register(f, "")
 	f.StringSliceVarP(&o.namespaces, "namespace", "n", nil, "the namespaces to read from a cluster or keep of --live, comma-separated or repeated (default: the context's namespace; with --live, all)")
 	addOutputFlag(cmd, &o.output, planFormats)
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on standard error (a plan running past a few seconds names its stage there when it is a terminal)")
+	f.BoolVar(&o.showUntracked, "show-untracked", false, "with -o text, name every live object the root does not render (past 5 the notes count them; -o json and yaml list them all under untracked)")
 	f.BoolVar(&o.write, "write", false, "apply the planned files to the checkout (all files or none)")
 	f.Var(o.remotes, "remote", "`URL=DIR`: build the GitHub remote base URL (github.com/org/repo?ref=R) from the local checkout DIR; repeatable")
 	f.StringVar(&o.writeScope, "write-scope", "", "the folder the plan may write, relative to --repo (default: the whole repository but files other roots read);\nvalues outside it are overridden in the root's own folder when that folder is inside it")
@@ -95,6 +100,8 @@ repository loaded, the live objects read (debug adds them by kind), the plan mad
 
 func (o *planOptions) run(cmd *cobra.Command) error {
 	o.log = newPlanLog(cmd)
+	o.progress = newProgress(cmd.ErrOrStderr(), o.quiet)
+	defer o.progress.done()
 	if err := o.check(); err != nil {
 		return fail(err)
 	}
@@ -108,6 +115,7 @@ func (o *planOptions) run(cmd *cobra.Command) error {
 		return fail(errors.New("--root is required"))
 	}
 	start := time.Now()
+	o.progress.doing("reading the repository " + o.repo)
 	repo, err := repofs.LoadDir(o.repo, 0)
 	if err == nil {
 		repo, err = mountRemotes(repo, o.remotes)
@@ -117,12 +125,14 @@ func (o *planOptions) run(cmd *cobra.Command) error {
 	}
 	o.log.repository(o.repo, repo, start)
 	start = time.Now()
+	o.progress.doing("reading the live objects")
 	objs, err := o.readLive(cmd)
 	if err != nil {
 		return fail(err)
 	}
 	o.log.live(objs, start)
 	start = time.Now()
+	o.progress.doing(fmt.Sprintf("building %s and comparing it with %d live objects", o.root, len(objs.objects)))
 	live, err := cluster.LiveObjects(objs.objects, cluster.DefaultRules())
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", objs.source, err))
@@ -144,6 +154,7 @@ func (o *planOptions) finish(cmd *cobra.Command, plan *analyzer.Plan, repo *repo
 		// Not a cluster that could not be read: a file with nothing in it.
 		return fail(fmt.Errorf("%s is empty: it holds no live objects to compare with the %d the root renders; nothing was written", live.source, len(plan.Unread)))
 	}
+	o.progress.doing("") // the plan itself follows: no stage line among it
 	built := rootBuilt(plan)
 	who := attribution.New(live.objects, live.audit)
 	md.ChangedBy = who.Text

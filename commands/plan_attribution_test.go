@@ -91,7 +91,8 @@ func TestPlanDocumentHasEveryPlanField(t *testing.T) {
 		return out
 	}
 	full := &analyzer.Plan{Root: "r", Edits: []analyzer.Edit{{Field: "f"}}, Refusals: []analyzer.Refusal{{Field: "f"}},
-		Files: []analyzer.File{{Path: "p"}}, Notes: []string{"n"}, Fidelity: analyzer.Fidelity{Verdict: "yes"}, Unread: []string{"u"}}
+		Files: []analyzer.File{{Path: "p"}}, Notes: []string{"n"}, Fidelity: analyzer.Fidelity{Verdict: "yes"}, Unread: []string{"u"},
+		Untracked: []analyzer.ObjectRef{{Name: "x"}}}
 	doc := newPlanDocument(full, nil)
 	if got, want := keys(doc), keys(full); !reflect.DeepEqual(got, want) {
 		t.Errorf("the document's fields %v, the plan's %v", got, want)

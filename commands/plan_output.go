@@ -29,7 +29,15 @@ func (o *planOptions) print(cmd *cobra.Command, plan *analyzer.Plan, repo *repof
 		return nil
 	}
 	if o.output != "patch" {
-		return printPlan(stdout, plan, o.output, repo, md, who)
+		if err := printPlan(stdout, plan, o.output, repo, md, who); err != nil || !o.showUntracked || o.output != "text" {
+			return err
+		}
+		for _, u := range plan.Untracked {
+			if _, err := fmt.Fprintf(stdout, "untracked: %s\n", oneLine(u.String())); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	if !built {
 		return nil // no patch, and the error names the refusals
@@ -70,13 +78,14 @@ func printPlan(w io.Writer, plan *analyzer.Plan, format string, repo *repofs.Rep
 // the cluster, as markdown's "changed by" says (TestPlanDocumentHasEveryPlanField
 // keeps the two in step).
 type planDocument struct {
-	Root     string            `json:"root"`
-	Edits    []editDocument    `json:"edits"`
-	Refusals []refusalDocument `json:"refusals"`
-	Files    []analyzer.File   `json:"files"`
-	Notes    []string          `json:"notes"`
-	Fidelity analyzer.Fidelity `json:"fidelity,omitzero"`
-	Unread   []string          `json:"unread,omitempty"`
+	Root      string               `json:"root"`
+	Edits     []editDocument       `json:"edits"`
+	Refusals  []refusalDocument    `json:"refusals"`
+	Files     []analyzer.File      `json:"files"`
+	Notes     []string             `json:"notes"`
+	Fidelity  analyzer.Fidelity    `json:"fidelity,omitzero"`
+	Unread    []string             `json:"unread,omitempty"`
+	Untracked []analyzer.ObjectRef `json:"untracked,omitempty"`
 }
 
 type editDocument struct {
@@ -92,7 +101,7 @@ type refusalDocument struct {
 // newPlanDocument is plan with who changed what (who may be nil).
 func newPlanDocument(plan *analyzer.Plan, who *attribution.Attribution) *planDocument {
 	d := &planDocument{Root: plan.Root, Edits: []editDocument{}, Refusals: []refusalDocument{}, Files: plan.Files,
-		Notes: plan.Notes, Fidelity: plan.Fidelity, Unread: plan.Unread}
+		Notes: plan.Notes, Fidelity: plan.Fidelity, Unread: plan.Unread, Untracked: plan.Untracked}
 	for _, e := range plan.Edits {
 		d.Edits = append(d.Edits, editDocument{Edit: e, ChangedBy: who.Writers(e)})
 	}

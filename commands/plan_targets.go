@@ -33,6 +33,7 @@ func (o *planOptions) runTargets(cmd *cobra.Command) error {
 		}
 	}
 	start := time.Now()
+	o.progress.doing("reading the repository " + o.repo)
 	co, err := openCheckout(o.repo, o.remotes)
 	if err != nil {
 		return fail(err)
@@ -185,6 +186,7 @@ func (s checkoutScope) holds(t *config.Target) (ok bool, why string) {
 // planTarget plans one target and ends with the exit code its plan calls
 // for, as plan --root does.
 func (o *planOptions) planTarget(cmd *cobra.Command, cfg *config.Config, src *sources, co *checkout, kt knownTarget) error {
+	o.progress.doing(fmt.Sprintf("reading and planning target %s (%s)", kt.Config.Name, kt.Config.Root))
 	res, in, err := planKnown(cmd.Context(), cfg, src, co, kt, o.log)
 	if err != nil {
 		return fail(err)
