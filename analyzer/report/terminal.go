@@ -3,6 +3,7 @@ package report
 import (
 	"html"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -74,15 +75,28 @@ func writeTable(b *strings.Builder, rows [][]string) {
 			widths[i] = max(widths[i], utf8.RuneCountInString(c))
 		}
 	}
+	widths = fitWidths(widths, terminalWidth)
 	for n, r := range rows {
-		var line strings.Builder
+		cells := make([][]string, len(r))
+		height := 1
 		for i, c := range r {
-			line.WriteString(c)
-			if i < len(r)-1 {
-				line.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2))
-			}
+			cells[i] = wrapCell(c, widths[i])
+			height = max(height, len(cells[i]))
 		}
-		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+		for l := range height {
+			var line strings.Builder
+			for i := range r {
+				part := ""
+				if l < len(cells[i]) {
+					part = cells[i][l]
+				}
+				line.WriteString(part)
+				if i < len(r)-1 {
+					line.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(part)+2))
+				}
+			}
+			b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+		}
 		if n == 0 && len(rows) > 1 {
 			var rule []string
 			for _, w := range widths {
@@ -91,6 +105,54 @@ func writeTable(b *strings.Builder, rows [][]string) {
 			b.WriteString(strings.Join(rule, "  ") + "\n")
 		}
 	}
+}
+
+// terminalWidth is the width a table is fitted to: cells past it wrap
+// onto lines of their own (a refusal's message and hint made a line of
+// 472 columns).
+const terminalWidth = 132
+
+// fitWidths caps the widest columns at one width, the largest that lets
+// the table, with two spaces between columns, fit in width (no cap below
+// 12), so the cut falls on the long text columns, not on the short ones.
+func fitWidths(widths []int, width int) []int {
+	room := width - 2*(len(widths)-1)
+	sum := func(c int) int {
+		n := 0
+		for _, w := range widths {
+			n += min(w, c)
+		}
+		return n
+	}
+	widest := slices.Max(append([]int{0}, widths...))
+	c := widest
+	for c > 12 && sum(c) > room {
+		c--
+	}
+	out := make([]int, len(widths))
+	for i, w := range widths {
+		out[i] = min(w, c)
+	}
+	return out
+}
+
+// wrapCell breaks s into lines of at most width runes, at spaces where it
+// can.
+func wrapCell(s string, width int) []string {
+	var lines []string
+	rs := []rune(s)
+	for len(rs) > width {
+		cut := width
+		for i := width; i > width/2; i-- {
+			if rs[i] == ' ' {
+				cut = i
+				break
+			}
+		}
+		lines = append(lines, strings.TrimRight(string(rs[:cut]), " "))
+		rs = []rune(strings.TrimLeft(string(rs[cut:]), " "))
+	}
+	return append(lines, string(rs))
 }
 
 // inline turns one line of md's markdown into terminal text.

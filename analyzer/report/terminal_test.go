@@ -79,3 +79,22 @@ func contains(lines []string, want string) bool {
 	}
 	return false
 }
+
+// Issue 55, item 6: a table of long cells (a refusal's message and hint)
+// is fitted to the terminal: no line past terminalWidth, the long cells
+// wrapped onto lines of their own, nothing of them lost.
+func TestTerminalTableFitsTheWidth(t *testing.T) {
+	long := strings.Repeat("the kustomizations form a cycle and kustomize cannot build them ", 6)
+	body := "| Code | Object | Message | Hint |\n| --- | --- | --- | --- |\n| render-failed | Deployment/prod/app | " + long + " | " + long + " |\n"
+	got := Terminal(body)
+	words := 0
+	for _, l := range strings.Split(strings.TrimRight(got, "\n"), "\n") {
+		if n := len([]rune(l)); n > terminalWidth {
+			t.Errorf("a line of %d columns (limit %d): %q", n, terminalWidth, l)
+		}
+		words += strings.Count(l, "cycle")
+	}
+	if words != 12 {
+		t.Errorf("the cells lost words: %d of 12 'cycle' left:\n%s", words, got)
+	}
+}
