@@ -1,18 +1,14 @@
 package commands
 
 import (
-	"bufio"
 	"context"
 	"crypto/x509"
 	"encoding/pem"
-	"html"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +19,7 @@ import (
 
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/internal/githubtest"
+	"github.com/driftback/driftback/internal/installtest"
 )
 
 // lockedBuffer collects a command's output while a test reads it.
@@ -44,56 +41,29 @@ func (l *lockedBuffer) String() string {
 }
 
 // startAppCreate runs `driftback app create` in-process against srv and
-// returns the setup page's URL, the output so far and the exit code to come.
+// returns the setup page's URL, the output so far and the exit code to
+// come (sent once all the output is read).
 func startAppCreate(t *testing.T, srv *githubtest.Server, out string, extra ...string) (string, *lockedBuffer, *lockedBuffer, chan int) {
 	t.Helper()
 	pr, pw := io.Pipe()
 	stdout, stderr := &lockedBuffer{}, &lockedBuffer{}
 	code := make(chan int, 1)
 	bin := testBinary(t)
+	exited := make(chan int, 1)
 	go func() {
-		code <- appCmd(bin, append([]string{"create", "--org", "acme", "--github-url", srv.URL(), "--api-url", srv.URL(), "--out", out}, extra...), pw, stderr)
+		exited <- appCmd(bin, append([]string{"create", "--org", "acme", "--github-url", srv.URL(), "--api-url", srv.URL(), "--out", out}, extra...), pw, stderr)
 		pw.Close()
 	}()
-	sc := bufio.NewScanner(pr)
-	page := ""
-	for page == "" && sc.Scan() {
-		stdout.Write([]byte(sc.Text() + "\n"))
-		page = regexp.MustCompile(`http://127\.0\.0\.1:\d+/`).FindString(sc.Text())
-	}
-	if page == "" {
-		t.Fatalf("no setup page announced; stderr: %s", stderr)
+	page, done, err := installtest.ReadSetupPage(pr, stdout)
+	if err != nil {
+		t.Fatalf("%v; stderr: %s", err, stderr)
 	}
 	go func() {
-		for sc.Scan() {
-			stdout.Write([]byte(sc.Text() + "\n"))
-		}
+		c := <-exited
+		<-done
+		code <- c
 	}()
 	return page, stdout, stderr, code
-}
-
-// browse does what a person's browser does: open the setup page and submit
-// its form to GitHub, which redirects back to the command's callback.
-func browse(t *testing.T, page string) (status int, body string) {
-	t.Helper()
-	res, err := http.Get(page)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	action := regexp.MustCompile(`action="([^"]+)"`).FindStringSubmatch(string(b))
-	manifest := regexp.MustCompile(`name="manifest" value="([^"]+)"`).FindStringSubmatch(string(b))
-	if action == nil || manifest == nil {
-		t.Fatalf("no manifest form on the setup page:\n%s", b)
-	}
-	res, err = http.PostForm(html.UnescapeString(action[1]), url.Values{"manifest": {html.UnescapeString(manifest[1])}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ = io.ReadAll(res.Body)
-	res.Body.Close()
-	return res.StatusCode, string(b)
 }
 
 func TestAppCreateThroughTheManifestFlow(t *testing.T) {
@@ -106,7 +76,7 @@ func TestAppCreateThroughTheManifestFlow(t *testing.T) {
 	if res, err := http.Get(page + "callback?code=x&state=forged"); err != nil || res.StatusCode != http.StatusBadRequest {
 		t.Fatalf("forged callback: %v %v", res, err)
 	}
-	status, done := browse(t, page)
+	status, done := installtest.Browse(t, page)
 	if status != http.StatusOK || !strings.Contains(done, "is created") {
 		t.Fatalf("after GitHub: %d\n%s", status, done)
 	}
@@ -212,7 +182,7 @@ func TestAppCreateWithWebhook(t *testing.T) {
 	out := t.TempDir()
 	hook := "https://driftback.example.com/webhook"
 	page, stdout, stderr, code := startAppCreate(t, srv, out, "--webhook-url", hook)
-	status, done := browse(t, page)
+	status, done := installtest.Browse(t, page)
 	if status != http.StatusOK {
 		t.Fatalf("after GitHub: %d\n%s", status, done)
 	}
@@ -255,7 +225,7 @@ func TestAppCreateWithoutWebhookKeepsTheHookOff(t *testing.T) {
 	srv := githubtest.New(githubtest.Options{T: t})
 	out := t.TempDir()
 	page, _, stderr, code := startAppCreate(t, srv, out)
-	browse(t, page)
+	installtest.Browse(t, page)
 	if c := <-code; c != exitInSync {
 		t.Fatalf("exit %d; stderr: %s", c, stderr)
 	}
@@ -278,7 +248,7 @@ func TestAppCreateAsksForIssuesOnlyWithDashboard(t *testing.T) {
 			extra = []string{"--dashboard"}
 		}
 		page, stdout, stderr, code := startAppCreate(t, srv, t.TempDir(), extra...)
-		browse(t, page)
+		installtest.Browse(t, page)
 		if c := <-code; c != exitInSync {
 			t.Fatalf("--dashboard=%v: exit %d; stderr: %s", dashboard, c, stderr)
 		}

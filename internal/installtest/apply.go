@@ -1,8 +1,10 @@
 package installtest
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -22,6 +25,7 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
 )
 
 // Kubectl runs the kubectl commands the guide gives, against a test
@@ -62,23 +66,30 @@ func (k Kubectl) step(args []string) (func(context.Context) error, error) {
 		return func(ctx context.Context) error { return k.createNamespace(ctx, rest[2]) }, nil
 	case len(rest) >= 4 && rest[0] == "create" && rest[1] == "secret" && rest[2] == "generic":
 		return func(ctx context.Context) error { return k.createSecret(ctx, ns, rest[3], rest[4:]) }, nil
-	case len(rest) == 3 && (rest[0] == "apply" || rest[0] == "delete") && rest[1] == "-k":
-		return func(ctx context.Context) error {
-			objs, err := Kustomize(filepath.Join(k.Dir, rest[2]))
-			if err != nil {
-				return err
-			}
-			if rest[0] == "delete" {
-				return Delete(ctx, k.Config, objs, ns)
-			}
-			return Apply(ctx, k.Config, objs, ns, "kubectl")
-		}, nil
+	case len(rest) == 3 && (rest[0] == "apply" || rest[0] == "delete") && (rest[1] == "-k" || rest[1] == "-f"):
+		return func(ctx context.Context) error { return k.applyOrDelete(ctx, rest[0], rest[1], rest[2], ns) }, nil
 	case len(rest) == 3 && rest[0] == "delete" && (rest[1] == "namespace" || rest[1] == "secret"):
 		return func(ctx context.Context) error { return k.deleteNamed(ctx, ns, rest[1], rest[2]) }, nil
 	case len(rest) == 4 && rest[0] == "delete" && rest[1] == "leases" && rest[2] == "-l":
 		return func(ctx context.Context) error { return k.deleteLeases(ctx, ns, rest[3]) }, nil
 	}
 	return nil, fmt.Errorf("the guide's walk does not know the command %q", args)
+}
+
+// applyOrDelete is `kubectl apply|delete -k DIR|-f FILE`.
+func (k Kubectl) applyOrDelete(ctx context.Context, verb, flag, path, ns string) error {
+	read := Kustomize
+	if flag == "-f" {
+		read = manifests
+	}
+	objs, err := read(filepath.Join(k.Dir, path))
+	if err != nil {
+		return err
+	}
+	if verb == "delete" {
+		return Delete(ctx, k.Config, objs, ns)
+	}
+	return Apply(ctx, k.Config, objs, ns, "kubectl")
 }
 
 func (k Kubectl) createNamespace(ctx context.Context, name string) error {
@@ -117,6 +128,38 @@ func (k Kubectl) createSecret(ctx context.Context, ns, name string, flags []stri
 	}
 	_, err = cs.CoreV1().Secrets(ns).Create(ctx, s, metav1.CreateOptions{})
 	return err
+}
+
+// manifests reads the objects of a YAML file, as `kubectl apply -f FILE`
+// does: one per document, documents holding only comments skipped.
+func manifests(path string) ([]*unstructured.Unstructured, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []*unstructured.Unstructured
+	r := utilyaml.NewYAMLReader(bufio.NewReader(f))
+	for {
+		doc, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		var m map[string]any
+		if err := yaml.Unmarshal(doc, &m); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if len(m) > 0 {
+			out = append(out, &unstructured.Unstructured{Object: m})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no objects", path)
+	}
+	return out, nil
 }
 
 // Kustomize renders a kustomization folder on disk with the kustomize
