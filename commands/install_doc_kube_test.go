@@ -19,12 +19,16 @@ import (
 	"github.com/driftback/driftback/internal/kubetest"
 )
 
-// docs/install.md walked as a new user walks it, with kustomize (3a): the
-// config of step 2 saved as driftback.yaml, the overlay of 3a beside it
-// over the clone's deploy/, the key of step 1, then 3a's commands run
-// against a real apiserver. The Deployment they install is then run as
-// its pod would run, with its ServiceAccount's RBAC, until driftback has
-// posted its first check run for every target of the guide's config.
+// docs/install.md walked as a new user walks it, with kustomize (3a), in
+// one working folder: step 1's `driftback app create` registers the App
+// on the test GitHub through the manifest flow and writes github-app-id
+// and github-app-secret.yaml there; the config of step 2, with the appID
+// copied from github-app-id, is saved as driftback.yaml beside the
+// overlay of 3a over the clone's deploy/, and the App is installed on the
+// config's owner; then 3a's commands run on exactly those files against a
+// real apiserver. The Deployment they install is then run as its pod
+// would run, with its ServiceAccount's RBAC, until driftback has posted
+// its first check run for every target of the guide's config.
 func TestInstallGuideKustomize(t *testing.T) {
 	env, err := kubetest.Start(kubetest.Assets(t))
 	if err != nil {
@@ -35,7 +39,7 @@ func TestInstallGuideKustomize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	config, err := installtest.GuideConfig(blocks)
+	pageConfig, err := installtest.GuideConfig(blocks)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,11 +48,13 @@ func TestInstallGuideKustomize(t *testing.T) {
 	if err := os.CopyFS(filepath.Join(work, "driftback", "deploy"), os.DirFS("../deploy")); err != nil {
 		t.Fatal(err)
 	}
-	world := installtest.NewWorld(t, env.Config, config, "../app.yaml")
-	// Step 1 leaves the App's key in a file of the user's.
-	if err := os.WriteFile(filepath.Join(work, "my-app.private-key.pem"), world.KeyPEM, 0o600); err != nil {
-		t.Fatal(err)
+	world := installtest.NewWorld(t, env.Config, pageConfig)
+	world.CreateApp(t, binary, work, blocks)
+	config, err := installtest.ConfigWithAppID(pageConfig, work)
+	if err != nil {
+		t.Fatalf("step 2: %v", err)
 	}
+	world.InstallApp(t, config)
 	steps := installtest.Under(blocks, "3a.")
 	overlay := ""
 	var commands [][]string

@@ -30,7 +30,9 @@ type Pod struct {
 	Config []byte
 	// ConfigPath is where the pod reads it (its --config argument).
 	ConfigPath string
-	Process    *kubetest.Process
+	// Key is the App's private key as the pod mounts it.
+	Key     []byte
+	Process *kubetest.Process
 }
 
 // RunPod starts binary as the Deployment ns/name would run it: its
@@ -70,6 +72,14 @@ func RunPod(t testing.TB, cfg *rest.Config, ns, name, binary string, world *Worl
 	}
 	if pod.Config, err = os.ReadFile(filepath.Join(pod.Root, pod.ConfigPath)); err != nil {
 		t.Fatalf("the pod's config: %v", err)
+	}
+	var keyFile struct {
+		GitHub struct {
+			PrivateKeyFile string `json:"privateKeyFile"`
+		} `json:"github"`
+	}
+	if err := yaml.Unmarshal(pod.Config, &keyFile); err == nil && keyFile.GitHub.PrivateKeyFile != "" {
+		pod.Key, _ = os.ReadFile(filepath.Join(pod.Root, keyFile.GitHub.PrivateKeyFile))
 	}
 	if out, err := exec.Command(binary, "config", "validate", filepath.Join(pod.Root, pod.ConfigPath)).CombinedOutput(); err != nil {
 		t.Fatalf("the config the pod reads does not validate: %v\n%s\n%s", err, out, pod.Config)
@@ -281,7 +291,11 @@ func (w *World) WaitCheckRuns(t testing.TB, p *Pod, limit time.Duration) map[str
 	if err != nil {
 		t.Fatalf("check runs %v after %s: %v\n%s", keys(got), limit, err, p.Process.Log())
 	}
-	for _, secret := range []string{string(w.KeyPEM[:60]), "PRIVATE KEY"} {
+	secrets := []string{"PRIVATE KEY"}
+	if lines := strings.Split(strings.TrimSpace(string(p.Key)), "\n"); len(lines) > 2 {
+		secrets = append(secrets, lines[1]) // the key's first line of base64
+	}
+	for _, secret := range secrets {
 		if strings.Contains(p.Process.Log(), secret) {
 			t.Error("the key reached the log")
 		}

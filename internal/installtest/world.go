@@ -4,10 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/x509"
-	"encoding/pem"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -29,14 +26,15 @@ import (
 )
 
 // World is what the guide assumes exists before driftback is installed:
-// the GitHub App of step 1 installed on the owner, a repository per
-// target with its root, and in the cluster the workloads that root
-// renders, applied by the Flux Kustomization or Argo CD Application the
-// target names.
+// a GitHub with the owner's repository per target holding its root, and
+// in the cluster the workloads that root renders, applied by the Flux
+// Kustomization or Argo CD Application the target names. The GitHub App
+// is not there: step 1 creates it (CreateApp) and the user installs it
+// (InstallApp).
 type World struct {
 	GitHub  *githubtest.Server
-	KeyPEM  []byte // the App's private key, as GitHub hands it out
 	Targets []WorldTarget
+	owner   string // github.owner of the guide's config
 }
 
 // WorldTarget is one target of the config and the commit it runs.
@@ -69,27 +67,27 @@ var (
 	crds           = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 )
 
-// NewWorld builds the world for the config the guide writes. manifest is
-// app.yaml: the App gets exactly the permissions it asks for, so a
-// permission the first poll needs and the manifest lacks fails the walk.
-func NewWorld(t testing.TB, cfg *rest.Config, config []byte, manifest string) *World {
+// NewWorld builds the world for the config the guide writes (its owner
+// and targets; its appID is step 1's to give). Another account's App is
+// already named driftback, app.yaml's name, as one may be on GitHub,
+// where App names are unique: step 1 has to name its own.
+func NewWorld(t testing.TB, cfg *rest.Config, config []byte) *World {
 	t.Helper()
 	var facts configFacts
 	if err := yaml.Unmarshal(config, &facts); err != nil {
 		t.Fatalf("the guide's config: %v", err)
 	}
-	if facts.GitHub.AppID == 0 || facts.GitHub.Owner == "" || len(facts.Targets) == 0 {
-		t.Fatalf("the guide's config names no App, owner or target: %+v", facts)
+	if facts.GitHub.Owner == "" || len(facts.Targets) == 0 {
+		t.Fatalf("the guide's config names no owner or target: %+v", facts)
 	}
 	srv := githubtest.New(githubtest.Options{T: t})
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.RegisterApp(facts.GitHub.AppID, &key.PublicKey)
-	srv.SetAppPermissions(facts.GitHub.AppID, manifestPermissions(t, manifest))
-	srv.AddInstallation(facts.GitHub.AppID, 1, facts.GitHub.Owner)
-	w := &World{GitHub: srv, KeyPEM: pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})}
+	srv.RegisterApp(1, &key.PublicKey)
+	srv.SetAppSlug(1, "driftback")
+	w := &World{GitHub: srv, owner: facts.GitHub.Owner}
 
 	// One repository per name, holding every root the targets read.
 	repos := map[string]map[string][]byte{}
@@ -141,6 +139,30 @@ func NewWorld(t testing.TB, cfg *rest.Config, config []byte, manifest string) *W
 		}
 	}
 	return w
+}
+
+// InstallApp installs the App the config names on its owner, as the
+// person does on GitHub once step 1 has created it: the App must be the
+// one step 1 registered on that owner. It keeps the permissions step 1's
+// manifest asked for (app.yaml's), so a permission the first poll needs
+// and the manifest lacks fails the walk.
+func (w *World) InstallApp(t testing.TB, config []byte) {
+	t.Helper()
+	var facts configFacts
+	if err := yaml.Unmarshal(config, &facts); err != nil {
+		t.Fatalf("the config: %v", err)
+	}
+	for _, a := range w.GitHub.Apps() {
+		if a.ID != facts.GitHub.AppID {
+			continue
+		}
+		if a.Owner != facts.GitHub.Owner {
+			t.Fatalf("the App %d (%s) belongs to %s, not to the config's owner %s", a.ID, a.Slug, a.Owner, facts.GitHub.Owner)
+		}
+		w.GitHub.AddInstallation(a.ID, 1, a.Owner)
+		return
+	}
+	t.Fatalf("the config's appID %d names no App on GitHub", facts.GitHub.AppID)
 }
 
 // rootFiles is a small kustomize root: one Deployment in the target's
@@ -232,20 +254,4 @@ func argoApplication(ref *objectRef, repo, root string, namespaces []string, hea
 			"sync":    map[string]any{"status": "Synced", "revision": head},
 			"health":  map[string]any{"status": "Healthy"},
 			"history": []any{map[string]any{"id": int64(0), "revision": head, "deployedAt": "2026-12-06T00:00:00Z"}}}}
-}
-
-// manifestPermissions reads default_permissions from the App manifest.
-func manifestPermissions(t testing.TB, manifest string) map[string]string {
-	t.Helper()
-	b, err := os.ReadFile(manifest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m struct {
-		Permissions map[string]string `json:"default_permissions"`
-	}
-	if err := yaml.Unmarshal(b, &m); err != nil || len(m.Permissions) == 0 {
-		t.Fatalf("%s: no default_permissions (%v)", manifest, err)
-	}
-	return m.Permissions
 }

@@ -21,11 +21,16 @@ import (
 	"github.com/driftback/driftback/internal/kubetest"
 )
 
-// docs/install.md walked with Helm (3b): in a clone holding the config of
-// step 2 as driftback.yaml and the key of step 1, 3b's `helm install` is
-// read flag by flag into values exactly as Helm's CLI merges them, the
-// chart is rendered by Helm's engine and installed into a real apiserver,
-// and the Deployment it installs is run as its pod would run until
+// docs/install.md walked with Helm (3b), in the clone of step 0: step 1's
+// `driftback app create` (the binary built from the module root)
+// registers the App on the test GitHub through the manifest flow and
+// writes github-app-id and github-app-secret.yaml there; step 2's config,
+// with the appID copied from github-app-id, is saved as driftback.yaml,
+// and the App is installed on the config's owner. Then 3b's commands run
+// in order on exactly those files: kubectl's in-process, and `helm
+// install` read flag by flag into values exactly as Helm's CLI merges
+// them, the chart rendered by Helm's engine and installed into a real
+// apiserver. The Deployment it installs is run as its pod would run until
 // driftback has posted its first check run for every target.
 func TestInstallGuideHelm(t *testing.T) {
 	env, err := kubetest.Start(kubetest.Assets(t))
@@ -37,25 +42,37 @@ func TestInstallGuideHelm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	config, err := installtest.GuideConfig(blocks)
+	pageConfig, err := installtest.GuideConfig(blocks)
 	if err != nil {
 		t.Fatal(err)
 	}
 	binary := buildDriftback(t)
-	world := installtest.NewWorld(t, env.Config, config, "../../app.yaml")
+	world := installtest.NewWorld(t, env.Config, pageConfig)
 	clone := t.TempDir()
 	if err := os.CopyFS(filepath.Join(clone, "deploy"), os.DirFS("../../deploy")); err != nil {
 		t.Fatal(err)
 	}
-	for name, b := range map[string][]byte{"driftback.yaml": config, "my-app.private-key.pem": world.KeyPEM} {
-		if err := os.WriteFile(filepath.Join(clone, name), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
+	world.CreateApp(t, binary, clone, blocks)
+	config, err := installtest.ConfigWithAppID(pageConfig, clone)
+	if err != nil {
+		t.Fatalf("step 2: %v", err)
 	}
-	install := helmInstall(t, installtest.Under(blocks, "3b."))
+	world.InstallApp(t, config)
+	if err := os.WriteFile(filepath.Join(clone, "driftback.yaml"), config, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	steps, install := helmSteps(t, installtest.Under(blocks, "3b."))
 	t.Chdir(clone) // "Install it from the clone of step 0"
-	if err := install.run(t, env.Config); err != nil {
-		t.Fatalf("step 3b, %q: %v", install.line, err)
+	kubectl := installtest.Kubectl{Config: env.Config, Dir: clone}
+	for _, s := range steps {
+		if s.install != nil {
+			err = s.install.run(t, env.Config)
+		} else {
+			err = kubectl.Run(context.Background(), s.kubectl)
+		}
+		if err != nil {
+			t.Fatalf("step 3b, %q: %v", s, err)
+		}
 	}
 	pod := installtest.RunPod(t, env.Config, install.namespace, install.release, binary, world)
 	for name, run := range world.WaitCheckRuns(t, pod, 3*time.Minute) {
@@ -88,11 +105,28 @@ type guideInstall struct {
 	values          values.Options
 }
 
-// helmInstall finds the one `helm install` of the blocks and reads its
-// flags; a flag the walk does not know fails it rather than being skipped.
-func helmInstall(t *testing.T, blocks []installtest.Block) *guideInstall {
+// guideStep is one command of 3b: a kubectl command the walk knows, or
+// the helm install.
+type guideStep struct {
+	kubectl []string
+	install *guideInstall
+}
+
+func (s guideStep) String() string {
+	if s.install != nil {
+		return s.install.line
+	}
+	return strings.Join(s.kubectl, " ")
+}
+
+// helmSteps reads 3b's commands in order, and returns them with the one
+// `helm install` among them; a command or flag the walk does not know
+// fails it rather than being skipped.
+func helmSteps(t *testing.T, blocks []installtest.Block) ([]guideStep, *guideInstall) {
 	t.Helper()
+	var steps []guideStep
 	var found *guideInstall
+	var kubectl installtest.Kubectl // only asked what it knows
 	for _, b := range blocks {
 		if b.Lang != "sh" {
 			continue
@@ -102,40 +136,52 @@ func helmInstall(t *testing.T, blocks []installtest.Block) *guideInstall {
 			t.Fatalf("%s: %v", b, err)
 		}
 		for _, c := range cmds {
+			if c[0] == "kubectl" && kubectl.Knows(c) {
+				steps = append(steps, guideStep{kubectl: c})
+				continue
+			}
 			if len(c) < 4 || c[0] != "helm" || c[1] != "install" {
-				t.Fatalf("%s: the walk runs only helm install, not %q", b, c)
+				t.Fatalf("%s: the walk runs kubectl commands it knows and helm install, not %q", b, c)
 			}
 			if found != nil {
 				t.Fatalf("%s: two helm install commands", b)
 			}
-			found = &guideInstall{line: strings.Join(c, " "), release: c[2], chart: c[3], namespace: "default"}
-			rest := c[4:]
-			for i := 0; i < len(rest); i++ {
-				flag, val := rest[i], ""
-				if flag != "--create-namespace" {
-					if i+1 >= len(rest) {
-						t.Fatalf("%s: %s has no value", b, flag)
-					}
-					i++
-					val = rest[i]
-				}
-				switch flag {
-				case "--namespace", "-n":
-					found.namespace = val
-				case "--create-namespace":
-					found.createNamespace = true
-				case "--set":
-					found.values.Values = append(found.values.Values, fillGuide(t, b, val))
-				case "--set-file":
-					found.values.FileValues = append(found.values.FileValues, val)
-				default:
-					t.Fatalf("%s: the walk does not know helm install's flag %s", b, flag)
-				}
-			}
+			found = helmInstall(t, b, c)
+			steps = append(steps, guideStep{install: found})
 		}
 	}
 	if found == nil {
 		t.Fatal("step 3b of docs/install.md shows no helm install")
+	}
+	return steps, found
+}
+
+// helmInstall reads the flags of `helm install` c.
+func helmInstall(t *testing.T, b installtest.Block, c []string) *guideInstall {
+	t.Helper()
+	found := &guideInstall{line: strings.Join(c, " "), release: c[2], chart: c[3], namespace: "default"}
+	rest := c[4:]
+	for i := 0; i < len(rest); i++ {
+		flag, val := rest[i], ""
+		if flag != "--create-namespace" {
+			if i+1 >= len(rest) {
+				t.Fatalf("%s: %s has no value", b, flag)
+			}
+			i++
+			val = rest[i]
+		}
+		switch flag {
+		case "--namespace", "-n":
+			found.namespace = val
+		case "--create-namespace":
+			found.createNamespace = true
+		case "--set":
+			found.values.Values = append(found.values.Values, fillGuide(t, b, val))
+		case "--set-file":
+			found.values.FileValues = append(found.values.FileValues, val)
+		default:
+			t.Fatalf("%s: the walk does not know helm install's flag %s", b, flag)
+		}
 	}
 	return found
 }
