@@ -123,13 +123,14 @@ func TestShellWords(t *testing.T) {
 // are commands the kube walk (TestInstallGuideKustomize) runs, so a step
 // it could not run fails here too, without an apiserver; the others
 // (Helm, the GitHub CLI, kubectl's read-only and rollout commands) parse
-// and name the release install.md installs.
+// and name the release install.md installs, and `helm upgrade` passes the
+// values `helm install` was given (the page says so), the new tag aside.
 func TestDocShellStepsUpgradeUninstall(t *testing.T) {
 	installBlocks, err := installtest.Blocks("../docs/install.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	release, namespace := helmRelease(t, installtest.Under(installBlocks, "3b."))
+	install := guideHelmInstall(t, installtest.Under(installBlocks, "3b."))
 	var kubectl installtest.Kubectl // only asked what it knows
 	for _, page := range []string{"../docs/upgrade.md", "../docs/uninstall.md"} {
 		blocks, err := installtest.Blocks(page)
@@ -154,7 +155,7 @@ func TestDocShellStepsUpgradeUninstall(t *testing.T) {
 					}
 					continue
 				}
-				if why := shellStepProblem(c, kubectl, release, namespace); why != "" {
+				if why := shellStepProblem(c, kubectl, install); why != "" {
 					t.Errorf("%s: %q: %s", b, c, why)
 				}
 			}
@@ -166,8 +167,9 @@ func TestDocShellStepsUpgradeUninstall(t *testing.T) {
 }
 
 // shellStepProblem says what is wrong with a step the kube walk does not
-// run, or "".
-func shellStepProblem(c []string, kubectl installtest.Kubectl, release, namespace string) string {
+// run, or "". install is install.md's helm install.
+func shellStepProblem(c []string, kubectl installtest.Kubectl, install []string) string {
+	release, namespace := install[2], flagValue(install, "--namespace")
 	sub := strings.Join(c[1:min(3, len(c))], " ")
 	switch c[0] {
 	case "kubectl":
@@ -183,8 +185,12 @@ func shellStepProblem(c []string, kubectl installtest.Kubectl, release, namespac
 		if len(c) < 3 || (c[1] != "upgrade" && c[1] != "uninstall") {
 			return "want helm upgrade or helm uninstall"
 		}
-		if c[2] != release || !slices.Contains(c, "--namespace") || c[slices.Index(c, "--namespace")+1] != namespace {
+		if c[2] != release || flagValue(c, "--namespace") != namespace {
 			return fmt.Sprintf("want the release %s in namespace %s, as docs/install.md installs it", release, namespace)
+		}
+		want := strings.ReplaceAll(strings.Join(helmValues(install), " "), "=TAG", "=NEWTAG")
+		if got := strings.Join(helmValues(c), " "); c[1] == "upgrade" && got != want {
+			return fmt.Sprintf("helm upgrade passes the values %q; docs/install.md installed with %q (the new tag aside)", got, want)
 		}
 	case "gh":
 		if sub != "pr list" && sub != "pr close" && sub != "issue close" {
@@ -196,9 +202,9 @@ func shellStepProblem(c []string, kubectl installtest.Kubectl, release, namespac
 	return ""
 }
 
-// helmRelease is the release name and namespace of install.md's helm
-// install.
-func helmRelease(t *testing.T, blocks []installtest.Block) (release, namespace string) {
+// guideHelmInstall is install.md's `helm install`, which names its
+// release and --namespace.
+func guideHelmInstall(t *testing.T, blocks []installtest.Block) []string {
 	t.Helper()
 	for _, b := range blocks {
 		cmds, err := installtest.Commands(b.Text)
@@ -206,13 +212,31 @@ func helmRelease(t *testing.T, blocks []installtest.Block) (release, namespace s
 			continue
 		}
 		for _, c := range cmds {
-			if len(c) > 2 && c[0] == "helm" && c[1] == "install" {
-				if i := slices.Index(c, "--namespace"); i > 0 && i+1 < len(c) {
-					return c[2], c[i+1]
-				}
+			if len(c) > 2 && c[0] == "helm" && c[1] == "install" && flagValue(c, "--namespace") != "" {
+				return c
 			}
 		}
 	}
 	t.Fatal("docs/install.md 3b shows no helm install --namespace")
-	return "", ""
+	return nil
+}
+
+// flagValue is the word after flag in c, or "".
+func flagValue(c []string, flag string) string {
+	if i := slices.Index(c, flag); i > 0 && i+1 < len(c) {
+		return c[i+1]
+	}
+	return ""
+}
+
+// helmValues are a helm command's --set and --set-file flags with their
+// values, in order.
+func helmValues(c []string) []string {
+	var out []string
+	for i := 0; i+1 < len(c); i++ {
+		if c[i] == "--set" || c[i] == "--set-file" {
+			out = append(out, c[i]+" "+c[i+1])
+		}
+	}
+	return out
 }
