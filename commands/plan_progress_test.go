@@ -7,28 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
-
-// lockedWriter is a strings.Builder safe to write from the progress ticker.
-type lockedWriter struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *lockedWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
 
 // Issue 55, item 6: a plan that runs past a few seconds names its stage on
 // a terminal; piped (no terminal), or with -q, it says nothing.
@@ -36,7 +17,7 @@ func TestPlanNamesItsStageOnATerminal(t *testing.T) {
 	defer func(after time.Duration, term func(io.Writer) bool) { progressAfter, stderrIsTerminal = after, term }(progressAfter, stderrIsTerminal)
 	progressAfter = 20 * time.Millisecond
 	stderrIsTerminal = func(io.Writer) bool { return true }
-	var w lockedWriter
+	var w lockedBuffer
 	p := newProgress(&w, false)
 	p.doing("building a big root")
 	time.Sleep(150 * time.Millisecond)
@@ -68,7 +49,7 @@ func TestPlanNamesItsStageOnATerminal(t *testing.T) {
 		{true, []string{"-q"}, ""},
 	} {
 		stderrIsTerminal = func(io.Writer) bool { return c.terminal }
-		var stdout, stderr lockedWriter
+		var stdout, stderr lockedBuffer
 		code := execute(testBinary(t), append(args, c.extra...), strings.NewReader(""), &stdout, &stderr)
 		got := stderr.String()
 		if code != 1 || (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
