@@ -32,12 +32,7 @@ type allPRs struct {
 // the next probes say when it is stale. false: list the target's own.
 func (r *Reader) fromListAll(ctx context.Context, gh *github.Client, round *Round, p *pollstate.Poll) ([]*github.PullRequest, bool) {
 	repo := strings.ToLower(p.Target.Repo)
-	cold := 0
-	for _, name := range round.members[repo] {
-		if _, ok := r.prLists.Get(name); !ok {
-			cold++
-		}
-	}
+	cold := r.coldIn(round, repo)
 	if cold < 2 {
 		return nil, false // one request of its own is the cheapest
 	}
@@ -48,6 +43,25 @@ func (r *Reader) fromListAll(ctx context.Context, gh *github.Client, round *Roun
 		return nil, false
 	}
 	return all.of(p.Owner, p.Branch), true
+}
+
+// coldIn is how many of the round's targets of repo had no listing kept
+// when the first of them asked: counted once a round, not once a target
+// (10,000 targets would make it 10^8 lookups).
+func (r *Reader) coldIn(round *Round, repo string) int {
+	round.mu.Lock()
+	defer round.mu.Unlock()
+	if n, ok := round.cold[repo]; ok {
+		return n
+	}
+	n := 0
+	for _, name := range round.members[repo] {
+		if _, ok := r.prLists.Get(name); !ok {
+			n++
+		}
+	}
+	round.cold[repo] = n
+	return n
 }
 
 // listAll reads every pull request of the poll's repository when they fit

@@ -28,6 +28,7 @@ type Round struct {
 	probes  map[string]*sharedRead[probeAnswer]
 	lists   map[string]*sharedRead[allPRs]
 	members map[string][]string // per repository (repoKey of the configured name): the round's targets
+	cold    map[string]int      // per repository: its targets without a listing, counted once (coldIn)
 }
 
 // NewRound is the shared reads of a round that has read nothing yet;
@@ -39,7 +40,7 @@ func NewRound(targets map[string][]string) *Round {
 		members[k] = append(members[k], names...)
 	}
 	return &Round{refs: map[string]*sharedRead[refAnswer]{}, probes: map[string]*sharedRead[probeAnswer]{},
-		lists: map[string]*sharedRead[allPRs]{}, members: members}
+		lists: map[string]*sharedRead[allPRs]{}, members: members, cold: map[string]int{}}
 }
 
 // sharedRead is one read the round makes once, whichever target asks
