@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 	"github.com/driftback/driftback/internal/kube"
@@ -254,13 +255,8 @@ func checkReplicas(source string, objs []cluster.Object) error {
 // kindKeyOf is an object's kind as kube.KindKey names it (Kind.group, or
 // Kind for the core group), read from its apiVersion and kind.
 func kindKeyOf(obj map[string]any) string {
-	av, _ := obj["apiVersion"].(string)
-	kind, _ := obj["kind"].(string)
-	group, _, versioned := strings.Cut(av, "/")
-	if !versioned {
-		group = ""
-	}
-	return kube.KindKey(group, kind)
+	id := render.IDOf(obj)
+	return kube.KindKey(id.Group, id.Kind)
 }
 
 // replicaCount reports whether v is a replica count: an int32 >= 0.

@@ -65,12 +65,10 @@ func (p *progress) done() {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.what != "" || p.stop != nil {
-		p.what = ""
-		if p.stop != nil {
-			close(p.stop)
-			p.stop = nil
-		}
+	p.what = ""
+	if p.stop != nil {
+		close(p.stop)
+		p.stop = nil
 	}
 }
 
