@@ -1,21 +1,19 @@
 package installtest
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/driftback/driftback/internal/kubetest"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -25,7 +23,6 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
-	"sigs.k8s.io/yaml"
 )
 
 // Kubectl runs the kubectl commands the guide gives, against a test
@@ -131,35 +128,13 @@ func (k Kubectl) createSecret(ctx context.Context, ns, name string, flags []stri
 }
 
 // manifests reads the objects of a YAML file, as `kubectl apply -f FILE`
-// does: one per document, documents holding only comments skipped.
+// does; a file of none is an error, as kubectl's "no objects passed".
 func manifests(path string) ([]*unstructured.Unstructured, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+	out, err := kubetest.ReadManifests(path)
+	if err == nil && len(out) == 0 {
+		err = fmt.Errorf("%s: no objects", path)
 	}
-	defer f.Close()
-	var out []*unstructured.Unstructured
-	r := utilyaml.NewYAMLReader(bufio.NewReader(f))
-	for {
-		doc, err := r.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		var m map[string]any
-		if err := yaml.Unmarshal(doc, &m); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if len(m) > 0 {
-			out = append(out, &unstructured.Unstructured{Object: m})
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no objects", path)
-	}
-	return out, nil
+	return out, err
 }
 
 // Kustomize renders a kustomization folder on disk with the kustomize

@@ -35,22 +35,11 @@ func InstallCRDs(ctx context.Context, dyn dynamic.Interface, dir string) error {
 		if !strings.HasSuffix(e.Name(), ".yaml") {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		objs, err := ReadManifests(filepath.Join(dir, e.Name()))
 		if err != nil {
 			return err
 		}
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
-		for {
-			var obj map[string]any
-			if err := dec.Decode(&obj); err == io.EOF {
-				break
-			} else if err != nil {
-				return fmt.Errorf("%s: %w", e.Name(), err)
-			}
-			if obj == nil {
-				continue
-			}
-			u := &unstructured.Unstructured{Object: obj}
+		for _, u := range objs {
 			if _, err := dyn.Resource(crdGVR).Create(ctx, u, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 				return fmt.Errorf("create CRD %s: %w", u.GetName(), err)
 			}
@@ -133,6 +122,29 @@ func CreateWithStatus(tb testing.TB, dyn dynamic.Interface, gvr schema.GroupVers
 		created.Object["status"] = status
 		if _, err := dyn.Resource(gvr).Namespace(u.GetNamespace()).UpdateStatus(context.Background(), created, metav1.UpdateOptions{}); err != nil {
 			tb.Fatal(err)
+		}
+	}
+}
+
+// ReadManifests reads the objects of a YAML (or JSON) file of manifests,
+// as kubectl apply -f reads one: a document each, documents of nothing but
+// comments skipped.
+func ReadManifests(path string) ([]*unstructured.Unstructured, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
+	for {
+		var obj map[string]any
+		if err := dec.Decode(&obj); err == io.EOF {
+			return out, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if len(obj) > 0 {
+			out = append(out, &unstructured.Unstructured{Object: obj})
 		}
 	}
 }
