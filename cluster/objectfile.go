@@ -11,7 +11,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/internal/yamledit"
 )
 
@@ -75,7 +74,7 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 func ParseObjectFile(name string, data []byte) ([]Object, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var out []Object
-	firstAt := map[analyzer.ObjectRef]int{} // the line of each object kept so far
+	firstAt := map[objectIdentity]int{} // the line of each object kept so far
 	for doc := 0; ; doc++ {
 		var n yaml.Node
 		err := dec.Decode(&n)
@@ -120,10 +119,10 @@ func ParseObjectFile(name string, data []byte) ([]Object, error) {
 			if isList {
 				at = itemLine(&n, i)
 			}
-			key := analyzer.RefOf(o)
+			key := identityOf(o)
 			if first, seen := firstAt[key]; seen {
-				return nil, fmt.Errorf("%s:%d: %s (%s) is a second copy of the object at %s:%d; a cluster holds one object of each name, so give the two distinct names or drop one",
-					name, at, key, key.APIVersion, name, first)
+				return nil, fmt.Errorf("%s:%d: %s is a second copy of the object at %s:%d; a cluster holds one object of each name, so give the two distinct names or drop one",
+					name, at, key, name, first)
 			}
 			firstAt[key] = at
 			out = append(out, fromAPI(o, false))
@@ -152,6 +151,26 @@ func itemLine(doc *yaml.Node, i int) int {
 		}
 	}
 	return line(doc)
+}
+
+// objectIdentity is what names one object in a cluster: its apiVersion,
+// kind, namespace and name, as the file gives them.
+type objectIdentity struct{ apiVersion, kind, namespace, name string }
+
+func identityOf(o map[string]any) objectIdentity {
+	av, _ := o["apiVersion"].(string)
+	kind, _ := o["kind"].(string)
+	return objectIdentity{apiVersion: av, kind: kind, namespace: namespaceOf(o), name: nameOf(o)}
+}
+
+// String is the object as plan names objects (Kind/namespace/name), with
+// its apiVersion.
+func (n objectIdentity) String() string {
+	ref := n.kind + "/" + n.name
+	if n.namespace != "" {
+		ref = n.kind + "/" + n.namespace + "/" + n.name
+	}
+	return ref + " (" + n.apiVersion + ")"
 }
 
 // listItems recognises List and typed lists (DeploymentList).
