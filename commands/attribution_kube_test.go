@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"net/http"
@@ -208,7 +209,6 @@ func TestTheDocsAuditPolicyNamesTheUser(t *testing.T) {
 	if policy == "" {
 		t.Fatal("docs/field-ownership.md shows no audit policy under \"The user behind a write\"")
 	}
-	started := time.Now()
 	env, err := kubetest.StartWith(assets, kubetest.Options{
 		Users: []kubetest.User{{Name: "alice", Groups: []string{"system:masters"}}},
 		Audit: &kubetest.Audit{Policy: policy},
@@ -221,9 +221,11 @@ func TestTheDocsAuditPolicyNamesTheUser(t *testing.T) {
 	applyExample(t, env, repo)
 	// The trail vouches only for writes past a second after the log's
 	// first event (events may be logged out of order), and managedFields
-	// keeps whole seconds: a write in the apiserver's first two seconds is
-	// rightly "cannot tell who". alice writes after them.
-	time.Sleep(time.Until(started.Add(3 * time.Second)))
+	// keeps whole seconds: a write in the log's first two seconds is
+	// rightly "cannot tell who". alice writes after them, counted from the
+	// log's own first event: on a busy machine the apiserver may log it
+	// long after this test began.
+	time.Sleep(time.Until(firstLogged(t, env.AuditLog).Add(3 * time.Second)))
 	kubectlAs(t, kubectl, env, "alice", "", "set", "image", "deployment/web", "web=ghcr.io/example/shop-web:1.4.9")
 	// The apiserver logs a request's event once its response is sent, so
 	// kubectl may return before the log holds alice's patch.
@@ -362,6 +364,31 @@ clusters:
 
 // logHolds reports whether a line of the log at path holds every one of
 // parts.
+// firstLogged is when the audit log's first event was received (the
+// apiserver's clock, this machine's).
+func firstLogged(t *testing.T, path string) time.Time {
+	t.Helper()
+	var line string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var whole bool
+		line, _, whole = strings.Cut(string(data), "\n")
+		if whole || time.Now().After(deadline) {
+			break
+		}
+	}
+	var e struct {
+		RequestReceivedTimestamp time.Time `json:"requestReceivedTimestamp"`
+	}
+	if err := json.Unmarshal([]byte(line), &e); err != nil || e.RequestReceivedTimestamp.IsZero() {
+		t.Fatalf("the audit log's first line holds no event (%v): %.200s", err, line)
+	}
+	return e.RequestReceivedTimestamp
+}
+
 func logHolds(t *testing.T, path string, parts ...string) bool {
 	t.Helper()
 	data, err := os.ReadFile(path)
