@@ -2,11 +2,12 @@ package analyzer
 
 import (
 	"fmt"
-	"github.com/driftback/driftback/analyzer/dye"
 	"maps"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/driftback/driftback/analyzer/dye"
 
 	"github.com/driftback/driftback/analyzer/gitops"
 	"github.com/driftback/driftback/analyzer/render"

@@ -2,12 +2,13 @@ package analyzer
 
 import (
 	"fmt"
-	"github.com/driftback/driftback/analyzer/dye"
 	"math/rand/v2"
 	"path"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/driftback/driftback/analyzer/dye"
 
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/internal/jsonvalue"

@@ -1,9 +1,10 @@
 package analyzer
 
 import (
-	"github.com/driftback/driftback/analyzer/dye"
 	"strings"
 	"testing"
+
+	"github.com/driftback/driftback/analyzer/dye"
 
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/repofs"

@@ -3,13 +3,14 @@ package githubtest
 import (
 	"context"
 	"fmt"
-	"github.com/golang-jwt/jwt/v4"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/golang-jwt/jwt/v4"
 
 	"github.com/google/go-github/v62/github"
 )

@@ -10,13 +10,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/go-git/go-git/v5/plumbing"
 	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // Webhook is one delivery as GitHub sends it to an App's webhook URL: an
