@@ -256,7 +256,7 @@ func TestSecurityPermissionsCatchesMistakes(t *testing.T) {
 	breaks := map[string][2]string{
 		"the dashboard's permission dropped": {"| `issues` | write | `--dashboard` |", "| `issues` | write | always |"},
 		"a permission's access changed":      {"| `members` | read | always |", "| `members` | write | always |"},
-		"a verb dropped":                     {"| `*` | `*` | get, list |", "| `*` | `*` | get |"},
+		"a verb dropped":                     {"| `*` | `*` | get, list, watch |", "| `*` | `*` | get, list |"},
 		"a rule dropped":                     {leaseRow, "| Role | `coordination.k8s.io` | `leases` | get |"},
 		"a rule not granted":                 {leaseRow, leaseRow + " |\n| Role | `\"\"` | `secrets` | create | x |\n" + leaseRow},
 	}

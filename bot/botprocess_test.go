@@ -312,9 +312,14 @@ func childRunner(ctx context.Context, cfgPath string, opts githubapi.ClientOptio
 			return nil, err
 		}
 		rc.QPS, rc.Burst = float32(c.QPS), int(c.Burst)
-		if listers[c.Name], err = cluster.NewClientLister(rc); err != nil {
+		l, err := cluster.NewClientLister(rc)
+		if err != nil {
 			return nil, err
 		}
+		if err := l.KeepWatched(ctx); err != nil { // as a long-running `run` does
+			return nil, err
+		}
+		listers[c.Name] = l
 	}
 	r := &Runner{Bot: New(gh, Options{AppID: cfg.GitHub.AppID, Login: login, RenderBytes: analyzer.DefaultRenderCacheBytes}), Interval: time.Minute}
 	for _, t := range cfg.ResolvedTargets() {

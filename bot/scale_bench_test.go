@@ -74,6 +74,13 @@ func newScaleWorld(b *testing.B, targets, objects int) *scaleWorld {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// As `run` does: the kinds a round lists across the cluster are kept
+	// by watches from their first list.
+	ctx, stop := context.WithCancel(context.Background())
+	b.Cleanup(stop)
+	if err := l.KeepWatched(ctx); err != nil {
+		b.Fatal(err)
+	}
 	w.r = &Runner{Bot: h.bot, Interval: time.Minute}
 	for _, t := range cfg.ResolvedTargets() {
 		w.r.Targets = append(w.r.Targets, &Target{Config: *t, Lister: l})

@@ -230,6 +230,12 @@ func startShardReplica(b *testing.B, w *scaleWorld, id string, interval time.Dur
 	if err != nil {
 		b.Fatal(err)
 	}
+	// As `run` does: the kinds a round lists across the cluster are kept
+	// by watches while the replica lives.
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := lister.KeepWatched(ctx); err != nil {
+		b.Fatal(err)
+	}
 	// The targets read through the lister itself, so a round shares its
 	// reads of the cluster as in production (a wrapping lister would read
 	// once per target); the runner says when it starts each poll.
@@ -259,7 +265,6 @@ func startShardReplica(b *testing.B, w *scaleWorld, id string, interval time.Dur
 		bot.Log, l.Log = r.runner.Log, r.runner.Log
 	}
 	r.runner.polling = func(target string) { polls.note(target, id) }
-	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { r.runner.Run(ctx); close(done) }()
 	var once sync.Once

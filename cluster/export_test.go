@@ -1,5 +1,7 @@
 package cluster
 
+import "time"
+
 // SetPageSize sets the list page size for a test; the returned func puts
 // it back.
 func SetPageSize(n int64) func() {
@@ -10,3 +12,11 @@ func SetPageSize(n int64) func() {
 
 // DigestCached is the digest a listing gave o ("" when none).
 func DigestCached(o Object) string { return o.digest }
+
+// SetWatchSilence sets how long a kept kind may be silent for a test; the
+// returned func puts it back.
+func SetWatchSilence(d time.Duration) func() {
+	old := watchSilence
+	watchSilence = d
+	return func() { watchSilence = old }
+}

@@ -128,10 +128,12 @@ const DefaultRequestTimeout = time.Minute
 
 // ClientLister reads live objects through discovery and the dynamic client.
 type ClientLister struct {
+	cfg     *rest.Config
 	disc    discovery.DiscoveryInterface
 	dyn     dynamic.Interface
 	meta    metadata.Interface
 	digests *digests
+	watched *watchedKinds // nil: every round lists
 }
 
 // NewClientLister builds a lister from a REST config. It only reads: get
@@ -160,7 +162,7 @@ func newClientLister(cfg *rest.Config, timeout time.Duration) (*ClientLister, er
 	if err != nil {
 		return nil, err
 	}
-	return &ClientLister{disc: disc, dyn: dyn, meta: meta, digests: &digests{}}, nil
+	return &ClientLister{cfg: cfg, disc: disc, dyn: dyn, meta: meta, digests: &digests{}}, nil
 }
 
 // Dynamic exposes the dynamic client (the applied-revision lookup uses it).
@@ -241,32 +243,51 @@ func paginate(ctx context.Context, page func(context.Context, metav1.ListOptions
 // listKind lists one kind in namespace ns ("" = every namespace), without
 // the objects a controller owns, page by page.
 func (l *ClientLister) listKind(ctx context.Context, gvr schema.GroupVersionResource, ns string) ([]Object, error) {
+	objs, _, err := l.listKindAt(ctx, gvr, ns)
+	return objs, err
+}
+
+// listKindAt is listKind, with the resourceVersion the list was read at.
+func (l *ClientLister) listKindAt(ctx context.Context, gvr schema.GroupVersionResource, ns string) ([]Object, string, error) {
 	if gvr == secretsGVR {
 		return l.listSecretMetadata(ctx, ns)
 	}
 	var out []Object
+	var at string
 	err := paginate(ctx, func(ctx context.Context, opts metav1.ListOptions) (string, error) {
 		list, err := l.dyn.Resource(gvr).Namespace(ns).List(ctx, opts)
 		if err != nil {
 			return "", err
 		}
+		at = list.GetResourceVersion()
 		for _, item := range list.Items {
 			uid, rv := string(item.GetUID()), item.GetResourceVersion() // before fromAPI strips them
-			obj := jsonvalue.NormalizeOwned(item.Object).(map[string]any)
-			if controlled(obj) {
+			o, keep := objectOf(gvr, item.Object)
+			if !keep {
 				continue
 			}
-			o := fromAPI(obj, true)
-			o.Resource = gvr.Resource
 			l.digests.of(&o, gvr.String(), uid, rv)
 			out = append(out, o)
 		}
 		return list.GetContinue(), nil
 	}, func() { out = nil })
 	if err != nil {
-		return nil, fmt.Errorf("list %s in %s: %w", gvr.String(), nsName(ns), err)
+		return nil, "", fmt.Errorf("list %s in %s: %w", gvr.String(), nsName(ns), err)
 	}
-	return out, nil
+	return out, at, nil
+}
+
+// objectOf is an object of gvr as the apiserver sent it, reduced to what
+// is compared; keep is false when a controller owns it (then only its
+// metadata is kept, to name it).
+func objectOf(gvr schema.GroupVersionResource, item map[string]any) (Object, bool) {
+	obj := jsonvalue.NormalizeOwned(item).(map[string]any)
+	if controlled(obj) {
+		return Object{Object: obj}, false
+	}
+	o := fromAPI(obj, true)
+	o.Resource = gvr.Resource
+	return o, true
 }
 
 func nsName(ns string) string {
@@ -276,21 +297,23 @@ func nsName(ns string) string {
 	return ns
 }
 
-func (l *ClientLister) listSecretMetadata(ctx context.Context, ns string) ([]Object, error) {
+func (l *ClientLister) listSecretMetadata(ctx context.Context, ns string) ([]Object, string, error) {
 	var out []Object
+	var at string
 	err := paginate(ctx, func(ctx context.Context, opts metav1.ListOptions) (string, error) {
 		list, err := l.meta.Resource(secretsGVR).Namespace(ns).List(ctx, opts)
 		if err != nil {
 			return "", err
 		}
+		at = list.ResourceVersion
 		objs, err := secretObjects(list.Items)
 		out = append(out, objs...)
 		return list.Continue, err
 	}, func() { out = nil })
 	if err != nil {
-		return nil, fmt.Errorf("list secrets (metadata only) in %s: %w", nsName(ns), err)
+		return nil, "", fmt.Errorf("list secrets (metadata only) in %s: %w", nsName(ns), err)
 	}
-	return out, nil
+	return out, at, nil
 }
 
 // secretObjects keeps the metadata of Secrets no controller owns.

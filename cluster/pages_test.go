@@ -24,10 +24,20 @@ var configmaps = schema.GroupVersionResource{Version: "v1", Resource: "configmap
 // trafficLog records the apiserver requests a lister makes (path and
 // query), and can answer a list's continue request with 410 Gone, as the
 // apiserver does once etcd compacted the revision the pages are read at.
+//
+// For watches: it can answer watch requests with a status (forbid), or
+// with a stream whose only event is the 410 Gone the apiserver sends once
+// a watch's resourceVersion left its window (gone), and it can cut every
+// open watch and fail every later request of one resource, as a cluster
+// whose apiserver lost that resource's storage (cut).
 type trafficLog struct {
 	mu       sync.Mutex
 	requests []string
 	expire   int // continue requests still to answer 410
+	gone     int // watch requests still to answer with a 410 event
+	forbid   bool
+	cutPath  string // requests whose path ends so fail
+	watches  []io.Closer
 }
 
 func (l *trafficLog) on(cfg *rest.Config) *rest.Config {
@@ -36,20 +46,55 @@ func (l *trafficLog) on(cfg *rest.Config) *rest.Config {
 		return roundTrip(func(r *http.Request) (*http.Response, error) {
 			l.mu.Lock()
 			l.requests = append(l.requests, r.URL.Path+"?"+r.URL.RawQuery)
-			gone := r.URL.Query().Get("continue") != "" && l.expire > 0
-			if gone {
+			watching := r.URL.Query().Get("watch") == "true"
+			expired := r.URL.Query().Get("continue") != "" && l.expire > 0
+			if expired {
 				l.expire--
 			}
-			l.mu.Unlock()
+			gone := watching && l.gone > 0
 			if gone {
-				body := `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"The provided continue parameter is too old to display a consistent list result.","reason":"Expired","code":410}`
-				return &http.Response{StatusCode: http.StatusGone, Status: "410 Gone", Header: http.Header{"Content-Type": {"application/json"}},
+				l.gone--
+			}
+			forbid, down := watching && l.forbid, l.cutPath != "" && strings.HasSuffix(r.URL.Path, l.cutPath)
+			l.mu.Unlock()
+			answer := func(code int, body string) (*http.Response, error) {
+				return &http.Response{StatusCode: code, Status: http.StatusText(code), Header: http.Header{"Content-Type": {"application/json"}},
 					Body: io.NopCloser(strings.NewReader(body)), Request: r, ProtoMajor: 1, ProtoMinor: 1}, nil
 			}
-			return rt.RoundTrip(r)
+			switch {
+			case down:
+				return nil, fmt.Errorf("dial tcp: connection refused")
+			case expired:
+				return answer(http.StatusGone, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"The provided continue parameter is too old to display a consistent list result.","reason":"Expired","code":410}`)
+			case forbid:
+				return answer(http.StatusForbidden, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps is forbidden: cannot watch","reason":"Forbidden","code":403}`)
+			case gone:
+				return answer(http.StatusOK, `{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version","reason":"Expired","code":410}}`+"\n")
+			}
+			resp, err := rt.RoundTrip(r)
+			if err == nil && watching {
+				l.mu.Lock()
+				l.watches = append(l.watches, resp.Body)
+				if l.cutPath != "" && strings.HasSuffix(r.URL.Path, l.cutPath) {
+					resp.Body.Close() // cut while it was being answered
+				}
+				l.mu.Unlock()
+			}
+			return resp, err
 		})
 	}
 	return c
+}
+
+// cut closes every open watch and fails every later request for a path
+// ending in suffix.
+func (l *trafficLog) cut(suffix string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.cutPath = suffix
+	for _, w := range l.watches {
+		w.Close()
+	}
 }
 
 // lists returns the requests for one resource path suffix.

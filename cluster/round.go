@@ -20,7 +20,8 @@ import (
 // when every target names its few namespaces (RoundIn). Where RBAC forbids
 // a cluster-wide list (a Role per namespace) the kind is listed once per
 // namespace instead. Every list is paged (paginate). A Round serves one poll; the next poll makes a new
-// one, so what it serves is never older than the poll.
+// one, so what it serves is never older than the poll, or, for a kind the
+// lister keeps watched (KeepWatched), than the watch's last event.
 //
 // A read that fails fails every target that needs it: never a partial
 // answer.
@@ -112,9 +113,15 @@ func (r *Round) List(ctx context.Context, s Scope) (Listing, error) {
 func (r *Round) kind(ctx context.Context, gvr schema.GroupVersionResource, namespaces []string) (map[string][]Object, error) {
 	if !r.byNamespace {
 		v, err := r.do(ctx, "list "+gvr.String(), func(ctx context.Context) (any, error) {
-			objs, err := r.l.listKind(ctx, gvr, metav1.NamespaceAll)
+			if kept, ok := r.l.watched.current(gvr); ok {
+				return kept, nil
+			}
+			objs, rv, err := r.l.listKindAt(ctx, gvr, metav1.NamespaceAll)
 			if apierrors.IsForbidden(err) {
 				return nil, nil // read namespace by namespace below
+			}
+			if err == nil {
+				r.l.watched.start(gvr, objs, rv)
 			}
 			return byNamespace(objs), err
 		})

@@ -84,6 +84,10 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	svc := &service{path: o.config, log: log, metrics: metrics.NewMetrics(), leases: o.leases}
 	if o.once {
 		svc.leases = nil
+	} else {
+		// Polled every interval for as long as it runs: each kind a round
+		// lists across a cluster is kept by a watch.
+		svc.clusters.watch = true
 	}
 	gen, err := svc.load(ctx)
 	if err != nil {

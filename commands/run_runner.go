@@ -38,6 +38,9 @@ type runnerInput struct {
 	// buildRunner sets (tests: a transport, a clock).
 	github     *keptGitHub
 	clientOpts githubapi.ClientOptions
+	// clusters are the clusters' listers kept across reloads; nil: none
+	// kept (each build makes its own, and none keeps kinds watched).
+	clusters *keptClusters
 }
 
 // built is a runner, and how to find the targets its clusters discover
@@ -76,7 +79,12 @@ func buildRunner(ctx context.Context, in runnerInput) (*built, error) {
 			return nil, fmt.Errorf("cluster %s: %w", c.Name, err)
 		}
 		rc.QPS, rc.Burst = float32(c.QPS), int(c.Burst)
-		l, err := cluster.NewClientLister(rc)
+		var l *cluster.ClientLister
+		if in.clusters != nil {
+			l, err = in.clusters.lister(ctx, rc)
+		} else {
+			l, err = cluster.NewClientLister(rc)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("cluster %s: %w", c.Name, err)
 		}

@@ -21,7 +21,8 @@ import (
 // before the running one stops, so a broken config never replaces a good
 // one. What outlives a configuration is built once and carried from one
 // generation to the next (DESIGN §12, "Reloads"): the metrics, the
-// clusters' audit trails, the GitHub client and Bot (keptGitHub), this
+// clusters' audit trails, the GitHub client and Bot (keptGitHub), the
+// clusters' listers (keptClusters), this
 // replica's Lease (memberLeases), and what the runner hands to the next
 // one (bot.Runner.Continue).
 type service struct {
@@ -37,6 +38,9 @@ type service struct {
 	// (tests: a transport, a clock).
 	github     keptGitHub
 	clientOpts githubapi.ClientOptions
+	// clusters keeps the clusters' listers, and the kinds they keep
+	// watched, across reloads.
+	clusters keptClusters
 	// build turns a config into a runner; nil is buildRunner (tests swap it).
 	build func(context.Context, runnerInput) (*built, error)
 	// audits keeps the clusters' audit trails from one generation to the
@@ -85,7 +89,8 @@ func (s *service) generationOf(ctx context.Context, cfg *config.Config, raw []by
 	if build == nil {
 		build = buildRunner
 	}
-	in := runnerInput{cfg: cfg, log: s.log, metrics: s.metrics, audits: &s.audits, github: &s.github, clientOpts: s.clientOpts}
+	in := runnerInput{cfg: cfg, log: s.log, metrics: s.metrics, audits: &s.audits, github: &s.github, clientOpts: s.clientOpts,
+		clusters: &s.clusters}
 	if s.leases != nil && s.members == nil {
 		leases, err := s.leases(s.log)
 		if err != nil {
@@ -111,6 +116,7 @@ func (s *service) generationOf(ctx context.Context, cfg *config.Config, raw []by
 	// The running generation's audit trails stay open unless this one is
 	// built to replace it.
 	s.audits.settle(err == nil, in.writeShare)
+	s.clusters.settle(err == nil)
 	if err != nil {
 		return nil, err
 	}

@@ -114,10 +114,10 @@ func TestMistakesAreCaught(t *testing.T) {
 		check string
 		want  []string // every one must be in one problem
 	}{
-		{"write verb in ClusterRole", []edit{{"clusterrole.yaml", `verbs: ["get", "list"]`, `verbs: ["get", "list", "patch"]`}},
+		{"write verb in ClusterRole", []edit{{"clusterrole.yaml", `verbs: ["get", "list", "watch"]`, `verbs: ["get", "list", "watch", "patch"]`}},
 			"rbac", []string{"ClusterRole driftback", "rule 0", `"patch"`}},
-		{"watch in ClusterRole, which driftback never uses", []edit{{"clusterrole.yaml", `verbs: ["get", "list"]`, `verbs: ["get", "list", "watch"]`}},
-			"rbac", []string{"ClusterRole driftback", "rule 0", `"watch"`}},
+		{"no watch on the kinds polls list", []edit{{"clusterrole.yaml", `verbs: ["get", "list", "watch"]`, `verbs: ["get", "list"]`}},
+			"rbac", []string{"ClusterRole driftback", "does not grant watch on configmaps"}},
 		{"wildcard verb", []edit{{"clusterrole.yaml", `  resources: ["applications"]
   verbs: ["get", "list"]`, `  resources: ["applications"]
   verbs: ["*"]`}},

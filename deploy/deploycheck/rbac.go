@@ -36,9 +36,13 @@ type role struct {
 	AggregationRule json.RawMessage `json:"aggregationRule"`
 }
 
-// readVerbs are the verbs driftback's reads use: it lists on every poll
-// and watches nothing, so a ClusterRole grants these and no other.
-var readVerbs = []string{"get", "list"}
+// readVerbs are the verbs driftback's reads use: it lists, and keeps the
+// kinds its polls list across the cluster by watches, so a ClusterRole
+// grants these and no other.
+var readVerbs = []string{"get", "list", "watch"}
+
+// readOnly are the verbs of the objects driftback reads without watching.
+var readOnly = []string{"get", "list"}
 
 // grants says whether some rule allows verb on resource in group.
 func grants(rules []policyRule, group, resource, verb string) bool {
@@ -50,7 +54,7 @@ func grants(rules []policyRule, group, resource, verb string) bool {
 	return false
 }
 
-// checkRBAC: ClusterRoles get and list only (what the code uses); Roles write Leases only; no rule uses
+// checkRBAC: ClusterRoles get, list and watch only (what the code uses); Roles write Leases only; no rule uses
 // the verb "*" or writes Secrets; and what driftback needs is granted.
 func (e Expect) checkRBAC(objs []*Object) []string {
 	var ps []string
@@ -93,7 +97,7 @@ func ruleProblems(at, kind string, rule policyRule) []string {
 		return ps
 	}
 	if kind == "ClusterRole" {
-		ps = append(ps, fmt.Sprintf("%s: verbs %q are not ones driftback reads with; a ClusterRole may only get and list", at, writes))
+		ps = append(ps, fmt.Sprintf("%s: verbs %q are not ones driftback reads with; a ClusterRole may only get, list and watch", at, writes))
 	}
 	if rule.covers("", "secrets") {
 		ps = append(ps, fmt.Sprintf("%s: grants %q on secrets; driftback only reads Secret metadata", at, writes))
@@ -121,12 +125,17 @@ func ruleProblems(at, kind string, rule policyRule) []string {
 func missingGrants(o *Object, rules []policyRule) []string {
 	var ps []string
 	if o.Kind == "ClusterRole" {
-		for _, need := range []struct{ group, resource string }{
-			{"", "namespaces"}, {"", "configmaps"}, {"", "secrets"}, {"apps", "deployments"},
-			{"kustomize.toolkit.fluxcd.io", "kustomizations"}, {"argoproj.io", "applications"},
-			{"source.toolkit.fluxcd.io", "gitrepositories"},
+		// Kinds a poll lists across the cluster are kept by watches; the
+		// GitOps tools' objects and namespaces are only read.
+		for _, need := range []struct {
+			group, resource string
+			verbs           []string
+		}{
+			{"", "namespaces", readOnly}, {"", "configmaps", readVerbs}, {"", "secrets", readVerbs}, {"apps", "deployments", readVerbs},
+			{"kustomize.toolkit.fluxcd.io", "kustomizations", readOnly}, {"argoproj.io", "applications", readOnly},
+			{"source.toolkit.fluxcd.io", "gitrepositories", readOnly},
 		} {
-			for _, v := range []string{"get", "list"} {
+			for _, v := range need.verbs {
 				if !grants(rules, need.group, need.resource, v) {
 					ps = append(ps, fmt.Sprintf("%s: does not grant %s on %s in API group %q, which driftback reads", o, v, need.resource, need.group))
 				}
