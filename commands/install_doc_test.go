@@ -122,9 +122,10 @@ func TestShellWords(t *testing.T) {
 // The shell steps of the upgrade and uninstall pages: the kustomize ones
 // are commands the kube walk (TestInstallGuideKustomize) runs, so a step
 // it could not run fails here too, without an apiserver; the others
-// (Helm, the GitHub CLI, kubectl's read-only and rollout commands) parse
-// and name the release install.md installs, and `helm upgrade` passes the
-// values `helm install` was given (the page says so), the new tag aside.
+// (Helm's, which tools/helm's TestInstallGuideHelm runs, the GitHub CLI,
+// kubectl's read-only and rollout commands) parse and name the release
+// install.md installs, and `helm upgrade` passes the values `helm
+// install` was given (the page says so), the new tag aside.
 func TestDocShellStepsUpgradeUninstall(t *testing.T) {
 	installBlocks, err := installtest.Blocks("../docs/install.md")
 	if err != nil {

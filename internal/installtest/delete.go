@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
@@ -68,4 +69,29 @@ func (k Kubectl) deleteLeases(ctx context.Context, ns, selector string) error {
 		ns = "default"
 	}
 	return cs.CoordinationV1().Leases(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: selector})
+}
+
+// Present names the objects of objs that exist, as "Kind namespace/name";
+// namespaced objects that name no namespace are looked for in ns.
+func Present(ctx context.Context, cfg *rest.Config, objs []*unstructured.Unstructured, ns string) ([]string, error) {
+	res, err := newResolver(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, o := range objs {
+		o = o.DeepCopy()
+		ri, err := res.resource(o, ns)
+		if err != nil {
+			return nil, err
+		}
+		_, err = ri.Get(ctx, o.GetName(), metav1.GetOptions{})
+		switch {
+		case err == nil:
+			out = append(out, fmt.Sprintf("%s %s/%s", o.GetKind(), o.GetNamespace(), o.GetName()))
+		case !apierrors.IsNotFound(err):
+			return nil, err
+		}
+	}
+	return out, nil
 }

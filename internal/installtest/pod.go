@@ -2,7 +2,9 @@ package installtest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +26,9 @@ import (
 
 // Pod is the installed Deployment's container, run on this machine.
 type Pod struct {
+	// Name is the pod's name, which names its membership Lease: a new
+	// name for each template, as a rollout's new ReplicaSet gives.
+	Name string
 	// Root holds the files the pod's volumes mount, at their mount paths.
 	Root string
 	// Config is the config file exactly as the pod reads it.
@@ -58,7 +63,7 @@ func RunPod(t testing.TB, cfg *rest.Config, ns, name, binary string, world *Worl
 		t.Fatalf("Deployment %s/%s has %d containers; the walk runs one", ns, name, len(spec.Containers))
 	}
 	c := spec.Containers[0]
-	pod := &Pod{Root: t.TempDir()}
+	pod := &Pod{Root: t.TempDir(), Name: podName(t, name, dep.Spec.Template)}
 	mountVolumes(t, cs, ns, spec.Volumes, c.VolumeMounts, pod.Root)
 	args := append([]string{}, c.Args...)
 	for i, a := range args {
@@ -108,11 +113,25 @@ func RunPod(t testing.TB, cfg *rest.Config, ns, name, binary string, world *Worl
 		probe = c.ReadinessProbe.HTTPGet.Path
 	}
 	// Ready once every cluster was polled: the first poll succeeded.
-	pod.Process, err = kubetest.StartProcess(t, "driftback", binary, "http://"+listen+probe, containerEnv(t, c, ns, name), args...)
+	pod.Process, err = kubetest.StartProcess(t, "driftback", binary, "http://"+listen+probe, containerEnv(t, c, ns, pod.Name), args...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return pod
+}
+
+// podName is a name a pod of the Deployment's template gets: the
+// template's hash in it, as its ReplicaSet's, so the replica an upgrade
+// starts does not share the old one's Lease.
+func podName(t testing.TB, deployment string, template corev1.PodTemplateSpec) string {
+	t.Helper()
+	b, err := json.Marshal(template)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := fnv.New32a()
+	h.Write(b)
+	return fmt.Sprintf("%s-%08x-x2x7q", deployment, h.Sum32())
 }
 
 // mountVolumes writes what each ConfigMap, Secret or projected volume
@@ -246,7 +265,7 @@ func localConfig(t testing.TB, config []byte, root, listen, kubeconfig, apiURL s
 
 // containerEnv resolves the container's environment as the kubelet does
 // for the references the walk meets.
-func containerEnv(t testing.TB, c corev1.Container, ns, deployment string) []string {
+func containerEnv(t testing.TB, c corev1.Container, ns, pod string) []string {
 	t.Helper()
 	var env []string
 	for _, e := range c.Env {
@@ -254,7 +273,7 @@ func containerEnv(t testing.TB, c corev1.Container, ns, deployment string) []str
 		switch {
 		case e.ValueFrom == nil:
 		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.name":
-			v = deployment + "-5d4f8b7c9-x2x7q"
+			v = pod
 		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace":
 			v = ns
 		case e.ValueFrom.ResourceFieldRef != nil && e.ValueFrom.ResourceFieldRef.Resource == "limits.memory":

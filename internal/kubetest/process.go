@@ -70,6 +70,15 @@ func (p *Process) Log() string {
 // SIGKILL after 20 seconds. It returns once the process has exited.
 func (p *Process) Stop() { p.stop() }
 
+// Kill ends the process at once, as a node failure or the OOM killer
+// does: it gets no SIGTERM, so nothing it does on the way out is done.
+func (p *Process) Kill() {
+	if p.cmd.Process != nil {
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	}
+}
+
 func (p *Process) stop() {
 	if p.cmd.Process == nil {
 		return
