@@ -20,12 +20,12 @@ const notRunMark = "# not run by driftback's tests:"
 func TestEveryShellBlockIsRunOrMarked(t *testing.T) {
 	// What the tests run or check, by page and heading prefix ("" for the
 	// whole page): the install walks (TestInstallGuideKustomize,
-	// TestInstallGuideHelm: step 1's app create, 3a, 3b, upgrade and
-	// uninstall with kustomize), TestDocShellStepsUpgradeUninstall (every
+	// TestInstallGuideHelm: step 1's app create, step 2's config check,
+	// 3a, 3b, upgrade and uninstall), TestDocShellStepsUpgradeUninstall (every
 	// block of upgrade.md and uninstall.md), and README's first lines (the
 	// demo, and the suite itself).
 	covered := map[string][]string{
-		"install.md":   {"1. Create the GitHub App", "3a. ", "3b. "},
+		"install.md":   {"1. Create the GitHub App", "2. Write the config", "3a. ", "3b. "},
 		"upgrade.md":   {""},
 		"uninstall.md": {""},
 	}

@@ -23,9 +23,9 @@ import (
 // one working folder: step 1's `driftback app create` registers the App
 // on the test GitHub through the manifest flow and writes github-app-id
 // and github-app-secret.yaml there; the config of step 2, with the appID
-// copied from github-app-id, is saved as driftback.yaml beside the
-// overlay of 3a over the clone's deploy/, and the App is installed on the
-// config's owner; then 3a's commands run on exactly those files against a
+// copied from github-app-id, is saved as driftback.yaml and checked with
+// step 2's command, then put beside the overlay of 3a over the clone's
+// deploy/, and the App is installed on the config's owner; then 3a's commands run on exactly those files against a
 // real apiserver. The Deployment they install is then run as its pod
 // would run, with its ServiceAccount's RBAC, until driftback has posted
 // its first check run for every target of the guide's config.
@@ -54,6 +54,7 @@ func TestInstallGuideKustomize(t *testing.T) {
 	if err != nil {
 		t.Fatalf("step 2: %v", err)
 	}
+	world.SaveConfig(t, binary, work, config, blocks)
 	world.InstallApp(t, config)
 	steps := installtest.Under(blocks, "3a.")
 	overlay := ""
@@ -61,7 +62,9 @@ func TestInstallGuideKustomize(t *testing.T) {
 	for _, b := range steps {
 		switch {
 		case b.Lang == "yaml":
-			overlay = writeGuideOverlay(t, b, work, config)
+			overlay = writeGuideOverlay(t, b, work)
+			// "an overlay that brings your config": step 2's file.
+			bringConfig(t, filepath.Join(work, "driftback.yaml"), filepath.Join(overlay, "driftback.yaml"))
 		case b.Lang == "sh":
 			if commands, err = installtest.Commands(b.Text); err != nil {
 				t.Fatalf("%s: %v", b, err)
@@ -104,10 +107,10 @@ func TestInstallGuideKustomize(t *testing.T) {
 	walkUninstall(t, kubectl)
 }
 
-// writeGuideOverlay saves 3a's kustomization where its first line says,
-// with driftback.yaml beside it. The walk has no network, so the remote
-// base becomes the clone's deploy/, the other form the comment gives.
-func writeGuideOverlay(t *testing.T, b installtest.Block, work string, config []byte) string {
+// writeGuideOverlay saves a page's overlay where its first line says, and
+// returns its folder. The walk has no network, so the remote base becomes
+// the clone's deploy/, the other form the comment gives.
+func writeGuideOverlay(t *testing.T, b installtest.Block, work string) string {
 	t.Helper()
 	first, _, _ := strings.Cut(b.Text, "\n")
 	rel, ok := strings.CutPrefix(first, "# ")
@@ -135,10 +138,19 @@ func writeGuideOverlay(t *testing.T, b installtest.Block, work string, config []
 	if err := os.WriteFile(filepath.Join(work, rel), []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "driftback.yaml"), config, 0o644); err != nil {
+	return dir
+}
+
+// bringConfig copies the config a step saved to where an overlay reads it.
+func bringConfig(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return dir
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // The upgrade's placeholders: the release the user moves to.

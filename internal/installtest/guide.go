@@ -2,6 +2,13 @@ package installtest
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
 
 	"sigs.k8s.io/yaml"
 )
@@ -38,4 +45,43 @@ func GuideConfig(blocks []Block) ([]byte, error) {
 		}
 	}
 	return nil, errors.New("step 2 of docs/install.md shows no whole config")
+}
+
+// SaveConfig is step 2 as a person does it: the config saved as
+// driftback.yaml in dir, then the step's shell commands run there with
+// binary. They must be `driftback config validate`, and it must say ok
+// with the number of targets the file lists, as the page says it does.
+func (w *World) SaveConfig(t testing.TB, binary, dir string, config []byte, blocks []Block) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "driftback.yaml"), config, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ran := 0
+	for _, b := range Under(blocks, "2.") {
+		if b.Lang != "sh" {
+			continue
+		}
+		cmds, err := Commands(b.Text)
+		if err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		for _, c := range cmds {
+			if len(c) < 4 || !slices.Equal(c[:3], []string{"driftback", "config", "validate"}) {
+				t.Fatalf("%s: step 2's walk runs driftback config validate, not %q", b, c)
+			}
+			cmd := exec.Command(binary, c[1:]...)
+			cmd.Dir = dir
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s, %q: %v\n%s", b, strings.Join(c, " "), err, out)
+			}
+			if want := fmt.Sprintf(": ok (%d targets)\n", len(w.Targets)); !strings.HasSuffix(string(out), want) {
+				t.Errorf("%s, %q: %q, want it to end in %q", b, strings.Join(c, " "), out, want)
+			}
+			ran++
+		}
+	}
+	if ran == 0 {
+		t.Fatal("step 2 of docs/install.md shows no driftback config validate")
+	}
 }

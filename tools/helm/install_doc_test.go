@@ -29,8 +29,8 @@ import (
 // create` (the binary built from the module root) registers the App on
 // the test GitHub through the manifest flow and writes github-app-id and
 // github-app-secret.yaml there; step 2's config, with the appID copied
-// from github-app-id, is saved as driftback.yaml, and the App is installed
-// on the config's owner. Then the pages'
+// from github-app-id, is saved as driftback.yaml and checked with step 2's
+// command, and the App is installed on the config's owner. Then the pages'
 // commands run in order on exactly those files: kubectl's in-process, and
 // helm's with the helm CLI of the Helm version this module pins, against
 // a real apiserver. The Deployment it installs is run as its pod would
@@ -70,10 +70,8 @@ func TestInstallGuideHelm(t *testing.T) {
 	if err != nil {
 		t.Fatalf("step 2: %v", err)
 	}
+	world.SaveConfig(t, binary, clone, config, blocks)
 	world.InstallApp(t, config)
-	if err := os.WriteFile(filepath.Join(clone, "driftback.yaml"), config, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	var release, namespace string
 	for _, b := range installtest.Under(blocks, "3b.") {
 		for _, c := range sh.runBlock(t, b) {
