@@ -68,19 +68,15 @@ func Browse(t testing.TB, page string) (status int, body string) {
 	return res.StatusCode, string(b)
 }
 
-// byHand starts the one shell block of step 1 the walk does not run: the
-// Secret made from a key downloaded from GitHub's page, which the test
-// GitHub has no page to download from. The page says so above the block.
-const byHand = "# by hand:"
-
 // CreateApp walks step 1 of docs/install.md in dir as a person does: the
 // page's `driftback app create` runs as binary, with the page's
 // placeholders filled in (ORG is the config's owner, APPNAME a name of
 // the user's), pointed at the world's GitHub as at a GitHub Enterprise
 // (--github-url and --api-url, the one thing only the walk adds); the
 // setup page it prints is opened and its form confirmed on GitHub as in a
-// browser, and the command writes its files into dir. The by-hand block
-// is skipped by name, and logged; any other command fails the walk.
+// browser, and the command writes its files into dir. A block the page
+// marks as not run (NotRunMark: the Secret from a key downloaded by hand)
+// is skipped, and logged; any other command fails the walk.
 func (w *World) CreateApp(t testing.TB, binary, dir string, blocks []Block) {
 	t.Helper()
 	ran := 0
@@ -88,8 +84,8 @@ func (w *World) CreateApp(t testing.TB, binary, dir string, blocks []Block) {
 		if b.Lang != "sh" {
 			continue
 		}
-		if strings.HasPrefix(b.Text, byHand) {
-			t.Logf("%s: not run: the Secret from a key downloaded by hand (%s)", b, strings.SplitN(b.Text, "\n", 2)[0])
+		if why := NotRun(b); why != "" {
+			t.Logf("%s: not run: %s", b, why)
 			continue
 		}
 		cmds, err := Commands(strings.NewReplacer("ORG", w.owner, "APPNAME", w.owner+"-driftback").Replace(b.Text))

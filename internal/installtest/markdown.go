@@ -62,6 +62,22 @@ func Blocks(file string) ([]Block, error) {
 	return out, nil
 }
 
+// NotRunMark starts a shell block that no test runs (a real registry, a
+// release that does not exist yet, a key only GitHub's page downloads):
+// the page says so, and why, on the block's first line, and a walk that
+// meets it skips it by that mark.
+const NotRunMark = "# not run by driftback's tests:"
+
+// NotRun is why the block's first line says no test runs it, or "".
+func NotRun(b Block) string {
+	first, _, _ := strings.Cut(strings.TrimSpace(b.Text), "\n")
+	why, ok := strings.CutPrefix(first, NotRunMark)
+	if !ok {
+		return ""
+	}
+	return strings.TrimSpace(why)
+}
+
 // Under returns the blocks whose heading starts with prefix, in order.
 func Under(blocks []Block, prefix string) []Block {
 	var out []Block
