@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/driftback/driftback/internal/installtest"
@@ -49,7 +51,7 @@ func TestInstallGuideKustomize(t *testing.T) {
 		t.Fatal(err)
 	}
 	world := installtest.NewWorld(t, env.Config, pageConfig)
-	world.CreateApp(t, binary, work, blocks)
+	world.CreateApp(t, binary, work, installtest.Under(blocks, "1."))
 	config, err := installtest.ConfigWithAppID(pageConfig, work)
 	if err != nil {
 		t.Fatalf("step 2: %v", err)
@@ -80,22 +82,7 @@ func TestInstallGuideKustomize(t *testing.T) {
 			t.Fatalf("step 3a, %q: %v", strings.Join(c, " "), err)
 		}
 	}
-	dep, err := kubernetes.NewForConfigOrDie(env.Config).AppsV1().Deployments("driftback").Get(context.Background(), "driftback", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if img, want := dep.Spec.Template.Spec.Containers[0].Image, guidePlaceholders["REGISTRY"]+"/driftback:"+guidePlaceholders["TAG"]; img != want {
-		t.Errorf("the installed image is %s, want the one pushed in step 0, %s", img, want)
-	}
-	pod := installtest.RunPod(t, env.Config, "driftback", "driftback", binary, world)
-	if string(pod.Config) != string(config) {
-		t.Errorf("the pod reads another config than step 2's:\n%s", pod.Config)
-	}
-	for name, run := range world.WaitCheckRuns(t, pod, 3*time.Minute) {
-		if run.Conclusion != "success" {
-			t.Errorf("check run of %s: %s, want success (the cluster runs what Git says): %s\n%s", name, run.Conclusion, run.Summary, pod.Process.Log())
-		}
-	}
+	pod := runInstalled(t, env.Config, world, config)
 	walkUpgrade(t, kubectl, overlay)
 	// The rollout, and then the uninstall, stop the replica: stopped, it
 	// gives back its Lease (docs/upgrade.md, docs/uninstall.md).
@@ -105,6 +92,111 @@ func TestInstallGuideKustomize(t *testing.T) {
 		t.Errorf("after the replica stopped: member Leases %v (%v), want none", leases, err)
 	}
 	walkUninstall(t, kubectl)
+}
+
+// README's short way in, read on into deploy/README.md as README's
+// "Deploy" sends a person there: README's `driftback app create` ("Install
+// as a GitHub App") registers the App on the test GitHub through the
+// manifest flow and writes github-app-id and github-app-secret.yaml in the
+// working folder; README's config ("Configure"), its appID set from
+// github-app-id as README's step 3 says, is written as the config.yaml of
+// deploy/README's overlay folder, and the App is installed on its owner.
+// Then deploy/README's numbered sections run in order on those files: the
+// namespace and the Secret, the config checked, the overlay over a clone's
+// deploy/, kubectl apply -k. A block the page marks as not run is skipped
+// by name. The installed Deployment runs as its pod would until its first
+// check run per target.
+func TestReadmeInstallKustomize(t *testing.T) {
+	env, err := kubetest.Start(kubetest.Assets(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Stop()
+	readme, err := installtest.Blocks("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pageConfig []byte
+	for _, b := range installtest.Under(readme, "Configure") {
+		if doc, ok := installtest.ConfigBlock(b); ok && doc["github"] != nil {
+			pageConfig = []byte(b.Text)
+			break
+		}
+	}
+	if pageConfig == nil {
+		t.Fatal("README's Configure shows no whole config")
+	}
+	work := t.TempDir()
+	if err := os.CopyFS(filepath.Join(work, "driftback", "deploy"), os.DirFS("../deploy")); err != nil {
+		t.Fatal(err)
+	}
+	world := installtest.NewWorld(t, env.Config, pageConfig)
+	world.CreateApp(t, binary, work, installtest.Under(readme, "Install as a GitHub App"))
+	config, err := installtest.ConfigWithAppID(pageConfig, work)
+	if err != nil {
+		t.Fatalf("README's step 3: %v", err)
+	}
+	world.InstallApp(t, config)
+	if err := os.MkdirAll(filepath.Join(work, "my-driftback"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "my-driftback", "config.yaml"), config, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page, err := installtest.Blocks("../deploy/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubectl := installtest.Kubectl{Config: env.Config, Dir: work}
+	ran, overlays := 0, 0
+	for _, b := range page {
+		if !regexp.MustCompile(`^[1-3]\. `).MatchString(b.Heading) {
+			continue
+		}
+		first, _, _ := strings.Cut(b.Text, "\n")
+		switch {
+		case installtest.NotRun(b) != "":
+			t.Logf("%s: not run: %s", b, installtest.NotRun(b))
+		case b.Lang == "sh":
+			ran += runDocBlock(t, kubectl, b)
+		case b.Lang == "yaml" && strings.HasSuffix(first, "/kustomization.yaml"):
+			if dir := writeGuideOverlay(t, b, work); dir != filepath.Join(work, "my-driftback") {
+				t.Fatalf("%s: the overlay is saved in %s, not beside my-driftback/config.yaml", b, dir)
+			}
+			overlays++
+		}
+	}
+	// The namespace, the Secret, the config's check, the apply.
+	if ran != 4 || overlays != 1 {
+		t.Fatalf("deploy/README.md's sections 1-3 ran %d commands and wrote %d overlays, want 4 and 1", ran, overlays)
+	}
+	runInstalled(t, env.Config, world, config)
+}
+
+// runInstalled checks that the installed Deployment driftback/driftback
+// runs the image the overlay names (the one pushed in step 0), runs it as
+// its pod would, reading config (what the walk saved), and waits for its
+// first check run per target: each a success, the cluster running what
+// Git says.
+func runInstalled(t *testing.T, cfg *rest.Config, world *installtest.World, config []byte) *installtest.Pod {
+	t.Helper()
+	dep, err := kubernetes.NewForConfigOrDie(cfg).AppsV1().Deployments("driftback").Get(context.Background(), "driftback", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img, want := dep.Spec.Template.Spec.Containers[0].Image, guidePlaceholders["REGISTRY"]+"/driftback:"+guidePlaceholders["TAG"]; img != want {
+		t.Errorf("the installed image is %s, want the one pushed in step 0, %s", img, want)
+	}
+	pod := installtest.RunPod(t, cfg, "driftback", "driftback", binary, world)
+	if string(pod.Config) != string(config) {
+		t.Errorf("the pod reads another config than the one saved:\n%s", pod.Config)
+	}
+	for name, run := range world.WaitCheckRuns(t, pod, 3*time.Minute) {
+		if run.Conclusion != "success" {
+			t.Errorf("check run of %s: %s, want success: %s\n%s", name, run.Conclusion, run.Summary, pod.Process.Log())
+		}
+	}
+	return pod
 }
 
 // writeGuideOverlay saves a page's overlay where its first line says, and
@@ -228,8 +320,6 @@ func upgradeOverlay(t *testing.T, b installtest.Block, path string) {
 	}
 }
 
-// runDocCommand runs a kubectl command the walk knows, or the driftback
-// binary, in the walk's folder.
 // runDocBlock runs each command of a page's shell block, as a user
 // pasting it would, and returns how many ran; the first that fails ends
 // the test.
@@ -247,6 +337,8 @@ func runDocBlock(t *testing.T, kubectl installtest.Kubectl, b installtest.Block)
 	return len(cmds)
 }
 
+// runDocCommand runs a kubectl command the walk knows, or the driftback
+// binary, in the walk's folder.
 func runDocCommand(t *testing.T, kubectl installtest.Kubectl, c []string) error {
 	t.Helper()
 	if c[0] != "driftback" {

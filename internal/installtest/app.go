@@ -68,8 +68,9 @@ func Browse(t testing.TB, page string) (status int, body string) {
 	return res.StatusCode, string(b)
 }
 
-// CreateApp walks step 1 of docs/install.md in dir as a person does: the
-// page's `driftback app create` runs as binary, with the page's
+// CreateApp walks the blocks of a page's step that creates the App
+// (docs/install.md's step 1, README's short version) in dir as a person
+// does: the page's `driftback app create` runs as binary, with the page's
 // placeholders filled in (ORG is the config's owner, APPNAME a name of
 // the user's), pointed at the world's GitHub as at a GitHub Enterprise
 // (--github-url and --api-url, the one thing only the walk adds); the
@@ -77,10 +78,10 @@ func Browse(t testing.TB, page string) (status int, body string) {
 // browser, and the command writes its files into dir. A block the page
 // marks as not run (NotRunMark: the Secret from a key downloaded by hand)
 // is skipped, and logged; any other command fails the walk.
-func (w *World) CreateApp(t testing.TB, binary, dir string, blocks []Block) {
+func (w *World) CreateApp(t testing.TB, binary, dir string, step []Block) {
 	t.Helper()
 	ran := 0
-	for _, b := range Under(blocks, "1.") {
+	for _, b := range step {
 		if b.Lang != "sh" {
 			continue
 		}
@@ -94,14 +95,14 @@ func (w *World) CreateApp(t testing.TB, binary, dir string, blocks []Block) {
 		}
 		for _, c := range cmds {
 			if len(c) < 3 || !slices.Equal(c[:3], []string{"driftback", "app", "create"}) {
-				t.Fatalf("%s: step 1's walk runs driftback app create, not %q", b, c)
+				t.Fatalf("%s: the walk of the App's creation runs driftback app create, not %q", b, c)
 			}
 			w.appCreate(t, binary, dir, c[1:])
 			ran++
 		}
 	}
 	if ran != 1 {
-		t.Fatalf("step 1 of docs/install.md ran %d driftback app create commands, want one", ran)
+		t.Fatalf("the App's creation (%v) ran %d driftback app create commands, want one", step, ran)
 	}
 }
 

@@ -65,7 +65,7 @@ func TestInstallGuideHelm(t *testing.T) {
 		dir:       clone,
 		env:       helmEnv(t, env.Kubeconfig),
 	}
-	world.CreateApp(t, binary, clone, blocks)
+	world.CreateApp(t, binary, clone, installtest.Under(blocks, "1."))
 	config, err := installtest.ConfigWithAppID(pageConfig, clone)
 	if err != nil {
 		t.Fatalf("step 2: %v", err)
