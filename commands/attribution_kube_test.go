@@ -137,13 +137,26 @@ spec:
 		}
 	}
 
-	// driftback run --once, with the cluster's audit log in its config.
+	// plan --config reads the config's cluster and its audit.logFile, as
+	// run does; --audit-log names who made the writes there too.
 	srv, cfgFile := runWorld(t, env, repo, fmt.Sprintf(`  audit:
     logFile: %s
     complete: true
     githubUsers:
     - {user: alice, login: alice-gh}
 `, env.AuditLog))
+	_, noAudit := runWorld(t, env, repo, "")
+	for _, args := range [][]string{{"--config", cfgFile}, {"--config", noAudit, "--audit-log", env.AuditLog, "--audit-complete"}} {
+		out, stderr, code := driftback(t, append([]string{"plan", "--repo", repo, "-o", "markdown"}, args...)...)
+		out = asShown.Replace(out)
+		for _, w := range want {
+			if code != 1 || !strings.Contains(out, w) {
+				t.Errorf("plan %v: exit %d, does not say %q:\n%s\nstderr: %s", args, code, w, out, stderr)
+			}
+		}
+	}
+
+	// driftback run --once, with the cluster's audit log in its config.
 	srv.Email("alice-gh")
 	_, stderr, code = driftback(t, "run", "--config", cfgFile, "--once")
 	if code != 0 {

@@ -48,7 +48,8 @@ input), or else from a cluster, found as kubectl finds it: --kubeconfig, $KUBECO
 
 With --config and --target, the plan is the bot's own for that target: its root, write scope,
 appliers and ignore rules, its cluster (unless --live or --kubeconfig/--context say otherwise),
-and the revision its GitOps tool applied, read from the checkout's git history when it is not
+its cluster's audit.logFile to name who made each edit (unless --audit-log says otherwise; one
+that cannot be read is warned of), and the revision its GitOps tool applied, read from the checkout's git history when it is not
 the checked-out commit. The working tree stands for the base branch head. A target may be one
 the config's clusters discover (driftback targets lists them): it compares the objects its Flux
 Kustomization or Argo CD Application lists in its inventory, as run does. --all plans every

@@ -101,3 +101,52 @@ func TestPlanDocumentHasEveryPlanField(t *testing.T) {
 		t.Errorf("an edit's fields %v, the plan's %v (changedBy only when known)", got, want)
 	}
 }
+
+// plan --config names who changed what from the target's cluster's own
+// audit.logFile, as run does; --audit-log (with --audit-complete) stands
+// in its place. A configured log that cannot be read is said on standard
+// error, and the edits then name their field managers only.
+func TestPlanConfigReadsTheClustersAuditLog(t *testing.T) {
+	audit, err := filepath.Abs("../examples/audit.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	config := func(logFile string) string {
+		path := filepath.Join(dir, "driftback.yaml")
+		os.WriteFile(path, []byte(`github: {appID: 1, privateKeyEnv: DRIFTBACK_TEST_KEY, installationID: 1}
+clusters:
+- name: prod
+  inCluster: true
+  audit: {logFile: `+logFile+`, complete: true}
+targets:
+- {name: shop-prod, repo: acme/shop, root: overlays/prod, cluster: prod, namespaces: [shop], appliedRevision: {head: true}}
+`), 0o600)
+		return path
+	}
+	const alice = "kubectl-edit (Update) at 2026-12-06T03:20:41Z by alice@example.com [shop-devs] with kubectl/v1.37.2"
+	plan := func(cfg string, extra ...string) (string, string) {
+		t.Helper()
+		args := append([]string{"plan", "--config", cfg, "--repo", "../examples/shop", "--live", "../examples/live.yaml"}, extra...)
+		out, stderr, code := driftback(t, args...)
+		if code != 1 {
+			t.Fatalf("%v: exit %d %s\n%s", extra, code, stderr, out)
+		}
+		return out, stderr
+	}
+	if out, stderr := plan(config(audit)); !strings.Contains(out, alice) || stderr != "" {
+		t.Errorf("the cluster's audit.logFile names nobody:\n%s\nstderr: %s", out, stderr)
+	}
+	missing := filepath.Join(dir, "gone.log")
+	out, stderr := plan(config(missing))
+	if strings.Contains(out, "by alice") || !strings.Contains(stderr, "cluster prod: audit.logFile cannot be read") || !strings.Contains(stderr, missing) {
+		t.Errorf("an unreadable audit.logFile: stderr %q\n%s", stderr, out)
+	}
+	// The flag wins over the config, stated complete by its own flag.
+	if out, stderr := plan(config(missing), "--audit-log", audit, "--audit-complete"); !strings.Contains(out, alice) || stderr != "" {
+		t.Errorf("--audit-log with --config names nobody:\n%s\nstderr: %s", out, stderr)
+	}
+	if out, _ := plan(config(missing), "--audit-log", audit); strings.Contains(out, "by alice") || !strings.Contains(out, "cannot tell who") {
+		t.Errorf("--audit-log without --audit-complete took the config's complete:\n%s", out)
+	}
+}

@@ -26,7 +26,8 @@ type liveObjects struct {
 	coverage *kube.Coverage // what a cluster read covered; nil for a file
 	source   string
 	empty    bool // an object file that held no objects at all
-	// audit names the users behind writes (--audit-log); nil without.
+	// audit names the users behind writes (--audit-log, or with --config
+	// the cluster's audit.logFile); nil without.
 	audit *cluster.AuditTrail
 	// appliedBy reads the revision a GitOps tool applied from the same
 	// source (the cluster, or every object of the file).
@@ -55,8 +56,8 @@ func (f *liveFlags) register(fs *pflag.FlagSet, what string) {
 	fs.StringVar(&f.live, "live", "", "live objects: multi-document YAML or a List, as kubectl get -o yaml prints; - reads standard input"+what)
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "read live objects from the cluster of this kubeconfig (default $KUBECONFIG, then ~/.kube/config)"+what)
 	fs.StringVar(&f.context, "context", "", "the kubeconfig context (default: its current context)")
-	fs.StringVar(&f.auditLog, "audit-log", "", "the cluster's audit log (the apiserver's --audit-log-path, JSON lines): each edit names the user who made the write; its newest 64 MiB are read")
-	fs.BoolVar(&f.auditComplete, "audit-complete", false, "the --audit-log file holds every write the cluster's API servers accepted (one API server, or a log gathering all of theirs): only then are users named; without it edits say \"cannot tell who\"")
+	fs.StringVar(&f.auditLog, "audit-log", "", "the cluster's audit log (the apiserver's --audit-log-path, JSON lines): each edit names the user who made the write; its newest 64 MiB are read. With --config it stands for every cluster's audit.logFile")
+	fs.BoolVar(&f.auditComplete, "audit-complete", false, "the --audit-log file (with --config, a cluster's audit.logFile too) holds every write the cluster's API servers accepted (one API server, or a log gathering all of theirs): only then are users named; without it edits say \"cannot tell who\"")
 }
 
 // overrides reports whether the flags name a source of their own, which
@@ -79,23 +80,32 @@ type liveSource struct {
 	lister *cluster.ClientLister // a cluster's, read-only
 	// namespace is the kubeconfig context's namespace (kubectl's default).
 	namespace string
-	audit     *cluster.AuditTrail // --audit-log, read; nil without
+	audit     *cluster.AuditTrail // who made the writes (auditOf); nil: nobody is named
 }
 
 // openLive opens the source the flags name: the object file, or the
 // cluster as kubectl finds it.
 func (f *liveFlags) openLive(stdin io.Reader) (*liveSource, error) {
 	s, err := f.openObjects(stdin)
-	if err != nil || f.auditLog == "" {
-		return s, err
+	if err == nil {
+		s.audit, err = f.openAudit()
 	}
-	s.audit = cluster.NewAuditTrail(0)
-	s.audit.SetComplete(f.auditComplete)
-	s.audit.FollowFile(f.auditLog)
-	if err := s.audit.Refresh(); err != nil {
-		return nil, fmt.Errorf("--audit-log: %w", err)
+	if err != nil {
+		return nil, err
 	}
 	return s, nil
+}
+
+// openAudit reads --audit-log; nil without it.
+func (f *liveFlags) openAudit() (*cluster.AuditTrail, error) {
+	if f.auditLog == "" {
+		return nil, nil
+	}
+	t := newAuditTrail(config.Audit{LogFile: f.auditLog, Complete: f.auditComplete})
+	if err := t.Refresh(); err != nil {
+		return nil, fmt.Errorf("--audit-log: %w", err)
+	}
+	return t, nil
 }
 
 // openObjects opens the object file, or the cluster as kubectl finds it.

@@ -40,6 +40,7 @@ func (o *planOptions) runTargets(cmd *cobra.Command) error {
 	}
 	o.log.repository(co.dir, co.work, start)
 	src := newSources(o.liveFlags, cmd.InOrStdin())
+	src.audits = cmd.ErrOrStderr()
 	targets, err := o.chooseTargets(cmd.Context(), cfg, src, co, cmd.ErrOrStderr())
 	if err != nil {
 		return fail(err)

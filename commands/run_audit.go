@@ -46,15 +46,22 @@ func (a *auditTrails) of(c *config.Cluster) *cluster.AuditTrail {
 		return kept.trail
 	}
 	a.stage(c.Name)
-	t := cluster.NewAuditTrail(int(c.Audit.Keep))
-	t.SetComplete(c.Audit.Complete)
-	if c.Audit.LogFile != "" {
-		t.FollowFile(c.Audit.LogFile)
-	}
+	t := newAuditTrail(*c.Audit)
 	if a.byCluster == nil {
 		a.byCluster = map[string]auditTrail{}
 	}
 	a.byCluster[c.Name] = auditTrail{cfg: *c.Audit, trail: t}
+	return t
+}
+
+// newAuditTrail is the trail of audit settings a (not yet read): run's
+// for a cluster, plan's for --audit-log or the cluster's audit.logFile.
+func newAuditTrail(a config.Audit) *cluster.AuditTrail {
+	t := cluster.NewAuditTrail(int(a.Keep))
+	t.SetComplete(a.Complete)
+	if a.LogFile != "" {
+		t.FollowFile(a.LogFile)
+	}
 	return t
 }
 

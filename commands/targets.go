@@ -220,17 +220,39 @@ type sources struct {
 	override  *liveSource
 	failed    error // the flags' source could not be opened: standard input is read once
 	byCluster map[string]*liveSource
+	// audits, when set (plan), has each source name who made the writes
+	// (auditOf) and takes the warning for an audit.logFile that cannot be
+	// read; nil (targets, which names no one): no audit log is read.
+	audits io.Writer
+	trails map[string]*cluster.AuditTrail // by cluster, read once
 }
 
 func newSources(f liveFlags, stdin io.Reader) *sources {
-	return &sources{flags: f, stdin: stdin, byCluster: map[string]*liveSource{}}
+	return &sources{flags: f, stdin: stdin, byCluster: map[string]*liveSource{}, trails: map[string]*cluster.AuditTrail{}}
 }
 
+// forCluster is c's live source, with c's audit trail when s.audits is set.
 func (s *sources) forCluster(c *config.Cluster) (*liveSource, error) {
+	src, err := s.objectsOf(c)
+	if err != nil || s.audits == nil {
+		return src, err
+	}
+	trail, err := s.auditOf(c)
+	if err != nil {
+		return nil, err
+	}
+	// The flags' source stands for every cluster; the trail is c's.
+	own := *src
+	own.audit = trail
+	return &own, nil
+}
+
+// objectsOf opens where c's live objects are read, once.
+func (s *sources) objectsOf(c *config.Cluster) (*liveSource, error) {
 	var err error
 	if s.flags.overrides() {
 		if s.override == nil && s.failed == nil {
-			s.override, s.failed = s.flags.openLive(s.stdin)
+			s.override, s.failed = s.flags.openObjects(s.stdin)
 		}
 		return s.override, s.failed
 	}
@@ -240,6 +262,41 @@ func (s *sources) forCluster(c *config.Cluster) (*liveSource, error) {
 		}
 	}
 	return s.byCluster[c.Name], err
+}
+
+// auditOf is the trail that names who made c's writes, wherever its live
+// objects are read from: --audit-log when given (complete only with
+// --audit-complete), else c's audit.logFile (complete as c says, or with
+// --audit-complete), as run reads it. A webhook's posts reach only a
+// running driftback. An audit.logFile that cannot be read (a node's path,
+// planned from a laptop) is warned of, and the edits name their field
+// managers only; an unreadable --audit-log is an error.
+func (s *sources) auditOf(c *config.Cluster) (*cluster.AuditTrail, error) {
+	key := c.Name
+	if s.flags.auditLog != "" {
+		key = "" // one trail for every cluster, as --live stands for each
+	}
+	if t, ok := s.trails[key]; ok {
+		return t, nil
+	}
+	var t *cluster.AuditTrail
+	switch {
+	case key == "":
+		var err error
+		if t, err = s.flags.openAudit(); err != nil {
+			return nil, err
+		}
+	case c.Audit != nil && c.Audit.LogFile != "":
+		a := *c.Audit
+		a.Complete = a.Complete || s.flags.auditComplete
+		t = newAuditTrail(a)
+		if err := t.Refresh(); err != nil {
+			fmt.Fprintf(s.audits, "driftback plan: warning: cluster %s: audit.logFile cannot be read, so edits name field managers only: %v\n", c.Name, err)
+			t = nil
+		}
+	}
+	s.trails[key] = t
+	return t, nil
 }
 
 // targetRow is a target as -o json and -o yaml print it.
