@@ -319,14 +319,23 @@ func argoRevision(obj map[string]any, index int) (raw, busy string) {
 	return deployed, ""
 }
 
-// commitOf extracts the SHA from Flux's "main@sha1:abc..." (v2) or
-// "main/abc..." (older) forms, or returns a bare SHA as is.
+// commitOf is the git commit a revision names, or "": Flux's RFC-0005
+// form, [<named pointer>@]<algo>:<checksum> (the digest after the last @),
+// when its algo is sha1; Flux's older <branch>/<sha>; or a bare SHA (Argo
+// CD's Git sources). Any other digest (an OCIRepository's
+// <tag>@sha256:…, a Bucket's or an Argo CD OCI source's sha256:…) names
+// an artifact, not a commit; Flux reads no SHA-256 Git repository, and
+// neither does the checkout a revision is read from.
 func commitOf(raw string) string {
 	s := raw
-	if i := strings.LastIndex(s, "sha1:"); i >= 0 {
-		s = s[i+len("sha1:"):]
-	} else if i := strings.LastIndex(s, "sha256:"); i >= 0 {
-		s = s[i+len("sha256:"):]
+	if i := strings.LastIndexByte(s, '@'); i >= 0 {
+		s = s[i+1:]
+	}
+	if algo, sum, ok := strings.Cut(s, ":"); ok {
+		if algo != "sha1" {
+			return ""
+		}
+		s = sum
 	} else if i := strings.LastIndexByte(s, '/'); i >= 0 {
 		s = s[i+1:]
 	}

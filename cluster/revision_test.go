@@ -156,3 +156,58 @@ spec:
 		t.Errorf("build options alone: %+v", a.ArgoCD)
 	}
 }
+
+// A revision names a git commit only as Flux writes a Git source's
+// (RFC-0005: [<branch>@]sha1:<sha>, before it <branch>/<sha>) or as a bare
+// SHA (Argo CD's Git sources). A digest (an OCIRepository's
+// <tag>@sha256:…, a Bucket's sha256:…, an Argo CD OCI source's sha256:…)
+// names an artifact, not a commit: its hex is no commit to render.
+func TestAppliedRevisionNamesACommitOnlyForGit(t *testing.T) {
+	const sha = "0123456789abcdef0123456789abcdef01234567"
+	const digest = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+	commit := func(raw, doc string, src cluster.Source) string {
+		t.Helper()
+		objs, err := cluster.ParseObjectFile("live.yaml", []byte(strings.ReplaceAll(doc, "RAW", raw)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := cluster.AppliedIn(objs, src)
+		if err != nil || a.Raw != raw {
+			t.Fatalf("%s: %+v %v", raw, a, err)
+		}
+		return a.Revision
+	}
+	const flux = `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: web, namespace: flux-system}
+spec: {path: ./apps/web, sourceRef: {kind: OCIRepository, name: web}}
+status: {lastAppliedRevision: "RAW"}
+`
+	for raw, want := range map[string]string{
+		"main@sha1:" + sha:                 sha,
+		"refs/pull/7/head@sha1:" + sha:     sha,
+		"sha1:" + sha:                      sha,
+		"main/" + sha:                      sha,
+		sha:                                sha,
+		"latest@sha256:" + digest:          "",
+		"sha256:" + digest:                 "",
+		"6.6.2@sha256:" + digest:           "",
+		"main@sha1:APPLIED":                "",
+		"v1.0.0@sha512:" + digest + digest: "",
+	} {
+		if got := commit(raw, flux, cluster.Source{Flux: &kube.ObjectRef{Namespace: "flux-system", Name: "web"}}); got != want {
+			t.Errorf("flux %q: commit %q, want %q", raw, got, want)
+		}
+	}
+	const argo = `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: web, namespace: argocd}
+spec: {source: {repoURL: oci://ghcr.io/acme/web, path: .}}
+status: {sync: {status: Synced, revision: "RAW"}}
+`
+	for raw, want := range map[string]string{sha: sha, "sha256:" + digest: "", "1.2.3": ""} {
+		if got := commit(raw, argo, cluster.Source{ArgoCD: &kube.ObjectRef{Namespace: "argocd", Name: "web"}}); got != want {
+			t.Errorf("argo CD %q: commit %q, want %q", raw, got, want)
+		}
+	}
+}
