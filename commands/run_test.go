@@ -39,7 +39,7 @@ func TestDemoShowsEveryOutcome(t *testing.T) {
 		"+  newTag: \"1.4.3\" # release train, bumped by CI",
 		// The commit carries the attribution, and alice's GitHub account
 		// as co-author.
-		"  changed in the cluster by kubectl-edit (Update) at 2026-12-06T03:20:41Z by alice@\u200bexample.com [shop-devs] with kubectl/v1.37.2\n",
+		"  changed in the cluster by kubectl-edit (Update) at 2026-12-06T03:20:41Z by alice@example.com [shop-devs] with kubectl/v1.37.2\n",
 		"\nCo-authored-by: alice <",
 		"driftback/shop-prod on base head main",
 		"overlays/prod/kustomization.yaml:11  Changed in the cluster: Deployment/shop/web spec.template.spec.containers[web].image",

@@ -362,7 +362,7 @@ func TestPlanMarkdownSaysWhoChangedAField(t *testing.T) {
 		t.Errorf("exit %d %s\n%s", code, stderr, out)
 	}
 	out, stderr, code = driftback(t, append(args, "--audit-log", "../examples/audit.log", "--audit-complete")...)
-	if code != 1 || !strings.Contains(out, "changed by kubectl-set (Update) at 2026-12-06T03:12:07Z by bob@\u200bexample.com &#91;sre&#93; with kubectl/v1.37.2") {
+	if code != 1 || !strings.Contains(out, "changed by kubectl-set (Update) at 2026-12-06T03:12:07Z by bob@example.com &#91;sre&#93; with kubectl/v1.37.2") {
 		t.Errorf("with --audit-log: exit %d %s\n%s", code, stderr, out)
 	}
 	// Not stated whole, the log may miss a write (another API server's):

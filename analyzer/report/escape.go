@@ -105,7 +105,8 @@ var mdEntities = map[rune]string{
 //   - markdown/HTML punctuation becomes entities (mdEntities), so no
 //     links, images, HTML, comments, emphasis, code spans or cell breaks;
 //   - "#" becomes "&#35;" (no heading) followed by U+200B when text follows,
-//     so "#123" is no issue link; "@x" becomes "@\u200bx" (no mention);
+//     so "#123" is no issue link; "@x" becomes "@\u200bx" (no mention)
+//     unless a letter or digit comes before it (an e-mail address, whole);
 //   - "://", "www." and "GH-1" get a U+200B so GitHub does not autolink them;
 //   - a leading "-", "+", "=", "1." or space and a trailing space become
 //     entities, so a list item's text cannot start a nested block.
@@ -201,7 +202,7 @@ func (e *mdEscaper) references(i int) (skip int, ok bool) {
 		}
 	case r == '@':
 		e.b.WriteByte('@')
-		if e.followed(i) {
+		if mentionAt(e.rs, i) {
 			e.b.WriteString(zwsp)
 		}
 	case r == ':' && e.at(i+1) == '/' && e.at(i+2) == '/':
@@ -216,6 +217,22 @@ func (e *mdEscaper) references(i int) (skip int, ok bool) {
 		return 0, false
 	}
 	return 0, true
+}
+
+// mentionAt reports whether the "@" at rs[i] could start a GitHub
+// mention: text follows it, and no ASCII letter or digit comes before it.
+// GitHub's mention filters take an "@" only at the start or after a
+// non-word character (html-pipeline: (?:^|\W)@login, \W being ASCII), so
+// alice@example.com mentions nobody and stays whole for a copy.
+func mentionAt(rs []rune, i int) bool {
+	if i+1 >= len(rs) || unicode.IsSpace(rs[i+1]) {
+		return false
+	}
+	if i == 0 {
+		return true
+	}
+	p := rs[i-1]
+	return !(p >= 'a' && p <= 'z' || p >= 'A' && p <= 'Z' || p >= '0' && p <= '9')
 }
 
 func foldPrefix(rs []rune, prefix string) bool {
@@ -253,9 +270,17 @@ func PlainValue(v any) string { return plain(valueText(v), maxValueRunes) }
 
 // PlainText is text from the cluster (a user, a field manager's name) as
 // one bounded line for a commit message: GitHub reads a commit message for
-// references and mentions, so "#" and "@" are followed by a zero-width
-// space, and "fixes #12" closes nothing.
+// references and mentions, so "#" and an "@" that could mention
+// (mentionAt) are followed by a zero-width space, and "fixes #12" closes
+// nothing.
 func PlainText(s string) string {
-	s = plain(s, maxTextRunes)
-	return strings.NewReplacer("#", "#\u200b", "@", "@\u200b").Replace(s)
+	rs := []rune(plain(s, maxTextRunes))
+	var b strings.Builder
+	for i, r := range rs {
+		b.WriteRune(r)
+		if r == '#' || r == '@' && mentionAt(rs, i) {
+			b.WriteString(zwsp)
+		}
+	}
+	return b.String()
 }

@@ -360,10 +360,38 @@ func TestToolNoteTooLongKeepsNoPartOfItsCommand(t *testing.T) {
 }
 
 // Text from the cluster in a commit message references and mentions
-// nothing, and stays one line.
+// nothing, and stays one line; an e-mail address, which mentions nobody,
+// stays whole.
 func TestPlainTextBreaksReferencesAndMentions(t *testing.T) {
-	got := PlainText("fixes #12 for @acme/team\nand more")
-	if got != "fixes #\u200b12 for @\u200bacme/team↵and more" {
+	got := PlainText("fixes #12 for @acme/team by alice@example.com\nand more")
+	if got != "fixes #\u200b12 for @\u200bacme/team by alice@example.com↵and more" {
 		t.Fatalf("PlainText = %q", got)
+	}
+}
+
+// mention is an "@" GitHub's mention filters would read as one, in the
+// rendered text: at the start or after a non-word character (html-pipeline's
+// MentionFilter and TeamMentionFilter: (?:^|\W)@login, Ruby's \W being
+// ASCII), followed by a login.
+var mention = regexp.MustCompile(`(?i)(?:^|[^a-z0-9_])@[a-z0-9]`)
+
+// Who changed a field names e-mail addresses as they are, byte for byte, so
+// a reviewer's copy is the address; an "@" that could mention (a bare
+// @team, one after punctuation or a non-ASCII letter) still cannot.
+func TestChangedByEmailsCopyWholeAndMentionNobody(t *testing.T) {
+	obj := analyzer.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}
+	plan := &analyzer.Plan{Root: "overlays/prod", Edits: []analyzer.Edit{
+		{Object: obj, Field: "spec.replicas", From: int64(2), To: int64(3), File: "base/web.yaml", Line: 3, Route: "source"},
+	}}
+	by := func(analyzer.Edit) string {
+		return "kubectl-edit (Update) by alice@example.com [shop-devs] with kubectl/v1.37.2; by @team, x.@acme/sre, é@ops and (@bob)"
+	}
+	body := Markdown(plan, MarkdownOptions{ChangedBy: by})
+	if !strings.Contains(body, "by alice@example.com &#91;shop-devs&#93;") {
+		t.Errorf("the address is not whole:\n%s", body)
+	}
+	text := html.UnescapeString(body)
+	if m := mention.FindAllString(text, -1); len(m) > 0 {
+		t.Errorf("mentions %q:\n%s", m, body)
 	}
 }
