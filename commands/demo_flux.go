@@ -17,50 +17,18 @@ import (
 )
 
 // A discovered-target demo: the example repository, its live snapshot (the
-// revision the tool applied written APPLIED), and a config with no
-// targets, whose one cluster discovers them.
+// revision the tool applied written APPLIED), and its config file, with no
+// targets: its one cluster discovers them.
 type discoveredDemo struct {
 	tool, repo, example, live, config string
 	applied                           []byte // what stands for the applied commit in live
 }
 
-// The Flux demo's config: no targets, the cluster discovers them.
-const demoFluxConfig = `github:
-  appID: 1
-  privateKeyEnv: DRIFTBACK_DEMO_KEY
-  owner: acme
-clusters:
-- name: prod
-  inCluster: true
-  discover:
-    flux: true
-    namespaces: [flux-system]
-defaults:
-  pullRequest:
-    labels: [drift]
-`
-
-// The Argo CD demo's config, likewise.
-const demoArgoConfig = `github:
-  appID: 1
-  privateKeyEnv: DRIFTBACK_DEMO_KEY
-  owner: acme
-clusters:
-- name: prod
-  inCluster: true
-  discover:
-    argocd: true
-    namespaces: [argocd]
-defaults:
-  pullRequest:
-    labels: [drift]
-`
-
 var (
 	fluxDemo = discoveredDemo{tool: "Flux", repo: "fleet", example: "examples/fleet", live: "examples/fleet-live.yaml",
-		config: demoFluxConfig, applied: []byte("main@sha1:APPLIED")}
+		config: "examples/fleet-driftback.yaml", applied: []byte("main@sha1:APPLIED")}
 	argoDemo = discoveredDemo{tool: "Argo CD", repo: "shop-deploy", example: "examples/argocd", live: "examples/argocd-live.yaml",
-		config: demoArgoConfig, applied: []byte("APPLIED")}
+		config: "examples/argocd-driftback.yaml", applied: []byte("APPLIED")}
 )
 
 // demoDiscovered is `driftback demo --flux` and `--argocd`: the target is
@@ -91,7 +59,11 @@ func demoDiscovered(cmd *cobra.Command, examples fs.FS, dd discoveredDemo) error
 	if err != nil {
 		return fail(err)
 	}
-	cfg, err := config.Parse("demo.yaml", []byte(dd.config))
+	text, err := fs.ReadFile(examples, dd.config)
+	if err != nil {
+		return fail(err)
+	}
+	cfg, err := config.Parse(dd.config, text)
 	if err != nil {
 		return fail(err)
 	}

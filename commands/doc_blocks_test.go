@@ -18,14 +18,16 @@ func TestEveryShellBlockIsRunOrMarked(t *testing.T) {
 	// TestInstallGuideHelm: install.md's steps 1, 2, 3a and 3b, upgrade
 	// and uninstall), TestReadmeInstallKustomize (README's app create,
 	// deploy/README's sections 1 to 3), TestDocShellStepsUpgradeUninstall
-	// (every block of upgrade.md and uninstall.md), and README's first
-	// lines (the demo, and the suite itself). In a section a walk runs, it
-	// skips a marked block by its mark and fails on any other it cannot run.
+	// (every block of upgrade.md and uninstall.md), README's first lines
+	// (the demo, and the suite itself), and README's plan of each
+	// discovered example (TestReadmePlansTheDiscoveredExamplesAsTheDemosDo).
+	// In a section a walk runs, it skips a marked block by its mark and
+	// fails on any other it cannot run.
 	covered := map[string][]string{
 		"install.md":       {"1. Create the GitHub App", "2. Write the config", "3a. ", "3b. "},
 		"upgrade.md":       {""},
 		"uninstall.md":     {""},
-		"README.md":        {"Install as a GitHub App"},
+		"README.md":        {"Install as a GitHub App", "A target discovered from Flux", "A target discovered from Argo CD"},
 		"deploy/README.md": {"1. ", "2. ", "3. "},
 	}
 	pages, err := filepath.Glob("../docs/*.md")

@@ -57,6 +57,7 @@ func driftback(t *testing.T, args ...string) (stdout, stderr string, code int) {
 type run struct {
 	env   []string // added to a clean environment
 	stdin io.Reader
+	dir   string // the working directory; "" for the test's own
 }
 
 // driftbackWith runs the binary with a HOME of its own and no KUBECONFIG,
@@ -70,7 +71,7 @@ func driftbackWith(t *testing.T, r run, args ...string) (stdout, stderr string, 
 		}
 	}
 	cmd.Env = append(append(cmd.Env, "HOME="+t.TempDir()), r.env...)
-	cmd.Stdin = r.stdin
+	cmd.Stdin, cmd.Dir = r.stdin, r.dir
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()

@@ -25,6 +25,7 @@ type planOptions struct {
 	progress               *progress // what a long plan is doing, on a terminal
 	config, target         string
 	all                    bool        // every target of the checkout's repository
+	appliedHead            bool        // render the checkout whatever revision the GitOps tool reports
 	remotes                remoteFlags // GitHub remote bases mapped to local checkouts
 	// collect, when set, takes each plan that -o json or -o yaml would
 	// print (or why there is none yet), for one document over several
@@ -55,7 +56,9 @@ the config's clusters discover (driftback targets lists them): it compares the o
 Kustomization or Argo CD Application lists in its inventory, as run does. --all plans every
 target, written or discovered, of the checkout's repository (named by its git remotes) and of
 its checked-out branch, one after another; -o json and -o yaml then print one document with a plan per target, and the exit
-code is the worst of theirs.
+code is the worst of theirs. --applied-head takes the checkout as it is for what the GitOps tool
+applied, whatever revision it reports (a snapshot whose commit the checkout does not have, as the
+bundled examples' APPLIED): the plan says so in a note.
 
 -o json and -o yaml print the plan as one document; -o patch shows the change as a unified
 diff, and the refusals, which a patch cannot hold, on standard error. With
@@ -74,7 +77,8 @@ repository loaded, the live objects read (debug adds them by kind), the plan mad
   kubectl get deploy,svc -n shop -o yaml | driftback plan --root overlays/prod --live -
   driftback plan --root overlays/prod -n shop --context prod
   driftback plan --config driftback.yaml --target shop-prod -o markdown
-  driftback plan --config driftback.yaml --all`,
+  driftback plan --config driftback.yaml --all
+  driftback plan --config examples/fleet-driftback.yaml --repo examples/fleet --live examples/fleet-live.yaml --applied-head`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
@@ -92,6 +96,7 @@ repository loaded, the live objects read (debug adds them by kind), the plan mad
 	f.StringVarP(&o.config, "config", "c", "", "plan a target of this driftback.yaml exactly as the bot does (with --target)")
 	f.StringVar(&o.target, "target", "", "the target of --config to plan, written or discovered (default: its only target)")
 	f.BoolVar(&o.all, "all", false, "plan every target of --config, written or discovered, of the checkout's repository")
+	f.BoolVar(&o.appliedHead, "applied-head", false, "with --config: take the checkout as it is for what the GitOps tool applied, whatever revision it reports (a snapshot whose commit the checkout does not have, a folder that is no git clone); its inventory, render settings and enforcement still apply, and a note says so")
 	cmd.RegisterFlagCompletionFunc("target", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return targetCompletions(o.config), cobra.ShellCompDirectiveNoFileComp
 	})
@@ -109,8 +114,8 @@ func (o *planOptions) run(cmd *cobra.Command) error {
 	if o.config != "" {
 		return o.runTargets(cmd)
 	}
-	if o.target != "" || o.all {
-		return fail(errors.New("--target and --all need --config"))
+	if o.target != "" || o.all || o.appliedHead {
+		return fail(errors.New("--target, --all and --applied-head need --config"))
 	}
 	if o.root == "" {
 		return fail(errors.New("--root is required"))

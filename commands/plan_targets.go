@@ -188,7 +188,7 @@ func (s checkoutScope) holds(t *config.Target) (ok bool, why string) {
 // for, as plan --root does.
 func (o *planOptions) planTarget(cmd *cobra.Command, cfg *config.Config, src *sources, co *checkout, kt knownTarget) error {
 	o.progress.doing(fmt.Sprintf("reading and planning target %s (%s)", kt.Config.Name, kt.Config.Root))
-	res, in, err := planKnown(cmd.Context(), cfg, src, co, kt, o.log)
+	res, in, err := planKnown(cmd.Context(), cfg, src, co, kt, o.log, o.appliedHead)
 	if err != nil {
 		return fail(err)
 	}
@@ -222,7 +222,9 @@ func (o *planOptions) finishTarget(cmd *cobra.Command, res targetplan.Result, ob
 
 // planKnown plans kt on the checkout as the bot's poll does; a Result
 // with Waiting set (and no Plan) says why nothing can be planned yet.
-func planKnown(ctx context.Context, cfg *config.Config, src *sources, co *checkout, kt knownTarget, log planLog) (targetplan.Result, targetRead, error) {
+// atHead (--applied-head) renders the checkout whatever revision the
+// GitOps tool reports, and the plan's notes say so.
+func planKnown(ctx context.Context, cfg *config.Config, src *sources, co *checkout, kt knownTarget, log planLog, atHead bool) (targetplan.Result, targetRead, error) {
 	log = log.forTarget(kt.Config.Name)
 	start := time.Now()
 	in, waiting, err := readTarget(ctx, cfg, src, kt)
@@ -233,9 +235,20 @@ func planKnown(ctx context.Context, cfg *config.Config, src *sources, co *checko
 	if waiting == "" {
 		log.live(in.objs, start)
 		start = time.Now()
-		in.Base, in.Load = co.base, co.load
+		in.Base, in.Load, in.AtBase = co.base, co.load, atHead
+		reported := ""
+		if read := in.Applied; atHead && read != nil {
+			in.Applied = func(ctx context.Context) (cluster.Applied, error) {
+				a, err := read(ctx)
+				reported = a.Raw
+				return a, err
+			}
+		}
 		if res, err = targetplan.Plan(ctx, in.Input); err != nil {
 			return res, in, err
+		}
+		if in.AtBase && res.Plan != nil && in.Applied != nil {
+			res.Plan.Notes = append(res.Plan.Notes, fmt.Sprintf("--applied-head: rendered at %s as it is, not at the revision the GitOps tool reports (%q)", co.dir, reported))
 		}
 	}
 	log.target(res, start)

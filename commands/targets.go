@@ -340,7 +340,7 @@ func planRows(ctx context.Context, cfg *config.Config, src *sources, co *checkou
 			rows[i].State = cmp.Or(why, "not planned: of another repository than "+co.dir)
 			continue
 		}
-		res, _, err := planKnown(ctx, cfg, src, co, kt, log)
+		res, _, err := planKnown(ctx, cfg, src, co, kt, log, false)
 		switch {
 		case err != nil:
 			rows[i].State = "error: " + err.Error()

@@ -481,7 +481,7 @@ func mustJSON(t *testing.T, v any) []byte {
 // Issue 55, item 4: the bundled snapshot, unchanged, names no commit
 // (APPLIED stands for the one the demo makes); plan --config says so, not
 // that the tool reports no revision, and the file's header says how to
-// plan on it.
+// plan on it (--applied-head).
 func TestPlanOnTheExampleSnapshotSaysItsRevisionIsNoCommit(t *testing.T) {
 	dir, _ := fleetCheckout(t, "git@github.com:acme/fleet.git")
 	out, stderr, code := driftback(t, "plan", "-c", writeConfig(t, targetsConfig), "--repo", dir,
@@ -491,7 +491,7 @@ func TestPlanOnTheExampleSnapshotSaysItsRevisionIsNoCommit(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
 	for _, f := range []string{"../examples/fleet-live.yaml", "../examples/argocd-live.yaml"} {
-		if b, _ := os.ReadFile(f); !strings.Contains(string(b), "to plan on this file, put the commit") {
+		if b, _ := os.ReadFile(f); !strings.Contains(string(b), "to plan on this file as the demo does") || !strings.Contains(string(b), "--applied-head") {
 			t.Errorf("%s does not say what APPLIED stands for", f)
 		}
 	}

@@ -28,6 +28,10 @@ type Input struct {
 	// Base (appliedRevision.head).
 	Applied func(ctx context.Context) (cluster.Applied, error)
 	Base    string // the revision a proposal is made on (the base branch head)
+	// AtBase renders at Base whatever revision Applied reports (plan
+	// --applied-head: a snapshot whose commit the checkout does not have);
+	// the tool's render context, inventory and enforcement still apply.
+	AtBase bool
 	// Load returns the repository at a revision.
 	Load func(ctx context.Context, revision string) (*analyzer.Snapshot, error)
 	// Decline, when set, is given the plan (after the GitOps tool's part)
@@ -101,6 +105,9 @@ func plan(ctx context.Context, in Input) (Result, error) {
 		out.Enforcement = enf
 		out.Waiting = waitingFor(a)
 		renderAt = a.Revision
+		if in.AtBase {
+			out.Waiting, renderAt = a.Busy, in.Base
+		}
 	}
 	live, err := cluster.LiveObjects(in.Objects, cluster.NewRules(tc.Appliers, tc.Ignore).WithTool(toolOf(flux, argo)))
 	if err != nil || out.Waiting != "" {
