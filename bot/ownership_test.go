@@ -89,10 +89,10 @@ func TestAPersonsPullRequestOnTheBranchIsLeftAlone(t *testing.T) {
 	if w := writesBesideCheckRuns(h, from); len(w) != 0 {
 		t.Fatalf("driftback wrote to alice's pull request or branch: %v", w)
 	}
-	// Her branch deleted, driftback proposes again, on a branch of its own
-	// (at its next poll that is not idle: a branch deletion wakes nothing).
+	// Her branch deleted, driftback proposes again, on a branch of its own,
+	// at its next poll: nothing else moved, but the idle check reads a
+	// branch the target stood back for.
 	h.srv.DeleteBranch(owner, repo, branch)
-	h.bot.memory.Forget("shop-prod")
 	h.poll()
 	if pr := h.openPR(); pr.User != "driftback[bot]" || pr.Number == mine {
 		t.Fatalf("want a new pull request of driftback's, have %+v", pr)

@@ -95,7 +95,10 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 		rerun, p.Rerun = "", ""
 	}
 	b.memory.Settle(ctx, p.Poll, b.loader(p))
-	m, quiet, err := b.memory.Check(ctx, p.Poll, rerun != "", b.Archives)
+	m, quiet, err := b.memory.Check(ctx, p.Poll, rerun != "", b.Archives, func(ctx context.Context) string {
+		head, _ := b.application().BranchHead(ctx, p.Place)
+		return head
+	})
 	if err != nil {
 		return Outcome{}, err
 	}

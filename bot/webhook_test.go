@@ -95,6 +95,11 @@ func TestWebhookWakesTheTargetsConcerned(t *testing.T) {
 		{"push to release", g.srv.PushEvent(owner, repo, "release", main, release, "alice"), []string{"shop-release"}},
 		{"push to another branch", g.srv.PushEvent(owner, repo, "feature", main, release, "alice"), nil},
 		{"push to the other repository's main", g.srv.PushEvent(owner, "other", "main", main, release, "alice"), []string{"other-prod"}},
+		{"push to the pull request's branch", g.srv.PushEvent(owner, repo, branch, pr.HeadSHA, main, "alice"), nil},
+		{"the pull request's branch deleted", g.srv.PushEvent(owner, repo, branch, pr.HeadSHA, zeroSHA, "alice"), []string{"shop-prod"}},
+		{"the bot deleting its branch", g.srv.PushEvent(owner, repo, branch, pr.HeadSHA, zeroSHA, "driftback[bot]"), nil},
+		{"another branch deleted", g.srv.PushEvent(owner, repo, "feature", main, zeroSHA, "alice"), nil},
+		{"the same branch name deleted in the other repository", g.srv.PushEvent(owner, "other", branch, main, zeroSHA, "alice"), nil},
 		{"regenerate box ticked", g.srv.PullRequestEvent(owner, repo, pr.Number, "edited", "alice"), []string{"shop-prod"}},
 		{"pull request closed", g.srv.PullRequestEvent(owner, repo, pr.Number, "closed", "alice"), []string{"shop-prod"}},
 		{"the bot's own edit", g.srv.PullRequestEvent(owner, repo, pr.Number, "edited", "driftback[bot]"), nil},
@@ -124,11 +129,50 @@ func TestWebhookWakesTheTargetsConcerned(t *testing.T) {
 	if got := g.woken(); got != nil {
 		t.Errorf("another App's check run woke %v", got)
 	}
-	if n := g.deliveries("push", "woke") + g.deliveries("pull_request", "woke") + g.deliveries("check_run", "woke"); n != 6 {
-		t.Errorf("%v deliveries counted as waking, want 6", n)
+	if n := g.deliveries("push", "woke") + g.deliveries("pull_request", "woke") + g.deliveries("check_run", "woke"); n != 7 {
+		t.Errorf("%v deliveries counted as waking, want 7", n)
 	}
 	if n := g.deliveries("check_suite", "woke"); n != 2 {
 		t.Errorf("%v check_suite deliveries counted as waking, want 2", n)
+	}
+}
+
+// zeroSHA is what a push delivery names as the new head of a branch it
+// deleted.
+const zeroSHA = "0000000000000000000000000000000000000000"
+
+// Issue 54: a reviewer declines driftback's pull request by closing it
+// (the branch stays, which keeps the target quiet), then deletes the
+// branch. The push GitHub sends for the deletion wakes the target, and its
+// poll, although nothing else moved, proposes again at once rather than
+// at a later poll that finds something else changed.
+func TestBranchDeletionWakesItsTarget(t *testing.T) {
+	g := newHookRig(t)
+	g.r.Targets = g.r.Targets[:1]
+	g.r.PollOnce(g.ctx)
+	first := g.openPR()
+	g.srv.ClosePR(owner, repo, first.Number)
+	if out := g.poll(); !out.Declined {
+		t.Fatalf("setup: the closed pull request's edit set is not declined: %+v", out)
+	}
+	if out := g.poll(); !out.Idle {
+		t.Fatalf("setup: the target is not idle: %+v", out)
+	}
+	head, _ := g.srv.Branch(owner, repo, branch)
+	if !g.srv.DeleteBranch(owner, repo, branch) {
+		t.Fatal("setup: delete the branch")
+	}
+	if code := g.deliver(g.srv.PushEvent(owner, repo, branch, head, zeroSHA, "alice")); code != http.StatusAccepted {
+		t.Fatalf("status %d", code)
+	}
+	if n := g.deliveries("push", "woke"); n != 1 {
+		t.Fatalf("the deletion's push woke nothing (%v counted as waking)", n)
+	}
+	if err := g.r.PollWoken(g.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if pr := g.openPR(); pr.Number == first.Number {
+		t.Fatalf("want a new pull request, have %+v", g.prs())
 	}
 }
 

@@ -30,6 +30,10 @@ type Memo struct {
 	// line), for what KindsAt names: the next poll at the same key lists
 	// only those (kinds.go).
 	Kinds, KindsAt string
+	// Branch is the branch head the last reconcile stood back for
+	// (pollstate.Poll.Kept): an idle check reads the branch again, as
+	// nothing else it compares moves when someone deletes it.
+	Branch string
 }
 
 // Memory is what the last reconcile of each target saw.
@@ -49,8 +53,9 @@ func (mem *Memory) Forget(target string) { mem.memos.Forget(target) }
 // and whether nothing the last reconcile depended on moved (then the memo
 // is carried on to the commits read, and the poll is done). A requested
 // rerun is never idle. archives resolves the remote refs the last plan
-// read.
-func (mem *Memory) Check(ctx context.Context, p *pollstate.Poll, rerun bool, archives *archive.Archives) (Memo, bool, error) {
+// read; branch reads the head of the target's branch ("" when there is
+// none, or it cannot be read: then the poll reconciles).
+func (mem *Memory) Check(ctx context.Context, p *pollstate.Poll, rerun bool, archives *archive.Archives, branch func(context.Context) string) (Memo, bool, error) {
 	m := Memo{Base: p.At.Base, Applied: p.At.Applied, Live: LiveFingerprint(p, p.Only), Config: keyed.Fingerprint(p.Target), PRs: ghround.PRsFingerprint(p.PRs)}
 	last, ok := mem.memos.Get(p.Target.Name)
 	if !ok {
@@ -63,6 +68,9 @@ func (mem *Memory) Check(ctx context.Context, p *pollstate.Poll, rerun bool, arc
 	var err error
 	if m.Remotes, err = resolvePins(ctx, archives, last.Pins); err != nil {
 		return m, false, err
+	}
+	if last.Branch != "" {
+		m.Branch = branch(ctx)
 	}
 	if last != m || rerun {
 		return m, false, nil
@@ -82,6 +90,7 @@ func (mem *Memory) Remember(p *pollstate.Poll, m Memo, after []*github.PullReque
 	p.Unsettle()
 	m.Base, m.Applied, m.Writes = p.At.Base, p.At.Applied, plannedWrites(p.Out.Plan)
 	m.Kinds, m.KindsAt = "", ""
+	m.Branch = p.Kept
 	read := p.Only
 	if p.Kinds != nil && !byInventory {
 		// The next poll at this key reads only these kinds: remember the

@@ -43,6 +43,13 @@ type Poll struct {
 	BodyMoved   bool                     // the body changed during the poll: not rewritten, not remembered
 	Attribution *attribution.Attribution // who changed each edit's field, from objs (and the audit trail)
 	Out         Outcome
+
+	// Kept is the head of the target's branch when the poll stood back
+	// for it with no pull request open on it (a person's commit, a
+	// declined edit set, another installation's); "" otherwise. Only a
+	// deletion of, or push to, the branch changes what it decided
+	// (bot/idle).
+	Kept string
 }
 
 // Review is what the reviewer chose for this poll's plan.

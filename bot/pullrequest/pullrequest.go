@@ -55,6 +55,7 @@ func (k *Keeper) Propose(ctx context.Context, p *pollstate.Poll, plan *analyzer.
 	if br.own.Instance != "" && open == nil {
 		// Another installation pushed the branch and has not opened its
 		// pull request yet (or its poll ended in between).
+		p.Kept = br.head
 		return nil, k.Overlap(ctx, p, app.Holder{Login: k.App.Login, Instance: br.own.Instance}, fmt.Sprintf("branch `%s`", p.Branch))
 	}
 	regenerate := open != nil && prbody.RegenerateTicked(open.GetBody())
@@ -65,6 +66,7 @@ func (k *Keeper) Propose(ctx context.Context, p *pollstate.Poll, plan *analyzer.
 		p.Note = fmt.Sprintf("> `%s` holds a commit driftback did not make, and no open pull request; driftback leaves it alone. "+
 			"Delete the branch to let driftback propose again.", p.Branch)
 		p.Log.Warn("branch holds a commit driftback did not make; leaving it alone", "branch", p.Branch, "head", br.head)
+		p.Kept = br.head
 		return nil, nil
 	}
 	st, head := br.st, br.head
@@ -97,10 +99,11 @@ func (k *Keeper) declinedBefore(ctx context.Context, p *pollstate.Poll, lastClos
 	if !ok || st.Edits != hash || st.Closed != "" {
 		return false
 	}
-	if _, exists := k.App.BranchHead(ctx, p.Place); !exists {
+	head, exists := k.App.BranchHead(ctx, p.Place)
+	if !exists {
 		return false
 	}
-	p.Out.Declined = true
+	p.Out.Declined, p.Kept = true, head
 	p.Log.Info("edit set declined before; staying quiet", "pr", lastClosed.GetNumber())
 	return true
 }

@@ -58,6 +58,7 @@ var webhookEvents = map[string]bool{"check_run": true, "check_suite": true, "pul
 type hookPayload struct {
 	Action     string `json:"action"`
 	Ref        string `json:"ref"`
+	Deleted    bool   `json:"deleted"` // push: the ref was deleted
 	Repository struct {
 		FullName      string `json:"full_name"`
 		DefaultBranch string `json:"default_branch"`
@@ -369,7 +370,12 @@ func concernsTarget(env Env, event string, p *hookPayload, tc *config.Target) (b
 			head.Ref == tc.Branch() && head.Repo != nil && strings.EqualFold(head.Repo.FullName, p.Repository.FullName)
 		return ok, ""
 	case "push":
-		return base != "" && p.Ref == "refs/heads/"+base, ""
+		// A base branch moved, or someone deleted the target's branch: a
+		// branch driftback stood back for (a person's commit, a declined
+		// edit set) is its to propose from again. Its own deletions need
+		// no poll.
+		deleted := p.Deleted && p.Ref == "refs/heads/"+tc.Branch() && p.Sender.Login != env.App.Login
+		return (base != "" && p.Ref == "refs/heads/"+base) || deleted, ""
 	}
 	return false, ""
 }
