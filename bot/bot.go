@@ -72,6 +72,10 @@ type Bot struct {
 	// archived: per target, its repository refused a write as archived
 	// (read-only); polls only ask whether it still is.
 	archived keyed.Map[bool]
+
+	deployment string            // Options.Deployment
+	now        func() time.Time  // the clock a write's age is read on (bot/app); nil: time.Now
+	conflicts  keyed.Map[string] // per target: the other deployment last warned about
 }
 
 // Options are the parts of a Bot that have defaults.
@@ -92,6 +96,12 @@ type Options struct {
 	// config.DefaultInstance. Everything the bot writes carries it, and it
 	// never touches a pull request or branch another instance wrote.
 	Instance string
+	// Deployment names the deployment this process is a replica of (its
+	// cluster and namespace; the same for every replica, and across
+	// restarts); "" when it cannot tell. Everything the bot writes
+	// carries it, and it stands back for a target another deployment at
+	// its instance wrote within app.DeploymentHold.
+	Deployment string
 	// RenderBytes bounds the kustomize renders kept across polls (a
 	// target's costs up to three: plain, dyed, verified). 0 keeps none.
 	RenderBytes int64
@@ -112,7 +122,8 @@ func New(gh *github.Client, opts Options) *Bot {
 	if opts.Instance == "" {
 		opts.Instance = config.DefaultInstance
 	}
-	return &Bot{GitHub: gh, Archives: s, Metrics: opts.Metrics, Log: opts.Log, appID: opts.AppID, login: opts.Login, instance: opts.Instance}
+	return &Bot{GitHub: gh, Archives: s, Metrics: opts.Metrics, Log: opts.Log, appID: opts.AppID, login: opts.Login, instance: opts.Instance,
+		deployment: opts.Deployment}
 }
 
 // Outcome says what one reconcile did, for logs and tests.
@@ -121,13 +132,13 @@ type Outcome = pollstate.Outcome
 // application is the installation as this poll writes: built from the
 // Bot's fields as they are now, which tests change.
 func (b *Bot) application() *app.App {
-	return &app.App{GitHub: b.GitHub, Metrics: b.Metrics, ID: b.appID, Login: b.login, Instance: b.instance}
+	return &app.App{GitHub: b.GitHub, Metrics: b.Metrics, ID: b.appID, Login: b.login, Instance: b.instance, Deployment: b.deployment, Now: b.now}
 }
 
 // keeper keeps the poll's pull request, built from the Bot's fields as
 // they are now.
 func (b *Bot) keeper() *pullrequest.Keeper {
-	return &pullrequest.Keeper{App: b.application(), Logins: &b.logins, Blocked: &b.blocked,
+	return &pullrequest.Keeper{App: b.application(), Logins: &b.logins, Blocked: &b.blocked, Conflicts: &b.conflicts,
 		Fresh: func(ctx context.Context, p *pollstate.Poll) ([]*github.PullRequest, error) {
 			return b.reads.FreshPRs(ctx, b.GitHub, p)
 		}}

@@ -528,7 +528,9 @@ func (h *harness) botAs(t testing.TB, who appIdentity, record bool, now func() t
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(gh, Options{AppID: who.id, Login: who.login, Download: h.srv.Client(), Metrics: metrics, RenderBytes: 1 << 20})
+	b := New(gh, Options{AppID: who.id, Login: who.login, Download: h.srv.Client(), Metrics: metrics, RenderBytes: 1 << 20})
+	b.now = now
+	return b
 }
 
 type brokenLister struct{}

@@ -39,17 +39,9 @@ func secondInstallation(t *testing.T, h *harness) *harness {
 
 func TestTwoInstallationsDoNotFight(t *testing.T) {
 	lives := map[string]func(t testing.TB) string{
-		// Only the worker's replica count drifted (kubectl scale): b, which
-		// ignores it, sees the cluster in line with Git and would close a's
-		// pull request.
-		"b sees no drift": func(t testing.TB) string {
-			s := renderedLive(t)
-			i := strings.LastIndex(s, "    replicas: 2\n    revisionHistoryLimit")
-			if i < strings.Index(s, "name: worker") {
-				t.Fatal("the example's live worker moved; update this test")
-			}
-			return scaledByHand(t, s[:i]+"    replicas: 3"+s[i+len("    replicas: 2"):])
-		},
+		// b, which ignores the replica count, sees the cluster in line with
+		// Git and would close a's pull request.
+		"b sees no drift": onlyReplicasDrifted,
 		// b proposes another edit set than a and would push it.
 		"b sees other drift": func(t testing.TB) string { return scaledByHand(t, writeThroughOnly(t)) },
 	}
@@ -144,11 +136,13 @@ func settleThenQuiet(t *testing.T, h *harness, bots []*harness) string {
 	round()
 	head, _ := h.srv.Branch(owner, repo, branch)
 	mark := h.srv.Counters()
+	from := len(h.srv.Requests())
 	for i := 0; i < 3; i++ {
 		round()
 	}
 	if d := h.srv.Counters().Sub(mark); d.Mutating != 0 {
-		t.Fatalf("3 more rounds made %d writes, want 0 (they fight)", d.Mutating)
+		_, ops := writesSince(h.srv, from)
+		t.Fatalf("3 more rounds made %d writes, want 0 (they fight): %v", d.Mutating, ops)
 	}
 	return head
 }
@@ -164,6 +158,17 @@ func latestNamed(h *harness, name string) *githubtest.CheckRun {
 	return latest
 }
 
+// onlyReplicasDrifted is the example's live state with only the worker's
+// replica count changed, by kubectl scale.
+func onlyReplicasDrifted(t testing.TB) string {
+	s := renderedLive(t)
+	i := strings.LastIndex(s, "    replicas: 2\n    revisionHistoryLimit")
+	if i < strings.Index(s, "name: worker") {
+		t.Fatal("the example's live worker moved; update this test")
+	}
+	return scaledByHand(t, s[:i]+"    replicas: 3"+s[i+len("    replicas: 2"):])
+}
+
 // scaledByHand checks that the live worker holds the managedFields of a
 // kubectl scale, as the example's does: with managedFields the ignore
 // rules apply.
@@ -174,35 +179,47 @@ func scaledByHand(t testing.TB, s string) string {
 	return s
 }
 
-// A branch another installation pushed before its pull request was opened
-// (its poll ended in between) is its own: not pushed over, not deleted.
+// A branch another installation, or another deployment of this one
+// (issue 54, item 8), pushed before its pull request was opened (its poll
+// ended in between) is its own: not pushed over, not deleted.
 func TestOtherInstallationsBranchWithoutPRIsLeftAlone(t *testing.T) {
-	h := newHarness(t, scaledByHand(t, writeThroughOnly(t)))
-	b := secondInstallation(t, h)
-	h.srv.InjectFault(githubtest.Fault{Method: "POST", Path: "/repos/{owner}/{repo}/pulls", Status: 422, Count: 1})
-	if err := h.pollErr(); err == nil {
-		t.Fatal("setup: the pull request was opened")
-	}
-	head, ok := h.srv.Branch(owner, repo, branch)
-	if !ok || len(h.prs()) != 0 {
-		t.Fatalf("setup: want a's branch and no pull request, have %v %+v", ok, h.prs())
-	}
-	for i := 0; i < 3; i++ {
-		b.bot.memory.Forget("shop-prod")
-		out, err := b.bot.Reconcile(h.ctx, b.target)
-		if err != nil || out.Overlap != "installation `default`" || out.Pushed {
-			t.Fatalf("b's poll: %+v, %v; want the overlap with default reported", out, err)
-		}
-	}
-	if now, ok := h.srv.Branch(owner, repo, branch); !ok || now != head || len(h.prs()) != 0 {
-		t.Fatalf("b moved, deleted or proposed from a's branch: %v %v %+v", now, ok, h.prs())
-	}
-	if runs := h.srv.CheckRuns(owner, repo, h.base); len(runs) == 0 {
-		t.Fatal("no check run")
-	}
-	// a comes back and opens its pull request on its own branch.
-	h.poll()
-	if pr := h.openPR(); pr.HeadSHA != head {
-		t.Fatalf("a's pull request is on %s, want its commit %s", pr.HeadSHA, head)
+	for _, c := range []struct {
+		name    string
+		second  func(*testing.T, *harness) *harness
+		overlap string
+	}{
+		{"another installation", secondInstallation, "installation `default`"},
+		{"another deployment", secondDeployment, "another deployment (`eu`) of this installation"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, scaledByHand(t, writeThroughOnly(t)))
+			b := c.second(t, h)
+			h.srv.InjectFault(githubtest.Fault{Method: "POST", Path: "/repos/{owner}/{repo}/pulls", Status: 422, Count: 1})
+			if err := h.pollErr(); err == nil {
+				t.Fatal("setup: the pull request was opened")
+			}
+			head, ok := h.srv.Branch(owner, repo, branch)
+			if !ok || len(h.prs()) != 0 {
+				t.Fatalf("setup: want a's branch and no pull request, have %v %+v", ok, h.prs())
+			}
+			for i := 0; i < 3; i++ {
+				b.bot.memory.Forget("shop-prod")
+				out, err := b.bot.Reconcile(h.ctx, b.target)
+				if err != nil || out.Overlap != c.overlap || out.Pushed {
+					t.Fatalf("b's poll: %+v, %v; want the overlap with %s reported", out, err, c.overlap)
+				}
+			}
+			if now, ok := h.srv.Branch(owner, repo, branch); !ok || now != head || len(h.prs()) != 0 {
+				t.Fatalf("b moved, deleted or proposed from a's branch: %v %v %+v", now, ok, h.prs())
+			}
+			if runs := h.srv.CheckRuns(owner, repo, h.base); len(runs) == 0 {
+				t.Fatal("no check run")
+			}
+			// a comes back and opens its pull request on its own branch.
+			h.poll()
+			if pr := h.openPR(); pr.HeadSHA != head {
+				t.Fatalf("a's pull request is on %s, want its commit %s", pr.HeadSHA, head)
+			}
+		})
 	}
 }

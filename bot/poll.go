@@ -117,9 +117,11 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 		}
 		return p.Out, err
 	}
-	if p.BodyMoved {
+	if p.BodyMoved || p.Out.Conflict != "" {
 		// A person edited the body while this poll ran: the next poll
-		// reads the edit, however the pull requests compare then.
+		// reads the edit, however the pull requests compare then. Or
+		// another deployment's write holds the target: the next poll
+		// asks again, as the hold ends with time alone.
 		b.memory.Forget(tc.Name)
 	} else {
 		after, err := b.reads.FreshPRs(ctx, b.GitHub, p.Poll)

@@ -32,6 +32,8 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 		}
 	}
 	b.Metrics.Set("driftback_target_overlap", map[string]string{"target": tc.Name}, 0)
+	b.Metrics.Set("driftback_deployment_conflict", map[string]string{"target": tc.Name}, 0)
+	b.conflicts.Forget(tc.Name)
 	plan, err := b.plan(ctx, p)
 	if err == nil && !idle.Covers(p.Only, p.Kinds) {
 		// The render holds a kind this poll did not read (a remote base

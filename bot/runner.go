@@ -386,6 +386,9 @@ func (r *Runner) pollTarget(ctx, tctx context.Context, t *Target, log *slog.Logg
 	if out.Overlap != "" {
 		attrs = append(attrs, "overlap", out.Overlap)
 	}
+	if out.Conflict != "" {
+		attrs = append(attrs, "conflict", out.Conflict)
+	}
 	log.Info("polled", attrs...)
 	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/google/go-github/v62/github"
 
@@ -26,6 +27,44 @@ type App struct {
 	Login string
 	// Instance names this installation (config instance).
 	Instance string
+	// Deployment names the deployment this process is one replica of
+	// (commands: its cluster and namespace); "" when it cannot tell.
+	// Stamped beside the instance, it tells two deployments of the App
+	// at one instance apart (OtherDeploymentHolds).
+	Deployment string
+	// Now is the clock a write's age is read on; nil is time.Now.
+	Now func() time.Time
+}
+
+// DeploymentHold is how long a write of another deployment at this
+// instance keeps this one off the target. Two deployments that both run
+// keep meeting each other's writes; one that is gone (moved to another
+// cluster, uninstalled) leaves its pull request to the other a day after
+// its last write.
+const DeploymentHold = 24 * time.Hour
+
+// OtherDeploymentHolds reports whether a write stamped with deployment
+// d, made at at, is another deployment's within DeploymentHold. A write
+// stamped with none (earlier versions, a deployment that cannot tell) is
+// anyone's at this instance, and so is everything to a deployment that
+// cannot tell: that is how a lone deployment keeps adopting what it
+// wrote before it was stamped.
+func (a *App) OtherDeploymentHolds(d string, at time.Time) bool {
+	if d == "" || a.Deployment == "" || d == a.Deployment {
+		return false
+	}
+	now := time.Now
+	if a.Now != nil {
+		now = a.Now
+	}
+	return now().Sub(at) < DeploymentHold
+}
+
+// Stamped is st as this installation writes it: version, instance and
+// deployment.
+func (a *App) Stamped(st prbody.State) prbody.State {
+	st.Version, st.Instance, st.Deployment = 1, a.Stamp(), a.Deployment
+	return st
 }
 
 // Stamp is what an installation other than the default one adds to the
@@ -47,12 +86,16 @@ func (a *App) CheckName(tc config.Target) string {
 }
 
 // Holder is whoever opened a pull request this installation does not own:
-// a person, another App, or another installation of this App.
+// a person, another App, another installation of this App, or another
+// deployment of this installation.
 type Holder struct {
 	Login string // who opened it, as GitHub reports user.login
 	// Instance names the other installation of this App whose state the
 	// body carries; "" when the opener is not this App.
 	Instance string
+	// Deployment names another deployment of this App at this instance
+	// that wrote the pull request or branch lately (OtherDeploymentHolds).
+	Deployment string
 	// Stateless: this App opened it, but its body no longer carries
 	// driftback's state (someone removed the hidden block).
 	Stateless bool
@@ -64,6 +107,8 @@ func (h Holder) String() string {
 	switch {
 	case h.Instance != "":
 		return fmt.Sprintf("installation `%s`", h.Instance)
+	case h.Deployment != "":
+		return fmt.Sprintf("another deployment (`%s`) of this installation", h.Deployment)
 	case h.Stateless:
 		return fmt.Sprintf("`%s` (a pull request without driftback's state)", h.Login)
 	}
@@ -72,9 +117,11 @@ func (h Holder) String() string {
 
 // HolderOf says who holds pr; ok when it is this installation's own: this
 // App's bot account opened it AND its body carries this installation's
-// state. Either alone proves nothing: anyone can paste driftback's state
-// into a body, and another installation of this App opens its pull
-// requests as the same bot account.
+// state, not written lately by another deployment of it. Either alone
+// proves nothing: anyone can paste driftback's state into a body, and
+// another installation of this App opens its pull requests as the same
+// bot account. The pull request's update time stands for the other
+// deployment's last write (a person's comment extends it too).
 func (a *App) HolderOf(pr *github.PullRequest) (h Holder, ok bool) {
 	u := pr.GetUser()
 	h.Login = u.GetLogin()
@@ -91,6 +138,10 @@ func (a *App) HolderOf(pr *github.PullRequest) (h Holder, ok bool) {
 	}
 	if st.Instance != a.Instance {
 		h.Instance = st.Instance
+		return h, false
+	}
+	if a.OtherDeploymentHolds(st.Deployment, pr.GetUpdatedAt().Time) {
+		h.Deployment = st.Deployment
 		return h, false
 	}
 	return h, true

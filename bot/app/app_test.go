@@ -2,6 +2,7 @@ package app
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-github/v62/github"
 
@@ -64,5 +65,40 @@ func TestAnInstallationKnowsItsOwnWrites(t *testing.T) {
 	// Without its bot login the bot owns nothing (it cannot tell).
 	if (&App{Instance: config.DefaultInstance}).Owns(&github.PullRequest{User: by("driftback[bot]", "Bot"), Body: body("")}) {
 		t.Error("an App without a login owns a pull request")
+	}
+}
+
+// Two deployments of one App at one instance tell their writes apart by
+// the deployment stamped beside the instance: another's pull request is
+// not this one's while it was updated within DeploymentHold. A pull
+// request stamped with no deployment (an earlier version's), and any to a
+// deployment that cannot tell which it is, is the instance's, as before.
+func TestADeploymentKnowsItsOwnWrites(t *testing.T) {
+	now := time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	eu := &App{Instance: config.DefaultInstance, Login: "driftback[bot]", Deployment: "eu", Now: clock}
+	pr := func(deployment string, age time.Duration) *github.PullRequest {
+		body := prbody.Render(prbody.Input{Target: "shop", Plan: &analyzer.Plan{Root: "overlays/prod"},
+			State: prbody.State{Version: 1, Target: "shop", Deployment: deployment}, Attribution: attribution.New(nil, nil)})
+		return &github.PullRequest{User: &github.User{Login: github.String("driftback[bot]"), Type: github.String("Bot")},
+			Body: github.String(body), UpdatedAt: &github.Timestamp{Time: now.Add(-age)}}
+	}
+	for _, c := range []struct {
+		name   string
+		a      *App
+		pr     *github.PullRequest
+		holder string // "" when a owns it
+	}{
+		{"its own", eu, pr("eu", 0), ""},
+		{"another's, just written", eu, pr("us", 0), "another deployment (`us`) of this installation"},
+		{"another's, within the hold", eu, pr("us", DeploymentHold-time.Second), "another deployment (`us`) of this installation"},
+		{"another's, past the hold", eu, pr("us", DeploymentHold), ""},
+		{"an earlier version's", eu, pr("", 0), ""},
+		{"another's, to one that cannot tell", &App{Instance: config.DefaultInstance, Login: "driftback[bot]", Now: clock}, pr("us", 0), ""},
+	} {
+		h, ok := c.a.HolderOf(c.pr)
+		if ok != (c.holder == "") || (!ok && h.String() != c.holder) {
+			t.Errorf("%s: owned %v, holder %q; want holder %q", c.name, ok, h.String(), c.holder)
+		}
 	}
 }

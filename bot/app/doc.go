@@ -7,8 +7,10 @@
 // run's name. The default instance stamps nothing, which is how earlier
 // versions wrote, so what they left stays its own. A pull request is the
 // installation's own only when its bot opened it and its state names the
-// instance (HolderOf); an installation never closes, pushes to or deletes
-// what anyone else wrote (DESIGN §11).
+// instance (HolderOf), and not another deployment of it lately (two
+// clusters of one App at one instance: OtherDeploymentHolds); an
+// installation never closes, pushes to or deletes what anyone else wrote
+// (DESIGN §11).
 //
 // Place is where one poll of a target writes.
 //

@@ -162,6 +162,16 @@ type Poster struct {
 	// Rerun is a commit whose check run someone asked to run again: posted
 	// anew even if unchanged.
 	Rerun string
+	// Name is the runs' name; "" is the target's check (App.CheckName).
+	Name string
+}
+
+// name is the name of the runs c posts.
+func (c Poster) name() string {
+	if c.Name != "" {
+		return c.Name
+	}
+	return c.App.CheckName(c.Place.Target)
 }
 
 // PostFor posts the plan's result on the base head, and on the PR head a
@@ -230,7 +240,7 @@ func (c Poster) Post(ctx context.Context, shas []string, r Result) (int, error) 
 		for tries := 0; done < len(r.Annotations); {
 			batch := r.Annotations[done:min(done+annotationsPerRequest, len(r.Annotations))]
 			_, _, err := c.App.GitHub.Checks.UpdateCheckRun(ctx, c.Place.Owner, c.Place.Repo, runID, github.UpdateCheckRunOptions{
-				Name: c.App.CheckName(c.Place.Target), Output: &github.CheckRunOutput{Title: github.String(r.Title), Summary: github.String(summary), Annotations: batch},
+				Name: c.name(), Output: &github.CheckRunOutput{Title: github.String(r.Title), Summary: github.String(summary), Annotations: batch},
 			})
 			if err == nil {
 				done, tries = done+len(batch), 0
@@ -255,7 +265,7 @@ func (c Poster) Post(ctx context.Context, shas []string, r Result) (int, error) 
 // latestRun is the newest run of the target's check that this App made on
 // sha, nil if none.
 func (c Poster) latestRun(ctx context.Context, sha string) (*github.CheckRun, error) {
-	name := c.App.CheckName(c.Place.Target)
+	name := c.name()
 	list, _, err := c.App.GitHub.Checks.ListCheckRunsForRef(ctx, c.Place.Owner, c.Place.Repo, sha, &github.ListCheckRunsOptions{
 		CheckName: github.String(name), AppID: github.Int64(c.App.ID), Filter: github.String("latest")})
 	if err != nil {
@@ -276,7 +286,7 @@ func (c Poster) latestRun(ctx context.Context, sha string) (*github.CheckRun, er
 func (c Poster) createRun(ctx context.Context, sha string, r Result, summary, id string) (*github.CheckRun, error) {
 	create := func() (*github.CheckRun, error) {
 		cr, _, err := c.App.GitHub.Checks.CreateCheckRun(ctx, c.Place.Owner, c.Place.Repo, github.CreateCheckRunOptions{
-			Name: c.App.CheckName(c.Place.Target), HeadSHA: sha, Status: github.String("completed"), Conclusion: github.String(r.Conclusion),
+			Name: c.name(), HeadSHA: sha, Status: github.String("completed"), Conclusion: github.String(r.Conclusion),
 			ExternalID: github.String(id),
 			Output: &github.CheckRunOutput{Title: github.String(r.Title), Summary: github.String(summary),
 				Annotations: r.Annotations[:min(annotationsPerRequest, len(r.Annotations))]},

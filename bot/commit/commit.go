@@ -79,7 +79,7 @@ func (w Writer) Push(ctx context.Context, plan *analyzer.Plan, from Move) (strin
 	}
 	coAuthors := w.coAuthors(ctx, plan)
 	msg := commitMessage(plan, commitNotes{target: w.Place.Target.Name, edits: prbody.EditSetHash(plan.Files), instance: w.App.Stamp(),
-		changedBy: w.Attribution.Text, coAuthors: coAuthors})
+		deployment: w.App.Deployment, changedBy: w.Attribution.Text, coAuthors: coAuthors})
 	commit, _, err := w.App.GitHub.Git.CreateCommit(ctx, w.Place.Owner, w.Place.Repo, &github.Commit{
 		Message: github.String(msg), Tree: treeObj, Parents: []*github.Commit{{SHA: github.String(w.Place.BaseSHA)}},
 	}, nil)
@@ -276,11 +276,13 @@ const (
 	trailerTarget   = "Driftback-Target: "
 	trailerEdits    = "Driftback-Edits: "
 	trailerInstance = "Driftback-Instance: " // absent: the default instance
+	// absent: a deployment that could not tell which it is (bot/app)
+	trailerDeployment = "Driftback-Deployment: "
 )
 
 // commitNotes is what a commit message says besides the plan's edits.
 type commitNotes struct {
-	target, edits, instance string
+	target, edits, instance, deployment string
 	// changedBy says who changed an edit's field (Attribution.Text).
 	changedBy func(analyzer.Edit) string
 	coAuthors []string // Co-authored-by trailers (coAuthors)
@@ -306,6 +308,9 @@ func commitMessage(plan *analyzer.Plan, n commitNotes) string {
 	if n.instance != "" {
 		fmt.Fprintf(&b, "%s%s\n", trailerInstance, n.instance)
 	}
+	if n.deployment != "" {
+		fmt.Fprintf(&b, "%s%s\n", trailerDeployment, n.deployment)
+	}
 	for _, t := range n.coAuthors {
 		fmt.Fprintln(&b, t)
 	}
@@ -314,8 +319,10 @@ func commitMessage(plan *analyzer.Plan, n commitNotes) string {
 
 // Own is a branch head driftback made: on which base, with which edit
 // set. Instance is set when the commit is this App's for this target but
-// another installation's (and OwnHead then says it is not ours).
-type Own struct{ Base, Edits, Instance string }
+// another installation's, Deployment when it is another deployment's
+// made lately (app.App.OtherDeploymentHolds); OwnHead then says it is
+// not ours.
+type Own struct{ Base, Edits, Instance, Deployment string }
 
 // OwnHead reads the branch head and says whether it is driftback's own
 // commit for this target: signed by GitHub (madeByApp), one parent, and
@@ -334,7 +341,7 @@ func (w Writer) OwnHead(ctx context.Context, sha string) (Own, bool, error) {
 	}
 	msg := strings.TrimRight(c.GetCommit().GetMessage(), "\n")
 	lines := strings.Split(msg[strings.LastIndex(msg, "\n\n")+1:], "\n")
-	target, edits, instance := "", "", config.DefaultInstance
+	target, edits, instance, deployment := "", "", config.DefaultInstance, ""
 	for _, l := range lines {
 		if v, ok := strings.CutPrefix(l, trailerTarget); ok {
 			target = v
@@ -345,6 +352,9 @@ func (w Writer) OwnHead(ctx context.Context, sha string) (Own, bool, error) {
 		if v, ok := strings.CutPrefix(l, trailerInstance); ok {
 			instance = v
 		}
+		if v, ok := strings.CutPrefix(l, trailerDeployment); ok {
+			deployment = v
+		}
 	}
 	if target != w.Place.Target.Name || edits == "" {
 		return Own{}, false, nil
@@ -353,6 +363,10 @@ func (w Writer) OwnHead(ctx context.Context, sha string) (Own, bool, error) {
 		// Another installation's commit: never moved, rebuilt over or
 		// deleted by this one.
 		return Own{Instance: instance}, false, nil
+	}
+	if w.App.OtherDeploymentHolds(deployment, c.GetCommit().GetCommitter().GetDate().Time) {
+		// GitHub dates the commits it makes for the App.
+		return Own{Deployment: deployment}, false, nil
 	}
 	return Own{Base: c.Parents[0].GetSHA(), Edits: edits}, true, nil
 }

@@ -93,6 +93,8 @@ func rowOf(name string, out pollstate.Outcome, err error, failures int, since ti
 		row.State, row.Why = rowFailing, "GitHub or the cluster did not answer; the log and driftback_poll_errors_total say more"
 	case err != nil, out.Idle:
 		return row, false
+	case out.Conflict != "":
+		row.State, row.Why = rowWaiting, out.Overlap+" wrote its pull request or branch lately: set `instance` in one of the two configs"
 	case out.Overlap != "":
 		row.State, row.Why = rowWaiting, out.Overlap+" holds its pull request or branch"
 	case out.Blocked != "":

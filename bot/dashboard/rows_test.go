@@ -69,3 +69,18 @@ func TestDashboardRowNamesRenderFidelity(t *testing.T) {
 		t.Fatalf("a faithful render noted: %q", rowDetails(row))
 	}
 }
+
+// A target whose pull request another deployment of the App at this
+// instance wrote lately waits, and its row says what to do (issue 54,
+// item 8); one held by anyone else only says who holds it.
+func TestDashboardRowTellsADeploymentConflict(t *testing.T) {
+	held := pollstate.Outcome{Overlap: "`alice`"}
+	if row, ok := rowOf("shop", held, nil, 0, time.Time{}); !ok || row.State != rowWaiting || row.Why != "`alice` holds its pull request or branch" {
+		t.Fatalf("row %+v", row)
+	}
+	conflict := pollstate.Outcome{Overlap: "another deployment (`eu`) of this installation", Conflict: "eu"}
+	if row, ok := rowOf("shop", conflict, nil, 0, time.Time{}); !ok || row.State != rowWaiting ||
+		!strings.Contains(row.Why, "another deployment (`eu`)") || !strings.Contains(row.Why, "set `instance`") {
+		t.Fatalf("row %+v", row)
+	}
+}

@@ -14,6 +14,9 @@ type Outcome struct {
 	Blocked   string // why GitHub refused to move the branch (a ruleset, the workflows permission)
 	CheckRuns int    // check runs created or updated
 	Overlap   string // who else holds the target's pull request or branch (app.Holder, markdown)
+	// Conflict is another deployment of this App at this instance that
+	// holds the target (app.Holder.Deployment; Overlap names it too).
+	Conflict string
 	// Number is the target's open pull request, frozen or blocked too (PR
 	// is 0 then); 0 if none.
 	Number int

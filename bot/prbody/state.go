@@ -43,6 +43,9 @@ type State struct {
 	// bot would render now holds the bot's part as it is; what others
 	// added around it is theirs (OwnPartCurrent).
 	Body string `json:"body,omitempty"`
+	// Deployment is the deployment of the installation that wrote it
+	// (bot/app); empty when it could not tell, as earlier versions.
+	Deployment string `json:"deployment,omitempty"`
 }
 
 // Encode is the state as the body's hidden block holds it.

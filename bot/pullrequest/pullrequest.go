@@ -34,6 +34,9 @@ type Keeper struct {
 	Blocked *keyed.Map[commit.Blocked]
 	// Fresh lists the target's pull requests now, past the round's probe.
 	Fresh func(ctx context.Context, p *pollstate.Poll) ([]*github.PullRequest, error)
+	// Conflicts remembers, per target, the other deployment last warned
+	// about (Overlap), so the log warns once.
+	Conflicts *keyed.Map[string]
 }
 
 // commits writes the poll's commit and reads whose its branch's head is.
@@ -52,11 +55,11 @@ func (k *Keeper) Propose(ctx context.Context, p *pollstate.Poll, plan *analyzer.
 	if err != nil {
 		return nil, err
 	}
-	if br.own.Instance != "" && open == nil {
-		// Another installation pushed the branch and has not opened its
-		// pull request yet (or its poll ended in between).
+	if (br.own.Instance != "" || br.own.Deployment != "") && open == nil {
+		// Another installation or deployment pushed the branch and has
+		// not opened its pull request yet (or its poll ended in between).
 		p.Kept = br.head
-		return nil, k.Overlap(ctx, p, app.Holder{Login: k.App.Login, Instance: br.own.Instance}, fmt.Sprintf("branch `%s`", p.Branch))
+		return nil, k.Overlap(ctx, p, app.Holder{Login: k.App.Login, Instance: br.own.Instance, Deployment: br.own.Deployment}, fmt.Sprintf("branch `%s`", p.Branch))
 	}
 	regenerate := open != nil && prbody.RegenerateTicked(open.GetBody())
 	p.Out.Frozen = br.exists && !br.ours && !regenerate
@@ -78,10 +81,11 @@ func (k *Keeper) Propose(ctx context.Context, p *pollstate.Poll, plan *analyzer.
 		if refused {
 			return open, nil
 		}
-		st = prbody.State{Version: 1, Target: tc.Name, Instance: k.App.Stamp(), Edits: hash, Head: head, Base: p.BaseSHA, Undressed: br.undressed}
+		st = prbody.State{Target: tc.Name, Edits: hash, Head: head, Base: p.BaseSHA, Undressed: br.undressed}
 	} else {
-		st.Version, st.Target, st.Instance, st.Closed = 1, tc.Name, k.App.Stamp(), ""
+		st.Target, st.Closed = tc.Name, ""
 	}
+	st = k.App.Stamped(st)
 	st.Declined = p.Review.Keys()
 	return k.publish(ctx, p, plan, open, st, head)
 }
@@ -349,7 +353,8 @@ func (k *Keeper) closeResolved(ctx context.Context, p *pollstate.Poll, plan *ana
 		return false, err
 	}
 	st, _ := prbody.ParseState(pr.GetBody())
-	st.Version, st.Target, st.Instance, st.Closed = 1, tc.Name, k.App.Stamp(), prbody.ClosedResolved
+	st.Target, st.Closed = tc.Name, prbody.ClosedResolved
+	st = k.App.Stamped(st)
 	body := report.ReplaceState(prbody.WithoutStallNote(pr.GetBody()), st.Encode())
 	if utf8.RuneCountInString(body) > prbody.MaxBody {
 		// Someone (or an older driftback) left a body near GitHub's limit:

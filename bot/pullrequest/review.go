@@ -134,7 +134,8 @@ func (k *Keeper) closeDeclined(ctx context.Context, p *pollstate.Poll, plan *ana
 	}
 	tc := p.Target
 	st, _ := prbody.ParseState(pr.GetBody())
-	st.Version, st.Target, st.Instance, st.Closed, st.Declined = 1, tc.Name, k.App.Stamp(), prbody.ClosedDeclined, p.Review.Keys()
+	st.Target, st.Closed, st.Declined = tc.Name, prbody.ClosedDeclined, p.Review.Keys()
+	st = k.App.Stamped(st)
 	body := k.Body(p, plan, st, "")
 	if _, _, err := k.App.GitHub.PullRequests.Edit(ctx, p.Owner, p.Repo, pr.GetNumber(), &github.PullRequest{State: github.String("closed"), Body: github.String(body)}); err != nil {
 		return false, fmt.Errorf("close #%d: %w", pr.GetNumber(), err)
