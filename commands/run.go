@@ -81,7 +81,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	svc := &service{path: o.config, log: log, metrics: metrics.NewMetrics(), leases: o.leases}
+	svc := &service{path: o.config, log: log, metrics: metrics.NewMetrics(), leases: o.leases, deployment: o.deployment(ctx, log)}
 	if o.once {
 		svc.leases = nil
 	} else {

@@ -41,6 +41,8 @@ type runnerInput struct {
 	// clusters are the clusters' listers kept across reloads; nil: none
 	// kept (each build makes its own, and none keeps kinds watched).
 	clusters *keptClusters
+	// deployment names this deployment (runOptions.deployment).
+	deployment string
 }
 
 // built is a runner, and how to find the targets its clusters discover
@@ -110,7 +112,7 @@ func assembleRunner(ctx context.Context, in runnerInput, gh *github.Client, logi
 	in.audits.prune(cfg)
 	// Renders kept by size: a new commit rebuilds only the roots whose
 	// inputs changed, while a poll's renders fit.
-	bt := in.github.botFor(gh, bot.Options{AppID: cfg.GitHub.AppID, Login: login, Instance: cfg.Instance, Metrics: in.metrics, Log: in.log, RenderBytes: analyzer.DefaultRenderCacheBytes})
+	bt := in.github.botFor(gh, bot.Options{AppID: cfg.GitHub.AppID, Login: login, Instance: cfg.Instance, Deployment: in.deployment, Metrics: in.metrics, Log: in.log, RenderBytes: analyzer.DefaultRenderCacheBytes})
 	in.refs = bt.GitHub
 	found, err := discoverTargets(ctx, in, listers)
 	if err != nil {

@@ -46,6 +46,9 @@ type service struct {
 	// audits keeps the clusters' audit trails from one generation to the
 	// next.
 	audits auditTrails
+	// deployment names this deployment, once per process
+	// (runOptions.deployment).
+	deployment string
 	// discoverEvery is how often the clusters' targets are discovered
 	// again; 0 is the config's poll interval.
 	discoverEvery time.Duration
@@ -90,7 +93,7 @@ func (s *service) generationOf(ctx context.Context, cfg *config.Config, raw []by
 		build = buildRunner
 	}
 	in := runnerInput{cfg: cfg, log: s.log, metrics: s.metrics, audits: &s.audits, github: &s.github, clientOpts: s.clientOpts,
-		clusters: &s.clusters}
+		clusters: &s.clusters, deployment: s.deployment}
 	if s.leases != nil && s.members == nil {
 		leases, err := s.leases(s.log)
 		if err != nil {

@@ -28,9 +28,11 @@ type Config struct {
 	// run naming the other, the log, driftback_target_overlap). A pull
 	// request is its own only when this App's bot opened it and its state
 	// names this instance, so two driftback Apps are safe at the default.
-	// Replicas of one installation share it; two deployments of one App
-	// that may reach the same repository and target name need different
-	// names.
+	// Replicas of one installation share it. Two deployments of one App
+	// left at one name (two clusters, two namespaces) tell each other
+	// apart by the deployment each stamps beside it (its cluster and lease
+	// namespace): one stands back for a target the other wrote within the
+	// last 24 hours and says so; give them different names.
 	// Lower-case letters, digits and '-', at most 63 characters. Default
 	// "default", which also owns what earlier versions wrote (they stamped
 	// nothing).
