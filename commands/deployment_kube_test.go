@@ -14,8 +14,9 @@ import (
 // keep across restarts and upgrades, and another deployment does not: a
 // pod of the same namespace of the same cluster (another replica, or the
 // same one restarted) gets the same name, a pod of another namespace
-// another. Without a namespace, or where the cluster cannot be read, it
-// has none, and says why.
+// another; without Leases, the pod's namespace stands for theirs. Without
+// a namespace, or where the cluster cannot be read, it has none, and says
+// why.
 func TestADeploymentIsNamedByItsClusterAndNamespace(t *testing.T) {
 	env, err := kubetest.StartWith(kubetest.Assets(t), kubetest.Options{Users: []kubetest.User{{Name: "nobody"}}})
 	if err != nil {
@@ -37,7 +38,13 @@ func TestADeploymentIsNamedByItsClusterAndNamespace(t *testing.T) {
 	if id, err := deploymentID(ctx, env.Config, "driftback"); err != nil || id != a {
 		t.Fatalf("deploymentID = %q, %v; want %q", id, err, a)
 	}
-	if n, logs := name("", env.Kubeconfig); n != "" || !strings.Contains(logs, "no lease namespace") {
+	// Without Leases (--lease-namespace=), the pod's namespace.
+	t.Setenv("POD_NAMESPACE", "driftback")
+	if n, _ := name("", env.Kubeconfig); n != a {
+		t.Errorf("without Leases, in the same namespace: %q, want %q", n, a)
+	}
+	t.Setenv("POD_NAMESPACE", "")
+	if n, logs := name("", env.Kubeconfig); n != "" || !strings.Contains(logs, "no namespace") {
 		t.Errorf("without a namespace: %q, log %s", n, logs)
 	}
 	// A service account without get on the namespace kube-system.

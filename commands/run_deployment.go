@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,20 +22,25 @@ import (
 // must not. So it is derived, never generated: from the cluster the
 // Leases live in (its kube-system namespace's uid, which lives as long as
 // the cluster) and the lease namespace (deployments that share one share
-// their targets through its Leases already, bot/shard). "" when there is
-// no namespace (a process outside Kubernetes is its own deployment) or
-// the cluster cannot be read: its writes then carry no deployment, and it
-// stands back for none, as earlier versions.
+// their targets through its Leases already, bot/shard), or without Leases
+// the pod's own. "" when there is no namespace (a process outside
+// Kubernetes is its own deployment) or the cluster cannot be read: its
+// writes then carry no deployment, and it stands back for none, as
+// earlier versions.
 func (o *runOptions) deployment(ctx context.Context, log *slog.Logger) string {
-	if o.leaseNamespace == "" {
-		log.Info("no lease namespace: this deployment carries no name of its own, and cannot tell another deployment of this App at this instance from itself (set instance in each)")
+	namespace := o.leaseNamespace
+	if namespace == "" {
+		namespace = os.Getenv("POD_NAMESPACE")
+	}
+	if namespace == "" {
+		log.Info("no namespace (--lease-namespace, $POD_NAMESPACE): this deployment carries no name of its own, and cannot tell another deployment of this App at this instance from itself (set instance in each)")
 		return ""
 	}
 	rc, err := cluster.RESTConfig(o.leaseKubeconfig, "")
 	if err == nil {
 		var id string
-		if id, err = deploymentID(ctx, rc, o.leaseNamespace); err == nil {
-			log.Info("deployment", "deployment", id, "namespace", o.leaseNamespace)
+		if id, err = deploymentID(ctx, rc, namespace); err == nil {
+			log.Info("deployment", "deployment", id, "namespace", namespace)
 			return id
 		}
 	}
