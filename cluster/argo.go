@@ -118,8 +118,9 @@ func (e *Enforcement) argoSettings(cm map[string]any) {
 // path expression of the plain form .a.b[].c[0], or a manager that owns
 // the field (managedFieldsManagers). Such a field is declared owned outside
 // Git, so its drift is proposed to no one (observed with the real
-// controller: Argo CD neither counts it nor, with RespectIgnoreDifferences,
-// syncs it). Unlike Fate, which counts a rule that may cover a field, only
+// controller: Argo CD does not count it and, with RespectIgnoreDifferences,
+// syncs the value its cache holds, which a change racing another field's
+// self-heal may not have reached yet; DESIGN §7). Unlike Fate, which counts a rule that may cover a field, only
 // a rule that surely covers it counts here: a field wrongly taken for
 // ignored would be drift that never reaches Git.
 func (e *Enforcement) Ignored(o Object, path string) (string, bool) {
