@@ -96,8 +96,9 @@ dispatch:
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			began := r.clock()
 			stopped, err := r.pollOne(ctx, reads.target(t), timeout)
-			r.leave(t.Config.Name, reads.seq, !stopped)
+			r.leave(t.Config.Name, reads.seq, !stopped, began)
 			// The round stops before the slot is given back, so no other
 			// target starts into the limit.
 			if err != nil && githubapi.RateLimited(err) != "" {
@@ -218,16 +219,26 @@ func (f *pollHold) end(slots, overtime chan struct{}) {
 // so the next one starts with them, and none is left out round after
 // round. A target has its turn when its poll ends on its own, whatever
 // the outcome: one that met a limit goes behind the others next time.
+// A full round leaves out a target whose turn began within half an
+// interval: a round that ran late polled it just before this one began,
+// and it goes first in the next (a wake still polls it at once).
 func (r *Runner) order(targets []*Target, opts roundOpts) []*Target {
 	if !opts.full {
 		return targets
 	}
+	now := r.clock()
 	r.mu.Lock()
-	last := make([]uint64, len(targets))
-	for i, t := range targets {
-		last[i] = r.turns[t.Config.Name]
+	last := make([]uint64, 0, len(targets))
+	kept := make([]*Target, 0, len(targets))
+	for _, t := range targets {
+		if at, ok := r.turnedAt[t.Config.Name]; ok && r.Interval > 0 && now.Sub(at) < r.Interval/2 {
+			continue
+		}
+		kept = append(kept, t)
+		last = append(last, r.turns[t.Config.Name])
 	}
 	r.mu.Unlock()
+	targets = kept
 	idx := make([]int, len(targets))
 	for i := range idx {
 		idx[i] = i
@@ -274,17 +285,23 @@ func (r *Runner) enter(target string, opts roundOpts) bool {
 }
 
 // leave marks a target's poll ended, its turn taken in round seq when
-// the poll ended on its own (not stopped with its round), and wakes it
+// the poll (begun at began) ended on its own (not stopped with its round), and wakes it
 // again (past its backoff, if the wake asked) if a wake found it in
 // flight.
-func (r *Runner) leave(target string, seq uint64, turn bool) {
+func (r *Runner) leave(target string, seq uint64, turn bool, began time.Time) {
 	r.mu.Lock()
 	delete(r.inflight, target)
 	if turn {
 		if r.turns == nil {
 			r.turns = map[string]uint64{}
 		}
+		if r.turnedAt == nil {
+			r.turnedAt = map[string]time.Time{}
+		}
 		r.turns[target] = max(r.turns[target], seq)
+		if began.After(r.turnedAt[target]) {
+			r.turnedAt[target] = began
+		}
 	}
 	retry, again := r.rewake[target]
 	delete(r.rewake, target)
@@ -292,6 +309,13 @@ func (r *Runner) leave(target string, seq uint64, turn bool) {
 	if again {
 		r.woke(target, "", retry)
 	}
+}
+
+func (r *Runner) clock() time.Time {
+	if r.now != nil {
+		return r.now()
+	}
+	return time.Now()
 }
 
 func (r *Runner) inflightCount() int {

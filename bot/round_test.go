@@ -157,7 +157,10 @@ func TestSpentWriteBudgetStillPollsTheTargetsThatOnlyRead(t *testing.T) {
 	mid, later := secondTarget(h, "m-idle"), secondTarget(h, "z-idle")
 	midReads, laterReads := countReads(mid), countReads(later)
 	r := &Runner{Bot: h.bot, Targets: []*Target{limited, mid, later}, Interval: time.Minute, Parallel: 1, TargetTimeout: time.Minute}
+	at := time.Now()
+	r.now = func() time.Time { return at }
 	for round := 1; round <= 3; round++ {
+		at = at.Add(time.Minute) // one round an interval
 		r.round(h.ctx, r.Targets, roundOpts{until: time.Now().Add(time.Minute), full: true})
 		if int(midReads.Load()) != round || int(laterReads.Load()) != round {
 			t.Fatalf("after %d rounds the targets after the spent budget were read %d and %d times", round, midReads.Load(), laterReads.Load())
@@ -183,5 +186,34 @@ func TestRoundAfterAGitHubLimitStartsWithTheTargetsLeft(t *testing.T) {
 	}
 	if midReads.Load() == 0 || laterReads.Load() == 0 {
 		t.Fatalf("3 rounds stopped by a limit: m-idle read %d times, z-idle %d; each should have had its turn", midReads.Load(), laterReads.Load())
+	}
+}
+
+// Issue 54: a full round that starts just after a late one leaves out
+// the targets that one polled within half an interval (they go first in
+// the round after); a wake still polls such a target at once.
+func TestFullRoundLeavesOutATargetPolledWithinHalfAnInterval(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	early, late := secondTarget(h, "a-early"), secondTarget(h, "z-late")
+	earlyReads, lateReads := countReads(early), countReads(late)
+	r := &Runner{Bot: h.bot, Targets: []*Target{early, late}, Interval: time.Minute, Parallel: 1, TargetTimeout: time.Minute}
+	at := time.Now()
+	r.now = func() time.Time { return at }
+	r.round(h.ctx, []*Target{early}, roundOpts{until: time.Now().Add(time.Minute), full: true})
+	at = at.Add(40 * time.Second)
+	r.round(h.ctx, []*Target{late}, roundOpts{until: time.Now().Add(time.Minute), full: true}) // the late end of a round
+	at = at.Add(5 * time.Second)
+	r.round(h.ctx, r.Targets, roundOpts{until: time.Now().Add(time.Minute), full: true})
+	if earlyReads.Load() != 2 || lateReads.Load() != 1 {
+		t.Fatalf("the round 5 s after z-late's poll read a-early %d times (want 2) and z-late %d (want 1: polled 5 s before)", earlyReads.Load(), lateReads.Load())
+	}
+	r.round(h.ctx, []*Target{late}, roundOpts{woken: true})
+	if lateReads.Load() != 2 {
+		t.Fatalf("a wake did not poll z-late (read %d times)", lateReads.Load())
+	}
+	at = at.Add(30 * time.Second)
+	r.round(h.ctx, r.Targets, roundOpts{until: time.Now().Add(time.Minute), full: true})
+	if earlyReads.Load() != 3 || lateReads.Load() != 3 {
+		t.Fatalf("a round half an interval later read a-early %d and z-late %d times, want 3 each", earlyReads.Load(), lateReads.Load())
 	}
 }

@@ -81,10 +81,12 @@ type Runner struct {
 	// given: it has stopped, and a delivery may still reach it.
 	successor *Runner
 	// Tests: wakeAfter replaces time.After for WakeDelay, wokePoll hears
-	// every poll of woken targets end, polling each poll of a target start.
+	// every poll of woken targets end, polling each poll of a target start,
+	// now replaces time.Now for when a turn began (order).
 	wakeAfter func(time.Duration) <-chan time.Time
 	wokePoll  func()
 	polling   func(target string)
+	now       func() time.Time
 
 	// stragglers are the rounds Run left with targets still polling.
 	stragglers sync.WaitGroup
@@ -97,6 +99,10 @@ type Runner struct {
 	// turns: the round (readSeq) in which each target's poll last ended
 	// on its own; full rounds start with the oldest (round.go, order).
 	turns map[string]uint64
+	// turnedAt: when the poll that took each target's last turn started;
+	// a full round leaves out a target polled within half an interval
+	// (order).
+	turnedAt map[string]time.Time
 	// slots and overtime bound the polls in flight (round.go, pool).
 	slots, overtime chan struct{}
 	readSeq         atomic.Uint64 // numbers the rounds' reads (noteReads)
@@ -142,7 +148,8 @@ func (r *Runner) Continue(prev *Runner) {
 	// Copies: prev answers /readyz until r replaces it.
 	prev.mu.Lock()
 	r.mu.Lock()
-	r.turns, r.notedSeq, r.ready, r.unread = maps.Clone(prev.turns), maps.Clone(prev.notedSeq), maps.Clone(prev.ready), maps.Clone(prev.unread)
+	r.turns, r.turnedAt = maps.Clone(prev.turns), maps.Clone(prev.turnedAt)
+	r.notedSeq, r.ready, r.unread = maps.Clone(prev.notedSeq), maps.Clone(prev.ready), maps.Clone(prev.unread)
 	r.failed, r.skip, r.failingSince = maps.Clone(prev.failed), maps.Clone(prev.skip), maps.Clone(prev.failingSince)
 	r.leaseRefused = prev.leaseRefused
 	r.readSeq.Store(prev.readSeq.Load())
