@@ -39,32 +39,48 @@ func (t *resilientTransport) hourlyBudget(req *http.Request) error {
 		}
 	}
 	t.recent = keep
-	budget := t.writeBudget()
+	all := t.installationWrites(now)
 	if reportWrite(req) {
-		limit := budget - reserveOf(budget)
-		until, full := t.full(limit)
-		if !full {
+		until, budget, _ := t.overBudget(all, reserveOf)
+		if until.IsZero() {
 			return nil
 		}
 		t.opts.Metrics.Inc("driftback_github_rate_limited_total", map[string]string{"kind": "check-run-reserve"})
-		return &DeferredError{Until: until, Reserved: budget - limit}
+		return &DeferredError{Until: until, Reserved: reserveOf(budget)}
 	}
-	until, full := t.full(budget)
-	if !full {
+	until, budget, installation := t.overBudget(all, func(int) int { return 0 })
+	if until.IsZero() {
 		return nil
 	}
 	t.opts.Metrics.Inc("driftback_github_rate_limited_total", map[string]string{"kind": "hourly-budget"})
-	return &PausedError{Until: until, Kind: budgetKind, Budget: budget}
+	return &PausedError{Until: until, Kind: budgetKind, Budget: budget, Installation: installation}
 }
 
-// full reports whether the last hour holds n writes or more and, if so,
-// when it holds fewer again: when the write n places from the end leaves
-// the hour.
-func (t *resilientTransport) full(n int) (time.Time, bool) {
-	if len(t.recent) < n {
+// overBudget reports whether a write would pass this replica's share of
+// the hour (writeBudget) or, with a shared record, the installation's
+// whole hour (mutationsPerHour, every process's writes in all), each
+// less the part kept of it; if so, until when (zero: it would not), and
+// which budget, the later to have room.
+func (t *resilientTransport) overBudget(all []time.Time, kept func(budget int) int) (until time.Time, budget int, installation bool) {
+	budget = t.writeBudget()
+	until, _ = full(t.recent, budget-kept(budget))
+	if all == nil {
+		return until, budget, false
+	}
+	if u, ok := full(all, mutationsPerHour-kept(mutationsPerHour)); ok && u.After(until) {
+		return u, mutationsPerHour, true
+	}
+	return until, budget, false
+}
+
+// full reports whether writes (oldest first) hold n of the last hour or
+// more and, if so, when they hold fewer again: when the write n places
+// from the end leaves the hour.
+func full(writes []time.Time, n int) (time.Time, bool) {
+	if len(writes) < n {
 		return time.Time{}, false
 	}
-	return t.recent[len(t.recent)-n].Add(time.Hour), true
+	return writes[len(writes)-n].Add(time.Hour), true
 }
 
 // reserveOf is the part of an hourly budget only pull-request writes
@@ -150,12 +166,17 @@ type PausedError struct {
 	Until time.Time
 	Kind  string // secondary, primary or hourly write budget
 	// Budget is the writes an hour this replica may make, for the hourly
-	// write budget.
-	Budget int
+	// write budget; or with Installation, the installation's, every
+	// replica's and process's writes in all (Limits.Sync).
+	Budget       int
+	Installation bool
 }
 
 func (e *PausedError) Error() string {
 	until := e.Until.UTC().Format(time.RFC3339)
+	if e.Kind == budgetKind && e.Installation {
+		return fmt.Sprintf("driftback's hourly write budget for GitHub (%d content writes for the installation, every replica's and restarted process's counted) is spent: pausing writes until %s", e.Budget, until)
+	}
 	if e.Kind == budgetKind {
 		return fmt.Sprintf("driftback's hourly write budget for GitHub (%d content writes for this replica) is spent: pausing writes until %s", e.Budget, until)
 	}
@@ -181,12 +202,12 @@ func (t *resilientTransport) waitHold(ctx context.Context) error {
 	return t.opts.Sleep(ctx, d)
 }
 
-func (t *resilientTransport) setHold(until time.Time) {
-	t.mu.Lock()
-	if until.After(t.hold) {
-		t.hold = until
+func (l *Limits) setHold(until time.Time) {
+	l.mu.Lock()
+	if until.After(l.hold) {
+		l.hold = until
 	}
-	t.mu.Unlock()
+	l.mu.Unlock()
 }
 
 // limited reports whether resp is a rate limit and until when to pause,

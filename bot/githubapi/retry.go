@@ -26,17 +26,20 @@ type resilientTransport struct {
 // and GitHub's clock. It outlives a client (ClientOptions.Limits): a
 // config reload that builds a new client (a rotated key) hands it the
 // same Limits, so the hour's writes and a Retry-After hold carry over.
-// Its zero value is ready.
+// Sync shares the writes and the hold with the installation's other
+// processes, and those after this one. Its zero value is ready.
 type Limits struct {
 	skew atomic.Int64 // GitHub's clock minus the bot's, from Date headers
 
 	mutate  sync.Mutex
 	lastMut time.Time
-	recent  []time.Time // mutations in the last hour
+	recent  []time.Time // this process's mutations in the last hour
 
 	mu     sync.Mutex
 	hold   time.Time // no request before this: GitHub asked for a pause
 	streak int       // secondary limits without Retry-After in a row
+
+	shared sharedWrites // every process's writes, once Sync ran
 }
 
 func (t *resilientTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -60,6 +63,7 @@ func (t *resilientTransport) RoundTrip(req *http.Request) (*http.Response, error
 		defer func() {
 			t.lastMut = t.opts.Now()
 			t.recent = append(t.recent, t.lastMut)
+			t.noteWrite(t.lastMut)
 		}()
 	}
 	safe := retrySafe(req)
