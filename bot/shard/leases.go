@@ -229,6 +229,10 @@ func (l *Leases) now() time.Time {
 	return time.Now()
 }
 
+// Period is how often a member renews its Lease (RetryPeriod, 2s by
+// default): the pace of the limits Leases' writes too.
+func (l *Leases) Period() time.Duration { return l.retryPeriod() }
+
 func (l *Leases) leaseDuration() time.Duration { return or(l.LeaseDuration, 15*time.Second) }
 func (l *Leases) renewDeadline() time.Duration { return or(l.RenewDeadline, 10*time.Second) }
 func (l *Leases) retryPeriod() time.Duration   { return or(l.RetryPeriod, 2*time.Second) }
