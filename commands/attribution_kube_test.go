@@ -334,7 +334,15 @@ func managerTime(t *testing.T, o cluster.Object, manager string) string {
 // cluster test (env, with clusterExtra lines added) has target shop-prod.
 func runWorld(t *testing.T, env *kubetest.Env, repo, clusterExtra string) (*githubtest.Server, string) {
 	t.Helper()
-	srv := githubtest.New(githubtest.Options{T: t})
+	return runWorldWith(t, env, repo, clusterExtra, githubtest.Options{})
+}
+
+// runWorldWith is runWorld with the GitHub test server's options (its
+// clock).
+func runWorldWith(t *testing.T, env *kubetest.Env, repo, clusterExtra string, opts githubtest.Options) (*githubtest.Server, string) {
+	t.Helper()
+	opts.T = t
+	srv := githubtest.New(opts)
 	t.Cleanup(srv.Close)
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {

@@ -125,6 +125,10 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	}
 	log.Info("driftback running", "targets", len(gen.runner.Targets), "interval", gen.cfg.PollInterval.String(), "listen", ln.Addr().String())
 	err = svc.serve(ctx)
+	// serve may end on an error: the process ends all the same, and its
+	// last writes are recorded for the next process.
+	stop()
+	svc.github.shared.wait()
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	srv.Shutdown(shutdown)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/go-github/v62/github"
 
@@ -22,7 +23,8 @@ import (
 // instance stays too, the Bot built on them, with its idle memos, reads
 // and Re-run requests. Each installation's limits (githubapi.Limits) are
 // kept for the whole process, so a new client (a rotated key) still
-// keeps the hour's writes and a hold GitHub asked for.
+// keeps the hour's writes and a hold GitHub asked for; with shared, so
+// do the processes after this one.
 type keptGitHub struct {
 	mu       sync.Mutex
 	identity string // what gh was built for; "" before the first
@@ -31,6 +33,7 @@ type keptGitHub struct {
 	bot      *bot.Bot
 	botOf    bot.Options // what bot was built with
 	limits   map[string]*githubapi.Limits
+	shared   *sharedLimits // nil: the limits are this process's alone
 }
 
 // client returns the installation's client and the App's login: the
@@ -50,6 +53,13 @@ func (k *keptGitHub) client(ctx context.Context, g config.GitHub, auth githubapi
 			k.limits = map[string]*githubapi.Limits{}
 		}
 		k.limits[install] = &githubapi.Limits{}
+		// Before the installation's first request: a hold an earlier
+		// process was told of holds it too.
+		now := opts.Now
+		if now == nil {
+			now = time.Now
+		}
+		k.shared.keep(install, k.limits[install], now)
 	}
 	opts.Limits = k.limits[install]
 	var err error

@@ -13,6 +13,7 @@ import (
 	"github.com/driftback/driftback/bot"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/metrics"
+	"github.com/driftback/driftback/bot/shard"
 	"github.com/driftback/driftback/config"
 )
 
@@ -24,7 +25,8 @@ import (
 // clusters' audit trails, the GitHub client and Bot (keptGitHub), the
 // clusters' listers (keptClusters), this
 // replica's Lease (memberLeases), and what the runner hands to the next
-// one (bot.Runner.Continue).
+// one (bot.Runner.Continue). With Leases, each installation's limits
+// outlive the process too (sharedLimits).
 type service struct {
 	path    string
 	log     *slog.Logger
@@ -108,6 +110,12 @@ func (s *service) generationOf(ctx context.Context, cfg *config.Config, raw []by
 		}
 		// The membership lives as long as ctx, the process's.
 		s.members = &memberLeases{leases: l, process: ctx}
+		if k, ok := leases.(interface {
+			LimitsLease(key string) *shard.LimitsLease
+			Period() time.Duration
+		}); ok {
+			s.github.shared = &sharedLimits{lease: k.LimitsLease, every: k.Period(), process: ctx, log: s.log}
+		}
 	}
 	var leases bot.Sharding
 	if s.members != nil {
