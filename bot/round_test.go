@@ -216,4 +216,12 @@ func TestFullRoundLeavesOutATargetPolledWithinHalfAnInterval(t *testing.T) {
 	if earlyReads.Load() != 3 || lateReads.Load() != 3 {
 		t.Fatalf("a round half an interval later read a-early %d and z-late %d times, want 3 each", earlyReads.Load(), lateReads.Load())
 	}
+	// A reload's runner (its config may have changed) polls every target
+	// in its first round, however lately the one before polled it.
+	next := &Runner{Bot: h.bot, Targets: r.Targets, Interval: time.Minute, Parallel: 1, TargetTimeout: time.Minute, now: r.now}
+	next.Continue(r)
+	next.round(h.ctx, next.Targets, roundOpts{until: time.Now().Add(time.Minute), full: true})
+	if earlyReads.Load() != 4 || lateReads.Load() != 4 {
+		t.Fatalf("a reload's first round read a-early %d and z-late %d times, want 4 each", earlyReads.Load(), lateReads.Load())
+	}
 }

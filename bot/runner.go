@@ -148,7 +148,9 @@ func (r *Runner) Continue(prev *Runner) {
 	// Copies: prev answers /readyz until r replaces it.
 	prev.mu.Lock()
 	r.mu.Lock()
-	r.turns, r.turnedAt = maps.Clone(prev.turns), maps.Clone(prev.turnedAt)
+	// Not when each turn began: a new generation may poll with a changed
+	// config, so its first round polls every target, however lately.
+	r.turns = maps.Clone(prev.turns)
 	r.notedSeq, r.ready, r.unread = maps.Clone(prev.notedSeq), maps.Clone(prev.ready), maps.Clone(prev.unread)
 	r.failed, r.skip, r.failingSince = maps.Clone(prev.failed), maps.Clone(prev.skip), maps.Clone(prev.failingSince)
 	r.leaseRefused = prev.leaseRefused
