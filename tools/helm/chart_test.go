@@ -634,8 +634,8 @@ func TestMistakesAreCaught(t *testing.T) {
 		want                 []string
 	}{
 		{"writable root filesystem", "templates/deployment.yaml", "readOnlyRootFilesystem: true", "readOnlyRootFilesystem: false", []string{"Deployment driftback/driftback", "readOnlyRootFilesystem"}},
-		{"write verb in ClusterRole", "templates/rbac.yaml", `verbs: ["get", "list"]`, `verbs: ["get", "list", "update"]`, []string{"ClusterRole driftback", `"update"`}},
-		{"watch in ClusterRole, which driftback never uses", "templates/rbac.yaml", `verbs: ["get", "list"]`, `verbs: ["get", "list", "watch"]`, []string{"ClusterRole driftback", `"watch"`}},
+		{"write verb in ClusterRole", "templates/rbac.yaml", `verbs: ["get", "list", "watch"]`, `verbs: ["get", "list", "watch", "update"]`, []string{"ClusterRole driftback", `"update"`}},
+		{"no watch on the kinds polls list", "templates/rbac.yaml", `verbs: ["get", "list", "watch"]`, `verbs: ["get", "list"]`, []string{"ClusterRole driftback", "does not grant watch on configmaps"}},
 		{"capabilities kept", "templates/deployment.yaml", `drop: ["ALL"]`, `drop: ["NET_RAW"]`, []string{"Deployment driftback/driftback", "ALL"}},
 		{"seccomp unconfined", "templates/deployment.yaml", "            type: RuntimeDefault", "            type: Unconfined", []string{"Deployment driftback/driftback", "seccomp"}},
 		{"privilege escalation", "templates/deployment.yaml", "allowPrivilegeEscalation: false", "allowPrivilegeEscalation: true", []string{"Deployment driftback/driftback", "allowPrivilegeEscalation"}},
