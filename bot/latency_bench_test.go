@@ -2,6 +2,10 @@ package bot
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
+	"runtime/pprof"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -23,7 +27,9 @@ const (
 // reads) and waits for each one's pull request. Reported: the longest and
 // the median wait from the edits to a pull request, in seconds. It fails
 // if a pull request waited as long as the slow target's read: the others'
-// rounds were held up by it.
+// rounds were held up by it. DRIFTBACK_LATENCY_LOG names a file for the
+// runner's and the bot's debug log, with every goroutine's stack each two
+// seconds: where a slow poll waits.
 func (w *scaleWorld) latency(b *testing.B, n int, next *int) {
 	last := w.r.Targets[len(w.r.Targets)-1]
 	slow := &Target{Config: last.Config, Lister: delayedLister{last.Lister, slowRead}}
@@ -32,6 +38,31 @@ func (w *scaleWorld) latency(b *testing.B, n int, next *int) {
 	defer func() { w.r.Targets = w.r.Targets[:len(w.r.Targets)-1] }()
 	w.r.Interval = latencyInterval
 	defer func() { w.r.Interval = time.Minute }()
+	if path := os.Getenv("DRIFTBACK_LATENCY_LOG"); path != "" {
+		// The runner's and the bot's debug log, for a failing run.
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		log := slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		w.r.Log, w.r.Bot.Log = log, log
+		defer func() { w.r.Log, w.r.Bot.Log = nil, nil }()
+		stacks, stop := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(stacks)
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(2 * time.Second):
+				}
+				fmt.Fprintf(f, "=== stacks at %s\n", time.Now().UTC().Format(time.RFC3339Nano))
+				pprof.Lookup("goroutine").WriteTo(f, 1)
+			}
+		}()
+		defer func() { close(stop); <-stacks }()
+	}
 	w.h.clock.Advance(time.Hour) // a fresh hour of GitHub's write budget
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -51,6 +82,7 @@ func (w *scaleWorld) latency(b *testing.B, n int, next *int) {
 			seen[pr.Number] = true
 		}
 		edited := time.Now()
+		w.r.log().Debug("bench: drifting", "from", *next, "n", n)
 		b.StartTimer()
 		for range n {
 			if *next%len(w.fx.Roots) == len(w.fx.Roots)-1 {
@@ -69,6 +101,7 @@ func (w *scaleWorld) latency(b *testing.B, n int, next *int) {
 					seen[pr.Number] = true
 					opened++
 					waits = append(waits, time.Since(edited))
+					w.r.log().Debug("bench: pull request opened", "head", pr.Head, "after", time.Since(edited))
 				}
 			}
 		}

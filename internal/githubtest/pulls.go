@@ -484,16 +484,10 @@ func bodyTooLong(body string) *reply {
 
 // pullSimpleJSON is "pull-request-simple", what lists answer: no merged,
 // mergeable or counts; merged_at is how a client tells merged from closed.
+// The counts are not computed at all here: they diff the branches' trees,
+// and a list of every pull request of a large repository (a round's shared
+// listing) would diff them all under the server's lock.
 func (s *Server) pullSimpleJSON(rp *repo, pr *pull) map[string]any {
-	m := s.pullJSON(rp, pr)
-	for _, k := range []string{"merged", "mergeable", "rebaseable", "mergeable_state", "merged_by", "comments",
-		"review_comments", "maintainer_can_modify", "commits", "additions", "deletions", "changed_files"} {
-		delete(m, k)
-	}
-	return m
-}
-
-func (s *Server) pullJSON(rp *repo, pr *pull) map[string]any {
 	s.refreshHead(rp, pr)
 	api, html := s.repoAPI(rp), s.repoHTML(rp)
 	n := fmt.Sprint(pr.number)
@@ -518,6 +512,33 @@ func (s *Server) pullJSON(rp *repo, pr *pull) map[string]any {
 	if pr.mergeSHA != "" {
 		mergeSHA = pr.mergeSHA
 	}
+	return map[string]any{
+		"url": api + "/pulls/" + n, "id": pr.id, "node_id": nodeID("PR", pr.id), "html_url": html + "/pull/" + n,
+		"diff_url": html + "/pull/" + n + ".diff", "patch_url": html + "/pull/" + n + ".patch",
+		"issue_url": api + "/issues/" + n, "commits_url": api + "/pulls/" + n + "/commits",
+		"review_comments_url": api + "/pulls/" + n + "/comments", "review_comment_url": api + "/pulls/comments{/number}",
+		"comments_url": api + "/issues/" + n + "/comments", "statuses_url": api + "/statuses/" + pr.headSHA,
+		"number": pr.number, "state": pr.state, "locked": false, "title": pr.title, "user": s.loginJSON(pr.user),
+		"body": nullable(pr.body), "labels": labels, "milestone": nil, "active_lock_reason": nil,
+		"created_at": ts(pr.created), "updated_at": ts(pr.updated), "closed_at": tsPtr(pr.closed), "merged_at": tsPtr(pr.merged),
+		"merge_commit_sha": mergeSHA, "assignee": nil, "assignees": []any{},
+		"requested_reviewers": reviewers, "requested_teams": teams,
+		"head": side(pr.head, pr.headSHA), "base": side(pr.base, baseSHA.String()),
+		"_links": map[string]any{
+			"self": link(api + "/pulls/" + n), "html": link(html + "/pull/" + n), "issue": link(api + "/issues/" + n),
+			"comments": link(api + "/issues/" + n + "/comments"), "review_comments": link(api + "/pulls/" + n + "/comments"),
+			"review_comment": link(api + "/pulls/comments{/number}"), "commits": link(api + "/pulls/" + n + "/commits"),
+			"statuses": link(api + "/statuses/" + pr.headSHA),
+		},
+		"author_association": "NONE", "auto_merge": nil, "draft": pr.draft,
+	}
+}
+
+// pullJSON is "pull-request", what a single pull request answers: the
+// simple form with merged, mergeability and the counts.
+func (s *Server) pullJSON(rp *repo, pr *pull) map[string]any {
+	m := s.pullSimpleJSON(rp, pr)
+	baseSHA, _ := rp.git.ref("refs/heads/" + pr.base)
 	var mergedBy any
 	if pr.mergedBy != "" {
 		mergedBy = s.loginJSON(pr.mergedBy)
@@ -548,29 +569,12 @@ func (s *Server) pullJSON(rp *repo, pr *pull) map[string]any {
 	if pr.merged != nil {
 		state = "unknown"
 	}
-	return map[string]any{
-		"url": api + "/pulls/" + n, "id": pr.id, "node_id": nodeID("PR", pr.id), "html_url": html + "/pull/" + n,
-		"diff_url": html + "/pull/" + n + ".diff", "patch_url": html + "/pull/" + n + ".patch",
-		"issue_url": api + "/issues/" + n, "commits_url": api + "/pulls/" + n + "/commits",
-		"review_comments_url": api + "/pulls/" + n + "/comments", "review_comment_url": api + "/pulls/comments{/number}",
-		"comments_url": api + "/issues/" + n + "/comments", "statuses_url": api + "/statuses/" + pr.headSHA,
-		"number": pr.number, "state": pr.state, "locked": false, "title": pr.title, "user": s.loginJSON(pr.user),
-		"body": nullable(pr.body), "labels": labels, "milestone": nil, "active_lock_reason": nil,
-		"created_at": ts(pr.created), "updated_at": ts(pr.updated), "closed_at": tsPtr(pr.closed), "merged_at": tsPtr(pr.merged),
-		"merge_commit_sha": mergeSHA, "assignee": nil, "assignees": []any{},
-		"requested_reviewers": reviewers, "requested_teams": teams,
-		"head": side(pr.head, pr.headSHA), "base": side(pr.base, baseSHA.String()),
-		"_links": map[string]any{
-			"self": link(api + "/pulls/" + n), "html": link(html + "/pull/" + n), "issue": link(api + "/issues/" + n),
-			"comments": link(api + "/issues/" + n + "/comments"), "review_comments": link(api + "/pulls/" + n + "/comments"),
-			"review_comment": link(api + "/pulls/comments{/number}"), "commits": link(api + "/pulls/" + n + "/commits"),
-			"statuses": link(api + "/statuses/" + pr.headSHA),
-		},
-		"author_association": "NONE", "auto_merge": nil, "draft": pr.draft,
-		"merged": pr.merged != nil, "mergeable": mergeable, "rebaseable": false, "mergeable_state": state,
+	for k, v := range map[string]any{"merged": pr.merged != nil, "mergeable": mergeable, "rebaseable": false, "mergeable_state": state,
 		"merged_by": mergedBy, "comments": len(pr.comments), "review_comments": 0,
-		"maintainer_can_modify": pr.maintainer, "commits": commits, "additions": add, "deletions": del, "changed_files": changed,
+		"maintainer_can_modify": pr.maintainer, "commits": commits, "additions": add, "deletions": del, "changed_files": changed} {
+		m[k] = v
 	}
+	return m
 }
 
 func (s *Server) teamJSON(slug string) map[string]any {
