@@ -8,6 +8,8 @@ import (
 	"maps"
 	"net/http"
 	"os"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,7 +58,8 @@ import (
 //
 // DRIFTBACK_SHARD_TARGETS sets another number of targets, and
 // DRIFTBACK_SHARD_INTERVAL another interval (quick checks of the benchmark
-// itself); DRIFTBACK_SHARD_LOG names a file for the replicas' warnings.
+// itself); DRIFTBACK_SHARD_LOG names a file for the replicas' warnings;
+// DRIFTBACK_SHARD_PROFILE one for the CPU profile of the idle interval.
 func BenchmarkShardedScale(b *testing.B) {
 	const replicas = 5
 	targets := 10000
@@ -133,9 +136,12 @@ func BenchmarkShardedScale(b *testing.B) {
 		}
 		report(time.Since(start).Seconds()/interval.Seconds(), "settled-intervals")
 		time.Sleep(interval) // one more round, settled
-		c := cpuTime()
+		stopProfile := profileCPU(b, os.Getenv("DRIFTBACK_SHARD_PROFILE"))
+		c, idleGH := cpuTime(), w.h.srv.Counters()
 		time.Sleep(interval)
 		perRound := (cpuTime() - c).Seconds() / replicas
+		stopProfile()
+		report(float64(w.h.srv.Counters().Sub(idleGH).Requests), "github-requests-idle-interval")
 		report(perRound, "cpu-s-per-replica-round")
 		// What BenchmarkScale's idle round of 1,000 targets on one replica
 		// compares with, per target: a replica holds targets/replicas.
@@ -351,4 +357,35 @@ func (p *pollLog) twice(interval time.Duration, dead string, start time.Time) (n
 		}
 	}
 	return n, examples, takeover
+}
+
+// profileCPU writes this process's CPU profile to path until the returned
+// func is called; nothing when path is empty.
+func profileCPU(b *testing.B, path string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		b.Fatal(err)
+	}
+	// And what was allocated meanwhile: `go tool pprof -sample_index=alloc_space
+	// -base PATH.heap0 PATH.heap1`.
+	heap := func(suffix string) {
+		runtime.GC()
+		h, err := os.Create(path + suffix)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer h.Close()
+		if err := pprof.Lookup("allocs").WriteTo(h, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	heap(".heap0")
+	return func() { pprof.StopCPUProfile(); f.Close(); heap(".heap1") }
 }

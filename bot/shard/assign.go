@@ -2,7 +2,6 @@ package shard
 
 import (
 	"cmp"
-	"hash/fnv"
 	"maps"
 	"slices"
 	"sort"
@@ -36,18 +35,23 @@ func assign(units map[bucket]int, members map[string]map[bucket]bool) map[string
 	}
 	for _, m := range names {
 		out[m] = map[bucket]bool{}
-		var kept []bucket
+		// Each bucket ranked once, not once per comparison.
+		type ranked struct {
+			b bucket
+			r uint64
+		}
+		var kept []ranked
 		for b := range members[m] {
 			if units[b] > 0 {
-				kept = append(kept, b)
+				kept = append(kept, ranked{b, rank(m, b)})
 			}
 		}
-		slices.SortFunc(kept, func(a, b bucket) int {
-			return cmp.Or(cmp.Compare(rank(m, b), rank(m, a)), cmp.Compare(a, b))
+		slices.SortFunc(kept, func(x, y ranked) int {
+			return cmp.Or(cmp.Compare(y.r, x.r), cmp.Compare(x.b, y.b))
 		})
-		for _, b := range kept {
-			if !taken[b] && fits(m, units[b]) {
-				give(m, b)
+		for _, k := range kept {
+			if !taken[k.b] && fits(m, units[k.b]) {
+				give(m, k.b)
 			}
 		}
 	}
@@ -78,10 +82,12 @@ func assign(units map[bucket]int, members map[string]map[bucket]bool) map[string
 
 // rank is a member's weight for a bucket.
 func rank(member string, b bucket) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(member))
-	h.Write([]byte{0, byte(b >> 8), byte(b)})
-	return mix(h.Sum64())
+	h := fnv64a(fnvOffset, member)
+	for _, c := range [...]byte{0, byte(b >> 8), byte(b)} {
+		h ^= uint64(c)
+		h *= fnvPrime
+	}
+	return mix(h)
 }
 
 // mix finishes an FNV hash, which mixes the last bytes weakly, with a

@@ -6,10 +6,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Members claim buckets of targets, not targets by name: a target belongs
@@ -41,9 +41,23 @@ const (
 
 // bucketOf is the bucket a target belongs to.
 func bucketOf(target string) bucket {
-	h := fnv.New64a()
-	h.Write([]byte(target))
-	return bucket(mix(h.Sum64()) % claimBuckets)
+	return bucket(mix(fnv64a(fnvOffset, target)) % claimBuckets)
+}
+
+// FNV-1a, 64 bits, as hash/fnv computes it, without its allocation: a
+// replica ranks every bucket each membership period.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// fnv64a hashes s on from h.
+func fnv64a(h uint64, s string) uint64 {
+	for i := range len(s) {
+		h ^= uint64(s[i])
+		h *= fnvPrime
+	}
+	return h
 }
 
 // bucketsOf is the buckets of targets, each with how many of them it holds.
@@ -57,17 +71,53 @@ func bucketsOf(targets []string) map[bucket]int {
 
 // encodeBuckets is bucketsAnnotation's value for a set of buckets.
 func encodeBuckets(set map[bucket]bool) string {
+	return encodeBitmap(bitmapOf(set))
+}
+
+// bitmapOf is a set of buckets as the annotation's bitmap, not deflated.
+func bitmapOf(set map[bucket]bool) []byte {
 	bits := make([]byte, claimBuckets/8)
 	for b, ok := range set {
 		if ok {
 			bits[b/8] |= 1 << (b % 8)
 		}
 	}
+	return bits
+}
+
+// deflaters keeps flate writers for encodeBitmap: a new one allocates
+// about a megabyte, and each replica writes its Lease every renewal
+// period (half of what an idle replica allocated).
+var deflaters = sync.Pool{New: func() any {
+	w, _ := flate.NewWriter(nil, flate.BestCompression) // the level is valid
+	return w
+}}
+
+// encodeBitmap is bucketsAnnotation's value for a bitmap.
+func encodeBitmap(bits []byte) string {
 	var z bytes.Buffer
-	w, _ := flate.NewWriter(&z, flate.BestCompression) // the level is valid
+	w := deflaters.Get().(*flate.Writer)
+	w.Reset(&z)
 	w.Write(bits)
 	w.Close()
+	deflaters.Put(w)
 	return strconv.Itoa(claimBuckets) + ":" + base64.StdEncoding.EncodeToString(z.Bytes())
+}
+
+// bucketEncoder remembers the last bitmap it encoded: a replica's claims
+// rarely change between renewals, and then its Lease carries the same
+// value again without deflating it.
+type bucketEncoder struct {
+	bits  []byte
+	value string
+}
+
+func (e *bucketEncoder) encode(set map[bucket]bool) string {
+	bits := bitmapOf(set)
+	if e.value == "" || !bytes.Equal(bits, e.bits) {
+		e.bits, e.value = bits, encodeBitmap(bits)
+	}
+	return e.value
 }
 
 // decodeBuckets reads bucketsAnnotation's value.

@@ -95,7 +95,7 @@ func TestClaimsAreReadAcrossAnUpgrade(t *testing.T) {
 	if json.Unmarshal([]byte(lease.Annotations[claimsAnnotation]), &names) == nil {
 		t.Errorf("an earlier replica reads this version's %s as the list %v: it would take the targets this one holds", claimsAnnotation, names)
 	}
-	if o := memberOf(lease, time.Now(), time.Minute); o.everything || !o.claims[bucketOf("shop")] || len(o.claims) != 1 {
+	if o := memberOf(lease, time.Now(), time.Minute, nil); o.everything || !o.claims[bucketOf("shop")] || len(o.claims) != 1 {
 		t.Errorf("this version reads its own Lease as %+v", o)
 	}
 	for _, raw := range []string{"8192:" + strings.Repeat("A", 8), "16384:!!", "16384:" + encodeBuckets(nil)[6:10]} {

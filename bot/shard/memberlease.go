@@ -60,7 +60,7 @@ func (m *membership) list(ctx context.Context) bool {
 		if prev != nil && prev.version == lease.ResourceVersion {
 			continue
 		}
-		next := memberOf(lease, now, l.leaseDuration())
+		next := memberOf(lease, now, l.leaseDuration(), prev)
 		m.takeWakes(prev, next)
 		if prev != nil && prev.live(now) {
 			for t := range prev.claims {
@@ -106,8 +106,9 @@ func (m *membership) collect(ctx context.Context, now time.Time) {
 	}
 }
 
-// memberOf reads another member's Lease.
-func memberOf(lease *coordinationv1.Lease, now time.Time, def time.Duration) *member {
+// memberOf reads another member's Lease; prev is the member as last seen,
+// if it was, whose claims are taken over when the Lease says the same.
+func memberOf(lease *coordinationv1.Lease, now time.Time, def time.Duration, prev *member) *member {
 	o := &member{version: lease.ResourceVersion, observed: now, ttl: def}
 	if s := lease.Spec.LeaseDurationSeconds; s != nil && *s > 0 {
 		o.ttl = time.Duration(*s) * time.Second
@@ -116,12 +117,18 @@ func memberOf(lease *coordinationv1.Lease, now time.Time, def time.Duration) *me
 		o.identity = *lease.Spec.HolderIdentity
 	}
 	o.released = o.identity == ""
-	claims, ok := readClaims(lease.Annotations)
-	// Claims that cannot be read could be any target: nothing this member
-	// might hold is taken until it renews readably or expires.
-	o.claims, o.everything = claims, !ok
-	if o.claims == nil {
-		o.claims = map[bucket]bool{}
+	o.rawClaims = [2]string{lease.Annotations[bucketsAnnotation], lease.Annotations[claimsAnnotation]}
+	if prev != nil && prev.rawClaims == o.rawClaims {
+		// Claims are never changed in place: the map can be shared.
+		o.claims, o.everything = prev.claims, prev.everything
+	} else {
+		claims, ok := readClaims(lease.Annotations)
+		// Claims that cannot be read could be any target: nothing this member
+		// might hold is taken until it renews readably or expires.
+		o.claims, o.everything = claims, !ok
+		if o.claims == nil {
+			o.claims = map[bucket]bool{}
+		}
 	}
 	o.wakes = readWakes(lease.Annotations[wakesAnnotation])
 	return o
@@ -213,7 +220,7 @@ func (m *membership) record(claims map[bucket]bool, at time.Time) *coordinationv
 	if next.Annotations == nil {
 		next.Annotations = map[string]string{}
 	}
-	next.Annotations[bucketsAnnotation] = encodeBuckets(claims)
+	next.Annotations[bucketsAnnotation] = m.claimsValue.encode(claims)
 	next.Annotations[claimsAnnotation] = claimsMoved
 	wakes, seq := l.outboxJSON()
 	m.writing = seq

@@ -35,6 +35,8 @@ type membership struct {
 	// accepted, the error when the apiserver refused it (not a timeout or
 	// a conflict, which the next period retries).
 	wrote func(refused error)
+	// claimsValue encodes the claims each renewal writes.
+	claimsValue bucketEncoder
 }
 
 // member is another replica's Lease as last seen.
@@ -45,6 +47,9 @@ type member struct {
 	ttl      time.Duration
 	released bool // it gave up its claims on the way out
 	claims   map[bucket]bool
+	// rawClaims is what its Lease said of them: a renewal that did not
+	// change them is not decoded again.
+	rawClaims [2]string
 	// everything: its claims could not be read, so it may hold any target.
 	everything bool
 	// wakes it hands over, as its Lease carries them; lastWake is the
