@@ -59,7 +59,8 @@ import (
 // DRIFTBACK_SHARD_TARGETS sets another number of targets, and
 // DRIFTBACK_SHARD_INTERVAL another interval (quick checks of the benchmark
 // itself); DRIFTBACK_SHARD_LOG names a file for the replicas' warnings;
-// DRIFTBACK_SHARD_PROFILE one for the CPU profile of the idle interval.
+// DRIFTBACK_SHARD_PROFILE one for the CPU profile of the idle interval
+// (and, beside it, of the first cover).
 func BenchmarkShardedScale(b *testing.B) {
 	const replicas = 5
 	targets := 10000
@@ -92,6 +93,7 @@ func BenchmarkShardedScale(b *testing.B) {
 		gh := w.h.srv.Counters()
 		polls := &pollLog{at: map[string][]pollAt{}}
 		var rs []*shardReplica
+		stopCoverProfile := profileCPU(b, coverProfile(os.Getenv("DRIFTBACK_SHARD_PROFILE")))
 		start := time.Now()
 		for i := range replicas {
 			rs = append(rs, startShardReplica(b, w, fmt.Sprintf("replica-%d", i), interval, polls))
@@ -105,6 +107,7 @@ func BenchmarkShardedScale(b *testing.B) {
 		for time.Now().Before(deadline) && polls.covered(names) < len(names) {
 			time.Sleep(time.Second)
 		}
+		stopCoverProfile()
 		first := polls.lastFirst(names).Sub(start)
 		report(first.Seconds()/interval.Seconds(), "first-cover-intervals")
 		report(float64(w.h.srv.Counters().Sub(gh).Requests), "github-requests-first-cover")
@@ -201,6 +204,15 @@ func BenchmarkShardedScale(b *testing.B) {
 		all := w.h.srv.Counters().Sub(gh)
 		report(float64(all.Errors), "github-errors")
 		report(float64(all.Requests), "github-requests")
+		errs := map[string]int{}
+		for _, r := range w.h.srv.Requests() {
+			if r.Status >= 400 {
+				errs[fmt.Sprintf("%d %s", r.Status, r.Operation)]++
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(errs)) {
+			b.Logf("github answered %s: %d times", k, errs[k])
+		}
 	}
 }
 
@@ -357,6 +369,15 @@ func (p *pollLog) twice(interval time.Duration, dead string, start time.Time) (n
 		}
 	}
 	return n, examples, takeover
+}
+
+// coverProfile is where the first cover's profile goes: beside the idle
+// interval's.
+func coverProfile(path string) string {
+	if path == "" {
+		return ""
+	}
+	return path + ".cover"
 }
 
 // profileCPU writes this process's CPU profile to path until the returned
