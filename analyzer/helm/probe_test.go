@@ -1,0 +1,242 @@
+package helm
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/repofs"
+)
+
+var (
+	deployment  = ObjectID{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "prod", Name: "rel-app"}
+	statefulSet = ObjectID{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "prod", Name: "rel-db"}
+	secret      = ObjectID{APIVersion: "v1", Kind: "Secret", Namespace: "prod", Name: "rel-app-token"}
+)
+
+func mustPath(t *testing.T, s string) jsonvalue.Path {
+	t.Helper()
+	p, err := jsonvalue.ParsePath(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func runProbe(t *testing.T, c *Chart, values map[string]any, layers []Layer, obj ObjectID, field string, live any) *Result {
+	t.Helper()
+	r, err := Probe{Chart: c, Values: values, Layers: layers, Options: testOptions, Object: obj, Field: mustPath(t, field), Live: live}.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// placed runs a probe that must place, and checks the leaf and value.
+func placed(t *testing.T, r *Result, leaf string, value any) *Placement {
+	t.Helper()
+	if r.Refusal != nil {
+		t.Fatalf("refused: %v", r.Refusal)
+	}
+	p := r.Placement
+	if p.Leaf.Path.String() != leaf || !jsonvalue.Equal(p.Value, value) {
+		t.Fatalf("placed %s = %#v, want %s = %#v", p.Leaf.Path, p.Value, leaf, value)
+	}
+	return p
+}
+
+func refused(t *testing.T, r *Result, code string, leaves ...string) *Refusal {
+	t.Helper()
+	if r.Refusal == nil {
+		t.Fatalf("placed %s = %#v, want the refusal %s", r.Placement.Leaf.Path, r.Placement.Value, code)
+	}
+	if r.Refusal.Code != code {
+		t.Fatalf("refusal %v, want %s", r.Refusal, code)
+	}
+	var got []string
+	for _, l := range r.Refusal.Leaves {
+		got = append(got, l.Path.String())
+	}
+	if strings.Join(got, " ") != strings.Join(leaves, " ") {
+		t.Fatalf("refusal %s names leaves %v, want %v", code, got, leaves)
+	}
+	return r.Refusal
+}
+
+// A `kubectl set image` that changes the tag is the tag leaf's: the image
+// is repository + ":" + tag, and only the tag's part differs. The value is
+// only in the chart's defaults, so it is placed as a new user key; the
+// migration hook runs the same image and is reported, not refused.
+func TestProbeImageTag(t *testing.T) {
+	c := testChart(t)
+	r := runProbe(t, c, nil, nil, deployment, "spec.template.spec.containers[app].image", "nginx:1.26.0")
+	p := placed(t, r, "image.tag", "1.26.0")
+	if p.Leaf.InUserValues() || p.Leaf.Source != "app/values.yaml" {
+		t.Errorf("leaf source = %d %q, want the chart's defaults app/values.yaml", p.Leaf.Layer, p.Leaf.Source)
+	}
+	if len(p.HookMoves) != 1 || !strings.Contains(p.HookMoves[0], "Job rel-app-migrate") {
+		t.Errorf("hook moves = %v, want the migrate Job's image", p.HookMoves)
+	}
+
+	// The same drift, with the tag set by a user layer: the placement
+	// names that layer.
+	vals, layers, err := FluxValues(map[string]any{"image": map[string]any{"tag": "1.25.4"}}, nil, ValuesData{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = runProbe(t, c, vals, layers, deployment, "spec.template.spec.containers[app].image", "nginx:1.26.0")
+	p = placed(t, r, "image.tag", "1.26.0")
+	if p.Leaf.Layer != 0 || p.Leaf.Source != "spec.values" || p.Leaf.Value != "1.25.4" {
+		t.Errorf("leaf = %+v, want spec.values' 1.25.4", p.Leaf)
+	}
+}
+
+// `kubectl scale`: replicas is replicaCount, here from a valuesFrom
+// ConfigMap, with spec.values setting something else.
+func TestProbeReplicas(t *testing.T) {
+	c := testChart(t)
+	vals, layers, err := FluxValues(map[string]any{"podAnnotations": map[string]any{"team": "core"}},
+		[]ValuesReference{{Kind: "ConfigMap", Name: "app-values"}},
+		ValuesData{ConfigMaps: map[string]map[string]string{"app-values": {"values.yaml": "replicaCount: 3\n"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runProbe(t, c, vals, layers, deployment, "spec.replicas", int64(5))
+	p := placed(t, r, "replicaCount", int64(5))
+	if p.Leaf.Source != "ConfigMap/app-values[values.yaml]" || !jsonvalue.Equal(p.Leaf.Value, 3) {
+		t.Errorf("leaf = %+v, want the ConfigMap's 3", p.Leaf)
+	}
+}
+
+func TestProbeResourcesEnvAnnotation(t *testing.T) {
+	c := testChart(t)
+	for _, tc := range []struct {
+		field string
+		live  any
+		leaf  string
+	}{
+		{"spec.template.spec.containers[app].resources.limits.memory", "256Mi", "resources.limits.memory"},
+		{"spec.template.spec.containers[app].env[LOG_LEVEL].value", "debug", "env.LOG_LEVEL"},
+		{"spec.template.metadata.annotations.team", "checkout", "podAnnotations.team"},
+	} {
+		t.Run(tc.leaf, func(t *testing.T) {
+			placed(t, runProbe(t, c, nil, nil, deployment, tc.field, tc.live), tc.leaf, tc.live)
+		})
+	}
+}
+
+// An image whose repository and tag both differ cannot be laid on one
+// leaf; the refusal names both.
+func TestProbeSeveralLeaves(t *testing.T) {
+	c := testChart(t)
+	r := runProbe(t, c, nil, nil, deployment, "spec.template.spec.containers[app].image", "docker.io/library/nginx:1.26.0")
+	ref := refused(t, r, CodeSeveralLeaves, "image.repository", "image.tag")
+	if !strings.Contains(ref.Hint, "image.repository, image.tag") {
+		t.Errorf("hint %q does not name the leaves", ref.Hint)
+	}
+}
+
+// GREETING is tpl .Values.greeting: the value in Git is a template.
+func TestProbeTemplateValue(t *testing.T) {
+	c := testChart(t)
+	r := runProbe(t, c, nil, nil, deployment, "spec.template.spec.containers[app].env[GREETING].value", "hello from bob")
+	refused(t, r, CodeTemplateValue, "greeting")
+}
+
+// The Secret's token is randAlphaNum: two renders differ.
+func TestProbeNondeterministic(t *testing.T) {
+	c := testChart(t)
+	r := runProbe(t, c, nil, nil, secret, "stringData.token", "0123456789abcdef")
+	ref := refused(t, r, CodeNondeterministic)
+	if !strings.Contains(ref.Hint, "differs between two renders") {
+		t.Errorf("hint %q", ref.Hint)
+	}
+}
+
+// The scan catches what two renders cannot: a template that reads the
+// clock to the day renders the same twice.
+func TestProbeNondeterministicScan(t *testing.T) {
+	repo, err := repofs.LoadDir("testdata", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, err = repo.With(map[string][]byte{"app/templates/stamp.yaml": []byte(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: stamp
+data:
+  day: {{ now | date "2006-01-02" | quote }}
+  size: {{ .Values.service.port | quote }}
+`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ChartFromDir(repo, "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runProbe(t, c, nil, nil, ObjectID{APIVersion: "v1", Kind: "ConfigMap", Name: "stamp"}, "data.size", "9090")
+	ref := refused(t, r, CodeNondeterministic)
+	if !strings.Contains(ref.Hint, "calls now") {
+		t.Errorf("hint %q", ref.Hint)
+	}
+}
+
+// A subchart's leaf is under the subchart's name, from its values.yaml.
+func TestProbeSubchartValue(t *testing.T) {
+	c := testChart(t)
+	r := runProbe(t, c, nil, nil, statefulSet, "spec.template.spec.containers[db].image", "postgres:16.1")
+	p := placed(t, r, "sub.image.tag", "16.1")
+	if p.Leaf.Source != "app/charts/sub/values.yaml" || p.Leaf.InUserValues() {
+		t.Errorf("leaf = %+v, want the subchart's defaults", p.Leaf)
+	}
+}
+
+// A global read only by the subchart is placed at global.*; one read by
+// the parent too moves the parent's Deployment, and is refused.
+func TestProbeGlobalValues(t *testing.T) {
+	c := testChart(t)
+	r := runProbe(t, c, nil, nil, statefulSet, "spec.template.metadata.annotations.tier", "premium")
+	p := placed(t, r, "global.dbTier", "premium")
+	if p.Leaf.Source != "app/values.yaml" {
+		t.Errorf("leaf = %+v", p.Leaf)
+	}
+	r = runProbe(t, c, nil, nil, statefulSet, "spec.template.spec.containers[db].env[REGION].value", "us-east-1")
+	ref := refused(t, r, CodeMovesOthers, "global.region")
+	if !strings.Contains(ref.Hint, "Deployment rel-app") {
+		t.Errorf("hint %q does not name the Deployment", ref.Hint)
+	}
+}
+
+// The instance label is .Release.Name: no leaf moves it.
+func TestProbeNoLeaf(t *testing.T) {
+	c := testChart(t)
+	r := runProbe(t, c, nil, nil, deployment, `metadata.labels["app.kubernetes.io/instance"]`, "other")
+	refused(t, r, CodeNoLeaf)
+}
+
+// With Argo CD's layers, the leaf's source is the parameter that sets it
+// last: forceString's --set-string comes after --set.
+func TestProbeArgoLayers(t *testing.T) {
+	c := testChart(t)
+	vals, layers, err := ArgoValues(ArgoHelm{
+		Values: "image:\n  tag: \"1.25.5\"\n",
+		Parameters: []ArgoParameter{
+			{Name: "image.tag", Value: "1.25.9", ForceString: true},
+			{Name: "replicaCount", Value: "4"},
+		},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runProbe(t, c, vals, layers, deployment, "spec.template.spec.containers[app].image", "nginx:1.27.1")
+	p := placed(t, r, "image.tag", "1.27.1")
+	if p.Leaf.Source != "parameters[image.tag]" || p.Leaf.Value != "1.25.9" {
+		t.Errorf("leaf = %+v, want the forceString parameter's 1.25.9", p.Leaf)
+	}
+	r = runProbe(t, c, vals, layers, deployment, "spec.replicas", int64(6))
+	p = placed(t, r, "replicaCount", int64(6))
+	if p.Leaf.Source != "parameters[replicaCount]" {
+		t.Errorf("leaf = %+v", p.Leaf)
+	}
+}
