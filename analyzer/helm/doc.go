@@ -39,6 +39,10 @@
 //     CRDs are included. Render's Manifest is that text.
 //   - pkg/cmd/template.go: `helm template` prints the manifest, then every
 //     hook (test hooks too unless --skip-tests).
+//   - pkg/chart/common/capabilities.go: the default kube version is
+//     v1.<client-go's minor>.0 of the binary's build info (v1.37.0 in
+//     driftback, with client-go v0.37.2) but v1.20.0 in a test binary;
+//     helm-controller and Argo CD use the cluster's. Pass KubeVersion.
 //   - pkg/cli/values/options.go MergeValues: --values files in order, then
 //     --set-json, --set, --set-string, --set-file, --set-literal, whatever
 //     the order of the flags.

@@ -28,7 +28,7 @@ type Options struct {
 	// as the tool does for every release after the first.
 	IsUpgrade bool
 	// KubeVersion is .Capabilities.KubeVersion ("v1.34.1"); empty keeps
-	// Helm's default.
+	// Helm's default, which is not the cluster's (see the package doc).
 	KubeVersion string
 	// APIVersions are added to Helm's default .Capabilities.APIVersions.
 	APIVersions []string

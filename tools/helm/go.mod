@@ -1,8 +1,9 @@
 // A test-only module: it renders deploy/helm/driftback with Helm's own
 // library and checks it with deploy/deploycheck, and builds the helm CLI
-// of the same version (the tool below) for the install walk. Helm's
-// dependencies stay here, out of the product's go.mod; tools/test.sh runs
-// its tests.
+// of the same version (the tool below) for the install walk. The CLI's
+// and Helm's action package's dependencies stay here, out of the
+// product's go.mod (analyzer/helm uses Helm's chart and engine packages,
+// at the same version); tools/test.sh runs its tests.
 module github.com/driftback/driftback/tools/helm
 
 go 1.26.8
