@@ -76,10 +76,21 @@ type Placement struct {
 	// int64). Rendering with it gave the live value, and moved nothing
 	// else in the release's objects.
 	Value any
+	// Edit is the change to write in the leaf's layer (for a leaf only
+	// the defaults hold, in the user's values): the leaf itself, or, where
+	// its path crosses a list that layer does not hold, that whole list
+	// with the new value in it (Helm replaces a list, never merges it).
+	Edit Edit
 	// HookMoves are hook fields the new value moves too (a migration Job
 	// that runs the same image): hooks are not the release's objects, and
 	// run again with the new value at the next upgrade.
 	HookMoves []string
+}
+
+// Edit sets Value at Path in a values layer.
+type Edit struct {
+	Path  jsonvalue.Path
+	Value any
 }
 
 // Probe asks which values leaf produces one field of one rendered object.
@@ -362,7 +373,7 @@ func (pr *prober) decide(kept []probe) (*Result, error) {
 	if !moved.ok || !jsonvalue.Equal(moved.value, p.Live) || len(others) > 0 {
 		return pr.refuse(CodeNotReproduced, fmt.Sprintf("%s = %v renders %s %s as %v, not the live %v", f.leaf.Path, f.value, p.Object, p.Field, moved.value, p.Live), f.leaf)
 	}
-	pr.res.Placement = &Placement{Leaf: f.leaf, Value: jsonvalue.Normalize(f.value), HookMoves: hooks}
+	pr.res.Placement = &Placement{Leaf: f.leaf, Value: jsonvalue.Normalize(f.value), Edit: pr.edit(f.leaf, f.value), HookMoves: hooks}
 	return &pr.res, nil
 }
 
@@ -476,4 +487,23 @@ func (pr *prober) throughTpl(l Leaf, facts *templateFacts, scan *chartTemplates)
 	v, _ := jsonvalue.Get(objs[pr.target].Object, pr.p.Field)
 	s, _ := textOf(v)
 	return strings.Contains(s, mark) && !strings.Contains(s, "print")
+}
+
+// edit is the change that sets leaf l to v in the layer that supplies it:
+// the leaf, or the first list on its path that the layer lacks, whole.
+func (pr *prober) edit(l Leaf, v any) Edit {
+	layer := pr.p.Values
+	if l.Layer >= 0 {
+		layer = pr.p.Layers[l.Layer].Values
+	}
+	for i := 1; i < len(l.Path); i++ {
+		if l.Path[i].Kind != jsonvalue.IndexStep {
+			continue
+		}
+		if _, ok := jsonvalue.Get(layer, l.Path[:i]); !ok {
+			list, _ := jsonvalue.Get(withLeaf(pr.p.Values, pr.full, l.Path, v), l.Path[:i])
+			return Edit{Path: l.Path[:i], Value: jsonvalue.Normalize(list)}
+		}
+	}
+	return Edit{Path: l.Path, Value: jsonvalue.Normalize(v)}
 }

@@ -71,6 +71,9 @@ func TestProbeImageTag(t *testing.T) {
 	c := testChart(t)
 	r := runProbe(t, c, nil, nil, deployment, "spec.template.spec.containers[app].image", "nginx:1.26.0")
 	p := placed(t, r, "image.tag", "1.26.0")
+	if p.Edit.Path.String() != "image.tag" || p.Edit.Value != "1.26.0" {
+		t.Errorf("edit %s = %v", p.Edit.Path, p.Edit.Value)
+	}
 	if p.Leaf.InUserValues() || p.Leaf.Source != "app/values.yaml" {
 		t.Errorf("leaf source = %d %q, want the chart's defaults app/values.yaml", p.Leaf.Layer, p.Leaf.Source)
 	}
@@ -238,5 +241,28 @@ func TestProbeArgoLayers(t *testing.T) {
 	p = placed(t, r, "replicaCount", int64(6))
 	if p.Leaf.Source != "parameters[replicaCount]" {
 		t.Errorf("leaf = %+v", p.Leaf)
+	}
+}
+
+// A leaf inside a list: only the defaults hold extraEnv, so the edit is
+// the whole list in the user's values (Helm would replace the defaults'
+// list with a one-element list); where a user layer holds the list, the
+// edit is the element's value.
+func TestProbeListLeaf(t *testing.T) {
+	c := testChart(t)
+	field := "spec.template.spec.containers[app].env[FEATURE_X].value"
+	p := placed(t, runProbe(t, c, nil, nil, deployment, field, "off"), "extraEnv[0].value", "off")
+	want := []any{map[string]any{"name": "FEATURE_X", "value": "off"}}
+	if p.Edit.Path.String() != "extraEnv" || !jsonvalue.Equal(p.Edit.Value, want) {
+		t.Errorf("edit %s = %v, want extraEnv = %v", p.Edit.Path, p.Edit.Value, want)
+	}
+
+	vals, layers, err := FluxValues(map[string]any{"extraEnv": []any{map[string]any{"name": "FEATURE_X", "value": "maybe"}}}, nil, ValuesData{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = placed(t, runProbe(t, c, vals, layers, deployment, field, "off"), "extraEnv[0].value", "off")
+	if p.Leaf.Source != "spec.values" || p.Edit.Path.String() != "extraEnv[0].value" || p.Edit.Value != "off" {
+		t.Errorf("leaf %+v, edit %s = %v, want spec.values' element", p.Leaf, p.Edit.Path, p.Edit.Value)
 	}
 }
