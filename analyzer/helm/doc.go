@@ -6,7 +6,11 @@
 // sources from what the caller read.
 //
 // It imports analyzer/render (for an object's group) and internal
-// packages only.
+// packages only. Through Helm's SDK it links the standard library's
+// testing package (helm.sh/helm/v4/pkg/chart/common and internal/version
+// call testing.Testing) and net/http (the schema loader, never called
+// here): a binary that links this package fails TestProductDependencies
+// until that test allows Helm's use of testing.
 //
 // # What it offers
 //

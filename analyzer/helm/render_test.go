@@ -15,7 +15,8 @@ import (
 // testChart reads testdata/app: a Deployment with the image split into
 // repository and tag, a Service, a Secret with randAlphaNum, a hook Job,
 // NOTES.txt, a CRD, a folder subchart (sub) and a packaged library chart
-// (lib, whose helpers every template includes; charts/lib-0.1.0.tgz is
+// (lib, whose helpers every template includes, the Deployment's image
+// too; charts/lib-0.1.0.tgz is
 // `helm package testdata/libsrc/lib`).
 func testChart(t *testing.T) *Chart {
 	t.Helper()
