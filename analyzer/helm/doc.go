@@ -136,8 +136,9 @@
 // (helm-several-leaves); a leaf that also moves another field of the
 // release's objects is refused (helm-leaf-moves-others; hooks moved too
 // are reported, not refused). Finally the chart is rendered with the new
-// value: the field must equal the live value and nothing else in the
-// release's objects may move (else helm-not-reproduced). The placement
+// value: the field must equal the live value (else helm-not-reproduced)
+// and nothing else in the release's objects may move, nor an object come
+// or go (else helm-leaf-moves-others). The placement
 // names the last user layer that supplies the leaf, or the values.yaml of
 // the chart or subchart when only the defaults hold it (placeable as a new
 // key in the user's values).

@@ -370,8 +370,11 @@ func (pr *prober) decide(kept []probe) (*Result, error) {
 		return pr.refuse(CodeNotReproduced, fmt.Sprintf("%s = %v does not render: %v", f.leaf.Path, f.value, err), f.leaf)
 	}
 	moved, others, hooks := pr.compare(objs)
-	if !moved.ok || !jsonvalue.Equal(moved.value, p.Live) || len(others) > 0 {
+	if !moved.ok || !jsonvalue.Equal(moved.value, p.Live) {
 		return pr.refuse(CodeNotReproduced, fmt.Sprintf("%s = %v renders %s %s as %v, not the live %v", f.leaf.Path, f.value, p.Object, p.Field, moved.value, p.Live), f.leaf)
+	}
+	if len(others) > 0 {
+		return pr.refuse(CodeMovesOthers, fmt.Sprintf("%s = %v gives %s %s, but also moves %s", f.leaf.Path, f.value, p.Object, p.Field, strings.Join(others, ", ")), f.leaf)
 	}
 	pr.res.Placement = &Placement{Leaf: f.leaf, Value: jsonvalue.Normalize(f.value), Edit: pr.edit(f.leaf, f.value), HookMoves: hooks}
 	return &pr.res, nil
@@ -406,7 +409,13 @@ type movedField struct {
 // hooks moved (objects that differ between two base renders aside).
 func (pr *prober) compare(objs []Object) (movedField, []string, []string) {
 	if len(objs) != len(pr.base) {
-		return movedField{}, []string{"the set of objects the chart renders"}, nil
+		// The leaf adds or drops objects: the field may still move.
+		var m movedField
+		if at, err := pr.find(objs); err == nil {
+			v, ok := jsonvalue.Get(objs[at].Object, pr.p.Field)
+			m = movedField{ok: !ok || !jsonvalue.Equal(v, pr.field), value: v}
+		}
+		return m, []string{"the set of objects the chart renders"}, nil
 	}
 	var m movedField
 	var others, hooks []string

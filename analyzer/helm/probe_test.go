@@ -266,3 +266,39 @@ func TestProbeListLeaf(t *testing.T) {
 		t.Errorf("leaf %+v, edit %s = %v, want spec.values' element", p.Leaf, p.Edit.Path, p.Edit.Value)
 	}
 }
+
+// A leaf that moves the field and also decides whether another object is
+// rendered is kept, and refused for what else it moves.
+func TestProbeLeafAddsObjects(t *testing.T) {
+	repo, err := repofs.LoadDir("testdata", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, err = repo.With(map[string][]byte{"app/templates/pdb.yaml": []byte(`{{- if gt (int .Values.replicaCount) 1 }}
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: {{ .Release.Name }}-app
+spec:
+  minAvailable: 1
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: {{ .Chart.Name }}
+{{- end }}
+`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ChartFromDir(repo, "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// From 2 to 5 replicas the budget stays: placed.
+	placed(t, runProbe(t, c, nil, nil, deployment, "spec.replicas", int64(5)), "replicaCount", int64(5))
+	// Scaled to 1, the budget goes: the leaf is found, and refused for
+	// the object it drops.
+	ref := refused(t, runProbe(t, c, nil, nil, deployment, "spec.replicas", int64(1)), CodeMovesOthers, "replicaCount")
+	if !strings.Contains(ref.Hint, "the set of objects") {
+		t.Errorf("hint %q", ref.Hint)
+	}
+}
