@@ -14,6 +14,23 @@ var (
 	secret      = ObjectID{APIVersion: "v1", Kind: "Secret", Namespace: "prod", Name: "rel-app-token"}
 )
 
+// chartWith is the test chart with files added or replaced.
+func chartWith(t *testing.T, files map[string][]byte) *Chart {
+	t.Helper()
+	repo, err := repofs.LoadDir("testdata", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if repo, err = repo.With(files); err != nil {
+		t.Fatal(err)
+	}
+	c, err := ChartFromDir(repo, "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 func mustPath(t *testing.T, s string) jsonvalue.Path {
 	t.Helper()
 	p, err := jsonvalue.ParsePath(s)
@@ -159,11 +176,7 @@ func TestProbeNondeterministic(t *testing.T) {
 // The scan catches what two renders cannot: a template that reads the
 // clock to the day renders the same twice.
 func TestProbeNondeterministicScan(t *testing.T) {
-	repo, err := repofs.LoadDir("testdata", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo, err = repo.With(map[string][]byte{"app/templates/stamp.yaml": []byte(`apiVersion: v1
+	c := chartWith(t, map[string][]byte{"app/templates/stamp.yaml": []byte(`apiVersion: v1
 kind: ConfigMap
 metadata:
   name: stamp
@@ -171,13 +184,6 @@ data:
   day: {{ now | date "2006-01-02" | quote }}
   size: {{ .Values.service.port | quote }}
 `)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := ChartFromDir(repo, "app")
-	if err != nil {
-		t.Fatal(err)
-	}
 	r := runProbe(t, c, nil, nil, ObjectID{APIVersion: "v1", Kind: "ConfigMap", Name: "stamp"}, "data.size", "9090")
 	ref := refused(t, r, CodeNondeterministic)
 	if !strings.Contains(ref.Hint, "calls now") {
@@ -270,11 +276,7 @@ func TestProbeListLeaf(t *testing.T) {
 // A leaf that moves the field and also decides whether another object is
 // rendered is kept, and refused for what else it moves.
 func TestProbeLeafAddsObjects(t *testing.T) {
-	repo, err := repofs.LoadDir("testdata", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo, err = repo.With(map[string][]byte{"app/templates/pdb.yaml": []byte(`{{- if gt (int .Values.replicaCount) 1 }}
+	c := chartWith(t, map[string][]byte{"app/templates/pdb.yaml": []byte(`{{- if gt (int .Values.replicaCount) 1 }}
 apiVersion: policy/v1
 kind: PodDisruptionBudget
 metadata:
@@ -286,13 +288,6 @@ spec:
       app.kubernetes.io/name: {{ .Chart.Name }}
 {{- end }}
 `)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := ChartFromDir(repo, "app")
-	if err != nil {
-		t.Fatal(err)
-	}
 	// From 2 to 5 replicas the budget stays: placed.
 	placed(t, runProbe(t, c, nil, nil, deployment, "spec.replicas", int64(5)), "replicaCount", int64(5))
 	// Scaled to 1, the budget goes: the leaf is found, and refused for
