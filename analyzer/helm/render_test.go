@@ -151,3 +151,16 @@ func TestRenderArchive(t *testing.T) {
 		t.Error("ChartFromArchive took bytes that are not an archive")
 	}
 }
+
+// The prober renders the same values many times: a render must leave
+// them as they were.
+func TestRenderKeepsValues(t *testing.T) {
+	vals := map[string]any{"sub": map[string]any{"enabled": true}, "image": map[string]any{"tag": "2"}, "extraEnv": []any{map[string]any{"name": "A", "value": "b"}}}
+	before := jsonvalue.Copy(vals)
+	if _, err := Render(testChart(t), vals, testOptions); err != nil {
+		t.Fatal(err)
+	}
+	if !jsonvalue.Equal(vals, before) {
+		t.Errorf("Render changed its values: %v, was %v", vals, before)
+	}
+}
