@@ -134,8 +134,10 @@
 // part is unchanged). A field built from several leaves whose live value
 // differs in more than one, or could lie on several, is refused
 // (helm-several-leaves); a leaf that also moves another field of the
-// release's objects is refused (helm-leaf-moves-others; hooks moved too
-// are reported, not refused). Finally the chart is rendered with the new
+// release's objects is refused (helm-leaf-moves-others), unless the
+// caller's Tolerate accepts that field (driftback's own chart repeats the
+// image tag in every object's app.kubernetes.io/version label, as many
+// charts do); hooks moved too are reported, not refused. Finally the chart is rendered with the new
 // value: the field must equal the live value (else helm-not-reproduced)
 // and nothing else in the release's objects may move, nor an object come
 // or go (else helm-leaf-moves-others). The placement

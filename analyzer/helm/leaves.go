@@ -13,17 +13,14 @@ import (
 // derive lays the live text on a probe: the probe's field with the fresh
 // token cut out gives the text around the leaf's part (the part may occur
 // several times); the live text must have the same text around one value
-// in every place, and the current value in those places must give the
-// rendered field.
-func derive(fieldText string, k probe, live string) (string, bool) {
+// in every place, and that value is the leaf's new text. The current
+// value need not appear in the field (tag | default .Chart.AppVersion):
+// the last render proves the derived value.
+func derive(k probe, live string) (string, bool) {
 	moved, _ := textOf(k.moved)
 	parts := strings.Split(moved, k.token)
 	n := len(parts) - 1
 	if n < 1 {
-		return "", false
-	}
-	cur, _ := textOf(k.leaf.Value)
-	if strings.Join(parts, cur) != fieldText {
 		return "", false
 	}
 	static := 0
@@ -199,8 +196,8 @@ func defaultsFile(c *chart.Chart, full string, p jsonvalue.Path) string {
 }
 
 // diffPaths lists up to max paths where a and b differ.
-func diffPaths(a, b any, p jsonvalue.Path, max int) []string {
-	var out []string
+func diffPaths(a, b any, p jsonvalue.Path, max int) []jsonvalue.Path {
+	var out []jsonvalue.Path
 	var walk func(a, b any, p jsonvalue.Path)
 	walk = func(a, b any, p jsonvalue.Path) {
 		if len(out) >= max || jsonvalue.Equal(a, b) {
@@ -222,7 +219,7 @@ func diffPaths(a, b any, p jsonvalue.Path, max int) []string {
 			}
 			return
 		}
-		out = append(out, p.String())
+		out = append(out, p)
 	}
 	walk(a, b, p)
 	return out

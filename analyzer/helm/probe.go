@@ -81,10 +81,40 @@ type Placement struct {
 	// its path crosses a list that layer does not hold, that whole list
 	// with the new value in it (Helm replaces a list, never merges it).
 	Edit Edit
+	// AlsoMoves are the other fields of the release's objects the new
+	// value moves, all of which Probe.Tolerate accepted.
+	AlsoMoves []Move
 	// HookMoves are hook fields the new value moves too (a migration Job
 	// that runs the same image): hooks are not the release's objects, and
 	// run again with the new value at the next upgrade.
-	HookMoves []string
+	HookMoves []Move
+}
+
+// Move is a field that a changed value moves in the render; a zero Move
+// is a change in the set of objects the chart renders.
+type Move struct {
+	Object ObjectID
+	Field  jsonvalue.Path
+}
+
+func (m Move) String() string {
+	if m.Object == (ObjectID{}) {
+		return "the set of objects the chart renders"
+	}
+	return m.Object.Kind + " " + m.Object.Name + " " + m.Field.String()
+}
+
+// movesText lists moves for a hint, the first five.
+func movesText(ms []Move) string {
+	var out []string
+	for i, m := range ms {
+		if i == 5 {
+			out = append(out, fmt.Sprintf("and %d more", len(ms)-5))
+			break
+		}
+		out = append(out, m.String())
+	}
+	return strings.Join(out, ", ")
 }
 
 // Edit sets Value at Path in a values layer.
@@ -108,6 +138,10 @@ type Probe struct {
 	Field jsonvalue.Path
 	// Live is the field's live value, which differs from the render.
 	Live any
+	// Tolerate accepts a move of another field of the release's objects
+	// beside the field (a version label that repeats the image tag): the
+	// placement reports it in AlsoMoves. Nil accepts none.
+	Tolerate func(Move) bool
 }
 
 // Result is a Probe's answer: a Placement or a Refusal.
@@ -153,8 +187,8 @@ type probe struct {
 	leaf      Leaf
 	token     string // the fresh value as it reads in text
 	moved     any    // the field with the fresh value
-	others    []string
-	hookMoves []string
+	others    []Move
+	hookMoves []Move
 }
 
 func (pr *prober) render(vals map[string]any) ([]Object, *Rendering, error) {
@@ -260,7 +294,7 @@ func (pr *prober) baseline() (*chartTemplates, *templateFacts, error) {
 		}
 	}
 	if pr.unstable[pr.target] {
-		_, err := pr.refuse(CodeNondeterministic, fmt.Sprintf("%s differs between two renders of the same values (%s)", p.Object, strings.Join(diffPaths(base[pr.target].Object, again[pr.target].Object, nil, 3), ", ")))
+		_, err := pr.refuse(CodeNondeterministic, fmt.Sprintf("%s differs between two renders of the same values (%s)", p.Object, movesText(pr.moves(pr.target, diffPaths(base[pr.target].Object, again[pr.target].Object, nil, 3)))))
 		return nil, nil, err
 	}
 	ch, top, err := p.Chart.renderValues(jsonvalue.Copy(p.Values).(map[string]any), p.Options)
@@ -342,11 +376,10 @@ type fit struct {
 // it, move nothing else, and render the live value.
 func (pr *prober) decide(kept []probe) (*Result, error) {
 	p := pr.p
-	fieldText, _ := textOf(pr.field)
 	liveText, _ := textOf(p.Live)
 	var fits []fit
 	for _, k := range kept {
-		x, ok := derive(fieldText, k, liveText)
+		x, ok := derive(k, liveText)
 		if !ok {
 			continue
 		}
@@ -361,8 +394,8 @@ func (pr *prober) decide(kept []probe) (*Result, error) {
 		return pr.refuse(CodeNotReproduced, fmt.Sprintf("%s moves %s %s, but no value of it renders the live value %q", kept[0].leaf.Path, p.Object, p.Field, liveText), kept[0].leaf)
 	}
 	f := fits[0]
-	if len(f.others) > 0 {
-		return pr.refuse(CodeMovesOthers, fmt.Sprintf("%s gives %s %s, but also moves %s", f.leaf.Path, p.Object, p.Field, strings.Join(f.others, ", ")), f.leaf)
+	if bad, _ := pr.tolerated(f.others); len(bad) > 0 {
+		return pr.refuse(CodeMovesOthers, fmt.Sprintf("%s gives %s %s, but also moves %s", f.leaf.Path, p.Object, p.Field, movesText(bad)), f.leaf)
 	}
 	// The proof: a render with the derived value.
 	objs, _, err := pr.render(withLeaf(p.Values, pr.full, f.leaf.Path, f.value))
@@ -373,10 +406,11 @@ func (pr *prober) decide(kept []probe) (*Result, error) {
 	if !moved.ok || !jsonvalue.Equal(moved.value, p.Live) {
 		return pr.refuse(CodeNotReproduced, fmt.Sprintf("%s = %v renders %s %s as %v, not the live %v", f.leaf.Path, f.value, p.Object, p.Field, moved.value, p.Live), f.leaf)
 	}
-	if len(others) > 0 {
-		return pr.refuse(CodeMovesOthers, fmt.Sprintf("%s = %v gives %s %s, but also moves %s", f.leaf.Path, f.value, p.Object, p.Field, strings.Join(others, ", ")), f.leaf)
+	bad, also := pr.tolerated(others)
+	if len(bad) > 0 {
+		return pr.refuse(CodeMovesOthers, fmt.Sprintf("%s = %v gives %s %s, but also moves %s", f.leaf.Path, f.value, p.Object, p.Field, movesText(bad)), f.leaf)
 	}
-	pr.res.Placement = &Placement{Leaf: f.leaf, Value: jsonvalue.Normalize(f.value), Edit: pr.edit(f.leaf, f.value), HookMoves: hooks}
+	pr.res.Placement = &Placement{Leaf: f.leaf, Value: jsonvalue.Normalize(f.value), Edit: pr.edit(f.leaf, f.value), AlsoMoves: also, HookMoves: hooks}
 	return &pr.res, nil
 }
 
@@ -407,7 +441,7 @@ type movedField struct {
 // compare reads a probe's render against the base: whether the target's
 // field moved, and which other fields of the release's objects and of the
 // hooks moved (objects that differ between two base renders aside).
-func (pr *prober) compare(objs []Object) (movedField, []string, []string) {
+func (pr *prober) compare(objs []Object) (movedField, []Move, []Move) {
 	if len(objs) != len(pr.base) {
 		// The leaf adds or drops objects: the field may still move.
 		var m movedField
@@ -415,10 +449,10 @@ func (pr *prober) compare(objs []Object) (movedField, []string, []string) {
 			v, ok := jsonvalue.Get(objs[at].Object, pr.p.Field)
 			m = movedField{ok: !ok || !jsonvalue.Equal(v, pr.field), value: v}
 		}
-		return m, []string{"the set of objects the chart renders"}, nil
+		return m, []Move{{}}, nil
 	}
 	var m movedField
-	var others, hooks []string
+	var others, hooks []Move
 	for i := range objs {
 		if pr.unstable[i] {
 			continue
@@ -431,19 +465,32 @@ func (pr *prober) compare(objs []Object) (movedField, []string, []string) {
 			jsonvalue.Delete(a, pr.p.Field)
 			jsonvalue.Delete(b, pr.p.Field)
 		}
-		if d := diffPaths(a, b, nil, 3); len(d) > 0 {
-			id := idOf(pr.base[i].Object, pr.p.Options.Namespace)
-			for j := range d {
-				d[j] = id.Kind + " " + id.Name + " " + d[j]
-			}
+		id := idOf(pr.base[i].Object, pr.p.Options.Namespace)
+		for _, d := range diffPaths(a, b, nil, maxMoves) {
 			if pr.base[i].Hook != nil {
-				hooks = append(hooks, d...)
+				hooks = append(hooks, Move{id, d})
 			} else {
-				others = append(others, d...)
+				others = append(others, Move{id, d})
 			}
 		}
 	}
 	return m, others, hooks
+}
+
+// maxMoves bounds the moved fields read per object.
+const maxMoves = 64
+
+// tolerated splits moves into those Probe.Tolerate refuses and those it
+// accepts.
+func (pr *prober) tolerated(ms []Move) (bad, ok []Move) {
+	for _, m := range ms {
+		if m.Object != (ObjectID{}) && pr.p.Tolerate != nil && pr.p.Tolerate(m) {
+			ok = append(ok, m)
+		} else {
+			bad = append(bad, m)
+		}
+	}
+	return bad, ok
 }
 
 // fresh is a new value of cur's type that the base render does not hold:
@@ -515,4 +562,13 @@ func (pr *prober) edit(l Leaf, v any) Edit {
 		}
 	}
 	return Edit{Path: l.Path, Value: jsonvalue.Normalize(v)}
+}
+
+// moves names paths of the base's object i as moves.
+func (pr *prober) moves(i int, ps []jsonvalue.Path) []Move {
+	var out []Move
+	for _, p := range ps {
+		out = append(out, Move{idOf(pr.base[i].Object, pr.p.Options.Namespace), p})
+	}
+	return out
 }

@@ -94,7 +94,7 @@ func TestProbeImageTag(t *testing.T) {
 	if p.Leaf.InUserValues() || p.Leaf.Source != "app/values.yaml" {
 		t.Errorf("leaf source = %d %q, want the chart's defaults app/values.yaml", p.Leaf.Layer, p.Leaf.Source)
 	}
-	if len(p.HookMoves) != 1 || !strings.Contains(p.HookMoves[0], "Job rel-app-migrate") {
+	if len(p.HookMoves) != 1 || !strings.Contains(p.HookMoves[0].String(), "Job rel-app-migrate") {
 		t.Errorf("hook moves = %v, want the migrate Job's image", p.HookMoves)
 	}
 
@@ -109,6 +109,19 @@ func TestProbeImageTag(t *testing.T) {
 	if p.Leaf.Layer != 0 || p.Leaf.Source != "spec.values" || p.Leaf.Value != "1.25.4" {
 		t.Errorf("leaf = %+v, want spec.values' 1.25.4", p.Leaf)
 	}
+}
+
+// A tag that defaults to the chart's appVersion (tag: "", rendered as
+// 1.0.0) is still the tag's: the field is repository + ":" + the tag's
+// part, whatever the tag's current text.
+func TestProbeDefaultedTag(t *testing.T) {
+	c := testChart(t)
+	r := runProbe(t, c, nil, nil, deployment, "spec.template.spec.containers[proxy].image", "envoyproxy/envoy:v1.31.2")
+	placed(t, r, "proxy.tag", "v1.31.2")
+	// Back to the appVersion's text: setting the tag to it gives the live
+	// value, though it is not the tag's current text either.
+	r = runProbe(t, c, map[string]any{"proxy": map[string]any{"tag": "1.2"}}, nil, deployment, "spec.template.spec.containers[proxy].image", "envoyproxy/envoy:1.0.0")
+	placed(t, r, "proxy.tag", "1.0.0")
 }
 
 // `kubectl scale`: replicas is replicaCount, here from a valuesFrom
@@ -295,5 +308,39 @@ spec:
 	ref := refused(t, runProbe(t, c, nil, nil, deployment, "spec.replicas", int64(1)), CodeMovesOthers, "replicaCount")
 	if !strings.Contains(ref.Hint, "the set of objects") {
 		t.Errorf("hint %q", ref.Hint)
+	}
+}
+
+// driftback's own chart (deploy/helm/driftback), a chart not written for
+// these tests: the image is a helper's printf of repository, a tag that
+// defaults to appVersion and an optional digest. `kubectl scale` lies on
+// replicaCount. `kubectl set image` lies on image.tag, which also feeds
+// every object's app.kubernetes.io/version label: refused as it is, placed
+// when the caller tolerates that label.
+func TestProbeDriftbackChart(t *testing.T) {
+	probe := Probe{Chart: chartAt(t, "../../deploy/helm", "driftback"), Options: Options{ReleaseName: "driftback", Namespace: "driftback", KubeVersion: "v1.34.0"},
+		Object: ObjectID{APIVersion: "apps/v1", Kind: "Deployment", Name: "driftback"}}
+	run := func(field string, live any) *Result {
+		probe.Field, probe.Live = mustPath(t, field), live
+		r, err := probe.Run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	placed(t, run("spec.replicas", int64(3)), "replicaCount", int64(3))
+
+	image := "spec.template.spec.containers[driftback].image"
+	ref := refused(t, run(image, "ghcr.io/driftback/driftback:v9.9.9"), CodeMovesOthers, "image.tag")
+	if !strings.Contains(ref.Hint, `metadata.labels["app.kubernetes.io/version"]`) {
+		t.Errorf("hint %q does not name the version label", ref.Hint)
+	}
+	probe.Tolerate = func(m Move) bool {
+		n := len(m.Field)
+		return n >= 2 && m.Field[n-1].Key == "app.kubernetes.io/version" && m.Field[n-2].Key == "labels"
+	}
+	p := placed(t, run(image, "ghcr.io/driftback/driftback:v9.9.9"), "image.tag", "v9.9.9")
+	if len(p.AlsoMoves) < 2 {
+		t.Errorf("also moves %v, want the version labels", p.AlsoMoves)
 	}
 }

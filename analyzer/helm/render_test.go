@@ -16,15 +16,17 @@ import (
 // repository and tag, a Service, a Secret with randAlphaNum, a hook Job,
 // NOTES.txt, a CRD, a folder subchart (sub) and a packaged library chart
 // (lib, whose helpers every template includes, the Deployment's image
-// too; charts/lib-0.1.0.tgz is
-// `helm package testdata/libsrc/lib`).
-func testChart(t *testing.T) *Chart {
+// too; charts/lib-0.1.0.tgz is `helm package testdata/libsrc/lib`).
+func testChart(t *testing.T) *Chart { return chartAt(t, "testdata", "app") }
+
+// chartAt reads the chart in folder name of the disk folder root.
+func chartAt(t *testing.T, root, name string) *Chart {
 	t.Helper()
-	repo, err := repofs.LoadDir("testdata", 0)
+	repo, err := repofs.LoadDir(root, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := ChartFromDir(repo, "app")
+	c, err := ChartFromDir(repo, name)
 	if err != nil {
 		t.Fatal(err)
 	}
