@@ -52,8 +52,8 @@
 //     the order of the flags.
 //
 // Flux helm-controller v1.6 (github.com/fluxcd/helm-controller at
-// 0f61a86, v1.6.0-21; its go.mod pins helm v4.2.1 and
-// fluxcd/pkg/chartutil v1.27.0):
+// 0f61a86, the merge of the v1.6.3 changelog; its go.mod pins helm v4.2.1
+// and fluxcd/pkg/chartutil v1.27.0):
 //   - api/v2/helmrelease_types.go GetReleaseName: spec.releaseName, or
 //     [spec.targetNamespace-]metadata.name; GetReleaseNamespace:
 //     spec.targetNamespace or the HelmRelease's namespace.
@@ -83,7 +83,8 @@
 //     disableHooks, as Helm's lifecycle, and are not in the release
 //     manifest. Post-renderers (spec.postRenderers) are not applied here.
 //
-// Argo CD 3.6 (github.com/argoproj/argo-cd at 37ee0097cf):
+// Argo CD (github.com/argoproj/argo-cd main at 37ee0097cf, VERSION
+// 3.6.0):
 //   - reposerver/repository/repository.go helmTemplate: the release name
 //     is spec.source.helm.releaseName or the Application's name; the
 //     namespace helm.namespace or the destination's; kube version and API
