@@ -52,8 +52,11 @@
 //     the order of the flags.
 //
 // Flux helm-controller v1.6 (github.com/fluxcd/helm-controller at
-// 0f61a86, the merge of the v1.6.3 changelog; its go.mod pins helm v4.2.1
-// and fluxcd/pkg/chartutil v1.27.0):
+// 0f61a86, the merge of the v1.6.3 changelog, whose go.mod pins helm
+// v4.2.1 and fluxcd/pkg/chartutil v1.27.0; the v1.6.3 tag pins chartutil
+// v1.27.1, whose code is v1.27.0's up to v1.28.0, and renders with Flux's
+// Helm fork github.com/fluxcd/helm/v4 v4.2.4-flux.1, not v4.3.2; the
+// files below are the same at both):
 //   - api/v2/helmrelease_types.go GetReleaseName: spec.releaseName, or
 //     [spec.targetNamespace-]metadata.name; GetReleaseNamespace:
 //     spec.targetNamespace or the HelmRelease's namespace.
