@@ -87,7 +87,8 @@
 //     manifest. Post-renderers (spec.postRenderers) are not applied here.
 //
 // Argo CD (github.com/argoproj/argo-cd main at 37ee0097cf, VERSION
-// 3.6.0):
+// 3.6.0, whose repo-server runs the helm 4.2.4 CLI per
+// hack/tool-versions.sh):
 //   - reposerver/repository/repository.go helmTemplate: the release name
 //     is spec.source.helm.releaseName or the Application's name; the
 //     namespace helm.namespace or the destination's; kube version and API
