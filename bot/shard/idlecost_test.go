@@ -110,3 +110,59 @@ func TestMemberClaimsAreDecodedOnlyWhenTheyChange(t *testing.T) {
 		t.Error("claims that cannot be read were taken from the member's earlier renewal")
 	}
 }
+
+// Issue 54: at 10,000 targets, splitting the buckets again every period
+// was most of an idle replica's own work. The split is computed again
+// only when a member's claims, the live members, the targets or this
+// replica's published claims changed, and is then what assign gives.
+func TestAnUnchangedMembershipIsNotSplitAgain(t *testing.T) {
+	l := &Leases{Identity: "a", held: map[bucket]bool{}}
+	var names []string
+	for i := range 300 {
+		names = append(names, "t"+strconv.Itoa(i))
+	}
+	m := &membership{l: l, units: bucketsOf(names), seen: map[string]*member{}}
+	other := func(id string, claims map[bucket]bool) *member {
+		lease := (&membership{l: &Leases{Identity: id}, name: MemberLeaseName(id)}).record(claims, time.Unix(1_700_000_000, 0))
+		return memberOf(lease, time.Now(), time.Minute, nil)
+	}
+	m.seen["b"] = other("b", map[bucket]bool{bucketOf("t1"): true})
+	m.seen["c"] = other("c", map[bucket]bool{})
+	members := func() map[string]map[bucket]bool {
+		_, ms := m.othersClaim(time.Now())
+		ms[l.Identity] = m.published
+		return ms
+	}
+	same := func(a, b map[bucket]bool) bool { return reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer() }
+	check := func(what string, mine map[bucket]bool) {
+		t.Helper()
+		if want := assign(m.units, members())[l.Identity]; !reflect.DeepEqual(mine, want) {
+			t.Errorf("%s: the split kept %d buckets, assign gives %d", what, len(mine), len(want))
+		}
+	}
+	first := m.assigned(members())
+	check("first", first)
+	if again := m.assigned(members()); !same(again, first) {
+		t.Error("the same membership was split again")
+	}
+	for _, change := range []struct {
+		what string
+		do   func()
+	}{
+		{"a member's claims", func() { m.seen["b"] = other("b", map[bucket]bool{bucketOf("t1"): true, bucketOf("t2"): true}) }},
+		{"a member gone", func() { delete(m.seen, "c") }},
+		{"the targets", func() { m.units, m.unitsGen = bucketsOf(names[:200]), m.unitsGen+1 }},
+		{"this replica's claims", func() {
+			m.published = map[bucket]bool{bucketOf("t3"): true}
+			m.publishedValue = encodeBuckets(m.published)
+		}},
+	} {
+		before := m.assigned(members())
+		change.do()
+		after := m.assigned(members())
+		if same(after, before) {
+			t.Errorf("%s changed and the split was not computed again", change.what)
+		}
+		check(change.what, after)
+	}
+}

@@ -187,6 +187,7 @@ func (m *membership) renew(ctx context.Context, held map[bucket]bool) bool {
 	m.own = wrote
 	m.joined = true
 	m.published = claims
+	m.publishedValue = next.Annotations[bucketsAnnotation]
 	l.published(m.writing)
 	if l.noteRenewal(sent) {
 		// The others may have taken this replica for dead meanwhile: what

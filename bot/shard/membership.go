@@ -2,6 +2,9 @@ package shard
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -11,8 +14,10 @@ import (
 // goroutine touches it.
 type membership struct {
 	l *Leases
-	// units are the buckets of the targets, each with how many it holds.
-	units map[bucket]int
+	// units are the buckets of the targets, each with how many it holds;
+	// unitsGen counts the times they were replaced (assigned).
+	units    map[bucket]int
+	unitsGen uint64
 	name  string                // this replica's Lease
 	own   *coordinationv1.Lease // as last written; nil: read it first
 	seen  map[string]*member    // the other members' Leases by name
@@ -35,8 +40,18 @@ type membership struct {
 	// accepted, the error when the apiserver refused it (not a timeout or
 	// a conflict, which the next period retries).
 	wrote func(refused error)
-	// claimsValue encodes the claims each renewal writes.
-	claimsValue bucketEncoder
+	// claimsValue encodes the claims each renewal writes; publishedValue
+	// is the value the last successful one wrote (published's).
+	claimsValue    bucketEncoder
+	publishedValue string
+	// split is the last assignment reconsider computed, and what it was
+	// computed from: a period in which no member's claims, no target and
+	// no membership changed splits alike, so it is not computed again
+	// (at 10,000 targets it was most of an idle replica's own work).
+	split struct {
+		key  string
+		mine map[bucket]bool
+	}
 }
 
 // member is another replica's Lease as last seen.
@@ -68,6 +83,7 @@ func (m *membership) tick(ctx context.Context) {
 	l := m.l
 	if targets, ok := l.newTargets(); ok {
 		m.units = bucketsOf(targets)
+		m.unitsGen++
 	}
 	// A failed list leaves the claims as they are, but the Lease is still
 	// renewed: the others must not take this replica for dead.
@@ -99,7 +115,7 @@ func (m *membership) reconsider(now time.Time, held map[bucket]bool) {
 	claimed, members := m.othersClaim(now)
 	members[m.l.Identity] = m.published
 	m.l.noteReplicas(len(members), now)
-	mine := assign(m.units, members)[m.l.Identity]
+	mine := m.assigned(members)
 	for t := range held {
 		if !mine[t] {
 			delete(held, t)
@@ -118,6 +134,29 @@ func (m *membership) reconsider(now time.Time, held map[bucket]bool) {
 			m.pending[t] = true
 		}
 	}
+}
+
+// assigned is this replica's part of assign(m.units, members), computed
+// again only when what it depends on changed: the targets (m.units is
+// replaced, never changed in place, and counted), the live members and what their
+// Leases say they claim, and what this replica published.
+func (m *membership) assigned(members map[string]map[bucket]bool) map[bucket]bool {
+	var key strings.Builder
+	fmt.Fprintf(&key, "%d\x00%s\x00", m.unitsGen, m.publishedValue)
+	for _, o := range m.seen {
+		if _, live := members[o.identity]; live && o.identity != m.l.Identity {
+			fmt.Fprintf(&key, "%s\x01%s\x01%s\x01%t\x00", o.identity, o.rawClaims[0], o.rawClaims[1], o.everything)
+		}
+	}
+	parts := strings.Split(key.String(), "\x00")
+	slices.Sort(parts[2:]) // m.seen is a map: its order is not the key's
+	k := strings.Join(parts, "\x00")
+	if m.split.mine != nil && m.split.key == k {
+		return m.split.mine
+	}
+	mine := assign(m.units, members)[m.l.Identity]
+	m.split.key, m.split.mine = k, mine
+	return mine
 }
 
 // promote makes the published pending claims held when no live member
