@@ -18,9 +18,9 @@ type membership struct {
 	// unitsGen counts the times they were replaced (assigned).
 	units    map[bucket]int
 	unitsGen uint64
-	name  string                // this replica's Lease
-	own   *coordinationv1.Lease // as last written; nil: read it first
-	seen  map[string]*member    // the other members' Leases by name
+	name     string                // this replica's Lease
+	own      *coordinationv1.Lease // as last written; nil: read it first
+	seen     map[string]*member    // the other members' Leases by name
 	// pending are claimed buckets not written yet; published the claims
 	// the last successful renewal carried.
 	pending, published map[bucket]bool
