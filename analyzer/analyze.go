@@ -123,7 +123,7 @@ func (s *Snapshot) buildRoot(o *orchestration, root string, plan *Plan) (*built,
 	if err := malformed(krefs); err != nil {
 		return nil, err
 	}
-	b, refusals, err := o.renderer(s).buildTree(o.repo, t, krefs, func(p string, _ []byte) (*yamledit.File, error) { return s.forest.Parse(p) })
+	b, refusals, err := o.builder(s).buildTree(o.repo, t, krefs, func(p string, _ []byte) (*yamledit.File, error) { return s.forest.Parse(p) })
 	if err != nil {
 		return nil, err
 	}

@@ -60,7 +60,7 @@ func argoRendered(t *testing.T, repo *repofs.Repo, root string, ctx *kube.ArgoCo
 	if err != nil || len(krefs) > 0 {
 		t.Fatalf("load: %v %+v", err, krefs)
 	}
-	b, refs, err := o.renderer(s).buildTree(o.repo, tr, nil, yamledit.Parse)
+	b, refs, err := o.builder(s).buildTree(o.repo, tr, nil, yamledit.Parse)
 	if err != nil || len(refs) > 0 {
 		t.Fatalf("build: %v %+v", err, refs)
 	}

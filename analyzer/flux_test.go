@@ -135,7 +135,7 @@ func (ft fluxTarget) render(t *testing.T) []map[string]any {
 	if err != nil || len(krefs) > 0 {
 		t.Fatalf("load %s: %v %+v", ft.root, err, krefs)
 	}
-	b, refs, err := o.renderer(s).buildTree(o.repo, tr, nil, yamledit.Parse)
+	b, refs, err := o.builder(s).buildTree(o.repo, tr, nil, yamledit.Parse)
 	if err != nil || len(refs) > 0 {
 		t.Fatalf("build %s: %v %+v", ft.root, err, refs)
 	}

@@ -406,7 +406,7 @@ func (a *analysis) buildOther(repo *repofs.Repo, root string, parsed map[string]
 		}
 		return yamledit.Parse(p, data)
 	}
-	b, refs, err := a.snap.renderer().buildTree(repo, t, krefs, parse)
+	b, refs, err := a.snap.builder().buildTree(repo, t, krefs, parse)
 	if err != nil || len(refs) > 0 {
 		return nil, fail
 	}

@@ -109,8 +109,8 @@ func (o *orchestration) load(forest *ktree.Forest, root string) (*ktree.Tree, []
 	return t, refs, nil
 }
 
-func (o *orchestration) renderer(s *Snapshot) renderer {
-	r := s.renderer()
+func (o *orchestration) builder(s *Snapshot) builder {
+	r := s.builder()
 	switch {
 	case o.flux != nil:
 		r.post = o.flux
@@ -176,9 +176,9 @@ func (o *orchestration) clusterSetting(p jsonvalue.Path) (any, bool) {
 	return o.argo.ClusterSetting(p)
 }
 
-// verifyRenderer renders the edited tree with the tool's settings as the
+// verifyBuilder builds the edited tree with the tool's settings as the
 // plan leaves them (a changed substitution variable takes its new value).
-func (a *analysis) verifyRenderer() renderer {
+func (a *analysis) verifyBuilder() builder {
 	r := a.base.render
 	if a.orchestration != nil && a.flux != nil && a.vars != nil && len(a.vars.values()) > 0 {
 		r.post = a.flux.With(a.vars.values())

@@ -58,7 +58,7 @@ func (s *Snapshot) Plan(root string, live []kube.LiveObject, opts Options) (*Pla
 // shows that an unchanged root costs no build.
 func (s *Snapshot) Builds() int64 { return s.builds.Load() }
 
-func (s *Snapshot) renderer() renderer { return renderer{cache: s.renders, builds: &s.builds} }
+func (s *Snapshot) builder() builder { return builder{cache: s.renders, builds: &s.builds} }
 
 // RenderCache remembers renders across snapshots (render.Cache).
 type RenderCache = render.Cache
@@ -71,16 +71,16 @@ const DefaultRenderCacheBytes = render.DefaultCacheBytes
 // the dyed and the verified one.
 func NewRenderCache(maxBytes int64) *RenderCache { return render.NewCache(maxBytes) }
 
-// renderer runs the builds of one snapshot's plans, through the cache
+// builder runs the builds of one snapshot's plans, through the cache
 // shared across snapshots when there is one, counting every kustomize run.
-type renderer struct {
+type builder struct {
 	cache  *RenderCache // nil: every render builds
 	builds *atomic.Int64
 	post   render.PostBuild // what the GitOps tool does to the built objects; nil: nothing
 }
 
 // render builds the tree through the cache.
-func (r renderer) render(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, parsed map[string]*yamledit.File) ([]render.Object, error) {
+func (r builder) render(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byte, parsed map[string]*yamledit.File) ([]render.Object, error) {
 	return r.cache.Build(r.builds, repo, t, extra, parsed, r.post)
 }
 
@@ -215,7 +215,7 @@ type built struct {
 	objects []render.Object
 	byID    map[render.ID]int
 	files   map[string]*yamledit.File // resource files, parsed
-	render  renderer                  // how the dye renders
+	render  builder                   // how the dye renders
 }
 
 // build loads, judges and renders a root. Judged refusals come back as
@@ -225,7 +225,7 @@ func build(repo *repofs.Repo, root string) (*built, []Refusal, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return renderer{builds: new(atomic.Int64)}.buildTree(repo, t, krefs, yamledit.Parse)
+	return builder{builds: new(atomic.Int64)}.buildTree(repo, t, krefs, yamledit.Parse)
 }
 
 // parser parses the resource file p, whose bytes in the repository being
@@ -246,7 +246,7 @@ func reusing(known map[string]*yamledit.File) parser {
 // buildTree renders a loaded tree (refusals from loading it come back as
 // the plan's), its render looked up in cache (nil: none), its resource
 // files parsed by parse.
-func (r renderer) buildTree(repo *repofs.Repo, t *ktree.Tree, krefs []ktree.Refusal, parse parser) (*built, []Refusal, error) {
+func (r builder) buildTree(repo *repofs.Repo, t *ktree.Tree, krefs []ktree.Refusal, parse parser) (*built, []Refusal, error) {
 	if len(krefs) > 0 {
 		out := make([]Refusal, 0, len(krefs))
 		for _, r := range krefs {
@@ -300,7 +300,7 @@ func (b *built) dyeInput(repo *repofs.Repo) dye.Root {
 	return dye.Root{Tree: b.tree, Read: repo.File, Objects: b.objects}
 }
 
-// dyeRoot dyes b (dye.Root.Dye), its extra render through b's renderer.
+// dyeRoot dyes b (dye.Root.Dye), its extra render through b's builder.
 func dyeRoot(repo *repofs.Repo, b *built, values bool) (*dye.Result, error) {
 	return b.dyeInput(repo).Dye(func(extra map[string][]byte) ([]render.Object, error) {
 		return b.render.render(repo, b.tree, extra, b.files)

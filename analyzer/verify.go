@@ -64,7 +64,7 @@ func (a *analysis) verify(pj *projection) *verified {
 			known := make(map[string]*yamledit.File, len(a.base.files)+len(parsed))
 			maps.Copy(known, a.base.files)
 			maps.Copy(known, parsed)
-			nb, refs, err = a.verifyRenderer().buildTree(edited, t, krefs, reusing(known))
+			nb, refs, err = a.verifyBuilder().buildTree(edited, t, krefs, reusing(known))
 		}
 		if err != nil || len(refs) > 0 {
 			msg := "the edited tree no longer builds"
