@@ -14,7 +14,6 @@ import (
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/repofs"
-	"github.com/driftback/driftback/internal/yamledit"
 )
 
 // Options says how a plan may write.
@@ -60,102 +59,114 @@ func Analyze(in Input) (*Plan, error) {
 	return NewSnapshot(in.Repo, nil).Plan(in.Root, in.Live, in.Options)
 }
 
+// renderer is a plan's render stage: it builds the target's root as the
+// GitOps tool does, then says which input supplies each rendered value
+// that differs from live, and hands that answer to the placer that writes
+// those inputs. Attribution and placement speak of the same inputs
+// (kustomize's entries, patches and source documents), so a renderer
+// makes its own placer. kustomizeRenderer (snapshot.go) is the one there is.
+type renderer interface {
+	// render returns the rendered objects; not ok when the plan refuses
+	// the root, its refusals in the plan. An error is unusable input.
+	render() (objects []render.Object, ok bool, err error)
+	// attribute takes the rendered objects paired with live (opts' write
+	// scope cleaned) to the placer of their drifted values; force runs
+	// the attribution even when nothing seems to need it.
+	attribute(paired *pairing, opts Options, force bool) (placer, error)
+}
+
+// placer is a plan's placement stage: it writes each drifted value into
+// the input its renderer's attribution names (or refuses it by name),
+// proves the writes by rendering again, and puts the edits and files
+// written into the plan. kustomizePlacer (analyze.go) is the one there is.
+type placer interface {
+	place() error
+}
+
 // plan is Plan; forceDye runs the dye even when no image or replica value
 // drifted (tests prove the no-op invariant through it). It runs the
 // stages in order, each taking the results of those before it:
 //
-//	orchestrator  Options          -> *orchestration (the GitOps tool's rewrite of the root)
-//	buildRoot     *orchestration   -> *built (the root's render)
-//	pairObjects   *built, live     -> *pairing (each rendered object with its live intent;
-//	                                  secretVariables then restores what a Secret's variable supplies,
-//	                                  refuseSealed refuses the encrypted fields a person wrote)
-//	planWrites    *pairing, *built -> *writes (runDye, planRoutes, planTool, placeValues)
-//	project       *writes          -> *projection (the source documents, or overrides, rewritten)
-//	verify        *projection      -> *verified (the edited build proven, the candidates left)
-//	finish        *verified        -> the plan's edits and files
+//	kustomize     Options           -> the renderer, *kustomizeRenderer (orchestrator: the
+//	                                   GitOps tool's rewrite of the root)
+//	render        renderer          -> the root's rendered objects
+//	pairObjects   objects, live     -> *pairing (each rendered object with its live intent)
+//	attribute     renderer, pairing -> the placer, *kustomizePlacer (secretVariables restores
+//	                                   what a Secret's variable supplies; runDye says who
+//	                                   supplies each value)
+//	place         placer            -> the plan's edits and files (refuseSealed; planWrites:
+//	                                   planRoutes, planTool, placeValues; project, verify, finish)
 //
-// A stage that refuses the whole root returns nil and the plan says why.
+// A stage that refuses the whole root stops the plan, which says why.
 func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, forceDye bool) (*Plan, error) {
 	root, err := repofs.Clean(root)
 	if err != nil {
 		return nil, fmt.Errorf("root: %w", err)
 	}
 	plan := &Plan{Root: render.DisplayDir(root), Edits: []Edit{}, Refusals: []Refusal{}, Files: []File{}, Notes: []string{}}
-	o, err := s.orchestrator(root, opts, plan)
-	if err != nil || o == nil {
+	k, err := s.kustomize(root, opts, plan)
+	if err != nil || k == nil {
 		return plan, err
 	}
-	b, err := s.buildRoot(o, root, plan)
-	if err != nil {
+	if err := planWith(k, plan, live, opts, forceDye); err != nil {
 		return nil, err
 	}
-	if b == nil {
-		return plan, nil
-	}
-	if opts.WriteScope, err = repofs.Clean(opts.WriteScope); err != nil {
-		return nil, fmt.Errorf("write scope: %w", err)
-	}
-	paired := pairObjects(live, b.objects, opts.Coverage, plan.Root)
-	paired.apply(plan)
-	plan.Fidelity = fidelity(paired.pairs)
-	holdUnfaithful(paired.pairs, func(r Refusal) { plan.Refusals = append(plan.Refusals, r) })
-	plan.Metadata = renderedMetadata(b.objects, paired.pairs, opts.MetadataKeys)
-	a := &analysis{snap: s, opts: opts, root: root, base: b, plan: plan, orchestration: o,
-		pairs: paired.pairs, followed: paired.followed}
-	secretVariables(a.pairs, o, a.refuse)
-	a.refuseSealed()
-	if a.writes, err = a.planWrites(forceDye); err != nil {
-		return nil, err
-	}
-	pj := a.project()
-	a.finish(a.verify(pj))
 	return plan, nil
 }
 
-// buildRoot loads, judges and renders the root as the GitOps tool builds
-// it. A root the judge refuses gives nil, its refusals in plan; malformed
-// YAML is an error.
-func (s *Snapshot) buildRoot(o *orchestration, root string, plan *Plan) (*built, error) {
-	t, krefs, err := o.load(s.forest, root)
+// planWith runs the stages after the renderer is chosen: render, pair,
+// attribute and place, into plan.
+func planWith(r renderer, plan *Plan, live []kube.LiveObject, opts Options, forceDye bool) error {
+	objects, ok, err := r.render()
+	if err != nil || !ok {
+		return err
+	}
+	plan.Kinds = renderedKinds(objects)
+	if opts.WriteScope, err = repofs.Clean(opts.WriteScope); err != nil {
+		return fmt.Errorf("write scope: %w", err)
+	}
+	paired := pairObjects(live, objects, opts.Coverage, plan.Root)
+	paired.apply(plan)
+	plan.Fidelity = fidelity(paired.pairs)
+	holdUnfaithful(paired.pairs, func(r Refusal) { plan.Refusals = append(plan.Refusals, r) })
+	plan.Metadata = renderedMetadata(objects, paired.pairs, opts.MetadataKeys)
+	p, err := r.attribute(paired, opts, forceDye)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := malformed(krefs); err != nil {
-		return nil, err
-	}
-	b, refusals, err := o.builder(s).buildTree(o.repo, t, krefs, func(p string, _ []byte) (*yamledit.File, error) { return s.forest.Parse(p) })
-	if err != nil {
-		return nil, err
-	}
-	if len(refusals) > 0 {
-		plan.Refusals = refusals
-		return nil, nil
-	}
-	plan.Kinds = renderedKinds(b.objects)
-	return b, nil
+	return p.place()
 }
 
 // writes is what the stages between pairing and projecting decide: who
-// supplies each value, and the writes of entries, tool settings and value
-// inputs that carry a drifted value instead of its source document.
-// Projecting and verifying read it, and cut it back (takeBack).
+// supplies each value (attribute), and the writes of entries, tool
+// settings and value inputs that carry a drifted value instead of its
+// source document. Projecting and verifying read it, and cut it back
+// (takeBack).
 type writes struct {
-	dyed    *dye.Result // runDye; overridePlaced reads its provenance
+	dyed    *dye.Result // runDye (attribute); overridePlaced reads its provenance
 	routing *routing    // planRoutes: entry routes, and the slot components an entry or input carries (route.go)
 	vars    *varPlan    // planTool: the tool's settings the plan changes (orchestrator.go, fluxvars.go)
 	placing *placing    // placeValues: value inputs written (place.go)
 }
 
-// planWrites runs the stages that decide what is written other than a
-// source document, each taking the results before it: runDye, then what
-// the plan may write (writability), planRoutes, planTool and
-// placeValues. Placing asks the analysis for guards (guard.go).
-func (a *analysis) planWrites(forceDye bool) (*writes, error) {
-	dyed, err := runDye(a.snap.repo, a.orchestration.repo, a.base, a.pairs, forceDye, a.note)
-	if err != nil {
-		return nil, err
+// place writes what the dye attributed: entry routes, the tool's
+// settings, value inputs, then source documents or overrides in the
+// target's folder, all proven by rendering the edited tree again.
+func (a *kustomizePlacer) place() error {
+	a.refuseSealed()
+	if err := a.planWrites(); err != nil {
+		return err
 	}
-	w := &writes{dyed: dyed}
+	a.finish(a.verify(a.project()))
+	return nil
+}
+
+// planWrites runs the stages that decide what is written other than a
+// source document, each taking the results before it and the dye's
+// (attribute): what the plan may write (writability), planRoutes,
+// planTool and placeValues. Placing asks the placer for guards (guard.go).
+func (a *kustomizePlacer) planWrites() error {
+	w, dyed := a.writes, a.writes.dyed
 	a.writable = &writability{scope: a.opts.WriteScope, repo: a.snap.repo, forest: a.snap.forest, rootFile: a.base.tree.Root.File, o: a.orchestration, prov: dyed.Prov}
 	w.routing = planRoutes(a.pairs, a.base, dyed.Suppliers, a.writable, a.refuse)
 	// The GitOps tool's settings take the routes they own, and the value
@@ -163,12 +174,12 @@ func (a *analysis) planWrites(forceDye bool) (*writes, error) {
 	tool, err := planTool(&toolPlanner{o: a.orchestration, pairs: a.pairs, base: a.base, prov: dyed.Prov, routing: w.routing,
 		writable: a.writable, refuse: a.refuse, note: a.note})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	w.vars = tool.vars
 	w.placing = placeValues(&valuePlacer{pairs: a.pairs, base: a.base, prov: dyed.Prov, blocked: tool.blocked,
 		claims: w.routing, writable: a.writable, guardFor: a.guardFor, refuse: a.refuse})
-	return w, nil
+	return nil
 }
 
 // takeBack is the feedback edge from projecting and verifying to the
@@ -181,30 +192,11 @@ func (w *writes) takeBack(id render.ID, p jsonvalue.Path) {
 	w.placing.drop(id, p)
 }
 
-// runDye dyes the build of toolRepo, the repository as the GitOps tool
-// builds it. The dye only says who supplies a value; when no entry or
-// value input of the repository as it is (repo) can supply one that
-// differs from live there is nothing to route or place, and the extra
-// build is skipped (an empty result). force runs it all the same.
-func runDye(repo, toolRepo *repofs.Repo, base *built, pairs []pair, force bool, note func(string, ...any)) (*dye.Result, error) {
-	values := force || valuesMayPlace(repo, base, pairs)
-	if !values && !dyeCanRoute(repo, base, pairs) {
-		return &dye.Result{Suppliers: map[dye.SlotKey]dye.Supplier{}}, nil
-	}
-	dyed, err := dyeRoot(toolRepo, base, values)
-	if err != nil {
-		return nil, err
-	}
-	if dyed.Note != "" {
-		note("%s", dyed.Note)
-	}
-	return dyed, nil
-}
-
-// analysis is what projecting, verifying and finishing share: the plan's
-// inputs and the results of the stages before them. Their own results
-// (*projection, *verified) are passed from one to the next.
-type analysis struct {
+// kustomizePlacer is kustomize's placement stage (placer): what routing,
+// placing, projecting, verifying and finishing share, the plan's inputs
+// and the results of the stages before them. Projecting's and verifying's
+// own results (*projection, *verified) are passed from one to the next.
+type kustomizePlacer struct {
 	// The plan's inputs and its output, which every stage reads.
 	snap           *Snapshot
 	opts           Options
@@ -216,9 +208,9 @@ type analysis struct {
 	pairs    []pair            // pairObjects; secretVariables and planTool restore refused fields of their intent
 	followed map[string]string // generated names paired by stem: rendered -> live (verify)
 	writable *writability      // what the plan may write
-	// planWrites' result. Projecting and verifying cut it back when they
-	// give a field up (takeBack): that feedback is why it stays here
-	// rather than being passed along once.
+	// The dye's answer (attribute) and planWrites' result. Projecting and
+	// verifying cut it back when they give a field up (takeBack): that
+	// feedback is why it stays here rather than being passed along once.
 	*writes
 }
 
@@ -240,7 +232,7 @@ type candidate struct {
 // there, an entry route carrying it is dropped, and verify expects whatever
 // the build makes of it. The rest of the object's edits go on, so one bad
 // field never blocks the good ones.
-func (a *analysis) giveUp(c *candidate, p jsonvalue.Path) {
+func (a *kustomizePlacer) giveUp(c *candidate, p jsonvalue.Path) {
 	switch {
 	case c.over != nil:
 		sourceform.Restore(c.view, c.ren.Object, p)
@@ -267,7 +259,7 @@ func (c *candidate) form() []sourceform.Unplaceable {
 }
 
 // live reports whether the candidate still changes anything.
-func (a *analysis) live(c *candidate) bool {
+func (a *kustomizePlacer) live(c *candidate) bool {
 	return len(c.changed) > 0 || len(a.routing.routesOf(c.ren.ID)) > 0 || a.varCarries(c.ren.ID) || a.placing.carries(c.ren.ID)
 }
 
@@ -460,41 +452,11 @@ func (w *writability) settingHome(s gitops.Setting) (*settingAt, *Refusal) {
 	return at, nil
 }
 
-// dyeCanRoute reports whether the dye could name an entry as the supplier
-// of some image or replica value that differs from live: only then is its
-// extra build worth running. Without it every such value is written to
-// the source, which is what the dye would have said anyway.
-func dyeCanRoute(repo *repofs.Repo, base *built, pairs []pair) bool {
-	var entries *dye.Entries
-	for _, p := range pairs {
-		if p.inSync {
-			continue // its intent is its render: nothing differs from live
-		}
-		if entries == nil {
-			e := dye.EntriesOf(base.tree, repo.File)
-			entries = &e
-		}
-		for _, s := range dye.ImageSlots(p.ren.Object) {
-			if v, ok := jsonvalue.Get(p.intent, s.Path); ok && v != s.Image && entries.MayMatchImage(s.Image) {
-				return true
-			}
-		}
-		if dye.ReplicaKinds[p.ren.ID.Kind] {
-			rv, rok := jsonvalue.Get(p.ren.Object, dye.ReplicasPath)
-			lv, lok := jsonvalue.Get(p.intent, dye.ReplicasPath)
-			if (rok != lok || !jsonvalue.Equal(rv, lv)) && entries.MayMatchReplicas(p.ren.ID.Name) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func (a *analysis) note(format string, args ...any) {
+func (a *kustomizePlacer) note(format string, args ...any) {
 	a.plan.Notes = append(a.plan.Notes, fmt.Sprintf(format, args...))
 }
 
-func (a *analysis) refuse(r Refusal) {
+func (a *kustomizePlacer) refuse(r Refusal) {
 	a.plan.Refusals = append(a.plan.Refusals, r)
 }
 

@@ -151,7 +151,7 @@ func TestNoOpInvariant(t *testing.T) {
 					// (TestOverridePatchForADocumentRenderedTwice).
 					continue
 				}
-				a := &analysis{snap: NewSnapshot(repo, nil), base: b}
+				a := &kustomizePlacer{snap: NewSnapshot(repo, nil), base: b}
 				_, doc, src, err := a.source(o)
 				if err != nil {
 					t.Fatal(err)

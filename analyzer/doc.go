@@ -9,19 +9,27 @@
 // rendered as that tool renders it (DESIGN §7).
 //
 // A plan is a pipeline of stages (Snapshot.plan, analyze.go), each taking
-// the results of those before it:
+// the results of those before it, over two seams: a renderer builds the
+// root as the GitOps tool does and says which input supplies each
+// rendered value; a placer, which the renderer makes from that answer,
+// writes the inputs. Kustomize is the one renderer (kustomizeRenderer,
+// snapshot.go) and placer (kustomizePlacer, analyze.go); another tool's
+// (Helm's values) is a second pair beside them, not a branch inside them.
+// Only pairing is shared.
 //
-//   - orchestrator (orchestrator.go): Options to an *orchestration, the
-//     root kustomization as the GitOps tool rewrites it.
-//   - buildRoot (analyze.go): the *orchestration to a *built, the root's
-//     kustomize render (snapshot.go).
-//   - pairObjects (pair.go): the render and the live objects to a
-//     *pairing, each rendered object with the live values it should hold.
-//   - planWrites (analyze.go): the pairs to *writes, what is written other
-//     than a source document. It runs runDye (who supplies each value),
-//     planRoutes (images:/replicas: entries, route.go), planTool (the
-//     tool's settings and Flux variables, orchestrator.go, fluxvars.go)
-//     and placeValues (patches, labels, generator literals, place.go).
+//   - kustomize (snapshot.go, orchestrator.go): Options to the renderer,
+//     with the root kustomization as the GitOps tool rewrites it.
+//   - render (snapshot.go): the root's kustomize render, a *built.
+//   - pairObjects (pair.go): the rendered objects and the live objects
+//     to a *pairing, each rendered object with the live values it should
+//     hold.
+//   - attribute (snapshot.go): the pairs to the placer, with the dye's
+//     answer (runDye: who supplies each value).
+//   - place (analyze.go): planWrites decides what is written other than a
+//     source document: planRoutes (images:/replicas: entries, route.go),
+//     planTool (the tool's settings and Flux variables, orchestrator.go,
+//     fluxvars.go) and placeValues (patches, labels, generator literals,
+//     place.go). Then:
 //   - project (project.go, override.go, override_generated.go): the pairs
 //     and *writes to a *projection, the candidates: source documents or
 //     overrides rewritten.
@@ -31,8 +39,8 @@
 //   - finish (verify.go): *verified to the Plan's edits and files
 //     (plan.go).
 //
-// Projecting and verifying share one analysis, the inputs and the results
-// before them, and give up a field they cannot write through
+// Projecting and verifying share the kustomizePlacer, the inputs and the
+// results before them, and give up a field they cannot write through
 // writes.takeBack, which cuts that field's writes out of routing's, the
 // tool's and placing's results: the pipeline's one feedback edge. owner.go
 // names who owns a field the plan cannot write. sops.go compares a

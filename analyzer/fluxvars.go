@@ -214,7 +214,7 @@ func (tp *toolPlanner) findVarSetting(name string) (*varRoute, *Refusal) {
 
 // varCarries reports whether a variable route carries a field of the
 // object.
-func (a *analysis) varCarries(id render.ID) bool {
+func (a *kustomizePlacer) varCarries(id render.ID) bool {
 	if a.orchestration == nil || a.vars == nil {
 		return false
 	}
@@ -230,7 +230,7 @@ func (a *analysis) varCarries(id render.ID) bool {
 
 // withoutVarFields puts every field a variable supplies back to its
 // rendered value in a source view: the manifest keeps its ${var}.
-func (a *analysis) withoutVarFields(view map[string]any, p pair) {
+func (a *kustomizePlacer) withoutVarFields(view map[string]any, p pair) {
 	if a.orchestration == nil || a.vars == nil {
 		return
 	}
@@ -254,7 +254,7 @@ func (v *varPlan) drop(id render.ID, path jsonvalue.Path) {
 
 // applyVarRoutes writes each routed variable into its manifest (into files,
 // which may already hold other edits).
-func (a *analysis) applyVarRoutes(files map[string][]byte) error {
+func (a *kustomizePlacer) applyVarRoutes(files map[string][]byte) error {
 	if a.orchestration == nil || a.vars == nil {
 		return nil
 	}
@@ -282,7 +282,7 @@ func (a *analysis) applyVarRoutes(files map[string][]byte) error {
 
 // varEdits reports each verified variable route once, on the first field
 // it carries; a note names the others.
-func (a *analysis) varEdits(final map[string]*yamledit.File) {
+func (a *kustomizePlacer) varEdits(final map[string]*yamledit.File) {
 	if a.orchestration == nil || a.vars == nil {
 		return
 	}

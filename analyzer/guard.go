@@ -62,7 +62,7 @@ type guard struct {
 // its readers, and the target must have no folder of its own that could
 // hold an override instead (a placed override never touches other roots,
 // so it is always preferred).
-func (a *analysis) guardFor(file string, blocked *Refusal) *guard {
+func (a *kustomizePlacer) guardFor(file string, blocked *Refusal) *guard {
 	home := a.writable.overrideHome()
 	if blocked.Code != CodeWriteFanIn || !inScope(a.root, file) || home == nil {
 		return nil
@@ -103,7 +103,7 @@ func (a *analysis) guardFor(file string, blocked *Refusal) *guard {
 // guardTooCostly says why proving that a write leaves others alone would
 // cost more than the plan's bound (too many folders, or too many bytes to
 // build), "" when it would not.
-func (a *analysis) guardTooCostly(others []string) string {
+func (a *kustomizePlacer) guardTooCostly(others []string) string {
 	if len(others) > maxGuardedRoots {
 		return fmt.Sprintf("whether each sets the value itself was not checked: that means building %d folders, more than the %d driftback checks", len(others), maxGuardedRoots)
 	}
@@ -123,7 +123,7 @@ func (a *analysis) guardTooCostly(others []string) string {
 }
 
 // inputBytes is the size of the files a build of t reads.
-func (a *analysis) inputBytes(t *ktree.Tree) int64 {
+func (a *kustomizePlacer) inputBytes(t *ktree.Tree) int64 {
 	var n int64
 	for _, p := range t.Inputs {
 		s, _ := a.snap.repo.Size(p)
@@ -143,7 +143,7 @@ func (a *analysis) inputBytes(t *ktree.Tree) int64 {
 // together with those before it is refused (two files that each move a
 // different deploying root). With nothing broken it notes which roots were
 // checked, for the reviewer.
-func (a *analysis) brokenGuards(candidates []*candidate, files map[string][]byte, parsed map[string]*yamledit.File) map[*candidate]bool {
+func (a *kustomizePlacer) brokenGuards(candidates []*candidate, files map[string][]byte, parsed map[string]*yamledit.File) map[*candidate]bool {
 	byFile := map[string][]*candidate{}
 	for _, c := range candidates {
 		if c.guard != nil {
@@ -194,7 +194,7 @@ func guardedRoots(byFile map[string][]*candidate, fs map[string][]byte) []string
 
 // noteGuardsHeld notes, for the reviewer, which roots each guarded file
 // was checked against, and which of them take the change with it.
-func (a *analysis) noteGuardsHeld(byFile map[string][]*candidate, guarded map[string][]byte, carried map[string]string) {
+func (a *kustomizePlacer) noteGuardsHeld(byFile map[string][]*candidate, guarded map[string][]byte, carried map[string]string) {
 	for _, f := range slices.Sorted(maps.Keys(guarded)) {
 		roots := byFile[f][0].guard.roots
 		var top string
@@ -223,7 +223,7 @@ func (a *analysis) noteGuardsHeld(byFile map[string][]*candidate, guarded map[st
 // a moved root, with the roots each moves: each that moves one alone, or,
 // when none does, each that moves one together with the files kept before
 // it (together names those). Empty when none can be singled out.
-func (a *analysis) blameGuards(byFile map[string][]*candidate, others, guarded map[string][]byte, parsed map[string]*yamledit.File) (blame map[string]map[string]string, together map[string][]string) {
+func (a *kustomizePlacer) blameGuards(byFile map[string][]*candidate, others, guarded map[string][]byte, parsed map[string]*yamledit.File) (blame map[string]map[string]string, together map[string][]string) {
 	blame = map[string]map[string]string{}
 	together = map[string][]string{} // files blamed only with these
 	if len(guarded) <= 1 {
@@ -254,7 +254,7 @@ func (a *analysis) blameGuards(byFile map[string][]*candidate, others, guarded m
 
 // refuseGuards refuses the guarded candidates of each blamed file, saying
 // which root the write would move and how, and returns them.
-func (a *analysis) refuseGuards(byFile map[string][]*candidate, blame map[string]map[string]string, together map[string][]string) map[*candidate]bool {
+func (a *kustomizePlacer) refuseGuards(byFile map[string][]*candidate, blame map[string]map[string]string, together map[string][]string) map[*candidate]bool {
 	broken := map[*candidate]bool{}
 	for f, m := range blame {
 		names := slices.Sorted(maps.Keys(m))
@@ -290,7 +290,7 @@ func (a *analysis) refuseGuards(byFile map[string][]*candidate, blame map[string
 // (nothing proves the edit leaves it alone). A root that builds the target
 // itself may take the change with it (carries), and the check goes on past
 // it; the ones that may are returned as carried.
-func (a *analysis) movedRoots(before, after map[string][]byte, roots []string, parsed map[string]*yamledit.File) (moved, carried map[string]string) {
+func (a *kustomizePlacer) movedRoots(before, after map[string][]byte, roots []string, parsed map[string]*yamledit.File) (moved, carried map[string]string) {
 	moved, carried = map[string]string{}, map[string]string{}
 	from, err := a.snap.repo.With(before)
 	var to *repofs.Repo
@@ -332,7 +332,7 @@ func (a *analysis) movedRoots(before, after map[string][]byte, roots []string, p
 }
 
 // deploys reports whether root's build includes the target's own folder.
-func (a *analysis) deploys(root string) bool {
+func (a *kustomizePlacer) deploys(root string) bool {
 	t, _, err := a.snap.forest.Load(root)
 	return err == nil && t != nil && t.Node(a.root) != nil
 }
@@ -345,7 +345,7 @@ func (a *analysis) deploys(root string) bool {
 // the target, and the folders between the two; a base between that moves
 // while no top-level root above it does, or a second top-level root that
 // moves, is another deployment changing.
-func (a *analysis) strayCarried(carried map[string]string) map[string]string {
+func (a *kustomizePlacer) strayCarried(carried map[string]string) map[string]string {
 	var tops []string
 	for r := range carried {
 		if a.snap.forest.IsTop(r) {
@@ -375,7 +375,7 @@ func (a *analysis) strayCarried(carried map[string]string) map[string]string {
 // settledStray is strayCarried once two top-level roots move: no root
 // built later can take that back (the write changes two deployments), and
 // the refusal names those two. nil before.
-func (a *analysis) settledStray(carried map[string]string) map[string]string {
+func (a *kustomizePlacer) settledStray(carried map[string]string) map[string]string {
 	tops := 0
 	for r := range carried {
 		if a.snap.forest.IsTop(r) {
@@ -392,7 +392,7 @@ func (a *analysis) settledStray(carried map[string]string) map[string]string {
 // (whatever a GitOps tool adds to that root's render is a function of it,
 // so an unchanged render stays unchanged after the tool), reusing every
 // parse the snapshot or the edit already holds.
-func (a *analysis) buildOther(repo *repofs.Repo, root string, parsed map[string]*yamledit.File, fail string) (*built, string) {
+func (a *kustomizePlacer) buildOther(repo *repofs.Repo, root string, parsed map[string]*yamledit.File, fail string) (*built, string) {
 	t, krefs, err := ktree.Load(repo, root)
 	if err != nil {
 		return nil, fail + ": " + err.Error()
@@ -440,7 +440,7 @@ func displayDirs(roots []string) string {
 // their intent already holds the render's value): Git's value is
 // encrypted, so whether they differ cannot be told, and the file that
 // holds it is never written. No value is named.
-func (a *analysis) refuseSealed() {
+func (a *kustomizePlacer) refuseSealed() {
 	for _, p := range a.pairs {
 		if len(p.sealed.Other) > 0 {
 			file := a.sealedFile(p.ren)
@@ -464,7 +464,7 @@ func (a *analysis) refuseSealed() {
 // its source document's, or for a generated object the generator's first
 // encrypted input (an env file, a file), else the kustomization that
 // holds the generator.
-func (a *analysis) sealedFile(r render.Object) string {
+func (a *kustomizePlacer) sealedFile(r render.Object) string {
 	if r.Generated == "" {
 		return r.Origin
 	}

@@ -128,7 +128,7 @@ func (o *orchestration) substitutes() bool {
 
 // orchestrated is an edited repository as the tool builds it, with the
 // tool's settings as the plan writes them.
-func (a *analysis) orchestrated(repo *repofs.Repo) (*repofs.Repo, error) {
+func (a *kustomizePlacer) orchestrated(repo *repofs.Repo) (*repofs.Repo, error) {
 	if a.orchestration == nil || a.tool == nil {
 		return repo, nil
 	}
@@ -139,7 +139,7 @@ func (a *analysis) orchestrated(repo *repofs.Repo) (*repofs.Repo, error) {
 // settingEdits are the tool's settings the plan writes, with their new
 // values: a routed override as planned, a value placed inside a setting
 // (an inline patch of the tool's) as the edited manifest now holds it.
-func (a *analysis) settingEdits(repo *repofs.Repo) []gitops.SettingEdit {
+func (a *kustomizePlacer) settingEdits(repo *repofs.Repo) []gitops.SettingEdit {
 	var out []gitops.SettingEdit
 	if a.vars != nil {
 		for _, r := range a.vars.routes {
@@ -178,7 +178,7 @@ func (o *orchestration) clusterSetting(p jsonvalue.Path) (any, bool) {
 
 // verifyBuilder builds the edited tree with the tool's settings as the
 // plan leaves them (a changed substitution variable takes its new value).
-func (a *analysis) verifyBuilder() builder {
+func (a *kustomizePlacer) verifyBuilder() builder {
 	r := a.base.render
 	if a.orchestration != nil && a.flux != nil && a.vars != nil && len(a.vars.values()) > 0 {
 		r.post = a.flux.With(a.vars.values())

@@ -60,7 +60,7 @@ func outOfScope(blocked, home *Refusal) *Refusal {
 // written (blocked says why) into a strategic-merge patch in the target's
 // own folder. A new patch file is named clear of those pj's candidates
 // already hold. It returns the refusal when no override can carry it.
-func (a *analysis) placeOverride(pj *projection, c *candidate, view map[string]any, blocked *Refusal) *Refusal {
+func (a *kustomizePlacer) placeOverride(pj *projection, c *candidate, view map[string]any, blocked *Refusal) *Refusal {
 	if home := a.writable.overrideHome(); home != nil {
 		return outOfScope(blocked, home)
 	}
@@ -108,7 +108,7 @@ func (a *analysis) placeOverride(pj *projection, c *candidate, view map[string]a
 // overridesSource reports whether a change of a document in file will be
 // an override rather than a write of file: the target may not write file,
 // and its own kustomization can hold one.
-func (a *analysis) overridesSource(file string) bool {
+func (a *kustomizePlacer) overridesSource(file string) bool {
 	return a.writable.unwritable(file) != nil && a.writable.overrideHome() == nil
 }
 
@@ -117,7 +117,7 @@ func (a *analysis) overridesSource(file string) bool {
 // patch other roots share, a base's entry): a patch at the root runs after
 // everything its bases do, so it may win where the source cannot. It
 // reports whether it did; verify has the final word.
-func (a *analysis) overrideInstead(pj *projection, c *candidate, view map[string]any) bool {
+func (a *kustomizePlacer) overrideInstead(pj *projection, c *candidate, view map[string]any) bool {
 	if a.writable.overrideHome() != nil {
 		return false
 	}
@@ -131,7 +131,7 @@ func (a *analysis) overrideInstead(pj *projection, c *candidate, view map[string
 // renders several times (a base reached under two prefixes) in a patch at
 // the root, named as the build names that copy when the root's patches
 // run (copyName): the document itself would change every copy.
-func (a *analysis) overrideCopy(pj *projection, c *candidate, view map[string]any) bool {
+func (a *kustomizePlacer) overrideCopy(pj *projection, c *candidate, view map[string]any) bool {
 	if a.writable.overrideHome() != nil {
 		return false
 	}
@@ -145,7 +145,7 @@ func (a *analysis) overrideCopy(pj *projection, c *candidate, view map[string]an
 
 // namesRenamed reports whether obj holds at p the name of an object the
 // build renames or generates: a reference kustomize keeps following.
-func (a *analysis) namesRenamed(obj map[string]any, p jsonvalue.Path) bool {
+func (a *kustomizePlacer) namesRenamed(obj map[string]any, p jsonvalue.Path) bool {
 	v, _ := jsonvalue.Get(obj, p)
 	name, ok := v.(string)
 	if !ok || name == "" {
@@ -166,7 +166,7 @@ func (a *analysis) namesRenamed(obj map[string]any, p jsonvalue.Path) bool {
 // of a shared document has it, or another document had the same name), the
 // object is named as the build has it when the root's patches run
 // (copyName), which must be its alone.
-func (a *analysis) patchIdentity(r render.Object, src map[string]any) (map[string]any, error) {
+func (a *kustomizePlacer) patchIdentity(r render.Object, src map[string]any) (map[string]any, error) {
 	name := firstNonEmpty(r.SourceName, r.ID.Name)
 	ns, _ := jsonvalue.Get(src, jsonvalue.ParseSimple("metadata.namespace"))
 	if o := a.nameTaken(r, name, name); r.Shared || o != nil {
@@ -191,7 +191,7 @@ func (a *analysis) patchIdentity(r render.Object, src map[string]any) (map[strin
 
 // nameTaken finds another object of r's kind whose document is named
 // name, or that renders as as; nil when none does.
-func (a *analysis) nameTaken(r render.Object, name, as string) *render.ID {
+func (a *kustomizePlacer) nameTaken(r render.Object, name, as string) *render.ID {
 	for _, o := range a.base.objects {
 		if o.ID != r.ID && o.ID.Group == r.ID.Group && o.ID.Kind == r.ID.Kind && (firstNonEmpty(o.SourceName, o.ID.Name) == name || o.ID.Name == as) {
 			return &o.ID
@@ -204,7 +204,7 @@ func (a *analysis) nameTaken(r render.Object, name, as string) *render.ID {
 // document by: the root runs its patches before its own namePrefix and
 // nameSuffix, so the rendered name without them. A root that also moves
 // namespaces hides the namespace the copy has at that point.
-func (a *analysis) copyName(r render.Object) (string, error) {
+func (a *kustomizePlacer) copyName(r render.Object) (string, error) {
 	k := a.base.tree.Root.K
 	if k == nil {
 		return "", fmt.Errorf("the root has no kustomization to patch %s", r.ID.Ref())
@@ -226,7 +226,7 @@ func (a *analysis) copyName(r render.Object) (string, error) {
 // object: a file its kustomization lists that only it reads, whose
 // document names the object, or whose entry targets exactly the object.
 // The last one wins in kustomize, so it is the one extended.
-func (a *analysis) existingPatch(r render.Object, id map[string]any) (string, int) {
+func (a *kustomizePlacer) existingPatch(r render.Object, id map[string]any) (string, int) {
 	root := a.base.tree.Root
 	name, _ := jsonvalue.Get(id, jsonvalue.ParseSimple("metadata.name"))
 	file, doc := "", -1
@@ -275,7 +275,7 @@ func selectsOnly(t *types.Selector, r render.Object, name any) bool {
 // newPatchFile names a new patch file after the object, in the root's
 // folder, clear of every file the repository or a candidate projected so
 // far already has.
-func (a *analysis) newPatchFile(pj *projection, r render.Object, id map[string]any) string {
+func (a *kustomizePlacer) newPatchFile(pj *projection, r render.Object, id map[string]any) string {
 	name, _ := jsonvalue.Get(id, jsonvalue.ParseSimple("metadata.name"))
 	base := fileSafe(strings.ToLower(r.ID.Kind) + "-" + fmt.Sprint(name))
 	taken := map[string]bool{}
@@ -387,7 +387,7 @@ func (o *override) unreachable(c *candidate) []jsonvalue.Path {
 // edited sources and entries): patch files, and the root kustomization's
 // new patches: and configMapGenerator: entries. It returns the candidates
 // it could not write, with why.
-func (a *analysis) applyOverrides(candidates []*candidate, files map[string][]byte) map[*candidate]error {
+func (a *kustomizePlacer) applyOverrides(candidates []*candidate, files map[string][]byte) map[*candidate]error {
 	failed := map[*candidate]error{}
 	var listed []string // new patch files, relative to the root
 	var merges []*candidate
@@ -438,7 +438,7 @@ const newPatchSeed = "apiVersion: v1\nkind: x\nmetadata:\n  name: x\nx:\n- x\n"
 
 // writePatch writes the candidate's patch into its file: the existing
 // document extended, or a new file holding the identity and the change.
-func (a *analysis) writePatch(c *candidate, files map[string][]byte) error {
+func (a *kustomizePlacer) writePatch(c *candidate, files map[string][]byte) error {
 	if c.over.patchDoc < 0 {
 		b, err := c.over.body(c)
 		if err != nil {
@@ -520,7 +520,7 @@ func listPatches(doc map[string]any, rels []string) {
 // overrideEdits reports a verified override's edits: each changed field,
 // written to the patch file (or the root kustomization for a generator
 // entry), route overlay.
-func (a *analysis) overrideEdits(c *candidate, final map[string]*yamledit.File) {
+func (a *kustomizePlacer) overrideEdits(c *candidate, final map[string]*yamledit.File) {
 	f := final[c.file]
 	for _, p := range c.changed {
 		from, _ := jsonvalue.Get(c.ren.Object, p)

@@ -23,7 +23,7 @@ import (
 // else (a removed key, a field outside data) is left to the caller's
 // refusal. A hashed name moves with the new value; verify accepts that
 // rename (hashMoves). The entry, or the patch, joins pj.
-func (a *analysis) placeGenerated(pj *projection, p pair) bool {
+func (a *kustomizePlacer) placeGenerated(pj *projection, p pair) bool {
 	kind, name, file, ok := parseGenerated(p.ren.Generated)
 	if !ok || kind != "configMapGenerator" || p.ren.ID.Kind != "ConfigMap" || p.ren.ID.Group != "" {
 		return false
@@ -66,7 +66,7 @@ func (a *analysis) placeGenerated(pj *projection, p pair) bool {
 // its generators, and only then applies its components, with everything
 // they include. A merge entry in the root finds nothing there to merge
 // into.
-func (a *analysis) generatesAfterRoot(file string) bool {
+func (a *kustomizePlacer) generatesAfterRoot(file string) bool {
 	root := a.base.tree.Root
 	early := map[*ktree.Node]bool{root: true}
 	var walk func(n *ktree.Node)
@@ -96,7 +96,7 @@ func (a *analysis) generatesAfterRoot(file string) bool {
 // patch at the root, which runs after every generator and component. The
 // patch names the object as its generator does (namespace included), the
 // first id kustomize matches a patch against.
-func (a *analysis) patchGenerated(pj *projection, c *candidate, view map[string]any, namespace string) bool {
+func (a *kustomizePlacer) patchGenerated(pj *projection, c *candidate, view map[string]any, namespace string) bool {
 	c.src = map[string]any{"metadata": map[string]any{}}
 	if namespace != "" {
 		c.src["metadata"] = map[string]any{"namespace": namespace}
@@ -137,7 +137,7 @@ func parseGenerated(g string) (kind, name, file string, ok bool) {
 // else the one whose name the rendered name holds (a prefix or suffix
 // around it), when exactly one does. It says whether the entry's objects
 // carry a content hash.
-func (a *analysis) generatorArgs(file, name, renderedName string) (*types.GeneratorArgs, bool) {
+func (a *kustomizePlacer) generatorArgs(file, name, renderedName string) (*types.GeneratorArgs, bool) {
 	for _, n := range a.base.tree.Nodes {
 		if n.File != file || n.K == nil {
 			continue

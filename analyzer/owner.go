@@ -24,7 +24,7 @@ type ownerInfo struct {
 // owner finds which construct of the tree sets field p of object r. Nodes
 // are visited root first: the root's transformers run last, so the
 // outermost construct that sets a field is the one that wins.
-func (a *analysis) owner(r render.Object, src map[string]any, p jsonvalue.Path) ownerInfo {
+func (a *kustomizePlacer) owner(r render.Object, src map[string]any, p jsonvalue.Path) ownerInfo {
 	field := p.String()
 	last := ""
 	if len(p) > 0 && p[len(p)-1].Kind == jsonvalue.KeyStep {
@@ -129,7 +129,7 @@ func replicaEntry(k *types.Kustomization, name string) bool {
 
 // patchSetting returns the patch file of node n that applies to r and sets
 // p, or "".
-func (a *analysis) patchSetting(n *ktree.Node, r render.Object, p jsonvalue.Path) string {
+func (a *kustomizePlacer) patchSetting(n *ktree.Node, r render.Object, p jsonvalue.Path) string {
 	for _, pt := range n.K.Patches {
 		if pt.Path == "" {
 			continue
@@ -190,7 +190,7 @@ func generatorFile(generated string) string {
 // constructs (ktree.Construct): a var the source refers to, a name
 // reference kustomize rewrote to a renamed or generated object, else the
 // constructs that can set or transform it.
-func (a *analysis) constructOwner(r render.Object, src map[string]any, p jsonvalue.Path, cs []ktree.Construct) ownerInfo {
+func (a *kustomizePlacer) constructOwner(r render.Object, src map[string]any, p jsonvalue.Path, cs []ktree.Construct) ownerInfo {
 	field := p.String()
 	sv, _ := jsonvalue.Get(src, p)
 	if s, ok := sv.(string); ok && strings.Contains(s, "$(") {

@@ -461,7 +461,7 @@ func metadataUnder(obj map[string]any, keys []string) map[string]any {
 }
 
 // pairOf is the pair of the rendered object id; nil when it has none.
-func (a *analysis) pairOf(id render.ID) *pair { return findPair(a.pairs, id) }
+func (a *kustomizePlacer) pairOf(id render.ID) *pair { return findPair(a.pairs, id) }
 
 // findPair is the pair of the rendered object id in pairs; nil when none.
 func findPair(pairs []pair, id render.ID) *pair {

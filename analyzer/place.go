@@ -335,7 +335,7 @@ func (vp *valuePlacer) resolveValue(n dye.Input, ds []demand) *placement {
 
 // overridePlaced puts back, in view, the rendered value of every field a
 // value input carries that pick selects.
-func (a *analysis) overridePlaced(view map[string]any, p pair, pick func(dye.SlotKey) bool) {
+func (a *kustomizePlacer) overridePlaced(view map[string]any, p pair, pick func(dye.SlotKey) bool) {
 	if a.dyed == nil || a.dyed.Prov == nil {
 		return
 	}
@@ -367,7 +367,7 @@ func (pg *placing) drop(id render.ID, p jsonvalue.Path) {
 // applyPlaced writes every placement into files (which may hold files
 // edited already). One that cannot be written is refused, and its fields
 // expected as rendered by the candidates that carry them.
-func (a *analysis) applyPlaced(candidates []*candidate, files map[string][]byte) {
+func (a *kustomizePlacer) applyPlaced(candidates []*candidate, files map[string][]byte) {
 	keep := a.placing.placed[:0]
 	for _, pl := range a.placing.placed {
 		data, ok := files[pl.Node.File]
@@ -395,7 +395,7 @@ func (a *analysis) applyPlaced(candidates []*candidate, files map[string][]byte)
 
 // placedEdits reports every field a verified placement carries: one
 // input edit can change several objects, and each is named.
-func (a *analysis) placedEdits(final map[string]*yamledit.File) {
+func (a *kustomizePlacer) placedEdits(final map[string]*yamledit.File) {
 	for _, pl := range a.placing.placed {
 		// The line of the node (or of the entry holding it) in the written file.
 		line := nodeLine(final[pl.Node.File], pl.Node)

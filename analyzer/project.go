@@ -18,7 +18,7 @@ type projection struct {
 
 // project computes source form for every drifted object and keeps the ones
 // that can be written as candidates; the rest become refusals.
-func (a *analysis) project() *projection {
+func (a *kustomizePlacer) project() *projection {
 	pj := &projection{}
 	for _, p := range a.pairs {
 		if p.inSync || (len(p.unseen) == 0 && jsonvalue.Equal(p.intent, p.ren.Object)) {
@@ -88,7 +88,7 @@ func (a *analysis) project() *projection {
 // placeSource computes the candidate's source document edit from the
 // source view (the intent with entry-carried values taken out). Fields it
 // cannot write are refused and given up; the rest stay.
-func (a *analysis) placeSource(pj *projection, c *candidate, view map[string]any) {
+func (a *kustomizePlacer) placeSource(pj *projection, c *candidate, view map[string]any) {
 	ref := RefOf(c.ren.Object)
 	if a.writable.encrypted(c.ren.Origin) {
 		// Not written, nor carried by an override elsewhere: the value's
@@ -160,7 +160,7 @@ func (a *analysis) placeSource(pj *projection, c *candidate, view map[string]any
 // each changed field whose render holds a ${...} token live does not:
 // kustomize never produces one, so another tool substitutes it after the
 // build.
-func (a *analysis) refuseSubstituted(c *candidate, view map[string]any) {
+func (a *kustomizePlacer) refuseSubstituted(c *candidate, view map[string]any) {
 	for _, p := range sourceform.DiffPaths(sourceform.Of(c.ren.Object), sourceform.Of(view), nil) {
 		v, ok := jsonvalue.Get(c.ren.Object, p)
 		if lv, _ := jsonvalue.Get(view, p); ok && substituted(v, lv) {
@@ -179,7 +179,7 @@ func (a *analysis) refuseSubstituted(c *candidate, view map[string]any) {
 // replacement): writing live over the value it transformed can re-render
 // to live and still be wrong, which verify cannot see. Such a field is the
 // build's. It reports whether nothing is left to write.
-func (a *analysis) giveUpBuildChanged(c *candidate) bool {
+func (a *kustomizePlacer) giveUpBuildChanged(c *candidate) bool {
 	if len(a.base.tree.Constructs) == 0 && !a.substitutes() {
 		return false
 	}
@@ -200,7 +200,7 @@ func (a *analysis) giveUpBuildChanged(c *candidate) bool {
 // lets it write there), or the document cannot be edited safely. A file
 // not the target's whose own folder cannot hold an override either is
 // refused for both.
-func (a *analysis) sourceWriteRefusal(c *candidate, file string, doc int) *Refusal {
+func (a *kustomizePlacer) sourceWriteRefusal(c *candidate, file string, doc int) *Refusal {
 	refusal := a.writable.unwritable(file)
 	if refusal != nil {
 		if g := a.guardFor(file, refusal); g != nil {
@@ -222,7 +222,7 @@ func (a *analysis) sourceWriteRefusal(c *candidate, file string, doc int) *Refus
 
 // abandonSource drops the candidate's source edit: verify then expects the
 // build's own values wherever the source would have changed.
-func (a *analysis) abandonSource(c *candidate, view map[string]any) {
+func (a *kustomizePlacer) abandonSource(c *candidate, view map[string]any) {
 	for _, p := range sourceform.DiffPaths(sourceform.Of(c.ren.Object), sourceform.Of(view), nil) {
 		sourceform.Restore(c.intent, c.ren.Object, p)
 	}
@@ -230,7 +230,7 @@ func (a *analysis) abandonSource(c *candidate, view map[string]any) {
 }
 
 // source finds the document in the origin file that the object came from.
-func (a *analysis) source(r render.Object) (string, int, map[string]any, error) {
+func (a *kustomizePlacer) source(r render.Object) (string, int, map[string]any, error) {
 	f := a.base.files[r.Origin]
 	if f == nil {
 		return "", 0, nil, fmt.Errorf("no source file is known for %s", RefOf(r.Object))

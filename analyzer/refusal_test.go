@@ -279,7 +279,7 @@ func TestEditedTreeIsLoadsTree(t *testing.T) {
 	if err != nil || len(refs) > 0 {
 		t.Fatal(err, refs)
 	}
-	a := &analysis{root: "app", base: b}
+	a := &kustomizePlacer{root: "app", base: b}
 	same := func(edits map[string][]byte) (*ktree.Tree, []ktree.Refusal) {
 		t.Helper()
 		edited, err := repo.With(edits)

@@ -407,7 +407,7 @@ func (k routingKey) entryFileName() string {
 // sourceView is the intent view with every entry-supplied component put
 // back to its rendered value: source form must not write through what an
 // entry carries (routed, or refused as a conflict).
-func (a *analysis) sourceView(p pair) map[string]any {
+func (a *kustomizePlacer) sourceView(p pair) map[string]any {
 	view := jsonvalue.Copy(p.intent).(map[string]any)
 	a.overrideSupplied(view, p, func(sk dye.SlotKey) bool { return a.routing.supplied[sk] })
 	a.withoutVarFields(view, p)
@@ -416,13 +416,13 @@ func (a *analysis) sourceView(p pair) map[string]any {
 
 // verifyIntent is what the edited build must render for the object: the
 // intent view, except for components refused as conflicts.
-func (a *analysis) verifyIntent(p pair) map[string]any {
+func (a *kustomizePlacer) verifyIntent(p pair) map[string]any {
 	view := jsonvalue.Copy(p.intent).(map[string]any)
 	a.overrideSupplied(view, p, func(sk dye.SlotKey) bool { return a.routing.conflicted[sk] })
 	return view
 }
 
-func (a *analysis) overrideSupplied(view map[string]any, p pair, pick func(dye.SlotKey) bool) {
+func (a *kustomizePlacer) overrideSupplied(view map[string]any, p pair, pick func(dye.SlotKey) bool) {
 	for _, s := range dye.ImageSlots(p.ren.Object) {
 		lv, ok := jsonvalue.Get(view, s.Path)
 		live, isStr := lv.(string)
@@ -470,7 +470,7 @@ func carries(slots []dye.Slot, id render.ID, p jsonvalue.Path) bool {
 
 // applyRoutes writes the routes into fresh copies of their kustomization
 // files (into files, which may already hold edited sources).
-func (a *analysis) applyRoutes(files map[string][]byte) error {
+func (a *kustomizePlacer) applyRoutes(files map[string][]byte) error {
 	byFile := map[string][]*route{}
 	var order []string
 	for _, r := range a.routing.routes {

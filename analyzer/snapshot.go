@@ -10,6 +10,7 @@ import (
 	"github.com/driftback/driftback/analyzer/dye"
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/analyzer/render"
+	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/repofs"
 	"github.com/driftback/driftback/internal/yamledit"
@@ -209,6 +210,69 @@ func malformed(krefs []ktree.Refusal) error {
 	return nil
 }
 
+// kustomizeRenderer renders a root with kustomize as the GitOps tool in
+// the plan's Options builds it (orchestrator.go: its rewrite of the root
+// kustomization, what it does to the built objects), and attributes the
+// rendered values with the dye. Its placer is a kustomizePlacer.
+type kustomizeRenderer struct {
+	snap *Snapshot
+	root string
+	plan *Plan
+	o    *orchestration
+	base *built // render's result, which the dye and the placer read
+}
+
+// kustomize is the renderer of one plan of root, the GitOps tool's
+// context prepared (orchestrator). nil when the tool renders the target
+// with settings of its own, the refusal in plan.
+func (s *Snapshot) kustomize(root string, opts Options, plan *Plan) (*kustomizeRenderer, error) {
+	o, err := s.orchestrator(root, opts, plan)
+	if err != nil || o == nil {
+		return nil, err
+	}
+	return &kustomizeRenderer{snap: s, root: root, plan: plan, o: o}, nil
+}
+
+// render loads, judges and renders the root as the GitOps tool builds it.
+// A root the judge refuses is not ok, its refusals in the plan; malformed
+// YAML is an error.
+func (k *kustomizeRenderer) render() ([]render.Object, bool, error) {
+	s, o := k.snap, k.o
+	t, krefs, err := o.load(s.forest, k.root)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := malformed(krefs); err != nil {
+		return nil, false, err
+	}
+	b, refusals, err := o.builder(s).buildTree(o.repo, t, krefs, func(p string, _ []byte) (*yamledit.File, error) { return s.forest.Parse(p) })
+	if err != nil {
+		return nil, false, err
+	}
+	if len(refusals) > 0 {
+		k.plan.Refusals = refusals
+		return nil, false, nil
+	}
+	k.base = b
+	return b.objects, true, nil
+}
+
+// attribute runs the dye over the render (runDye), once the tool's
+// variables have taken out of the comparison what a Secret of theirs
+// supplies (secretVariables), and returns the placer of the paired
+// objects.
+func (k *kustomizeRenderer) attribute(paired *pairing, opts Options, force bool) (placer, error) {
+	a := &kustomizePlacer{snap: k.snap, opts: opts, root: k.root, base: k.base, plan: k.plan, orchestration: k.o,
+		pairs: paired.pairs, followed: paired.followed}
+	secretVariables(a.pairs, k.o, a.refuse)
+	dyed, err := runDye(k.snap.repo, k.o.repo, k.base, a.pairs, force, a.note)
+	if err != nil {
+		return nil, err
+	}
+	a.writes = &writes{dyed: dyed}
+	return a, nil
+}
+
 // built is one render of a root, with the parsed source files it read.
 type built struct {
 	tree    *ktree.Tree
@@ -305,4 +369,54 @@ func dyeRoot(repo *repofs.Repo, b *built, values bool) (*dye.Result, error) {
 	return b.dyeInput(repo).Dye(func(extra map[string][]byte) ([]render.Object, error) {
 		return b.render.render(repo, b.tree, extra, b.files)
 	}, values)
+}
+
+// runDye dyes the build of toolRepo, the repository as the GitOps tool
+// builds it. The dye only says who supplies a value; when no entry or
+// value input of the repository as it is (repo) can supply one that
+// differs from live there is nothing to route or place, and the extra
+// build is skipped (an empty result). force runs it all the same.
+func runDye(repo, toolRepo *repofs.Repo, base *built, pairs []pair, force bool, note func(string, ...any)) (*dye.Result, error) {
+	values := force || valuesMayPlace(repo, base, pairs)
+	if !values && !dyeCanRoute(repo, base, pairs) {
+		return &dye.Result{Suppliers: map[dye.SlotKey]dye.Supplier{}}, nil
+	}
+	dyed, err := dyeRoot(toolRepo, base, values)
+	if err != nil {
+		return nil, err
+	}
+	if dyed.Note != "" {
+		note("%s", dyed.Note)
+	}
+	return dyed, nil
+}
+
+// dyeCanRoute reports whether the dye could name an entry as the supplier
+// of some image or replica value that differs from live: only then is its
+// extra build worth running. Without it every such value is written to
+// the source, which is what the dye would have said anyway.
+func dyeCanRoute(repo *repofs.Repo, base *built, pairs []pair) bool {
+	var entries *dye.Entries
+	for _, p := range pairs {
+		if p.inSync {
+			continue // its intent is its render: nothing differs from live
+		}
+		if entries == nil {
+			e := dye.EntriesOf(base.tree, repo.File)
+			entries = &e
+		}
+		for _, s := range dye.ImageSlots(p.ren.Object) {
+			if v, ok := jsonvalue.Get(p.intent, s.Path); ok && v != s.Image && entries.MayMatchImage(s.Image) {
+				return true
+			}
+		}
+		if dye.ReplicaKinds[p.ren.ID.Kind] {
+			rv, rok := jsonvalue.Get(p.ren.Object, dye.ReplicasPath)
+			lv, lok := jsonvalue.Get(p.intent, dye.ReplicasPath)
+			if (rok != lok || !jsonvalue.Equal(rv, lv)) && entries.MayMatchReplicas(p.ren.ID.Name) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -19,7 +19,7 @@ func TestVerifyRefusesAnEncryptedWrite(t *testing.T) {
 	obj := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "app"}}
 	c := &candidate{pair: pair{ren: render.Object{ID: render.IDOf(obj), Object: obj, Origin: "cm.yaml"}}, file: "cm.yaml",
 		changed: []jsonvalue.Path{jsonvalue.ParseSimple("data.a")}}
-	a := &analysis{plan: &Plan{},
+	a := &kustomizePlacer{plan: &Plan{},
 		writable: &writability{repo: repo, forest: ktree.NewForest(repo)},
 		writes:   &writes{routing: &routing{}, placing: &placing{}, vars: &varPlan{}}}
 	pj := &projection{candidates: []*candidate{c}}

@@ -14,18 +14,19 @@ var reportImage = jsonvalue.Path{jsonvalue.Key("spec"), jsonvalue.Key("jobTempla
 	jsonvalue.Key("template"), jsonvalue.Key("spec"), jsonvalue.Key("containers"), jsonvalue.Name("report"), jsonvalue.Key("image")}
 
 // routeStage runs the stages up to routing, each on the output of the one
-// before (buildRoot, pairObjects, runDye, planRoutes), and returns
+// before (render, pairObjects, runDye, planRoutes), and returns
 // routing's result with what it refused. Nothing is projected, written or
 // verified.
 func routeStage(t *testing.T, repo *repofs.Repo, root string, live []map[string]any) (*routing, []Refusal) {
 	t.Helper()
 	s := NewSnapshot(repo, nil)
-	plan := &Plan{}
-	b, err := s.buildRoot(&orchestration{repo: repo}, root, plan)
-	if err != nil || b == nil {
-		t.Fatalf("buildRoot: %v %+v", err, plan.Refusals)
+	k := &kustomizeRenderer{snap: s, root: root, plan: &Plan{}, o: &orchestration{repo: repo}}
+	objects, ok, err := k.render()
+	if err != nil || !ok {
+		t.Fatalf("render: %v %+v", err, k.plan.Refusals)
 	}
-	pairs := pairObjects(asLive(live), b.objects, nil, root).pairs
+	b := k.base
+	pairs := pairObjects(asLive(live), objects, nil, root).pairs
 	dyed, err := runDye(repo, repo, b, pairs, false, func(string, ...any) {})
 	if err != nil {
 		t.Fatal(err)
@@ -104,17 +105,20 @@ func projectStage(t *testing.T, repo *repofs.Repo, root string, live []map[strin
 	t.Helper()
 	s := NewSnapshot(repo, nil)
 	plan := &Plan{}
-	o, err := s.orchestrator(root, Options{}, plan)
-	if err != nil || o == nil {
-		t.Fatalf("orchestrator: %v %+v", err, plan.Refusals)
+	k, err := s.kustomize(root, Options{}, plan)
+	if err != nil || k == nil {
+		t.Fatalf("kustomize: %v %+v", err, plan.Refusals)
 	}
-	b, err := s.buildRoot(o, root, plan)
-	if err != nil || b == nil {
-		t.Fatalf("buildRoot: %v %+v", err, plan.Refusals)
+	objects, ok, err := k.render()
+	if err != nil || !ok {
+		t.Fatalf("render: %v %+v", err, plan.Refusals)
 	}
-	paired := pairObjects(asLive(live), b.objects, nil, root)
-	a := &analysis{snap: s, root: root, base: b, plan: plan, orchestration: o, pairs: paired.pairs, followed: paired.followed}
-	if a.writes, err = a.planWrites(false); err != nil {
+	p, err := k.attribute(pairObjects(asLive(live), objects, nil, root), Options{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := p.(*kustomizePlacer)
+	if err := a.planWrites(); err != nil {
 		t.Fatal(err)
 	}
 	return a.project(), plan

@@ -36,7 +36,7 @@ type verified struct {
 // exactly as before. A violation refuses that field (or that object), never
 // the target: what failed is dropped from pj and the rest is verified
 // again.
-func (a *analysis) verify(pj *projection) *verified {
+func (a *kustomizePlacer) verify(pj *projection) *verified {
 	v := &verified{}
 	for len(pj.candidates) > 0 {
 		files, parsed, failed := a.apply(pj.candidates)
@@ -113,7 +113,7 @@ func (a *analysis) verify(pj *projection) *verified {
 // stages before never plan a write into one, and should one slip through,
 // every candidate is refused and nothing is written. It reports whether
 // it refused them.
-func (a *analysis) encryptedWrites(pj *projection, files map[string][]byte) bool {
+func (a *kustomizePlacer) encryptedWrites(pj *projection, files map[string][]byte) bool {
 	var enc []string
 	for p := range files {
 		if a.writable.encrypted(p) {
@@ -137,7 +137,7 @@ func (a *analysis) encryptedWrites(pj *projection, files map[string][]byte) bool
 // never adds or removes a file, so when no kustomization file was edited
 // and no edited manifest outgrew ktree.MaxFileBytes the tree is the plain
 // build's; otherwise it is loaded and judged again.
-func (a *analysis) editedTree(edited *repofs.Repo, files map[string][]byte) (*ktree.Tree, []ktree.Refusal, error) {
+func (a *kustomizePlacer) editedTree(edited *repofs.Repo, files map[string][]byte) (*ktree.Tree, []ktree.Refusal, error) {
 	kustomizations := map[string]bool{}
 	for _, n := range a.base.tree.Nodes {
 		kustomizations[n.File] = true
@@ -153,7 +153,7 @@ func (a *analysis) editedTree(edited *repofs.Repo, files map[string][]byte) (*kt
 // apply writes every candidate's source form into fresh copies of its file,
 // and returns the new bytes with the edited resource files' parses. A
 // document the editor cannot write refuses its candidate.
-func (a *analysis) apply(candidates []*candidate) (map[string][]byte, map[string]*yamledit.File, map[*candidate]bool) {
+func (a *kustomizePlacer) apply(candidates []*candidate) (map[string][]byte, map[string]*yamledit.File, map[*candidate]bool) {
 	parsed := map[string]*yamledit.File{}
 	failed := map[*candidate]bool{}
 	for _, c := range candidates {
@@ -229,7 +229,7 @@ func editedFiles(files map[string][]byte, parsed map[string]*yamledit.File) map[
 // check compares the edited render with what each object should be. It
 // returns the candidates to drop whole (their refusals recorded) and, per
 // candidate, the fields that still render differently from live.
-func (a *analysis) check(candidates []*candidate, nb *built) (map[*candidate]bool, map[*candidate][]jsonvalue.Path) {
+func (a *kustomizePlacer) check(candidates []*candidate, nb *built) (map[*candidate]bool, map[*candidate][]jsonvalue.Path) {
 	drop := map[*candidate]bool{}
 	fields := map[*candidate][]jsonvalue.Path{}
 	byID := map[render.ID]*candidate{}
@@ -283,7 +283,7 @@ func (a *analysis) check(candidates []*candidate, nb *built) (map[*candidate]boo
 
 // refuseBuildOwned names, for each field that the build renders differently
 // from live even after the write, the construct that owns it.
-func (a *analysis) refuseBuildOwned(c *candidate, paths []jsonvalue.Path) {
+func (a *kustomizePlacer) refuseBuildOwned(c *candidate, paths []jsonvalue.Path) {
 	if len(paths) == 0 {
 		paths = []jsonvalue.Path{nil}
 	}
@@ -296,13 +296,13 @@ func (a *analysis) refuseBuildOwned(c *candidate, paths []jsonvalue.Path) {
 	}
 }
 
-func (a *analysis) refusalFor(c *candidate, code string, p jsonvalue.Path, file string, line int, msg, hint string) Refusal {
+func (a *kustomizePlacer) refusalFor(c *candidate, code string, p jsonvalue.Path, file string, line int, msg, hint string) Refusal {
 	return Refusal{Code: code, Object: RefOf(c.ren.Object), Field: p.String(), File: file, Line: line, Message: msg, Hint: hint}
 }
 
 // refuseAll refuses every candidate of pj, which it empties, and every
 // entry route with them: nothing of the plan is written.
-func (a *analysis) refuseAll(pj *projection, code, msg string) {
+func (a *kustomizePlacer) refuseAll(pj *projection, code, msg string) {
 	for _, c := range pj.candidates {
 		a.refuse(a.refusalFor(c, code, firstPath(c.changed), firstNonEmpty(c.file, c.ren.Origin), 0, msg, "make the change in Git by hand"))
 	}
@@ -318,7 +318,7 @@ func firstPath(ps []jsonvalue.Path) jsonvalue.Path {
 
 // drop removes refused candidates from pj, with the entry routes that
 // carry them, and candidates left with nothing to change.
-func (a *analysis) drop(pj *projection, bad map[*candidate]bool) {
+func (a *kustomizePlacer) drop(pj *projection, bad map[*candidate]bool) {
 	keep := pj.candidates[:0]
 	for _, c := range pj.candidates {
 		if bad[c] {
@@ -339,7 +339,7 @@ func (a *analysis) drop(pj *projection, bad map[*candidate]bool) {
 
 // finish turns the verified candidates into edits and files, in a stable
 // order.
-func (a *analysis) finish(v *verified) {
+func (a *kustomizePlacer) finish(v *verified) {
 	for _, c := range v.candidates {
 		if c.over != nil {
 			a.overrideEdits(c, v.final)
@@ -417,7 +417,7 @@ func firstNonEmpty(s ...string) string {
 // routeEdits reports each verified entry route once per slot it carries
 // first, merging the fields one entry changes for the same slot (newTag and
 // digest together).
-func (a *analysis) routeEdits(final map[string]*yamledit.File) {
+func (a *kustomizePlacer) routeEdits(final map[string]*yamledit.File) {
 	type key struct {
 		entry dye.Entry
 		name  string
@@ -500,7 +500,7 @@ func unhash(base, nb *built) *built {
 // cluster runs under a third name, and one whose old name stays in the
 // edited render (a reference kustomize does not rewrite, left pointing at
 // an object the GitOps tool prunes).
-func (a *analysis) hashMoves(candidates []*candidate, nb *built) (bad map[*candidate]bool, renamed map[render.ID]rename) {
+func (a *kustomizePlacer) hashMoves(candidates []*candidate, nb *built) (bad map[*candidate]bool, renamed map[render.ID]rename) {
 	names, ok := dye.Renames(a.base.objects, nb.objects)
 	if !ok || len(names) == 0 {
 		return nil, nil
@@ -567,7 +567,7 @@ func holding(b *built, name, self string) (all, roll []string) {
 // renameNotes says, for each generated object the verified plan renames,
 // its new name and what rolls with it: merging changes the object's name
 // and every reference to it.
-func (a *analysis) renameNotes(v *verified) {
+func (a *kustomizePlacer) renameNotes(v *verified) {
 	for _, c := range v.candidates {
 		r, ok := v.renamed[c.ren.ID]
 		if !ok {
