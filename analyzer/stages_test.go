@@ -155,3 +155,56 @@ func TestProjectStageKeepsRoutedFieldsOutOfTheSource(t *testing.T) {
 		t.Errorf("api: file %q, changed %v; the entry route carries its tag", c.file, c.changed)
 	}
 }
+
+// otherRenderer is a renderer that is not kustomize's: it hands back the
+// objects it was given and is its own placer, recording what the
+// pipeline passed it. It pins the seam a second renderer implements.
+type otherRenderer struct {
+	objects []render.Object
+	refuse  bool
+	paired  *pairing
+	scope   string
+	placed  bool
+}
+
+func (o *otherRenderer) render() ([]render.Object, bool, error) { return o.objects, !o.refuse, nil }
+
+func (o *otherRenderer) attribute(p *pairing, opts Options, _ bool) (placer, error) {
+	o.paired, o.scope = p, opts.WriteScope
+	return o, nil
+}
+
+func (o *otherRenderer) place() error {
+	o.placed = true
+	return nil
+}
+
+// planWith knows renderers only through the interface: any renderer's
+// objects are paired with live, its attribution gets the pairs and the
+// cleaned write scope, and its placer runs; a refused render stops there.
+func TestPlanWithRunsAnyRenderer(t *testing.T) {
+	repo := fixture(t, "routed")
+	live := renderedLive(t, repo, "overlays/prod")
+	set(t, find(t, live, "CronJob", "report"), jsonvalue.ParseSimple("spec.schedule"), "0 4 * * *")
+	other := &otherRenderer{objects: mustBuild(t, repo, "overlays/prod").objects}
+	plan := &Plan{}
+	if err := planWith(other, plan, asLive(live), Options{WriteScope: "overlays/prod/"}, false); err != nil {
+		t.Fatal(err)
+	}
+	if !other.placed || other.scope != "overlays/prod" || len(plan.Kinds) == 0 {
+		t.Fatalf("placed %v, scope %q, kinds %v", other.placed, other.scope, plan.Kinds)
+	}
+	var drifted []string
+	for _, p := range other.paired.pairs {
+		if !p.inSync {
+			drifted = append(drifted, p.ren.ID.Kind+"/"+p.ren.ID.Name)
+		}
+	}
+	if len(other.paired.pairs) != len(other.objects) || len(drifted) != 1 || drifted[0] != "CronJob/report" {
+		t.Errorf("%d pairs of %d objects, drifted %v", len(other.paired.pairs), len(other.objects), drifted)
+	}
+	refused := &otherRenderer{objects: other.objects, refuse: true}
+	if err := planWith(refused, &Plan{}, asLive(live), Options{}, false); err != nil || refused.paired != nil || refused.placed {
+		t.Errorf("a refused render went on: err %v, attributed %v, placed %v", err, refused.paired != nil, refused.placed)
+	}
+}
