@@ -167,7 +167,7 @@ func (a *kustomizePlacer) place() error {
 // planTool and placeValues. Placing asks the placer for guards (guard.go).
 func (a *kustomizePlacer) planWrites() error {
 	w, dyed := a.writes, a.writes.dyed
-	a.writable = &writability{scope: a.opts.WriteScope, repo: a.snap.repo, forest: a.snap.forest, rootFile: a.base.tree.Root.File, o: a.orchestration, prov: dyed.Prov}
+	a.writable = &writability{scope: a.scope, repo: a.snap.repo, forest: a.snap.forest, rootFile: a.base.tree.Root.File, o: a.orchestration, prov: dyed.Prov}
 	w.routing = planRoutes(a.pairs, a.base, dyed.Suppliers, a.writable, a.refuse)
 	// The GitOps tool's settings take the routes they own, and the value
 	// inputs and variables they supply.
@@ -199,7 +199,7 @@ func (w *writes) takeBack(id render.ID, p jsonvalue.Path) {
 type kustomizePlacer struct {
 	// The plan's inputs and its output, which every stage reads.
 	snap           *Snapshot
-	opts           Options
+	scope          string // Options.WriteScope, cleaned
 	root           string
 	base           *built
 	plan           *Plan

@@ -262,7 +262,7 @@ func (k *kustomizeRenderer) render() ([]render.Object, bool, error) {
 // supplies (secretVariables), and returns the placer of the paired
 // objects.
 func (k *kustomizeRenderer) attribute(paired *pairing, opts Options, force bool) (placer, error) {
-	a := &kustomizePlacer{snap: k.snap, opts: opts, root: k.root, base: k.base, plan: k.plan, orchestration: k.o,
+	a := &kustomizePlacer{snap: k.snap, scope: opts.WriteScope, root: k.root, base: k.base, plan: k.plan, orchestration: k.o,
 		pairs: paired.pairs, followed: paired.followed}
 	secretVariables(a.pairs, k.o, a.refuse)
 	dyed, err := runDye(k.snap.repo, k.o.repo, k.base, a.pairs, force, a.note)
