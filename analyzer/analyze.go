@@ -157,7 +157,8 @@ func (a *kustomizePlacer) place() error {
 	if err := a.planWrites(); err != nil {
 		return err
 	}
-	a.finish(a.verify(a.project()))
+	v := a.verify(a.project())
+	(&finisher{plan: a.plan, repo: a.snap.repo, pairs: a.pairs, writes: a.writes}).finish(v)
 	return nil
 }
 
@@ -193,9 +194,10 @@ func (w *writes) takeBack(id render.ID, p jsonvalue.Path) {
 }
 
 // kustomizePlacer is kustomize's placement stage (placer): what routing,
-// placing, projecting, verifying and finishing share, the plan's inputs
-// and the results of the stages before them. Projecting's and verifying's
-// own results (*projection, *verified) are passed from one to the next.
+// placing, projecting and verifying share, the plan's inputs and the
+// results of the stages before them. Projecting's and verifying's own
+// results (*projection, *verified) are passed from one to the next, and
+// verify's on to a finisher (plan.go).
 type kustomizePlacer struct {
 	// The plan's inputs and its output, which every stage reads.
 	snap           *Snapshot

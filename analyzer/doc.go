@@ -36,8 +36,8 @@
 //   - verify (verify.go, guard.go): the *projection to *verified, the
 //     candidates left and the written files, proven by re-rendering the
 //     edited tree. It cuts the projection back round by round.
-//   - finish (verify.go): *verified to the Plan's edits and files
-//     (plan.go).
+//   - finish (plan.go): a finisher takes *verified and the writes to the
+//     Plan's edits, notes and files.
 //
 // Projecting and verifying share the kustomizePlacer, the inputs and the
 // results before them, and give up a field they cannot write through

@@ -282,19 +282,19 @@ func (a *kustomizePlacer) applyVarRoutes(files map[string][]byte) error {
 
 // varEdits reports each verified variable route once, on the first field
 // it carries; a note names the others.
-func (a *kustomizePlacer) varEdits(final map[string]*yamledit.File) {
-	if a.orchestration == nil || a.vars == nil {
+func (f *finisher) varEdits(final map[string]*yamledit.File) {
+	if f.vars == nil {
 		return
 	}
-	for _, r := range a.vars.routes {
+	for _, r := range f.vars.routes {
 		first := r.Slots[0]
-		p := a.pairOf(first.Obj)
+		p := f.pairOf(first.Obj)
 		if p == nil {
 			continue
 		}
 		from, _ := jsonvalue.Get(p.ren.Object, first.Path)
 		to, _ := jsonvalue.Get(p.intent, first.Path)
-		a.plan.Edits = append(a.plan.Edits, Edit{
+		f.plan.Edits = append(f.plan.Edits, Edit{
 			Object: RefOf(p.ren.Object), Field: first.Path.String(), From: from, To: to,
 			File: r.File, Line: lineOf(final[r.File], r.Doc, r.Path), Route: r.Route,
 		})
@@ -303,7 +303,7 @@ func (a *kustomizePlacer) varEdits(final map[string]*yamledit.File) {
 			for _, s := range r.Slots[1:] {
 				others = append(others, s.Obj.Ref()+" "+s.Path.String())
 			}
-			a.note("%s also carries this change to %s", r.Setting, strings.Join(others, ", "))
+			f.note("%s also carries this change to %s", r.Setting, strings.Join(others, ", "))
 		}
 	}
 }

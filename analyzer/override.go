@@ -520,14 +520,14 @@ func listPatches(doc map[string]any, rels []string) {
 // overrideEdits reports a verified override's edits: each changed field,
 // written to the patch file (or the root kustomization for a generator
 // entry), route overlay.
-func (a *kustomizePlacer) overrideEdits(c *candidate, final map[string]*yamledit.File) {
-	f := final[c.file]
+func (f *finisher) overrideEdits(c *candidate, final map[string]*yamledit.File) {
+	file := final[c.file]
 	for _, p := range c.changed {
 		from, _ := jsonvalue.Get(c.ren.Object, p)
 		to, _ := jsonvalue.Get(c.view, p)
-		a.plan.Edits = append(a.plan.Edits, Edit{
+		f.plan.Edits = append(f.plan.Edits, Edit{
 			Object: RefOf(c.ren.Object), Field: p.String(), From: from, To: to,
-			File: c.file, Line: c.over.line(f, p), Route: RouteOverlay,
+			File: c.file, Line: c.over.line(file, p), Route: RouteOverlay,
 		})
 	}
 }

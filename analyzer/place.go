@@ -395,17 +395,17 @@ func (a *kustomizePlacer) applyPlaced(candidates []*candidate, files map[string]
 
 // placedEdits reports every field a verified placement carries: one
 // input edit can change several objects, and each is named.
-func (a *kustomizePlacer) placedEdits(final map[string]*yamledit.File) {
-	for _, pl := range a.placing.placed {
+func (f *finisher) placedEdits(final map[string]*yamledit.File) {
+	for _, pl := range f.placing.placed {
 		// The line of the node (or of the entry holding it) in the written file.
 		line := nodeLine(final[pl.Node.File], pl.Node)
 		for _, s := range pl.Slots {
-			p := a.pairOf(s.Obj)
+			p := f.pairOf(s.Obj)
 			if p == nil {
 				continue
 			}
 			from, _ := jsonvalue.Get(p.ren.Object, s.Path)
-			a.plan.Edits = append(a.plan.Edits, Edit{
+			f.plan.Edits = append(f.plan.Edits, Edit{
 				Object: RefOf(p.ren.Object), Field: s.Path.String(), From: from, To: pl.Value,
 				File: pl.Node.File, Line: line, Route: pl.Node.Route,
 			})

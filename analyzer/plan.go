@@ -1,6 +1,16 @@
 package analyzer
 
-import "github.com/driftback/driftback/analyzer/render"
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/driftback/driftback/analyzer/dye"
+	"github.com/driftback/driftback/analyzer/render"
+	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/repofs"
+	"github.com/driftback/driftback/internal/yamledit"
+)
 
 // The plan is driftback's one output: what to write, where, and what was
 // refused. Its JSON form is a public contract (`driftback plan -o json`),
@@ -188,3 +198,159 @@ type Plan struct {
 // InSync reports whether the cluster matches Git: everything read, nothing
 // to write and nothing refused.
 func (p *Plan) InSync() bool { return len(p.Edits) == 0 && len(p.Refusals) == 0 && len(p.Unread) == 0 }
+
+// finisher is the finish stage: it turns what verify proved, and the
+// writes planned before it, into the plan's edits, notes and files. It
+// holds only what that needs.
+type finisher struct {
+	plan  *Plan
+	repo  *repofs.Repo // the files as they were: a written file the plan changed is one of its files
+	pairs []pair
+	*writes
+}
+
+func (f *finisher) pairOf(id render.ID) *pair { return findPair(f.pairs, id) }
+
+func (f *finisher) note(format string, args ...any) {
+	f.plan.Notes = append(f.plan.Notes, fmt.Sprintf(format, args...))
+}
+
+// finish turns the verified candidates into edits and files, in a stable
+// order.
+func (f *finisher) finish(v *verified) {
+	for _, c := range v.candidates {
+		if c.over != nil {
+			f.overrideEdits(c, v.final)
+			continue
+		}
+		final := v.final[c.file]
+		if len(c.changed) == 0 {
+			continue
+		}
+		for _, p := range c.changed {
+			from, _ := jsonvalue.Get(c.ren.Object, p)
+			to, _ := jsonvalue.Get(c.want, p)
+			f.plan.Edits = append(f.plan.Edits, Edit{
+				Object: RefOf(c.ren.Object), Field: p.String(), From: from, To: to,
+				File: c.file, Line: lineOf(final, c.doc, p), Route: RouteSource,
+			})
+		}
+	}
+	f.routeEdits(v.final)
+	f.varEdits(v.final)
+	f.placedEdits(v.final)
+	f.renameNotes(v)
+	// Every written file, YAML or not (an env file a literal lives in).
+	paths := make([]string, 0, len(v.written))
+	for p := range v.written {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		orig, _ := f.repo.File(p)
+		now := v.written[p]
+		if string(orig) != string(now) {
+			f.plan.Files = append(f.plan.Files, File{Path: p, Content: string(now)})
+		}
+	}
+	sort.SliceStable(f.plan.Edits, func(i, j int) bool {
+		ei, ej := f.plan.Edits[i], f.plan.Edits[j]
+		if ei.Object.String() != ej.Object.String() {
+			return ei.Object.String() < ej.Object.String()
+		}
+		return ei.Field < ej.Field
+	})
+	sort.SliceStable(f.plan.Refusals, func(i, j int) bool {
+		ri, rj := f.plan.Refusals[i], f.plan.Refusals[j]
+		if ri.Object.String() != rj.Object.String() {
+			return ri.Object.String() < rj.Object.String()
+		}
+		return ri.Field < rj.Field
+	})
+}
+
+// routeEdits reports each verified entry route once per slot it carries
+// first, merging the fields one entry changes for the same slot (newTag and
+// digest together).
+func (f *finisher) routeEdits(final map[string]*yamledit.File) {
+	type key struct {
+		entry dye.Entry
+		name  string
+		slot  string
+	}
+	seen := map[key]bool{}
+	for _, r := range f.routing.routes {
+		if len(r.Slots) == 0 {
+			continue
+		}
+		first := r.Slots[0]
+		name := ""
+		if r.Author != nil {
+			name = r.Author.Name
+		}
+		k := key{r.Entry, name, first.Key()}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		p := f.pairOf(first.Obj)
+		if p == nil {
+			continue
+		}
+		from, _ := jsonvalue.Get(p.ren.Object, first.Path)
+		to, _ := jsonvalue.Get(p.intent, first.Path)
+		route := RouteImages
+		if r.Entry.List == "replicas" {
+			route = RouteReplicas
+		}
+		f.plan.Edits = append(f.plan.Edits, Edit{
+			Object: RefOf(p.ren.Object), Field: first.Path.String(), From: from, To: to,
+			File: r.Entry.File(), Line: entryLine(final[r.Entry.File()], r), Route: route,
+		})
+		if len(r.Slots) > 1 {
+			var others []string
+			for _, s := range r.Slots[1:] {
+				others = append(others, s.Obj.Ref()+" "+s.Path.String())
+			}
+			f.note("%s also carries this change to %s", describeRoute(r), strings.Join(others, ", "))
+		}
+	}
+}
+
+func describeRoute(r *route) string {
+	if r.Author != nil {
+		return fmt.Sprintf("the new %s entry %s in %s", r.Entry.List, r.Author.Name, r.Entry.Node.File)
+	}
+	return r.Entry.String()
+}
+
+// renameNotes says, for each generated object the verified plan renames,
+// its new name and what rolls with it: merging changes the object's name
+// and every reference to it.
+func (f *finisher) renameNotes(v *verified) {
+	for _, c := range v.candidates {
+		r, ok := v.renamed[c.ren.ID]
+		if !ok {
+			continue
+		}
+		msg := fmt.Sprintf("%s is named by a hash of its content (%s): merging renames it %s", RefOf(c.ren.Object), c.ren.Generated, r.to)
+		switch len(r.roll) {
+		case 0:
+		case 1:
+			msg += ", and " + r.roll[0] + ", which refers to it in its pod template, rolls out new pods"
+		default:
+			msg += ", and " + strings.Join(r.roll, ", ") + ", which refer to it in their pod templates, roll out new pods"
+		}
+		switch len(r.refer) {
+		case 0:
+			if len(r.roll) == 0 {
+				msg += "; nothing else in this target refers to it"
+			}
+		case 1:
+			msg += "; " + r.refer[0] + " refers to it and is rewritten to the new name"
+		default:
+			msg += "; " + strings.Join(r.refer, ", ") + " refer to it and are rewritten to the new name"
+		}
+		f.note("%s", msg)
+	}
+}

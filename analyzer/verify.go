@@ -337,60 +337,6 @@ func (a *kustomizePlacer) drop(pj *projection, bad map[*candidate]bool) {
 	pj.candidates = live
 }
 
-// finish turns the verified candidates into edits and files, in a stable
-// order.
-func (a *kustomizePlacer) finish(v *verified) {
-	for _, c := range v.candidates {
-		if c.over != nil {
-			a.overrideEdits(c, v.final)
-			continue
-		}
-		f := v.final[c.file]
-		if len(c.changed) == 0 {
-			continue
-		}
-		for _, p := range c.changed {
-			from, _ := jsonvalue.Get(c.ren.Object, p)
-			to, _ := jsonvalue.Get(c.want, p)
-			a.plan.Edits = append(a.plan.Edits, Edit{
-				Object: RefOf(c.ren.Object), Field: p.String(), From: from, To: to,
-				File: c.file, Line: lineOf(f, c.doc, p), Route: RouteSource,
-			})
-		}
-	}
-	a.routeEdits(v.final)
-	a.varEdits(v.final)
-	a.placedEdits(v.final)
-	a.renameNotes(v)
-	// Every written file, YAML or not (an env file a literal lives in).
-	paths := make([]string, 0, len(v.written))
-	for p := range v.written {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
-		orig, _ := a.snap.repo.File(p)
-		now := v.written[p]
-		if string(orig) != string(now) {
-			a.plan.Files = append(a.plan.Files, File{Path: p, Content: string(now)})
-		}
-	}
-	sort.SliceStable(a.plan.Edits, func(i, j int) bool {
-		ei, ej := a.plan.Edits[i], a.plan.Edits[j]
-		if ei.Object.String() != ej.Object.String() {
-			return ei.Object.String() < ej.Object.String()
-		}
-		return ei.Field < ej.Field
-	})
-	sort.SliceStable(a.plan.Refusals, func(i, j int) bool {
-		ri, rj := a.plan.Refusals[i], a.plan.Refusals[j]
-		if ri.Object.String() != rj.Object.String() {
-			return ri.Object.String() < rj.Object.String()
-		}
-		return ri.Field < rj.Field
-	})
-}
-
 // lineOf finds the line of a field, or of its nearest present parent when
 // the edit removed it.
 func lineOf(f *yamledit.File, doc int, p jsonvalue.Path) int {
@@ -412,61 +358,6 @@ func firstNonEmpty(s ...string) string {
 		}
 	}
 	return ""
-}
-
-// routeEdits reports each verified entry route once per slot it carries
-// first, merging the fields one entry changes for the same slot (newTag and
-// digest together).
-func (a *kustomizePlacer) routeEdits(final map[string]*yamledit.File) {
-	type key struct {
-		entry dye.Entry
-		name  string
-		slot  string
-	}
-	seen := map[key]bool{}
-	for _, r := range a.routing.routes {
-		if len(r.Slots) == 0 {
-			continue
-		}
-		first := r.Slots[0]
-		name := ""
-		if r.Author != nil {
-			name = r.Author.Name
-		}
-		k := key{r.Entry, name, first.Key()}
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		p := a.pairOf(first.Obj)
-		if p == nil {
-			continue
-		}
-		from, _ := jsonvalue.Get(p.ren.Object, first.Path)
-		to, _ := jsonvalue.Get(p.intent, first.Path)
-		route := RouteImages
-		if r.Entry.List == "replicas" {
-			route = RouteReplicas
-		}
-		a.plan.Edits = append(a.plan.Edits, Edit{
-			Object: RefOf(p.ren.Object), Field: first.Path.String(), From: from, To: to,
-			File: r.Entry.File(), Line: entryLine(final[r.Entry.File()], r), Route: route,
-		})
-		if len(r.Slots) > 1 {
-			var others []string
-			for _, s := range r.Slots[1:] {
-				others = append(others, s.Obj.Ref()+" "+s.Path.String())
-			}
-			a.note("%s also carries this change to %s", describeRoute(r), strings.Join(others, ", "))
-		}
-	}
-}
-
-func describeRoute(r *route) string {
-	if r.Author != nil {
-		return fmt.Sprintf("the new %s entry %s in %s", r.Entry.List, r.Author.Name, r.Entry.Node.File)
-	}
-	return r.Entry.String()
 }
 
 // A placed generator literal changes its object's content hash, and with
@@ -562,35 +453,4 @@ func holding(b *built, name, self string) (all, roll []string) {
 		roll = append(roll, RefOf(o.Object).String())
 	}
 	return all, roll
-}
-
-// renameNotes says, for each generated object the verified plan renames,
-// its new name and what rolls with it: merging changes the object's name
-// and every reference to it.
-func (a *kustomizePlacer) renameNotes(v *verified) {
-	for _, c := range v.candidates {
-		r, ok := v.renamed[c.ren.ID]
-		if !ok {
-			continue
-		}
-		msg := fmt.Sprintf("%s is named by a hash of its content (%s): merging renames it %s", RefOf(c.ren.Object), c.ren.Generated, r.to)
-		switch len(r.roll) {
-		case 0:
-		case 1:
-			msg += ", and " + r.roll[0] + ", which refers to it in its pod template, rolls out new pods"
-		default:
-			msg += ", and " + strings.Join(r.roll, ", ") + ", which refer to it in their pod templates, roll out new pods"
-		}
-		switch len(r.refer) {
-		case 0:
-			if len(r.roll) == 0 {
-				msg += "; nothing else in this target refers to it"
-			}
-		case 1:
-			msg += "; " + r.refer[0] + " refers to it and is rewritten to the new name"
-		default:
-			msg += "; " + strings.Join(r.refer, ", ") + " refer to it and are rewritten to the new name"
-		}
-		a.note("%s", msg)
-	}
 }
