@@ -199,6 +199,43 @@ type Plan struct {
 // to write and nothing refused.
 func (p *Plan) InSync() bool { return len(p.Edits) == 0 && len(p.Refusals) == 0 && len(p.Unread) == 0 }
 
+// addWritten lists every written file that differs from the repository,
+// YAML or not (an env file a literal lives in), by path: what any placer
+// reports of the files it wrote.
+func (p *Plan) addWritten(repo *repofs.Repo, written map[string][]byte) {
+	paths := make([]string, 0, len(written))
+	for path := range written {
+		paths = append(paths, path)
+	}
+	sort.Strings(paths)
+	for _, path := range paths {
+		orig, _ := repo.File(path)
+		now := written[path]
+		if string(orig) != string(now) {
+			p.Files = append(p.Files, File{Path: path, Content: string(now)})
+		}
+	}
+}
+
+// sortRows puts the edits and refusals in a stable order, by object and
+// field, once a placer has added its own.
+func (p *Plan) sortRows() {
+	sort.SliceStable(p.Edits, func(i, j int) bool {
+		ei, ej := p.Edits[i], p.Edits[j]
+		if ei.Object.String() != ej.Object.String() {
+			return ei.Object.String() < ej.Object.String()
+		}
+		return ei.Field < ej.Field
+	})
+	sort.SliceStable(p.Refusals, func(i, j int) bool {
+		ri, rj := p.Refusals[i], p.Refusals[j]
+		if ri.Object.String() != rj.Object.String() {
+			return ri.Object.String() < rj.Object.String()
+		}
+		return ri.Field < rj.Field
+	})
+}
+
 // finisher is the finish stage: it turns what verify proved, and the
 // writes planned before it, into the plan's edits, notes and files. It
 // holds only what that needs.
@@ -240,33 +277,8 @@ func (f *finisher) finish(v *verified) {
 	f.varEdits(v.final)
 	f.placedEdits(v.final)
 	f.renameNotes(v)
-	// Every written file, YAML or not (an env file a literal lives in).
-	paths := make([]string, 0, len(v.written))
-	for p := range v.written {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
-		orig, _ := f.repo.File(p)
-		now := v.written[p]
-		if string(orig) != string(now) {
-			f.plan.Files = append(f.plan.Files, File{Path: p, Content: string(now)})
-		}
-	}
-	sort.SliceStable(f.plan.Edits, func(i, j int) bool {
-		ei, ej := f.plan.Edits[i], f.plan.Edits[j]
-		if ei.Object.String() != ej.Object.String() {
-			return ei.Object.String() < ej.Object.String()
-		}
-		return ei.Field < ej.Field
-	})
-	sort.SliceStable(f.plan.Refusals, func(i, j int) bool {
-		ri, rj := f.plan.Refusals[i], f.plan.Refusals[j]
-		if ri.Object.String() != rj.Object.String() {
-			return ri.Object.String() < rj.Object.String()
-		}
-		return ri.Field < rj.Field
-	})
+	f.plan.addWritten(f.repo, v.written)
+	f.plan.sortRows()
 }
 
 // routeEdits reports each verified entry route once per slot it carries
