@@ -43,7 +43,7 @@
 // results before them, and give up a field they cannot write through
 // writes.takeBack, which cuts that field's writes out of routing's, the
 // tool's and placing's results: the pipeline's one feedback edge. owner.go
-// names who owns a field the plan cannot write. sops.go compares a
+// names who owns a field the plan cannot write. The sops package compares a
 // SOPS-encrypted source as the GitOps tool applies it, decrypted, and
 // keeps every write out of it (DESIGN §5.5).
 // The engines live in sub-packages, each taking its input and returning
