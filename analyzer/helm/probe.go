@@ -174,7 +174,10 @@ type prober struct {
 	p        Probe
 	res      Result
 	base     []Object
-	unstable map[int]bool
+	// unstable are, per object, the paths two renders of the same values
+	// gave different values (a random password): a probe's move there is
+	// the chart's, not the leaf's. Nil for a stable object.
+	unstable map[int][]jsonvalue.Path
 	target   int
 	field    any
 	full     map[string]any // the values the render reads (.Values)
@@ -287,13 +290,21 @@ func (pr *prober) baseline() (*chartTemplates, *templateFacts, error) {
 		_, err := pr.refuse(CodeNondeterministic, "two renders of the same values hold different objects")
 		return nil, nil, err
 	}
-	pr.unstable = map[int]bool{}
+	pr.unstable = map[int][]jsonvalue.Path{}
 	for i := range base {
-		if !jsonvalue.Equal(base[i].Object, again[i].Object) {
-			pr.unstable[i] = true
+		if jsonvalue.Equal(base[i].Object, again[i].Object) {
+			continue
 		}
+		ps := diffPaths(base[i].Object, again[i].Object, nil, maxMoves)
+		if len(ps) >= maxMoves {
+			// More than can be told apart from a leaf's moves: the whole
+			// object is, and any leaf that reaches it is refused.
+			_, err := pr.refuse(CodeNondeterministic, fmt.Sprintf("%s differs in %d fields or more between two renders of the same values", idOf(base[i].Object, p.Options.Namespace), maxMoves))
+			return nil, nil, err
+		}
+		pr.unstable[i] = ps
 	}
-	if pr.unstable[pr.target] {
+	if pr.unstable[pr.target] != nil {
 		_, err := pr.refuse(CodeNondeterministic, fmt.Sprintf("%s differs between two renders of the same values (%s)", p.Object, movesText(pr.moves(pr.target, diffPaths(base[pr.target].Object, again[pr.target].Object, nil, 3)))))
 		return nil, nil, err
 	}
@@ -440,7 +451,7 @@ type movedField struct {
 
 // compare reads a probe's render against the base: whether the target's
 // field moved, and which other fields of the release's objects and of the
-// hooks moved (objects that differ between two base renders aside).
+// hooks moved (fields that differ between two base renders aside).
 func (pr *prober) compare(objs []Object) (movedField, []Move, []Move) {
 	if len(objs) != len(pr.base) {
 		// The leaf adds or drops objects: the field may still move.
@@ -454,10 +465,16 @@ func (pr *prober) compare(objs []Object) (movedField, []Move, []Move) {
 	var m movedField
 	var others, hooks []Move
 	for i := range objs {
-		if pr.unstable[i] {
-			continue
-		}
 		a, b := pr.base[i].Object, objs[i].Object
+		if ps := pr.unstable[i]; ps != nil {
+			// Only the fields the chart itself renders anew each time are
+			// left out: a leaf's move elsewhere in the object still counts.
+			a, b = jsonvalue.Copy(a).(map[string]any), jsonvalue.Copy(b).(map[string]any)
+			for _, p := range ps {
+				jsonvalue.Delete(a, p)
+				jsonvalue.Delete(b, p)
+			}
+		}
 		if i == pr.target {
 			v, ok := jsonvalue.Get(b, pr.p.Field)
 			m = movedField{ok: !ok || !jsonvalue.Equal(v, pr.field), value: v}

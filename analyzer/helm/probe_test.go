@@ -344,3 +344,39 @@ func TestProbeDriftbackChart(t *testing.T) {
 		t.Errorf("also moves %v, want the version labels", p.AlsoMoves)
 	}
 }
+
+// A chart that renders a random password beside a value a leaf sets (a
+// Secret with the user name and randAlphaNum) hides nothing: only the
+// fields that differ between two renders of the same values are left out
+// of the comparison, so the leaf's move in that Secret still refuses the
+// placement (the realcharts instrument found it placed with nothing else
+// moved), while a leaf that moves only the target is placed.
+func TestProbeSeesMovesInAnObjectWithRandomFields(t *testing.T) {
+	c := chartWith(t, map[string][]byte{
+		"app/templates/auth.yaml": []byte(`apiVersion: v1
+kind: Secret
+metadata:
+  name: auth
+stringData:
+  username: {{ .Values.auth.username | quote }}
+  password: {{ randAlphaNum 16 | quote }}
+`),
+		"app/templates/login.yaml": []byte(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: login
+data:
+  user: {{ .Values.auth.username | quote }}
+  greeting: {{ .Values.auth.greeting | quote }}
+`),
+	})
+	values := map[string]any{"auth": map[string]any{"username": "app", "greeting": "hello"}}
+	login := ObjectID{APIVersion: "v1", Kind: "ConfigMap", Name: "login"}
+	r := runProbe(t, c, values, []Layer{{Source: "spec.values", Values: values}}, login, "data.user", "app2")
+	ref := refused(t, r, CodeMovesOthers, "auth.username")
+	if !strings.Contains(ref.Hint, "stringData.username") {
+		t.Errorf("the refusal does not name the Secret's field it moves: %q", ref.Hint)
+	}
+	r = runProbe(t, c, values, []Layer{{Source: "spec.values", Values: values}}, login, "data.greeting", "hi")
+	placed(t, r, "auth.greeting", "hi")
+}
