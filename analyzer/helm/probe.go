@@ -171,9 +171,9 @@ func (p Probe) Run() (*Result, error) {
 }
 
 type prober struct {
-	p        Probe
-	res      Result
-	base     []Object
+	p    Probe
+	res  Result
+	base []Object
 	// unstable are, per object, the paths two renders of the same values
 	// gave different values (a random password): a probe's move there is
 	// the chart's, not the leaf's. Nil for a stable object.
