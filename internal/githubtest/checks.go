@@ -39,7 +39,7 @@ func (s *Server) CheckRunAs(appID int64, owner, name string, run CheckRun) int64
 	cr := &checkRun{id: s.id(), name: run.Name, headSHA: run.HeadSHA, status: "completed", conclusion: run.Conclusion,
 		started: &now, completed: &now, externalID: run.ExternalID, title: run.Title, summary: run.Summary, app: appID,
 		suite: s.suiteLocked(rp, appID, run.HeadSHA)}
-	rp.checkRuns = append(rp.checkRuns, cr)
+	rp.addCheckRun(cr)
 	return cr.id
 }
 
@@ -175,7 +175,7 @@ func (c *call) createCheckRun() *reply {
 		return rep
 	}
 	cr.suite = c.s.suiteLocked(c.repo, cr.app, cr.headSHA)
-	c.repo.checkRuns = append(c.repo.checkRuns, cr)
+	c.repo.addCheckRun(cr)
 	return jsonReply(http.StatusCreated, c.s.checkRunJSON(c.repo, cr))
 }
 
@@ -228,13 +228,11 @@ func (c *call) listCheckRuns() *reply {
 	q := c.r.URL.Query()
 	latest := q.Get("filter") != "all"
 	seen := map[string]bool{}
-	var runs []any
+	var matched []*checkRun
 	// Newest first; with filter=latest only the newest run of each name.
-	for i := len(c.repo.checkRuns) - 1; i >= 0; i-- {
-		cr := c.repo.checkRuns[i]
-		if cr.headSHA != h.String() {
-			continue
-		}
+	onHead := c.repo.runsByHead[h.String()]
+	for i := len(onHead) - 1; i >= 0; i-- {
+		cr := onHead[i]
 		if n := q.Get("check_name"); n != "" && cr.name != n {
 			continue
 		}
@@ -248,13 +246,14 @@ func (c *call) listCheckRuns() *reply {
 			continue
 		}
 		seen[cr.name] = true
+		matched = append(matched, cr)
+	}
+	lo, hi, link := c.page(len(matched))
+	runs := []any{} // only the page's runs are written out
+	for _, cr := range matched[lo:hi] {
 		runs = append(runs, c.s.checkRunJSON(c.repo, cr))
 	}
-	if runs == nil {
-		runs = []any{}
-	}
-	lo, hi, link := c.page(len(runs))
-	rep := jsonReply(http.StatusOK, map[string]any{"total_count": len(runs), "check_runs": runs[lo:hi]})
+	rep := jsonReply(http.StatusOK, map[string]any{"total_count": len(matched), "check_runs": runs})
 	if link != "" {
 		rep.header.Set("Link", link)
 	}

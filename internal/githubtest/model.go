@@ -84,6 +84,7 @@ type repo struct {
 	pushed        time.Time
 	pulls         []*pull
 	checkRuns     []*checkRun
+	runsByHead    map[string][]*checkRun // checkRuns by head_sha, oldest first (addCheckRun)
 	nextNumber    int
 	rulesets      []Ruleset
 	noDrafts      bool             // a private repository on a plan without draft pull requests
@@ -197,4 +198,15 @@ func (rp *repo) pull(number int) *pull {
 		}
 	}
 	return nil
+}
+
+// addCheckRun keeps a new check run, listed by its commit too: a list for
+// a ref reads only that commit's runs, where a scan of every run made ten
+// thousand targets' first polls quadratic.
+func (rp *repo) addCheckRun(cr *checkRun) {
+	rp.checkRuns = append(rp.checkRuns, cr)
+	if rp.runsByHead == nil {
+		rp.runsByHead = map[string][]*checkRun{}
+	}
+	rp.runsByHead[cr.headSHA] = append(rp.runsByHead[cr.headSHA], cr)
 }
