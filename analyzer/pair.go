@@ -460,9 +460,6 @@ func metadataUnder(obj map[string]any, keys []string) map[string]any {
 	return kept
 }
 
-// pairOf is the pair of the rendered object id; nil when it has none.
-func (a *kustomizePlacer) pairOf(id render.ID) *pair { return findPair(a.pairs, id) }
-
 // findPair is the pair of the rendered object id in pairs; nil when none.
 func findPair(pairs []pair, id render.ID) *pair {
 	for i := range pairs {
