@@ -33,7 +33,8 @@ bash tools/fuzz.sh
 # still ends a hung package well inside CI's 90 minutes.
 go test -count=1 -timeout=45m ./... "$@"
 # The Helm chart rendered with Helm's own library and held to deploy/'s
-# checks (tools/helm: a test-only module, so Helm stays out of go.mod).
+# checks (tools/helm: a module of its own, for the helm CLI it builds and
+# the chart tests that need it).
 GOWORK=off go test -C tools/helm -count=1 ./...
 # The container image (tools/image, a module of its own): built for both
 # platforms from this checkout and read back from its OCI layout; the host's
