@@ -69,11 +69,6 @@ func bucketsOf(targets []string) map[bucket]int {
 	return out
 }
 
-// encodeBuckets is bucketsAnnotation's value for a set of buckets.
-func encodeBuckets(set map[bucket]bool) string {
-	return encodeBitmap(bitmapOf(set))
-}
-
 // bitmapOf is a set of buckets as the annotation's bitmap, not deflated.
 func bitmapOf(set map[bucket]bool) []byte {
 	bits := make([]byte, claimBuckets/8)

@@ -98,7 +98,7 @@ func TestClaimsAreReadAcrossAnUpgrade(t *testing.T) {
 	if o := memberOf(lease, time.Now(), time.Minute, nil); o.everything || !o.claims[bucketOf("shop")] || len(o.claims) != 1 {
 		t.Errorf("this version reads its own Lease as %+v", o)
 	}
-	for _, raw := range []string{"8192:" + strings.Repeat("A", 8), "16384:!!", "16384:" + encodeBuckets(nil)[6:10]} {
+	for _, raw := range []string{"8192:" + strings.Repeat("A", 8), "16384:!!", "16384:" + encodeBitmap(bitmapOf(nil))[6:10]} {
 		if _, ok := readClaims(map[string]string{bucketsAnnotation: raw}); ok {
 			t.Errorf("claimed buckets %q read as readable", raw)
 		}

@@ -47,10 +47,10 @@ func TestPooledDeflateIsAFreshOnes(t *testing.T) {
 		sets[0][b*5] = true
 	}
 	for i, set := range sets {
-		if got, want := encodeBuckets(set), fresh(set); got != want {
+		if got, want := encodeBitmap(bitmapOf(set)), fresh(set); got != want {
 			t.Errorf("set %d deflated as %.40q, a new writer gives %.40q", i, got, want)
 		}
-		back, err := decodeBuckets(encodeBuckets(set))
+		back, err := decodeBuckets(encodeBitmap(bitmapOf(set)))
 		if err != nil || len(back) != len(set) {
 			t.Errorf("set %d read back as %d buckets (%v), want %d", i, len(back), err, len(set))
 		}
@@ -82,7 +82,7 @@ func TestRenewalWithTheSameClaimsDoesNotDeflateAgain(t *testing.T) {
 		t.Errorf("20 renewals with the same claims allocated %d KiB (a deflater each is about 1 MiB)", spent>>10)
 	}
 	claims[1] = true
-	if got := m.record(claims, at).Annotations[bucketsAnnotation]; got == first || got != encodeBuckets(claims) {
+	if got := m.record(claims, at).Annotations[bucketsAnnotation]; got == first || got != encodeBitmap(bitmapOf(claims)) {
 		t.Error("changed claims were written as the old value")
 	}
 }
@@ -154,7 +154,7 @@ func TestAnUnchangedMembershipIsNotSplitAgain(t *testing.T) {
 		{"the targets", func() { m.units, m.unitsGen = bucketsOf(names[:200]), m.unitsGen+1 }},
 		{"this replica's claims", func() {
 			m.published = map[bucket]bool{bucketOf("t3"): true}
-			m.publishedValue = encodeBuckets(m.published)
+			m.publishedValue = encodeBitmap(bitmapOf(m.published))
 		}},
 	} {
 		before := m.assigned(members())

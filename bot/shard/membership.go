@@ -138,19 +138,17 @@ func (m *membership) reconsider(now time.Time, held map[bucket]bool) {
 
 // assigned is this replica's part of assign(m.units, members), computed
 // again only when what it depends on changed: the targets (m.units is
-// replaced, never changed in place, and counted), the live members and what their
-// Leases say they claim, and what this replica published.
+// replaced, never changed in place, and counted), the live members and
+// what their Leases say they claim, and what this replica published.
 func (m *membership) assigned(members map[string]map[bucket]bool) map[bucket]bool {
-	var key strings.Builder
-	fmt.Fprintf(&key, "%d\x00%s\x00", m.unitsGen, m.publishedValue)
+	var others []string
 	for _, o := range m.seen {
 		if _, live := members[o.identity]; live && o.identity != m.l.Identity {
-			fmt.Fprintf(&key, "%s\x01%s\x01%s\x01%t\x00", o.identity, o.rawClaims[0], o.rawClaims[1], o.everything)
+			others = append(others, fmt.Sprintf("%s\x01%s\x01%s\x01%t", o.identity, o.rawClaims[0], o.rawClaims[1], o.everything))
 		}
 	}
-	parts := strings.Split(key.String(), "\x00")
-	slices.Sort(parts[2:]) // m.seen is a map: its order is not the key's
-	k := strings.Join(parts, "\x00")
+	slices.Sort(others) // m.seen is a map: its order is not the key's
+	k := fmt.Sprintf("%d\x00%s\x00%s", m.unitsGen, m.publishedValue, strings.Join(others, "\x00"))
 	if m.split.mine != nil && m.split.key == k {
 		return m.split.mine
 	}
