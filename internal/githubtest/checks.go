@@ -52,10 +52,7 @@ func (s *Server) CheckRuns(owner, name, sha string) []CheckRun {
 		return nil
 	}
 	var out []CheckRun
-	for _, cr := range rp.checkRuns {
-		if cr.headSHA != sha {
-			continue
-		}
+	for _, cr := range rp.runsByHead[sha] {
 		c := CheckRun{ID: cr.id, SuiteID: cr.suite, Name: cr.name, HeadSHA: cr.headSHA, Status: cr.status, Conclusion: cr.conclusion,
 			Title: cr.title, Summary: cr.summary, Text: cr.text, DetailsURL: cr.detailsURL, ExternalID: cr.externalID}
 		for _, a := range cr.annotations {

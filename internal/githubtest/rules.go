@@ -81,8 +81,8 @@ func (rp *repo) ruleViolation(w refWrite) *reply {
 func (rp *repo) missingCheck(names []string, sha string) string {
 	for _, name := range names {
 		ok := false
-		for _, cr := range rp.checkRuns {
-			ok = ok || cr.headSHA == sha && cr.name == name && cr.conclusion == "success"
+		for _, cr := range rp.runsByHead[sha] {
+			ok = ok || cr.name == name && cr.conclusion == "success"
 		}
 		if !ok {
 			return name
