@@ -10,13 +10,13 @@ import (
 
 // Digest identifies what a poll compares of the object from one poll to
 // the next: its body and its managed fields. An object listed from a
-// cluster carries the digest its listing computed, or reused from an
-// earlier listing of the same uid and resourceVersion (the API server
-// gives every write a new resourceVersion, so the pair names one content);
+// cluster shares its digest with every earlier listing of the same uid and
+// resourceVersion (the API server gives every write a new resourceVersion,
+// so the pair names one content), computed the first time a poll asks;
 // any other object's is computed here.
 func (o Object) Digest() string {
-	if o.digest != "" {
-		return o.digest
+	if o.digest != nil {
+		return o.digest.get()
 	}
 	return digestOf(o)
 }
@@ -24,6 +24,25 @@ func (o Object) Digest() string {
 func digestOf(o Object) string {
 	sum := sha256.Sum256([]byte(jsonvalue.Canonical(o.Object) + jsonvalue.Canonical(o.ManagedFields)))
 	return hex.EncodeToString(sum[:])
+}
+
+// lazyDigest is one content's digest, computed on first use: a replica
+// lists every object of a kind across the cluster but fingerprints only
+// those of the targets it holds, so most listed objects are never asked.
+type lazyDigest struct {
+	once sync.Once
+	of   Object // what to digest; dropped once computed
+	v    string
+}
+
+func newLazyDigest(o Object) *lazyDigest { return &lazyDigest{of: o} }
+
+func (d *lazyDigest) get() string {
+	d.once.Do(func() {
+		d.v = digestOf(d.of)
+		d.of = Object{}
+	})
+	return d.v
 }
 
 // digests remembers the digests of the objects a lister read, by the
@@ -36,7 +55,7 @@ func digestOf(o Object) string {
 // see is dropped.
 type digests struct {
 	mu        sync.Mutex
-	cur, prev map[string]string
+	cur, prev map[string]*lazyDigest
 }
 
 // rotate starts a generation, unless the current one has seen fewer
@@ -47,31 +66,29 @@ func (d *digests) rotate() {
 	if d.cur != nil && len(d.cur) < len(d.prev) {
 		return
 	}
-	d.prev, d.cur = d.cur, map[string]string{}
+	d.prev, d.cur = d.cur, map[string]*lazyDigest{}
 }
 
-// of sets the digest of o, read from resource (group/version/resource) as
-// uid at resourceVersion rv, computing it unless the same were read in
-// this generation or the last.
+// of gives o, read from resource (group/version/resource) as uid at
+// resourceVersion rv, the digest of the same read in this generation or
+// the last, or a new one computed when first asked.
 func (d *digests) of(o *Object, resource, uid, rv string) {
 	if uid == "" || rv == "" {
 		return // computed when asked
 	}
 	key := resource + " " + uid + " " + rv
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	v, ok := d.cur[key]
 	if !ok {
 		v, ok = d.prev[key]
 	}
-	d.mu.Unlock()
 	if !ok {
-		v = digestOf(*o)
+		v = newLazyDigest(*o)
 	}
-	d.mu.Lock()
 	if d.cur == nil {
-		d.cur = map[string]string{}
+		d.cur = map[string]*lazyDigest{}
 	}
 	d.cur[key] = v
-	d.mu.Unlock()
 	o.digest = v
 }

@@ -44,3 +44,29 @@ func TestDigestsAreKeptPerVersionAndAcrossSmallRounds(t *testing.T) {
 		}
 	}
 }
+
+// A listing digests nothing: a replica lists every object of a kind
+// across the cluster and fingerprints only its own targets' objects. The
+// digest is computed once, when a poll first asks, and shared by every
+// listing of the same content.
+func TestListedObjectsAreDigestedOnlyWhenAsked(t *testing.T) {
+	d := &digests{}
+	d.rotate()
+	o := Object{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]any{"k": "v"}}}
+	d.of(&o, "configmaps", "u", "1")
+	if o.digest == nil || o.digest.v != "" {
+		t.Fatal("the listing computed the digest before anyone asked")
+	}
+	again := Object{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]any{"k": "v"}}}
+	d.rotate()
+	d.of(&again, "configmaps", "u", "1")
+	if again.digest != o.digest {
+		t.Fatal("a second listing of the same content does not share the first one's digest")
+	}
+	if got, want := again.Digest(), digestOf(again); got != want {
+		t.Fatalf("digest %s, content gives %s", got, want)
+	}
+	if o.digest.v == "" || o.digest.of.Object != nil {
+		t.Fatal("the computed digest was not kept, or still holds the object")
+	}
+}

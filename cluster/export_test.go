@@ -11,7 +11,12 @@ func SetPageSize(n int64) func() {
 }
 
 // DigestCached is the digest a listing gave o ("" when none).
-func DigestCached(o Object) string { return o.digest }
+func DigestCached(o Object) string {
+	if o.digest == nil {
+		return ""
+	}
+	return o.digest.get()
+}
 
 // SetWatchSilence sets how long a kept kind may be silent for a test; the
 // returned func puts it back.

@@ -21,8 +21,9 @@ type Object struct {
 	// ManagedFields is metadata.managedFields as read, nil when the source
 	// did not include it (kubectl get without --show-managed-fields).
 	ManagedFields []any
-	// digest is Digest's answer when the listing knew it (digest.go).
-	digest string
+	// digest is Digest's answer, shared by the listings of one content
+	// (digest.go); nil for an object not listed from a cluster.
+	digest *lazyDigest
 	// Resource is the API resource the object was listed as
 	// ("deployments"); "" when read from a file. The audit log names
 	// objects by resource.

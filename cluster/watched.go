@@ -265,7 +265,7 @@ func (k *watchedKind) take(events <-chan watch.Event, gvr schema.GroupVersionRes
 			delete(k.objs, keyOf(o))
 		}
 		for _, o := range kept {
-			o.digest = digestOf(o)
+			o.digest = newLazyDigest(o)
 			k.objs[keyOf(o)] = o
 		}
 		if len(gone)+len(kept) > 0 {
