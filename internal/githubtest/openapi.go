@@ -86,7 +86,7 @@ func loadSpec() (*spec, error) {
 			specErr = fmt.Errorf("githubtest: openapi router: %w", err)
 			return
 		}
-		specVal = &spec{doc: doc, router: router}
+		specVal = &spec{doc: doc, router: newShapeRouter(doc, router)}
 	})
 	return specVal, specErr
 }
