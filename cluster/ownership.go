@@ -44,10 +44,12 @@ func (r Rules) WithTool(tool string) Rules {
 }
 
 // DefaultAppliers are the field managers of the common GitOps appliers,
-// taken when a target names none (DESIGN §5).
+// taken when a target names none (DESIGN §5). helm-controller is Flux's
+// applier of HelmReleases: its objects carry no kustomize-controller
+// marks, so this list is what makes its writes the tool's.
 var DefaultAppliers = []string{
 	"kustomize-controller", "argocd-controller", "argocd-application-controller",
-	"kubectl", "kubectl-client-side-apply", "helm",
+	"kubectl", "kubectl-client-side-apply", "helm", "helm-controller",
 }
 
 // builtinIgnore holds for every target: the replica count an HPA (run by

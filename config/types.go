@@ -188,7 +188,7 @@ type Defaults struct {
 	// only by one of them and absent from the render is a server default and
 	// is dropped. Default: kustomize-controller, argocd-controller,
 	// argocd-application-controller, kubectl, kubectl-client-side-apply,
-	// helm.
+	// helm, helm-controller.
 	Appliers []string `yaml:"appliers,omitempty" json:"appliers,omitempty" schema:"minItems=1;uniqueItems" aka:"managers,fieldManagers"`
 	// Live fields never proposed back to Git (for example spec.replicas of a
 	// Deployment an HPA scales).
