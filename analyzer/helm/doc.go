@@ -27,6 +27,19 @@
 //   - ConfigDigest: helm-controller's config digest of merged values.
 //   - FluxReleaseName, FluxReleaseNamespace, ArgoReleaseName.
 //   - Probe.Run: the prober (below).
+//   - LoadFluxRelease: a helm.toolkit.fluxcd.io/v2 HelmRelease kept in
+//     Git with what helm-controller renders it from at the same commit:
+//     its chart a folder of the repository, spec.values and the valuesFrom
+//     ConfigMaps kept in its folder, Flux's release name and namespace,
+//     DefaultKubeVersion. What Git alone cannot give (a chart from a
+//     HelmRepository or OCI source, a Secret's values, postRenderers) is a
+//     ReleaseRefusal by code (release.go).
+//   - FluxRelease.Place: each drifted field probed, its one leaf written
+//     byte-preserving in the values source that wins (spec.values, also
+//     for a leaf only the chart's defaults hold, or the ConfigMap), and
+//     the release rendered again from the written files: it must equal
+//     the first render with the drifted fields at their live values, or
+//     nothing is written (releaseplace.go).
 //
 // # The tools, as measured in their source
 //
