@@ -29,6 +29,9 @@ const (
 	RouteGenerator   = "generator"   // a configMapGenerator literal, env-file line or file
 	RouteReplacement = "replacement" // a replacement's source field, or its sourceValue
 	RouteOverlay     = "overlay"     // an override in the target's own folder: a patch, or a merge generator entry
+	// RouteHelmValues: a HelmRelease's values leaf, in its spec.values or
+	// a valuesFrom ConfigMap kept beside it (helmroot.go).
+	RouteHelmValues = "helm-values"
 )
 
 // Routes lists every route above, in the order declared, for what must
@@ -37,6 +40,7 @@ const (
 var Routes = []string{
 	RouteSource, RouteImages, RouteReplicas, RouteSubstitute,
 	RoutePatch, RouteLabel, RouteGenerator, RouteReplacement, RouteOverlay,
+	RouteHelmValues,
 }
 
 // Refusal codes, shown to users; stable (DESIGN §10).
@@ -54,6 +58,19 @@ const (
 	CodeNotAppliedYet       = "not-applied-yet"
 	CodeNotInCluster        = "not-in-cluster"
 	CodeEncryptedSource     = "encrypted-source"
+	// A HelmRelease root's codes, analyzer/helm's (helm.Codes): the
+	// prober's, then the release's.
+	CodeHelmNoLeaf          = "helm-no-leaf"
+	CodeHelmSeveralLeaves   = "helm-several-leaves"
+	CodeHelmTemplateValue   = "helm-template-value"
+	CodeHelmNondeterminism  = "helm-nondeterministic"
+	CodeHelmMovesOthers     = "helm-leaf-moves-others"
+	CodeHelmNotReproduced   = "helm-not-reproduced"
+	CodeHelmTooManyLeaves   = "helm-too-many-leaves"
+	CodeHelmChartOutsideGit = "helm-chart-outside-git"
+	CodeHelmValuesOutside   = "helm-values-outside-git"
+	CodeHelmPostRenderers   = "helm-post-renderers"
+	CodeHelmUnsupported     = "helm-unsupported"
 )
 
 // Codes lists every refusal code above, in the order declared, for what
@@ -64,6 +81,9 @@ var Codes = []string{
 	CodeRenderFailed, CodeWriteFanIn, CodeOutOfScope, CodeSensitive,
 	CodeSharedEntryConflict, CodeOrchestratorContext, CodeNotAppliedYet,
 	CodeNotInCluster, CodeEncryptedSource,
+	CodeHelmNoLeaf, CodeHelmSeveralLeaves, CodeHelmTemplateValue, CodeHelmNondeterminism,
+	CodeHelmMovesOthers, CodeHelmNotReproduced, CodeHelmTooManyLeaves,
+	CodeHelmChartOutsideGit, CodeHelmValuesOutside, CodeHelmPostRenderers, CodeHelmUnsupported,
 }
 
 // ObjectRef names a Kubernetes object.

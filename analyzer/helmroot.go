@@ -1,0 +1,171 @@
+package analyzer
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/driftback/driftback/analyzer/helm"
+	"github.com/driftback/driftback/analyzer/render"
+	"github.com/driftback/driftback/analyzer/sourceform"
+	"github.com/driftback/driftback/internal/jsonvalue"
+)
+
+// A plan's root that is a file, not a folder, is a Flux HelmRelease: the
+// YAML file holds exactly one helm.toolkit.fluxcd.io/v2 HelmRelease, whose
+// chart is a folder of the same repository (a GitRepository source) and
+// whose values are its spec.values and the ConfigMaps kept in the file's
+// folder. A folder stays kustomize's root, whatever it holds: a folder with
+// a HelmRelease is what a Flux Kustomization applies, the HelmRelease object
+// itself. The renderer and placer here only adapt analyzer/helm, which
+// loads, probes and writes, to the plan's pairs and rows.
+
+// helmRenderer renders a HelmRelease as helm-controller does (Helm's SDK,
+// the values merged in Flux's order, release name and namespace as Flux
+// gives them, helm.DefaultKubeVersion). Its placer is a helmPlacer.
+type helmRenderer struct {
+	snap *Snapshot
+	root string
+	plan *Plan
+	rel  *helm.FluxRelease
+}
+
+// helmRelease is the renderer of one plan of the HelmRelease file root.
+func (s *Snapshot) helmRelease(root string, plan *Plan) *helmRenderer {
+	return &helmRenderer{snap: s, root: root, plan: plan}
+}
+
+// render loads the release from the snapshot and renders it; a release
+// that cannot be rendered from Git alone is refused by its code.
+func (h *helmRenderer) render() ([]render.Object, bool, error) {
+	rel, r, err := helm.LoadFluxRelease(h.snap.repo, h.root, h.snap.forest.Parse)
+	if err != nil {
+		return nil, false, err
+	}
+	if r != nil {
+		h.plan.Refusals = append(h.plan.Refusals, Refusal{Code: r.Code, Field: r.Field, File: r.File, Line: r.Line, Message: r.Message, Hint: r.Hint})
+		return nil, false, nil
+	}
+	h.rel = rel
+	out, err := helm.Render(rel.Chart, rel.Values, rel.Options)
+	if err != nil {
+		h.plan.Refusals = append(h.plan.Refusals, Refusal{Code: CodeRenderFailed, File: rel.File, Message: err.Error(),
+			Hint: "fix the chart or the values so that `helm template` succeeds"})
+		return nil, false, nil
+	}
+	objects := make([]render.Object, 0, len(out.Objects))
+	for _, o := range out.Objects {
+		obj := inReleaseNamespace(o.Object, rel.Options.Namespace)
+		ro := render.Object{ID: render.IDOf(obj), Object: obj, Origin: chartFile(rel, o.Source)}
+		if err := render.Identified(ro); err != nil {
+			return nil, false, fmt.Errorf("chart %s: %s: %w", rel.Dir, o.Source, err)
+		}
+		objects = append(objects, ro)
+	}
+	return objects, true, nil
+}
+
+// inReleaseNamespace is obj in the release's namespace when it names none: Helm
+// installs it there. A cluster-scoped object pairs all the same (pairing
+// drops the namespace the API server drops).
+func inReleaseNamespace(obj map[string]any, ns string) map[string]any {
+	meta, _ := obj["metadata"].(map[string]any)
+	if s, _ := meta["namespace"].(string); s != "" {
+		return obj
+	}
+	return withNamespace(obj, ns)
+}
+
+// chartFile is the repository file of a template Helm names by the chart's
+// name ("app/templates/deployment.yaml").
+func chartFile(rel *helm.FluxRelease, source string) string {
+	_, inside, ok := strings.Cut(source, "/")
+	if !ok {
+		return rel.Dir
+	}
+	return path.Join(rel.Dir, inside)
+}
+
+// attribute lists the drifted fields of the pairs for the placer: the
+// prober is the attribution, and it writes what it finds.
+func (h *helmRenderer) attribute(paired *pairing, opts Options, _ bool) (placer, error) {
+	if opts.Flux != nil || opts.ArgoCD != nil || len(opts.OrchestratorContext) > 0 {
+		return nil, errors.New(h.root + " is a HelmRelease: it takes no Flux Kustomization or Argo CD context")
+	}
+	p := &helmPlacer{snap: h.snap, plan: h.plan, rel: h.rel, scope: opts.WriteScope, refs: map[helm.ObjectID]ObjectRef{}}
+	for _, pr := range paired.pairs {
+		if pr.inSync {
+			continue
+		}
+		ref := RefOf(pr.ren.Object)
+		id := helm.ObjectID{APIVersion: ref.APIVersion, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name}
+		p.refs[id] = ref
+		fields := sourceform.DiffPaths(sourceform.Of(pr.ren.Object), sourceform.Of(pr.intent), nil)
+		if isSecret(pr.ren.ID) {
+			h.plan.Refusals = append(h.plan.Refusals, Refusal{Code: CodeSensitive, Object: ref, Field: joinPaths(fields), File: pr.ren.Origin,
+				Message: "driftback never reads or writes a Secret's values", Hint: "change the values that make the Secret by hand"})
+			continue
+		}
+		for _, f := range fields {
+			ren, _ := jsonvalue.Get(pr.ren.Object, f)
+			live, _ := jsonvalue.Get(pr.intent, f)
+			p.drifts = append(p.drifts, helm.Drift{Object: id, Field: f, Rendered: ren, Live: live})
+		}
+	}
+	return p, nil
+}
+
+// helmPlacer writes each drifted field in the values source of its one
+// leaf (helm.FluxRelease.Place, which proves the writes by rendering the
+// release again) and puts the edits, refusals and files in the plan.
+type helmPlacer struct {
+	snap   *Snapshot
+	plan   *Plan
+	rel    *helm.FluxRelease
+	scope  string // Options.WriteScope, cleaned
+	drifts []helm.Drift
+	refs   map[helm.ObjectID]ObjectRef // each drifted object as the plan names it
+}
+
+func (p *helmPlacer) place() error {
+	if len(p.drifts) == 0 {
+		return nil
+	}
+	if !inScope(p.scope, p.rel.File) {
+		for _, d := range p.drifts {
+			p.refuse(d, CodeOutOfScope, p.rel.File, 0, fmt.Sprintf("the values live in %s, outside the write scope %s", p.rel.File, p.scope),
+				"widen the target's write scope, or make the change in Git by hand")
+		}
+		p.plan.sortRows()
+		return nil
+	}
+	out, err := p.rel.Place(p.snap.repo, p.drifts)
+	if err != nil {
+		return err
+	}
+	for _, r := range out.Refused {
+		p.refuse(r.Drift, r.Code, r.File, r.Line, r.Message, r.Hint)
+	}
+	for _, pl := range out.Placed {
+		p.plan.Edits = append(p.plan.Edits, Edit{Object: p.refs[pl.Object], Field: pl.Field.String(), From: pl.Rendered, To: pl.Live,
+			File: pl.File, Line: pl.Line, Route: RouteHelmValues})
+		if !pl.Leaf.InUserValues() {
+			p.note("%s was the chart's default (%s); the plan sets it in %s's spec.values", pl.Leaf.Path, pl.Leaf.Source, p.rel.File)
+		}
+		for _, m := range pl.HookMoves {
+			p.note("the hook %s %s also takes the new %s at the next upgrade", m.Object.Kind+"/"+m.Object.Name, m.Field, pl.Leaf.Path)
+		}
+	}
+	p.plan.addWritten(p.snap.repo, out.Files)
+	p.plan.sortRows()
+	return nil
+}
+
+func (p *helmPlacer) refuse(d helm.Drift, code, file string, line int, msg, hint string) {
+	p.plan.Refusals = append(p.plan.Refusals, Refusal{Code: code, Object: p.refs[d.Object], Field: d.Field.String(), File: file, Line: line, Message: msg, Hint: hint})
+}
+
+func (p *helmPlacer) note(format string, args ...any) {
+	p.plan.Notes = append(p.plan.Notes, fmt.Sprintf(format, args...))
+}
