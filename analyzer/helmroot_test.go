@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -221,6 +222,14 @@ func TestHelmReleaseNoOp(t *testing.T) {
 func TestHelmReleaseSetImage(t *testing.T) {
 	repo := helmRepo(t, nil)
 	live := liveWebRelease("ghcr.io/acme/web:1.4.3", "2", "team-web", helmOwned("f:image: {}")+setImage)
+	// The same state is kept as a file for plan's own test (commands).
+	kept, err := os.ReadFile(filepath.Join("testdata", helmFixture+"-set-image.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(kept) != live {
+		t.Errorf("testdata/%s-set-image.yaml is not the cluster after kubectl set image:\n%s", helmFixture, live)
+	}
 	p := planHelm(t, repo, live)
 	if len(p.Refusals) != 0 || len(p.Edits) != 1 || len(p.Files) != 1 {
 		t.Fatalf("edits %+v, refusals %+v, files %d", p.Edits, p.Refusals, len(p.Files))

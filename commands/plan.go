@@ -39,9 +39,14 @@ func newPlanCmd() *cobra.Command {
 	o := &planOptions{remotes: remoteFlags{}}
 	cmd := &cobra.Command{
 		Use:   "plan --root PATH [--live FILE|-]",
-		Short: "Compare a kustomize root with live objects and print what would be proposed",
+		Short: "Compare a kustomize root or a Flux HelmRelease with live objects and print what would be proposed",
 		Long: `Compare a kustomize root of a local checkout with live objects and print the plan: the edits
 driftback would propose, each in the source file that produces the value, and what it refuses.
+
+--root may also name a YAML file holding one Flux HelmRelease whose chart is a folder of the
+checkout: the chart is rendered with Helm's SDK as helm-controller renders it, and each change is
+written to the one values leaf that produces it, in the HelmRelease's spec.values or a valuesFrom
+ConfigMap kept beside it. A chart or values Git does not hold are refused by their helm-* codes.
 
 Live objects come from --live (a file as kubectl get -o yaml prints it, or - for standard
 input), or else from a cluster, found as kubectl finds it: --kubeconfig, $KUBECONFIG or
@@ -76,6 +81,7 @@ repository loaded, the live objects read (debug adds them by kind), the plan mad
 		Example: `  driftback plan --repo examples/shop --root overlays/prod --live examples/live.yaml -o patch
   kubectl get deploy,svc -n shop -o yaml | driftback plan --root overlays/prod --live -
   driftback plan --root overlays/prod -n shop --context prod
+  driftback plan --root apps/web/helmrelease.yaml --live live.yaml
   driftback plan --config driftback.yaml --target shop-prod -o markdown
   driftback plan --config driftback.yaml --all
   driftback plan --config examples/fleet-driftback.yaml --repo examples/fleet --live examples/fleet-live.yaml --applied-head`,
@@ -84,7 +90,7 @@ repository loaded, the live objects read (debug adds them by kind), the plan mad
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.repo, "repo", ".", "a local checkout of the repository")
-	f.StringVar(&o.root, "root", "", "the kustomize root (or plain folder of manifests), relative to --repo")
+	f.StringVar(&o.root, "root", "", "the kustomize root (or plain folder of manifests), or a YAML file holding one Flux HelmRelease, relative to --repo")
 	o.liveFlags.register(f, "")
 	f.StringSliceVarP(&o.namespaces, "namespace", "n", nil, "the namespaces to read from a cluster or keep of --live, comma-separated or repeated (default: the context's namespace; with --live, all)")
 	addOutputFlag(cmd, &o.output, planFormats)
