@@ -9,8 +9,8 @@
 // packages only. Through Helm's SDK it links the standard library's
 // testing package (helm.sh/helm/v4/pkg/chart/common and internal/version
 // call testing.Testing) and net/http (the schema loader, never called
-// here): a binary that links this package fails TestProductDependencies
-// until that test allows Helm's use of testing.
+// here). The driftback binary links it (plan of a HelmRelease root), and
+// TestProductDependencies allows exactly those two importers of testing.
 //
 // # What it offers
 //
