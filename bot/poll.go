@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/driftback/driftback/bot/app"
-	"github.com/driftback/driftback/bot/attribution"
 	"github.com/driftback/driftback/bot/discover"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/pollstate"
@@ -197,7 +196,6 @@ func listLive(ctx context.Context, p *poll) error {
 		// right, and say only the field managers.
 		p.Log.Warn("audit log not read; edits name field managers only", "error", err)
 	}
-	p.Attribution = attribution.New(p.Objs, p.t.Audit)
 	return nil
 }
 

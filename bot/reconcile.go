@@ -10,6 +10,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/analyzer/report"
+	"github.com/driftback/driftback/bot/attribution"
 	"github.com/driftback/driftback/bot/checks"
 	"github.com/driftback/driftback/bot/enforce"
 	"github.com/driftback/driftback/bot/idle"
@@ -45,6 +46,10 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 		}
 		plan, err = b.plan(ctx, p)
 	}
+	// Who made each change is indexed once the objects are final, and
+	// only for a poll that plans: an idle poll of thousands of targets
+	// would index every object for nothing.
+	p.Attribution = attribution.New(p.Objs, p.t.Audit)
 	if s := stall.Of(p.Poll, err); s != nil {
 		return b.stalled(ctx, p, s, err)
 	}
