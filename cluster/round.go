@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -92,7 +93,7 @@ func (r *Round) List(ctx context.Context, s Scope) (Listing, error) {
 	if err != nil {
 		return Listing{}, err
 	}
-	resources, cov := pickResources(v.(discovered), s)
+	resources, cov := r.pick(ctx, v.(discovered), s)
 	var out []Object
 	for _, res := range resources {
 		byNS, err := r.kind(ctx, res.gvr, namespaces)
@@ -105,6 +106,31 @@ func (r *Round) List(ctx context.Context, s Scope) (Listing, error) {
 		}
 	}
 	return Listing{Objects: out, Coverage: cov}, nil
+}
+
+// picked is what pickResources chose for one set of kinds.
+type picked struct {
+	resources []resource
+	cov       *kube.Coverage
+}
+
+// pick is pickResources, worked out once per round for each set of kinds
+// (a round serves thousands of targets, most reading the same kinds): each
+// caller gets a Coverage of its own to fill Listed, sharing the skipped
+// kinds and failed groups, which nobody writes after.
+func (r *Round) pick(ctx context.Context, d discovered, s Scope) ([]resource, *kube.Coverage) {
+	key := "pick\x00" + strings.Join(s.IncludeKinds, ",") + "\x00" + strings.Join(s.ExcludeKinds, ",") + "\x00" + strings.Join(s.Only, ",")
+	v, err := r.do(ctx, key, func(context.Context) (any, error) {
+		res, cov := pickResources(d, s)
+		return picked{res, cov}, nil
+	})
+	if err != nil {
+		// Only the caller's context ends a shared call that cannot fail:
+		// work it out alone.
+		return pickResources(d, s)
+	}
+	p := v.(picked)
+	return p.resources, &kube.Coverage{Listed: map[string]bool{}, Skipped: p.cov.Skipped, Failed: p.cov.Failed}
 }
 
 // kind lists one kind in every namespace at once, or in each of
