@@ -46,9 +46,7 @@ func (b *Bot) reconcile(ctx context.Context, p *poll) error {
 		}
 		plan, err = b.plan(ctx, p)
 	}
-	// Who made each change is indexed once the objects are final, and
-	// only for a poll that plans: an idle poll of thousands of targets
-	// would index every object for nothing.
+	// Indexed here, once the objects are final: idle polls need none.
 	p.Attribution = attribution.New(p.Objs, p.t.Audit)
 	if s := stall.Of(p.Poll, err); s != nil {
 		return b.stalled(ctx, p, s, err)
