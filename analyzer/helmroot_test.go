@@ -3,6 +3,7 @@ package analyzer
 import (
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -400,15 +401,16 @@ func TestHelmReleaseRefusedAsAWhole(t *testing.T) {
 // A file that is no HelmRelease, or holds two, is unusable input.
 func TestHelmReleaseRootErrors(t *testing.T) {
 	release := helmRelease(t)
-	for name, content := range map[string]string{
-		"no HelmRelease": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
-		"two":            release + "---\n" + release,
-		"not YAML":       "spec: [\n",
+	for name, tc := range map[string]struct{ content, says string }{
+		// A kustomization file given as the root: the error points at its folder.
+		"no HelmRelease": {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", "a kustomize root is a folder (" + path.Dir(helmRoot) + ")"},
+		"two":            {release + "---\n" + release, "several HelmReleases"},
+		"not YAML":       {"spec: [\n", helmRoot},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := Analyze(Input{Repo: helmRepo(t, map[string]string{helmRoot: content}), Root: helmRoot})
-			if err == nil {
-				t.Fatal("no error")
+			_, err := Analyze(Input{Repo: helmRepo(t, map[string]string{helmRoot: tc.content}), Root: helmRoot})
+			if err == nil || !strings.Contains(err.Error(), tc.says) {
+				t.Fatalf("error %v, want one saying %q", err, tc.says)
 			}
 		})
 	}

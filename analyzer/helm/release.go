@@ -124,7 +124,7 @@ func LoadFluxRelease(repo *repofs.Repo, file string, parse func(string) (*yamled
 		r.Doc, obj = i, v
 	}
 	if r.Doc < 0 {
-		return nil, nil, fmt.Errorf("%s holds no Flux HelmRelease", file)
+		return nil, nil, fmt.Errorf("%s holds no Flux HelmRelease: a root that is a file is a HelmRelease's manifest; a kustomize root is a folder (%s)", file, path.Dir(file))
 	}
 	refuse := func(code, field, msg, hint string) (*FluxRelease, *ReleaseRefusal, error) {
 		at, _ := jsonvalue.ParsePath(field)
