@@ -26,6 +26,10 @@ var operationalKeys = map[string]bool{
 	"kustomize.toolkit.fluxcd.io/namespace":            true, // Flux tracking label
 	"kustomize.toolkit.fluxcd.io/checksum":             true, // Flux (v1) bookkeeping
 	"reconcile.fluxcd.io/requestedAt":                  true, // flux reconcile
+	"helm.toolkit.fluxcd.io/name":                      true, // Flux helm-controller tracking label
+	"helm.toolkit.fluxcd.io/namespace":                 true, // Flux helm-controller tracking label
+	"meta.helm.sh/release-name":                        true, // Helm: the release that owns the object
+	"meta.helm.sh/release-namespace":                   true, // Helm: the release that owns the object
 	"config.kubernetes.io/origin":                      true, // kustomize buildMetadata
 	"config.kubernetes.io/index":                       true, // kyaml bookkeeping
 	"config.kubernetes.io/path":                        true, // kyaml bookkeeping

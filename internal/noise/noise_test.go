@@ -15,6 +15,7 @@ func TestOperationalIsBookkeepingNotSettings(t *testing.T) {
 		"argocd.argoproj.io/tracking-id", "argocd.argoproj.io/installation-id",
 		"kubectl.kubernetes.io/last-applied-configuration", "kubectl.kubernetes.io/restartedAt",
 		"deployment.kubernetes.io/revision", "kustomize.toolkit.fluxcd.io/name", "pv.kubernetes.io/bind-completed",
+		"helm.toolkit.fluxcd.io/name", "meta.helm.sh/release-name",
 	} {
 		if !Operational(k) {
 			t.Errorf("%s is written by a tool at run time, but compared", k)
