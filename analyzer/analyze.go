@@ -167,8 +167,8 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 		return nil, fmt.Errorf("root: %w", err)
 	}
 	plan := &Plan{Root: render.DisplayDir(root), Edits: []Edit{}, Refusals: []Refusal{}, Files: []File{}, Notes: []string{}}
-	if _, isFile := s.repo.File(root); isFile {
-		// A file is a HelmRelease's manifest (helmroot.go).
+	if s.isRelease(root) {
+		plan.HelmRelease = true
 		if err := planWith(s.helmRelease(root, plan), plan, live, opts, forceDye); err != nil {
 			return nil, err
 		}

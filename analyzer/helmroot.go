@@ -48,6 +48,7 @@ func (h *helmRenderer) render() ([]render.Object, bool, error) {
 		return nil, false, nil
 	}
 	h.rel = rel
+	h.snap.builds.Add(1)
 	out, err := helm.Render(rel.Chart, rel.Values, rel.Options)
 	if err != nil {
 		h.plan.Refusals = append(h.plan.Refusals, Refusal{Code: CodeRenderFailed, File: rel.File, Message: err.Error(),

@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -453,5 +454,53 @@ func TestHelmReleaseUnwritableValues(t *testing.T) {
 	}
 	if len(p.Edits) != 0 || len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeOutOfScope {
 		t.Errorf("write scope: edits %+v, refusals %+v", p.Edits, p.Refusals)
+	}
+}
+
+// A poller keeps of a snapshot only what some root reads (DropUnread) and
+// plans a root again only when its inputs changed (SameInputs). A
+// HelmRelease root reads its file, the manifests beside it, where its
+// valuesFrom ConfigMaps are kept, and its chart folder whole: helpers,
+// .helmignore and files Helm leaves out of the render too.
+func TestHelmRootInputs(t *testing.T) {
+	chart := map[string]string{
+		"charts/web/templates/_helpers.tpl": "{{- define \"web.team\" -}}team-web{{- end }}\n",
+		"charts/web/.helmignore":            "*.md\n",
+		"charts/web/README.md":              "# web\n",
+		"README.md":                         "# shop\n",
+		"docs/oncall.txt":                   "page the web team\n",
+	}
+	snap := NewSnapshot(helmRepo(t, chart), nil)
+	snap.DropUnread()
+	for _, p := range []string{helmRoot, "charts/web/templates/_helpers.tpl", "charts/web/.helmignore", "charts/web/README.md"} {
+		if _, ok := snap.Repo().File(p); !ok {
+			t.Errorf("DropUnread dropped %s, which the release reads", p)
+		}
+	}
+	for _, p := range []string{"README.md", "docs/oncall.txt"} {
+		if _, ok := snap.Repo().File(p); ok {
+			t.Errorf("DropUnread kept %s, which no root reads", p)
+		}
+	}
+	base := NewSnapshot(helmRepo(t, chart), nil)
+	for name, c := range map[string]struct {
+		change map[string]string
+		same   bool
+	}{
+		"a README":                      {map[string]string{"README.md": "# the shop\n"}, true},
+		"another folder's manifest":     {map[string]string{"apps/other/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other}\n"}, true},
+		"a chart template's helpers":    {map[string]string{"charts/web/templates/_helpers.tpl": "{{- define \"web.team\" -}}team-shop{{- end }}\n"}, false},
+		"a file the chart ignores":      {map[string]string{"charts/web/README.md": "# the web chart\n"}, false},
+		"a new file in the chart":       {map[string]string{"charts/web/templates/NOTES.txt": "installed\n"}, false},
+		"a manifest beside the release": {map[string]string{"apps/web/values.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web-values}\n"}, false},
+		"the release":                   {map[string]string{helmRoot: helmRelease(t) + "  timeout: 5m\n"}, false},
+		"the release gone":              {map[string]string{helmRoot: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\n"}, false},
+	} {
+		files := maps.Clone(chart)
+		maps.Copy(files, c.change)
+		next := NewSnapshot(helmRepo(t, files), nil)
+		if got := base.SameInputs(next, helmRoot); got != c.same {
+			t.Errorf("%s: SameInputs %v, want %v", name, got, c.same)
+		}
 	}
 }

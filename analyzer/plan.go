@@ -213,6 +213,10 @@ type Plan struct {
 	// them ({labels: {...}, annotations: {...}}); an object that carries
 	// none of them is not listed.
 	Metadata map[ObjectRef]map[string]any `json:"-"`
+	// HelmRelease is set when the root is a file holding a Flux
+	// HelmRelease, rendered by Helm (helmroot.go): what renders it is
+	// helm-controller, not `kubectl apply -k`.
+	HelmRelease bool `json:"-"`
 }
 
 // InSync reports whether the cluster matches Git: everything read, nothing

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/driftback/driftback/analyzer/dye"
+	"github.com/driftback/driftback/analyzer/helm"
 	"github.com/driftback/driftback/analyzer/ktree"
 	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/internal/jsonvalue"
@@ -34,13 +35,16 @@ func NewSnapshot(repo *repofs.Repo, renders *RenderCache) *Snapshot {
 	return &Snapshot{repo: repo, forest: ktree.NewForest(repo), renders: renders}
 }
 
-// DropUnread keeps in the snapshot only the files some root may read
-// (ktree's Forest.Read), for a poller that keeps snapshots across polls:
+// DropUnread keeps in the snapshot only the files some root may read: what
+// a kustomize root may (ktree's Forest.Read: every manifest among them, so
+// every HelmRelease and the ConfigMaps beside it) and every chart folder
+// whole (helm.ChartFiles), for a poller that keeps snapshots across polls:
 // READMEs, images and other files no build reads cost nothing then. Call
 // it before the snapshot is used.
 func (s *Snapshot) DropUnread() {
 	read := s.forest.Read()
-	s.repo.Retain(func(p string) bool { return read[p] })
+	charts := helm.ChartFiles(s.repo.Paths())
+	s.repo.Retain(func(p string) bool { return read[p] || charts[p] })
 }
 
 // Repo is the snapshot's file tree.
@@ -54,9 +58,10 @@ func (s *Snapshot) Plan(root string, live []kube.LiveObject, opts Options) (*Pla
 	return s.plan(root, live, opts, false)
 }
 
-// Builds is the number of kustomize builds this snapshot's plans ran,
-// renders found in the cache excluded: how a poller (and its benchmark)
-// shows that an unchanged root costs no build.
+// Builds is the number of renders of a root this snapshot's plans ran:
+// kustomize builds (those found in the cache excluded) and a HelmRelease
+// root's Helm render (not the prober's own): how a poller (and its
+// benchmark) shows that an unchanged root costs no build.
 func (s *Snapshot) Builds() int64 { return s.builds.Load() }
 
 func (s *Snapshot) builder() builder { return builder{cache: s.renders, builds: &s.builds} }
@@ -86,8 +91,13 @@ func (r builder) render(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byt
 }
 
 // SameInputs reports whether root reads the same files with the same bytes
-// here and in other: a plan of root would then be the same on both.
+// here and in other: a plan of root would then be the same on both. A
+// HelmRelease root reads its file, the manifests beside it and its chart
+// folder (helm.ReleaseInputs).
 func (s *Snapshot) SameInputs(other *Snapshot, root string) bool {
+	if s.isRelease(root) || other.isRelease(root) {
+		return s.sameReads(other, root)
+	}
 	_, ra, errA := s.forest.Load(root)
 	_, rb, errB := other.forest.Load(root)
 	if errA != nil || errB != nil || len(ra) > 0 || len(rb) > 0 {
@@ -122,15 +132,15 @@ func (s *Snapshot) SameReaders(other *Snapshot, paths []string) bool {
 	return true
 }
 
-// sameReads reports whether root's build reads the same files with the
+// sameReads reports whether root's render reads the same files with the
 // same bytes here and in other, whatever the analyzer refuses in it.
 func (s *Snapshot) sameReads(other *Snapshot, root string) bool {
-	ta, _, errA := s.forest.Load(root)
-	tb, _, errB := other.forest.Load(root)
-	if errA != nil || errB != nil || !slices.Equal(ta.Inputs, tb.Inputs) {
+	a, errA := s.inputs(root)
+	b, errB := other.inputs(root)
+	if errA != nil || errB != nil || !slices.Equal(a, b) {
 		return false
 	}
-	for _, p := range ta.Inputs {
+	for _, p := range a {
 		x, _ := s.repo.File(p)
 		y, _ := other.repo.File(p)
 		if !bytes.Equal(x, y) {
@@ -138,6 +148,26 @@ func (s *Snapshot) sameReads(other *Snapshot, root string) bool {
 		}
 	}
 	return true
+}
+
+// inputs lists, sorted, the files root's render reads: a HelmRelease
+// file's (helm.ReleaseInputs) or a kustomize tree's (ktree.Tree.Inputs).
+func (s *Snapshot) inputs(root string) ([]string, error) {
+	if s.isRelease(root) {
+		return helm.ReleaseInputs(s.repo, root, s.forest.Parse)
+	}
+	t, _, err := s.forest.Load(root)
+	if err != nil {
+		return nil, err
+	}
+	return t.Inputs, nil
+}
+
+// isRelease reports whether root names a file: the plan's root is then a
+// Flux HelmRelease (helmroot.go); a folder is always kustomize's.
+func (s *Snapshot) isRelease(root string) bool {
+	_, ok := s.repo.File(root)
+	return ok
 }
 
 // Remote is a GitHub repository at a pinned ref, as a remote base names it

@@ -34,6 +34,10 @@
 //     DefaultKubeVersion. What Git alone cannot give (a chart from a
 //     HelmRepository or OCI source, a Secret's values, postRenderers) is a
 //     ReleaseRefusal by code (release.go).
+//   - ReleaseInputs, ChartFiles: the files a HelmRelease root reads (its
+//     file, the manifests beside it, its chart folder whole), which a
+//     poller compares across commits, and the chart folders' files, which
+//     a snapshot that drops what no root reads keeps (inputs.go).
 //   - FluxRelease.Place: each drifted field probed, its one leaf written
 //     byte-preserving in the values source that wins (spec.values, also
 //     for a leaf only the chart's defaults hold, or the ConfigMap), and

@@ -181,9 +181,9 @@ func (r *FluxRelease) chart(repo *repofs.Repo, spec map[string]any) *ReleaseRefu
 	if kind, _ := src["kind"].(string); kind != "GitRepository" {
 		return outside("spec.chart.spec.sourceRef.kind", fmt.Sprintf("the chart comes from a %s, not from the repository", orNone(kind)))
 	}
-	name, _ := cs["chart"].(string)
-	dir, err := repofs.Clean(name)
-	if err != nil || dir == "" {
+	dir, ok := chartPath(spec)
+	if !ok {
+		name, _ := cs["chart"].(string)
 		return outside("spec.chart.spec.chart", fmt.Sprintf("the chart path %q is not a folder inside the repository", name))
 	}
 	if !repo.IsDir(dir) {
@@ -285,7 +285,7 @@ func findConfigMap(repo *repofs.Repo, dir, ns, name string, parse func(string) (
 	var data map[string]string
 	for _, e := range repo.List(dir) {
 		p := path.Join(dir, e)
-		if strings.HasSuffix(e, "/") || !(strings.HasSuffix(e, ".yaml") || strings.HasSuffix(e, ".yml")) {
+		if !isManifestName(e) {
 			continue
 		}
 		f, err := parse(p)

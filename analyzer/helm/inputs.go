@@ -1,0 +1,107 @@
+package helm
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/driftback/driftback/internal/repofs"
+	"github.com/driftback/driftback/internal/yamledit"
+)
+
+// chartFile is the file that makes a folder a chart: Helm's loader refuses
+// a folder without it.
+const chartFile = "Chart.yaml"
+
+// ChartFiles lists, of a snapshot's paths, those inside a chart folder (a
+// folder below the repository's top holding Chart.yaml; the top itself is
+// no path a HelmRelease can name). Helm reads a chart's folder whole —
+// templates/_helpers.tpl, .helmignore, NOTES.txt, the files templates read
+// through .Files — so a snapshot that drops what no root reads keeps these.
+func ChartFiles(paths []string) map[string]bool {
+	charts := map[string]bool{}
+	for _, p := range paths {
+		if path.Base(p) == chartFile && path.Dir(p) != "." {
+			charts[path.Dir(p)] = true
+		}
+	}
+	out := map[string]bool{}
+	if len(charts) == 0 {
+		return out
+	}
+	for _, p := range paths {
+		for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
+			if charts[d] {
+				out[p] = true
+				break
+			}
+		}
+	}
+	return out
+}
+
+// ReleaseInputs lists, sorted, every file LoadFluxRelease may read for the
+// HelmRelease in file: the file itself, the YAML manifests beside it
+// (where its valuesFrom ConfigMaps are looked for), and every file of the
+// folder its spec.chart.spec.chart names, when that is a folder of repo.
+// Two snapshots in which these hold the same bytes plan the root the same,
+// so an idle poll compares them. A file that is not YAML, or holds no
+// HelmRelease or several, is an error, as it is for LoadFluxRelease.
+func ReleaseInputs(repo *repofs.Repo, file string, parse func(string) (*yamledit.File, error)) ([]string, error) {
+	f, err := parse(file)
+	if err != nil {
+		return nil, err
+	}
+	var spec map[string]any
+	found := 0
+	for i := 0; i < f.Len(); i++ {
+		v, err := f.Value(i)
+		if err != nil {
+			return nil, err
+		}
+		if isHelmRelease(v) {
+			found++
+			spec, _ = v["spec"].(map[string]any)
+		}
+	}
+	if found != 1 {
+		return nil, fmt.Errorf("%s holds %d Flux HelmReleases; a plan's root names a file with one", file, found)
+	}
+	read := map[string]bool{file: true}
+	dir := path.Dir(file)
+	for _, e := range repo.List(dir) {
+		if isManifestName(e) {
+			read[path.Join(dir, e)] = true
+		}
+	}
+	if chart, ok := chartPath(spec); ok && repo.IsDir(chart) {
+		for _, p := range repo.Paths() {
+			if strings.HasPrefix(p, chart+"/") {
+				read[p] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(read))
+	for p := range read {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// chartPath is the folder spec.chart.spec.chart names, cleaned; false when
+// it names none inside the repository (or the repository's top).
+func chartPath(spec map[string]any) (string, bool) {
+	cs, _ := spec["chart"].(map[string]any)
+	cs, _ = cs["spec"].(map[string]any)
+	name, _ := cs["chart"].(string)
+	dir, err := repofs.Clean(name)
+	return dir, err == nil && dir != ""
+}
+
+// isManifestName reports whether a folder's entry (as repofs.Repo.List
+// gives it) is a YAML file, which may hold a valuesFrom ConfigMap.
+func isManifestName(e string) bool {
+	return !strings.HasSuffix(e, "/") && (strings.HasSuffix(e, ".yaml") || strings.HasSuffix(e, ".yml"))
+}
