@@ -64,9 +64,11 @@ type harness struct {
 	ctx    context.Context
 }
 
-func exampleFiles(t testing.TB) map[string][]byte {
+func exampleFiles(t testing.TB) map[string][]byte { return exampleTree(t, "../examples/shop") }
+
+// exampleTree is the files of a bundled example repository, by path.
+func exampleTree(t testing.TB, root string) map[string][]byte {
 	files := map[string][]byte{}
-	root := "../examples/shop"
 	err := filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
 		if err != nil || info.IsDir() {
 			return err
@@ -111,6 +113,13 @@ targets:
 
 func newHarness(t testing.TB, live string) *harness {
 	t.Helper()
+	return harnessOf(t, exampleFiles(t), targetConfig, "shop-prod", live)
+}
+
+// harnessOf is a harness whose repository holds files, its target the one
+// named in the config text cfgText.
+func harnessOf(t testing.TB, files map[string][]byte, cfgText, name, live string) *harness {
+	t.Helper()
 	h := &harness{t: t, clock: githubtest.NewClock(time.Now()), ctx: context.Background()}
 	h.srv = githubtest.New(githubtest.Options{T: t, Clock: h.clock.Now})
 	h.srv.RegisterApp(appID, &key(t).PublicKey)
@@ -118,15 +127,15 @@ func newHarness(t testing.TB, live string) *harness {
 	// The App holds what its manifest asks for, no more.
 	h.srv.SetAppPermissions(appID, manifestPermissions(t))
 	h.srv.AddInstallation(appID, instID, owner)
-	h.base = h.srv.CreateRepo(owner, repo, "main", exampleFiles(t))
+	h.base = h.srv.CreateRepo(owner, repo, "main", files)
 	h.bot = h.newBot(t, true)
-	cfg, err := config.Parse("driftback.yaml", []byte(targetConfig))
+	cfg, err := config.Parse("driftback.yaml", []byte(cfgText))
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.live = filepath.Join(t.TempDir(), "live.yaml")
 	h.setLive(live)
-	h.target = &Target{Config: *cfg.Target("shop-prod"), Lister: cluster.ObjectFileLister{Path: h.live}}
+	h.target = &Target{Config: *cfg.Target(name), Lister: cluster.ObjectFileLister{Path: h.live}}
 	return h
 }
 

@@ -223,7 +223,8 @@ type PullRequest struct {
 	Draft *bool `yaml:"draft,omitempty" json:"draft,omitempty" schema:"default=false"`
 }
 
-// Target is one kustomize root in one repository compared with one cluster.
+// Target is one root (a kustomize folder or a HelmRelease file) in one
+// repository compared with one cluster.
 type Target struct {
 	// Unique name of the target: lower-case letters, digits and '-', at most
 	// 63 characters. It names the branch (driftback/NAME) and the check run.
@@ -235,6 +236,8 @@ type Target struct {
 	BaseBranch string `yaml:"baseBranch,omitempty" json:"baseBranch,omitempty" schema:"minLength=1" aka:"branch,targetRevision,ref,base"`
 	// Repository-relative folder of the kustomize root the cluster runs
 	// (the folder holding kustomization.yaml); "." for the repository root.
+	// Or a YAML file holding one Flux HelmRelease whose chart is a folder
+	// of the same repository: Helm renders it.
 	Root string `yaml:"root" json:"root" schema:"required;minLength=1" aka:"path,dir,directory,kustomization"`
 	// Repository-relative folder driftback may write to; default the whole
 	// repository. A file other roots read is never written. A value that

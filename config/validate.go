@@ -297,7 +297,7 @@ func (d *decoder) checkTargetRepo(pr, repo, ghOwner string) {
 // which must keep driftback out of the CI workflows.
 func (d *decoder) checkTargetFolders(p string, t *Target) {
 	if pr := p + ".root"; !d.present(pr) {
-		d.fail(pr, "missing; set the repository folder of the kustomize root (\".\" for the repository root)")
+		d.fail(pr, "missing; set the repository folder of the kustomize root (\".\" for the repository root), or the file of a Flux HelmRelease")
 	} else {
 		d.checkRepoPath(pr, t.Root)
 	}

@@ -84,7 +84,10 @@ func RestoreNotes(in RestoreInput) []report.ToolNote {
 	if len(fields) == 0 {
 		return nil
 	}
-	if in.Enforcement == nil {
+	switch {
+	case in.Enforcement == nil && plan.HelmRelease:
+		return releaseRestore(in, fields)
+	case in.Enforcement == nil:
 		return []report.ToolNote{plainRestore(in)}
 	}
 	return toolRestore(in.Enforcement, indexLive(in.Objects), plan.Metadata, fields)
@@ -108,24 +111,46 @@ func toolRestore(e *cluster.Enforcement, live liveIndex, git map[analyzer.Object
 			covered[f.ref] = true
 			continue
 		}
-		if len(byHand) == maxToolNotes {
-			byHand = append(byHand, report.ToolNote{Text: "…and more fields to change by hand"})
-		}
-		if len(byHand) > maxToolNotes {
-			continue
-		}
-		n := report.ToolNote{Object: f.ref.String(), Field: f.field,
-			Text: "no command applies exactly Git's value here (" + why + "); change it by hand:", Command: editCommand(f.ref)}
-		if f.missing || !ok {
-			n.Text, n.Command = "no command applies exactly Git's state of this object here ("+why+"); apply it from Git by hand", ""
-		}
-		byHand = append(byHand, n)
+		byHand = appendByHand(byHand, f, why, ok)
 	}
 	var notes []report.ToolNote
 	if len(covered) > 0 {
 		notes = append(notes, toolCommand(e, covered))
 	}
 	return append(notes, byHand...)
+}
+
+// appendByHand adds to notes the field f to change by hand, for the reason
+// why; read is whether its live object was read. Past maxToolNotes one
+// note says there are more.
+func appendByHand(notes []report.ToolNote, f drifted, why string, read bool) []report.ToolNote {
+	if len(notes) == maxToolNotes {
+		return append(notes, report.ToolNote{Text: "…and more fields to change by hand"})
+	}
+	if len(notes) > maxToolNotes {
+		return notes
+	}
+	n := report.ToolNote{Object: f.ref.String(), Field: f.field,
+		Text: "no command applies exactly Git's value here (" + why + "); change it by hand:", Command: editCommand(f.ref)}
+	if f.missing || !read {
+		n.Text, n.Command = "no command applies exactly Git's state of this object here ("+why+"); apply it from Git by hand", ""
+	}
+	return append(notes, n)
+}
+
+// releaseRestore is the road for a HelmRelease root no GitOps tool is read
+// for: kubectl cannot apply what Helm renders from the release's values,
+// and driftback names no Helm upgrade it has not seen put every field
+// back, so each field is changed by hand.
+func releaseRestore(in RestoreInput, fields []drifted) []report.ToolNote {
+	live := indexLive(in.Objects)
+	why := "driftback reads no GitOps tool for this target, and kubectl cannot apply what Helm renders from the HelmRelease " + in.Root
+	var notes []report.ToolNote
+	for _, f := range fields {
+		_, read := live[f.ref]
+		notes = appendByHand(notes, f, why, read)
+	}
+	return notes
 }
 
 // toolCommand makes the tool apply Git to the covered objects.

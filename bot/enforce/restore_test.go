@@ -72,3 +72,21 @@ func argoShop(t *testing.T) *cluster.Enforcement {
 	}
 	return a.Enforcement
 }
+
+// With no GitOps tool read, a kustomize root is restored by kubectl's
+// apply of the folder; a HelmRelease file is no kustomization, so each of
+// its fields is named to change by hand instead.
+func TestRestoreOfAHelmReleaseRootIsByHand(t *testing.T) {
+	web := analyzer.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}
+	plan := &analyzer.Plan{HelmRelease: true, Edits: []analyzer.Edit{{Object: web, Field: "spec.replicas", From: 2, To: 4}}}
+	live := []cluster.Object{{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"namespace": "shop", "name": "web"}}}}
+	in := RestoreInput{Plan: plan, Objects: live, Web: "https://github.com", Owner: "acme", Repo: "web", BaseSHA: strings.Repeat("a", 40), Root: "clusters/prod/web/helmrelease.yaml"}
+	notes := RestoreNotes(in)
+	if len(notes) != 1 || notes[0].Command != "kubectl -n shop edit deployment.apps/web" || !strings.Contains(notes[0].Text, "kubectl cannot apply what Helm renders from the HelmRelease clusters/prod/web/helmrelease.yaml") {
+		t.Fatalf("notes %+v", notes)
+	}
+	plan.HelmRelease = false
+	if notes := RestoreNotes(in); len(notes) != 1 || !strings.Contains(notes[0].Command, "kubectl apply --server-side --force-conflicts -k") {
+		t.Fatalf("a kustomize root's notes %+v", notes)
+	}
+}
