@@ -18,9 +18,11 @@ var (
 )
 
 // The embedded default of `driftback demo`: small repositories and the live
-// objects of clusters that drifted from them. Embedded here, beside them.
+// objects of clusters that drifted from them. Embedded here, beside them;
+// all: keeps the files a chart needs whose names start with _ or .
+// (templates/_helpers.tpl, .helmignore), which embed leaves out otherwise.
 //
-//go:embed examples
+//go:embed all:examples
 var examples embed.FS
 
 // The App manifest `driftback app create` registers (DESIGN §12).

@@ -29,7 +29,14 @@ import (
 	"github.com/driftback/driftback/internal/repofs"
 )
 
-const demoConfig = `github:
+// demoConfig is the config of `driftback demo`, which also keeps the
+// repository's drift dashboard.
+var demoConfig = demoTargetConfig("shop-prod", "shop", "overlays/prod") + "dashboards: [acme/shop]\n"
+
+// demoTargetConfig is the config of a demo whose one target, name, plans
+// root of acme/repo at its base head against the shop namespace.
+func demoTargetConfig(name, repo, root string) string {
+	return `github:
   appID: 1
   privateKeyEnv: DRIFTBACK_DEMO_KEY
   installationID: 1
@@ -37,27 +44,28 @@ clusters:
 - name: demo
   inCluster: true
 targets:
-- name: shop-prod
-  repo: acme/shop
+- name: ` + name + `
+  repo: acme/` + repo + `
   baseBranch: main
-  root: overlays/prod
+  root: ` + root + `
   cluster: demo
   namespaces: [shop]
   appliedRevision: {head: true}
   pullRequest:
     labels: [drift]
-dashboards: [acme/shop]
 `
+}
 
 // newDemoCmd is `driftback demo`: one complete reconcile on the embedded
 // default, through the real bot, analyzer and Git Data API commits, against
 // the in-process GitHub server. No cluster, no GitHub account.
 //
 // examples holds the bundled examples (main embeds them): the shop
-// repository and its live objects, and the Flux fleet.
+// repository and its live objects, the Flux fleet, the Argo CD repository
+// and the Helm chart with its HelmRelease.
 func newDemoCmd(examples fs.FS) *cobra.Command {
 	var serve string
-	var flux, argo bool
+	var flux, argo, helm bool
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "One complete reconcile on the bundled example, with an in-process GitHub",
@@ -76,20 +84,38 @@ that sets it.
 With --argocd the example is examples/argocd and the snapshot examples/argocd-live.yaml: the
 target is discovered from the cluster's Argo CD Application, rendered with its kustomize
 settings, and a drifted replica count the Application sets is written to the Application
-manifest the repository holds.`,
+manifest the repository holds.
+
+With --helm the example is examples/helm and the snapshot examples/helm-live.yaml: the target's
+root is a Flux HelmRelease file whose chart is a folder of the same repository, rendered with
+Helm, and a kubectl set image and a kubectl scale on the Deployment the chart renders are
+written to the two values lines of the HelmRelease that produce them.
+
+--serve runs with the default example only.`,
 		Example: `  driftback demo
   driftback demo --flux
   driftback demo --argocd
+  driftback demo --helm
   driftback demo --serve 127.0.0.1:8081`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			chosen := 0
+			for _, on := range []bool{flux, argo, helm} {
+				if on {
+					chosen++
+				}
+			}
 			switch {
-			case flux && argo:
-				return fail(fmt.Errorf("--flux and --argocd: choose one example"))
+			case chosen > 1:
+				return fail(fmt.Errorf("--flux, --argocd and --helm: choose one example"))
+			case chosen == 1 && serve != "":
+				return fail(fmt.Errorf("--serve runs with the default example only; leave out --flux, --argocd and --helm"))
 			case flux:
 				return demoDiscovered(cmd, examples, fluxDemo)
 			case argo:
 				return demoDiscovered(cmd, examples, argoDemo)
+			case helm:
+				return demoHelm(cmd, examples)
 			}
 			return demo(cmd, examples, serve)
 		},
@@ -97,6 +123,7 @@ manifest the repository holds.`,
 	cmd.Flags().StringVar(&serve, "serve", "", "keep the GitHub test server up on this address (e.g. 127.0.0.1:8081) to browse the pull request")
 	cmd.Flags().BoolVar(&flux, "flux", false, "run on the Flux example: a target discovered from a Flux Kustomization, with substitution")
 	cmd.Flags().BoolVar(&argo, "argocd", false, "run on the Argo CD example: a target discovered from an Argo CD Application, with its kustomize settings")
+	cmd.Flags().BoolVar(&helm, "helm", false, "run on the Helm example: a target whose root is a Flux HelmRelease file, its chart in the same repository")
 	return cmd
 }
 
@@ -111,26 +138,12 @@ func demo(cmd *cobra.Command, examples fs.FS, serve string) error {
 		}
 		opts.Listener = ln
 	}
-	srv, b, err := demoGitHub(cmd.Context(), opts)
+	d, err := startDemo(cmd.Context(), examples, opts, demoExample{repo: "shop", dir: "examples/shop", live: "examples/live.yaml", config: demoConfig, target: "shop-prod"})
 	if err != nil {
 		return fail(err)
 	}
-	defer srv.Close()
-	files, err := exampleRepo(examples, "examples/shop")
-	if err != nil {
-		return fail(err)
-	}
-	baseSHA := srv.CreateRepo("acme", "shop", "main", files)
-	liveFile, err := exampleLive(examples, "examples/live.yaml")
-	if err != nil {
-		return fail(err)
-	}
-	defer os.Remove(liveFile)
-	cfg, err := config.Parse("demo.yaml", []byte(demoConfig))
-	if err != nil {
-		return fail(err)
-	}
-	target := &bot.Target{Config: *cfg.Target("shop-prod"), Lister: cluster.ObjectFileLister{Path: liveFile}}
+	defer d.close()
+	srv, b, target := d.srv, d.bot, d.target
 	// Who changed what: the night's audit log names the users behind the
 	// field managers, and alice has a GitHub account to co-author with.
 	auditFile, err := exampleLive(examples, "examples/audit.log")
@@ -144,7 +157,7 @@ func demo(cmd *cobra.Command, examples fs.FS, serve string) error {
 	target.CoAuthors = map[string]string{"alice@example.com": "alice"}
 	srv.Email("alice")
 	// Through the runner, which keeps the repository's drift dashboard.
-	runner := &bot.Runner{Bot: b, Targets: []*bot.Target{target}, Dashboards: cfg.Dashboards}
+	runner := &bot.Runner{Bot: b, Targets: []*bot.Target{target}, Dashboards: d.cfg.Dashboards}
 	if _, err := runner.Poll(cmd.Context(), target); err != nil {
 		return fail(err)
 	}
@@ -155,12 +168,12 @@ func demo(cmd *cobra.Command, examples fs.FS, serve string) error {
 	if err != nil {
 		return fail(err)
 	}
-	if failures := srv.Failures(); len(failures) > 0 {
-		return fail(fmt.Errorf("the GitHub test server saw %d request(s) or response(s) outside GitHub's OpenAPI description; first: %+v", len(failures), failures[0]))
+	if err := offSpec(srv); err != nil {
+		return fail(err)
 	}
 	w := cmd.OutOrStdout()
 	fmt.Fprintln(w, "A reviewer unticked the CACHE_TTL row of the pull request; the next poll rebuilt the branch without it.")
-	printDemo(w, srv, "shop", "driftback/shop-prod", out, baseSHA, files)
+	printDemo(w, srv, "shop", "driftback/shop-prod", out, d.base, d.files)
 	printDashboard(w, srv, "shop")
 	if serve == "" {
 		return nil
@@ -169,6 +182,78 @@ func demo(cmd *cobra.Command, examples fs.FS, serve string) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	<-ctx.Done()
+	return nil
+}
+
+// demoExample names what a demo runs on: the repository acme/<repo> made
+// of the example folder dir, the live snapshot, and the config text whose
+// target is reconciled.
+type demoExample struct {
+	repo, dir, live, config, target string
+}
+
+// demoRun is a started demo: the test GitHub with the example repository
+// at base, the bot, and the target reading a temporary copy of the
+// snapshot.
+type demoRun struct {
+	srv    *githubtest.Server
+	bot    *bot.Bot
+	files  map[string][]byte
+	base   string
+	cfg    *config.Config
+	target *bot.Target
+	live   string
+}
+
+// startDemo starts the test GitHub and makes the example's repository
+// and target; close ends it.
+func startDemo(ctx context.Context, examples fs.FS, opts githubtest.Options, ex demoExample) (*demoRun, error) {
+	srv, b, err := demoGitHub(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	d := &demoRun{srv: srv, bot: b}
+	if err := d.load(examples, ex); err != nil {
+		d.close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *demoRun) load(examples fs.FS, ex demoExample) error {
+	var err error
+	if d.files, err = exampleRepo(examples, ex.dir); err != nil {
+		return err
+	}
+	d.base = d.srv.CreateRepo("acme", ex.repo, "main", d.files)
+	if d.live, err = exampleLive(examples, ex.live); err != nil {
+		return err
+	}
+	if d.cfg, err = config.Parse(ex.repo+"-demo.yaml", []byte(ex.config)); err != nil {
+		return err
+	}
+	tc := d.cfg.Target(ex.target)
+	if tc == nil {
+		return fmt.Errorf("the demo's config has no target %s", ex.target)
+	}
+	d.target = &bot.Target{Config: *tc, Lister: cluster.ObjectFileLister{Path: d.live}}
+	return nil
+}
+
+func (d *demoRun) close() {
+	if d.live != "" {
+		os.Remove(d.live)
+	}
+	d.srv.Close()
+}
+
+// offSpec is an error when the test server saw a request or response
+// outside GitHub's OpenAPI description: a demo must not show what GitHub
+// would refuse.
+func offSpec(srv *githubtest.Server) error {
+	if failures := srv.Failures(); len(failures) > 0 {
+		return fmt.Errorf("the GitHub test server saw %d request(s) or response(s) outside GitHub's OpenAPI description; first: %+v", len(failures), failures[0])
+	}
 	return nil
 }
 

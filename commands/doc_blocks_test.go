@@ -20,14 +20,16 @@ func TestEveryShellBlockIsRunOrMarked(t *testing.T) {
 	// deploy/README's sections 1 to 3), TestDocShellStepsUpgradeUninstall
 	// (every block of upgrade.md and uninstall.md), README's first lines
 	// (the demo, and the suite itself), and README's plan of each
-	// discovered example (TestReadmePlansTheDiscoveredExamplesAsTheDemosDo).
+	// discovered example and of the Helm one
+	// (TestReadmePlansTheDiscoveredExamplesAsTheDemosDo,
+	// TestReadmePlansTheHelmExampleAsTheDemoDoes).
 	// In a section a walk runs, it skips a marked block by its mark and
 	// fails on any other it cannot run.
 	covered := map[string][]string{
 		"install.md":       {"1. Create the GitHub App", "2. Write the config", "3a. ", "3b. "},
 		"upgrade.md":       {""},
 		"uninstall.md":     {""},
-		"README.md":        {"Install as a GitHub App", "A target discovered from Flux", "A target discovered from Argo CD"},
+		"README.md":        {"Install as a GitHub App", "A target discovered from Flux", "A target discovered from Argo CD", "A Flux HelmRelease and its chart"},
 		"deploy/README.md": {"1. ", "2. ", "3. "},
 	}
 	pages, err := filepath.Glob("../docs/*.md")

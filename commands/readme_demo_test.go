@@ -23,6 +23,7 @@ func TestReadmeQuotesTheDemos(t *testing.T) {
 		"The drift dashboard":              {"demo"},
 		"A target discovered from Flux":    {"demo", "--flux"},
 		"A target discovered from Argo CD": {"demo", "--argocd"},
+		"A Flux HelmRelease and its chart": {"demo", "--helm"},
 	}
 	b, err := os.ReadFile("../README.md")
 	if err != nil {
@@ -164,40 +165,56 @@ func demoComparable(s string) string {
 // byte, and a note says the checkout was taken for what the tool applied
 // (the snapshot's APPLIED names no commit of it).
 func TestReadmePlansTheDiscoveredExamplesAsTheDemosDo(t *testing.T) {
-	blocks, err := installtest.Blocks("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rule := strings.Repeat("─", 72)
 	for heading, demo := range map[string]string{"A target discovered from Flux": "--flux", "A target discovered from Argo CD": "--argocd"} {
-		var cmds [][]string
-		for _, b := range installtest.Under(blocks, heading) {
-			if b.Lang == "sh" {
-				c, err := installtest.Commands(b.Text)
-				if err != nil {
-					t.Fatalf("%s: %v", b, err)
-				}
-				cmds = append(cmds, c...)
-			}
-		}
-		if len(cmds) != 1 || len(cmds[0]) < 6 || strings.Join(cmds[0][:4], " ") != "go run . plan" || strings.Join(cmds[0][len(cmds[0])-2:], " ") != "-o patch" {
-			t.Fatalf("README under %q: want one `go run . plan … -o patch` command, have %q", heading, cmds)
-		}
-		args := cmds[0][3:]
-		patch, stderr, code := driftbackWith(t, run{dir: ".."}, args...)
-		if code != 1 || patch == "" {
-			t.Fatalf("%q: exit %d, stderr %s\n%s", cmds[0], code, stderr, patch)
-		}
-		var demoOut, demoErr strings.Builder
-		if code := Execute(testBinary(t), []string{"demo", demo}, nil, &demoOut, &demoErr); code != 0 {
-			t.Fatalf("demo %s: exit %d: %s", demo, code, demoErr.String())
-		}
-		if !strings.Contains(demoOut.String(), "Diff (the one commit on the branch)\n"+rule+"\n"+patch) {
-			t.Errorf("%q does not print the patch of `demo %s`:\n%s\n--- the demo:\n%s", cmds[0], demo, patch, demoOut.String())
-		}
+		args := readmePlanIsTheDemos(t, heading, demo)
 		text, _, _ := driftbackWith(t, run{dir: ".."}, append(slices.Clone(args[:len(args)-2]), "-o", "text")...)
 		if !strings.Contains(text, "note: --applied-head: rendered at examples/") || !strings.Contains(text, "APPLIED") {
 			t.Errorf("the plan does not say it took the checkout for what was applied:\n%s", text)
 		}
 	}
+}
+
+// README's plan of the HelmRelease file, as written, is the commit of
+// `demo --helm`.
+func TestReadmePlansTheHelmExampleAsTheDemoDoes(t *testing.T) {
+	readmePlanIsTheDemos(t, "A Flux HelmRelease and its chart", "--helm")
+}
+
+// readmePlanIsTheDemos runs README's one `go run . plan … -o patch` command
+// under heading from the module root, checks that it prints the patch of
+// `demo <demo>`'s one commit, and returns the command's arguments after
+// `go run .`.
+func readmePlanIsTheDemos(t *testing.T, heading, demo string) []string {
+	t.Helper()
+	blocks, err := installtest.Blocks("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds [][]string
+	for _, b := range installtest.Under(blocks, heading) {
+		if b.Lang == "sh" {
+			c, err := installtest.Commands(b.Text)
+			if err != nil {
+				t.Fatalf("%s: %v", b, err)
+			}
+			cmds = append(cmds, c...)
+		}
+	}
+	if len(cmds) != 1 || len(cmds[0]) < 6 || strings.Join(cmds[0][:4], " ") != "go run . plan" || strings.Join(cmds[0][len(cmds[0])-2:], " ") != "-o patch" {
+		t.Fatalf("README under %q: want one `go run . plan … -o patch` command, have %q", heading, cmds)
+	}
+	args := cmds[0][3:]
+	patch, stderr, code := driftbackWith(t, run{dir: ".."}, args...)
+	if code != 1 || patch == "" {
+		t.Fatalf("%q: exit %d, stderr %s\n%s", cmds[0], code, stderr, patch)
+	}
+	var demoOut, demoErr strings.Builder
+	if code := Execute(testBinary(t), []string{"demo", demo}, nil, &demoOut, &demoErr); code != 0 {
+		t.Fatalf("demo %s: exit %d: %s", demo, code, demoErr.String())
+	}
+	rule := strings.Repeat("─", 72)
+	if !strings.Contains(demoOut.String(), "Diff (the one commit on the branch)\n"+rule+"\n"+patch) {
+		t.Errorf("%q does not print the patch of `demo %s`:\n%s\n--- the demo:\n%s", cmds[0], demo, patch, demoOut.String())
+	}
+	return args
 }
