@@ -460,6 +460,19 @@ func (c *call) getRef() *reply {
 	return jsonReply(http.StatusOK, c.s.refJSON(c.repo, name, h))
 }
 
+// listMatchingRefs answers every ref whose name starts with refs/{ref}, in
+// name order, in one page: GitHub's list takes no paging parameters.
+func (c *call) listMatchingRefs() *reply {
+	prefix := "refs/" + c.params["ref"]
+	out := []any{}
+	for _, r := range c.repo.git.refs() {
+		if strings.HasPrefix(r.name, prefix) {
+			out = append(out, c.s.refJSON(c.repo, r.name, r.hash))
+		}
+	}
+	return jsonReply(http.StatusOK, out)
+}
+
 func (c *call) updateRef() *reply {
 	var in struct {
 		SHA   string `json:"sha"`

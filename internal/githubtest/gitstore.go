@@ -105,6 +105,29 @@ func (g *store) ref(name string) (plumbing.Hash, bool) {
 	return r.Hash(), true
 }
 
+// namedRef is one reference: its full name and the commit it names.
+type namedRef struct {
+	name string
+	hash plumbing.Hash
+}
+
+// refs are the store's hash references, in name order.
+func (g *store) refs() []namedRef {
+	var out []namedRef
+	iter, err := g.st.IterReferences()
+	if err != nil {
+		return nil
+	}
+	_ = iter.ForEach(func(r *plumbing.Reference) error {
+		if r.Type() == plumbing.HashReference {
+			out = append(out, namedRef{name: r.Name().String(), hash: r.Hash()})
+		}
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
 func (g *store) setRef(name string, h plumbing.Hash) {
 	if err := g.st.SetReference(plumbing.NewHashReference(plumbing.ReferenceName(name), h)); err != nil {
 		panic(err)

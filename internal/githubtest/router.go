@@ -54,6 +54,7 @@ func init() {
 	add("GET", R+"/git/commits/{commit_sha}", "git/get-commit", authToken, (*call).getGitCommit)
 	add("POST", R+"/git/refs", "git/create-ref", authToken, (*call).createRef)
 	add("GET", R+"/git/ref/{ref}", "git/get-ref", authToken, (*call).getRef)
+	add("GET", R+"/git/matching-refs/{ref}", "git/list-matching-refs", authToken, (*call).listMatchingRefs)
 	add("PATCH", R+"/git/refs/{ref}", "git/update-ref", authToken, (*call).updateRef)
 	add("DELETE", R+"/git/refs/{ref}", "git/delete-ref", authToken, (*call).deleteRef)
 	add("GET", R+"/tarball/{ref}", "repos/download-tarball-archive", authToken, (*call).tarball)

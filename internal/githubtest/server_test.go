@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -757,5 +758,36 @@ func TestHandlerPanicIsAFailureNotAHang(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("the server still held its lock after a handler panicked")
+	}
+}
+
+// A list of matching refs holds every ref that starts with the name given,
+// whole segments or not (GitHub's "feature" matches "featureA"), and an
+// empty array when none does.
+func TestListMatchingRefs(t *testing.T) {
+	e := newEnv(t)
+	for _, b := range []string{"driftback/web", "driftback/api", "driftback-old", "feature"} {
+		must(e.gh.Git.CreateRef(e.ctx, tOwner, tRepo, &github.Reference{Ref: github.String("refs/heads/" + b), Object: &github.GitObject{SHA: github.String(e.baseSH)}}))
+	}
+	names := func(ref string) []string {
+		t.Helper()
+		refs := must(e.gh.Git.ListMatchingRefs(e.ctx, tOwner, tRepo, &github.ReferenceListOptions{Ref: ref}))
+		var out []string
+		for _, r := range refs {
+			if r.GetObject().GetSHA() != e.baseSH {
+				t.Fatalf("%s names %s", r.GetRef(), r.GetObject().GetSHA())
+			}
+			out = append(out, r.GetRef())
+		}
+		return out
+	}
+	if got := names("heads/driftback"); !slices.Equal(got, []string{"refs/heads/driftback-old", "refs/heads/driftback/api", "refs/heads/driftback/web"}) {
+		t.Fatalf("heads/driftback: %q", got)
+	}
+	if got := names("heads/driftback/web"); !slices.Equal(got, []string{"refs/heads/driftback/web"}) {
+		t.Fatalf("heads/driftback/web: %q", got)
+	}
+	if got := names("heads/nothing"); len(got) != 0 {
+		t.Fatalf("heads/nothing: %q", got)
 	}
 }
