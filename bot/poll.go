@@ -56,6 +56,7 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 		b.archived.Forget(tc.Name)
 		b.memory.Forget(tc.Name)
 	}
+	p.MayHaveBranch = func(ctx context.Context) bool { return b.reads.MayHaveBranch(ctx, b.GitHub, p.t.round, p.Poll) }
 	p.BaseBranch = tc.BaseBranch
 	if p.BaseBranch == "" {
 		r, _, err := b.GitHub.Repositories.Get(ctx, p.Owner, p.Repo)

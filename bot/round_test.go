@@ -3,12 +3,14 @@ package bot
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/cluster"
+	"github.com/driftback/driftback/internal/githubtest"
 )
 
 // slowTarget is a target whose cluster read waits for release; entered
@@ -223,5 +225,54 @@ func TestFullRoundLeavesOutATargetPolledWithinHalfAnInterval(t *testing.T) {
 	next.round(h.ctx, next.Targets, roundOpts{until: time.Now().Add(time.Minute), full: true})
 	if earlyReads.Load() != 4 || lateReads.Load() != 4 {
 		t.Fatalf("a reload's first round read a-early %d and z-late %d times, want 4 each", earlyReads.Load(), lateReads.Load())
+	}
+}
+
+// Issue 54: a round of targets that have never had a pull request looks
+// for branches left behind with one listing of the repository's driftback
+// branches, not one 404 per target; a branch that is there (a poll ended
+// between closing its pull request and deleting it) is still found and
+// deleted by the round.
+func TestARoundLooksForLeftBranchesOnceARepository(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	h.setLive(renderedLive(t))
+	targets := []*Target{h.target}
+	for _, name := range []string{"shop-a", "shop-b", "shop-c", "shop-d"} {
+		targets = append(targets, secondTarget(h, name))
+	}
+	r := &Runner{Bot: h.bot, Targets: targets, Interval: time.Minute, Parallel: 2}
+	before := len(h.srv.Requests())
+	if err := r.PollOnce(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	listings, branchReads := 0, 0
+	for _, req := range h.srv.Requests()[before:] {
+		switch {
+		case req.Operation == "git/list-matching-refs":
+			listings++
+		case req.Operation == "git/get-ref" && strings.Contains(req.Path, "driftback"):
+			branchReads++
+		}
+	}
+	if listings != 1 || branchReads != 0 {
+		t.Fatalf("%d listings of the branches and %d reads of a target's branch for 5 targets, want 1 and 0", listings, branchReads)
+	}
+
+	// A branch left behind: the pull request closed, the delete failed.
+	h.setLive(writeThroughOnly(t))
+	h.poll()
+	h.setLive(renderedLive(t))
+	h.srv.InjectFault(githubtest.Fault{Method: "DELETE", Path: "/repos/{owner}/{repo}/git/refs/{ref}", Status: 500, Count: 5})
+	if err := h.pollErr(); err == nil {
+		t.Fatal("setup: the delete did not fail")
+	}
+	if _, ok := h.srv.Branch(owner, repo, branch); !ok {
+		t.Fatal("setup: want the branch left")
+	}
+	if err := r.PollOnce(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := h.srv.Branch(owner, repo, branch); ok {
+		t.Fatal("the round left driftback's branch behind")
 	}
 }

@@ -23,12 +23,14 @@ import (
 // never listed their pull requests (a start, a new replica's share) list
 // the repository's once between them (listAll).
 type Round struct {
-	mu      sync.Mutex
-	refs    map[string]*sharedRead[refAnswer]
-	probes  map[string]*sharedRead[probeAnswer]
-	lists   map[string]*sharedRead[allPRs]
-	members map[string][]string // per repository (repoKey of the configured name): the round's targets
-	cold    map[string]int      // per repository: its targets without a listing, counted once (coldIn)
+	mu     sync.Mutex
+	refs   map[string]*sharedRead[refAnswer]
+	probes map[string]*sharedRead[probeAnswer]
+	lists  map[string]*sharedRead[allPRs]
+	// branches: per repository and branch folder, the branches there (MayHaveBranch)
+	branches map[string]*sharedRead[map[string]bool]
+	members  map[string][]string // per repository (repoKey of the configured name): the round's targets
+	cold     map[string]int      // per repository: its targets without a listing, counted once (coldIn)
 }
 
 // NewRound is the shared reads of a round that has read nothing yet;
@@ -40,7 +42,7 @@ func NewRound(targets map[string][]string) *Round {
 		members[k] = append(members[k], names...)
 	}
 	return &Round{refs: map[string]*sharedRead[refAnswer]{}, probes: map[string]*sharedRead[probeAnswer]{},
-		lists: map[string]*sharedRead[allPRs]{}, members: members, cold: map[string]int{}}
+		lists: map[string]*sharedRead[allPRs]{}, branches: map[string]*sharedRead[map[string]bool]{}, members: members, cold: map[string]int{}}
 }
 
 // sharedRead is one read the round makes once, whichever target asks

@@ -1,6 +1,7 @@
 package pollstate
 
 import (
+	"context"
 	"sort"
 
 	"github.com/google/go-github/v62/github"
@@ -43,6 +44,11 @@ type Poll struct {
 	BodyMoved   bool                     // the body changed during the poll: not rewritten, not remembered
 	Attribution *attribution.Attribution // who changed each edit's field, from objs (and the audit trail)
 	Out         Outcome
+
+	// MayHaveBranch is false when the round's listing of the repository's
+	// branches holds no branch of the target (ghround): looking for a
+	// branch left behind then costs no request. nil: read the branch.
+	MayHaveBranch func(context.Context) bool
 
 	// Kept is the head of the target's branch when the poll stood back
 	// for it with no pull request open on it (a person's commit, a

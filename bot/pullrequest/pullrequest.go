@@ -424,6 +424,9 @@ func (k *Keeper) dropOrphan(ctx context.Context, p *pollstate.Poll, lastClosed *
 	if lastClosed != nil && st.Closed != prbody.ClosedResolved && lastClosed.MergedAt == nil && !mergedSince(p.PRs, lastClosed) {
 		return nil
 	}
+	if p.MayHaveBranch != nil && !p.MayHaveBranch(ctx) {
+		return nil
+	}
 	head, ok := k.App.BranchHead(ctx, p.Place)
 	if !ok {
 		return nil
