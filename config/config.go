@@ -254,6 +254,9 @@ func (c *Config) resolve(src *Target) *Target {
 	if src.AppliedRevision.ArgoCD != nil {
 		t.AppliedRevision.ArgoCD = ptr(*src.AppliedRevision.ArgoCD)
 	}
+	if src.AppliedRevision.HelmRelease != nil {
+		t.AppliedRevision.HelmRelease = ptr(*src.AppliedRevision.HelmRelease)
+	}
 
 	// Neither set: nil, and the cluster package's defaults apply.
 	t.Appliers = clone(def.Appliers)
@@ -356,12 +359,13 @@ type RevisionSource string
 
 // The applied-revision sources (DESIGN §7).
 const (
-	RevisionFlux   RevisionSource = "flux"
-	RevisionArgoCD RevisionSource = "argocd"
-	RevisionHead   RevisionSource = "head"
+	RevisionFlux        RevisionSource = "flux"
+	RevisionArgoCD      RevisionSource = "argocd"
+	RevisionHelmRelease RevisionSource = "helmRelease"
+	RevisionHead        RevisionSource = "head"
 )
 
-// Source returns which of flux, argocd or head is set ("" if none, which a
+// Source returns which of flux, argocd, helmRelease or head is set ("" if none, which a
 // parsed config never has).
 func (r AppliedRevision) Source() RevisionSource {
 	switch {
@@ -369,6 +373,8 @@ func (r AppliedRevision) Source() RevisionSource {
 		return RevisionFlux
 	case r.ArgoCD != nil:
 		return RevisionArgoCD
+	case r.HelmRelease != nil:
+		return RevisionHelmRelease
 	case r.Head:
 		return RevisionHead
 	}

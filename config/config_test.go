@@ -39,6 +39,24 @@ func with(t *testing.T, old, new string) string {
 	return strings.Replace(base, old, new, 1)
 }
 
+// A root that is a HelmRelease's file reads its applied revision from that
+// HelmRelease; resolving copies the reference, never shares it.
+func TestHelmReleaseRevision(t *testing.T) {
+	text := strings.Replace(with(t, "    flux: {namespace: flux-system, name: shop}", "    helmRelease: {namespace: shop, name: web}"),
+		"root: overlays/prod", "root: clusters/prod/web/helmrelease.yaml", 1)
+	c, err := Parse("driftback.yaml", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := c.Target("shop")
+	if tc.AppliedRevision.Source() != RevisionHelmRelease || *tc.AppliedRevision.HelmRelease != (kube.ObjectRef{Namespace: "shop", Name: "web"}) {
+		t.Fatalf("appliedRevision %+v", tc.AppliedRevision)
+	}
+	if tc.AppliedRevision.HelmRelease == c.Targets[0].AppliedRevision.HelmRelease {
+		t.Error("the resolved target shares the parsed target's HelmRelease reference")
+	}
+}
+
 func TestBaseIsValid(t *testing.T) {
 	c, err := Parse("driftback.yaml", []byte(base))
 	if err != nil {
@@ -198,11 +216,17 @@ func TestErrors(t *testing.T) {
 		}, "driftback.yaml:14:41", `targets[0].kinds.exclude[0]: "Service" is both included and excluded`, 0},
 		{"two revision sources", func(t *testing.T) string {
 			return with(t, "    flux: {namespace: flux-system, name: shop}", "    flux: {namespace: flux-system, name: shop}\n    head: true")
-		}, "driftback.yaml:16:5", `targets[0].appliedRevision: set exactly one of flux, argocd or head, not flux and head`, 0},
+		}, "driftback.yaml:16:5", `targets[0].appliedRevision: set exactly one of flux, argocd, helmRelease or head, not flux and head`, 0},
 		{"head false", func(t *testing.T) string {
 			return with(t, "    flux: {namespace: flux-system, name: shop}", "    head: false")
 		},
 			"driftback.yaml:15:11", `targets[0].appliedRevision.head: false says nothing; set head: true`, 0},
+		{"helmRelease for a folder root", func(t *testing.T) string {
+			return with(t, "    flux: {namespace: flux-system, name: shop}", "    helmRelease: {namespace: shop, name: web}")
+		}, "driftback.yaml:15:18", `targets[0].appliedRevision.helmRelease: root "overlays/prod" is a folder; helmRelease is for a root that is a HelmRelease's YAML file`, 0},
+		{"helmRelease and argocd", func(t *testing.T) string {
+			return with(t, "    flux: {namespace: flux-system, name: shop}", "    argocd: {namespace: argocd, name: shop}\n    helmRelease: {namespace: shop, name: web}")
+		}, "driftback.yaml:16:5", `targets[0].appliedRevision: set exactly one of flux, argocd, helmRelease or head, not argocd and helmRelease`, 0},
 		{"revision reference without name", func(t *testing.T) string {
 			return with(t, "    flux: {namespace: flux-system, name: shop}", "    argocd: {namespace: argocd}")
 		}, "driftback.yaml:15:13", `targets[0].appliedRevision.argocd.name: missing; set the name of the Argo CD Application`, 0},
@@ -327,7 +351,7 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := len(c.Targets); got != 3 {
+	if got := len(c.Targets); got != 4 {
 		t.Fatalf("%d targets", got)
 	}
 	if c.PollInterval != 2*time.Minute {

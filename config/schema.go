@@ -73,6 +73,7 @@ var crossField = map[string]map[string]any{
 		"oneOf": []any{
 			map[string]any{"required": []any{"flux"}},
 			map[string]any{"required": []any{"argocd"}},
+			map[string]any{"required": []any{"helmRelease"}},
 			map[string]any{"required": []any{"head"}},
 		},
 	},

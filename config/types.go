@@ -256,7 +256,7 @@ type Target struct {
 	// Which kinds of objects are compared.
 	Kinds Kinds `yaml:"kinds,omitempty" json:"kinds,omitempty" aka:"kind,resources"`
 	// Where to read the Git revision the cluster runs. Set exactly one of
-	// flux, argocd or head.
+	// flux, argocd, helmRelease or head.
 	AppliedRevision AppliedRevision `yaml:"appliedRevision" json:"appliedRevision" schema:"required" aka:"revision,source,appliedRevisionSource"`
 	// Field managers that count as the GitOps applier; replaces
 	// defaults.appliers.
@@ -292,6 +292,11 @@ type AppliedRevision struct {
 	// An Argo CD Application; the revision of its newest status.history
 	// entry, or status.sync.revision while status.sync.status is Synced.
 	ArgoCD *kube.ObjectRef `yaml:"argocd,omitempty" json:"argocd,omitempty" aka:"argoCD,argo,argoCd,application"`
+	// A Flux HelmRelease, for a root that is its file: the Git revision of
+	// the HelmChart its status.helmChart names
+	// (status.observedSourceArtifactRevision); the target waits until the
+	// newest release's status.history configDigest is that of Git's values.
+	HelmRelease *kube.ObjectRef `yaml:"helmRelease,omitempty" json:"helmRelease,omitempty" aka:"fluxHelmRelease,hr,release"`
 	// Compare against the head of the base branch, accepting that commits the
 	// GitOps tool has not applied yet look like drift. Must be true if set.
 	Head bool `yaml:"head,omitempty" json:"head,omitempty" schema:"const=true" aka:"HEAD,branchHead"`

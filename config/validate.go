@@ -269,7 +269,7 @@ func (d *decoder) validateTarget(c *Config, p string, t *Target, targets, cluste
 	d.checkTargetCluster(p+".cluster", t.Cluster, clusters)
 	d.checkTargetNamespaces(p, t)
 	d.checkTargetKinds(p+".kinds", &t.Kinds)
-	d.validateRevision(p+".appliedRevision", &t.AppliedRevision)
+	d.validateRevision(p+".appliedRevision", &t.AppliedRevision, t.Root)
 	d.checkAppliers(p+".appliers", t.Appliers)
 	d.checkIgnore(p+".ignore", t.Ignore)
 	if t.PullRequest != nil {
@@ -374,28 +374,31 @@ func clusterNames(clusters map[string]string) string {
 	return strings.Join(sortedKeys(clusters), ", ")
 }
 
-func (d *decoder) validateRevision(p string, rev *AppliedRevision) {
+// validateRevision checks that exactly one applied-revision source is set,
+// and that helmRelease is set only for a root that is a file (a
+// HelmRelease's YAML manifest): a folder is kustomize's.
+func (d *decoder) validateRevision(p string, rev *AppliedRevision, root string) {
 	if !d.present(p) {
-		d.fail(p, "missing; set exactly one of flux: {namespace, name} (a Flux Kustomization), argocd: {namespace, name} (an Argo CD Application) or head: true")
+		d.fail(p, "missing; set exactly one of flux: {namespace, name} (a Flux Kustomization), argocd: {namespace, name} (an Argo CD Application), helmRelease: {namespace, name} (a Flux HelmRelease whose file is the root) or head: true")
 		return
 	}
 	if d.isBad(p) {
 		return
 	}
 	if d.present(p+".head") && !rev.Head {
-		d.fail(p+".head", "false says nothing; set head: true to compare against the branch head, or set flux or argocd instead")
+		d.fail(p+".head", "false says nothing; set head: true to compare against the branch head, or set flux, argocd or helmRelease instead")
 		return
 	}
 	var set []string
-	for _, k := range []string{"flux", "argocd", "head"} {
+	for _, k := range []string{"flux", "argocd", "helmRelease", "head"} {
 		if d.present(p + "." + k) {
 			set = append(set, k)
 		}
 	}
 	switch len(set) {
 	case 0:
-		if !d.anySuggested(p+".flux", p+".argocd", p+".head") {
-			d.fail(p, "set exactly one of flux, argocd or head: true (none is set)")
+		if !d.anySuggested(p+".flux", p+".argocd", p+".helmRelease", p+".head") {
+			d.fail(p, "set exactly one of flux, argocd, helmRelease or head: true (none is set)")
 		}
 	case 1:
 		switch set[0] {
@@ -403,9 +406,14 @@ func (d *decoder) validateRevision(p string, rev *AppliedRevision) {
 			d.checkObjectRef(p+".flux", rev.Flux, "the Flux Kustomization")
 		case "argocd":
 			d.checkObjectRef(p+".argocd", rev.ArgoCD, "the Argo CD Application")
+		case "helmRelease":
+			d.checkObjectRef(p+".helmRelease", rev.HelmRelease, "the Flux HelmRelease")
+			if ext := path.Ext(root); root != "" && ext != ".yaml" && ext != ".yml" {
+				d.fail(p+".helmRelease", "root %q is a folder; helmRelease is for a root that is a HelmRelease's YAML file (root: clusters/prod/web/helmrelease.yaml): for a kustomize folder set flux, argocd or head", root)
+			}
 		}
 	default:
-		d.failKey(p+"."+set[len(set)-1], p, "set exactly one of flux, argocd or head, not %s", strings.Join(set, " and "))
+		d.failKey(p+"."+set[len(set)-1], p, "set exactly one of flux, argocd, helmRelease or head, not %s", strings.Join(set, " and "))
 	}
 }
 
