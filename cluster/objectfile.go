@@ -38,7 +38,8 @@ type Object struct {
 	// ToolArgoCD; "" for none), read before sanitizing drops them.
 	Tool string
 	// Status is kept aside for the GitOps tool's own objects (a Flux
-	// Kustomization, an Argo CD Application): it says what was applied.
+	// Kustomization or HelmRelease and its HelmChart, an Argo CD
+	// Application): it says what was applied.
 	Status map[string]any
 }
 
@@ -229,7 +230,8 @@ func fromAPI(o map[string]any, owned bool) Object {
 			}
 		}
 	}
-	if g := gvkOf(o); (g.Group == fluxKustomizations.Group && g.Kind == "Kustomization") || (g.Group == argoApplications.Group && g.Kind == "Application") {
+	if g := gvkOf(o); (g.Group == fluxKustomizations.Group && g.Kind == "Kustomization") || (g.Group == argoApplications.Group && g.Kind == "Application") ||
+		(g.Group == helmReleases.Group && g.Kind == "HelmRelease") || (g.Group == helmCharts.Group && g.Kind == "HelmChart") {
 		obj.Status, _ = o["status"].(map[string]any)
 	}
 	if owned {

@@ -28,8 +28,9 @@ type Applied struct {
 	Revision string // the commit SHA the tool last applied ("" when unknown)
 	Raw      string // the revision as the tool wrote it
 	// Busy says why what the cluster runs is changing now (an Argo CD sync
-	// in progress): the objects are between two revisions, so nothing is
-	// planned until it ends. "" otherwise.
+	// in progress), or cannot be told yet (a HelmRelease with no deployed
+	// release, or not Ready): nothing is planned until it ends. ""
+	// otherwise.
 	Busy string
 	// Context lists the tool's own render settings that change the build
 	// beyond the kustomize root and that driftback does not render (Argo
@@ -50,6 +51,10 @@ type Applied struct {
 	// status.inventory.entries, Argo CD status.resources), read with the
 	// revision from the one read of the object, so the two always agree.
 	Inventory []InventoryEntry
+	// Helm is what helm-controller reports of a HelmRelease target's
+	// release (helmrelease.go): the values digest the bot compares with
+	// Git's before it plans. nil for the other tools.
+	Helm *HelmApplied
 	// argo is an Argo CD Application's render context even when it has no
 	// kustomize settings, for argocd-cm to complete: its build options may
 	// still change the build (argoConfig).
@@ -58,8 +63,9 @@ type Applied struct {
 
 // Source names the object that records the applied revision.
 type Source struct {
-	Flux   *kube.ObjectRef // a Flux Kustomization
-	ArgoCD *kube.ObjectRef // an Argo CD Application
+	Flux        *kube.ObjectRef // a Flux Kustomization
+	ArgoCD      *kube.ObjectRef // an Argo CD Application
+	HelmRelease *kube.ObjectRef // a Flux HelmRelease, and the HelmChart it names
 }
 
 var (
@@ -137,6 +143,21 @@ func AppliedRevision(ctx context.Context, dyn dynamic.Interface, meta metadata.I
 			a.argoConfig(cm.Object)
 		}
 		return a, nil
+	case src.HelmRelease != nil:
+		obj, err := dyn.Resource(helmReleases).Namespace(src.HelmRelease.Namespace).Get(ctx, src.HelmRelease.Name, metav1.GetOptions{})
+		if err != nil {
+			return Applied{}, fmt.Errorf("flux HelmRelease %s/%s: %w", src.HelmRelease.Namespace, src.HelmRelease.Name, err)
+		}
+		return helmApplied(obj.Object, func(ns, name string) (map[string]any, bool, error) {
+			hc, err := dyn.Resource(helmCharts).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return nil, false, nil
+			}
+			if err != nil {
+				return nil, false, err
+			}
+			return hc.Object, true, nil
+		})
 	}
 	return Applied{}, fmt.Errorf("no applied-revision source")
 }
@@ -376,6 +397,19 @@ func AppliedIn(objs []Object, src Source) (Applied, error) {
 	if src.ArgoCD != nil {
 		want, group, kind, read = src.ArgoCD, argoApplications.Group, "Application", argoApplied
 	}
+	if src.HelmRelease != nil {
+		want, group, kind = src.HelmRelease, helmReleases.Group, "HelmRelease"
+		read = func(obj map[string]any) (Applied, error) {
+			return helmApplied(obj, func(ns, name string) (map[string]any, bool, error) {
+				for _, c := range objs {
+					if g := gvkOf(c.Object); g.Group == helmCharts.Group && g.Kind == "HelmChart" && namespaceOf(c.Object) == ns && nameOf(c.Object) == name {
+						return c.withStatus(), true, nil
+					}
+				}
+				return nil, false, nil
+			})
+		}
+	}
 	if want == nil {
 		return Applied{}, fmt.Errorf("no applied-revision source")
 	}
@@ -383,7 +417,7 @@ func AppliedIn(objs []Object, src Source) (Applied, error) {
 		gvk := gvkOf(o.Object)
 		if gvk.Group == group && gvk.Kind == kind && namespaceOf(o.Object) == want.Namespace && nameOf(o.Object) == want.Name {
 			a, err := read(o.withStatus())
-			if err != nil {
+			if err != nil || a.Helm != nil {
 				return a, err
 			}
 			if a.Flux == nil {

@@ -170,6 +170,8 @@ func revisionSource(t *config.Target) (cluster.Source, bool) {
 		src.Flux = ar.Flux
 	case ar.ArgoCD != nil:
 		src.ArgoCD = ar.ArgoCD
+	case ar.HelmRelease != nil:
+		src.HelmRelease = ar.HelmRelease
 	default:
 		return src, false
 	}

@@ -134,6 +134,7 @@ func missingGrants(o *Object, rules []policyRule) []string {
 			{"", "namespaces", readOnly}, {"", "configmaps", readVerbs}, {"", "secrets", readVerbs}, {"apps", "deployments", readVerbs},
 			{"kustomize.toolkit.fluxcd.io", "kustomizations", readOnly}, {"argoproj.io", "applications", readOnly},
 			{"source.toolkit.fluxcd.io", "gitrepositories", readOnly},
+			{"helm.toolkit.fluxcd.io", "helmreleases", readOnly}, {"source.toolkit.fluxcd.io", "helmcharts", readOnly},
 		} {
 			for _, v := range need.verbs {
 				if !grants(rules, need.group, need.resource, v) {
