@@ -10,6 +10,7 @@ import (
 	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/analyzer/sourceform"
 	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/repofs"
 )
 
 // A plan's root that is a file, not a folder, is a Flux HelmRelease: the
@@ -65,6 +66,23 @@ func (h *helmRenderer) render() ([]render.Object, bool, error) {
 		objects = append(objects, ro)
 	}
 	return objects, true, nil
+}
+
+// HelmConfigDigest is helm-controller's digest (helm.ConfigDigest) of the
+// values the HelmRelease file root merges at this snapshot, for a caller
+// to compare with the configDigest helm-controller records of the release
+// it deployed: a plan is Git's only when the two agree. ok is false when
+// the root is no file, or its release cannot be rendered from Git alone
+// (the plan refuses it then, by code).
+func (s *Snapshot) HelmConfigDigest(root string) (digest string, ok bool, err error) {
+	if root, err = repofs.Clean(root); err != nil || !s.isRelease(root) {
+		return "", false, err
+	}
+	rel, r, err := helm.LoadFluxRelease(s.repo, root, s.forest.Parse)
+	if err != nil || r != nil {
+		return "", false, err
+	}
+	return helm.ConfigDigest(rel.Values), true, nil
 }
 
 // inReleaseNamespace is obj in the release's namespace when it names none: Helm

@@ -1,12 +1,19 @@
 package bot
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/driftback/driftback/analyzer"
+	"github.com/driftback/driftback/bot/githubapi"
+	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/internal/githubtest"
+	"github.com/driftback/driftback/internal/kube"
 )
 
 // The demo's Helm example (examples/helm: a chart with _helpers.tpl,
@@ -122,6 +129,55 @@ func TestHelmReleaseTargetProposesTheValues(t *testing.T) {
 	}
 	if now, _ := h.srv.Branch(owner, repo, helmBranch); strings.Join(h.parents(now), ",") != touched {
 		t.Errorf("the branch is not rebuilt on the commit that edited the chart: parents %v", h.parents(now))
+	}
+}
+
+// The example's spec.values as helm-controller digests them (its
+// configDigest): the values written as YAML with sorted keys, hashed.
+// Worked out here by hand, not by driftback's helm.ConfigDigest.
+var exampleValuesDigest = func() string {
+	sum := sha256.Sum256([]byte("image:\n  tag: 1.4.2\nreplicaCount: 2\n"))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}()
+
+// helmAppliedAt is a HelmRelease target's applied revision, as the cluster
+// reader gives it: the chart built from rev, the newest release's values
+// digest.
+func helmAppliedAt(rev, digest string) func(context.Context) (cluster.Applied, error) {
+	return func(context.Context) (cluster.Applied, error) {
+		return cluster.Applied{Revision: rev, Raw: "main@sha1:" + rev,
+			Helm: &cluster.HelmApplied{Release: kube.ObjectRef{Namespace: "shop", Name: "web"}, ConfigDigest: digest, ChartVersion: "0.1.0"}}, nil
+	}
+}
+
+// helm-controller's values digest decides whether a HelmRelease target is
+// planned: the digest of Git's values at the chart's commit gives the
+// pull request; another digest (values from outside Git, or a release
+// not upgraded yet) is a neutral wait naming both digests, and nothing is
+// proposed.
+func TestHelmReleaseDigestDecidesThePlan(t *testing.T) {
+	h := helmHarness(t)
+	h.target.Applied = helmAppliedAt(h.base, exampleValuesDigest)
+	if out := h.poll(); out.Waiting != "" || out.PR == 0 || out.Plan == nil || len(out.Plan.Edits) != 2 {
+		t.Fatalf("the digests agree: want the pull request, have %+v", out)
+	}
+
+	h = helmHarness(t)
+	const other = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+	h.target.Applied = helmAppliedAt(h.base, other)
+	out := h.poll()
+	want := "helm-controller applied values whose digest is " + other + " (HelmRelease shop/web, chart version 0.1.0); Git at " +
+		githubapi.ShortSHA(h.base) + " gives " + exampleValuesDigest + ": a values source outside Git, or a release not yet upgraded"
+	if out.Waiting != want || out.PR != 0 || out.Pushed {
+		t.Fatalf("the digests differ: want waiting %q, have %+v", want, out)
+	}
+	if prs := h.prs(); len(prs) != 0 {
+		t.Errorf("pull requests opened while waiting: %+v", prs)
+	}
+	run := h.check(h.base)
+	if run.Conclusion != "neutral" || run.Title != "Waiting for the GitOps tool" || !strings.Contains(run.Summary, want) ||
+		!strings.Contains(run.Summary, "("+analyzer.CodeNotAppliedYet+")") {
+		t.Errorf("check run while the digests differ: %+v", run)
 	}
 }
 

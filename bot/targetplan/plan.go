@@ -95,13 +95,14 @@ func plan(ctx context.Context, in Input) (Result, error) {
 	var flux *kube.FluxContext
 	var argo *kube.ArgoContext
 	var enf *cluster.Enforcement
+	var helmRel *cluster.HelmApplied
 	var out Result
 	if in.Applied != nil {
 		a, err := in.Applied(ctx)
 		if err != nil {
 			return out, err
 		}
-		orchestrator, flux, argo, enf = a.Context, a.Flux, a.ArgoCD, a.Enforcement
+		orchestrator, flux, argo, enf, helmRel = a.Context, a.Flux, a.ArgoCD, a.Enforcement, a.Helm
 		out.Enforcement = enf
 		out.Waiting = waitingFor(a)
 		renderAt = a.Revision
@@ -113,22 +114,10 @@ func plan(ctx context.Context, in Input) (Result, error) {
 	if err != nil || out.Waiting != "" {
 		return out, err
 	}
-	snap, err := in.Load(ctx, renderAt)
-	if err != nil {
+	snap, base, waiting, err := snapshots(ctx, in, renderAt, helmRel)
+	if err != nil || waiting != "" {
+		out.Waiting = waiting
 		return out, err
-	}
-	// Propose onto the base only when the root reads the same bytes there
-	// as at the revision the cluster runs.
-	var base *analyzer.Snapshot
-	if renderAt != in.Base {
-		base, err = in.Load(ctx, in.Base)
-		if err != nil {
-			return out, err
-		}
-		if !snap.SameInputs(base, tc.Root) {
-			out.Waiting = fmt.Sprintf("the cluster runs %s, and the files of %s changed since then on the base branch; waiting for the GitOps tool to apply %s", githubapi.ShortSHA(renderAt), tc.Root, githubapi.ShortSHA(in.Base))
-			return out, nil
-		}
 	}
 	opts := analyzer.Options{WriteScope: tc.WriteScope, OrchestratorContext: orchestrator, Flux: flux, ArgoCD: argo, Coverage: in.Coverage,
 		MetadataKeys: enf.MetadataKeys()}
@@ -183,6 +172,49 @@ func plan(ctx context.Context, in Input) (Result, error) {
 	}
 	out.Plan = enforce.UntrackedOptions(enf, in.Objects, plan)
 	return out, nil
+}
+
+// snapshots loads the revision the cluster runs (renderAt) and, when that
+// is not the base head, the base head (base; nil otherwise). waiting says
+// why nothing is planned on them instead: the root's files changed on the
+// base branch since renderAt (a proposal goes onto the base only when the
+// root reads the same bytes there), or helm-controller deployed other
+// values than Git's at renderAt (helmWaiting).
+func snapshots(ctx context.Context, in Input, renderAt string, helmRel *cluster.HelmApplied) (snap, base *analyzer.Snapshot, waiting string, err error) {
+	root := in.Target.Root
+	if snap, err = in.Load(ctx, renderAt); err != nil {
+		return nil, nil, "", err
+	}
+	if renderAt != in.Base {
+		if base, err = in.Load(ctx, in.Base); err != nil {
+			return nil, nil, "", err
+		}
+		if !snap.SameInputs(base, root) {
+			return nil, nil, fmt.Sprintf("the cluster runs %s, and the files of %s changed since then on the base branch; waiting for the GitOps tool to apply %s", githubapi.ShortSHA(renderAt), root, githubapi.ShortSHA(in.Base)), nil
+		}
+	}
+	waiting, err = helmWaiting(snap, root, renderAt, helmRel)
+	return snap, base, waiting, err
+}
+
+// helmWaiting is why a HelmRelease root waits at renderAt: Git's values
+// there digest otherwise than those helm-controller deployed, so what runs
+// is not Git's render and a plan would propose what no person changed.
+// "" when the digests agree, when no HelmRelease was read (h nil), or when
+// Git alone cannot render the release (the plan refuses that by code).
+func helmWaiting(snap *analyzer.Snapshot, root, renderAt string, h *cluster.HelmApplied) (string, error) {
+	if h == nil {
+		return "", nil
+	}
+	git, ok, err := snap.HelmConfigDigest(root)
+	if err != nil {
+		return "", &InputError{Err: err}
+	}
+	if !ok || git == h.ConfigDigest {
+		return "", nil
+	}
+	return fmt.Sprintf("helm-controller applied values whose digest is %s (HelmRelease %s/%s, chart version %s); Git at %s gives %s: a values source outside Git, or a release not yet upgraded",
+		h.ConfigDigest, h.Release.Namespace, h.Release.Name, h.ChartVersion, githubapi.ShortSHA(renderAt), git), nil
 }
 
 // GitOpsNotes are what the check run says of the GitOps tool for this
