@@ -154,7 +154,7 @@ func helmAppliedAt(rev, digest string) func(context.Context) (cluster.Applied, e
 // planned: the digest of Git's values at the chart's commit gives the
 // pull request; another digest (values from outside Git, or a release
 // not upgraded yet) is a neutral wait naming both digests, and nothing is
-// proposed.
+// proposed until the release is upgraded to Git's values.
 func TestHelmReleaseDigestDecidesThePlan(t *testing.T) {
 	h := helmHarness(t)
 	h.target.Applied = helmAppliedAt(h.base, exampleValuesDigest)
@@ -178,6 +178,13 @@ func TestHelmReleaseDigestDecidesThePlan(t *testing.T) {
 	if run.Conclusion != "neutral" || run.Title != "Waiting for the GitOps tool" || !strings.Contains(run.Summary, want) ||
 		!strings.Contains(run.Summary, "("+analyzer.CodeNotAppliedYet+")") {
 		t.Errorf("check run while the digests differ: %+v", run)
+	}
+
+	// helm-controller upgrades the release to Git's values: nothing else
+	// moved, yet the next poll plans and proposes.
+	h.target.Applied = helmAppliedAt(h.base, exampleValuesDigest)
+	if out := h.poll(); out.Idle || out.Waiting != "" || out.PR == 0 || len(out.Plan.Edits) != 2 {
+		t.Fatalf("the release was upgraded to Git's values: want the pull request, have %+v", out)
 	}
 }
 
