@@ -163,6 +163,15 @@ func (p *helmPlacer) place() error {
 	if err != nil {
 		return err
 	}
+	if len(out.SharedWith) > 0 {
+		// The values source is shared: writing it would change another
+		// release's render, which no plan may do.
+		for _, pl := range out.Placed {
+			p.refuse(pl.Drift, CodeOutOfScope, pl.File, pl.Line, fmt.Sprintf("%s is read by other roots: it also supplies the values of %s", pl.File, strings.Join(out.SharedWith, ", ")),
+				"set the value in this HelmRelease's spec.values by hand, or give each release a ConfigMap of its own")
+		}
+		out.Placed = nil
+	}
 	for _, r := range out.Refused {
 		p.refuse(r.Drift, r.Code, r.File, r.Line, r.Message, r.Hint)
 	}

@@ -339,6 +339,33 @@ data:
 	}
 }
 
+// A ConfigMap beside two releases supplies the values of both: writing it
+// would change the other release's render too, so the drift is refused as
+// out of scope, naming that release, and nothing is written. A release
+// beside it that reads no such ConfigMap leaves the write alone.
+func TestHelmReleaseSharedValuesConfigMapIsNotWritten(t *testing.T) {
+	release := strings.Replace(helmRelease(t), "  values:\n", "  valuesFrom:\n  - kind: ConfigMap\n    name: web-values\n  values:\n", 1)
+	release = strings.Replace(release, "    image:\n      tag: \"1.4.2\" # bumped by the release pipeline\n", "", 1)
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-values\n  namespace: shop\ndata:\n  values.yaml: |\n    image:\n      tag: \"1.4.2\"\n"
+	canary := strings.Replace(release, "  name: web\n", "  name: web-canary\n", 1)
+	alone := strings.Replace(helmRelease(t), "  name: web\n", "  name: web-alone\n", 1)
+	live := liveWebRelease("ghcr.io/acme/web:1.4.3", "2", "team-web", helmOwned("f:image: {}")+setImage)
+
+	shared := helmRepo(t, map[string]string{helmRoot: release, "apps/web/values.yaml": cm, "apps/web/canary.yaml": canary})
+	p := planHelm(t, shared, live)
+	if len(p.Edits) != 0 || len(p.Files) != 0 || len(p.Refusals) != 1 {
+		t.Fatalf("edits %+v, refusals %+v, files %d", p.Edits, p.Refusals, len(p.Files))
+	}
+	if r := p.Refusals[0]; r.Code != CodeOutOfScope || !strings.Contains(r.Message, "apps/web/canary.yaml") || r.File != "apps/web/values.yaml" {
+		t.Errorf("refusal %+v", r)
+	}
+
+	unshared := helmRepo(t, map[string]string{helmRoot: release, "apps/web/values.yaml": cm, "apps/web/alone.yaml": alone})
+	if p := planHelm(t, unshared, live); len(p.Refusals) != 0 || len(p.Edits) != 1 || len(p.Files) != 1 {
+		t.Fatalf("beside a release of its own values: edits %+v, refusals %+v", p.Edits, p.Refusals)
+	}
+}
+
 // A value only helm-controller wrote is the tool's, whatever it is (a
 // webhook's mirror): never proposed, and the plan says its render differs.
 func TestHelmReleaseToolWrittenIsNoEdit(t *testing.T) {

@@ -2,6 +2,8 @@ package helm
 
 import (
 	"fmt"
+	"path"
+	"reflect"
 
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/repofs"
@@ -45,6 +47,10 @@ type ReleasePlan struct {
 	Placed  []Placed
 	Refused []Refused
 	Files   map[string][]byte // by path; nil when nothing is written
+	// SharedWith are the other HelmRelease files whose merged values the
+	// written files change (a ConfigMap beside several releases): then
+	// Files is nil, and the placements must not be written.
+	SharedWith []string
 }
 
 // Place probes each drift for the one values leaf that produces it, writes
@@ -90,7 +96,48 @@ func (r *FluxRelease) Place(repo *repofs.Repo, drifts []Drift) (*ReleasePlan, er
 		out.Placed = nil
 		return out, nil
 	}
+	if out.SharedWith, err = r.sharedWith(repo, written); err != nil || len(out.SharedWith) > 0 {
+		return out, err
+	}
 	out.Files = written
+	return out, nil
+}
+
+// sharedWith lists the other HelmRelease files of the release's folder
+// (where valuesFrom ConfigMaps are looked for) whose merged values differ
+// once written is applied: a plan must change no other root's render.
+func (r *FluxRelease) sharedWith(repo *repofs.Repo, written map[string][]byte) ([]string, error) {
+	after, err := repo.With(written)
+	if err != nil {
+		return nil, err
+	}
+	values := func(rp *repofs.Repo, file string) (map[string]any, bool) {
+		rel, ref, err := LoadFluxRelease(rp, file, func(p string) (*yamledit.File, error) {
+			b, _ := rp.File(p)
+			return yamledit.Parse(p, b)
+		})
+		if err != nil || ref != nil {
+			return nil, false
+		}
+		return rel.Values, true
+	}
+	var out []string
+	dir := path.Dir(r.File)
+	for _, e := range repo.List(dir) {
+		file := path.Join(dir, e)
+		if file == r.File || !isManifestName(e) {
+			continue
+		}
+		b, _ := repo.File(file)
+		if f, err := yamledit.Parse(file, b); err != nil || !IsFluxRelease(f) {
+			continue
+		}
+		was, okWas := values(repo, file)
+		now, okNow := values(after, file)
+		if okWas != okNow || !reflect.DeepEqual(was, now) {
+			out = append(out, file)
+		}
+	}
 	return out, nil
 }
 
