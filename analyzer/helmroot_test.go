@@ -388,7 +388,9 @@ func TestHelmReleaseNoLeafRefused(t *testing.T) {
 		t.Fatalf("edits %+v, refusals %+v", p.Edits, p.Refusals)
 	}
 	r := p.Refusals[0]
-	if r.Code != CodeHelmNoLeaf || r.Object.String() != "Deployment/shop/web" || r.Field != `metadata.annotations["example.com/owner"]` || r.Hint == "" {
+	// It points at the template that writes the value.
+	if r.Code != CodeHelmNoLeaf || r.Object.String() != "Deployment/shop/web" || r.Field != `metadata.annotations["example.com/owner"]` || r.Hint == "" ||
+		r.File != "charts/web/templates/deployment.yaml" {
 		t.Errorf("refusal %+v", r)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"reflect"
+	"strings"
 
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/repofs"
@@ -103,6 +104,21 @@ func (r *FluxRelease) Place(repo *repofs.Repo, drifts []Drift) (*ReleasePlan, er
 	return out, nil
 }
 
+// templateOf is the repository file of the template that renders obj
+// (Helm names it "<chart>/templates/x.yaml"), or the release's file when
+// none does.
+func (r *FluxRelease) templateOf(base *Rendering, obj ObjectID) string {
+	for _, o := range base.Objects {
+		if !sameObject(idOf(o.Object, r.Options.Namespace), obj) {
+			continue
+		}
+		if _, inside, ok := strings.Cut(o.Source, "/"); ok {
+			return path.Join(r.Dir, inside)
+		}
+	}
+	return r.File
+}
+
 // sharedWith lists the other HelmRelease files of the release's folder
 // (where valuesFrom ConfigMaps are looked for) whose merged values differ
 // once written is applied: a plan must change no other root's render.
@@ -145,7 +161,13 @@ func (r *FluxRelease) sharedWith(repo *repofs.Repo, written map[string][]byte) (
 // render, or no longer one in the cluster, has no leaf to write.
 func (r *FluxRelease) probe(base *Rendering, d Drift, all []Drift) (Placed, *Refused, error) {
 	refuse := func(code, msg string) (Placed, *Refused, error) {
-		return Placed{}, &Refused{Drift: d, Code: code, File: r.File, Message: msg, Hint: Advice(code)}, nil
+		file := r.File
+		if code == CodeNoLeaf || code == CodeTemplateValue || code == CodeNondeterministic {
+			// The chart decides the value: point at the template that
+			// renders the object, where a person would change it.
+			file = r.templateOf(base, d.Object)
+		}
+		return Placed{}, &Refused{Drift: d, Code: code, File: file, Message: msg, Hint: Advice(code)}, nil
 	}
 	_, renderedScalar := textOf(d.Rendered)
 	_, liveScalar := textOf(d.Live)
