@@ -3,7 +3,6 @@ package analyzer
 import (
 	"errors"
 	"fmt"
-	"path"
 	"strings"
 
 	"github.com/driftback/driftback/analyzer/helm"
@@ -97,13 +96,12 @@ func inReleaseNamespace(obj map[string]any, ns string) map[string]any {
 }
 
 // chartFile is the repository file of a template Helm names by the chart's
-// name ("app/templates/deployment.yaml").
+// name ("app/templates/deployment.yaml"), or the chart's folder.
 func chartFile(rel *helm.FluxRelease, source string) string {
-	_, inside, ok := strings.Cut(source, "/")
-	if !ok {
-		return rel.Dir
+	if file, ok := rel.TemplateFile(source); ok {
+		return file
 	}
-	return path.Join(rel.Dir, inside)
+	return rel.Dir
 }
 
 // attribute lists the drifted fields of the pairs for the placer: the

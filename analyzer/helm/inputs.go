@@ -1,7 +1,6 @@
 package helm
 
 import (
-	"fmt"
 	"path"
 	"sort"
 	"strings"
@@ -53,21 +52,11 @@ func ReleaseInputs(repo *repofs.Repo, file string, parse func(string) (*yamledit
 	if err != nil {
 		return nil, err
 	}
-	var spec map[string]any
-	found := 0
-	for i := 0; i < f.Len(); i++ {
-		v, err := f.Value(i)
-		if err != nil {
-			return nil, err
-		}
-		if isHelmRelease(v) {
-			found++
-			spec, _ = v["spec"].(map[string]any)
-		}
+	_, obj, err := oneRelease(f, file)
+	if err != nil {
+		return nil, err
 	}
-	if found != 1 {
-		return nil, fmt.Errorf("%s holds %d Flux HelmReleases; a plan's root names a file with one", file, found)
-	}
+	spec, _ := obj["spec"].(map[string]any)
 	read := map[string]bool{file: true}
 	dir := path.Dir(file)
 	for _, e := range repo.List(dir) {

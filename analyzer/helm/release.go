@@ -93,6 +93,50 @@ func IsFluxRelease(f *yamledit.File) bool {
 	return false
 }
 
+// oneRelease is the document of f, read from file, that holds its one
+// Flux HelmRelease, and that HelmRelease; none or several is an error.
+func oneRelease(f *yamledit.File, file string) (int, map[string]any, error) {
+	doc := -1
+	var obj map[string]any
+	for i := 0; i < f.Len(); i++ {
+		v, err := f.Value(i)
+		if err != nil {
+			return 0, nil, err
+		}
+		if !isHelmRelease(v) {
+			continue
+		}
+		if doc >= 0 {
+			return 0, nil, fmt.Errorf("%s holds several HelmReleases; a plan's root names a file with one", file)
+		}
+		doc, obj = i, v
+	}
+	if doc < 0 {
+		return 0, nil, fmt.Errorf("%s holds no Flux HelmRelease: a root that is a file is a HelmRelease's manifest; a kustomize root is a folder (%s)", file, path.Dir(file))
+	}
+	return doc, obj, nil
+}
+
+// TemplateFile is the repository file of a template as Helm names it
+// ("<chart>/templates/x.yaml", Object.Source); false for a name without
+// the chart's folder.
+func (r *FluxRelease) TemplateFile(source string) (string, bool) {
+	_, inside, ok := strings.Cut(source, "/")
+	if !ok {
+		return "", false
+	}
+	return path.Join(r.Dir, inside), true
+}
+
+// parserOf parses repo's manifests as LoadFluxRelease asks for them, for
+// a repository no snapshot caches the parses of (one with written files).
+func parserOf(repo *repofs.Repo) func(string) (*yamledit.File, error) {
+	return func(p string) (*yamledit.File, error) {
+		b, _ := repo.File(p)
+		return yamledit.Parse(p, b)
+	}
+}
+
 func isHelmRelease(v map[string]any) bool {
 	api, _ := v["apiVersion"].(string)
 	return v["kind"] == "HelmRelease" && strings.HasPrefix(api, "helm.toolkit.fluxcd.io/")
@@ -108,24 +152,11 @@ func LoadFluxRelease(repo *repofs.Repo, file string, parse func(string) (*yamled
 	if err != nil {
 		return nil, nil, err
 	}
-	r := &FluxRelease{File: file, Doc: -1}
-	var obj map[string]any
-	for i := 0; i < f.Len(); i++ {
-		v, err := f.Value(i)
-		if err != nil {
-			return nil, nil, err
-		}
-		if !isHelmRelease(v) {
-			continue
-		}
-		if r.Doc >= 0 {
-			return nil, nil, fmt.Errorf("%s holds several HelmReleases; a plan's root names a file with one", file)
-		}
-		r.Doc, obj = i, v
+	doc, obj, err := oneRelease(f, file)
+	if err != nil {
+		return nil, nil, err
 	}
-	if r.Doc < 0 {
-		return nil, nil, fmt.Errorf("%s holds no Flux HelmRelease: a root that is a file is a HelmRelease's manifest; a kustomize root is a folder (%s)", file, path.Dir(file))
-	}
+	r := &FluxRelease{File: file, Doc: doc}
 	refuse := func(code, field, msg, hint string) (*FluxRelease, *ReleaseRefusal, error) {
 		at, _ := jsonvalue.ParsePath(field)
 		return nil, &ReleaseRefusal{Code: code, File: file, Line: f.Line(r.Doc, at), Field: field, Message: msg, Hint: hint}, nil
@@ -268,7 +299,7 @@ func (r *FluxRelease) values(repo *repofs.Repo, spec map[string]any, parse func(
 	return nil, nil
 }
 
-// render0 names the repository's top folder as a person reads it.
+// displayDir names the repository's top folder as a person reads it.
 func displayDir(dir string) string {
 	if dir == "." || dir == "" {
 		return "the repository's top folder"

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path"
 	"reflect"
-	"strings"
 
 	"github.com/driftback/driftback/internal/jsonvalue"
 	"github.com/driftback/driftback/internal/repofs"
@@ -86,7 +85,12 @@ func (r *FluxRelease) Place(repo *repofs.Repo, drifts []Drift) (*ReleasePlan, er
 		return out, nil
 	}
 	written := w.bytes()
-	if moved, err := r.verify(repo, written, base, out.Placed); err != nil || len(moved) > 0 {
+	after, err := repo.With(written)
+	var moved []Move
+	if err == nil {
+		moved, err = r.verify(after, base, out.Placed)
+	}
+	if err != nil || len(moved) > 0 {
 		why := fmt.Sprintf("the release rendered from the written values also moves %s", movesText(moved))
 		if err != nil {
 			why = "the release does not render from the written values: " + err.Error()
@@ -97,8 +101,8 @@ func (r *FluxRelease) Place(repo *repofs.Repo, drifts []Drift) (*ReleasePlan, er
 		out.Placed = nil
 		return out, nil
 	}
-	if out.SharedWith, err = r.sharedWith(repo, written); err != nil || len(out.SharedWith) > 0 {
-		return out, err
+	if out.SharedWith = r.sharedWith(repo, after); len(out.SharedWith) > 0 {
+		return out, nil
 	}
 	out.Files = written
 	return out, nil
@@ -112,8 +116,8 @@ func (r *FluxRelease) templateOf(base *Rendering, obj ObjectID) string {
 		if !sameObject(idOf(o.Object, r.Options.Namespace), obj) {
 			continue
 		}
-		if _, inside, ok := strings.Cut(o.Source, "/"); ok {
-			return path.Join(r.Dir, inside)
+		if file, ok := r.TemplateFile(o.Source); ok {
+			return file
 		}
 	}
 	return r.File
@@ -121,17 +125,11 @@ func (r *FluxRelease) templateOf(base *Rendering, obj ObjectID) string {
 
 // sharedWith lists the other HelmRelease files of the release's folder
 // (where valuesFrom ConfigMaps are looked for) whose merged values differ
-// once written is applied: a plan must change no other root's render.
-func (r *FluxRelease) sharedWith(repo *repofs.Repo, written map[string][]byte) ([]string, error) {
-	after, err := repo.With(written)
-	if err != nil {
-		return nil, err
-	}
+// in after, the repository with the written files: a plan must change no
+// other root's render.
+func (r *FluxRelease) sharedWith(repo, after *repofs.Repo) []string {
 	values := func(rp *repofs.Repo, file string) (map[string]any, bool) {
-		rel, ref, err := LoadFluxRelease(rp, file, func(p string) (*yamledit.File, error) {
-			b, _ := rp.File(p)
-			return yamledit.Parse(p, b)
-		})
+		rel, ref, err := LoadFluxRelease(rp, file, parserOf(rp))
 		if err != nil || ref != nil {
 			return nil, false
 		}
@@ -144,8 +142,7 @@ func (r *FluxRelease) sharedWith(repo *repofs.Repo, written map[string][]byte) (
 		if file == r.File || !isManifestName(e) {
 			continue
 		}
-		b, _ := repo.File(file)
-		if f, err := yamledit.Parse(file, b); err != nil || !IsFluxRelease(f) {
+		if f, err := parserOf(repo)(file); err != nil || !IsFluxRelease(f) {
 			continue
 		}
 		was, okWas := values(repo, file)
@@ -154,7 +151,7 @@ func (r *FluxRelease) sharedWith(repo *repofs.Repo, written map[string][]byte) (
 			out = append(out, file)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // probe runs the prober on one drift; a field that is no scalar in the
@@ -236,17 +233,11 @@ func namedPath(obj any, p jsonvalue.Path) jsonvalue.Path {
 	return out
 }
 
-// verify renders the release from the written files and lists what moved
-// other than the placed fields, to their live values.
-func (r *FluxRelease) verify(repo *repofs.Repo, written map[string][]byte, base *Rendering, placed []Placed) ([]Move, error) {
-	after, err := repo.With(written)
-	if err != nil {
-		return nil, err
-	}
-	again, ref, err := LoadFluxRelease(after, r.File, func(p string) (*yamledit.File, error) {
-		b, _ := after.File(p)
-		return yamledit.Parse(p, b)
-	})
+// verify renders the release from after, the repository with the written
+// files, and lists what moved other than the placed fields, to their live
+// values.
+func (r *FluxRelease) verify(after *repofs.Repo, base *Rendering, placed []Placed) ([]Move, error) {
+	again, ref, err := LoadFluxRelease(after, r.File, parserOf(after))
 	if err != nil {
 		return nil, err
 	}
