@@ -133,11 +133,15 @@ func (l *Leases) newTargets() ([]string, bool) {
 // replica holds the target, and its Lease was renewed within the renew
 // deadline, well before any other replica may take the target over. A
 // replica that was paused (SIGSTOP, a long GC, a hung connection) fails
-// it however late its membership loop runs. left is how long until the
-// fence closes without a further renewal: a write attempt ends within it,
-// so the take-over margin (LeaseDuration-RenewDeadline) is left for a
-// request GitHub already took. A span on this replica's clock, not an
-// instant: the GitHub client may keep another (ClientOptions.Now).
+// it however late its membership loop runs. left is how long a write
+// attempt may last: until the fence closes without a further renewal, and
+// never longer than the take-over margin (LeaseDuration-RenewDeadline).
+// So a request GitHub already took lands within the margin both when this
+// replica stops renewing and when it withdraws its claim (rebalanced away:
+// the new holder waits the margin from the withdrawal it sees, and an
+// attempt begun just before the withdrawal could otherwise outlast it). A
+// span on this replica's clock, not an instant: the GitHub client may keep
+// another (ClientOptions.Now).
 func (l *Leases) Writable(target string) (left time.Duration, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -148,7 +152,7 @@ func (l *Leases) Writable(target string) (left time.Duration, err error) {
 	if age >= limit {
 		return 0, fmt.Errorf("replica %s last renewed its lease %s ago (limit %s)", l.Identity, age.Round(time.Millisecond), limit)
 	}
-	return limit - age, nil
+	return min(limit-age, l.leaseDuration()-l.renewDeadline()), nil
 }
 
 // Holds reports whether this replica is the target's writer now.

@@ -21,14 +21,21 @@ import (
 // are claimed again (the others may have taken them meanwhile).
 func TestLeaseWritableNeedsAFreshRenewal(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
-	l := &Leases{Identity: "a", RenewDeadline: 10 * time.Second, Now: func() time.Time { return now }, held: map[bucket]bool{}}
+	l := &Leases{Identity: "a", LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, Now: func() time.Time { return now }, held: map[bucket]bool{}}
 	if writable(l, "t") {
 		t.Fatal("writable without holding the target")
 	}
 	l.setHeld(map[bucket]bool{bucketOf("t"): true})
 	l.noteRenewal(now)
 	renewed := now
-	now = now.Add(5 * time.Second)
+	// Just renewed, an attempt still lasts no longer than the take-over
+	// margin: the claim may be withdrawn (the target rebalanced away) the
+	// moment after, and its new holder waits only the margin from then.
+	now = now.Add(time.Second)
+	if left, err := l.Writable("t"); err != nil || left != 5*time.Second {
+		t.Errorf("just renewed: writable for %s (%v), want the 5s margin", left, err)
+	}
+	now = now.Add(6 * time.Second)
 	left, err := l.Writable("t")
 	if err != nil {
 		t.Fatalf("fresh lease: %v", err)
