@@ -70,23 +70,34 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 		return Outcome{}, err
 	}
 
-	if err := readLive(ctx, p, func() []string { b.memory.Settle(ctx, p.Poll, b.loader(p)); return b.memory.ReadKinds(p.Poll) }); err != nil {
+	// A read of the cluster that fails for good is said on the base head
+	// (once per cause), touching nothing else; the next good poll must post
+	// its verdict again. Any other failure says nothing of the target (the
+	// network, a timeout, a 5xx): the poll fails before any write.
+	failedRead := func(err error) (Outcome, error) {
 		err = fmt.Errorf("cluster %s: %w", tc.Cluster, err)
 		if s := stall.Of(p.Poll, err); s != nil {
-			// The cluster refused the read for good: say why on the base
-			// head (once per cause), touch nothing else; the next good
-			// poll must post its verdict again.
 			b.memory.Forget(tc.Name)
 			return p.Out, b.stalled(ctx, p, s, err)
 		}
-		// Nothing was read, for a reason that says nothing about the
-		// target (the network, a timeout, a 5xx): the poll fails before
-		// any write.
 		return Outcome{}, err
+	}
+	if err := scopeLive(ctx, p, func() []string { b.memory.Settle(ctx, p.Poll, b.loader(p)); return b.memory.ReadKinds(p.Poll) }); err != nil {
+		return failedRead(err)
 	}
 	p.PRs, err = b.reads.ListPRs(ctx, b.GitHub, p.t.round, p.Poll)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("pull requests of %s: %w", p.Branch, err)
+	}
+	if v, ok := p.t.Lister.(cluster.Versioner); ok && p.listed() {
+		p.LiveVersion, _ = v.Version(ctx, p.Scope)
+		if b.memory.Quick(p.Poll, rerun != "") {
+			refreshAudit(p)
+			return Outcome{Idle: true, Unlisted: true}, nil
+		}
+	}
+	if err := listLive(ctx, p); err != nil {
+		return failedRead(err)
 	}
 	if rerun != "" && !postsOn(p, rerun) {
 		// The Re-run names a commit this poll posts nothing on (a base
@@ -148,13 +159,14 @@ func postsOn(p *poll, sha string) bool {
 	return false
 }
 
-// readLive reads the target's live objects. A target that reads an
-// applied revision first reads its Kustomization or Application, once: the
-// poll renders the revision of that same read, and for a target by
-// inventory its inventory scopes the listing and picks the objects
-// compared. Any other target lists only the kinds narrow names, once it is
-// known what its render holds at this revision (bot/idle).
-func readLive(ctx context.Context, p *poll, narrow func() []string) error {
+// scopeLive works out what the target's live objects are listed with
+// (p.Scope). A target that reads an applied revision first reads its
+// Kustomization or Application, once: the poll renders the revision of
+// that same read, and for a target by inventory its inventory scopes the
+// listing and picks the objects compared. Any other target lists only the
+// kinds narrow names, once it is known what its render holds at this
+// revision (bot/idle).
+func scopeLive(ctx context.Context, p *poll, narrow func() []string) error {
 	tc := p.Target
 	scope := discover.TargetScope(&tc)
 	if p.t.ByInventory && p.t.Applied == nil {
@@ -179,11 +191,20 @@ func readLive(ctx context.Context, p *poll, narrow func() []string) error {
 		scope.Only = narrow()
 	}
 	p.Scope, p.Only = scope, scope.Only
-	return listLive(ctx, p)
+	return nil
+}
+
+// listed reports whether the poll lists objects: not a target by
+// inventory whose tool applied nothing yet.
+func (p *poll) listed() bool {
+	return !p.t.ByInventory || len(p.Applied.Inventory) > 0
 }
 
 // listLive lists the objects of p.Scope.
 func listLive(ctx context.Context, p *poll) error {
+	if !p.listed() {
+		return nil
+	}
 	read, err := p.t.Lister.List(ctx, p.Scope)
 	if err != nil {
 		return err
@@ -192,12 +213,19 @@ func listLive(ctx context.Context, p *poll) error {
 	if p.t.ByInventory {
 		p.Objs = cluster.InInventory(p.Objs, p.Applied.Inventory)
 	}
+	refreshAudit(p)
+	return nil
+}
+
+// refreshAudit reads what the audit trail gained, at every poll that
+// reads the cluster, idle or not: a log rotated between two reads loses
+// what was not read before it.
+func refreshAudit(p *poll) {
 	if err := p.t.Audit.Refresh(); err != nil {
 		// Who made a change is extra: without it the edits are still
 		// right, and say only the field managers.
 		p.Log.Warn("audit log not read; edits name field managers only", "error", err)
 	}
-	return nil
 }
 
 // archivedRefusal is GitHub's 403 for a write to an archived repository.

@@ -101,6 +101,23 @@ func (n notedLister) List(ctx context.Context, s cluster.Scope) (cluster.Listing
 	return read, err
 }
 
+// Version is the round's name for what List(s) would return (an idle
+// poll compares it instead of listing); a round that could name it read
+// the cluster.
+func (n notedLister) Version(ctx context.Context, s cluster.Scope) (string, bool) {
+	v, ok := n.l.(cluster.Versioner)
+	if !ok {
+		return "", false
+	}
+	version, ok := v.Version(ctx, s)
+	if ok {
+		n.p.mu.Lock()
+		n.p.read[n.cluster] = true
+		n.p.mu.Unlock()
+	}
+	return version, ok
+}
+
 // unreadyAfter is how many polls in a row a cluster may go unread before
 // /readyz fails: one failed poll is a blip, several an outage.
 const unreadyAfter = 3

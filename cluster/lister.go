@@ -45,6 +45,12 @@ type Lister interface {
 	List(ctx context.Context, s Scope) (Listing, error)
 }
 
+// Versioner is a Lister that can name what List(s) would return without
+// building it (Round.Version): the same name later means the same listing.
+type Versioner interface {
+	Version(ctx context.Context, s Scope) (string, bool)
+}
+
 // Listing is what one List read: the objects, and what the read covered.
 type Listing struct {
 	Objects []Object

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -93,50 +96,94 @@ func (r *Round) List(ctx context.Context, s Scope) (Listing, error) {
 	if err != nil {
 		return Listing{}, err
 	}
-	resources, cov := r.pick(ctx, v.(discovered), s)
+	p := r.pick(ctx, v.(discovered), s)
+	cov := &kube.Coverage{Listed: map[string]bool{}, Skipped: p.cov.Skipped, Failed: p.cov.Failed}
 	var out []Object
-	for _, res := range resources {
-		byNS, err := r.kind(ctx, res.gvr, namespaces)
+	for _, res := range p.resources {
+		read, err := r.kind(ctx, res.gvr, namespaces)
 		if err != nil {
 			return Listing{}, err
 		}
 		cov.Listed[kube.KindKey(res.gvk.Group, res.gvk.Kind)] = true
 		for _, ns := range namespaces {
-			out = append(out, byNS[ns]...)
+			out = append(out, read.byNS[ns]...)
 		}
 	}
 	return Listing{Objects: out, Coverage: cov}, nil
 }
 
-// picked is what pickResources chose for one set of kinds.
+// Version names what List(s) returns in this round without building it,
+// so that an idle poll can tell that nothing it compares moved without
+// listing and fingerprinting its objects again: a later round gives the
+// same string exactly when List(s) there returns the same objects and
+// coverage. false when the round cannot say: a kind in s is listed each
+// round (by namespace, or its watch refused or not yet started).
+func (r *Round) Version(ctx context.Context, s Scope) (string, bool) {
+	namespaces := s.Namespaces
+	if len(namespaces) == 0 {
+		return "", false // a selector's namespaces are read anew each round
+	}
+	v, err := r.do(ctx, "discovery", func(context.Context) (any, error) { return r.l.discover() })
+	if err != nil {
+		return "", false
+	}
+	p := r.pick(ctx, v.(discovered), s)
+	b := []byte(p.print)
+	for _, res := range p.resources {
+		read, err := r.kind(ctx, res.gvr, namespaces)
+		if err != nil || read.kept == nil {
+			return "", false
+		}
+		b = strconv.AppendUint(append(b, ';'), read.kept.gen, 36)
+		for _, ns := range namespaces {
+			b = strconv.AppendUint(append(append(append(b, ' '), ns...), '@'), read.kept.changed[ns], 36)
+		}
+	}
+	return string(b), true
+}
+
+// picked is what pickResources chose for one set of kinds, and print,
+// which names it for Version: the resources in order and the coverage's
+// skipped kinds and failed groups.
 type picked struct {
 	resources []resource
 	cov       *kube.Coverage
+	print     string
 }
 
 // pick is pickResources, worked out once per round for each set of kinds
-// (a round serves thousands of targets, most reading the same kinds): each
-// caller gets a Coverage of its own to fill Listed, sharing the skipped
-// kinds and failed groups, which nobody writes after.
-func (r *Round) pick(ctx context.Context, d discovered, s Scope) ([]resource, *kube.Coverage) {
+// (a round serves thousands of targets, most reading the same kinds):
+// callers share the skipped kinds and failed groups, which nobody writes
+// after, each filling a Listed of its own.
+func (r *Round) pick(ctx context.Context, d discovered, s Scope) picked {
 	key := "pick\x00" + strings.Join(s.IncludeKinds, ",") + "\x00" + strings.Join(s.ExcludeKinds, ",") + "\x00" + strings.Join(s.Only, ",")
-	v, err := r.do(ctx, key, func(context.Context) (any, error) {
-		res, cov := pickResources(d, s)
-		return picked{res, cov}, nil
-	})
+	v, err := r.do(ctx, key, func(context.Context) (any, error) { return pickOf(d, s), nil })
 	if err != nil {
 		// Only the caller's context ends a shared call that cannot fail:
 		// work it out alone.
-		return pickResources(d, s)
+		return pickOf(d, s)
 	}
-	p := v.(picked)
-	return p.resources, &kube.Coverage{Listed: map[string]bool{}, Skipped: p.cov.Skipped, Failed: p.cov.Failed}
+	return v.(picked)
+}
+
+func pickOf(d discovered, s Scope) picked {
+	res, cov := pickResources(d, s)
+	var b strings.Builder
+	for _, r := range res {
+		b.WriteString(r.gvr.String() + "|" + r.gvk.Kind + "\n")
+	}
+	b.WriteString("skipped")
+	for _, k := range slices.Sorted(maps.Keys(cov.Skipped)) {
+		b.WriteString(" " + k)
+	}
+	b.WriteString("\nfailed " + strings.Join(cov.Failed, "\x00") + "\n")
+	return picked{resources: res, cov: cov, print: b.String()}
 }
 
 // kind lists one kind in every namespace at once, or in each of
 // namespaces when the round reads by namespace or a cluster-wide list is
 // forbidden.
-func (r *Round) kind(ctx context.Context, gvr schema.GroupVersionResource, namespaces []string) (map[string][]Object, error) {
+func (r *Round) kind(ctx context.Context, gvr schema.GroupVersionResource, namespaces []string) (kindRead, error) {
 	if !r.byNamespace {
 		v, err := r.do(ctx, "list "+gvr.String(), func(ctx context.Context) (any, error) {
 			if kept, ok := r.l.watched.current(gvr); ok {
@@ -146,16 +193,16 @@ func (r *Round) kind(ctx context.Context, gvr schema.GroupVersionResource, names
 			if apierrors.IsForbidden(err) {
 				return nil, nil // read namespace by namespace below
 			}
-			if err == nil {
-				r.l.watched.start(gvr, objs, rv)
+			if err != nil {
+				return nil, err
 			}
-			return byNamespace(objs), err
+			return kindRead{byNS: byNamespace(objs), kept: r.l.watched.start(gvr, objs, rv)}, nil
 		})
 		if err != nil {
-			return nil, err
+			return kindRead{}, err
 		}
 		if v != nil {
-			return v.(map[string][]Object), nil
+			return v.(kindRead), nil
 		}
 	}
 	out := map[string][]Object{}
@@ -164,11 +211,11 @@ func (r *Round) kind(ctx context.Context, gvr schema.GroupVersionResource, names
 			return r.l.listKind(ctx, gvr, ns)
 		})
 		if err != nil {
-			return nil, err
+			return kindRead{}, err
 		}
 		out[ns] = v.([]Object)
 	}
-	return out, nil
+	return kindRead{byNS: out}, nil
 }
 
 func byNamespace(objs []Object) map[string][]Object {

@@ -2,8 +2,10 @@ package cluster
 
 import (
 	"context"
+	"maps"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -90,28 +92,55 @@ type watchedKind struct {
 	rv    string    // the newest resourceVersion heard
 	heard time.Time // when the watch last said anything
 	live  bool      // a watch is running from rv
+	// gen names this keeping of the kind (a list and the watch from it);
+	// seq counts the changes the watch applied, and changed holds, by
+	// namespace, the seq of the last change there. versions is changed as
+	// view was built, handed out with it.
+	gen      uint64
+	seq      uint64
+	changed  map[string]uint64
+	versions map[string]uint64
 	// refused: when the watch was forbidden or is not served; the kind is
 	// listed every round until watchRetry has passed (RBAC may be mended).
 	refused time.Time
 	stop    context.CancelFunc
 }
 
+// keptGens numbers each keeping of a kind, across listers: a version of
+// one never equals a version of another.
+var keptGens atomic.Uint64
+
+// kindRead is one kind as a round read it: its objects by namespace and,
+// for a kind kept by a watch, where the watch stood when it was read.
+type kindRead struct {
+	byNS map[string][]Object
+	kept *keptAt // nil: listed, with nothing to compare a later read with
+}
+
+// keptAt is where a kept kind stood: which keeping, and by namespace the
+// number of its last change (none: 0). A later read of a namespace with
+// the same gen and number holds exactly the same objects.
+type keptAt struct {
+	gen     uint64
+	changed map[string]uint64
+}
+
 // current is the kind as kept, when its watch is live and was heard from
 // within watchSilence.
-func (w *watchedKinds) current(gvr schema.GroupVersionResource) (map[string][]Object, bool) {
+func (w *watchedKinds) current(gvr schema.GroupVersionResource) (kindRead, bool) {
 	if w == nil {
-		return nil, false
+		return kindRead{}, false
 	}
 	w.mu.Lock()
 	k := w.kinds[gvr]
 	w.mu.Unlock()
 	if k == nil {
-		return nil, false
+		return kindRead{}, false
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if !k.live || time.Since(k.heard) > watchSilence {
-		return nil, false
+		return kindRead{}, false
 	}
 	if k.view == nil {
 		k.view = map[string][]Object{}
@@ -119,15 +148,18 @@ func (w *watchedKinds) current(gvr schema.GroupVersionResource) (map[string][]Ob
 			ns := namespaceOf(o.Object)
 			k.view[ns] = append(k.view[ns], o)
 		}
+		k.versions = maps.Clone(k.changed)
 	}
-	return k.view, true
+	return kindRead{byNS: k.view, kept: &keptAt{gen: k.gen, changed: k.versions}}, true
 }
 
 // start keeps gvr from objs, listed at resourceVersion rv, by a watch
-// from rv, replacing what was kept of it (a list after a watch ended).
-func (w *watchedKinds) start(gvr schema.GroupVersionResource, objs []Object, rv string) {
+// from rv, replacing what was kept of it (a list after a watch ended). It
+// returns where the new keeping stands, which is objs; nil when the kind
+// is not kept.
+func (w *watchedKinds) start(gvr schema.GroupVersionResource, objs []Object, rv string) *keptAt {
 	if w == nil || rv == "" || w.ctx.Err() != nil {
-		return
+		return nil
 	}
 	w.mu.Lock()
 	old := w.kinds[gvr]
@@ -140,17 +172,19 @@ func (w *watchedKinds) start(gvr schema.GroupVersionResource, objs []Object, rv 
 		old.mu.Unlock()
 		if refused {
 			w.mu.Unlock()
-			return
+			return nil
 		}
 	}
 	ctx, stop := context.WithCancel(w.ctx)
-	k := &watchedKind{objs: make(map[string]Object, len(objs)), rv: rv, heard: time.Now(), live: true, stop: stop}
+	k := &watchedKind{objs: make(map[string]Object, len(objs)), rv: rv, heard: time.Now(), live: true, stop: stop,
+		gen: keptGens.Add(1), changed: map[string]uint64{}}
 	for _, o := range objs {
 		k.objs[keyOf(o)] = o
 	}
 	w.kinds[gvr] = k
 	w.mu.Unlock()
 	go k.follow(ctx, w, gvr)
+	return &keptAt{gen: k.gen}
 }
 
 func keyOf(o Object) string {
@@ -215,6 +249,12 @@ func (k *watchedKind) follow(ctx context.Context, w *watchedKinds, gvr schema.Gr
 	}
 }
 
+// note counts a change to o's namespace (k.mu held).
+func (k *watchedKind) note(o Object) {
+	k.seq++
+	k.changed[namespaceOf(o.Object)] = k.seq
+}
+
 // take applies events until the stream ends: true when the watch may
 // resume from the last resourceVersion seen (the stream closed or broke),
 // false when the apiserver said that resourceVersion is gone (410: it
@@ -263,10 +303,12 @@ func (k *watchedKind) take(events <-chan watch.Event, gvr schema.GroupVersionRes
 		}
 		for _, o := range gone {
 			delete(k.objs, keyOf(o))
+			k.note(o)
 		}
 		for _, o := range kept {
 			o.digest = newLazyDigest(o)
 			k.objs[keyOf(o)] = o
+			k.note(o)
 		}
 		if len(gone)+len(kept) > 0 {
 			k.view = nil

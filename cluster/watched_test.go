@@ -222,3 +222,76 @@ func TestKeptKindTheClusterNoLongerServesFailsTheRound(t *testing.T) {
 		}
 	}
 }
+
+// Issue 54: a round names a kept listing without building it, so an idle
+// poll need not list and fingerprint its objects to learn that nothing
+// moved. The name moves exactly with what List returns: a change in one
+// namespace moves the name of a scope that reads it and of no other; a
+// round that cannot say (a kind listed by namespace, a selector's
+// namespaces, watching stopped) says so.
+func TestRoundVersionMovesOnlyWithTheListing(t *testing.T) {
+	w := newKeptWorld(t, nil)
+	ctx := context.Background()
+	other := namespace(t, w.dyn)
+	configMapsIn(t, w.dyn, other, 2)
+	otherScope := cluster.Scope{Namespaces: []string{other}, IncludeKinds: []string{"ConfigMap"}}
+
+	// names maps each version seen to the listing it named: one name
+	// never names two listings.
+	names := map[string]string{}
+	read := func(s cluster.Scope) (string, string) {
+		t.Helper()
+		r := w.l.Round()
+		v, ok := r.Version(ctx, s)
+		if !ok {
+			t.Fatal("a kept kind's round could not name its listing")
+		}
+		l, err := r.List(ctx, s)
+		must(t, err)
+		if was, ok := names[v]; ok && was != seen(l) {
+			t.Fatalf("version %q named %s and then %s", v, was, seen(l))
+		}
+		names[v] = seen(l)
+		return v, seen(l)
+	}
+	first, _ := read(w.scope)
+	firstOther, _ := read(otherScope)
+	if again, _ := read(w.scope); again != first {
+		t.Errorf("nothing moved, yet the version went from %q to %q", first, again)
+	}
+
+	cms := w.dyn.Resource(configmaps).Namespace(w.ns)
+	_, err := cms.Patch(ctx, "cm0", types.MergePatchType, []byte(`{"data":{"k":"v2"}}`), metav1.PatchOptions{FieldManager: "kubectl-edit"})
+	must(t, err)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		v, s := read(w.scope)
+		if s == "cm0=v2,cm1=v,cm2=v" {
+			if v == first {
+				t.Fatal("the edit left the version as it was")
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the edit never reached a round")
+		}
+	}
+	if v, _ := read(otherScope); v != firstOther {
+		t.Errorf("an edit in %s moved the version of %s: %q to %q", w.ns, other, firstOther, v)
+	}
+
+	if _, ok := w.l.RoundIn([]string{w.ns}).Version(ctx, w.scope); ok {
+		t.Error("a round that lists by namespace named its listing")
+	}
+	if _, ok := w.l.Round().Version(ctx, cluster.Scope{NamespaceSelector: "team=a", IncludeKinds: []string{"ConfigMap"}}); ok {
+		t.Error("a selector's listing was named")
+	}
+	w.stop()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, ok := w.l.Round().Version(ctx, w.scope); !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a lister whose watching stopped still named its listing")
+		}
+	}
+}

@@ -62,7 +62,7 @@ func (mem *Memory) carry(p *pollstate.Poll, m Memo) {
 	if m.KindsAt != "" {
 		m.KindsAt = kindsKey(p)
 	}
-	mem.memos.Set(p.Target.Name, m)
+	mem.Set(p.Target.Name, m)
 }
 
 // sameFor reports whether the target's plan would be the same at commit

@@ -36,17 +36,27 @@ type Memo struct {
 	Branch string
 }
 
-// Memory is what the last reconcile of each target saw.
-type Memory struct{ memos keyed.Map[Memo] }
+// Memory is what the last reconcile of each target saw, and what the last
+// idle check that found nothing moved read before the objects (quick.go).
+type Memory struct {
+	memos keyed.Map[Memo]
+	quick keyed.Map[string]
+}
 
 // Get is target's memo, false when there is none.
 func (mem *Memory) Get(target string) (Memo, bool) { return mem.memos.Get(target) }
 
 // Set replaces target's memo.
-func (mem *Memory) Set(target string, m Memo) { mem.memos.Set(target, m) }
+func (mem *Memory) Set(target string, m Memo) {
+	mem.quick.Forget(target)
+	mem.memos.Set(target, m)
+}
 
 // Forget drops target's memo: its next poll reconciles in full.
-func (mem *Memory) Forget(target string) { mem.memos.Forget(target) }
+func (mem *Memory) Forget(target string) {
+	mem.quick.Forget(target)
+	mem.memos.Forget(target)
+}
 
 // Check is the idle check of a poll that has read the cluster and the
 // pull requests: the memo this poll would leave as far as it knows now,
@@ -76,6 +86,7 @@ func (mem *Memory) Check(ctx context.Context, p *pollstate.Poll, rerun bool, arc
 		return m, false, nil
 	}
 	mem.carry(p, m)
+	mem.noteQuiet(p, last)
 	return m, true, nil
 }
 
@@ -100,7 +111,7 @@ func (mem *Memory) Remember(p *pollstate.Poll, m Memo, after []*github.PullReque
 		read = p.Kinds
 	}
 	m.Live = LiveFingerprint(p, read)
-	mem.memos.Set(p.Target.Name, m)
+	mem.Set(p.Target.Name, m)
 }
 
 // encodePins keeps the remote refs a plan read in the memo (which must

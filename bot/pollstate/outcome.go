@@ -5,6 +5,7 @@ import "github.com/driftback/driftback/analyzer"
 // Outcome says what one reconcile did, for logs, the dashboard and tests.
 type Outcome struct {
 	Idle      bool // nothing changed since the last poll: no build, no write
+	Unlisted  bool // idle, known without listing the objects (bot/idle, quick.go)
 	Plan      *analyzer.Plan
 	PR        int    // the open pull request's number, 0 if none
 	Pushed    bool   // a new commit went to the branch

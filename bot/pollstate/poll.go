@@ -37,6 +37,7 @@ type Poll struct {
 	Restoring   []enforce.Restoring      // drift the tool will put back, not proposed
 	Scope       cluster.Scope            // what the objects were listed with
 	Only        []string                 // the kinds the listing was narrowed to (bot/idle); nil: every kind
+	LiveVersion string                   // what the lister named the listing of Scope (cluster.Versioner); "": it cannot
 	Kinds       []string                 // the kinds the plan's render held; nil: no plan
 	At          Revs                     // the commits the memo compares (bot/idle)
 	Settled     bool                     // at is set
