@@ -604,3 +604,41 @@ func TestDashboardIsFoundPastTheFirstPage(t *testing.T) {
 		t.Fatalf("want #%d brought up to date and no other dashboard, have %+v", d.Number, dashboards)
 	}
 }
+
+// Issue 54 item 8: two deployments of the App at one instance, each with
+// its own targets of the repository, share its dashboard: each keeps the
+// other's rows, so rounds that change nothing write nothing (before, each
+// round of each took the other's rows out, and the other put them back).
+func TestDashboardTwoDeploymentsDoNotFight(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	withIssues(h)
+	us := secondDeployment(t, h)
+	eu := dashRunner(h, h.bot, h.target)
+	usTarget := dashTarget(t, h, "b-us", renderedLive(t))
+	other := dashRunner(h, us.bot, usTarget)
+	for range 2 {
+		pollRound(t, eu)
+		pollRound(t, other)
+	}
+	d := theDashboard(t, h)
+	if !strings.Contains(d.Body, "| `shop-prod` (`eu`) | pull request open |") || !strings.Contains(d.Body, "| `b-us` (`us`) | in sync |") {
+		t.Fatalf("rows:\n%s", d.Body)
+	}
+	mark := len(h.srv.Requests())
+	for range 3 {
+		pollRound(t, eu)
+		pollRound(t, other)
+	}
+	if _, wrote := issueCalls(h, mark); wrote != 0 {
+		t.Fatalf("%d dashboard writes in rounds that changed nothing:\n%s", wrote, theDashboard(t, h).Body)
+	}
+	// A lone deployment remembers the body it wrote; sharing it, it reads
+	// it each round (a 304 when unchanged), so a row the other took back
+	// in a write of the same instant is put right.
+	body := strings.Replace(d.Body, `"state":"in-sync"`, `"state":"pending"`, 1)
+	h.srv.EditIssue(owner, repo, d.Number, "driftback[bot]", nil, &body, "")
+	pollRound(t, other)
+	if got := theDashboard(t, h); got.Body != d.Body {
+		t.Fatalf("not put right:\n%s", got.Body)
+	}
+}

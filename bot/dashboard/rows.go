@@ -64,6 +64,9 @@ type dashRow struct {
 	// Since is when a failing target's first failing poll in a row ran
 	// (RFC 3339, UTC, to the minute); kept across polls and restarts.
 	Since string `json:"since,omitempty"`
+	// Deployment is the deployment whose replica wrote the row
+	// (app.App.Deployment; "" when it cannot tell): deployments.go.
+	Deployment string `json:"deployment,omitempty"`
 }
 
 // dashState is the hidden block's JSON.
@@ -71,6 +74,9 @@ type dashState struct {
 	Version  int       `json:"v"`
 	Instance string    `json:"instance,omitempty"`
 	Rows     []dashRow `json:"rows"`
+	// Seen is, while deployments share the dashboard, when each last
+	// said it runs (deployments.go).
+	Seen map[string]string `json:"seen,omitempty"`
 }
 
 // rowOf is a target's row after a poll with out and err; false keeps the
@@ -176,7 +182,7 @@ func sameRows(a, b []dashRow) bool {
 // dashParts is an issue body cut around its block.
 type dashParts struct {
 	before, after string
-	rows          []dashRow
+	state         dashState
 }
 
 // parseDashboard finds the block instance wrote in body; false when there
@@ -190,7 +196,7 @@ func parseDashboard(body, instance string) (dashParts, bool) {
 		k := strings.Index(rest, BlockEnd)
 		var st dashState
 		if j >= 0 && k > j && json.Unmarshal([]byte(rest[:j]), &st) == nil && st.Version == 1 && st.Instance == instance {
-			return dashParts{before: body[:i], after: rest[k+len(BlockEnd):], rows: st.Rows}, true
+			return dashParts{before: body[:i], after: rest[k+len(BlockEnd):], state: st}, true
 		}
 		next := strings.Index(rest, BlockBegin)
 		if next < 0 {
@@ -204,8 +210,10 @@ func parseDashboard(body, instance string) (dashParts, bool) {
 // renderDashboard is the body: a person's text around the block, the
 // block rendered from rows. A table too long for GitHub's limit lists the
 // targets in sync as a count, then cuts the rows it cannot hold.
-func renderDashboard(before, after, instance string, rows []dashRow) (string, error) {
-	st, _ := json.Marshal(dashState{Version: 1, Instance: instance, Rows: rows})
+func renderDashboard(before, after string, state dashState) (string, error) {
+	state.Version = 1
+	rows := state.Rows
+	st, _ := json.Marshal(state)
 	head := BlockBegin + string(st) + " -->\n"
 	for _, compact := range []bool{false, true} {
 		room := 1 << 30 // the whole table first; compact cuts what does not fit
@@ -233,13 +241,14 @@ func dashTable(rows []dashRow, compact bool, room int) string {
 		counts[r.State]++
 	}
 	b.WriteString(dashSummary(counts) + "\n\n| Target | State | Details |\n| --- | --- | --- |\n")
+	shared := len(deploymentsOf(rows)) > 1
 	inSync, cut := 0, 0
 	for _, r := range rows {
 		if compact && r.State == rowInSync {
 			inSync++
 			continue
 		}
-		line := fmt.Sprintf("| `%s` | %s | %s |\n", r.Target, stateWords[r.State], cell(rowDetails(r)))
+		line := fmt.Sprintf("| %s | %s | %s |\n", targetCell(r, shared), stateWords[r.State], cell(rowDetails(r)))
 		if b.Len()+len(line) > room-200 {
 			cut++
 			continue

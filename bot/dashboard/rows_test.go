@@ -15,12 +15,12 @@ import (
 // block is ours.
 func TestDashboardBlockRoundTrips(t *testing.T) {
 	rows := []dashRow{{Target: "a", State: rowFailing, Why: "`x --> y | z`", Since: "2026-12-05T02:31:00Z"}, {Target: "b", State: rowInSync}}
-	body, err := renderDashboard("mine above\n", "\nmine below", "", rows)
+	body, err := renderDashboard("mine above\n", "\nmine below", dashState{Rows: rows})
 	if err != nil {
 		t.Fatal(err)
 	}
 	parts, ok := parseDashboard(body, "")
-	if !ok || parts.before != "mine above\n" || parts.after != "\nmine below" || !sameRows(parts.rows, rows) {
+	if !ok || parts.before != "mine above\n" || parts.after != "\nmine below" || !sameRows(parts.state.Rows, rows) {
 		t.Fatalf("parsed %+v %v from:\n%s", parts, ok, body)
 	}
 	if _, ok := parseDashboard(body, "blue"); ok {
@@ -44,14 +44,14 @@ func TestDashboardFitsTheBodyLimit(t *testing.T) {
 	for i := range 150 {
 		rows = append(rows, dashRow{Target: fmt.Sprintf("waiting-%03d", i), State: rowWaiting, Why: strings.Repeat("the applied revision lags ", 8)})
 	}
-	body, err := renderDashboard("", "", "", rows)
+	body, err := renderDashboard("", "", dashState{Rows: rows})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(body) > maxDashBody || !strings.Contains(body, "400 more targets are in sync") || !strings.Contains(body, "more rows do not fit here") {
 		t.Fatalf("%d characters:\n%s", len(body), body[len(body)-400:])
 	}
-	if parts, ok := parseDashboard(body, ""); !ok || len(parts.rows) != len(rows) {
+	if parts, ok := parseDashboard(body, ""); !ok || len(parts.state.Rows) != len(rows) {
 		t.Fatal("rows lost from the state")
 	}
 }

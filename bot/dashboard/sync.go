@@ -24,6 +24,9 @@ type dashboard struct {
 	number int    // the issue; 0 until found or opened
 	body   string // its body as last read or written
 	closed bool   // a person closed it: left closed, not written
+	// shared: the body last read holds another deployment's rows, which
+	// it may write at any time: read it every round (deployments.go).
+	shared bool
 	seen   string // the replica's rows when it last read a closed one
 	// retryAt: GitHub refused the dashboard for a cause a person must fix
 	// (no issues permission, issues turned off); it is tried again then.
@@ -174,11 +177,12 @@ func (s *Syncer) syncOne(ctx context.Context, env Env, key, owner, name string) 
 		return nil // nothing of this replica's to say: no request
 	}
 	seen := keyed.Fingerprint(mine)
-	if d.number != 0 && env.Holds == nil {
+	me, now := env.App.Deployment, env.App.Metrics.Clock()
+	if d.number != 0 && env.Holds == nil && !d.shared {
 		if d.closed && d.seen == seen {
 			return nil
 		}
-		if parts, ok := parseDashboard(d.body, inst); ok && !d.closed && sameRows(parts.rows, mergeRows(parts.rows, mine, names)) {
+		if parts, ok := parseDashboard(d.body, inst); ok && !d.closed && sameState(parts.state, mergeState(parts.state, mine, names, me, now)) {
 			return nil
 		}
 	}
@@ -191,7 +195,7 @@ func (s *Syncer) syncOne(ctx context.Context, env Env, key, owner, name string) 
 		if !opener {
 			return nil // the replica that polls the first target opens it
 		}
-		body, err := renderDashboard("", "", inst, mergeRows(nil, mine, names))
+		body, err := renderDashboard("", "", mergeState(dashState{Instance: inst}, mine, names, me, now))
 		if err != nil {
 			return err
 		}
@@ -214,7 +218,9 @@ func (s *Syncer) syncOne(ctx context.Context, env Env, key, owner, name string) 
 	}
 	d.closed = false
 	parts, _ := parseDashboard(d.body, inst)
-	body, err := renderDashboard(parts.before, parts.after, inst, mergeRows(parts.rows, mine, names))
+	parts.state.Instance = inst
+	d.shared = sharedWith(parts.state.Rows, me)
+	body, err := renderDashboard(parts.before, parts.after, mergeState(parts.state, mine, names, me, now))
 	// The web editor saves a person's edit with CRLF line ends, the block
 	// included: that alone is no change of content.
 	if err != nil || body == d.body || strings.ReplaceAll(body, "\r\n", "\n") == strings.ReplaceAll(d.body, "\r\n", "\n") {
