@@ -3,12 +3,14 @@ package analyzer
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/driftback/driftback/analyzer/helm"
 	"github.com/driftback/driftback/analyzer/render"
 	"github.com/driftback/driftback/analyzer/sourceform"
 	"github.com/driftback/driftback/internal/jsonvalue"
+	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/repofs"
 )
 
@@ -194,4 +196,55 @@ func (p *helmPlacer) refuse(d helm.Drift, code, file string, line int, msg, hint
 
 func (p *helmPlacer) note(format string, args ...any) {
 	p.plan.Notes = append(p.plan.Notes, fmt.Sprintf(format, args...))
+}
+
+// ReleaseFile finds the file that declares the Flux HelmRelease
+// namespace/name among what the Flux Kustomization flux applies from root:
+// that HelmRelease's origin in root's render as kustomize-controller
+// builds it (DESIGN §13). why, when not "", says why no file can be its
+// HelmRelease root: root does not render or renders no such HelmRelease,
+// or the file is not the whole truth of what was applied
+// (helm.AppliedFile).
+func (s *Snapshot) ReleaseFile(root string, flux *kube.FluxContext, namespace, name string) (file, why string, err error) {
+	// The substituteFrom objects are not read here: the render must not
+	// depend on them, and the file is judged by its variables instead.
+	ctx := *flux
+	ctx.From, ctx.Spec = nil, maps.Clone(flux.Spec)
+	_, substituted := ctx.Spec["postBuild"]
+	delete(ctx.Spec, "postBuild")
+	plan := &Plan{Root: root}
+	var objs []render.Object
+	k, err := s.kustomize(root, Options{Flux: &ctx}, plan)
+	ok := k != nil && err == nil
+	if ok {
+		objs, ok, err = k.render()
+	}
+	switch {
+	case err != nil:
+		return "", fmt.Sprintf("%s does not render: %v", root, err), nil
+	case !ok:
+		var msgs []string
+		for _, r := range plan.Refusals {
+			msgs = append(msgs, r.Message)
+		}
+		return "", fmt.Sprintf("%s is refused as Flux renders it: %s", root, strings.Join(msgs, "; ")), nil
+	}
+	var hits []render.Object
+	for _, o := range objs {
+		if o.ID.Group == "helm.toolkit.fluxcd.io" && o.ID.Kind == "HelmRelease" && o.ID.Name == name && (o.ID.Namespace == namespace || o.ID.Namespace == "") {
+			hits = append(hits, o)
+		}
+	}
+	switch {
+	case len(hits) == 0:
+		return "", fmt.Sprintf("%s renders no HelmRelease %s/%s: the file that declares it is not found", root, namespace, name), nil
+	case len(hits) > 1 || hits[0].Origin == "" || hits[0].Shared:
+		return "", fmt.Sprintf("%s renders the HelmRelease %s/%s from no one document of a file", root, namespace, name), nil
+	}
+	f, err := s.forest.Parse(hits[0].Origin)
+	if err != nil {
+		return "", "", err
+	}
+	why, err = helm.AppliedFile(f, hits[0].Origin, hits[0].Object, namespace, substituted)
+	return hits[0].Origin, why, err
 }

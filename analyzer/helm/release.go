@@ -107,7 +107,7 @@ func oneRelease(f *yamledit.File, file string) (int, map[string]any, error) {
 			continue
 		}
 		if doc >= 0 {
-			return 0, nil, fmt.Errorf("%s holds several HelmReleases; a plan's root names a file with one", file)
+			return 0, nil, severalReleases(file)
 		}
 		doc, obj = i, v
 	}
