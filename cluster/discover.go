@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/driftback/driftback/internal/kube"
 )
 
 // Discovery (DESIGN §13): instead of targets written by hand, the GitOps
@@ -38,6 +40,24 @@ type Discovered struct {
 	// that render objects driftback does not (a Helm chart, a plugin),
 	// beside the one kustomize or plain source that is the target.
 	Unhandled []string
+	// Release is set when the object is a Flux HelmRelease (Tool "flux"):
+	// RepoURL and Branch are then its chart's GitRepository's, and Path
+	// the folder of the Kustomization that applied it, where its file is.
+	Release *DiscoveredRelease
+}
+
+// DiscoveredRelease is where a discovered HelmRelease's file is looked
+// for: the render of the Flux Kustomization that applied it, at the
+// revision it applied.
+type DiscoveredRelease struct {
+	Applier  kube.FluxContext // that Kustomization (its substituteFrom not read)
+	Revision string           // the commit it applied
+	// RepoURL and Branch are that Kustomization's GitRepository's: the
+	// file and the chart must be of one repository and branch.
+	RepoURL, Branch string
+	// File is the repository file that declares the HelmRelease, once
+	// found (bot/discover.LocateReleases); "" before.
+	File string
 }
 
 // InventoryEntry is one applied object.
@@ -92,9 +112,9 @@ func Discover(ctx context.Context, dyn dynamic.Interface, f DiscoverFilter) ([]D
 		return nil
 	}
 	if f.Flux {
-		err := list(fluxKustomizations, func(obj map[string]any) (Discovered, error) {
-			return fluxDiscovered(obj, func(ns, name string) (map[string]any, bool, error) {
-				r, err := dyn.Resource(gitRepositories).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		get := func(gvr schema.GroupVersionResource) getter {
+			return func(ns, name string) (map[string]any, bool, error) {
+				r, err := dyn.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 				if apierrors.IsNotFound(err) {
 					return nil, false, nil
 				}
@@ -102,9 +122,19 @@ func Discover(ctx context.Context, dyn dynamic.Interface, f DiscoverFilter) ([]D
 					return nil, false, err
 				}
 				return r.Object, true, nil
-			})
+			}
+		}
+		err := list(fluxKustomizations, func(obj map[string]any) (Discovered, error) {
+			return fluxDiscovered(obj, get(gitRepositories))
 		})
 		if err != nil {
+			return nil, err
+		}
+		err = list(helmReleases, func(obj map[string]any) (Discovered, error) {
+			return releaseDiscovered(obj, fluxApplier(obj), get(gitRepositories), get(fluxKustomizations))
+		})
+		// Flux without helm-controller serves no HelmReleases: none to find.
+		if err != nil && !apierrors.IsNotFound(err) {
 			return nil, err
 		}
 	}
@@ -133,14 +163,17 @@ func DiscoverIn(objs []Object, f DiscoverFilter) ([]Discovered, error) {
 		return nil, fmt.Errorf("selector: %w", err)
 	}
 	in := func(list []string, s string) bool { return len(list) == 0 || slices.Contains(list, s) }
-	getRepo := func(ns, name string) (map[string]any, bool, error) {
-		for _, o := range objs {
-			if g := gvkOf(o.Object); g.Group == gitRepositories.Group && g.Kind == "GitRepository" && namespaceOf(o.Object) == ns && nameOf(o.Object) == name {
-				return o.Object, true, nil
+	get := func(group, kind string) getter {
+		return func(ns, name string) (map[string]any, bool, error) {
+			for _, o := range objs {
+				if g := gvkOf(o.Object); g.Group == group && g.Kind == kind && namespaceOf(o.Object) == ns && nameOf(o.Object) == name {
+					return o.withStatus(), true, nil
+				}
 			}
+			return nil, false, nil
 		}
-		return nil, false, nil
 	}
+	getRepo := get(gitRepositories.Group, "GitRepository")
 	var out []Discovered
 	for _, o := range objs {
 		g := gvkOf(o.Object)
@@ -160,6 +193,12 @@ func DiscoverIn(objs []Object, f DiscoverFilter) ([]Discovered, error) {
 				return nil, err
 			}
 			out = append(out, d)
+		case f.Flux && g.Group == helmReleases.Group && g.Kind == "HelmRelease":
+			d, err := releaseDiscovered(o.withStatus(), o.Applier, getRepo, get(fluxKustomizations.Group, "Kustomization"))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, d)
 		case f.ArgoCD && g.Group == argoApplications.Group && g.Kind == "Application":
 			out = append(out, argoDiscovered(o.withStatus()))
 		}
@@ -168,41 +207,20 @@ func DiscoverIn(objs []Object, f DiscoverFilter) ([]Discovered, error) {
 	return out, nil
 }
 
-// fluxDiscovered reads a Flux Kustomization, its GitRepository through get
-// (the object, whether it exists). A GitRepository that does not exist
-// leaves the Kustomization out; one that cannot be read fails discovery,
-// which never drops a target on a transient error.
-func fluxDiscovered(obj map[string]any, get func(ns, name string) (map[string]any, bool, error)) (Discovered, error) {
+// getter reads one object of a kind by namespace and name: the object,
+// whether it exists.
+type getter func(ns, name string) (map[string]any, bool, error)
+
+// fluxDiscovered reads a Flux Kustomization, its GitRepository through get.
+// A GitRepository that does not exist leaves the Kustomization out; one
+// that cannot be read fails discovery, which never drops a target on a
+// transient error.
+func fluxDiscovered(obj map[string]any, get getter) (Discovered, error) {
 	d := Discovered{Tool: "flux", Namespace: namespaceOf(obj), Name: nameOf(obj)}
 	spec, _ := obj["spec"].(map[string]any)
 	d.Path, _ = spec["path"].(string)
-	src, _ := spec["sourceRef"].(map[string]any)
-	kind, _ := src["kind"].(string)
-	srcName, _ := src["name"].(string)
-	srcNS, _ := src["namespace"].(string)
-	if srcNS == "" {
-		srcNS = d.Namespace
-	}
-	if kind != "GitRepository" {
-		d.Skip = fmt.Sprintf("its source is a %s, not a GitRepository", kind)
-		return d, nil
-	}
-	repo, ok, err := get(srcNS, srcName)
-	if err != nil {
-		return d, fmt.Errorf("flux Kustomization %s/%s: its GitRepository %s/%s: %w", d.Namespace, d.Name, srcNS, srcName, err)
-	}
-	if !ok {
-		d.Skip = fmt.Sprintf("its GitRepository %s/%s does not exist", srcNS, srcName)
-		return d, nil
-	}
-	rs, _ := repo["spec"].(map[string]any)
-	d.RepoURL, _ = rs["url"].(string)
-	ref, _ := rs["ref"].(map[string]any)
-	d.Branch, _ = ref["branch"].(string)
-	for _, pin := range []string{"tag", "semver", "commit", "name"} {
-		if v, _ := ref[pin].(string); v != "" {
-			d.Skip = fmt.Sprintf("its GitRepository %s/%s follows ref.%s, not a branch a pull request can target", srcNS, srcName, pin)
-		}
+	if read, err := gitSource(&d, "Kustomization", spec, get); err != nil || !read {
+		return d, err
 	}
 	inv, err := fluxInventory(obj)
 	if err != nil {
@@ -214,6 +232,126 @@ func fluxDiscovered(obj map[string]any, get func(ns, name string) (map[string]an
 	if d.Skip == "" && len(inv) == 0 {
 		d.Skip = "it has no inventory yet"
 	}
+	return d, nil
+}
+
+// gitSource reads into d the GitRepository that holder's spec.sourceRef
+// names (in d's namespace unless it says another): its URL and branch, or
+// why it is no target's (another kind of source, none such, a pinned ref).
+// read is whether a GitRepository was read.
+func gitSource(d *Discovered, what string, holder map[string]any, get getter) (read bool, err error) {
+	src, _ := holder["sourceRef"].(map[string]any)
+	kind, _ := src["kind"].(string)
+	srcName, _ := src["name"].(string)
+	srcNS, _ := src["namespace"].(string)
+	if srcNS == "" {
+		srcNS = d.Namespace
+	}
+	if kind != "GitRepository" {
+		d.Skip = fmt.Sprintf("its source is a %s, not a GitRepository", kind)
+		return false, nil
+	}
+	repo, ok, err := get(srcNS, srcName)
+	if err != nil {
+		return false, fmt.Errorf("flux %s %s/%s: its GitRepository %s/%s: %w", what, d.Namespace, d.Name, srcNS, srcName, err)
+	}
+	if !ok {
+		d.Skip = fmt.Sprintf("its GitRepository %s/%s does not exist", srcNS, srcName)
+		return false, nil
+	}
+	rs, _ := repo["spec"].(map[string]any)
+	d.RepoURL, _ = rs["url"].(string)
+	ref, _ := rs["ref"].(map[string]any)
+	d.Branch, _ = ref["branch"].(string)
+	for _, pin := range []string{"tag", "semver", "commit", "name"} {
+		if v, _ := ref[pin].(string); v != "" {
+			d.Skip = fmt.Sprintf("its GitRepository %s/%s follows ref.%s, not a branch a pull request can target", srcNS, srcName, pin)
+		}
+	}
+	return true, nil
+}
+
+// fluxNamespaceLabel is the namespace of the Kustomization that applied an
+// object, beside its name (fluxNameLabel).
+const fluxNamespaceLabel = "kustomize.toolkit.fluxcd.io/namespace"
+
+// fluxApplier is the Flux Kustomization whose labels obj carries: the one
+// that applied it; nil when it carries none.
+func fluxApplier(obj map[string]any) *kube.ObjectRef {
+	md, _ := obj["metadata"].(map[string]any)
+	ls, _ := md["labels"].(map[string]any)
+	name, _ := ls[fluxNameLabel].(string)
+	ns, _ := ls[fluxNamespaceLabel].(string)
+	if name == "" || ns == "" {
+		return nil
+	}
+	return &kube.ObjectRef{Namespace: ns, Name: name}
+}
+
+// releaseDiscovered reads a Flux HelmRelease as a possible target: the
+// GitRepository its chart comes from (getRepo), and the Kustomization that
+// applied it (applier, read through getKust), whose folder at the
+// revision it applied holds the HelmRelease's file. A chart from anything but a
+// GitRepository, a HelmRelease no Kustomization applied, or one whose
+// Kustomization is no target itself (no GitRepository, a pinned ref, no
+// revision applied yet) is skipped, naming why.
+func releaseDiscovered(obj map[string]any, applier *kube.ObjectRef, getRepo, getKust getter) (Discovered, error) {
+	d := Discovered{Tool: "flux", Namespace: namespaceOf(obj), Name: nameOf(obj), Release: &DiscoveredRelease{}}
+	spec, _ := obj["spec"].(map[string]any)
+	unsupported := func(kind, name, field string) (Discovered, error) {
+		d.Skip = fmt.Sprintf("its chart comes from the %s %s (%s), not a folder of a GitRepository: charts from a HelmRepository, an OCIRepository or a HelmChart of spec.chartRef are not supported yet", kind, name, field)
+		return d, nil
+	}
+	if ref, ok := spec["chartRef"].(map[string]any); ok {
+		kind, _ := ref["kind"].(string)
+		name, _ := ref["name"].(string)
+		return unsupported(kind, name, "spec.chartRef")
+	}
+	chart, _ := spec["chart"].(map[string]any)
+	cs, _ := chart["spec"].(map[string]any)
+	src, _ := cs["sourceRef"].(map[string]any)
+	if kind, _ := src["kind"].(string); kind != "GitRepository" {
+		name, _ := src["name"].(string)
+		return unsupported(kind, name, "spec.chart.spec.sourceRef")
+	}
+	if read, err := gitSource(&d, "HelmRelease", cs, getRepo); err != nil || !read || d.Skip != "" {
+		return d, err
+	}
+	if applier == nil {
+		d.Skip = fmt.Sprintf("no Flux Kustomization applied it (no %s and %s labels), so the file that declares it is not known", fluxNameLabel, fluxNamespaceLabel)
+		return d, nil
+	}
+	kns, kname := applier.Namespace, applier.Name
+	kust, ok, err := getKust(kns, kname)
+	if err != nil {
+		return d, fmt.Errorf("flux HelmRelease %s/%s: its Kustomization %s/%s: %w", d.Namespace, d.Name, kns, kname, err)
+	}
+	if !ok {
+		d.Skip = fmt.Sprintf("the Flux Kustomization %s/%s that applied it does not exist", kns, kname)
+		return d, nil
+	}
+	k := Discovered{Namespace: kns, Name: kname}
+	kspec, _ := kust["spec"].(map[string]any)
+	read, err := gitSource(&k, "Kustomization", kspec, getRepo)
+	if err != nil {
+		return d, err
+	}
+	if !read || k.Skip != "" {
+		d.Skip = fmt.Sprintf("the Flux Kustomization %s/%s that applied it is no target: %s", kns, kname, k.Skip)
+		return d, nil
+	}
+	a, err := fluxApplied(kust)
+	if err != nil {
+		d.Skip = err.Error()
+		return d, nil
+	}
+	if a.Revision == "" {
+		d.Skip = fmt.Sprintf("the Flux Kustomization %s/%s that applied it reports no applied Git commit yet (status.lastAppliedRevision %q)", kns, kname, a.Raw)
+		return d, nil
+	}
+	d.Path, _ = kspec["path"].(string)
+	d.Release.Applier, d.Release.Revision = *a.Flux, a.Revision
+	d.Release.RepoURL, d.Release.Branch = k.RepoURL, k.Branch
 	return d, nil
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/driftback/driftback/internal/kube"
 	"github.com/driftback/driftback/internal/yamledit"
 )
 
@@ -41,6 +42,10 @@ type Object struct {
 	// Kustomization or HelmRelease and its HelmChart, an Argo CD
 	// Application): it says what was applied.
 	Status map[string]any
+	// Applier is, for a Flux HelmRelease, the Flux Kustomization that
+	// applied it (fluxApplier), read before sanitizing drops its labels;
+	// nil for none.
+	Applier *kube.ObjectRef
 }
 
 // An object file is live objects someone saved (kubectl get -o yaml > FILE):
@@ -233,6 +238,9 @@ func fromAPI(o map[string]any, owned bool) Object {
 	if g := gvkOf(o); (g.Group == fluxKustomizations.Group && g.Kind == "Kustomization") || (g.Group == argoApplications.Group && g.Kind == "Application") ||
 		(g.Group == helmReleases.Group && g.Kind == "HelmRelease") || (g.Group == helmCharts.Group && g.Kind == "HelmChart") {
 		obj.Status, _ = o["status"].(map[string]any)
+	}
+	if g := gvkOf(o); g.Group == helmReleases.Group && g.Kind == "HelmRelease" {
+		obj.Applier = fluxApplier(o)
 	}
 	if owned {
 		obj.Object = sanitizeOwned(o)
