@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/config"
 )
 
 // Discovery again (DESIGN §13): the clusters' Flux Kustomizations and Argo
@@ -28,7 +29,7 @@ func (s *service) rediscover(ctx context.Context, gen *generation) *generation {
 		}
 		return nil
 	}
-	was, now := discoveredSet(gen.runner.Targets), discoveredSet(found)
+	was, now := discoveredSet(gen.runner.Targets, gen.cfg), discoveredSet(found, gen.cfg)
 	if slices.Equal(was, now) {
 		return nil
 	}
@@ -47,11 +48,17 @@ func (s *service) rediscover(ctx context.Context, gen *generation) *generation {
 }
 
 // discoveredSet is each discovered target's name and config, sorted: two
-// sets are the same targets when they are equal.
-func discoveredSet(targets []*bot.Target) []string {
+// sets are the same targets when they are equal. A discovered target is
+// one the config does not write (a discovered name never is a written
+// one's).
+func discoveredSet(targets []*bot.Target, cfg *config.Config) []string {
+	written := map[string]bool{}
+	for _, t := range cfg.Targets {
+		written[t.Name] = true
+	}
 	var out []string
 	for _, t := range targets {
-		if t.ByInventory {
+		if !written[t.Config.Name] {
 			b, _ := json.Marshal(t.Config)
 			out = append(out, string(b))
 		}

@@ -3,6 +3,7 @@ package commands
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/bot"
+	"github.com/driftback/driftback/bot/archive"
 	"github.com/driftback/driftback/bot/discover"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/metrics"
@@ -27,6 +29,9 @@ type runnerInput struct {
 	// refs tells an Argo CD Application's branch from a tag it is pinned
 	// to; nil leaves every targetRevision taken for a branch.
 	refs *github.Client
+	// releases reads the repositories a discovered Flux HelmRelease's file
+	// is looked for in; nil leaves every HelmRelease out.
+	releases discover.Loader
 	// writeShare counts the replicas that share the GitHub write budget;
 	// nil: this one alone.
 	writeShare func() int
@@ -113,7 +118,7 @@ func assembleRunner(ctx context.Context, in runnerInput, gh *github.Client, logi
 	// Renders kept by size: a new commit rebuilds only the roots whose
 	// inputs changed, while a poll's renders fit.
 	bt := in.github.botFor(gh, bot.Options{AppID: cfg.GitHub.AppID, Login: login, Instance: cfg.Instance, Deployment: in.deployment, Metrics: in.metrics, Log: in.log, RenderBytes: analyzer.DefaultRenderCacheBytes})
-	in.refs = bt.GitHub
+	in.refs, in.releases = bt.GitHub, releaseLoader(bt.Archives)
 	found, err := discoverTargets(ctx, in, listers)
 	if err != nil {
 		return nil, err
@@ -137,7 +142,7 @@ func assembleRunner(ctx context.Context, in runnerInput, gh *github.Client, logi
 		if c.Discover != nil {
 			// Checked every poll interval: quiet, as the targets it finds
 			// are logged and counted when a new runner is built of them.
-			quiet := runnerInput{cfg: cfg, log: slog.New(slog.DiscardHandler), refs: bt.GitHub}
+			quiet := runnerInput{cfg: cfg, log: slog.New(slog.DiscardHandler), refs: bt.GitHub, releases: in.releases}
 			b.discover = func(ctx context.Context) ([]*bot.Target, error) { return discoverTargets(ctx, quiet, listers) }
 			break
 		}
@@ -165,6 +170,11 @@ func discoverTargets(ctx context.Context, in runnerInput, listers map[string]*cl
 		if err != nil {
 			return nil, fmt.Errorf("cluster %s: discover targets: %w", c.Name, err)
 		}
+		if in.releases != nil {
+			if err := discover.LocateReleases(ctx, in.releases, host, cfg.GitHub.Owner, found); err != nil {
+				return nil, fmt.Errorf("cluster %s: discover targets: %w", c.Name, err)
+			}
+		}
 		d := discover.Targets(cfg, c.Name, host, found)
 		if in.refs != nil {
 			if err := discover.LeaveOutPinned(ctx, in.refs, &d); err != nil {
@@ -175,12 +185,14 @@ func discoverTargets(ctx context.Context, in runnerInput, listers map[string]*cl
 		for _, dt := range d.Targets {
 			t := dt.Config
 			tool := "argocd"
-			if t.AppliedRevision.Flux != nil {
+			if t.AppliedRevision.Flux != nil || t.AppliedRevision.HelmRelease != nil {
 				tool = "flux"
 			}
 			counts[tool]++
 			in.log.Info("discovered target", "target", t.Name, "cluster", c.Name, "tool", tool, "repo", t.Repo, "root", t.Root, "objects", len(dt.Inventory))
-			bt := &bot.Target{Config: t, Lister: l, Applied: appliedFromCluster(&t, l), ByInventory: true}
+			// A HelmRelease has no inventory: its target reads the kinds its
+			// render holds, as a written one does.
+			bt := &bot.Target{Config: t, Lister: l, Applied: appliedFromCluster(&t, l), ByInventory: t.AppliedRevision.HelmRelease == nil}
 			in.audits.attribute(bt, cfg.Cluster(c.Name))
 			out = append(out, bt)
 		}
@@ -194,6 +206,18 @@ func discoverTargets(ctx context.Context, in runnerInput, listers map[string]*cl
 		}
 	}
 	return out, nil
+}
+
+// releaseLoader loads repositories through the bot's archives, a commit
+// GitHub does not have (404) answered as none.
+func releaseLoader(a *archive.Archives) discover.Loader {
+	return func(ctx context.Context, owner, repo, sha string) (*analyzer.Snapshot, error) {
+		snap, err := a.Load(ctx, owner, repo, sha)
+		if errors.Is(err, archive.ErrNoSuchRevision) || githubapi.IsNotFound(err) {
+			return nil, nil
+		}
+		return snap, err
+	}
 }
 
 // appliedFromCluster reads a target's applied revision from its GitOps

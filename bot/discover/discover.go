@@ -58,37 +58,47 @@ func Targets(cfg *config.Config, clusterName, webHost string, found []cluster.Di
 		if a := t.AppliedRevision.ArgoCD; a != nil {
 			byObject[covered{"argocd", a.Namespace, a.Name}] = true
 		}
+		if h := t.AppliedRevision.HelmRelease; h != nil {
+			byObject[covered{"helm", h.Namespace, h.Name}] = true
+		}
 		byRoot[strings.ToLower(t.Repo)+"|"+path.Clean(t.Root)] = true
 	}
 	for _, d := range found {
-		what := fmt.Sprintf("%s %s/%s", toolKind(d.Tool), d.Namespace, d.Name)
+		what := fmt.Sprintf("%s %s/%s", kindOf(d), d.Namespace, d.Name)
 		if d.Skip != "" {
 			out.Skipped = append(out.Skipped, what+": "+d.Skip)
 			continue
 		}
-		repo, ok := RepoOfGitURL(d.RepoURL, webHost)
-		if !ok || !strings.EqualFold(strings.SplitN(repo, "/", 2)[0], cfg.GitHub.Owner) {
+		repo, ok := ownRepo(d.RepoURL, webHost, cfg.GitHub.Owner)
+		if !ok {
 			out.Skipped = append(out.Skipped, fmt.Sprintf("%s: its repository %s is not one of %s on %s", what, d.RepoURL, cfg.GitHub.Owner, webHost))
 			continue
 		}
-		root := path.Clean(strings.TrimPrefix(path.Clean("/"+d.Path), "/"))
-		if root == "" || root == "/" {
-			root = "."
+		root, tool := rootOf(d.Path), d.Tool
+		if d.Release != nil {
+			if d.Release.File == "" {
+				out.Skipped = append(out.Skipped, what+": the file that declares it was not looked for: only `driftback run` reads the repository (LocateReleases)")
+				continue
+			}
+			root, tool = d.Release.File, "helm"
 		}
-		if byObject[covered{d.Tool, d.Namespace, d.Name}] || byRoot[strings.ToLower(repo)+"|"+root] {
+		if byObject[covered{tool, d.Namespace, d.Name}] || byRoot[strings.ToLower(repo)+"|"+root] {
 			out.Skipped = append(out.Skipped, what+": a target written in the config covers it")
 			continue
 		}
-		t := config.Target{Name: targetName(clusterName, d), Repo: repo, BaseBranch: d.Branch, Root: root, Cluster: clusterName}
+		t := config.Target{Name: targetName(clusterName, tool, d), Repo: repo, BaseBranch: d.Branch, Root: root, Cluster: clusterName}
 		if names[t.Name] {
 			out.Skipped = append(out.Skipped, fmt.Sprintf("%s: a target of the config is already named %s", what, t.Name))
 			continue
 		}
 		names[t.Name] = true
 		ref := &kube.ObjectRef{Namespace: d.Namespace, Name: d.Name}
-		if d.Tool == "flux" {
+		switch tool {
+		case "flux":
 			t.AppliedRevision.Flux = ref
-		} else {
+		case "helm":
+			t.AppliedRevision.HelmRelease = ref
+		default:
 			t.AppliedRevision.ArgoCD = ref
 		}
 		out.Targets = append(out.Targets, Target{Config: *cfg.Resolve(&t), Inventory: d.Inventory})
@@ -113,8 +123,28 @@ func WebHost(apiURL string) (string, error) {
 	return w.Hostname(), nil
 }
 
-func toolKind(tool string) string {
-	if tool == "flux" {
+// ownRepo is owner/name of a Git URL on webHost when owner owns it.
+func ownRepo(gitURL, webHost, owner string) (string, bool) {
+	repo, ok := RepoOfGitURL(gitURL, webHost)
+	return repo, ok && strings.EqualFold(strings.SplitN(repo, "/", 2)[0], owner)
+}
+
+// rootOf is a GitOps object's folder as a target's root: relative to the
+// repository's top, "." for the top itself.
+func rootOf(p string) string {
+	root := path.Clean(strings.TrimPrefix(path.Clean("/"+p), "/"))
+	if root == "" || root == "/" {
+		root = "."
+	}
+	return root
+}
+
+// kindOf names the kind of GitOps object d is.
+func kindOf(d cluster.Discovered) string {
+	switch {
+	case d.Release != nil:
+		return "Flux HelmRelease"
+	case d.Tool == "flux":
 		return "Flux Kustomization"
 	}
 	return "Argo CD Application"
@@ -150,10 +180,11 @@ func TargetScope(tc *config.Target) cluster.Scope {
 
 var nameJunk = regexp.MustCompile(`[^a-z0-9-]+`)
 
-// targetName names a discovered target after its cluster, tool, namespace
-// and name, within the 63 characters a target name may have.
-func targetName(clusterName string, d cluster.Discovered) string {
-	n := nameJunk.ReplaceAllString(strings.ToLower(fmt.Sprintf("%s-%s-%s-%s", clusterName, d.Tool, d.Namespace, d.Name)), "-")
+// targetName names a discovered target after its cluster, tool ("flux",
+// "argocd", or "helm" for a Flux HelmRelease), namespace and name, within
+// the 63 characters a target name may have.
+func targetName(clusterName, tool string, d cluster.Discovered) string {
+	n := nameJunk.ReplaceAllString(strings.ToLower(fmt.Sprintf("%s-%s-%s-%s", clusterName, tool, d.Namespace, d.Name)), "-")
 	n = strings.Trim(n, "-")
 	if len(n) > 63 {
 		sum := sha256.Sum256([]byte(n))
