@@ -82,6 +82,20 @@ func fleet(t *testing.T, files map[string]string) *repofs.Repo {
 	return r
 }
 
+// discovered is what Flux discovery finds among the objects.
+func discovered(t *testing.T, objects string) []cluster.Discovered {
+	t.Helper()
+	objs, err := cluster.ParseObjectFile("live.yaml", []byte(objects))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := cluster.DiscoverIn(objs, cluster.DiscoverFilter{Flux: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
 type located struct {
 	d     discover.Discovery
 	loads []string
@@ -92,14 +106,7 @@ type located struct {
 // cluster prod for owner acme.
 func locate(t *testing.T, cfg *config.Config, objects string, repo *repofs.Repo) located {
 	t.Helper()
-	objs, err := cluster.ParseObjectFile("live.yaml", []byte(objects))
-	if err != nil {
-		t.Fatal(err)
-	}
-	found, err := cluster.DiscoverIn(objs, cluster.DiscoverFilter{Flux: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	found := discovered(t, objects)
 	var out located
 	load := func(_ context.Context, owner, name, sha string) (*analyzer.Snapshot, error) {
 		out.loads = append(out.loads, owner+"/"+name+"@"+sha)
@@ -269,14 +276,7 @@ spec: {url: https://github.com/acme/charts, ref: {branch: main}}
 // A command that reads no repository (targets, the demo) makes no target
 // of a HelmRelease, and says so: its root is not known.
 func TestReleaseNotLocated(t *testing.T) {
-	objs, err := cluster.ParseObjectFile("live.yaml", []byte(clusterObjects("", webRelease)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	found, err := cluster.DiscoverIn(objs, cluster.DiscoverFilter{Flux: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	found := discovered(t, clusterObjects("", webRelease))
 	d := discover.Targets(acme(), "prod", "github.com", found)
 	if helmTarget(d) != nil || !strings.Contains(skippedRelease(d), "was not looked for") {
 		t.Errorf("targets %+v, skipped %v", d.Targets, d.Skipped)
@@ -286,16 +286,9 @@ func TestReleaseNotLocated(t *testing.T) {
 // A repository that cannot be read fails the search, and so discovery:
 // never a target dropped on a transient error.
 func TestReleaseLoadFails(t *testing.T) {
-	objs, err := cluster.ParseObjectFile("live.yaml", []byte(clusterObjects("", webRelease)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	found, err := cluster.DiscoverIn(objs, cluster.DiscoverFilter{Flux: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	found := discovered(t, clusterObjects("", webRelease))
 	boom := errors.New("GitHub answered 502")
-	err = discover.LocateReleases(context.Background(), func(context.Context, string, string, string) (*analyzer.Snapshot, error) { return nil, boom }, "github.com", "acme", found)
+	err := discover.LocateReleases(context.Background(), func(context.Context, string, string, string) (*analyzer.Snapshot, error) { return nil, boom }, "github.com", "acme", found)
 	if !errors.Is(err, boom) {
 		t.Errorf("error %v, want the load's", err)
 	}
