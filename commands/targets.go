@@ -49,7 +49,9 @@ Each discovering cluster is read as run reads it (its kubeconfig and context, or
 inCluster cluster the default kubeconfig when driftback runs outside a cluster); --live or
 --kubeconfig/--context read one source for every cluster instead. Only the GitOps objects are
 read. Whether an Argo CD Application's targetRevision is a branch is asked of GitHub by run,
-which leaves out an Application pinned to a tag; targets lists it as it is written.
+which leaves out an Application pinned to a tag; targets lists it as it is written. A Flux
+HelmRelease's file is looked for by run alone, in the repository at the commit its
+Kustomization applied: targets lists the HelmRelease among what was left out.
 
 With --repo, each target of that checkout's repository and branch is also planned as plan
 --config does, reading its live objects: FIDELITY says whether driftback's render is what the

@@ -77,7 +77,7 @@ func Targets(cfg *config.Config, clusterName, webHost string, found []cluster.Di
 		root, tool := rootOf(d.Path), d.Tool
 		if d.Release != nil {
 			if d.Release.File == "" {
-				out.Skipped = append(out.Skipped, what+": the file that declares it was not looked for: only `driftback run` reads the repository (LocateReleases)")
+				out.Skipped = append(out.Skipped, what+": the file that declares it was not looked for: `driftback run` looks for it in the repository, this command reads none")
 				continue
 			}
 			root, tool = d.Release.File, "helm"
