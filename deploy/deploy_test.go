@@ -118,6 +118,11 @@ func TestMistakesAreCaught(t *testing.T) {
 			"rbac", []string{"ClusterRole driftback", "rule 0", `"patch"`}},
 		{"no watch on the kinds polls list", []edit{{"clusterrole.yaml", `verbs: ["get", "list", "watch"]`, `verbs: ["get", "list"]`}},
 			"rbac", []string{"ClusterRole driftback", "does not grant watch on configmaps"}},
+		// Discovery lists HelmReleases across the cluster: a role narrowed
+		// to named groups still needs list on them.
+		{"narrowed role cannot list HelmReleases", []edit{{"clusterrole.yaml", "- apiGroups: [\"*\"]\n  resources: [\"*\"]", "- apiGroups: [\"\", \"apps\"]\n  resources: [\"*\"]"},
+			{"clusterrole.yaml", "  resources: [\"helmreleases\"]\n  verbs: [\"get\", \"list\"]", "  resources: [\"helmreleases\"]\n  verbs: [\"get\"]"}},
+			"rbac", []string{"ClusterRole driftback", "does not grant list on helmreleases"}},
 		{"wildcard verb", []edit{{"clusterrole.yaml", `  resources: ["applications"]
   verbs: ["get", "list"]`, `  resources: ["applications"]
   verbs: ["*"]`}},
