@@ -2,11 +2,15 @@ package cluster_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
@@ -22,22 +26,29 @@ var (
 	gitRepositoriesGVR = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}
 )
 
-// fluxSourceCRDs installs the Kustomization and GitRepository CRDs Flux
-// ships (FLUX_ASSETS/crds), beside helmCRDs' HelmChart and HelmRelease.
+// fluxSourceCRDs installs the GitRepository CRD Flux ships
+// (FLUX_ASSETS/crds) beside helmCRDs' HelmChart and HelmRelease, and the
+// package's Kustomization CRD (fluxCRD: the first test that needs one
+// installs it for all).
 func fluxSourceCRDs(t *testing.T, dyn dynamic.Interface) {
 	t.Helper()
 	helmCRDs(t, dyn)
 	dir := t.TempDir()
-	for _, f := range []string{"kustomize.toolkit.fluxcd.io_kustomizations.yaml", "source.toolkit.fluxcd.io_gitrepositories.yaml"} {
-		b, err := os.ReadFile(filepath.Join(fluxtest.Assets(t), "crds", f))
-		must(t, err)
-		must(t, os.WriteFile(filepath.Join(dir, f), b, 0o644))
-	}
+	const f = "source.toolkit.fluxcd.io_gitrepositories.yaml"
+	b, err := os.ReadFile(filepath.Join(fluxtest.Assets(t), "crds", f))
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(dir, f), b, 0o644))
 	must(t, kubetest.InstallCRDs(context.Background(), dyn, dir))
+	crd := &unstructured.Unstructured{}
+	must(t, json.Unmarshal([]byte(fluxCRD), &crd.Object))
+	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	if _, err := dyn.Resource(crds).Create(context.Background(), crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 }
 
 // Flux HelmReleases discovered on the real apiserver (Flux's own CRDs for
-// the Kustomization, the GitRepository and the HelmChart): the one whose
+// the GitRepository and the HelmChart): the one whose
 // chart is a folder of the GitRepository, applied by the Kustomization
 // "apps" (its labels), is read with that Kustomization's folder, commit,
 // settings and repository, and in the repository at that commit its file
