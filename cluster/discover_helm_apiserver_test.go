@@ -3,20 +3,15 @@ package cluster_test
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/driftback/driftback/analyzer"
 	"github.com/driftback/driftback/cluster"
-	"github.com/driftback/driftback/internal/fluxtest"
 	"github.com/driftback/driftback/internal/kubetest"
 	"github.com/driftback/driftback/internal/repofs"
 )
@@ -33,18 +28,9 @@ var (
 func fluxSourceCRDs(t *testing.T, dyn dynamic.Interface) {
 	t.Helper()
 	helmCRDs(t, dyn)
-	dir := t.TempDir()
-	const f = "source.toolkit.fluxcd.io_gitrepositories.yaml"
-	b, err := os.ReadFile(filepath.Join(fluxtest.Assets(t), "crds", f))
-	must(t, err)
-	must(t, os.WriteFile(filepath.Join(dir, f), b, 0o644))
-	must(t, kubetest.InstallCRDs(context.Background(), dyn, dir))
 	crd := &unstructured.Unstructured{}
 	must(t, json.Unmarshal([]byte(fluxCRD), &crd.Object))
-	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	if _, err := dyn.Resource(crds).Create(context.Background(), crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	fluxCRDs(t, dyn, []*unstructured.Unstructured{crd}, "source.toolkit.fluxcd.io_gitrepositories.yaml")
 }
 
 // Flux HelmReleases discovered on the real apiserver (Flux's own CRDs for

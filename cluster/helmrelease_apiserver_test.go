@@ -9,6 +9,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
@@ -29,16 +30,26 @@ var (
 // helm-controller, so no HelmRelease CRD either.
 func helmCRDs(t *testing.T, dyn dynamic.Interface) {
 	t.Helper()
-	src := filepath.Join(fluxtest.Assets(t), "crds", "source.toolkit.fluxcd.io_helmcharts.yaml")
-	b, err := os.ReadFile(src)
-	must(t, err)
-	dir := t.TempDir()
-	must(t, os.WriteFile(filepath.Join(dir, "helmcharts.yaml"), b, 0o644))
-	must(t, kubetest.InstallCRDs(context.Background(), dyn, dir))
 	crd := kubetest.MinimalCRD(helmReleasesGVR.Group, helmReleasesGVR.Version, "HelmRelease", helmReleasesGVR.Resource)
+	fluxCRDs(t, dyn, []*unstructured.Unstructured{crd}, "source.toolkit.fluxcd.io_helmcharts.yaml")
+}
+
+// fluxCRDs installs the CRDs of FLUX_ASSETS/crds named by file, and the
+// others given; one already there is kept.
+func fluxCRDs(t *testing.T, dyn dynamic.Interface, others []*unstructured.Unstructured, files ...string) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(fluxtest.Assets(t), "crds", f))
+		must(t, err)
+		must(t, os.WriteFile(filepath.Join(dir, f), b, 0o644))
+	}
+	must(t, kubetest.InstallCRDs(context.Background(), dyn, dir))
 	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	if _, err := dyn.Resource(crds).Create(context.Background(), crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
+	for _, crd := range others {
+		if _, err := dyn.Resource(crds).Create(context.Background(), crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
 	}
 }
 
