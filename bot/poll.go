@@ -70,34 +70,8 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 		return Outcome{}, err
 	}
 
-	// A read of the cluster that fails for good is said on the base head
-	// (once per cause), touching nothing else; the next good poll must post
-	// its verdict again. Any other failure says nothing of the target (the
-	// network, a timeout, a 5xx): the poll fails before any write.
-	failedRead := func(err error) (Outcome, error) {
-		err = fmt.Errorf("cluster %s: %w", tc.Cluster, err)
-		if s := stall.Of(p.Poll, err); s != nil {
-			b.memory.Forget(tc.Name)
-			return p.Out, b.stalled(ctx, p, s, err)
-		}
-		return Outcome{}, err
-	}
-	if err := scopeLive(ctx, p, func() []string { b.memory.Settle(ctx, p.Poll, b.loader(p)); return b.memory.ReadKinds(p.Poll) }); err != nil {
-		return failedRead(err)
-	}
-	p.PRs, err = b.reads.ListPRs(ctx, b.GitHub, p.t.round, p.Poll)
-	if err != nil {
-		return Outcome{}, fmt.Errorf("pull requests of %s: %w", p.Branch, err)
-	}
-	if v, ok := p.t.Lister.(cluster.Versioner); ok && p.listed() {
-		p.LiveVersion, _ = v.Version(ctx, p.Scope)
-		if b.memory.Quick(p.Poll, rerun != "") {
-			refreshAudit(p)
-			return Outcome{Idle: true, Unlisted: true}, nil
-		}
-	}
-	if err := listLive(ctx, p); err != nil {
-		return failedRead(err)
+	if out, done, err := b.readTarget(ctx, p, rerun != ""); done || err != nil {
+		return out, err
 	}
 	if rerun != "" && !postsOn(p, rerun) {
 		// The Re-run names a commit this poll posts nothing on (a base
@@ -143,6 +117,42 @@ func (b *Bot) reconcileTarget(ctx context.Context, t *Target, rerun string) (Out
 	}
 	b.stalls.Forget(tc.Name)
 	return p.Out, nil
+}
+
+// readTarget reads what the poll compares: the applied revision, the pull
+// requests and the live objects. done: the poll ends here, idle without
+// listing (bot/idle, quick.go) or with a cluster that refused the read
+// for good, said on the base head (once per cause) with nothing else
+// touched, so the next good poll must post its verdict again. Any other
+// failure says nothing of the target (the network, a timeout, a 5xx): the
+// poll fails before any write.
+func (b *Bot) readTarget(ctx context.Context, p *poll, rerun bool) (out Outcome, done bool, err error) {
+	tc := p.Target
+	failedRead := func(err error) (Outcome, bool, error) {
+		err = fmt.Errorf("cluster %s: %w", tc.Cluster, err)
+		if s := stall.Of(p.Poll, err); s != nil {
+			b.memory.Forget(tc.Name)
+			return p.Out, true, b.stalled(ctx, p, s, err)
+		}
+		return Outcome{}, true, err
+	}
+	if err := scopeLive(ctx, p, func() []string { b.memory.Settle(ctx, p.Poll, b.loader(p)); return b.memory.ReadKinds(p.Poll) }); err != nil {
+		return failedRead(err)
+	}
+	if p.PRs, err = b.reads.ListPRs(ctx, b.GitHub, p.t.round, p.Poll); err != nil {
+		return Outcome{}, true, fmt.Errorf("pull requests of %s: %w", p.Branch, err)
+	}
+	if v, ok := p.t.Lister.(cluster.Versioner); ok && p.listed() {
+		p.LiveVersion, _ = v.Version(ctx, p.Scope)
+		if b.memory.Quick(p.Poll, rerun) {
+			refreshAudit(p)
+			return Outcome{Idle: true, Unlisted: true}, true, nil
+		}
+	}
+	if err := listLive(ctx, p); err != nil {
+		return failedRead(err)
+	}
+	return Outcome{}, false, nil
 }
 
 // postsOn reports whether the poll may post a check run on sha: the base
