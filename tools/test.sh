@@ -10,8 +10,9 @@ cd "$(dirname "$0")/.."
 # missing (the first time: 10-15 minutes).
 KUBEBUILDER_ASSETS="$(bash tools/kube-assets.sh | tail -n 1)"
 export KUBEBUILDER_ASSETS
-# Flux's source-controller and kustomize-controller for internal/fluxtest,
-# built the same way from tools/flux (the first time: about 11 minutes).
+# Flux's source-controller, kustomize-controller and helm-controller for
+# internal/fluxtest, built the same way from tools/flux (the first time:
+# about 15 minutes).
 FLUX_ASSETS="$(bash tools/flux-assets.sh | tail -n 1)"
 export FLUX_ASSETS
 # Argo CD's application-controller and repo-server, with the kustomize
