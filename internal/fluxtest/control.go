@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -59,14 +60,21 @@ var requests atomic.Int64
 // what the controller left.
 func (f *Flux) RequestReconcile(tb testing.TB, name string) {
 	tb.Helper()
-	f.requestReconcile(tb, KustomizationGVR, name)
+	f.requestReconcile(tb, KustomizationGVR, Namespace, name)
 }
 
-func (f *Flux) requestReconcile(tb testing.TB, gvr schema.GroupVersionResource, name string) {
+// RequestHelmReconcile is RequestReconcile for HelmRelease
+// namespace/name, as `flux reconcile helmrelease` does.
+func (f *Flux) RequestHelmReconcile(tb testing.TB, namespace, name string) {
+	tb.Helper()
+	f.requestReconcile(tb, HelmReleaseGVR, namespace, name)
+}
+
+func (f *Flux) requestReconcile(tb testing.TB, gvr schema.GroupVersionResource, namespace, name string) {
 	tb.Helper()
 	token := time.Now().UTC().Format(time.RFC3339Nano) + "-" + strconv.FormatInt(requests.Add(1), 10)
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q}}}`, token)
-	res := f.Dyn.Resource(gvr).Namespace(Namespace)
+	res := f.Dyn.Resource(gvr).Namespace(namespace)
 	if _, err := res.Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		tb.Fatal(err)
 	}
@@ -184,5 +192,51 @@ func (f *Flux) WaitGitRevision(tb testing.TB, name, sha string) string {
 // request handled: its artifact is then the branch's head as of the fetch.
 func (f *Flux) RequestSourceReconcile(tb testing.TB, name string) {
 	tb.Helper()
-	f.requestReconcile(tb, GitRepositoryGVR, name)
+	f.requestReconcile(tb, GitRepositoryGVR, Namespace, name)
+}
+
+// WaitHelmRelease waits until helm-controller has released HelmRelease
+// namespace/name for its current spec (Ready=True at its generation, the
+// newest status.history entry deployed) from a chart that source-controller
+// built at sourceRevision (the HelmChart of status.helmChart records it as
+// status.observedSourceArtifactRevision), and returns that release's
+// version.
+func (f *Flux) WaitHelmRelease(tb testing.TB, namespace, name, sourceRevision string) int64 {
+	tb.Helper()
+	var version int64
+	err := kubetest.Poll(Wait, func() (bool, error) {
+		hr, err := f.Dyn.Resource(HelmReleaseGVR).Namespace(namespace).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		ready := condition(hr, "Ready")
+		observed, _, _ := unstructured.NestedInt64(hr.Object, "status", "observedGeneration")
+		history, _, _ := unstructured.NestedSlice(hr.Object, "status", "history")
+		var status any
+		version = 0
+		for _, e := range history {
+			m, _ := e.(map[string]any)
+			if v, _ := m["version"].(int64); v > version {
+				version, status = v, m["status"]
+			}
+		}
+		chart, _, _ := unstructured.NestedString(hr.Object, "status", "helmChart")
+		built := ""
+		if ns, n, ok := strings.Cut(chart, "/"); ok {
+			hc, err := f.Dyn.Resource(HelmChartGVR).Namespace(ns).Get(context.Background(), n, metav1.GetOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				return false, err
+			}
+			if hc != nil {
+				built, _, _ = unstructured.NestedString(hc.Object, "status", "observedSourceArtifactRevision")
+			}
+		}
+		return ready["status"] == "True" && observed == hr.GetGeneration() && status == "deployed" && built == sourceRevision,
+			fmt.Errorf("helmrelease %s/%s: Ready=%v observedGeneration=%d of %d, newest release %d %v; HelmChart %q built from %q, want %q",
+				namespace, name, ready, observed, hr.GetGeneration(), version, status, chart, built, sourceRevision)
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return version
 }

@@ -8,7 +8,10 @@
 //     source-controller does after a clone.
 //   - StartWith and Options.SourceController: the real source-controller
 //     runs too, and clones GitRepositories (CreateGitRepository) from their
-//     URL, such as internal/githubtest's Git smart HTTP endpoint.
+//     URL, such as internal/githubtest's Git smart HTTP endpoint; with
+//     Options.HelmController, helm-controller too, which installs and
+//     upgrades HelmReleases from the HelmCharts source-controller builds
+//     (WaitHelmRelease).
 //
 // So a test sees the controller that applies the objects, detects drift and
 // reverts kubectl edits, with its real server-side apply code

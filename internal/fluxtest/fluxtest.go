@@ -37,25 +37,30 @@ const Namespace = "flux-system"
 var (
 	KustomizationGVR = schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
 	GitRepositoryGVR = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}
+	HelmReleaseGVR   = schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}
+	HelmChartGVR     = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmcharts"}
 	namespaceGVR     = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 )
 
 // Assets returns the folder tools/flux-assets.sh prints (the
-// kustomize-controller binary and crds/). A test that needs it fails under
-// CI=true when it is missing, and skips on a developer machine.
+// kustomize-controller, source-controller and helm-controller binaries and
+// crds/). A test that needs it fails under CI=true when it is missing, or
+// built before helm-controller was added, and skips on a developer
+// machine.
 func Assets(tb testing.TB) string {
 	tb.Helper()
-	return kubetest.RequireAssets(tb, "FLUX_ASSETS", "tools/flux-assets.sh", "kustomize-controller")
+	return kubetest.RequireAssets(tb, "FLUX_ASSETS", "tools/flux-assets.sh", "kustomize-controller", "source-controller", "helm-controller")
 }
 
 // Flux is a running kustomize-controller, and either the artifact server
 // that stands in for source-controller (Start) or the real source-controller
-// (StartWith and Options.SourceController).
+// (StartWith and Options.SourceController), with helm-controller beside it
+// when asked (Options.HelmController).
 type Flux struct {
 	Env *kubetest.Env
 	Dyn dynamic.Interface
 
-	kc, sc *kubetest.Process
+	kc, sc, hc *kubetest.Process
 
 	srv       *http.Server
 	srvURL    string
@@ -70,6 +75,11 @@ type Options struct {
 	// artifact server PublishGitRepository feeds: GitRepositories are then
 	// cloned from their spec.url (CreateGitRepository).
 	SourceController bool
+	// HelmController runs Flux's real helm-controller too (the
+	// helm-controller binary in the assets folder), which installs and
+	// upgrades HelmReleases from the HelmCharts source-controller builds:
+	// it needs SourceController.
+	HelmController bool
 }
 
 // Start installs the CRDs from assets/crds into env, creates the flux-system
@@ -83,7 +93,8 @@ func Start(tb testing.TB, env *kubetest.Env, assets string) *Flux {
 
 // StartWith is Start with options. With SourceController, the real
 // source-controller is started (and waited for) before kustomize-controller,
-// and its log is printed too if the test failed.
+// and its log is printed too if the test failed; with HelmController,
+// helm-controller likewise, after source-controller.
 func StartWith(tb testing.TB, env *kubetest.Env, assets string, opts Options) *Flux {
 	tb.Helper()
 	f, err := start(tb, env, assets, opts)
@@ -107,6 +118,9 @@ func start(tb testing.TB, env *kubetest.Env, assets string, opts Options) (*Flux
 	if _, err := dyn.Resource(namespaceGVR).Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("create namespace %s: %w", Namespace, err)
 	}
+	if opts.HelmController && !opts.SourceController {
+		return nil, fmt.Errorf("fluxtest: Options.HelmController needs Options.SourceController (helm-controller installs the charts source-controller builds)")
+	}
 	procEnv := []string{"RUNTIME_NAMESPACE=" + Namespace, "KUBECONFIG=" + env.Kubeconfig}
 
 	if opts.SourceController {
@@ -124,12 +138,33 @@ func start(tb testing.TB, env *kubetest.Env, assets string, opts Options) (*Flux
 		tb.Cleanup(func() { _ = f.srv.Close() })
 	}
 
-	ports, err := kubetest.FreePorts(2)
+	if opts.HelmController {
+		if f.hc, err = startController(tb, assets, "helm-controller", procEnv, 0, nil); err != nil {
+			return nil, err
+		}
+	}
+	if f.kc, err = startController(tb, assets, "kustomize-controller", procEnv, 0, nil); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// startController runs the controller binary name of the assets folder
+// with the flags kustomize-controller and helm-controller share (their
+// main.go: metrics and health on free ports of 127.0.0.1, every namespace,
+// no leader election, no events), extra after them, and waits until its
+// readiness probe passes. extra, when not nil, gives more flags from
+// extraPorts more free ports.
+func startController(tb testing.TB, assets, name string, env []string, extraPorts int, extra func(ports []int) []string) (*kubetest.Process, error) {
+	bin := filepath.Join(assets, name)
+	if _, err := os.Stat(bin); err != nil {
+		return nil, fmt.Errorf("%s: rebuild the assets with `bash tools/flux-assets.sh`: %w", bin, err)
+	}
+	ports, err := kubetest.FreePorts(2 + extraPorts)
 	if err != nil {
 		return nil, err
 	}
-	f.kc, err = kubetest.StartProcess(tb, "kustomize-controller", filepath.Join(assets, "kustomize-controller"),
-		fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[1]), procEnv,
+	args := []string{
 		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", ports[0]),
 		fmt.Sprintf("--health-addr=127.0.0.1:%d", ports[1]),
 		"--watch-all-namespaces=true",
@@ -137,43 +172,26 @@ func start(tb testing.TB, env *kubetest.Env, assets string, opts Options) (*Flux
 		"--events-addr=",
 		"--log-encoding=console",
 		"--log-level=debug",
-	)
-	if err != nil {
-		return nil, err
 	}
-	return f, nil
+	if extra != nil {
+		args = append(args, extra(ports[2:])...)
+	}
+	return kubetest.StartProcess(tb, name, bin, fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[1]), env, args...)
 }
 
 // startSourceController runs source-controller (flags from its main.go)
 // with its artifact storage in a temporary folder, served and advertised on
 // a free port of 127.0.0.1, where kustomize-controller downloads from.
 func startSourceController(tb testing.TB, assets string, env []string) (*kubetest.Process, error) {
-	bin := filepath.Join(assets, "source-controller")
-	if _, err := os.Stat(bin); err != nil {
-		return nil, fmt.Errorf("%s: rebuild the assets with `bash tools/flux-assets.sh`: %w", bin, err)
-	}
 	storage, err := os.MkdirTemp("", "source-controller-storage-")
 	if err != nil {
 		return nil, err
 	}
 	tb.Cleanup(func() { os.RemoveAll(storage) }) // runs after the process is stopped
-	ports, err := kubetest.FreePorts(3)
-	if err != nil {
-		return nil, err
-	}
-	storageAddr := fmt.Sprintf("127.0.0.1:%d", ports[2])
-	return kubetest.StartProcess(tb, "source-controller", bin, fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[1]), env,
-		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", ports[0]),
-		fmt.Sprintf("--health-addr=127.0.0.1:%d", ports[1]),
-		"--storage-path="+storage,
-		"--storage-addr="+storageAddr,
-		"--storage-adv-addr="+storageAddr,
-		"--watch-all-namespaces=true",
-		"--enable-leader-election=false",
-		"--events-addr=",
-		"--log-encoding=console",
-		"--log-level=debug",
-	)
+	return startController(tb, assets, "source-controller", env, 1, func(ports []int) []string {
+		addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
+		return []string{"--storage-path=" + storage, "--storage-addr=" + addr, "--storage-adv-addr=" + addr}
+	})
 }
 
 // Log returns kustomize-controller's log so far.
@@ -181,6 +199,9 @@ func (f *Flux) Log() string { return f.kc.Log() }
 
 // SourceLog returns source-controller's log so far; "" when it does not run.
 func (f *Flux) SourceLog() string { return f.sc.Log() }
+
+// HelmLog returns helm-controller's log so far; "" when it does not run.
+func (f *Flux) HelmLog() string { return f.hc.Log() }
 
 func (f *Flux) serveArtifact(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
