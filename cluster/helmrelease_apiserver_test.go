@@ -24,14 +24,12 @@ var (
 	helmChartsGVR   = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmcharts"}
 )
 
-// helmCRDs installs the HelmChart CRD Flux ships (FLUX_ASSETS/crds: its
-// schema accepts only the status fields source-controller writes) and a
-// HelmRelease CRD that accepts any object: the assets hold no
-// helm-controller, so no HelmRelease CRD either.
+// helmCRDs installs the HelmChart and HelmRelease CRDs Flux ships
+// (FLUX_ASSETS/crds): their schemas accept only the status fields
+// source-controller and helm-controller write.
 func helmCRDs(t *testing.T, dyn dynamic.Interface) {
 	t.Helper()
-	crd := kubetest.MinimalCRD(helmReleasesGVR.Group, helmReleasesGVR.Version, "HelmRelease", helmReleasesGVR.Resource)
-	fluxCRDs(t, dyn, []*unstructured.Unstructured{crd}, "source.toolkit.fluxcd.io_helmcharts.yaml")
+	fluxCRDs(t, dyn, nil, "source.toolkit.fluxcd.io_helmcharts.yaml", "helm.toolkit.fluxcd.io_helmreleases.yaml")
 }
 
 // fluxCRDs installs the CRDs of FLUX_ASSETS/crds named by file, and the
