@@ -101,42 +101,59 @@ targets:
 `
 
 // e2e is the running stack: apiserver, source-controller,
-// kustomize-controller, GitHub and the bot.
+// kustomize-controller (and helm-controller when asked), GitHub and the
+// bot.
 type e2e struct {
-	t    *testing.T
-	flux *fluxtest.Flux
-	srv  *githubtest.Server
-	bot  *bot.Bot
-	cfg  *config.Config
-	l    *cluster.ClientLister
-	rev  string // the GitRepository's artifact revision: what Flux applies
+	t      *testing.T
+	flux   *fluxtest.Flux
+	srv    *githubtest.Server
+	bot    *bot.Bot
+	cfg    *config.Config
+	l      *cluster.ClientLister
+	source string // the GitRepository cloning acme/fleet
+	rev    string // its artifact revision: what Flux applies
 }
 
-func startE2E(t *testing.T) *e2e {
+// newE2E starts the stack with the Flux controllers opts asks for, and
+// the bot with config cfg.
+func newE2E(t *testing.T, opts fluxtest.Options, cfg string) *e2e {
 	fluxAssets := fluxtest.Assets(t)
 	env, err := kubetest.Start(kubetest.Assets(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(env.Stop)
-	e := &e2e{t: t, flux: fluxtest.StartWith(t, env, fluxAssets, fluxtest.Options{SourceController: true})}
+	e := &e2e{t: t, flux: fluxtest.StartWith(t, env, fluxAssets, opts)}
 	e.srv, e.bot, err = demoGitHub(context.Background(), githubtest.Options{T: t})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.srv.Close)
-	if e.cfg, err = config.Parse("driftback.yaml", []byte(e2eConfig)); err != nil {
+	if e.cfg, err = config.Parse("driftback.yaml", []byte(cfg)); err != nil {
 		t.Fatal(err)
 	}
 	if e.l, err = cluster.NewClientLister(env.Config); err != nil {
 		t.Fatal(err)
 	}
-	sha := e.srv.CreateRepo("acme", "fleet", "main", e2eFleet())
+	return e
+}
+
+// clone creates acme/fleet with files and GitRepository name cloning it,
+// and waits for its first artifact.
+func (e *e2e) clone(name string, files map[string][]byte) {
+	e.t.Helper()
+	sha := e.srv.CreateRepo("acme", "fleet", "main", files)
 	// An interval far longer than the test: source-controller fetches when
 	// the test asks (fetch), so a commit stays unapplied until then
 	// (scenario d) without racing a timer.
-	e.flux.CreateGitRepository(t, fluxtest.GitRepository{Name: "fleet", URL: e.srv.URL() + "/acme/fleet.git", Interval: time.Hour})
-	e.rev = e.flux.WaitGitRevision(t, "fleet", sha)
+	e.source = name
+	e.flux.CreateGitRepository(e.t, fluxtest.GitRepository{Name: name, URL: e.srv.URL() + "/acme/fleet.git", Interval: time.Hour})
+	e.rev = e.flux.WaitGitRevision(e.t, name, sha)
+}
+
+func startE2E(t *testing.T) *e2e {
+	e := newE2E(t, fluxtest.Options{SourceController: true}, e2eConfig)
+	e.clone("fleet", e2eFleet())
 	for _, ns := range []string{"suspended", "active", "optout", "pending", "settings", "hpa", "lateoptout", "liveoptout"} {
 		e.create(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "", map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}})
 	}
@@ -163,7 +180,7 @@ func (e *e2e) create(gvr schema.GroupVersionResource, ns string, obj map[string]
 // and the extra spec fields given, and waits until it applied the commit.
 func (e *e2e) kustomization(name, interval string, extra map[string]any) {
 	e.t.Helper()
-	e.flux.CreateKustomization(e.t, fluxtest.Kustomization{Name: name, Path: "./apps/" + name, Source: "fleet", Interval: interval, Spec: extra})
+	e.flux.CreateKustomization(e.t, fluxtest.Kustomization{Name: name, Path: "./apps/" + name, Source: e.source, Interval: interval, Spec: extra})
 	e.flux.WaitApplied(e.t, name, e.rev)
 }
 
@@ -230,8 +247,8 @@ func (e *e2e) prs(target string) []githubtest.PR {
 // git fleet` does, and waits until its artifact is commit sha.
 func (e *e2e) fetch(sha string) {
 	e.t.Helper()
-	e.flux.RequestSourceReconcile(e.t, "fleet")
-	e.rev = e.flux.WaitGitRevision(e.t, "fleet", sha)
+	e.flux.RequestSourceReconcile(e.t, e.source)
+	e.rev = e.flux.WaitGitRevision(e.t, e.source, sha)
 }
 
 // kubectlSetImage and kubectlScale change the cluster as the kubectl
