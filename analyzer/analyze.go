@@ -64,6 +64,7 @@ package analyzer
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -137,6 +138,14 @@ type renderer interface {
 	attribute(paired *pairing, opts Options, force bool) (placer, error)
 }
 
+// bookkeeper is a renderer whose tool keeps live objects of its own for
+// the root beside what the root renders (helmRenderer: the HelmRelease
+// itself and Helm's release records). They are the root's, so neither
+// paired nor noted as untracked.
+type bookkeeper interface {
+	keeps(live map[string]any) bool
+}
+
 // placer is a plan's placement stage: it writes each drifted value into
 // the input its renderer's attribution names (or refuses it by name),
 // proves the writes by rendering again, and puts the edits and files
@@ -194,6 +203,9 @@ func planWith(r renderer, plan *Plan, live []kube.LiveObject, opts Options, forc
 	plan.Kinds = renderedKinds(objects)
 	if opts.WriteScope, err = repofs.Clean(opts.WriteScope); err != nil {
 		return fmt.Errorf("write scope: %w", err)
+	}
+	if b, ok := r.(bookkeeper); ok {
+		live = slices.DeleteFunc(slices.Clone(live), func(l kube.LiveObject) bool { return b.keeps(l.Object) })
 	}
 	paired := pairObjects(live, objects, opts.Coverage, plan.Root)
 	paired.apply(plan)

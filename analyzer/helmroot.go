@@ -69,6 +69,31 @@ func (h *helmRenderer) render() ([]render.Object, bool, error) {
 	return objects, true, nil
 }
 
+// keeps reports whether live object o is the release's bookkeeping, which
+// the chart does not render and a person did not make: the HelmRelease the
+// root declares (applied by what applies the file), and the Secrets in
+// which Helm records each release version, named
+// sh.helm.release.v1.<release>.v<version> and labelled owner: helm and
+// name: <release> in the release's namespace (helm-controller's storage;
+// listed metadata-only, so read by name and labels, not type).
+func (h *helmRenderer) keeps(o map[string]any) bool {
+	if h.rel == nil {
+		return false
+	}
+	id := render.IDOf(o)
+	switch {
+	case id.Group == "helm.toolkit.fluxcd.io" && id.Kind == "HelmRelease":
+		return id.Namespace == h.rel.Space && id.Name == h.rel.Name
+	case id.Group == "" && id.Kind == "Secret":
+		name := h.rel.Options.ReleaseName
+		md, _ := o["metadata"].(map[string]any)
+		labels, _ := md["labels"].(map[string]any)
+		return id.Namespace == h.rel.Options.Namespace && strings.HasPrefix(id.Name, "sh.helm.release.v1."+name+".v") &&
+			labels["owner"] == "helm" && labels["name"] == name
+	}
+	return false
+}
+
 // HelmConfigDigest is helm-controller's digest (helm.ConfigDigest) of the
 // values the HelmRelease file root merges at this snapshot, for a caller
 // to compare with the configDigest helm-controller records of the release

@@ -218,6 +218,34 @@ func TestHelmReleaseNoOp(t *testing.T) {
 	}
 }
 
+// What helm-controller keeps beside the release in its namespace, the
+// HelmRelease the root declares and Helm's record of each release
+// version, is the root's: not untracked. Another release's record, and a
+// Secret merely named like one, are.
+func TestHelmReleaseBookkeepingIsNotUntracked(t *testing.T) {
+	record := func(name, release, owner string) string {
+		return "---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: " + name + "\n  namespace: shop\n  labels:\n    owner: " + owner +
+			"\n    name: " + release + "\n    status: deployed\n    version: \"1\"\n"
+	}
+	live := liveWebRelease(helmWebImage, "2", "team-web", helmOwned()) +
+		record("sh.helm.release.v1.web.v1", "web", "helm") + record("sh.helm.release.v1.web.v2", "web", "helm") +
+		record("sh.helm.release.v1.api.v1", "api", "helm") + record("sh.helm.release.v1.web.v3", "web", "someone") +
+		"---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: web\n  namespace: shop\n" +
+		"---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: api\n  namespace: shop\n"
+	p := planHelm(t, helmRepo(t, nil), live)
+	if !p.InSync() {
+		t.Fatalf("edits %+v, refusals %+v", p.Edits, p.Refusals)
+	}
+	var untracked []string
+	for _, r := range p.Untracked {
+		untracked = append(untracked, r.Kind+"/"+r.Name)
+	}
+	want := []string{"Secret/sh.helm.release.v1.api.v1", "Secret/sh.helm.release.v1.web.v3", "HelmRelease/api"}
+	if !slices.Equal(untracked, want) {
+		t.Errorf("untracked %v, want %v", untracked, want)
+	}
+}
+
 // `kubectl set image` is written as the one values line that produces the
 // tag, image.tag in the HelmRelease's spec.values, its comment kept; the
 // release rendered from the written file is the cluster's.
