@@ -58,7 +58,8 @@ func TestFluxHelmControllerEndToEnd(t *testing.T) {
 	target := e.target("web")
 
 	// Fidelity: nothing helm-controller wrote (its labels, Helm's
-	// annotations, the defaulted fields) comes back as drift.
+	// annotations, the defaulted fields) comes back as drift, and the
+	// values digest it recorded is Git's.
 	base, _ := e.srv.Branch("acme", "fleet", "main")
 	out := e.poll(target)
 	if out.Waiting != "" || out.PR != 0 || out.Plan == nil || !out.Plan.InSync() {
@@ -67,10 +68,15 @@ func TestFluxHelmControllerEndToEnd(t *testing.T) {
 	if c := e.check("web", base); c.Conclusion != "success" {
 		t.Fatalf("check %s %q:\n%s", c.Conclusion, c.Title, c.Summary)
 	}
+	// Helm's release record and the HelmRelease itself, in the release's
+	// namespace, are the root's own, not objects nothing renders.
+	if len(out.Plan.Untracked) != 0 {
+		t.Errorf("untracked %v", out.Plan.Untracked)
+	}
 
 	// The 3 a.m. hotfix, as kubectl sends it.
 	e.kubectlSetImage("shop", "ghcr.io/example/shop-web:1.4.3")
-	e.scale("shop", "kubectl-scale", 4)
+	e.scale("shop", "kubectl", 4) // kubectl scale: manager kubectl, through /scale (DESIGN §5)
 	out = e.poll(target)
 	if out.PR == 0 || out.Plan == nil || len(out.Plan.Edits) != 2 || len(out.Plan.Refusals) != 0 {
 		t.Fatalf("want one pull request with two edits, have PR %d, plan %+v", out.PR, out.Plan)
