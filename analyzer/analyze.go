@@ -99,6 +99,10 @@ type Options struct {
 	// source cannot say (a snapshot file), and then a kind with no live
 	// object in a namespace counts as not read there.
 	Coverage *kube.Coverage
+	// SameRoot names the other targets of the configuration whose root is
+	// this one in the same repository: an Argo CD Helm source's chart is
+	// theirs too, so its values.yaml is not written (argohelm.go).
+	SameRoot []string
 	// MetadataKeys are label and annotation keys whose values in Git's
 	// render the plan reports per object (Plan.Metadata): a GitOps tool
 	// reads some of its per-object settings from the object it applies,
@@ -168,7 +172,9 @@ type placer interface {
 //	place         placer            -> the plan's edits and files (refuseSealed; planWrites:
 //	                                   planRoutes, planTool, placeValues; project, verify, finish)
 //
-// A root that is a file takes helmRelease's renderer instead of kustomize's.
+// A root that is a file takes helmRelease's renderer instead of
+// kustomize's, and so does a root an Argo CD Helm source renders
+// (argoHelm).
 // A stage that refuses the whole root stops the plan, which says why.
 func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, forceDye bool) (*Plan, error) {
 	root, err := repofs.Clean(root)
@@ -179,6 +185,12 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 	if s.isRelease(root) {
 		plan.HelmRelease = true
 		if err := planWith(s.helmRelease(root, plan), plan, live, opts, forceDye); err != nil {
+			return nil, err
+		}
+		return plan, nil
+	}
+	if isArgoHelm(opts) {
+		if err := planWith(s.argoHelm(root, plan, opts), plan, live, opts, forceDye); err != nil {
 			return nil, err
 		}
 		return plan, nil

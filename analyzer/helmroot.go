@@ -1,7 +1,6 @@
 package analyzer
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -23,25 +22,42 @@ import (
 // itself. The renderer and placer here only adapt analyzer/helm, which
 // loads, probes and writes, to the plan's pairs and rows.
 
-// helmRenderer renders a HelmRelease as helm-controller does (Helm's SDK,
-// the values merged in Flux's order, release name and namespace as Flux
-// gives them, helm.DefaultKubeVersion). Its placer is a helmPlacer.
+// helmRenderer renders a chart of the repository as the GitOps tool does
+// (Helm's SDK, the values merged in the tool's order, release name and
+// namespace as the tool gives them, helm.DefaultKubeVersion): a Flux
+// HelmRelease file's (helmRelease) or an Argo CD Helm source's (argoHelm,
+// argohelm.go). Its placer is a helmPlacer.
 type helmRenderer struct {
 	snap *Snapshot
 	root string
 	plan *Plan
-	rel  *helm.FluxRelease
+	// load reads the release at the snapshot; a refusal when Git alone
+	// cannot render it.
+	load func() (*helm.Release, *helm.ReleaseRefusal, error)
+	crds bool   // the tool applies the chart's crds/ files too (Argo CD)
+	argo bool   // an Argo CD Application's source: Options.ArgoCD names it
+	what string // the root as a sentence names it
+	rel  *helm.Release
+	// crdIDs are the rendered objects of crds/ files: applied as written,
+	// no value of the release produces them.
+	crdIDs map[render.ID]bool
 }
 
 // helmRelease is the renderer of one plan of the HelmRelease file root.
 func (s *Snapshot) helmRelease(root string, plan *Plan) *helmRenderer {
-	return &helmRenderer{snap: s, root: root, plan: plan}
+	return &helmRenderer{snap: s, root: root, plan: plan, what: "a HelmRelease", load: func() (*helm.Release, *helm.ReleaseRefusal, error) {
+		rel, r, err := helm.LoadFluxRelease(s.repo, root, s.forest.Parse)
+		if rel == nil {
+			return nil, r, err
+		}
+		return &rel.Release, r, err
+	}}
 }
 
 // render loads the release from the snapshot and renders it; a release
 // that cannot be rendered from Git alone is refused by its code.
 func (h *helmRenderer) render() ([]render.Object, bool, error) {
-	rel, r, err := helm.LoadFluxRelease(h.snap.repo, h.root, h.snap.forest.Parse)
+	rel, r, err := h.load()
 	if err != nil {
 		return nil, false, err
 	}
@@ -57,12 +73,20 @@ func (h *helmRenderer) render() ([]render.Object, bool, error) {
 			Hint: "fix the chart or the values so that `helm template` succeeds"})
 		return nil, false, nil
 	}
-	objects := make([]render.Object, 0, len(out.Objects))
-	for _, o := range out.Objects {
+	rendered := out.Objects
+	if h.crds {
+		rendered = append(append([]helm.Object(nil), out.CRDs...), out.Objects...)
+	}
+	h.crdIDs = map[render.ID]bool{}
+	objects := make([]render.Object, 0, len(rendered))
+	for i, o := range rendered {
 		obj := inReleaseNamespace(o.Object, rel.Options.Namespace)
 		ro := render.Object{ID: render.IDOf(obj), Object: obj, Origin: chartFile(rel, o.Source)}
 		if err := render.Identified(ro); err != nil {
 			return nil, false, fmt.Errorf("chart %s: %s: %w", rel.Dir, o.Source, err)
+		}
+		if i < len(rendered)-len(out.Objects) {
+			h.crdIDs[ro.ID] = true
 		}
 		objects = append(objects, ro)
 	}
@@ -124,7 +148,7 @@ func inReleaseNamespace(obj map[string]any, ns string) map[string]any {
 
 // chartFile is the repository file of a template Helm names by the chart's
 // name ("app/templates/deployment.yaml"), or the chart's folder.
-func chartFile(rel *helm.FluxRelease, source string) string {
+func chartFile(rel *helm.Release, source string) string {
 	if file, ok := rel.TemplateFile(source); ok {
 		return file
 	}
@@ -134,8 +158,8 @@ func chartFile(rel *helm.FluxRelease, source string) string {
 // attribute lists the drifted fields of the pairs for the placer: the
 // prober is the attribution, and it writes what it finds.
 func (h *helmRenderer) attribute(paired *pairing, opts Options, _ bool) (placer, error) {
-	if opts.Flux != nil || opts.ArgoCD != nil || len(opts.OrchestratorContext) > 0 {
-		return nil, errors.New(h.root + " is a HelmRelease: it takes no Flux Kustomization or Argo CD context")
+	if opts.Flux != nil || (opts.ArgoCD != nil && !h.argo) || len(opts.OrchestratorContext) > 0 {
+		return nil, fmt.Errorf("%s is %s: it takes no Flux Kustomization or other Argo CD context", h.root, h.what)
 	}
 	p := &helmPlacer{snap: h.snap, plan: h.plan, rel: h.rel, scope: opts.WriteScope, refs: map[helm.ObjectID]ObjectRef{}}
 	for _, pr := range paired.pairs {
@@ -146,6 +170,11 @@ func (h *helmRenderer) attribute(paired *pairing, opts Options, _ bool) (placer,
 		id := helm.ObjectID{APIVersion: ref.APIVersion, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name}
 		p.refs[id] = ref
 		fields := sourceform.DiffPaths(sourceform.Of(pr.ren.Object), sourceform.Of(pr.intent), nil)
+		if h.crdIDs[pr.ren.ID] {
+			h.plan.Refusals = append(h.plan.Refusals, Refusal{Code: CodeHelmNoLeaf, Object: ref, Field: joinPaths(fields), File: pr.ren.Origin,
+				Message: "the chart's crds/ files are applied as written: no value of the release produces them", Hint: "change the CRD's file in the chart by hand"})
+			continue
+		}
 		if isSecret(pr.ren.ID) {
 			h.plan.Refusals = append(h.plan.Refusals, Refusal{Code: CodeSensitive, Object: ref, Field: joinPaths(fields), File: pr.ren.Origin,
 				Message: "driftback never reads or writes a Secret's values", Hint: "change the values that make the Secret by hand"})
@@ -166,7 +195,7 @@ func (h *helmRenderer) attribute(paired *pairing, opts Options, _ bool) (placer,
 type helmPlacer struct {
 	snap   *Snapshot
 	plan   *Plan
-	rel    *helm.FluxRelease
+	rel    *helm.Release
 	scope  string // Options.WriteScope, cleaned
 	drifts []helm.Drift
 	refs   map[helm.ObjectID]ObjectRef // each drifted object as the plan names it
@@ -188,6 +217,18 @@ func (p *helmPlacer) place() error {
 	if err != nil {
 		return err
 	}
+	for f := range out.Files {
+		if !inScope(p.scope, f) {
+			// A value file outside the scope: nothing of the proven
+			// whole is written.
+			for _, pl := range out.Placed {
+				p.refuse(pl.Drift, CodeOutOfScope, pl.File, pl.Line, fmt.Sprintf("the plan writes %s, outside the write scope %s", f, p.scope),
+					"widen the target's write scope, or make the change in Git by hand")
+			}
+			out.Placed, out.Files = nil, nil
+			break
+		}
+	}
 	if len(out.SharedWith) > 0 {
 		// The values source is shared: writing it would change another
 		// release's render, which no plan may do.
@@ -204,7 +245,7 @@ func (p *helmPlacer) place() error {
 		p.plan.Edits = append(p.plan.Edits, Edit{Object: p.refs[pl.Object], Field: pl.Field.String(), From: pl.Rendered, To: pl.Live,
 			File: pl.File, Line: pl.Line, Route: RouteHelmValues})
 		if !pl.Leaf.InUserValues() {
-			p.note("%s was the chart's default (%s); the plan sets it in %s's spec.values", pl.Leaf.Path, pl.Leaf.Source, p.rel.File)
+			p.note("%s was the chart's default (%s); the plan sets it in %s", pl.Leaf.Path, pl.Leaf.Source, defaultsHome(pl.File, p.rel))
 		}
 		for _, m := range pl.HookMoves {
 			p.note("the hook %s %s also takes the new %s at the next upgrade", m.Object.Kind+"/"+m.Object.Name, m.Field, pl.Leaf.Path)
@@ -213,6 +254,15 @@ func (p *helmPlacer) place() error {
 	p.plan.addWritten(p.snap.repo, out.Files)
 	p.plan.sortRows()
 	return nil
+}
+
+// defaultsHome names where a leaf only the chart's defaults held is written:
+// a HelmRelease's spec.values, or the chart's values.yaml.
+func defaultsHome(file string, rel *helm.Release) string {
+	if file == rel.File {
+		return file + "'s spec.values"
+	}
+	return file
 }
 
 func (p *helmPlacer) refuse(d helm.Drift, code, file string, line int, msg, hint string) {

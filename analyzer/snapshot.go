@@ -93,9 +93,9 @@ func (r builder) render(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byt
 // SameInputs reports whether root reads the same files with the same bytes
 // here and in other: a plan of root would then be the same on both. A
 // HelmRelease root reads its file, the manifests beside it and its chart
-// folder (helm.ReleaseInputs).
+// folder (helm.ReleaseInputs); a chart folder, itself whole.
 func (s *Snapshot) SameInputs(other *Snapshot, root string) bool {
-	if s.isRelease(root) || other.isRelease(root) {
+	if s.isRelease(root) || other.isRelease(root) || s.isChart(root) || other.isChart(root) {
 		return s.sameReads(other, root)
 	}
 	_, ra, errA := s.forest.Load(root)
@@ -156,6 +156,9 @@ func (s *Snapshot) inputs(root string) ([]string, error) {
 	if s.isRelease(root) {
 		return helm.ReleaseInputs(s.repo, root, s.forest.Parse)
 	}
+	if s.isChart(root) {
+		return helm.ChartInputs(s.repo, root), nil
+	}
 	t, _, err := s.forest.Load(root)
 	if err != nil {
 		return nil, err
@@ -168,6 +171,13 @@ func (s *Snapshot) inputs(root string) ([]string, error) {
 func (s *Snapshot) isRelease(root string) bool {
 	_, ok := s.repo.File(root)
 	return ok
+}
+
+// isChart reports whether root is a chart folder that no kustomization
+// makes kustomize's: an Argo CD Helm source's root (argohelm.go), which
+// reads the folder whole.
+func (s *Snapshot) isChart(root string) bool {
+	return helm.IsChartDir(s.repo, root)
 }
 
 // Remote is a GitHub repository at a pinned ref, as a remote base names it

@@ -280,8 +280,14 @@ func argoApplied(obj map[string]any) (Applied, error) {
 	}
 	a.Raw, a.Busy = argoRevision(obj, index)
 	a.Revision = commitOf(a.Raw)
+	// A Helm source of a single-source Application, whose chart is a
+	// folder of the repository (a path, not a chart repository's chart:),
+	// is rendered by the analyzer with Helm: the root is that folder.
+	helm, isHelm := src["helm"].(map[string]any)
+	chart, _ := src["chart"].(string)
+	isHelm = isHelm && index < 0 && chart == ""
 	for _, f := range []string{"helm", "plugin"} {
-		if v, ok := src[f]; ok && !empty(v) {
+		if v, ok := src[f]; ok && !empty(v) && !(f == "helm" && isHelm) {
 			a.Context = append(a.Context, at+"."+f)
 		}
 	}
@@ -290,7 +296,10 @@ func argoApplied(obj map[string]any) (Applied, error) {
 	}
 	k, _ := src["kustomize"].(map[string]any)
 	a.argo = &kube.ArgoContext{Namespace: ns, Name: name, Source: at, Kustomize: k, Build: argoBuild(spec, src, a.Revision)}
-	if len(k) > 0 {
+	if isHelm {
+		a.argo.Helm = helm
+	}
+	if len(k) > 0 || isHelm {
 		a.ArgoCD = a.argo
 	}
 	return a, nil

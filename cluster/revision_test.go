@@ -10,7 +10,9 @@ import (
 
 // An Argo CD Application's kustomize settings are read as its render
 // context (of spec.source, or of the one source of spec.sources with a
-// path); helm, a plugin or several rendering sources stay refused by name.
+// path), and so are the helm settings of a single source whose chart is a
+// folder (a path); a chart repository's chart, a multi-source Helm source,
+// a plugin or several rendering sources stay refused by name.
 func TestArgoContext(t *testing.T) {
 	read := func(spec string) cluster.Applied {
 		t.Helper()
@@ -37,9 +39,19 @@ spec:
 	if len(a.Context) != 0 || a.ArgoCD == nil || a.ArgoCD.Source != "spec.sources[1]" {
 		t.Fatalf("multi-source: %+v %+v", a, a.ArgoCD)
 	}
-	a = read("  source: {path: charts/web, helm: {valueFiles: [prod.yaml]}}\n")
+	// A Helm source whose chart is a folder of the repository is a render
+	// context (the analyzer renders the chart); a chart repository's is not.
+	a = read("  source: {path: charts/web, helm: {valueFiles: [prod.yaml], releaseName: shop}}\n  destination: {namespace: shop}\n")
+	if len(a.Context) != 0 || a.ArgoCD == nil || a.ArgoCD.Helm["releaseName"] != "shop" || a.ArgoCD.Build.DestinationNamespace != "shop" || a.ArgoCD.Build.Path != "charts/web" {
+		t.Fatalf("helm: %+v %+v", a, a.ArgoCD)
+	}
+	a = read("  source: {repoURL: https://charts.example.com, chart: web, targetRevision: 1.0.0, helm: {releaseName: shop}}\n")
 	if strings.Join(a.Context, ",") != "spec.source.helm" || a.ArgoCD != nil {
-		t.Fatalf("helm: %+v", a)
+		t.Fatalf("a chart repository's chart: %+v", a)
+	}
+	a = read("  sources:\n  - {repoURL: https://github.com/acme/fleet, path: charts/web, helm: {valueFiles: [prod.yaml]}}\n")
+	if strings.Join(a.Context, ",") != "spec.sources" || a.ArgoCD != nil {
+		t.Fatalf("multi-source helm: %+v", a)
 	}
 	a = read("  sources:\n  - {path: a}\n  - {path: b}\n")
 	if strings.Join(a.Context, ",") != "spec.sources" {

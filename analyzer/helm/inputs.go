@@ -79,6 +79,66 @@ func ReleaseInputs(repo *repofs.Repo, file string, parse func(string) (*yamledit
 	return out, nil
 }
 
+// ChartReleases lists, sorted, the YAML files of repo holding a Flux
+// HelmRelease whose chart is the folder dir: releases that render it too.
+func ChartReleases(repo *repofs.Repo, dir string, parse func(string) (*yamledit.File, error)) []string {
+	var out []string
+	for _, p := range repo.Paths() {
+		if !isManifestName(path.Base(p)) || strings.HasPrefix(p, dir+"/") {
+			continue
+		}
+		f, err := parse(p)
+		if err != nil {
+			continue
+		}
+		for i := 0; i < f.Len(); i++ {
+			v, err := f.Value(i)
+			if err != nil || !isHelmRelease(v) {
+				continue
+			}
+			spec, _ := v["spec"].(map[string]any)
+			if chart, ok := chartPath(spec); ok && chart == dir {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ChartInputs lists, sorted, every file of the chart folder dir: what an
+// Argo CD Helm source whose path it is reads (its value files are kept
+// in it, LoadArgoRelease).
+func ChartInputs(repo *repofs.Repo, dir string) []string {
+	var out []string
+	for _, p := range repo.Paths() {
+		if strings.HasPrefix(p, dir+"/") {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// IsChartDir reports whether dir is a chart folder below the repository's
+// top (Chart.yaml) that no kustomization makes kustomize's: Argo CD
+// renders a path holding both with kustomize.
+func IsChartDir(repo *repofs.Repo, dir string) bool {
+	if dir == "" || dir == "." {
+		return false
+	}
+	if _, ok := repo.File(path.Join(dir, chartFile)); !ok {
+		return false
+	}
+	for _, k := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
+		if _, ok := repo.File(path.Join(dir, k)); ok {
+			return false
+		}
+	}
+	return true
+}
+
 // chartPath is the folder spec.chart.spec.chart names, cleaned; false when
 // it names none inside the repository (or the repository's top).
 func chartPath(spec map[string]any) (string, bool) {

@@ -56,23 +56,43 @@ type ReleaseRefusal struct {
 	Hint    string
 }
 
+// Release is a chart of the repository as a GitOps tool renders it, read
+// at one commit: the chart, the values merged in the tool's order with
+// where each layer of them is kept, and the release's options. Place
+// probes and writes its drifts. FluxRelease and ArgoRelease read one.
+type Release struct {
+	// File is the file a refusal names when no values source does: the
+	// HelmRelease's manifest, or the chart's Chart.yaml for an Argo CD
+	// Application.
+	File    string
+	Doc     int // the HelmRelease's document in File
+	Chart   *Chart
+	Dir     string // the chart's folder
+	Options Options
+	Values  map[string]any // merged as the tool merges them
+	Layers  []Layer
+	// homes says where each of Layers is written: the HelmRelease's
+	// spec.values, a ConfigMap's key, a values file, or nowhere (a
+	// targetPath, a setting kept outside Git).
+	homes []valuesHome
+	// defaults is where a leaf only the chart's defaults hold is written.
+	defaults valuesHome
+	// reload reads the same release from another tree of the repository
+	// (the one with the written files), to prove the writes.
+	reload func(repo *repofs.Repo) (*Release, *ReleaseRefusal, error)
+	// sharers lists the other releases whose values differ in after, the
+	// repository with the written files; nil when none can.
+	sharers func(repo, after *repofs.Repo) []string
+}
+
 // FluxRelease is a Flux HelmRelease (helm.toolkit.fluxcd.io/v2) kept in
 // Git, whose chart is a folder of the same repository and whose values are
 // its spec.values and ConfigMaps kept beside it: everything helm-controller
 // renders it from, read at one commit.
 type FluxRelease struct {
-	File    string // the manifest that holds the HelmRelease
-	Doc     int    // its document in File
-	Name    string // the HelmRelease's own name and namespace
-	Space   string
-	Chart   *Chart
-	Dir     string // the chart's folder
-	Options Options
-	Values  map[string]any // merged as helm-controller merges them (FluxValues)
-	Layers  []Layer
-	// homes says where each of Layers is written: the HelmRelease's
-	// spec.values, a ConfigMap's key, or nowhere (a targetPath).
-	homes []valuesHome
+	Release
+	Name  string // the HelmRelease's own name and namespace
+	Space string
 }
 
 // valuesHome is where one values layer is kept in Git.
@@ -81,6 +101,10 @@ type valuesHome struct {
 	doc    int
 	key    string // the ConfigMap's data key; "" for spec.values
 	target string // a valuesFrom targetPath: not written
+	whole  bool   // file is itself a values document (a valueFiles entry, a chart's values.yaml)
+	// refusal, when set, is why the layer is not written: a setting kept
+	// outside Git, a chart's values.yaml other releases read too.
+	refusal *ReleaseRefusal
 }
 
 // IsFluxRelease reports whether file holds a Flux HelmRelease document.
@@ -120,7 +144,7 @@ func oneRelease(f *yamledit.File, file string) (int, map[string]any, error) {
 // TemplateFile is the repository file of a template as Helm names it
 // ("<chart>/templates/x.yaml", Object.Source); false for a name without
 // the chart's folder.
-func (r *FluxRelease) TemplateFile(source string) (string, bool) {
+func (r *Release) TemplateFile(source string) (string, bool) {
 	_, inside, ok := strings.Cut(source, "/")
 	if !ok {
 		return "", false
@@ -156,7 +180,7 @@ func LoadFluxRelease(repo *repofs.Repo, file string, parse func(string) (*yamled
 	if err != nil {
 		return nil, nil, err
 	}
-	r := &FluxRelease{File: file, Doc: doc}
+	r := &FluxRelease{Release: Release{File: file, Doc: doc}}
 	refuse := func(code, field, msg, hint string) (*FluxRelease, *ReleaseRefusal, error) {
 		at, _ := jsonvalue.ParsePath(field)
 		return nil, &ReleaseRefusal{Code: code, File: file, Line: f.Line(r.Doc, at), Field: field, Message: msg, Hint: hint}, nil
@@ -192,6 +216,17 @@ func LoadFluxRelease(repo *repofs.Repo, file string, parse func(string) (*yamled
 		}
 		return nil, nil, err
 	}
+	// A leaf only the chart's defaults hold is set in spec.values: a
+	// person overrides a chart in the release, not in the chart.
+	r.defaults = valuesHome{file: file, doc: doc}
+	r.reload = func(after *repofs.Repo) (*Release, *ReleaseRefusal, error) {
+		again, ref, err := LoadFluxRelease(after, file, parserOf(after))
+		if again == nil {
+			return nil, ref, err
+		}
+		return &again.Release, ref, err
+	}
+	r.sharers = r.sharedWith
 	return r, nil, nil
 }
 

@@ -60,7 +60,7 @@ type ReleasePlan struct {
 // it), byte-preserving, and renders the release from the written files:
 // every object must then equal the render with the placed fields at their
 // live values, or nothing is written and every placement is refused.
-func (r *FluxRelease) Place(repo *repofs.Repo, drifts []Drift) (*ReleasePlan, error) {
+func (r *Release) Place(repo *repofs.Repo, drifts []Drift) (*ReleasePlan, error) {
 	base, err := Render(r.Chart, r.Values, r.Options)
 	if err != nil {
 		return nil, err
@@ -101,7 +101,10 @@ func (r *FluxRelease) Place(repo *repofs.Repo, drifts []Drift) (*ReleasePlan, er
 		out.Placed = nil
 		return out, nil
 	}
-	if out.SharedWith = r.sharedWith(repo, after); len(out.SharedWith) > 0 {
+	if r.sharers != nil {
+		out.SharedWith = r.sharers(repo, after)
+	}
+	if len(out.SharedWith) > 0 {
 		return out, nil
 	}
 	out.Files = written
@@ -111,7 +114,7 @@ func (r *FluxRelease) Place(repo *repofs.Repo, drifts []Drift) (*ReleasePlan, er
 // templateOf is the repository file of the template that renders obj
 // (Helm names it "<chart>/templates/x.yaml"), or the release's file when
 // none does.
-func (r *FluxRelease) templateOf(base *Rendering, obj ObjectID) string {
+func (r *Release) templateOf(base *Rendering, obj ObjectID) string {
 	for _, o := range base.Objects {
 		if !sameObject(idOf(o.Object, r.Options.Namespace), obj) {
 			continue
@@ -156,7 +159,7 @@ func (r *FluxRelease) sharedWith(repo, after *repofs.Repo) []string {
 
 // probe runs the prober on one drift; a field that is no scalar in the
 // render, or no longer one in the cluster, has no leaf to write.
-func (r *FluxRelease) probe(base *Rendering, d Drift, all []Drift) (Placed, *Refused, error) {
+func (r *Release) probe(base *Rendering, d Drift, all []Drift) (Placed, *Refused, error) {
 	refuse := func(code, msg string) (Placed, *Refused, error) {
 		file := r.File
 		if code == CodeNoLeaf || code == CodeTemplateValue || code == CodeNondeterministic {
@@ -236,8 +239,8 @@ func namedPath(obj any, p jsonvalue.Path) jsonvalue.Path {
 // verify renders the release from after, the repository with the written
 // files, and lists what moved other than the placed fields, to their live
 // values.
-func (r *FluxRelease) verify(after *repofs.Repo, base *Rendering, placed []Placed) ([]Move, error) {
-	again, ref, err := LoadFluxRelease(after, r.File, parserOf(after))
+func (r *Release) verify(after *repofs.Repo, base *Rendering, placed []Placed) ([]Move, error) {
+	again, ref, err := r.reload(after)
 	if err != nil {
 		return nil, err
 	}
@@ -299,13 +302,16 @@ func (w *valuesWriter) bytes() map[string][]byte {
 // write sets the placement's edit in the layer that supplies its leaf: the
 // HelmRelease's spec.values, or a valuesFrom ConfigMap's key; a leaf only
 // the chart's defaults hold becomes a key of spec.values.
-func (w *valuesWriter) write(r *FluxRelease, p *Placed) *Refused {
-	home := valuesHome{file: r.File, doc: r.Doc}
+func (w *valuesWriter) write(r *Release, p *Placed) *Refused {
+	home := r.defaults
 	if p.Leaf.InUserValues() {
 		home = r.homes[p.Leaf.Layer]
 	}
 	refuse := func(code, msg string) *Refused {
 		return &Refused{Drift: p.Drift, Code: code, File: home.file, Message: msg, Hint: Advice(code)}
+	}
+	if h := home.refusal; h != nil {
+		return &Refused{Drift: p.Drift, Code: h.Code, File: h.File, Line: h.Line, Message: fmt.Sprintf("%s: %s", p.Leaf.Path, h.Message), Hint: h.Hint}
 	}
 	if home.target != "" {
 		return refuse(CodeUnsupported, fmt.Sprintf("%s is set by a valuesFrom targetPath (%s of the ConfigMap in %s), whose text driftback does not rewrite", p.Leaf.Path, home.key, home.file))
@@ -315,9 +321,12 @@ func (w *valuesWriter) write(r *FluxRelease, p *Placed) *Refused {
 		return refuse(CodeUnsupported, err.Error())
 	}
 	var line int
-	if home.key == "" {
+	switch {
+	case home.whole:
+		line, err = writeValuesFile(f, p.edit)
+	case home.key == "":
 		line, err = writeInline(f, home.doc, p.edit)
-	} else {
+	default:
 		line, err = writeConfigMap(f, home.doc, home.key, p.edit)
 	}
 	if err != nil {
@@ -343,6 +352,28 @@ func writeInline(f *yamledit.File, doc int, e Edit) (int, error) {
 	return f.Line(doc, at), nil
 }
 
+// writeValuesFile sets e in a values file's one document (a values file
+// in Git, or a ConfigMap key's text parsed as one).
+func writeValuesFile(f *yamledit.File, e Edit) (int, error) {
+	if f.Len() != 1 {
+		return 0, fmt.Errorf("it holds %d YAML documents, not one", f.Len())
+	}
+	vals, err := f.Value(0)
+	if err != nil {
+		return 0, err
+	}
+	if vals == nil {
+		vals = map[string]any{}
+	}
+	if !setCreating(vals, e.Path, e.Value) {
+		return 0, fmt.Errorf("it holds something other than a map on the way to %s", e.Path)
+	}
+	if err := f.Set(0, vals); err != nil {
+		return 0, err
+	}
+	return f.Line(0, e.Path), nil
+}
+
 // writeConfigMap sets e in the values document a ConfigMap's data key
 // holds, that text edited as its own YAML file so its bytes are kept too.
 // The line is the key's plus the value's in the text, as a block scalar
@@ -359,27 +390,15 @@ func writeConfigMap(f *yamledit.File, doc int, key string, e Edit) (int, error) 
 	if err != nil {
 		return 0, err
 	}
-	if inner.Len() != 1 {
-		return 0, fmt.Errorf("data.%s holds %d YAML documents, not one", key, inner.Len())
-	}
-	vals, err := inner.Value(0)
+	innerLine, err := writeValuesFile(inner, e)
 	if err != nil {
-		return 0, err
-	}
-	if vals == nil {
-		vals = map[string]any{}
-	}
-	if !setCreating(vals, e.Path, e.Value) {
-		return 0, fmt.Errorf("data.%s holds something other than a map on the way to %s", key, e.Path)
-	}
-	if err := inner.Set(0, vals); err != nil {
-		return 0, err
+		return 0, fmt.Errorf("data.%s: %w", key, err)
 	}
 	jsonvalue.Set(v, at, string(inner.Bytes()))
 	if err := f.Set(doc, v); err != nil {
 		return 0, err
 	}
-	return f.Line(doc, at) + inner.Line(0, e.Path), nil
+	return f.Line(doc, at) + innerLine, nil
 }
 
 // setCreating stores val at p in m, making the maps on the way that are

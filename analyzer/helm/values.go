@@ -200,7 +200,7 @@ func ArgoValues(h ArgoHelm, files map[string][]byte) (map[string]any, []Layer, e
 			return nil, nil, fmt.Errorf("valueFiles[%d] %s: %w", i, f, err)
 		}
 		result = loader.MergeMaps(result, vals)
-		layers = append(layers, Layer{Source: fmt.Sprintf("valueFiles[%d] %s", i, f), Values: vals})
+		layers = append(layers, Layer{Source: valueFileSource(i, f), Values: vals})
 	}
 	inline, src := []byte(h.Values), "values"
 	if h.ValuesObject != nil {

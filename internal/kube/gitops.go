@@ -38,6 +38,10 @@ type ArgoContext struct {
 	// or "spec.sources[N]".
 	Source    string
 	Kustomize map[string]any
+	// Helm is the source's helm settings when Argo CD renders it as a Helm
+	// chart (the source names helm:): the root is then the chart's folder
+	// and the analyzer renders it with Helm. nil for a kustomize source.
+	Helm map[string]any
 	// Build is what else the repo server's kustomize build reads: the
 	// values of its build environment and argocd-cm's build options.
 	Build ArgoBuild

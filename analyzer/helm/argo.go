@@ -1,0 +1,171 @@
+package helm
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/driftback/driftback/internal/repofs"
+)
+
+// ArgoApp is what the caller read of an Argo CD Application whose single
+// source renders a chart folder of the repository with Helm: the cluster's
+// object, not a manifest in Git.
+type ArgoApp struct {
+	Name                 string         // the Application's name
+	DestinationNamespace string         // spec.destination.namespace
+	Helm                 map[string]any // spec.source.helm, as the cluster holds it
+	// Setting names Helm in the Application ("spec.source.helm").
+	Setting string
+	// ChartShared, when set, is why the chart's own values.yaml is not
+	// written: other releases render the chart too (the caller knows them).
+	ChartShared *ReleaseRefusal
+}
+
+// ArgoRelease is an Argo CD Application's Helm source whose chart is the
+// folder dir of repo: the chart, the values merged as the repo-server
+// merges them (ArgoValues; the value files read from repo), the release
+// name and namespace Argo CD gives it. A leaf a value file supplies is
+// written in that file; one only the chart's defaults hold, in the chart's
+// values.yaml unless app.ChartShared says why not; one the Application's
+// own values, valuesObject or parameters supply is refused
+// (CodeValuesOutsideGit): they are kept in the cluster's object.
+type ArgoRelease struct {
+	Release
+	// CRDs says whether the repo-server renders the chart's crds/ files
+	// (`helm template --include-crds`, unless helm.skipCrds).
+	CRDs bool
+}
+
+// LoadArgoRelease reads the chart of dir and the Application's values. A
+// setting driftback does not reproduce, or a value file outside the
+// repository, is a refusal; a chart Helm cannot load, or malformed values,
+// is an error.
+func LoadArgoRelease(repo *repofs.Repo, dir string, app ArgoApp) (*ArgoRelease, *ReleaseRefusal, error) {
+	chartYAML := path.Join(dir, chartFile)
+	refuse := func(code, field, msg, hint string) (*ArgoRelease, *ReleaseRefusal, error) {
+		return nil, &ReleaseRefusal{Code: code, File: chartYAML, Field: app.Setting + field, Message: msg, Hint: hint}, nil
+	}
+	if !IsChartDir(repo, dir) {
+		return refuse(CodeChartOutsideGit, "", fmt.Sprintf("%s is no chart folder below the repository's top (a %s, no kustomization)", displayDir(dir), chartFile),
+			"driftback renders an Argo CD Helm source whose path is a chart folder of the repository")
+	}
+	h := app.Helm
+	str := func(k string) string { s, _ := h[k].(string); return s }
+	ns := str("namespace")
+	if ns == "" {
+		ns = app.DestinationNamespace
+	}
+	if ns == "" {
+		return refuse(CodeUnsupported, ".namespace", "the Application names no destination namespace, so the release's namespace is the cluster's default",
+			"set spec.destination.namespace in the Application")
+	}
+	// Argo CD passes the destination cluster's version unless the source
+	// names one; driftback reads no cluster version, so it renders with the
+	// pinned one the Flux path uses too (DefaultKubeVersion). A chart that
+	// branches on the version renders as for that version.
+	kube := str("kubeVersion")
+	if kube == "" {
+		kube = DefaultKubeVersion
+	}
+	o := Options{ReleaseName: ArgoReleaseName(app.Name, str("releaseName")), Namespace: ns, KubeVersion: kube}
+	for _, v := range asList(h["apiVersions"]) {
+		if s, ok := v.(string); ok {
+			o.APIVersions = append(o.APIVersions, s)
+		}
+	}
+	args := ArgoHelm{Values: str("values")}
+	args.IgnoreMissingValueFiles, _ = h["ignoreMissingValueFiles"].(bool)
+	if vo, ok := h["valuesObject"].(map[string]any); ok {
+		args.ValuesObject = vo
+	}
+	files := map[string][]byte{}
+	homes := map[string]valuesHome{}
+	for i, v := range asList(h["valueFiles"]) {
+		f, _ := v.(string)
+		field := fmt.Sprintf(".valueFiles[%d]", i)
+		if strings.HasPrefix(f, "$") || strings.Contains(f, "://") {
+			return refuse(CodeValuesOutsideGit, field, fmt.Sprintf("the value file %s is another source's or a URL's, not a file of the chart's repository", f),
+				"keep the value files in the repository of the chart, or make the change by hand")
+		}
+		p, err := repofs.Clean(path.Join(dir, f))
+		if err != nil || !strings.HasPrefix(p, dir+"/") {
+			// What the target reads is the chart folder (ChartInputs).
+			return refuse(CodeUnsupported, field, fmt.Sprintf("the value file %s is not kept in the chart's folder %s", f, dir),
+				"keep the Application's value files in the chart's folder, or make the change by hand")
+		}
+		args.ValueFiles = append(args.ValueFiles, p)
+		if b, ok := repo.File(p); ok {
+			files[p] = b
+		}
+		home := valuesHome{file: p, whole: true}
+		if p == path.Join(dir, "values.yaml") {
+			home.refusal = app.ChartShared // the chart's defaults too
+		}
+		homes[valueFileSource(i, p)] = home
+	}
+	for i, v := range asList(h["parameters"]) {
+		m, _ := v.(map[string]any)
+		p := ArgoParameter{}
+		p.Name, _ = m["name"].(string)
+		p.Value, _ = m["value"].(string)
+		p.ForceString, _ = m["forceString"].(bool)
+		if strings.Contains(p.Value, "$") {
+			// The repo-server substitutes its build environment there.
+			return refuse(CodeUnsupported, fmt.Sprintf(".parameters[%d]", i), fmt.Sprintf("the parameter %s holds a $ variable the repo-server substitutes, which driftback does not reproduce", p.Name),
+				"make the change by hand")
+		}
+		args.Parameters = append(args.Parameters, p)
+	}
+	if len(asList(h["fileParameters"])) > 0 {
+		return refuse(CodeUnsupported, ".fileParameters", "the Application sets values from whole files (fileParameters), which driftback does not reproduce",
+			"make the change by hand")
+	}
+	vals, layers, err := ArgoValues(args, files)
+	if err != nil {
+		return nil, nil, fmt.Errorf("Application %s, %s: %w", app.Name, app.Setting, err)
+	}
+	c, err := ChartFromDir(repo, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := &ArgoRelease{Release: Release{File: chartYAML, Chart: c, Dir: dir, Options: o, Values: vals, Layers: layers}}
+	skip, _ := h["skipCrds"].(bool)
+	r.CRDs = !skip
+	for _, l := range layers {
+		home, ok := homes[l.Source]
+		if !ok {
+			// values, valuesObject, a parameter: the Application's own.
+			name, _, _ := strings.Cut(l.Source, "[")
+			home.refusal = &ReleaseRefusal{Code: CodeValuesOutsideGit, Field: app.Setting + "." + name,
+				Message: fmt.Sprintf("the value is set by %s.%s of the Argo CD Application %s, which is kept in the cluster, not in a file driftback writes", app.Setting, l.Source, app.Name),
+				Hint:    fmt.Sprintf("change %s.%s of the Application by hand, or move the value into a value file in Git", app.Setting, name)}
+		}
+		r.homes = append(r.homes, home)
+	}
+	r.defaults = valuesHome{file: path.Join(dir, "values.yaml"), whole: true, refusal: app.ChartShared}
+	if _, ok := repo.File(r.defaults.file); !ok && r.defaults.refusal == nil {
+		r.defaults.refusal = &ReleaseRefusal{Code: CodeUnsupported, File: chartYAML,
+			Message: fmt.Sprintf("the value is the chart's default, and the chart has no %s to hold it", r.defaults.file),
+			Hint:    "set the value in one of the Application's value files by hand"}
+	}
+	r.reload = func(after *repofs.Repo) (*Release, *ReleaseRefusal, error) {
+		again, ref, err := LoadArgoRelease(after, dir, app)
+		if again == nil {
+			return nil, ref, err
+		}
+		return &again.Release, ref, err
+	}
+	return r, nil, nil
+}
+
+// valueFileSource names the layer of the i-th valueFiles entry, read from
+// file: the Layer.Source ArgoValues gives it.
+func valueFileSource(i int, file string) string {
+	return fmt.Sprintf("valueFiles[%d] %s", i, file)
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
