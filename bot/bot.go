@@ -36,6 +36,9 @@ type Target struct {
 	// (one read of the Kustomization or Application, through Applied), so
 	// the object set always matches the revision the poll renders.
 	ByInventory bool
+	// SameRoot names the other targets on the same repository and root
+	// (targetplan.SameRoot), which the plan's writes must leave alone.
+	SameRoot []string
 	// Audit, when set, is the cluster's audit trail: each edit names the
 	// user behind its write. Refreshed at every poll.
 	Audit *cluster.AuditTrail

@@ -138,7 +138,7 @@ func (b *Bot) plan(ctx context.Context, p *poll) (*analyzer.Plan, error) {
 	}
 	defer b.Metrics.Time("driftback_plan_duration_seconds", map[string]string{"target": tc.Name})()
 	res, err := targetplan.Plan(ctx, targetplan.Input{
-		Target: tc, Objects: p.Objs, Coverage: p.Coverage, Applied: applied, Base: p.BaseSHA,
+		Target: tc, Objects: p.Objs, Coverage: p.Coverage, Applied: applied, Base: p.BaseSHA, SameRoot: p.t.SameRoot,
 		// A revision comes with the remote bases its root names, fetched at
 		// their pinned refs; a failed fetch fails the poll.
 		Load: func(ctx context.Context, rev string) (*analyzer.Snapshot, error) {

@@ -374,7 +374,12 @@ func argoDiscovered(obj map[string]any) Discovered {
 	d.RepoURL, _ = src["repoURL"].(string)
 	d.Path, _ = src["path"].(string)
 	rev, _ := src["targetRevision"].(string)
+	// A Helm source whose chart is a folder (a path) is a target whose root
+	// is the chart; a chart repository's chart is no folder of a repository.
+	chart, _ := src["chart"].(string)
 	switch {
+	case chart != "":
+		d.Skip = fmt.Sprintf("its source is the Helm chart %s of the chart repository %s, not a folder of a Git repository", chart, d.RepoURL)
 	case fullCommit.MatchString(rev):
 		d.Skip = fmt.Sprintf("its targetRevision %s is a commit: the Application is pinned, and no pull request changes what it runs", rev)
 	case rev != "" && rev != "HEAD":

@@ -84,3 +84,46 @@ spec:
 		t.Errorf("two kustomize folders: %+v %+v", d, a)
 	}
 }
+
+// A single-source Argo CD Application whose Helm source is a chart folder
+// of its repository is a target whose root is that folder, planned with
+// its helm settings; one that installs a chart repository's chart is left
+// out, saying so.
+func TestDiscoverArgoHelmSource(t *testing.T) {
+	read := func(source string) (cluster.Discovered, cluster.Applied) {
+		t.Helper()
+		objs, err := cluster.ParseObjectFile("live.yaml", []byte(`apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: web, namespace: argocd}
+spec:
+  destination: {namespace: shop}
+  source: `+source+`
+status:
+  sync: {status: Synced, revision: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa}
+  resources: [{group: apps, kind: Deployment, namespace: shop, name: web}]
+`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		found, err := cluster.DiscoverIn(objs, cluster.DiscoverFilter{ArgoCD: true})
+		if err != nil || len(found) != 1 {
+			t.Fatalf("found %+v, %v", found, err)
+		}
+		a, err := cluster.AppliedIn(objs, cluster.Source{ArgoCD: &kube.ObjectRef{Namespace: "argocd", Name: "web"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return found[0], a
+	}
+	d, a := read("{repoURL: https://github.com/acme/fleet, path: charts/web, targetRevision: main, helm: {valueFiles: [values-prod.yaml]}}")
+	if d.Skip != "" || d.Path != "charts/web" || d.Branch != "main" || len(d.Inventory) != 1 {
+		t.Errorf("a chart folder: %+v", d)
+	}
+	if len(a.Context) != 0 || a.ArgoCD == nil || a.ArgoCD.Helm == nil || a.Revision != "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" {
+		t.Errorf("a chart folder's render context: %+v", a)
+	}
+	d, a = read("{repoURL: https://charts.example.com, chart: web, targetRevision: 1.2.0, helm: {releaseName: web}}")
+	if !strings.Contains(d.Skip, "the Helm chart web of the chart repository https://charts.example.com") || a.ArgoCD != nil {
+		t.Errorf("a chart repository's chart: %+v %+v", d, a)
+	}
+}

@@ -236,6 +236,7 @@ func planKnown(ctx context.Context, cfg *config.Config, src *sources, co *checko
 		log.live(in.objs, start)
 		start = time.Now()
 		in.Base, in.Load, in.AtBase = co.base, co.load, atHead
+		in.SameRoot = targetplan.SameRoot(kt.Config, cfg.ResolvedTargets())
 		reported := ""
 		if read := in.Applied; atHead && read != nil {
 			in.Applied = func(ctx context.Context) (cluster.Applied, error) {

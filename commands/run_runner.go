@@ -17,6 +17,7 @@ import (
 	"github.com/driftback/driftback/bot/discover"
 	"github.com/driftback/driftback/bot/githubapi"
 	"github.com/driftback/driftback/bot/metrics"
+	"github.com/driftback/driftback/bot/targetplan"
 	"github.com/driftback/driftback/cluster"
 	"github.com/driftback/driftback/config"
 )
@@ -137,6 +138,13 @@ func assembleRunner(ctx context.Context, in runnerInput, gh *github.Client, logi
 		r.Targets = append(r.Targets, bt)
 	}
 	r.Targets = append(r.Targets, found...)
+	configs := make([]*config.Target, len(r.Targets))
+	for i, t := range r.Targets {
+		configs[i] = &t.Config
+	}
+	for _, t := range r.Targets {
+		t.SameRoot = targetplan.SameRoot(&t.Config, configs)
+	}
 	b := &built{runner: r}
 	for _, c := range cfg.Clusters {
 		if c.Discover != nil {

@@ -3,6 +3,7 @@ package targetplan
 import (
 	"context"
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/driftback/driftback/analyzer"
@@ -34,6 +35,9 @@ type Input struct {
 	AtBase bool
 	// Load returns the repository at a revision.
 	Load func(ctx context.Context, revision string) (*analyzer.Snapshot, error)
+	// SameRoot names the other targets on the target's repository and
+	// root (SameRoot): an Argo CD Helm source's chart is theirs too.
+	SameRoot []string
 	// Decline, when set, is given the plan (after the GitOps tool's part)
 	// and returns the edits a reviewer declined: the target is planned
 	// again with the cluster taken to hold Git's value in those fields.
@@ -120,7 +124,7 @@ func plan(ctx context.Context, in Input) (Result, error) {
 		return out, err
 	}
 	opts := analyzer.Options{WriteScope: tc.WriteScope, OrchestratorContext: orchestrator, Flux: flux, ArgoCD: argo, Coverage: in.Coverage,
-		MetadataKeys: enf.MetadataKeys()}
+		MetadataKeys: enf.MetadataKeys(), SameRoot: in.SameRoot}
 	plan, err := snap.Plan(tc.Root, live, opts)
 	if err != nil {
 		return out, &InputError{Err: err}
@@ -215,6 +219,18 @@ func helmWaiting(snap *analyzer.Snapshot, root, renderAt string, h *cluster.Helm
 	}
 	return fmt.Sprintf("helm-controller applied values whose digest is %s (HelmRelease %s/%s, chart version %s); Git at %s gives %s: a values source outside Git, or a release not yet upgraded",
 		h.ConfigDigest, h.Release.Namespace, h.Release.Name, h.ChartVersion, githubapi.ShortSHA(renderAt), git), nil
+}
+
+// SameRoot names, of all, the targets other than t whose repository and
+// root are t's: what renders the same folder of the same repository.
+func SameRoot(t *config.Target, all []*config.Target) []string {
+	var out []string
+	for _, o := range all {
+		if o.Name != t.Name && strings.EqualFold(o.Repo, t.Repo) && path.Clean(o.Root) == path.Clean(t.Root) {
+			out = append(out, o.Name)
+		}
+	}
+	return out
 }
 
 // GitOpsNotes are what the check run says of the GitOps tool for this
