@@ -95,7 +95,9 @@ func TestPlanAcrossRevisionsWaitsWhenAnotherReaderChanged(t *testing.T) {
 // SameRoot names the other targets on the same repository (in any case)
 // and root (however written), not the target itself nor another root.
 func TestSameRoot(t *testing.T) {
-	tg := func(name, repo, root string) *config.Target { return &config.Target{Name: name, Repo: repo, Root: root} }
+	tg := func(name, repo, root string) *config.Target {
+		return &config.Target{Name: name, Repo: repo, Root: root}
+	}
 	prod := tg("web-prod", "acme/fleet", "charts/web")
 	all := []*config.Target{prod, tg("web-staging", "Acme/Fleet", "charts/web/"), tg("api", "acme/fleet", "charts/api"), tg("web-other", "acme/other", "charts/web")}
 	if got := SameRoot(prod, all); strings.Join(got, ",") != "web-staging" {
