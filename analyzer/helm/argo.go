@@ -123,7 +123,7 @@ func LoadArgoRelease(repo *repofs.Repo, dir string, app ArgoApp) (*ArgoRelease, 
 	}
 	vals, layers, err := ArgoValues(args, files)
 	if err != nil {
-		return nil, nil, fmt.Errorf("Application %s, %s: %w", app.Name, app.Setting, err)
+		return nil, nil, fmt.Errorf("the Argo CD Application %s, %s: %w", app.Name, app.Setting, err)
 	}
 	c, err := ChartFromDir(repo, dir)
 	if err != nil {
