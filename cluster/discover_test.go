@@ -43,27 +43,10 @@ func TestInInventory(t *testing.T) {
 func TestDiscoverArgoMultiSource(t *testing.T) {
 	read := func(sources string) (cluster.Discovered, cluster.Applied) {
 		t.Helper()
-		objs, err := cluster.ParseObjectFile("live.yaml", []byte(`apiVersion: argoproj.io/v1alpha1
-kind: Application
-metadata: {name: web, namespace: argocd}
-spec:
-  sources:
-`+sources+`status:
+		return discoverArgoApp(t, "  sources:\n"+sources+`status:
   sync: {status: Synced, revisions: [aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb, cccccccccccccccccccccccccccccccccccccccc]}
   resources: [{group: apps, kind: Deployment, namespace: web, name: web}]
-`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		found, err := cluster.DiscoverIn(objs, cluster.DiscoverFilter{ArgoCD: true})
-		if err != nil || len(found) != 1 {
-			t.Fatalf("found %+v, %v", found, err)
-		}
-		a, err := cluster.AppliedIn(objs, cluster.Source{ArgoCD: &kube.ObjectRef{Namespace: "argocd", Name: "web"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return found[0], a
+`)
 	}
 	d, a := read("  - {repoURL: https://charts.example.com, chart: redis, targetRevision: 19.0.0, helm: {releaseName: cache}}\n" +
 		"  - {repoURL: https://github.com/acme/fleet, path: apps/web, targetRevision: main}\n" +
@@ -92,28 +75,11 @@ spec:
 func TestDiscoverArgoHelmSource(t *testing.T) {
 	read := func(source string) (cluster.Discovered, cluster.Applied) {
 		t.Helper()
-		objs, err := cluster.ParseObjectFile("live.yaml", []byte(`apiVersion: argoproj.io/v1alpha1
-kind: Application
-metadata: {name: web, namespace: argocd}
-spec:
-  destination: {namespace: shop}
-  source: `+source+`
+		return discoverArgoApp(t, "  destination: {namespace: shop}\n  source: "+source+`
 status:
   sync: {status: Synced, revision: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa}
   resources: [{group: apps, kind: Deployment, namespace: shop, name: web}]
-`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		found, err := cluster.DiscoverIn(objs, cluster.DiscoverFilter{ArgoCD: true})
-		if err != nil || len(found) != 1 {
-			t.Fatalf("found %+v, %v", found, err)
-		}
-		a, err := cluster.AppliedIn(objs, cluster.Source{ArgoCD: &kube.ObjectRef{Namespace: "argocd", Name: "web"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return found[0], a
+`)
 	}
 	d, a := read("{repoURL: https://github.com/acme/fleet, path: charts/web, targetRevision: main, helm: {valueFiles: [values-prod.yaml]}}")
 	if d.Skip != "" || d.Path != "charts/web" || d.Branch != "main" || len(d.Inventory) != 1 {
@@ -126,4 +92,23 @@ status:
 	if !strings.Contains(d.Skip, "the Helm chart web of the chart repository https://charts.example.com") || a.ArgoCD != nil {
 		t.Errorf("a chart repository's chart: %+v %+v", d, a)
 	}
+}
+
+// discoverArgoApp is what discovery and the applied-revision read make of
+// the Application argocd/web whose spec (and status) is body.
+func discoverArgoApp(t *testing.T, body string) (cluster.Discovered, cluster.Applied) {
+	t.Helper()
+	objs, err := cluster.ParseObjectFile("live.yaml", []byte("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web, namespace: argocd}\nspec:\n"+body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := cluster.DiscoverIn(objs, cluster.DiscoverFilter{ArgoCD: true})
+	if err != nil || len(found) != 1 {
+		t.Fatalf("found %+v, %v", found, err)
+	}
+	a, err := cluster.AppliedIn(objs, cluster.Source{ArgoCD: &kube.ObjectRef{Namespace: "argocd", Name: "web"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found[0], a
 }

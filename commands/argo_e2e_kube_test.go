@@ -302,6 +302,34 @@ func (e *argoE2E) waitImage(ns, name, image string) {
 	}
 }
 
+// mergeAndSync merges pull request number and has Argo CD sync the merge
+// into Application name; it returns the merge commit.
+func (e *argoE2E) mergeAndSync(t *testing.T, name string, number int) string {
+	t.Helper()
+	merged, err := e.srv.MergePR("acme", "fleet", number, "merge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.argo.Refresh(t, name)
+	e.argo.Sync(t, name, "")
+	e.argo.WaitSynced(t, name, merged)
+	return merged
+}
+
+// greenAfterMerge polls target once the merge is synced: its check on the
+// merge commit is green, and nothing is written but the branch's deletion.
+func (e *argoE2E) greenAfterMerge(t *testing.T, target *bot.Target, merged string) {
+	t.Helper()
+	mark := len(e.srv.Requests())
+	e.poll(target)
+	if c := e.check(target.Config.Name, merged); c.Conclusion != "success" {
+		t.Errorf("check on the merge commit: %s %q\n%s", c.Conclusion, c.Title, c.Summary)
+	}
+	if w := e.writes(mark); len(w) > 1 || len(w) == 1 && !strings.HasPrefix(w[0], "DELETE /repos/acme/fleet/git/refs/heads/driftback/") {
+		t.Errorf("writes after the merge was synced: %v", w)
+	}
+}
+
 func TestArgoEndToEnd(t *testing.T) {
 	e := startArgoE2E(t)
 	heal := map[string]any{"automated": map[string]any{"selfHeal": true}}
@@ -378,24 +406,11 @@ func TestArgoEndToEnd(t *testing.T) {
 			if !strings.Contains(pr.Body, "next sync") {
 				t.Errorf("body does not say the drift lasts until the next sync:\n%s", pr.Body)
 			}
-			merged, err := e.srv.MergePR("acme", "fleet", pr.Number, "merge")
-			if err != nil {
-				t.Fatal(err)
-			}
-			e.argo.Refresh(t, name)
-			e.argo.Sync(t, name, "")
-			e.argo.WaitSynced(t, name, merged)
+			merged := e.mergeAndSync(t, name, pr.Number)
 			if img := e.image(name, "web"); img != "registry.invalid/web:1.1" {
 				t.Fatalf("Argo CD synced the merge, image %q", img)
 			}
-			mark := len(e.srv.Requests())
-			e.poll(target)
-			if c := e.check(name, merged); c.Conclusion != "success" {
-				t.Errorf("check on the merge commit: %s %q\n%s", c.Conclusion, c.Title, c.Summary)
-			}
-			if w := e.writes(mark); len(w) > 1 || len(w) == 1 && !strings.HasPrefix(w[0], "DELETE /repos/acme/fleet/git/refs/heads/driftback/") {
-				t.Errorf("writes after the merge was synced: %v", w)
-			}
+			e.greenAfterMerge(t, target, merged)
 			e.sha = merged
 		})
 	}

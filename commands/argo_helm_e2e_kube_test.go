@@ -79,22 +79,9 @@ func TestArgoHelmEndToEnd(t *testing.T) {
 	if string(got) != want {
 		t.Fatalf("values-prod.yaml on the branch:\n%s\n--- want:\n%s", got, want)
 	}
-	merged, err := e.srv.MergePR("acme", "fleet", pr.Number, "merge")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.argo.Refresh(t, name)
-	e.argo.Sync(t, name, "")
-	e.argo.WaitSynced(t, name, merged)
+	merged := e.mergeAndSync(t, name, pr.Number)
 	if img := e.image(name, name); img != "registry.invalid/web:1.1" {
 		t.Fatalf("Argo CD synced the merge, image %q", img)
 	}
-	mark := len(e.srv.Requests())
-	e.poll(target)
-	if c := e.check(name, merged); c.Conclusion != "success" {
-		t.Errorf("check on the merge commit: %s %q\n%s", c.Conclusion, c.Title, c.Summary)
-	}
-	if w := e.writes(mark); len(w) > 1 || len(w) == 1 && !strings.HasPrefix(w[0], "DELETE /repos/acme/fleet/git/refs/heads/driftback/") {
-		t.Errorf("writes after the merge was synced: %v", w)
-	}
+	e.greenAfterMerge(t, target, merged)
 }

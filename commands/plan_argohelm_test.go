@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,15 +41,7 @@ status:
 	if err := os.WriteFile(live, []byte(app+strings.Replace(string(deploy), "manager: helm-controller", "manager: argocd-controller", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := writeConfig(t, `github:
-  appID: 1
-  privateKeyEnv: DRIFTBACK_TEST_KEY
-  owner: acme
-clusters:
-- name: prod
-  inCluster: true
-targets:
-- name: web-prod
+	cfg := writeConfig(t, targetsConfig+`- name: web-prod
   repo: acme/fleet
   root: charts/web
   cluster: prod
@@ -58,24 +49,16 @@ targets:
   appliedRevision: {argocd: {namespace: argocd, name: web}}
 `)
 	args := []string{"plan", "-c", cfg, "--repo", repo, "--live", live, "--target", "web-prod", "--applied-head"}
-	out, stderr, code := driftback(t, append(args, "-o", "json")...)
-	var doc planDocument
-	if err := json.Unmarshal([]byte(out), &doc); code != 1 || err != nil {
-		t.Fatalf("exit %d, %v, stderr %q\n%s", code, err, stderr, out)
-	}
-	if len(doc.Edits) != 1 || len(doc.Refusals) != 0 {
-		t.Fatalf("edits %+v, refusals %+v", doc.Edits, doc.Refusals)
-	}
-	if e := doc.Edits[0]; e.Route != "helm-values" || e.File != "charts/web/values-prod.yaml" || e.Line != 3 || e.To != "ghcr.io/acme/web:1.4.3" {
+	if e := oneHelmEdit(t, args); e.File != "charts/web/values-prod.yaml" || e.Line != 3 || e.To != "ghcr.io/acme/web:1.4.3" {
 		t.Errorf("edit %+v", e.Edit)
 	}
-	if _, stderr, code = driftback(t, append(args, "--write")...); code != 1 {
+	if _, stderr, code := driftback(t, append(args, "--write")...); code != 1 {
 		t.Fatalf("--write: exit %d %q", code, stderr)
 	}
 	if b, _ := os.ReadFile(filepath.Join(repo, "charts/web/values-prod.yaml")); string(b) != strings.Replace(values, `"1.4.2"`, `"1.4.3"`, 1) {
 		t.Errorf("written:\n%s", b)
 	}
-	if out, stderr, code = driftback(t, args...); code != 0 {
+	if out, stderr, code := driftback(t, args...); code != 0 {
 		t.Errorf("after --write: exit %d %q\n%s", code, stderr, out)
 	}
 }
