@@ -101,7 +101,7 @@ type Options struct {
 	Coverage *kube.Coverage
 	// SameRoot names the other targets of the configuration whose root is
 	// this one in the same repository: an Argo CD Helm source's chart is
-	// theirs too, so its values.yaml is not written (argohelm.go).
+	// theirs too, so its values.yaml is not written (helmroot.go).
 	SameRoot []string
 	// MetadataKeys are label and annotation keys whose values in Git's
 	// render the plan reports per object (Plan.Metadata): a GitOps tool

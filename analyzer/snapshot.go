@@ -174,7 +174,7 @@ func (s *Snapshot) isRelease(root string) bool {
 }
 
 // isChart reports whether root is a chart folder that no kustomization
-// makes kustomize's: an Argo CD Helm source's root (argohelm.go), which
+// makes kustomize's: an Argo CD Helm source's root (helmroot.go), which
 // reads the folder whole.
 func (s *Snapshot) isChart(root string) bool {
 	return helm.IsChartDir(s.repo, root)

@@ -43,13 +43,64 @@ type ArgoRelease struct {
 // is an error.
 func LoadArgoRelease(repo *repofs.Repo, dir string, app ArgoApp) (*ArgoRelease, *ReleaseRefusal, error) {
 	chartYAML := path.Join(dir, chartFile)
-	refuse := func(code, field, msg, hint string) (*ArgoRelease, *ReleaseRefusal, error) {
-		return nil, &ReleaseRefusal{Code: code, File: chartYAML, Field: app.Setting + field, Message: msg, Hint: hint}, nil
+	refused := func(r *ReleaseRefusal) (*ArgoRelease, *ReleaseRefusal, error) {
+		r.File, r.Field = chartYAML, app.Setting+r.Field
+		return nil, r, nil
 	}
 	if !IsChartDir(repo, dir) {
-		return refuse(CodeChartOutsideGit, "", fmt.Sprintf("%s is no chart folder below the repository's top (a %s, no kustomization)", displayDir(dir), chartFile),
-			"driftback renders an Argo CD Helm source whose path is a chart folder of the repository")
+		return refused(&ReleaseRefusal{Code: CodeChartOutsideGit, Message: fmt.Sprintf("%s is no chart folder below the repository's top (a %s, no kustomization)", displayDir(dir), chartFile),
+			Hint: "driftback renders an Argo CD Helm source whose path is a chart folder of the repository"})
 	}
+	o, ref := argoOptions(app)
+	if ref != nil {
+		return refused(ref)
+	}
+	args, files, homes, ref := argoArgs(repo, dir, app)
+	if ref != nil {
+		return refused(ref)
+	}
+	vals, layers, err := ArgoValues(args, files)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the Argo CD Application %s, %s: %w", app.Name, app.Setting, err)
+	}
+	c, err := ChartFromDir(repo, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := &ArgoRelease{Release: Release{File: chartYAML, Chart: c, Dir: dir, Options: o, Values: vals, Layers: layers}}
+	skip, _ := app.Helm["skipCrds"].(bool)
+	r.CRDs = !skip
+	for _, l := range layers {
+		home, ok := homes[l.Source]
+		if !ok {
+			// values, valuesObject, a parameter: the Application's own.
+			name, _, _ := strings.Cut(l.Source, "[")
+			home.refusal = &ReleaseRefusal{Code: CodeValuesOutsideGit, Field: app.Setting + "." + name,
+				Message: fmt.Sprintf("the value is set by %s.%s of the Argo CD Application %s, which is kept in the cluster, not in a file driftback writes", app.Setting, l.Source, app.Name),
+				Hint:    fmt.Sprintf("change %s.%s of the Application by hand, or move the value into a value file in Git", app.Setting, name)}
+		}
+		r.homes = append(r.homes, home)
+	}
+	r.defaults = valuesHome{file: path.Join(dir, "values.yaml"), whole: true, refusal: app.ChartShared}
+	if _, ok := repo.File(r.defaults.file); !ok && r.defaults.refusal == nil {
+		r.defaults.refusal = &ReleaseRefusal{Code: CodeUnsupported, File: chartYAML,
+			Message: fmt.Sprintf("the value is the chart's default, and the chart has no %s to hold it", r.defaults.file),
+			Hint:    "set the value in one of the Application's value files by hand"}
+	}
+	r.reload = func(after *repofs.Repo) (*Release, *ReleaseRefusal, error) {
+		again, ref, err := LoadArgoRelease(after, dir, app)
+		if again == nil {
+			return nil, ref, err
+		}
+		return &again.Release, ref, err
+	}
+	return r, nil, nil
+}
+
+// argoOptions are the release's options as the repo-server templates it;
+// a refusal (its Field under the helm settings) when it names no
+// namespace.
+func argoOptions(app ArgoApp) (Options, *ReleaseRefusal) {
 	h := app.Helm
 	str := func(k string) string { s, _ := h[k].(string); return s }
 	ns := str("namespace")
@@ -57,8 +108,8 @@ func LoadArgoRelease(repo *repofs.Repo, dir string, app ArgoApp) (*ArgoRelease, 
 		ns = app.DestinationNamespace
 	}
 	if ns == "" {
-		return refuse(CodeUnsupported, ".namespace", "the Application names no destination namespace, so the release's namespace is the cluster's default",
-			"set spec.destination.namespace in the Application")
+		return Options{}, &ReleaseRefusal{Code: CodeUnsupported, Field: ".namespace", Message: "the Application names no destination namespace, so the release's namespace is the cluster's default",
+			Hint: "set spec.destination.namespace in the Application"}
 	}
 	// Argo CD passes the destination cluster's version unless the source
 	// names one; driftback reads no cluster version, so it renders with the
@@ -74,7 +125,20 @@ func LoadArgoRelease(repo *repofs.Repo, dir string, app ArgoApp) (*ArgoRelease, 
 			o.APIVersions = append(o.APIVersions, s)
 		}
 	}
-	args := ArgoHelm{Values: str("values")}
+	return o, nil
+}
+
+// argoArgs reads the helm settings ArgoValues merges: the value files
+// (each kept in the chart folder dir, read from repo, with its home), the
+// Application's values, valuesObject and parameters. A setting driftback
+// does not reproduce is a refusal, its Field under the helm settings.
+func argoArgs(repo *repofs.Repo, dir string, app ArgoApp) (ArgoHelm, map[string][]byte, map[string]valuesHome, *ReleaseRefusal) {
+	h := app.Helm
+	refuse := func(code, field, msg, hint string) (ArgoHelm, map[string][]byte, map[string]valuesHome, *ReleaseRefusal) {
+		return ArgoHelm{}, nil, nil, &ReleaseRefusal{Code: code, Field: field, Message: msg, Hint: hint}
+	}
+	args := ArgoHelm{}
+	args.Values, _ = h["values"].(string)
 	args.IgnoreMissingValueFiles, _ = h["ignoreMissingValueFiles"].(bool)
 	if vo, ok := h["valuesObject"].(map[string]any); ok {
 		args.ValuesObject = vo
@@ -121,42 +185,7 @@ func LoadArgoRelease(repo *repofs.Repo, dir string, app ArgoApp) (*ArgoRelease, 
 		return refuse(CodeUnsupported, ".fileParameters", "the Application sets values from whole files (fileParameters), which driftback does not reproduce",
 			"make the change by hand")
 	}
-	vals, layers, err := ArgoValues(args, files)
-	if err != nil {
-		return nil, nil, fmt.Errorf("the Argo CD Application %s, %s: %w", app.Name, app.Setting, err)
-	}
-	c, err := ChartFromDir(repo, dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	r := &ArgoRelease{Release: Release{File: chartYAML, Chart: c, Dir: dir, Options: o, Values: vals, Layers: layers}}
-	skip, _ := h["skipCrds"].(bool)
-	r.CRDs = !skip
-	for _, l := range layers {
-		home, ok := homes[l.Source]
-		if !ok {
-			// values, valuesObject, a parameter: the Application's own.
-			name, _, _ := strings.Cut(l.Source, "[")
-			home.refusal = &ReleaseRefusal{Code: CodeValuesOutsideGit, Field: app.Setting + "." + name,
-				Message: fmt.Sprintf("the value is set by %s.%s of the Argo CD Application %s, which is kept in the cluster, not in a file driftback writes", app.Setting, l.Source, app.Name),
-				Hint:    fmt.Sprintf("change %s.%s of the Application by hand, or move the value into a value file in Git", app.Setting, name)}
-		}
-		r.homes = append(r.homes, home)
-	}
-	r.defaults = valuesHome{file: path.Join(dir, "values.yaml"), whole: true, refusal: app.ChartShared}
-	if _, ok := repo.File(r.defaults.file); !ok && r.defaults.refusal == nil {
-		r.defaults.refusal = &ReleaseRefusal{Code: CodeUnsupported, File: chartYAML,
-			Message: fmt.Sprintf("the value is the chart's default, and the chart has no %s to hold it", r.defaults.file),
-			Hint:    "set the value in one of the Application's value files by hand"}
-	}
-	r.reload = func(after *repofs.Repo) (*Release, *ReleaseRefusal, error) {
-		again, ref, err := LoadArgoRelease(after, dir, app)
-		if again == nil {
-			return nil, ref, err
-		}
-		return &again.Release, ref, err
-	}
-	return r, nil, nil
+	return args, files, homes, nil
 }
 
 // valueFileSource names the layer of the i-th valueFiles entry, read from

@@ -34,16 +34,29 @@
 //     DefaultKubeVersion. What Git alone cannot give (a chart from a
 //     HelmRepository or OCI source, a Secret's values, postRenderers) is a
 //     ReleaseRefusal by code (release.go).
+//   - LoadArgoRelease: an Argo CD Application's single Helm source whose
+//     path is a chart folder of the repository, with the helm settings
+//     the caller read from the cluster's Application: value files kept in
+//     the chart folder, values, valuesObject and parameters merged by
+//     ArgoValues, Argo CD's release name and namespace, the crds/ files
+//     unless skipCrds. A leaf is written in its value file, or in the
+//     chart's values.yaml when only the defaults hold it and the caller
+//     knows no other release of the chart; the Application's own settings
+//     are refused as values outside Git (argo.go).
 //   - ReleaseInputs, ChartFiles: the files a HelmRelease root reads (its
 //     file, the manifests beside it, its chart folder whole), which a
 //     poller compares across commits, and the chart folders' files, which
-//     a snapshot that drops what no root reads keeps (inputs.go).
-//   - FluxRelease.Place: each drifted field probed, its one leaf written
-//     byte-preserving in the values source that wins (spec.values, also
-//     for a leaf only the chart's defaults hold, or the ConfigMap), and
-//     the release rendered again from the written files: it must equal
-//     the first render with the drifted fields at their live values, or
-//     nothing is written (releaseplace.go).
+//     a snapshot that drops what no root reads keeps; ChartInputs, what an
+//     Argo CD Helm source's chart folder root reads (itself whole);
+//     ChartReleases, the HelmReleases of a chart folder (inputs.go).
+//   - Release.Place (a FluxRelease's or an ArgoRelease's): each drifted
+//     field probed, its one leaf written byte-preserving in the values
+//     source that wins (a HelmRelease's spec.values, also for a leaf only
+//     the chart's defaults hold, or its ConfigMap; an Application's value
+//     file, or the chart's values.yaml), and the release rendered again
+//     from the written files: it must equal the first render with the
+//     drifted fields at their live values, or nothing is written
+//     (releaseplace.go).
 //
 // # The tools, as measured in their source
 //
