@@ -67,4 +67,18 @@ func TestArgoHelmTargetProposesTheValueFile(t *testing.T) {
 	if out := h.poll(); !out.Idle {
 		t.Errorf("second poll: %+v", out)
 	}
+	// A commit outside the chart folder leaves the target idle; one to a
+	// template of the chart (a file no kustomize root reads) wakes it,
+	// and, the cluster still running the older commit, it waits for Argo
+	// CD to sync the new one.
+	h.srv.Commit(owner, repo, "main", "someone", map[string][]byte{"docs/oncall.md": []byte("# on call\n")})
+	if out := h.poll(); !out.Idle {
+		t.Fatalf("a commit the chart does not read woke the target: %+v", out)
+	}
+	helpers := "charts/web/templates/_helpers.tpl"
+	tpl, _ := h.srv.File(owner, repo, "main", helpers)
+	h.srv.Commit(owner, repo, "main", "someone", map[string][]byte{helpers: append([]byte("{{/* Reviewed for the winter sale. */}}\n"), tpl...)})
+	if out := h.poll(); out.Idle || !strings.Contains(out.Waiting, "the files of charts/web changed since then on the base branch") {
+		t.Fatalf("a commit to a chart template did not wake the target: %+v", out)
+	}
 }
