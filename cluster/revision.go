@@ -34,15 +34,17 @@ type Applied struct {
 	Busy string
 	// Context lists the tool's own render settings that change the build
 	// beyond the kustomize root and that driftback does not render (Argo
-	// CD's source.helm or plugin, several rendering sources): the target is
-	// refused as orchestrator-context, by these names.
+	// CD's source.helm of a chart repository's chart or of one of several
+	// sources, a plugin, several rendering sources): the target is refused
+	// as orchestrator-context, by these names.
 	Context []string
 	// Flux is the Flux Kustomization's render context: its spec and the
 	// variables postBuild.substituteFrom names (ConfigMaps read, Secrets
 	// only named). The analyzer renders the root with it.
 	Flux *kube.FluxContext
-	// ArgoCD is an Argo CD Application's kustomize settings; the analyzer
-	// renders the root with them.
+	// ArgoCD is an Argo CD Application's kustomize settings, or the helm
+	// settings of its single source whose path is a chart folder; the
+	// analyzer renders the root with them.
 	ArgoCD *kube.ArgoContext
 	// Enforcement is how the tool treats drift on what it applies (DESIGN
 	// §7.1): read from the same object, nil where no tool is named.
@@ -253,7 +255,7 @@ func secretKeys(managed []any) []string {
 }
 
 // argoApplied reads an Argo CD Application: the revision its objects hold,
-// its resources and its kustomize settings.
+// its resources and its kustomize or helm settings.
 func argoApplied(obj map[string]any) (Applied, error) {
 	spec, _ := obj["spec"].(map[string]any)
 	a := Applied{Inventory: argoInventory(obj), Enforcement: argoEnforcement(obj)}

@@ -427,9 +427,9 @@ func Advice(code string) string {
 	case CodeNoLeaf:
 		return "change the chart's template, or make the change in Git by hand"
 	case CodeSeveralLeaves:
-		return "set each value the field is built from in spec.values by hand"
+		return "set each value the field is built from in the release's values by hand"
 	case CodeTemplateValue:
-		return "edit the template value in spec.values by hand"
+		return "edit the template value in the release's values by hand"
 	case CodeNondeterministic:
 		return "the chart renders this object differently every time; make the change in Git by hand"
 	case CodeMovesOthers:
