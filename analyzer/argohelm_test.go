@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -188,5 +189,28 @@ func TestArgoHelmRefusedSettings(t *testing.T) {
 				t.Fatalf("edits %+v, refusals %+v", p.Edits, p.Refusals)
 			}
 		})
+	}
+}
+
+// The repo-server renders the chart's crds/ files too (--include-crds):
+// a CRD changed in the cluster is compared, and refused, no value
+// producing it; with skipCrds it is not rendered.
+func TestArgoHelmCRDs(t *testing.T) {
+	crd := "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\n  labels:\n    tier: %s\n" +
+		"spec:\n  group: example.com\n  names: {kind: Widget, plural: widgets}\n  scope: Namespaced\n  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]\n"
+	repo := argoHelmRepo(t, map[string]string{argoChart + "/crds/widgets.yaml": fmt.Sprintf(crd, "gold")})
+	// `kubectl label --overwrite` took the label.
+	labelled := strings.Replace(fmt.Sprintf(crd, "silver"), "    tier: silver\n", "    tier: silver\n"+
+		"  managedFields:\n  - manager: kubectl-label\n    operation: Update\n    apiVersion: apiextensions.k8s.io/v1\n    fieldsType: FieldsV1\n    fieldsV1:\n      f:metadata:\n        f:labels:\n          f:tier: {}\n", 1)
+	live := liveWebRelease(helmWebImage, "1", "team-web", argoOwned()) + "---\n" + labelled
+	p := planArgoHelm(t, repo, live, Options{ArgoCD: argoApp(map[string]any{})})
+	if len(p.Edits) != 0 || len(p.Refusals) != 1 {
+		t.Fatalf("edits %+v, refusals %+v", p.Edits, p.Refusals)
+	}
+	if r := p.Refusals[0]; r.Code != CodeHelmNoLeaf || r.Field != "metadata.labels.tier" || r.File != argoChart+"/crds/widgets.yaml" {
+		t.Errorf("refusal %+v", r)
+	}
+	if p = planArgoHelm(t, repo, live, Options{ArgoCD: argoApp(map[string]any{"skipCrds": true})}); !p.InSync() {
+		t.Errorf("with skipCrds: edits %+v, refusals %+v", p.Edits, p.Refusals)
 	}
 }
