@@ -169,6 +169,17 @@ func TestArgoHelmInlineValuesRefused(t *testing.T) {
 	}
 }
 
+// A root that is not the Application's path is not rendered with its
+// helm settings.
+func TestArgoHelmRootIsTheApplicationsPath(t *testing.T) {
+	app := argoApp(map[string]any{})
+	app.Build.Path = "charts/other"
+	p := planArgoHelm(t, argoHelmRepo(t, nil), liveWebRelease(helmWebImage, "1", "team-web", argoOwned()), Options{ArgoCD: app})
+	if len(p.Refusals) != 1 || p.Refusals[0].Code != CodeOrchestratorContext || p.Refusals[0].Field != "spec.source.path" {
+		t.Fatalf("edits %+v, refusals %+v", p.Edits, p.Refusals)
+	}
+}
+
 // What the repo-server renders otherwise than driftback reads it is
 // refused as a whole, by code.
 func TestArgoHelmRefusedSettings(t *testing.T) {

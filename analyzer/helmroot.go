@@ -349,6 +349,12 @@ func (s *Snapshot) argoHelm(root string, plan *Plan, opts Options) *helmRenderer
 	app := helm.ArgoApp{Name: a.Name, DestinationNamespace: a.Build.DestinationNamespace, Helm: a.Helm, Setting: a.Source + ".helm"}
 	h := &helmRenderer{snap: s, root: root, plan: plan, argo: true, what: fmt.Sprintf("the chart of the Argo CD Application %s/%s", a.Namespace, a.Name)}
 	h.load = func() (*helm.Release, *helm.ReleaseRefusal, error) {
+		if p, err := repofs.Clean(a.Build.Path); err != nil || p != root {
+			// The settings are the Application's for its own chart only.
+			return nil, &helm.ReleaseRefusal{Code: CodeOrchestratorContext, Field: a.Source + ".path",
+				Message: fmt.Sprintf("the Argo CD Application %s/%s renders the chart %q with these helm settings, not the root %s", a.Namespace, a.Name, a.Build.Path, render.DisplayDir(root)),
+				Hint:    "set the target's root to the Application's path"}, nil
+		}
 		if why := s.chartShared(root, opts.SameRoot); why != "" {
 			app.ChartShared = &helm.ReleaseRefusal{Code: CodeWriteFanIn, File: path.Join(root, "values.yaml"),
 				Message: "the value is the chart's default, and " + why + ": its values.yaml is not this Application's alone",
