@@ -18,7 +18,9 @@
 // folder of the same repository, is Helm's (helmRenderer and helmPlacer,
 // helmroot.go, over analyzer/helm), which probes for the values leaf of
 // each drifted field and writes it in spec.values or a ConfigMap beside
-// the release. Only pairing is shared.
+// the release; so is the chart folder of an Argo CD Helm source
+// (Options.ArgoCD with Helm settings), whose leaf goes to a value file or
+// the chart's values.yaml. Only pairing is shared.
 //
 //   - kustomize (snapshot.go, orchestrator.go): Options to the renderer,
 //     with the root kustomization as the GitOps tool rewrites it.

@@ -225,3 +225,13 @@ func TestArgoHelmCRDs(t *testing.T) {
 		t.Errorf("with skipCrds: edits %+v, refusals %+v", p.Edits, p.Refusals)
 	}
 }
+
+// A write scope without the chart folder writes nothing of it.
+func TestArgoHelmOutOfScope(t *testing.T) {
+	repo := argoHelmRepo(t, map[string]string{argoChart + "/values-prod.yaml": valuesProd})
+	live := liveWebRelease("ghcr.io/acme/web:1.4.3", "2", "team-web", argoOwned("f:image: {}")+setImage)
+	p := planArgoHelm(t, repo, live, Options{ArgoCD: argoApp(map[string]any{"valueFiles": []any{"values-prod.yaml"}}), WriteScope: "apps"})
+	if len(p.Edits) != 0 || len(p.Files) != 0 || len(p.Refusals) != 1 || p.Refusals[0].Code != CodeOutOfScope {
+		t.Fatalf("edits %+v, refusals %+v", p.Edits, p.Refusals)
+	}
+}

@@ -18,9 +18,10 @@ import (
 // YAML file holds exactly one helm.toolkit.fluxcd.io/v2 HelmRelease, whose
 // chart is a folder of the same repository (a GitRepository source) and
 // whose values are its spec.values and the ConfigMaps kept in the file's
-// folder. A folder stays kustomize's root, whatever it holds: a folder with
+// folder. A folder stays kustomize's root, whatever it holds (a folder with
 // a HelmRelease is what a Flux Kustomization applies, the HelmRelease object
-// itself. The renderer and placer here only adapt analyzer/helm, which
+// itself), but for the chart folder of an Argo CD Helm source (argoHelm,
+// below). The renderer and placer here only adapt analyzer/helm, which
 // loads, probes and writes, to the plan's pairs and rows.
 
 // helmRenderer renders a chart of the repository as the GitOps tool does
@@ -212,6 +213,9 @@ func (p *helmPlacer) place() error {
 	if len(p.drifts) == 0 {
 		return nil
 	}
+	// Every values source lies in the release's file's folder: a
+	// HelmRelease's ConfigMaps beside it, an Application's value files in
+	// the chart folder with its Chart.yaml.
 	if !inScope(p.scope, p.rel.File) {
 		for _, d := range p.drifts {
 			p.refuse(d, CodeOutOfScope, p.rel.File, 0, fmt.Sprintf("the values live in %s, outside the write scope %s", p.rel.File, p.scope),
@@ -223,18 +227,6 @@ func (p *helmPlacer) place() error {
 	out, err := p.rel.Place(p.snap.repo, p.drifts)
 	if err != nil {
 		return err
-	}
-	for f := range out.Files {
-		if !inScope(p.scope, f) {
-			// A value file outside the scope: nothing of the proven
-			// whole is written.
-			for _, pl := range out.Placed {
-				p.refuse(pl.Drift, CodeOutOfScope, pl.File, pl.Line, fmt.Sprintf("the plan writes %s, outside the write scope %s", f, p.scope),
-					"widen the target's write scope, or make the change in Git by hand")
-			}
-			out.Placed, out.Files = nil, nil
-			break
-		}
 	}
 	if len(out.SharedWith) > 0 {
 		// The values source is shared: writing it would change another
