@@ -95,7 +95,7 @@ func (r builder) render(repo *repofs.Repo, t *ktree.Tree, extra map[string][]byt
 // HelmRelease root reads its file, the manifests beside it and its chart
 // folder (helm.ReleaseInputs); a chart folder, itself whole.
 func (s *Snapshot) SameInputs(other *Snapshot, root string) bool {
-	if s.isRelease(root) || other.isRelease(root) || s.isChart(root) || other.isChart(root) {
+	if s.isRelease(root) || other.isRelease(root) || s.IsChart(root) || other.IsChart(root) {
 		return s.sameReads(other, root)
 	}
 	_, ra, errA := s.forest.Load(root)
@@ -156,8 +156,9 @@ func (s *Snapshot) inputs(root string) ([]string, error) {
 	if s.isRelease(root) {
 		return helm.ReleaseInputs(s.repo, root, s.forest.Parse)
 	}
-	if s.isChart(root) {
-		return helm.ChartInputs(s.repo, root), nil
+	if s.IsChart(root) {
+		dir, _ := repofs.Clean(root)
+		return helm.ChartInputs(s.repo, dir), nil
 	}
 	t, _, err := s.forest.Load(root)
 	if err != nil {
@@ -173,11 +174,13 @@ func (s *Snapshot) isRelease(root string) bool {
 	return ok
 }
 
-// isChart reports whether root is a chart folder that no kustomization
+// IsChart reports whether root is a chart folder that no kustomization
 // makes kustomize's: an Argo CD Helm source's root (helmroot.go), which
-// reads the folder whole.
-func (s *Snapshot) isChart(root string) bool {
-	return helm.IsChartDir(s.repo, root)
+// reads the folder whole, and what Argo CD renders with Helm when its
+// source names no settings.
+func (s *Snapshot) IsChart(root string) bool {
+	root, err := repofs.Clean(root)
+	return err == nil && helm.IsChartDir(s.repo, root)
 }
 
 // Remote is a GitHub repository at a pinned ref, as a remote base names it

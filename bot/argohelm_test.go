@@ -82,3 +82,25 @@ func TestArgoHelmTargetProposesTheValueFile(t *testing.T) {
 		t.Fatalf("a commit to a chart template did not wake the target: %+v", out)
 	}
 }
+
+// An Application whose source names no settings at all: Argo CD renders
+// its path with Helm because it holds a Chart.yaml, and so does the plan,
+// the chart's defaults in its own values.yaml, which only this target
+// renders.
+func TestArgoHelmChartWithoutSettings(t *testing.T) {
+	h := argoHelmHarness(t)
+	h.target.Applied = func(context.Context) (cluster.Applied, error) {
+		return cluster.Applied{Revision: h.base, Raw: h.base, ArgoChart: &kube.ArgoContext{Namespace: "argocd", Name: "web", Source: "spec.source",
+			Helm:  map[string]any{},
+			Build: kube.ArgoBuild{DestinationNamespace: "shop", Project: "default", Path: "charts/web", Revision: h.base}}}, nil
+	}
+	out := h.poll()
+	if out.Plan == nil || len(out.Plan.Edits) != 2 || len(out.Plan.Refusals) != 0 {
+		t.Fatalf("first poll: %+v", out)
+	}
+	for _, e := range out.Plan.Edits {
+		if e.File != "charts/web/values.yaml" {
+			t.Errorf("edit %+v", e)
+		}
+	}
+}

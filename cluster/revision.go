@@ -46,6 +46,11 @@ type Applied struct {
 	// settings of its single source whose path is a chart folder; the
 	// analyzer renders the root with them.
 	ArgoCD *kube.ArgoContext
+	// ArgoChart is the render context of an Argo CD Application's single
+	// source that names no settings of any kind: if its path is a chart
+	// folder, Argo CD renders it with Helm and no helm settings, and so
+	// does the analyzer (targetplan uses it then). nil otherwise.
+	ArgoChart *kube.ArgoContext
 	// Enforcement is how the tool treats drift on what it applies (DESIGN
 	// §7.1): read from the same object, nil where no tool is named.
 	Enforcement *Enforcement
@@ -303,6 +308,13 @@ func argoApplied(obj map[string]any) (Applied, error) {
 	}
 	if len(k) > 0 || isHelm {
 		a.ArgoCD = a.argo
+	}
+	if !isHelm && index < 0 && chart == "" && src["kustomize"] == nil && src["directory"] == nil && src["plugin"] == nil {
+		// Argo CD renders such a path with Helm when it holds a Chart.yaml
+		// (and no kustomization): only the repository tells.
+		c := *a.argo
+		c.Helm = map[string]any{}
+		a.ArgoChart = &c
 	}
 	return a, nil
 }

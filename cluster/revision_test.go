@@ -45,6 +45,15 @@ spec:
 	if len(a.Context) != 0 || a.ArgoCD == nil || a.ArgoCD.Helm["releaseName"] != "shop" || a.ArgoCD.Build.DestinationNamespace != "shop" || a.ArgoCD.Build.Path != "charts/web" {
 		t.Fatalf("helm: %+v %+v", a, a.ArgoCD)
 	}
+	// A source with no settings of any kind may be a chart folder: the
+	// repository tells (ArgoChart).
+	a = read("  source: {path: charts/web}\n  destination: {namespace: shop}\n")
+	if len(a.Context) != 0 || a.ArgoCD != nil || a.ArgoChart == nil || a.ArgoChart.Helm == nil || a.ArgoChart.Build.Path != "charts/web" {
+		t.Fatalf("no settings: %+v %+v", a, a.ArgoChart)
+	}
+	if a = read("  source: {path: apps/web, directory: {recurse: true}}\n"); a.ArgoChart != nil {
+		t.Fatalf("directory settings: %+v", a.ArgoChart)
+	}
 	a = read("  source: {repoURL: https://charts.example.com, chart: web, targetRevision: 1.0.0, helm: {releaseName: shop}}\n")
 	if strings.Join(a.Context, ",") != "spec.source.helm" || a.ArgoCD != nil {
 		t.Fatalf("a chart repository's chart: %+v", a)

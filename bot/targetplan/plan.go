@@ -100,13 +100,14 @@ func plan(ctx context.Context, in Input) (Result, error) {
 	var argo *kube.ArgoContext
 	var enf *cluster.Enforcement
 	var helmRel *cluster.HelmApplied
+	var argoChart *kube.ArgoContext
 	var out Result
 	if in.Applied != nil {
 		a, err := in.Applied(ctx)
 		if err != nil {
 			return out, err
 		}
-		orchestrator, flux, argo, enf, helmRel = a.Context, a.Flux, a.ArgoCD, a.Enforcement, a.Helm
+		orchestrator, flux, argo, enf, helmRel, argoChart = a.Context, a.Flux, a.ArgoCD, a.Enforcement, a.Helm, a.ArgoChart
 		out.Enforcement = enf
 		out.Waiting = waitingFor(a)
 		renderAt = a.Revision
@@ -122,6 +123,9 @@ func plan(ctx context.Context, in Input) (Result, error) {
 	if err != nil || waiting != "" {
 		out.Waiting = waiting
 		return out, err
+	}
+	if argo == nil && argoChart != nil && snap.IsChart(tc.Root) {
+		argo = argoChart // a chart folder Argo CD renders with Helm
 	}
 	opts := analyzer.Options{WriteScope: tc.WriteScope, OrchestratorContext: orchestrator, Flux: flux, ArgoCD: argo, Coverage: in.Coverage,
 		MetadataKeys: enf.MetadataKeys(), SameRoot: in.SameRoot}
