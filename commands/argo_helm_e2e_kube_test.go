@@ -16,7 +16,9 @@ import (
 // binary tools/argocd builds) and applied by its controller: a person's
 // kubectl edit and scale on the Deployment give one pull request that
 // edits the two lines of the Application's value file; merged and
-// synced, the cluster is in sync and the check turns green.
+// synced, the cluster is in sync and the check turns green. An
+// Application with no settings on a chart folder is rendered with Helm
+// by both.
 
 // argoHelmChart is the chart, with the prod value file the Application
 // names.
@@ -84,4 +86,37 @@ func TestArgoHelmEndToEnd(t *testing.T) {
 		t.Fatalf("Argo CD synced the merge, image %q", img)
 	}
 	e.greenAfterMerge(t, target, merged)
+	e.sha = merged
+
+	// An Application whose source names no settings: Argo CD renders the
+	// chart folder with Helm for its Chart.yaml, and so does the plan; a
+	// scale goes to the chart's own values.yaml, which only this target
+	// renders.
+	const bare = "helmbare"
+	chart := map[string][]byte{}
+	for p, b := range argoHelmChart {
+		if p != "charts/web/values-prod.yaml" {
+			chart[strings.Replace(p, "charts/web/", "charts/bare/", 1)] = b
+		}
+	}
+	e.sha = e.srv.Commit("acme", "fleet", "main", "dev", chart)
+	e.create(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "", map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": bare}})
+	e.application(argotest.App{Name: bare, Source: map[string]any{"repoURL": e.repo, "path": "charts/bare", "targetRevision": "main"}})
+	cfg, err = config.Parse("driftback.yaml", []byte("github: {appID: 1, privateKeyEnv: UNUSED, owner: acme}\nclusters: [{name: prod, inCluster: true}]\ntargets:\n"+
+		"- {name: helmbare, repo: acme/fleet, baseBranch: main, root: charts/bare, cluster: prod, namespaces: [helmbare], appliedRevision: {argocd: {namespace: argocd, name: helmbare}}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc = cfg.Target(bare)
+	target = &bot.Target{Config: *tc, Lister: e.l, Applied: appliedFromCluster(tc, e.l)}
+	if out := e.poll(target); out.PR != 0 || out.Plan == nil || !out.Plan.InSync() {
+		t.Fatalf("the synced chart without settings: PR %d, plan %+v", out.PR, out.Plan)
+	}
+	e.scale(bare, bare, "kubectl-scale", 3)
+	e.argo.Refresh(t, bare)
+	e.argo.WaitCompared(t, bare, e.sha, "OutOfSync")
+	out = e.poll(target)
+	if out.PR == 0 || out.Plan == nil || len(out.Plan.Edits) != 1 || out.Plan.Edits[0].File != "charts/bare/values.yaml" {
+		t.Fatalf("want the count in the chart's values.yaml, have PR %d, plan %+v", out.PR, out.Plan)
+	}
 }
