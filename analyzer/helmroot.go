@@ -126,21 +126,29 @@ func (h *helmRenderer) keeps(o map[string]any) bool {
 	return false
 }
 
-// HelmConfigDigest is helm-controller's digest (helm.ConfigDigest) of the
-// values the HelmRelease file root merges at this snapshot, for a caller
-// to compare with the configDigest helm-controller records of the release
-// it deployed: a plan is Git's only when the two agree. ok is false when
-// the root is no file, or its release cannot be rendered from Git alone
-// (the plan refuses it then, by code).
-func (s *Snapshot) HelmConfigDigest(root string) (digest string, ok bool, err error) {
+// HelmInGit is what the HelmRelease file root gives at a snapshot, for a
+// caller to compare with what helm-controller records of the release it
+// deployed: a plan is Git's only when both agree.
+type HelmInGit struct {
+	// ConfigDigest is helm-controller's digest (helm.ConfigDigest) of the
+	// values the release merges.
+	ConfigDigest string
+	// ChartVersion is the chart's version (its Chart.yaml).
+	ChartVersion string
+}
+
+// HelmRelease is what the HelmRelease file root gives at this snapshot.
+// ok is false when the root is no file, or its release cannot be rendered
+// from Git alone (the plan refuses it then, by code).
+func (s *Snapshot) HelmRelease(root string) (in HelmInGit, ok bool, err error) {
 	if root, err = repofs.Clean(root); err != nil || !s.isRelease(root) {
-		return "", false, err
+		return HelmInGit{}, false, err
 	}
 	rel, r, err := helm.LoadFluxRelease(s.repo, root, s.forest.Parse)
 	if err != nil || r != nil {
-		return "", false, err
+		return HelmInGit{}, false, err
 	}
-	return helm.ConfigDigest(rel.Values), true, nil
+	return HelmInGit{ConfigDigest: helm.ConfigDigest(rel.Values), ChartVersion: rel.Chart.Version()}, true, nil
 }
 
 // inReleaseNamespace is obj in the release's namespace when it names none: Helm

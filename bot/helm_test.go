@@ -144,9 +144,14 @@ var exampleValuesDigest = func() string {
 // reader gives it: the chart built from rev, the newest release's values
 // digest.
 func helmAppliedAt(rev, digest string) func(context.Context) (cluster.Applied, error) {
+	return helmAppliedWith(rev, digest, "0.3.0")
+}
+
+// helmAppliedWith is helmAppliedAt with the deployed chart's version.
+func helmAppliedWith(rev, digest, version string) func(context.Context) (cluster.Applied, error) {
 	return func(context.Context) (cluster.Applied, error) {
 		return cluster.Applied{Revision: rev, Raw: "main@sha1:" + rev,
-			Helm: &cluster.HelmApplied{Release: kube.ObjectRef{Namespace: "shop", Name: "web"}, ConfigDigest: digest, ChartVersion: "0.1.0"}}, nil
+			Helm: &cluster.HelmApplied{Release: kube.ObjectRef{Namespace: "shop", Name: "web"}, ConfigDigest: digest, ChartVersion: version}}, nil
 	}
 }
 
@@ -166,7 +171,7 @@ func TestHelmReleaseDigestDecidesThePlan(t *testing.T) {
 	const other = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
 	h.target.Applied = helmAppliedAt(h.base, other)
 	out := h.poll()
-	want := "helm-controller applied values whose digest is " + other + " (HelmRelease shop/web, chart version 0.1.0); Git at " +
+	want := "helm-controller applied values whose digest is " + other + " (HelmRelease shop/web, chart version 0.3.0); Git at " +
 		githubapi.ShortSHA(h.base) + " gives " + exampleValuesDigest + ": a values source outside Git, or a release not yet upgraded"
 	if out.Waiting != want || out.PR != 0 || out.Pushed {
 		t.Fatalf("the digests differ: want waiting %q, have %+v", want, out)
@@ -185,6 +190,25 @@ func TestHelmReleaseDigestDecidesThePlan(t *testing.T) {
 	h.target.Applied = helmAppliedAt(h.base, exampleValuesDigest)
 	if out := h.poll(); out.Idle || out.Waiting != "" || out.PR == 0 || len(out.Plan.Edits) != 2 {
 		t.Fatalf("the release was upgraded to Git's values: want the pull request, have %+v", out)
+	}
+}
+
+// The same values with another chart version than Git's (a chart bumped in
+// Git that helm-controller has not upgraded to) is a wait too: the render
+// of Git's chart is not what runs. source-controller's build metadata
+// under reconcileStrategy Revision is the same version.
+func TestHelmReleaseChartVersionDecidesThePlan(t *testing.T) {
+	h := helmHarness(t)
+	h.target.Applied = helmAppliedWith(h.base, exampleValuesDigest, "0.2.0")
+	out := h.poll()
+	want := "helm-controller deployed chart version 0.2.0 (HelmRelease shop/web); the chart in Git at " + githubapi.ShortSHA(h.base) +
+		" is version 0.3.0: a release not yet upgraded to this chart"
+	if out.Waiting != want || out.PR != 0 {
+		t.Fatalf("another chart version: want waiting %q, have %+v", want, out)
+	}
+	h.target.Applied = helmAppliedWith(h.base, exampleValuesDigest, "0.3.0+"+h.base[:12])
+	if out := h.poll(); out.Waiting != "" || out.PR == 0 {
+		t.Fatalf("the same version with the commit as build metadata: want the pull request, have %+v", out)
 	}
 }
 

@@ -21,12 +21,15 @@ import (
 // processing edits the loaded chart (it drops the subcharts whose condition
 // is false), so every render loads a fresh copy from these files.
 type Chart struct {
-	files []*archive.BufferedFile
-	name  string
+	files         []*archive.BufferedFile
+	name, version string
 }
 
 // Name is the chart's name (Chart.yaml's name).
 func (c *Chart) Name() string { return c.name }
+
+// Version is the chart's version (Chart.yaml's version).
+func (c *Chart) Version() string { return c.version }
 
 // ChartFromDir reads the chart in folder dir of repo as `helm template dir`
 // reads a folder: the top .helmignore (with Helm's default rules) leaves
@@ -102,6 +105,9 @@ func chartFromFiles(files []*archive.BufferedFile, where string) (*Chart, error)
 		return nil, fmt.Errorf("chart %s: %w", where, err)
 	}
 	c.name = ch.Name()
+	if ch.Metadata != nil {
+		c.version = ch.Metadata.Version
+	}
 	return c, nil
 }
 

@@ -206,23 +206,39 @@ func snapshots(ctx context.Context, in Input, renderAt string, helmRel *cluster.
 }
 
 // helmWaiting is why a HelmRelease root waits at renderAt: Git's values
-// there digest otherwise than those helm-controller deployed, so what runs
-// is not Git's render and a plan would propose what no person changed.
-// "" when the digests agree, when no HelmRelease was read (h nil), or when
-// Git alone cannot render the release (the plan refuses that by code).
+// there digest otherwise than those helm-controller deployed, or its chart
+// has another version than the one deployed, so what runs is not Git's
+// render and a plan would propose what no person changed. "" when both
+// agree, when no HelmRelease was read (h nil), or when Git alone cannot
+// render the release (the plan refuses that by code).
 func helmWaiting(snap *analyzer.Snapshot, root, renderAt string, h *cluster.HelmApplied) (string, error) {
 	if h == nil {
 		return "", nil
 	}
-	git, ok, err := snap.HelmConfigDigest(root)
+	git, ok, err := snap.HelmRelease(root)
 	if err != nil {
 		return "", &InputError{Err: err}
 	}
-	if !ok || git == h.ConfigDigest {
+	switch {
+	case !ok:
 		return "", nil
+	case git.ConfigDigest != h.ConfigDigest:
+		return fmt.Sprintf("helm-controller applied values whose digest is %s (HelmRelease %s/%s, chart version %s); Git at %s gives %s: a values source outside Git, or a release not yet upgraded",
+			h.ConfigDigest, h.Release.Namespace, h.Release.Name, h.ChartVersion, githubapi.ShortSHA(renderAt), git.ConfigDigest), nil
+	case !sameChartVersion(h.ChartVersion, git.ChartVersion):
+		return fmt.Sprintf("helm-controller deployed chart version %s (HelmRelease %s/%s); the chart in Git at %s is version %s: a release not yet upgraded to this chart",
+			h.ChartVersion, h.Release.Namespace, h.Release.Name, githubapi.ShortSHA(renderAt), git.ChartVersion), nil
 	}
-	return fmt.Sprintf("helm-controller applied values whose digest is %s (HelmRelease %s/%s, chart version %s); Git at %s gives %s: a values source outside Git, or a release not yet upgraded",
-		h.ConfigDigest, h.Release.Namespace, h.Release.Name, h.ChartVersion, githubapi.ShortSHA(renderAt), git), nil
+	return "", nil
+}
+
+// sameChartVersion reports whether deployed, the chart version
+// helm-controller records, is git, the version of the chart's Chart.yaml:
+// equal, or git with build metadata source-controller appends under
+// reconcileStrategy Revision ("1.2.3+<commit>"). A release that records no
+// version is not judged by it.
+func sameChartVersion(deployed, git string) bool {
+	return deployed == "" || deployed == git || strings.HasPrefix(deployed, git+"+")
 }
 
 // SameRoot names, of all, the targets other than t whose repository and
