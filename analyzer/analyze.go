@@ -174,9 +174,7 @@ type placer interface {
 //	place         placer            -> the plan's edits and files (refuseSealed; planWrites:
 //	                                   planRoutes, planTool, placeValues; project, verify, finish)
 //
-// A root that is a file takes helmRelease's renderer instead of
-// kustomize's, and so does a root an Argo CD Helm source renders
-// (argoHelm).
+// A root Helm renders takes helmRoot's renderer instead of kustomize's.
 // A stage that refuses the whole root stops the plan, which says why.
 func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, forceDye bool) (*Plan, error) {
 	root, err := repofs.Clean(root)
@@ -184,15 +182,8 @@ func (s *Snapshot) plan(root string, live []kube.LiveObject, opts Options, force
 		return nil, fmt.Errorf("root: %w", err)
 	}
 	plan := &Plan{Root: render.DisplayDir(root), Edits: []Edit{}, Refusals: []Refusal{}, Files: []File{}, Notes: []string{}}
-	if s.isRelease(root) {
-		plan.HelmRelease = true
-		if err := planWith(s.helmRelease(root, plan), plan, live, opts, forceDye); err != nil {
-			return nil, err
-		}
-		return plan, nil
-	}
-	if isArgoHelm(opts) {
-		if err := planWith(s.argoHelm(root, plan, opts), plan, live, opts, forceDye); err != nil {
+	if h := s.helmRoot(root, plan, opts); h != nil {
+		if err := planWith(h, plan, live, opts, forceDye); err != nil {
 			return nil, err
 		}
 		return plan, nil

@@ -370,9 +370,17 @@ func (s *Snapshot) argoHelm(root string, plan *Plan, opts Options) *helmRenderer
 	return h
 }
 
-// isArgoHelm reports whether opts plan root as an Argo CD Helm source.
-func isArgoHelm(opts Options) bool {
-	return opts.ArgoCD != nil && opts.ArgoCD.Helm != nil
+// helmRoot is the renderer of a root Helm renders: a HelmRelease file, or
+// an Argo CD Helm source's chart folder; nil for a kustomize root.
+func (s *Snapshot) helmRoot(root string, plan *Plan, opts Options) *helmRenderer {
+	switch {
+	case s.isRelease(root):
+		plan.HelmRelease = true
+		return s.helmRelease(root, plan)
+	case opts.ArgoCD != nil && opts.ArgoCD.Helm != nil:
+		return s.argoHelm(root, plan, opts)
+	}
+	return nil
 }
 
 // chartShared says what else renders the chart folder dir, "" when
