@@ -148,6 +148,29 @@ func TestArgoHelmDefaultLeaf(t *testing.T) {
 	}
 }
 
+// A value file of the chart's folder is not written when something else
+// renders the chart either: another target on the same root may read the
+// same file (which files, its Application says, not this plan). Before,
+// only the chart's values.yaml was guarded, and a scale went to a
+// values-common.yaml the staging target reads too.
+func TestArgoHelmSharedChartsValueFileNotWritten(t *testing.T) {
+	live := liveWebRelease(helmWebImage, "5", "team-web", argoOwned("f:replicas: {}")+scaled)
+	prod := strings.Replace(valuesProd, "replicaCount: 2\n", "", 1)
+	repo := argoHelmRepo(t, map[string]string{argoChart + "/values-common.yaml": "replicaCount: 2\n", argoChart + "/values-prod.yaml": prod})
+	settings := map[string]any{"valueFiles": []any{"values-common.yaml", "values-prod.yaml"}}
+	p := planArgoHelm(t, repo, live, Options{ArgoCD: argoApp(settings), SameRoot: []string{"web-staging"}})
+	if len(p.Files) != 0 || len(p.Edits) != 0 || len(p.Refusals) != 1 {
+		t.Fatalf("edits %+v, refusals %+v, files %+v", p.Edits, p.Refusals, p.Files)
+	}
+	if r := p.Refusals[0]; r.Code != CodeWriteFanIn || r.File != argoChart+"/values-common.yaml" || !strings.Contains(r.Message, "the targets web-staging render it too") {
+		t.Errorf("refusal %+v", r)
+	}
+	// Alone on the chart, the same scale goes to that file.
+	if p := planArgoHelm(t, repo, live, Options{ArgoCD: argoApp(settings)}); len(p.Refusals) != 0 || len(p.Files) != 1 || p.Files[0].Path != argoChart+"/values-common.yaml" {
+		t.Errorf("alone: edits %+v, refusals %+v, files %+v", p.Edits, p.Refusals, p.Files)
+	}
+}
+
 // A leaf the Application's own settings supply (a parameter, values) is
 // kept in the cluster's object, not in Git: refused by name.
 func TestArgoHelmInlineValuesRefused(t *testing.T) {

@@ -356,6 +356,7 @@ func (s *Snapshot) argoHelm(root string, plan *Plan, opts Options) *helmRenderer
 				Hint:    "set the target's root to the Application's path"}, nil
 		}
 		if why := s.chartShared(root, opts.SameRoot); why != "" {
+			app.SharedBy = why
 			app.ChartShared = &helm.ReleaseRefusal{Code: CodeWriteFanIn, File: path.Join(root, "values.yaml"),
 				Message: "the value is the chart's default, and " + why + ": its values.yaml is not this Application's alone",
 				Hint:    "set the value in one of the Application's value files by hand, or give the Application a value file of its own"}

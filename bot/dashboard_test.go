@@ -642,3 +642,28 @@ func TestDashboardTwoDeploymentsDoNotFight(t *testing.T) {
 		t.Fatalf("not put right:\n%s", got.Body)
 	}
 }
+
+// A lone deployment reads its dashboard at least twice a day, so one that
+// wrote it before another deployment began to share it finds the other's
+// rows and renews its own note: the other never takes it for gone while it
+// runs (before, a lone replica trusted the body it wrote, never renewed its
+// note, and lost its rows a day after the other first saw them).
+func TestDashboardDeploymentAloneFirstKeepsItsRows(t *testing.T) {
+	h := newHarness(t, writeThroughOnly(t))
+	withIssues(h)
+	us := secondDeployment(t, h)
+	eu := dashRunner(h, h.bot, h.target)
+	other := dashRunner(h, us.bot, dashTarget(t, h, "b-us", renderedLive(t)))
+	pollRound(t, eu)
+	pollRound(t, eu) // alone: the body it wrote is the one it trusts
+	pollRound(t, other)
+	for range 4 {
+		h.clock.Advance(7 * time.Hour)
+		pollRound(t, eu)
+		pollRound(t, other)
+	}
+	d := theDashboard(t, h)
+	if !strings.Contains(d.Body, "| `shop-prod` (`eu`) | pull request open |") || !strings.Contains(d.Body, "| `b-us` (`us`) | in sync |") {
+		t.Fatalf("28 hours on, both running:\n%s", d.Body)
+	}
+}

@@ -19,7 +19,10 @@ type ArgoApp struct {
 	Setting string
 	// ChartShared, when set, is why the chart's own values.yaml is not
 	// written: other releases render the chart too (the caller knows them).
+	// SharedBy says what they are: nor is a value file of the chart's
+	// folder written then, which they may read too.
 	ChartShared *ReleaseRefusal
+	SharedBy    string
 }
 
 // ArgoRelease is an Argo CD Application's Helm source whose chart is the
@@ -162,11 +165,7 @@ func argoArgs(repo *repofs.Repo, dir string, app ArgoApp) (ArgoHelm, map[string]
 		if b, ok := repo.File(p); ok {
 			files[p] = b
 		}
-		home := valuesHome{file: p, whole: true}
-		if p == path.Join(dir, "values.yaml") {
-			home.refusal = app.ChartShared // the chart's defaults too
-		}
-		homes[valueFileSource(i, p)] = home
+		homes[valueFileSource(i, p)] = valuesHome{file: p, whole: true, refusal: sharedFile(app, p, p == path.Join(dir, "values.yaml"))}
 	}
 	for i, v := range asList(h["parameters"]) {
 		m, _ := v.(map[string]any)
@@ -186,6 +185,23 @@ func argoArgs(repo *repofs.Repo, dir string, app ArgoApp) (ArgoHelm, map[string]
 			"make the change by hand")
 	}
 	return args, files, homes, nil
+}
+
+// sharedFile is why file, a file of the chart's folder, is not written
+// when something else renders the chart (app.ChartShared): the chart's
+// values.yaml (defaults) as the caller says, and any other value file
+// because another release of the chart may read it too (which value files
+// it reads is its Application's, not known here). nil when nothing else
+// renders the chart.
+func sharedFile(app ArgoApp, file string, defaults bool) *ReleaseRefusal {
+	if app.ChartShared == nil || defaults {
+		return app.ChartShared
+	}
+	r := *app.ChartShared
+	r.File = file
+	r.Message = fmt.Sprintf("the value file %s is kept in the chart's folder, and %s: it may not be this Application's alone", file, app.SharedBy)
+	r.Hint = "make the change by hand, or give the Application a value file no other release reads, outside what they share"
+	return &r
 }
 
 // valueFileSource names the layer of the i-th valueFiles entry, read from

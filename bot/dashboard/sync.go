@@ -27,6 +27,11 @@ type dashboard struct {
 	// shared: the body last read holds another deployment's rows, which
 	// it may write at any time: read it every round (deployments.go).
 	shared bool
+	// readAt is when the body was last read: a lone replica reads it
+	// again at least every seenEvery, so that it finds another deployment
+	// that began to share it and renews its note before the other drops
+	// its rows.
+	readAt time.Time
 	seen   string // the replica's rows when it last read a closed one
 	// retryAt: GitHub refused the dashboard for a cause a person must fix
 	// (no issues permission, issues turned off); it is tried again then.
@@ -178,7 +183,7 @@ func (s *Syncer) syncOne(ctx context.Context, env Env, key, owner, name string) 
 	}
 	seen := keyed.Fingerprint(mine)
 	me, now := env.App.Deployment, env.App.Metrics.Clock()
-	if d.number != 0 && env.Holds == nil && !d.shared {
+	if d.number != 0 && env.Holds == nil && !d.shared && now.Sub(d.readAt) < seenEvery {
 		if d.closed && d.seen == seen {
 			return nil
 		}
@@ -204,11 +209,11 @@ func (s *Syncer) syncOne(ctx context.Context, env Env, key, owner, name string) 
 			// An answer lost on the way is found by its marker next round.
 			return dashRefused(env, d, key, err)
 		}
-		d.number, d.body, d.closed = created.GetNumber(), created.GetBody(), false
+		d.number, d.body, d.closed, d.readAt = created.GetNumber(), created.GetBody(), false, now
 		env.Log.Info("opened the drift dashboard", "repo", key, "issue", d.number)
 		return nil
 	}
-	d.number, d.body = is.GetNumber(), is.GetBody()
+	d.number, d.body, d.readAt = is.GetNumber(), is.GetBody(), now
 	if is.GetState() == "closed" {
 		if !d.closed {
 			env.Log.Info("the drift dashboard is closed; driftback leaves it closed and stops updating it until someone reopens it", "repo", key, "issue", d.number)

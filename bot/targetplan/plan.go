@@ -233,12 +233,14 @@ func helmWaiting(snap *analyzer.Snapshot, root, renderAt string, h *cluster.Helm
 }
 
 // sameChartVersion reports whether deployed, the chart version
-// helm-controller records, is git, the version of the chart's Chart.yaml:
-// equal, or git with build metadata source-controller appends under
-// reconcileStrategy Revision ("1.2.3+<commit>"). A release that records no
-// version is not judged by it.
+// helm-controller records, is git, the version of the chart's Chart.yaml,
+// build metadata aside: source-controller adds the commit as metadata under
+// reconcileStrategy Revision ("1.2.3+<commit>"), to metadata a Chart.yaml
+// may already carry. A release that records no version is not judged by
+// it.
 func sameChartVersion(deployed, git string) bool {
-	return deployed == "" || deployed == git || strings.HasPrefix(deployed, git+"+")
+	release := func(v string) string { r, _, _ := strings.Cut(v, "+"); return r }
+	return deployed == "" || release(deployed) == release(git)
 }
 
 // SameRoot names, of all, the targets other than t whose repository and
