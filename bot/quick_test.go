@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/driftback/driftback/cluster"
@@ -19,33 +20,24 @@ import (
 
 // applyAsFlux server-side applies the items of a List document as
 // kustomize-controller, without what the apiserver keeps for itself.
-func applyAsFlux(t *testing.T, dyn dynamic.Interface, doc string) {
+func applyAsFlux(t *testing.T, cfg *rest.Config, doc string) {
 	t.Helper()
 	var list struct{ Items []map[string]any }
 	if err := yaml.Unmarshal([]byte(doc), &list); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	force := true
+	apply := fluxApplier(t, cfg)
 	for _, obj := range list.Items {
 		u := &unstructured.Unstructured{Object: obj}
 		for _, f := range []string{"managedFields", "resourceVersion", "uid", "creationTimestamp", "generation"} {
 			unstructured.RemoveNestedField(u.Object, "metadata", f)
 		}
 		delete(u.Object, "status")
-		gvr := schema.GroupVersionResource{Group: u.GroupVersionKind().Group, Version: u.GroupVersionKind().Version, Resource: map[string]string{"Deployment": "deployments", "Service": "services"}[u.GetKind()]}
 		if u.GetKind() == "Service" {
 			unstructured.RemoveNestedField(u.Object, "spec", "clusterIP")
 			unstructured.RemoveNestedField(u.Object, "spec", "clusterIPs")
 		}
-		data, err := u.MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := dyn.Resource(gvr).Namespace(u.GetNamespace()).Patch(ctx, u.GetName(), types.ApplyPatchType, data,
-			metav1.PatchOptions{FieldManager: "kustomize-controller", Force: &force}); err != nil {
-			t.Fatalf("apply %s/%s: %v", u.GetKind(), u.GetName(), err)
-		}
+		apply(u.Object)
 	}
 }
 
@@ -70,7 +62,7 @@ func TestIdlePollOfAKeptClusterNeedsNoListing(t *testing.T) {
 	dyn := dynamic.NewForConfigOrDie(env.Config)
 	ensureNamespace(t, dyn, "shop")
 	ensureNamespace(t, dyn, "elsewhere")
-	applyAsFlux(t, dyn, renderedLive(t))
+	applyAsFlux(t, env.Config, renderedLive(t))
 	cms := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("elsewhere")
 	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "other-team"}, "data": map[string]any{"k": "1"}}}
 	if _, err := cms.Create(context.Background(), cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {

@@ -164,9 +164,10 @@ func namespaceOf(tb testing.TB, fsys filesys.FileSystem, root string) string {
 	return objs[0]["metadata"].(map[string]any)["namespace"].(string)
 }
 
-// applyRoots server-side applies every root's render as
-// kustomize-controller, creating the namespaces first.
-func applyRoots(tb testing.TB, cfg *rest.Config, fx *synth.Fixture) {
+// fluxApplier returns a function that server-side applies an object as
+// kustomize-controller does (forcing conflicts), its resource found by
+// discovery.
+func fluxApplier(tb testing.TB, cfg *rest.Config) func(obj map[string]any) {
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		tb.Fatal(err)
@@ -176,12 +177,7 @@ func applyRoots(tb testing.TB, cfg *rest.Config, fx *synth.Fixture) {
 		tb.Fatal(err)
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
-	fs, err := fx.Repo.FS()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ctx := context.Background()
-	apply := func(obj map[string]any) {
+	return func(obj map[string]any) {
 		u := &unstructured.Unstructured{Object: obj}
 		m, err := mapper.RESTMapping(u.GroupVersionKind().GroupKind(), u.GroupVersionKind().Version)
 		if err != nil {
@@ -192,12 +188,22 @@ func applyRoots(tb testing.TB, cfg *rest.Config, fx *synth.Fixture) {
 			tb.Fatal(err)
 		}
 		force := true
-		_, err = dyn.Resource(m.Resource).Namespace(u.GetNamespace()).Patch(ctx, u.GetName(), types.ApplyPatchType, data,
+		_, err = dyn.Resource(m.Resource).Namespace(u.GetNamespace()).Patch(context.Background(), u.GetName(), types.ApplyPatchType, data,
 			metav1.PatchOptions{FieldManager: "kustomize-controller", Force: &force})
 		if err != nil {
-			tb.Fatal(err)
+			tb.Fatalf("apply %s/%s: %v", u.GetKind(), u.GetName(), err)
 		}
 	}
+}
+
+// applyRoots server-side applies every root's render as
+// kustomize-controller, creating the namespaces first.
+func applyRoots(tb testing.TB, cfg *rest.Config, fx *synth.Fixture) {
+	fs, err := fx.Repo.FS()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	apply := fluxApplier(tb, cfg)
 	seen := map[string]bool{}
 	for _, root := range fx.Roots {
 		objs, err := synth.Build(fs, root)
